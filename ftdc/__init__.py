@@ -1,0 +1,1 @@
+"""ftdc-analyze: MongoDB FTDC files and mongod logs as polars frames."""
