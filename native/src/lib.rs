@@ -1,1 +1,19 @@
+//! Native core of ftdc-analyze: FTDC bytes in, int64 columns out.
+//!
+//! `bson` reads raw documents, `file` splits a file into documents, `chunk`
+//! inflates a metric chunk, `metrics` turns a reference document into metric
+//! names and values, `varint` decodes the delta stream, `decode` and
+//! `catalog` work across many files, `encode` writes chunks back.
 
+pub mod arena;
+pub mod bson;
+pub mod catalog;
+pub mod chunk;
+pub mod decode;
+pub mod file;
+pub mod metrics;
+pub mod select;
+pub mod varint;
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,53 @@
+"""Native column buffers to polars, without copying the values."""
+
+from __future__ import annotations
+
+import warnings
+
+import polars as pl
+import pyarrow as pa
+
+from . import _native
+from .errors import FTDCWarning
+
+TIME_COLUMN = "start"
+_INT64, _BOOL, _DATE = 0, 1, 2
+_TIMESTAMP = pa.timestamp("ms", tz="UTC")
+
+
+def _array(decoded, arrow_type: pa.DataType, values: int, validity: int | None) -> pa.Array:
+    rows = decoded.rows
+    data = pa.foreign_buffer(values, rows * 8, base=decoded)
+    bits = None if validity is None else pa.foreign_buffer(validity, (rows + 7) // 8, base=decoded)
+    return pa.Array.from_buffers(arrow_type, rows, [bits, data])
+
+
+def to_polars(decoded: "_native.DecodedFrame") -> pl.DataFrame:
+    """A frame with `start` first, then the metrics in first-seen order."""
+    names = [TIME_COLUMN]
+    arrays = [_array(decoded, _TIMESTAMP, decoded.time_address(), None)]
+    bools = []
+    for name, kind, values, validity in decoded.columns():
+        if name == TIME_COLUMN:
+            continue
+        names.append(name)
+        arrays.append(_array(decoded, _TIMESTAMP if kind == _DATE else pa.int64(), values, validity))
+        if kind == _BOOL:
+            bools.append(name)
+    frame = pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False)
+    if bools:
+        frame = frame.with_columns(pl.col(bools).cast(pl.Boolean))
+    return frame
+
+
+def report_problems(decoded: "_native.DecodedFrame", time_field: str) -> None:
+    """Every damaged document becomes one warning naming its file and offset."""
+    for problem in decoded.problems:
+        warnings.warn(problem, FTDCWarning, stacklevel=3)
+    if decoded.chunks_without_time:
+        warnings.warn(
+            f"{decoded.chunks_without_time} chunk(s) have no Date field {time_field!r} at the root; "
+            "their samples are timed by the chunk _id (pass time_field= to name another Date field)",
+            FTDCWarning,
+            stacklevel=3,
+        )

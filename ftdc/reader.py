@@ -1,0 +1,59 @@
+"""`read_ftdc`: FTDC files to one polars frame, one row per sample."""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Union
+
+import polars as pl
+
+from . import _native
+from .frames import TIME_COLUMN, report_problems, to_polars
+from .paths import FtdcFile, PathArg, resolve
+from .timeutil import TimeArg, to_ms
+
+Metrics = Optional[Union[str, Iterable[str]]]
+
+
+def _metric_list(metrics: Metrics) -> Optional[list[str]]:
+    if metrics is None:
+        return None
+    return [metrics] if isinstance(metrics, str) else list(metrics)
+
+
+def decode_files(
+    files: list[FtdcFile],
+    metrics: Metrics = None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    time_field: str = TIME_COLUMN,
+) -> pl.DataFrame:
+    """Decodes already-resolved files; the building block of every reader."""
+    decoded = _native.read(
+        [str(f.path) for f in files],
+        [f.interim for f in files],
+        _metric_list(metrics),
+        to_ms(start),
+        to_ms(end),
+        time_field,
+    )
+    report_problems(decoded, time_field)
+    return to_polars(decoded)
+
+
+def read_ftdc(
+    path: PathArg,
+    metrics: Metrics = None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    *,
+    time_field: str = TIME_COLUMN,
+) -> pl.DataFrame:
+    """Read FTDC samples as a frame sorted by the root `start` time.
+
+    `path` is a diagnostic.data directory, one file, or a list of them.
+    `metrics` takes exact names and glob patterns (`serverStatus.wiredTiger.cache.*`);
+    `start`/`end` (inclusive) take datetimes, ISO strings or epoch ms.
+    Samples of metrics.interim that an archive file also holds are dropped.
+    Damaged chunks are skipped with an `FTDCWarning` naming file and offset.
+    """
+    return decode_files(resolve(path), metrics, start, end, time_field)

@@ -1,0 +1,146 @@
+//! What a set of files holds, without materialising metric values: every
+//! document's envelope and, per metric chunk, its sample count, time range
+//! and metric names. Only the reference document and the time column are
+//! inflated.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
+
+use crate::chunk::{parse_header, Inflater};
+use crate::decode::Source;
+use crate::file::{read_documents, Document, TYPE_METRIC_CHUNK};
+use crate::metrics::{metric_names, metric_values, KIND_DATE};
+use crate::varint::DeltaReader;
+
+pub struct ChunkInfo {
+    pub source: usize,
+    pub offset: usize,
+    pub id_ms: Option<i64>,
+    pub samples: usize,
+    pub metrics: usize,
+    /// Index into `Catalog::layouts`.
+    pub layout: usize,
+    /// Time of the first and last sample (from the time field, else `_id`).
+    pub first: Option<i64>,
+    pub last: Option<i64>,
+}
+
+pub struct Catalog {
+    pub documents: Vec<Vec<Document>>,
+    pub chunks: Vec<ChunkInfo>,
+    /// Distinct (names, kinds) in first-seen order.
+    pub layouts: Vec<Names>,
+    pub problems: Vec<String>,
+}
+
+pub type Names = Arc<(Vec<String>, Vec<u8>)>;
+
+/// Names per structural fingerprint, built once and shared by the workers.
+#[derive(Default)]
+struct NameCache(Mutex<HashMap<u64, Names>>);
+
+impl NameCache {
+    fn get(&self, fingerprint: u64, reference: &[u8]) -> Result<Names, String> {
+        if let Some(n) = self.0.lock().unwrap().get(&fingerprint) {
+            return Ok(n.clone());
+        }
+        let names = Arc::new(metric_names(reference).map_err(|e| format!("reference document: {e}"))?);
+        self.0.lock().unwrap().insert(fingerprint, names.clone());
+        Ok(names)
+    }
+}
+
+struct Peeked {
+    fingerprint: u64,
+    names: Names,
+    samples: usize,
+    metrics: usize,
+    first: Option<i64>,
+    last: Option<i64>,
+}
+
+fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NameCache) -> Result<Peeked, String> {
+    let mut inflater = Inflater::new(data).map_err(|e| e.message)?;
+    inflater.fill_to(4).map_err(|e| e.message)?;
+    let ref_len = crate::bson::read_i32(&inflater.out, 0).unwrap_or(0).max(0) as usize;
+    inflater.fill_to(ref_len + 8).map_err(|e| e.message)?;
+    let header = parse_header(&inflater.out).map_err(|e| format!("payload offset {}: {}", e.offset, e.message))?;
+    let reference = &inflater.out[..header.ref_len];
+    let values = metric_values(reference).map_err(|e| format!("reference document: {e}"))?;
+    if values.values.len() != header.metric_count as usize {
+        return Err(format!("reference document has {} metrics but metricCount is {}", values.values.len(), header.metric_count));
+    }
+    let names = cache.get(values.fingerprint(), reference)?;
+    let dc = header.delta_count as usize;
+    let (first, last) = match names.0.iter().position(|n| n == time_field).filter(|&i| names.1[i] == KIND_DATE) {
+        Some(ti) => {
+            let first = values.values[ti];
+            // A column takes at most 10 bytes per delta.
+            inflater.fill_to(header.deltas_start() + 10 * dc * (ti + 1) + 20).map_err(|e| e.message)?;
+            let mut reader = DeltaReader::new(&inflater.out[header.deltas_start()..]);
+            let mut column = vec![0i64; dc];
+            reader.skip((ti * dc) as u64).map_err(|e| e.to_string())?;
+            reader.decode_column(first as u64, &mut column).map_err(|e| e.to_string())?;
+            (Some(first), Some(column.last().copied().unwrap_or(first)))
+        }
+        None => (id_ms, id_ms),
+    };
+    Ok(Peeked {
+        fingerprint: values.fingerprint(),
+        names,
+        samples: header.samples(),
+        metrics: header.metric_count as usize,
+        first,
+        last,
+    })
+}
+
+pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
+    let mut problems = Vec::new();
+    let documents: Vec<Vec<Document>> = sources
+        .iter()
+        .map(|s| {
+            let (docs, file_problems) = read_documents(&s.bytes);
+            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
+            docs
+        })
+        .collect();
+    let wanted: Vec<(usize, &Document)> = documents
+        .iter()
+        .enumerate()
+        .flat_map(|(s, docs)| docs.iter().filter(|d| d.doc_type == TYPE_METRIC_CHUNK).map(move |d| (s, d)))
+        .collect();
+    let cache = NameCache::default();
+    let peeked: Vec<Result<Peeked, String>> = wanted
+        .par_iter()
+        .map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache))
+        .collect();
+
+    let mut layouts = Vec::new();
+    let mut layout_of: HashMap<u64, usize> = HashMap::new();
+    let mut chunks = Vec::new();
+    for ((s, d), p) in wanted.into_iter().zip(peeked) {
+        match p {
+            Ok(p) => {
+                let layout = *layout_of.entry(p.fingerprint).or_insert_with(|| {
+                    layouts.push(p.names.clone());
+                    layouts.len() - 1
+                });
+                chunks.push(ChunkInfo {
+                    source: s,
+                    offset: d.offset,
+                    id_ms: d.id_ms,
+                    samples: p.samples,
+                    metrics: p.metrics,
+                    layout,
+                    first: p.first,
+                    last: p.last,
+                });
+            }
+            Err(m) => problems.push(format!("{}: offset {}: metric chunk unreadable: {m}", sources[s].name, d.offset)),
+        }
+    }
+    Catalog { documents, chunks, layouts, problems }
+}

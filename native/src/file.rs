@@ -1,0 +1,156 @@
+//! An FTDC file: a plain concatenation of BSON documents
+//! `{_id: Date, type: int, data: BinData | doc: {...}, count?: int}`.
+//! A damaged region is reported and skipped by resynchronising on the next
+//! plausible document, so everything intact around it is still read.
+
+use std::ops::Range;
+
+use crate::bson::{self, document_len, read_i32, Elements};
+
+pub const TYPE_METADATA: i64 = 0;
+pub const TYPE_METRIC_CHUNK: i64 = 1;
+pub const TYPE_PERIODIC_METADATA: i64 = 2;
+
+/// One top-level document of a file.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub offset: usize,
+    pub len: usize,
+    pub doc_type: i64,
+    pub id_ms: Option<i64>,
+    /// Type 1: the BinData payload (length prefix plus zlib stream).
+    pub data: Option<Range<usize>>,
+    /// Types 0 and 2: the embedded `doc`.
+    pub doc: Option<Range<usize>>,
+    /// Type 2: the delta counter.
+    pub count: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Problem {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// Every document mongod writes starts with `_id` as a Date.
+const ID_ELEMENT: &[u8] = b"\x09_id\x00";
+
+/// The next offset after `from` that looks like the start of a document.
+fn resync(buf: &[u8], from: usize) -> Option<usize> {
+    let mut pos = from;
+    while pos + 4 + ID_ELEMENT.len() <= buf.len() {
+        let hit = buf[pos + 4..].windows(ID_ELEMENT.len()).position(|w| w == ID_ELEMENT)?;
+        let start = pos + hit;
+        if document_len(buf, start).is_ok() {
+            return Some(start);
+        }
+        pos = start + 1;
+    }
+    None
+}
+
+/// Reads the envelope of every document; problems name their byte offset.
+pub fn read_documents(buf: &[u8]) -> (Vec<Document>, Vec<Problem>) {
+    let mut docs = Vec::new();
+    let mut problems = Vec::new();
+    let mut pos = 0;
+    while pos < buf.len() {
+        // A zero length ends the data (the rest of the file is preallocation).
+        if read_i32(buf, pos) == Some(0) {
+            break;
+        }
+        let parsed = document_len(buf, pos)
+            .map_err(|e| e.message)
+            .and_then(|len| parse_envelope(buf, pos, len).map(|d| (len, d)));
+        match parsed {
+            Ok((len, doc)) => {
+                docs.push(doc);
+                pos += len;
+            }
+            Err(message) => {
+                let next = resync(buf, pos + 1);
+                let skipped = next.unwrap_or(buf.len()) - pos;
+                let what = if next.is_some() { "skipped" } else { "ignored to end of file" };
+                problems.push(Problem { offset: pos, message: format!("{message}; {skipped} bytes {what}") });
+                match next {
+                    Some(n) => pos = n,
+                    None => break,
+                }
+            }
+        }
+    }
+    (docs, problems)
+}
+
+fn parse_envelope(buf: &[u8], offset: usize, len: usize) -> Result<Document, String> {
+    let mut doc = Document { offset, len, doc_type: -1, id_ms: None, data: None, doc: None, count: None };
+    let mut have_type = false;
+    for element in Elements::new(buf, offset, len) {
+        let e = element.map_err(|e| e.message)?;
+        match (e.key, e.etype) {
+            (b"_id", bson::DATE) => doc.id_ms = Some(e.as_i64()),
+            (b"type", _) => {
+                doc.doc_type = e.as_integer().ok_or("`type` is not an integer")?;
+                have_type = true;
+            }
+            (b"count", _) => doc.count = e.as_integer(),
+            (b"data", bson::BINARY) => {
+                let start = e.value_offset + 5;
+                doc.data = Some(start..e.value_offset + e.value.len());
+            }
+            (b"doc", bson::DOCUMENT) => doc.doc = Some(e.value_offset..e.value_offset + e.value.len()),
+            _ => {}
+        }
+    }
+    if !have_type {
+        return Err("document has no `type` field".into());
+    }
+    if doc.doc_type == TYPE_METRIC_CHUNK && doc.data.is_none() {
+        return Err("metric chunk has no binary `data` field".into());
+    }
+    Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn envelope(doc_type: i32, id: i64, payload: &[u8]) -> Vec<u8> {
+        let mut e = vec![bson::DATE];
+        e.extend_from_slice(b"_id\0");
+        e.extend_from_slice(&id.to_le_bytes());
+        e.push(bson::INT32);
+        e.extend_from_slice(b"type\0");
+        e.extend_from_slice(&doc_type.to_le_bytes());
+        e.push(bson::BINARY);
+        e.extend_from_slice(b"data\0");
+        e.extend_from_slice(&(payload.len() as i32).to_le_bytes());
+        e.push(0);
+        e.extend_from_slice(payload);
+        let mut d = ((e.len() + 5) as i32).to_le_bytes().to_vec();
+        d.extend(e);
+        d.push(0);
+        d
+    }
+
+    #[test]
+    fn resyncs_after_garbage() {
+        let mut f = envelope(1, 10, b"abc");
+        f.extend_from_slice(b"garbage!garbage!");
+        f.extend(envelope(1, 20, b"defg"));
+        let (docs, problems) = read_documents(&f);
+        assert_eq!(docs.iter().map(|d| d.id_ms.unwrap()).collect::<Vec<_>>(), vec![10, 20]);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].offset, envelope(1, 10, b"abc").len());
+    }
+
+    #[test]
+    fn truncated_last_document_keeps_the_rest() {
+        let mut f = envelope(1, 10, b"abc");
+        let second = envelope(1, 20, b"defg");
+        f.extend_from_slice(&second[..second.len() - 3]);
+        let (docs, problems) = read_documents(&f);
+        assert_eq!(docs.len(), 1);
+        assert_eq!(problems.len(), 1);
+    }
+}

@@ -1,0 +1,147 @@
+//! The `ftdc._native` Python module. Decoding runs with the GIL released;
+//! column buffers stay owned by a `DecodedFrame` and are handed to pyarrow
+//! by address (zero copy), with the frame object kept alive as their base.
+
+use std::sync::atomic::Ordering;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::catalog::catalog as build_catalog;
+use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
+use crate::decode::{self, Options, Source};
+use crate::select::Selection;
+
+/// Reads the files; a file that cannot be read becomes a problem, not an error.
+fn load(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<String>) -> Vec<Source> {
+    paths
+        .into_iter()
+        .zip(interim)
+        .filter_map(|(name, interim)| match std::fs::read(&name) {
+            Ok(bytes) => Some(Source { name, bytes, interim }),
+            Err(e) => {
+                problems.push(format!("{name}: cannot read: {e}"));
+                None
+            }
+        })
+        .collect()
+}
+
+#[pyclass(module = "ftdc._native")]
+struct DecodedFrame {
+    frame: decode::Frame,
+}
+
+#[pymethods]
+impl DecodedFrame {
+    #[getter]
+    fn rows(&self) -> usize {
+        self.frame.time.len()
+    }
+
+    #[getter]
+    fn problems(&self) -> Vec<String> {
+        self.frame.problems.clone()
+    }
+
+    #[getter]
+    fn chunks_without_time(&self) -> usize {
+        self.frame.chunks_without_time
+    }
+
+    /// Address of the time column (int64 ms since the epoch).
+    fn time_address(&self) -> usize {
+        self.frame.time.as_ptr() as usize
+    }
+
+    /// `(name, kind, values address, validity address or None)` per column;
+    /// kind 0 = int64, 1 = bool, 2 = Date.
+    fn columns(&self) -> Vec<(String, u8, usize, Option<usize>)> {
+        self.frame
+            .columns
+            .iter()
+            .map(|c| {
+                let values = self.frame.values.as_slice()[c.offset..].as_ptr() as usize;
+                (c.name.clone(), c.kind, values, c.validity.as_ref().map(|v| v.as_ptr() as usize))
+            })
+            .collect()
+    }
+}
+
+/// Decodes the selected metrics of `paths` into columns sorted by time.
+#[pyfunction]
+#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string()))]
+fn read(
+    py: Python<'_>,
+    paths: Vec<String>,
+    interim: Vec<bool>,
+    metrics: Option<Vec<String>>,
+    start: Option<i64>,
+    end: Option<i64>,
+    time_field: String,
+) -> PyResult<DecodedFrame> {
+    let selection = match metrics {
+        None => Selection::all(),
+        Some(m) => Selection::new(&m).map_err(PyValueError::new_err)?,
+    };
+    let opts = Options { selection, start, end, time_field };
+    let frame = py.detach(|| {
+        let mut problems = Vec::new();
+        let sources = load(paths, interim, &mut problems);
+        let mut frame = decode::read(&sources, &opts);
+        problems.append(&mut frame.problems);
+        frame.problems = problems;
+        frame
+    });
+    Ok(DecodedFrame { frame })
+}
+
+/// What the files hold: documents, chunks and metric names, no values.
+#[pyfunction]
+#[pyo3(signature = (paths, interim, time_field="start".to_string()))]
+fn catalog<'py>(py: Python<'py>, paths: Vec<String>, interim: Vec<bool>, time_field: String) -> PyResult<Bound<'py, PyDict>> {
+    let (sources, cat, mut problems) = py.detach(|| {
+        let mut problems = Vec::new();
+        let sources = load(paths, interim, &mut problems);
+        let cat = build_catalog(&sources, &time_field);
+        (sources, cat, problems)
+    });
+    problems.extend(cat.problems.iter().cloned());
+    let documents = PyList::empty(py);
+    for (source, docs) in sources.iter().zip(&cat.documents) {
+        for d in docs {
+            let body = d.doc.clone().map(|r| PyBytes::new(py, &source.bytes[r]));
+            documents.append((source.name.as_str(), d.offset, d.doc_type, d.id_ms, d.count, body))?;
+        }
+    }
+    let chunks = PyList::empty(py);
+    for c in &cat.chunks {
+        chunks.append((sources[c.source].name.as_str(), c.offset, c.id_ms, c.samples, c.metrics, c.layout, c.first, c.last))?;
+    }
+    let layouts = PyList::empty(py);
+    for l in &cat.layouts {
+        layouts.append((l.0.clone(), l.1.clone()))?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("documents", documents)?;
+    out.set_item("chunks", chunks)?;
+    out.set_item("layouts", layouts)?;
+    out.set_item("problems", problems)?;
+    Ok(out)
+}
+
+/// Chunks and bytes inflated so far by this process (for pushdown checks).
+#[pyfunction]
+fn counters() -> (u64, u64) {
+    (CHUNKS_INFLATED.load(Ordering::Relaxed), BYTES_INFLATED.load(Ordering::Relaxed))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<DecodedFrame>()?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
+    m.add_function(wrap_pyfunction!(counters, m)?)?;
+    Ok(())
+}
