@@ -10,6 +10,7 @@ pub mod bson;
 pub mod catalog;
 pub mod chunk;
 pub mod decode;
+pub mod encode;
 pub mod file;
 pub mod metrics;
 pub mod select;
@@ -17,3 +18,5 @@ pub mod varint;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_encode;

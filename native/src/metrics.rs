@@ -23,8 +23,8 @@ pub trait Sink {
     fn metric(&mut self, key: &[u8], etype: u8, kind: u8, value: i64);
     fn enter(&mut self, key: &[u8], etype: u8);
     fn leave(&mut self);
-    /// A key that produces no metric (strings, ObjectIds, ...).
-    fn other(&mut self, key: &[u8], etype: u8);
+    /// A key that produces no metric (strings, ObjectIds, ...), with its value bytes.
+    fn other(&mut self, key: &[u8], etype: u8, value: &[u8]);
 }
 
 /// Walks `doc` (a whole BSON document at offset 0 of `buf`).
@@ -52,7 +52,7 @@ fn walk_doc<S: Sink>(buf: &[u8], start: usize, depth: usize, sink: &mut S) -> Re
             }
             _ => match metric_value(&e) {
                 Some((kind, v)) => sink.metric(e.key, e.etype, kind, v),
-                None => sink.other(e.key, e.etype),
+                None => sink.other(e.key, e.etype, e.value),
             },
         }
     }
@@ -181,7 +181,7 @@ impl Sink for ValueSink {
     fn leave(&mut self) {
         self.mix_word(0x0e0e);
     }
-    fn other(&mut self, key: &[u8], etype: u8) {
+    fn other(&mut self, key: &[u8], etype: u8, _value: &[u8]) {
         self.mix(0x80 | etype, key);
     }
 }
@@ -275,7 +275,7 @@ impl Sink for NameSink {
     fn leave(&mut self) {
         self.stack.pop();
     }
-    fn other(&mut self, key: &[u8], _etype: u8) {
+    fn other(&mut self, key: &[u8], _etype: u8, _value: &[u8]) {
         // Counted so that a later metric with the same key is numbered consistently.
         self.component(key);
     }

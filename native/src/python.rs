@@ -143,5 +143,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
+    crate::python_encode::register(m)?;
     Ok(())
 }
