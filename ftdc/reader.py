@@ -14,7 +14,7 @@ from .timeutil import TimeArg, to_ms
 Metrics = Optional[Union[str, Iterable[str]]]
 
 
-def _metric_list(metrics: Metrics) -> Optional[list[str]]:
+def metric_list(metrics: Metrics) -> Optional[list[str]]:
     if metrics is None:
         return None
     return [metrics] if isinstance(metrics, str) else list(metrics)
@@ -31,7 +31,7 @@ def decode_files(
     decoded = _native.read(
         [str(f.path) for f in files],
         [f.interim for f in files],
-        _metric_list(metrics),
+        metric_list(metrics),
         to_ms(start),
         to_ms(end),
         time_field,

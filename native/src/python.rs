@@ -131,6 +131,13 @@ fn catalog<'py>(py: Python<'py>, paths: Vec<String>, interim: Vec<bool>, time_fi
     Ok(out)
 }
 
+/// The names among `names` that `patterns` select, with the decoder's rules.
+#[pyfunction]
+fn select_names(patterns: Vec<String>, names: Vec<String>) -> PyResult<Vec<String>> {
+    let selection = Selection::new(&patterns).map_err(PyValueError::new_err)?;
+    Ok(names.into_iter().filter(|n| selection.matches(n)).collect())
+}
+
 /// Chunks and bytes inflated so far by this process (for pushdown checks).
 #[pyfunction]
 fn counters() -> (u64, u64) {
@@ -144,5 +151,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     crate::python_encode::register(m)?;
+    m.add_function(wrap_pyfunction!(select_names, m)?)?;
     Ok(())
 }

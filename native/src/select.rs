@@ -19,19 +19,19 @@ impl Selection {
         Selection { exact: None, globs: None }
     }
 
-    /// Names containing `*`, `?` or `[` are globs (`*` also matches `.`);
-    /// the rest must match exactly.
+    /// Every entry matches its exact name; entries containing `*`, `?` or
+    /// `[` are also globs (`*` also matches `.`), unless they do not parse
+    /// as one, since metric names may contain those characters literally.
     pub fn new(patterns: &[String]) -> Result<Self, String> {
         let mut exact = HashSet::new();
         let mut builder = GlobSetBuilder::new();
         let mut any_glob = false;
         for p in patterns {
-            if is_pattern(p) {
-                builder.add(Glob::new(p).map_err(|e| format!("bad metric pattern {p:?}: {e}"))?);
+            if let Some(glob) = Some(p).filter(|p| is_pattern(p)).and_then(|p| Glob::new(p).ok()) {
+                builder.add(glob);
                 any_glob = true;
-            } else {
-                exact.insert(p.clone());
             }
+            exact.insert(p.clone());
         }
         let globs = if any_glob { Some(builder.build().map_err(|e| e.to_string())?) } else { None };
         Ok(Selection { exact: Some(exact), globs })
@@ -57,5 +57,8 @@ mod tests {
         assert!(!s.matches("serverStatus.uptime"));
         let s = Selection::new(&["systemMetrics.mounts.*.capacity".into()]).unwrap();
         assert!(s.matches("systemMetrics.mounts./boot/efi#2.capacity"));
+        let s = Selection::new(&["odd[name".into(), "a[bc]".into()]).unwrap();
+        assert!(s.matches("odd[name") && s.matches("a[bc]") && s.matches("ab"));
+        assert!(!s.matches("ad"));
     }
 }

@@ -1,0 +1,65 @@
+"""Time windows that split a streaming read into bounded pieces.
+
+Each window holds about `budget` values (rows x selected columns) and
+names only the files whose chunks overlap it, so a window reads a few
+files and the decoder's own time range keeps rows from being repeated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import polars as pl
+
+from .catalog import Catalog
+from .paths import FtdcFile
+
+DEFAULT_BUDGET = 32_000_000  # values per window: 256 MB of int64
+
+
+@dataclass(frozen=True)
+class Window:
+    files: list[FtdcFile]
+    start: Optional[int]  # inclusive epoch ms; None = unbounded
+    end: Optional[int]
+
+
+def _ms(column: str) -> pl.Expr:
+    return pl.col(column).dt.epoch("ms")
+
+
+def time_windows(
+    catalog: Catalog,
+    columns: int,
+    start: Optional[int] = None,
+    end: Optional[int] = None,
+    budget: int = DEFAULT_BUDGET,
+) -> Iterator[Window]:
+    """Windows covering [start, end] in time order, each about `budget` values."""
+    chunks = catalog.chunks.with_columns(first=_ms("first"), last=_ms("last"))
+    if start is not None:
+        chunks = chunks.filter(pl.col("last") >= start)
+    if end is not None:
+        chunks = chunks.filter(pl.col("first") <= end)
+    chunks = chunks.sort("first", nulls_last=True)
+    if chunks.is_empty():
+        return
+    target_rows = max(1, budget // max(1, columns))
+    firsts = chunks["first"].to_list()
+    samples = chunks["samples"].to_list()
+    cuts = [0]
+    rows = 0
+    for i, n in enumerate(samples):
+        if rows >= target_rows and firsts[i] is not None and firsts[i] > firsts[cuts[-1]]:
+            cuts.append(i)
+            rows = 0
+        rows += n
+    for k, cut in enumerate(cuts):
+        lo = start if k == 0 else firsts[cut]
+        hi = end if k == len(cuts) - 1 else firsts[cuts[k + 1]] - 1
+        overlapping = chunks.filter(
+            (pl.col("last") >= (lo if lo is not None else -(2**63))) & (pl.col("first") <= (hi if hi is not None else 2**63 - 1))
+        )
+        names = set(overlapping["file"].to_list())
+        yield Window([f for f in catalog.files if str(f.path) in names], lo, hi)

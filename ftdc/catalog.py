@@ -1,0 +1,101 @@
+"""What FTDC files hold, without decoding metric values: documents, chunks,
+metric names with their types and the time span each was seen in."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import polars as pl
+
+from . import _native
+from .errors import FTDCWarning
+from .frames import TIME_COLUMN
+from .paths import FtdcFile, PathArg, resolve
+
+KIND_DTYPES = {0: pl.Int64, 1: pl.Boolean, 2: pl.Datetime("ms", "UTC")}
+TIME_DTYPE = pl.Datetime("ms", "UTC")
+
+_DOCUMENT_SCHEMA = {
+    "file": pl.String,
+    "offset": pl.Int64,
+    "type": pl.Int64,
+    "_id": TIME_DTYPE,
+    "count": pl.Int64,
+    "doc": pl.Binary,
+}
+_CHUNK_SCHEMA = {
+    "file": pl.String,
+    "offset": pl.Int64,
+    "_id": TIME_DTYPE,
+    "samples": pl.Int64,
+    "metrics": pl.Int64,
+    "layout": pl.Int64,
+    "first": TIME_DTYPE,
+    "last": TIME_DTYPE,
+}
+
+
+@dataclass
+class Catalog:
+    files: list[FtdcFile]
+    documents: pl.DataFrame
+    """One row per BSON document: file, offset, type, _id, count, and the raw `doc` of types 0 and 2."""
+    chunks: pl.DataFrame
+    """One row per readable metric chunk: samples, metric count, layout id, first/last sample time."""
+    layouts: list[tuple[list[str], list[int]]]
+    """Metric names and kinds of each distinct chunk structure, in first-seen order."""
+    problems: list[str]
+
+    def schema(self) -> dict[str, pl.DataType]:
+        """Columns `read_ftdc` would return for all chunks: `start`, then metrics in first-seen order."""
+        schema: dict[str, pl.DataType] = {TIME_COLUMN: TIME_DTYPE}
+        for layout in self.chunks["layout"].unique(maintain_order=True):
+            for name, kind in zip(*self.layouts[layout]):
+                if name == TIME_COLUMN:
+                    continue
+                dtype = KIND_DTYPES[kind]
+                if name in schema and schema[name] != dtype:
+                    dtype = pl.Int64  # kinds disagree between chunks: the decoder yields int64
+                schema[name] = dtype
+        return schema
+
+
+def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catalog:
+    raw = _native.catalog([str(f.path) for f in files], [f.interim for f in files], time_field)
+    for problem in raw["problems"]:
+        warnings.warn(problem, FTDCWarning, stacklevel=3)
+    return Catalog(
+        files=files,
+        documents=pl.DataFrame(raw["documents"], schema=_DOCUMENT_SCHEMA, orient="row"),
+        chunks=pl.DataFrame(raw["chunks"], schema=_CHUNK_SCHEMA, orient="row"),
+        layouts=raw["layouts"],
+        problems=raw["problems"],
+    )
+
+
+def read_catalog(path: PathArg, *, time_field: str = TIME_COLUMN) -> Catalog:
+    """Documents, chunks and metric layouts of `path`, inflating only reference documents."""
+    return catalog_files(resolve(path), time_field)
+
+
+def list_metrics(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.DataFrame:
+    """Every metric name with its dtype and the first/last sample time it was seen in."""
+    cat = read_catalog(path, time_field=time_field)
+    spans = cat.chunks.group_by("layout").agg(pl.col("first").min(), pl.col("last").max())
+    rows = [
+        (layout, position, name)
+        for layout, (names, _) in enumerate(cat.layouts)
+        for position, name in enumerate(names)
+    ]
+    names = pl.DataFrame(rows, schema={"layout": pl.Int64, "position": pl.Int64, "name": pl.String}, orient="row")
+    schema = cat.schema()
+    return (
+        names.join(spans, on="layout")
+        .join(cat.chunks.select("layout").unique(maintain_order=True).with_row_index("seen"), on="layout")
+        .sort("seen", "position")
+        .group_by("name", maintain_order=True)
+        .agg(first_seen=pl.col("first").min(), last_seen=pl.col("last").max())
+        .with_columns(dtype=pl.col("name").replace_strict({n: str(d) for n, d in schema.items()}, default="Int64"))
+        .select("name", "dtype", "first_seen", "last_seen")
+    )

@@ -1,0 +1,138 @@
+"""`read_metadata`: the type-0 documents of each file, the 8.0 type-2
+periodic metadata replayed into parameter values over time, and the node's
+identity."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+import bson
+import polars as pl
+from bson import json_util
+
+from .catalog import Catalog, read_catalog
+from .frames import TIME_COLUMN
+from .paths import PathArg
+
+METADATA, PERIODIC_METADATA = 0, 2
+# 8.0 processes that also act as a router nest every collector under these.
+SERVICE_SECTIONS = ("common", "shard", "router")
+_BOUNDARY_KEYS = {"start", "end"}
+_CODEC = bson.CodecOptions(tz_aware=True)
+
+
+@dataclass(frozen=True)
+class MetadataDocument:
+    file: str
+    offset: int
+    time: Optional[dt.datetime]
+    doc: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    host: Optional[str] = None
+    port: Optional[int] = None
+    version: Optional[str] = None
+    replica_set: Optional[str] = None
+    storage_engine: Optional[str] = None
+    cache_size_gb: Optional[float] = None
+    os: Optional[str] = None
+    cpus: Optional[int] = None
+    memory_mb: Optional[int] = None
+
+    @property
+    def address(self) -> Optional[str]:
+        return None if self.host is None else f"{self.host}:{self.port or 27017}"
+
+
+@dataclass
+class Metadata:
+    documents: list[MetadataDocument]
+    """Type-0 documents (buildInfo, getCmdLineOpts, hostInfo, ...), one per file start."""
+    parameters: pl.DataFrame
+    """Type-2 snapshots replayed: time, section, parameter, value (as JSON text)."""
+    node: NodeInfo = field(default_factory=NodeInfo)
+
+
+def find_section(doc: dict[str, Any], name: str) -> Optional[dict[str, Any]]:
+    """`doc[name]`, also looking inside the 8.0 multi-service sections."""
+    if isinstance(doc.get(name), dict):
+        return doc[name]
+    for service in SERVICE_SECTIONS:
+        nested = doc.get(service)
+        if isinstance(nested, dict) and isinstance(nested.get(name), dict):
+            return nested[name]
+    return None
+
+
+def _path(doc: Optional[dict[str, Any]], *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
+
+
+def node_info(doc: dict[str, Any]) -> NodeInfo:
+    """Identity and storage settings from one type-0 document."""
+    build = find_section(doc, "buildInfo")
+    host = find_section(doc, "hostInfo")
+    parsed = _path(find_section(doc, "getCmdLineOpts"), "parsed")
+    replica_set = _path(parsed, "replication", "replSetName") or _path(parsed, "replication", "replSet")
+    cache = _path(parsed, "storage", "wiredTiger", "engineConfig", "cacheSizeGB")
+    return NodeInfo(
+        host=_path(host, "system", "hostname"),
+        port=_path(parsed, "net", "port") or 27017,
+        version=_path(build, "version"),
+        replica_set=replica_set,
+        storage_engine=_path(parsed, "storage", "engine") or "wiredTiger",
+        cache_size_gb=None if cache is None else float(cache),
+        os=_path(host, "os", "name"),
+        cpus=_path(host, "system", "numCores"),
+        memory_mb=_path(host, "system", "memSizeMB"),
+    )
+
+
+def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[str, Any]]]) -> pl.DataFrame:
+    """Rebuild each type-2 snapshot: a `count == 0` document is complete, and
+    each later delta overwrites only the `section.field`s it carries."""
+    state: Optional[dict[str, dict[str, Any]]] = None
+    rows = []
+    for time, count, doc in documents:
+        sections = {k: v for k, v in doc.items() if isinstance(v, dict)}
+        if count == 0 or state is None:
+            state = {name: dict(values) for name, values in sections.items()}
+        else:
+            for name, changed in sections.items():
+                state.setdefault(name, {}).update(changed)
+        for name, values in state.items():
+            for key, value in values.items():
+                if key not in _BOUNDARY_KEYS:
+                    rows.append((time, name, key, json_util.dumps(value, json_options=json_util.RELAXED_JSON_OPTIONS)))
+    return pl.DataFrame(
+        rows,
+        schema={TIME_COLUMN: pl.Datetime("ms", "UTC"), "section": pl.String, "parameter": pl.String, "value": pl.String},
+        orient="row",
+    )
+
+
+def _decoded(cat: Catalog, doc_type: int) -> list[tuple[str, int, Optional[dt.datetime], int, dict[str, Any]]]:
+    rows = cat.documents.filter(pl.col("type") == doc_type, pl.col("doc").is_not_null())
+    return [
+        (row["file"], row["offset"], row["_id"], row["count"] or 0, bson.decode(row["doc"], codec_options=_CODEC))
+        for row in rows.iter_rows(named=True)
+    ]
+
+
+def read_metadata(path: PathArg) -> Metadata:
+    """Metadata of `path`; `node` describes the newest type-0 document."""
+    cat = read_catalog(path)
+    documents = [MetadataDocument(f, o, t, d) for f, o, t, _, d in _decoded(cat, METADATA)]
+    periodic = sorted(_decoded(cat, PERIODIC_METADATA), key=lambda r: (r[2] is None, r[2], r[3]))
+    parameters = replay_periodic((t, count, d) for _, _, t, count, d in periodic)
+    node = node_info(documents[-1].doc) if documents else NodeInfo()
+    return Metadata(documents, parameters, node)
+
