@@ -129,6 +129,8 @@ impl ChunkEncoder {
 /// row-major (`samples × metric_count`).
 pub struct DecodedChunk {
     pub reference: Vec<u8>,
+    /// Counted apart from `values`: a chunk may have no metrics.
+    pub samples: usize,
     pub metric_count: usize,
     pub values: Vec<i64>,
 }
@@ -156,7 +158,7 @@ pub fn decode_chunk(data: &[u8]) -> Result<DecodedChunk, String> {
         }
     }
     reader.finish().map_err(invalid)?;
-    Ok(DecodedChunk { reference, metric_count, values })
+    Ok(DecodedChunk { reference, samples, metric_count, values })
 }
 
 /// Rebuilds a sample from `reference` and its metric `values`, as mongod's
@@ -349,7 +351,7 @@ mod tests {
         assert_eq!(encoder.delta_count(), 4);
         let decoded = decode_chunk(&chunk_data(&encoder.payload())).unwrap();
         assert_eq!(decoded.reference, sample(0));
-        assert_eq!(decoded.metric_count, 5);
+        assert_eq!((decoded.samples, decoded.metric_count), (5, 5));
         let row = |i: usize| &decoded.values[i * 5..(i + 1) * 5];
         assert_eq!(row(3), &[3000, i64::MAX - 3, 7, 3, 1]);
         let rebuilt = fill_reference(&decoded.reference, row(3)).unwrap();

@@ -53,12 +53,13 @@ fn schema_matches(reference: &[u8], sample: &[u8]) -> PyResult<bool> {
     encode::schema_matches(reference, sample).map_err(invalid)
 }
 
-/// A chunk's `data` to `(reference bytes, metric count, row-major int64 values as bytes)`.
+/// A chunk's `data` to `(reference bytes, samples, metric count, row-major
+/// int64 values as bytes)`.
 #[pyfunction]
-fn decode_chunk<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Bound<'py, PyBytes>, usize, Bound<'py, PyBytes>)> {
+fn decode_chunk<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Bound<'py, PyBytes>, usize, usize, Bound<'py, PyBytes>)> {
     let chunk = encode::decode_chunk(data).map_err(invalid)?;
     let values: Vec<u8> = chunk.values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    Ok((PyBytes::new(py, &chunk.reference), chunk.metric_count, PyBytes::new(py, &values)))
+    Ok((PyBytes::new(py, &chunk.reference), chunk.samples, chunk.metric_count, PyBytes::new(py, &values)))
 }
 
 /// The sample with `values` (little-endian int64 bytes) in the reference's shape.
