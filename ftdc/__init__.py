@@ -7,7 +7,7 @@ chunks, int64 columns) -> `frames` (polars) -> `reader`/`scan`/`export`/
 
 from .catalog import list_metrics, read_catalog
 from .errors import FTDCError, FTDCWarning
-from .export import to_parquet
+from .export import to_csv, to_parquet
 from .metadata import Metadata, NodeInfo, read_metadata
 from .reader import read_ftdc
 from .scan import scan_ftdc
@@ -22,5 +22,6 @@ __all__ = [
     "read_ftdc",
     "read_metadata",
     "scan_ftdc",
+    "to_csv",
     "to_parquet",
 ]

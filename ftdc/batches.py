@@ -13,7 +13,9 @@ from typing import Iterator, Optional
 import polars as pl
 
 from .catalog import Catalog
+from .frames import TIME_COLUMN
 from .paths import FtdcFile
+from .reader import decode_files
 
 DEFAULT_BUDGET = 32_000_000  # values per window: 256 MB of int64
 
@@ -63,3 +65,31 @@ def time_windows(
         )
         names = set(overlapping["file"].to_list())
         yield Window([f for f in catalog.files if str(f.path) in names], lo, hi)
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """`frame` with exactly `schema`'s columns, in order; absent ones are null."""
+    have = frame.schema
+    fixes = [
+        pl.lit(None, dtype).alias(name) if name not in have else pl.col(name).cast(dtype)
+        for name, dtype in schema.items()
+        if have.get(name) != dtype
+    ]
+    if fixes:
+        frame = frame.with_columns(fixes)
+    return frame if frame.columns == list(schema) else frame.select(list(schema))
+
+
+def decode_windows(
+    catalog: Catalog,
+    schema: dict[str, pl.DataType],
+    start: Optional[int] = None,
+    end: Optional[int] = None,
+    budget: int = DEFAULT_BUDGET,
+    time_field: str = TIME_COLUMN,
+) -> Iterator[pl.DataFrame]:
+    """Frames of exactly `schema`, window by window, covering [start, end]."""
+    whole = len(schema) == len(catalog.schema())
+    metrics = None if whole else [n for n in schema if n != TIME_COLUMN]
+    for window in time_windows(catalog, len(schema), start, end, budget):
+        yield conform(decode_files(window.files, metrics, window.start, window.end, time_field), schema)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from . import _native
-from .errors import FTDCWarning
+from .errors import FTDCWarning, require_documents
 from .frames import TIME_COLUMN
 from .paths import FtdcFile, PathArg, resolve
 
@@ -63,6 +63,7 @@ class Catalog:
 
 def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catalog:
     raw = _native.catalog([str(f.path) for f in files], [f.interim for f in files], time_field)
+    require_documents(files, len(raw["documents"]), raw["problems"])
     for problem in raw["problems"]:
         warnings.warn(problem, FTDCWarning, stacklevel=3)
     return Catalog(

@@ -7,3 +7,10 @@ class FTDCError(Exception):
 
 class FTDCWarning(UserWarning):
     """Part of the input was damaged or unusual; everything intact was still read."""
+
+
+def require_documents(files: list, documents: int, problems: list[str]) -> None:
+    """Raise when not one file held an FTDC document: the input is not FTDC."""
+    if files and documents == 0:
+        detail = problems[0] if problems else ", ".join(str(f.path) for f in files) + ": empty"
+        raise FTDCError(f"not FTDC data: {detail}")

@@ -1,22 +1,39 @@
-"""`to_parquet`: stream FTDC to a zstd-compressed Parquet file with bounded memory."""
+"""Stream FTDC to Parquet (zstd) or CSV with bounded memory."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
+import polars as pl
 import pyarrow.parquet as pq
 
-from .batches import DEFAULT_BUDGET, time_windows
+from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import catalog_files
 from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
-from .reader import Metrics, decode_files, metric_list
-from .scan import conform
+from .reader import Metrics, metric_list
 from .select import select_schema
 from .timeutil import TimeArg, to_ms
 
 Progress = Callable[[int, int], None]
+
+
+def _frames(
+    path: PathArg, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int, progress: Optional[Progress]
+) -> tuple[dict[str, pl.DataType], Iterator[pl.DataFrame]]:
+    catalog = catalog_files(resolve(path), time_field)
+    schema = select_schema(catalog.schema(), metric_list(metrics))
+    lower, upper = to_ms(start), to_ms(end)
+    total = sum(1 for _ in time_windows(catalog, len(schema), lower, upper, budget))
+
+    def frames() -> Iterator[pl.DataFrame]:
+        for done, frame in enumerate(decode_windows(catalog, schema, lower, upper, budget, time_field), 1):
+            yield frame
+            if progress:
+                progress(done, total)
+
+    return schema, frames()
 
 
 def to_parquet(
@@ -30,33 +47,36 @@ def to_parquet(
     budget: int = DEFAULT_BUDGET,
     progress: Optional[Progress] = None,
 ) -> int:
-    """Write the samples of `path` to `out`, one row group per time window.
-
-    Memory stays near `budget` int64 values whatever the directory size.
-    Returns the number of rows written; `progress(done, total)` is called
-    after each window.
-    """
-    files = resolve(path)
-    catalog = catalog_files(files, time_field)
-    schema = select_schema(catalog.schema(), metric_list(metrics))
-    lower, upper = to_ms(start), to_ms(end)
-    windows = list(time_windows(catalog, len(schema), lower, upper, budget))
-    names = None if metrics is None else [n for n in schema if n != TIME_COLUMN]
+    """Write the samples of `path` to `out` (zstd Parquet), one row group per
+    time window, so memory stays near `budget` int64 values whatever the
+    directory size. Returns the number of rows; `progress(done, total)` is
+    called after each window."""
+    schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
     rows = 0
-    writer = None
-    try:
-        for done, window in enumerate(windows, 1):
-            frame = conform(decode_files(window.files, names, window.start, window.end, time_field), schema)
-            table = frame.to_arrow()
-            if writer is None:
-                writer = pq.ParquetWriter(str(out), table.schema, compression="zstd")
-            writer.write_table(table)
+    with pq.ParquetWriter(str(out), pl.DataFrame(schema=schema).to_arrow().schema, compression="zstd") as writer:
+        for frame in frames:
+            writer.write_table(frame.to_arrow())
             rows += frame.height
-            if progress:
-                progress(done, len(windows))
-        if writer is None:  # nothing in range: still write a valid, empty file
-            writer = pq.ParquetWriter(str(out), conform(decode_files([], []), schema).to_arrow().schema, compression="zstd")
-    finally:
-        if writer is not None:
-            writer.close()
+    return rows
+
+
+def to_csv(
+    path: PathArg,
+    out: str | Path,
+    metrics: Metrics = None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    *,
+    time_field: str = TIME_COLUMN,
+    budget: int = DEFAULT_BUDGET,
+    progress: Optional[Progress] = None,
+) -> int:
+    """As `to_parquet`, to CSV with a header row."""
+    schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
+    rows = 0
+    with open(out, "wb") as sink:
+        pl.DataFrame(schema=schema).write_csv(sink)
+        for frame in frames:
+            frame.write_csv(sink, include_header=False)
+            rows += frame.height
     return rows

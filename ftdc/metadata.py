@@ -129,7 +129,11 @@ def _decoded(cat: Catalog, doc_type: int) -> list[tuple[str, int, Optional[dt.da
 
 def read_metadata(path: PathArg) -> Metadata:
     """Metadata of `path`; `node` describes the newest type-0 document."""
-    cat = read_catalog(path)
+    return catalog_metadata(read_catalog(path))
+
+
+def catalog_metadata(cat: Catalog) -> Metadata:
+    """Metadata from an already-read catalog."""
     documents = [MetadataDocument(f, o, t, d) for f, o, t, _, d in _decoded(cat, METADATA)]
     periodic = sorted(_decoded(cat, PERIODIC_METADATA), key=lambda r: (r[2] is None, r[2], r[3]))
     parameters = replay_periodic((t, count, d) for _, _, t, count, d in periodic)

@@ -7,6 +7,7 @@ from typing import Iterable, Optional, Union
 import polars as pl
 
 from . import _native
+from .errors import require_documents
 from .frames import TIME_COLUMN, report_problems, to_polars
 from .paths import FtdcFile, PathArg, resolve
 from .timeutil import TimeArg, to_ms
@@ -36,6 +37,7 @@ def decode_files(
         to_ms(end),
         time_field,
     )
+    require_documents(files, decoded.documents, decoded.problems)
     report_problems(decoded, time_field)
     return to_polars(decoded)
 

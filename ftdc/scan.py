@@ -7,25 +7,11 @@ from typing import Iterator, Optional
 import polars as pl
 from polars.io.plugins import register_io_source
 
-from .batches import time_windows
+from .batches import decode_windows
 from .catalog import Catalog, catalog_files
 from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
 from .predicates import time_bounds
-from .reader import decode_files
-
-
-def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    """`frame` with exactly `schema`'s columns, in order; absent ones are null."""
-    have = frame.schema
-    fixes = [
-        pl.lit(None, dtype).alias(name) if name not in have else pl.col(name).cast(dtype)
-        for name, dtype in schema.items()
-        if have.get(name) != dtype
-    ]
-    if fixes:
-        frame = frame.with_columns(fixes)
-    return frame if frame.columns == list(schema) else frame.select(list(schema))
 
 
 def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
@@ -33,7 +19,8 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
 
     Selecting columns decodes only those metrics; filtering on `start`
     skips, before inflating, every chunk that cannot match. The schema is
-    read from reference documents when polars first asks for it.
+    read from reference documents when polars first asks for it, and rows
+    stream in bounded time windows.
     """
     files = resolve(path)
     catalog_cache: list[Catalog] = []
@@ -57,11 +44,9 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
         if predicate is not None:
             wanted += [c for c in predicate.meta.root_names() if c not in wanted]
         projected = {name: full[name] for name in wanted}
-        metrics = None if len(projected) == len(full) else [n for n in projected if n != TIME_COLUMN]
         lower, upper = time_bounds(predicate, TIME_COLUMN)
         remaining = n_rows
-        for window in time_windows(catalog(), len(projected), lower, upper):
-            frame = conform(decode_files(window.files, metrics, window.start, window.end, time_field), projected)
+        for frame in decode_windows(catalog(), projected, lower, upper, time_field=time_field):
             if predicate is not None:
                 frame = frame.filter(predicate)
             if with_columns is not None:

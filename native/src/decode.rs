@@ -184,6 +184,8 @@ pub struct Frame {
     pub problems: Vec<String>,
     /// Chunks whose time came from `_id` because the time field is missing.
     pub chunks_without_time: usize,
+    /// Documents found in all sources; zero means nothing here is FTDC.
+    pub documents: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -210,6 +212,7 @@ pub fn read(sources: &[Source], opts: &Options) -> Frame {
         })
         .collect();
     let refs = chunk_refs(&docs, opts.start, opts.end);
+    let documents = docs.iter().map(Vec::len).sum();
 
     let cache = LayoutCache::default();
     let prepared: Vec<Result<Prepared, String>> =
@@ -312,7 +315,7 @@ pub fn read(sources: &[Source], opts: &Options) -> Frame {
         .enumerate()
         .map(|(c, ((name, kind), validity))| Column { name, kind, offset: c * rows, validity })
         .collect();
-    Frame { time, columns, values, problems, chunks_without_time }
+    Frame { time, columns, values, problems, chunks_without_time, documents }
 }
 
 /// Orders chunks so that the output is sorted by time: as read when already

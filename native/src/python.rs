@@ -46,6 +46,11 @@ impl DecodedFrame {
     }
 
     #[getter]
+    fn documents(&self) -> usize {
+        self.frame.documents
+    }
+
+    #[getter]
     fn chunks_without_time(&self) -> usize {
         self.frame.chunks_without_time
     }

@@ -1,0 +1,169 @@
+"""`ftdc-analyze`: a thin command line over the `ftdc` and `analysis` APIs.
+
+    ftdc-analyze PATH                          summary of the node and the data
+    ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
+    ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, List, Optional
+
+import click
+import polars as pl
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from typer.core import TyperGroup
+
+import ftdc
+from analysis.overview import Overview, overview
+
+EXIT_BAD_INPUT = 2
+out = Console()
+err = Console(stderr=True)
+
+
+class DefaultToSummary(TyperGroup):
+    """`ftdc-analyze PATH` means `ftdc-analyze summary PATH`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and not args[0].startswith("-") and args[0] not in self.commands:
+            args = ["summary", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    cls=DefaultToSummary,
+    help="Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Bad input ends with one line and exit code 2; damage warnings print one line each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ftdc.FTDCWarning)
+        try:
+            yield
+        except (ftdc.FTDCError, ValueError, OSError) as e:
+            err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_BAD_INPUT)
+        finally:
+            # Several passes over one file report the same damage; say it once.
+            messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ftdc.FTDCWarning))
+            for message in messages:
+                err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{days}d"] * bool(days) + [f"{hours}h"] * bool(hours) + [f"{minutes}m"] * bool(minutes)
+    return " ".join(parts + [f"{secs}s"] * (bool(secs) or not parts))
+
+
+def _periods(periods: dict[int, int]) -> str:
+    total = sum(periods.values()) or 1
+    shown = [(p, n) for p, n in periods.items() if n / total >= 0.01][:4]
+    return ", ".join(f"{p / 1000:g} s ({100 * n / total:.0f} %)" for p, n in shown) or "-"
+
+
+def render_overview(view: Overview) -> Table:
+    node = view.node
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    rows = [
+        ("node", node.address or "unknown (no metadata document)"),
+        ("version", node.version or "-"),
+        ("replica set", node.replica_set or "-"),
+        ("host", f"{node.os or '-'}, {node.cpus or '-'} cores, {node.memory_mb or '-'} MB"),
+        ("storage", f"{node.storage_engine or '-'}, cacheSizeGB {node.cache_size_gb if node.cache_size_gb is not None else 'default'}"),
+        ("time range", f"{view.first} .. {view.last}" + (f" ({_duration((view.last - view.first).total_seconds())})" if view.first else "")),
+        ("samples", f"{view.samples:,} in {view.files} file(s)"),
+        ("sampling period", _periods(view.periods_ms)),
+        ("metrics", f"{view.metrics:,}"),
+        ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
+        ("gaps > 2 periods", str(len(view.gaps))),
+        ("restarts", str(len(view.restarts))),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    for gap in view.gaps[:10]:
+        table.add_row("  gap", f"{gap.start} .. {gap.end} ({_duration(gap.seconds) if gap.seconds >= 1 else f'{gap.seconds:.1f}s'})")
+    if len(view.gaps) > 10:
+        table.add_row("", f"... {len(view.gaps) - 10} more")
+    for restart in view.restarts:
+        table.add_row("  restart", str(restart))
+    return table
+
+
+@app.command()
+def summary(
+    path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Summarise the node and the FTDC data: version, time range, periods, gaps, restarts."""
+    with user_errors():
+        with err.status("reading FTDC"):
+            view = overview(path)
+    if as_json:
+        out.print_json(json.dumps(view.to_dict(), default=str))
+    else:
+        out.print(render_overview(view))
+
+
+@app.command()
+def metrics(
+    path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
+    match: Optional[str] = typer.Option(None, "--match", "-m", help="glob on metric names, e.g. 'serverStatus.wiredTiger.cache.*'"),
+) -> None:
+    """List metric names with their type and the time span they were seen in."""
+    with user_errors():
+        names = ftdc.list_metrics(path)
+        if match:
+            chosen = set(ftdc._native.select_names([match], names["name"].to_list()))
+            names = names.filter(pl.col("name").is_in(chosen))
+    for name, dtype, first, last in names.iter_rows():
+        out.print(f"{name}\t{dtype}\t{first}\t{last}", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def export(
+    path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
+    out_file: Path = typer.Option(..., "--out", "-o", help="output file: .parquet or .csv"),
+    metric: Optional[List[str]] = typer.Option(None, "--metrics", help="metric names or globs (repeatable)"),
+    start: Optional[str] = typer.Option(None, help="inclusive start time (ISO-8601, UTC if no offset)"),
+    end: Optional[str] = typer.Option(None, help="inclusive end time"),
+) -> None:
+    """Export samples to Parquet (zstd) or CSV, streaming with bounded memory."""
+    writers = {".parquet": ftdc.to_parquet, ".csv": ftdc.to_csv}
+    writer = writers.get(out_file.suffix.lower())
+    if writer is None:
+        err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    with user_errors():
+        with Progress(TextColumn("exporting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err) as bar:
+            task = bar.add_task("export", total=None)
+            rows = writer(path, out_file, metric or None, start, end, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    err.print(f"wrote {rows:,} rows to {out_file}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
