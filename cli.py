@@ -136,8 +136,9 @@ def metrics(
         if match:
             chosen = set(ftdc._native.select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
+    # Tab-separated for scripts: name, dtype, first seen, last seen.
     for name, dtype, first, last in names.iter_rows():
-        out.print(f"{name}\t{dtype}\t{first}\t{last}", markup=False, highlight=False, soft_wrap=True)
+        typer.echo(f"{name}\t{dtype}\t{first}\t{last}")
 
 
 @app.command()
@@ -152,7 +153,7 @@ def export(
     writers = {".parquet": ftdc.to_parquet, ".csv": ftdc.to_csv}
     writer = writers.get(out_file.suffix.lower())
     if writer is None:
-        err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)")
+        err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
         with Progress(TextColumn("exporting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err) as bar:
