@@ -1,0 +1,149 @@
+"""What kind of event a non-slow-query line is, and its typed values.
+
+JSON lines are classified by message id (LOG-FORMAT.md §5: match on the id,
+never on `msg`); legacy text lines, which have no id, by their text. Both paths
+return the same tuple, in the order of TYPED_COLUMNS.
+"""
+
+import re
+
+import msgspec
+
+TYPED_COLUMNS = (
+    "kind", "duration_ms", "connection_count", "remote", "driver", "app_name",
+    "new_state", "old_state", "version", "host", "text",
+)
+
+KIND_BY_ID = {
+    22430: "wiredtiger",  # refined to checkpoint / checkpoint_progress below
+    22943: "connection_accepted",
+    22944: "connection_ended",
+    22942: "connection_refused",
+    51800: "client_metadata",
+    21358: "state_change",
+    21215: "election",
+    4615652: "election",
+    21450: "election",
+    21438: "election",
+    21444: "election",
+    21579: "election",
+    21580: "election",
+    21402: "election",
+    4615611: "startup",
+    23403: "build_info",
+    22315: "storage_config",
+    23377: "shutdown",
+    23166: "log_rotation",
+    20697: "log_rotation",
+    20536: "flow_control",
+    22411: "slow_wt_transaction",
+    6496400: "slow_network",
+    6983000: "slow_network",
+    5479200: "ttl",
+    8373000: "ticket_stall",
+    51801: "applied_op",
+    20525: "storage_stats_failed",
+}
+TYPED_IDS = frozenset(KIND_BY_ID)
+
+# Checkpoint progress messages (WiredTiger txn_ckpt.c / meta_ckpt.c).
+_CHECKPOINT_RAN = re.compile(r"Checkpoint (?:ran|took) (?:for )?(\d+) seconds")
+_CHECKPOINT_RUNNING = re.compile(r"Checkpoint has been running for (\d+) seconds")
+
+
+def checkpoint_kind(text: str) -> tuple[str, int | None] | None:
+    """(kind, duration ms) for a WiredTiger checkpoint message, else None."""
+    if (m := _CHECKPOINT_RAN.search(text)) is not None:
+        return "checkpoint", int(m.group(1)) * 1000
+    if (m := _CHECKPOINT_RUNNING.search(text)) is not None:
+        return "checkpoint_progress", int(m.group(1)) * 1000
+    if "saving checkpoint snapshot" in text or "WT_SESSION.checkpoint" in text:
+        return "checkpoint", None
+    return None
+
+
+def _wiredtiger_text(raw_message: bytes) -> str | None:
+    """The message text: a string in 4.4-5.2, `{..., "msg": ...}` in 5.3+."""
+    try:
+        message = msgspec.json.decode(raw_message)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(message, dict):
+        message = message.get("msg")
+    return message if isinstance(message, str) else None
+
+
+def typed_values(event_id: int | None, component: str, msg: str, attr) -> tuple:
+    """Typed columns of a JSON line; `attr` is a json_records.EventAttr or None."""
+    kind = KIND_BY_ID.get(event_id, "other")
+    duration = count = remote = driver = app = new_state = old_state = version = host = text = None
+    if attr is not None:
+        duration, count, remote = attr.durationMillis, attr.connectionCount, attr.remote
+        new_state, old_state = attr.newState, attr.oldState
+        if attr.doc is not None:
+            if attr.doc.driver is not None:
+                driver = " ".join(p for p in (attr.doc.driver.name, attr.doc.driver.version) if p)
+            if attr.doc.application is not None:
+                app = attr.doc.application.name
+        if attr.buildInfo is not None:
+            version = attr.buildInfo.version
+        if attr.host is not None:
+            host = attr.host if attr.port is None else f"{attr.host}:{attr.port}"
+        if attr.message:
+            text = _wiredtiger_text(attr.message)
+    if (event_id == 22430 or component.startswith("WT")) and text is not None:
+        kind = "wiredtiger"
+        found = checkpoint_kind(text)
+        if found is None and component == "WTCHKPT":
+            found = ("checkpoint", None)
+        if found is not None:
+            kind, duration = found
+    return kind, duration, count, remote, driver, app, new_state, old_state, version, host, text
+
+
+# Legacy text events (≤ 4.2), in the order they are tried.
+_TEXT_RULES = [
+    ("connection_accepted", re.compile(r"connection accepted from (?P<remote>\S+) #\d+ \((?P<count>\d+) connections? now open\)")),
+    ("connection_ended", re.compile(r"end connection (?P<remote>\S+) \((?P<count>\d+) connections? now open\)")),
+    ("client_metadata", re.compile(
+        r"received client metadata from (?P<remote>\S+) \S+: .*?driver: \{ name: \"(?P<driver>[^\"]*)\", version: \"(?P<driver_version>[^\"]*)\"")),
+    ("startup", re.compile(r"(?:MongoDB|MongoS version \S+) starting ?: pid=\d+ port=(?P<port>\d+) .*?host=(?P<host>\S+)")),
+    ("build_info", re.compile(r"^db version v(?P<version>\S+?),?(?: |$)")),
+    ("state_change", re.compile(r"transition to (?P<new_state>[A-Z]+)(?: from (?P<old_state>[A-Z]+))?")),
+    ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
+    ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
+    ("log_rotation", re.compile(r"[Ll]og rotation")),
+    ("slow_transaction", re.compile(r"^transaction parameters:.* (?P<duration>\d+)ms$")),
+    ("slow_network", re.compile(r"DNS resolution .* took (?P<duration>\d+)ms|Slow network")),
+    ("slow_wt_transaction", re.compile(r"Slow WT transaction")),
+]
+_APP_NAME = re.compile(r"application: \{ name: \"([^\"]*)\"")
+
+
+def text_values(component: str | None, text: str) -> tuple:
+    """Typed columns of a legacy text line (everything after the context)."""
+    duration = count = remote = driver = app = new_state = old_state = version = host = None
+    kind = "other"
+    found = checkpoint_kind(text) if ("heckpoint" in text) else None
+    if found is not None:
+        kind, duration = found
+    else:
+        for rule_kind, pattern in _TEXT_RULES:
+            m = pattern.search(text)
+            if m is None:
+                continue
+            kind = rule_kind
+            groups = m.groupdict()
+            remote = groups.get("remote")
+            count = int(groups["count"]) if groups.get("count") else None
+            duration = int(groups["duration"]) if groups.get("duration") else None
+            if groups.get("driver"):
+                driver = f"{groups['driver']} {groups['driver_version']}".strip()
+                app_match = _APP_NAME.search(text)
+                app = app_match.group(1) if app_match else None
+            if groups.get("host"):
+                host = f"{groups['host']}:{groups['port']}"
+            version = groups.get("version")
+            new_state, old_state = groups.get("new_state"), groups.get("old_state")
+            break
+    return kind, duration, count, remote, driver, app, new_state, old_state, version, host, text

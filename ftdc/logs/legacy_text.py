@@ -1,0 +1,210 @@
+"""Decode legacy text logs (mongod/mongos 2.2 to 4.2) into raw column lists.
+
+Grammar (LOG-FORMAT.md §6, mtools `logevent.py`):
+`<ts> [<sev> <COMPONENT>] [<ctx>] <op> <ns> <details> name:value ... <N>ms`.
+Slow operations are the lines whose text starts with a CRUD/command verb and
+ends in a duration; every other line with a timestamp is an event.
+"""
+
+import calendar
+import datetime as dt
+import re
+
+from . import events, shell_docs
+from .problems import ProblemLog
+from .schema import RAW_EVENTS, RAW_SLOW_OPS
+from .shapes import query_parts, shape_of
+
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_CTIME = r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
+_LINE = re.compile(
+    rf"^(?P<ts>{_ISO}|{_CTIME})"
+    r"(?: +(?P<sev>[FEWID]\d?) +(?P<comp>[A-Z_]+|-))?"
+    r"(?: +\[(?P<ctx>[^\]]*)\])?"
+    r" *(?P<text>.*?)\s*$"
+)
+_CTIME_PARTS = re.compile(r"([A-Z][a-z]{2}) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d)(?:\.(\d+))?")
+_MONTHS = {name: i for i, name in enumerate(calendar.month_abbr) if name}
+_WEEKDAYS = {name: i for i, name in enumerate(calendar.day_abbr)}
+
+# 2.x-4.2 print lines over 10 KB as this warning followed by a shortened line.
+_OVERSIZE = re.compile(r"^warning: log line attempted \((\d+)k\) over max size \(\d+k\), printing beginning and end \.\.\. ")
+
+_SLOW_OP = re.compile(r"^(?P<op>command|query|update|remove|insert|getmore|killcursors) (?P<ns>\S+) (?P<body>.*?) ?(?P<ms>\d+)ms$")
+_COUNTERS = re.compile(
+    r"(?<![\w.])(keysExamined|docsExamined|nscanned|nscannedObjects|nreturned|numYields|writeConflicts|reslen|errCode|code):(\d+)"
+)
+_COUNTER_COLUMN = {
+    "keysExamined": "keys_examined", "nscanned": "keys_examined",
+    "docsExamined": "docs_examined", "nscannedObjects": "docs_examined",
+    "nreturned": "nreturned", "numYields": "num_yields", "writeConflicts": "write_conflicts",
+    "reslen": "reslen", "errCode": "err_code", "code": "err_code",
+}
+_PLAN = re.compile(r"planSummary: ([A-Z_]+(?: \{[^}]*\})?(?:, [A-Z_]+(?: \{[^}]*\})?)*)")
+_APP_NAME = re.compile(r'appName: "((?:[^"\\]|\\.)*)"')
+_COMMAND_NAME = re.compile(r"command: (\w+) \{")
+_FIRST_KEY = re.compile(r"command: \{ \"?(\$?\w+)\"?:")
+_HASHES = re.compile(r"(queryHash|planCacheKey):([0-9A-F]+)")
+_ERR_NAME = re.compile(r"errName:(\w+)")
+_LOCK_WAITS = re.compile(r"timeAcquiringMicros: \{ ([^}]*) \}")
+_NUMBERS = re.compile(r"\d+")
+_FLOW_CONTROL = re.compile(r"flowControl:\{ [^}]*timeAcquiringMicros: (\d+)")
+_STORAGE = {
+    "bytes_read": re.compile(r"bytesRead: (\d+)"),
+    "read_micros": re.compile(r"timeReadingMicros: (\d+)"),
+    "bytes_written": re.compile(r"bytesWritten: (\d+)"),
+    "write_micros": re.compile(r"timeWritingMicros: (\d+)"),
+    "cache_wait_micros": re.compile(r"cache: (\d+)"),
+    "schema_lock_wait_micros": re.compile(r"schemaLock: (\d+)"),
+    "handle_lock_wait_micros": re.compile(r"handleLock: (\d+)"),
+}
+_COMMAND_OF_OP = {"query": "find", "getmore": "getMore", "killcursors": "killCursors"}
+
+
+class YearTracker:
+    """Years for ctime stamps, which have none (≤ 2.4).
+
+    The first stamp takes the latest year, not after `hint` (the file's
+    modification year), whose calendar puts that date on the printed weekday;
+    later stamps roll into the next year when the month goes backwards.
+    """
+
+    def __init__(self, hint: int):
+        self.hint = hint
+        self.year: int | None = None
+        self.month = 0
+
+    def year_for(self, weekday: int, month: int, day: int) -> int:
+        if self.year is None:
+            self.year = next(
+                (y for y in range(self.hint, self.hint - 28, -1) if _weekday_is(y, month, day, weekday)),
+                self.hint,
+            )
+        elif month < self.month:
+            self.year += 1
+        self.month = month
+        return self.year
+
+
+def _weekday_is(year: int, month: int, day: int, weekday: int) -> bool:
+    try:
+        return dt.date(year, month, day).weekday() == weekday
+    except ValueError:
+        return False
+
+
+def iso_timestamp(stamp: str, years: YearTracker) -> str | None:
+    """The stamp as ISO text with an offset; ctime stamps are taken as UTC."""
+    if stamp[0].isdigit():
+        return stamp
+    m = _CTIME_PARTS.match(stamp)
+    if m is None or m.group(2) not in _MONTHS:
+        return None
+    weekday, month, day = _WEEKDAYS.get(m.group(1), -1), _MONTHS[m.group(2)], int(m.group(3))
+    year = years.year_for(weekday, month, day)
+    millis = (m.group(5) or "0")[:3].ljust(3, "0")
+    return f"{year:04d}-{month:02d}-{day:02d}T{m.group(4)}.{millis}Z"
+
+
+def decode_text(text: str, problems: ProblemLog, year_hint: int) -> tuple[dict, dict]:
+    """Raw slow-op and event columns (schema.RAW_SLOW_OPS / RAW_EVENTS) of a text log."""
+    slow = {name: [] for name in RAW_SLOW_OPS}
+    evts = {name: [] for name in RAW_EVENTS}
+    years = YearTracker(year_hint)
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            problems.add(number, "blank line", line)
+            continue
+        m = _LINE.match(line)
+        ts = iso_timestamp(m.group("ts"), years) if m else None
+        if ts is None:
+            problems.add(number, "no timestamp", line)
+            continue
+        body, component = m.group("text"), m.group("comp")
+        oversize = _OVERSIZE.match(body)
+        if oversize:
+            body = body[oversize.end():]
+        op = _SLOW_OP.match(body)
+        if op is not None:
+            row = slow_op_row(op, component)
+            row.update(t=ts, connection=m.group("ctx"), line=number,
+                       truncated=f'"line of {oversize.group(1)} KB shortened by the server"' if oversize else None)
+            for name in RAW_SLOW_OPS:
+                slow[name].append(row.get(name))
+        else:
+            values = dict(zip(events.TYPED_COLUMNS, events.text_values(component, body)))
+            values.update(t=ts, severity=m.group("sev"), component=component, id=None,
+                          ctx=m.group("ctx"), msg=body, line=number)
+            for name in RAW_EVENTS:
+                evts[name].append(values.get(name))
+    return slow, evts
+
+
+def slow_op_row(op: re.Match, component: str | None) -> dict:
+    """Columns of one slow-operation line, from its verb, namespace and details."""
+    verb, body = op.group("op"), op.group("body")
+    row = {
+        "component": component,
+        "op_type": verb,
+        "ns": op.group("ns"),
+        "duration_ms": int(op.group("ms")),
+        "command_name": _command_name(verb, body, component),
+    }
+    if (m := _APP_NAME.search(body)) is not None:
+        row["app_name"] = m.group(1)
+    if (m := _PLAN.search(body)) is not None:
+        row["plan_summary"] = m.group(1)
+    for name, value in _COUNTERS.findall(body):
+        row[_COUNTER_COLUMN[name]] = int(value)
+    for name, value in _HASHES.findall(body):
+        row["query_hash" if name == "queryHash" else "plan_cache_key"] = value
+    if (m := _ERR_NAME.search(body)) is not None:
+        row["err_name"] = m.group(1)
+    row["ok"] = not (row.get("err_name") or "exception:" in body or " ok:0 " in body)
+    waits = _LOCK_WAITS.findall(body)
+    if waits:
+        row["lock_wait_micros"] = sum(int(n) for group in waits for n in _NUMBERS.findall(group))
+    if (m := _FLOW_CONTROL.search(body)) is not None:
+        row["flow_control_micros"] = int(m.group(1))
+    storage_at = body.find("storage:{")
+    if storage_at >= 0:
+        storage = body[storage_at:]
+        for column, pattern in _STORAGE.items():
+            if (m := pattern.search(storage)) is not None:
+                row[column] = int(m.group(1))
+    row["legacy_shape"] = shape_of(_legacy_query_parts(verb, body))
+    return row
+
+
+def _command_name(verb: str, body: str, component: str | None) -> str:
+    if verb == "command":
+        m = _COMMAND_NAME.search(body) or _FIRST_KEY.search(body)
+        return m.group(1) if m else "command"
+    return _COMMAND_OF_OP.get(verb, verb)
+
+
+def _legacy_query_parts(verb: str, body: str) -> dict | None:
+    if verb == "command":
+        m = _COMMAND_NAME.search(body)
+        label = f"command: {m.group(1)} " if m else "command: "
+        command = shell_docs.document_after(body, label)
+        return query_parts(command) if isinstance(command, dict) else None
+    statement = shell_docs.document_after(body, "command: ")
+    if isinstance(statement, dict):  # 3.6+ WRITE lines log the statement {q: ..., u: ...}
+        return query_parts(statement)
+    originating = shell_docs.document_after(body, "originatingCommand: ")
+    if isinstance(originating, dict):
+        return query_parts(originating)
+    query = shell_docs.document_after(body, "query: ")
+    if not isinstance(query, dict):
+        return None
+    if verb in ("update", "remove"):
+        return {"q": query}
+    # 2.x wraps modifiers: { query: {...}, orderby: {...} } or { $query: ..., $orderby: ... }
+    for inner, order in (("query", "orderby"), ("$query", "$orderby")):
+        if inner in query and isinstance(query[inner], dict):
+            parts = {"filter": query[inner]}
+            if order in query:
+                parts["sort"] = query[order]
+            return parts
+    return {"filter": query}

@@ -1,0 +1,33 @@
+"""Lines that could not be read, with where they are and why."""
+
+import polars as pl
+
+from .schema import PROBLEMS
+
+# Enough of a bad line to recognise it, not a whole 10 KB attribute dump.
+SNIPPET_BYTES = 200
+
+
+class ProblemLog:
+    """Problems of one source, numbered by line."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self.lines: list[int | None] = []
+        self.reasons: list[str] = []
+        self.texts: list[str | None] = []
+
+    def add(self, line: int | None, reason: str, text: bytes | str | None) -> None:
+        if isinstance(text, bytes):
+            text = text[:SNIPPET_BYTES].decode("utf-8", "replace")
+        elif text is not None:
+            text = text[:SNIPPET_BYTES]
+        self.lines.append(line)
+        self.reasons.append(reason)
+        self.texts.append(text)
+
+    def frame(self) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"file": [self.file] * len(self.lines), "line": self.lines, "reason": self.reasons, "text": self.texts},
+            schema=PROBLEMS,
+        )

@@ -1,0 +1,198 @@
+"""`read_logs`: mongod logs (JSON 4.4+ and legacy text) as polars frames.
+
+JSON logs are cut into line-aligned blocks that worker processes decode in
+parallel (msgspec holds the GIL, so threads would not help); small inputs are
+decoded in-process, where starting workers would cost more than it saves.
+Text logs are decoded in-process whole, since ctime years depend on the lines
+before. Joins that need every file (node names, client drivers) come last.
+"""
+
+import datetime as dt
+import multiprocessing
+import os
+from collections import deque
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Callable
+
+import polars as pl
+
+from . import columns, json_lines, legacy_text, sources
+from .frames import LogFrames
+from .problems import ProblemLog
+from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
+
+# Below this much input, worker start-up (about a second) outweighs the gain.
+PARALLEL_BYTES = 64 << 20
+
+
+def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Slow ops, events and problems of one block of a JSON log (runs in workers)."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    problems = ProblemLog(file)
+    block = json_lines.decode_lines(lines, first_line, problems)
+    slow = columns.raw_frame(json_lines.slow_columns(block.slow, block.slow_lines, block.slow_raw), RAW_SLOW_OPS)
+    evts = columns.raw_frame(json_lines.event_columns(block.events, block.event_lines, problems), RAW_EVENTS)
+    return columns.finish_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame()
+
+
+def decode_text_source(source: sources.LogSource, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    problems = ProblemLog(source.name)
+    slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, sources.year_of(source))
+    return (
+        columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), source.name),
+        columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), source.name),
+        problems.frame(),
+    )
+
+
+class _InProcess:
+    """The executor interface, running each call at once (small inputs, tests)."""
+
+    def submit(self, fn, *args) -> Future:
+        future: Future = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self) -> None:
+        pass
+
+
+def _executor(workers: int):
+    if workers <= 1:
+        return _InProcess()
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def read_logs(
+    paths,
+    start=None,
+    end=None,
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> LogFrames:
+    """Read mongod logs into `LogFrames` (slow_ops, events, problems).
+
+    `paths`: files, directories or archives (one or a list). `start`/`end`
+    (datetime or ISO text; naive means UTC) keep operations that overlap the
+    window and events inside it. `progress(done_bytes, total_bytes)` is called
+    as input is read. Raises sources.SourceError for a missing path.
+    """
+    found = sources.expand(paths)
+    total = sum(s.size for s in found)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if total > PARALLEL_BYTES else 1
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    executor = _executor(workers)
+    pending: deque[Future] = deque()
+    results = []
+    try:
+        for source in found:
+            for future in _submit_source(source, executor, advance):
+                pending.append(future)
+                # Bound the blocks in flight, so memory stays flat on large inputs.
+                while len(pending) > 2 * max(workers, 1):
+                    results.append(pending.popleft().result())
+        results.extend(f.result() for f in pending)
+    finally:
+        executor.shutdown()
+    return _assemble(found, results, _as_utc(start), _as_utc(end))
+
+
+def _submit_source(source: sources.LogSource, executor, advance):
+    problems = ProblemLog(source.name)
+    chunks = sources.read_chunks(source, advance)
+    blocks = sources.line_blocks(chunks)
+    next_line = 1
+    try:
+        first = next(blocks, b"")
+        if not sources.is_json_log(first[:65536]):
+            data = first + b"".join(blocks)
+            yield executor.submit(decode_text_source, source, data)
+            return
+        block = first
+        while block:
+            yield executor.submit(decode_json_block, source.name, block, next_line)
+            next_line += block.count(b"\n")
+            block = next(blocks, b"")
+    except sources.TruncatedGzip as exc:
+        problems.add(next_line, str(exc), None)
+    except OSError as exc:
+        problems.add(None, f"cannot read: {exc}", None)
+    if problems.lines:
+        yield executor.submit(_only_problems, problems)
+
+
+def _only_problems(problems: ProblemLog):
+    return empty(SLOW_OPS), empty(EVENTS), problems.frame()
+
+
+def _as_utc(value) -> dt.datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = dt.datetime(value.year, value.month, value.day)
+    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+
+
+def _assemble(found, results, start, end) -> LogFrames:
+    groups = {s.name: s.group for s in found}
+    in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
+    slow = pl.concat([r[0] for r in results] or [columns.finish_slow_ops(empty(RAW_SLOW_OPS), "")])
+    evts = pl.concat([r[1] for r in results] or [columns.finish_events(empty(RAW_EVENTS), "")])
+    problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
+    slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
+    by_file, by_group = _node_names(evts)
+    node = pl.coalesce(
+        pl.col("file").replace_strict(by_file, default=None, return_dtype=pl.String),
+        pl.col("group").replace_strict(by_group, default=None, return_dtype=pl.String),
+    )
+    evts = evts.with_columns(node=node)
+    slow = _with_clients(slow.with_columns(node=node), evts)
+    if start is not None:
+        slow = slow.filter(pl.col("ts") >= start)
+        evts = evts.filter(pl.col("ts") >= start)
+    if end is not None:
+        slow = slow.filter(pl.col("started") <= end)
+        evts = evts.filter(pl.col("ts") <= end)
+    return LogFrames(
+        slow_ops=slow.sort("ts", "file", "line").select(list(SLOW_OPS)),
+        events=evts.sort("ts", "file", "line").select(list(EVENTS)),
+        problems=problems.sort("file", "line", nulls_last=True),
+    )
+
+
+def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
+    """host:port from start-up lines, per file and per group (a node's rotated files)."""
+    started = evts.filter(pl.col("host").is_not_null())
+    return tuple(
+        dict(started.group_by(key, maintain_order=True).agg(pl.col("host").first()).iter_rows())
+        for key in ("file", "group")
+    )
+
+
+def _with_clients(slow: pl.DataFrame, evts: pl.DataFrame) -> pl.DataFrame:
+    """`client`: the driver a connection announced (id 51800) before the operation."""
+    metadata = (
+        evts.filter(pl.col("kind") == "client_metadata", pl.col("driver").is_not_null())
+        .select("group", pl.col("ctx").alias("connection"), pl.col("ts").alias("meta_ts"), pl.col("driver").alias("client"))
+        .sort("meta_ts")
+    )
+    slow = slow.sort("ts")
+    if metadata.is_empty() or slow.is_empty():
+        return slow.with_columns(client=pl.lit(None, pl.String))
+    return slow.join_asof(
+        metadata, left_on="ts", right_on="meta_ts", by=["group", "connection"], strategy="backward",
+        check_sortedness=False,  # sorted on ts just above; the check cannot see through `by`
+    )

@@ -1,0 +1,112 @@
+"""Read the mongo-shell-syntax documents of legacy text logs (≤ 4.2).
+
+Text logs print documents as the shell does: unquoted keys, `ObjectId(...)`,
+`new Date(...)`, `/regex/`, `Timestamp(1, 2)`. They are not JSON (LOG-FORMAT.md
+§6), so this reads just their structure: keys and nesting, with every scalar
+kept as its literal text. That is all a query shape needs.
+"""
+
+import re
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+      (?P<punct>[{}\[\]:,])
+    | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
+    | (?P<regex>/(?:[^/\\\n]|\\.)+/[a-z]*)
+    | (?P<word>(?:new\s+)?[^\s{}\[\]:,()"']+(?:\((?:[^()"']|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')*\))?)
+    )""",
+    re.VERBOSE,
+)
+
+
+class ShellSyntaxError(ValueError):
+    pass
+
+
+def balanced_end(text: str, start: int) -> int:
+    """Index just past the brace/bracket group opening at `start`, skipping strings."""
+    depth, i, quote = 0, start, None
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    raise ShellSyntaxError("unbalanced document")
+
+
+def parse(text: str):
+    """Parse one shell document into dicts, lists and literal strings."""
+    tokens = [(m.lastgroup, m.group(m.lastgroup)) for m in _TOKEN.finditer(text) if m.lastgroup]
+    value, pos = _value(tokens, 0)
+    return value
+
+
+def _value(tokens, pos):
+    if pos >= len(tokens):
+        raise ShellSyntaxError("document ends early")
+    kind, text = tokens[pos]
+    if kind == "punct" and text == "{":
+        return _object(tokens, pos + 1)
+    if kind == "punct" and text == "[":
+        return _array(tokens, pos + 1)
+    if kind == "punct":
+        raise ShellSyntaxError(f"unexpected {text!r}")
+    if kind == "string":
+        return text[1:-1], pos + 1
+    return text, pos + 1
+
+
+def _object(tokens, pos):
+    out = {}
+    while pos < len(tokens):
+        kind, text = tokens[pos]
+        if kind == "punct" and text == "}":
+            return out, pos + 1
+        if kind == "punct" and text == ",":
+            pos += 1
+            continue
+        key = text[1:-1] if kind == "string" else text
+        if pos + 1 >= len(tokens) or tokens[pos + 1] != ("punct", ":"):
+            raise ShellSyntaxError("key without value")
+        out[key], pos = _value(tokens, pos + 2)
+    raise ShellSyntaxError("object not closed")
+
+
+def _array(tokens, pos):
+    out = []
+    while pos < len(tokens):
+        kind, text = tokens[pos]
+        if kind == "punct" and text == "]":
+            return out, pos + 1
+        if kind == "punct" and text == ",":
+            pos += 1
+            continue
+        item, pos = _value(tokens, pos)
+        out.append(item)
+    raise ShellSyntaxError("array not closed")
+
+
+def document_after(text: str, label: str):
+    """Parse the document that follows `label` (e.g. "query: "), or None."""
+    at = text.find(label)
+    if at < 0:
+        return None
+    start = text.find("{", at + len(label))
+    # The label may name the command before its document: "command: find { ... }".
+    if start < 0 or text[at + len(label):start].strip(" ").count(" ") > 0:
+        return None
+    try:
+        return parse(text[start:balanced_end(text, start)])
+    except ShellSyntaxError:
+        return None

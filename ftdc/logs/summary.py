@@ -1,0 +1,76 @@
+"""`summarize_queries`: slow operations grouped by query shape and namespace.
+
+What `mloginfo --queries` prints, plus percentiles and plan columns. Per-statement
+WRITE lines are left out: their batch's COMMAND line already counts the time
+(LOG-FORMAT.md §4). A truncated command's filter cannot be trusted, so such
+rows group by the server's hash instead (queryShapeHash, else queryHash).
+"""
+
+import polars as pl
+
+SORT_KEYS = {"total": "total_ms", "p95": "p95_ms", "count": "count"}
+
+SUMMARY = {
+    "ns": pl.String,
+    "command": pl.String,
+    "shape": pl.String,
+    "query_hash": pl.String,
+    "count": pl.UInt32,
+    "total_ms": pl.Int64,
+    "mean_ms": pl.Float64,
+    "p50_ms": pl.Float64,
+    "p95_ms": pl.Float64,
+    "p99_ms": pl.Float64,
+    "max_ms": pl.Int64,
+    "docs_examined_per_returned": pl.Float64,
+    "keys_examined": pl.Int64,
+    "docs_examined": pl.Int64,
+    "nreturned": pl.Int64,
+    "collscan_share": pl.Float64,
+    "plan_kinds": pl.String,
+    "first_seen": pl.Datetime("ms", "UTC"),
+    "last_seen": pl.Datetime("ms", "UTC"),
+    "example_command": pl.String,
+}
+
+
+def _group_key() -> pl.Expr:
+    hashed = pl.coalesce("query_shape_hash", "query_hash")
+    return (
+        pl.when(pl.col("truncated").is_not_null() & hashed.is_not_null())
+        .then(pl.lit("hash:") + hashed)
+        .otherwise(pl.col("shape"))
+        .alias("group_key")
+    )
+
+
+def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total") -> pl.DataFrame:
+    """One row per (namespace, command, shape), sorted by `sort` (total, p95, count)."""
+    if sort not in SORT_KEYS:
+        raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
+    ops = slow_ops.filter(~pl.col("write_statement")).with_columns(_group_key())
+    duration = pl.col("duration_ms")
+    summary = ops.group_by("ns", "command", "group_key").agg(
+        shape=pl.col("shape").drop_nulls().first(),
+        query_hash=pl.coalesce("query_shape_hash", "query_hash").drop_nulls().first(),
+        count=pl.len(),
+        total_ms=duration.sum(),
+        mean_ms=duration.mean(),
+        p50_ms=duration.quantile(0.50, "linear"),
+        p95_ms=duration.quantile(0.95, "linear"),
+        p99_ms=duration.quantile(0.99, "linear"),
+        max_ms=duration.max(),
+        keys_examined=pl.col("keys_examined").sum(),
+        docs_examined=pl.col("docs_examined").sum(),
+        nreturned=pl.col("nreturned").sum(),
+        collscan_share=(pl.col("plan_kind") == "COLLSCAN").fill_null(False).mean(),
+        plan_kinds=pl.col("plan_kind").drop_nulls().unique().sort().str.join(","),
+        first_seen=pl.col("started").min(),
+        last_seen=pl.col("ts").max(),
+        example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
+    )
+    summary = summary.with_columns(
+        docs_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("docs_examined") / pl.col("nreturned")),
+        plan_kinds=pl.when(pl.col("plan_kinds") != "").then(pl.col("plan_kinds")),
+    )
+    return summary.sort(SORT_KEYS[sort], "total_ms", descending=True).select(list(SUMMARY)).cast(SUMMARY)
