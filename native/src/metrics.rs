@@ -90,7 +90,9 @@ pub fn decimal128_to_i64(bytes: &[u8; 16]) -> i64 {
     } else {
         (((high >> 49) & 0x3fff) as i32, (((high & 0x1_ffff_ffff_ffff) as u128) << 64) | low as u128)
     };
-    let coefficient = if coefficient > 9_999_999_999_999_999_999_999_999_999_999u128 { 0 } else { coefficient };
+    // Coefficients above 10^34 - 1 are non-canonical and read as zero.
+    const MAX_COEFFICIENT: u128 = 10u128.pow(34) - 1;
+    let coefficient = if coefficient > MAX_COEFFICIENT { 0 } else { coefficient };
     let exponent = exponent - 6176;
     let magnitude: u128 = if exponent >= 0 {
         match 10u128.checked_pow(exponent as u32).and_then(|p| coefficient.checked_mul(p)) {
@@ -312,6 +314,9 @@ mod tests {
         assert_eq!(decimal128_to_i64(&d128(true, -1, 26)), -3);
         assert_eq!(decimal128_to_i64(&d128(false, 3, 12)), 12000);
         assert_eq!(decimal128_to_i64(&d128(false, -40, 12)), 0);
+        // 2^112 (34 digits) x 10^-32 = 51.92...: a valid coefficient above 10^31.
+        assert_eq!(decimal128_to_i64(&d128(false, -32, 1u128 << 112)), 52);
+        assert_eq!(decimal128_to_i64(&d128(false, 0, 10u128.pow(34))), 0);
         assert_eq!(decimal128_to_i64(&d128(false, 30, 12)), i64::MIN);
         assert_eq!(decimal128_to_i64(&d128(true, 0, 1u128 << 63)), i64::MIN);
     }
