@@ -1,11 +1,13 @@
 //! Reading many FTDC files into one set of columns.
 //!
 //! Phase 1, in parallel per chunk: inflate, walk the reference document,
-//! validate the whole delta stream and decode the time column; keep only the
-//! delta bytes. Then, serially: choose columns, drop duplicate interim samples,
-//! apply the time range and place every kept row in the sorted output.
-//! Phase 2, in parallel per chunk: decode the selected columns straight into
-//! their final buffers (disjoint rows per chunk, so no locking).
+//! validate the whole delta stream, decode the time column, and keep only
+//! the bytes of the selected columns with the state to resume each. Then,
+//! serially: choose columns, drop duplicate interim samples, apply the time
+//! range, and group chunks that overlap in time. Phase 2, in parallel per
+//! group: decode the selected columns straight into their final buffers
+//! (each group owns a disjoint row range, so no locking); overlapping chunks
+//! are merged through small scratch buffers so output is written in order.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -97,14 +99,34 @@ pub fn chunk_refs(docs: &[Vec<Document>], start: Option<i64>, end: Option<i64>) 
     refs
 }
 
+/// Where one selected column's deltas start in `Prepared::deltas`.
+#[derive(Clone, Copy)]
+struct Segment {
+    offset: usize,
+    pending_zeros: u64,
+}
+
 /// Phase 1 result for one chunk.
 struct Prepared {
     layout: Arc<Layout>,
     /// Reference values of the selected metrics, in `layout.selected` order.
     reference: Vec<i64>,
     times: Vec<i64>,
+    /// The selected columns' delta bytes; `segments[s]` resumes column s.
     deltas: Vec<u8>,
+    segments: Vec<Segment>,
     delta_count: usize,
+}
+
+impl Prepared {
+    /// Decodes selected column `s` (all `delta_count + 1` values) into `out`.
+    fn decode(&self, s: usize, out: &mut [i64]) {
+        let seg = self.segments[s];
+        let mut reader = DeltaReader::resume(&self.deltas[seg.offset..], seg.pending_zeros);
+        out[0] = self.reference[s];
+        // Phase 1 walked these exact bytes, so this cannot fail.
+        reader.decode_column(out[0] as u64, &mut out[1..]).expect("validated delta stream");
+    }
 }
 
 fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &LayoutCache) -> Result<Prepared, String> {
@@ -124,46 +146,100 @@ fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &LayoutCach
     let dc = header.delta_count as usize;
     let deltas_start = header.deltas_start();
 
-    // Validate the whole stream now so that phase 2 cannot fail.
-    let mut reader = DeltaReader::new(&payload[deltas_start..]);
-    let mut times = vec![0i64; dc + 1];
+    // Walk every column now, so that phase 2 cannot fail, noting where each
+    // selected column starts and decoding the time column.
+    let stream = &payload[deltas_start..];
+    let mut reader = DeltaReader::new(stream);
     let invalid = |e: crate::varint::VarintError| format!("payload offset {}: {}", deltas_start + e.offset, e.message);
-    match layout.time_index {
-        Some(ti) => {
-            times[0] = values.values[ti];
-            reader.skip((ti * dc) as u64).map_err(invalid)?;
+    let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
+    let mut ranges = Vec::with_capacity(layout.selected.len());
+    let mut selected = layout.selected.iter().peekable();
+    for m in 0..layout.names.len() {
+        if Some(m) == layout.time_index {
+            times[0] = values.values[m];
             reader.decode_column(times[0] as u64, &mut times[1..]).map_err(invalid)?;
-            reader.skip(((layout.names.len() - ti - 1) * dc) as u64).map_err(invalid)?;
-        }
-        None => {
-            times.fill(chunk.doc.id_ms.unwrap_or(0));
-            reader.skip((layout.names.len() * dc) as u64).map_err(invalid)?;
+        } else if selected.next_if_eq(&&m).is_some() {
+            let (offset, pending_zeros) = reader.position();
+            reader.skip(dc as u64).map_err(invalid)?;
+            ranges.push((offset, reader.position().0, pending_zeros));
+        } else {
+            reader.skip(dc as u64).map_err(invalid)?;
         }
     }
     reader.finish().map_err(invalid)?;
 
     let reference = layout.selected.iter().map(|&m| values.values[m]).collect();
-    payload.copy_within(deltas_start.., 0);
-    payload.truncate(payload.len() - deltas_start);
-    payload.shrink_to_fit();
-    Ok(Prepared { layout, reference, times, deltas: payload, delta_count: dc })
+    let (deltas, segments) = if ranges.len() + layout.time_index.is_some() as usize == layout.names.len() {
+        // Everything is selected: keep the stream in place, minus the reference document.
+        payload.copy_within(deltas_start.., 0);
+        payload.truncate(payload.len() - deltas_start);
+        let segments = ranges.iter().map(|&(offset, _, pending_zeros)| Segment { offset, pending_zeros }).collect();
+        (payload, segments)
+    } else {
+        let mut kept = Vec::with_capacity(ranges.iter().map(|r| r.1 - r.0).sum());
+        let segments = ranges
+            .iter()
+            .map(|&(from, to, pending_zeros)| {
+                let offset = kept.len();
+                kept.extend_from_slice(&stream[from..to]);
+                Segment { offset, pending_zeros }
+            })
+            .collect();
+        (kept, segments)
+    };
+    Ok(Prepared { layout, reference, times, deltas, segments, delta_count: dc })
 }
 
-/// Where a chunk's kept rows go in the output.
-enum Placement {
-    /// Rows `keep` (all when None) land at consecutive positions from `offset`.
-    Contiguous { offset: usize },
-    /// Kept row k lands at `positions[k]`.
-    Scatter { positions: Vec<usize> },
+/// Chunks whose kept rows fill one contiguous, sorted range of the output.
+struct Group {
+    chunks: Vec<usize>,
+    offset: usize,
+    rows: usize,
+    /// Source `(chunk within group, row)` of each output row; None when the
+    /// group is one chunk whose rows are all kept and already sorted.
+    order: Option<Vec<(u32, u32)>>,
 }
 
-struct Planned {
-    prepared: Prepared,
-    /// Indices of the rows kept; None keeps all.
-    keep: Option<Vec<usize>>,
-    placement: Placement,
-    /// Output column of each selected metric.
-    columns: Arc<Vec<usize>>,
+/// Orders chunks by first kept time and groups those whose times overlap;
+/// inside a group rows are sorted by time, ties in chunk order.
+fn group_rows(chunks: &[Prepared], keeps: &[Option<Vec<usize>>]) -> Vec<Group> {
+    let kept_times = |c: usize| -> Vec<i64> {
+        match &keeps[c] {
+            None => chunks[c].times.clone(),
+            Some(k) => k.iter().map(|&i| chunks[c].times[i]).collect(),
+        }
+    };
+    let times: Vec<Vec<i64>> = (0..chunks.len()).map(kept_times).collect();
+    let mut order: Vec<usize> = (0..chunks.len()).filter(|&c| !times[c].is_empty()).collect();
+    order.sort_by_key(|&c| times[c][0]);
+
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_max = i64::MIN;
+    for c in order {
+        let first = times[c].iter().copied().min().unwrap();
+        match groups.last_mut() {
+            Some(g) if first < group_max => g.chunks.push(c),
+            _ => groups.push(Group { chunks: vec![c], offset: 0, rows: 0, order: None }),
+        }
+        group_max = group_max.max(times[c].iter().copied().max().unwrap());
+    }
+    let mut offset = 0;
+    for g in &mut groups {
+        g.offset = offset;
+        g.rows = g.chunks.iter().map(|&c| times[c].len()).sum();
+        offset += g.rows;
+        let single_sorted = g.chunks.len() == 1 && keeps[g.chunks[0]].is_none() && times[g.chunks[0]].is_sorted();
+        if !single_sorted {
+            let mut rows: Vec<(i64, u32, u32)> = Vec::with_capacity(g.rows);
+            for (j, &c) in g.chunks.iter().enumerate() {
+                let source_rows: Vec<usize> = keeps[c].clone().unwrap_or_else(|| (0..chunks[c].times.len()).collect());
+                rows.extend(source_rows.iter().zip(&times[c]).map(|(&r, &t)| (t, j as u32, r as u32)));
+            }
+            rows.sort_unstable();
+            g.order = Some(rows.into_iter().map(|(_, j, r)| (j, r)).collect());
+        }
+    }
+    groups
 }
 
 pub struct Column {
@@ -190,18 +266,11 @@ pub struct Frame {
 
 #[derive(Clone, Copy)]
 struct SharedOut(*mut i64);
-// Safety: each chunk writes only the rows placed for it, which are disjoint.
+// Safety: each group writes only its own row range, and ranges are disjoint.
 unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
-fn kept(times: &[i64], keep: &Option<Vec<usize>>) -> Vec<i64> {
-    match keep {
-        None => times.to_vec(),
-        Some(k) => k.iter().map(|&i| times[i]).collect(),
-    }
-}
-
-pub fn read(sources: &[Source], opts: &Options) -> Frame {
+pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     let mut problems = Vec::new();
     let docs: Vec<Vec<Document>> = sources
         .iter()
@@ -228,6 +297,8 @@ pub fn read(sources: &[Source], opts: &Options) -> Frame {
             Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset)),
         }
     }
+    // Phase 1 kept what it needs; the file bytes can go before the output is allocated.
+    drop(sources);
     let chunks_without_time = chunks.iter().filter(|p| p.layout.time_index.is_none()).count();
 
     // Output columns in first-seen order; a column whose kinds disagree is Int.
@@ -237,17 +308,15 @@ pub fn read(sources: &[Source], opts: &Options) -> Frame {
     let mut layout_columns: HashMap<*const Layout, Arc<Vec<usize>>> = HashMap::new();
     let mut chunk_columns = Vec::with_capacity(chunks.len());
     for p in &chunks {
-        let key = Arc::as_ptr(&p.layout);
         let cols = layout_columns
-            .entry(key)
+            .entry(Arc::as_ptr(&p.layout))
             .or_insert_with(|| {
                 Arc::new(
                     p.layout
                         .selected
                         .iter()
                         .map(|&m| {
-                            let name = &p.layout.names[m];
-                            let kind = p.layout.kinds[m];
+                            let (name, kind) = (&p.layout.names[m], p.layout.kinds[m]);
                             let id = *column_of.entry(name.clone()).or_insert_with(|| {
                                 names.push(name.clone());
                                 kinds.push(kind);
@@ -286,28 +355,21 @@ pub fn read(sources: &[Source], opts: &Options) -> Frame {
         })
         .collect();
 
-    let placements = place_rows(&chunks, &keeps);
-    let rows: usize = chunks.iter().zip(&keeps).map(|(p, k)| k.as_ref().map_or(p.times.len(), |k| k.len())).sum();
-    let mut planned: Vec<Planned> = chunks
-        .into_iter()
-        .zip(keeps)
-        .zip(placements)
-        .zip(chunk_columns)
-        .map(|(((prepared, keep), placement), columns)| Planned { prepared, keep, placement, columns })
-        .collect();
-    planned.retain(|p| p.keep.as_ref().is_none_or(|k| !k.is_empty()));
-
+    let groups = group_rows(&chunks, &keeps);
+    let rows: usize = groups.iter().map(|g| g.rows).sum();
     let mut time = vec![0i64; rows];
-    for p in &planned {
-        scatter_into(&mut time, &kept(&p.prepared.times, &p.keep), &p.placement);
+    for g in &groups {
+        for (i, (j, r)) in group_sources(g, &chunks).enumerate() {
+            time[g.offset + i] = chunks[g.chunks[j]].times[r];
+        }
     }
 
     let values = Arena::zeroed(rows * names.len());
     // Safety: column c owns values[c * rows .. (c + 1) * rows].
     let outs: Vec<SharedOut> = (0..names.len()).map(|c| SharedOut(unsafe { values.as_mut_ptr().add(c * rows) })).collect();
-    planned.par_iter().for_each(|p| decode_selected(p, &outs, rows));
+    groups.par_iter().for_each(|g| decode_group(g, &chunks, &chunk_columns, &outs));
 
-    let validity = validity_bitmaps(&planned, names.len(), rows);
+    let validity = validity_bitmaps(&groups, &chunks, &chunk_columns, names.len(), rows);
     let columns = names
         .into_iter()
         .zip(kinds)
@@ -318,103 +380,80 @@ pub fn read(sources: &[Source], opts: &Options) -> Frame {
     Frame { time, columns, values, problems, chunks_without_time, documents }
 }
 
-/// Orders chunks so that the output is sorted by time: as read when already
-/// sorted, else by each chunk's first time, else row by row (stable).
-fn place_rows(chunks: &[Prepared], keeps: &[Option<Vec<usize>>]) -> Vec<Placement> {
-    let times: Vec<Vec<i64>> = chunks.iter().zip(keeps).map(|(p, k)| kept(&p.times, k)).collect();
-    let sorted_in = |order: &[usize]| {
-        let mut last = i64::MIN;
-        order.iter().all(|&c| {
-            times[c].iter().all(|&t| {
-                let ok = t >= last;
-                last = t;
-                ok
-            })
-        })
-    };
-    let mut order: Vec<usize> = (0..chunks.len()).collect();
-    if !sorted_in(&order) {
-        order.sort_by_key(|&c| times[c].first().copied().unwrap_or(i64::MIN));
+/// `(chunk within group, row)` of each output row of `g`, in output order.
+fn group_sources<'a>(g: &'a Group, chunks: &[Prepared]) -> Box<dyn Iterator<Item = (usize, usize)> + 'a> {
+    match &g.order {
+        None => Box::new((0..chunks[g.chunks[0]].times.len()).map(|r| (0, r))),
+        Some(order) => Box::new(order.iter().map(|&(j, r)| (j as usize, r as usize))),
     }
-    if sorted_in(&order) {
-        let mut offsets = vec![0usize; chunks.len()];
-        let mut next = 0;
-        for &c in &order {
-            offsets[c] = next;
-            next += times[c].len();
-        }
-        return offsets.into_iter().map(|offset| Placement::Contiguous { offset }).collect();
-    }
-    let mut all: Vec<(i64, usize, usize)> =
-        times.iter().enumerate().flat_map(|(c, ts)| ts.iter().enumerate().map(move |(k, &t)| (t, c, k))).collect();
-    all.sort_by_key(|&(t, c, k)| (t, c, k));
-    let mut positions: Vec<Vec<usize>> = times.iter().map(|t| vec![0; t.len()]).collect();
-    for (pos, &(_, c, k)) in all.iter().enumerate() {
-        positions[c][k] = pos;
-    }
-    positions.into_iter().map(|positions| Placement::Scatter { positions }).collect()
 }
 
-fn scatter_into(out: &mut [i64], values: &[i64], placement: &Placement) {
-    match placement {
-        Placement::Contiguous { offset } => out[*offset..*offset + values.len()].copy_from_slice(values),
-        Placement::Scatter { positions } => {
-            for (&p, &v) in positions.iter().zip(values) {
-                out[p] = v;
+/// Decodes a group's selected columns into its rows of the output buffers.
+fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>], outs: &[SharedOut]) {
+    // Safety (both branches): rows g.offset..g.offset+g.rows belong to this group alone.
+    let output = |col: usize| unsafe { std::slice::from_raw_parts_mut(outs[col].0.add(g.offset), g.rows) };
+    let Some(order) = &g.order else {
+        let c = g.chunks[0];
+        for (s, &col) in chunk_columns[c].iter().enumerate() {
+            chunks[c].decode(s, output(col));
+        }
+        return;
+    };
+    // Which selected column of each chunk feeds each output column.
+    let mut sources: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+    for (j, &c) in g.chunks.iter().enumerate() {
+        for (s, &col) in chunk_columns[c].iter().enumerate() {
+            sources.entry(col).or_default().push((j, s));
+        }
+    }
+    let mut scratch: Vec<Vec<i64>> = g.chunks.iter().map(|&c| vec![0i64; chunks[c].delta_count + 1]).collect();
+    let mut has = vec![false; g.chunks.len()];
+    for (col, feeding) in sources {
+        has.fill(false);
+        for &(j, s) in &feeding {
+            chunks[g.chunks[j]].decode(s, &mut scratch[j]);
+            has[j] = true;
+        }
+        for (out, &(j, r)) in output(col).iter_mut().zip(order) {
+            if has[j as usize] {
+                *out = scratch[j as usize][r as usize];
             }
         }
     }
 }
 
-/// Decodes a chunk's selected columns into the shared output buffers.
-fn decode_selected(p: &Planned, outs: &[SharedOut], rows: usize) {
-    let prepared = &p.prepared;
-    let dc = prepared.delta_count;
-    let mut reader = DeltaReader::new(&prepared.deltas);
-    let mut next_metric = 0;
-    let direct = matches!(p.placement, Placement::Contiguous { .. }) && p.keep.is_none();
-    let mut scratch = if direct { Vec::new() } else { vec![0i64; dc + 1] };
-    for (s, &m) in prepared.layout.selected.iter().enumerate() {
-        // Phase 1 validated this stream, so these cannot fail.
-        reader.skip(((m - next_metric) * dc) as u64).expect("validated delta stream");
-        next_metric = m + 1;
-        let out = outs[p.columns[s]].0;
-        let first = prepared.reference[s];
-        if let (true, Placement::Contiguous { offset }) = (direct, &p.placement) {
-            // Safety: rows offset..offset+dc+1 belong to this chunk alone.
-            let column = unsafe { std::slice::from_raw_parts_mut(out.add(*offset), dc + 1) };
-            debug_assert!(offset + dc < rows);
-            column[0] = first;
-            reader.decode_column(first as u64, &mut column[1..]).expect("validated delta stream");
-            continue;
-        }
-        scratch[0] = first;
-        reader.decode_column(first as u64, &mut scratch[1..]).expect("validated delta stream");
-        let values = kept(&scratch, &p.keep);
-        // Safety: as above, the placement's rows belong to this chunk alone.
-        let column = unsafe { std::slice::from_raw_parts_mut(out, rows) };
-        scatter_into(column, &values, &p.placement);
-    }
-}
-
-/// A bitmap per column that some chunk lacks; None for complete columns.
-fn validity_bitmaps(planned: &[Planned], columns: usize, rows: usize) -> Vec<Option<Vec<u8>>> {
+/// A bitmap per column that some rows lack; None for complete columns.
+fn validity_bitmaps(
+    groups: &[Group],
+    chunks: &[Prepared],
+    chunk_columns: &[Arc<Vec<usize>>],
+    columns: usize,
+    rows: usize,
+) -> Vec<Option<Vec<u8>>> {
+    // Rows each chunk contributes to its group.
+    let contributed = |g: &Group| -> Vec<usize> {
+        let mut counts = vec![0usize; g.chunks.len()];
+        group_sources(g, chunks).for_each(|(j, _)| counts[j] += 1);
+        counts
+    };
     let mut present = vec![0usize; columns];
-    for p in planned {
-        let n = p.keep.as_ref().map_or(p.prepared.times.len(), |k| k.len());
-        for &c in p.columns.iter() {
-            present[c] += n;
+    for g in groups {
+        for (j, n) in contributed(g).into_iter().enumerate() {
+            chunk_columns[g.chunks[j]].iter().for_each(|&col| present[col] += n);
         }
     }
     let mut bitmaps: Vec<Option<Vec<u8>>> =
         present.iter().map(|&n| if n == rows { None } else { Some(vec![0u8; rows.div_ceil(8)]) }).collect();
-    for p in planned {
-        let n = p.keep.as_ref().map_or(p.prepared.times.len(), |k| k.len());
-        for &c in p.columns.iter() {
-            if let Some(bits) = bitmaps[c].as_mut() {
-                match &p.placement {
-                    Placement::Contiguous { offset } => (*offset..*offset + n).for_each(|r| bits[r / 8] |= 1 << (r % 8)),
-                    Placement::Scatter { positions } => positions.iter().for_each(|&r| bits[r / 8] |= 1 << (r % 8)),
+    for g in groups {
+        for (j, &c) in g.chunks.iter().enumerate() {
+            let incomplete: Vec<usize> = chunk_columns[c].iter().copied().filter(|&col| bitmaps[col].is_some()).collect();
+            if incomplete.is_empty() {
+                continue;
+            }
+            for (i, _) in group_sources(g, chunks).enumerate().filter(|(_, (jj, _))| *jj == j) {
+                let row = g.offset + i;
+                for &col in &incomplete {
+                    bitmaps[col].as_mut().unwrap()[row / 8] |= 1 << (row % 8);
                 }
             }
         }

@@ -94,7 +94,7 @@ fn read(
     let frame = py.detach(|| {
         let mut problems = Vec::new();
         let sources = load(paths, interim, &mut problems);
-        let mut frame = decode::read(&sources, &opts);
+        let mut frame = decode::read(sources, &opts);
         problems.append(&mut frame.problems);
         frame.problems = problems;
         frame

@@ -39,6 +39,17 @@ impl<'a> DeltaReader<'a> {
         DeltaReader { buf, pos: 0, pending_zeros: 0 }
     }
 
+    /// Resumes reading at a state saved with `position`, on a buffer that
+    /// starts where that state's offset was.
+    pub fn resume(buf: &'a [u8], pending_zeros: u64) -> Self {
+        DeltaReader { buf, pos: 0, pending_zeros }
+    }
+
+    /// Byte offset and pending zero count: everything needed to resume here.
+    pub fn position(&self) -> (usize, u64) {
+        (self.pos, self.pending_zeros)
+    }
+
     #[inline(always)]
     fn read_varint(&mut self) -> Result<u64, VarintError> {
         let buf = self.buf;
