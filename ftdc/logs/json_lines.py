@@ -16,7 +16,6 @@ import orjson
 
 from . import events
 from .json_records import (
-    LOCKS_TYPE,
     EventAttr,
     EventLine,
     SlowQueryAttr,
@@ -30,7 +29,6 @@ SLOW_QUERY_MARK = b'"id":51803'
 _decode_slow = msgspec.json.Decoder(SlowQueryLine).decode
 _decode_event = msgspec.json.Decoder(EventLine).decode
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
-_decode_locks = msgspec.json.Decoder(LOCKS_TYPE).decode
 
 
 def _raw_text(raw) -> str:
@@ -48,14 +46,10 @@ class JsonBlock:
     events: list = field(default_factory=list)
     event_lines: list = field(default_factory=list)
 
-    def add_slow(self, record, number: int, line: bytes) -> None:
-        self.slow.append(record)
-        self.slow_lines.append(number)
-        self.slow_raw.append(line)
-
 
 def decode_lines(lines: list[bytes], first_line: int, problems: ProblemLog) -> JsonBlock:
     block = JsonBlock()
+    slow, slow_lines, slow_raw = block.slow.append, block.slow_lines.append, block.slow_raw.append
     for number, line in enumerate(lines, first_line):
         if SLOW_QUERY_MARK in line:
             try:
@@ -68,7 +62,9 @@ def decode_lines(lines: list[bytes], first_line: int, problems: ProblemLog) -> J
             if record is None:
                 continue
             if record.id == SLOW_QUERY_ID:
-                block.add_slow(record, number, line)
+                slow(record)
+                slow_lines(number)
+                slow_raw(line)
                 continue
         if not line.strip():
             problems.add(number, "blank line", line)
@@ -85,7 +81,9 @@ def decode_lines(lines: list[bytes], first_line: int, problems: ProblemLog) -> J
         if record.id == SLOW_QUERY_ID:  # missed by the byte filter (unusual spacing)
             record = _lenient(line, number, problems)
             if record is not None:
-                block.add_slow(record, number, line)
+                slow(record)
+                slow_lines(number)
+                slow_raw(line)
             continue
         block.events.append(record)
         block.event_lines.append(number)
@@ -115,39 +113,22 @@ def _lenient(line: bytes, number: int, problems: ProblemLog):
     return record
 
 
-def _nested(values, *path):
-    """Follow optional struct attributes; None where any step is missing."""
-    out = []
-    append = out.append
-    for value in values:
-        for name in path:
-            if value is None:
-                break
-            value = getattr(value, name)
-        append(value)
-    return out
+def _field(values: list, name: str) -> list:
+    """`value.name` for each optional struct, None where the struct is missing."""
+    return [None if v is None else getattr(v, name) for v in values]
 
 
 def _text_or_none(raws) -> list:
     return [_raw_text(raw) if raw else None for raw in raws]
 
 
-def _lock_waits(lines: list[bytes], raws) -> list:
-    """Sum of `locks.*.timeAcquiringMicros.*`; decoded only where the line has any."""
-    out = []
-    for line, raw in zip(lines, raws):
-        if b"timeAcquiringMicros" not in line or not raw:
-            out.append(None)
-            continue
-        try:
-            locks = _decode_locks(raw)
-        except msgspec.MsgspecError:
-            out.append(None)
-            continue
-        out.append(
-            sum(sum(r.timeAcquiringMicros.values()) for r in locks.values() if r.timeAcquiringMicros)
-        )
-    return out
+def _lock_texts(lines: list[bytes], raws) -> list:
+    """`locks` as text where the line waited for a lock at all, else None.
+
+    The waits are summed vectorised in columns.finish_slow_ops; most lines have
+    none, and the byte test skips them without converting anything.
+    """
+    return [str(raw, "utf-8") if b'"timeAcquiringMicros":{' in line else None for line, raw in zip(lines, raws)]
 
 
 def slow_columns(records: list[SlowQueryLine], line_numbers: list[int], raw_lines: list[bytes]) -> dict:
@@ -162,7 +143,9 @@ def slow_columns(records: list[SlowQueryLine], line_numbers: list[int], raw_line
     ok = [o if o is not None else (None if e is None else False) for o, e in zip(ok, err_names)]
     query_hash = [q if q is not None else p for q, p in zip(get("queryHash"), get("planCacheShapeHash"))]
     storage = get("storage")
+    data, waits = _field(storage, "data"), _field(storage, "timeWaitingMicros")
     queues = get("queues")
+    execution, ingress = _field(queues, "execution"), _field(queues, "ingress")
     return {
         "t": [r.t.date for r in records],
         "component": list(map(attrgetter("c"), records)),
@@ -187,18 +170,19 @@ def slow_columns(records: list[SlowQueryLine], line_numbers: list[int], raw_line
         "err_code": get("errCode"),
         "reslen": get("reslen"),
         "write_conflicts": get("writeConflicts"),
-        "lock_wait_micros": _lock_waits(raw_lines, get("locks")),
-        "flow_control_micros": _nested(get("flowControl"), "timeAcquiringMicros"),
-        "cache_wait_micros": _nested(storage, "timeWaitingMicros", "cache"),
-        "schema_lock_wait_micros": _nested(storage, "timeWaitingMicros", "schemaLock"),
-        "handle_lock_wait_micros": _nested(storage, "timeWaitingMicros", "handleLock"),
-        "bytes_read": _nested(storage, "data", "bytesRead"),
-        "read_micros": _nested(storage, "data", "timeReadingMicros"),
-        "bytes_written": _nested(storage, "data", "bytesWritten"),
-        "write_micros": _nested(storage, "data", "timeWritingMicros"),
-        "execution_queued_micros": _nested(queues, "execution", "totalTimeQueuedMicros"),
-        "execution_admissions": _nested(queues, "execution", "admissions"),
-        "ingress_queued_micros": _nested(queues, "ingress", "totalTimeQueuedMicros"),
+        "lock_wait_micros": None,
+        "locks_json": _lock_texts(raw_lines, get("locks")),
+        "flow_control_micros": _field(get("flowControl"), "timeAcquiringMicros"),
+        "cache_wait_micros": _field(waits, "cache"),
+        "schema_lock_wait_micros": _field(waits, "schemaLock"),
+        "handle_lock_wait_micros": _field(waits, "handleLock"),
+        "bytes_read": _field(data, "bytesRead"),
+        "read_micros": _field(data, "timeReadingMicros"),
+        "bytes_written": _field(data, "bytesWritten"),
+        "write_micros": _field(data, "timeWritingMicros"),
+        "execution_queued_micros": _field(execution, "totalTimeQueuedMicros"),
+        "execution_admissions": _field(execution, "admissions"),
+        "ingress_queued_micros": _field(ingress, "totalTimeQueuedMicros"),
         "working_ms": get("workingMillis"),
         "cpu_nanos": get("cpuNanos"),
         "remote": get("remote"),

@@ -52,13 +52,6 @@ class FlowControl(_Struct):
     timeAcquiringMicros: Optional[int] = None
 
 
-class LockResource(_Struct):
-    timeAcquiringMicros: Optional[dict[str, int]] = None
-
-
-LOCKS_TYPE = dict[str, LockResource]
-
-
 class SlowQueryAttr(_Struct):
     """`attr` of id 51803, see LOG-FORMAT.md §2."""
 
@@ -81,8 +74,7 @@ class SlowQueryAttr(_Struct):
     errName: Optional[str] = None
     errCode: Optional[int] = None
     reslen: Optional[int] = None
-    # Summing lock waits needs the nested per-mode maps; keep the bytes and decode
-    # them only on the few lines that waited at all (see json_lines).
+    # Lock waits are summed over resources and modes from the text (columns.py).
     locks: msgspec.Raw = msgspec.Raw(b"")
     flowControl: Optional[FlowControl] = None
     storage: Optional[Storage] = None

@@ -1,15 +1,15 @@
 """`read_logs`: mongod logs (JSON 4.4+ and legacy text) as polars frames.
 
-JSON logs are cut into line-aligned blocks that worker processes decode in
-parallel (msgspec holds the GIL, so threads would not help); small inputs are
-decoded in-process, where starting workers would cost more than it saves.
+JSON logs are cut into line-aligned blocks. With `workers` > 1 worker processes
+decode them in parallel (msgspec holds the GIL, so threads would not help);
+workers are spawned, so a calling script needs the `if __name__ == "__main__":`
+guard, which is why the default is to decode in-process.
 Text logs are decoded in-process whole, since ctime years depend on the lines
 before. Joins that need every file (node names, client drivers) come last.
 """
 
 import datetime as dt
 import multiprocessing
-import os
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Callable
@@ -20,10 +20,6 @@ from . import columns, json_lines, legacy_text, sources
 from .frames import LogFrames
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
-
-# Below this much input, worker start-up (about a second) outweighs the gain.
-PARALLEL_BYTES = 64 << 20
-
 
 def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Slow ops, events and problems of one block of a JSON log (runs in workers)."""
@@ -70,7 +66,7 @@ def read_logs(
     start=None,
     end=None,
     *,
-    workers: int | None = None,
+    workers: int = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> LogFrames:
     """Read mongod logs into `LogFrames` (slow_ops, events, problems).
@@ -78,12 +74,11 @@ def read_logs(
     `paths`: files, directories or archives (one or a list). `start`/`end`
     (datetime or ISO text; naive means UTC) keep operations that overlap the
     window and events inside it. `progress(done_bytes, total_bytes)` is called
-    as input is read. Raises sources.SourceError for a missing path.
+    as input is read. `workers` > 1 decodes JSON blocks in that many processes.
+    Raises sources.SourceError for a missing path.
     """
     found = sources.expand(paths)
     total = sum(s.size for s in found)
-    if workers is None:
-        workers = (os.cpu_count() or 1) if total > PARALLEL_BYTES else 1
     done = 0
 
     def advance(n: int) -> None:
@@ -149,8 +144,8 @@ def _as_utc(value) -> dt.datetime | None:
 def _assemble(found, results, start, end) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
-    slow = pl.concat([r[0] for r in results] or [columns.finish_slow_ops(empty(RAW_SLOW_OPS), "")])
-    evts = pl.concat([r[1] for r in results] or [columns.finish_events(empty(RAW_EVENTS), "")])
+    slow = pl.concat([r[0] for r in results] or [columns.finish_slow_ops(empty(RAW_SLOW_OPS), "")], rechunk=False)
+    evts = pl.concat([r[1] for r in results] or [columns.finish_events(empty(RAW_EVENTS), "")], rechunk=False)
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
     by_file, by_group = _node_names(evts)
@@ -166,9 +161,11 @@ def _assemble(found, results, start, end) -> LogFrames:
     if end is not None:
         slow = slow.filter(pl.col("started") <= end)
         evts = evts.filter(pl.col("ts") <= end)
+    # Rows stay in input order (file by file, line by line): sorting the wide
+    # frame by time would copy it, and callers that merge nodes can sort.
     return LogFrames(
-        slow_ops=slow.sort("ts", "file", "line").select(list(SLOW_OPS)),
-        events=evts.sort("ts", "file", "line").select(list(EVENTS)),
+        slow_ops=slow.select(list(SLOW_OPS)),
+        events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
     )
 
@@ -183,16 +180,21 @@ def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
 
 
 def _with_clients(slow: pl.DataFrame, evts: pl.DataFrame) -> pl.DataFrame:
-    """`client`: the driver a connection announced (id 51800) before the operation."""
+    """`client`: the driver a connection announced (id 51800) before the operation.
+
+    The as-of join runs on a narrow copy (row, ts, keys) so the wide frame is
+    neither sorted nor copied.
+    """
     metadata = (
         evts.filter(pl.col("kind") == "client_metadata", pl.col("driver").is_not_null())
         .select("group", pl.col("ctx").alias("connection"), pl.col("ts").alias("meta_ts"), pl.col("driver").alias("client"))
         .sort("meta_ts")
     )
-    slow = slow.sort("ts")
     if metadata.is_empty() or slow.is_empty():
         return slow.with_columns(client=pl.lit(None, pl.String))
-    return slow.join_asof(
+    keys = slow.select("ts", "group", "connection").with_row_index("row").sort("ts")
+    clients = keys.join_asof(
         metadata, left_on="ts", right_on="meta_ts", by=["group", "connection"], strategy="backward",
         check_sortedness=False,  # sorted on ts just above; the check cannot see through `by`
-    )
+    ).sort("row")["client"]
+    return slow.with_columns(client=clients)

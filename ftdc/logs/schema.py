@@ -9,7 +9,7 @@ UTC_MS = pl.Datetime("ms", "UTC")
 
 # Columns the decoders fill line by line, before the vectorised finishing step
 # (`columns.finish_slow_ops`) derives the rest. `t` is the timestamp text as
-# written (any offset form); `lock_wait_micros` is already summed over resources.
+# written (any offset form).
 RAW_SLOW_OPS = {
     "t": pl.String,
     "component": pl.String,
@@ -37,6 +37,8 @@ RAW_SLOW_OPS = {
     "reslen": pl.Int64,
     "write_conflicts": pl.Int64,
     "lock_wait_micros": pl.Int64,
+    # JSON lines: the `locks` document as text where it holds any wait.
+    "locks_json": pl.String,
     "flow_control_micros": pl.Int64,
     "cache_wait_micros": pl.Int64,
     "schema_lock_wait_micros": pl.Int64,

@@ -1,0 +1,117 @@
+"""Benchmark of the log reader on a ~1 GB JSON log (issue 2).
+
+Builds bench/data/mongod-6.0.11-1GB.log by repeating the decompressed 6.0.11
+sample, then measures side by side, in one process, alternating rounds:
+  floor      read the file and split it into lines
+  json.loads the naive approach: json.loads of every line (results discarded,
+             the cheapest form of it)
+  read_logs  ftdc.read_logs on the same file
+and the peak RSS of read_logs in a fresh subprocess (its own peak plus the peak
+of its worker processes, each counted once per worker: an upper bound).
+
+    python bench/bench_logs.py [--gb 1.0] [--rounds 2]
+"""
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT.parent / "shared" / "samples" / "logs" / "mongod-6.0.11" / "sample-mongod.log.gz"
+DATA = ROOT / "bench" / "data"
+sys.path.insert(0, str(ROOT))
+
+
+def build_log(gigabytes: float) -> Path:
+    target = DATA / f"mongod-6.0.11-{gigabytes:g}GB.log"
+    if target.exists():
+        return target
+    DATA.mkdir(parents=True, exist_ok=True)
+    sample = gzip.decompress(SAMPLE.read_bytes())
+    copies = max(1, round(gigabytes * 1e9 / len(sample)))
+    partial = target.with_suffix(".partial")
+    with open(partial, "wb") as out:
+        for _ in range(copies):
+            out.write(sample)
+    partial.rename(target)
+    return target
+
+
+def floor(path: Path) -> int:
+    with open(path, "rb") as f:
+        return len(f.read().split(b"\n"))
+
+
+def naive_json(path: Path) -> int:
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    loads = json.loads
+    for line in lines:
+        if line:
+            loads(line)
+    return len(lines)
+
+
+def with_read_logs(path: Path) -> int:
+    from ftdc.logs import read_logs
+
+    return read_logs(path).slow_ops.height
+
+
+def timed(fn, path: Path) -> tuple[float, int]:
+    start = time.perf_counter()
+    result = fn(path)
+    return time.perf_counter() - start, result
+
+
+def peak_rss(path: Path) -> dict:
+    """Peak RSS (MB) of read_logs in a fresh interpreter and of its workers."""
+    code = (
+        "import resource, sys, json, os; sys.path.insert(0, sys.argv[2]);"
+        "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1]);"
+        "me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024;"
+        "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024;"
+        "print(json.dumps({'main_mb': me, 'worker_peak_mb': kids, 'workers': os.cpu_count(),"
+        " 'rows': frames.slow_ops.height}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT)], check=True, capture_output=True, text=True)
+    figures = json.loads(out.stdout)
+    figures["upper_bound_mb"] = figures["main_mb"] + figures["worker_peak_mb"] * figures["workers"]
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gb", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    path = build_log(args.gb)
+    size_mb = path.stat().st_size / 1e6
+    print(f"input: {path} ({size_mb:.0f} MB), cpus: {os.cpu_count()}")
+    best: dict[str, float] = {}
+    for round_no in range(1, args.rounds + 1):
+        for name, fn in (("floor", floor), ("json.loads", naive_json), ("read_logs", with_read_logs)):
+            seconds, result = timed(fn, path)
+            best[name] = min(best.get(name, seconds), seconds)
+            print(f"round {round_no} {name:10s} {seconds:7.2f} s  ({size_mb / seconds:6.0f} MB/s)  -> {result}")
+    print(
+        f"best: floor {best['floor']:.2f} s, json.loads {best['json.loads']:.2f} s, read_logs {best['read_logs']:.2f} s"
+    )
+    print(f"read_logs is {best['json.loads'] / best['read_logs']:.2f}x faster than the json.loads loop (target >= 3)")
+    print(f"read_logs takes {best['read_logs'] / best['floor']:.2f}x the floor (target <= 3)")
+    rss = peak_rss(path)
+    print(
+        f"peak RSS: main {rss['main_mb']:.0f} MB, worker peak {rss['worker_peak_mb']:.0f} MB x {rss['workers']}"
+        f" -> at most {rss['upper_bound_mb']:.0f} MB (target < 2048)"
+    )
+    print("self rusage children (this process):", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, "MB")
+
+
+if __name__ == "__main__":
+    main()
