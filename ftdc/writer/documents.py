@@ -15,7 +15,7 @@ TYPE_METADATA = 0
 TYPE_METRIC_CHUNK = 1
 
 # Raw access to one top-level field; Dates come back as exact milliseconds.
-_RAW_MS = CodecOptions(document_class=RawBSONDocument, datetime_conversion=DatetimeConversion.DATETIME_MS)
+RAW_MS = CodecOptions(document_class=RawBSONDocument, datetime_conversion=DatetimeConversion.DATETIME_MS)
 
 Document = Union[bytes, bytearray, memoryview, RawBSONDocument, Mapping]
 
@@ -33,7 +33,7 @@ def to_bson(document: Document) -> bytes:
 
 def root_start_ms(raw: bytes) -> Optional[int]:
     """The root `start` Date (the sample time mongod uses), in ms; None if absent."""
-    value = RawBSONDocument(raw, _RAW_MS).get("start")
+    value = RawBSONDocument(raw, RAW_MS).get("start")
     return int(value) if isinstance(value, DatetimeMS) else None
 
 

@@ -9,19 +9,16 @@ import warnings
 from pathlib import Path
 from typing import Iterator
 
-from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.raw_bson import RawBSONDocument
 
 from .. import _native
 from ..errors import FTDCError, FTDCWarning
-from .documents import TYPE_METADATA, TYPE_METRIC_CHUNK
+from .documents import RAW_MS, TYPE_METADATA, TYPE_METRIC_CHUNK
 
 INTERIM = "metrics.interim"
 INTERIM_TEMP = "metrics.interim.temp"
 # FTDCConfig::kMaxFileUniqifier: archive files started within one second.
 MAX_UNIQUIFIER = 65000
-
-_RAW_MS = CodecOptions(document_class=RawBSONDocument, datetime_conversion=DatetimeConversion.DATETIME_MS)
 
 
 def archive_path(directory: Path, date_ms: int) -> Path:
@@ -52,7 +49,7 @@ def _documents(data: bytes) -> Iterator[RawBSONDocument]:
         (length,) = struct.unpack_from("<i", data, pos)
         if length < 5 or pos + length > len(data):
             return
-        yield RawBSONDocument(data[pos : pos + length], _RAW_MS)
+        yield RawBSONDocument(data[pos : pos + length], RAW_MS)
         pos += length
 
 
