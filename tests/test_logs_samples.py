@@ -72,7 +72,7 @@ def test_storage_waits_6011(frames):
 def test_client_from_metadata_6011(frames):
     slow = frames[SAMPLES[0]].slow_ops
     events = frames[SAMPLES[0]].events
-    # conn22 announces PyMongo, then (after the restart) the Go driver: the op takes the latest before it.
+    # conn22 announces PyMongo, then (a later connection with the same id) the Go driver: the op takes the latest before it.
     metas = events.filter(pl.col("kind") == "client_metadata", pl.col("ctx") == "conn22")
     assert metas["driver"].to_list() == ["PyMongo 4.3.2", "mongo-go-driver v1.8.3"]
     meta = metas.row(1, named=True)

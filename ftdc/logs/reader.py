@@ -105,30 +105,39 @@ def read_logs(
 
 def _submit_source(source: sources.LogSource, executor, advance):
     problems = ProblemLog(source.name)
-    chunks = sources.read_chunks(source, advance)
-    blocks = sources.line_blocks(chunks)
+    cuts: list[str] = []
+    blocks = sources.line_blocks(sources.read_chunks_until_cut(source, advance, cuts.append))
     next_line = 1
     try:
         first = next(blocks, b"")
         if not sources.is_json_log(first[:65536]):
             data = first + b"".join(blocks)
             yield executor.submit(decode_text_source, source, data)
-            return
-        block = first
-        while block:
-            yield executor.submit(decode_json_block, source.name, block, next_line)
-            next_line += block.count(b"\n")
-            block = next(blocks, b"")
-    except sources.TruncatedGzip as exc:
-        problems.add(next_line, str(exc), None)
+            next_line += data.count(b"\n")
+        else:
+            block = first
+            while block:
+                yield executor.submit(decode_json_block, source.name, block, next_line)
+                next_line += block.count(b"\n")
+                block = next(blocks, b"")
     except OSError as exc:
         problems.add(None, f"cannot read: {exc}", None)
+    for cut in cuts:
+        problems.add(next_line, cut, None)
     if problems.lines:
         yield executor.submit(_only_problems, problems)
 
 
 def _only_problems(problems: ProblemLog):
-    return empty(SLOW_OPS), empty(EVENTS), problems.frame()
+    return _no_slow_ops(), _no_events(), problems.frame()
+
+
+def _no_slow_ops() -> pl.DataFrame:
+    return columns.finish_slow_ops(empty(RAW_SLOW_OPS), "")
+
+
+def _no_events() -> pl.DataFrame:
+    return columns.finish_events(empty(RAW_EVENTS), "")
 
 
 def _as_utc(value) -> dt.datetime | None:
@@ -144,8 +153,8 @@ def _as_utc(value) -> dt.datetime | None:
 def _assemble(found, results, start, end) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
-    slow = pl.concat([r[0] for r in results] or [columns.finish_slow_ops(empty(RAW_SLOW_OPS), "")], rechunk=False)
-    evts = pl.concat([r[1] for r in results] or [columns.finish_events(empty(RAW_EVENTS), "")], rechunk=False)
+    slow = pl.concat([r[0] for r in results] or [_no_slow_ops()], rechunk=False)
+    evts = pl.concat([r[1] for r in results] or [_no_events()], rechunk=False)
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
     by_file, by_group = _node_names(evts)

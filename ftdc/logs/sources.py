@@ -42,6 +42,18 @@ class TruncatedGzip(Exception):
     """The gzip stream ended before its end marker; the data read so far is valid."""
 
 
+def read_chunks_until_cut(source: LogSource, on_bytes, on_cut: Callable[[str], None]) -> Iterator[bytes]:
+    """read_chunks, ending quietly at a cut gzip stream after reporting it to `on_cut`.
+
+    Everything decompressed before the cut still reaches the caller, so the lines
+    before it are decoded and only the last, partial line is a problem.
+    """
+    try:
+        yield from read_chunks(source, on_bytes)
+    except TruncatedGzip as exc:
+        on_cut(str(exc))
+
+
 def expand(paths) -> list[LogSource]:
     """LogSources for files, directories and archives, in a stable order."""
     if isinstance(paths, (str, os.PathLike)):

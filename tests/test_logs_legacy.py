@@ -1,0 +1,94 @@
+"""Legacy text logs (2.2-4.2): no slow operation lost, fields, years and offsets."""
+
+import datetime as dt
+import re
+
+import polars as pl
+import pytest
+
+from ftdc.logs import read_logs
+
+UTC = dt.timezone.utc
+# Independent count: a line whose text after the [context] starts with an
+# operation verb and ends in a duration.
+SLOW_LINE = re.compile(r"\] (?:command|query|update|remove|insert|getmore) \S+ .*\d+ms\s*$")
+
+
+@pytest.fixture(scope="module")
+def legacy(log_samples):
+    return log_samples / "legacy-text"
+
+
+@pytest.fixture(scope="module")
+def frames(legacy):
+    return read_logs(legacy)
+
+
+def test_no_slow_operation_lost(legacy, frames):
+    counted = {}
+    for path in sorted(legacy.glob("*.log")):
+        text = path.read_text(errors="replace")
+        counted[str(path)] = sum(1 for line in text.splitlines() if SLOW_LINE.search(line))
+    got = dict(frames.slow_ops.group_by("file").len().iter_rows())
+    assert {f: n for f, n in counted.items() if n} == got
+    assert sum(counted.values()) > 3000
+
+
+def test_every_line_accounted_for(legacy, frames):
+    lines = sum(len(p.read_text(errors="replace").splitlines()) for p in legacy.glob("*.log"))
+    assert frames.slow_ops.height + frames.events.height + frames.problems.height == lines
+
+
+def test_42_offset_converted_to_utc(frames):
+    # 4.0.10: "2019-06-18T11:59:16.516+0100 I COMMAND  [conn1] command admin.$cmd ... profile ... 0ms"
+    row = frames.slow_ops.filter(pl.col("file").str.ends_with("mongod_4.0.10_storagestats.log")).row(0, named=True)
+    assert row["ts"] == dt.datetime(2019, 6, 18, 10, 59, 16, 516000, tzinfo=UTC)
+    assert (row["component"], row["command"], row["ns"], row["app_name"]) == ("COMMAND", "profile", "admin.$cmd", "MongoDB Shell")
+    assert (row["num_yields"], row["reslen"], row["duration_ms"]) == (0, 79, 0)
+
+
+def test_collscan_query_24(frames):
+    # "Wed Mar  5 17:14:57.407 [conn4] query test.docs query: { query: { foo: 33.0 }, orderby: { foo: -1.0 } }
+    #  ... nscanned:100000 ... nreturned:1 reslen:68 29ms"
+    rows = frames.slow_ops.filter(pl.col("file").str.ends_with("collscans.log"), pl.col("op_type") == "query")
+    row = rows.row(0, named=True)
+    assert (row["command"], row["ns"], row["duration_ms"], row["keys_examined"], row["nreturned"]) == ("find", "test.docs", 29, 100000, 1)
+    assert row["shape"] == '{"filter":{"foo":1},"sort":{"foo":1}}'
+    assert row["started"] == row["ts"] - dt.timedelta(milliseconds=29)
+    assert (row["ts"].month, row["ts"].day, row["ts"].hour) == (3, 5, 17)
+    assert dt.date(row["ts"].year, 3, 5).weekday() == 2  # printed "Wed"
+
+
+def test_write_lines_and_plans_40(frames):
+    slow = frames.slow_ops.filter(pl.col("file").str.ends_with("mongod_4.0.10_slowoplogs.log"))
+    writes = slow.filter(pl.col("component") == "WRITE")
+    assert writes.height > 0 and writes["write_statement"].all()
+    assert set(writes["op_type"]) <= {"update", "remove", "insert"}
+    update = writes.filter(pl.col("op_type") == "update").row(0, named=True)
+    # q: { _id: { id: UUID("..."), uid: BinData(0, ...) } }
+    assert update["plan_kind"] == "IDHACK" and update["shape"] == '{"q":{"_id":{"id":1,"uid":1}}}'
+
+
+def test_year_rollover(frames):
+    events = frames.events.filter(pl.col("file").str.ends_with("year_rollover.log"))
+    years = events["ts"].dt.year()
+    assert years.n_unique() == 2
+    first, last = events["ts"][0], events["ts"][-1]
+    assert (first.month, first.day) == (12, 30) and last.year == first.year + 1
+    assert dt.date(first.year, 12, 30).weekday() == 0  # printed "Mon Dec 30"
+    assert events["ts"].is_sorted()
+
+
+def test_ctime_306_severity(frames):
+    row = frames.slow_ops.filter(pl.col("file").str.ends_with("mongod_306_ctime.log")).row(0, named=True)
+    assert (row["component"], row["op_type"], row["command"], row["duration_ms"]) == ("QUERY", "getmore", "getMore", 220)
+    assert (row["num_yields"], row["nreturned"]) == (202, 10024)
+
+
+def test_events_typed(frames):
+    events = frames.events
+    accepted = events.filter(pl.col("kind") == "connection_accepted")
+    assert accepted.height > 0 and accepted["connection_count"].null_count() == 0
+    checkpoints = events.filter(pl.col("kind") == "checkpoint", pl.col("duration_ms").is_not_null())
+    assert sorted(checkpoints["duration_ms"].to_list())[:2] == [7000, 8000]
+    assert events.filter(pl.col("kind") == "startup")["node"].drop_nulls().len() > 0
