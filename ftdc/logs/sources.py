@@ -183,8 +183,9 @@ def _gunzip(first: bytes, handle, on_bytes) -> Iterator[bytes]:
         raise TruncatedGzip("gzip stream ends before its end marker")
 
 
-def line_blocks(chunks: Iterator[bytes], block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+def line_blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
     """Regroup byte chunks into blocks that end at a line boundary (the last may not)."""
+    block_bytes = BLOCK_BYTES  # read at call time, so tests can make blocks small
     pending: list[bytes] = []
     size = 0
     for chunk in chunks:

@@ -1,0 +1,80 @@
+"""Inputs: multi-member gzip, rotated sets, directories, tar archives of several nodes."""
+
+import gzip
+import io
+import tarfile
+
+import polars as pl
+import pytest
+
+from ftdc.logs import SourceError, read_logs
+
+SAMPLE = "mongod-6.0.11/sample-mongod.log.gz"
+
+
+@pytest.fixture(scope="module")
+def sample_lines(log_samples):
+    return gzip.decompress((log_samples / SAMPLE).read_bytes()).splitlines(keepends=True)
+
+
+def test_multi_member_gzip_equals_plain(tmp_path, sample_lines):
+    half = len(sample_lines) // 2
+    members = gzip.compress(b"".join(sample_lines[:half])) + gzip.compress(b"".join(sample_lines[half:]))
+    (tmp_path / "multi.log.gz").write_bytes(members)
+    (tmp_path / "plain.log").write_bytes(b"".join(sample_lines))
+    multi, plain = read_logs(tmp_path / "multi.log.gz"), read_logs(tmp_path / "plain.log")
+    assert multi.slow_ops.height == plain.slow_ops.height == 27429
+    assert multi.slow_ops.drop("file").equals(plain.slow_ops.drop("file"))
+
+
+def test_rotated_set_in_directory(tmp_path, sample_lines):
+    # The live file holds the later lines; its node comes from the rotated file's start-up line.
+    half = len(sample_lines) // 2
+    (tmp_path / "mongod.log.2023-09-23T20-26-00").write_bytes(b"".join(sample_lines[:half]))
+    (tmp_path / "mongod.log").write_bytes(b"".join(sample_lines[half:]))
+    frames = read_logs(tmp_path)
+    files = frames.slow_ops["file"].unique(maintain_order=True).to_list()
+    assert [f.rsplit("/", 1)[1] for f in files] == ["mongod.log.2023-09-23T20-26-00", "mongod.log"]
+    assert frames.slow_ops.height == 27429
+    assert frames.slow_ops["node"].unique().to_list() == ["demo.simagix.com:27017"]
+    live = frames.slow_ops.filter(pl.col("file").str.ends_with("/mongod.log"))
+    assert live["line"].min() == 1
+
+
+def test_tar_of_two_nodes(tmp_path, log_samples):
+    archive = tmp_path / "logs.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(log_samples / SAMPLE, arcname="node1/mongod.log.gz")
+        atlas = next((log_samples / "atlas-8.0.12").glob("*.gz"))
+        tar.add(atlas, arcname="node2/mongod.log.gz")
+    frames = read_logs(archive)
+    counts = dict(frames.slow_ops.group_by("node").len().iter_rows())
+    assert counts == {"demo.simagix.com:27017": 27429, "atlas-o3y5yd-shard-00-00.ufghn.mongodb.net:27017": 43}
+    assert all("!node" in f for f in frames.slow_ops["file"].unique())
+
+
+def test_missing_path_raises_source_error(tmp_path):
+    with pytest.raises(SourceError, match="no such file"):
+        read_logs(tmp_path / "absent.log")
+
+
+def test_empty_inputs(tmp_path):
+    (tmp_path / "empty.log").write_bytes(b"")
+    frames = read_logs(tmp_path / "empty.log")
+    assert frames.slow_ops.is_empty() and frames.events.is_empty() and frames.problems.is_empty()
+    assert frames.slow_ops.schema["ts"] == pl.Datetime("ms", "UTC")
+
+
+def test_parallel_workers_match_in_process(tmp_path, sample_lines):
+    path = tmp_path / "mongod.log"
+    path.write_bytes(b"".join(sample_lines))
+    from ftdc.logs import sources
+
+    old = sources.BLOCK_BYTES
+    sources.BLOCK_BYTES = 1 << 20  # several blocks from a small file
+    try:
+        one, two = read_logs(path), read_logs(path, workers=2)
+    finally:
+        sources.BLOCK_BYTES = old
+    assert one.slow_ops.equals(two.slow_ops) and one.events.equals(two.events)
+    assert one.slow_ops["line"].is_sorted() and one.slow_ops["line"].max() > 20000
