@@ -191,7 +191,6 @@ def test_empty_file_alone_is_an_error(tmp_path):
         ftdc.read_ftdc(path)
 
 
-@pytest.mark.xfail(strict=True, reason="read_ftdc skips an empty file in a directory silently; it should warn")
 def test_empty_file_beside_intact_ones(ftdc_file):
     total = total_samples(ftdc_file)
     empty = ftdc_file.parent / "metrics.2024-01-02T00-00-00Z-00000"

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use crate::chunk::{parse_header, Inflater};
-use crate::decode::Source;
-use crate::file::{read_documents, Document, TYPE_METRIC_CHUNK};
+use crate::decode::{documents_of, Source};
+use crate::file::{Document, TYPE_METRIC_CHUNK};
 use crate::metrics::{metric_names, metric_values, KIND_DATE};
 use crate::varint::DeltaReader;
 
@@ -98,15 +98,7 @@ fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NameCache) ->
 }
 
 pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
-    let mut problems = Vec::new();
-    let documents: Vec<Vec<Document>> = sources
-        .iter()
-        .map(|s| {
-            let (docs, file_problems) = read_documents(&s.bytes);
-            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
-            docs
-        })
-        .collect();
+    let (documents, mut problems) = documents_of(sources);
     let wanted: Vec<(usize, &Document)> = documents
         .iter()
         .enumerate()

@@ -10,8 +10,10 @@ use crate::bson::{document_len, read_u32};
 /// zlib cannot expand input by more than about 1032:1, so a declared
 /// length beyond that is a lie and is never allocated.
 const MAX_INFLATE_RATIO: usize = 1032;
-/// Far above the 300-sample default; a larger deltaCount means corruption.
-pub const MAX_DELTA_COUNT: u32 = 1_000_000;
+/// Zero runs let a few bytes claim any number of samples, so a chunk may
+/// hold at most this many values (metricCount x samples): about 15 times the
+/// largest real chunk (8.0: 3479 metrics x 300 samples).
+pub const MAX_CHUNK_VALUES: u64 = 16_000_000;
 
 /// Process-wide counters, read by tests that prove chunks were skipped.
 pub static CHUNKS_INFLATED: AtomicU64 = AtomicU64::new(0);
@@ -131,8 +133,12 @@ pub fn parse_header(payload: &[u8]) -> Result<Header, ChunkError> {
     let ref_len = document_len(payload, 0).map_err(|e| err(e.offset, format!("reference document: {}", e.message)))?;
     let metric_count = read_u32(payload, ref_len).ok_or_else(|| err(ref_len, "metricCount missing after the reference document"))?;
     let delta_count = read_u32(payload, ref_len + 4).ok_or_else(|| err(ref_len + 4, "deltaCount missing"))?;
-    if delta_count > MAX_DELTA_COUNT {
-        return Err(err(ref_len + 4, format!("deltaCount {delta_count} is implausible")));
+    let values = metric_count as u64 * (delta_count as u64 + 1);
+    if values > MAX_CHUNK_VALUES {
+        return Err(err(
+            ref_len,
+            format!("{metric_count} metrics x {} samples is implausible (mongod writes up to 300 samples per chunk)", delta_count as u64 + 1),
+        ));
     }
     let header = Header { ref_len, metric_count, delta_count };
     // Zero runs can cover any number of deltas in two bytes, so the stream
@@ -168,6 +174,18 @@ mod tests {
         let mut partial = Inflater::new(&data).unwrap();
         partial.fill_to(100).unwrap();
         assert!(partial.out.len() >= 100 && partial.out.len() < 5000);
+    }
+
+    #[test]
+    fn implausible_counts_are_refused_before_allocating() {
+        let mut payload = vec![5, 0, 0, 0, 0];
+        payload.extend_from_slice(&3479u32.to_le_bytes());
+        payload.extend_from_slice(&1_000_000u32.to_le_bytes());
+        payload.extend_from_slice(&[0, 0xff, 0xff, 0x3f]);
+        assert!(parse_header(&payload).unwrap_err().message.contains("implausible"));
+        payload[5..9].copy_from_slice(&3479u32.to_le_bytes());
+        payload[9..13].copy_from_slice(&299u32.to_le_bytes());
+        assert_eq!(parse_header(&payload).unwrap().samples(), 300);
     }
 
     #[test]

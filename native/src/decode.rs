@@ -38,6 +38,24 @@ pub struct Options {
     pub time_field: String,
 }
 
+/// The documents of every source, and a problem line for each damaged
+/// region or empty file ("file: offset N: message").
+pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
+    let mut problems = Vec::new();
+    let docs = sources
+        .iter()
+        .map(|s| {
+            let (docs, file_problems) = read_documents(&s.bytes);
+            if docs.is_empty() && file_problems.is_empty() {
+                problems.push(format!("{}: empty file, no FTDC documents", s.name));
+            }
+            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
+            docs
+        })
+        .collect();
+    (docs, problems)
+}
+
 /// The metrics of one distinct reference-document structure.
 pub struct Layout {
     pub names: Vec<String>,
@@ -271,15 +289,7 @@ unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
 pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
-    let mut problems = Vec::new();
-    let docs: Vec<Vec<Document>> = sources
-        .iter()
-        .map(|s| {
-            let (docs, file_problems) = read_documents(&s.bytes);
-            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
-            docs
-        })
-        .collect();
+    let (docs, mut problems) = documents_of(&sources);
     let refs = chunk_refs(&docs, opts.start, opts.end);
     let documents = docs.iter().map(Vec::len).sum();
 
