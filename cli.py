@@ -162,6 +162,34 @@ def export(
     err.print(f"wrote {rows:,} rows to {out_file}")
 
 
+@app.command()
+def logs(
+    paths: List[Path] = typer.Argument(..., help="mongod log files, directories or .tar/.tar.gz archives"),
+    start: Optional[str] = typer.Option(None, help="keep operations running at or after this time (ISO-8601, UTC if no offset)"),
+    end: Optional[str] = typer.Option(None, help="keep operations that started at or before this time"),
+    top: int = typer.Option(20, help="number of query shapes to show"),
+    sort: str = typer.Option("total", help="order by: total, p95 or count"),
+    fmt: str = typer.Option("table", "--format", help="table, json or csv"),
+) -> None:
+    """Top slow-query shapes of mongod logs (JSON 4.4+ or text 2.2-4.2), COLLSCAN shapes marked."""
+    from ftdc.logs import report
+
+    if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS:
+        err.print("error: --sort must be total, p95 or count; --format table, json or csv", markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    with user_errors():
+        with Progress(TextColumn("reading logs"), BarColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+            task = bar.add_task("logs", total=None)
+            frames = ftdc.read_logs(
+                paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)
+            )
+        summary = ftdc.summarize_queries(frames.slow_ops, sort=sort).head(top)
+    if fmt == "table":
+        out.print(report.render_table(summary, frames.problems.height))
+    else:
+        typer.echo(report.render_text(summary, fmt))
+
+
 def main() -> None:
     app()
 

@@ -8,6 +8,7 @@ chunks, int64 columns) -> `frames` (polars) -> `reader`/`scan`/`export`/
 from .catalog import list_metrics, read_catalog
 from .errors import FTDCError, FTDCWarning
 from .export import to_csv, to_parquet
+from .logs import LogFrames, read_logs, summarize_queries
 from .metadata import Metadata, NodeInfo, read_metadata
 from .reader import read_ftdc
 from .scan import scan_ftdc
@@ -15,13 +16,16 @@ from .scan import scan_ftdc
 __all__ = [
     "FTDCError",
     "FTDCWarning",
+    "LogFrames",
     "Metadata",
     "NodeInfo",
     "list_metrics",
     "read_catalog",
     "read_ftdc",
+    "read_logs",
     "read_metadata",
     "scan_ftdc",
+    "summarize_queries",
     "to_csv",
     "to_parquet",
 ]

@@ -3,13 +3,15 @@
 JSON logs are cut into line-aligned blocks. With `workers` > 1 worker processes
 decode them in parallel (msgspec holds the GIL, so threads would not help);
 workers are spawned, so a calling script needs the `if __name__ == "__main__":`
-guard, which is why the default is to decode in-process.
+guard, which is why the default is to decode in-process. `workers=None` picks
+the CPU count for inputs over PARALLEL_BYTES (what the CLI uses).
 Text logs are decoded in-process whole, since ctime years depend on the lines
 before. Joins that need every file (node names, client drivers) come last.
 """
 
 import datetime as dt
 import multiprocessing
+import os
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Callable
@@ -20,6 +22,9 @@ from . import columns, json_lines, legacy_text, sources
 from .frames import LogFrames
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
+# Below this much input, starting workers (about a second) costs more than it saves.
+PARALLEL_BYTES = 64 << 20
+
 
 def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Slow ops, events and problems of one block of a JSON log (runs in workers)."""
@@ -66,7 +71,7 @@ def read_logs(
     start=None,
     end=None,
     *,
-    workers: int = 1,
+    workers: int | None = 1,
     progress: Callable[[int, int], None] | None = None,
 ) -> LogFrames:
     """Read mongod logs into `LogFrames` (slow_ops, events, problems).
@@ -74,11 +79,14 @@ def read_logs(
     `paths`: files, directories or archives (one or a list). `start`/`end`
     (datetime or ISO text; naive means UTC) keep operations that overlap the
     window and events inside it. `progress(done_bytes, total_bytes)` is called
-    as input is read. `workers` > 1 decodes JSON blocks in that many processes.
+    as input is read. `workers` > 1 decodes JSON blocks in that many processes;
+    None chooses by input size.
     Raises sources.SourceError for a missing path.
     """
     found = sources.expand(paths)
     total = sum(s.size for s in found)
+    if workers is None:
+        workers = (os.cpu_count() or 1) if total > PARALLEL_BYTES else 1
     done = 0
 
     def advance(n: int) -> None:

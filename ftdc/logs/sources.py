@@ -23,8 +23,8 @@ _ROTATED = re.compile(r"^(?P<stem>.*?\.log)(?:\.(?P<suffix>.+?))?(?:\.gz)?$")
 _SKIP_DIRS = {"diagnostic.data"}
 
 
-class SourceError(Exception):
-    """A path that does not exist or cannot be read at all."""
+class SourceError(FileNotFoundError):
+    """A path that does not exist."""
 
 
 @dataclass
