@@ -73,13 +73,15 @@ def spread(names: list[str], n: int) -> list[str]:
 
 
 def peak_rss_mb(directory: Path, metrics: list[str]) -> float:
+    # VmHWM, not ru_maxrss: Linux carries the forking parent's peak into the
+    # child's ru_maxrss across exec, which would report this process's peak.
     code = (
-        "import resource, sys, ftdc, json;"
+        "import sys, ftdc, json;"
         f"f = ftdc.read_ftdc({str(directory)!r}, metrics=json.loads(sys.argv[1]));"
-        "print(f.height, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
     )
     out = subprocess.run([sys.executable, "-c", code, json.dumps(metrics)], capture_output=True, text=True, check=True, cwd=ROOT)
-    return int(out.stdout.split()[1]) / 1024
+    return int(out.stdout) / 1024
 
 
 def main() -> None:
