@@ -5,7 +5,8 @@ sample, then measures side by side, in one process, alternating rounds:
   floor      read the file and split it into lines
   json.loads the naive approach: json.loads of every line (results discarded,
              the cheapest form of it)
-  read_logs  ftdc.read_logs on the same file
+  read_logs  ftdc.read_logs on the same file, in-process
+  read_logs/w  the same with workers=None (one worker process per CPU)
 and the peak RSS of read_logs in a fresh subprocess (its own peak plus the peak
 of its worker processes, each counted once per worker: an upper bound).
 
@@ -16,7 +17,6 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -64,6 +64,12 @@ def with_read_logs(path: Path) -> int:
     return read_logs(path).slow_ops.height
 
 
+def with_read_logs_workers(path: Path) -> int:
+    from ftdc.logs import read_logs
+
+    return read_logs(path, workers=None).slow_ops.height  # one worker per CPU above 64 MB
+
+
 def timed(fn, path: Path) -> tuple[float, int]:
     start = time.perf_counter()
     result = fn(path)
@@ -73,8 +79,9 @@ def timed(fn, path: Path) -> tuple[float, int]:
 def peak_rss(path: Path) -> dict:
     """Peak RSS (MB) of read_logs in a fresh interpreter and of its workers."""
     code = (
-        "import resource, sys, json, os; sys.path.insert(0, sys.argv[2]);"
-        "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1]);"
+        "if __name__ == '__main__':\n"
+        " import resource, sys, json, os; sys.path.insert(0, sys.argv[2]);"
+        "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1], workers=None);"
         "me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024;"
         "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024;"
         "print(json.dumps({'main_mb': me, 'worker_peak_mb': kids, 'workers': os.cpu_count(),"
@@ -96,21 +103,24 @@ def main() -> None:
     print(f"input: {path} ({size_mb:.0f} MB), cpus: {os.cpu_count()}")
     best: dict[str, float] = {}
     for round_no in range(1, args.rounds + 1):
-        for name, fn in (("floor", floor), ("json.loads", naive_json), ("read_logs", with_read_logs)):
+        for name, fn in (
+            ("floor", floor),
+            ("json.loads", naive_json),
+            ("read_logs", with_read_logs),
+            ("read_logs/w", with_read_logs_workers),
+        ):
             seconds, result = timed(fn, path)
             best[name] = min(best.get(name, seconds), seconds)
             print(f"round {round_no} {name:10s} {seconds:7.2f} s  ({size_mb / seconds:6.0f} MB/s)  -> {result}")
-    print(
-        f"best: floor {best['floor']:.2f} s, json.loads {best['json.loads']:.2f} s, read_logs {best['read_logs']:.2f} s"
-    )
-    print(f"read_logs is {best['json.loads'] / best['read_logs']:.2f}x faster than the json.loads loop (target >= 3)")
-    print(f"read_logs takes {best['read_logs'] / best['floor']:.2f}x the floor (target <= 3)")
+    print(", ".join(f"{name} {seconds:.2f} s" for name, seconds in best.items()))
+    for name in ("read_logs", "read_logs/w"):
+        print(f"{name}: {best['json.loads'] / best[name]:.2f}x faster than the json.loads loop (target >= 3),"
+              f" {best[name] / best['floor']:.2f}x the floor (target <= 3)")
     rss = peak_rss(path)
     print(
         f"peak RSS: main {rss['main_mb']:.0f} MB, worker peak {rss['worker_peak_mb']:.0f} MB x {rss['workers']}"
         f" -> at most {rss['upper_bound_mb']:.0f} MB (target < 2048)"
     )
-    print("self rusage children (this process):", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, "MB")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """Inputs: multi-member gzip, rotated sets, directories, tar archives of several nodes."""
 
 import gzip
-import io
 import tarfile
 
 import polars as pl

@@ -120,7 +120,7 @@ _TEXT_RULES = [
 _APP_NAME = re.compile(r"application: \{ name: \"([^\"]*)\"")
 
 
-def text_values(component: str | None, text: str) -> tuple:
+def text_values(text: str) -> tuple:
     """Typed columns of a legacy text line (everything after the context)."""
     duration = count = remote = driver = app = new_state = old_state = version = host = None
     kind = "other"

@@ -12,7 +12,7 @@ from typing import Optional
 import msgspec
 
 
-class _Struct(msgspec.Struct, gc=False, omit_defaults=True):
+class _Struct(msgspec.Struct, gc=False):
     pass
 
 

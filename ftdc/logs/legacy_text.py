@@ -132,7 +132,7 @@ def decode_text(text: str, problems: ProblemLog, year_hint: int) -> tuple[dict, 
             for name in RAW_SLOW_OPS:
                 slow[name].append(row.get(name))
         else:
-            values = dict(zip(events.TYPED_COLUMNS, events.text_values(component, body)))
+            values = dict(zip(events.TYPED_COLUMNS, events.text_values(body)))
             values.update(t=ts, severity=m.group("sev"), component=component, id=None,
                           ctx=m.group("ctx"), msg=body, line=number)
             for name in RAW_EVENTS:
@@ -148,7 +148,7 @@ def slow_op_row(op: re.Match, component: str | None) -> dict:
         "op_type": verb,
         "ns": op.group("ns"),
         "duration_ms": int(op.group("ms")),
-        "command_name": _command_name(verb, body, component),
+        "command_name": _command_name(verb, body),
     }
     if (m := _APP_NAME.search(body)) is not None:
         row["app_name"] = m.group(1)
@@ -176,7 +176,7 @@ def slow_op_row(op: re.Match, component: str | None) -> dict:
     return row
 
 
-def _command_name(verb: str, body: str, component: str | None) -> str:
+def _command_name(verb: str, body: str) -> str:
     if verb == "command":
         m = _COMMAND_NAME.search(body) or _FIRST_KEY.search(body)
         return m.group(1) if m else "command"
