@@ -77,12 +77,17 @@ def timed(fn, path: Path) -> tuple[float, int]:
 
 
 def peak_rss(path: Path) -> dict:
-    """Peak RSS (MB) of read_logs in a fresh interpreter and of its workers."""
+    """Peak RSS (MB) of read_logs in a fresh interpreter and of its workers.
+
+    The workers' figure comes from ru_maxrss and so may include their parent's
+    size at fork time: an upper bound.
+    """
     code = (
         "if __name__ == '__main__':\n"
         " import resource, sys, json, os; sys.path.insert(0, sys.argv[2]);"
         "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1], workers=None);"
-        "me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024;"
+        # VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's peak.
+        "me = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
         "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024;"
         "print(json.dumps({'main_mb': me, 'worker_peak_mb': kids, 'workers': os.cpu_count(),"
         " 'rows': frames.slow_ops.height}))"
