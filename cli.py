@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, Optional
 
-import click
 import polars as pl
 import typer
 from rich.console import Console
@@ -33,7 +32,7 @@ err = Console(stderr=True)
 class DefaultToSummary(TyperGroup):
     """`ftdc-analyze PATH` means `ftdc-analyze summary PATH`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if args and not args[0].startswith("-") and args[0] not in self.commands:
             args = ["summary", *args]
         return super().parse_args(ctx, args)
