@@ -85,12 +85,12 @@ def render_overview(view: Overview) -> Table:
     table.add_column(style="bold")
     table.add_column()
     rows = [
-        ("node", node.address or "unknown (no metadata document)"),
+        ("node", node.address or "unknown"),
         ("version", node.version or "-"),
         ("replica set", node.replica_set or "-"),
         ("host", f"{node.os or '-'}, {node.cpus or '-'} cores, {node.memory_mb or '-'} MB"),
         ("storage", f"{node.storage_engine or '-'}, cacheSizeGB {node.cache_size_gb if node.cache_size_gb is not None else 'default'}"),
-        ("time range", f"{view.first} .. {view.last}" + (f" ({_duration((view.last - view.first).total_seconds())})" if view.first else "")),
+        ("time range", f"{view.first} .. {view.last} ({_duration((view.last - view.first).total_seconds())})" if view.first else "-"),
         ("samples", f"{view.samples:,} in {view.files} file(s)"),
         ("sampling period", _periods(view.periods_ms)),
         ("metrics", f"{view.metrics:,}"),
@@ -113,11 +113,12 @@ def render_overview(view: Overview) -> Table:
 def summary(
     path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+    time_field: str = typer.Option("start", help="root Date field holding the sample time (files not written by mongod)"),
 ) -> None:
     """Summarise the node and the FTDC data: version, time range, periods, gaps, restarts."""
     with user_errors():
         with err.status("reading FTDC"):
-            view = overview(path)
+            view = overview(path, time_field=time_field)
     if as_json:
         out.print_json(json.dumps(view.to_dict(), default=str))
     else:

@@ -68,7 +68,8 @@ def find_gaps(times: pl.Series) -> list[Gap]:
     before = pl.col("step").shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
     after = pl.col("step").reverse().shift(1).rolling_median(PERIOD_WINDOW, min_samples=1).reverse()
     frame = frame.with_columns(period=pl.max_horizontal(before, after))
-    found = frame.filter(pl.col("step") > GAP_PERIODS * pl.col("period"))
+    # Repeated timestamps (period 0) say nothing about the sampling period.
+    found = frame.filter(pl.col("period") > 0, pl.col("step") > GAP_PERIODS * pl.col("period"))
     return [
         Gap(start=row["t"] - dt.timedelta(milliseconds=row["step"]), end=row["t"], seconds=row["step"] / 1000)
         for row in found.iter_rows(named=True)
@@ -92,10 +93,10 @@ def schema_changes(catalog: Catalog) -> int:
     return int((layouts.diff().fill_null(0) != 0).sum())
 
 
-def overview(path: PathArg) -> Overview:
+def overview(path: PathArg, *, time_field: str = TIME_COLUMN) -> Overview:
     files = resolve(path)
-    catalog = catalog_files(files)
-    frame = decode_files(files, [PID, UPTIME])
+    catalog = catalog_files(files, time_field)
+    frame = decode_files(files, [PID, UPTIME], time_field=time_field)
     times = frame[TIME_COLUMN]
     return Overview(
         node=catalog_metadata(catalog).node,

@@ -36,22 +36,33 @@ def _frames(
     return schema, frames()
 
 
-def to_parquet(
-    path: PathArg,
-    out: str | Path,
-    metrics: Metrics = None,
-    start: TimeArg = None,
-    end: TimeArg = None,
-    *,
-    time_field: str = TIME_COLUMN,
-    budget: int = DEFAULT_BUDGET,
-    progress: Optional[Progress] = None,
-) -> int:
+def _export(write: Callable[[str | Path, dict[str, pl.DataType], Iterator[pl.DataFrame]], int]) -> Callable[..., int]:
+    """An exporter with the common signature, around a `write(schema, frames) -> rows`."""
+
+    def export(
+        path: PathArg,
+        out: str | Path,
+        metrics: Metrics = None,
+        start: TimeArg = None,
+        end: TimeArg = None,
+        *,
+        time_field: str = TIME_COLUMN,
+        budget: int = DEFAULT_BUDGET,
+        progress: Optional[Progress] = None,
+    ) -> int:
+        schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
+        return write(out, schema, frames)
+
+    export.__name__ = write.__name__.lstrip("_")
+    export.__doc__ = write.__doc__
+    return export
+
+
+def _to_parquet(out: str | Path, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
     """Write the samples of `path` to `out` (zstd Parquet), one row group per
     time window, so memory stays near `budget` int64 values whatever the
     directory size. Returns the number of rows; `progress(done, total)` is
     called after each window."""
-    schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
     rows = 0
     with pq.ParquetWriter(str(out), pl.DataFrame(schema=schema).to_arrow().schema, compression="zstd") as writer:
         for frame in frames:
@@ -60,19 +71,8 @@ def to_parquet(
     return rows
 
 
-def to_csv(
-    path: PathArg,
-    out: str | Path,
-    metrics: Metrics = None,
-    start: TimeArg = None,
-    end: TimeArg = None,
-    *,
-    time_field: str = TIME_COLUMN,
-    budget: int = DEFAULT_BUDGET,
-    progress: Optional[Progress] = None,
-) -> int:
+def _to_csv(out: str | Path, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
     """As `to_parquet`, to CSV with a header row."""
-    schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
     rows = 0
     with open(out, "wb") as sink:
         pl.DataFrame(schema=schema).write_csv(sink)
@@ -80,3 +80,7 @@ def to_csv(
             frame.write_csv(sink, include_header=False)
             rows += frame.height
     return rows
+
+
+to_parquet = _export(_to_parquet)
+to_csv = _export(_to_csv)

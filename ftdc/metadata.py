@@ -5,14 +5,17 @@ identity."""
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 import bson
+import bson.errors
 import polars as pl
 from bson import json_util
 
 from .catalog import Catalog, read_catalog
+from .errors import FTDCWarning
 from .frames import TIME_COLUMN
 from .paths import PathArg
 
@@ -20,7 +23,9 @@ METADATA, PERIODIC_METADATA = 0, 2
 # 8.0 processes that also act as a router nest every collector under these.
 SERVICE_SECTIONS = ("common", "shard", "router")
 _BOUNDARY_KEYS = {"start", "end"}
-_CODEC = bson.CodecOptions(tz_aware=True)
+DEFAULT_PORTS = {"shardsvr": 27018, "configsvr": 27019}
+# Dates outside Python's range (corrupt or sentinel values) stay DatetimeMS.
+_CODEC = bson.CodecOptions(tz_aware=True, datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,13 @@ def node_info(doc: dict[str, Any]) -> NodeInfo:
     parsed = _path(find_section(doc, "getCmdLineOpts"), "parsed")
     replica_set = _path(parsed, "replication", "replSetName") or _path(parsed, "replication", "replSet")
     cache = _path(parsed, "storage", "wiredTiger", "engineConfig", "cacheSizeGB")
+    # getCmdLineOpts lists only options that were set, so absent ones take
+    # mongod's defaults: the port follows the cluster role, and WiredTiger
+    # has been the default engine since 3.2 (the only other, inMemory, must be set).
+    role = _path(parsed, "sharding", "clusterRole")
     return NodeInfo(
         host=_path(host, "system", "hostname"),
-        port=_path(parsed, "net", "port") or 27017,
+        port=_path(parsed, "net", "port") or DEFAULT_PORTS.get(role, 27017),
         version=_path(build, "version"),
         replica_set=replica_set,
         storage_engine=_path(parsed, "storage", "engine") or "wiredTiger",
@@ -98,12 +107,17 @@ def node_info(doc: dict[str, Any]) -> NodeInfo:
 
 def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[str, Any]]]) -> pl.DataFrame:
     """Rebuild each type-2 snapshot: a `count == 0` document is complete, and
-    each later delta overwrites only the `section.field`s it carries."""
+    each later delta overwrites only the `section.field`s it carries.
+    Deltas before the first complete document have nothing to apply to."""
     state: Optional[dict[str, dict[str, Any]]] = None
     rows = []
+    orphans = 0
     for time, count, doc in documents:
         sections = {k: v for k, v in doc.items() if isinstance(v, dict)}
-        if count == 0 or state is None:
+        if count != 0 and state is None:
+            orphans += 1
+            continue
+        if count == 0:
             state = {name: dict(values) for name, values in sections.items()}
         else:
             for name, changed in sections.items():
@@ -112,6 +126,8 @@ def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[s
             for key, value in values.items():
                 if key not in _BOUNDARY_KEYS:
                     rows.append((time, name, key, json_util.dumps(value, json_options=json_util.RELAXED_JSON_OPTIONS)))
+    if orphans:
+        warnings.warn(f"{orphans} periodic metadata delta(s) precede any complete document and were skipped", FTDCWarning, stacklevel=3)
     return pl.DataFrame(
         rows,
         schema={TIME_COLUMN: pl.Datetime("ms", "UTC"), "section": pl.String, "parameter": pl.String, "value": pl.String},
@@ -120,11 +136,17 @@ def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[s
 
 
 def _decoded(cat: Catalog, doc_type: int) -> list[tuple[str, int, Optional[dt.datetime], int, dict[str, Any]]]:
+    """The `doc` of every document of `doc_type`; a damaged one is a warning, not an error."""
     rows = cat.documents.filter(pl.col("type") == doc_type, pl.col("doc").is_not_null())
-    return [
-        (row["file"], row["offset"], row["_id"], row["count"] or 0, bson.decode(row["doc"], codec_options=_CODEC))
-        for row in rows.iter_rows(named=True)
-    ]
+    decoded = []
+    for row in rows.iter_rows(named=True):
+        try:
+            doc = bson.decode(row["doc"], codec_options=_CODEC)
+        except (bson.errors.BSONError, ValueError, OverflowError) as e:
+            warnings.warn(f"{row['file']}: offset {row['offset']}: metadata document skipped: {e}", FTDCWarning, stacklevel=3)
+            continue
+        decoded.append((row["file"], row["offset"], row["_id"], row["count"] or 0, doc))
+    return decoded
 
 
 def read_metadata(path: PathArg) -> Metadata:

@@ -7,7 +7,7 @@ from typing import Iterable, Optional, Union
 import polars as pl
 
 from . import _native
-from .errors import require_documents
+from .errors import FTDCError, require_documents
 from .frames import TIME_COLUMN, report_problems, to_polars
 from .paths import FtdcFile, PathArg, resolve
 from .timeutil import TimeArg, to_ms
@@ -27,6 +27,7 @@ def decode_files(
     start: TimeArg = None,
     end: TimeArg = None,
     time_field: str = TIME_COLUMN,
+    max_values: Optional[int] = None,
 ) -> pl.DataFrame:
     """Decodes already-resolved files; the building block of every reader."""
     decoded = _native.read(
@@ -36,8 +37,11 @@ def decode_files(
         to_ms(start),
         to_ms(end),
         time_field,
+        max_values,
     )
     require_documents(files, decoded.documents, decoded.problems)
+    if decoded.error:
+        raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
     report_problems(decoded, time_field)
     return to_polars(decoded)
 
@@ -49,6 +53,7 @@ def read_ftdc(
     end: TimeArg = None,
     *,
     time_field: str = TIME_COLUMN,
+    max_values: Optional[int] = None,
 ) -> pl.DataFrame:
     """Read FTDC samples as a frame sorted by the root `start` time.
 
@@ -57,5 +62,8 @@ def read_ftdc(
     `start`/`end` (inclusive) take datetimes, ISO strings or epoch ms.
     Samples of metrics.interim that an archive file also holds are dropped.
     Damaged chunks are skipped with an `FTDCWarning` naming file and offset.
+    `max_values` caps rows x columns (default: 256 per input byte, at least
+    64 M) so that crafted chunk counts cannot exhaust memory; over it, the
+    read raises `FTDCError`.
     """
-    return decode_files(resolve(path), metrics, start, end, time_field)
+    return decode_files(resolve(path), metrics, start, end, time_field, max_values)

@@ -8,7 +8,7 @@ import polars as pl
 from polars.io.plugins import register_io_source
 
 from .batches import decode_windows
-from .catalog import Catalog, catalog_files
+from .catalog import catalog_files
 from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
 from .predicates import time_bounds
@@ -18,20 +18,13 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
     """A lazy view of `read_ftdc(path)`.
 
     Selecting columns decodes only those metrics; filtering on `start`
-    skips, before inflating, every chunk that cannot match. The schema is
-    read from reference documents when polars first asks for it, and rows
-    stream in bounded time windows.
+    skips, before inflating, every chunk that cannot match; rows stream in
+    bounded time windows. The schema comes from the reference documents,
+    read here so that bad input fails now, with `FTDCError`, not inside a
+    polars plan.
     """
-    files = resolve(path)
-    catalog_cache: list[Catalog] = []
-
-    def catalog() -> Catalog:
-        if not catalog_cache:
-            catalog_cache.append(catalog_files(files, time_field))
-        return catalog_cache[0]
-
-    def schema() -> pl.Schema:
-        return pl.Schema(catalog().schema())
+    catalog = catalog_files(resolve(path), time_field)
+    full = catalog.schema()
 
     def source(
         with_columns: Optional[list[str]],
@@ -39,14 +32,13 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
         n_rows: Optional[int],
         batch_size: Optional[int],
     ) -> Iterator[pl.DataFrame]:
-        full = catalog().schema()
         wanted = list(full) if with_columns is None else list(with_columns)
         if predicate is not None:
             wanted += [c for c in predicate.meta.root_names() if c not in wanted]
         projected = {name: full[name] for name in wanted}
         lower, upper = time_bounds(predicate, TIME_COLUMN)
         remaining = n_rows
-        for frame in decode_windows(catalog(), projected, lower, upper, time_field=time_field):
+        for frame in decode_windows(catalog, projected, lower, upper, time_field=time_field):
             if predicate is not None:
                 frame = frame.filter(predicate)
             if with_columns is not None:
@@ -58,4 +50,4 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
             if remaining == 0:
                 return
 
-    return register_io_source(source, schema=schema)
+    return register_io_source(source, schema=pl.Schema(full))

@@ -66,3 +66,33 @@ def test_largest_allowed_chunk_costs_only_its_values(tmp_path):
     assert summary.startswith(f"{samples} {metrics} ")
     # The values themselves take 128 MB; allow as much again for the frame's bookkeeping.
     assert peak < baseline_mb() + 2 * metrics * samples * 8 // 2**20
+
+
+def test_chunk_without_metrics_cannot_claim_billions_of_samples(tmp_path):
+    reference = bson.encode({"s": "x"})
+    body = reference + struct.pack("<II", 0, 0xFFFFFFFF)
+    path = tmp_path / "metrics.nometrics"
+    path.write_bytes(chunk_document(0, struct.pack("<I", len(body)) + zlib.compress(body)))
+    summary, peak = read_in_child(path)
+    assert summary.startswith("0 1 ") and "implausible" in summary
+    assert peak < baseline_mb() + 64
+
+
+def test_many_allowed_chunks_hit_the_read_budget(tmp_path):
+    # Each chunk is legal on its own (one metric, 100,000 samples); together
+    # they claim 80 M values from a few KB, above the default budget.
+    path = tmp_path / "metrics.many"
+    path.write_bytes(zero_run_chunk(metrics=1, samples=100_000) * 800)
+    code = (
+        "import sys, ftdc\n"
+        "try:\n"
+        "    ftdc.read_ftdc(sys.argv[1])\n"
+        "except ftdc.FTDCError as e:\n"
+        "    print('refused', e)\n"
+        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    refusal, peak = out.stdout.strip().splitlines()
+    assert refusal.startswith("refused") and "max_values" in refusal
+    # The budget (64 M values) bounds what phase 1 may hold: 512 MB of times.
+    assert int(peak) // 1024 < baseline_mb() + 600

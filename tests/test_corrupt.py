@@ -218,3 +218,14 @@ def test_every_single_cut_point_is_survived(tmp_path):
             assert frame.height == sum(expected), cut
         except FTDCError:
             assert not expected, cut
+
+
+def test_unknown_document_type_is_skipped_with_a_warning(tmp_path, ftdc_file):
+    import bson
+
+    odd = bson.encode({"_id": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "type": 7, "doc": {"x": 1}})
+    path = tmp_path / "metrics.odd"
+    path.write_bytes(odd + ftdc_file.read_bytes())
+    frame, messages = read_with_warnings(path)
+    assert frame.height == total_samples(ftdc_file)
+    assert any(f"{path}: offset 0: document of unknown type 7 skipped" in m for m in messages)

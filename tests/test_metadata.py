@@ -72,3 +72,36 @@ def test_multi_service_metadata_is_found(tmp_path):
     path.write_bytes(envelope(0, 0, doc))
     node = ftdc.read_metadata(path).node
     assert (node.address, node.version, node.replica_set, node.cache_size_gb, node.cpus) == ("db1:27018", "8.0.4", "sh0", 2.5, 8)
+
+
+def test_damaged_metadata_document_is_a_warning(tmp_path, ftdc_samples):
+    import warnings
+
+    original = (ftdc_samples / "mongod-4.2.1" / "diagnostic.data" / "metrics.2021-07-13T16-03-51Z-00000").read_bytes()
+    at = original.index(b"4.2.1\x00") - 4  # the length of the buildInfo.version string
+    damaged = tmp_path / "metrics.2021-07-13T16-03-51Z-00000"
+    damaged.write_bytes(original[:at] + (10**6).to_bytes(4, "little") + original[at + 4 :])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        meta = ftdc.read_metadata(damaged)
+    assert meta.documents == [] and meta.node == ftdc.NodeInfo()
+    assert any("offset 0: metadata document skipped" in str(w.message) for w in caught)
+    assert ftdc.read_ftdc(damaged, "serverStatus.uptime").height == 350
+
+
+def test_deltas_before_any_full_snapshot_are_skipped(tmp_path):
+    import pytest
+
+    path = tmp_path / "metrics.2025-03-01T12-00-00Z-00000"
+    path.write_bytes(periodic(0, 3, getParameter=section(0, a=5)) + periodic(300, 0, getParameter=section(300, a=1)))
+    with pytest.warns(ftdc.FTDCWarning, match="precede any complete document"):
+        params = ftdc.read_metadata(path).parameters
+    assert params["value"].to_list() == ["1"]
+
+
+def test_shard_port_default_follows_the_cluster_role(tmp_path):
+    doc = {"start": T0, "getCmdLineOpts": {"parsed": {"sharding": {"clusterRole": "shardsvr"}, "storage": {"engine": "inMemory"}}}, "end": T0}
+    path = tmp_path / "metrics.2025-03-01T12-00-00Z-00000"
+    path.write_bytes(envelope(0, 0, doc))
+    node = ftdc.read_metadata(path).node
+    assert (node.port, node.storage_engine) == (27018, "inMemory")

@@ -78,3 +78,12 @@ def test_head_and_aggregates(directory):
 )
 def test_time_bounds_from_predicates(predicate, bounds):
     assert time_bounds(predicate, "start") == bounds
+
+
+def test_scan_of_non_ftdc_fails_at_once_with_ftdc_error(tmp_path):
+    import pytest
+
+    junk = tmp_path / "metrics.junk"
+    junk.write_bytes(b"definitely not bson")
+    with pytest.raises(ftdc.FTDCError):
+        ftdc.scan_ftdc(junk)

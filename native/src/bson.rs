@@ -53,10 +53,6 @@ pub fn read_u32(buf: &[u8], pos: usize) -> Option<u32> {
     read_i32(buf, pos).map(|v| v as u32)
 }
 
-pub fn read_i64(buf: &[u8], pos: usize) -> Option<i64> {
-    buf.get(pos..pos.checked_add(8)?).map(|b| i64::from_le_bytes(b.try_into().unwrap()))
-}
-
 /// Length of the document starting at `pos`, checked to fit inside `buf`
 /// and to end with the terminating NUL.
 pub fn document_len(buf: &[u8], pos: usize) -> Result<usize, BsonError> {

@@ -4,14 +4,16 @@
 //! inflated.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::chunk::{parse_header, Inflater};
+use crate::cache::FingerprintCache;
+use crate::chunk::Inflater;
 use crate::decode::{documents_of, Source};
 use crate::file::{Document, TYPE_METRIC_CHUNK};
-use crate::metrics::{metric_names, metric_values, KIND_DATE};
+use crate::metrics::{metric_names, KIND_DATE};
+use crate::reference::open_reference;
 use crate::varint::DeltaReader;
 
 pub struct ChunkInfo {
@@ -22,7 +24,7 @@ pub struct ChunkInfo {
     pub metrics: usize,
     /// Index into `Catalog::layouts`.
     pub layout: usize,
-    /// Time of the first and last sample (from the time field, else `_id`).
+    /// Earliest and latest sample time (from the time field, else `_id`).
     pub first: Option<i64>,
     pub last: Option<i64>,
 }
@@ -37,21 +39,6 @@ pub struct Catalog {
 
 pub type Names = Arc<(Vec<String>, Vec<u8>)>;
 
-/// Names per structural fingerprint, built once and shared by the workers.
-#[derive(Default)]
-struct NameCache(Mutex<HashMap<u64, Names>>);
-
-impl NameCache {
-    fn get(&self, fingerprint: u64, reference: &[u8]) -> Result<Names, String> {
-        if let Some(n) = self.0.lock().unwrap().get(&fingerprint) {
-            return Ok(n.clone());
-        }
-        let names = Arc::new(metric_names(reference).map_err(|e| format!("reference document: {e}"))?);
-        self.0.lock().unwrap().insert(fingerprint, names.clone());
-        Ok(names)
-    }
-}
-
 struct Peeked {
     fingerprint: u64,
     names: Names,
@@ -61,18 +48,15 @@ struct Peeked {
     last: Option<i64>,
 }
 
-fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NameCache) -> Result<Peeked, String> {
+fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &FingerprintCache<(Vec<String>, Vec<u8>)>) -> Result<Peeked, String> {
     let mut inflater = Inflater::new(data).map_err(|e| e.message)?;
     inflater.fill_to(4).map_err(|e| e.message)?;
     let ref_len = crate::bson::read_i32(&inflater.out, 0).unwrap_or(0).max(0) as usize;
     inflater.fill_to(ref_len + 8).map_err(|e| e.message)?;
-    let header = parse_header(&inflater.out).map_err(|e| format!("payload offset {}: {}", e.offset, e.message))?;
-    let reference = &inflater.out[..header.ref_len];
-    let values = metric_values(reference).map_err(|e| format!("reference document: {e}"))?;
-    if values.values.len() != header.metric_count as usize {
-        return Err(format!("reference document has {} metrics but metricCount is {}", values.values.len(), header.metric_count));
-    }
-    let names = cache.get(values.fingerprint(), reference)?;
+    let (header, values) = open_reference(&inflater.out)?;
+    let names = cache.get_or_build(values.fingerprint(), || {
+        metric_names(&inflater.out[..header.ref_len]).map_err(|e| format!("reference document: {e}"))
+    })?;
     let dc = header.delta_count as usize;
     let (first, last) = match names.0.iter().position(|n| n == time_field).filter(|&i| names.1[i] == KIND_DATE) {
         Some(ti) => {
@@ -83,7 +67,8 @@ fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NameCache) ->
             let mut column = vec![0i64; dc];
             reader.skip((ti * dc) as u64).map_err(|e| e.to_string())?;
             reader.decode_column(first as u64, &mut column).map_err(|e| e.to_string())?;
-            (Some(first), Some(column.last().copied().unwrap_or(first)))
+            let (lo, hi) = column.iter().fold((first, first), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+            (Some(lo), Some(hi))
         }
         None => (id_ms, id_ms),
     };
@@ -104,7 +89,7 @@ pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
         .enumerate()
         .flat_map(|(s, docs)| docs.iter().filter(|d| d.doc_type == TYPE_METRIC_CHUNK).map(move |d| (s, d)))
         .collect();
-    let cache = NameCache::default();
+    let cache = FingerprintCache::default();
     let peeked: Vec<Result<Peeked, String>> = wanted
         .par_iter()
         .map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache))

@@ -11,8 +11,10 @@ use crate::bson::{document_len, read_u32};
 /// length beyond that is a lie and is never allocated.
 const MAX_INFLATE_RATIO: usize = 1032;
 /// Zero runs let a few bytes claim any number of samples, so a chunk may
-/// hold at most this many values (metricCount x samples): about 15 times the
-/// largest real chunk (8.0: 3479 metrics x 300 samples).
+/// hold at most this many samples (mongod writes 300 by default)...
+pub const MAX_CHUNK_SAMPLES: u64 = 100_000;
+/// ...and at most this many values (metricCount x samples): about 15 times
+/// the largest real chunk (8.0: 3479 metrics x 300 samples).
 pub const MAX_CHUNK_VALUES: u64 = 16_000_000;
 
 /// Process-wide counters, read by tests that prove chunks were skipped.
@@ -133,11 +135,12 @@ pub fn parse_header(payload: &[u8]) -> Result<Header, ChunkError> {
     let ref_len = document_len(payload, 0).map_err(|e| err(e.offset, format!("reference document: {}", e.message)))?;
     let metric_count = read_u32(payload, ref_len).ok_or_else(|| err(ref_len, "metricCount missing after the reference document"))?;
     let delta_count = read_u32(payload, ref_len + 4).ok_or_else(|| err(ref_len + 4, "deltaCount missing"))?;
-    let values = metric_count as u64 * (delta_count as u64 + 1);
-    if values > MAX_CHUNK_VALUES {
+    let samples = delta_count as u64 + 1;
+    // A chunk without metrics still costs a time value per sample.
+    if samples > MAX_CHUNK_SAMPLES || (metric_count.max(1) as u64) * samples > MAX_CHUNK_VALUES {
         return Err(err(
             ref_len,
-            format!("{metric_count} metrics x {} samples is implausible (mongod writes up to 300 samples per chunk)", delta_count as u64 + 1),
+            format!("{metric_count} metrics x {samples} samples is implausible (mongod writes up to 300 samples per chunk)"),
         ));
     }
     let header = Header { ref_len, metric_count, delta_count };
@@ -183,6 +186,8 @@ mod tests {
         payload.extend_from_slice(&1_000_000u32.to_le_bytes());
         payload.extend_from_slice(&[0, 0xff, 0xff, 0x3f]);
         assert!(parse_header(&payload).unwrap_err().message.contains("implausible"));
+        payload[5..9].copy_from_slice(&0u32.to_le_bytes());
+        assert!(parse_header(&payload).is_err(), "no metrics, a million samples");
         payload[5..9].copy_from_slice(&3479u32.to_le_bytes());
         payload[9..13].copy_from_slice(&299u32.to_le_bytes());
         assert_eq!(parse_header(&payload).unwrap().samples(), 300);

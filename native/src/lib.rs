@@ -7,12 +7,14 @@
 
 pub mod arena;
 pub mod bson;
+pub mod cache;
 pub mod catalog;
 pub mod chunk;
 pub mod decode;
 pub mod encode;
 pub mod file;
 pub mod metrics;
+pub mod reference;
 pub mod select;
 pub mod varint;
 

@@ -6,7 +6,7 @@
 //! structural fingerprint) never builds a name; names are built once per
 //! distinct document structure.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::bson::{self, BsonError, Element, Elements};
 
@@ -230,13 +230,16 @@ impl NameSink {
     /// Names and kinds, with any name that two different paths produce
     /// (a key containing `.` can collide with a nested path) made unique.
     pub fn finish(mut self) -> (Vec<String>, Vec<u8>) {
-        let mut seen: HashMap<String, u32> = HashMap::with_capacity(self.names.len());
+        let mut used: HashSet<String> = HashSet::with_capacity(self.names.len());
         for name in self.names.iter_mut() {
-            let n = seen.entry(name.clone()).or_insert(0);
-            *n += 1;
-            if *n > 1 {
-                *name = format!("{name}#{n}");
+            if !used.contains(name.as_str()) {
+                used.insert(name.clone());
+                continue;
             }
+            // Number on until free: `x#2` may itself be a real key.
+            let unique = (2..).map(|n| format!("{name}#{n}")).find(|c| !used.contains(c)).unwrap();
+            used.insert(unique.clone());
+            *name = unique;
         }
         (self.names, self.kinds)
     }
@@ -322,10 +325,41 @@ mod tests {
     }
 
     #[test]
+    fn colliding_paths_get_distinct_names() {
+        // {a: {b: 1}, "a.b": 2, "a.b#2": 3, a: {b: 4}}
+        let mut inner = vec![bson::INT32];
+        inner.extend_from_slice(b"b\0");
+        inner.extend_from_slice(&1i32.to_le_bytes());
+        let inner = doc(&inner);
+        let mut e = vec![bson::DOCUMENT];
+        e.extend_from_slice(b"a\0");
+        e.extend_from_slice(&inner);
+        for (key, v) in [(&b"a.b\0"[..], 2i32), (&b"a.b#2\0"[..], 3)] {
+            e.push(bson::INT32);
+            e.extend_from_slice(key);
+            e.extend_from_slice(&v.to_le_bytes());
+        }
+        e.push(bson::DOCUMENT);
+        e.extend_from_slice(b"a\0");
+        e.extend_from_slice(&inner);
+        let (names, _) = metric_names(&doc(&e)).unwrap();
+        assert_eq!(names, vec!["a.b", "a.b#2", "a.b#2#2", "a#2.b"]);
+    }
+
+    fn doc(elements: &[u8]) -> Vec<u8> {
+        let mut d = ((elements.len() + 5) as i32).to_le_bytes().to_vec();
+        d.extend_from_slice(elements);
+        d.push(0);
+        d
+    }
+
+    #[test]
     fn doubles_truncate_and_clamp() {
-        let cases = [(2.9f64, 2i64), (-2.9, -2), (f64::NAN, 0), (1e300, i64::MAX), (-1e300, i64::MIN)];
+        let cases = [(2.9f64, 2i64), (-2.9, -2), (f64::NAN, 0), (1e300, i64::MAX), (-1e300, i64::MIN), (f64::INFINITY, i64::MAX)];
         for (f, want) in cases {
-            assert_eq!(f as i64, want);
+            let bytes = f.to_le_bytes();
+            let element = Element { etype: bson::DOUBLE, key: b"x", value: &bytes, value_offset: 0 };
+            assert_eq!(metric_value(&element), Some((KIND_INT, want)), "{f}");
         }
     }
 }

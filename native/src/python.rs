@@ -50,6 +50,12 @@ impl DecodedFrame {
         self.frame.documents
     }
 
+    /// Why nothing was read (the value budget was exceeded), else None.
+    #[getter]
+    fn error(&self) -> Option<String> {
+        self.frame.error.clone()
+    }
+
     #[getter]
     fn chunks_without_time(&self) -> usize {
         self.frame.chunks_without_time
@@ -76,7 +82,8 @@ impl DecodedFrame {
 
 /// Decodes the selected metrics of `paths` into columns sorted by time.
 #[pyfunction]
-#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string()))]
+#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None))]
+#[allow(clippy::too_many_arguments)]
 fn read(
     py: Python<'_>,
     paths: Vec<String>,
@@ -85,15 +92,17 @@ fn read(
     start: Option<i64>,
     end: Option<i64>,
     time_field: String,
+    max_values: Option<u64>,
 ) -> PyResult<DecodedFrame> {
     let selection = match metrics {
         None => Selection::all(),
         Some(m) => Selection::new(&m).map_err(PyValueError::new_err)?,
     };
-    let opts = Options { selection, start, end, time_field };
     let frame = py.detach(|| {
         let mut problems = Vec::new();
         let sources = load(paths, interim, &mut problems);
+        let max_values = max_values.unwrap_or_else(|| decode::default_max_values(&sources));
+        let opts = Options { selection, start, end, time_field, max_values };
         let mut frame = decode::read(sources, &opts);
         problems.append(&mut frame.problems);
         frame.problems = problems;

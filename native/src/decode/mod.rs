@@ -1,0 +1,153 @@
+//! Reading many FTDC files into one set of columns.
+//!
+//! `prepare` (phase 1, parallel per chunk): inflate, walk the reference
+//! document, validate the whole delta stream, decode the time column, keep
+//! only the selected columns' bytes. `place`: drop duplicate interim samples
+//! and out-of-range rows, group chunks that overlap in time, give each group
+//! its row range. `output` (phase 2, parallel per group): decode the selected
+//! columns straight into their final buffers and build validity bitmaps.
+//!
+//! Every read has a value budget: chunks reserve their values before
+//! allocating, so crafted counts cannot make a small file take unbounded memory.
+
+mod output;
+mod place;
+mod prepare;
+
+use rayon::prelude::*;
+
+use crate::arena::Arena;
+use crate::file::{read_documents, Document, TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA};
+use crate::select::Selection;
+
+pub use prepare::Budget;
+
+/// One input file, already read into memory.
+pub struct Source {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// `metrics.interim`: its samples yield to archived copies.
+    pub interim: bool,
+}
+
+pub struct Options {
+    pub selection: Selection,
+    /// Inclusive bounds on the sample time, in ms since the epoch.
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    /// The root Date field that holds the sample time.
+    pub time_field: String,
+    /// Most values (rows x columns, time included) the read may materialise.
+    pub max_values: u64,
+}
+
+/// The default value budget: far above what real FTDC holds (5 to 20 values
+/// per compressed byte), with a floor so small inputs are never refused.
+pub fn default_max_values(sources: &[Source]) -> u64 {
+    let bytes: u64 = sources.iter().map(|s| s.bytes.len() as u64).sum();
+    (256 * bytes).max(1 << 26)
+}
+
+pub struct Column {
+    pub name: String,
+    pub kind: u8,
+    /// Where this column's `rows` values start in `Frame::values`.
+    pub offset: usize,
+    /// Arrow-style validity bitmap (bit set = present); None when all present.
+    pub validity: Option<Vec<u8>>,
+}
+
+pub struct Frame {
+    pub time: Vec<i64>,
+    pub columns: Vec<Column>,
+    /// Every column's values, one after another.
+    pub values: Arena,
+    /// "file: offset N: message" for each damaged document or chunk.
+    pub problems: Vec<String>,
+    /// Chunks whose time came from `_id` because the time field is missing.
+    pub chunks_without_time: usize,
+    /// Documents found in all sources; zero means nothing here is FTDC.
+    pub documents: usize,
+    /// Why nothing was read at all (the value budget was exceeded).
+    pub error: Option<String>,
+}
+
+/// The documents of every source, and a problem line for each damaged
+/// region, unknown document type or empty file ("file: offset N: message").
+pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
+    let mut problems = Vec::new();
+    let docs = sources
+        .iter()
+        .map(|s| {
+            let (docs, file_problems) = read_documents(&s.bytes);
+            if docs.is_empty() && file_problems.is_empty() {
+                problems.push(format!("{}: empty file, no FTDC documents", s.name));
+            }
+            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
+            for d in docs.iter().filter(|d| ![TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA].contains(&d.doc_type)) {
+                problems.push(format!("{}: offset {}: document of unknown type {} skipped", s.name, d.offset, d.doc_type));
+            }
+            docs
+        })
+        .collect();
+    (docs, problems)
+}
+
+fn refused(problems: Vec<String>, documents: usize, message: String) -> Frame {
+    Frame {
+        time: Vec::new(),
+        columns: Vec::new(),
+        values: Arena::zeroed(0),
+        problems,
+        chunks_without_time: 0,
+        documents,
+        error: Some(message),
+    }
+}
+
+fn over_budget(opts: &Options, wanted: u64) -> String {
+    format!(
+        "the read would materialise {wanted} or more values, above the limit of {} for this input \
+         (crafted or corrupt chunk counts?); select fewer metrics or a time range, or raise max_values",
+        opts.max_values
+    )
+}
+
+pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
+    let (docs, mut problems) = documents_of(&sources);
+    let documents = docs.iter().map(Vec::len).sum();
+    let refs = prepare::chunk_refs(&docs, opts);
+
+    let budget = Budget::new(opts.max_values);
+    let cache = prepare::LayoutCache::default();
+    let prepared: Vec<_> = refs.par_iter().map(|c| prepare::prepare(&sources[c.source], c, opts, &cache, &budget)).collect();
+    if budget.exceeded() {
+        return refused(problems, documents, over_budget(opts, budget.wanted()));
+    }
+    let mut chunks = Vec::with_capacity(prepared.len());
+    let mut interim = Vec::with_capacity(prepared.len());
+    for (c, p) in refs.iter().zip(prepared) {
+        match p {
+            Ok(p) => {
+                chunks.push(p);
+                interim.push(sources[c.source].interim);
+            }
+            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset)),
+        }
+    }
+    // Phase 1 kept what it needs; the file bytes can go before the output is allocated.
+    drop(sources);
+    let chunks_without_time = chunks.iter().filter(|p| p.layout.time_index.is_none()).count();
+
+    let plan = output::plan_columns(&chunks);
+    let keeps = place::kept_rows(&chunks, &interim, opts.start, opts.end);
+    let groups = place::group_rows(&chunks, &keeps);
+    let rows: usize = groups.iter().map(|g| g.rows).sum();
+    let wanted = (rows as u64).saturating_mul(plan.names.len() as u64 + 1);
+    if wanted > opts.max_values {
+        return refused(problems, documents, over_budget(opts, wanted));
+    }
+    let time = place::time_column(&groups, &chunks, rows);
+    let (columns, values) = output::decode(&groups, &chunks, plan, rows);
+    Frame { time, columns, values, problems, chunks_without_time, documents, error: None }
+}

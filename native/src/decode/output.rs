@@ -1,0 +1,144 @@
+//! Phase 2: the output columns, decoded in parallel per group into one arena.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::place::Group;
+use super::prepare::{Layout, Prepared};
+use super::Column;
+use crate::arena::Arena;
+use crate::metrics::KIND_INT;
+
+/// Output columns in first-seen order, and per chunk the output column of
+/// each selected metric. A column whose kinds disagree between chunks is Int.
+pub struct ColumnPlan {
+    pub names: Vec<String>,
+    kinds: Vec<u8>,
+    chunk_columns: Vec<Arc<Vec<usize>>>,
+}
+
+pub fn plan_columns(chunks: &[Prepared]) -> ColumnPlan {
+    let mut column_of: HashMap<String, usize> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut kinds: Vec<u8> = Vec::new();
+    let mut per_layout: HashMap<*const Layout, Arc<Vec<usize>>> = HashMap::new();
+    let mut chunk_columns = Vec::with_capacity(chunks.len());
+    for p in chunks {
+        let columns = per_layout.entry(Arc::as_ptr(&p.layout)).or_insert_with(|| {
+            let columns = p.layout.selected.iter().map(|&m| {
+                let (name, kind) = (&p.layout.names[m], p.layout.kinds[m]);
+                let id = *column_of.entry(name.clone()).or_insert_with(|| {
+                    names.push(name.clone());
+                    kinds.push(kind);
+                    names.len() - 1
+                });
+                if kinds[id] != kind {
+                    kinds[id] = KIND_INT;
+                }
+                id
+            });
+            Arc::new(columns.collect())
+        });
+        chunk_columns.push(columns.clone());
+    }
+    ColumnPlan { names, kinds, chunk_columns }
+}
+
+#[derive(Clone, Copy)]
+struct SharedOut(*mut i64);
+// Safety: each group writes only its own row range, and ranges are disjoint.
+unsafe impl Send for SharedOut {}
+unsafe impl Sync for SharedOut {}
+
+/// Decodes every group into a fresh arena holding `rows` values per column.
+pub fn decode(groups: &[Group], chunks: &[Prepared], plan: ColumnPlan, rows: usize) -> (Vec<Column>, Arena) {
+    let values = Arena::zeroed(rows * plan.names.len());
+    // Safety: column c owns values[c * rows .. (c + 1) * rows].
+    let outs: Vec<SharedOut> = (0..plan.names.len()).map(|c| SharedOut(unsafe { values.as_mut_ptr().add(c * rows) })).collect();
+    groups.par_iter().for_each(|g| decode_group(g, chunks, &plan.chunk_columns, &outs));
+    let validity = validity_bitmaps(groups, chunks, &plan.chunk_columns, plan.names.len(), rows);
+    let columns = plan
+        .names
+        .into_iter()
+        .zip(plan.kinds)
+        .zip(validity)
+        .enumerate()
+        .map(|(c, ((name, kind), validity))| Column { name, kind, offset: c * rows, validity })
+        .collect();
+    (columns, values)
+}
+
+/// Decodes a group's selected columns into its rows of the output buffers.
+fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>], outs: &[SharedOut]) {
+    // Safety: rows g.offset..g.offset+g.rows belong to this group alone.
+    let output = |col: usize| unsafe { std::slice::from_raw_parts_mut(outs[col].0.add(g.offset), g.rows) };
+    let Some(order) = &g.order else {
+        let c = g.chunks[0];
+        for (s, &col) in chunk_columns[c].iter().enumerate() {
+            chunks[c].decode(s, output(col));
+        }
+        return;
+    };
+    // Overlapping chunks: decode each into a small scratch buffer, then write
+    // the output column in order (sequential writes, not a strided scatter).
+    let mut feeding: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+    for (j, &c) in g.chunks.iter().enumerate() {
+        for (s, &col) in chunk_columns[c].iter().enumerate() {
+            feeding.entry(col).or_default().push((j, s));
+        }
+    }
+    let mut scratch: Vec<Vec<i64>> = g.chunks.iter().map(|&c| vec![0i64; chunks[c].delta_count + 1]).collect();
+    let mut has = vec![false; g.chunks.len()];
+    for (col, sources) in feeding {
+        has.fill(false);
+        for &(j, s) in &sources {
+            chunks[g.chunks[j]].decode(s, &mut scratch[j]);
+            has[j] = true;
+        }
+        for (out, &(j, r)) in output(col).iter_mut().zip(order) {
+            if has[j as usize] {
+                *out = scratch[j as usize][r as usize];
+            }
+        }
+    }
+}
+
+/// A bitmap per column that some rows lack; None for complete columns.
+fn validity_bitmaps(
+    groups: &[Group],
+    chunks: &[Prepared],
+    chunk_columns: &[Arc<Vec<usize>>],
+    columns: usize,
+    rows: usize,
+) -> Vec<Option<Vec<u8>>> {
+    let mut present = vec![0usize; columns];
+    for g in groups {
+        let mut contributed = vec![0usize; g.chunks.len()];
+        g.sources(chunks).for_each(|(j, _)| contributed[j] += 1);
+        for (j, n) in contributed.into_iter().enumerate() {
+            chunk_columns[g.chunks[j]].iter().for_each(|&col| present[col] += n);
+        }
+    }
+    let mut bitmaps: Vec<Option<Vec<u8>>> =
+        present.iter().map(|&n| if n == rows { None } else { Some(vec![0u8; rows.div_ceil(8)]) }).collect();
+    for g in groups {
+        // Per chunk of the group, its columns that need a bitmap.
+        let incomplete: Vec<Vec<usize>> = g
+            .chunks
+            .iter()
+            .map(|&c| chunk_columns[c].iter().copied().filter(|&col| bitmaps[col].is_some()).collect())
+            .collect();
+        if incomplete.iter().all(Vec::is_empty) {
+            continue;
+        }
+        for (i, (j, _)) in g.sources(chunks).enumerate() {
+            let row = g.offset + i;
+            for &col in &incomplete[j] {
+                bitmaps[col].as_mut().unwrap()[row / 8] |= 1 << (row % 8);
+            }
+        }
+    }
+    bitmaps
+}
