@@ -46,15 +46,6 @@ def shapes_for(commands: pl.Series, originating: pl.Series) -> pl.Series:
     return keys.to_frame().join(mapping, on="key", how="left", maintain_order="left")["shape"]
 
 
-def lock_wait_sum() -> pl.Expr:
-    """Sum of every `timeAcquiringMicros` mode count in the `locks` text.
-
-    The `{"r":12,"w":3}` maps hold the only digits in the matches.
-    """
-    waits = pl.col("locks_json").str.extract_all(r'"timeAcquiringMicros":\{[^}]*\}').list.join(",")
-    return waits.str.extract_all(r"\d+").list.eval(pl.element().cast(pl.Int64)).list.sum()
-
-
 def finish_slow_ops(raw: pl.DataFrame, file: str) -> pl.DataFrame:
     """Derived columns of slow ops; `node` and `client` are added across files later."""
     shapes = shapes_for(raw["command_json"], raw["originating_command_json"])
@@ -62,7 +53,6 @@ def finish_slow_ops(raw: pl.DataFrame, file: str) -> pl.DataFrame:
     namespace = pl.col("ns").str.splitn(".", 2)
     return raw.with_columns(
         ts=parse_ts(),
-        lock_wait_micros=pl.coalesce("lock_wait_micros", lock_wait_sum()),
         write_statement=is_statement.fill_null(False),
         command=pl.coalesce(
             pl.col("command_name"),

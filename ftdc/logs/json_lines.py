@@ -1,224 +1,94 @@
-"""Decode a block of JSON (4.4+) log lines into raw column lists.
+"""Decode a block of JSON (4.4+) log lines into raw frames.
 
-Lines go through a byte pre-filter on the message id: slow-query lines (id 51803)
-are decoded with the slow-query type, every other line with the event type. The
-routing is checked after decoding, so a line the filter misjudged is decoded
-again with the right type rather than lost. A line that is not valid JSON, or
-not a log object, is one problem; a line whose attributes have unexpected types
-keeps its other attributes (json_records.coerce).
+The native decoder (`_native.decode_log_block`, native/src/logs.rs) parses each
+line once, in parallel and with the GIL released, and keeps the columns it
+builds as Arrow buffers that reach polars without a copy. Slow-query lines
+(id 51803) come back fully typed, with problems for lines that are not JSON and
+for values of unexpected types. Other lines come back with their envelope and,
+for the ids that get typed event columns, their attributes as JSON text, which
+are typed here: events are few next to slow queries.
 """
 
-from dataclasses import dataclass, field
-from operator import attrgetter
-
 import msgspec
-import orjson
+import polars as pl
+import pyarrow as pa
 
+from .. import _native
 from . import events
-from .json_records import (
-    EventAttr,
-    EventLine,
-    SlowQueryAttr,
-    SlowQueryLine,
-    coerce,
-)
+from .json_records import EventAttr, coerce
 from .problems import ProblemLog
+from .schema import RAW_EVENTS, RAW_SLOW_OPS
 
-SLOW_QUERY_ID = 51803
-SLOW_QUERY_MARK = b'"id":51803'
-_decode_slow = msgspec.json.Decoder(SlowQueryLine).decode
-_decode_event = msgspec.json.Decoder(EventLine).decode
+_ARROW_TYPES = (pa.int64(), pa.bool_(), pa.large_string())  # by the native column kind
+_STRING = 2
+_TYPED_IDS = sorted(events.TYPED_IDS)
+_TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
 
 
-def _raw_text(raw) -> str:
-    return str(raw, "utf-8")  # msgspec.Raw supports the buffer protocol
+def decode_block(data: bytes, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Raw slow-op and event frames (schema.RAW_SLOW_OPS, RAW_EVENTS) of one block."""
+    block = _native.decode_log_block(data, first_line, _TYPED_IDS)
+    for line, reason, text in block.problems:
+        problems.add(line, reason, text)
+    slow = _frame(block, block.slow_ops())
+    evts = _with_typed_event_columns(_frame(block, block.events()), problems)
+    return _conform(slow, RAW_SLOW_OPS), _conform(evts, RAW_EVENTS)
 
 
-
-@dataclass
-class JsonBlock:
-    """Decoded lines of one block: the records and their 1-based line numbers."""
-
-    slow: list = field(default_factory=list)
-    slow_lines: list = field(default_factory=list)
-    slow_raw: list = field(default_factory=list)
-    events: list = field(default_factory=list)
-    event_lines: list = field(default_factory=list)
+def _buffer(owner, address: int, size: int) -> pa.Buffer:
+    # An empty Rust Vec has a dangling address: never hand that to pyarrow.
+    return pa.foreign_buffer(address, size, base=owner) if size else pa.py_buffer(b"")
 
 
-def decode_lines(lines: list[bytes], first_line: int, problems: ProblemLog) -> JsonBlock:
-    block = JsonBlock()
-    slow, slow_lines, slow_raw = block.slow.append, block.slow_lines.append, block.slow_raw.append
-    for number, line in enumerate(lines, first_line):
-        if SLOW_QUERY_MARK in line:
-            try:
-                record = _decode_slow(line)
-            except msgspec.ValidationError:
-                record = _lenient(line, number, problems)
-            except msgspec.DecodeError as exc:
-                problems.add(number, f"not JSON: {exc}", line)
-                continue
-            if record is None:
-                continue
-            if record.id == SLOW_QUERY_ID:
-                slow(record)
-                slow_lines(number)
-                slow_raw(line)
-                continue
-        if not line.strip():
-            problems.add(number, "blank line", line)
-            continue
-        try:
-            record = _decode_event(line)
-        except msgspec.ValidationError:
-            record = _lenient(line, number, problems)
-        except msgspec.DecodeError as exc:
-            problems.add(number, f"not JSON: {exc}", line)
-            continue
-        if record is None:
-            continue
-        if record.id == SLOW_QUERY_ID:  # missed by the byte filter (unusual spacing)
-            record = _lenient(line, number, problems)
-            if record is not None:
-                slow(record)
-                slow_lines(number)
-                slow_raw(line)
-            continue
-        block.events.append(record)
-        block.event_lines.append(number)
-    return block
+def _frame(owner, chunks: list) -> pl.DataFrame:
+    """A frame over the native buffers (one Arrow chunk per line range), which `owner` keeps alive."""
+    return pl.from_arrow(pa.Table.from_batches([_batch(owner, rows, buffers) for rows, buffers in chunks]), rechunk=False)
 
 
-def _lenient(line: bytes, number: int, problems: ProblemLog):
-    """Decode a valid JSON line whose fields have unexpected types, or report it."""
+def _batch(owner, rows: int, buffers: list) -> pa.RecordBatch:
+    names, arrays = [], []
+    bitmap_bytes = (rows + 7) // 8
+    for name, kind, validity, first, second, second_size in buffers:
+        bits = None if validity is None else _buffer(owner, validity, bitmap_bytes)
+        if kind == _STRING:
+            parts = [bits, _buffer(owner, first, (rows + 1) * 8), _buffer(owner, second, second_size)]
+        else:
+            parts = [bits, _buffer(owner, first, rows * 8 if kind == 0 else bitmap_bytes)]
+        names.append(name)
+        arrays.append(pa.Array.from_buffers(_ARROW_TYPES[kind], rows, parts))
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def _conform(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:
+    """`schema`'s columns in order; the ones JSON lines never fill are null."""
+    missing = [pl.lit(None, dtype).alias(name) for name, dtype in schema.items() if name not in frame.columns]
+    return frame.with_columns(missing).select(list(schema))
+
+
+def _with_typed_event_columns(raw: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
+    """events.TYPED_COLUMNS: typed from the attributes for the ids that have them, else kind "other"."""
+    rows = raw.with_row_index("row")
+    typed_rows = rows.filter(pl.col("id").is_in(_TYPED_IDS))
+    values = [
+        events.typed_values(event_id, component, msg, _event_attr(attr, line, problems))
+        for event_id, component, msg, attr, line in typed_rows.select("id", "component", "msg", "attr", "line").iter_rows()
+    ]
+    typed = pl.DataFrame(values, schema=_TYPED_SCHEMA, orient="row").with_columns(row=typed_rows["row"])
+    return rows.join(typed, on="row", how="left", maintain_order="left").with_columns(pl.col("kind").fill_null("other"))
+
+
+def _event_attr(text: str | None, line: int, problems: ProblemLog) -> EventAttr | None:
+    """The typed attributes; a value of an unexpected type costs that value and is reported."""
+    if text is None:
+        return None
     try:
-        parsed = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        problems.add(number, f"not JSON: {exc}", line)
+        return _decode_event_attr(text)
+    except msgspec.MsgspecError:
+        pass
+    try:
+        attr, dropped = coerce(EventAttr, msgspec.json.decode(text))
+    except (msgspec.DecodeError, TypeError):
         return None
-    if not isinstance(parsed, dict):
-        problems.add(number, "not a log object", line)
-        return None
-    is_slow = parsed.get("id") == SLOW_QUERY_ID
-    record, dropped = coerce(SlowQueryLine if is_slow else EventLine, parsed)
-    if "t" in dropped or "t" not in parsed:
-        problems.add(number, "no timestamp", line)
-        return None
-    if is_slow and isinstance(parsed.get("attr"), dict):
-        record.attr, dropped_attr = coerce(SlowQueryAttr, parsed["attr"])
-        dropped = [name for name in dropped if name != "attr"] + [f"attr.{n}" for n in dropped_attr]
-    if dropped:
-        problems.add(number, "unexpected types, dropped: " + ", ".join(dropped), line)
-    return record
-
-
-def _field(values: list, name: str) -> list:
-    """`value.name` for each optional struct, None where the struct is missing."""
-    return [None if v is None else getattr(v, name) for v in values]
-
-
-def _text_or_none(raws) -> list:
-    return [_raw_text(raw) if raw else None for raw in raws]
-
-
-def _lock_texts(lines: list[bytes], raws) -> list:
-    """`locks` as text where the line waited for a lock at all, else None.
-
-    The waits are summed vectorised in columns.finish_slow_ops; most lines have
-    none, and the byte test skips them without converting anything.
-    """
-    return [str(raw, "utf-8") if b'"timeAcquiringMicros":{' in line else None for line, raw in zip(lines, raws)]
-
-
-def slow_columns(records: list[SlowQueryLine], line_numbers: list[int], raw_lines: list[bytes]) -> dict:
-    """Column lists in the order of schema.RAW_SLOW_OPS."""
-    attrs = [r.attr if r.attr is not None else _EMPTY_ATTR for r in records]
-
-    def get(name):
-        return list(map(attrgetter(name), attrs))
-
-    ok = [None if v is None else v != 0 for v in get("ok")]
-    err_names = get("errName")
-    ok = [o if o is not None else (None if e is None else False) for o, e in zip(ok, err_names)]
-    query_hash = [q if q is not None else p for q, p in zip(get("queryHash"), get("planCacheShapeHash"))]
-    storage = get("storage")
-    data, waits = _field(storage, "data"), _field(storage, "timeWaitingMicros")
-    queues = get("queues")
-    execution, ingress = _field(queues, "execution"), _field(queues, "ingress")
-    return {
-        "t": [r.t.date for r in records],
-        "component": list(map(attrgetter("c"), records)),
-        "connection": list(map(attrgetter("ctx"), records)),
-        "op_type": get("type"),
-        "ns": get("ns"),
-        "app_name": get("appName"),
-        "command_json": _text_or_none(get("command")),
-        "originating_command_json": _text_or_none(get("originatingCommand")),
-        "command_name": None,
-        "legacy_shape": None,
-        "plan_summary": get("planSummary"),
-        "keys_examined": get("keysExamined"),
-        "docs_examined": get("docsExamined"),
-        "nreturned": get("nreturned"),
-        "num_yields": get("numYields"),
-        "query_hash": query_hash,
-        "plan_cache_key": get("planCacheKey"),
-        "query_shape_hash": get("queryShapeHash"),
-        "ok": ok,
-        "err_name": err_names,
-        "err_code": get("errCode"),
-        "reslen": get("reslen"),
-        "write_conflicts": get("writeConflicts"),
-        "lock_wait_micros": None,
-        "locks_json": _lock_texts(raw_lines, get("locks")),
-        "flow_control_micros": _field(get("flowControl"), "timeAcquiringMicros"),
-        "cache_wait_micros": _field(waits, "cache"),
-        "schema_lock_wait_micros": _field(waits, "schemaLock"),
-        "handle_lock_wait_micros": _field(waits, "handleLock"),
-        "bytes_read": _field(data, "bytesRead"),
-        "read_micros": _field(data, "timeReadingMicros"),
-        "bytes_written": _field(data, "bytesWritten"),
-        "write_micros": _field(data, "timeWritingMicros"),
-        "execution_queued_micros": _field(execution, "totalTimeQueuedMicros"),
-        "execution_admissions": _field(execution, "admissions"),
-        "ingress_queued_micros": _field(ingress, "totalTimeQueuedMicros"),
-        "working_ms": get("workingMillis"),
-        "cpu_nanos": get("cpuNanos"),
-        "remote": get("remote"),
-        "duration_ms": get("durationMillis"),
-        "truncated": _text_or_none(map(attrgetter("truncated"), records)),
-        "truncated_size": _text_or_none(map(attrgetter("size"), records)),
-        "line": line_numbers,
-    }
-
-
-_EMPTY_ATTR = SlowQueryAttr()
-
-
-def event_columns(records: list[EventLine], line_numbers: list[int], problems: ProblemLog) -> dict:
-    """Column lists in the order of schema.RAW_EVENTS."""
-    columns = {name: [] for name in events.TYPED_COLUMNS}
-    for record, number in zip(records, line_numbers):
-        attr = None
-        if record.id in events.TYPED_IDS and record.attr:
-            try:
-                attr = _decode_event_attr(record.attr)
-            except msgspec.MsgspecError:
-                try:
-                    attr, dropped = coerce(EventAttr, msgspec.json.decode(record.attr))
-                    problems.add(number, "unexpected types, dropped: attr." + ", attr.".join(dropped), None)
-                except (msgspec.DecodeError, TypeError):
-                    attr = None
-        for name, value in zip(events.TYPED_COLUMNS, events.typed_values(record.id, record.c, record.msg, attr)):
-            columns[name].append(value)
-    return {
-        "t": [r.t.date for r in records],
-        "severity": list(map(attrgetter("s"), records)),
-        "component": list(map(attrgetter("c"), records)),
-        "id": list(map(attrgetter("id"), records)),
-        "ctx": list(map(attrgetter("ctx"), records)),
-        "msg": list(map(attrgetter("msg"), records)),
-        **columns,
-        "line": line_numbers,
-    }
+    problems.add(line, "unexpected types, dropped: attr." + ", attr.".join(dropped), None)
+    return attr

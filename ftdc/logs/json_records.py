@@ -1,10 +1,9 @@
-"""msgspec types for the JSON (4.4+) log lines, holding only what the frames need.
+"""msgspec types for the attributes of the event lines that get typed columns.
 
-Typed decoding lets msgspec skip every other attribute without building Python
-objects for it, which is what makes the reader fast on logs that are almost all
-slow-query lines. `msgspec.Raw` keeps sub-documents (the command, `truncated`) as
-the exact bytes the server wrote. Structs are `gc=False`: they hold no cycles,
-and keeping a million of them out of the cyclic collector saves seconds.
+The native decoder (native/src/logs.rs) hands these attributes over as JSON
+text; typed decoding skips every attribute the event columns do not use.
+`msgspec.Raw` keeps `message` as the exact bytes the server wrote. Structs are
+`gc=False`: they hold no cycles.
 """
 
 from typing import Optional
@@ -14,95 +13,6 @@ import msgspec
 
 class _Struct(msgspec.Struct, gc=False):
     pass
-
-
-class Date(_Struct):
-    date: str = msgspec.field(name="$date")
-
-
-class StorageData(_Struct):
-    bytesRead: Optional[int] = None
-    timeReadingMicros: Optional[int] = None
-    bytesWritten: Optional[int] = None
-    timeWritingMicros: Optional[int] = None
-
-
-class StorageWaits(_Struct):
-    cache: Optional[int] = None
-    schemaLock: Optional[int] = None
-    handleLock: Optional[int] = None
-
-
-class Storage(_Struct):
-    data: Optional[StorageData] = None
-    timeWaitingMicros: Optional[StorageWaits] = None
-
-
-class Queue(_Struct):
-    admissions: Optional[int] = None
-    totalTimeQueuedMicros: Optional[int] = None
-
-
-class Queues(_Struct):
-    execution: Optional[Queue] = None
-    ingress: Optional[Queue] = None
-
-
-class FlowControl(_Struct):
-    timeAcquiringMicros: Optional[int] = None
-
-
-class SlowQueryAttr(_Struct):
-    """`attr` of id 51803, see LOG-FORMAT.md §2."""
-
-    type: Optional[str] = None
-    ns: Optional[str] = None
-    appName: Optional[str] = None
-    command: msgspec.Raw = msgspec.Raw(b"")
-    originatingCommand: msgspec.Raw = msgspec.Raw(b"")
-    planSummary: Optional[str] = None
-    keysExamined: Optional[int] = None
-    docsExamined: Optional[int] = None
-    nreturned: Optional[int] = None
-    numYields: Optional[int] = None
-    writeConflicts: Optional[int] = None
-    queryHash: Optional[str] = None
-    planCacheShapeHash: Optional[str] = None
-    planCacheKey: Optional[str] = None
-    queryShapeHash: Optional[str] = None
-    ok: Optional[float] = None
-    errName: Optional[str] = None
-    errCode: Optional[int] = None
-    reslen: Optional[int] = None
-    # Lock waits are summed over resources and modes from the text (columns.py).
-    locks: msgspec.Raw = msgspec.Raw(b"")
-    flowControl: Optional[FlowControl] = None
-    storage: Optional[Storage] = None
-    queues: Optional[Queues] = None
-    workingMillis: Optional[int] = None
-    cpuNanos: Optional[int] = None
-    remote: Optional[str] = None
-    durationMillis: Optional[int] = None
-
-
-class SlowQueryLine(_Struct):
-    t: Date
-    c: str
-    id: int
-    ctx: str = ""
-    attr: Optional[SlowQueryAttr] = None
-    truncated: msgspec.Raw = msgspec.Raw(b"")
-    size: msgspec.Raw = msgspec.Raw(b"")
-
-
-class EventLine(_Struct):
-    t: Date
-    s: str = ""
-    c: str = ""
-    id: Optional[int] = None
-    ctx: str = ""
-    msg: str = ""
-    attr: msgspec.Raw = msgspec.Raw(b"")
 
 
 class Driver(_Struct):

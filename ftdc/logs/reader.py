@@ -28,13 +28,8 @@ PARALLEL_BYTES = 64 << 20
 
 def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Slow ops, events and problems of one block of a JSON log (runs in workers)."""
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
     problems = ProblemLog(file)
-    block = json_lines.decode_lines(lines, first_line, problems)
-    slow = columns.raw_frame(json_lines.slow_columns(block.slow, block.slow_lines, block.slow_raw), RAW_SLOW_OPS)
-    evts = columns.raw_frame(json_lines.event_columns(block.events, block.event_lines, problems), RAW_EVENTS)
+    slow, evts = json_lines.decode_block(data, first_line, problems)
     return columns.finish_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame()
 
 

@@ -37,8 +37,6 @@ RAW_SLOW_OPS = {
     "reslen": pl.Int64,
     "write_conflicts": pl.Int64,
     "lock_wait_micros": pl.Int64,
-    # JSON lines: the `locks` document as text where it holds any wait.
-    "locks_json": pl.String,
     "flow_control_micros": pl.Int64,
     "cache_wait_micros": pl.Int64,
     "schema_lock_wait_micros": pl.Int64,

@@ -165,6 +165,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     crate::python_encode::register(m)?;
+    crate::python_logs::register(m)?;
     m.add_function(wrap_pyfunction!(select_names, m)?)?;
     Ok(())
 }

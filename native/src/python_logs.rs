@@ -1,0 +1,71 @@
+//! Python bindings of the log line decoder (`logs`), registered into
+//! `ftdc._native` by `python.rs`. A block is decoded with the GIL released;
+//! its columns stay owned by a `LogBlock` and reach pyarrow by address (zero
+//! copy), with the block object kept alive as the buffers' base.
+
+use pyo3::prelude::*;
+
+use crate::logs::{self, Column, Table};
+
+/// `(name, kind, validity, first, second, second_len)` per column. kind 0 =
+/// int64 (first: values), 1 = bool (first: bits), 2 = large string (first:
+/// offsets, second: data of second_len bytes); validity is a bitmap address or
+/// None when every row is valid.
+type ColumnBuffers = (&'static str, u8, Option<usize>, usize, usize, usize);
+
+fn buffers(tables: &[Table]) -> Vec<(usize, Vec<ColumnBuffers>)> {
+    tables.iter().map(table_buffers).collect()
+}
+
+fn table_buffers(table: &Table) -> (usize, Vec<ColumnBuffers>) {
+    let address = |v: &Option<Vec<u8>>| v.as_ref().map(|b| b.as_ptr() as usize);
+    let columns = table
+        .columns
+        .iter()
+        .map(|(name, column)| match column {
+            Column::Int { values, validity } => (*name, 0, address(validity), values.as_ptr() as usize, 0, 0),
+            Column::Bool { bits, validity } => (*name, 1, address(validity), bits.as_ptr() as usize, 0, 0),
+            Column::Str { offsets, data, validity } => {
+                (*name, 2, address(validity), offsets.as_ptr() as usize, data.as_ptr() as usize, data.len())
+            }
+        })
+        .collect();
+    (table.rows, columns)
+}
+
+#[pyclass(module = "ftdc._native", frozen)]
+struct LogBlock {
+    block: logs::Block,
+}
+
+#[pymethods]
+impl LogBlock {
+    /// `(rows, column buffers)` per chunk of the slow-query lines.
+    fn slow_ops(&self) -> Vec<(usize, Vec<ColumnBuffers>)> {
+        buffers(&self.block.slow_ops)
+    }
+
+    /// `(rows, column buffers)` per chunk of every other line.
+    fn events(&self) -> Vec<(usize, Vec<ColumnBuffers>)> {
+        buffers(&self.block.events)
+    }
+
+    /// `(line, reason, text)` of each line that could not be read (fully).
+    #[getter]
+    fn problems(&self) -> Vec<(i64, String, String)> {
+        self.block.problems.iter().map(|p| (p.line, p.reason.clone(), p.text.clone())).collect()
+    }
+}
+
+/// Decodes a block of JSON log lines numbered from `first_line`; `attr_ids`
+/// are the event ids whose attributes come back as JSON text.
+#[pyfunction]
+fn decode_log_block(py: Python<'_>, data: &[u8], first_line: i64, attr_ids: Vec<i64>) -> LogBlock {
+    LogBlock { block: py.detach(|| logs::decode_block(data, first_line, &attr_ids)) }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LogBlock>()?;
+    m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
+    Ok(())
+}
