@@ -5,10 +5,11 @@ sample, then measures side by side, in one process, alternating rounds:
   floor      read the file and split it into lines
   json.loads the naive approach: json.loads of every line (results discarded,
              the cheapest form of it)
-  read_logs  ftdc.read_logs on the same file, in-process
-  read_logs/w  the same with workers=None (one worker process per CPU)
-and the peak RSS of read_logs in a fresh subprocess (its own peak plus the peak
-of its worker processes, each counted once per worker: an upper bound).
+  read_logs   ftdc.read_logs on the same file (native decoding on every core,
+              default threads)
+  read_logs/1 the same with workers=1 (one block at a time)
+and the peak RSS (VmHWM) of read_logs in a fresh subprocess. Everything runs
+in-process: there are no worker processes to add.
 
     python bench/bench_logs.py [--gb 1.0] [--rounds 2]
 """
@@ -64,10 +65,10 @@ def with_read_logs(path: Path) -> int:
     return read_logs(path).slow_ops.height
 
 
-def with_read_logs_workers(path: Path) -> int:
+def with_read_logs_one_block(path: Path) -> int:
     from ftdc.logs import read_logs
 
-    return read_logs(path, workers=None).slow_ops.height  # one worker per CPU above 64 MB
+    return read_logs(path, workers=1).slow_ops.height
 
 
 def timed(fn, path: Path) -> tuple[float, int]:
@@ -77,25 +78,18 @@ def timed(fn, path: Path) -> tuple[float, int]:
 
 
 def peak_rss(path: Path) -> dict:
-    """Peak RSS (MB) of read_logs in a fresh interpreter and of its workers.
+    """Peak RSS (MB) of read_logs in a fresh interpreter.
 
-    The workers' figure comes from ru_maxrss and so may include their parent's
-    size at fork time: an upper bound.
+    VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's peak.
     """
     code = (
-        "if __name__ == '__main__':\n"
-        " import resource, sys, json, os; sys.path.insert(0, sys.argv[2]);"
-        "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1], workers=None);"
-        # VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's peak.
-        "me = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
-        "kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024;"
-        "print(json.dumps({'main_mb': me, 'worker_peak_mb': kids, 'workers': os.cpu_count(),"
-        " 'rows': frames.slow_ops.height}))"
+        "import sys, json; sys.path.insert(0, sys.argv[2]);"
+        "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1]);"
+        "peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
+        "print(json.dumps({'peak_mb': peak, 'rows': frames.slow_ops.height}))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT)], check=True, capture_output=True, text=True)
-    figures = json.loads(out.stdout)
-    figures["upper_bound_mb"] = figures["main_mb"] + figures["worker_peak_mb"] * figures["workers"]
-    return figures
+    return json.loads(out.stdout)
 
 
 def main() -> None:
@@ -112,20 +106,17 @@ def main() -> None:
             ("floor", floor),
             ("json.loads", naive_json),
             ("read_logs", with_read_logs),
-            ("read_logs/w", with_read_logs_workers),
+            ("read_logs/1", with_read_logs_one_block),
         ):
             seconds, result = timed(fn, path)
             best[name] = min(best.get(name, seconds), seconds)
             print(f"round {round_no} {name:10s} {seconds:7.2f} s  ({size_mb / seconds:6.0f} MB/s)  -> {result}")
     print(", ".join(f"{name} {seconds:.2f} s" for name, seconds in best.items()))
-    for name in ("read_logs", "read_logs/w"):
+    for name in ("read_logs", "read_logs/1"):
         print(f"{name}: {best['json.loads'] / best[name]:.2f}x faster than the json.loads loop (target >= 3),"
               f" {best[name] / best['floor']:.2f}x the floor (target <= 3)")
     rss = peak_rss(path)
-    print(
-        f"peak RSS: main {rss['main_mb']:.0f} MB, worker peak {rss['worker_peak_mb']:.0f} MB x {rss['workers']}"
-        f" -> at most {rss['upper_bound_mb']:.0f} MB (target < 2048)"
-    )
+    print(f"peak RSS of read_logs: {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,16 @@
 """`read_logs`: mongod logs (JSON 4.4+ and legacy text) as polars frames.
 
-JSON logs are cut into line-aligned blocks. With `workers` > 1 worker processes
-decode them in parallel (msgspec holds the GIL, so threads would not help);
-workers are spawned, so a calling script needs the `if __name__ == "__main__":`
-guard, which is why the default is to decode in-process. `workers=None` picks
-the CPU count for inputs over PARALLEL_BYTES (what the CLI uses).
-Text logs are decoded in-process whole, since ctime years depend on the lines
-before. Joins that need every file (node names, client drivers) come last.
+JSON logs are cut into line-aligned blocks. The native decoder parses a block's
+lines on every core with the GIL released, so `workers` threads decoding blocks
+side by side overlap one block's parsing with the polars work on the next.
+Text logs are decoded whole, since ctime years depend on the lines before.
+Joins that need every file (node names, client drivers) come last.
 """
 
 import datetime as dt
-import multiprocessing
 import os
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 import polars as pl
@@ -22,12 +19,10 @@ from . import columns, json_lines, legacy_text, sources
 from .frames import LogFrames
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
-# Below this much input, starting workers (about a second) costs more than it saves.
-PARALLEL_BYTES = 64 << 20
 
 
 def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Slow ops, events and problems of one block of a JSON log (runs in workers)."""
+    """Slow ops, events and problems of one block of a JSON log."""
     problems = ProblemLog(file)
     slow, evts = json_lines.decode_block(data, first_line, problems)
     return columns.finish_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame()
@@ -58,7 +53,7 @@ class _InProcess:
 def _executor(workers: int):
     if workers <= 1:
         return _InProcess()
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    return ThreadPoolExecutor(workers)
 
 
 def read_logs(
@@ -66,7 +61,7 @@ def read_logs(
     start=None,
     end=None,
     *,
-    workers: int | None = 1,
+    workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> LogFrames:
     """Read mongod logs into `LogFrames` (slow_ops, events, problems).
@@ -74,14 +69,14 @@ def read_logs(
     `paths`: files, directories or archives (one or a list). `start`/`end`
     (datetime or ISO text; naive means UTC) keep operations that overlap the
     window and events inside it. `progress(done_bytes, total_bytes)` is called
-    as input is read. `workers` > 1 decodes JSON blocks in that many processes;
-    None chooses by input size.
+    as input is read. `workers`: threads decoding blocks side by side (None: one
+    per CPU; 1: one block at a time).
     Raises sources.SourceError for a missing path.
     """
     found = sources.expand(paths)
     total = sum(s.size for s in found)
     if workers is None:
-        workers = (os.cpu_count() or 1) if total > PARALLEL_BYTES else 1
+        workers = os.cpu_count() or 1
     done = 0
 
     def advance(n: int) -> None:
@@ -209,4 +204,17 @@ def _with_clients(slow: pl.DataFrame, evts: pl.DataFrame) -> pl.DataFrame:
         metadata, left_on="ts", right_on="meta_ts", by=["group", "connection"], strategy="backward",
         check_sortedness=False,  # sorted on ts just above; the check cannot see through `by`
     ).sort("row")["client"]
-    return slow.with_columns(client=clients)
+    return slow.with_columns(client=_chunked_like(clients, slow["ts"]))
+
+
+def _chunked_like(values: pl.Series, like: pl.Series) -> pl.Series:
+    """`values` cut into `like`'s chunks (zero-copy slices).
+
+    A frame whose columns are chunked differently is copied whole to align them
+    on the next select; the wide slow-op frame keeps the blocks' chunks.
+    """
+    pieces, offset = [], 0
+    for length in like.chunk_lengths():
+        pieces.append(values.slice(offset, length))
+        offset += length
+    return pl.concat(pieces, rechunk=False) if pieces else values
