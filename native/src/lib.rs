@@ -3,7 +3,8 @@
 //! `bson` reads raw documents, `file` splits a file into documents, `chunk`
 //! inflates a metric chunk, `metrics` turns a reference document into metric
 //! names and values, `varint` decodes the delta stream, `decode` and
-//! `catalog` work across many files, `encode` writes chunks back.
+//! `catalog` work across many files, `encode` writes chunks back. `logs`
+//! decodes JSON mongod log lines into columns.
 
 pub mod arena;
 pub mod bson;
@@ -13,6 +14,7 @@ pub mod chunk;
 pub mod decode;
 pub mod encode;
 pub mod file;
+pub mod logs;
 pub mod metrics;
 pub mod reference;
 pub mod select;
@@ -22,3 +24,5 @@ pub mod varint;
 mod python;
 #[cfg(feature = "python")]
 mod python_encode;
+#[cfg(feature = "python")]
+mod python_logs;
