@@ -96,3 +96,23 @@ def test_many_allowed_chunks_hit_the_read_budget(tmp_path):
     assert refusal.startswith("refused") and "max_values" in refusal
     # The budget (64 M values) bounds what phase 1 may hold: 512 MB of times.
     assert int(peak) // 1024 < baseline_mb() + 600
+
+
+def test_reused_output_memory_gives_identical_frames(ftdc_samples):
+    import gc
+
+    import ftdc
+
+    directory = ftdc_samples / "mongod-7.0" / "diagnostic.data"
+    # Fresh memory, with nulls where metrics come and go.
+    first = ftdc.read_ftdc(directory)
+    digest = first.hash_rows().to_list()
+    nulls = first.null_count().row(0)
+    assert sum(nulls) > 0
+    del first
+    gc.collect()
+    # The freed arena (hundreds of MB) is reused, stale values and all.
+    ftdc.read_ftdc(directory, "serverStatus.*")
+    gc.collect()
+    again = ftdc.read_ftdc(directory)
+    assert again.hash_rows().to_list() == digest and again.null_count().row(0) == nulls

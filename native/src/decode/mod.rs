@@ -97,7 +97,7 @@ fn refused(problems: Vec<String>, documents: usize, message: String) -> Frame {
     Frame {
         time: Vec::new(),
         columns: Vec::new(),
-        values: Arena::zeroed(0),
+        values: Arena::new(0),
         problems,
         chunks_without_time: 0,
         documents,

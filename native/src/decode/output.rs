@@ -54,7 +54,7 @@ unsafe impl Sync for SharedOut {}
 
 /// Decodes every group into a fresh arena holding `rows` values per column.
 pub fn decode(groups: &[Group], chunks: &[Prepared], plan: ColumnPlan, rows: usize) -> (Vec<Column>, Arena) {
-    let values = Arena::zeroed(rows * plan.names.len());
+    let values = Arena::new(rows * plan.names.len());
     // Safety: column c owns values[c * rows .. (c + 1) * rows].
     let outs: Vec<SharedOut> = (0..plan.names.len()).map(|c| SharedOut(unsafe { values.as_mut_ptr().add(c * rows) })).collect();
     groups.par_iter().for_each(|g| decode_group(g, chunks, &plan.chunk_columns, &outs));
@@ -81,25 +81,38 @@ fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>
         }
         return;
     };
-    // Overlapping chunks: decode each into a small scratch buffer, then write
-    // the output column in order (sequential writes, not a strided scatter).
+    // Overlapping chunks: decode each into its slice of one scratch buffer,
+    // then gather the output column in order (sequential writes, not a
+    // strided scatter). Rows of chunks lacking a column stay unwritten: null.
+    let mut starts = vec![0usize];
+    for &c in &g.chunks {
+        starts.push(starts.last().unwrap() + chunks[c].delta_count + 1);
+    }
+    let gather: Vec<u32> = order.iter().map(|&(j, r)| (starts[j as usize] + r as usize) as u32).collect();
+    let mut scratch = vec![0i64; *starts.last().unwrap()];
     let mut feeding: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     for (j, &c) in g.chunks.iter().enumerate() {
         for (s, &col) in chunk_columns[c].iter().enumerate() {
             feeding.entry(col).or_default().push((j, s));
         }
     }
-    let mut scratch: Vec<Vec<i64>> = g.chunks.iter().map(|&c| vec![0i64; chunks[c].delta_count + 1]).collect();
     let mut has = vec![false; g.chunks.len()];
     for (col, sources) in feeding {
-        has.fill(false);
         for &(j, s) in &sources {
-            chunks[g.chunks[j]].decode(s, &mut scratch[j]);
-            has[j] = true;
+            chunks[g.chunks[j]].decode(s, &mut scratch[starts[j]..starts[j + 1]]);
         }
-        for (out, &(j, r)) in output(col).iter_mut().zip(order) {
-            if has[j as usize] {
-                *out = scratch[j as usize][r as usize];
+        let out = output(col);
+        if sources.len() == g.chunks.len() {
+            for (value, &at) in out.iter_mut().zip(&gather) {
+                *value = scratch[at as usize];
+            }
+        } else {
+            has.fill(false);
+            sources.iter().for_each(|&(j, _)| has[j] = true);
+            for ((value, &at), &(j, _)) in out.iter_mut().zip(&gather).zip(order) {
+                if has[j as usize] {
+                    *value = scratch[at as usize];
+                }
             }
         }
     }
