@@ -3,7 +3,8 @@
 The native decoder (`_native.decode_log_block`, native/src/logs.rs) parses each
 line once, in parallel and with the GIL released, and keeps the columns it
 builds as Arrow buffers that reach polars without a copy. Slow-query lines
-(id 51803) come back fully typed, with problems for lines that are not JSON and
+(id 51803) come back fully typed and finished (UTC times, command names, db and
+collection, plan kinds, shapes), with problems for lines that are not JSON and
 for values of unexpected types. Other lines come back with their envelope and,
 for the ids that get typed event columns, their attributes as JSON text, which
 are typed here: events are few next to slow queries.
@@ -17,9 +18,9 @@ from .. import _native
 from . import events
 from .json_records import EventAttr, coerce
 from .problems import ProblemLog
-from .schema import RAW_EVENTS, RAW_SLOW_OPS
+from .schema import RAW_EVENTS
 
-_ARROW_TYPES = (pa.int64(), pa.bool_(), pa.large_string())  # by the native column kind
+_ARROW_TYPES = (pa.int64(), pa.bool_(), pa.string_view())  # by the native column kind
 _STRING = 2
 _TYPED_IDS = sorted(events.TYPED_IDS)
 _TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
@@ -27,13 +28,15 @@ _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
 
 
 def decode_block(data: bytes, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Raw slow-op and event frames (schema.RAW_SLOW_OPS, RAW_EVENTS) of one block."""
+    """Slow ops (columns.SLOW_OPS_BEFORE_JOINS but `started` and `file`, plus
+    the timestamp text `t` where it was not read natively) and raw events
+    (schema.RAW_EVENTS) of one block."""
     block = _native.decode_log_block(data, first_line, _TYPED_IDS)
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
     slow = _frame(block, block.slow_ops())
     evts = _with_typed_event_columns(_frame(block, block.events()), problems)
-    return _conform(slow, RAW_SLOW_OPS), _conform(evts, RAW_EVENTS)
+    return slow, _conform(evts, RAW_EVENTS)
 
 
 def _buffer(owner, address: int, size: int) -> pa.Buffer:
@@ -49,12 +52,12 @@ def _frame(owner, chunks: list) -> pl.DataFrame:
 def _batch(owner, rows: int, buffers: list) -> pa.RecordBatch:
     names, arrays = [], []
     bitmap_bytes = (rows + 7) // 8
-    for name, kind, validity, first, second, second_size in buffers:
+    for name, kind, validity, values, data in buffers:
         bits = None if validity is None else _buffer(owner, validity, bitmap_bytes)
         if kind == _STRING:
-            parts = [bits, _buffer(owner, first, (rows + 1) * 8), _buffer(owner, second, second_size)]
+            parts = [bits, _buffer(owner, values, rows * 16), *(_buffer(owner, a, size) for a, size in data)]
         else:
-            parts = [bits, _buffer(owner, first, rows * 8 if kind == 0 else bitmap_bytes)]
+            parts = [bits, _buffer(owner, values, rows * 8 if kind == 0 else bitmap_bytes)]
         names.append(name)
         arrays.append(pa.Array.from_buffers(_ARROW_TYPES[kind], rows, parts))
     return pa.RecordBatch.from_arrays(arrays, names=names)

@@ -13,7 +13,7 @@ import re
 from . import events, shell_docs
 from .problems import ProblemLog
 from .schema import RAW_EVENTS, RAW_SLOW_OPS
-from .shapes import query_parts, shape_of
+from .shapes import shape_of_command
 
 _ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 _CTIME = r"[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?"
@@ -172,7 +172,7 @@ def slow_op_row(op: re.Match, component: str | None) -> dict:
         for column, pattern in _STORAGE.items():
             if (m := pattern.search(storage)) is not None:
                 row[column] = int(m.group(1))
-    row["legacy_shape"] = shape_of(_legacy_query_parts(verb, body))
+    row["legacy_shape"] = _legacy_shape(verb, body)
     return row
 
 
@@ -183,28 +183,30 @@ def _command_name(verb: str, body: str) -> str:
     return _COMMAND_OF_OP.get(verb, verb)
 
 
-def _legacy_query_parts(verb: str, body: str) -> dict | None:
+def _legacy_shape(verb: str, body: str) -> str | None:
+    """The shape of the logged command, or of a command built from the older
+    `query:` forms (a statement `{q: ...}`, a find's filter and sort)."""
     if verb == "command":
         m = _COMMAND_NAME.search(body)
         label = f"command: {m.group(1)} " if m else "command: "
         command = shell_docs.document_after(body, label)
-        return query_parts(command) if isinstance(command, dict) else None
+        return shape_of_command(command) if isinstance(command, dict) else None
     statement = shell_docs.document_after(body, "command: ")
     if isinstance(statement, dict):  # 3.6+ WRITE lines log the statement {q: ..., u: ...}
-        return query_parts(statement)
+        return shape_of_command(statement)
     originating = shell_docs.document_after(body, "originatingCommand: ")
     if isinstance(originating, dict):
-        return query_parts(originating)
+        return shape_of_command(originating)
     query = shell_docs.document_after(body, "query: ")
     if not isinstance(query, dict):
         return None
     if verb in ("update", "remove"):
-        return {"q": query}
+        return shape_of_command({"q": query})
     # 2.x wraps modifiers: { query: {...}, orderby: {...} } or { $query: ..., $orderby: ... }
     for inner, order in (("query", "orderby"), ("$query", "$orderby")):
         if inner in query and isinstance(query[inner], dict):
-            parts = {"filter": query[inner]}
+            command = {"find": 1, "filter": query[inner]}
             if order in query:
-                parts["sort"] = query[order]
-            return parts
-    return {"filter": query}
+                command["sort"] = query[order]
+            return shape_of_command(command)
+    return shape_of_command({"find": 1, "filter": query})

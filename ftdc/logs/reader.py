@@ -25,7 +25,7 @@ def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataF
     """Slow ops, events and problems of one block of a JSON log."""
     problems = ProblemLog(file)
     slow, evts = json_lines.decode_block(data, first_line, problems)
-    return columns.finish_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame()
+    return columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame()
 
 
 def decode_text_source(source: sources.LogSource, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -7,9 +7,9 @@ import polars as pl
 
 UTC_MS = pl.Datetime("ms", "UTC")
 
-# Columns the decoders fill line by line, before the vectorised finishing step
-# (`columns.finish_slow_ops`) derives the rest. `t` is the timestamp text as
-# written (any offset form).
+# Columns the legacy text decoder fills line by line, before the vectorised
+# finishing step (`columns.finish_slow_ops`) derives the rest; JSON lines come
+# back finished natively. `t` is the timestamp text as written (any offset form).
 RAW_SLOW_OPS = {
     "t": pl.String,
     "component": pl.String,
@@ -19,8 +19,7 @@ RAW_SLOW_OPS = {
     "app_name": pl.String,
     "command_json": pl.String,
     "originating_command_json": pl.String,
-    # Legacy text lines carry the command name and a shape computed from shell
-    # syntax; JSON lines leave both null and get them from `command_json`.
+    # The command name and the shape computed from shell syntax.
     "command_name": pl.String,
     "legacy_shape": pl.String,
     "plan_summary": pl.String,

@@ -15,11 +15,15 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use memchr::memmem::Finder;
+use std::collections::HashMap;
 use rayon::prelude::*;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+mod shape;
+pub use shape::query_shape;
 
 pub const SLOW_QUERY_ID: i64 = 51803;
 const SLOW_QUERY_MARK: &[u8] = b"\"id\":51803";
@@ -27,6 +31,10 @@ const SLOW_QUERY_MARK: &[u8] = b"\"id\":51803";
 pub const SNIPPET_BYTES: usize = 200;
 /// Lines are decoded in ranges of about this size, a few per core per block.
 const RANGE_BYTES: usize = 1 << 20;
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+/// A range's shape views by command text (commands without an originating one).
+type Interned = FastMap<Box<str>, Option<u128>>;
 
 // ---------------------------------------------------------------------------
 // Lenient values
@@ -465,6 +473,9 @@ pub struct Ints {
 }
 
 impl Ints {
+    fn with_capacity(n: usize) -> Self {
+        Ints { values: Vec::with_capacity(n), valid: Vec::with_capacity(n) }
+    }
     fn push(&mut self, v: Option<i64>) {
         self.values.push(v.unwrap_or(0));
         self.valid.push(v.is_some());
@@ -481,6 +492,9 @@ pub struct Bools {
 }
 
 impl Bools {
+    fn with_capacity(n: usize) -> Self {
+        Bools { values: Vec::with_capacity(n), valid: Vec::with_capacity(n) }
+    }
     fn push(&mut self, v: Option<bool>) {
         self.values.push(v.unwrap_or(false));
         self.valid.push(v.is_some());
@@ -490,30 +504,61 @@ impl Bools {
     }
 }
 
-/// UTF-8 strings as Arrow large-string buffers: `offsets` starts at 0 and has
-/// one more entry than rows.
+/// UTF-8 strings as an Arrow string_view column, polars' own string layout,
+/// so polars takes the buffers as they are instead of copying every string:
+/// a 16-byte view per row (length, then the string itself up to 12 bytes, else
+/// its first 4 bytes, buffer index and offset) and the longer strings in data
+/// buffers, a new one before offsets would pass i32.
+#[derive(Default)]
 pub struct Strs {
-    offsets: Vec<i64>,
-    data: Vec<u8>,
+    views: Vec<u128>,
+    buffers: Vec<Vec<u8>>,
     valid: Vec<bool>,
 }
 
-impl Default for Strs {
-    fn default() -> Self {
-        Strs { offsets: vec![0], data: Vec::new(), valid: Vec::new() }
-    }
-}
+const INLINE_BYTES: usize = 12;
+const MAX_VIEW_BYTES: usize = i32::MAX as usize;
 
 impl Strs {
-    fn push(&mut self, v: Option<&str>) {
-        if let Some(s) = v {
-            self.data.extend_from_slice(s.as_bytes());
-        }
-        self.offsets.push(self.data.len() as i64);
-        self.valid.push(v.is_some());
+    fn with_capacity(n: usize) -> Self {
+        Strs { views: Vec::with_capacity(n), buffers: Vec::new(), valid: Vec::with_capacity(n) }
     }
+
+    /// A string longer than a view can address (2 GB) is null.
+    fn push(&mut self, v: Option<&str>) {
+        let v = v.filter(|s| s.len() <= MAX_VIEW_BYTES);
+        let view = v.map_or(0, |s| self.view_of(s.as_bytes()));
+        self.push_view(v.map(|_| view));
+    }
+
+    /// A view this column made before (the same string again), or null.
+    fn push_view(&mut self, view: Option<u128>) {
+        self.views.push(view.unwrap_or(0));
+        self.valid.push(view.is_some());
+    }
+
+    /// The view of `s` (at most MAX_VIEW_BYTES), storing it when it is not inline.
+    fn view_of(&mut self, s: &[u8]) -> u128 {
+        let mut view = [0u8; 16];
+        view[..4].copy_from_slice(&(s.len() as u32).to_le_bytes());
+        if s.len() <= INLINE_BYTES {
+            view[4..4 + s.len()].copy_from_slice(s);
+            return u128::from_le_bytes(view);
+        }
+        if self.buffers.last().is_none_or(|b| b.len() + s.len() > MAX_VIEW_BYTES) {
+            self.buffers.push(Vec::new());
+        }
+        let index = self.buffers.len() - 1;
+        let buffer = &mut self.buffers[index];
+        view[4..8].copy_from_slice(&s[..4]);
+        view[8..12].copy_from_slice(&(index as u32).to_le_bytes());
+        view[12..].copy_from_slice(&(buffer.len() as u32).to_le_bytes());
+        buffer.extend_from_slice(s);
+        u128::from_le_bytes(view)
+    }
+
     fn finish(self) -> Column {
-        Column::Str { validity: bitmap(&self.valid), offsets: self.offsets, data: self.data }
+        Column::Str { validity: bitmap(&self.valid), views: self.views, buffers: self.buffers }
     }
 }
 
@@ -521,7 +566,7 @@ impl Strs {
 pub enum Column {
     Int { values: Vec<i64>, validity: Option<Vec<u8>> },
     Bool { bits: Vec<u8>, validity: Option<Vec<u8>> },
-    Str { offsets: Vec<i64>, data: Vec<u8>, validity: Option<Vec<u8>> },
+    Str { views: Vec<u128>, buffers: Vec<Vec<u8>>, validity: Option<Vec<u8>> },
 }
 
 /// The bitmap of `flags`, None when every flag is set (no validity buffer needed).
@@ -554,6 +599,11 @@ macro_rules! table {
         }
 
         impl $name {
+            /// Room for `rows` rows, so columns do not grow (and fault pages) twice.
+            fn with_capacity(rows: usize) -> Self {
+                $name { $($col: $kind::with_capacity(rows),)+ }
+            }
+
             fn finish(self) -> Table {
                 Table { rows: self.line.values.len(), columns: vec![$((stringify!($col), self.$col.finish()),)+] }
             }
@@ -562,10 +612,13 @@ macro_rules! table {
 }
 
 table!(
-    /// The columns of `schema.RAW_SLOW_OPS` that JSON lines fill.
+    /// The slow_ops columns that do not need other files (`columns.SLOW_OPS_BEFORE_JOINS`)
+    /// but `started` and `file`; `ts` is UTC milliseconds, `t` the timestamp text
+    /// where it is not in a form read here (polars reads it then).
     SlowColumns {
-        t: Strs, component: Strs, connection: Strs, op_type: Strs, ns: Strs, app_name: Strs,
-        command_json: Strs, originating_command_json: Strs, plan_summary: Strs,
+        ts: Ints, t: Strs, component: Strs, connection: Strs, op_type: Strs, command: Strs, write_statement: Bools,
+        ns: Strs, db: Strs, coll: Strs, app_name: Strs,
+        command_json: Strs, originating_command_json: Strs, shape: Strs, plan_summary: Strs, plan_kind: Strs,
         keys_examined: Ints, docs_examined: Ints, nreturned: Ints, num_yields: Ints,
         query_hash: Strs, plan_cache_key: Strs, query_shape_hash: Strs,
         ok: Bools, err_name: Strs, err_code: Ints, reslen: Ints, write_conflicts: Ints,
@@ -599,8 +652,92 @@ fn timestamp<'s>(t: &'s Field<Date<'_>>) -> Option<&'s str> {
     t.get().and_then(|d| text(&d.date))
 }
 
+/// UTC milliseconds of `YYYY-MM-DDTHH:MM:SS.mmm` with `Z`, `±HH:MM` or
+/// `±HHMM`: every form mongod writes. Anything else (None) is left to polars.
+pub fn utc_millis(t: &str) -> Option<i64> {
+    let b = t.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let digits = b.get(from..from + len)?;
+        digits.iter().try_fold(0i64, |n, &d| d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0')))
+    };
+    let separators = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'.')];
+    if b.len() < 24 || separators.iter().any(|&(i, c)| b[i] != c) {
+        return None;
+    }
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let (hour, minute, second, millis) = (num(11, 2)?, num(14, 2)?, num(17, 2)?, num(20, 3)?);
+    let offset_minutes = match &b[23..] {
+        b"Z" => 0,
+        [sign @ (b'+' | b'-'), ..] => {
+            let minutes_at = if b.get(26) == Some(&b':') { 27 } else { 26 };
+            if b.len() != minutes_at + 2 {
+                return None;
+            }
+            let (h, m) = (num(24, 2)?, num(minutes_at, 2)?);
+            if h > 23 || m > 59 {
+                return None;
+            }
+            if *sign == b'+' { h * 60 + m } else { -(h * 60 + m) }
+        }
+        _ => return None,
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some((((days * 24 + hour) * 60 + minute - offset_minutes) * 60 + second) * 1000 + millis)
+}
+
+/// The command name: the first key of the command document as written, as
+/// the regex `^\{\s*"([^"]+)"` reads it (escapes are not decoded).
+fn first_key(command: &str) -> Option<&str> {
+    let rest = command.strip_prefix('{')?.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix('"')?;
+    let key = &rest[..rest.find('"')?];
+    (!key.is_empty()).then_some(key)
+}
+
+/// The plan kind: the leading `[A-Z_]+` of the plan summary (`IXSCAN { a: 1 }`).
+fn plan_kind(summary: &str) -> Option<&str> {
+    let end = summary.bytes().position(|b| !(b.is_ascii_uppercase() || b == b'_')).unwrap_or(summary.len());
+    (end > 0).then(|| &summary[..end])
+}
+
+/// `db` and `coll` of a namespace: split at the first dot, as polars' `splitn(".", 2)`.
+fn db_and_coll(ns: Option<&str>) -> (Option<&str>, Option<&str>) {
+    match ns.map(|ns| ns.split_once('.').ok_or(ns)) {
+        None => (None, None),
+        Some(Ok((db, coll))) => (Some(db), Some(coll)),
+        Some(Err(db)) => (Some(db), None),
+    }
+}
+
 impl SlowColumns {
-    fn push(&mut self, line: &SlowLine, number: i64, dropped: &mut Vec<&'static str>) {
+    /// The shape of the command: computed once per distinct command text in a
+    /// range, its bytes stored once per range.
+    fn push_shape(&mut self, command: Option<&str>, originating: Option<&str>, interned: &mut Interned) {
+        let Some(command) = command else { return self.shape.push_view(None) };
+        if originating.is_none() {
+            if let Some(&view) = interned.get(command) {
+                return self.shape.push_view(view);
+            }
+        }
+        let shape = shape::cached_query_shape(command, originating);
+        let view = shape.filter(|s| s.len() <= MAX_VIEW_BYTES).map(|s| self.shape.view_of(s.as_bytes()));
+        if originating.is_none() {
+            interned.insert(command.into(), view);
+        }
+        self.shape.push_view(view);
+    }
+
+    fn push(&mut self, line: &SlowLine, number: i64, interned: &mut Interned, dropped: &mut Vec<&'static str>) {
         static NO_ATTR: SlowAttr<'static> = SlowAttr {
             op_type: Field::Absent, ns: Field::Absent, app_name: Field::Absent, command: None,
             originating_command: None, plan_summary: Field::Absent, keys_examined: Field::Absent,
@@ -629,15 +766,33 @@ impl SlowColumns {
         let execution = queues.and_then(|q| q.execution.get());
         let ingress = queues.and_then(|q| q.ingress.get());
 
-        self.t.push(timestamp(&line.t));
-        self.component.push(text(&line.c));
+        let t = timestamp(&line.t);
+        let ts = t.and_then(utc_millis);
+        self.ts.push(ts);
+        self.t.push(t.filter(|_| ts.is_none()));
+        let component = text(&line.c);
+        self.component.push(component);
         self.connection.push(Some(connection));
-        self.op_type.push(text(&a.op_type));
-        self.ns.push(text(&a.ns));
+        let op_type = text(&a.op_type);
+        self.op_type.push(op_type);
+        // A WRITE line is one statement of a write command, named by its type.
+        let is_statement = component == Some("WRITE");
+        let command = a.command.map(RawValue::get);
+        self.command.push(op_type.filter(|_| is_statement).or_else(|| command.and_then(first_key)));
+        self.write_statement.push(Some(is_statement));
+        let ns = text(&a.ns);
+        self.ns.push(ns);
+        let (db, coll) = db_and_coll(ns);
+        self.db.push(db);
+        self.coll.push(coll);
         self.app_name.push(text(&a.app_name));
-        self.command_json.push(a.command.map(RawValue::get));
-        self.originating_command_json.push(a.originating_command.map(RawValue::get));
-        self.plan_summary.push(text(&a.plan_summary));
+        self.command_json.push(command);
+        let originating = a.originating_command.map(RawValue::get);
+        self.originating_command_json.push(originating);
+        self.push_shape(command, originating, interned);
+        let plan = text(&a.plan_summary);
+        self.plan_summary.push(plan);
+        self.plan_kind.push(plan.and_then(plan_kind));
         self.keys_examined.push(int(&a.keys_examined));
         self.docs_examined.push(int(&a.docs_examined));
         self.nreturned.push(int(&a.nreturned));
@@ -728,7 +883,6 @@ pub struct Block {
     pub problems: Vec<Problem>,
 }
 
-#[derive(Default)]
 struct Partial {
     slow: SlowColumns,
     events: EventColumns,
@@ -808,7 +962,15 @@ fn decode_line<'a>(line: &'a [u8], mark: &Finder) -> Result<Decoded<'a>, Failure
 }
 
 fn decode_range(range: &[u8], mark: &Finder, attr_ids: &[i64]) -> Partial {
-    let mut out = Partial::default();
+    let lines = memchr::memchr_iter(b'\n', range).count() + 1;
+    let slow = mark.find_iter(range).count().min(lines);
+    let mut out = Partial {
+        slow: SlowColumns::with_capacity(slow),
+        events: EventColumns::with_capacity(lines - slow),
+        problems: Vec::new(),
+        lines: 0,
+    };
+    let mut interned = Interned::default();
     let mut dropped = Vec::new();
     let mut start = 0;
     let mut number = 0i64;
@@ -853,7 +1015,7 @@ fn decode_range(range: &[u8], mark: &Finder, attr_ids: &[i64]) -> Partial {
         }
         dropped.clear();
         match &decoded {
-            Decoded::Slow(s) => out.slow.push(s, number, &mut dropped),
+            Decoded::Slow(s) => out.slow.push(s, number, &mut interned, &mut dropped),
             Decoded::Event(e) => out.events.push(e, number, attr_ids, &mut dropped),
         }
         if !dropped.is_empty() {
@@ -931,10 +1093,14 @@ mod tests {
     fn strs(tables: &[Table], name: &str) -> Vec<Option<String>> {
         let mut out = Vec::new();
         for table in tables {
-            let Column::Str { offsets, data, validity } = column(table, name) else { panic!("{name} is not a string") };
-            out.extend((0..table.rows).map(|i| {
-                let text = &data[offsets[i] as usize..offsets[i + 1] as usize];
-                valid(validity, i).then(|| String::from_utf8(text.to_vec()).unwrap())
+            let Column::Str { views, buffers, validity } = column(table, name) else { panic!("{name} is not a string") };
+            out.extend(views.iter().enumerate().map(|(i, view)| {
+                let b = view.to_le_bytes();
+                let word = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+                let len = word(0);
+                let text = if len <= 12 { b[4..4 + len].to_vec() } else { buffers[word(8)][word(12)..word(12) + len].to_vec() };
+                assert!(len <= 12 || text[..4] == b[4..8], "view prefix");
+                valid(validity, i).then(|| String::from_utf8(text).unwrap())
             }));
         }
         out
@@ -967,7 +1133,13 @@ mod tests {
         let slow = &block.slow_ops;
         assert_eq!(rows(&slow), 1);
         assert!(block.problems.is_empty());
-        assert_eq!(strs(slow, "t"), [one("2024-01-02T03:04:05.678+01:00")]);
+        assert_eq!(ints(slow, "ts"), [Some(1_704_161_045_678)]);
+        assert_eq!(strs(slow, "t"), [None]);
+        assert_eq!(strs(slow, "command"), [one("find")]);
+        assert_eq!(bools(slow, "write_statement"), [Some(false)]);
+        assert_eq!((strs(slow, "db"), strs(slow, "coll")), (vec![one("db")], vec![one("c")]));
+        assert_eq!(strs(slow, "plan_kind"), [one("COLLSCAN")]);
+        assert_eq!(strs(slow, "shape"), [one(r#"{"filter":{"a":1}}"#)]);
         assert_eq!(strs(slow, "component"), [one("COMMAND")]);
         assert_eq!(strs(slow, "connection"), [one("conn7")]);
         assert_eq!(strs(slow, "command_json"), [one(r#"{"find":"c","filter":{"a":1}}"#)]);
@@ -1120,6 +1292,7 @@ mod tests {
             assert_eq!(ints(a, "line"), ints(b, "line"));
             assert_eq!(strs(a, "t"), strs(b, "t"));
         }
+        assert_eq!(strs(&whole.slow_ops, "shape"), strs(&split.slow_ops, "shape"));
         assert_eq!(problems(&whole), problems(&split));
         assert_eq!(rows(&whole.slow_ops) + rows(&whole.events) + whole.problems.len(), 501);
         assert_eq!(ints(&whole.slow_ops, "line").last(), Some(&Some(505)));
@@ -1132,5 +1305,59 @@ mod tests {
         let block = decode_block(b"\n", 1, &[]);
         assert_eq!(problems(&block), [(1, "blank line")]);
         assert_eq!(rows(&block.slow_ops), 0);
+    }
+
+    #[test]
+    fn timestamps_in_every_form_mongod_writes() {
+        let at = |t: &str| utc_millis(t);
+        assert_eq!(at("1970-01-01T00:00:00.000Z"), Some(0));
+        assert_eq!(at("2024-01-02T03:04:05.678+01:00"), Some(1_704_161_045_678));
+        assert_eq!(at("2024-01-02T03:04:05.678+0100"), Some(1_704_161_045_678));
+        assert_eq!(at("2024-01-02T02:04:05.678+00:00"), Some(1_704_161_045_678));
+        assert_eq!(at("2024-01-01T22:04:05.678-04:00"), Some(1_704_161_045_678));
+        assert_eq!(at("2024-02-29T00:00:00.000Z"), Some(1_709_164_800_000));
+        assert_eq!(at("1969-12-31T23:59:59.999Z"), Some(-1));
+        // Left to polars: other forms, impossible dates, junk.
+        for t in ["2024-02-30T00:00:00.000Z", "2023-02-29T00:00:00.000Z", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.6789Z",
+                  "2024-01-02T24:00:00.000Z", "2024-01-02T03:04:05.678+24:00", "2024-01-02T03:04:05.678+01:0", "2024-01-02 03:04:05.678Z",
+                  "2024-01-02T03:04:05.678", "2024-01-02T03:04:05.678Zx", "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}", ""] {
+            assert_eq!(at(t), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn names_namespaces_and_plan_kinds() {
+        assert_eq!(first_key(r#"{ "aggregate":"c"}"#), Some("aggregate"));
+        assert_eq!(first_key(r#"{"a\"b":1}"#), Some("a\\"));
+        assert_eq!(first_key(r#"{"":1}"#), None);
+        assert_eq!(first_key("{}"), None);
+        assert_eq!(first_key("null"), None);
+        assert_eq!(db_and_coll(Some("a.b.c")), (Some("a"), Some("b.c")));
+        assert_eq!(db_and_coll(Some("admin")), (Some("admin"), None));
+        assert_eq!(db_and_coll(Some("x.")), (Some("x"), Some("")));
+        assert_eq!(db_and_coll(None), (None, None));
+        assert_eq!(plan_kind("COUNT_SCAN { a: 1 }"), Some("COUNT_SCAN"));
+        assert_eq!(plan_kind("IDHACK"), Some("IDHACK"));
+        assert_eq!(plan_kind("ixscan"), None);
+    }
+
+    #[test]
+    fn write_statements_are_named_by_their_type() {
+        let line = SLOW.replace(r#""c":"COMMAND""#, r#""c":"WRITE""#).replace(r#""type":"command""#, r#""type":"update""#);
+        let block = decode_block(line.as_bytes(), 1, &[]);
+        assert_eq!(strs(&block.slow_ops, "command"), [one("update")]);
+        assert_eq!(bools(&block.slow_ops, "write_statement"), [Some(true)]);
+    }
+
+    #[test]
+    fn long_strings_and_repeated_shapes_share_buffers() {
+        let long = "n".repeat(40);
+        let line = SLOW.replace(r#""ns":"db.c""#, &format!(r#""ns":"{long}.{long}""#));
+        let block = decode_block(format!("{line}\n{line}\n").as_bytes(), 1, &[]);
+        let slow = &block.slow_ops;
+        assert_eq!(strs(slow, "ns"), [one(&format!("{long}.{long}")), one(&format!("{long}.{long}"))]);
+        assert_eq!(strs(slow, "coll"), [one(&long), one(&long)]);
+        let Column::Str { buffers, .. } = column(&slow[0], "shape") else { panic!() };
+        assert_eq!(buffers.iter().map(Vec::len).sum::<usize>(), r#"{"filter":{"a":1}}"#.len());
     }
 }

@@ -7,11 +7,11 @@ use pyo3::prelude::*;
 
 use crate::logs::{self, Column, Table};
 
-/// `(name, kind, validity, first, second, second_len)` per column. kind 0 =
-/// int64 (first: values), 1 = bool (first: bits), 2 = large string (first:
-/// offsets, second: data of second_len bytes); validity is a bitmap address or
-/// None when every row is valid.
-type ColumnBuffers = (&'static str, u8, Option<usize>, usize, usize, usize);
+/// `(name, kind, validity, values, data)` per column. kind 0 = int64 (values:
+/// int64s), 1 = bool (values: bits), 2 = string_view (values: 16-byte views,
+/// data: `(address, bytes)` of each data buffer); validity is a bitmap
+/// address or None when every row is valid.
+type ColumnBuffers = (&'static str, u8, Option<usize>, usize, Vec<(usize, usize)>);
 
 fn buffers(tables: &[Table]) -> Vec<(usize, Vec<ColumnBuffers>)> {
     tables.iter().map(table_buffers).collect()
@@ -23,10 +23,11 @@ fn table_buffers(table: &Table) -> (usize, Vec<ColumnBuffers>) {
         .columns
         .iter()
         .map(|(name, column)| match column {
-            Column::Int { values, validity } => (*name, 0, address(validity), values.as_ptr() as usize, 0, 0),
-            Column::Bool { bits, validity } => (*name, 1, address(validity), bits.as_ptr() as usize, 0, 0),
-            Column::Str { offsets, data, validity } => {
-                (*name, 2, address(validity), offsets.as_ptr() as usize, data.as_ptr() as usize, data.len())
+            Column::Int { values, validity } => (*name, 0, address(validity), values.as_ptr() as usize, Vec::new()),
+            Column::Bool { bits, validity } => (*name, 1, address(validity), bits.as_ptr() as usize, Vec::new()),
+            Column::Str { views, buffers, validity } => {
+                let data = buffers.iter().map(|b| (b.as_ptr() as usize, b.len())).collect();
+                (*name, 2, address(validity), views.as_ptr() as usize, data)
             }
         })
         .collect();
@@ -64,8 +65,17 @@ fn decode_log_block(py: Python<'_>, data: &[u8], first_line: i64, attr_ids: Vec<
     LogBlock { block: py.detach(|| logs::decode_block(data, first_line, &attr_ids)) }
 }
 
+/// The query shape of a command given as JSON text (and of the command a
+/// getMore continues); None when it has no query or is not JSON.
+#[pyfunction]
+#[pyo3(signature = (command_json, originating_json=None))]
+fn query_shape(command_json: Option<&str>, originating_json: Option<&str>) -> Option<String> {
+    logs::query_shape(command_json?, originating_json)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LogBlock>()?;
     m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
+    m.add_function(wrap_pyfunction!(query_shape, m)?)?;
     Ok(())
 }
