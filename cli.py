@@ -22,7 +22,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 import ftdc
-from analysis.overview import Overview, overview
+from analysis.overview import STAGES, Overview, overview
 
 EXIT_BAD_INPUT = 2
 out = Console()
@@ -117,8 +117,9 @@ def summary(
 ) -> None:
     """Summarise the node and the FTDC data: version, time range, periods, gaps, restarts."""
     with user_errors():
-        with err.status("reading FTDC"):
-            view = overview(path, time_field=time_field)
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+            task = bar.add_task("reading chunks", total=len(STAGES))
+            view = overview(path, time_field=time_field, progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
     if as_json:
         out.print_json(json.dumps(view.to_dict(), default=str))
     else:

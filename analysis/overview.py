@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import polars as pl
 
@@ -93,13 +93,21 @@ def schema_changes(catalog: Catalog) -> int:
     return int((layouts.diff().fill_null(0) != 0).sum())
 
 
-def overview(path: PathArg, *, time_field: str = TIME_COLUMN) -> Overview:
+STAGES = ("chunks", "samples", "metadata")
+
+
+def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable[[str], None] = lambda stage: None) -> Overview:
+    """What `path` covers; `progress(stage)` is called as each of STAGES completes."""
     files = resolve(path)
     catalog = catalog_files(files, time_field)
+    progress(STAGES[0])
     frame = decode_files(files, [PID, UPTIME], time_field=time_field)
+    progress(STAGES[1])
+    node = catalog_metadata(catalog).node
+    progress(STAGES[2])
     times = frame[TIME_COLUMN]
     return Overview(
-        node=catalog_metadata(catalog).node,
+        node=node,
         files=len(files),
         first=times.min() if len(times) else None,
         last=times.max() if len(times) else None,
