@@ -27,16 +27,16 @@ _TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
 
 
-def decode_block(data: bytes, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame]:
+def decode_block(data: bytes, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """Slow ops (columns.SLOW_OPS_BEFORE_JOINS but `started` and `file`, plus
-    the timestamp text `t` where it was not read natively) and raw events
-    (schema.RAW_EVENTS) of one block."""
+    the timestamp text `t` where it was not read natively), raw events
+    (schema.RAW_EVENTS) and the number of lines of one block."""
     block = _native.decode_log_block(data, first_line, _TYPED_IDS)
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
     slow = _frame(block, block.slow_ops())
     evts = _with_typed_event_columns(_frame(block, block.events()), problems)
-    return slow, _conform(evts, RAW_EVENTS)
+    return slow, _conform(evts, RAW_EVENTS), block.lines
 
 
 def _buffer(owner, address: int, size: int) -> pa.Buffer:

@@ -4,6 +4,8 @@ JSON logs are cut into line-aligned blocks. The native decoder parses a block's
 lines on every core with the GIL released, so `workers` threads decoding blocks
 side by side overlap one block's parsing with the polars work on the next.
 Text logs are decoded whole, since ctime years depend on the lines before.
+Blocks are numbered from line 1 and shifted as results are collected in
+order, so no block waits for the one before it to be counted.
 Joins that need every file (node names, client drivers) come last.
 """
 
@@ -21,21 +23,43 @@ from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
 
 
-def decode_json_block(file: str, data: bytes, first_line: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+# (file, slow ops, events, problems, lines): one block's results, its lines numbered from 1.
+BlockResult = tuple[str, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]
+
+
+def decode_json_block(file: str, data: bytes) -> BlockResult:
     """Slow ops, events and problems of one block of a JSON log."""
     problems = ProblemLog(file)
-    slow, evts = json_lines.decode_block(data, first_line, problems)
-    return columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame()
+    slow, evts, lines = json_lines.decode_block(data, 1, problems)
+    return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
 
 
-def decode_text_source(source: sources.LogSource, data: bytes) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def decode_text_source(source: sources.LogSource, data: bytes) -> BlockResult:
     problems = ProblemLog(source.name)
     slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, sources.year_of(source))
     return (
+        source.name,
         columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), source.name),
         columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), source.name),
         problems.frame(),
+        data.count(b"\n") + (not data.endswith(b"\n") and bool(data)),
     )
+
+
+class _LineNumbers:
+    """Shifts each block's line numbers past the lines of its file's earlier blocks."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, result: BlockResult) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+        file, slow, evts, problems, lines = result
+        offset = self.seen.get(file, 0)
+        self.seen[file] = offset + lines
+        if offset:
+            shift = pl.col("line") + offset
+            slow, evts, problems = slow.with_columns(shift), evts.with_columns(shift), problems.with_columns(shift)
+        return slow, evts, problems
 
 
 class _InProcess:
@@ -88,14 +112,15 @@ def read_logs(
     executor = _executor(workers)
     pending: deque[Future] = deque()
     results = []
+    numbered = _LineNumbers()
     try:
         for source in found:
             for future in _submit_source(source, executor, advance):
                 pending.append(future)
                 # Bound the blocks in flight, so memory stays flat on large inputs.
                 while len(pending) > 2 * max(workers, 1):
-                    results.append(pending.popleft().result())
-        results.extend(f.result() for f in pending)
+                    results.append(numbered(pending.popleft().result()))
+        results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
     return _assemble(found, results, _as_utc(start), _as_utc(end))
@@ -105,29 +130,31 @@ def _submit_source(source: sources.LogSource, executor, advance):
     problems = ProblemLog(source.name)
     cuts: list[str] = []
     blocks = sources.line_blocks(sources.read_chunks_until_cut(source, advance, cuts.append))
-    next_line = 1
+    # A cut stream's problem is on the line after the last whole one, which
+    # is the unterminated last line when there is one (relative line 0).
+    after_last = 1
     try:
         first = next(blocks, b"")
         if not sources.is_json_log(first[:65536]):
             data = first + b"".join(blocks)
             yield executor.submit(decode_text_source, source, data)
-            next_line += data.count(b"\n")
+            after_last = int(not data or data.endswith(b"\n"))
         else:
             block = first
             while block:
-                yield executor.submit(decode_json_block, source.name, block, next_line)
-                next_line += block.count(b"\n")
+                yield executor.submit(decode_json_block, source.name, block)
+                after_last = int(block.endswith(b"\n"))
                 block = next(blocks, b"")
     except OSError as exc:
         problems.add(None, f"cannot read: {exc}", None)
     for cut in cuts:
-        problems.add(next_line, cut, None)
+        problems.add(after_last, cut, None)
     if problems.lines:
         yield executor.submit(_only_problems, problems)
 
 
-def _only_problems(problems: ProblemLog):
-    return _no_slow_ops(), _no_events(), problems.frame()
+def _only_problems(problems: ProblemLog) -> BlockResult:
+    return problems.file, _no_slow_ops(), _no_events(), problems.frame(), 0
 
 
 def _no_slow_ops() -> pl.DataFrame:

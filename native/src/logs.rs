@@ -881,6 +881,8 @@ pub struct Block {
     pub slow_ops: Vec<Table>,
     pub events: Vec<Table>,
     pub problems: Vec<Problem>,
+    /// Lines in the block, so callers can number the next block without a pass of their own.
+    pub lines: i64,
 }
 
 struct Partial {
@@ -1054,11 +1056,12 @@ pub fn decode_block(data: &[u8], first_line: i64, attr_ids: &[i64]) -> Block {
 fn decode_ranges(data: &[u8], first_line: i64, attr_ids: &[i64], range_bytes: usize) -> Block {
     let mark = Finder::new(SLOW_QUERY_MARK);
     let partials: Vec<Partial> = ranges(data, range_bytes).into_par_iter().map(|r| decode_range(r, &mark, attr_ids)).collect();
-    let mut block = Block { slow_ops: Vec::new(), events: Vec::new(), problems: Vec::new() };
+    let mut block = Block { slow_ops: Vec::new(), events: Vec::new(), problems: Vec::new(), lines: 0 };
     let mut base = first_line - 1;
     for mut p in partials {
         p.shift(base);
         base += p.lines;
+        block.lines += p.lines;
         block.slow_ops.push(p.slow.finish());
         block.events.push(p.events.finish());
         block.problems.append(&mut p.problems);

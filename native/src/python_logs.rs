@@ -51,6 +51,12 @@ impl LogBlock {
         buffers(&self.block.events)
     }
 
+    /// Lines in the block, an unterminated last one included.
+    #[getter]
+    fn lines(&self) -> i64 {
+        self.block.lines
+    }
+
     /// `(line, reason, text)` of each line that could not be read (fully).
     #[getter]
     fn problems(&self) -> Vec<(i64, String, String)> {
