@@ -10,50 +10,11 @@ UTC_MS = pl.Datetime("ms", "UTC")
 # Columns the legacy text decoder fills line by line, before the vectorised
 # finishing step (`columns.finish_slow_ops`) derives the rest; JSON lines come
 # back finished natively. `t` is the timestamp text as written (any offset form).
-RAW_SLOW_OPS = {
+RAW_SLOW_OPS_ONLY = {
     "t": pl.String,
-    "component": pl.String,
-    "connection": pl.String,
-    "op_type": pl.String,
-    "ns": pl.String,
-    "app_name": pl.String,
-    "command_json": pl.String,
-    "originating_command_json": pl.String,
     # The command name and the shape computed from shell syntax.
     "command_name": pl.String,
     "legacy_shape": pl.String,
-    "plan_summary": pl.String,
-    "keys_examined": pl.Int64,
-    "docs_examined": pl.Int64,
-    "nreturned": pl.Int64,
-    "num_yields": pl.Int64,
-    "query_hash": pl.String,
-    "plan_cache_key": pl.String,
-    "query_shape_hash": pl.String,
-    "ok": pl.Boolean,
-    "err_name": pl.String,
-    "err_code": pl.Int64,
-    "reslen": pl.Int64,
-    "write_conflicts": pl.Int64,
-    "lock_wait_micros": pl.Int64,
-    "flow_control_micros": pl.Int64,
-    "cache_wait_micros": pl.Int64,
-    "schema_lock_wait_micros": pl.Int64,
-    "handle_lock_wait_micros": pl.Int64,
-    "bytes_read": pl.Int64,
-    "read_micros": pl.Int64,
-    "bytes_written": pl.Int64,
-    "write_micros": pl.Int64,
-    "execution_queued_micros": pl.Int64,
-    "execution_admissions": pl.Int64,
-    "ingress_queued_micros": pl.Int64,
-    "working_ms": pl.Int64,
-    "cpu_nanos": pl.Int64,
-    "remote": pl.String,
-    "duration_ms": pl.Int64,
-    "truncated": pl.String,
-    "truncated_size": pl.String,
-    "line": pl.Int64,
 }
 
 SLOW_OPS = {
@@ -109,6 +70,56 @@ SLOW_OPS = {
     "originating_command_json": pl.String,
     "file": pl.String,
     "line": pl.Int64,
+}
+
+# Raw slow-op columns in the order the text decoder fills them: its own
+# (RAW_SLOW_OPS_ONLY) and, with their final dtypes, ones SLOW_OPS has.
+RAW_SLOW_OPS = {
+    name: RAW_SLOW_OPS_ONLY.get(name) or SLOW_OPS[name]
+    for name in (
+        "t",
+        "component",
+        "connection",
+        "op_type",
+        "ns",
+        "app_name",
+        "command_json",
+        "originating_command_json",
+        "command_name",
+        "legacy_shape",
+        "plan_summary",
+        "keys_examined",
+        "docs_examined",
+        "nreturned",
+        "num_yields",
+        "query_hash",
+        "plan_cache_key",
+        "query_shape_hash",
+        "ok",
+        "err_name",
+        "err_code",
+        "reslen",
+        "write_conflicts",
+        "lock_wait_micros",
+        "flow_control_micros",
+        "cache_wait_micros",
+        "schema_lock_wait_micros",
+        "handle_lock_wait_micros",
+        "bytes_read",
+        "read_micros",
+        "bytes_written",
+        "write_micros",
+        "execution_queued_micros",
+        "execution_admissions",
+        "ingress_queued_micros",
+        "working_ms",
+        "cpu_nanos",
+        "remote",
+        "duration_ms",
+        "truncated",
+        "truncated_size",
+        "line",
+    )
 }
 
 RAW_EVENTS = {
