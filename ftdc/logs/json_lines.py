@@ -27,11 +27,11 @@ _TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
 
 
-def decode_block(data: bytes, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+def decode_block(data: bytes, end: int, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """Slow ops (columns.SLOW_OPS_BEFORE_JOINS but `started` and `file`, plus
     the timestamp text `t` where it was not read natively), raw events
-    (schema.RAW_EVENTS) and the number of lines of one block."""
-    block = _native.decode_log_block(data, first_line, _TYPED_IDS)
+    (schema.RAW_EVENTS) and the number of lines of the block data[:end]."""
+    block = _native.decode_log_block(data, end, first_line, _TYPED_IDS)
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
     slow = _frame(block, block.slow_ops())

@@ -27,10 +27,10 @@ from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
 BlockResult = tuple[str, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]
 
 
-def decode_json_block(file: str, data: bytes) -> BlockResult:
-    """Slow ops, events and problems of one block of a JSON log."""
+def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
+    """Slow ops, events and problems of one block (data[:end]) of a JSON log."""
     problems = ProblemLog(file)
-    slow, evts, lines = json_lines.decode_block(data, 1, problems)
+    slow, evts, lines = json_lines.decode_block(data, end, 1, problems)
     return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
 
 
@@ -129,22 +129,22 @@ def read_logs(
 def _submit_source(source: sources.LogSource, executor, advance):
     problems = ProblemLog(source.name)
     cuts: list[str] = []
-    blocks = sources.line_blocks(sources.read_chunks_until_cut(source, advance, cuts.append))
+    blocks = sources.blocks(source, advance, cuts.append)
     # A cut stream's problem is on the line after the last whole one, which
     # is the unterminated last line when there is one (relative line 0).
     after_last = 1
     try:
-        first = next(blocks, b"")
-        if not sources.is_json_log(first[:65536]):
-            data = first + b"".join(blocks)
+        first, end = next(blocks, (b"", 0))
+        if not sources.is_json_log(first[: min(end, 65536)]):
+            data = first[:end] + b"".join(block[:n] for block, n in blocks)
             yield executor.submit(decode_text_source, source, data)
             after_last = int(not data or data.endswith(b"\n"))
         else:
             block = first
-            while block:
-                yield executor.submit(decode_json_block, source.name, block)
-                after_last = int(block.endswith(b"\n"))
-                block = next(blocks, b"")
+            while end:
+                yield executor.submit(decode_json_block, source.name, block, end)
+                after_last = int(block[end - 1] == 0x0A)
+                block, end = next(blocks, (b"", 0))
     except OSError as exc:
         problems.add(None, f"cannot read: {exc}", None)
     for cut in cuts:

@@ -64,10 +64,12 @@ impl LogBlock {
     }
 }
 
-/// Decodes a block of JSON log lines numbered from `first_line`; `attr_ids`
-/// are the event ids whose attributes come back as JSON text.
+/// Decodes the JSON log lines of data[:end], numbered from `first_line`;
+/// `attr_ids` are the event ids whose attributes come back as JSON text.
+/// `end` spares the caller a copy of the block when it reads past its last line.
 #[pyfunction]
-fn decode_log_block(py: Python<'_>, data: &[u8], first_line: i64, attr_ids: Vec<i64>) -> LogBlock {
+fn decode_log_block(py: Python<'_>, data: &[u8], end: usize, first_line: i64, attr_ids: Vec<i64>) -> LogBlock {
+    let data = &data[..end.min(data.len())];
     LogBlock { block: py.detach(|| logs::decode_block(data, first_line, &attr_ids)) }
 }
 
