@@ -186,7 +186,7 @@ def logs(
             )
         summary = ftdc.summarize_queries(frames.slow_ops, sort=sort).head(top)
     if fmt == "table":
-        out.print(report.render_table(summary, frames.problems.height))
+        out.print(report.render_table(summary, frames.problems.height, out.width))
     else:
         typer.echo(report.render_text(summary, fmt))
 
