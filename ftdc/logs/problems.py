@@ -6,6 +6,9 @@ from .schema import PROBLEMS
 
 # Enough of a bad line to recognise it, not a whole 10 KB attribute dump.
 SNIPPET_BYTES = 200
+# Problems listed per ProblemLog (a block or a text file); a binary file would
+# otherwise list one per "line". The rest are counted in one closing row.
+MAX_LISTED = 10_000
 
 
 class ProblemLog:
@@ -16,8 +19,12 @@ class ProblemLog:
         self.lines: list[int | None] = []
         self.reasons: list[str] = []
         self.texts: list[str | None] = []
+        self.unlisted = 0
 
     def add(self, line: int | None, reason: str, text: bytes | str | None) -> None:
+        if len(self.lines) >= MAX_LISTED:
+            self.unlisted += 1
+            return
         if isinstance(text, bytes):
             text = text[:SNIPPET_BYTES].decode("utf-8", "replace")
         elif text is not None:
@@ -27,6 +34,11 @@ class ProblemLog:
         self.texts.append(text)
 
     def frame(self) -> pl.DataFrame:
+        if self.unlisted:
+            self.lines.append(None)
+            self.reasons.append(f"{self.unlisted} more problems not listed")
+            self.texts.append(None)
+            self.unlisted = 0
         return pl.DataFrame(
             {"file": [self.file] * len(self.lines), "line": self.lines, "reason": self.reasons, "text": self.texts},
             schema=PROBLEMS,

@@ -35,15 +35,25 @@ def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
 
 
 def decode_text_source(source: sources.LogSource, data: bytes) -> BlockResult:
+    """A legacy text log; JSON lines in it (4.4+ appended after an in-place
+    upgrade) go to the JSON decoder and keep their own line numbers."""
     problems = ProblemLog(source.name)
     slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, sources.year_of(source))
-    return (
-        source.name,
-        columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), source.name),
-        columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), source.name),
-        problems.frame(),
-        data.count(b"\n") + (not data.endswith(b"\n") and bool(data)),
-    )
+    slow = columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), source.name)
+    evts = columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), source.name)
+    problems = problems.frame()
+    lines = data.split(b"\n")
+    json_at = pl.Series("line", [n for n, line in enumerate(lines, 1) if line.lstrip().startswith(b"{")], dtype=pl.Int64)
+    if len(json_at):
+        block = b"\n".join(lines[n - 1] for n in json_at)
+        _, json_slow, json_evts, json_problems, _ = decode_json_block(source.name, block, len(block))
+        original = pl.lit(json_at).gather(pl.col("line") - 1)
+        by_line = lambda frames: pl.concat(frames, how="vertical_relaxed").sort("line", nulls_last=True)  # noqa: E731
+        slow = by_line([slow, json_slow.with_columns(original)])
+        evts = by_line([evts, json_evts.with_columns(original)])
+        # The text decoder saw the JSON lines as lines without a timestamp.
+        problems = by_line([problems.filter(~pl.col("line").is_in(json_at.implode())), json_problems.with_columns(original)])
+    return source.name, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
 
 
 class _LineNumbers:

@@ -56,10 +56,12 @@ def read_chunks_until_cut(source: LogSource, on_bytes, on_cut: Callable[[str], N
 
 
 def expand(paths) -> list[LogSource]:
-    """LogSources for files, directories and archives, in a stable order."""
+    """LogSources for files, directories and archives, in a stable order; a
+    file named twice (or also inside a named directory) is read once."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     sources: list[LogSource] = []
+    seen: set[str] = set()
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -69,24 +71,35 @@ def expand(paths) -> list[LogSource]:
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 files.extend(Path(root) / name for name in names if _looks_like_log(name))
-            for file in sorted(files, key=_rotation_order):
-                sources.extend(_file_sources(file))
+            if not files:
+                raise SourceError(f"{path}: no log files (*.log*, *.gz, *.tar) in this directory")
+            found = sorted(files, key=_rotation_order)
         else:
-            sources.extend(_file_sources(path))
+            found = [path]
+        for file in found:
+            if os.path.realpath(file) not in seen:
+                seen.add(os.path.realpath(file))
+                sources.extend(_file_sources(file))
     return sources
 
 
 def _looks_like_log(name: str) -> bool:
-    return ".log" in name or name.endswith((".gz", ".tar", ".tgz", ".json"))
+    # Directory scans skip .json: it is what tools write beside logs (reports,
+    # EXPECTED.json), never mongod's own log name. Named files are always read.
+    return ".log" in name or name.endswith((".gz", ".tar", ".tgz"))
 
 
 def _rotation_order(path: Path):
-    """Rotated files (`x.log.<suffix>`) sort before the live `x.log` they came from."""
+    """Rotated files (`x.log.<suffix>`) sort before the live `x.log` they came
+    from, oldest first: timestamp suffixes in order, logrotate's numbered
+    ones (`.1` newest) from the highest number down."""
     m = _ROTATED.match(path.name)
     if m is None:
-        return (str(path.parent), path.name, 0, "")
-    live = m.group("suffix") is None
-    return (str(path.parent), m.group("stem"), 1 if live else 0, m.group("suffix") or "")
+        return (str(path.parent), path.name, 0, 0, "")
+    suffix = m.group("suffix")
+    live = suffix is None
+    number = -int(suffix) if suffix and suffix.isdigit() else 0
+    return (str(path.parent), m.group("stem"), 1 if live else 0, number, suffix or "")
 
 
 def _file_sources(path: Path) -> list[LogSource]:
@@ -209,9 +222,12 @@ def _file_blocks(handle, on_bytes: Callable[[int], None]) -> Iterator[tuple[byte
         end = len(data)
         if end == block_bytes:
             end = data.rfind(b"\n") + 1
-            while end == 0:  # a line longer than a block: read on to its end
-                more = handle.read(block_bytes)
-                data += more
+            if end == 0:  # a line longer than a block: read on to its end
+                pieces = [data]
+                while (more := handle.read(block_bytes)) and b"\n" not in more:
+                    pieces.append(more)
+                pieces.append(more)
+                data = b"".join(pieces)
                 end = len(data) if not more else data.rfind(b"\n") + 1
             handle.seek(offset + end)
         on_bytes(end)
@@ -241,8 +257,8 @@ def line_blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def is_json_log(head: bytes) -> bool:
-    """A JSON log's first non-blank line is an object; a text log's is a timestamp."""
-    for line in head.splitlines():
-        if line.strip():
-            return line.lstrip().startswith(b"{")
-    return True
+    """Whether most non-blank lines of `head` are JSON objects (a text log's
+    start with a timestamp). A majority, not the first line, decides: a junk
+    first line, or a log cut mid-line, must not turn a JSON log into text."""
+    lines = [line.lstrip() for line in head.split(b"\n") if line.strip()]
+    return not lines or 2 * sum(line.startswith(b"{") for line in lines) >= len(lines)
