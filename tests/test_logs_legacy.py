@@ -1,7 +1,7 @@
 """Legacy text logs (2.2-4.2): no slow operation lost, fields, years and offsets."""
 
 import datetime as dt
-import re
+import time
 
 import polars as pl
 import pytest
@@ -9,9 +9,22 @@ import pytest
 from ftdc.logs import read_logs
 
 UTC = dt.timezone.utc
-# Independent count: a line whose text after the [context] starts with an
-# operation verb and ends in a duration.
-SLOW_LINE = re.compile(r"\] (?:command|query|update|remove|insert|getmore) \S+ .*\d+ms\s*$")
+VERBS = {"command", "query", "update", "remove", "insert", "getmore"}
+STAMP = "2019-06-18T11:59:16.516+0100 I COMMAND  [conn1] "
+
+
+def is_slow_line(line: str) -> bool:
+    """Independent count, by words rather than the decoder's patterns: the text
+    after the [context] starts with an operation verb and a namespace, and its
+    last word is a number of milliseconds."""
+    words = line.partition("] ")[2].split()
+    return len(words) >= 3 and words[0] in VERBS and words[-1].endswith("ms") and words[-1][:-2].isdigit()
+
+
+def lines_of(path) -> list[str]:
+    """Lines as the decoder counts them: cut at "\n" only (not at form feeds,
+    say, which str.splitlines() also cuts at); no line after a final "\n"."""
+    return path.read_text(errors="replace").removesuffix("\n").split("\n")
 
 
 @pytest.fixture(scope="module")
@@ -27,15 +40,14 @@ def frames(legacy):
 def test_no_slow_operation_lost(legacy, frames):
     counted = {}
     for path in sorted(legacy.glob("*.log")):
-        text = path.read_text(errors="replace")
-        counted[str(path)] = sum(1 for line in text.splitlines() if SLOW_LINE.search(line))
+        counted[str(path)] = sum(1 for line in lines_of(path) if is_slow_line(line))
     got = dict(frames.slow_ops.group_by("file").len().iter_rows())
     assert {f: n for f, n in counted.items() if n} == got
     assert sum(counted.values()) > 3000
 
 
 def test_every_line_accounted_for(legacy, frames):
-    lines = sum(len(p.read_text(errors="replace").splitlines()) for p in legacy.glob("*.log"))
+    lines = sum(len(lines_of(p)) for p in legacy.glob("*.log"))
     assert frames.slow_ops.height + frames.events.height + frames.problems.height == lines
 
 
@@ -92,3 +104,55 @@ def test_events_typed(frames):
     checkpoints = events.filter(pl.col("kind") == "checkpoint", pl.col("duration_ms").is_not_null())
     assert sorted(checkpoints["duration_ms"].to_list())[:2] == [7000, 8000]
     assert events.filter(pl.col("kind") == "startup")["node"].drop_nulls().len() > 0
+
+
+def _read_lines(tmp_path, *lines: str):
+    path = tmp_path / "mongod.log"
+    path.write_text("\n".join(lines) + "\n")
+    return read_logs(path, workers=1)
+
+
+@pytest.mark.parametrize("depth", [300, 2000])
+def test_deep_filter_has_no_shape_and_is_reported(tmp_path, depth):
+    deep = "{ a: " * depth + "1" + " }" * depth
+    frames = _read_lines(tmp_path, STAMP + 'command db.c command: find { find: "c", filter: { a: 1 } } 3ms',
+                         STAMP + f'command db.c command: find {{ find: "c", filter: {deep} }} planSummary: COLLSCAN 5ms')
+    assert frames.slow_ops["shape"].to_list() == ['{"filter":{"a":1}}', None]
+    assert frames.slow_ops["duration_ms"].to_list() == [3, 5]
+    assert frames.problems.select("line", "reason").rows() == [(2, "no shape: document nested deeper than 100 levels")]
+
+
+@pytest.mark.parametrize("text", [
+    "query db.c " + "1" * 1_000_000,
+    "query db.c " + "1" * 1_000_000 + "ms",
+    "query db.c x" + " " * 1_000_000,
+    "query db.c x" + " " * 1_000_000 + "x 5ms",
+])
+def test_pathological_lines_decode_in_linear_time(tmp_path, text):
+    # Backtracking regexes took 30 s on 80 KB of these.
+    started = time.perf_counter()
+    frames = _read_lines(tmp_path, STAMP + text)
+    assert time.perf_counter() - started < 0.5
+    assert frames.slow_ops.height + frames.events.height == 1
+
+
+def test_numbers_beyond_int64_are_dropped_and_reported(tmp_path):
+    frames = _read_lines(tmp_path, STAMP + f"query db.c keysExamined:{'9' * 5000} nreturned:1 {'9' * 20}ms")
+    row = frames.slow_ops.row(0, named=True)
+    assert (row["keys_examined"], row["nreturned"], row["duration_ms"]) == (None, 1, None)
+    assert frames.problems["reason"].to_list() == ["beyond int64, dropped: duration_ms, keys_examined"]
+
+
+def test_lines_end_at_newline_only(tmp_path):
+    # A form feed or U+2028 inside a string is not a line break.
+    frames = _read_lines(tmp_path, STAMP + 'query db.c query: { a: "x\x0cy\u2028z" } 7ms', STAMP + "query db.c query: { b: 1 } 8ms")
+    assert frames.slow_ops.select("line", "duration_ms").rows() == [(1, 7), (2, 8)]
+    assert frames.problems.is_empty()
+
+
+def test_unreadable_stamp_is_no_timestamp(tmp_path):
+    frames = _read_lines(tmp_path, STAMP + "query db.c query: { a: 1 } 7ms",
+                         "2019-13-18T11:59:16.516+0100 I COMMAND  [conn1] query db.c query: { a: 1 } 8ms",
+                         "2019-02-30T11:59:16.516+0100 I NETWORK  [conn1] end connection 1.2.3.4:5 (1 connection now open)")
+    assert frames.slow_ops["line"].to_list() == [1] and frames.events.is_empty()
+    assert frames.problems.select("line", "reason").rows() == [(2, "no timestamp"), (3, "no timestamp")]

@@ -6,6 +6,7 @@ next to them, are finished here.
 
 import polars as pl
 
+from .problems import ProblemLog
 from .schema import EVENTS, SLOW_OPS, UTC_MS
 
 # `%#z` accepts `Z`, `+00:00` and `-0400` alike: every form mongod has written.
@@ -20,8 +21,29 @@ def parse_ts(column: str = "t") -> pl.Expr:
     return pl.col(column).str.to_datetime(_TS_FORMAT, time_unit="ms", time_zone="UTC", strict=False).cast(UTC_MS)
 
 
+# Python's datetime.min (0001-01-01) in ms: the earliest `started`.
+_EARLIEST_MS = -62_135_596_800_000
+
+
 def _started() -> pl.Expr:
-    return pl.col("ts") - pl.duration(milliseconds=pl.col("duration_ms").fill_null(0))
+    """ts - duration, saturating: a durationMillis up to int64's maximum would
+    otherwise wrap around to after `ts`, and a negative one end before it began."""
+    room = (pl.col("ts").cast(pl.Int64) - _EARLIEST_MS).clip(lower_bound=0)
+    return pl.col("ts") - pl.duration(milliseconds=pl.col("duration_ms").fill_null(0).clip(0, room))
+
+
+def drop_unreadable_ts(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
+    """`frame` without the rows whose timestamp text `t` cannot be read: each
+    is reported as "no timestamp", as the decoders report a line without one.
+    A null `t` is a timestamp read already (natively) or none at all."""
+    if frame["t"].null_count() == frame.height:
+        return frame
+    unreadable = frame.select(pl.col("t").is_not_null() & parse_ts().is_null()).to_series()
+    if not unreadable.any():
+        return frame
+    for line, t in frame.filter(unreadable).select("line", "t").iter_rows():
+        problems.add(line, "no timestamp", t)
+    return frame.filter(~unreadable)
 
 
 def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:

@@ -46,6 +46,18 @@ KIND_BY_ID = {
 }
 TYPED_IDS = frozenset(KIND_BY_ID)
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int64(digits: str) -> int | None:
+    """The value of a run of decimal digits, None beyond int64. The length is
+    checked first: int() refuses texts of over 4300 digits, and takes time
+    quadratic in their length."""
+    if len(digits) > 19:
+        return None
+    value = int(digits)
+    return value if value <= INT64_MAX else None
+
 # Checkpoint progress messages (WiredTiger txn_ckpt.c / meta_ckpt.c).
 _CHECKPOINT_RAN = re.compile(r"Checkpoint (?:ran|took) (?:for )?(\d+) seconds")
 _CHECKPOINT_RUNNING = re.compile(r"Checkpoint has been running for (\d+) seconds")
@@ -54,27 +66,36 @@ _CHECKPOINT_RUNNING = re.compile(r"Checkpoint has been running for (\d+) seconds
 def checkpoint_kind(text: str) -> tuple[str, int | None] | None:
     """(kind, duration ms) for a WiredTiger checkpoint message, else None."""
     if (m := _CHECKPOINT_RAN.search(text)) is not None:
-        return "checkpoint", int(m.group(1)) * 1000
+        return "checkpoint", _seconds_as_ms(m.group(1))
     if (m := _CHECKPOINT_RUNNING.search(text)) is not None:
-        return "checkpoint_progress", int(m.group(1)) * 1000
+        return "checkpoint_progress", _seconds_as_ms(m.group(1))
     if "saving checkpoint snapshot" in text or "WT_SESSION.checkpoint" in text:
         return "checkpoint", None
     return None
 
 
-def _wiredtiger_text(raw_message: bytes) -> str | None:
+def _seconds_as_ms(digits: str) -> int | None:
+    seconds = int64(digits)
+    return seconds * 1000 if seconds is not None and seconds <= INT64_MAX // 1000 else None
+
+
+def _wiredtiger_text(raw_message: bytes, dropped: list[str]) -> str | None:
     """The message text: a string in 4.4-5.2, `{..., "msg": ...}` in 5.3+."""
     try:
         message = msgspec.json.decode(raw_message)
     except msgspec.DecodeError:
+        return None
+    except RecursionError:  # msgspec recurses per nesting level
+        dropped.append("message")
         return None
     if isinstance(message, dict):
         message = message.get("msg")
     return message if isinstance(message, str) else None
 
 
-def typed_values(event_id: int | None, component: str, msg: str, attr) -> tuple:
-    """Typed columns of a JSON line; `attr` is a json_records.EventAttr or None."""
+def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: list[str]) -> tuple:
+    """Typed columns of a JSON line; `attr` is a json_records.EventAttr or None.
+    Attributes that cannot be read are added to `dropped`."""
     kind = KIND_BY_ID.get(event_id, "other")
     duration = count = remote = driver = app = new_state = old_state = version = host = text = None
     if attr is not None:
@@ -90,7 +111,7 @@ def typed_values(event_id: int | None, component: str, msg: str, attr) -> tuple:
         if attr.host is not None:
             host = attr.host if attr.port is None else f"{attr.host}:{attr.port}"
         if attr.message:
-            text = _wiredtiger_text(attr.message)
+            text = _wiredtiger_text(attr.message, dropped)
     if (event_id == 22430 or component.startswith("WT")) and text is not None:
         kind = "wiredtiger"
         found = checkpoint_kind(text)
@@ -135,8 +156,8 @@ def text_values(text: str) -> tuple:
             kind = rule_kind
             groups = m.groupdict()
             remote = groups.get("remote")
-            count = int(groups["count"]) if groups.get("count") else None
-            duration = int(groups["duration"]) if groups.get("duration") else None
+            count = int64(groups["count"]) if groups.get("count") else None
+            duration = int64(groups["duration"]) if groups.get("duration") else None
             if groups.get("driver"):
                 driver = f"{groups['driver']} {groups['driver_version']}".strip()
                 app_match = _APP_NAME.search(text)

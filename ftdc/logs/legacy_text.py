@@ -10,7 +10,11 @@ import calendar
 import datetime as dt
 import re
 
+import polars as pl
+
 from . import events, shell_docs
+from .columns import drop_unreadable_ts
+from .events import int64
 from .problems import ProblemLog
 from .schema import RAW_EVENTS, RAW_SLOW_OPS
 from .shapes import shape_of_command
@@ -21,7 +25,9 @@ _LINE = re.compile(
     rf"^(?P<ts>{_ISO}|{_CTIME})"
     r"(?: +(?P<sev>[FEWID]\d?) +(?P<comp>[A-Z_]+|-))?"
     r"(?: +\[(?P<ctx>[^\]]*)\])?"
-    r" *(?P<text>.*?)\s*$"
+    # Matched on the right-stripped line: a lazy `(.*?)\s*$` retries the
+    # trailing whitespace from every position, quadratic on a long run of it.
+    r" *(?P<text>.*)"
 )
 _CTIME_PARTS = re.compile(r"([A-Z][a-z]{2}) ([A-Z][a-z]{2}) +(\d{1,2}) (\d\d:\d\d:\d\d)(?:\.(\d+))?")
 _MONTHS = {name: i for i, name in enumerate(calendar.month_abbr) if name}
@@ -30,7 +36,10 @@ _WEEKDAYS = {name: i for i, name in enumerate(calendar.day_abbr)}
 # 2.x-4.2 print lines over 10 KB as this warning followed by a shortened line.
 _OVERSIZE = re.compile(r"^warning: log line attempted \((\d+)k\) over max size \(\d+k\), printing beginning and end \.\.\. ")
 
-_SLOW_OP = re.compile(r"^(?P<op>command|query|update|remove|insert|getmore|killcursors) (?P<ns>\S+) (?P<body>.*?) ?(?P<ms>\d+)ms$")
+# A slow operation: this head, details, then the duration `[ ]<digits>ms` at
+# the end, which slow_op finds without a regex (see there).
+_SLOW_OP_HEAD = re.compile(r"(command|query|update|remove|insert|getmore|killcursors) (\S+) ")
+_DIGITS = "0123456789"
 _COUNTERS = re.compile(
     r"(?<![\w.])(keysExamined|docsExamined|nscanned|nscannedObjects|nreturned|numYields|writeConflicts|reslen|errCode|code):(\d+)"
 )
@@ -58,6 +67,9 @@ _STORAGE = {
     "schema_lock_wait_micros": re.compile(r"schemaLock: (\d+)"),
     "handle_lock_wait_micros": re.compile(r"handleLock: (\d+)"),
 }
+_NUMBER_COLUMNS = (
+    "duration_ms", *dict.fromkeys(_COUNTER_COLUMN.values()), "lock_wait_micros", "flow_control_micros", *_STORAGE,
+)
 _COMMAND_OF_OP = {"query": "find", "getmore": "getMore", "killcursors": "killCursors"}
 
 
@@ -111,11 +123,18 @@ def decode_text(text: str, problems: ProblemLog, year_hint: int) -> tuple[dict, 
     slow = {name: [] for name in RAW_SLOW_OPS}
     evts = {name: [] for name in RAW_EVENTS}
     years = YearTracker(year_hint)
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+    # Lines end at "\n" only, as in JSON logs: str.splitlines() would also cut
+    # at form feeds and other separators inside an operation's strings.
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, 1):
+        line = line.removesuffix("\r")
+        stripped = line.rstrip()
+        if not stripped:
             problems.add(number, "blank line", line)
             continue
-        m = _LINE.match(line)
+        m = _LINE.match(stripped)
         ts = iso_timestamp(m.group("ts"), years) if m else None
         if ts is None:
             problems.add(number, "no timestamp", line)
@@ -124,9 +143,11 @@ def decode_text(text: str, problems: ProblemLog, year_hint: int) -> tuple[dict, 
         oversize = _OVERSIZE.match(body)
         if oversize:
             body = body[oversize.end():]
-        op = _SLOW_OP.match(body)
+        op = slow_op(body)
         if op is not None:
-            row = slow_op_row(op, component)
+            row, reasons = slow_op_row(*op, component)
+            for reason in reasons:
+                problems.add(number, reason, line)
             row.update(t=ts, connection=m.group("ctx"), line=number,
                        truncated=f'"line of {oversize.group(1)} KB shortened by the server"' if oversize else None)
             for name in RAW_SLOW_OPS:
@@ -137,17 +158,47 @@ def decode_text(text: str, problems: ProblemLog, year_hint: int) -> tuple[dict, 
                           ctx=m.group("ctx"), msg=body, line=number)
             for name in RAW_EVENTS:
                 evts[name].append(values.get(name))
-    return slow, evts
+    return _without_unreadable_ts(slow, problems), _without_unreadable_ts(evts, problems)
 
 
-def slow_op_row(op: re.Match, component: str | None) -> dict:
-    """Columns of one slow-operation line, from its verb, namespace and details."""
-    verb, body = op.group("op"), op.group("body")
+def _without_unreadable_ts(table: dict, problems: ProblemLog) -> dict:
+    """The rows whose stamp reads as a time: the patterns above accept, say,
+    month 13 or February 30, which are reported as no timestamp."""
+    stamps = pl.DataFrame({"t": table["t"], "line": table["line"]}, schema={"t": pl.String, "line": pl.Int64})
+    kept = drop_unreadable_ts(stamps.with_row_index("row"), problems)["row"]
+    if len(kept) == stamps.height:
+        return table
+    return {name: [values[i] for i in kept] for name, values in table.items()}
+
+
+def slow_op(text: str) -> tuple[str, str, str, str] | None:
+    r"""(verb, namespace, details, duration digits) of a slow operation's text
+    (right-stripped), else None.
+
+    Its duration is the longest run of ASCII digits before the final "ms", after
+    an optional space. It is found by stripping digits from the end: a regex
+    `(.*?) ?(\d+)ms$` retries the digits from every position, quadratic on a
+    long run of them.
+    """
+    head = _SLOW_OP_HEAD.match(text)
+    if head is None or not text.endswith("ms"):
+        return None
+    end = len(text) - 2
+    start = len(text[:end].rstrip(_DIGITS))
+    if start == end:
+        return None
+    # The head ends in a space, so the digits start at or after its end.
+    return head.group(1), head.group(2), text[head.end():start].removesuffix(" "), text[start:end]
+
+
+def slow_op_row(verb: str, ns: str, body: str, ms: str, component: str | None) -> tuple[dict, list[str]]:
+    """Columns of one slow-operation line, from its verb, namespace, details
+    and duration digits, and the problems of the values that could not be read."""
     row = {
         "component": component,
         "op_type": verb,
-        "ns": op.group("ns"),
-        "duration_ms": int(op.group("ms")),
+        "ns": ns,
+        "duration_ms": int64(ms),
         "command_name": _command_name(verb, body),
     }
     if (m := _APP_NAME.search(body)) is not None:
@@ -155,7 +206,7 @@ def slow_op_row(op: re.Match, component: str | None) -> dict:
     if (m := _PLAN.search(body)) is not None:
         row["plan_summary"] = m.group(1)
     for name, value in _COUNTERS.findall(body):
-        row[_COUNTER_COLUMN[name]] = int(value)
+        row[_COUNTER_COLUMN[name]] = int64(value)
     for name, value in _HASHES.findall(body):
         row["query_hash" if name == "queryHash" else "plan_cache_key"] = value
     if (m := _ERR_NAME.search(body)) is not None:
@@ -163,17 +214,26 @@ def slow_op_row(op: re.Match, component: str | None) -> dict:
     row["ok"] = not (row.get("err_name") or "exception:" in body or " ok:0 " in body)
     waits = _LOCK_WAITS.findall(body)
     if waits:
-        row["lock_wait_micros"] = sum(int(n) for group in waits for n in _NUMBERS.findall(group))
+        micros = [int64(n) for group in waits for n in _NUMBERS.findall(group)]
+        total = None if None in micros else sum(micros)
+        row["lock_wait_micros"] = total if total is not None and total <= events.INT64_MAX else None
     if (m := _FLOW_CONTROL.search(body)) is not None:
-        row["flow_control_micros"] = int(m.group(1))
+        row["flow_control_micros"] = int64(m.group(1))
     storage_at = body.find("storage:{")
     if storage_at >= 0:
         storage = body[storage_at:]
         for column, pattern in _STORAGE.items():
             if (m := pattern.search(storage)) is not None:
-                row[column] = int(m.group(1))
-    row["legacy_shape"] = _legacy_shape(verb, body)
-    return row
+                row[column] = int64(m.group(1))
+    reasons = []
+    # Numbers are set only where found, so a null one was beyond int64.
+    if out_of_range := [name for name in _NUMBER_COLUMNS if name in row and row[name] is None]:
+        reasons.append("beyond int64, dropped: " + ", ".join(out_of_range))
+    try:
+        row["legacy_shape"] = _legacy_shape(verb, body)
+    except shell_docs.NestedTooDeep as exc:
+        reasons.append(f"no shape: {exc}")
+    return row, reasons
 
 
 def _command_name(verb: str, body: str) -> str:

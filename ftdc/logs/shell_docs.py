@@ -19,8 +19,18 @@ _TOKEN = re.compile(
 )
 
 
+# Deeper documents have no shape: the native shaper reads JSON with a limit of
+# 128 levels (serde_json's), and the recursion here stays far from Python's.
+MAX_DEPTH = 100
+
+
 class ShellSyntaxError(ValueError):
     pass
+
+
+class NestedTooDeep(ValueError):
+    """A document nested deeper than MAX_DEPTH. Unlike a syntax error, which is
+    the shell's own output format this reader does not know, it is reported."""
 
 
 def balanced_end(text: str, start: int) -> int:
@@ -48,18 +58,18 @@ def balanced_end(text: str, start: int) -> int:
 def parse(text: str):
     """Parse one shell document into dicts, lists and literal strings."""
     tokens = [(m.lastgroup, m.group(m.lastgroup)) for m in _TOKEN.finditer(text) if m.lastgroup]
-    value, pos = _value(tokens, 0)
+    value, pos = _value(tokens, 0, 0)
     return value
 
 
-def _value(tokens, pos):
+def _value(tokens, pos, depth):
     if pos >= len(tokens):
         raise ShellSyntaxError("document ends early")
     kind, text = tokens[pos]
-    if kind == "punct" and text == "{":
-        return _object(tokens, pos + 1)
-    if kind == "punct" and text == "[":
-        return _array(tokens, pos + 1)
+    if kind == "punct" and text in ("{", "["):
+        if depth == MAX_DEPTH:
+            raise NestedTooDeep(f"document nested deeper than {MAX_DEPTH} levels")
+        return (_object if text == "{" else _array)(tokens, pos + 1, depth + 1)
     if kind == "punct":
         raise ShellSyntaxError(f"unexpected {text!r}")
     if kind == "string":
@@ -67,7 +77,7 @@ def _value(tokens, pos):
     return text, pos + 1
 
 
-def _object(tokens, pos):
+def _object(tokens, pos, depth):
     out = {}
     while pos < len(tokens):
         kind, text = tokens[pos]
@@ -79,11 +89,11 @@ def _object(tokens, pos):
         key = text[1:-1] if kind == "string" else text
         if pos + 1 >= len(tokens) or tokens[pos + 1] != ("punct", ":"):
             raise ShellSyntaxError("key without value")
-        out[key], pos = _value(tokens, pos + 2)
+        out[key], pos = _value(tokens, pos + 2, depth)
     raise ShellSyntaxError("object not closed")
 
 
-def _array(tokens, pos):
+def _array(tokens, pos, depth):
     out = []
     while pos < len(tokens):
         kind, text = tokens[pos]
@@ -92,13 +102,14 @@ def _array(tokens, pos):
         if kind == "punct" and text == ",":
             pos += 1
             continue
-        item, pos = _value(tokens, pos)
+        item, pos = _value(tokens, pos, depth)
         out.append(item)
     raise ShellSyntaxError("array not closed")
 
 
 def document_after(text: str, label: str):
-    """Parse the document that follows `label` (e.g. "query: "), or None."""
+    """Parse the document that follows `label` (e.g. "query: "), or None.
+    Raises NestedTooDeep."""
     at = text.find(label)
     if at < 0:
         return None
