@@ -1,5 +1,6 @@
 """Shapes (hypothesis) and bad input: junk, cut lines, truncated gzip never raise."""
 
+import datetime as dt
 import gzip
 import json
 
@@ -116,3 +117,50 @@ def test_truncated_gzip(tmp_path):
     frames = read_logs(path)
     assert 0 < frames.slow_ops.height < 2000
     assert frames.problems["reason"].str.contains("gzip").any()
+
+
+def _read_lines(tmp_path, *lines: str):
+    path = tmp_path / "mongod.log"
+    path.write_text("\n".join(lines) + "\n")
+    return read_logs(path, workers=1)
+
+
+def _problems(frames) -> list[tuple]:
+    return frames.problems.select("line", "reason").rows()
+
+
+def test_deep_event_attributes_are_dropped_and_reported(tmp_path):
+    deep = "[" * 5000 + "]" * 5000
+    checkpoint = ('{"t":{"$date":"2024-01-02T02:00:00.000Z"},"s":"I","c":"STORAGE","id":22430,"ctx":"x",'
+                  '"msg":"WiredTiger message","attr":{"message":%s}}' % deep)
+    frames = _read_lines(tmp_path, EVENT, EVENT.replace('"1.2.3.4:5"', deep), checkpoint)
+    assert frames.events["kind"].to_list() == ["connection_accepted", "connection_accepted", "wiredtiger"]
+    assert frames.events["connection_count"].to_list() == [3, None, None]
+    assert [line for line, _ in _problems(frames)] == [2, 3]
+
+
+def test_integers_beyond_int64_in_events_are_dropped_and_reported(tmp_path):
+    frames = _read_lines(tmp_path, EVENT.replace('"connectionCount":3', '"connectionCount":18446744073709551615'))
+    assert frames.events.select("remote", "connection_count").rows() == [("1.2.3.4:5", None)]
+    assert _problems(frames) == [(1, "unexpected types, dropped: attr.connectionCount")]
+
+
+def test_unreadable_event_attributes_are_reported(tmp_path):
+    frames = _read_lines(tmp_path, EVENT.replace('"connectionCount":3', '"connectionCount":1e400'))
+    assert frames.events["kind"].to_list() == ["connection_accepted"]
+    assert _problems(frames) == [(1, "attributes not read: Number out of range - at `$[...]`")]
+
+
+def test_unreadable_timestamps_are_no_timestamp(tmp_path):
+    garbage = '{"$date":"garbage"}'
+    frames = _read_lines(tmp_path, SLOW % ("{}", 5), (SLOW % ("{}", 5)).replace('{"$date":"2024-01-02T03:04:05.678+01:00"}', garbage),
+                         EVENT.replace('{"$date":"2024-01-02T02:00:00.000Z"}', garbage), EVENT)
+    assert frames.slow_ops["line"].to_list() == [1] and frames.events["line"].to_list() == [4]
+    assert _problems(frames) == [(2, "no timestamp"), (3, "no timestamp")]
+    assert frames.slow_ops["ts"].null_count() == frames.events["ts"].null_count() == 0
+
+
+def test_start_never_after_end(tmp_path):
+    frames = _read_lines(tmp_path, SLOW % ("{}", 2**63 - 1), SLOW % ("{}", -5))
+    ts, started = frames.slow_ops["ts"], frames.slow_ops["started"]
+    assert started.to_list() == [dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), ts[1]]

@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow as pa
 
 from .. import _native
-from . import events
+from . import columns, events
 from .json_records import EventAttr, coerce
 from .problems import ProblemLog
 from .schema import RAW_EVENTS
@@ -34,9 +34,9 @@ def decode_block(data: bytes, end: int, first_line: int, problems: ProblemLog) -
     block = _native.decode_log_block(data, end, first_line, _TYPED_IDS)
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
-    slow = _frame(block, block.slow_ops())
-    evts = _with_typed_event_columns(_frame(block, block.events()), problems)
-    return slow, _conform(evts, RAW_EVENTS), block.lines
+    slow = columns.drop_unreadable_ts(_frame(block, block.slow_ops()), problems)
+    evts = columns.drop_unreadable_ts(_frame(block, block.events()), problems)
+    return slow, _conform(_with_typed_event_columns(evts, problems), RAW_EVENTS), block.lines
 
 
 def _buffer(owner, address: int, size: int) -> pa.Buffer:
@@ -74,24 +74,37 @@ def _with_typed_event_columns(raw: pl.DataFrame, problems: ProblemLog) -> pl.Dat
     rows = raw.with_row_index("row")
     typed_rows = rows.filter(pl.col("id").is_in(_TYPED_IDS))
     values = [
-        events.typed_values(event_id, component, msg, _event_attr(attr, line, problems))
+        _typed_values(event_id, component, msg, attr, line, problems)
         for event_id, component, msg, attr, line in typed_rows.select("id", "component", "msg", "attr", "line").iter_rows()
     ]
     typed = pl.DataFrame(values, schema=_TYPED_SCHEMA, orient="row").with_columns(row=typed_rows["row"])
     return rows.join(typed, on="row", how="left", maintain_order="left").with_columns(pl.col("kind").fill_null("other"))
 
 
+def _typed_values(event_id: int, component: str, msg: str, text: str | None, line: int, problems: ProblemLog) -> tuple:
+    dropped: list[str] = []
+    values = events.typed_values(event_id, component, msg, _event_attr(text, line, problems), dropped)
+    if dropped:
+        problems.add(line, "nested too deep, dropped: attr." + ", attr.".join(dropped), None)
+    return values
+
+
 def _event_attr(text: str | None, line: int, problems: ProblemLog) -> EventAttr | None:
-    """The typed attributes; a value of an unexpected type costs that value and is reported."""
+    """The typed attributes; a value of an unexpected type costs that value and
+    is reported. Attributes that cannot be decoded at all are reported too."""
     if text is None:
         return None
     try:
         return _decode_event_attr(text)
     except msgspec.MsgspecError:
         pass
+    except RecursionError:  # msgspec recurses per nesting level, even to skip a value
+        problems.add(line, "nested too deep, dropped: attr", None)
+        return None
     try:
         attr, dropped = coerce(EventAttr, msgspec.json.decode(text))
-    except (msgspec.DecodeError, TypeError):
+    except (msgspec.DecodeError, TypeError, RecursionError) as exc:
+        problems.add(line, f"attributes not read: {exc}", None)
         return None
     problems.add(line, "unexpected types, dropped: attr." + ", attr.".join(dropped), None)
     return attr

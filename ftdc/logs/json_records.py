@@ -6,9 +6,13 @@ text; typed decoding skips every attribute the event columns do not use.
 `gc=False`: they hold no cycles.
 """
 
-from typing import Optional
+from typing import Annotated, Optional
 
 import msgspec
+
+# Integers are checked against int64 as they are decoded: a larger one (say
+# 2**64 - 1) would otherwise stay a Python int that no int64 column can hold.
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 
 
 class _Struct(msgspec.Struct, gc=False):
@@ -36,17 +40,17 @@ class BuildInfo(_Struct):
 class EventAttr(_Struct):
     """Attributes of the event ids that get typed columns (events.TYPED_IDS)."""
 
-    connectionCount: Optional[int] = None
+    connectionCount: Optional[Int64] = None
     remote: Optional[str] = None
     doc: Optional[ClientDoc] = None
     newState: Optional[str] = None
     oldState: Optional[str] = None
     # A string in 4.4-5.2, an object in 5.3+ (LOG-FORMAT.md §5).
     message: msgspec.Raw = msgspec.Raw(b"")
-    durationMillis: Optional[int] = None
+    durationMillis: Optional[Int64] = None
     buildInfo: Optional[BuildInfo] = None
     host: Optional[str] = None
-    port: Optional[int] = None
+    port: Optional[Int64] = None
 
 
 def coerce(struct_type: type, mapping: dict) -> tuple[msgspec.Struct, list[str]]:
