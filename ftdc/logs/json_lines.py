@@ -20,8 +20,11 @@ from .json_records import EventAttr, coerce
 from .problems import ProblemLog
 from .schema import RAW_EVENTS
 
-_ARROW_TYPES = (pa.int64(), pa.bool_(), pa.string_view())  # by the native column kind
-_STRING = 2
+_ARROW_TYPES = {
+    _native.COLUMN_INT64: pa.int64(),
+    _native.COLUMN_BOOL: pa.bool_(),
+    _native.COLUMN_STRING_VIEW: pa.string_view(),
+}
 _TYPED_IDS = sorted(events.TYPED_IDS)
 _TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
@@ -54,10 +57,10 @@ def _batch(owner, rows: int, buffers: list) -> pa.RecordBatch:
     bitmap_bytes = (rows + 7) // 8
     for name, kind, validity, values, data in buffers:
         bits = None if validity is None else _buffer(owner, validity, bitmap_bytes)
-        if kind == _STRING:
+        if kind == _native.COLUMN_STRING_VIEW:
             parts = [bits, _buffer(owner, values, rows * 16), *(_buffer(owner, a, size) for a, size in data)]
         else:
-            parts = [bits, _buffer(owner, values, rows * 8 if kind == 0 else bitmap_bytes)]
+            parts = [bits, _buffer(owner, values, rows * 8 if kind == _native.COLUMN_INT64 else bitmap_bytes)]
         names.append(name)
         arrays.append(pa.Array.from_buffers(_ARROW_TYPES[kind], rows, parts))
     return pa.RecordBatch.from_arrays(arrays, names=names)

@@ -607,7 +607,11 @@ macro_rules! table {
             }
 
             fn finish(self) -> Table {
-                Table { rows: self.line.values.len(), columns: vec![$((stringify!($col), self.$col.finish()),)+] }
+                let rows = self.line.values.len();
+                // Python reads `rows` values from every column's buffers
+                // (json_lines._batch): a shorter column would be read past its end.
+                $(assert_eq!(self.$col.valid.len(), rows, concat!("rows of column ", stringify!($col)));)+
+                Table { rows, columns: vec![$((stringify!($col), self.$col.finish()),)+] }
             }
         }
     };
@@ -1270,6 +1274,14 @@ mod tests {
         let block = decode_block(line.as_bytes(), 1, &[]);
         assert_eq!(strs(&block.slow_ops, "ns"), [one("db.c\n")]);
         assert!(block.problems.is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "rows of column t")]
+    fn finish_rejects_a_column_of_another_length() {
+        let mut events = EventColumns::with_capacity(1);
+        events.line.push(Some(1));
+        events.finish();
     }
 
     #[test]

@@ -7,9 +7,14 @@ use pyo3::prelude::*;
 
 use crate::logs::{self, Column, Table};
 
-/// `(name, kind, validity, values, data)` per column. kind 0 = int64 (values:
-/// int64s), 1 = bool (values: bits), 2 = string_view (values: 16-byte views,
-/// data: `(address, bytes)` of each data buffer); validity is a bitmap
+/// Column kinds, exported to Python under these names: int64 (values:
+/// int64s), bool (values: bits), string_view (values: 16-byte views, data:
+/// `(address, bytes)` of each data buffer).
+const COLUMN_INT64: u8 = 0;
+const COLUMN_BOOL: u8 = 1;
+const COLUMN_STRING_VIEW: u8 = 2;
+
+/// `(name, kind, validity, values, data)` per column; validity is a bitmap
 /// address or None when every row is valid.
 type ColumnBuffers = (&'static str, u8, Option<usize>, usize, Vec<(usize, usize)>);
 
@@ -23,11 +28,11 @@ fn table_buffers(table: &Table) -> (usize, Vec<ColumnBuffers>) {
         .columns
         .iter()
         .map(|(name, column)| match column {
-            Column::Int { values, validity } => (*name, 0, address(validity), values.as_ptr() as usize, Vec::new()),
-            Column::Bool { bits, validity } => (*name, 1, address(validity), bits.as_ptr() as usize, Vec::new()),
+            Column::Int { values, validity } => (*name, COLUMN_INT64, address(validity), values.as_ptr() as usize, Vec::new()),
+            Column::Bool { bits, validity } => (*name, COLUMN_BOOL, address(validity), bits.as_ptr() as usize, Vec::new()),
             Column::Str { views, buffers, validity } => {
                 let data = buffers.iter().map(|b| (b.as_ptr() as usize, b.len())).collect();
-                (*name, 2, address(validity), views.as_ptr() as usize, data)
+                (*name, COLUMN_STRING_VIEW, address(validity), views.as_ptr() as usize, data)
             }
         })
         .collect();
@@ -82,6 +87,9 @@ fn query_shape(command_json: Option<&str>, originating_json: Option<&str>) -> Op
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("COLUMN_INT64", COLUMN_INT64)?;
+    m.add("COLUMN_BOOL", COLUMN_BOOL)?;
+    m.add("COLUMN_STRING_VIEW", COLUMN_STRING_VIEW)?;
     m.add_class::<LogBlock>()?;
     m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
     m.add_function(wrap_pyfunction!(query_shape, m)?)?;
