@@ -71,3 +71,14 @@ def test_problems_are_capped_per_block(tmp_path):
     listed = ftdc.read_logs(path).problems
     assert listed.height == problems.MAX_LISTED + 1
     assert listed["reason"][-1] == f"{2 * problems.MAX_LISTED} more problems not listed"
+
+
+def test_summary_counts_queries_once_without_index_builds(log_samples):
+    import json
+
+    expected = json.loads((log_samples / "EXPECTED.json").read_text())
+    for sample, commands in [("atlas-8.0.12", "COMMAND/command"), ("mongod-6.0.11", "COMMAND/command")]:
+        name = next(k for k in expected if k.startswith(sample))
+        summary = ftdc.summarize_queries(ftdc.read_logs(log_samples / name).slow_ops)
+        assert summary["count"].sum() == expected[name]["by"][commands]
+        assert "createIndexes" not in summary["command"].to_list()

@@ -45,10 +45,15 @@ def _group_key() -> pl.Expr:
 
 
 def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total") -> pl.DataFrame:
-    """One row per (namespace, command, shape), sorted by `sort` (total, p95, count)."""
+    """One row per (namespace, command, shape), sorted by `sort` (total, p95, count).
+
+    Each operation counts once: per-statement WRITE lines repeat their
+    command's line, and STORAGE lines of type "none" are index builds, not
+    queries (both stay in `slow_ops`)."""
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
-    ops = slow_ops.filter(~pl.col("write_statement")).with_columns(_group_key())
+    queries = ~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none")
+    ops = slow_ops.filter(queries).with_columns(_group_key())
     duration = pl.col("duration_ms")
     summary = ops.group_by("ns", "command", "group_key").agg(
         shape=pl.col("shape").drop_nulls().first(),
