@@ -82,3 +82,14 @@ def test_summary_counts_queries_once_without_index_builds(log_samples):
         summary = ftdc.summarize_queries(ftdc.read_logs(log_samples / name).slow_ops)
         assert summary["count"].sum() == expected[name]["by"][commands]
         assert "createIndexes" not in summary["command"].to_list()
+
+
+def test_text_logs_stream_in_blocks_with_years_carried_across(log_samples, monkeypatch):
+    legacy = log_samples / "legacy-text"
+    whole = ftdc.read_logs(legacy)
+    monkeypatch.setattr(sources, "BLOCK_BYTES", 4096)  # hundreds of blocks, boundaries everywhere
+    blocked = ftdc.read_logs(legacy)
+    assert blocked.slow_ops.equals(whole.slow_ops) and blocked.events.equals(whole.events)
+    assert blocked.problems.equals(whole.problems)
+    rollover = whole.events.filter(pl.col("file").str.ends_with("year_rollover.log"))["ts"]
+    assert rollover.dt.year().n_unique() == 2 and rollover.is_sorted()

@@ -118,11 +118,11 @@ def iso_timestamp(stamp: str, years: YearTracker) -> str | None:
     return f"{year:04d}-{month:02d}-{day:02d}T{m.group(4)}.{millis}Z"
 
 
-def decode_text(text: str, problems: ProblemLog, year_hint: int) -> tuple[dict, dict]:
-    """Raw slow-op and event columns (schema.RAW_SLOW_OPS / RAW_EVENTS) of a text log."""
+def decode_text(text: str, problems: ProblemLog, years: YearTracker) -> tuple[dict, dict]:
+    """Raw slow-op and event columns (schema.RAW_SLOW_OPS / RAW_EVENTS) of a
+    text log, or of one block of it: `years` carries ctime years across blocks."""
     slow = {name: [] for name in RAW_SLOW_OPS}
     evts = {name: [] for name in RAW_EVENTS}
-    years = YearTracker(year_hint)
     # Lines end at "\n" only, as in JSON logs: str.splitlines() would also cut
     # at form feeds and other separators inside an operation's strings.
     lines = text.split("\n")

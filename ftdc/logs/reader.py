@@ -34,26 +34,26 @@ def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
     return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
 
 
-def decode_text_source(source: sources.LogSource, data: bytes) -> BlockResult:
-    """A legacy text log; JSON lines in it (4.4+ appended after an in-place
-    upgrade) go to the JSON decoder and keep their own line numbers."""
-    problems = ProblemLog(source.name)
-    slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, sources.year_of(source))
-    slow = columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), source.name)
-    evts = columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), source.name)
+def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) -> BlockResult:
+    """One block of a legacy text log; JSON lines in it (4.4+ appended after an
+    in-place upgrade) go to the JSON decoder and keep their own line numbers."""
+    problems = ProblemLog(file)
+    slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, years)
+    slow = columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), file)
+    evts = columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), file)
     problems = problems.frame()
     lines = data.split(b"\n")
     json_at = pl.Series("line", [n for n, line in enumerate(lines, 1) if line.lstrip().startswith(b"{")], dtype=pl.Int64)
     if len(json_at):
         block = b"\n".join(lines[n - 1] for n in json_at)
-        _, json_slow, json_evts, json_problems, _ = decode_json_block(source.name, block, len(block))
+        _, json_slow, json_evts, json_problems, _ = decode_json_block(file, block, len(block))
         original = pl.lit(json_at).gather(pl.col("line") - 1)
         by_line = lambda frames: pl.concat(frames, how="vertical_relaxed").sort("line", nulls_last=True)  # noqa: E731
         slow = by_line([slow, json_slow.with_columns(original)])
         evts = by_line([evts, json_evts.with_columns(original)])
         # The text decoder saw the JSON lines as lines without a timestamp.
         problems = by_line([problems.filter(~pl.col("line").is_in(json_at.implode())), json_problems.with_columns(original)])
-    return source.name, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
+    return file, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
 
 
 class _LineNumbers:
@@ -144,17 +144,17 @@ def _submit_source(source: sources.LogSource, executor, advance):
     # is the unterminated last line when there is one (relative line 0).
     after_last = 1
     try:
-        first, end = next(blocks, (b"", 0))
-        if not sources.is_json_log(first[: min(end, 65536)]):
-            data = first[:end] + b"".join(block[:n] for block, n in blocks)
-            yield executor.submit(decode_text_source, source, data)
-            after_last = int(not data or data.endswith(b"\n"))
+        block, end = next(blocks, (b"", 0))
+        if sources.is_json_log(block[: min(end, 65536)]):
+            decode = lambda block, end: executor.submit(decode_json_block, source.name, block, end)  # noqa: E731
         else:
-            block = first
-            while end:
-                yield executor.submit(decode_json_block, source.name, block, end)
-                after_last = int(block[end - 1] == 0x0A)
-                block, end = next(blocks, (b"", 0))
+            # Text blocks decode in order here: ctime years carry from block to block.
+            years = legacy_text.YearTracker(sources.year_of(source))
+            decode = lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years)  # noqa: E731
+        while end:
+            yield decode(block, end)
+            after_last = int(block[end - 1] == 0x0A)
+            block, end = next(blocks, (b"", 0))
     except OSError as exc:
         problems.add(None, f"cannot read: {exc}", None)
     for cut in cuts:
