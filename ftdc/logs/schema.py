@@ -74,9 +74,15 @@ SLOW_OPS = {
 
 # Raw slow-op columns in the order the text decoder fills them: its own
 # (RAW_SLOW_OPS_ONLY) and, with their final dtypes, ones SLOW_OPS has.
-RAW_SLOW_OPS = {
-    name: RAW_SLOW_OPS_ONLY.get(name) or SLOW_OPS[name]
-    for name in (
+def _raw(own: dict, final: dict, names: tuple) -> dict:
+    """Raw columns `names`, in order: dtypes from `own`, else from the final schema."""
+    return {name: own.get(name) or final[name] for name in names}
+
+
+RAW_SLOW_OPS = _raw(
+    RAW_SLOW_OPS_ONLY,
+    SLOW_OPS,
+    (
         "t",
         "component",
         "connection",
@@ -119,29 +125,9 @@ RAW_SLOW_OPS = {
         "truncated",
         "truncated_size",
         "line",
-    )
-}
+    ),
+)
 
-RAW_EVENTS = {
-    "t": pl.String,
-    "severity": pl.String,
-    "component": pl.String,
-    "id": pl.Int64,
-    "ctx": pl.String,
-    "msg": pl.String,
-    "kind": pl.String,
-    "duration_ms": pl.Int64,
-    "connection_count": pl.Int64,
-    "remote": pl.String,
-    "driver": pl.String,
-    "app_name": pl.String,
-    "new_state": pl.String,
-    "old_state": pl.String,
-    "version": pl.String,
-    "host": pl.String,
-    "text": pl.String,
-    "line": pl.Int64,
-}
 
 EVENTS = {
     "ts": UTC_MS,
@@ -165,6 +151,34 @@ EVENTS = {
     "file": pl.String,
     "line": pl.Int64,
 }
+
+# Raw event columns in the order the decoders fill them: the timestamp text
+# and the start-up `host`, then, with their final dtypes, ones EVENTS has.
+RAW_EVENTS_ONLY = {"t": pl.String, "host": pl.String}
+RAW_EVENTS = _raw(
+    RAW_EVENTS_ONLY,
+    EVENTS,
+    (
+        "t",
+        "severity",
+        "component",
+        "id",
+        "ctx",
+        "msg",
+        "kind",
+        "duration_ms",
+        "connection_count",
+        "remote",
+        "driver",
+        "app_name",
+        "new_state",
+        "old_state",
+        "version",
+        "host",
+        "text",
+        "line",
+    ),
+)
 
 PROBLEMS = {
     "file": pl.String,
