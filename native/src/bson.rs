@@ -221,10 +221,11 @@ fn value_len(buf: &[u8], pos: usize, end: usize, etype: u8) -> Result<usize, Bso
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn doc(elements: &[u8]) -> Vec<u8> {
+    /// A document around already-encoded elements (for tests across the crate).
+    pub(crate) fn doc(elements: &[u8]) -> Vec<u8> {
         let mut d = ((elements.len() + 5) as i32).to_le_bytes().to_vec();
         d.extend_from_slice(elements);
         d.push(0);

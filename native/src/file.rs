@@ -114,6 +114,7 @@ fn parse_envelope(buf: &[u8], offset: usize, len: usize) -> Result<Document, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bson::tests::doc;
 
     fn envelope(doc_type: i32, id: i64, payload: &[u8]) -> Vec<u8> {
         let mut e = vec![bson::DATE];
@@ -127,10 +128,7 @@ mod tests {
         e.extend_from_slice(&(payload.len() as i32).to_le_bytes());
         e.push(0);
         e.extend_from_slice(payload);
-        let mut d = ((e.len() + 5) as i32).to_le_bytes().to_vec();
-        d.extend(e);
-        d.push(0);
-        d
+        doc(&e)
     }
 
     #[test]

@@ -303,6 +303,7 @@ pub fn metric_values(doc: &[u8]) -> Result<ValueSink, BsonError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bson::tests::doc;
 
     fn d128(negative: bool, exponent: i32, coefficient: u128) -> [u8; 16] {
         let biased = (exponent + 6176) as u128;
@@ -344,13 +345,6 @@ mod tests {
         e.extend_from_slice(&inner);
         let (names, _) = metric_names(&doc(&e)).unwrap();
         assert_eq!(names, vec!["a.b", "a.b#2", "a.b#2#2", "a#2.b"]);
-    }
-
-    fn doc(elements: &[u8]) -> Vec<u8> {
-        let mut d = ((elements.len() + 5) as i32).to_le_bytes().to_vec();
-        d.extend_from_slice(elements);
-        d.push(0);
-        d
     }
 
     #[test]
