@@ -8,7 +8,7 @@ files and the decoder's own time range keeps rows from being repeated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
 import polars as pl
 
@@ -83,13 +83,11 @@ def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame
 def decode_windows(
     catalog: Catalog,
     schema: dict[str, pl.DataType],
-    start: Optional[int] = None,
-    end: Optional[int] = None,
-    budget: int = DEFAULT_BUDGET,
+    windows: Iterable[Window],
     time_field: str = TIME_COLUMN,
 ) -> Iterator[pl.DataFrame]:
-    """Frames of exactly `schema`, window by window, covering [start, end]."""
+    """Frames of exactly `schema`, one per window of `time_windows`."""
     whole = len(schema) == len(catalog.schema())
     metrics = None if whole else [n for n in schema if n != TIME_COLUMN]
-    for window in time_windows(catalog, len(schema), start, end, budget):
+    for window in windows:
         yield conform(decode_files(window.files, metrics, window.start, window.end, time_field), schema)

@@ -25,13 +25,13 @@ def _frames(
     catalog = catalog_files(resolve(path), time_field)
     schema = select_schema(catalog.schema(), metric_list(metrics))
     lower, upper = to_ms(start), to_ms(end)
-    total = sum(1 for _ in time_windows(catalog, len(schema), lower, upper, budget))
+    windows = list(time_windows(catalog, len(schema), lower, upper, budget))
 
     def frames() -> Iterator[pl.DataFrame]:
-        for done, frame in enumerate(decode_windows(catalog, schema, lower, upper, budget, time_field), 1):
+        for done, frame in enumerate(decode_windows(catalog, schema, windows, time_field), 1):
             yield frame
             if progress:
-                progress(done, total)
+                progress(done, len(windows))
 
     return schema, frames()
 

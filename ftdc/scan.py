@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 import polars as pl
 from polars.io.plugins import register_io_source
 
-from .batches import decode_windows
+from .batches import decode_windows, time_windows
 from .catalog import catalog_files
 from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
@@ -38,7 +38,8 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
         projected = {name: full[name] for name in wanted}
         lower, upper = time_bounds(predicate, TIME_COLUMN)
         remaining = n_rows
-        for frame in decode_windows(catalog, projected, lower, upper, time_field=time_field):
+        windows = time_windows(catalog, len(projected), lower, upper)
+        for frame in decode_windows(catalog, projected, windows, time_field):
             if predicate is not None:
                 frame = frame.filter(predicate)
             if with_columns is not None:
