@@ -23,6 +23,7 @@ from typer.core import TyperGroup
 
 import ftdc
 from analysis.overview import STAGES, Overview, overview
+from ftdc.select import select_names
 
 EXIT_BAD_INPUT = 2
 out = Console()
@@ -135,7 +136,7 @@ def metrics(
     with user_errors():
         names = ftdc.list_metrics(path)
         if match:
-            chosen = set(ftdc._native.select_names([match], names["name"].to_list()))
+            chosen = set(select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
     # Tab-separated for scripts: name, dtype, first seen, last seen.
     for name, dtype, first, last in names.iter_rows():
