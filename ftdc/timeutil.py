@@ -1,29 +1,72 @@
-"""Time bounds given by callers, as milliseconds since the epoch (UTC)."""
+"""Times given by callers, and times shown to people.
+
+One parser for every `start`/`end` the API and the CLI take (naive means
+UTC), one error wording for bad times, and one display format everywhere:
+ISO-8601 UTC with `Z`, milliseconds only when they are not zero.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 from typing import Optional, Union
 
+import polars as pl
+
 TimeArg = Union[None, int, str, dt.datetime, dt.date]
 
+TIME_HELP = "ISO-8601, UTC unless it has an offset, e.g. 2024-05-14T09:30:00Z"
 
-def to_ms(value: TimeArg) -> Optional[int]:
-    """None, epoch milliseconds, an ISO-8601 string or a datetime; naive times are UTC."""
+
+def to_utc(value: TimeArg) -> Optional[dt.datetime]:
+    """None, epoch milliseconds, an ISO-8601 string, a date or a datetime, as an aware UTC datetime."""
     if value is None:
         return None
     if isinstance(value, bool):
         raise TypeError("a time bound cannot be a bool")
     if isinstance(value, int):
-        return value
+        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=value)
     if isinstance(value, str):
-        text = value.strip().replace("Z", "+00:00")
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
         try:
             value = dt.datetime.fromisoformat(text)
         except ValueError:
-            raise ValueError(f"not an ISO-8601 time: {value!r}") from None
+            raise ValueError(f"not a valid time: {value!r} ({TIME_HELP})") from None
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         value = dt.datetime(value.year, value.month, value.day)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
-    return int(value.timestamp() * 1000)
+    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+
+
+def to_ms(value: TimeArg) -> Optional[int]:
+    """`to_utc` as milliseconds since the epoch."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    when = to_utc(value)
+    return None if when is None else int(when.timestamp() * 1000)
+
+
+def time_range(start: TimeArg, end: TimeArg) -> tuple[Optional[dt.datetime], Optional[dt.datetime]]:
+    """Both bounds as UTC datetimes; a start after the end is an error, not an empty answer."""
+    lower, upper = to_utc(start), to_utc(end)
+    if lower is not None and upper is not None and lower > upper:
+        raise ValueError(f"start {format_time(lower)} is after end {format_time(upper)}")
+    return lower, upper
+
+
+def format_time(value: Optional[dt.datetime]) -> str:
+    """`2024-05-14T09:30:00Z`, or `2024-05-14T09:30:00.250Z` when there are milliseconds; "-" for None."""
+    if value is None:
+        return "-"
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc)
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    millis = value.microsecond // 1000
+    return f"{text}.{millis:03d}Z" if millis else f"{text}Z"
+
+
+def format_time_expr(expr: pl.Expr) -> pl.Expr:
+    """`format_time` for a polars Datetime column (as a String column)."""
+    utc = expr.dt.convert_time_zone("UTC")
+    whole = utc.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return pl.when(utc.dt.millisecond() == 0).then(whole).otherwise(utc.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))

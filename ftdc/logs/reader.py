@@ -9,7 +9,6 @@ order, so no block waits for the one before it to be counted.
 Joins that need every file (node names, client drivers) come last.
 """
 
-import datetime as dt
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -17,6 +16,7 @@ from typing import Callable
 
 import polars as pl
 
+from ..timeutil import to_utc
 from . import columns, json_lines, legacy_text, sources
 from .frames import LogFrames
 from .problems import ProblemLog
@@ -133,7 +133,7 @@ def read_logs(
         results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
-    return _assemble(found, results, _as_utc(start), _as_utc(end))
+    return _assemble(found, results, to_utc(start), to_utc(end))
 
 
 def _submit_source(source: sources.LogSource, executor, advance):
@@ -173,16 +173,6 @@ def _no_slow_ops() -> pl.DataFrame:
 
 def _no_events() -> pl.DataFrame:
     return columns.finish_events(empty(RAW_EVENTS), "")
-
-
-def _as_utc(value) -> dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = dt.datetime.fromisoformat(value)
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        value = dt.datetime(value.year, value.month, value.day)
-    return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
 
 
 def _assemble(found, results, start, end) -> LogFrames:
