@@ -121,3 +121,14 @@ def test_time_window(frames, log_samples):
     assert window.height > 0
     assert window["ts"].min() >= start
     assert window["started"].max() <= dt.datetime(2023, 9, 23, 20, 26, tzinfo=UTC)
+
+
+def test_wiredtiger_open_string_kept(frames, log_samples):
+    """22315 "Opening WiredTiger" keeps its config (thresholds come from it); so does the legacy line."""
+    atlas = frames[SAMPLES[1]].events.filter(pl.col("kind") == "storage_config")
+    assert atlas.height == 1
+    config = atlas["text"][0]
+    assert config.startswith("create,cache_size=512M,") and "close_handle_minimum=2000" in config
+    legacy = read_logs(log_samples / "legacy-text" / "mongod_4.0.10_storagestats.log").events
+    texts = legacy.filter(pl.col("kind") == "storage_config")["text"].to_list()
+    assert texts and texts[0].startswith("create,cache_size=7680M,") and "wiredtiger_open" not in texts[0]

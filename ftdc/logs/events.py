@@ -13,6 +13,9 @@ TYPED_COLUMNS = (
     "kind", "duration_ms", "connection_count", "remote", "driver", "app_name",
     "new_state", "old_state", "version", "host", "text",
 )
+# `text` holds: the message of WiredTiger lines, the wiredtiger_open string of
+# storage_config lines (22315, or the legacy "wiredtiger_open config:" line),
+# the whole text of other legacy lines.
 
 KIND_BY_ID = {
     22430: "wiredtiger",  # refined to checkpoint / checkpoint_progress below
@@ -112,6 +115,8 @@ def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: 
             host = attr.host if attr.port is None else f"{attr.host}:{attr.port}"
         if attr.message:
             text = _wiredtiger_text(attr.message, dropped)
+        if attr.config is not None:
+            text = attr.config
     if (event_id == 22430 or component.startswith("WT")) and text is not None:
         kind = "wiredtiger"
         found = checkpoint_kind(text)
@@ -130,6 +135,7 @@ _TEXT_RULES = [
         r"received client metadata from (?P<remote>\S+) \S+: .*?driver: \{ name: \"(?P<driver>[^\"]*)\", version: \"(?P<driver_version>[^\"]*)\"")),
     ("startup", re.compile(r"(?:MongoDB|MongoS version \S+) starting ?: pid=\d+ port=(?P<port>\d+) .*?host=(?P<host>\S+)")),
     ("build_info", re.compile(r"^db version v(?P<version>\S+?),?(?: |$)")),
+    ("storage_config", re.compile(r"^wiredtiger_open config: (?P<config>.*)$")),
     ("state_change", re.compile(r"transition to (?P<new_state>[A-Z]+)(?: from (?P<old_state>[A-Z]+))?")),
     ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
     ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
@@ -166,5 +172,7 @@ def text_values(text: str) -> tuple:
                 host = f"{groups['host']}:{groups['port']}"
             version = groups.get("version")
             new_state, old_state = groups.get("new_state"), groups.get("old_state")
+            # The storage engine's open string is what analyses read thresholds from.
+            text = groups.get("config", text)
             break
     return kind, duration, count, remote, driver, app, new_state, old_state, version, host, text

@@ -51,6 +51,8 @@ class EventAttr(_Struct):
     buildInfo: Optional[BuildInfo] = None
     host: Optional[str] = None
     port: Optional[Int64] = None
+    # 22315 "Opening WiredTiger": the whole wiredtiger_open string (cache, eviction, checkpoint settings).
+    config: Optional[str] = None
 
 
 def coerce(struct_type: type, mapping: dict) -> tuple[msgspec.Struct, list[str]]:
