@@ -1,0 +1,191 @@
+"""The one alias table: canonical metric names -> each version's FTDC paths.
+
+Detectors read canonical names only; which path a node wrote (3.6 - 8.0,
+`transaction.*` checkpoint statistics vs 7.1+ `checkpoint.*`, tickets under
+`concurrentTransactions` vs 8.0 `queues.execution`, the 8.0 multi-service
+`shard.`/`common.` prefixes) is decided here, once (METRICS.md §2-§10).
+
+`{dev}` in a path is a wildcard (one disk device); its canonical name keeps
+the device: `disk.io_time_ms.{dev}` -> `disk.io_time_ms.nvme0n1`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+SS = "serverStatus."
+WT = "serverStatus.wiredTiger."
+# 8.0 processes that also run a router nest every collector under one of these
+# (FTDC-FORMAT.md §6); the shard's serverStatus is the mongod's own.
+SERVICE_PREFIXES = ("", "shard.", "common.")
+
+COUNTER, GAUGE = "counter", "gauge"
+
+
+@dataclass(frozen=True)
+class Alias:
+    name: str
+    kind: str  # COUNTER (cumulative) or GAUGE
+    paths: tuple[str, ...]  # in order of preference; several may be present across an upgrade
+
+
+def _alias(name: str, kind: str, *paths: str) -> Alias:
+    return Alias(name, kind, paths)
+
+
+def _tickets() -> list[Alias]:
+    out = []
+    for rw in ("read", "write"):
+        old, new = f"{WT}concurrentTransactions.{rw}.", f"{SS}queues.execution.{rw}."
+        out += [
+            _alias(f"tickets.{rw}.out", GAUGE, old + "out", new + "out"),
+            _alias(f"tickets.{rw}.available", GAUGE, old + "available", new + "available"),
+            _alias(f"tickets.{rw}.total", GAUGE, old + "totalTickets", new + "totalTickets"),
+            # 6.1-6.x keep the queue at the top level, 7.0+ per priority (METRICS.md §4).
+            _alias(f"tickets.{rw}.queue_length", GAUGE, old + "normalPriority.queueLength", new + "normalPriority.queueLength", old + "queueLength"),
+            _alias(f"tickets.{rw}.queued_micros", COUNTER, old + "normalPriority.totalTimeQueuedMicros", new + "normalPriority.totalTimeQueuedMicros"),
+            _alias(f"tickets.{rw}.low_queue_length", GAUGE, old + "lowPriority.queueLength"),
+        ]
+    return out
+
+
+def _latencies() -> list[Alias]:
+    out = []
+    for op in ("reads", "writes", "commands", "transactions"):
+        out += [
+            _alias(f"latency.{op}.micros", COUNTER, f"{SS}opLatencies.{op}.latency"),
+            _alias(f"latency.{op}.ops", COUNTER, f"{SS}opLatencies.{op}.ops"),
+            # 8.0: latency less lock, ticket and write-concern waits (METRICS.md §5).
+            _alias(f"working.{op}.micros", COUNTER, f"{SS}opWorkingTime.{op}.latency"),
+        ]
+    return out
+
+
+ALIASES: tuple[Alias, ...] = (
+    # Process identity: restarts reset every serverStatus counter.
+    _alias("pid", GAUGE, SS + "pid"),
+    _alias("uptime_ms", GAUGE, SS + "uptimeMillis"),
+    _alias("uptime_s", GAUGE, SS + "uptime"),
+    # serverStatus's own run time grows when the server stalls (METRICS.md §1).
+    _alias("collect.start", GAUGE, SS + "start"),
+    _alias("collect.end", GAUGE, SS + "end"),
+    *_latencies(),
+    *(_alias(f"opcounters.{op}", COUNTER, f"{SS}opcounters.{op}") for op in ("insert", "query", "update", "delete", "getmore", "command")),
+    # WiredTiger cache (METRICS.md §3).
+    _alias("cache.max_bytes", GAUGE, WT + "cache.maximum bytes configured"),
+    _alias("cache.bytes", GAUGE, WT + "cache.bytes currently in the cache"),
+    _alias("cache.dirty_bytes", GAUGE, WT + "cache.tracked dirty bytes in the cache"),
+    _alias("cache.updates_bytes", GAUGE, WT + "cache.bytes allocated for updates"),
+    _alias("cache.app_evicted_pages", COUNTER, WT + "cache.pages evicted by application threads", WT + "cache.page evict attempts by application threads"),
+    _alias("cache.app_evicted_modified", COUNTER, WT + "cache.modified pages evicted by application threads"),
+    _alias("cache.app_evict_micros", COUNTER, WT + "thread-yield.application thread time evicting (usecs)", WT + "cache.application thread time evicting (usecs)"),
+    _alias("cache.app_wait_micros", COUNTER, WT + "thread-yield.application thread time waiting for cache (usecs)"),
+    _alias("cache.timeouts", COUNTER, WT + "cache.operations timed out waiting for space in cache"),
+    _alias("cache.aggressive", GAUGE, WT + "cache.eviction currently operating in aggressive mode"),
+    # Checkpoints: 3.6-7.0 `transaction.*`, 7.1+ `checkpoint.*` (WT-11171; METRICS.md §2).
+    _alias("checkpoint.running", GAUGE, WT + "transaction.transaction checkpoint currently running", WT + "checkpoint.progress state"),
+    _alias("checkpoint.started", COUNTER, WT + "transaction.transaction checkpoints", WT + "checkpoint.number of checkpoints started",
+           WT + "checkpoint.number of checkpoints started by api"),
+    _alias("checkpoint.succeeded", COUNTER, WT + "checkpoint.total succeed number of checkpoints"),
+    _alias("checkpoint.failed", COUNTER, WT + "checkpoint.total failed number of checkpoints"),
+    _alias("checkpoint.last_ms", GAUGE, WT + "transaction.transaction checkpoint most recent time (msecs)", WT + "checkpoint.most recent time (msecs)"),
+    _alias("checkpoint.total_ms", COUNTER, WT + "transaction.transaction checkpoint total time (msecs)", WT + "checkpoint.total time (msecs)"),
+    _alias("checkpoint.generation", GAUGE, WT + "transaction.transaction checkpoint generation", WT + "checkpoint.generation"),
+    # Scrub time precedes "most recent time" up to 7.2 (WT-11999); 7.3+ names it per checkpoint.
+    _alias("checkpoint.scrub_ms", GAUGE, WT + "transaction.transaction checkpoint scrub time (msecs)", WT + "checkpoint.scrub time (msecs)"),
+    _alias("checkpoint.bytes_written", COUNTER, WT + "block-manager.bytes written for checkpoint"),
+    _alias("checkpoint.gather_handles_micros", GAUGE, WT + "transaction.transaction checkpoint most recent duration for gathering all handles (usecs)",
+           WT + "checkpoint.most recent duration for gathering all handles (usecs)"),
+    # Admission (METRICS.md §4).
+    *_tickets(),
+    _alias("queue.readers", GAUGE, SS + "globalLock.currentQueue.readers"),
+    _alias("queue.writers", GAUGE, SS + "globalLock.currentQueue.writers"),
+    _alias("active.readers", GAUGE, SS + "globalLock.activeClients.readers"),
+    _alias("active.writers", GAUGE, SS + "globalLock.activeClients.writers"),
+    # Query execution (METRICS.md §6).
+    _alias("query.collscans", COUNTER, SS + "metrics.queryExecutor.collectionScans.total"),
+    _alias("query.scanned_objects", COUNTER, SS + "metrics.queryExecutor.scannedObjects"),
+    _alias("query.scanned_keys", COUNTER, SS + "metrics.queryExecutor.scanned"),
+    _alias("query.returned", COUNTER, SS + "metrics.document.returned"),
+    # TTL (METRICS.md §7).
+    _alias("ttl.deleted", COUNTER, SS + "metrics.ttl.deletedDocuments"),
+    _alias("ttl.passes", COUNTER, SS + "metrics.ttl.passes"),
+    _alias("ttl.subpasses", COUNTER, SS + "metrics.ttl.subPasses"),
+    # Disks, per device, counted since boot (METRICS.md §8).
+    *(_alias(f"disk.{field}.{{dev}}", COUNTER, f"systemMetrics.disks.{{dev}}.{field}")
+      for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
+    _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
+    _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
+    # Connections (METRICS.md §9).
+    _alias("conn.current", GAUGE, SS + "connections.current"),
+    _alias("conn.available", GAUGE, SS + "connections.available"),
+    _alias("conn.created", COUNTER, SS + "connections.totalCreated"),
+    _alias("conn.rejected", COUNTER, SS + "connections.rejected"),
+    # Data handles (METRICS.md §10).
+    _alias("dhandle.active", GAUGE, WT + "data-handle.connection data handles currently active"),
+    _alias("dhandle.sweeps", COUNTER, WT + "data-handle.connection sweeps"),
+    _alias("dhandle.sweep_closed", COUNTER, WT + "data-handle.connection sweep dhandles closed"),
+    _alias("dhandle.lock_wait_micros", COUNTER, WT + "lock.dhandle lock application thread time waiting (usecs)"),
+    _alias("dhandle.schema_lock_wait_micros", COUNTER, WT + "lock.schema lock application thread wait time (usecs)"),
+    _alias("files.open", GAUGE, WT + "connection.files currently open"),
+    # Replication state, for several nodes at once.
+    _alias("repl.state", GAUGE, "replSetGetStatus.myState"),
+)
+
+BY_NAME = {a.name: a for a in ALIASES}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Which paths of a node stand behind which canonical names."""
+
+    paths: dict[str, tuple[str, ...]]  # canonical name -> the node's paths, preferred first
+    kinds: dict[str, str]  # canonical name -> COUNTER or GAUGE
+
+    @property
+    def wanted(self) -> list[str]:
+        """Every path to decode (the projection)."""
+        return sorted({p for paths in self.paths.values() for p in paths})
+
+    def path(self, name: str) -> str | None:
+        """The path shown as evidence for `name`."""
+        paths = self.paths.get(name)
+        return paths[0] if paths else None
+
+    def has(self, *names: str) -> bool:
+        return all(n in self.paths for n in names)
+
+    def matching(self, prefix: str) -> list[str]:
+        """Canonical names starting with `prefix` (devices of a per-device alias)."""
+        return sorted(n for n in self.paths if n.startswith(prefix))
+
+
+def _pattern(path: str) -> re.Pattern:
+    return re.compile("^" + "".join("(?P<dev>[^.]+)" if part == "{dev}" else re.escape(part) for part in re.split(r"(\{dev\})", path)) + "$")
+
+
+_PATTERNS = {p: _pattern(p) for a in ALIASES for p in a.paths if "{dev}" in p}
+
+
+def resolve(available: Iterable[str]) -> Resolved:
+    """The canonical names a node has, given the metric names its files hold."""
+    names = set(available)
+    paths: dict[str, list[str]] = {}
+    kinds: dict[str, str] = {}
+    for alias in ALIASES:
+        for prefix in SERVICE_PREFIXES:
+            for path in alias.paths:
+                if "{dev}" in path:
+                    pattern = _PATTERNS[path]
+                    for name in sorted(names):
+                        match = pattern.match(name[len(prefix):]) if name.startswith(prefix) else None
+                        if match:
+                            canonical = alias.name.replace("{dev}", match["dev"])
+                            paths.setdefault(canonical, []).append(name)
+                            kinds[canonical] = alias.kind
+                elif prefix + path in names:
+                    paths.setdefault(alias.name, []).append(prefix + path)
+                    kinds[alias.name] = alias.kind
+    return Resolved({k: tuple(v) for k, v in paths.items()}, kinds)

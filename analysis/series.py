@@ -1,0 +1,249 @@
+"""The derived series: one row per sample, the quantities detectors reason about.
+
+Counters become per-interval values with the real Δt (METRICS.md §1): no
+value across a restart (pid change, uptime going back), a gap (a step over
+GAP_PERIODS sampling periods) or a counter going backwards. Latency is the
+interval mean Δlatency / Δops, never the cumulative ratio, which flattens
+spikes. Cache levels are % of the configured maximum, thresholds in effect
+at each sample beside them.
+
+Every column is declared once in COLUMNS (name, unit, meaning), so a report
+or a notebook can say what each one is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from .metrics import COUNTER, Resolved
+from .thresholds import CACHE_PERCENTAGES, Thresholds
+
+# A step longer than this many sampling periods is a gap: no rate across it.
+GAP_PERIODS = 3
+# The period in effect: the median of this many previous steps.
+PERIOD_WINDOW = 5
+OP_CLASSES = ("reads", "writes", "commands", "transactions")
+OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    unit: str
+    meaning: str
+    needs: tuple[str, ...]  # canonical metric names
+    build: Callable[[], pl.Expr]
+
+
+def valid() -> pl.Expr:
+    return pl.col("valid")
+
+
+def delta(name: str) -> pl.Expr:
+    """A counter's increase over the interval ending at each sample; null across gaps, restarts and resets."""
+    d = pl.col(name).diff()
+    return pl.when(valid() & (d >= 0)).then(d)
+
+
+def rate(name: str) -> pl.Expr:
+    return delta(name) / pl.col("interval_s")
+
+
+def ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+    return pl.when(denominator > 0).then(numerator / denominator)
+
+
+def _columns_per_op() -> list[Column]:
+    out = []
+    for op in OP_CLASSES:
+        lat, ops, work = f"latency.{op}.micros", f"latency.{op}.ops", f"working.{op}.micros"
+        out += [
+            Column(f"{op}_latency_ms", "ms", f"mean latency of the {op} finished in the interval (Δlatency / Δops)", (lat, ops),
+                   lambda lat=lat, ops=ops: ratio(delta(lat), delta(ops)) / 1000),
+            Column(f"{op}_per_s", "1/s", f"{op} finished per second", (ops,), lambda ops=ops: rate(ops)),
+            Column(f"{op}_waiting_pct", "%", f"share of {op} latency spent waiting (locks, tickets, write concern; 8.0 opWorkingTime)",
+                   (lat, work), lambda lat=lat, work=work: 100 * (1 - ratio(delta(work), delta(lat)))),
+        ]
+    return out
+
+
+def _columns_per_resource() -> list[Column]:
+    out = []
+    for rw in ("read", "write"):
+        t = f"tickets.{rw}."
+        out += [
+            Column(f"{rw}_tickets_out", "count", f"{rw} tickets held", (t + "out",), lambda t=t: pl.col(t + "out")),
+            Column(f"{rw}_tickets_available", "count", f"{rw} tickets free", (t + "available",), lambda t=t: pl.col(t + "available")),
+            Column(f"{rw}_tickets_total", "count", f"{rw} ticket pool size (varies on 7.0 with throughput probing)", (t + "total",),
+                   lambda t=t: pl.col(t + "total")),
+            Column(f"{rw}_ticket_queue", "count", f"operations queued for a {rw} ticket (ticket statistics, 6.1+)", (t + "queue_length",),
+                   lambda t=t: pl.col(t + "queue_length")),
+            Column(f"{rw}_ticket_waiters", "count", f"mean operations waiting for a {rw} ticket over the interval (ΔtotalTimeQueuedMicros / Δt)",
+                   (t + "queued_micros",), lambda t=t: rate(t + "queued_micros") / 1e6),
+            Column(f"{rw}_queued", "count", f"{rw}ers queued on the global lock (globalLock.currentQueue)", (f"queue.{rw}ers",),
+                   lambda rw=rw: pl.col(f"queue.{rw}ers")),
+        ]
+    return out
+
+
+COLUMNS: tuple[Column, ...] = (
+    *_columns_per_op(),
+    Column("ops_per_s", "1/s", "all operations per second (opcounters)", tuple(f"opcounters.{o}" for o in OPCOUNTERS),
+           lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
+           lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),
+    # Cache
+    Column("cache_max_bytes", "bytes", "WiredTiger cache size", ("cache.max_bytes",), lambda: pl.col("cache.max_bytes")),
+    Column("cache_fill_pct", "%", "bytes in the cache / maximum", ("cache.bytes", "cache.max_bytes"),
+           lambda: 100 * ratio(pl.col("cache.bytes"), pl.col("cache.max_bytes"))),
+    Column("cache_dirty_pct", "%", "tracked dirty bytes / maximum (WiredTiger tests dirty leaf bytes: slightly less)", ("cache.dirty_bytes", "cache.max_bytes"),
+           lambda: 100 * ratio(pl.col("cache.dirty_bytes"), pl.col("cache.max_bytes"))),
+    Column("cache_updates_pct", "%", "bytes allocated for updates / maximum (4.4+)", ("cache.updates_bytes", "cache.max_bytes"),
+           lambda: 100 * ratio(pl.col("cache.updates_bytes"), pl.col("cache.max_bytes"))),
+    Column("app_evicted_pages_per_s", "1/s", "pages evicted by application threads per second", ("cache.app_evicted_pages",),
+           lambda: rate("cache.app_evicted_pages")),
+    Column("app_evict_threads", "threads", "application-thread time evicting per second (≈ threads busy evicting)", ("cache.app_evict_micros",),
+           lambda: rate("cache.app_evict_micros") / 1e6),
+    Column("app_wait_threads", "threads", "application-thread time waiting for cache per second", ("cache.app_wait_micros",),
+           lambda: rate("cache.app_wait_micros") / 1e6),
+    Column("cache_timeouts", "count", "operations timed out waiting for space in cache in the interval", ("cache.timeouts",),
+           lambda: delta("cache.timeouts")),
+    # Checkpoints (windows are found from these, checkpoints.py)
+    Column("checkpoint_running", "flag", "checkpoint running (7.1+: progress state non-zero)", ("checkpoint.running",),
+           lambda: (pl.col("checkpoint.running") > 0).cast(pl.Int8)),
+    Column("checkpoints_started", "count", "checkpoints started in the interval", ("checkpoint.started",), lambda: delta("checkpoint.started")),
+    Column("checkpoints_succeeded", "count", "checkpoints that succeeded in the interval (7.3+)", ("checkpoint.succeeded",),
+           lambda: delta("checkpoint.succeeded")),
+    Column("checkpoints_failed", "count", "checkpoints that failed in the interval (7.3+)", ("checkpoint.failed",), lambda: delta("checkpoint.failed")),
+    Column("checkpoint_time_ms", "ms", "checkpoint time accumulated in the interval (Δ total time)", ("checkpoint.total_ms",),
+           lambda: delta("checkpoint.total_ms")),
+    Column("checkpoint_last_ms", "ms", "duration of the most recent checkpoint", ("checkpoint.last_ms",), lambda: pl.col("checkpoint.last_ms")),
+    Column("checkpoint_scrub_ms", "ms", "scrub time of the most recent checkpoint", ("checkpoint.scrub_ms",), lambda: pl.col("checkpoint.scrub_ms")),
+    Column("checkpoint_write_mb_per_s", "MB/s", "bytes written for checkpoint per second", ("checkpoint.bytes_written",),
+           lambda: rate("checkpoint.bytes_written") / 1e6),
+    Column("checkpoint_gather_handles_ms", "ms", "most recent checkpoint's time gathering handles", ("checkpoint.gather_handles_micros",),
+           lambda: pl.col("checkpoint.gather_handles_micros") / 1000),
+    # Admission
+    *_columns_per_resource(),
+    # Query execution
+    Column("collscans_per_s", "1/s", "collection scans finished per second", ("query.collscans",), lambda: rate("query.collscans")),
+    Column("scanned_objects_per_s", "1/s", "documents examined per second", ("query.scanned_objects",), lambda: rate("query.scanned_objects")),
+    Column("scanned_keys_per_s", "1/s", "index keys examined per second", ("query.scanned_keys",), lambda: rate("query.scanned_keys")),
+    Column("returned_per_s", "1/s", "documents returned per second", ("query.returned",), lambda: rate("query.returned")),
+    # TTL
+    Column("ttl_deleted", "count", "documents deleted by the TTL monitor in the interval", ("ttl.deleted",), lambda: delta("ttl.deleted")),
+    Column("ttl_passes", "count", "TTL monitor passes in the interval", ("ttl.passes",), lambda: delta("ttl.passes")),
+    Column("io_full_pct", "%", "share of time every task stalled on I/O (Linux PSI)", ("pressure.io_full_micros",),
+           lambda: 100 * rate("pressure.io_full_micros") / 1e6),
+    # Connections
+    Column("connections", "count", "open connections", ("conn.current",), lambda: pl.col("conn.current")),
+    Column("connections_available", "count", "connections still allowed", ("conn.available",), lambda: pl.col("conn.available")),
+    Column("connections_created_per_s", "1/s", "connections opened per second", ("conn.created",), lambda: rate("conn.created")),
+    Column("connections_rejected", "count", "connections refused in the interval", ("conn.rejected",), lambda: delta("conn.rejected")),
+    # Data handles
+    Column("dhandles", "count", "open data handles", ("dhandle.active",), lambda: pl.col("dhandle.active")),
+    Column("files_open", "count", "files WiredTiger holds open", ("files.open",), lambda: pl.col("files.open")),
+    Column("dhandle_lock_wait_threads", "threads", "application-thread time waiting for the dhandle lock per second", ("dhandle.lock_wait_micros",),
+           lambda: rate("dhandle.lock_wait_micros") / 1e6),
+    Column("schema_lock_wait_threads", "threads", "application-thread time waiting for the schema lock per second", ("dhandle.schema_lock_wait_micros",),
+           lambda: rate("dhandle.schema_lock_wait_micros") / 1e6),
+    Column("dhandles_swept", "count", "data handles closed by sweeps in the interval", ("dhandle.sweep_closed",), lambda: delta("dhandle.sweep_closed")),
+    Column("repl_state", "state", "replica-set member state (1 primary, 2 secondary)", ("repl.state",), lambda: pl.col("repl.state")),
+)
+
+
+def _disk_columns(resolved: Resolved) -> list[Column]:
+    """Per device (METRICS.md §8): util %, queue, await, throughput."""
+    out = []
+    for name in resolved.matching("disk.io_time_ms."):
+        dev = name.removeprefix("disk.io_time_ms.")
+        d = lambda field, dev=dev: f"disk.{field}.{dev}"  # noqa: E731
+        out += [
+            Column(f"disk_util_pct.{dev}", "%", f"{dev}: time busy (Δio_time_ms / Δt)", (d("io_time_ms"),),
+                   lambda d=d: (100 * rate(d("io_time_ms")) / 1000).clip(upper_bound=100)),
+            Column(f"disk_queue.{dev}", "count", f"{dev}: mean requests in flight (Δio_queued_ms / Δt)", (d("io_queued_ms"),),
+                   lambda d=d: rate(d("io_queued_ms")) / 1000),
+            Column(f"disk_await_ms.{dev}", "ms", f"{dev}: mean time per request", (d("read_time_ms"), d("write_time_ms"), d("reads"), d("writes")),
+                   lambda d=d: ratio(delta(d("read_time_ms")) + delta(d("write_time_ms")), delta(d("reads")) + delta(d("writes")))),
+            Column(f"disk_mb_per_s.{dev}", "MB/s", f"{dev}: bytes read and written per second", (d("read_sectors"), d("write_sectors")),
+                   lambda d=d: (rate(d("read_sectors")) + rate(d("write_sectors"))) * 512 / 1e6),
+        ]
+    return out
+
+
+def columns_for(resolved: Resolved) -> list[Column]:
+    """The derived columns this node's metrics allow."""
+    return [c for c in (*COLUMNS, *_disk_columns(resolved)) if resolved.has(*c.needs)]
+
+
+def _canonical(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
+    """`raw` with one column per canonical name: a node upgraded mid-directory
+    (7.0 -> 8.0) wrote two paths for one quantity, so they are coalesced."""
+    exprs = [pl.col(TIME_COLUMN)]
+    for name, paths in resolved.paths.items():
+        present = [p for p in paths if p in raw.columns]
+        if present:
+            exprs.append(pl.coalesce(present).alias(name) if len(present) > 1 else pl.col(present[0]).alias(name))
+    return raw.select(exprs)
+
+
+def _bookkeeping(frame: pl.DataFrame) -> pl.DataFrame:
+    """interval_s, restart, gap, valid (the interval ending at each row can be rated)."""
+    step = pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000
+    period = step.shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
+    restart = pl.lit(False)
+    if "pid" in frame.columns:
+        restart = restart | (pl.col("pid").diff().fill_null(0) != 0)
+    for uptime in ("uptime_ms", "uptime_s"):
+        if uptime in frame.columns:
+            restart = restart | (pl.col(uptime).diff().fill_null(0) < 0)
+            break
+    frame = frame.with_columns(interval_s=step, period_s=period.fill_null(step), restart=restart)
+    frame = frame.with_columns(gap=pl.col("interval_s") > GAP_PERIODS * pl.col("period_s"))
+    return frame.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
+
+
+def threshold_columns(frame: pl.DataFrame, thresholds: Thresholds) -> list[pl.Series]:
+    """Each cache threshold in effect at each sample, in % (values above 100 are bytes)."""
+    out = []
+    for name in CACHE_PERCENTAGES:
+        values = thresholds.at(name, frame[TIME_COLUMN])
+        if "cache_max_bytes" in frame.columns:
+            values = pl.select(pl.when(values > 100).then(100 * values / frame["cache_max_bytes"]).otherwise(values)).to_series()
+        out.append(values.alias(f"{name}_pct"))
+    return out
+
+
+def prepare(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
+    """`raw` (a read_ftdc frame of `resolved.wanted`) by canonical name, sorted by time,
+    with the bookkeeping columns (restarts are known from here on)."""
+    return _bookkeeping(_canonical(raw.sort(TIME_COLUMN), resolved))
+
+
+def derive(frame: pl.DataFrame, resolved: Resolved, thresholds: Thresholds) -> pl.DataFrame:
+    """The derived series of a `prepare`d frame."""
+    columns = columns_for(resolved)
+    derived = frame.select(TIME_COLUMN, *BOOKKEEPING, *(c.build().alias(c.name) for c in columns))
+    return derived.with_columns(threshold_columns(derived, thresholds))
+
+
+BOOKKEEPING = {
+    "interval_s": ("s", "time since the previous sample"),
+    "period_s": ("s", "sampling period in effect"),
+    "restart": ("flag", "the process restarted before this sample"),
+    "gap": ("flag", f"more than {GAP_PERIODS} periods since the previous sample"),
+    "valid": ("flag", "the interval ending here can be rated"),
+}
+
+
+def describe(resolved: Resolved) -> dict[str, tuple[str, str]]:
+    """name -> (unit, meaning) of every column `derive` makes for this node."""
+    known = dict(BOOKKEEPING)
+    known.update({c.name: (c.unit, c.meaning) for c in columns_for(resolved)})
+    known.update({f"{name}_pct": ("%", f"{name} in effect (% of the cache)") for name in CACHE_PERCENTAGES})
+    return known
