@@ -1,0 +1,116 @@
+"""The one shape every analysis reports in: `Finding`, with its ranked `Culprit`s."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+import polars as pl
+
+from ftdc.timeutil import format_time
+
+SEVERITIES = ("critical", "warning", "info")
+RESOURCES = ("read", "write")
+
+
+@dataclass
+class Culprit:
+    """Slow operations of one shape that overlapped a finding's window."""
+
+    ns: Optional[str]
+    plan_summary: Optional[str]
+    shape: Optional[str]
+    query_hash: Optional[str]
+    count: int
+    overlap_s: float  # operation-seconds inside the window
+    share: float  # of all slow-operation seconds inside the window
+    max_ms: int
+    example: Optional[str]  # the longest run's command, as logged
+    collscan: bool = False
+    command: Optional[str] = None
+    first_started: Optional[dt.datetime] = None  # when its earliest run began
+    last_ended: Optional[dt.datetime] = None  # when its last run ended
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str
+    start: dt.datetime
+    end: dt.datetime
+    title: str
+    explanation: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    culprits: list[Culprit] = field(default_factory=list)
+    recommendations: list[str] = field(default_factory=list)
+    resource: Optional[str] = None  # "read" | "write" for tickets
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
+        if self.resource is not None and self.resource not in RESOURCES:
+            raise ValueError(f"resource must be one of {RESOURCES} or None, not {self.resource!r}")
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+    def rank(self) -> tuple:
+        """Most severe first, then the longest, then the earliest."""
+        return (SEVERITIES.index(self.severity), -self.seconds, self.start)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: times ISO-8601 with Z."""
+        out = asdict(self)
+        out["start"], out["end"] = format_time(self.start), format_time(self.end)
+        return _jsonable(out)
+
+    def _repr_html_(self) -> str:
+        from .render import finding_html
+
+        return finding_html(self)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return format_time(value)
+    if isinstance(value, float):
+        return round(value, 3)
+    return value
+
+
+FINDINGS_SCHEMA = {
+    "severity": pl.String,
+    "kind": pl.String,
+    "resource": pl.String,
+    "start": pl.Datetime("ms", "UTC"),
+    "end": pl.Datetime("ms", "UTC"),
+    "title": pl.String,
+    "explanation": pl.String,
+    "top_culprit": pl.String,
+    "recommendations": pl.List(pl.String),
+}
+
+
+def top_culprit(finding: Finding) -> Optional[str]:
+    if not finding.culprits:
+        return None
+    c = finding.culprits[0]
+    plan = f" {c.plan_summary}" if c.plan_summary else ""
+    return f"{c.ns or '?'} {c.command or ''}{plan} ({c.share:.0%}, {c.overlap_s:.0f} s)".replace("  ", " ")
+
+
+def findings_frame(findings: list[Finding]) -> pl.DataFrame:
+    rows = [
+        {
+            "severity": f.severity, "kind": f.kind, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
+            "explanation": f.explanation, "top_culprit": top_culprit(f), "recommendations": f.recommendations,
+        }
+        for f in findings
+    ]
+    return pl.DataFrame(rows, schema=FINDINGS_SCHEMA)

@@ -1,0 +1,93 @@
+"""Latency spikes per operation class, against a robust rolling baseline.
+
+A sample's interval mean latency (Δlatency / Δops) is a spike when it is at
+least SPIKE_FACTOR times the rolling median of the BASELINE before it, above
+the median by SPIKE_IQRS interquartile ranges, and above SPIKE_FLOOR_MS (the
+20 ms at which support tooling starts to call latency an anomaly, METRICS.md
+§11), over at least MIN_OPS operations (fewer are single operations, which the
+slow-query log reports better). Consecutive spike samples form one event.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+
+BASELINE = "10m"
+MIN_BASELINE_SAMPLES = 30
+SPIKE_FACTOR = 3.0
+SPIKE_IQRS = 5.0
+SPIKE_FLOOR_MS = 20.0
+MIN_OPS = 10
+OP_CLASSES = ("reads", "writes", "commands")
+# "write latency", not "writes latency".
+ADJECTIVE = {"reads": "read", "writes": "write", "commands": "command", "transactions": "transaction"}
+
+
+@dataclass(frozen=True)
+class Spike:
+    op: str  # reads | writes | commands
+    start: dt.datetime  # the interval before the first spike sample began here
+    end: dt.datetime
+    peak_ms: float
+    baseline_ms: float
+    peak_at: dt.datetime
+
+    @property
+    def factor(self) -> float:
+        return self.peak_ms / self.baseline_ms if self.baseline_ms else float("inf")
+
+    def to_dict(self) -> dict:
+        return {"op": self.op, "start": self.start, "end": self.end, "peak_ms": self.peak_ms, "baseline_ms": self.baseline_ms, "peak_at": self.peak_at}
+
+
+def _flags(series: pl.DataFrame, op: str) -> pl.DataFrame:
+    latency, rate = pl.col(f"{op}_latency_ms"), pl.col(f"{op}_per_s")
+    ops = rate * pl.col("interval_s")
+    usable = pl.when(ops >= MIN_OPS).then(latency)
+    frame = series.select(TIME_COLUMN, "interval_s", "period_s", latency=usable).with_columns(
+        # The baseline ends before the sample (closed="left"), so a spike does not raise its own bar.
+        median=pl.col("latency").rolling_median_by(TIME_COLUMN, BASELINE, closed="left"),
+        q1=pl.col("latency").rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.25, closed="left"),
+        q3=pl.col("latency").rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.75, closed="left"),
+        count=pl.col("latency").is_not_null().cast(pl.Int32).rolling_sum_by(TIME_COLUMN, BASELINE, closed="left"),
+    )
+    # Early samples (little history) compare against the whole range's median instead.
+    overall = frame["latency"].median()
+    enough = pl.col("count") >= MIN_BASELINE_SAMPLES
+    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(overall))
+    iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
+    spike = (
+        (pl.col("latency") >= SPIKE_FLOOR_MS)
+        & (pl.col("latency") >= SPIKE_FACTOR * median)
+        & (pl.col("latency") >= median + SPIKE_IQRS * iqr)
+    )
+    return frame.with_columns(baseline=median, spike=spike.fill_null(False))
+
+
+def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
+    if f"{op}_latency_ms" not in series.columns or f"{op}_per_s" not in series.columns:
+        return []
+    flagged = _flags(series, op).with_columns(previous=pl.col(TIME_COLUMN).shift(1)).with_row_index("row").filter(pl.col("spike"))
+    if flagged.is_empty():
+        return []
+    # One event: spike samples with at most one quiet sample between them.
+    event = ((pl.col("row").diff().fill_null(99)) > 2).cum_sum()
+    events = flagged.with_columns(event=event).group_by("event", maintain_order=True).agg(
+        start=pl.coalesce("previous", TIME_COLUMN).first(),
+        end=pl.col(TIME_COLUMN).last(),
+        peak_ms=pl.col("latency").max(),
+        baseline_ms=pl.col("baseline").first(),
+        peak_at=pl.col(TIME_COLUMN).sort_by("latency", descending=True).first(),
+    )
+    return [Spike(op, r["start"], r["end"], r["peak_ms"], r["baseline_ms"] or 0.0, r["peak_at"]) for r in events.iter_rows(named=True)]
+
+
+def all_spikes(series: pl.DataFrame) -> list[Spike]:
+    return sorted((s for op in OP_CLASSES for s in latency_spikes(series, op)), key=lambda s: s.start)
+
