@@ -1,0 +1,160 @@
+"""Which operations were behind a finding's window, and what to change about them.
+
+A slow operation ran during [ts - duration, ts] (the log line is written at
+completion, LOG-FORMAT.md §2). Culprits are the operations overlapping a
+window, grouped by namespace, command, shape and plan, ranked by the
+operation-seconds they spent inside it. A COLLSCAN is named as the cause only
+when it overlapped and carried a real share of that time; without a log,
+FTDC's collection-scan counters are reported instead, and nothing is named.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Optional
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from .findings import Culprit, Finding
+from .indexes import recommend_index
+
+# A COLLSCAN is a cause when it holds at least this share of the slow-operation
+# time inside the window...
+CAUSE_SHARE = 0.25
+# ...and at least this share of the window itself (a 200 ms scan does not
+# explain five minutes of exhausted tickets).
+CAUSE_COVERAGE = 0.10
+TOP = 5
+# Collection scans are counted when they finish (METRICS.md §1), so a scan
+# that ran in the window may be counted up to this long after it.
+COMPLETION_GRACE = dt.timedelta(minutes=5)
+# Slow operations the culprit lists leave out: per-statement WRITE lines that
+# repeat their command's line, and index builds (LOG-FORMAT.md §4).
+COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_null("") != "none")
+
+
+def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
+    """Slow operations that ran during [start, end], with `overlap_s` inside it."""
+    inside = slow_ops.filter(COUNTED, pl.col("started") <= end, pl.col("ts") >= start)
+    lo = pl.max_horizontal(pl.col("started"), pl.lit(start, pl.Datetime("ms", "UTC")))
+    hi = pl.min_horizontal(pl.col("ts"), pl.lit(end, pl.Datetime("ms", "UTC")))
+    return inside.with_columns(overlap_s=(hi - lo).dt.total_milliseconds().clip(lower_bound=0) / 1000)
+
+
+def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: int = TOP) -> list[Culprit]:
+    ops = overlapping(slow_ops, start, end)
+    total = ops["overlap_s"].sum()
+    if ops.is_empty() or not total:
+        return []
+    shape = pl.coalesce("shape", pl.lit("hash:") + pl.coalesce("query_shape_hash", "query_hash"))
+    groups = (
+        ops.with_columns(group_shape=shape, collscan=pl.col("plan_kind") == "COLLSCAN")
+        .group_by("ns", "command", "group_shape", "collscan")
+        .agg(
+            shape=pl.col("shape").drop_nulls().first(),
+            query_hash=pl.coalesce("query_shape_hash", "query_hash").drop_nulls().first(),
+            plan_summary=pl.col("plan_summary").sort_by("duration_ms", descending=True).first(),
+            count=pl.len(),
+            overlap_s=pl.col("overlap_s").sum(),
+            max_ms=pl.col("duration_ms").max(),
+            example=pl.col("command_json").sort_by("duration_ms", descending=True).first(),
+            first_started=pl.col("started").min(),
+            last_ended=pl.col("ts").max(),
+        )
+        .sort("overlap_s", "max_ms", descending=True)
+        .head(limit)
+    )
+    return [
+        Culprit(
+            ns=r["ns"], plan_summary=r["plan_summary"], shape=r["shape"], query_hash=r["query_hash"], count=r["count"],
+            overlap_s=r["overlap_s"], share=r["overlap_s"] / total, max_ms=r["max_ms"], example=r["example"],
+            collscan=bool(r["collscan"]), command=r["command"], first_started=r["first_started"], last_ended=r["last_ended"],
+        )
+        for r in groups.iter_rows(named=True)
+    ]
+
+
+def causes(culprits: list[Culprit], window_s: float) -> list[Culprit]:
+    """The COLLSCANs that overlapped and carried a real share of the window."""
+    return [c for c in culprits if c.collscan and c.share >= CAUSE_SHARE and c.overlap_s >= CAUSE_COVERAGE * max(window_s, 1.0)]
+
+
+def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> Optional[dict]:
+    """FTDC's collection-scan evidence for a window: scans finished in it or just after, documents examined against before."""
+    if "collscans_per_s" not in series.columns:
+        return None
+    span = pl.col(TIME_COLUMN).is_between(start, end + COMPLETION_GRACE)
+    inside = series.filter(span)
+    before = series.filter(pl.col(TIME_COLUMN) < start).tail(600)
+    scans = float((inside["collscans_per_s"] * inside["interval_s"]).sum() or 0)
+    seconds = float(inside["interval_s"].sum() or 0)
+    out = {"collscans": int(round(scans)), "collscans_per_s": scans / seconds if seconds else 0.0}
+    if "scanned_objects_per_s" in series.columns:
+        during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))["scanned_objects_per_s"]
+        out["scanned_objects_per_s"] = float(during.mean() or 0)
+        out["scanned_objects_per_s_before"] = float(before["scanned_objects_per_s"].median() or 0) if before.height else None
+    return out
+
+
+def _seconds(value: float) -> str:
+    return f"{value:,.0f} s" if value >= 10 else f"{value:.1f} s"
+
+
+def describe(culprit: Culprit) -> str:
+    plan = f" ({culprit.plan_summary})" if culprit.plan_summary else ""
+    return (f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s), "
+            f"{_seconds(culprit.overlap_s)} inside the window ({culprit.share:.0%} of slow-operation time), longest {culprit.max_ms / 1000:,.1f} s")
+
+
+def max_time_ms(culprit: Culprit, incident_start: dt.datetime) -> int:
+    """A maxTimeMS that would have stopped the scan before the incident began,
+    else a tenth of its longest run; whole seconds, at least one."""
+    if culprit.first_started is not None and culprit.first_started < incident_start:
+        head_start = (incident_start - culprit.first_started).total_seconds()
+        return max(1, int(head_start)) * 1000
+    return max(1, int(culprit.max_ms / 10_000)) * 1000
+
+
+def recommendations(culprit: Culprit, incident_start: dt.datetime, replica_set: bool) -> list[str]:
+    """What to change about a COLLSCAN named as a cause."""
+    recs = []
+    index = recommend_index(culprit.ns, culprit.example)
+    if index:
+        recs.append(f"Give {culprit.ns} an index for this query (equality, sort, range order): {index}")
+    else:
+        recs.append(f"The {culprit.ns} {culprit.command or 'query'} has no filter or sort an index could serve: restrict it, or move it off this node")
+    limit = max_time_ms(culprit, incident_start)
+    recs.append(f"Bound it with maxTimeMS (for example maxTimeMS: {limit}): its longest run took {culprit.max_ms / 1000:,.1f} s, "
+                f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident like this one")
+    if replica_set and (culprit.command or "") in ("find", "aggregate", "count", "distinct"):
+        recs.append(f"Run this {culprit.command} on a secondary (readPreference \"secondaryPreferred\", or an analytics node by tag) so it does not compete with the primary's workload")
+    return recs
+
+
+def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool) -> None:
+    """Fills `finding.culprits` and says in its explanation what the operations were, or what FTDC can tell without a log."""
+    if slow_ops is not None:
+        finding.culprits = rank(slow_ops, finding.start, finding.end)
+        named = causes(finding.culprits, finding.seconds)
+        if named:
+            finding.explanation += " Cause: " + "; ".join(f"COLLSCAN of {describe(c)}" for c in named) + "."
+            for culprit in named:
+                finding.recommendations = recommendations(culprit, finding.start, replica_set) + finding.recommendations
+        elif finding.culprits:
+            finding.explanation += f" No collection scan carried a real share of the window; the longest slow operations there: {describe(finding.culprits[0])}."
+        else:
+            finding.explanation += " The log has no slow operation in this window."
+        return
+    counters = scan_counters(series, finding.start, finding.end)
+    if counters and counters["collscans"] > 0:
+        finding.evidence["collection_scans"] = counters
+        before = counters.get("scanned_objects_per_s_before")
+        examined = ""
+        if counters.get("scanned_objects_per_s") is not None and before is not None:
+            examined = f", {counters['scanned_objects_per_s']:,.0f} documents examined/s against {before:,.0f}/s before"
+        finding.explanation += (
+            f" {counters['collscans']} collection scan(s) finished in or just after the window ({counters['collscans_per_s']:.2f}/s{examined}); "
+            "give the log to name them."
+        )
