@@ -1,0 +1,130 @@
+"""`cache_pressure`: the cache past an eviction trigger, application threads made to evict.
+
+WiredTiger makes application threads evict when the cache is fuller than
+eviction_trigger, or dirty data above eviction_dirty_trigger, or update
+bytes above eviction_updates_trigger (`__wt_eviction_needed`, METRICS.md
+§3), using the node's own values (thresholds.py). A breach sustained for
+MIN_S, merged across dips shorter than MERGE_S, is a window; application
+-thread eviction (pages, time) and time waiting for cache corroborate it.
+Uncorroborated breaches are `info`: WiredTiger tests dirty *leaf* bytes, so
+the tracked dirty figure can overstate.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..context import Context
+from ..findings import Finding
+from ..text import duration
+from ..windows import sustained
+
+KIND = "cache_pressure"
+MIN_S = 10.0  # "sustained" as support tooling counts it (METRICS.md §11: anomaly ≥ 10 s)
+MERGE_S = 30.0
+# Critical: the cache full, operations timing out, or at least one thread's worth of time waiting for cache.
+CRITICAL_FILL_PCT = 99.0
+CRITICAL_WAIT_THREADS = 1.0
+CRITICAL_S = 300.0
+
+LEVELS = (
+    # (label, level column, threshold column, threshold name)
+    ("fill", "cache_fill_pct", "eviction_trigger_pct", "eviction_trigger"),
+    ("dirty", "cache_dirty_pct", "eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
+    ("updates", "cache_updates_pct", "eviction_updates_trigger_pct", "eviction_updates_trigger"),
+)
+
+
+def _sum(rows: pl.DataFrame, column: str, per_second: bool = True) -> float:
+    if column not in rows.columns:
+        return 0.0
+    values = rows[column] * rows["interval_s"] if per_second else rows[column]
+    return float(values.sum() or 0)
+
+
+def _max(rows: pl.DataFrame, column: str) -> float | None:
+    return float(rows[column].max()) if column in rows.columns and rows[column].max() is not None else None
+
+
+def _recommendations(ctx: Context, breached: dict[str, dict], app_threads_evicted: bool) -> list[str]:
+    t = ctx.thresholds
+    recs = []
+    cache_gb = (ctx.series["cache_max_bytes"].max() or 0) / 2**30 if ctx.has("cache_max_bytes") else None
+    threads = int(t.value("eviction_threads_max") or 4)
+    if "fill" in breached and cache_gb:
+        peak = breached["fill"]["peak_pct"]
+        target = t.value("eviction_target") or 80
+        wanted = cache_gb * peak / target
+        memory = f" (the host has {ctx.node.memory_mb / 1024:.0f} GB of RAM)" if ctx.node.memory_mb else ""
+        recs.append(f"If the working set has outgrown the cache (no scan behind it), raise storage.wiredTiger.engineConfig.cacheSizeGB from "
+                    f"{cache_gb:.1f} to about {wanted:.1f}, so the {peak:.0f} % peak sits at the {target:g} % eviction target{memory}")
+    if "dirty" in breached or "updates" in breached:
+        interval = t.value("checkpoint_interval") or 60
+        recs.append(f"Dirty data outran eviction: checkpoint more often (syncdelay {int(interval)} → {int(interval // 2)} s) and start dirty eviction earlier, "
+                    f"e.g. wiredTigerEngineRuntimeConfig: \"eviction_dirty_target={max(1, int((t.value('eviction_dirty_target') or 5) // 2))}\" "
+                    f"(now {t.describe('eviction_dirty_target')})")
+    if app_threads_evicted:
+        recs.append(f"Give eviction more worker threads so application threads need not evict: wiredTigerEngineRuntimeConfig: "
+                    f"\"eviction=(threads_min={threads},threads_max={min(20, threads * 2)})\" (now threads_max={threads}); check the disk keeps up")
+    return recs
+
+
+def detect(ctx: Context) -> list[Finding]:
+    checks = [level for level in LEVELS if ctx.has(level[1], level[2])]
+    if not checks:
+        return [ctx.not_checked(KIND, "Cache pressure", ["WiredTiger cache statistics"])]
+    breach = pl.any_horizontal([pl.col(level) > pl.col(limit) for _, level, limit, _ in checks])
+    findings = []
+    for window in sustained(ctx.series, breach, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+        rows = window.rows(ctx.series)
+        breached = {}
+        for label, level, limit, name in checks:
+            over = rows.filter(pl.col(level) > pl.col(limit))
+            if over.height:
+                breached[label] = {
+                    "peak_pct": round(float(rows[level].max()), 2),
+                    "threshold_pct": round(float(over[limit].max()), 2),
+                    "threshold_source": ctx.thresholds.source(name),
+                    "seconds_over": round(float(over["interval_s"].sum() or 0), 1),
+                    "baseline_pct": None if (b := ctx.baseline(level, window.start)) is None else round(b, 2),
+                }
+        pages = _sum(rows, "app_evicted_pages_per_s")
+        evicting_s = _sum(rows, "app_evict_threads")
+        waiting_s = _sum(rows, "app_wait_threads")
+        timeouts = _sum(rows, "cache_timeouts", per_second=False)
+        corroborated = pages > 0 or evicting_s > 0 or waiting_s > 0
+        peak_wait = _max(rows, "app_wait_threads") or 0.0
+        peak_fill = breached.get("fill", {}).get("peak_pct", 0.0)
+        if not corroborated:
+            severity = "info"
+        elif peak_fill >= CRITICAL_FILL_PCT or timeouts > 0 or peak_wait >= CRITICAL_WAIT_THREADS or window.seconds >= CRITICAL_S:
+            severity = "critical"
+        else:
+            severity = "warning"
+        what = ", ".join(f"{label} {b['peak_pct']:.1f} % > {b['threshold_pct']:g} %" for label, b in breached.items())
+        thresholds = "; ".join(f"{name} {ctx.thresholds.describe(name)}" for label, _, _, name in checks if label in breached)
+        if corroborated:
+            effect = (f"Application threads evicted {pages:,.0f} pages, spent {duration(evicting_s)} evicting and {duration(waiting_s)} waiting for cache"
+                      + (f"; {timeouts:,.0f} operations timed out waiting for space" if timeouts else "") + ".")
+        else:
+            effect = "Application threads did not evict: eviction kept up (the tracked dirty figure counts more than the leaf pages WiredTiger tests)."
+        findings.append(Finding(
+            kind=KIND,
+            severity=severity,
+            start=window.start,
+            end=window.end,
+            title=f"Cache past its eviction trigger for {duration(window.seconds)}: {what}",
+            explanation=f"From {window.start:%H:%M:%S} to {window.end:%H:%M:%S} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
+            evidence={
+                "metrics": ctx.paths(*(level for _, level, _, _ in checks), "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
+                "breaches": breached,
+                "app_evicted_pages": round(pages),
+                "app_evict_seconds": round(evicting_s, 2),
+                "app_wait_seconds": round(waiting_s, 2),
+                "peak_app_wait_threads": round(peak_wait, 3),
+                "timeouts": round(timeouts),
+                "thresholds": {name: ctx.thresholds.describe(name) for _, _, _, name in checks},
+            },
+            recommendations=_recommendations(ctx, breached, corroborated),
+        ))
+    return findings

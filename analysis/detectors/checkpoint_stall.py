@@ -1,0 +1,232 @@
+"""`checkpoint_stall`: latency spikes that keep landing inside checkpoints.
+
+A spike is aligned when it overlaps [checkpoint start, end + one period]
+(METRICS.md §5). Spikes land in checkpoints by chance too, in proportion to
+the time checkpoints take, so a finding needs aligned spikes far more often
+than chance: for each spike, the chance is the share of the episode's time
+where a spike of its length would touch a checkpoint; the count of aligned
+spikes is tested against those chances (Poisson-binomial tail). Aligned
+spikes closer than EPISODE_GAP checkpoint intervals form one episode, one
+finding. A checkpoint that outlasts the checkpoint interval leaves no
+headroom (METRICS.md §11): with a spike inside it, that is a finding of its
+own even when it happened once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from ..checkpoints import Checkpoint
+from ..context import Context
+from ..findings import Finding
+from ..spikes import ADJECTIVE, Spike, all_spikes
+from ..stats import at_least
+from ..text import duration, pct
+
+KIND = "checkpoint_stall"
+MIN_ALIGNED = 3
+MAX_P_VALUE = 1e-3
+MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives
+EPISODE_GAP = 5  # checkpoint intervals
+CRITICAL_MS = 1000.0
+
+
+@dataclass
+class _Aligned:
+    spike: Spike
+    checkpoint: Checkpoint
+
+
+def _windows(checkpoints: list[Checkpoint], pad: dt.timedelta) -> list[tuple[dt.datetime, dt.datetime]]:
+    return [(c.start, c.end + pad) for c in checkpoints]
+
+
+def _union_s(spans: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime) -> float:
+    total, cursor = 0.0, lo
+    for a, b in sorted(spans):
+        a, b = max(a, cursor), min(b, hi)
+        if b > a:
+            total += (b - a).total_seconds()
+            cursor = b
+    return total
+
+
+def _chance(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime) -> float:
+    """Share of [lo, hi] where a spike as long as this one would start and touch a checkpoint."""
+    length = spike.end - spike.start
+    span = (hi - lo).total_seconds()
+    return _union_s([(a - length, b) for a, b in windows], lo, hi) / span if span > 0 else 1.0
+
+
+def _aligned(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], checkpoints: list[Checkpoint]):
+    for (a, b), checkpoint in zip(windows, checkpoints):
+        if spike.start <= b and spike.end >= a:
+            return checkpoint
+    return None
+
+
+def _dirty_at(ctx: Context, when: dt.datetime) -> float | None:
+    if not ctx.has("cache_dirty_pct"):
+        return None
+    before = ctx.series.filter(pl.col(TIME_COLUMN) <= when).tail(1)["cache_dirty_pct"]
+    return float(before[0]) if len(before) and before[0] is not None else None
+
+
+def _spike_row(ctx: Context, aligned: _Aligned, previous_end: dt.datetime | None) -> dict:
+    """One aligned spike, with the dirty data its checkpoint started from."""
+    c, s = aligned.checkpoint, aligned.spike
+    at_start = _dirty_at(ctx, c.start)
+    after_previous = _dirty_at(ctx, previous_end) if previous_end else None
+    target = ctx.thresholds.value("eviction_dirty_target")
+    return {
+        "op": s.op, "spike_start": s.start, "spike_end": s.end, "peak_ms": round(s.peak_ms, 1), "baseline_ms": round(s.baseline_ms, 2),
+        "checkpoint_start": c.start, "checkpoint_end": c.end, "checkpoint_s": round(c.seconds, 1), "checkpoint_source": c.source,
+        "dirty_pct_at_checkpoint_start": None if at_start is None else round(at_start, 2),
+        "dirty_pct_after_previous_checkpoint": None if after_previous is None else round(after_previous, 2),
+        # Dirty data built up when the checkpoint started above the dirty target eviction works towards.
+        "dirty_built_up": None if at_start is None or target is None else at_start > target,
+    }
+
+
+def _episodes(aligned: list[_Aligned], gap: dt.timedelta) -> list[list[_Aligned]]:
+    episodes: list[list[_Aligned]] = []
+    for a in sorted(aligned, key=lambda a: a.spike.start):
+        if episodes and a.spike.start - episodes[-1][-1].spike.end <= gap:
+            episodes[-1].append(a)
+        else:
+            episodes.append([a])
+    return episodes
+
+
+def _recommendations(ctx: Context, rows: list[dict]) -> list[str]:
+    t = ctx.thresholds
+    interval = t.value("checkpoint_interval") or 60
+    recs = []
+    checkpoints = {r["checkpoint_start"]: r for r in rows}
+    built = [r for r in checkpoints.values() if r["dirty_built_up"]]
+    if built:
+        peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
+        target = t.value("eviction_dirty_target")
+        threads = int(t.value("eviction_threads_max") or 4)
+        recs.append(
+            f"Dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) (dirty target {t.describe('eviction_dirty_target')}): "
+            f"let eviction write it out between checkpoints, e.g. wiredTigerEngineRuntimeConfig: \"eviction=(threads_max={min(20, threads * 2)}),"
+            f"eviction_dirty_target={max(1, int((target or 5) // 2))}\" (now threads_max={threads})"
+        )
+    if interval >= 30:
+        recs.append(f"Checkpoint more often so each one writes less: syncdelay {int(interval)} → {int(interval // 2)} s (setParameter syncdelay, or storage.syncPeriodSecs)")
+    recs.append("Check the disk during checkpoints (disk_util_pct, await): a device that cannot absorb the checkpoint's writes stalls the operations that wait on it")
+    return recs
+
+
+def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> Finding | None:
+    lo = episode[0].spike.start - pad * 2
+    hi = episode[-1].spike.end + pad * 2
+    lo, hi = max(lo, ctx.first), min(hi, ctx.last)
+    ops = {a.spike.op for a in episode}
+    local = [s for s in spikes if s.op in ops and s.end >= lo and s.start <= hi]
+    local_cks = [c for c in checkpoints if c.end + pad >= lo and c.start <= hi]
+    windows = _windows(local_cks, pad)
+    chances = [_chance(s, windows, lo, hi) for s in local]
+    k = sum(1 for s in local if _aligned(s, windows, local_cks) is not None)
+    expected = sum(chances)
+    p_value = at_least(chances, k)
+    coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
+    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or k < MIN_LIFT * expected:
+        return None
+    rows, previous_end = [], None
+    for a in episode:
+        earlier = [c.end for c in checkpoints if c.end < a.checkpoint.start]
+        previous_end = earlier[-1] if earlier else None
+        rows.append(_spike_row(ctx, a, previous_end))
+    peak = max(episode, key=lambda a: a.spike.peak_ms).spike
+    n_ck = len({(a.checkpoint.start, a.checkpoint.end) for a in episode})
+    op_names = "/".join(ADJECTIVE[o] for o in sorted(ops))
+    return Finding(
+        kind=KIND,
+        severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
+        start=min(min(a.spike.start, a.checkpoint.start) for a in episode),
+        end=max(max(a.spike.end, a.checkpoint.end) for a in episode),
+        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms",
+        explanation=(
+            f"{k} of {len(local)} {op_names} latency spikes ({pct(k / len(local))}) fell inside a checkpoint, which took {pct(coverage)} of the time "
+            f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
+            f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the baseline."
+        ),
+        evidence={
+            "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
+            "aligned_spikes": rows,
+            "spikes": len(local), "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
+            "checkpoint_time_share": round(coverage, 4),
+            "thresholds": {"spike": "≥ 3× the 10-minute median, median + 5 IQR, ≥ 20 ms, over ≥ 10 operations",
+                           "checkpoint_interval": ctx.thresholds.describe("checkpoint_interval")},
+            "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
+        },
+        recommendations=_recommendations(ctx, rows),
+    )
+
+
+def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set) -> list[Finding]:
+    """Checkpoints longer than the interval with a latency spike inside (no headroom left)."""
+    interval = ctx.thresholds.value("checkpoint_interval")
+    if not interval:
+        return []
+    out = []
+    for c in ctx.checkpoints:
+        if c.seconds <= interval or (c.start, c.end) in claimed:
+            continue
+        inside = [s for s in spikes if s.start <= c.end + pad and s.end >= c.start]
+        if not inside:
+            continue
+        peak = max(inside, key=lambda s: s.peak_ms)
+        ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
+        stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for s in inside)
+        dirty = _dirty_at(ctx, c.start)
+        rows = [_spike_row(ctx, _Aligned(s, c), None) for s in inside]
+        out.append(Finding(
+            kind=KIND,
+            severity="critical" if peak.peak_ms >= CRITICAL_MS or c.seconds >= 2 * interval else "warning",
+            start=c.start,
+            end=c.end,
+            title=f"A {duration(c.seconds)} checkpoint, longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
+            explanation=(
+                f"The checkpoint from {c.start:%H:%M:%S} ran {duration(c.seconds)} ({c.source}), past the {ctx.thresholds.describe('checkpoint_interval')} "
+                f"checkpoint interval, so the next one had no headroom. {ops.capitalize()} latency spiked for {duration(stalled)} inside it, "
+                f"up to {peak.peak_ms:,.0f} ms against a {peak.baseline_ms:,.1f} ms baseline"
+                + (f"; dirty data was {dirty:.1f} % of the cache when it started." if dirty is not None else ".")
+            ),
+            evidence={
+                "metrics": ctx.paths(*(f"{s.op}_latency_ms" for s in inside), "checkpoint_last_ms", "checkpoint_time_ms", "cache_dirty_pct"),
+                "checkpoint": {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source},
+                "aligned_spikes": rows,
+                "thresholds": {"checkpoint_interval": ctx.thresholds.describe("checkpoint_interval")},
+                "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
+            },
+            recommendations=_recommendations(ctx, rows),
+        ))
+    return out
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.checkpoints:
+        missing = [] if ctx.has("checkpoint_last_ms") else ["checkpoint statistics"]
+        return [ctx.not_checked(KIND, "Checkpoint stalls", missing)] if missing else []
+    if not any(ctx.has(f"{op}_latency_ms") for op in ("reads", "writes", "commands")):
+        return [ctx.not_checked(KIND, "Checkpoint stalls", ["opLatencies"])]
+    period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
+    interval = dt.timedelta(seconds=ctx.thresholds.value("checkpoint_interval") or 60)
+    spikes = all_spikes(ctx.series)
+    windows = _windows(ctx.checkpoints, period)
+    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, windows, ctx.checkpoints)) is not None]
+    findings = []
+    for episode in _episodes(aligned, EPISODE_GAP * interval):
+        found = _episode_finding(ctx, episode, spikes, ctx.checkpoints, period)
+        if found is not None:
+            findings.append(found)
+    claimed = {(r["checkpoint_start"], r["checkpoint_end"]) for f in findings for r in f.evidence["aligned_spikes"]}
+    return findings + _long_checkpoints(ctx, spikes, period, claimed)

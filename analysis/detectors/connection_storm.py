@@ -1,0 +1,74 @@
+"""`connection_storm`: clients opening connections far faster than usual, the count climbing.
+
+A storm is the creation rate (Δ totalCreated / Δt) at STORM_FACTOR times
+its median of the hour before and at least MIN_RATE per second, sustained
+for MIN_S, with the open count rising by RISE_SHARE (METRICS.md §9). It is
+critical when the node refused connections (Δ rejected > 0, log id 22942)
+or ran out of them (available 0).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from ..context import Context
+from ..findings import Finding
+from ..text import duration
+from ..windows import sustained
+
+KIND = "connection_storm"
+STORM_FACTOR = 10.0
+MIN_RATE = 20.0
+MIN_S = 5.0
+MERGE_S = 10.0
+RISE_SHARE = 0.25
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.has("connections", "connections_created_per_s"):
+        return [ctx.not_checked(KIND, "Connection storms", ["connections.totalCreated"])]
+    usual = pl.col("connections_created_per_s").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0)
+    condition = (pl.col("connections_created_per_s") >= pl.max_horizontal(STORM_FACTOR * usual, pl.lit(MIN_RATE)))
+    findings = []
+    for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+        rows = window.rows(ctx.series)
+        before = ctx.series.filter(pl.col(TIME_COLUMN) < window.start).tail(1)["connections"]
+        start_count = float(before[0]) if len(before) and before[0] is not None else float(rows["connections"][0])
+        peak = float(rows["connections"].max())
+        if peak < (1 + RISE_SHARE) * max(start_count, 1):
+            continue  # churn: connections opened and closed as fast
+        created = float((rows["connections_created_per_s"] * rows["interval_s"]).sum())
+        rejected = float(rows["connections_rejected"].sum() or 0) if ctx.has("connections_rejected") else 0.0
+        exhausted = ctx.has("connections_available") and (rows["connections_available"].min() or 1) <= 0
+        refused_lines = 0
+        if ctx.logs is not None:
+            refused_lines = ctx.logs.events.filter(pl.col("kind") == "connection_refused", pl.col("ts").is_between(window.start, window.end)).height
+        refused = rejected > 0 or exhausted or refused_lines > 0
+        baseline = ctx.baseline("connections_created_per_s", window.start)
+        findings.append(Finding(
+            kind=KIND,
+            severity="critical" if refused else "warning",
+            start=window.start,
+            end=window.end,
+            title=f"Connection storm: {created:,.0f} connections opened in {duration(window.seconds)}, open count {start_count:,.0f} → {peak:,.0f}"
+                  + (", connections refused" if refused else ""),
+            explanation=(f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
+                         f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
+                         f"{start_count:,.0f} to {peak:,.0f}."
+                         + (f" {rejected:,.0f} were rejected." if rejected else "")
+                         + (" No connections were left available." if exhausted else "")
+                         + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")),
+            evidence={
+                "metrics": ctx.paths("connections", "connections_created_per_s", "connections_rejected", "connections_available"),
+                "created": created, "open_before": start_count, "open_peak": peak, "rejected": rejected,
+                "baseline": {"created_per_s": baseline},
+                "thresholds": {"storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"},
+            },
+            recommendations=[
+                "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)",
+                "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream",
+            ],
+        ))
+    return findings

@@ -1,0 +1,48 @@
+"""Context, not problems: restarts and FTDC gaps (`info`).
+
+A restart is a new process (pid changed, uptime went back); a gap is a step
+over GAP_PERIODS sampling periods with no sample (mongod down, or stalled so
+badly that FTDC could not collect). Both bound what the other findings can see.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from ..context import Context
+from ..findings import Finding
+from ..series import GAP_PERIODS
+from ..text import duration
+
+MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
+
+
+def detect(ctx: Context) -> list[Finding]:
+    marks = ctx.series.select(TIME_COLUMN, "restart", "gap", previous=pl.col(TIME_COLUMN).shift(1)).filter(pl.col("restart") | pl.col("gap"))
+    findings = []
+    for row in marks.filter(pl.col("restart")).iter_rows(named=True):
+        findings.append(Finding(
+            kind="restart", severity="info", start=row["previous"], end=row[TIME_COLUMN],
+            title=f"mongod restarted between {row['previous']:%Y-%m-%d %H:%M:%S} and {row[TIME_COLUMN]:%H:%M:%S}",
+            explanation="A new process (its pid changed or its uptime went back): counters restart from zero, so no rate is taken across it.",
+            evidence={"metrics": [p for p in (ctx.resolved.path("pid"), ctx.resolved.path("uptime_ms") or ctx.resolved.path("uptime_s")) if p]},
+        ))
+    gaps = marks.filter(pl.col("gap") & ~pl.col("restart")).with_columns(seconds=(pl.col(TIME_COLUMN) - pl.col("previous")).dt.total_milliseconds() / 1000)
+    for row in gaps.sort("seconds", descending=True).head(MAX_GAPS).sort(TIME_COLUMN).iter_rows(named=True):
+        findings.append(Finding(
+            kind="ftdc_gap", severity="info", start=row["previous"], end=row[TIME_COLUMN],
+            title=f"No FTDC samples for {duration(row['seconds'])}",
+            explanation=f"No sample from {row['previous']:%Y-%m-%d %H:%M:%S} to {row[TIME_COLUMN]:%H:%M:%S}: mongod was down, or too stalled to collect.",
+            evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
+        ))
+    if gaps.height > MAX_GAPS:
+        rest = gaps.sort("seconds", descending=True).slice(MAX_GAPS)
+        findings.append(Finding(
+            kind="ftdc_gap", severity="info", start=rest[TIME_COLUMN].min(), end=rest[TIME_COLUMN].max(),
+            title=f"{rest.height} shorter FTDC gaps",
+            explanation=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(float(rest['seconds'].max()))}.",
+            evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
+        ))
+    return findings

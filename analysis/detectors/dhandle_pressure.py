@@ -1,0 +1,96 @@
+"""`dhandle_pressure`: data handles (one per open collection and index file) that grow and block.
+
+Each collection and index is a WiredTiger file with a data handle; sweeps
+close handles idle for `close_idle_time` once more than
+`close_handle_minimum` are open (METRICS.md §10). Pressure shows as
+application threads waiting for the dhandle or schema lock while more
+handles are open than sweeps leave alone (with few handles, those waits
+come from schema operations, not handles), and as checkpoints spending long
+gathering handles (SERVER-19954: 50 k tables
+stalled inserts for minutes). Growth alone is `info`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..context import Context
+from ..findings import Finding
+from ..text import duration
+from ..windows import sustained
+
+KIND = "dhandle_pressure"
+LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
+MIN_S = 30.0
+MERGE_S = 30.0
+GATHER_MS = 1000.0  # a checkpoint spending a second just gathering handles
+GROWTH = 0.5
+MIN_GROWTH = 1000
+# Below this many handles sweeps do not run and handles are not what threads wait for
+# (WiredTiger's close_handle_minimum default; mongod 6.0+ sets 2000).
+CLOSE_HANDLE_MINIMUM = 250
+
+
+def _recommendations(ctx: Context, handles: float | None) -> list[str]:
+    idle = ctx.thresholds.value("close_idle_time")
+    minimum = ctx.thresholds.value("close_handle_minimum")
+    recs = []
+    if handles:
+        recs.append(f"{handles:,.0f} handles are open: each collection and index is one; drop unused collections and indexes, "
+                    "and avoid a collection per tenant/day at this scale")
+    if idle:
+        recs.append(f"Sweep idle handles sooner: storage.wiredTiger.engineConfig.configString: "
+                    f"\"file_manager=(close_idle_time={max(30, int(idle // 2))})\" (now {ctx.thresholds.describe('close_idle_time')}"
+                    + (f", close_handle_minimum {minimum:g})" if minimum else ")"))
+    return recs
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.has("dhandles"):
+        return [ctx.not_checked(KIND, "Data-handle pressure", ["data-handle statistics"])]
+    findings = []
+    waits = [c for c in ("dhandle_lock_wait_threads", "schema_lock_wait_threads") if ctx.has(c)]
+    many = pl.col("dhandles") >= (ctx.thresholds.value("close_handle_minimum") or CLOSE_HANDLE_MINIMUM)
+    pressure = [(pl.col(c) >= LOCK_WAIT_THREADS) & many for c in waits]
+    if ctx.has("checkpoint_gather_handles_ms"):
+        pressure.append(pl.col("checkpoint_gather_handles_ms") >= GATHER_MS)
+    for window in sustained(ctx.series, pl.any_horizontal(pressure), min_s=MIN_S, merge_s=MERGE_S) if pressure else []:
+        rows = window.rows(ctx.series)
+        handles = float(rows["dhandles"].max() or 0)
+        parts = [f"{c.split('_lock')[0].replace('_', ' ')} lock: {float(rows[c].mean()):.2f} threads waiting on average" for c in waits]
+        if ctx.has("checkpoint_gather_handles_ms"):
+            parts.append(f"checkpoints spent up to {float(rows['checkpoint_gather_handles_ms'].max() or 0):,.0f} ms gathering handles")
+        findings.append(Finding(
+            kind=KIND,
+            severity="warning",
+            start=window.start,
+            end=window.end,
+            title=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
+            explanation=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
+            evidence={
+                "metrics": ctx.paths("dhandles", *waits, "checkpoint_gather_handles_ms", "dhandles_swept"),
+                "dhandles_peak": handles,
+                "thresholds": {"lock_wait_threads": LOCK_WAIT_THREADS, "gather_ms": GATHER_MS, "sustained_s": MIN_S,
+                               "close_idle_time": ctx.thresholds.describe("close_idle_time"),
+                               "close_handle_minimum": ctx.thresholds.describe("close_handle_minimum")},
+            },
+            recommendations=_recommendations(ctx, handles),
+        ))
+    counts = ctx.series.select("start", "dhandles").drop_nulls()
+    if counts.height >= 2:
+        first, peak = float(counts["dhandles"][0]), float(counts["dhandles"].max())
+        if peak - first >= MIN_GROWTH and peak >= (1 + GROWTH) * max(first, 1):
+            at = counts.filter(pl.col("dhandles") == peak)["start"][0]
+            swept = float(ctx.series["dhandles_swept"].sum() or 0) if ctx.has("dhandles_swept") else None
+            findings.append(Finding(
+                kind=KIND,
+                severity="info",
+                start=counts["start"][0],
+                end=at,
+                title=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
+                explanation=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
+                            + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
+                evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
+                recommendations=_recommendations(ctx, peak),
+            ))
+    return findings

@@ -1,0 +1,84 @@
+"""`disk_saturation`: a device busy all the time with requests waiting longer.
+
+Utilisation alone says little (a device doing parallel I/O reads 100 % long
+before it is full, and 100 % during checkpoints is normal, METRICS.md §11);
+saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
+AWAIT_FACTOR times their usual time, sustained for MIN_S, and mostly outside
+checkpoints. Linux pressure stall information (`io.full`), where recorded,
+is reported beside it.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..context import Context
+from ..findings import Finding
+from ..text import duration
+from ..windows import overlap_s, sustained
+
+KIND = "disk_saturation"
+UTIL_PCT = 90.0
+AWAIT_FACTOR = 3.0
+MIN_AWAIT_MS = 10.0
+MIN_S = 60.0
+MERGE_S = 15.0
+OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoints
+CRITICAL_AWAIT_MS = 100.0
+
+
+def detect(ctx: Context) -> list[Finding]:
+    devices = [c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")]
+    if not devices:
+        return [ctx.not_checked(KIND, "Disk saturation", ["systemMetrics.disks"])]
+    findings = []
+    for dev in devices:
+        util, wait = f"disk_util_pct.{dev}", f"disk_await_ms.{dev}"
+        if not ctx.has(wait):
+            continue
+        usual = ctx.series[wait].median() or 0.0
+        bar = max(MIN_AWAIT_MS, AWAIT_FACTOR * usual)
+        condition = (pl.col(util) >= UTIL_PCT) & (pl.col(wait) >= bar)
+        for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+            in_checkpoints = sum(overlap_s(window.start, window.end, c.start, c.end) for c in ctx.checkpoints)
+            if window.seconds and in_checkpoints / window.seconds > 1 - OUTSIDE_CHECKPOINTS:
+                continue
+            rows = window.rows(ctx.series)
+            peak_wait = float(rows[wait].max())
+            mb = f"disk_mb_per_s.{dev}"
+            throughput = float(rows[mb].mean()) if mb in rows.columns else None
+            queue = f"disk_queue.{dev}"
+            depth = float(rows[queue].mean()) if queue in rows.columns else None
+            psi = float(rows["io_full_pct"].mean()) if "io_full_pct" in rows.columns else None
+            details = [f"await {peak_wait:,.0f} ms at peak against {usual:,.1f} ms usually"]
+            if depth is not None:
+                details.append(f"{depth:,.1f} requests in flight on average")
+            if throughput is not None:
+                details.append(f"{throughput:,.0f} MB/s")
+            if psi is not None:
+                details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
+            findings.append(Finding(
+                kind=KIND,
+                severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
+                start=window.start,
+                end=window.end,
+                title=f"Disk {dev} saturated for {duration(window.seconds)}: ≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {window.start:%H:%M:%S} to {window.end:%H:%M:%S} "
+                             f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
+                evidence={
+                    "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
+                    "device": dev,
+                    "util_pct_mean": round(float(rows[util].mean()), 1),
+                    "await_ms_peak": round(peak_wait, 1),
+                    "baseline": {"await_ms": round(usual, 2)},
+                    "thresholds": {"util_pct": UTIL_PCT, "await_ms": round(bar, 1), "sustained_s": MIN_S},
+                    "seconds_in_checkpoints": round(in_checkpoints, 1),
+                },
+                recommendations=[
+                    f"The device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request: provision more IOPS/throughput "
+                    "for this volume, or move the data (and journal) to faster storage",
+                    "Reduce what the node writes or reads at once: the culprits below, index builds, and bulk loads scheduled at the same time",
+                ],
+            ))
+    return findings
+

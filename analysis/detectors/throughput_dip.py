@@ -1,0 +1,90 @@
+"""`throughput_dip`: five seconds in which the node did far less work, for a server-side reason.
+
+Operations per second (opcounters) in 5-second buckets are compared with the
+median bucket of the 10 minutes before. A dip is below DIP_SHARE of that
+while the baseline is busy enough to mean something. Clients pausing also
+make dips, so a dip counts only when the server shows why: operations queued
+for tickets or the global lock, serverStatus itself stalling, a latency
+spike, or a sample missing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from ..context import Context
+from ..findings import Finding
+from ..spikes import ADJECTIVE, all_spikes
+from ..text import duration, pct
+
+KIND = "throughput_dip"
+BUCKET = "5s"
+DIP_SHARE = 0.5
+MIN_BASELINE_OPS = 100.0
+STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
+
+
+def _buckets(ctx: Context) -> pl.DataFrame:
+    queued = [c for c in ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue") if ctx.has(c)]
+    frame = ctx.series.select(
+        TIME_COLUMN, "ops_per_s", "gap",
+        queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
+        collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
+    )
+    buckets = frame.group_by_dynamic(TIME_COLUMN, every=BUCKET).agg(
+        ops=pl.col("ops_per_s").mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+    )
+    return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.has("ops_per_s"):
+        return [ctx.not_checked(KIND, "Throughput dips", ["opcounters"])]
+    buckets = _buckets(ctx)
+    dips = buckets.filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))
+    if dips.is_empty():
+        return []
+    spikes = all_spikes(ctx.series)
+    width = dt.timedelta(seconds=5)
+    # Adjacent dip buckets are one episode.
+    episodes = dips.with_columns(episode=(pl.col(TIME_COLUMN).diff() > width).fill_null(True).cum_sum()).group_by("episode", maintain_order=True).agg(
+        start=pl.col(TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last() + width, ops=pl.col("ops").min(), baseline=pl.col("baseline").median(),
+        queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+    )
+    findings = []
+    for e in episodes.iter_rows(named=True):
+        reasons = []
+        if e["queued"]:
+            reasons.append(f"{e['queued']:,.0f} operations queued")
+        if e["collect_ms"] is not None and e["collect_ms"] >= STALLED_COLLECT_MS:
+            reasons.append(f"serverStatus took {e['collect_ms']:,.0f} ms to answer")
+        if e["gap"]:
+            reasons.append("FTDC missed samples")
+        inside = [s for s in spikes if s.start < e["end"] and s.end > e["start"]]
+        if inside:
+            peak = max(inside, key=lambda s: s.peak_ms)
+            reasons.append(f"{ADJECTIVE[peak.op]} latency {peak.peak_ms:,.0f} ms")
+        if not reasons:
+            continue  # clients sent less: not the server's doing
+        seconds = (e["end"] - e["start"]).total_seconds()
+        findings.append(Finding(
+            kind=KIND,
+            severity="warning",
+            start=e["start"],
+            end=e["end"],
+            title=f"Throughput fell to {pct(e['ops'] / e['baseline'])} of normal for {duration(seconds)}: {reasons[0]}",
+            explanation=(f"Operations fell to {e['ops']:,.0f}/s against {e['baseline']:,.0f}/s in the 10 minutes before, "
+                         f"from {e['start']:%H:%M:%S} for {duration(seconds)}, while " + "; ".join(reasons) + "."),
+            evidence={
+                "metrics": ctx.paths("ops_per_s", "read_queued", "write_queued", "collect_ms"),
+                "ops_per_s_min": e["ops"], "baseline": {"ops_per_s": e["baseline"]},
+                "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {BUCKET} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s"},
+                "reasons": reasons,
+            },
+            recommendations=["Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput"],
+        ))
+    return findings

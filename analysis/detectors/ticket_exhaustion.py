@@ -1,0 +1,120 @@
+"""`ticket_exhaustion`: operations waiting for a storage-engine ticket, per resource.
+
+Up to 6.x the pools are fixed (128 by default): none available for
+MIN_S is exhaustion, and `globalLock.currentQueue` shows who waits. From 7.0
+throughput probing shrinks the pool on purpose, so `available == 0` alone is
+not overload (7.0-concurrent-transactions.rst): work must be queued — the
+ticket queue length, time queued, or the global lock queue (METRICS.md §4).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..context import Context
+from ..findings import Finding
+from ..text import duration
+from ..windows import sustained
+
+KIND = "ticket_exhaustion"
+MIN_S = 5.0
+# Reliefs this short (a few tickets freed between waves) stay inside one episode.
+MERGE_S = 15.0
+CRITICAL_S = 60.0
+OP_OF = {"read": "reads", "write": "writes"}
+WAITERS = {"read": "readers", "write": "writers"}
+
+
+def _queued(ctx: Context, rw: str) -> list[pl.Expr]:
+    """Every measure of queued work this node has for `rw`."""
+    return [pl.col(c).fill_null(0) > 0 for c in (f"{rw}_ticket_queue", f"{rw}_ticket_waiters", f"{rw}_queued") if ctx.has(c)]
+
+
+def _needs_queue(ctx: Context, rw: str) -> bool:
+    """7.0+: no ticket available is not overload by itself (throughput probing)."""
+    version = ctx.major_minor
+    return version >= (7, 0) if version else ctx.has(f"{rw}_ticket_waiters")
+
+
+def _probing(ctx: Context, rw: str) -> bool:
+    """7.0+ sizes the pool dynamically unless a fixed size was set."""
+    return _needs_queue(ctx, rw) and ctx.thresholds.value(f"{rw}_tickets") is None
+
+
+def _condition(ctx: Context, rw: str) -> pl.Expr | None:
+    none_left = (pl.col(f"{rw}_tickets_available") <= 0) | (pl.col(f"{rw}_tickets_out") >= pl.col(f"{rw}_tickets_total"))
+    if not _needs_queue(ctx, rw):
+        return none_left
+    queued = _queued(ctx, rw)
+    return none_left & pl.any_horizontal(queued) if queued else None
+
+
+def _recommendations(ctx: Context, rw: str, total: int) -> list[str]:
+    recs = []
+    if rw == "read":
+        recs.append("Find what holds read tickets for long (the culprits below): bound long reads with maxTimeMS and give them an index, or move analytics reads to a secondary")
+    else:
+        recs.append("Write tickets are held while writes wait on the storage engine: look at cache pressure and checkpoints in the same window before changing the pool")
+    if _probing(ctx, rw):
+        cores = ctx.node.cpus
+        recs.append(f"Throughput probing sized the {rw} pool down to {total}: if the storage engine is not the bottleneck, fix the pool with "
+                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: 128"
+                    + (f" (probing starts from 2 × {cores} cores)" if cores else ""))
+    else:
+        recs.append(f"Raising the {total}-ticket pool (wiredTigerConcurrent{rw.capitalize()}Transactions) only adds concurrency inside a saturated storage "
+                    "engine; raise it only when CPU and disk have headroom")
+    return recs
+
+
+def detect(ctx: Context) -> list[Finding]:
+    findings = []
+    for rw in ("read", "write"):
+        needed = [f"{rw}_tickets_available", f"{rw}_tickets_out", f"{rw}_tickets_total"]
+        if not ctx.has(*needed):
+            findings.append(ctx.not_checked(KIND, f"{rw.capitalize()} tickets", [f"{rw} ticket statistics"]))
+            continue
+        condition = _condition(ctx, rw)
+        if condition is None:
+            findings.append(ctx.not_checked(KIND, f"{rw.capitalize()} ticket queueing", [f"{rw} ticket queue statistics"]))
+            continue
+        op = OP_OF[rw]
+        for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+            rows = window.rows(ctx.series)
+            held = float(rows.filter(condition)["interval_s"].sum() or 0)
+            total = int(rows[f"{rw}_tickets_total"].max() or 0)
+            available = int(rows[f"{rw}_tickets_available"].min() or 0)
+            queue_cols = [c for c in (f"{rw}_ticket_queue", f"{rw}_queued", f"{rw}_ticket_waiters") if ctx.has(c)]
+            peaks = {c: float(rows[c].max() or 0) for c in queue_cols}
+            queued_peak = max(peaks.values(), default=0.0)
+            latency = f"{op}_latency_ms"
+            lat_peak = float(rows[latency].max()) if ctx.has(latency) and rows[latency].max() is not None else None
+            lat_base = ctx.baseline(latency, window.start) if ctx.has(latency) else None
+            severity = "critical" if window.seconds >= CRITICAL_S or (total and queued_peak >= total) else "warning"
+            queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
+            latency_text = (f" Mean {rw} latency reached {lat_peak:,.0f} ms" + (f" against {lat_base:,.1f} ms before." if lat_base is not None else "."))\
+                if lat_peak is not None else ""
+            findings.append(Finding(
+                kind=KIND,
+                severity=severity,
+                resource=rw,
+                start=window.start,
+                end=window.end,
+                title=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
+                       else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
+                      + f": {available} of {total} available{queue_text}",
+                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {window.start:%H:%M:%S} to {window.end:%H:%M:%S} "
+                             f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}.{latency_text}"),
+                evidence={
+                    "metrics": ctx.paths(*needed, *queue_cols, latency),
+                    "tickets_total": total,
+                    "seconds_exhausted": round(held, 1),
+                    "tickets_available_min": available,
+                    "queued_peak": peaks,
+                    "latency_ms_peak": lat_peak,
+                    "baseline": {"latency_ms": lat_base},
+                    "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx, rw) else ""),
+                                   "sustained_s": MIN_S, f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets")},
+                },
+                recommendations=_recommendations(ctx, rw, total),
+            ))
+    return findings

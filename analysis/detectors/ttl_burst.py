@@ -1,0 +1,92 @@
+"""`ttl_burst`: the TTL monitor deleting far more than usual in one pass, and what it cost.
+
+The TTL monitor wakes every 60 s (`ttlMonitorSleepSecs`) and deletes expired
+documents on primaries (METRICS.md §7), so deletes are summed per minute. A
+burst minute deletes BURST_FACTOR times the usual (the median of the hour
+before, at least MIN_BASELINE) and at least MIN_DOCS. Its cost: write
+latency spikes, write tickets or dirty cache in the same minute; a burst
+that cost nothing is `info`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from ..context import Context
+from ..findings import Finding
+from ..spikes import latency_spikes
+
+KIND = "ttl_burst"
+PASS = "1m"
+BURST_FACTOR = 10.0
+MIN_BASELINE = 100.0  # docs per minute
+# One 6.1+ sub-pass deletes at most 50,000 documents per index (SERVER-56194);
+# a fifth of that in a minute is a burst worth a look.
+MIN_DOCS = 10_000
+PEAK_QUANTILE = 0.8  # "at peak": the node's busiest fifth of the time
+
+
+def _minutes(series: pl.DataFrame) -> pl.DataFrame:
+    frame = series.select(TIME_COLUMN, "ttl_deleted", *(["ops_per_s"] if "ops_per_s" in series.columns else []))
+    aggs = [pl.col("ttl_deleted").sum().alias("deleted")]
+    if "ops_per_s" in frame.columns:
+        aggs.append(pl.col("ops_per_s").mean().alias("ops_per_s"))
+    minutes = frame.group_by_dynamic(TIME_COLUMN, every=PASS).agg(aggs)
+    usual = pl.col("deleted").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0).clip(lower_bound=MIN_BASELINE)
+    return minutes.with_columns(usual=usual)
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.has("ttl_deleted"):
+        return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
+    minutes = _minutes(ctx.series)
+    busy = minutes["ops_per_s"].quantile(PEAK_QUANTILE) if "ops_per_s" in minutes.columns else None
+    bursts = minutes.filter(pl.col("deleted") >= BURST_FACTOR * pl.col("usual"), pl.col("deleted") >= MIN_DOCS)
+    write_spikes = latency_spikes(ctx.series, "writes")
+    findings = []
+    for row in bursts.iter_rows(named=True):
+        start, end = row[TIME_COLUMN], row[TIME_COLUMN] + dt.timedelta(minutes=1)
+        rows = ctx.window(start, end)
+        costs = []
+        spikes = [s for s in write_spikes if s.start <= end and s.end >= start]
+        if spikes:
+            peak = max(spikes, key=lambda s: s.peak_ms)
+            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms")
+        if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
+            costs.append("write tickets ran out")
+        dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
+        if ctx.has("cache_dirty_pct") and dirty_target is not None and (rows["cache_dirty_pct"].max() or 0) > dirty_target:
+            costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
+        at_peak = busy is not None and row.get("ops_per_s") is not None and row["ops_per_s"] >= busy
+        peak_text = f" at peak load ({row['ops_per_s']:,.0f} ops/s, the busiest fifth of this data)" if at_peak else ""
+        ttl_lines = 0
+        if ctx.logs is not None:
+            ttl_lines = ctx.logs.events.filter(pl.col("kind") == "ttl", pl.col("ts").is_between(start, end)).height
+        findings.append(Finding(
+            kind=KIND,
+            severity="warning" if costs else "info",
+            start=start,
+            end=end,
+            title=f"TTL monitor deleted {row['deleted']:,.0f} documents in one minute{peak_text}" + (f": {costs[0]}" if costs else ""),
+            explanation=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in the minute from {start:%H:%M}, "
+                         f"{row['deleted'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
+                         + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
+                         + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that minute." if ttl_lines else "")),
+            evidence={
+                "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
+                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"]},
+                "thresholds": {"burst": f"≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
+                "at_peak_load": at_peak,
+            },
+            recommendations=[
+                "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads",
+                "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
+                "(setParameter ttlMonitorEnabled: false) and resume it after",
+            ] if costs else [],
+        ))
+    return findings
+
