@@ -1,6 +1,6 @@
 """`ftdc-analyze`: a thin command line over the `ftdc` and `analysis` APIs.
 
-    ftdc-analyze PATH                          summary of the node and the data
+    ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, then findings
     ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
     ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
 """
@@ -21,8 +21,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from typer.core import TyperGroup
 
+import analysis
 import ftdc
-from analysis.overview import STAGES, Overview, overview
+from analysis.analyze import STAGES
+from analysis.console import render_findings
+from analysis.overview import Overview
 from ftdc.select import select_names
 
 EXIT_BAD_INPUT = 2
@@ -113,18 +116,22 @@ def render_overview(view: Overview) -> Table:
 @app.command()
 def summary(
     path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
-    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
-    time_field: str = typer.Option("start", help="root Date field holding the sample time (files not written by mongod)"),
+    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
+    start: Optional[str] = typer.Option(None, help="analyse from this time (ISO-8601, UTC if no offset)"),
+    end: Optional[str] = typer.Option(None, help="analyse up to this time"),
+    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds and findings as JSON"),
 ) -> None:
-    """Summarise the node and the FTDC data: version, time range, periods, gaps, restarts."""
+    """Summarise the node and the data, then what went wrong: findings with their window, evidence, culprits and fixes."""
     with user_errors():
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
-            task = bar.add_task("reading chunks", total=len(STAGES))
-            view = overview(path, time_field=time_field, progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+            task = bar.add_task("reading", total=len(STAGES))
+            result = analysis.analyze(path, log or None, start=start, end=end,
+                                      progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
     if as_json:
-        out.print_json(json.dumps(view.to_dict(), default=str))
+        out.print_json(json.dumps(result.to_dict()))
     else:
-        out.print(render_overview(view))
+        out.print(render_overview(result.overview))
+        out.print(render_findings(result, out.width))
 
 
 @app.command()

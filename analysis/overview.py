@@ -105,10 +105,16 @@ def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable
     progress(STAGES[1])
     node = catalog_metadata(catalog).node
     progress(STAGES[2])
+    return summarize(catalog, frame, node)
+
+
+def summarize(catalog: Catalog, frame: pl.DataFrame, node: NodeInfo) -> Overview:
+    """The overview from what a reader already has: the catalog, a frame with
+    `start` (and `serverStatus.pid`/`uptime` where known), and the node."""
     times = frame[TIME_COLUMN]
     return Overview(
         node=node,
-        files=len(files),
+        files=len(catalog.files),
         first=times.min() if len(times) else None,
         last=times.max() if len(times) else None,
         samples=frame.height,
@@ -120,4 +126,3 @@ def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable
         restarts=find_restarts(frame),
         problems=catalog.problems,
     )
-

@@ -1,0 +1,158 @@
+"""`analyze`: a node's FTDC (and logs) in, findings out.
+
+files -> catalog (metric names, no values) -> the metrics the detectors need
+(projection) -> derived series -> thresholds, checkpoints -> detectors ->
+culprits from the log -> `Analysis`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Union
+
+import polars as pl
+
+from ftdc.catalog import catalog_files
+from ftdc.frames import TIME_COLUMN
+from ftdc.logs import LogFrames, read_logs
+from ftdc.metadata import NodeInfo, catalog_metadata
+from ftdc.paths import PathArg, resolve
+from ftdc.reader import decode_files
+from ftdc.timeutil import TimeArg, format_time, time_range
+
+from . import series as series_module
+from .checkpoints import Checkpoint, checkpoint_windows
+from .context import Context
+from .culprits import attribute
+from .detectors import DETECTORS
+from .findings import Finding, findings_frame
+from .metrics import resolve as resolve_metrics
+from .overview import Overview, summarize
+from .thresholds import Thresholds, effective_thresholds
+
+LogsArg = Union[None, LogFrames, PathArg]
+STAGES = ("catalog", "samples", "logs", "analyses")
+
+
+@dataclass
+class Analysis:
+    node: NodeInfo
+    overview: Overview
+    thresholds: Thresholds
+    series: pl.DataFrame
+    """The derived frame the detectors used (`columns` says what each column is)."""
+    findings: list[Finding]
+    checkpoints: list[Checkpoint] = field(default_factory=list)
+    logs: Optional[LogFrames] = None
+    columns: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Derived column -> (unit, meaning)."""
+
+    @property
+    def problems(self) -> list[Finding]:
+        """Warning and critical findings: what a healthy node has none of."""
+        return [f for f in self.findings if f.severity != "info"]
+
+    def findings_frame(self) -> pl.DataFrame:
+        return findings_frame(self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: node, summary, thresholds with their sources, findings (times ISO-8601 with Z)."""
+        summary = self.overview.to_dict()
+        node = summary.pop("node")
+        return _iso({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(), "findings": [f.to_dict() for f in self.findings]})
+
+    def _repr_html_(self) -> str:
+        from .render import analysis_html
+
+        return analysis_html(self)
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _iso(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_iso(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return format_time(value)
+    return value
+
+
+def _read_logs(logs: LogsArg, start, end) -> Optional[LogFrames]:
+    if logs is None or isinstance(logs, LogFrames):
+        return logs
+    return read_logs(logs, start, end)
+
+
+def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:
+    """The log rows of `node` when the logs name several nodes (a replica set's archive)."""
+    if logs is None or node.host is None:
+        return logs
+    names = set(logs.slow_ops["node"].drop_nulls().unique()) | set(logs.events["node"].drop_nulls().unique())
+    mine = {n for n in names if n.split(":")[0].lower() == node.host.lower()}
+    if len(names) <= 1 or not mine:
+        return logs
+    keep = pl.col("node").is_in(list(mine))
+    return LogFrames(logs.slow_ops.filter(keep), logs.events.filter(keep), logs.problems)
+
+
+def _open_strings(logs: Optional[LogFrames]) -> list[tuple[dt.datetime, str, str]]:
+    if logs is None:
+        return []
+    rows = logs.events.filter(pl.col("kind") == "storage_config", pl.col("text").is_not_null(), pl.col("ts").is_not_null())
+    return [(ts, text, f"log 22315 Opening WiredTiger ({file}:{line})") for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()]
+
+
+def _starts(prepared: pl.DataFrame, logs: Optional[LogFrames]) -> list[dt.datetime]:
+    starts = prepared.filter(pl.col("restart"))[TIME_COLUMN].to_list()
+    if logs is not None:
+        starts += logs.events.filter(pl.col("kind") == "startup", pl.col("ts").is_not_null())["ts"].to_list()
+    return starts
+
+
+def analyze(
+    diagnostic_data: PathArg,
+    logs: LogsArg = None,
+    *,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    progress: Callable[[str], None] = lambda stage: None,
+) -> Analysis:
+    """Findings for one node: `diagnostic_data` (a directory, files) and optionally
+    its logs (paths as `ftdc.read_logs` takes them, or `LogFrames`), within
+    [start, end]. `progress(stage)` is called as each of STAGES completes."""
+    lower, upper = time_range(start, end)
+    files = resolve(diagnostic_data)
+    catalog = catalog_files(files)
+    resolved = resolve_metrics(catalog.schema())
+    metadata = catalog_metadata(catalog)
+    progress(STAGES[0])
+    raw = decode_files(files, resolved.wanted, lower, upper)
+    overview = summarize(catalog, raw, metadata.node)
+    prepared = series_module.prepare(raw, resolved)
+    del raw
+    progress(STAGES[1])
+    log_frames = for_node(_read_logs(logs, lower, upper), metadata.node)
+    progress(STAGES[2])
+    thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
+    derived = series_module.derive(prepared, resolved, thresholds)
+    del prepared
+    checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
+    ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
+    findings = [finding for detect in DETECTORS for finding in detect(ctx)]
+    slow_ops = log_frames.slow_ops if log_frames is not None else None
+    for finding in findings:
+        if finding.severity != "info":
+            attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None)
+    findings.sort(key=Finding.rank)
+    progress(STAGES[3])
+    return Analysis(
+        node=metadata.node,
+        overview=overview,
+        thresholds=thresholds,
+        series=derived,
+        findings=findings,
+        checkpoints=checkpoints,
+        logs=log_frames,
+        columns=series_module.describe(resolved),
+    )
