@@ -204,7 +204,8 @@ def _bookkeeping(frame: pl.DataFrame) -> pl.DataFrame:
             restart = restart | (pl.col(uptime).diff().fill_null(0) < 0)
             break
     frame = frame.with_columns(interval_s=step, period_s=period.fill_null(step), restart=restart)
-    frame = frame.with_columns(gap=pl.col("interval_s") > GAP_PERIODS * pl.col("period_s"))
+    # Repeated timestamps (period 0: samples timed by their chunk) say nothing about gaps.
+    frame = frame.with_columns(gap=(pl.col("period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("period_s")))
     return frame.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
 
 

@@ -142,6 +142,7 @@ class _Layer:
     time: Optional[dt.datetime]
     startup: bool  # replaces earlier settings (True) or adds to them (runtime changes)
     settings: dict[str, tuple[float, str]]
+    sources: int = 0  # configuration records seen for it (a start-up with none keeps the last one's)
 
 
 def _startups(metadata: Metadata, open_strings: list[tuple[dt.datetime, str, str]], starts: list[dt.datetime]) -> list[_Layer]:
@@ -162,13 +163,16 @@ def _startups(metadata: Metadata, open_strings: list[tuple[dt.datetime, str, str
     # Within a start-up: the open string, then getCmdLineOpts (its configString is
     # part of the open string; setParameter's runtime config is applied after it).
     for time, text, where in sorted(open_strings, key=lambda s: s[0]):
-        owner(time).settings.update(_from_wt(wtconfig.parse(text), where))
+        layer = owner(time)
+        layer.settings.update(_from_wt(wtconfig.parse(text), where))
+        layer.sources += 1
     for document in metadata.documents:
-        owner(document.time).settings.update(_startup_from_metadata(document.doc))
+        layer = owner(document.time)
+        layer.settings.update(_startup_from_metadata(document.doc))
+        layer.sources += 1
     # Data before the first start-up seen belongs to a start that left no trace; the
     # first one seen is the best account of it (its `since` becomes None below).
-    found = [layer for layer in [first, *layers.values()] if layer.settings]
-    return found or [first]
+    return ([first] if first.sources or not layers else []) + list(layers.values())
 
 
 def _runtime(metadata: Metadata) -> list[_Layer]:
@@ -257,15 +261,24 @@ def effective_thresholds(
     startups = _startups(metadata, list(open_strings), list(starts))
     layers = sorted(startups + _runtime(metadata), key=lambda l: (l.time is not None, l.time or dt.datetime.min))
     timeline: dict[str, list[Setting]] = {}
-    state: dict[str, tuple[Optional[float], str]] = {}
-    explicit: dict[str, tuple[float, str]] = {}
-    for index, layer in enumerate(layers or [_Layer(None, True, {})]):
-        explicit = dict(layer.settings) if layer.startup else {**explicit, **layer.settings}
-        state = dict(explicit)
+    configured: dict[str, tuple[float, str]] = {}  # the current process's start-up settings
+    runtime: dict[str, tuple[float, str]] = {}  # changed since it started
+    for index, layer in enumerate(layers):
+        if layer.startup:
+            # A start-up nothing recorded is most likely the same configuration file again.
+            if layer.sources or index == 0:
+                configured = dict(layer.settings)
+            runtime = {}
+        else:
+            runtime.update(layer.settings)
+        state: dict[str, tuple[Optional[float], str]] = {**configured, **runtime}
         _defaults(state)
         since = None if index == 0 else layer.time
         for name, (value, source) in state.items():
             steps = timeline.setdefault(name, [])
-            if not steps or steps[-1].value != value or steps[-1].source != source:
+            if not steps or steps[-1].value != value:
                 steps.append(Setting(value, source, since))
+            elif steps[-1].source == SPEC[name].default_source != source:
+                # The same value, now seen in the node's configuration: quote that, not the default.
+                steps[-1] = Setting(value, source, steps[-1].since)
     return Thresholds({spec.name: timeline[spec.name] for spec in SPECS})

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -80,3 +81,30 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, make, directory):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in result.stderr
+
+
+DEMO = Path(__file__).resolve().parents[1] / "samples"
+
+
+def test_findings_follow_the_summary(tmp_path):
+    result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log")], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    assert text.index("time range") < text.index("Findings")
+    for kind in ("checkpoint_stall", "cache_pressure", "ticket_exhaustion (write)"):
+        assert kind in text
+    assert "createIndex({ status: 1, total: 1 })" in text.replace("\n", "")
+
+
+def test_findings_as_json():
+    result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--json", "--start", "2024-05-14T09:40:00Z"])
+    assert result.exit_code == 0, result.output
+    findings = json.loads(result.stdout)["findings"]
+    cache = next(f for f in findings if f["kind"] == "cache_pressure")
+    assert cache["start"].endswith("Z") and cache["severity"] == "critical"
+    assert cache["culprits"][0]["ns"] == "shop.orders" and cache["culprits"][0]["collscan"]
+
+
+def test_a_quiet_node_says_so(ftdc_samples):
+    result = runner.invoke(app, [str(ftdc_samples / "mongod-4.2.1" / "diagnostic.data")], terminal_width=100)
+    assert result.exit_code == 0 and "No problems found" in result.stdout

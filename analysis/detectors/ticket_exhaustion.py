@@ -1,7 +1,7 @@
 """`ticket_exhaustion`: operations waiting for a storage-engine ticket, per resource.
 
-Up to 6.x the pools are fixed (128 by default): none available for
-MIN_S is exhaustion, and `globalLock.currentQueue` shows who waits. From 7.0
+Up to 6.x the pools are fixed (128 by default): none available
+(`available`, which is `totalTickets - out`) for MIN_S is exhaustion, and `globalLock.currentQueue` shows who waits. From 7.0
 throughput probing shrinks the pool on purpose, so `available == 0` alone is
 not overload (7.0-concurrent-transactions.rst): work must be queued — the
 ticket queue length, time queued, or the global lock queue (METRICS.md §4).
@@ -26,8 +26,12 @@ WAITERS = {"read": "readers", "write": "writers"}
 
 
 def _queued(ctx: Context, rw: str) -> list[pl.Expr]:
-    """Every measure of queued work this node has for `rw`."""
-    return [pl.col(c).fill_null(0) > 0 for c in (f"{rw}_ticket_queue", f"{rw}_ticket_waiters", f"{rw}_queued") if ctx.has(c)]
+    """Every measure of queued work this node has for `rw`: someone in the ticket
+    queue or the global lock queue, or on average at least one operation waiting
+    through the interval (Δ totalTimeQueuedMicros / Δt; microseconds of waiting are not a queue)."""
+    gauges = [pl.col(c).fill_null(0) > 0 for c in (f"{rw}_ticket_queue", f"{rw}_queued") if ctx.has(c)]
+    waiting = [pl.col(f"{rw}_ticket_waiters").fill_null(0) >= 1] if ctx.has(f"{rw}_ticket_waiters") else []
+    return gauges + waiting
 
 
 def _needs_queue(ctx: Context, rw: str) -> bool:
@@ -42,7 +46,7 @@ def _probing(ctx: Context, rw: str) -> bool:
 
 
 def _condition(ctx: Context, rw: str) -> pl.Expr | None:
-    none_left = (pl.col(f"{rw}_tickets_available") <= 0) | (pl.col(f"{rw}_tickets_out") >= pl.col(f"{rw}_tickets_total"))
+    none_left = pl.col(f"{rw}_tickets_available") <= 0
     if not _needs_queue(ctx, rw):
         return none_left
     queued = _queued(ctx, rw)

@@ -1,0 +1,171 @@
+"""Benchmark of `analysis.analyze` on a week of one node (issue 6 §5).
+
+Builds, once, under bench/data/analyze-7d/:
+  diagnostic.data/  7 days at 1 s written by ftdc.writer in the real 7.0
+                    layout (the 2,323 metrics of the 7.0 sample's first file):
+                    its recorded samples replayed with counters carried on and
+                    noise added, ~200 MB in 10 MB files as mongod writes them
+  mongod.log        ~1 GB of JSON log: the 6.0.11 sample's lines repeated,
+                    each copy moved to a later point of the week
+then measures, side by side in one process, alternating rounds:
+  floor    read_ftdc of just the metrics the analyses use + read_logs
+  analyze  analysis.analyze(diagnostic.data, mongod.log)
+and the peak RSS (VmHWM) of analyze in a fresh subprocess.
+
+    python bench/bench_analyze.py [--days 7] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "samples"
+SOURCE = SHARED / "ftdc" / "mongod-7.0" / "diagnostic.data" / "metrics.2024-04-16T11-34-42Z-00000"
+LOG_SAMPLE = SHARED / "logs" / "mongod-6.0.11" / "sample-mongod.log.gz"
+sys.path.insert(0, str(ROOT))
+
+import ftdc  # noqa: E402
+from ftdc import _native  # noqa: E402
+from ftdc.writer import FTDCWriter  # noqa: E402
+
+# The log sample's first line; the week starts here so every copy lands inside it.
+T0 = dt.datetime(2023, 9, 23, 20, 0, tzinfo=dt.timezone.utc)
+# Share of the counters that move every second on top of the recording (a busy
+# node's operation, byte and time counters), sized for ~200 MB a week.
+NOISY = 0.5
+
+
+def _real_samples() -> tuple[bytes, np.ndarray, np.ndarray]:
+    """The reference document, int64 rows and Date-column mask of the source file's main layout."""
+    import bson
+
+    decoded = [_native.decode_chunk(bytes(d["data"])) for d in bson.decode_all(SOURCE.read_bytes()) if d["type"] == 1]
+    counts = [m for _, _, m, _ in decoded]
+    metric_count = max(set(counts), key=counts.count)
+    reference = next(r for r, _, m, _ in decoded if m == metric_count)
+    rows = np.concatenate([np.frombuffer(v, dtype="<i8").reshape(n, m) for _, n, m, v in decoded if m == metric_count])
+    names, kinds = next(layout for layout in ftdc.read_catalog(SOURCE).layouts if len(layout[0]) == metric_count)
+    return reference, rows, np.array([k == 2 for k in kinds])
+
+
+def build_ftdc(target: Path, days: float) -> Path:
+    if (target / "complete").exists():
+        return target
+    reference, real, date = _real_samples()
+    rng = np.random.default_rng(7)
+    samples = int(days * 86_400)
+    start_ms = int(T0.timestamp() * 1000)
+    steps = np.diff(real, axis=0)
+    # Counters (never decreasing in the recording) carry on; gauges replay their values.
+    counter = (steps >= 0).all(axis=0) & (steps != 0).any(axis=0)
+    moving = counter & (rng.random(real.shape[1]) < NOISY)
+    moving_count = int(moving.sum())
+    values = real[0].copy()
+    writer = FTDCWriter(target, metadata=None, samples_per_interim_update=1 << 30)
+    offset = (real[:, date] - real[:, date][:, :1].min(axis=1, keepdims=True)) if date.any() else None
+    for i in range(samples):
+        r = i % len(real)
+        if i:
+            step = steps[(i - 1) % len(steps)]
+            values[counter] += step[counter]
+            values[~counter] = real[r, ~counter]
+            values[moving] += rng.integers(0, 1000, size=moving_count)
+        if offset is not None:
+            values[date] = start_ms + i * 1000 + offset[r]
+        writer.add_sample(_native.fill_reference(reference, values.astype("<i8").tobytes()))
+        if i % 86_400 == 0:
+            print(f"  day {i // 86_400 + 1} of {days:g}", file=sys.stderr)
+    writer.close()
+    (target / "complete").write_text("")
+    return target
+
+
+_DATE = re.compile(rb'"\$date":"([^"]+)"')
+
+
+def build_log(target: Path, days: float, gigabytes: float = 1.0) -> Path:
+    if target.exists():
+        return target
+    sample = gzip.decompress(LOG_SAMPLE.read_bytes())
+    copies = max(1, round(gigabytes * 1e9 / len(sample)))
+    stamps = {m: dt.datetime.fromisoformat(m.decode()) for m in set(_DATE.findall(sample))}
+    first = min(stamps.values())
+    partial = target.with_suffix(".partial")
+    with open(partial, "wb") as out:
+        for k in range(copies):
+            shift = dt.timedelta(days=days) * k / copies + (T0 - first) + dt.timedelta(minutes=5)
+            moved = {old: (when + shift).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z" for old, when in stamps.items()}
+            out.write(_DATE.sub(lambda m: b'"$date":"' + moved[m.group(1)] + b'"', sample))
+    partial.rename(target)
+    return target
+
+
+def needed_metrics(directory: Path) -> list[str]:
+    from analysis.metrics import resolve
+
+    return resolve(ftdc.read_catalog(directory).schema()).wanted
+
+
+def timed(action) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def peak_rss_mb(directory: Path, log: Path) -> float:
+    code = (
+        "import sys, warnings; warnings.simplefilter('ignore'); import analysis;"
+        "a = analysis.analyze(sys.argv[1], sys.argv[2]);"
+        "print(len(a.findings)); print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(directory), str(log)], capture_output=True, text=True, check=True, cwd=ROOT)
+    return int(out.stdout.split()[-1]) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=float, default=7)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    import warnings
+
+    import analysis
+
+    warnings.simplefilter("ignore")
+    base = ROOT / "bench" / "data" / f"analyze-{args.days:g}d"
+    base.mkdir(parents=True, exist_ok=True)
+    directory = build_ftdc(base / "diagnostic.data", args.days)
+    log = build_log(base / "mongod.log", args.days)
+    size_mb = sum(p.stat().st_size for p in directory.glob("metrics.*")) / 1e6
+    metrics = needed_metrics(directory)
+    print(f"FTDC: {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files; log: {log.stat().st_size / 1e9:.2f} GB; "
+          f"{len(metrics)} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}")
+    floors, analyses = [], []
+    for round_ in range(args.rounds):
+        floors.append(timed(lambda: (ftdc.read_ftdc(directory, metrics), ftdc.read_logs(log))))
+        analyses.append(timed(lambda: analysis.analyze(directory, log)))
+        print(f"round {round_ + 1}: floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s, ratio {analyses[-1] / floors[-1]:.2f}")
+    result = analysis.analyze(directory, log)
+    best_floor, best_analyze = min(floors), min(analyses)
+    peak = peak_rss_mb(directory, log)
+    print(json.dumps({
+        "floor_s": round(best_floor, 2), "analyze_s": round(best_analyze, 2), "ratio_best": round(best_analyze / best_floor, 2),
+        "ratio_median": round(statistics.median(a / f for a, f in zip(analyses, floors)), 2),
+        "peak_rss_mb": round(peak), "findings": len(result.findings), "problems": len(result.problems),
+    }, indent=1))
+
+
+if __name__ == "__main__":
+    main()

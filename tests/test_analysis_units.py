@@ -1,0 +1,218 @@
+"""The analysis building blocks: aliases, derived series, windows, statistics, indexes, culprits, checkpoints."""
+
+import datetime as dt
+import itertools
+import json
+import math
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.checkpoints import checkpoint_windows
+from analysis.culprits import CAUSE_SHARE, causes, max_time_ms, rank
+from analysis.findings import Culprit, Finding
+from analysis.indexes import esr_keys, recommend_index
+from analysis.metrics import resolve
+from analysis.series import derive, prepare
+from analysis.stats import at_least
+from analysis.thresholds import effective_thresholds
+from analysis.windows import sustained
+from ftdc.metadata import Metadata
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
+SS, WT = "serverStatus.", "serverStatus.wiredTiger."
+NO_METADATA = Metadata([], pl.DataFrame(schema={"start": pl.Datetime("ms", "UTC"), "section": pl.String, "parameter": pl.String, "value": pl.String}))
+
+
+def times(seconds):
+    return pl.Series("start", [T0 + dt.timedelta(seconds=s) for s in seconds], dtype=pl.Datetime("ms", "UTC"))
+
+
+def series_of(columns: dict, seconds) -> pl.DataFrame:
+    """The derived series of a raw frame with these metric columns."""
+    raw = pl.DataFrame({"start": times(seconds), **columns})
+    resolved = resolve(raw.columns)
+    return derive(prepare(raw, resolved), resolved, effective_thresholds(NO_METADATA))
+
+
+# --- aliases
+
+
+def test_aliases_follow_versions_and_service_prefixes():
+    old = resolve([WT + "transaction.transaction checkpoint currently running", WT + "concurrentTransactions.write.available"])
+    new = resolve(["shard." + WT + "checkpoint.progress state", "shard." + SS + "queues.execution.write.available",
+                   "common.systemMetrics.disks.nvme0n1.io_time_ms"])
+    assert old.path("checkpoint.running") == WT + "transaction.transaction checkpoint currently running"
+    assert new.path("checkpoint.running") == "shard." + WT + "checkpoint.progress state"
+    assert old.path("tickets.write.available") == WT + "concurrentTransactions.write.available"
+    assert new.path("tickets.write.available") == "shard." + SS + "queues.execution.write.available"
+    assert new.path("disk.io_time_ms.nvme0n1") == "common.systemMetrics.disks.nvme0n1.io_time_ms"
+    assert set(new.wanted) == {p for paths in new.paths.values() for p in paths}
+
+
+def test_an_upgrade_mid_directory_coalesces_both_paths():
+    """7.0 wrote concurrentTransactions, 8.0 queues.execution: one column."""
+    raw = {WT + "concurrentTransactions.write.available": [5, 4, None, None], SS + "queues.execution.write.available": [None, None, 3, 0]}
+    assert series_of(raw, range(4))["write_tickets_available"].to_list() == [5, 4, 3, 0]
+
+
+# --- derived series
+
+
+def test_rates_use_real_intervals_and_skip_gaps_restarts_and_resets():
+    seconds = [0, 1, 2, 12, 13, 14, 15]  # a 10 s gap before 12
+    raw = {
+        SS + "pid": [7, 7, 7, 7, 7, 8, 8],  # restart before 14
+        SS + "connections.totalCreated": [100, 110, 130, 140, 150, 5, 9],
+        SS + "opLatencies.writes.latency": [0, 1000, 5000, 6000, 9000, 100, 600],
+        SS + "opLatencies.writes.ops": [0, 10, 20, 30, 40, 1, 6],
+    }
+    s = series_of(raw, seconds)
+    assert s["gap"].to_list()[3] and s["restart"].to_list()[5]
+    assert s["connections_created_per_s"].to_list() == [None, 10, 20, None, 10, None, 4]
+    # Interval mean latency, not the cumulative ratio: (5000-1000)/(20-10) us.
+    assert s["writes_latency_ms"].to_list() == [None, 0.1, 0.4, None, 0.3, None, 0.1]
+
+
+def test_cache_percentages_and_thresholds_in_bytes():
+    raw = {WT + "cache.maximum bytes configured": [1000, 1000], WT + "cache.bytes currently in the cache": [960, 800],
+           WT + "cache.tracked dirty bytes in the cache": [250, 10]}
+    s = series_of(raw, [0, 1])
+    assert s["cache_fill_pct"].to_list() == [96.0, 80.0] and s["cache_dirty_pct"].to_list() == [25.0, 1.0]
+    assert s["eviction_trigger_pct"].to_list() == [95.0, 95.0]
+
+
+# --- windows
+
+
+def test_sustained_merges_short_dips_and_drops_short_runs():
+    frame = pl.DataFrame({"start": times(range(30)), "period_s": [1.0] * 30,
+                          "x": [0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]})
+    found = sustained(frame, pl.col("x") == 1, min_s=3, merge_s=3)
+    assert [(w.start.second, w.end.second, w.first, w.last) for w in found] == [(1, 6, 1, 6), (12, 18, 12, 18)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=120), st.integers(0, 5), st.integers(1, 6))
+def test_sustained_windows_are_ordered_disjoint_and_start_and_end_on_held_samples(flags, merge, minimum):
+    frame = pl.DataFrame({"start": times(range(len(flags))), "period_s": [1.0] * len(flags), "x": flags})
+    found = sustained(frame, pl.col("x"), min_s=minimum, merge_s=merge)
+    for a, b in itertools.pairwise(found):
+        assert a.last < b.first and (b.start - a.end).total_seconds() > merge
+    for w in found:
+        assert flags[w.first] and flags[w.last] and w.seconds + 1 >= minimum
+    assert all(any(w.first <= i <= w.last for w in found) for i, f in enumerate(flags) if f) or minimum > 1
+
+
+# --- statistics
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=8), st.integers(0, 9))
+def test_poisson_binomial_tail_matches_enumeration(ps, k):
+    exact = sum(math.prod(p if hit else 1 - p for p, hit in zip(ps, outcome))
+                for outcome in itertools.product([0, 1], repeat=len(ps)) if sum(outcome) >= k)
+    assert at_least(ps, k) == pytest.approx(exact, abs=1e-9)
+
+
+# --- indexes
+
+
+def test_esr_order_equality_sort_range():
+    keys = esr_keys({"total": {"$gt": 500}, "status": "pending", "region": {"$in": ["eu", "us"]}}, {"createdAt": -1})
+    assert keys == [("status", 1), ("region", 1), ("createdAt", -1), ("total", 1)]
+    # Extended-JSON values are values; $or/$expr cannot be served by one compound index.
+    assert esr_keys({"_id": {"$oid": "66433a2f9d1e8b0012345678"}, "$or": [{"a": 1}]}, None) == [("_id", 1)]
+
+
+def test_index_from_logged_commands():
+    agg = json.dumps({"aggregate": "orders", "pipeline": [{"$match": {"status": "x", "total": {"$gt": 1}}}, {"$sort": {"ts": 1}}, {"$group": {"_id": 1}}]})
+    assert recommend_index("shop.orders", agg) == 'db.getSiblingDB("shop").getCollection("orders").createIndex({ status: 1, ts: 1, total: 1 })'
+    update = json.dumps({"update": "orders", "updates": [{"q": {"sku": "a"}, "u": {"$set": {"n": 1}}}]})
+    assert recommend_index("shop.orders", update).endswith("createIndex({ sku: 1 })")
+    assert recommend_index("shop.orders", json.dumps({"find": "orders", "filter": {}})) is None
+    assert recommend_index("shop.orders", "not json") is None
+
+
+field = st.from_regex(r"[a-z]{1,5}", fullmatch=True)
+
+
+@given(st.dictionaries(field, st.one_of(st.integers(), st.fixed_dictionaries({"$gt": st.integers()}), st.fixed_dictionaries({"$in": st.lists(st.integers())}))),
+       st.dictionaries(field, st.sampled_from([1, -1]), max_size=3))
+def test_esr_keys_are_unique_and_ordered(filter_doc, sort):
+    keys = esr_keys(filter_doc, sort)
+    names = [k for k, _ in keys]
+    assert len(names) == len(set(names)) and set(names) == set(filter_doc) | set(sort)
+    rank_of = {k: (0 if not (isinstance(v, dict) and "$gt" in v) else 2) for k, v in filter_doc.items()}
+    rank_of.update({k: 1 for k in sort if rank_of.get(k) != 0})
+    assert [rank_of[n] for n in names] == sorted(rank_of[n] for n in names)
+
+
+# --- culprits
+
+
+def slow_ops(rows):
+    schema = {"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "duration_ms": pl.Int64, "ns": pl.String, "command": pl.String,
+              "op_type": pl.String, "write_statement": pl.Boolean, "plan_summary": pl.String, "plan_kind": pl.String, "shape": pl.String,
+              "query_hash": pl.String, "query_shape_hash": pl.String, "command_json": pl.String}
+    return pl.DataFrame([{**{k: None for k in schema}, **r} for r in rows], schema=schema)
+
+
+def op(end_s, ms, ns="shop.orders", plan="IXSCAN", statement=False, command="find"):
+    end = T0 + dt.timedelta(seconds=end_s)
+    return {"ts": end, "started": end - dt.timedelta(milliseconds=ms), "duration_ms": ms, "ns": ns, "command": command, "op_type": "command",
+            "write_statement": statement, "plan_summary": plan, "plan_kind": plan.split()[0], "shape": f"{ns}-{plan}",
+            "command_json": json.dumps({"find": ns.split(".")[1], "filter": {"status": "a"}})}
+
+
+def test_culprits_ranked_by_seconds_inside_the_window():
+    ops = slow_ops([op(100, 90_000, plan="COLLSCAN"), op(50, 1_000), op(70, 20_000, ns="shop.users"), op(65, 5_000, statement=True)])
+    found = rank(ops, T0 + dt.timedelta(seconds=60), T0 + dt.timedelta(seconds=80))
+    # The scan overlaps 20 s, the users find 10 s (50..70 → 60..70); the 1 s find ended before; the WRITE line repeats its command.
+    assert [(c.ns, c.overlap_s, c.collscan) for c in found] == [("shop.orders", 20.0, True), ("shop.users", 10.0, False)]
+    assert found[0].share == pytest.approx(20 / 30) and found[0].max_ms == 90_000
+    assert causes(found, window_s=20) == [found[0]]
+
+
+def test_a_short_scan_is_not_blamed_for_a_long_window():
+    ops = slow_ops([op(100, 300, plan="COLLSCAN")])
+    found = rank(ops, T0, T0 + dt.timedelta(seconds=600))
+    assert found[0].share == 1.0 >= CAUSE_SHARE and causes(found, window_s=600) == []
+
+
+def test_max_time_ms_stops_the_scan_before_the_incident():
+    culprit = Culprit("shop.orders", "COLLSCAN", None, None, 1, 20.0, 1.0, 70_000, None, True, "find", first_started=T0, last_ended=None)
+    assert max_time_ms(culprit, T0 + dt.timedelta(seconds=42.5)) == 42_000
+    assert max_time_ms(culprit, T0 - dt.timedelta(seconds=5)) == 7_000
+
+
+def test_finding_rejects_unknown_severity_and_serialises_times_with_z():
+    with pytest.raises(ValueError):
+        Finding("x", "serious", T0, T0, "t", "e")
+    assert Finding("x", "info", T0, T0 + dt.timedelta(milliseconds=250), "t", "e").to_dict()["end"] == "2024-05-14T09:00:00.250Z"
+
+
+# --- checkpoints
+
+
+def test_checkpoint_windows_from_counters_flag_and_log():
+    running = [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0]
+    total_ms = [0, 0, 0, 0, 3900, 3900, 3900, 3900, 3900, 4300, 4300, 4300]
+    last_ms = [0, 0, 0, 0, 3900, 3900, 3900, 3900, 3900, 400, 400, 400]
+    s = series_of({WT + "transaction.transaction checkpoint currently running": running,
+                   WT + "transaction.transaction checkpoint total time (msecs)": total_ms,
+                   WT + "transaction.transaction checkpoint most recent time (msecs)": last_ms}, range(12))
+    found = checkpoint_windows(s, "6.0.0")
+    # The counter moved at 4 while the flag still read 1; its fall at 5 is the same checkpoint.
+    # The second one's 400 ms would start it at 8.6 s, but the flag was seen set at 8 s
+    # ("most recent time" leaves out scrub up to 7.2): it had begun by then.
+    assert [(c.start, c.end, c.source) for c in found] == [
+        (T0 + dt.timedelta(seconds=0.1), T0 + dt.timedelta(seconds=4), "ftdc"),
+        (T0 + dt.timedelta(seconds=8), T0 + dt.timedelta(seconds=9), "ftdc"),
+    ]
+    events = pl.DataFrame({"ts": [T0 + dt.timedelta(seconds=9, milliseconds=300)], "kind": ["checkpoint"], "duration_ms": [1000]},
+                          schema={"ts": pl.Datetime("ms", "UTC"), "kind": pl.String, "duration_ms": pl.Int64})
+    merged = checkpoint_windows(s, "6.0.0", events)
+    assert merged[1].source == "ftdc+log" and merged[1].seconds == 1.0 and merged[1].corroborated
