@@ -16,6 +16,7 @@ import polars as pl
 from ftdc.catalog import catalog_files
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
+from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import decode_files
@@ -32,7 +33,7 @@ from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
 
 LogsArg = Union[None, LogFrames, PathArg]
-STAGES = ("catalog", "samples", "logs", "analyses")
+STAGES = ("catalog", "logs", "samples", "analyses")
 
 
 @dataclass
@@ -78,10 +79,21 @@ def _iso(value: Any) -> Any:
     return value
 
 
+# The log columns analyses and reports use.
+SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
+                   "shape", "query_hash", "query_shape_hash", "command_json"]
+EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",
+                 "old_state", "version", "text", "file", "line"]
+
+
 def _read_logs(logs: LogsArg, start, end) -> Optional[LogFrames]:
+    """The log frames, narrowed to the columns used and holding only their own text,
+    so a large log's text is freed before the FTDC is decoded."""
     if logs is None or isinstance(logs, LogFrames):
         return logs
-    return read_logs(logs, start, end)
+    frames = read_logs(logs, start, end).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
+    release_free_memory()
+    return frames
 
 
 def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:
@@ -127,12 +139,13 @@ def analyze(
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
     progress(STAGES[0])
+    # The log before the samples: its reader's transient peak then meets nothing else held in memory.
+    log_frames = for_node(_read_logs(logs, lower, upper), metadata.node)
+    progress(STAGES[1])
     raw = decode_files(files, resolved.wanted, lower, upper)
     overview = summarize(catalog, raw, metadata.node)
     prepared = series_module.prepare(raw, resolved)
     del raw
-    progress(STAGES[1])
-    log_frames = for_node(_read_logs(logs, lower, upper), metadata.node)
     progress(STAGES[2])
     thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
     derived = series_module.derive(prepared, resolved, thresholds)

@@ -77,3 +77,28 @@ def test_parallel_workers_match_in_process(tmp_path, sample_lines):
         sources.BLOCK_BYTES = old
     assert one.slow_ops.equals(two.slow_ops) and one.events.equals(two.events)
     assert one.slow_ops["line"].is_sorted() and one.slow_ops["line"].max() > 20000
+
+
+def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
+    """Kept columns hold their own strings, so the blocks of text they were parsed from can go."""
+    import gzip
+    import subprocess
+    import sys
+
+    sample = gzip.decompress((log_samples / "mongod-6.0.11" / "sample-mongod.log.gz").read_bytes())
+    log = tmp_path / "big.log"
+    log.write_bytes(sample * 8)  # ~220 MB of text
+    frames = read_logs(log_samples / "mongod-6.0.11" / "sample-mongod.log.gz")
+    columns = ["ts", "ns", "command_json", "shape"]
+    compact = frames.compact(columns, ["ts", "kind", "text"])
+    assert compact.slow_ops.equals(frames.slow_ops.select(columns)) and compact.events.equals(frames.events.select("ts", "kind", "text"))
+    code = (
+        "import sys, ftdc\nfrom ftdc.memory import release_free_memory\n"
+        "rss = lambda: int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024\n"
+        "f = ftdc.read_logs(sys.argv[1]); release_free_memory(); held = rss()\n"
+        "f = f.compact(['ts', 'ns', 'command_json', 'shape'], ['ts', 'kind']); release_free_memory()\n"
+        "print(held, rss())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True)
+    held, compacted = map(int, out.stdout.split())
+    assert held - compacted >= 80, (held, compacted)

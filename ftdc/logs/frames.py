@@ -19,3 +19,19 @@ class LogFrames:
     slow_ops: pl.DataFrame
     events: pl.DataFrame
     problems: pl.DataFrame
+
+    def compact(self, slow_columns: list[str], event_columns: list[str]) -> "LogFrames":
+        """Only these columns, their strings copied into buffers of their own.
+
+        String columns are views into the blocks of log text they were parsed
+        from, so keeping any of them keeps all of that text; a long job that
+        holds the frames (analysis) keeps the columns it uses and lets the rest go.
+        """
+        return LogFrames(_own_strings(self.slow_ops.select(slow_columns)), _own_strings(self.events.select(event_columns)), self.problems)
+
+
+def _own_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    strings = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    # Concatenation writes new strings (a cast or slice would keep the views), and
+    # rechunking gathers them, per column, into one buffer that holds nothing else.
+    return frame.with_columns((pl.col(strings) + "").name.keep()).rechunk() if strings else frame
