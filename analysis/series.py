@@ -81,6 +81,8 @@ def _columns_per_resource() -> list[Column]:
             Column(f"{rw}_tickets_available", "count", f"{rw} tickets free", (t + "available",), lambda t=t: pl.col(t + "available")),
             Column(f"{rw}_tickets_total", "count", f"{rw} ticket pool size (varies on 7.0 with throughput probing)", (t + "total",),
                    lambda t=t: pl.col(t + "total")),
+            Column(f"{rw}_tickets_used_pct", "%", f"{rw} tickets held, % of the pool at that sample (7.0 resizes it)", (t + "out", t + "total"),
+                   lambda t=t: 100 * ratio(pl.col(t + "out"), pl.col(t + "total"))),
             Column(f"{rw}_ticket_queue", "count", f"operations queued for a {rw} ticket (ticket statistics, 6.1+)", (t + "queue_length",),
                    lambda t=t: pl.col(t + "queue_length")),
             Column(f"{rw}_ticket_waiters", "count", f"mean operations waiting for a {rw} ticket over the interval (ΔtotalTimeQueuedMicros / Δt)",
