@@ -26,7 +26,7 @@ from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows
 from .context import Context
 from .culprits import attribute
-from .detectors import DETECTORS
+from .detectors import DETECTORS, RELATE
 from .findings import Finding, findings_frame
 from .metrics import resolve as resolve_metrics
 from .overview import Overview, summarize
@@ -153,6 +153,8 @@ def analyze(
     checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
     ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
+    for relate in RELATE:
+        relate(findings)
     slow_ops = log_frames.slow_ops if log_frames is not None else None
     for finding in findings:
         if finding.severity != "info":

@@ -5,8 +5,9 @@ Detectors read canonical names only; which path a node wrote (3.6 - 8.0,
 `concurrentTransactions` vs 8.0 `queues.execution`, the 8.0 multi-service
 `shard.`/`common.` prefixes) is decided here, once (METRICS.md §2-§10).
 
-`{dev}` in a path is a wildcard (one disk device); its canonical name keeps
-the device: `disk.io_time_ms.{dev}` -> `disk.io_time_ms.nvme0n1`.
+`{key}` in a path is a wildcard for one path component (a disk device, a
+replica-set member's index); the canonical name keeps it:
+`disk.io_time_ms.{key}` -> `disk.io_time_ms.nvme0n1`.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ ALIASES: tuple[Alias, ...] = (
     _alias("ttl.passes", COUNTER, SS + "metrics.ttl.passes"),
     _alias("ttl.subpasses", COUNTER, SS + "metrics.ttl.subPasses"),
     # Disks, per device, counted since boot (METRICS.md §8).
-    *(_alias(f"disk.{field}.{{dev}}", COUNTER, f"systemMetrics.disks.{{dev}}.{field}")
+    *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
       for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
     _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
@@ -130,8 +131,12 @@ ALIASES: tuple[Alias, ...] = (
     _alias("dhandle.lock_wait_micros", COUNTER, WT + "lock.dhandle lock application thread time waiting (usecs)"),
     _alias("dhandle.schema_lock_wait_micros", COUNTER, WT + "lock.schema lock application thread wait time (usecs)"),
     _alias("files.open", GAUGE, WT + "connection.files currently open"),
-    # Replication state, for several nodes at once.
+    # Replication: this node's state, and every member as this node sees it
+    # (members are in replica-set config order, the same index on every node).
     _alias("repl.state", GAUGE, "replSetGetStatus.myState"),
+    _alias("member.state.{key}", GAUGE, "replSetGetStatus.members.{key}.state"),
+    _alias("member.optime.{key}", GAUGE, "replSetGetStatus.members.{key}.optimeDate"),
+    _alias("member.self.{key}", GAUGE, "replSetGetStatus.members.{key}.self"),
 )
 
 BY_NAME = {a.name: a for a in ALIASES}
@@ -158,15 +163,15 @@ class Resolved:
         return all(n in self.paths for n in names)
 
     def matching(self, prefix: str) -> list[str]:
-        """Canonical names starting with `prefix` (devices of a per-device alias)."""
+        """Canonical names starting with `prefix` (the devices or members of a `{key}` alias)."""
         return sorted(n for n in self.paths if n.startswith(prefix))
 
 
 def _pattern(path: str) -> re.Pattern:
-    return re.compile("^" + "".join("(?P<dev>[^.]+)" if part == "{dev}" else re.escape(part) for part in re.split(r"(\{dev\})", path)) + "$")
+    return re.compile("^" + "".join("(?P<key>[^.]+)" if part == "{key}" else re.escape(part) for part in re.split(r"(\{key\})", path)) + "$")
 
 
-_PATTERNS = {p: _pattern(p) for a in ALIASES for p in a.paths if "{dev}" in p}
+_PATTERNS = {p: _pattern(p) for a in ALIASES for p in a.paths if "{key}" in p}
 
 
 def resolve(available: Iterable[str]) -> Resolved:
@@ -177,12 +182,12 @@ def resolve(available: Iterable[str]) -> Resolved:
     for alias in ALIASES:
         for prefix in SERVICE_PREFIXES:
             for path in alias.paths:
-                if "{dev}" in path:
+                if "{key}" in path:
                     pattern = _PATTERNS[path]
                     for name in sorted(names):
                         match = pattern.match(name[len(prefix):]) if name.startswith(prefix) else None
                         if match:
-                            canonical = alias.name.replace("{dev}", match["dev"])
+                            canonical = alias.name.replace("{key}", match["key"])
                             paths.setdefault(canonical, []).append(name)
                             kinds[canonical] = alias.kind
                 elif prefix + path in names:

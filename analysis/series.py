@@ -178,9 +178,31 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
     return out
 
 
+PRIMARY, SECONDARY = 1, 2  # replica-set member states
+
+
+def _member_columns(resolved: Resolved) -> list[Column]:
+    """Per replica-set member, as this node sees it: its state, how far its last
+    applied operation trails the primary's, and whether it is this node."""
+    members = [name.removeprefix("member.state.") for name in resolved.matching("member.state.")]
+    optimes = [m for m in members if resolved.has(f"member.optime.{m}")]
+    primary = pl.max_horizontal([pl.when(pl.col(f"member.state.{m}") == PRIMARY).then(pl.col(f"member.optime.{m}")) for m in optimes]) if optimes else None
+    out = []
+    for m in members:
+        out.append(Column(f"member_state.{m}", "state", f"replica-set member {m}: 1 primary, 2 secondary, 7 arbiter, 8 down", (f"member.state.{m}",),
+                          lambda m=m: pl.col(f"member.state.{m}")))
+        if m in optimes:
+            out.append(Column(f"member_lag_s.{m}", "s", f"member {m}: how far its last applied operation trails the primary's (secondaries only)",
+                              (f"member.state.{m}", f"member.optime.{m}"),
+                              lambda m=m: pl.when(pl.col(f"member.state.{m}") == SECONDARY)
+                              .then((primary - pl.col(f"member.optime.{m}")).dt.total_milliseconds() / 1000)))
+        out.append(Column(f"member_self.{m}", "flag", f"member {m} is this node", (f"member.self.{m}",), lambda m=m: pl.col(f"member.self.{m}")))
+    return out
+
+
 def columns_for(resolved: Resolved) -> list[Column]:
     """The derived columns this node's metrics allow."""
-    return [c for c in (*COLUMNS, *_disk_columns(resolved)) if resolved.has(*c.needs)]
+    return [c for c in (*COLUMNS, *_disk_columns(resolved), *_member_columns(resolved)) if resolved.has(*c.needs)]
 
 
 def _canonical(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:

@@ -1,7 +1,8 @@
 """Sustained conditions as time windows.
 
 A condition holds at a sample; a window is a run of such samples, merged
-across dips shorter than `merge_s`, kept when it lasts at least `min_s`.
+across dips shorter than `merge_s`, never across a gap in the data, and kept
+when it lasts at least `min_s`.
 A window starts at the first sample where the condition held (for interval
 quantities such as rates, the interval began one sample earlier: the
 caller passes `interval=True`) and ends at the last.
@@ -35,16 +36,19 @@ class Window:
 def sustained(frame: pl.DataFrame, condition: pl.Expr, *, min_s: float, merge_s: float, interval: bool = False) -> list[Window]:
     """Windows where `condition` (an expression over `frame`) holds."""
     period = pl.col("period_s") if "period_s" in frame.columns else pl.lit(0.0)
+    gap = pl.col("gap").fill_null(False) if "gap" in frame.columns else pl.lit(False)
     held = (
-        frame.select(pl.col(TIME_COLUMN), held=condition.fill_null(False), previous=pl.col(TIME_COLUMN).shift(1), period=period.fill_null(0.0))
+        frame.select(pl.col(TIME_COLUMN), held=condition.fill_null(False), previous=pl.col(TIME_COLUMN).shift(1),
+                     period=period.fill_null(0.0), after_gap=gap)
         .with_row_index("row")
         .filter(pl.col("held"))
     )
     if held.is_empty():
         return []
-    # A new run starts where samples stop being consecutive and the dip is longer than merge_s.
+    # A new run starts where samples stop being consecutive and the dip is longer than
+    # merge_s, and after a gap in the data: what happened during it is not known.
     dip_s = pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000
-    starts = (pl.col("row").diff() != 1) & (dip_s > merge_s)
+    starts = ((pl.col("row").diff() != 1) & (dip_s > merge_s)) | pl.col("after_gap")
     runs = (
         held.with_columns(run=starts.fill_null(True).cum_sum())
         .group_by("run", maintain_order=True)

@@ -216,3 +216,66 @@ def test_checkpoint_windows_from_counters_flag_and_log():
                           schema={"ts": pl.Datetime("ms", "UTC"), "kind": pl.String, "duration_ms": pl.Int64})
     merged = checkpoint_windows(s, "6.0.0", events)
     assert merged[1].source == "ftdc+log" and merged[1].seconds == 1.0 and merged[1].corroborated
+
+
+# --- replication
+
+
+def member_series(seconds, states, optimes_s, self_member="0"):
+    """A node's view of a 2-member set: member states and optimes (seconds after T0)."""
+    raw = {}
+    for m in ("0", "1"):
+        raw[f"replSetGetStatus.members.{m}.state"] = [s[int(m)] for s in states]
+        raw[f"replSetGetStatus.members.{m}.optimeDate"] = pl.Series([T0 + dt.timedelta(seconds=o[int(m)]) for o in optimes_s], dtype=pl.Datetime("ms", "UTC"))
+    raw[f"replSetGetStatus.members.{self_member}.self"] = [1] * len(seconds)
+    return series_of(raw, seconds)
+
+
+def run_detector(detect, series):
+    from analysis.checkpoints import checkpoint_windows
+    from analysis.context import Context
+    from ftdc.metadata import NodeInfo
+
+    return detect(Context(series, resolve([]), effective_thresholds(NO_METADATA), checkpoint_windows(series, None), NodeInfo(host="a", port=1)))
+
+
+def test_a_secondary_that_keeps_up_is_not_lagging():
+    """Idle primary: a no-op every 10 s, the heartbeat view 0-12 s behind, back to 0 each cycle."""
+    from analysis.detectors import replication
+
+    seconds = list(range(300))
+    optimes = [(s - s % 10, s - s % 10 - (10 if s % 10 < 4 else 0)) for s in seconds]
+    found = run_detector(replication.detect, member_series(seconds, [(1, 2)] * 300, optimes))
+    assert [f for f in found if f.kind == "replication_lag"] == []
+
+
+def test_a_stuck_secondary_lags():
+    from analysis.detectors import replication
+
+    seconds = list(range(300))
+    optimes = [(s, s if s < 100 else 100) for s in seconds]  # member 1 stops applying at 100 s
+    lag = [f for f in run_detector(replication.detect, member_series(seconds, [(1, 2)] * 300, optimes)) if f.kind == "replication_lag"]
+    assert len(lag) == 1 and lag[0].severity == "warning" and lag[0].evidence["member"] == "1"
+    assert lag[0].start == T0 + dt.timedelta(seconds=110) and lag[0].end == T0 + dt.timedelta(seconds=299)
+    assert "Member 1 lagged the primary by up to 3 min 19 s" in lag[0].title
+
+
+def test_no_window_across_a_gap_in_the_data():
+    seconds = list(range(20)) + list(range(900, 920))  # 15 minutes without samples
+    frame = series_of({SS + "connections.current": [1] * 40}, seconds)
+    found = sustained(frame, pl.col("connections") == 1, min_s=30, merge_s=0)
+    assert found == []
+    assert len(sustained(frame, pl.col("connections") == 1, min_s=10, merge_s=0)) == 2
+
+
+def test_an_election_during_an_incident_is_a_warning():
+    from analysis.detectors import replication
+
+    seconds = list(range(120))
+    states = [(1, 2) if s < 60 else (2, 1) for s in seconds]
+    found = run_detector(replication.detect, member_series(seconds, states, [(s, s) for s in seconds]))
+    change = next(f for f in found if f.kind == "primary_change")
+    assert change.severity == "info" and change.title == "Primary changed from member 0 (this node, a:1) to member 1"
+    incident = Finding("cache_pressure", "critical", T0 + dt.timedelta(seconds=50), T0 + dt.timedelta(seconds=90), "cache full", "e")
+    replication.relate([change, incident])
+    assert change.severity == "warning" and "cache full" in change.explanation

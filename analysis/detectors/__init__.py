@@ -7,6 +7,7 @@ from . import (
     context,
     dhandle_pressure,
     disk_saturation,
+    replication,
     throughput_dip,
     ticket_exhaustion,
     ttl_burst,
@@ -21,5 +22,9 @@ DETECTORS = (
     dhandle_pressure.detect,
     throughput_dip.detect,
     connection_storm.detect,
+    replication.detect,
     context.detect,
 )
+
+# Run after every detector: findings that change meaning beside others.
+RELATE = (replication.relate,)

@@ -1,0 +1,114 @@
+"""`replication_lag` and `primary_change`: the replica set as this node sees it.
+
+Every member's state and last applied optime come with each node's
+`replSetGetStatus` (members in config order, the same index on every node).
+A secondary lags when its optime trails the primary's by LAG_S or more
+without a break for MIN_S. The view of other members comes from heartbeats
+(every 2 s) and an idle primary writes a no-op every 10 s, so a secondary
+that keeps up still shows a 10-12 s sawtooth that drops back to 0 each
+cycle; after an election or a pause, one sample may show hours. Only lag
+that never drops below LAG_S is real (the 4.2.1 sample has both kinds of
+noise and no real lag). A primary change is the member holding
+state 1 changing (with or without a gap while the set elected); it is
+context (`info`) unless it happened during another finding's window, which
+`relate` decides once every detector has run.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from ..context import Context
+from ..findings import Finding
+from ..series import PRIMARY
+from ..text import duration
+from ..windows import sustained
+
+LAG_S = 10.0
+MIN_S = 30.0
+CRITICAL_LAG_S = 300.0
+
+
+def members(ctx: Context) -> list[str]:
+    return [c.removeprefix("member_state.") for c in ctx.series.columns if c.startswith("member_state.")]
+
+
+def member_name(ctx: Context, member: str) -> str:
+    """`member 1`, or `member 1 (this node, host:port)`."""
+    column = f"member_self.{member}"
+    if column in ctx.series.columns and (ctx.series[column].max() or 0) > 0:
+        return f"member {member} (this node{', ' + ctx.node.address if ctx.node.address else ''})"
+    return f"member {member}"
+
+
+def _lag(ctx: Context, member: str) -> list[Finding]:
+    column = f"member_lag_s.{member}"
+    out = []
+    # No merging across dips: a member that keeps up touches zero every no-op cycle.
+    for window in sustained(ctx.series, pl.col(column) >= LAG_S, min_s=MIN_S, merge_s=0):
+        rows = window.rows(ctx.series)
+        peak = float(rows[column].max())
+        name = member_name(ctx, member)
+        out.append(Finding(
+            kind="replication_lag",
+            severity="critical" if peak >= CRITICAL_LAG_S else "warning",
+            start=window.start,
+            end=window.end,
+            title=f"{name[0].upper()}{name[1:]} lagged the primary by up to {duration(peak)} for {duration(window.seconds)}",
+            explanation=(f"From {window.start:%H:%M:%S} to {window.end:%H:%M:%S}, {name}'s last applied operation trailed the primary's by "
+                         f"{LAG_S:g} s or more (peak {duration(peak)}), as this node's replSetGetStatus saw it. Reads from it were that stale, "
+                         "and majority writes waited on the members that kept up."),
+            evidence={
+                "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
+                "member": member, "lag_s_peak": peak,
+                "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (METRICS.md §11); heartbeats and no-op writes add 10 s of noise"},
+            },
+            recommendations=[
+                "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
+                "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
+            ],
+        ))
+    return out
+
+
+def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
+    states = [f"member_state.{m}" for m in names]
+    primary = pl.coalesce([pl.when(pl.col(c) == PRIMARY).then(pl.lit(m)) for c, m in zip(states, names)])
+    frame = ctx.series.select(TIME_COLUMN, primary=primary).filter(pl.col("primary").is_not_null())
+    changes = frame.with_columns(before=pl.col("primary").shift(1), since=pl.col(TIME_COLUMN).shift(1)).filter(
+        pl.col("before").is_not_null() & (pl.col("primary") != pl.col("before")))
+    out = []
+    for row in changes.iter_rows(named=True):
+        old, new = member_name(ctx, row["before"]), member_name(ctx, row["primary"])
+        out.append(Finding(
+            kind="primary_change",
+            severity="info",
+            start=row["since"],
+            end=row[TIME_COLUMN],
+            title=f"Primary changed from {old} to {new}",
+            explanation=(f"{old[0].upper()}{old[1:]} was primary at {row['since']:%H:%M:%S}; {new} was at {row[TIME_COLUMN]:%H:%M:%S}"
+                         f" ({duration((row[TIME_COLUMN] - row['since']).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."),
+            evidence={"metrics": [f"replSetGetStatus.members.{m}.state" for m in (row["before"], row["primary"])],
+                      "from_member": row["before"], "to_member": row["primary"]},
+        ))
+    return out
+
+
+def detect(ctx: Context) -> list[Finding]:
+    names = members(ctx)
+    if not names:
+        return []  # not a replica-set member (or its FTDC has no replSetGetStatus): nothing to say
+    findings = [f for m in names if ctx.has(f"member_lag_s.{m}") for f in _lag(ctx, m)]
+    return findings + _primary_changes(ctx, names)
+
+
+def relate(findings: list[Finding]) -> None:
+    """A primary change during another finding's window is part of that incident: a warning."""
+    problems = [f for f in findings if f.severity != "info" and f.kind != "primary_change"]
+    for change in (f for f in findings if f.kind == "primary_change"):
+        during = [p for p in problems if p.start <= change.end and p.end >= change.start]
+        if during:
+            change.severity = "warning"
+            change.explanation += " It happened during: " + "; ".join(p.title for p in during) + "."
