@@ -1,0 +1,62 @@
+"""Incident reports: one file a colleague opens and understands in two minutes.
+
+    write_report([analysis], "incident.html")   # .html, .md (+ PNG folder) or .json
+
+`content` decides what the report says (once); `plots` draws it; `html`,
+`markdown` and the JSON of `Report.to_dict` render it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Iterable, Optional
+
+from ..analyze import Analysis
+from ..findings import Finding
+from . import content, html, markdown
+
+FORMATS = (".html", ".md", ".json")
+
+
+def node_name(analysis: Analysis, index: int) -> str:
+    return analysis.node.address or f"node {index + 1}"
+
+
+def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, names: Optional[list[str]] = None) -> content.Report:
+    analyses = list(analyses)
+    names = names or [node_name(a, i) for i, a in enumerate(analyses)]
+    return content.build([content.node_section(a, n) for a, n in zip(analyses, names)], list(cross_node))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """The file appears whole or not at all (an interrupted run leaves the old one),
+    with the permissions a plain write would give it (mkstemp makes it private)."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(report: content.Report, path: str | os.PathLike) -> list[Path]:
+    """Writes `report` in the format the suffix names; returns the files written."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"{path}: unsupported report type (use {', '.join(FORMATS)})")
+    if suffix == ".html":
+        _atomic_write(path, html.render(report).encode("utf-8"))
+        return [path]
+    if suffix == ".json":
+        _atomic_write(path, (json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        return [path]
+    return markdown.write(report, path)

@@ -1,0 +1,111 @@
+"""The report as one self-contained HTML file: CSS and PNGs inline, no script, no request to any network.
+
+The finding card is also what Jupyter shows for a `Finding` (`_repr_html_`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from html import escape
+from typing import Optional
+
+from ftdc.timeutil import format_time
+
+from ..findings import Culprit, Finding
+from ..text import duration
+from .content import Figure, NodeSection, Report
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 20px 40px;color:#1d1d1f}
+h1{font-size:22px;margin:24px 0 6px}h2{font-size:18px;margin:30px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:0 0 6px}
+.headline{font-size:16px;background:#f6f8fa;border-left:4px solid #444;padding:10px 14px;margin:10px 0}
+.finding{border:1px solid #ddd;border-radius:6px;padding:12px 14px;margin:14px 0}
+.critical{border-left:6px solid #c62828}.warning{border-left:6px solid #ef8f00}.info{border-left:6px solid #9e9e9e}
+.badge{display:inline-block;font-size:11px;font-weight:600;text-transform:uppercase;padding:1px 6px;border-radius:3px;color:#fff;margin-right:6px}
+.badge.critical{background:#c62828}.badge.warning{background:#ef8f00}.badge.info{background:#757575}
+.window{color:#555;font-size:12px}
+table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
+code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-word}
+img{max-width:100%;height:auto;display:block;margin:8px 0}
+details{margin:6px 0}summary{cursor:pointer;color:#444}
+pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap}
+.methods dt{font-weight:600;margin-top:8px}.methods dd{margin:2px 0 0 16px;white-space:pre-wrap}
+"""
+
+
+def _img(figure: Optional[Figure]) -> str:
+    if figure is None:
+        return ""
+    data = base64.b64encode(figure.png).decode("ascii")
+    return f'<img class="plot" alt="{escape(figure.caption)}" src="data:image/png;base64,{data}">'
+
+
+def _culprits(culprits: list[Culprit]) -> str:
+    if not culprits:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(c.ns or '')}</td><td>{escape(c.command or '')}</td><td>{escape(c.plan_summary or '')}{' <b>COLLSCAN</b>' if c.collscan and 'COLLSCAN' not in (c.plan_summary or '') else ''}</td>"
+        f"<td class=num>{c.count:,}</td><td class=num>{c.overlap_s:,.1f}</td><td class=num>{c.share:.0%}</td><td class=num>{c.max_ms:,}</td>"
+        f"<td><code>{escape(c.shape or c.query_hash or '')}</code></td></tr>"
+        for c in culprits
+    )
+    example = next((c.example for c in culprits if c.example), None)
+    example_html = f"<details><summary>example command of the top culprit</summary><pre>{escape(example)}</pre></details>" if example else ""
+    return ("<table class=culprits><tr><th>namespace</th><th>command</th><th>plan</th><th>runs</th><th>s in window</th><th>share</th>"
+            f"<th>longest ms</th><th>shape</th></tr>{rows}</table>{example_html}")
+
+
+def finding_html(finding: Finding, number: Optional[int] = None, figure: Optional[Figure] = None) -> str:
+    """One finding: severity, title, window, explanation, plot, culprits, what to do, evidence."""
+    prefix = f"{number}. " if number is not None else ""
+    window = f"{format_time(finding.start)} – {format_time(finding.end)} ({duration(finding.seconds)})" if finding.start else ""
+    recs = "".join(f"<li>{escape(r)}</li>" for r in finding.recommendations)
+    return (
+        f'<div class="finding {finding.severity}" data-kind="{escape(finding.kind)}">'
+        f'<h3><span class="badge {finding.severity}">{finding.severity}</span>{prefix}{escape(finding.title)}</h3>'
+        f'<div class="window">{escape(finding.kind)}{" (" + finding.resource + ")" if finding.resource else ""} · {escape(window)}</div>'
+        f"<p>{escape(finding.explanation)}</p>{_img(figure)}{_culprits(finding.culprits)}"
+        + (f"<p><b>What to do</b></p><ul>{recs}</ul>" if recs else "")
+        + f"<details><summary>evidence</summary><pre>{escape(json.dumps(finding.to_dict()['evidence'], indent=1, ensure_ascii=False))}</pre></details>"
+        "</div>"
+    )
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    return "<table>" + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
+
+
+def _node(section: NodeSection, several: bool) -> str:
+    parts = [f"<h2>{escape(section.name)}</h2>", f'<p class="headline">{escape(section.headline)}</p>'] if several else []
+    problems = [(i, f) for i, f in enumerate(section.findings) if f.severity != "info"]
+    context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
+    parts.append("<h2>Findings</h2>" if not several else "<h3>Findings</h3>")
+    if not problems:
+        parts.append("<p>No problems found: no warning or critical finding.</p>")
+    parts += [finding_html(f, n, section.evidence.get(i)) for n, (i, f) in enumerate(problems, 1)]
+    if context:
+        parts.append("<details><summary>context and what could not be checked "
+                     f"({len(context)})</summary>" + "".join(finding_html(f, None, section.evidence.get(i)) for i, f in context) + "</details>")
+    parts += ["<h2>Timeline</h2>" if not several else "<h3>Timeline</h3>", _img(section.timeline),
+              "<h2>Node</h2>" if not several else "<h3>Node</h3>", _table(section.facts),
+              "<h2>Data coverage</h2>" if not several else "<h3>Data coverage</h3>", _table(section.coverage)]
+    return "".join(parts)
+
+
+def render(report: Report) -> str:
+    several = len(report.nodes) > 1
+    body = [f"<h1>{escape(report.title)}</h1>", f'<p class="headline">{escape(report.headline)}</p>',
+            f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>']
+    if report.cross_node:
+        body.append("<h2>Across nodes</h2>" + "".join(finding_html(f, n) for n, f in enumerate(report.cross_node, 1)))
+    body += [_node(section, several) for section in report.nodes]
+    body.append("<h2>Methods</h2><dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods) + "</dl>")
+    return (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        # Nothing on this page may reach a network: no scripts, no fonts, no remote images.
+        "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">"
+        f"<meta name=viewport content=\"width=device-width,initial-scale=1\"><title>{escape(report.title)}</title>"
+        f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
+    )

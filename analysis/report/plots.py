@@ -1,0 +1,233 @@
+"""The report's pictures (matplotlib, no display): the shared timeline and one plot per finding.
+
+Long ranges are cut into one bucket per pixel and drawn as each bucket's
+min-max band, so a one-second spike in a week still shows. Thresholds are
+drawn as they were in effect at each time and labelled with their source;
+checkpoints are shaded on every panel.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.dates as mdates  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+from ftdc.frames import TIME_COLUMN  # noqa: E402
+
+from ..analyze import Analysis  # noqa: E402
+from ..findings import Finding  # noqa: E402
+
+WIDTH_IN, DPI = 11.0, 100
+PIXELS = int(WIDTH_IN * DPI)
+PANEL_IN = 1.9
+COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
+SHADE = "#999999"
+# No "Software" or other text chunks: a redacted report must not carry anything in its PNGs' metadata.
+PNG_METADATA = {"Software": None}
+
+
+def downsample(frame: pl.DataFrame, columns: list[str], start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> pl.DataFrame:
+    """`columns` of `frame` within [start, end] as min/max per pixel-wide bucket (`<col>_min`, `<col>_max`, `start`)."""
+    rows = frame.filter(pl.col(TIME_COLUMN).is_between(start, end)).select(TIME_COLUMN, *columns)
+    if rows.height <= 2 * pixels:
+        return rows.with_columns(*(pl.col(c).alias(f"{c}_min") for c in columns), *(pl.col(c).alias(f"{c}_max") for c in columns))
+    every_ms = max(1, int((end - start).total_seconds() * 1000 / pixels))
+    return rows.group_by_dynamic(TIME_COLUMN, every=f"{every_ms}ms").agg(
+        *(pl.col(c).min().alias(f"{c}_min") for c in columns), *(pl.col(c).max().alias(f"{c}_max") for c in columns)
+    )
+
+
+def _band(ax, frame: pl.DataFrame, column: str, label: str, color: Optional[str] = None) -> None:
+    if f"{column}_min" not in frame.columns:
+        return
+    t = frame[TIME_COLUMN].to_list()
+    lo, hi = frame[f"{column}_min"].to_numpy(), frame[f"{column}_max"].to_numpy()
+    ax.fill_between(t, lo, hi, color=color, alpha=0.35, linewidth=0, step="post")
+    ax.plot(t, hi, color=color, linewidth=0.8, label=label, drawstyle="steps-post")
+
+
+def _shade_checkpoints(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> None:
+    for c in analysis.checkpoints:
+        if c.end >= start and c.start <= end:
+            ax.axvspan(c.start, c.end, color=SHADE, alpha=0.18, linewidth=0)
+
+
+def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: list[tuple[str, str]]) -> None:
+    """Each threshold as the step line it was, labelled with its value and source."""
+    for column, name in names:
+        if f"{column}_max" not in frame.columns:
+            continue
+        t = frame[TIME_COLUMN].to_list()
+        ax.plot(t, frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
+        source = analysis.thresholds.source(name)
+        value = frame[f"{column}_max"].drop_nulls()
+        if len(value):
+            ax.annotate(f"{name} {value[-1]:g} % ({_short(source)})", xy=(t[-1], value[-1]), xytext=(-4, 2), textcoords="offset points",
+                        ha="right", va="bottom", fontsize=7)
+
+
+def _short(source: str) -> str:
+    return source if len(source) <= 60 else source[:57] + "…"
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    columns: list[tuple[str, str, Optional[str]]]  # (series column, label, colour)
+    thresholds: list[tuple[str, str]] = ()  # (series column, threshold name)
+    log_scale: bool = False
+
+
+def _panels(analysis: Analysis) -> list[Panel]:
+    have = set(analysis.series.columns)
+    panels = []
+    latency = [(f"{op}_latency_ms", op, COLORS[op]) for op in ("reads", "writes", "commands") if f"{op}_latency_ms" in have]
+    if latency:
+        panels.append(Panel("latency, ms (interval mean)", latency, log_scale=True))
+    cache = [(c, label, color) for c, label, color in (("cache_fill_pct", "fill", "#9467bd"), ("cache_dirty_pct", "dirty", "#ff7f0e"),
+                                                     ("cache_updates_pct", "updates", "#8c564b")) if c in have]
+    if cache:
+        panels.append(Panel("cache, % of maximum", cache, thresholds=[
+            ("eviction_trigger_pct", "eviction_trigger"), ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
+        ] + ([("eviction_updates_trigger_pct", "eviction_updates_trigger")] if "cache_updates_pct" in have else [])))
+    tickets = []
+    for rw in ("read", "write"):
+        tickets += [(c, label, None) for c, label in ((f"{rw}_tickets_out", f"{rw} out"), (f"{rw}_tickets_available", f"{rw} available"),
+                                                     (f"{rw}_queued", f"{rw}ers queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
+    if tickets:
+        panels.append(Panel("tickets and queues", tickets))
+    return panels
+
+
+def _format_axis(ax, start: dt.datetime, end: dt.datetime) -> None:
+    ax.set_xlim(start, end)
+    locator = mdates.AutoDateLocator(tz=dt.timezone.utc)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
+    ax.grid(True, linewidth=0.3, alpha=0.5)
+
+
+def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime, label: Callable[[str], str]) -> bool:
+    """COLLSCAN operations from the log as bars over [start, end] of each run."""
+    if analysis.logs is None:
+        return False
+    scans = analysis.logs.slow_ops.filter(pl.col("plan_kind") == "COLLSCAN", pl.col("started") <= end, pl.col("ts") >= start,
+                                          ~pl.col("write_statement").fill_null(False)).sort("started")
+    if scans.is_empty():
+        ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#666")
+        return True
+    namespaces = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
+    for row in scans.select("started", "ts", "ns").iter_rows():
+        y = namespaces.index(row[2] or "?")
+        ax.plot([row[0], row[1]], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
+    ax.set_yticks(range(len(namespaces)), [label(n) for n in namespaces], fontsize=7)
+    ax.set_ylim(-0.7, len(namespaces) - 0.3)
+    return True
+
+
+def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, *, findings: list[Finding],
+          extra_collscans: bool, label: Callable[[str], str], title: str) -> bytes:
+    rows = len(panels) + int(extra_collscans)
+    fig, axes = plt.subplots(max(rows, 1), 1, sharex=True, figsize=(WIDTH_IN, PANEL_IN * max(rows, 1) + 0.6), squeeze=False)
+    axes = axes[:, 0]
+    columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
+    frame = downsample(analysis.series, columns, start, end)
+    for ax, panel in zip(axes, panels):
+        for column, name, color in panel.columns:
+            _band(ax, frame, column, name, color)
+        _thresholds(ax, analysis, frame, list(panel.thresholds))
+        _shade_checkpoints(ax, analysis, start, end)
+        if panel.log_scale:
+            ax.set_yscale("symlog", linthresh=1)
+        ax.set_title(panel.title, loc="left", fontsize=9)
+        if panel.columns:
+            ax.legend(loc="upper left", fontsize=7, ncols=min(4, len(panel.columns)), frameon=False)
+    if extra_collscans:
+        ax = axes[len(panels)]
+        _collscans(ax, analysis, start, end, label)
+        ax.set_title("COLLSCAN operations in the log (bar = run time)", loc="left", fontsize=9)
+    for ax in axes:
+        for f in findings:
+            if f.end >= start and f.start <= end and f.severity != "info":
+                ax.axvspan(f.start, f.end, color="#d62728" if f.severity == "critical" else "#ff9f1c", alpha=0.08, linewidth=0)
+        _format_axis(ax, start, end)
+    for n, f in enumerate(findings, 1):
+        if f.severity != "info" and f.end >= start and f.start <= end:
+            axes[0].annotate(str(n), xy=(f.start, 1.0), xycoords=("data", "axes fraction"), fontsize=7, color="#a00", ha="left", va="bottom")
+    if title:
+        fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata=PNG_METADATA)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def timeline(analysis: Analysis, label: Callable[[str], str] = str) -> Optional[bytes]:
+    """Latency, cache with its thresholds, tickets and COLLSCAN runs on one time axis (PNG)."""
+    first, last = analysis.overview.first, analysis.overview.last
+    if first is None:
+        return None
+    panels = _panels(analysis)
+    return _draw(panels, analysis, first, last, findings=analysis.problems, extra_collscans=analysis.logs is not None,
+                 label=label, title="Timeline (UTC): checkpoints shaded grey, findings numbered")
+
+
+# Per kind: the series columns that show a finding's evidence.
+EVIDENCE = {
+    "checkpoint_stall": [("latency, ms", ["reads_latency_ms", "writes_latency_ms", "commands_latency_ms"], True), ("dirty, %", ["cache_dirty_pct"], False)],
+    "cache_pressure": [("cache, %", ["cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"], False),
+                       ("pages evicted by application threads per second", ["app_evicted_pages_per_s"], False),
+                       ("application threads waiting for cache (threads)", ["app_wait_threads"], False)],
+    "ticket_exhaustion": [("tickets", ["read_tickets_available", "write_tickets_available", "read_tickets_total", "write_tickets_total"], False),
+                          ("queued", ["read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"], False),
+                          ("latency, ms", ["reads_latency_ms", "writes_latency_ms"], True)],
+    "ttl_burst": [("TTL deletes per sample", ["ttl_deleted"], False), ("latency, ms", ["writes_latency_ms"], True)],
+    "disk_saturation": [("disk busy, %", ["disk_util_pct."], False), ("await, ms", ["disk_await_ms."], False)],
+    "dhandle_pressure": [("data handles", ["dhandles"], False), ("lock waits (threads)", ["dhandle_lock_wait_threads", "schema_lock_wait_threads"], False)],
+    "throughput_dip": [("operations/s", ["ops_per_s"], False), ("queued", ["read_queued", "write_queued"], False)],
+    "connection_storm": [("connections", ["connections"], False), ("opened/s", ["connections_created_per_s"], False)],
+    "restart": [("operations/s", ["ops_per_s"], False)],
+    "ftdc_gap": [("operations/s", ["ops_per_s"], False)],
+}
+_THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
+               "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
+
+
+def _matching(have: list[str], wanted: list[str]) -> list[str]:
+    """The wanted columns present; a name ending in "." stands for every device's column."""
+    out = []
+    for w in wanted:
+        out += [c for c in have if c.startswith(w)] if w.endswith(".") else [w] if w in have else []
+    return out
+
+
+def _evidence_panels(analysis: Analysis, kind: str) -> list[Panel]:
+    panels = []
+    for title, wanted, log_scale in EVIDENCE.get(kind, []):
+        columns = _matching(analysis.series.columns, wanted)
+        if columns:
+            thresholds = [_THRESHOLDS[c] for c in columns if c in _THRESHOLDS]
+            panels.append(Panel(title, [(c, c.replace("_", " "), None) for c in columns], thresholds=thresholds, log_scale=log_scale))
+    return panels
+
+
+def evidence(analysis: Analysis, finding: Finding, label: Callable[[str], str] = str) -> Optional[bytes]:
+    """The metrics a finding rests on, around its window (PNG); None when it has none to show."""
+    panels = _evidence_panels(analysis, finding.kind)
+    if not panels or finding.start is None:
+        return None
+    margin = max(dt.timedelta(seconds=60), (finding.end - finding.start) * 0.5)
+    start = max(finding.start - margin, analysis.overview.first or finding.start)
+    end = min(finding.end + margin, analysis.overview.last or finding.end)
+    culprits = analysis.logs is not None and finding.kind in ("cache_pressure", "ticket_exhaustion", "checkpoint_stall", "disk_saturation")
+    # The report prints the finding's title beside the picture.
+    return _draw(panels, analysis, start, end, findings=[finding], extra_collscans=culprits, label=label, title="")

@@ -1,0 +1,124 @@
+"""Incident reports: HTML (self-contained), Markdown with its PNGs, JSON with a schema version."""
+
+import datetime as dt
+import json
+import re
+import struct
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import analysis
+from analysis.report import build_report, content, html, plots, write_report
+
+DEMO = Path(__file__).resolve().parents[1] / "samples"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analysis.analyze(DEMO / "diagnostic.data", DEMO / "mongod.log")
+
+
+@pytest.fixture(scope="module")
+def report(demo):
+    return build_report([demo])
+
+
+def png_chunks(data: bytes) -> list[str]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, pos = [], 8
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunks.append(kind.decode("ascii"))
+        pos += 12 + length
+    return chunks
+
+
+def test_html_is_self_contained_and_complete(report, demo, tmp_path):
+    path = tmp_path / "incident.html"
+    assert write_report(report, path) == [path]
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
+    # Nothing that could reach a network: no scripts, links, or remote sources.
+    assert "<script" not in page and "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert report.headline.split(":")[0] in page and "What to do" in page
+    problems = demo.problems
+    cards = re.findall(r'<div class="finding (critical|warning)"', page)
+    assert len(cards) == len(problems)
+    # Every problem has its own plot (a data: PNG), plus the timeline.
+    assert page.count('src="data:image/png;base64,') >= len(problems) + 1
+    assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
+
+
+def test_markdown_writes_its_figures_beside_it(report, tmp_path):
+    path = tmp_path / "incident.md"
+    written = write_report(report, path)
+    text = path.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert links and all((tmp_path / link).is_file() for link in links)
+    assert set(written[1:]) == {tmp_path / link for link in links}
+    assert text.startswith("# ftdc-analyze report") and "| shop.orders | aggregate | COLLSCAN |" in text
+
+
+def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_path):
+    path = tmp_path / "incident.json"
+    write_report(report, path)
+    doc = json.loads(path.read_text())
+    assert doc["schema_version"] == content.SCHEMA_VERSION == 1
+    assert set(doc) == {"schema_version", "generated", "title", "headline", "redacted", "nodes", "cross_node_findings"}
+    node = doc["nodes"][0]
+    assert node["findings"] == demo.to_dict()["findings"] and node["node"]["host"] == "db-prod-01.example.net"
+
+
+def test_plots_carry_no_text_metadata(report):
+    figures = [report.nodes[0].timeline, *report.nodes[0].evidence.values()]
+    assert figures
+    for figure in figures:
+        assert not {"tEXt", "iTXt", "zTXt"} & set(png_chunks(figure.png))
+
+
+def test_downsampling_keeps_a_one_sample_spike():
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    n = 200_000
+    values = [1.0] * n
+    values[123_457] = 500.0
+    frame = pl.DataFrame({"start": pl.datetime_range(t0, t0 + dt.timedelta(seconds=n - 1), "1s", eager=True, time_zone="UTC"), "x": values})
+    small = plots.downsample(frame, ["x"], t0, t0 + dt.timedelta(seconds=n), pixels=1000)
+    assert small.height <= 1001 and small["x_max"].max() == 500.0 and small["x_min"].min() == 1.0
+
+
+def test_a_failed_write_leaves_the_previous_report(report, tmp_path, monkeypatch):
+    path = tmp_path / "incident.html"
+    path.write_text("previous")
+
+    def broken(_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(html, "render", broken)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(report, path)
+    assert path.read_text() == "previous" and list(tmp_path.iterdir()) == [path]
+
+
+def test_report_from_the_command_line(tmp_path):
+    out = tmp_path / "r.html"
+    result = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--report", str(out)],
+                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert result.returncode == 0, result.stderr
+    assert out.stat().st_size > 10_000 and f"wrote {out}" in result.stderr
+    bad = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--report", str(tmp_path / "r.pdf")],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "unsupported report type" in bad.stderr
+
+
+def test_findings_render_in_jupyter(demo):
+    card = demo.problems[0]._repr_html_()
+    assert card.startswith('<div class="ftdc-analyze">') and demo.problems[0].title in card.replace("&#x27;", "'")
+    page = demo._repr_html_()
+    assert page.count('<div class="finding') == len(demo.problems)
