@@ -24,7 +24,9 @@ from typer.core import TyperGroup
 import analysis
 import ftdc
 from analysis.analyze import STAGES
-from analysis.console import render_findings
+from analysis.console import findings_table, render_findings
+from analysis.report import FORMATS as REPORT_FORMATS
+from analysis.report import build_report, write_report
 from analysis.overview import Overview
 from ftdc.select import select_names
 
@@ -115,23 +117,37 @@ def render_overview(view: Overview) -> Table:
 
 @app.command()
 def summary(
-    path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
+    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories or FTDC files, one per node"),
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
     start: Optional[str] = typer.Option(None, help="analyse from this time (ISO-8601, UTC if no offset)"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
     as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds and findings as JSON"),
+    report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
 ) -> None:
-    """Summarise the node and the data, then what went wrong: findings with their window, evidence, culprits and fixes."""
+    """Summarise each node and its data, then what went wrong: findings with their window, evidence, culprits and fixes."""
     with user_errors():
+        if report is not None and report.suffix.lower() not in REPORT_FORMATS:
+            raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
-            task = bar.add_task("reading", total=len(STAGES))
-            result = analysis.analyze(path, log or None, start=start, end=end,
-                                      progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+            task = bar.add_task("reading", total=len(STAGES) * len(paths))
+            result = analysis.analyze_nodes(paths, log or None, start=start, end=end,
+                                            progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+        if report is not None:
+            written = write_report(build_report(result.nodes, result.cross_node), report)
+    several = len(result.nodes) > 1
     if as_json:
-        out.print_json(json.dumps(result.to_dict()))
+        out.print_json(json.dumps(result.to_dict() if several else result.nodes[0].to_dict()))
     else:
-        out.print(render_overview(result.overview))
-        out.print(render_findings(result, out.width))
+        if several and result.cross_node:
+            out.print(findings_table(result.cross_node, out.width, title="Across nodes"))
+        for name, node in zip(result.names, result.nodes):
+            if several:
+                out.rule(name)
+            out.print(render_overview(node.overview))
+            out.print(render_findings(node, out.width))
+    if report is not None:
+        err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
+                  markup=False, highlight=False)
 
 
 @app.command()

@@ -86,7 +86,7 @@ EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "dur
                  "old_state", "version", "text", "file", "line"]
 
 
-def _read_logs(logs: LogsArg, start, end) -> Optional[LogFrames]:
+def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
     """The log frames, narrowed to the columns used and holding only their own text,
     so a large log's text is freed before the FTDC is decoded."""
     if logs is None or isinstance(logs, LogFrames):
@@ -97,13 +97,14 @@ def _read_logs(logs: LogsArg, start, end) -> Optional[LogFrames]:
 
 
 def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:
-    """The log rows of `node` when the logs name several nodes (a replica set's archive)."""
+    """The log rows of `node` when the logs name several nodes (a replica set's archive);
+    logs that name one node or none cannot be told apart and are all kept."""
     if logs is None or node.host is None:
         return logs
     names = set(logs.slow_ops["node"].drop_nulls().unique()) | set(logs.events["node"].drop_nulls().unique())
-    mine = {n for n in names if n.split(":")[0].lower() == node.host.lower()}
-    if len(names) <= 1 or not mine:
+    if len(names) <= 1:
         return logs
+    mine = {n for n in names if n.split(":")[0].lower() == node.host.lower()}
     keep = pl.col("node").is_in(list(mine))
     return LogFrames(logs.slow_ops.filter(keep), logs.events.filter(keep), logs.problems)
 
@@ -140,7 +141,7 @@ def analyze(
     metadata = catalog_metadata(catalog)
     progress(STAGES[0])
     # The log before the samples: its reader's transient peak then meets nothing else held in memory.
-    log_frames = for_node(_read_logs(logs, lower, upper), metadata.node)
+    log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
     raw = decode_files(files, resolved.wanted, lower, upper)
     overview = summarize(catalog, raw, metadata.node)

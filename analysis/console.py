@@ -24,10 +24,10 @@ def _window(finding: Finding) -> str:
     return f"{format_time(finding.start)}\n+{duration(finding.seconds)}"
 
 
-def findings_table(findings: list[Finding], width: int) -> Table:
+def findings_table(findings: list[Finding], width: int, title: str = "Findings") -> Table:
     """Severity, window, kind, title, top culprit: five columns on a wide console;
     below WIDE, kind, title and culprit share one column so titles stay readable."""
-    table = Table(title="Findings", title_justify="left", expand=True)
+    table = Table(title=title, title_justify="left", expand=True)
     table.add_column("severity", no_wrap=True)
     table.add_column("window", no_wrap=True)
     wide = width >= WIDE

@@ -1,0 +1,135 @@
+"""`analyze_nodes`: several nodes at once, and what involves more than one of them.
+
+Each node is analysed on its own (`analyze`), with the log rows of its own
+host. Elections and lagging secondaries are seen by every member that
+records `replSetGetStatus`; across nodes they become one finding each, the
+members named by address (a node's `self` flag says which member index it
+is), warning-level when they happened during another node's incident.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import polars as pl
+
+from ftdc.errors import FTDCWarning
+from ftdc.logs import LogFrames
+from ftdc.paths import PathArg
+from ftdc.timeutil import TimeArg
+
+from .analyze import Analysis, LogsArg, analyze, read_compact_logs
+from .findings import Finding
+
+CROSS_KINDS = ("primary_change", "replication_lag")
+# One election seen by several nodes: their samples fall this close together.
+SAME_EVENT = dt.timedelta(seconds=30)
+
+
+@dataclass
+class NodesAnalysis:
+    nodes: list[Analysis]
+    cross_node: list[Finding] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [a.node.address or f"node {i + 1}" for i, a in enumerate(self.nodes)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_findings": [f.to_dict() for f in self.cross_node]}
+
+
+def member_addresses(nodes: list[Analysis]) -> dict[str, str]:
+    """Replica-set member index -> the address of the node that is that member."""
+    out = {}
+    for analysis in nodes:
+        for column in analysis.series.columns:
+            if column.startswith("member_self.") and (analysis.series[column].max() or 0) > 0 and analysis.node.address:
+                out[column.removeprefix("member_self.")] = analysis.node.address
+    return out
+
+
+def _renamed(finding: Finding, addresses: dict[str, str]) -> Finding:
+    """The finding's "member N" references replaced by the node addresses known for them."""
+    def name(text: str) -> str:
+        for member, address in addresses.items():
+            text = text.replace(f"member {member} (this node, {address})", address).replace(f"member {member}", address)
+            text = text.replace(f"Member {member}", address)
+        return text
+
+    return Finding(finding.kind, finding.severity, finding.start, finding.end, name(finding.title), name(finding.explanation),
+                   dict(finding.evidence), list(finding.culprits), list(finding.recommendations), finding.resource)
+
+
+def _same(a: Finding, b: Finding) -> bool:
+    if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get("member", b.evidence.get("to_member")):
+        return False
+    return a.start - SAME_EVENT <= b.end and b.start - SAME_EVENT <= a.end
+
+
+def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding]:
+    """Elections and lag seen by any node, once each, named by address, related to every node's incidents."""
+    addresses = member_addresses(nodes)
+    merged: list[tuple[Finding, list[str]]] = []
+    for analysis, name in zip(nodes, names):
+        for finding in analysis.findings:
+            if finding.kind not in CROSS_KINDS:
+                continue
+            twin = next((m for m in merged if _same(m[0], finding)), None)
+            if twin is None:
+                merged.append((_renamed(finding, addresses), [name]))
+            else:
+                twin[1].append(name)
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.problems if f.kind not in CROSS_KINDS]
+    out = []
+    for finding, seen_by in merged:
+        finding.evidence["seen_by"] = seen_by
+        during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
+        if finding.kind == "primary_change":
+            finding.severity = "warning" if during else "info"
+            finding.explanation = finding.explanation.split(" It happened during:")[0]
+            if during:
+                finding.explanation += " It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
+        out.append(finding)
+    return sorted(out, key=Finding.rank)
+
+
+def analyze_nodes(
+    diagnostic_data: list[PathArg],
+    logs: LogsArg = None,
+    *,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    progress: Callable[[str], None] = lambda stage: None,
+) -> NodesAnalysis:
+    """One `Analysis` per node (each a diagnostic.data directory) plus the findings that involve several.
+
+    `logs` are read once; each node keeps the rows of its own host (found in the
+    logs' start-up lines). With several nodes, rows whose host is unknown are
+    left out with a warning rather than blamed on the wrong node."""
+    frames = read_compact_logs(logs, start, end)
+    nodes = []
+    for path in diagnostic_data:
+        nodes.append(analyze(path, frames, start=start, end=end, progress=progress))
+    if len(nodes) > 1 and frames is not None:
+        _warn_unmatched(frames, nodes)
+    names = [a.node.address or f"node {i + 1}" for i, a in enumerate(nodes)]
+    if len(nodes) < 2:
+        return NodesAnalysis(nodes)
+    cross = cross_node_findings(nodes, names)
+    for analysis in nodes:
+        analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+    return NodesAnalysis(nodes, cross)
+
+
+def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
+    hosts = {a.node.host.lower() for a in nodes if a.node.host}
+    node = pl.col("node").str.split(":").list.first().str.to_lowercase()
+    unmatched = frames.slow_ops.filter(node.is_null() | ~node.is_in(list(hosts))).height
+    if unmatched:
+        warnings.warn(f"{unmatched} slow operation(s) in the logs name no host of these nodes (no start-up line in their file): left out",
+                      FTDCWarning, stacklevel=3)
+
