@@ -26,7 +26,7 @@ import ftdc
 from analysis.analyze import STAGES
 from analysis.console import findings_table, render_findings
 from analysis.report import FORMATS as REPORT_FORMATS
-from analysis.report import build_report, write_report
+from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from analysis.overview import Overview
 from ftdc.select import select_names
 
@@ -123,6 +123,8 @@ def summary(
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
     as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds and findings as JSON"),
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
+    redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
+    redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: findings with their window, evidence, culprits and fixes."""
     with user_errors():
@@ -132,8 +134,15 @@ def summary(
             task = bar.add_task("reading", total=len(STAGES) * len(paths))
             result = analysis.analyze_nodes(paths, log or None, start=start, end=end,
                                             progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+        if redact_key is not None and not redact:
+            raise ValueError("--redact-key needs --redact")
+        if redact:
+            redactor = Redactor()
+            result.nodes, result.cross_node = redact_all(result.nodes, result.cross_node, redactor)
+            if redact_key is not None:
+                write_key(redactor, redact_key)
         if report is not None:
-            written = write_report(build_report(result.nodes, result.cross_node), report)
+            written = write_report(build_report(result.nodes, result.cross_node, redacted=redact), report)
     several = len(result.nodes) > 1
     if as_json:
         out.print_json(json.dumps(result.to_dict() if several else result.nodes[0].to_dict()))

@@ -29,6 +29,11 @@ CROSS_KINDS = ("primary_change", "replication_lag")
 SAME_EVENT = dt.timedelta(seconds=30)
 
 
+def node_name(analysis: Analysis, index: int) -> str:
+    """How reports and tables name a node: its address, else its place in the list."""
+    return analysis.node.address or f"node {index + 1}"
+
+
 @dataclass
 class NodesAnalysis:
     nodes: list[Analysis]
@@ -36,7 +41,7 @@ class NodesAnalysis:
 
     @property
     def names(self) -> list[str]:
-        return [a.node.address or f"node {i + 1}" for i, a in enumerate(self.nodes)]
+        return [node_name(a, i) for i, a in enumerate(self.nodes)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_findings": [f.to_dict() for f in self.cross_node]}
@@ -116,10 +121,9 @@ def analyze_nodes(
         nodes.append(analyze(path, frames, start=start, end=end, progress=progress))
     if len(nodes) > 1 and frames is not None:
         _warn_unmatched(frames, nodes)
-    names = [a.node.address or f"node {i + 1}" for i, a in enumerate(nodes)]
     if len(nodes) < 2:
         return NodesAnalysis(nodes)
-    cross = cross_node_findings(nodes, names)
+    cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
     for analysis in nodes:
         analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
     return NodesAnalysis(nodes, cross)

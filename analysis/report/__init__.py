@@ -1,6 +1,6 @@
 """Incident reports: one file a colleague opens and understands in two minutes.
 
-    write_report([analysis], "incident.html")   # .html, .md (+ PNG folder) or .json
+    write_report(build_report([analysis]), "incident.html")   # .html, .md (+ PNG folder) or .json
 
 `content` decides what the report says (once); `plots` draws it; `html`,
 `markdown` and the JSON of `Report.to_dict` render it.
@@ -12,23 +12,29 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable
 
 from ..analyze import Analysis
 from ..findings import Finding
+from ..nodes import node_name
 from . import content, html, markdown
+from .redact import Redactor, redact_all
+
+__all__ = ["FORMATS", "Redactor", "build_report", "redact_all", "write_key", "write_report"]
 
 FORMATS = (".html", ".md", ".json")
 
 
-def node_name(analysis: Analysis, index: int) -> str:
-    return analysis.node.address or f"node {index + 1}"
-
-
-def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, names: Optional[list[str]] = None) -> content.Report:
+def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False) -> content.Report:
+    """The report of these nodes. For an attachment, pass analyses from `redact_all` and `redacted=True`."""
     analyses = list(analyses)
-    names = names or [node_name(a, i) for i, a in enumerate(analyses)]
-    return content.build([content.node_section(a, n) for a, n in zip(analyses, names)], list(cross_node))
+    names = [node_name(a, i) for i, a in enumerate(analyses)]
+    return content.build([content.node_section(a, n) for a, n in zip(analyses, names)], list(cross_node), redacted=redacted)
+
+
+def write_key(redactor: Redactor, path: str | os.PathLike) -> None:
+    """The pseudonym -> original map, for the sender to keep."""
+    _atomic_write(Path(path), (json.dumps(redactor.key(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
