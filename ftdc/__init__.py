@@ -6,6 +6,7 @@ chunks, int64 columns) -> `frames` (polars) -> `reader`/`scan`/`export`/
 """
 
 from .catalog import list_metrics, read_catalog
+from .dataset import to_dataset
 from .errors import FTDCError, FTDCWarning
 from .export import to_csv, to_parquet
 from .logs import LogFrames, read_logs, summarize_queries
@@ -27,5 +28,6 @@ __all__ = [
     "scan_ftdc",
     "summarize_queries",
     "to_csv",
+    "to_dataset",
     "to_parquet",
 ]
