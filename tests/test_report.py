@@ -122,3 +122,23 @@ def test_findings_render_in_jupyter(demo):
     assert card.startswith('<div class="ftdc-analyze">') and demo.problems[0].title in card.replace("&#x27;", "'")
     page = demo._repr_html_()
     assert page.count('<div class="finding') == len(demo.problems)
+
+
+def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp_path):
+    import dataclasses
+
+    many = [dataclasses.replace(f, start=f.start + dt.timedelta(hours=h)) for h in range(8) for f in demo.problems]
+    busy = dataclasses.replace(demo, findings=sorted(many, key=analysis.Finding.rank))
+    report = build_report([busy])
+    section = report.nodes[0]
+    assert len(section.carded) == content.MAX_CARDS == len(section.evidence) and len(section.listed) == len(many) - content.MAX_CARDS
+    path = tmp_path / "busy.html"
+    write_report(report, path)
+    page = path.read_text()
+    assert page.count('<div class="finding ') == content.MAX_CARDS
+    assert f"{len(many) - content.MAX_CARDS} more finding(s)" in page and page.count("<tr><td>") >= len(many) - content.MAX_CARDS
+    assert len(json.loads(report_json(report))["nodes"][0]["findings"]) == len(many)
+
+
+def report_json(report) -> str:
+    return json.dumps(report.to_dict())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from ftdc.timeutil import format_time
 
@@ -21,6 +21,9 @@ from ..text import duration
 from . import plots
 
 SCHEMA_VERSION = 1
+# Findings shown as full cards with their own plot; the rest of a long week's are listed
+# in a table (and all are in the JSON): a report is read in two minutes, not forty cards.
+MAX_CARDS = 20
 
 
 @dataclass
@@ -39,10 +42,17 @@ class NodeSection:
     coverage: list[tuple[str, str]]
     timeline: Optional[Figure]
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> its plot
+    carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
 
     @property
     def findings(self) -> list[Finding]:
         return self.analysis.findings
+
+    @property
+    def listed(self) -> list[Finding]:
+        """Warning and critical findings beyond the cards: a table row each."""
+        shown = set(self.carded)
+        return [f for i, f in enumerate(self.findings) if f.severity != "info" and i not in shown]
 
 
 @dataclass
@@ -140,8 +150,8 @@ def methods() -> list[tuple[str, str]]:
     return out
 
 
-def node_section(analysis: Analysis, name: str, *, label: Callable[[str], str] = str) -> NodeSection:
-    timeline = plots.timeline(analysis, label)
+def node_section(analysis: Analysis, name: str) -> NodeSection:
+    timeline = plots.timeline(analysis)
     section = NodeSection(
         name=name,
         analysis=analysis,
@@ -150,12 +160,12 @@ def node_section(analysis: Analysis, name: str, *, label: Callable[[str], str] =
         coverage=_coverage(analysis),
         timeline=Figure(f"{_slug(name)}-timeline.png", f"{name}: timeline", timeline) if timeline else None,
     )
-    for index, finding in enumerate(analysis.findings):
-        if finding.severity == "info" and finding.kind not in ("restart", "ftdc_gap"):
-            continue
-        png = plots.evidence(analysis, finding, label)
+    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
+    for index in carded:
+        png = plots.evidence(analysis, analysis.findings[index])
         if png:
-            section.evidence[index] = Figure(f"{_slug(name)}-finding-{index + 1}.png", finding.title, png)
+            section.evidence[index] = Figure(f"{_slug(name)}-finding-{index + 1}.png", analysis.findings[index].title, png)
+    section.carded = carded
     return section
 
 

@@ -79,12 +79,16 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 def _node(section: NodeSection, several: bool) -> str:
     parts = [f"<h2>{escape(section.name)}</h2>", f'<p class="headline">{escape(section.headline)}</p>'] if several else []
-    problems = [(i, f) for i, f in enumerate(section.findings) if f.severity != "info"]
     context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
     parts.append("<h2>Findings</h2>" if not several else "<h3>Findings</h3>")
-    if not problems:
+    if not section.carded:
         parts.append("<p>No problems found: no warning or critical finding.</p>")
-    parts += [finding_html(f, n, section.evidence.get(i)) for n, (i, f) in enumerate(problems, 1)]
+    parts += [finding_html(section.findings[i], n, section.evidence.get(i)) for n, i in enumerate(section.carded, 1)]
+    if section.listed:
+        rows = "".join(f"<tr><td>{f.severity}</td><td>{escape(format_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(f.kind)}</td>"
+                       f"<td>{escape(f.title)}</td></tr>" for f in section.listed)
+        parts.append(f"<p>{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):</p>"
+                     f"<table class=more><tr><th>severity</th><th>start</th><th>for</th><th>kind</th><th>what happened</th></tr>{rows}</table>")
     if context:
         parts.append("<details><summary>context and what could not be checked "
                      f"({len(context)})</summary>" + "".join(finding_html(f, None, section.evidence.get(i)) for i, f in context) + "</details>")

@@ -48,10 +48,13 @@ def write(report: Report, path: Path) -> list[Path]:
         if len(report.nodes) > 1:
             out += [f"## {section.name}", "", f"> {section.headline}", ""]
         out += ["## Findings", ""]
-        problems = [(i, f) for i, f in enumerate(section.findings) if f.severity != "info"]
-        if not problems:
+        if not section.carded:
             out += ["No problems found: no warning or critical finding.", ""]
-        out += [_finding(f, n, section.evidence.get(i), folder.name) for n, (i, f) in enumerate(problems, 1)]
+        out += [_finding(section.findings[i], n, section.evidence.get(i), folder.name) for n, i in enumerate(section.carded, 1)]
+        if section.listed:
+            out += [f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):", "",
+                    "| severity | start | for | kind | what happened |", "|---|---|---|---|---|"]
+            out += [f"| {f.severity} | {format_time(f.start)} | {duration(f.seconds)} | {f.kind} | {_cell(f.title)} |" for f in section.listed] + [""]
         context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
         if context:
             out += ["### Context and what could not be checked", ""] + [f"- {f.title}" for _, f in context] + [""]

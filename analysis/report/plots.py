@@ -11,23 +11,27 @@ from __future__ import annotations
 import datetime as dt
 import io
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.dates as mdates  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
+from matplotlib.colors import ListedColormap  # noqa: E402
 
 from ftdc.frames import TIME_COLUMN  # noqa: E402
 
 from ..analyze import Analysis  # noqa: E402
 from ..findings import Finding  # noqa: E402
 
-WIDTH_IN, DPI = 11.0, 100
+WIDTH_IN, DPI = 11.0, 90
 PIXELS = int(WIDTH_IN * DPI)
 PANEL_IN = 1.9
+# Fixed margins (inches): tight_layout measures every label twice and costs as much as drawing.
+LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.45, 0.45
 COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
 SHADE = "#999999"
 # No "Software" or other text chunks: a redacted report must not carry anything in its PNGs' metadata.
@@ -54,10 +58,40 @@ def _band(ax, frame: pl.DataFrame, column: str, label: str, color: Optional[str]
     ax.plot(t, hi, color=color, linewidth=0.8, label=label, drawstyle="steps-post")
 
 
-def _shade_checkpoints(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> None:
+def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> np.ndarray:
+    """The share of each pixel's time spent in checkpoints: a week holds ten thousand of them,
+    so each is a fraction of a pixel; an hour shows each one whole."""
+    lo, hi = start.timestamp(), end.timestamp()
+    width = (hi - lo) / pixels
+    share = np.zeros(pixels)
+    if width <= 0:
+        return share
     for c in analysis.checkpoints:
-        if c.end >= start and c.start <= end:
-            ax.axvspan(c.start, c.end, color=SHADE, alpha=0.18, linewidth=0)
+        a, b = max(c.start.timestamp(), lo), min(c.end.timestamp(), hi)
+        if b <= a:
+            continue
+        first, last = int((a - lo) // width), min(int((b - lo) // width), pixels - 1)
+        if first == last:
+            share[first] += (b - a) / width
+        else:
+            share[first] += (lo + (first + 1) * width - a) / width
+            share[first + 1:last] += 1.0
+            share[last] += (b - (lo + last * width)) / width
+    return np.clip(share, 0, 1)
+
+
+# Grey whose opacity is the share of time checkpointing.
+_CHECKPOINT_SHADE = ListedColormap([(0.55, 0.55, 0.55, 0.3 * a) for a in np.linspace(0, 1, 64)])
+
+
+def _shade_checkpoints(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> None:
+    share = checkpoint_share(analysis, start, end)
+    if share.any():
+        edges = mdates.date2num([start, end])
+        limits = ax.get_ylim()  # the data's own; the shade must not rescale the panel
+        ax.imshow(share[np.newaxis, :], extent=(edges[0], edges[1], 0, 1), transform=ax.get_xaxis_transform(), aspect="auto",
+                  cmap=_CHECKPOINT_SHADE, vmin=0, vmax=1, interpolation="nearest", zorder=0)
+        ax.set_ylim(limits)
 
 
 def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: list[tuple[str, str]]) -> None:
@@ -115,7 +149,7 @@ def _format_axis(ax, start: dt.datetime, end: dt.datetime) -> None:
     ax.grid(True, linewidth=0.3, alpha=0.5)
 
 
-def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime, label: Callable[[str], str]) -> bool:
+def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> bool:
     """COLLSCAN operations from the log as bars over [start, end] of each run."""
     if analysis.logs is None:
         return False
@@ -125,18 +159,23 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime, lab
         ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#666")
         return True
     namespaces = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
+    # At least two pixels wide, so a 300 ms scan still shows in a week.
+    least = (end - start) * 2 / PIXELS
     for row in scans.select("started", "ts", "ns").iter_rows():
         y = namespaces.index(row[2] or "?")
-        ax.plot([row[0], row[1]], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
-    ax.set_yticks(range(len(namespaces)), [label(n) for n in namespaces], fontsize=7)
+        ax.plot([row[0], max(row[1], row[0] + least)], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
+    ax.set_yticks(range(len(namespaces)), namespaces, fontsize=7)
     ax.set_ylim(-0.7, len(namespaces) - 0.3)
     return True
 
 
 def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, *, findings: list[Finding],
-          extra_collscans: bool, label: Callable[[str], str], title: str) -> bytes:
-    rows = len(panels) + int(extra_collscans)
-    fig, axes = plt.subplots(max(rows, 1), 1, sharex=True, figsize=(WIDTH_IN, PANEL_IN * max(rows, 1) + 0.6), squeeze=False)
+          extra_collscans: bool, title: str) -> bytes:
+    rows = max(len(panels) + int(extra_collscans), 1)
+    height = TOP_IN + BOTTOM_IN + rows * PANEL_IN + (rows - 1) * GAP_IN
+    fig, axes = plt.subplots(rows, 1, sharex=True, figsize=(WIDTH_IN, height), squeeze=False)
+    fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - TOP_IN / height, bottom=BOTTOM_IN / height,
+                        hspace=GAP_IN / PANEL_IN)
     axes = axes[:, 0]
     columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
     frame = downsample(analysis.series, columns, start, end)
@@ -147,12 +186,13 @@ def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.d
         _shade_checkpoints(ax, analysis, start, end)
         if panel.log_scale:
             ax.set_yscale("symlog", linthresh=1)
+            ax.set_ylim(bottom=0)
         ax.set_title(panel.title, loc="left", fontsize=9)
         if panel.columns:
             ax.legend(loc="upper left", fontsize=7, ncols=min(4, len(panel.columns)), frameon=False)
     if extra_collscans:
         ax = axes[len(panels)]
-        _collscans(ax, analysis, start, end, label)
+        _collscans(ax, analysis, start, end)
         ax.set_title("COLLSCAN operations in the log (bar = run time)", loc="left", fontsize=9)
     for ax in axes:
         for f in findings:
@@ -164,21 +204,20 @@ def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.d
             axes[0].annotate(str(n), xy=(f.start, 1.0), xycoords=("data", "axes fraction"), fontsize=7, color="#a00", ha="left", va="bottom")
     if title:
         fig.suptitle(title, x=0.01, ha="left", fontsize=10)
-    fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata=PNG_METADATA)
     plt.close(fig)
     return buffer.getvalue()
 
 
-def timeline(analysis: Analysis, label: Callable[[str], str] = str) -> Optional[bytes]:
+def timeline(analysis: Analysis) -> Optional[bytes]:
     """Latency, cache with its thresholds, tickets and COLLSCAN runs on one time axis (PNG)."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None:
         return None
     panels = _panels(analysis)
     return _draw(panels, analysis, first, last, findings=analysis.problems, extra_collscans=analysis.logs is not None,
-                 label=label, title="Timeline (UTC): checkpoints shaded grey, findings numbered")
+                 title="Timeline (UTC): checkpoints shaded grey, findings numbered")
 
 
 # Per kind: the series columns that show a finding's evidence.
@@ -220,7 +259,7 @@ def _evidence_panels(analysis: Analysis, kind: str) -> list[Panel]:
     return panels
 
 
-def evidence(analysis: Analysis, finding: Finding, label: Callable[[str], str] = str) -> Optional[bytes]:
+def evidence(analysis: Analysis, finding: Finding) -> Optional[bytes]:
     """The metrics a finding rests on, around its window (PNG); None when it has none to show."""
     panels = _evidence_panels(analysis, finding.kind)
     if not panels or finding.start is None:
@@ -230,4 +269,4 @@ def evidence(analysis: Analysis, finding: Finding, label: Callable[[str], str] =
     end = min(finding.end + margin, analysis.overview.last or finding.end)
     culprits = analysis.logs is not None and finding.kind in ("cache_pressure", "ticket_exhaustion", "checkpoint_stall", "disk_saturation")
     # The report prints the finding's title beside the picture.
-    return _draw(panels, analysis, start, end, findings=[finding], extra_collscans=culprits, label=label, title="")
+    return _draw(panels, analysis, start, end, findings=[finding], extra_collscans=culprits, title="")
