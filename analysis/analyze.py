@@ -25,7 +25,7 @@ from ftdc.timeutil import TimeArg, format_time, time_range
 from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows
 from .context import Context
-from .culprits import attribute
+from .culprits import attribute, culprit_key
 from .detectors import DETECTORS, RELATE
 from .findings import Finding, findings_frame
 from .metrics import resolve as resolve_metrics
@@ -88,12 +88,17 @@ EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "dur
 
 def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
     """The log frames, narrowed to the columns used and holding only their own text,
-    so a large log's text is freed before the FTDC is decoded."""
+    so a large log's text is freed before the FTDC is decoded. Culprit examples show
+    the longest run of a shape, so only those runs keep their command."""
     if logs is None or isinstance(logs, LogFrames):
         return logs
-    frames = read_logs(logs, start, end).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
+    frames = read_logs(logs, start, end)
+    longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
+    slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
+    compact = LogFrames(slow, frames.events, frames.problems).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
+    del frames, slow
     release_free_memory()
-    return frames
+    return compact
 
 
 def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional
 
 import polars as pl
@@ -16,6 +17,7 @@ from .checkpoints import Checkpoint
 from .findings import Finding
 from .metrics import Resolved
 from .series import columns_for
+from .spikes import Spike, all_spikes
 from .thresholds import Thresholds
 
 # Baselines look back this far before a window.
@@ -30,6 +32,11 @@ class Context:
     checkpoints: list[Checkpoint]
     node: NodeInfo
     logs: Optional[LogFrames] = None
+
+    @cached_property
+    def spikes(self) -> list[Spike]:
+        """Latency spikes of every operation class (several detectors read them)."""
+        return all_spikes(self.series)
 
     @property
     def first(self) -> Optional[dt.datetime]:

@@ -43,14 +43,20 @@ def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     return inside.with_columns(overlap_s=(hi - lo).dt.total_milliseconds().clip(lower_bound=0) / 1000)
 
 
+def culprit_key() -> list[pl.Expr]:
+    """What makes operations one culprit: namespace, command, shape (or the server's hash), COLLSCAN or not."""
+    return [pl.col("ns"), pl.col("command"), pl.coalesce("shape", pl.lit("hash:") + pl.coalesce("query_shape_hash", "query_hash")),
+            pl.col("plan_kind") == "COLLSCAN"]
+
+
 def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: int = TOP) -> list[Culprit]:
     ops = overlapping(slow_ops, start, end)
     total = ops["overlap_s"].sum()
     if ops.is_empty() or not total:
         return []
-    shape = pl.coalesce("shape", pl.lit("hash:") + pl.coalesce("query_shape_hash", "query_hash"))
+    *_, shape, collscan = culprit_key()
     groups = (
-        ops.with_columns(group_shape=shape, collscan=pl.col("plan_kind") == "COLLSCAN")
+        ops.with_columns(group_shape=shape, collscan=collscan)
         .group_by("ns", "command", "group_shape", "collscan")
         .agg(
             shape=pl.col("shape").drop_nulls().first(),
@@ -59,7 +65,9 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
             count=pl.len(),
             overlap_s=pl.col("overlap_s").sum(),
             max_ms=pl.col("duration_ms").max(),
-            example=pl.col("command_json").sort_by("duration_ms", descending=True).first(),
+            # The longest run's command as logged; a log read by analyze keeps only each shape's
+            # longest command, which may lie outside this window: then the shape stands for it.
+            example=pl.coalesce(pl.col("command_json").sort_by("duration_ms", descending=True).drop_nulls().first(), pl.col("shape").first()),
             first_started=pl.col("started").min(),
             last_ended=pl.col("ts").max(),
         )

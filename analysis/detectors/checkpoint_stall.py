@@ -24,7 +24,7 @@ from ftdc.frames import TIME_COLUMN
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
-from ..spikes import ADJECTIVE, Spike, all_spikes
+from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
 from ..text import duration, pct
 
@@ -220,7 +220,7 @@ def detect(ctx: Context) -> list[Finding]:
         return [ctx.not_checked(KIND, "Checkpoint stalls", ["opLatencies"])]
     period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
     interval = dt.timedelta(seconds=ctx.thresholds.value("checkpoint_interval") or 60)
-    spikes = all_spikes(ctx.series)
+    spikes = ctx.spikes
     windows = _windows(ctx.checkpoints, period)
     aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, windows, ctx.checkpoints)) is not None]
     findings = []

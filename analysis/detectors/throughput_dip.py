@@ -18,7 +18,7 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
-from ..spikes import ADJECTIVE, all_spikes
+from ..spikes import ADJECTIVE
 from ..text import duration, pct
 
 KIND = "throughput_dip"
@@ -48,7 +48,7 @@ def detect(ctx: Context) -> list[Finding]:
     dips = buckets.filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))
     if dips.is_empty():
         return []
-    spikes = all_spikes(ctx.series)
+    spikes = ctx.spikes
     width = dt.timedelta(seconds=5)
     # Adjacent dip buckets are one episode.
     episodes = dips.with_columns(episode=(pl.col(TIME_COLUMN).diff() > width).fill_null(True).cum_sum()).group_by("episode", maintain_order=True).agg(

@@ -18,7 +18,6 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
-from ..spikes import latency_spikes
 
 KIND = "ttl_burst"
 PASS = "1m"
@@ -46,7 +45,7 @@ def detect(ctx: Context) -> list[Finding]:
     minutes = _minutes(ctx.series)
     busy = minutes["ops_per_s"].quantile(PEAK_QUANTILE) if "ops_per_s" in minutes.columns else None
     bursts = minutes.filter(pl.col("deleted") >= BURST_FACTOR * pl.col("usual"), pl.col("deleted") >= MIN_DOCS)
-    write_spikes = latency_spikes(ctx.series, "writes")
+    write_spikes = [s for s in ctx.spikes if s.op == "writes"]
     findings = []
     for row in bursts.iter_rows(named=True):
         start, end = row[TIME_COLUMN], row[TIME_COLUMN] + dt.timedelta(minutes=1)

@@ -21,9 +21,9 @@ from ..text import duration
 from . import plots
 
 SCHEMA_VERSION = 1
-# Findings shown as full cards with their own plot; the rest of a long week's are listed
-# in a table (and all are in the JSON): a report is read in two minutes, not forty cards.
-MAX_CARDS = 20
+# Findings shown as full cards with their plot; the rest of a long week's are listed in a
+# table (and all are in the JSON): a report is read in two minutes, not forty cards.
+MAX_CARDS = 12
 
 
 @dataclass
@@ -161,10 +161,13 @@ def node_section(analysis: Analysis, name: str) -> NodeSection:
         timeline=Figure(f"{_slug(name)}-timeline.png", f"{name}: timeline", timeline) if timeline else None,
     )
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
-    for index in carded:
-        png = plots.evidence(analysis, analysis.findings[index])
+    position = {id(analysis.findings[i]): i for i in carded}
+    # Findings of one incident (overlapping windows) share one figure with all their evidence.
+    for number, group in enumerate(plots.incidents([analysis.findings[i] for i in carded]), 1):
+        png = plots.evidence(analysis, group)
         if png:
-            section.evidence[index] = Figure(f"{_slug(name)}-finding-{index + 1}.png", analysis.findings[index].title, png)
+            figure = Figure(f"{_slug(name)}-incident-{number}.png", "; ".join(f.title for f in group), png)
+            section.evidence.update({position[id(f)]: figure for f in group})
     section.carded = carded
     return section
 

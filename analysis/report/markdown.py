@@ -58,8 +58,9 @@ def write(report: Report, path: Path) -> list[Path]:
         context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
         if context:
             out += ["### Context and what could not be checked", ""] + [f"- {f.title}" for _, f in context] + [""]
-        figures = list(section.evidence.values()) + ([section.timeline] if section.timeline else [])
-        for figure in figures:
+        # A figure shared by an incident's findings is written once.
+        figures = {f.name: f for f in [*section.evidence.values(), *([section.timeline] if section.timeline else [])]}
+        for figure in figures.values():
             (folder / figure.name).write_bytes(figure.png)
             written.append(folder / figure.name)
         if section.timeline:

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
+from matplotlib.ticker import FixedLocator  # noqa: E402
 
 from ftdc.frames import TIME_COLUMN  # noqa: E402
 
@@ -60,23 +61,21 @@ def _band(ax, frame: pl.DataFrame, column: str, label: str, color: Optional[str]
 
 def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> np.ndarray:
     """The share of each pixel's time spent in checkpoints: a week holds ten thousand of them,
-    so each is a fraction of a pixel; an hour shows each one whole."""
-    lo, hi = start.timestamp(), end.timestamp()
-    width = (hi - lo) / pixels
-    share = np.zeros(pixels)
-    if width <= 0:
-        return share
-    for c in analysis.checkpoints:
-        a, b = max(c.start.timestamp(), lo), min(c.end.timestamp(), hi)
-        if b <= a:
-            continue
-        first, last = int((a - lo) // width), min(int((b - lo) // width), pixels - 1)
-        if first == last:
-            share[first] += (b - a) / width
-        else:
-            share[first] += (lo + (first + 1) * width - a) / width
-            share[first + 1:last] += 1.0
-            share[last] += (b - (lo + last * width)) / width
+    so each is a fraction of a pixel; an hour shows each one whole. Covered time up to x is
+    sum(x - start) over checkpoints started before x minus sum(x - end) over those ended before
+    it; each pixel's share is its difference across the pixel."""
+    if not analysis.checkpoints or end <= start:
+        return np.zeros(pixels)
+    starts = np.sort([c.start.timestamp() for c in analysis.checkpoints])
+    ends = np.sort([c.end.timestamp() for c in analysis.checkpoints])
+    edges = np.linspace(start.timestamp(), end.timestamp(), pixels + 1)
+
+    def covered(times: np.ndarray) -> np.ndarray:
+        n = np.searchsorted(times, edges)
+        before = np.concatenate([[0.0], np.cumsum(times)])[n]
+        return n * edges - before
+
+    share = np.diff(covered(starts) - covered(ends)) / (edges[1] - edges[0])
     return np.clip(share, 0, 1)
 
 
@@ -84,8 +83,7 @@ def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, p
 _CHECKPOINT_SHADE = ListedColormap([(0.55, 0.55, 0.55, 0.3 * a) for a in np.linspace(0, 1, 64)])
 
 
-def _shade_checkpoints(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> None:
-    share = checkpoint_share(analysis, start, end)
+def _shade_checkpoints(ax, share: np.ndarray, start: dt.datetime, end: dt.datetime) -> None:
     if share.any():
         edges = mdates.date2num([start, end])
         limits = ax.get_ylim()  # the data's own; the shade must not rescale the panel
@@ -141,12 +139,20 @@ def _panels(analysis: Analysis) -> list[Panel]:
     return panels
 
 
-def _format_axis(ax, start: dt.datetime, end: dt.datetime) -> None:
-    ax.set_xlim(start, end)
+def _format_axes(axes, start: dt.datetime, end: dt.datetime) -> None:
+    """Date ticks chosen once for the figure (every panel shares them; the bottom one labels them)."""
     locator = mdates.AutoDateLocator(tz=dt.timezone.utc)
-    ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
-    ax.grid(True, linewidth=0.3, alpha=0.5)
+    ticks = locator.tick_values(start, end)
+    for ax in axes:
+        ax.set_xlim(start, end)
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.grid(True, linewidth=0.3, alpha=0.5)
+    axes[-1].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
+
+
+def _title(ax, text: str) -> None:
+    # Placed text, not set_title, which measures the whole axes to position itself on every draw.
+    ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=9, ha="left", va="bottom")
 
 
 def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> bool:
@@ -157,6 +163,7 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> 
                                           ~pl.col("write_statement").fill_null(False)).sort("started")
     if scans.is_empty():
         ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#666")
+        ax.set_yticks([])
         return True
     namespaces = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
     # At least two pixels wide, so a 300 ms scan still shows in a week.
@@ -179,26 +186,27 @@ def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.d
     axes = axes[:, 0]
     columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
     frame = downsample(analysis.series, columns, start, end)
+    share = checkpoint_share(analysis, start, end)
     for ax, panel in zip(axes, panels):
         for column, name, color in panel.columns:
             _band(ax, frame, column, name, color)
         _thresholds(ax, analysis, frame, list(panel.thresholds))
-        _shade_checkpoints(ax, analysis, start, end)
+        _shade_checkpoints(ax, share, start, end)
         if panel.log_scale:
             ax.set_yscale("symlog", linthresh=1)
             ax.set_ylim(bottom=0)
-        ax.set_title(panel.title, loc="left", fontsize=9)
+        _title(ax, panel.title)
         if panel.columns:
             ax.legend(loc="upper left", fontsize=7, ncols=min(4, len(panel.columns)), frameon=False)
     if extra_collscans:
         ax = axes[len(panels)]
         _collscans(ax, analysis, start, end)
-        ax.set_title("COLLSCAN operations in the log (bar = run time)", loc="left", fontsize=9)
+        _title(ax, "COLLSCAN operations in the log (bar = run time)")
     for ax in axes:
         for f in findings:
             if f.end >= start and f.start <= end and f.severity != "info":
                 ax.axvspan(f.start, f.end, color="#d62728" if f.severity == "critical" else "#ff9f1c", alpha=0.08, linewidth=0)
-        _format_axis(ax, start, end)
+    _format_axes(axes, start, end)
     for n, f in enumerate(findings, 1):
         if f.severity != "info" and f.end >= start and f.start <= end:
             axes[0].annotate(str(n), xy=(f.start, 1.0), xycoords=("data", "axes fraction"), fontsize=7, color="#a00", ha="left", va="bottom")
@@ -220,53 +228,71 @@ def timeline(analysis: Analysis) -> Optional[bytes]:
                  title="Timeline (UTC): checkpoints shaded grey, findings numbered")
 
 
-# Per kind: the series columns that show a finding's evidence.
+# Per kind: the panels (title, series columns, log scale) that show a finding's evidence; two at most,
+# since every panel costs a figure about as much as drawing it.
 EVIDENCE = {
     "checkpoint_stall": [("latency, ms", ["reads_latency_ms", "writes_latency_ms", "commands_latency_ms"], True), ("dirty, %", ["cache_dirty_pct"], False)],
     "cache_pressure": [("cache, %", ["cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"], False),
-                       ("pages evicted by application threads per second", ["app_evicted_pages_per_s"], False),
                        ("application threads waiting for cache (threads)", ["app_wait_threads"], False)],
-    "ticket_exhaustion": [("tickets", ["read_tickets_available", "write_tickets_available", "read_tickets_total", "write_tickets_total"], False),
-                          ("queued", ["read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"], False),
-                          ("latency, ms", ["reads_latency_ms", "writes_latency_ms"], True)],
+    "ticket_exhaustion": [("tickets available", ["read_tickets_available", "write_tickets_available"], False),
+                          ("queued", ["read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"], False)],
     "ttl_burst": [("TTL deletes per sample", ["ttl_deleted"], False), ("latency, ms", ["writes_latency_ms"], True)],
     "disk_saturation": [("disk busy, %", ["disk_util_pct."], False), ("await, ms", ["disk_await_ms."], False)],
     "dhandle_pressure": [("data handles", ["dhandles"], False), ("lock waits (threads)", ["dhandle_lock_wait_threads", "schema_lock_wait_threads"], False)],
     "throughput_dip": [("operations/s", ["ops_per_s"], False), ("queued", ["read_queued", "write_queued"], False)],
     "connection_storm": [("connections", ["connections"], False), ("opened/s", ["connections_created_per_s"], False)],
+    "replication_lag": [("lag behind the primary, s", ["member_lag_s."], False)],
+    "primary_change": [("member state (1 primary, 2 secondary)", ["member_state."], False)],
     "restart": [("operations/s", ["ops_per_s"], False)],
     "ftdc_gap": [("operations/s", ["ops_per_s"], False)],
 }
 _THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
                "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
+# Kinds whose window the log's operations can explain: their figure shows the COLLSCAN runs.
+WITH_COLLSCANS = ("cache_pressure", "ticket_exhaustion", "checkpoint_stall", "disk_saturation")
 
 
 def _matching(have: list[str], wanted: list[str]) -> list[str]:
-    """The wanted columns present; a name ending in "." stands for every device's column."""
+    """The wanted columns present; a name ending in "." stands for every device's or member's column."""
     out = []
     for w in wanted:
         out += [c for c in have if c.startswith(w)] if w.endswith(".") else [w] if w in have else []
     return out
 
 
-def _evidence_panels(analysis: Analysis, kind: str) -> list[Panel]:
-    panels = []
-    for title, wanted, log_scale in EVIDENCE.get(kind, []):
-        columns = _matching(analysis.series.columns, wanted)
-        if columns:
-            thresholds = [_THRESHOLDS[c] for c in columns if c in _THRESHOLDS]
-            panels.append(Panel(title, [(c, c.replace("_", " "), None) for c in columns], thresholds=thresholds, log_scale=log_scale))
+def _evidence_panels(analysis: Analysis, kinds: list[str]) -> list[Panel]:
+    panels, seen = [], set()
+    for kind in kinds:
+        for title, wanted, log_scale in EVIDENCE.get(kind, []):
+            columns = _matching(analysis.series.columns, wanted)
+            if columns and title not in seen:
+                seen.add(title)
+                thresholds = [_THRESHOLDS[c] for c in columns if c in _THRESHOLDS]
+                panels.append(Panel(title, [(c, c.replace("_", " "), None) for c in columns], thresholds=thresholds, log_scale=log_scale))
     return panels
 
 
-def evidence(analysis: Analysis, finding: Finding) -> Optional[bytes]:
-    """The metrics a finding rests on, around its window (PNG); None when it has none to show."""
-    panels = _evidence_panels(analysis, finding.kind)
-    if not panels or finding.start is None:
+def incidents(findings: list[Finding]) -> list[list[Finding]]:
+    """Findings whose windows overlap (one incident seen by several detectors), in time order."""
+    groups: list[list[Finding]] = []
+    for f in sorted(findings, key=lambda f: f.start):
+        if groups and f.start <= max(g.end for g in groups[-1]):
+            groups[-1].append(f)
+        else:
+            groups.append([f])
+    return groups
+
+
+def evidence(analysis: Analysis, findings: list[Finding]) -> Optional[bytes]:
+    """The metrics one incident's findings rest on, around their windows (PNG); None when none can be drawn."""
+    kinds = list(dict.fromkeys(f.kind for f in findings))
+    panels = _evidence_panels(analysis, kinds)
+    if not panels:
         return None
-    margin = max(dt.timedelta(seconds=60), (finding.end - finding.start) * 0.5)
-    start = max(finding.start - margin, analysis.overview.first or finding.start)
-    end = min(finding.end + margin, analysis.overview.last or finding.end)
-    culprits = analysis.logs is not None and finding.kind in ("cache_pressure", "ticket_exhaustion", "checkpoint_stall", "disk_saturation")
-    # The report prints the finding's title beside the picture.
-    return _draw(panels, analysis, start, end, findings=[finding], extra_collscans=culprits, title="")
+    first, last = min(f.start for f in findings), max(f.end for f in findings)
+    margin = max(dt.timedelta(seconds=60), (last - first) * 0.5)
+    start = max(first - margin, analysis.overview.first or first)
+    end = min(last + margin, analysis.overview.last or last)
+    culprits = analysis.logs is not None and any(k in WITH_COLLSCANS for k in kinds)
+    # The report prints each finding's title beside the picture.
+    return _draw(panels, analysis, start, end, findings=findings, extra_collscans=culprits, title="")
