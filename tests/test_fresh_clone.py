@@ -1,0 +1,20 @@
+"""The README's test command on a fresh clone: no hypothesis cache, CI unset, as a new user runs it."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_text_strategies_pass_with_a_cold_hypothesis_cache(tmp_path):
+    """Hypothesis builds its Unicode tables on first use; that must not fail the first test drawing text."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(tmp_path / "hypothesis")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logs_robustness.py::test_shape_stable_under_value_changes"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert (tmp_path / "hypothesis").is_dir()  # the cache was cold: this run built it
