@@ -132,3 +132,15 @@ def test_wiredtiger_open_string_kept(frames, log_samples):
     legacy = read_logs(log_samples / "legacy-text" / "mongod_4.0.10_storagestats.log").events
     texts = legacy.filter(pl.col("kind") == "storage_config")["text"].to_list()
     assert texts and texts[0].startswith("create,cache_size=7680M,") and "wiredtiger_open" not in texts[0]
+
+
+def test_writes_logged_against_cmd_name_their_collection(frames):
+    """update/delete COMMAND lines are logged as `<db>.$cmd`; their collection is the command's target."""
+    slow = frames[SAMPLES[0]].slow_ops
+    writes = slow.filter(pl.col("command").is_in(["update", "delete"]), ~pl.col("write_statement"))
+    assert writes.height == 3072 + 2988
+    assert not writes["ns"].str.ends_with("$cmd").any()
+    target = writes["command_json"].str.extract(r'^\{"(?:update|delete)":"([^"]+)"')
+    assert (writes["coll"] == target).all() and (writes["ns"] == writes["db"] + "." + target).all()
+    # Commands that name no collection keep the namespace they were logged with.
+    assert slow.filter(pl.col("command") == "getLog")["ns"].to_list() == ["admin.$cmd", "admin.$cmd"]

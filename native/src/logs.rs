@@ -710,6 +710,32 @@ fn first_key(command: &str) -> Option<&str> {
     (!key.is_empty()).then_some(key)
 }
 
+/// Commands on one collection that mongod logs against `<db>.$cmd`.
+const COLLECTION_COMMANDS: [&str; 5] = ["insert", "update", "delete", "findAndModify", "findandmodify"];
+
+/// The collection a write command names: its first value, when that is a plain string
+/// (`{"update":"orders",...}` -> `orders`; escapes are not decoded, so such names are left alone).
+fn command_target(command: &str) -> Option<&str> {
+    let rest = command.strip_prefix('{')?.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix('"')?;
+    let rest = &rest[rest.find('"')? + 1..];
+    let rest = rest.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix(':')?.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix('"')?;
+    let name = &rest[..rest.find('"')?];
+    (!name.is_empty() && !name.contains('\\')).then_some(name)
+}
+
+/// The namespace of a slow operation: write commands logged against `<db>.$cmd` are
+/// about the collection they name (LOG-FORMAT.md §4), so `shop.$cmd` becomes `shop.orders`.
+fn operation_ns<'a>(ns: Option<&'a str>, name: Option<&str>, command: Option<&'a str>) -> Option<std::borrow::Cow<'a, str>> {
+    let db = ns?.strip_suffix(".$cmd");
+    match (db, name, command) {
+        (Some(db), Some(name), Some(command)) if COLLECTION_COMMANDS.contains(&name) => match command_target(command) {
+            Some(coll) => Some(format!("{db}.{coll}").into()),
+            None => ns.map(Into::into),
+        },
+        _ => ns.map(Into::into),
+    }
+}
+
 /// The plan kind: the leading `[A-Z_]+` of the plan summary (`IXSCAN { a: 1 }`).
 fn plan_kind(summary: &str) -> Option<&str> {
     let end = summary.bytes().position(|b| !(b.is_ascii_uppercase() || b == b'_')).unwrap_or(summary.len());
@@ -784,9 +810,11 @@ impl SlowColumns {
         // A WRITE line is one statement of a write command, named by its type.
         let is_statement = component == Some("WRITE");
         let command = a.command.map(RawValue::get);
-        self.command.push(op_type.filter(|_| is_statement).or_else(|| command.and_then(first_key)));
+        let name = command.and_then(first_key);
+        self.command.push(op_type.filter(|_| is_statement).or(name));
         self.write_statement.push(Some(is_statement));
-        let ns = text(&a.ns);
+        let ns = operation_ns(text(&a.ns), name.filter(|_| !is_statement), command);
+        let ns = ns.as_deref();
         self.ns.push(ns);
         let (db, coll) = db_and_coll(ns);
         self.db.push(db);
@@ -1350,6 +1378,12 @@ mod tests {
         assert_eq!(first_key("{}"), None);
         assert_eq!(first_key("null"), None);
         assert_eq!(db_and_coll(Some("a.b.c")), (Some("a"), Some("b.c")));
+        let ns = |ns, command| operation_ns(Some(ns), Some(first_key(command).unwrap()), Some(command)).map(|c| c.into_owned());
+        assert_eq!(ns("shop.$cmd", r#"{"update":"orders","updates":[]}"#).as_deref(), Some("shop.orders"));
+        assert_eq!(ns("shop.$cmd", r#"{ "delete" : "a.b", "deletes":[]}"#).as_deref(), Some("shop.a.b"));
+        assert_eq!(ns("admin.$cmd", r#"{"getLog":"startupWarnings"}"#).as_deref(), Some("admin.$cmd"));
+        assert_eq!(ns("shop.$cmd", r#"{"update":"or\"ders"}"#).as_deref(), Some("shop.$cmd"));
+        assert_eq!(ns("shop.orders", r#"{"update":"orders"}"#).as_deref(), Some("shop.orders"));
         assert_eq!(db_and_coll(Some("admin")), (Some("admin"), None));
         assert_eq!(db_and_coll(Some("x.")), (Some("x"), Some("")));
         assert_eq!(db_and_coll(None), (None, None));
