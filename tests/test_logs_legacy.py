@@ -156,3 +156,16 @@ def test_unreadable_stamp_is_no_timestamp(tmp_path):
                          "2019-02-30T11:59:16.516+0100 I NETWORK  [conn1] end connection 1.2.3.4:5 (1 connection now open)")
     assert frames.slow_ops["line"].to_list() == [1] and frames.events.is_empty()
     assert frames.problems.select("line", "reason").rows() == [(2, "no timestamp"), (3, "no timestamp")]
+
+
+def test_write_commands_against_cmd_name_their_collection(tmp_path):
+    """A 4.2 text log writes an update command as `command shop.$cmd command: update { update: "orders", ... }`."""
+    path = tmp_path / "mongod.log"
+    path.write_text(
+        '2023-03-21T09:40:00.000+0000 I  COMMAND  [conn7] command shop.$cmd command: update { update: "orders", updates: [ { q: { sku: "A-1" }, '
+        'u: { $inc: { stock: -1 } } } ], ordered: true, $db: "shop" } numYields:0 reslen:45 protocol:op_msg 25000ms\n'
+        '2023-03-21T09:40:01.000+0000 I  COMMAND  [conn8] command admin.$cmd command: getLog { getLog: "startupWarnings", $db: "admin" } '
+        'numYields:0 reslen:45 protocol:op_msg 150ms\n'
+    )
+    slow = read_logs(path).slow_ops
+    assert slow.select("ns", "db", "coll", "command").rows() == [("shop.orders", "shop", "orders", "update"), ("admin.$cmd", "admin", "$cmd", "getLog")]

@@ -230,10 +230,31 @@ def slow_op_row(verb: str, ns: str, body: str, ms: str, component: str | None) -
     if out_of_range := [name for name in _NUMBER_COLUMNS if name in row and row[name] is None]:
         reasons.append("beyond int64, dropped: " + ", ".join(out_of_range))
     try:
-        row["legacy_shape"] = _legacy_shape(verb, body)
+        command = _command_document(body) if verb == "command" else None
+        row["legacy_shape"] = _legacy_shape(verb, body, command)
+        row["ns"] = _operation_ns(ns, row["command_name"], command)
     except shell_docs.NestedTooDeep as exc:
         reasons.append(f"no shape: {exc}")
     return row, reasons
+
+
+# The native JSON decoder's rule (native/src/logs.rs `operation_ns`): these commands name one
+# collection but are logged against `<db>.$cmd`.
+COLLECTION_COMMANDS = ("insert", "update", "delete", "findAndModify", "findandmodify")
+
+
+def _operation_ns(ns: str, name: str, command) -> str:
+    """`shop.$cmd` of an update of `orders` is `shop.orders`."""
+    if ns.endswith(".$cmd") and name in COLLECTION_COMMANDS and isinstance(command, dict):
+        target = command.get(name)
+        if isinstance(target, str) and target:
+            return f"{ns.removesuffix('.$cmd')}.{target}"
+    return ns
+
+
+def _command_document(body: str):
+    m = _COMMAND_NAME.search(body)
+    return shell_docs.document_after(body, f"command: {m.group(1)} " if m else "command: ")
 
 
 def _command_name(verb: str, body: str) -> str:
@@ -243,13 +264,10 @@ def _command_name(verb: str, body: str) -> str:
     return _COMMAND_OF_OP.get(verb, verb)
 
 
-def _legacy_shape(verb: str, body: str) -> str | None:
-    """The shape of the logged command, or of a command built from the older
-    `query:` forms (a statement `{q: ...}`, a find's filter and sort)."""
+def _legacy_shape(verb: str, body: str, command) -> str | None:
+    """The shape of the logged command (parsed already for `command` lines), or of a command
+    built from the older `query:` forms (a statement `{q: ...}`, a find's filter and sort)."""
     if verb == "command":
-        m = _COMMAND_NAME.search(body)
-        label = f"command: {m.group(1)} " if m else "command: "
-        command = shell_docs.document_after(body, label)
         return shape_of_command(command) if isinstance(command, dict) else None
     statement = shell_docs.document_after(body, "command: ")
     if isinstance(statement, dict):  # 3.6+ WRITE lines log the statement {q: ..., u: ...}
