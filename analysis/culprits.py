@@ -2,10 +2,13 @@
 
 A slow operation ran during [ts - duration, ts] (the log line is written at
 completion, LOG-FORMAT.md §2). Culprits are the operations overlapping a
-window, grouped by namespace, command, shape and plan, ranked by the
-operation-seconds they spent inside it. A COLLSCAN is named as the cause only
-when it overlapped and carried a real share of that time; without a log,
-FTDC's collection-scan counters are reported instead, and nothing is named.
+window, grouped by namespace, command, shape and plan, ranked by the time they
+held there: their operation-seconds inside it less the share of their run they
+spent waiting as the log records it (for cache, locks, the ticket queue, flow
+control; LOG-FORMAT.md §3). Operations that mostly waited are the incident's
+victims, not its cause. A COLLSCAN is named as the cause only when it
+overlapped and held a real share of that time; without a log, FTDC's
+collection-scan counters are reported instead, and nothing is named.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from ftdc.frames import TIME_COLUMN
 from .findings import Culprit, Finding
 from .indexes import recommend_index
 
-# A COLLSCAN is a cause when it holds at least this share of the slow-operation
-# time inside the window...
+# A COLLSCAN is a cause when it holds at least this share of the time slow operations
+# held inside the window...
 CAUSE_SHARE = 0.25
 # ...and at least this share of the window itself (a 200 ms scan does not
 # explain five minutes of exhausted tickets).
@@ -35,12 +38,21 @@ COMPLETION_GRACE = dt.timedelta(minutes=5)
 COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_null("") != "none")
 
 
+# What a slow-query line says an operation waited for (microseconds): LOG-FORMAT.md §3.
+WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros")
+
+
 def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
-    """Slow operations that ran during [start, end], with `overlap_s` inside it."""
+    """Slow operations that ran during [start, end], with `overlap_s` inside it and `held_s`,
+    the part of it not spent waiting (each run's waits taken as spread evenly over it)."""
     inside = slow_ops.filter(COUNTED, pl.col("started") <= end, pl.col("ts") >= start)
     lo = pl.max_horizontal(pl.col("started"), pl.lit(start, pl.Datetime("ms", "UTC")))
     hi = pl.min_horizontal(pl.col("ts"), pl.lit(end, pl.Datetime("ms", "UTC")))
-    return inside.with_columns(overlap_s=(hi - lo).dt.total_milliseconds().clip(lower_bound=0) / 1000)
+    recorded = [pl.col(c).fill_null(0) for c in WAITS if c in slow_ops.columns]
+    waited_ms = (pl.sum_horizontal(recorded) if recorded else pl.lit(0)) / 1000
+    working = (1 - waited_ms / pl.col("duration_ms").clip(lower_bound=1)).clip(0, 1)
+    overlap = (hi - lo).dt.total_milliseconds().clip(lower_bound=0) / 1000
+    return inside.with_columns(overlap_s=overlap, held_s=overlap * working)
 
 
 def culprit_key() -> list[pl.Expr]:
@@ -51,7 +63,7 @@ def culprit_key() -> list[pl.Expr]:
 
 def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: int = TOP) -> list[Culprit]:
     ops = overlapping(slow_ops, start, end)
-    total = ops["overlap_s"].sum()
+    total = ops["held_s"].sum()
     if ops.is_empty() or not total:
         return []
     *_, shape, collscan = culprit_key()
@@ -64,6 +76,7 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
             plan_summary=pl.col("plan_summary").sort_by("duration_ms", descending=True).first(),
             count=pl.len(),
             overlap_s=pl.col("overlap_s").sum(),
+            held_s=pl.col("held_s").sum(),
             max_ms=pl.col("duration_ms").max(),
             # The longest run's command as logged; a log read by analyze keeps only each shape's
             # longest command, which may lie outside this window: then the shape stands for it.
@@ -71,13 +84,13 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
             first_started=pl.col("started").min(),
             last_ended=pl.col("ts").max(),
         )
-        .sort("overlap_s", "max_ms", descending=True)
+        .sort("held_s", "overlap_s", descending=True)
         .head(limit)
     )
     return [
         Culprit(
             ns=r["ns"], plan_summary=r["plan_summary"], shape=r["shape"], query_hash=r["query_hash"], count=r["count"],
-            overlap_s=r["overlap_s"], share=r["overlap_s"] / total, max_ms=r["max_ms"], example=r["example"],
+            overlap_s=r["overlap_s"], held_s=r["held_s"], share=r["held_s"] / total, max_ms=r["max_ms"], example=r["example"],
             collscan=bool(r["collscan"]), command=r["command"], first_started=r["first_started"], last_ended=r["last_ended"],
         )
         for r in groups.iter_rows(named=True)
@@ -85,8 +98,8 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
 
 
 def causes(culprits: list[Culprit], window_s: float) -> list[Culprit]:
-    """The COLLSCANs that overlapped and carried a real share of the window."""
-    return [c for c in culprits if c.collscan and c.share >= CAUSE_SHARE and c.overlap_s >= CAUSE_COVERAGE * max(window_s, 1.0)]
+    """The COLLSCANs that overlapped and held a real share of the window."""
+    return [c for c in culprits if c.collscan and c.share >= CAUSE_SHARE and c.held_s >= CAUSE_COVERAGE * max(window_s, 1.0)]
 
 
 def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> Optional[dict]:
@@ -112,8 +125,11 @@ def _seconds(value: float) -> str:
 
 def describe(culprit: Culprit) -> str:
     plan = f" ({culprit.plan_summary})" if culprit.plan_summary else ""
+    waited = culprit.overlap_s - culprit.held_s
+    waiting = f", {_seconds(waited)} of it waiting" if waited >= 0.5 else ""
     return (f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s), "
-            f"{_seconds(culprit.overlap_s)} inside the window ({culprit.share:.0%} of slow-operation time), longest {culprit.max_ms / 1000:,.1f} s")
+            f"{_seconds(culprit.overlap_s)} inside the window{waiting} ({culprit.share:.0%} of the time slow operations held there), "
+            f"longest {culprit.max_ms / 1000:,.1f} s")
 
 
 def max_time_ms(culprit: Culprit, incident_start: dt.datetime) -> int:

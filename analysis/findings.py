@@ -24,11 +24,12 @@ class Culprit:
     query_hash: Optional[str]
     count: int
     overlap_s: float  # operation-seconds inside the window
-    share: float  # of all slow-operation seconds inside the window
+    share: float  # of the time all slow operations held inside the window (see held_s)
     max_ms: int
     example: Optional[str]  # the longest run's command, as logged
     collscan: bool = False
     command: Optional[str] = None
+    held_s: float = 0.0  # overlap_s less what the log says its runs waited (cache, locks, tickets): what ranks it
     first_started: Optional[dt.datetime] = None  # when its earliest run began
     last_ended: Optional[dt.datetime] = None  # when its last run ended
 

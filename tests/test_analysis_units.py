@@ -279,3 +279,13 @@ def test_an_election_during_an_incident_is_a_warning():
     incident = Finding("cache_pressure", "critical", T0 + dt.timedelta(seconds=50), T0 + dt.timedelta(seconds=90), "cache full", "e")
     replication.relate([change, incident])
     assert change.severity == "warning" and "cache full" in change.explanation
+
+
+def test_operations_that_mostly_waited_are_victims_not_culprits():
+    """Ranked by time held: a run's recorded waits (cache, locks, ticket queue) do not count."""
+    ops = slow_ops([op(100, 60_000, plan="COLLSCAN"), *[op(95 + k, 50_000, ns="shop.carts") for k in range(3)]])
+    ops = ops.with_columns(cache_wait_micros=pl.when(pl.col("ns") == "shop.carts").then(45_000_000))
+    found = rank(ops, T0 + dt.timedelta(seconds=50), T0 + dt.timedelta(seconds=100))
+    carts = next(c for c in found if c.ns == "shop.carts")
+    assert carts.overlap_s > found[0].overlap_s and carts.held_s == pytest.approx(carts.overlap_s * 0.1)
+    assert found[0].ns == "shop.orders" and found[0].collscan and causes(found, window_s=50) == [found[0]]

@@ -74,6 +74,7 @@ def test_collscan_query_24(frames):
 def test_write_lines_and_plans_40(frames):
     slow = frames.slow_ops.filter(pl.col("file").str.ends_with("mongod_4.0.10_slowoplogs.log"))
     writes = slow.filter(pl.col("component") == "WRITE")
+    # Every statement here is followed by its batch's command line on the same connection.
     assert writes.height > 0 and writes["write_statement"].all()
     assert set(writes["op_type"]) <= {"update", "remove", "insert"}
     update = writes.filter(pl.col("op_type") == "update").row(0, named=True)

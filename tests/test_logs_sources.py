@@ -1,6 +1,7 @@
 """Inputs: multi-member gzip, rotated sets, directories, tar archives of several nodes."""
 
 import gzip
+import json
 import tarfile
 
 import polars as pl
@@ -102,3 +103,36 @@ def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True)
     held, compacted = map(int, out.stdout.split())
     assert held - compacted >= 80, (held, compacted)
+
+
+def test_write_lines_count_unless_their_batch_logged_itself(tmp_path):
+    """A WRITE line repeats the COMMAND line of its batch (same connection and collection, logged
+    after it, begun before it ended); one no command line covers is an operation of its own."""
+    def line(t, c, ctx, attr):
+        return json.dumps({"t": {"$date": f"2024-05-14T09:00:{t}Z"}, "s": "I", "c": c, "id": 51803, "ctx": ctx, "msg": "Slow query", "attr": attr})
+
+    statement = {"type": "update", "ns": "shop.orders", "command": {"q": {"_id": 1}, "u": {"$set": {"a": 1}}}, "planSummary": "IDHACK"}
+    batch = {"type": "command", "ns": "shop.$cmd", "command": {"update": "orders", "updates": [], "$db": "shop"}, "planSummary": "IDHACK"}
+    path = tmp_path / "mongod.log"
+    path.write_text("\n".join([
+        line("01.500", "WRITE", "conn1", {**statement, "durationMillis": 500}),  # its batch follows: repeated
+        line("01.501", "COMMAND", "conn1", {**batch, "durationMillis": 498}),
+        line("05.000", "WRITE", "conn2", {**statement, "durationMillis": 900}),  # no batch line: counts
+        line("07.000", "WRITE", "conn3", {**statement, "durationMillis": 300}),  # the next batch began after it ended: counts
+        line("09.000", "COMMAND", "conn3", {**batch, "durationMillis": 1000}),
+    ]) + "\n")
+    slow = read_logs(path).slow_ops
+    assert slow.select("connection", "component", "write_statement").rows() == [
+        ("conn1", "WRITE", True), ("conn1", "COMMAND", False), ("conn2", "WRITE", False), ("conn3", "WRITE", False), ("conn3", "COMMAND", False)]
+
+
+def test_demo_slow_updates_are_counted():
+    """The demo's 14 slow shop.orders updates (1.5-8.7 s) are WRITE lines with no COMMAND line."""
+    from pathlib import Path
+
+    from ftdc.logs import summarize_queries
+
+    log = Path(__file__).resolve().parents[1] / "samples" / "mongod.log"
+    summary = summarize_queries(read_logs(log).slow_ops)
+    updates = summary.filter(pl.col("ns") == "shop.orders", pl.col("command") == "update").row(0, named=True)
+    assert updates["count"] == 14 and 1500 <= updates["p50_ms"] and updates["max_ms"] <= 9000

@@ -11,7 +11,7 @@ class LogFrames:
 
     slow_ops: one row per slow operation (id 51803 or the legacy text line);
         `write_statement` marks the per-statement WRITE lines that repeat a
-        write command's COMMAND line.
+        write command's COMMAND line (a WRITE line no command line covers counts).
     events: every other log line, typed where analyses need it (`kind`).
     problems: lines that could not be read, with file, line and reason.
     """

@@ -9,6 +9,7 @@ order, so no block waits for the one before it to be counted.
 Joins that need every file (node names, client drivers) come last.
 """
 
+import datetime as dt
 import os
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -188,7 +189,7 @@ def _assemble(found, results, start, end) -> LogFrames:
         pl.col("group").replace_strict(by_group, default=None, return_dtype=pl.String),
     )
     evts = evts.with_columns(node=node)
-    slow = _with_clients(slow.with_columns(node=node), evts)
+    slow = _with_clients(_mark_repeated_statements(slow.with_columns(node=node)), evts)
     if start is not None:
         slow = slow.filter(pl.col("ts") >= start)
         evts = evts.filter(pl.col("ts") >= start)
@@ -202,6 +203,39 @@ def _assemble(found, results, start, end) -> LogFrames:
         events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
     )
+
+
+# Write commands whose statements mongod may also log one by one (WRITE lines).
+WRITE_COMMANDS = ("insert", "update", "delete", "findAndModify", "findandmodify")
+# Two durations truncated to whole milliseconds.
+TRUNCATION = dt.timedelta(milliseconds=2)
+
+
+def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
+    """`write_statement` stays true only for WRITE lines that repeat a command's line.
+
+    A batch logs its slow statements (WRITE) and then itself (COMMAND, on the same
+    connection, after them); counting both counts the work twice (LOG-FORMAT.md §4). But
+    legacy text logs and some 4.4+ batches have no COMMAND line: there the WRITE line is
+    the only record of the operation. A statement is repeated when the next write command
+    of its node and connection, on the same collection, was logged at or after it and had
+    begun by the time it finished: a connection runs one operation at a time, so a later
+    batch cannot have begun before this statement ended. (Durations do not nest: 6.0 logs
+    statements longer than their batch; and both are truncated to whole milliseconds, hence
+    TRUNCATION of slack.) Done on a narrow copy so the wide frame is not sorted or copied.
+    """
+    keys = ["group", "connection"]
+    rows = slow.select(*keys, "ns", "ts", "started", "write_statement", "command").with_row_index("row")
+    statements = rows.filter(pl.col("write_statement")).drop_nulls(["ts", "started"]).sort("ts")
+    if statements.is_empty():
+        return slow
+    commands = (rows.filter(~pl.col("write_statement") & pl.col("command").is_in(WRITE_COMMANDS)).drop_nulls(["ts", "started"])
+                .select(*keys, pl.col("ns").alias("command_ns"), pl.col("ts").alias("command_ts"), pl.col("started").alias("command_started"))
+                .sort("command_ts"))
+    covered = statements.join_asof(commands, left_on="ts", right_on="command_ts", by=keys, strategy="forward", check_sortedness=False).filter(
+        (pl.col("command_started") <= pl.col("ts") + TRUNCATION) & (pl.col("command_ns") == pl.col("ns")))["row"]
+    repeated = pl.Series(range(slow.height)).is_in(covered.implode()) if len(covered) else pl.repeat(False, slow.height, eager=True)
+    return slow.with_columns(write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"]))
 
 
 def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:

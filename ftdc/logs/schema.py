@@ -25,8 +25,9 @@ SLOW_OPS = {
     "component": pl.String,
     "op_type": pl.String,
     "command": pl.String,
-    # True for the per-statement WRITE lines that repeat part of a write
-    # command's COMMAND line; counts and latency sums must skip them.
+    # True for the per-statement WRITE lines that repeat part of a write command's
+    # COMMAND line (one of the same connection covers their time); counts and latency
+    # sums must skip them. A WRITE line no command line covers is an operation of its own.
     "write_statement": pl.Boolean,
     "ns": pl.String,
     "db": pl.String,
