@@ -45,10 +45,15 @@ def detect(ctx: Context) -> list[Finding]:
     minutes = _minutes(ctx.series)
     busy = minutes["ops_per_s"].quantile(PEAK_QUANTILE) if "ops_per_s" in minutes.columns else None
     bursts = minutes.filter(pl.col("deleted") >= BURST_FACTOR * pl.col("usual"), pl.col("deleted") >= MIN_DOCS)
+    # A pass that runs across a minute boundary is one burst.
+    minute = dt.timedelta(minutes=1)
+    bursts = bursts.with_columns(burst=(pl.col(TIME_COLUMN).diff() > minute).fill_null(True).cum_sum()).group_by("burst", maintain_order=True).agg(
+        pl.col(TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last() + minute, deleted=pl.col("deleted").sum(), usual=pl.col("usual").first(),
+        minutes=pl.len(), **({"ops_per_s": pl.col("ops_per_s").mean()} if "ops_per_s" in bursts.columns else {}))
     write_spikes = [s for s in ctx.spikes if s.op == "writes"]
     findings = []
     for row in bursts.iter_rows(named=True):
-        start, end = row[TIME_COLUMN], row[TIME_COLUMN] + dt.timedelta(minutes=1)
+        start, end = row[TIME_COLUMN], row["end"]
         rows = ctx.window(start, end)
         costs = []
         spikes = [s for s in write_spikes if s.start <= end and s.end >= start]
@@ -70,15 +75,15 @@ def detect(ctx: Context) -> list[Finding]:
             severity="warning" if costs else "info",
             start=start,
             end=end,
-            title=f"TTL monitor deleted {row['deleted']:,.0f} documents in one minute{peak_text}" + (f": {costs[0]}" if costs else ""),
-            explanation=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in the minute from {start:%H:%M}, "
-                         f"{row['deleted'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
+            title=f"TTL monitor deleted {row['deleted']:,.0f} documents in {row['minutes']} min{peak_text}" + (f": {costs[0]}" if costs else ""),
+            explanation=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in {row['minutes']} min from {start:%H:%M}, "
+                         f"{row['deleted'] / row['minutes'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
                          + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
-                         + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that minute." if ttl_lines else "")),
+                         + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
             evidence={
                 "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
                 "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"]},
-                "thresholds": {"burst": f"≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
+                "thresholds": {"burst": f"minutes with ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
                 "at_peak_load": at_peak,
             },
             recommendations=[

@@ -1,0 +1,452 @@
+"""A mongod node simulated second by second, written as FTDC and logs the way mongod writes them.
+
+A scenario says, for each second, what the node is doing (a `Tick`: operation
+rates and latencies, cache levels, eviction, tickets, disks, connections,
+TTL, data handles, checkpoints stalled or not); `Node` turns that into the
+counters and gauges of serverStatus / systemMetrics in the layout of the
+version it runs (4.2, 6.0, 7.0, 8.0, 8.0 with the multi-service sections),
+with the mechanisms the analyses rely on: counters are cumulative and
+operations are credited when they finish (a stalled write counts, with its
+whole wait, in the second it completes); checkpoints run every
+`checkpoint_interval` seconds, drain dirty data, and set the running flag,
+counts, total and most recent time as WiredTiger does; serverStatus takes
+`collect_ms` to answer. `Log` writes the matching mongod log (JSON 4.4+ or
+legacy text).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from ftdc.writer import FTDCWriter
+
+GB = 1024**3
+
+
+@dataclass
+class Tick:
+    """What the node does during one second (rates per second, levels as shares of the cache)."""
+
+    reads: float = 2000
+    writes: float = 800
+    commands: float = 300
+    read_latency_us: float = 200
+    write_latency_us: float = 300
+    command_latency_us: float = 100
+    # Writes blocked this second (a stall): they finish, with their wait, when the stall ends.
+    writes_stalled: bool = False
+    reads_stalled: bool = False
+    cache_fill: float = 0.80
+    dirty: float = 0.03
+    updates: float = 0.01
+    app_evicted_pages: float = 0
+    app_evict_us: float = 0
+    app_wait_us: float = 0
+    cache_timeouts: int = 0
+    read_out: int = 2
+    write_out: int = 2
+    read_total: int = 128
+    write_total: int = 128
+    read_queue: int = 0  # ticket queue (6.1+) and globalLock.currentQueue
+    write_queue: int = 0
+    collscans: int = 0  # finished this second
+    scanned_objects: float = 6000
+    returned: float = 4000
+    ttl_deleted: int = 0
+    ttl_pass: bool = False
+    disk_util: float = 0.25
+    disk_await_ms: float = 0.8
+    disk_iops: float = 400
+    disk_mb: float = 20
+    io_full_share: float = 0.0
+    connections: int = 300
+    connections_created: float = 2
+    connections_rejected: int = 0
+    dhandles: int = 900
+    dhandle_wait_us: float = 0
+    schema_wait_us: float = 0
+    gather_handles_us: float = 2000
+    collect_ms: float = 2
+    # Checkpoints: how long the next one takes, and whether this second's sample is missing.
+    checkpoint_seconds: float = 2.0
+    missing: bool = False
+
+
+@dataclass
+class Config:
+    version: str = "7.0.12"
+    layout: str = "7.0"  # 4.2 | 6.0 | 7.0 | 8.0 | 8.0-services
+    host: str = "db-prod-01.example.net"
+    port: int = 27017
+    replica_set: Optional[str] = "rs0"
+    cache_gb: float = 8.0
+    cores: int = 8
+    memory_mb: int = 32000
+    config_string: Optional[str] = None  # storage.wiredTiger.engineConfig.configString
+    checkpoint_interval: int = 60
+    pid: int = 41873
+    seed: int = 7
+
+
+class Node:
+    """Cumulative state of the simulated node; `sample(t, tick)` advances one second and returns serverStatus & co."""
+
+    def __init__(self, config: Config):
+        self.c = config
+        self.rng = random.Random(config.seed)
+        self.n = {k: 0 for k in (
+            "reads_ops reads_lat writes_ops writes_lat cmd_ops cmd_lat insert query update delete getmore command "
+            "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
+            "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
+            "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
+            "dhandle_wait schema_wait sweeps swept").split()}
+        self.pid = config.pid
+        self.boot_s = 0.0
+        self.uptime_s = 86400.0
+        self.stalled_writes: list[float] = []  # arrival seconds of writes waiting for a stall to end
+        self.stalled_reads: list[float] = []
+        self.checkpoint_left = 0.0
+        self.next_checkpoint = config.checkpoint_interval * 0.5
+        self.last_checkpoint_ms = 1800
+        self.generation = 0
+        self.checkpoint_running = 0
+
+    def restart(self, pid: int) -> None:
+        """A new process: every serverStatus and WiredTiger counter starts again (systemMetrics do not)."""
+        keep = {k: self.n[k] for k in ("reads", "writes", "rsect", "wsect", "rtime", "wtime", "io_time", "io_queued", "iowait", "psi_full")}
+        self.n = {k: 0 for k in self.n} | keep
+        self.pid, self.uptime_s, self.generation, self.last_checkpoint_ms = pid, 0.0, 0, 0
+
+    # -- one second
+
+    def _ops(self, kind: str, rate: float, latency_us: float, stalled: bool, backlog: list[float]) -> int:
+        """Operations finishing this second: hardly any while stalled (they queue), all of them, waits
+        included, when it ends. Returns how many finished."""
+        r = self.rng
+        count = max(0, int(rate * r.uniform(0.95, 1.05)))
+        if stalled:
+            backlog.append(count)
+            finished, latency = int(count * 0.02), count * 0.02 * latency_us
+        else:
+            finished, latency = count, count * latency_us * r.uniform(0.9, 1.1)
+            waited = len(backlog)
+            if waited:
+                queued = sum(backlog)
+                finished += int(queued)
+                latency += queued * (waited / 2) * 1e6  # each waited about half the stall on average
+                backlog.clear()
+        self.n[f"{kind}_ops"] += finished
+        self.n[f"{kind}_lat"] += int(latency)
+        return finished
+
+    def _checkpoint(self, tick: Tick, t: float) -> None:
+        """WiredTiger's checkpoint counters: started on entry, total/most recent time at completion."""
+        if self.checkpoint_left <= 0 and t >= self.next_checkpoint:
+            self.checkpoint_left = tick.checkpoint_seconds
+            self.checkpoint_length = tick.checkpoint_seconds
+            self.n["ckpt_started"] += 1
+            # mongod's checkpointer waits syncdelay from one start to the next, or runs at once when late.
+            self.next_checkpoint = t + self.c.checkpoint_interval
+        self.checkpoint_running = int(self.checkpoint_left > 0)
+        if self.checkpoint_left > 0:
+            self.n["ckpt_bytes"] += int(self.rng.uniform(40, 60) * 2**20)
+            self.checkpoint_left -= 1
+            if self.checkpoint_left <= 0:
+                self.last_checkpoint_ms = int(self.checkpoint_length * 1000 - self.rng.randint(0, 300))
+                self.n["ckpt_total_ms"] += self.last_checkpoint_ms
+                self.n["ckpt_succeeded"] += 1
+                self.generation += 1
+                self.checkpoint_running = 0
+                self.next_checkpoint = max(self.next_checkpoint, t + 1)
+
+    def advance(self, t: float, tick: Tick) -> None:
+        r, n = self.rng, self.n
+        self.uptime_s += 1
+        # opcounters count operations as they are processed: a stall shows as a drop.
+        reads = self._ops("reads", tick.reads, tick.read_latency_us, tick.reads_stalled, self.stalled_reads)
+        writes = self._ops("writes", tick.writes, tick.write_latency_us, tick.writes_stalled, self.stalled_writes)
+        commands = self._ops("cmd", tick.commands, tick.command_latency_us, False, [])
+        for key, share in (("insert", 0.5), ("update", 0.35), ("delete", 0.15)):
+            n[key] += int(writes * share)
+        n["query"] += reads
+        n["getmore"] += int(reads * 0.03)
+        n["command"] += commands
+        n["scanned"] += int(tick.scanned_objects * 0.9)
+        n["scanned_objects"] += int(tick.scanned_objects)
+        n["returned"] += int(tick.returned)
+        n["collscans"] += tick.collscans
+        n["app_evicted"] += int(tick.app_evicted_pages)
+        n["app_mod_evicted"] += int(tick.app_evicted_pages * 0.6)
+        n["evict_us"] += int(tick.app_evict_us)
+        n["wait_us"] += int(tick.app_wait_us)
+        n["timeouts"] += tick.cache_timeouts
+        queued = tick.read_queue + tick.write_queue
+        n["added"] += queued
+        n["queued_us"] += int(tick.write_queue * 1e6)
+        n["created"] += int(tick.connections_created)
+        n["rejected"] += tick.connections_rejected
+        n["bytes_written"] += int(writes * 4000)
+        n["bytes_read"] += int(tick.disk_mb * 0.3 * 1e6)
+        ios = tick.disk_iops * r.uniform(0.9, 1.1)
+        n["reads"] += int(ios * 0.3)
+        n["writes"] += int(ios * 0.7)
+        n["rsect"] += int(tick.disk_mb * 0.3 * 1e6 / 512)
+        n["wsect"] += int(tick.disk_mb * 0.7 * 1e6 / 512)
+        n["rtime"] += int(ios * 0.3 * tick.disk_await_ms)
+        n["wtime"] += int(ios * 0.7 * tick.disk_await_ms)
+        n["io_time"] += int(1000 * min(1.0, tick.disk_util * r.uniform(0.95, 1.05)))
+        n["io_queued"] += int(1000 * tick.disk_util * max(1.0, ios * tick.disk_await_ms / 1000))
+        n["iowait"] += int(tick.io_full_share * 1000 * self.c.cores)
+        n["psi_full"] += int(tick.io_full_share * 1e6)
+        n["ttl_deleted"] += tick.ttl_deleted
+        n["ttl_passes"] += int(tick.ttl_pass)
+        n["ttl_subpasses"] += int(tick.ttl_pass)
+        n["dhandle_wait"] += int(tick.dhandle_wait_us)
+        n["schema_wait"] += int(tick.schema_wait_us)
+        if int(t) % 60 == 0:
+            n["sweeps"] += 1
+            n["swept"] += r.randint(0, 3)
+        self._checkpoint(tick, t)
+
+    # -- the documents mongod would write
+
+    def _tickets(self, rw: str, tick: Tick) -> dict:
+        out, total = (tick.read_out, tick.read_total) if rw == "read" else (tick.write_out, tick.write_total)
+        queue = tick.read_queue if rw == "read" else tick.write_queue
+        doc = {"out": out, "available": max(0, total - out), "totalTickets": total}
+        layout = self.c.layout
+        if layout == "6.0":
+            doc.update(addedToQueue=self.n["added"], removedFromQueue=self.n["added"], queueLength=queue, processing=out,
+                       totalTimeProcessingMicros=self.n["queued_us"] * 3)
+        elif layout.startswith(("7.0", "8.0")):
+            priority = {"addedToQueue": self.n["added"], "removedFromQueue": self.n["added"], "queueLength": queue, "startedProcessing": self.n["added"],
+                        "processing": out, "finishedProcessing": self.n["added"], "totalTimeProcessingMicros": self.n["queued_us"] * 3,
+                        "canceled": 0, "newAdmissions": self.n["added"], "totalTimeQueuedMicros": self.n["queued_us"] if rw == "write" else 0}
+            doc["normalPriority"] = priority
+            if layout == "7.0":
+                doc["lowPriority"] = {**{k: 0 for k in priority}, "expedited": 0, "bypassed": 0}
+        return doc
+
+    def _wiredtiger(self, tick: Tick) -> dict:
+        n, cache_max = self.n, int(self.c.cache_gb * GB)
+        new_names = self.c.layout.startswith("8.0")
+        cache = {
+            "maximum bytes configured": cache_max,
+            "bytes currently in the cache": int(tick.cache_fill * cache_max),
+            "tracked dirty bytes in the cache": int(tick.dirty * cache_max),
+            "pages evicted by application threads": n["app_evicted"],
+            "modified pages evicted by application threads": n["app_mod_evicted"],
+            "operations timed out waiting for space in cache": n["timeouts"],
+            "eviction currently operating in aggressive mode": int(tick.app_evicted_pages > 0),
+        }
+        if self.c.layout != "4.2":
+            cache["bytes allocated for updates"] = int(tick.updates * cache_max)
+        thread_yield = {"application thread time waiting for cache (usecs)": n["wait_us"]}
+        if new_names:
+            cache["application thread time evicting (usecs)"] = n["evict_us"]
+        else:
+            thread_yield["application thread time evicting (usecs)"] = n["evict_us"]
+        if new_names:
+            checkpoint = {"progress state": self.checkpoint_running, "number of checkpoints started by api": n["ckpt_started"],
+                          "total succeed number of checkpoints": n["ckpt_succeeded"], "total failed number of checkpoints": 0,
+                          "most recent time (msecs)": self.last_checkpoint_ms, "total time (msecs)": n["ckpt_total_ms"],
+                          "generation": self.generation, "scrub most recent time (msecs)": 0,
+                          "most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us)}
+            sections = {"checkpoint": checkpoint}
+        else:
+            checkpoint = {"transaction checkpoint currently running": self.checkpoint_running, "transaction checkpoint generation": self.generation,
+                          "transaction checkpoint most recent time (msecs)": self.last_checkpoint_ms, "transaction checkpoint scrub time (msecs)": 0,
+                          "transaction checkpoint total time (msecs)": n["ckpt_total_ms"], "transaction checkpoints": n["ckpt_started"],
+                          "transaction checkpoint most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us)}
+            sections = {"transaction": checkpoint}
+        wt = {
+            "block-manager": {"bytes read": n["bytes_read"], "bytes written": n["bytes_written"], "bytes written for checkpoint": n["ckpt_bytes"]},
+            "cache": cache,
+            **sections,
+            "connection": {"files currently open": tick.dhandles // 2},
+            "data-handle": {"connection data handles currently active": tick.dhandles, "connection sweeps": n["sweeps"],
+                            "connection sweep dhandles closed": n["swept"]},
+            "lock": {"dhandle lock application thread time waiting (usecs)": n["dhandle_wait"],
+                     "schema lock application thread wait time (usecs)": n["schema_wait"]},
+            "thread-yield": thread_yield,
+        }
+        if not new_names:
+            wt["concurrentTransactions"] = {"write": self._tickets("write", tick), "read": self._tickets("read", tick)}
+        return wt
+
+    def server_status(self, start: dt.datetime, tick: Tick) -> dict:
+        n, c, r = self.n, self.c, self.rng
+        end = start + dt.timedelta(milliseconds=tick.collect_ms * r.uniform(0.8, 1.2))
+        queue = tick.read_queue + tick.write_queue
+        doc = {
+            "start": start, "host": c.host, "version": c.version, "process": "mongod", "pid": self.pid,
+            "uptime": float(int(self.uptime_s)), "uptimeMillis": int(self.uptime_s * 1000), "localTime": start,
+            "connections": {"current": tick.connections, "available": max(0, 51200 - tick.connections) if not tick.connections_rejected else 0,
+                            "totalCreated": n["created"] + 10_000, "active": min(tick.connections, 20 + queue)},
+            "globalLock": {"currentQueue": {"total": queue, "readers": tick.read_queue, "writers": tick.write_queue},
+                           "activeClients": {"total": 20, "readers": tick.read_out, "writers": tick.write_out}},
+            "opLatencies": {"reads": {"latency": n["reads_lat"], "ops": n["reads_ops"]}, "writes": {"latency": n["writes_lat"], "ops": n["writes_ops"]},
+                            "commands": {"latency": n["cmd_lat"], "ops": n["cmd_ops"]}, "transactions": {"latency": 0, "ops": 0}},
+            "opcounters": {k: n[k] for k in ("insert", "query", "update", "delete", "getmore", "command")},
+            "wiredTiger": self._wiredtiger(tick),
+            "metrics": {
+                "document": {"returned": n["returned"], "inserted": n["insert"], "updated": n["update"], "deleted": n["delete"]},
+                "queryExecutor": {"scanned": n["scanned"], "scannedObjects": n["scanned_objects"]},
+                "ttl": {"deletedDocuments": n["ttl_deleted"], "passes": n["ttl_passes"]},
+            },
+        }
+        if c.layout != "4.2":
+            doc["connections"]["rejected"] = n["rejected"]
+            doc["metrics"]["queryExecutor"]["collectionScans"] = {"nonTailable": n["collscans"], "total": n["collscans"]}
+        if c.layout in ("6.0", "7.0") or c.layout.startswith("8.0"):
+            doc["metrics"]["ttl"]["subPasses"] = n["ttl_subpasses"]
+        if c.layout.startswith("8.0"):
+            doc["queues"] = {"execution": {"write": self._tickets("write", tick), "read": self._tickets("read", tick)}}
+        doc["end"] = end
+        return doc
+
+    def system_metrics(self, start: dt.datetime) -> dict:
+        n = self.n
+        disks = {"sda": {"reads": n["reads"], "reads_merged": 0, "read_sectors": n["rsect"], "read_time_ms": n["rtime"],
+                         "writes": n["writes"], "writes_merged": 0, "write_sectors": n["wsect"], "write_time_ms": n["wtime"],
+                         "io_in_progress": 0, "io_time_ms": n["io_time"], "io_queued_ms": n["io_queued"]}}
+        doc = {"start": start, "cpu": {"user_ms": int(self.uptime_s * 3000), "system_ms": int(self.uptime_s * 500), "iowait_ms": n["iowait"],
+                                       "idle_ms": int(self.uptime_s * 4000)}, "disks": disks}
+        if self.c.layout in ("7.0",) or self.c.layout.startswith("8.0"):
+            doc["pressure"] = {"io": {"some": {"totalMicros": n["psi_full"] * 2}, "full": {"totalMicros": n["psi_full"]}}}
+        doc["end"] = start + dt.timedelta(milliseconds=1)
+        return doc
+
+    def sample(self, start: dt.datetime, tick: Tick, extra: Optional[dict] = None) -> dict:
+        status = self.server_status(start, tick)
+        system = self.system_metrics(status["end"])
+        if self.c.layout == "8.0-services":
+            # 8.0 with an embedded router: collectors nest under their service (FTDC-FORMAT.md §6).
+            return {"start": start, "shard": {"serverStatus": status, **(extra or {})}, "common": {"systemMetrics": system}, "end": system["end"]}
+        return {"start": start, "serverStatus": status, **(extra or {}), "systemMetrics": system, "end": system["end"]}
+
+    def metadata(self, start: dt.datetime) -> dict:
+        c = self.c
+        engine = {"cacheSizeGB": c.cache_gb, **({"configString": c.config_string} if c.config_string else {})}
+        parsed = {"net": {"port": c.port, "bindIp": "0.0.0.0"}, "storage": {"dbPath": "/var/lib/mongo", "wiredTiger": {"engineConfig": engine}}}
+        if c.replica_set:
+            parsed["replication"] = {"replSetName": c.replica_set}
+        build = {"start": start, "version": c.version, "gitVersion": "0" * 40, "end": start}
+        opts = {"start": start, "argv": ["mongod", "--config", "/etc/mongod.conf"], "parsed": parsed, "end": start}
+        host = {"start": start, "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
+                "os": {"type": "Linux", "name": "Ubuntu", "version": "22.04"}, "end": start}
+        if c.layout == "8.0-services":
+            return {"start": start, "shard": {"buildInfo": build, "getCmdLineOpts": opts}, "common": {"hostInfo": host}, "end": start}
+        return {"start": start, "buildInfo": build, "getCmdLineOpts": opts, "hostInfo": host, "end": start}
+
+
+@dataclass
+class Run:
+    """The seconds a scenario produced: per second its tick, and the checkpoints that ran."""
+
+    t0: dt.datetime
+    ticks: list[Tick]
+    checkpoints: list[tuple[float, float]] = field(default_factory=list)  # (start s, end s)
+
+    def at(self, s: float) -> dt.datetime:
+        return self.t0 + dt.timedelta(seconds=s)
+
+
+def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, plan: Callable[[int], Tick],
+               *, restarts: dict[int, int] = None, extra: Callable[[int, Tick], dict] = None, flush: bool = True) -> Run:
+    """Writes `seconds` samples from `plan(s)`; `restarts` maps a second to a new pid. Returns what ran."""
+    import shutil
+
+    shutil.rmtree(directory, ignore_errors=True)
+    node = Node(config)
+    writer = FTDCWriter(directory, metadata=node.metadata(t0))
+    run = Run(t0, [])
+    for s in range(seconds):
+        tick = plan(s)
+        if restarts and s in restarts:
+            writer.close()
+            node.restart(restarts[s])
+            writer = FTDCWriter(directory, metadata=node.metadata(t0 + dt.timedelta(seconds=s)))
+        was_running = node.checkpoint_running
+        node.advance(s, tick)
+        if node.checkpoint_running and not was_running:
+            run.checkpoints.append((s, s + tick.checkpoint_seconds))
+        run.ticks.append(tick)
+        if not tick.missing:
+            writer.add_sample(node.sample(t0 + dt.timedelta(seconds=s), tick, extra(s, tick) if extra else None))
+    writer.close(flush=flush)
+    return run
+
+
+# -- logs
+
+
+def _stamp(t: dt.datetime) -> str:
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}+00:00"
+
+
+class JsonLog:
+    """mongod's structured log (4.4+), one line per call, written sorted by time."""
+
+    def __init__(self, config: Config):
+        self.c = config
+        self.lines: list[tuple[dt.datetime, str]] = []
+
+    def line(self, t: dt.datetime, c: str, id_: int, ctx: str, msg: str, attr: Optional[dict] = None, s: str = "I") -> None:
+        doc = {"t": {"$date": _stamp(t)}, "s": s, "c": c, "id": id_, "ctx": ctx, "msg": msg}
+        if attr is not None:
+            doc["attr"] = attr
+        self.lines.append((t, json.dumps(doc, separators=(",", ":"))))
+
+    def startup(self, t: dt.datetime, open_string: str) -> None:
+        c = self.c
+        self.line(t, "CONTROL", 4615611, "initandlisten", "MongoDB starting", {"pid": c.pid, "port": c.port, "dbPath": "/var/lib/mongo", "host": c.host})
+        self.line(t, "CONTROL", 23403, "initandlisten", "Build Info", {"buildInfo": {"version": c.version}})
+        self.line(t, "STORAGE", 22315, "initandlisten", "Opening WiredTiger", {"config": open_string})
+
+    def checkpoint(self, t: dt.datetime, text: str) -> None:
+        self.line(t, "WTCHKPT", 22430, "Checkpointer", "WiredTiger message", {"message": {
+            "ts_sec": int(t.timestamp()), "ts_usec": t.microsecond, "thread": f"{self.c.pid}:0x7f1c2a", "session_name": "WT_SESSION.checkpoint",
+            "category": "WT_VERB_CHECKPOINT_PROGRESS", "category_id": 7, "verbose_level": "INFO", "verbose_level_id": 0, "msg": text}})
+
+    def checkpoints(self, run: Run) -> None:
+        """The checkpoint lines WiredTiger writes (LOG-FORMAT.md §5): progress every 20 s, the snapshot near the end."""
+        for start, end in run.checkpoints:
+            length = end - start
+            for running in range(20, int(length), 20):
+                self.checkpoint(run.at(start + running), f"Checkpoint has been running for {running} seconds and wrote: {running * 9000} pages ({running * 70} MB)")
+            if length >= 20:
+                self.checkpoint(run.at(end) + dt.timedelta(milliseconds=5), f"Checkpoint ran for {int(length)} seconds and wrote: {int(length) * 9000} pages ({int(length) * 70} MB)")
+            self.checkpoint(run.at(end) - dt.timedelta(milliseconds=300),
+                            f"saving checkpoint snapshot min: {1000 + int(start)}, snapshot max: {1000 + int(start)} snapshot count: 0, oldest timestamp: (0, 0) , meta checkpoint timestamp: (0, 0) base write gen: {20000 + int(start)}")
+
+    def slow(self, end: dt.datetime, ctx: str, ns: str, command: dict, plan: str, ms: int, *, component: str = "COMMAND", op_type: str = "command",
+             keys: int = 1, docs: int = 1, nreturned: int = 1, **extra) -> None:
+        """A slow-query line (id 51803), written when the operation finished."""
+        attr = {"type": op_type, "ns": ns, "appName": "orders-service", "command": command, "planSummary": plan, "keysExamined": keys,
+                "docsExamined": docs, "numYields": docs // 1000, "nreturned": nreturned, **extra, "protocol": "op_msg", "durationMillis": ms}
+        self.line(end, component, 51803, ctx, "Slow query", attr)
+
+    def write(self, path: Path) -> None:
+        path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))
+
+
+class TextLog:
+    """mongod's legacy text log (4.2: severity padded to two, component to eight)."""
+
+    def __init__(self, config: Config):
+        self.c = config
+        self.lines: list[tuple[dt.datetime, str]] = []
+
+    def line(self, t: dt.datetime, component: str, ctx: str, text: str) -> None:
+        stamp = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}+0000"
+        self.lines.append((t, f"{stamp} I  {component:<8} [{ctx}] {text}"))
+
+    def write(self, path: Path) -> None:
+        path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))
+
