@@ -89,6 +89,7 @@ class Config:
     memory_mb: int = 32000
     config_string: Optional[str] = None  # storage.wiredTiger.engineConfig.configString
     checkpoint_interval: int = 60
+    first_checkpoint: int = 30  # seconds after the first sample
     pid: int = 41873
     seed: int = 7
 
@@ -111,7 +112,7 @@ class Node:
         self.stalled_writes: list[float] = []  # arrival seconds of writes waiting for a stall to end
         self.stalled_reads: list[float] = []
         self.checkpoint_left = 0.0
-        self.next_checkpoint = config.checkpoint_interval * 0.5
+        self.next_checkpoint = config.first_checkpoint
         self.last_checkpoint_ms = 1800
         self.generation = 0
         self.checkpoint_running = 0
