@@ -28,6 +28,7 @@ from analysis.console import findings_table, render_findings
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from analysis.overview import Overview
+from ftdc.inputs import gather
 from ftdc.select import select_names
 
 EXIT_BAD_INPUT = 2
@@ -117,7 +118,7 @@ def render_overview(view: Overview) -> Table:
 
 @app.command()
 def summary(
-    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories or FTDC files, one per node"),
+    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories (or dbpaths, FTDC files, .tar/.tar.gz/.zip support bundles): one or several nodes"),
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
     start: Optional[str] = typer.Option(None, help="analyse from this time (ISO-8601, UTC if no offset)"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
@@ -130,9 +131,14 @@ def summary(
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
+        found = gather(paths)
+        if not found.ftdc:
+            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
+                                 + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
+        logs = [*found.logs, *(log or [])] or None
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
-            task = bar.add_task("reading", total=len(STAGES) * len(paths))
-            result = analysis.analyze_nodes(paths, log or None, start=start, end=end,
+            task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
+            result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
                                             progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")

@@ -33,6 +33,7 @@ from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
 
 LogsArg = Union[None, LogFrames, PathArg]
+NOT_ATTRIBUTED = ("replication_lag", "primary_change")
 STAGES = ("catalog", "logs", "samples", "analyses")
 
 
@@ -164,7 +165,8 @@ def analyze(
         relate(findings)
     slow_ops = log_frames.slow_ops if log_frames is not None else None
     for finding in findings:
-        if finding.severity != "info":
+        # Replication findings are about other members: this node's operations do not explain them.
+        if finding.severity != "info" and finding.kind not in NOT_ATTRIBUTED:
             attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None)
     findings.sort(key=Finding.rank)
     progress(STAGES[3])

@@ -22,6 +22,7 @@ from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 
 from .analyze import Analysis, LogsArg, analyze, read_compact_logs
+from .detectors.replication import change_finding, lag_finding
 from .findings import Finding
 
 CROSS_KINDS = ("primary_change", "replication_lag")
@@ -57,16 +58,13 @@ def member_addresses(nodes: list[Analysis]) -> dict[str, str]:
     return out
 
 
-def _renamed(finding: Finding, addresses: dict[str, str]) -> Finding:
-    """The finding's "member N" references replaced by the node addresses known for them."""
-    def name(text: str) -> str:
-        for member, address in addresses.items():
-            text = text.replace(f"member {member} (this node, {address})", address).replace(f"member {member}", address)
-            text = text.replace(f"Member {member}", address)
-        return text
-
-    return Finding(finding.kind, finding.severity, finding.start, finding.end, name(finding.title), name(finding.explanation),
-                   dict(finding.evidence), list(finding.culprits), list(finding.recommendations), finding.resource)
+def _named(finding: Finding, addresses: dict[str, str]) -> Finding:
+    """The finding again, its members named by the addresses of the nodes that are them."""
+    name = lambda member: addresses.get(member, f"member {member}")  # noqa: E731
+    e = finding.evidence
+    if finding.kind == "replication_lag":
+        return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
+    return change_finding(name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end)
 
 
 def _same(a: Finding, b: Finding) -> bool:
@@ -85,17 +83,23 @@ def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding
                 continue
             twin = next((m for m in merged if _same(m[0], finding)), None)
             if twin is None:
-                merged.append((_renamed(finding, addresses), [name]))
-            else:
+                merged.append((finding, [name]))
+                continue
+            # The same event seen by another node, or its other side (lag across an election): one window.
+            first = twin[0]
+            first.start, first.end = min(first.start, finding.start), max(first.end, finding.end)
+            if finding.kind == "replication_lag":
+                first.evidence["lag_s_peak"] = max(first.evidence["lag_s_peak"], finding.evidence["lag_s_peak"])
+            if name not in twin[1]:
                 twin[1].append(name)
     problems = [(f, n) for a, n in zip(nodes, names) for f in a.problems if f.kind not in CROSS_KINDS]
     out = []
-    for finding, seen_by in merged:
+    for first, seen_by in merged:
+        finding = _named(first, addresses)
         finding.evidence["seen_by"] = seen_by
         during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
         if finding.kind == "primary_change":
             finding.severity = "warning" if during else "info"
-            finding.explanation = finding.explanation.split(" It happened during:")[0]
             if during:
                 finding.explanation += " It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
         out.append(finding)

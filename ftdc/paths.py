@@ -1,4 +1,4 @@
-"""Which files a path names: a diagnostic.data directory, one file, or a list."""
+"""Which files a path names: a diagnostic.data directory, a dbpath, an archive of one, one file, or a list."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterable, Union
 
 from .errors import FTDCError
+from .inputs import is_archive, looks_like_log, one_node
 
 PathLike = Union[str, os.PathLike]
 PathArg = Union[PathLike, Iterable[PathLike]]
@@ -45,5 +46,11 @@ def resolve(path: PathArg) -> list[FtdcFile]:
     for item in items:
         if not item.exists():
             raise FTDCError(f"{item}: no such file or directory")
-        files.extend(_directory_files(item) if item.is_dir() else [FtdcFile(item)])
+        if item.is_dir() or is_archive(item):
+            where = one_node(item)  # diagnostic.data itself, inside a dbpath, or inside a bundle
+            files.extend(_directory_files(where) if where.is_dir() else [FtdcFile(where)])
+        elif looks_like_log(item):
+            raise FTDCError(f"{item}: this is a mongod log, not FTDC (use `ftdc-analyze logs` for logs)")
+        else:
+            files.append(FtdcFile(item))
     return files

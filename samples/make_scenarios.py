@@ -476,6 +476,87 @@ def raised_thresholds(out: Path) -> dict:
     return truth("raised-thresholds", config, raised_thresholds.__doc__, [])
 
 
+def replica_set(out: Path) -> dict:
+    """Three members, one time axis: a COLLSCAN fills member 0's cache; during that incident it
+    loses the primary (member 1 takes over 12 s later); member 2's disk is slow, so it falls up
+    to 90 s behind and catches up. Each node's FTDC sees the set through its own
+    replSetGetStatus (heartbeat views of the others a second or two old)."""
+    t0, seconds = dt.datetime(2024, 12, 2, 7, 0, tzinfo=UTC), 60 * 60
+    hosts = ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net"]
+    incident, election, lag = (1800, 2200), (2100, 2112), (1500, 2700)
+
+    def state(member: int, s: int) -> int:
+        if member == 0:
+            return 1 if s < election[0] else 2
+        if member == 1:
+            return 2 if s < election[1] else 1
+        return 2
+
+    def lag_of(member: int, s: int) -> float:
+        if member != 2 or not lag[0] <= s < lag[1]:
+            return 0.0
+        rise = (lag[1] - lag[0]) * 0.6
+        k = s - lag[0]
+        return 90 * k / rise if k < rise else 90 * (lag[1] - lag[0] - k) / (lag[1] - lag[0] - rise)
+
+    def repl(me: int, rng: random.Random) -> Callable[[int, Tick], dict]:
+        def status(s: int, tick: Tick) -> dict:
+            now = t0 + dt.timedelta(seconds=s)
+            members = {}
+            for m in range(3):
+                stale = 0.0 if m == me else rng.uniform(0, 2)  # heartbeats every 2 s
+                optime = now - dt.timedelta(seconds=lag_of(m, s) + stale)
+                doc = {"_id": m, "health": 1.0, "state": state(m, s) if not election[0] <= s < election[1] or m == 2 else 2,
+                       "uptime": 86400 + s, "optimeDate": optime}
+                if m == me:
+                    doc["self"] = True
+                members[str(m)] = doc
+            return {"replSetGetStatus": {"start": now, "date": now, "myState": members[str(me)]["state"], "term": 3 + (s >= election[1]),
+                                         "members": members, "end": now}}
+        return status
+
+    nodes = []
+    for me, host in enumerate(hosts):
+        config = Config(version="7.0.12", layout="7.0", seed=131 + me, host=host, replica_set="rs-prod", pid=5000 + me)
+        base = Healthy(131 + me)
+
+        def plan(s: int, me=me, base=base) -> Tick:
+            tick = base(s)
+            if me == 0 and incident[0] <= s < incident[1]:
+                tick = replace(tick, cache_fill=0.965, app_evicted_pages=base.rng.uniform(600, 1000), app_evict_us=base.rng.uniform(2e6, 3e6),
+                               app_wait_us=base.rng.uniform(3e6, 5e6), read_latency_us=tick.read_latency_us * 5, scanned_objects=tick.scanned_objects + 90_000)
+            if me != 0 and s < election[1] or me == 0 and s >= election[0]:  # secondaries apply, they take no client writes
+                tick = replace(tick, writes=5, write_latency_us=200)
+            if me == 2 and lag[0] <= s < lag[1]:
+                tick = replace(tick, disk_util=0.97, disk_await_ms=base.rng.uniform(25, 40))
+            return tick
+
+        folder = out / f"node{me + 1}"
+        run = write_ftdc(folder / "diagnostic.data", config, t0, seconds, plan, extra=repl(me, random.Random(140 + me)))
+        log = json_log(config, run, t0 - dt.timedelta(days=4))
+        if me == 0:
+            log.slow(run.at(incident[1]) + dt.timedelta(milliseconds=250), "conn981", "app.events",
+                     {"aggregate": "events", "pipeline": [{"$match": {"kind": "view", "day": {"$gte": "2024-11-01"}}}, {"$sort": {"day": 1}}], "cursor": {}, "$db": "app"},
+                     "COLLSCAN", (incident[1] - incident[0]) * 1000 + 250, keys=0, docs=52_000_000, nreturned=300, queryHash="B4D1E0C2")
+        if me in (0, 1):
+            new, old, at = ("SECONDARY", "PRIMARY", election[0]) if me == 0 else ("PRIMARY", "SECONDARY", election[1])
+            log.line(run.at(at), "REPL", 21358, "ReplCoord-1", "Replica set state transition", {"newState": new, "oldState": old})
+        log.write(folder / "mongod.log")
+        nodes.append(run)
+    run = nodes[0]
+    lag_start = next(s for s in range(*lag) if lag_of(2, s) >= 12)
+    lag_end = max(s for s in range(*lag) if lag_of(2, s) >= 12)
+    result = truth("replica-set", Config(version="7.0.12"), replica_set.__doc__, [])
+    result["nodes"] = [f"{h}:27017" for h in hosts]
+    result["node_findings"] = {f"{hosts[0]}:27017": [finding(run, "cache_pressure", *incident, tolerance_s=5)],
+                               f"{hosts[2]}:27017": [finding(run, "disk_saturation", *lag, tolerance_s=15)]}
+    result["cross_node"] = [
+        finding(run, "primary_change", election[0], election[1], tolerance_s=5, from_node=f"{hosts[0]}:27017", to_node=f"{hosts[1]}:27017"),
+        finding(run, "replication_lag", lag_start, lag_end, tolerance_s=30, node=f"{hosts[2]}:27017"),
+    ]
+    return result
+
+
 SCENARIOS: dict[str, Callable[[Path], dict]] = {
     "checkpoint-stall": checkpoint_stall,
     "cache-fill-collscan": cache_fill_collscan,
@@ -489,6 +570,7 @@ SCENARIOS: dict[str, Callable[[Path], dict]] = {
     "restart-and-gap": restart_and_gap,
     "healthy": healthy,
     "raised-thresholds": raised_thresholds,
+    "replica-set": replica_set,
 }
 
 

@@ -30,29 +30,50 @@ def _label(kind: str, resource) -> str:
     return f"{kind} ({resource})" if resource else kind
 
 
+def _matches(found, want) -> bool:
+    tolerance = dt.timedelta(seconds=want["tolerance_s"])
+    return any(f.kind == want["kind"] and f.resource == want["resource"] and abs(f.start - _time(want["start"])) <= tolerance
+               and abs(f.end - _time(want["end"])) <= tolerance for f in found)
+
+
+def nodes_row(folder: Path) -> str:
+    """Several nodes: the cross-node truth and each node's own."""
+    truth = json.loads((folder / "truth.json").read_text())
+    nodes = sorted(p for p in folder.iterdir() if (p / "diagnostic.data").is_dir())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze_nodes([n / "diagnostic.data" for n in nodes], [n / "mongod.log" for n in nodes])
+    wanted = [(w, result.cross_node) for w in truth["cross_node"]]
+    for name, node in zip(result.names, result.nodes):
+        wanted += [(w, node.problems) for w in truth["node_findings"].get(name, [])]
+    ok = all(_matches(found, w) for w, found in wanted) and sum(len(n.problems) for n in result.nodes) == len(wanted) - len(truth["cross_node"])
+    expected = Counter(_label(w["kind"], w["resource"]) for w, _ in wanted)
+    found = Counter(_label(f.kind, f.resource) for f in [*result.cross_node, *(f for n in result.nodes for f in n.problems)] if f.severity != "info")
+    return f"| {folder.name} ({len(nodes)} nodes) | {_show(expected)} | {_show(found)} | {'yes' if ok else 'no'} |"
+
+
+def _show(counts: Counter) -> str:
+    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(counts.items())) or "none"
+
+
 def row(folder: Path) -> str:
     truth = json.loads((folder / "truth.json").read_text())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = analysis.analyze(folder / "diagnostic.data", folder / "mongod.log")
-    matched = 0
-    for want in truth["findings"]:
-        tolerance = dt.timedelta(seconds=want["tolerance_s"])
-        matched += any(f.kind == want["kind"] and f.resource == want["resource"] and abs(f.start - _time(want["start"])) <= tolerance
-                       and abs(f.end - _time(want["end"])) <= tolerance for f in result.problems)
+    matched = sum(_matches(result.problems, want) for want in truth["findings"])
     extra = [f for f in result.problems if f.kind in truth["absent"]]
     expected = Counter(_label(f["kind"], f["resource"]) for f in truth["findings"])
     found = Counter(_label(f.kind, f.resource) for f in result.problems)
-    show = lambda c: ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(c.items())) or "none"  # noqa: E731
     ok = matched == len(truth["findings"]) and not extra and (truth["findings"] or not result.problems)
-    return f"| {folder.name} | {show(expected)} | {show(found)} | {'yes' if ok else 'no'} |"
+    return f"| {folder.name} | {_show(expected)} | {_show(found)} | {'yes' if ok else 'no'} |"
 
 
 def main() -> None:
     print("| scenario | injected (warning or critical) | found | windows match, nothing else raised |")
     print("|---|---|---|---|")
     for folder in sorted(p for p in SCENARIOS.iterdir() if (p / "truth.json").exists()):
-        print(row(folder))
+        print(row(folder) if (folder / "diagnostic.data").is_dir() else nodes_row(folder))
 
 
 if __name__ == "__main__":

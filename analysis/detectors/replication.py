@@ -43,34 +43,39 @@ def member_name(ctx: Context, member: str) -> str:
     return f"member {member}"
 
 
+def _opening(name: str) -> str:
+    """A name starting a sentence: "Member 1", but a host name as written."""
+    return "M" + name[1:] if name.startswith("member ") else name
+
+
+def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
+    """A lagging member, named `name` (this node's view, or an address across nodes)."""
+    return Finding(
+        kind="replication_lag",
+        severity="critical" if peak >= CRITICAL_LAG_S else "warning",
+        start=start,
+        end=end,
+        title=f"{_opening(name)} lagged the primary by up to {duration(peak)} for {duration((end - start).total_seconds())}",
+        explanation=(f"From {start:%H:%M:%S} to {end:%H:%M:%S}, {name}'s last applied operation trailed the primary's by "
+                     f"{LAG_S:g} s or more (peak {duration(peak)}), as replSetGetStatus saw it. Reads from it were that stale, "
+                     "and majority writes waited on the members that kept up."),
+        evidence={
+            "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
+            "member": member, "lag_s_peak": peak,
+            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (METRICS.md §11); heartbeats and no-op writes add 10 s of noise"},
+        },
+        recommendations=[
+            "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
+            "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
+        ],
+    )
+
+
 def _lag(ctx: Context, member: str) -> list[Finding]:
     column = f"member_lag_s.{member}"
-    out = []
     # No merging across dips: a member that keeps up touches zero every no-op cycle.
-    for window in sustained(ctx.series, pl.col(column) >= LAG_S, min_s=MIN_S, merge_s=0):
-        rows = window.rows(ctx.series)
-        peak = float(rows[column].max())
-        name = member_name(ctx, member)
-        out.append(Finding(
-            kind="replication_lag",
-            severity="critical" if peak >= CRITICAL_LAG_S else "warning",
-            start=window.start,
-            end=window.end,
-            title=f"{name[0].upper()}{name[1:]} lagged the primary by up to {duration(peak)} for {duration(window.seconds)}",
-            explanation=(f"From {window.start:%H:%M:%S} to {window.end:%H:%M:%S}, {name}'s last applied operation trailed the primary's by "
-                         f"{LAG_S:g} s or more (peak {duration(peak)}), as this node's replSetGetStatus saw it. Reads from it were that stale, "
-                         "and majority writes waited on the members that kept up."),
-            evidence={
-                "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
-                "member": member, "lag_s_peak": peak,
-                "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (METRICS.md §11); heartbeats and no-op writes add 10 s of noise"},
-            },
-            recommendations=[
-                "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
-                "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
-            ],
-        ))
-    return out
+    return [lag_finding(member_name(ctx, member), member, w.start, w.end, float(w.rows(ctx.series)[column].max()))
+            for w in sustained(ctx.series, pl.col(column) >= LAG_S, min_s=MIN_S, merge_s=0)]
 
 
 def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
@@ -79,21 +84,22 @@ def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
     frame = ctx.series.select(TIME_COLUMN, primary=primary).filter(pl.col("primary").is_not_null())
     changes = frame.with_columns(before=pl.col("primary").shift(1), since=pl.col(TIME_COLUMN).shift(1)).filter(
         pl.col("before").is_not_null() & (pl.col("primary") != pl.col("before")))
-    out = []
-    for row in changes.iter_rows(named=True):
-        old, new = member_name(ctx, row["before"]), member_name(ctx, row["primary"])
-        out.append(Finding(
-            kind="primary_change",
-            severity="info",
-            start=row["since"],
-            end=row[TIME_COLUMN],
-            title=f"Primary changed from {old} to {new}",
-            explanation=(f"{old[0].upper()}{old[1:]} was primary at {row['since']:%H:%M:%S}; {new} was at {row[TIME_COLUMN]:%H:%M:%S}"
-                         f" ({duration((row[TIME_COLUMN] - row['since']).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."),
-            evidence={"metrics": [f"replSetGetStatus.members.{m}.state" for m in (row["before"], row["primary"])],
-                      "from_member": row["before"], "to_member": row["primary"]},
-        ))
-    return out
+    return [change_finding(member_name(ctx, row["before"]), member_name(ctx, row["primary"]), row["before"], row["primary"], row["since"], row[TIME_COLUMN])
+            for row in changes.iter_rows(named=True)]
+
+
+def change_finding(old: str, new: str, from_member: str, to_member: str, since, at) -> Finding:
+    """The primary moving from member `old` to member `new` (names: this node's view, or addresses)."""
+    return Finding(
+        kind="primary_change",
+        severity="info",
+        start=since,
+        end=at,
+        title=f"Primary changed from {old} to {new}",
+        explanation=(f"{_opening(old)} was primary at {since:%H:%M:%S}; {new} was at {at:%H:%M:%S}"
+                     f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."),
+        evidence={"metrics": [f"replSetGetStatus.members.{m}.state" for m in (from_member, to_member)], "from_member": from_member, "to_member": to_member},
+    )
 
 
 def detect(ctx: Context) -> list[Finding]:

@@ -1,0 +1,185 @@
+"""What users point the tool at, and what it holds: FTDC directories and log files.
+
+A `diagnostic.data` directory, a dbpath (the directory holding one), one FTDC
+file, or a `.tar`/`.tar.gz`/`.tgz`/`.zip` support bundle holding one or several
+nodes' directories and their logs. Archives arrive in support tickets and are
+untrusted: only FTDC and log members are extracted, never outside a private
+temporary directory (no absolute paths, `..` or links), with caps on member
+count and declared bytes checked before anything is written, once per archive
+per process, removed at exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from .errors import FTDCError
+
+FTDC_PREFIX = "metrics."
+MAX_MEMBERS = 100_000
+MAX_BYTES = 64 << 30  # a bundle of several nodes' FTDC (<= 500 MB each) and days of logs
+_ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
+_LOG_HINTS = (".log",)
+_unpacked: dict[tuple, Path] = {}
+
+
+@dataclass
+class Inputs:
+    """FTDC directories (or single files) and log files found behind the paths a user gave."""
+
+    ftdc: list[Path] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)
+
+
+def is_archive(path: Path) -> bool:
+    name = path.name.lower()
+    return path.is_file() and name.endswith(_ARCHIVES)
+
+
+def is_ftdc_name(name: str) -> bool:
+    return name.startswith(FTDC_PREFIX)
+
+
+def is_log_name(name: str) -> bool:
+    name = name.lower()
+    return not is_ftdc_name(name) and (any(h in name for h in _LOG_HINTS) or name.endswith(".gz") and not name.endswith(_ARCHIVES))
+
+
+def looks_like_log(path: Path) -> bool:
+    """A mongod log rather than FTDC: JSON lines (4.4+) or a timestamped text line (older)."""
+    if not path.is_file():
+        return False
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if head.startswith(b"\x1f\x8b"):  # gzip: logs are compressed, FTDC never is
+        return True
+    return head.startswith(b'{"t":') or (len(head) > 20 and head[:4].isdigit() and head[4:5] == b"-" and b"T" in head[:11])
+
+
+def _safe_name(name: str) -> PurePosixPath | None:
+    """The member's path inside the archive, or None for absolute paths and `..`."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or not path.parts:
+        return None
+    return path
+
+
+def _wanted(name: PurePosixPath) -> bool:
+    return is_ftdc_name(name.name) or is_log_name(name.name)
+
+
+def _check(archive: Path, members: int, declared: int) -> None:
+    if members > MAX_MEMBERS:
+        raise FTDCError(f"{archive}: {members:,} members, more than the {MAX_MEMBERS:,} a support bundle can hold; unpack it yourself and point at a directory")
+    if declared > MAX_BYTES:
+        raise FTDCError(f"{archive}: its FTDC and log files would take {declared / 2**30:,.1f} GB, more than {MAX_BYTES >> 30} GB; unpack it yourself")
+    free = shutil.disk_usage(tempfile.gettempdir()).free
+    if declared > free:
+        raise FTDCError(f"{archive}: unpacking needs {declared / 2**30:,.1f} GB and {tempfile.gettempdir()} has {free / 2**30:,.1f} GB free")
+
+
+def _extract_tar(archive: Path, target: Path) -> None:
+    with tarfile.open(archive, "r:*") as tar:
+        members = [m for m in tar.getmembers() if m.isfile() and (n := _safe_name(m.name)) is not None and _wanted(n)]
+        _check(archive, len(members), sum(m.size for m in members))
+        # The "data" filter refuses links, devices and paths outside the target on its own as well.
+        tar.extractall(target, members=members, filter="data")
+
+
+def _extract_zip(archive: Path, target: Path) -> None:
+    with zipfile.ZipFile(archive) as zf:
+        infos = []
+        for info in zf.infolist():
+            name = _safe_name(info.filename)
+            mode = info.external_attr >> 16
+            if info.is_dir() or name is None or not _wanted(name) or stat.S_ISLNK(mode):
+                continue
+            infos.append((info, name))
+        _check(archive, len(infos), sum(i.file_size for i, _ in infos))
+        for info, name in infos:
+            out = target.joinpath(*name.parts)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            # zipfile stops at the declared size, so the check above bounds what is written.
+            with zf.open(info) as src, open(out, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def unpack(archive: Path) -> Path:
+    """The archive's FTDC and log files in a private directory (unpacked once per process)."""
+    st = archive.stat()
+    key = (os.path.realpath(archive), st.st_size, st.st_mtime_ns)
+    if key in _unpacked:
+        return _unpacked[key]
+    target = Path(tempfile.mkdtemp(prefix="ftdc-analyze-"))
+    atexit.register(shutil.rmtree, target, True)
+    try:
+        if archive.name.lower().endswith(".zip"):
+            _extract_zip(archive, target)
+        else:
+            _extract_tar(archive, target)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        raise FTDCError(f"{archive}: not a readable archive: {exc}") from None
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    _unpacked[key] = target
+    return target
+
+
+def _scan(root: Path) -> Inputs:
+    """Every directory holding FTDC files, and every log file, below `root`."""
+    found = Inputs()
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        here = Path(folder)
+        if any(is_ftdc_name(f) for f in files):
+            found.ftdc.append(here)
+        found.logs += [here / f for f in sorted(files) if is_log_name(f)]
+    return found
+
+
+def discover(path: str | os.PathLike) -> Inputs:
+    """The FTDC directories and logs a path holds."""
+    path = Path(path)
+    if not path.exists():
+        raise FTDCError(f"{path}: no such file or directory")
+    if is_archive(path):
+        return _scan(unpack(path))
+    if path.is_dir():
+        direct = [p for p in path.iterdir() if p.is_file() and is_ftdc_name(p.name)]
+        if direct:
+            return Inputs([path], [])
+        return _scan(path)
+    return Inputs([], [path]) if looks_like_log(path) else Inputs([path], [])
+
+
+def gather(paths) -> Inputs:
+    """What several paths hold together (each as `discover` finds it), each place once."""
+    found = Inputs()
+    for path in paths:
+        more = discover(path)
+        found.ftdc += [p for p in more.ftdc if p not in found.ftdc]
+        found.logs += [p for p in more.logs if p not in found.logs]
+    return found
+
+
+def one_node(path: str | os.PathLike) -> Path:
+    """The one FTDC directory or file behind `path` (for readers of a single node)."""
+    found = discover(path)
+    if not found.ftdc:
+        if found.logs and Path(path).is_file():
+            raise FTDCError(f"{path}: this is a mongod log, not FTDC (use `ftdc-analyze logs` for logs)")
+        raise FTDCError(f"{path}: no FTDC files (metrics.*) in it")
+    if len(found.ftdc) > 1:
+        listed = ", ".join(str(p) for p in found.ftdc[:5]) + (" ..." if len(found.ftdc) > 5 else "")
+        raise FTDCError(f"{path}: holds {len(found.ftdc)} nodes' FTDC ({listed}); name one, or give them all to `ftdc-analyze` to analyse several nodes")
+    return found.ftdc[0]

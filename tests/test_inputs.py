@@ -1,0 +1,98 @@
+"""What users point the tool at: a dbpath, a diagnostic.data directory, an archive of one (untrusted),
+a bundle of several nodes, or a log file by mistake."""
+
+import io
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import ftdc
+from ftdc import inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "samples" / "diagnostic.data"
+METRIC = ["serverStatus.uptime"]
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return ftdc.read_ftdc(DEMO, METRIC)
+
+
+def test_a_dbpath_holds_its_diagnostic_data(tmp_path, expected):
+    shutil.copytree(DEMO, tmp_path / "db" / "diagnostic.data")
+    assert ftdc.read_ftdc(tmp_path / "db", METRIC).equals(expected)
+
+
+@pytest.mark.parametrize("kind", ["tar", "tar.gz", "tgz", "zip"])
+def test_archives_of_diagnostic_data(tmp_path, expected, kind):
+    archive = tmp_path / f"support.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(archive, "w") as zf:
+            for f in DEMO.iterdir():
+                zf.write(f, f"case/diagnostic.data/{f.name}")
+    else:
+        with tarfile.open(archive, "w:gz" if "gz" in kind else "w") as tar:
+            tar.add(DEMO, arcname="case/diagnostic.data")
+    assert ftdc.read_ftdc(archive, METRIC).equals(expected)
+    assert ftdc.scan_ftdc(archive).select(METRIC).collect().equals(expected.select(METRIC))
+    assert ftdc.read_metadata(archive).node.host == "db-prod-01.example.net"
+
+
+def test_hostile_members_are_never_written_outside(tmp_path, expected):
+    archive = tmp_path / "evil.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(DEMO, arcname="case/diagnostic.data")
+        for name in ("../escaped.log", "/tmp/absolute.log"):
+            data = b"{}\n"
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        link = tarfile.TarInfo("case/diagnostic.data/metrics.link")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    assert ftdc.read_ftdc(archive, METRIC).equals(expected)
+    assert not (tmp_path / "escaped.log").exists() and not Path("/tmp/absolute.log").exists()
+    unpacked = inputs.unpack(archive)
+    assert not any(p.is_symlink() for p in unpacked.rglob("*"))
+
+
+def test_archive_caps_are_checked_before_writing(tmp_path, monkeypatch):
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for i in range(12):
+            zf.writestr(f"d/diagnostic.data/metrics.{i}", b"x")
+    monkeypatch.setattr(inputs, "MAX_MEMBERS", 10)
+    with pytest.raises(ftdc.FTDCError, match="12 members"):
+        inputs.unpack(archive)
+    monkeypatch.setattr(inputs, "MAX_MEMBERS", 100)
+    monkeypatch.setattr(inputs, "MAX_BYTES", 5)
+    with pytest.raises(ftdc.FTDCError, match="would take"):
+        inputs.unpack(archive)
+
+
+def test_several_nodes_need_naming_for_a_single_node_reader(tmp_path):
+    for node in ("a", "b"):
+        shutil.copytree(DEMO, tmp_path / node / "diagnostic.data")
+    with pytest.raises(ftdc.FTDCError, match="holds 2 nodes' FTDC"):
+        ftdc.read_ftdc(tmp_path)
+    assert len(inputs.discover(tmp_path).ftdc) == 2
+
+
+def test_a_log_given_instead_of_ftdc_says_what_to_use(tmp_path):
+    with pytest.raises(ftdc.FTDCError, match="use `ftdc-analyze logs`"):
+        ftdc.read_ftdc(ROOT / "samples" / "mongod.log")
+    run = subprocess.run([sys.executable, "-m", "cli", str(ROOT / "samples" / "mongod.log")], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "ftdc-analyze logs" in run.stderr
+
+
+def test_a_corrupt_archive_is_one_clear_error(tmp_path):
+    bad = tmp_path / "broken.tar.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 20)
+    with pytest.raises(ftdc.FTDCError, match="not a readable archive"):
+        ftdc.read_ftdc(bad)

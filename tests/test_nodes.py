@@ -1,0 +1,84 @@
+"""Several nodes at once: a replica set's members on one time axis, and what involves more than one."""
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import tarfile
+import warnings
+from pathlib import Path
+
+import pytest
+
+import analysis
+
+ROOT = Path(__file__).resolve().parents[1]
+SET = ROOT / "samples" / "scenarios" / "replica-set"
+
+
+def parse(text):
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def within(finding, want):
+    tolerance = dt.timedelta(seconds=want["tolerance_s"])
+    return abs(finding.start - parse(want["start"])) <= tolerance and abs(finding.end - parse(want["end"])) <= tolerance
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return json.loads((SET / "truth.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def result():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analysis.analyze_nodes([SET / n / "diagnostic.data" for n in ("node1", "node2", "node3")], [SET / n / "mongod.log" for n in ("node1", "node2", "node3")])
+
+
+def test_nodes_identified_from_their_metadata(result, truth):
+    assert result.names == truth["nodes"]
+    assert [a.node.replica_set for a in result.nodes] == ["rs-prod"] * 3
+
+
+def test_election_during_the_incident_and_the_lagging_member(result, truth):
+    for want in truth["cross_node"]:
+        found = [f for f in result.cross_node if f.kind == want["kind"] and within(f, want)]
+        assert found, (want, [(f.kind, str(f.start), str(f.end)) for f in result.cross_node])
+        finding = found[0]
+        assert finding.severity == "warning" and sorted(finding.evidence["seen_by"]) == sorted(truth["nodes"])
+        if want["kind"] == "primary_change":
+            assert finding.title == f"Primary changed from {want['from_node']} to {want['to_node']}"
+            assert "It happened during: rs1-a.example.net:27017: Cache past its eviction trigger" in finding.explanation
+        else:
+            assert finding.title.startswith(want["node"]) and finding.culprits == []
+    assert len(result.cross_node) == len(truth["cross_node"])
+    # Cross-node findings are not repeated on each node.
+    assert not any(f.kind in ("primary_change", "replication_lag") for a in result.nodes for f in a.findings)
+
+
+def test_each_node_has_its_own_findings_and_logs(result, truth):
+    for name, analysed in zip(result.names, result.nodes):
+        wanted = truth["node_findings"].get(name, [])
+        assert len(analysed.problems) == len(wanted), (name, [(f.kind, f.title) for f in analysed.problems])
+        for want in wanted:
+            assert any(f.kind == want["kind"] and within(f, want) for f in analysed.problems), (name, want)
+        # Each node kept its own host's log rows only.
+        assert set(analysed.logs.slow_ops["node"].drop_nulls().unique()) <= {name}
+    cache = result.nodes[0].problems[0]
+    assert cache.culprits[0].ns == "app.events" and "Cause: COLLSCAN" in cache.explanation
+
+
+def test_a_support_bundle_from_the_command_line(tmp_path):
+    bundle = tmp_path / "ticket-4711.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(SET, arcname="replica-set")
+    report = tmp_path / "report.html"
+    run = subprocess.run([sys.executable, "-m", "cli", str(bundle), "--json", "--report", str(report)], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert [n["node"]["host"] for n in doc["nodes"]] == ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net"]
+    assert sorted(f["kind"] for f in doc["cross_node_findings"]) == ["primary_change", "replication_lag"]
+    page = report.read_text()
+    assert "Across nodes" in page and page.count("<h2>rs1-") == 3
