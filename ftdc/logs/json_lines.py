@@ -1,6 +1,6 @@
 """Decode a block of JSON (4.4+) log lines into raw frames.
 
-The native decoder (`_native.decode_log_block`, native/src/logs.rs) parses each
+The native decoder (`_native.decode_log_block`, native/src/logs/) parses each
 line once, in parallel and with the GIL released, and keeps the columns it
 builds as Arrow buffers that reach polars without a copy. Slow-query lines
 (id 51803) come back fully typed and finished (UTC times, command names, db and
