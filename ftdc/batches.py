@@ -13,11 +13,13 @@ from typing import Iterable, Iterator, Optional
 import polars as pl
 
 from .catalog import Catalog
+from .errors import FTDCError
 from .frames import TIME_COLUMN
 from .paths import FtdcFile
 from .reader import decode_files
+from .timeutil import format_time, to_utc
 
-DEFAULT_BUDGET = 32_000_000  # values per window: 256 MB of int64
+DEFAULT_BUDGET = 32_000_000  # values per streaming window: 256 MB of int64
 
 
 @dataclass(frozen=True)
@@ -57,14 +59,31 @@ def time_windows(
             cuts.append(i)
             rows = 0
         rows += n
+    limit = window_limit(budget)
     for k, cut in enumerate(cuts):
         lo = start if k == 0 else firsts[cut]
         hi = end if k == len(cuts) - 1 else firsts[cuts[k + 1]] - 1
         overlapping = chunks.filter(
             (pl.col("last") >= (lo if lo is not None else -(2**63))) & (pl.col("first") <= (hi if hi is not None else 2**63 - 1))
         )
+        # The decoder holds every overlapping chunk whole while it cuts out the window's rows.
+        cost = int((overlapping["samples"] * (overlapping["metrics"].clip(upper_bound=columns) + 1)).sum())
+        if cost > limit:
+            first = overlapping.row(0, named=True)
+            raise FTDCError(
+                f"{first['file']}: offset {first['offset']}: {overlapping.height} chunk(s) from {format_time(to_utc(first['first']))} claim "
+                f"{cost:,} values that time cannot split, more than the {limit:,} a streaming window may hold "
+                "(crafted or corrupt chunk counts? mongod's chunks hold about a million)"
+            )
         names = set(overlapping["file"].to_list())
         yield Window([f for f in catalog.files if str(f.path) in names], lo, hi)
+
+
+def window_limit(budget: int) -> int:
+    """Most values a window's chunks may claim: a window is cut once it reaches `budget`,
+    and the chunks overlapping its edges add at most a few real chunks (about a million
+    values each), so only chunks that claim far more at one instant reach twice that."""
+    return 2 * budget
 
 
 def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
@@ -85,9 +104,11 @@ def decode_windows(
     schema: dict[str, pl.DataType],
     windows: Iterable[Window],
     time_field: str = TIME_COLUMN,
+    budget: int = DEFAULT_BUDGET,
 ) -> Iterator[pl.DataFrame]:
     """Frames of exactly `schema`, one per window of `time_windows`."""
     whole = len(schema) == len(catalog.schema())
     metrics = None if whole else [n for n in schema if n != TIME_COLUMN]
     for window in windows:
-        yield conform(decode_files(window.files, metrics, window.start, window.end, time_field), schema)
+        frame = decode_files(window.files, metrics, window.start, window.end, time_field, max_values=window_limit(budget))
+        yield conform(frame, schema)

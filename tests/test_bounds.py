@@ -9,7 +9,9 @@ import sys
 import zlib
 
 import bson
+import pytest
 
+import ftdc
 from ftdc.writer.documents import chunk_document
 
 T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
@@ -49,6 +51,30 @@ def baseline_mb() -> int:
     return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout) // 1024
 
 
+def run_in_child(code: str, *args) -> tuple[list[str], int]:
+    code += "\nprint(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    *lines, peak = out.stdout.strip().splitlines()
+    return lines, int(peak) // 1024
+
+
+READ = (
+    "import sys, ftdc\n"
+    "try:\n"
+    "    ftdc.read_ftdc(sys.argv[1])\n"
+    "except ftdc.FTDCError as e:\n"
+    "    print('refused', e)\n"
+)
+EXPORT = (
+    "import sys, ftdc\n"
+    "try:\n"
+    "    print('rows', ftdc.to_parquet(sys.argv[1], sys.argv[2]))\n"
+    "except ftdc.FTDCError as e:\n"
+    "    print('refused', e)\n"
+)
+
+
 def test_billions_of_claimed_values_are_refused_cheaply(tmp_path):
     path = tmp_path / "metrics.bomb"
     path.write_bytes(zero_run_chunk(metrics=3479, samples=1_000_000))
@@ -83,19 +109,10 @@ def test_many_allowed_chunks_hit_the_read_budget(tmp_path):
     # they claim 80 M values from a few KB, above the default budget.
     path = tmp_path / "metrics.many"
     path.write_bytes(zero_run_chunk(metrics=1, samples=100_000) * 800)
-    code = (
-        "import sys, ftdc\n"
-        "try:\n"
-        "    ftdc.read_ftdc(sys.argv[1])\n"
-        "except ftdc.FTDCError as e:\n"
-        "    print('refused', e)\n"
-        "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
-    refusal, peak = out.stdout.strip().splitlines()
+    (refusal,), peak = run_in_child(READ, path)
     assert refusal.startswith("refused") and "max_values" in refusal
     # The budget (64 M values) bounds what phase 1 may hold: 512 MB of times.
-    assert int(peak) // 1024 < baseline_mb() + 600
+    assert peak < baseline_mb() + 600
 
 
 def test_reused_output_memory_gives_identical_frames(ftdc_samples):
@@ -116,3 +133,67 @@ def test_reused_output_memory_gives_identical_frames(ftdc_samples):
     gc.collect()
     again = ftdc.read_ftdc(directory)
     assert again.hash_rows().to_list() == digest and again.null_count().row(0) == nulls
+
+
+def padded_zero_run_chunk(metrics: int, samples: int, when: dt.datetime, pad: int) -> bytes:
+    """A legal zero-run chunk made `pad` bytes longer by an incompressible string (strings
+    are not metrics): the file then claims fewer values per input byte than the budget."""
+    import random
+
+    noise = random.Random(pad).randbytes(pad // 2).hex()
+    reference = bson.encode({"start": when, "pad": noise, **{f"m{i}": i for i in range(metrics - 1)}})
+    deltas = bytearray()
+    for value in (0, metrics * (samples - 1) - 1):
+        while value >= 0x80:
+            deltas.append(value & 0x7F | 0x80)
+            value >>= 7
+        deltas.append(value)
+    body = reference + struct.pack("<II", metrics, samples - 1) + bytes(deltas)
+    return chunk_document(int(when.timestamp() * 1000), struct.pack("<I", len(body)) + zlib.compress(body))
+
+
+def crafted_file(path, *, same_time: bool):
+    """2 MB, 30 chunks of 160 metrics x 100,000 samples: 480 M values (3.8 GB) under
+    the old 256 values per byte budget."""
+    chunks = [padded_zero_run_chunk(160, 100_000, T0 if same_time else T0 + dt.timedelta(days=k), 128_000) for k in range(30)]
+    path.write_bytes(b"".join(chunks))
+    assert 2_000_000 < path.stat().st_size < 2_500_000
+    return path
+
+
+def test_an_export_of_a_crafted_file_stays_under_1_gb(tmp_path):
+    # Chunks spread over time stream window by window ...
+    lines, peak = run_in_child(EXPORT, crafted_file(tmp_path / "metrics.days", same_time=False), tmp_path / "days.parquet")
+    assert lines == ["rows 3000000"] and peak < 1024
+    # ... chunks that all claim one instant cannot be split by time: refused before decoding.
+    lines, peak = run_in_child(EXPORT, crafted_file(tmp_path / "metrics.same", same_time=True), tmp_path / "same.parquet")
+    assert lines[0].startswith("refused ") and "metrics.same: offset 0: 30 chunk(s) from 2024-01-01T00:00:00Z claim" in lines[0]
+    assert peak < baseline_mb() + 100 and not (tmp_path / "same.parquet").exists()
+
+
+def test_read_budget_follows_real_density_and_says_how_to_raise_it(tmp_path):
+    path = crafted_file(tmp_path / "metrics.days", same_time=False)
+    (refusal,), peak = run_in_child(READ, path)
+    # 128 values per input byte: 7x the densest real sample (7.0: 17.8 per byte).
+    assert f"above the limit of {128 * path.stat().st_size} for this input" in refusal
+    assert "read_ftdc(..., max_values=N)" in refusal and "scan_ftdc or export" in refusal
+    assert peak < baseline_mb() + 100
+
+
+def test_real_samples_are_far_below_the_read_budget(ftdc_samples):
+    for path in [ftdc_samples / "mongod-4.2.1" / "diagnostic.data", ftdc_samples / "mongod-7.0" / "diagnostic.data",
+                 next((ftdc_samples / "mongod-8.0-chunk").iterdir())]:
+        catalog = ftdc.read_catalog(path)
+        size = sum(f.path.stat().st_size for f in catalog.files)
+        values = int((catalog.chunks["samples"] * (catalog.chunks["metrics"] + 1)).sum())
+        assert values / size < 128 / 4, path
+
+
+def test_the_chunk_sample_limit_and_its_message_agree(tmp_path):
+    legal = tmp_path / "metrics.2001"
+    legal.write_bytes(zero_run_chunk(metrics=10, samples=2_001))  # diagnosticDataCollectionSamplesPerChunk=2001
+    assert ftdc.read_ftdc(legal).height == 2_001
+    over = tmp_path / "metrics.over"
+    over.write_bytes(zero_run_chunk(metrics=10, samples=100_001))
+    with pytest.warns(ftdc.FTDCWarning, match="10 metrics x 100001 samples is implausible: this reader takes up to 100000 samples"):
+        assert ftdc.read_ftdc(over).height == 0

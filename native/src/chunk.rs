@@ -11,7 +11,9 @@ use crate::bson::{document_len, read_u32};
 /// length beyond that is a lie and is never allocated.
 const MAX_INFLATE_RATIO: usize = 1032;
 /// Zero runs let a few bytes claim any number of samples, so a chunk may
-/// hold at most this many samples (mongod writes 300 by default)...
+/// hold at most this many samples: mongod writes 300 by default, and its
+/// diagnosticDataCollectionSamplesPerChunk (no upper bound) or a Go writer
+/// may write more, so the bound is generous...
 pub const MAX_CHUNK_SAMPLES: u64 = 100_000;
 /// ...and at most this many values (metricCount x samples): about 15 times
 /// the largest real chunk (8.0: 3479 metrics x 300 samples).
@@ -140,7 +142,10 @@ pub fn parse_header(payload: &[u8]) -> Result<Header, ChunkError> {
     if samples > MAX_CHUNK_SAMPLES || (metric_count.max(1) as u64) * samples > MAX_CHUNK_VALUES {
         return Err(err(
             ref_len,
-            format!("{metric_count} metrics x {samples} samples is implausible (mongod writes up to 300 samples per chunk)"),
+            format!(
+                "{metric_count} metrics x {samples} samples is implausible: this reader takes up to \
+                 {MAX_CHUNK_SAMPLES} samples and {MAX_CHUNK_VALUES} values per chunk (mongod writes 300 samples by default)"
+            ),
         ));
     }
     let header = Header { ref_len, metric_count, delta_count };
