@@ -34,7 +34,7 @@ from .metadata import NodeInfo, catalog_metadata
 from .paths import PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
-from .timeutil import TimeArg, to_ms
+from .timeutil import TimeArg, time_range, to_ms
 
 NODES_TABLE = "nodes.parquet"
 NODE_FACTS = {
@@ -95,7 +95,7 @@ def _write_node(node: _Node, schema: dict[str, pl.DataType], root: Path, lower, 
     windows = list(time_windows(node.catalog, len(own), lower, upper, budget))
     arrow_schema = pl.DataFrame(schema=schema).to_arrow().schema
     rows, first, last, part = 0, None, None, 0
-    for frame in decode_windows(node.catalog, own, windows, time_field):
+    for frame in decode_windows(node.catalog, own, windows, time_field, budget):
         frame = conform(frame, schema)
         if frame.height:
             first = frame[TIME_COLUMN].min() if first is None else first
@@ -127,7 +127,7 @@ def to_dataset(
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise FTDCError(f"{out}: already exists and is not an empty directory (a dataset is written whole, into a new place)")
-    lower, upper = to_ms(start), to_ms(end)
+    lower, upper = map(to_ms, time_range(start, end))
     nodes = _nodes(paths, time_field)
     schemas = _family_schemas(nodes, metric_list(metrics))
     total = sum(len(list(time_windows(n.catalog, len(schemas[n.family]), lower, upper, budget))) for n in nodes)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import BinaryIO, Callable, Iterator, Optional
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -14,7 +14,8 @@ from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
-from .timeutil import TimeArg, to_ms
+from .atomic import replacing
+from .timeutil import TimeArg, format_time_expr, time_range, to_ms
 
 Progress = Callable[[int, int], None]
 
@@ -24,11 +25,11 @@ def _frames(
 ) -> tuple[dict[str, pl.DataType], Iterator[pl.DataFrame]]:
     catalog = catalog_files(resolve(path), time_field)
     schema = select_schema(catalog.schema(), metric_list(metrics))
-    lower, upper = to_ms(start), to_ms(end)
+    lower, upper = map(to_ms, time_range(start, end))
     windows = list(time_windows(catalog, len(schema), lower, upper, budget))
 
     def frames() -> Iterator[pl.DataFrame]:
-        for done, frame in enumerate(decode_windows(catalog, schema, windows, time_field), 1):
+        for done, frame in enumerate(decode_windows(catalog, schema, windows, time_field, budget), 1):
             yield frame
             if progress:
                 progress(done, len(windows))
@@ -36,8 +37,9 @@ def _frames(
     return schema, frames()
 
 
-def _export(write: Callable[[str | Path, dict[str, pl.DataType], Iterator[pl.DataFrame]], int]) -> Callable[..., int]:
-    """An exporter with the common signature, around a `write(schema, frames) -> rows`."""
+def _export(write: Callable[[BinaryIO, dict[str, pl.DataType], Iterator[pl.DataFrame]], int]) -> Callable[..., int]:
+    """An exporter with the common signature, around a `write(sink, schema, frames) -> rows`;
+    `out` is replaced only when the whole export is written (an interrupted one leaves it as it was)."""
 
     def export(
         path: PathArg,
@@ -51,34 +53,36 @@ def _export(write: Callable[[str | Path, dict[str, pl.DataType], Iterator[pl.Dat
         progress: Optional[Progress] = None,
     ) -> int:
         schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
-        return write(out, schema, frames)
+        with replacing(out) as sink:
+            return write(sink, schema, frames)
 
     export.__name__ = write.__name__.lstrip("_")
     export.__doc__ = write.__doc__
     return export
 
 
-def _to_parquet(out: str | Path, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
+def _to_parquet(sink: BinaryIO, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
     """Write the samples of `path` to `out` (zstd Parquet), one row group per
     time window, so memory stays near `budget` int64 values whatever the
     directory size. Returns the number of rows; `progress(done, total)` is
     called after each window."""
     rows = 0
-    with pq.ParquetWriter(str(out), pl.DataFrame(schema=schema).to_arrow().schema, compression="zstd") as writer:
+    with pq.ParquetWriter(sink, pl.DataFrame(schema=schema).to_arrow().schema, compression="zstd") as writer:
         for frame in frames:
             writer.write_table(frame.to_arrow())
             rows += frame.height
     return rows
 
 
-def _to_csv(out: str | Path, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
-    """As `to_parquet`, to CSV with a header row."""
+def _to_csv(sink: BinaryIO, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
+    """As `to_parquet`, to CSV with a header row; times as ISO-8601 UTC with Z."""
+    times = [name for name, dtype in schema.items() if isinstance(dtype, pl.Datetime)]
+    as_text = [format_time_expr(pl.col(name)).alias(name) for name in times]
     rows = 0
-    with open(out, "wb") as sink:
-        pl.DataFrame(schema=schema).write_csv(sink)
-        for frame in frames:
-            frame.write_csv(sink, include_header=False)
-            rows += frame.height
+    pl.DataFrame(schema=schema).write_csv(sink)
+    for frame in frames:
+        frame.with_columns(as_text).write_csv(sink, include_header=False)
+        rows += frame.height
     return rows
 
 

@@ -7,10 +7,12 @@ from typing import Iterable, Optional, Union
 import polars as pl
 
 from . import _native
+from .catalog import catalog_files
 from .errors import FTDCError, require_documents
 from .frames import TIME_COLUMN, report_problems, to_polars
 from .paths import FtdcFile, PathArg, resolve
-from .timeutil import TimeArg, to_ms
+from .select import unmatched, warn_unmatched
+from .timeutil import TimeArg, time_range, to_ms
 
 Metrics = Optional[Union[str, Iterable[str]]]
 
@@ -61,9 +63,19 @@ def read_ftdc(
     `metrics` takes exact names and glob patterns (`serverStatus.wiredTiger.cache.*`);
     `start`/`end` (inclusive) take datetimes, ISO strings or epoch ms.
     Samples of metrics.interim that an archive file also holds are dropped.
+    A name or glob that matches no metric is an `FTDCWarning` naming the closest;
+    a start after the end is a ValueError.
     Damaged chunks are skipped with an `FTDCWarning` naming file and offset.
-    `max_values` caps rows x columns (default: 256 per input byte, at least
-    64 M) so that crafted chunk counts cannot exhaust memory; over it, the
-    read raises `FTDCError`.
+    `max_values` caps rows x columns (default: 128 per input byte, at least
+    64 M; real files hold 4 to 18) so that crafted chunk counts cannot exhaust
+    memory; over it, the read raises `FTDCError` (stream with `scan_ftdc` or
+    `to_parquet` instead, or pass a larger `max_values`).
     """
-    return decode_files(resolve(path), metrics, start, end, time_field, max_values)
+    lower, upper = time_range(start, end)
+    files = resolve(path)
+    frame = decode_files(files, metrics, lower, upper, time_field, max_values)
+    wanted = metric_list(metrics)
+    if wanted and unmatched(wanted, frame.columns):
+        # Name the closest metrics of the whole input, not just of what was read.
+        warn_unmatched(wanted, list(catalog_files(files, time_field).schema()))
+    return frame

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+import warnings
 from typing import Optional
 
 import polars as pl
 
 from . import _native
+from .errors import FTDCWarning
 from .frames import TIME_COLUMN
+
+GLOB_CHARS = "*?["
 
 
 def select_names(patterns: list[str], names: list[str]) -> list[str]:
@@ -15,9 +20,48 @@ def select_names(patterns: list[str], names: list[str]) -> list[str]:
     return _native.select_names(patterns, names)
 
 
+def unmatched(patterns: list[str], names: list[str]) -> list[str]:
+    """The patterns that select none of `names`."""
+    return [p for p in patterns if not select_names([p], names)]
+
+
+def closest(pattern: str, names: list[str], n: int = 3) -> list[str]:
+    """What a mistyped name or glob probably meant: the nearest names, or for a glob the
+    nearest name prefixes with the glob's tail (`serverStatus.wiredTiger.cache.*`)."""
+    cut = min((pattern.index(c) for c in GLOB_CHARS if c in pattern), default=None)
+    if cut is None:
+        return difflib.get_close_matches(pattern, names, n=n, cutoff=0.4)
+    head, tail = pattern[:cut], pattern[cut:]
+    if not head:
+        return []
+    # Compare with the names' dotted prefixes (`a.`, `a.b.`), where a glob's literal part ends.
+    heads = list(dict.fromkeys(name[: i + 1] for name in names for i, c in enumerate(name) if c == "."))
+    return [h + tail for h in difflib.get_close_matches(head, heads, n=n, cutoff=0.4)]
+
+
+def unmatched_message(patterns: list[str], names: list[str]) -> Optional[str]:
+    """One line naming each pattern that matches nothing, with the closest existing metrics."""
+    missing = unmatched(patterns, names)
+    if not missing:
+        return None
+    said = []
+    for p in missing:
+        near = closest(p, names)
+        said.append(f"{p!r} matches no metric" + (f" (closest: {', '.join(near)})" if near else ""))
+    return "; ".join(said) + "; `ftdc-analyze metrics PATH` lists them"
+
+
+def warn_unmatched(patterns: Optional[list[str]], names: list[str]) -> None:
+    message = unmatched_message(patterns, names) if patterns else None
+    if message:
+        warnings.warn(message, FTDCWarning, stacklevel=3)
+
+
 def select_schema(schema: dict[str, pl.DataType], patterns: Optional[list[str]]) -> dict[str, pl.DataType]:
-    """`schema` restricted to `start` and the metrics `patterns` select (all when None)."""
+    """`schema` restricted to `start` and the metrics `patterns` select (all when None);
+    a pattern that selects nothing is an `FTDCWarning` naming the closest metrics."""
     if patterns is None:
         return dict(schema)
+    warn_unmatched(patterns, list(schema))
     keep = set(select_names(patterns, list(schema)))
     return {name: dtype for name, dtype in schema.items() if name == TIME_COLUMN or name in keep}

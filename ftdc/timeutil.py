@@ -70,3 +70,20 @@ def format_time_expr(expr: pl.Expr) -> pl.Expr:
     utc = expr.dt.convert_time_zone("UTC")
     whole = utc.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     return pl.when(utc.dt.millisecond() == 0).then(whole).otherwise(utc.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+
+
+def format_duration(seconds: float) -> str:
+    """`4 min 30 s`, `2 h 5 min`, `12 s`, `0.4 s`; `3 d 4 h` from two days on."""
+    if seconds < 10:
+        return f"{seconds:.1f} s" if seconds % 1 else f"{seconds:.0f} s"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours >= 48:
+        days, hours = divmod(hours, 24)
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    if minutes:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    return f"{secs} s"

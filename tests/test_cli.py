@@ -1,6 +1,9 @@
 """The command line: summary, metrics, export, and one-line errors."""
 
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -93,7 +96,7 @@ def test_findings_follow_the_summary(tmp_path):
     assert text.index("time range") < text.index("Findings")
     for kind in ("checkpoint_stall", "cache_pressure", "ticket_exhaustion (write)"):
         assert kind in text
-    assert "createIndex({ status: 1, total: 1 })" in text.replace("\n", "")
+    assert "createIndex({ status: 1, total: 1 })" in " ".join(text.split())
 
 
 def test_findings_as_json():
@@ -108,3 +111,90 @@ def test_findings_as_json():
 def test_a_quiet_node_says_so(ftdc_samples):
     result = runner.invoke(app, [str(ftdc_samples / "mongod-4.2.1" / "diagnostic.data")], terminal_width=100)
     assert result.exit_code == 0 and "No problems found" in result.stdout
+
+
+# --- first contact (issue 8 §3-§6) -----------------------------------------------------
+
+ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z")
+
+
+def run_cli(*args: str, columns: int = 80) -> subprocess.CompletedProcess:
+    """The console script as a user runs it in a terminal `columns` wide (stderr not a terminal)."""
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, env=env)
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2 and result.stdout == "", result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def test_a_match_that_selects_nothing_is_an_error_naming_the_closest(directory):
+    line = one_error_line(run_cli("metrics", str(directory), "--match", "serverStatus.conection*"))
+    assert "'serverStatus.conection*' matches no metric (closest: serverStatus.connections.*" in line
+
+
+def test_an_export_of_no_metric_is_an_error_and_writes_nothing(directory, tmp_path):
+    line = one_error_line(run_cli("export", str(directory), "--out", str(tmp_path / "x.parquet"), "--metrics", "serverStatus.uptim"))
+    assert "closest: serverStatus.uptime" in line and not list(tmp_path.iterdir())
+
+
+def test_metric_list_times_are_iso_utc(directory):
+    rows = [line.split("\t") for line in run_cli("metrics", str(directory), "--match", "serverStatus.uptime").stdout.splitlines()]
+    assert rows and all(ISO.fullmatch(first) and ISO.fullmatch(last) for _, _, first, last in rows)
+
+
+@pytest.mark.parametrize("command", [[], ["export", "--out", "x.csv"], ["logs"]])
+def test_start_after_end_is_an_error_everywhere(command, directory, tmp_path):
+    target = str(DEMO / "mongod.log") if command == ["logs"] else str(directory)
+    args = [*command[:1], target, *[str(tmp_path / a) if a.endswith(".csv") else a for a in command[1:]]]
+    line = one_error_line(run_cli(*args, "--start", "2025-07-10T18:00:00Z", "--end", "2025-07-10T17:00:00.5Z"))
+    assert line == "error: start 2025-07-10T18:00:00Z is after end 2025-07-10T17:00:00.500Z"
+    bad = one_error_line(run_cli(*args, "--start", "10/07/2025"))
+    assert bad == "error: not a valid time: '10/07/2025' (ISO-8601, UTC unless it has an offset, e.g. 2024-05-14T09:30:00Z)"
+
+
+def test_export_dataset_of_a_replica_set(tmp_path):
+    members = sorted((DEMO / "scenarios" / "replica-set").glob("*/diagnostic.data"))
+    result = run_cli("export", *map(str, members), "--dataset", str(tmp_path / "ds"), "--metrics", "serverStatus.connections.*")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip().endswith(f"({len(members)} node(s))")
+    back = pl.scan_parquet(tmp_path / "ds" / "*" / "**" / "*.parquet", hive_partitioning=True).collect()
+    assert back["node"].n_unique() == len(members) == 3
+    assert back.height == sum(ftdc.read_ftdc(m, ["serverStatus.uptime"]).height for m in members)
+    several = one_error_line(run_cli("export", *map(str, members), "--out", str(tmp_path / "x.parquet")))
+    assert "3 nodes found; --out writes one node's samples: use --dataset DIR" in several
+
+
+def test_summary_fits_80_columns(ftdc_samples):
+    result = run_cli(str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"))
+    assert result.returncode == 0 and result.stderr == ""  # no progress bar when stderr is not a terminal
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert [line for line in lines if line != line.rstrip()] == []
+    # Every timestamp whole on one line: the text has no date cut at a line end.
+    assert not [line for line in lines if re.search(r"\d{4}-\d\d(-\d\d(T[\d:.]*)?)?$", line) and not ISO.search(line.split()[-1])]
+    assert "time range" in result.stdout and "Findings" in result.stdout
+
+
+def test_interim_only_prints_what_is_known(ftdc_samples, tmp_path):
+    shutil.copy(ftdc_samples / "mongod-7.0" / "diagnostic.data" / "metrics.interim", tmp_path)
+    text = run_cli(str(tmp_path)).stdout
+    assert " - cores" not in text and "host -" not in text and "-, " not in text
+    node = next(line for line in text.splitlines() if line.startswith("node"))
+    assert "unknown: no metadata document" in node
+
+
+def test_go_written_file_does_not_claim_a_zero_period(ftdc_samples):
+    text = run_cli(str(ftdc_samples / "go-writer-synthetic" / "perf_metrics_small.ftdc"), columns=200).stdout
+    period = next(line for line in text.splitlines() if line.startswith("sampling period"))
+    assert "0 s" not in period and "carry no time of their own" in period
+
+
+def test_version_and_help():
+    result = run_cli("--version")
+    assert result.returncode == 0 and re.fullmatch(r"ftdc-analyze \d+\.\d+\.\d+\S*\n", result.stdout)
+    help_text = " ".join(run_cli("--help").stdout.split())
+    assert "ftdc-analyze PATH [--log FILE ...]" in help_text and "summary command without its name" in help_text

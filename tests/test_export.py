@@ -1,5 +1,7 @@
 """Parquet and CSV exports stream window by window and equal read_ftdc."""
 
+import re
+
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
@@ -41,3 +43,48 @@ def test_csv_round_trip(directory, tmp_path):
     frame = ftdc.read_ftdc(directory, metrics)
     back = pl.read_csv(out, try_parse_dates=True).with_columns(pl.col("start").dt.convert_time_zone("UTC").dt.cast_time_unit("ms"))
     assert rows == frame.height and back.equals(frame)
+
+
+def test_an_interrupted_export_leaves_the_previous_file(directory, tmp_path):
+    out = tmp_path / "x.parquet"
+    ftdc.to_parquet(directory, out, ["serverStatus.uptime"])
+    before = out.read_bytes()
+
+    def interrupt(done, total):
+        raise KeyboardInterrupt  # Ctrl-C after the first window
+
+    with pytest.raises(KeyboardInterrupt):
+        ftdc.to_parquet(directory, out, budget=1_000_000, progress=interrupt)
+    assert out.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["x.parquet"]  # no temporary file left
+
+
+def test_an_unwritable_place_is_one_plain_error(directory, tmp_path):
+    with pytest.raises(OSError, match=r"nowhere/x.parquet: cannot write there \(No such file or directory\)"):
+        ftdc.to_parquet(directory, tmp_path / "nowhere" / "x.parquet", ["serverStatus.uptime"])
+
+
+def test_a_metric_that_matches_nothing_warns_with_the_closest(directory, tmp_path):
+    with pytest.warns(ftdc.FTDCWarning, match=r"'serverStatus.conection.current' matches no metric \(closest: serverStatus.connections.current"):
+        frame = ftdc.read_ftdc(directory, ["serverStatus.uptime", "serverStatus.conection.current"])
+    assert frame.columns == ["start", "serverStatus.uptime"]
+    with pytest.warns(ftdc.FTDCWarning, match=r"'serverStatus.wiredTiger.cach.\*' matches no metric \(closest: serverStatus.wiredTiger.cache.\*"):
+        ftdc.to_parquet(directory, tmp_path / "x.parquet", ["serverStatus.wiredTiger.cach.*"])
+
+
+@pytest.mark.parametrize("read", [
+    lambda d, tmp: ftdc.read_ftdc(d, ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
+    lambda d, tmp: ftdc.to_csv(d, tmp / "x.csv", ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
+    lambda d, tmp: ftdc.to_dataset([d], tmp / "ds", ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
+], ids=["read_ftdc", "to_csv", "to_dataset"])
+def test_start_after_end_is_an_error(directory, tmp_path, read):
+    with pytest.raises(ValueError, match="start 2025-07-10T18:00:00Z is after end 2025-07-10T17:00:00Z"):
+        read(directory, tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
+def test_csv_times_are_iso_utc_with_z(directory, tmp_path):
+    out = tmp_path / "x.csv"
+    ftdc.to_csv(directory, out, ["serverStatus.uptime"], "2025-07-10T16:00:00Z", "2025-07-10T16:00:05Z")
+    times = [line.split(",")[0] for line in out.read_text().splitlines()[1:]]
+    assert times and all(re.fullmatch(r"2025-07-10T16:00:0\dZ|2025-07-10T16:00:0\d\.\d\d\dZ", t) for t in times), times

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable
+
+from ftdc.atomic import replacing
 
 from ..analyze import Analysis
 from ..findings import Finding
@@ -38,19 +39,8 @@ def write_key(redactor: Redactor, path: str | os.PathLike) -> None:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """The file appears whole or not at all (an interrupted run leaves the old one),
-    with the permissions a plain write would give it (mkstemp makes it private)."""
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    with replacing(path) as out:
+        out.write(data)
 
 
 def write_report(report: content.Report, path: str | os.PathLike) -> list[Path]:
