@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib.metadata import version
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,18 +19,17 @@ import polars as pl
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer.core import TyperGroup
 
 import analysis
 import ftdc
 from analysis.analyze import STAGES
-from analysis.console import findings_table, render_findings
+from analysis.console import findings_table, render_findings, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
-from analysis.overview import Overview
 from ftdc.inputs import gather
-from ftdc.select import select_names
+from ftdc.select import select_names, unmatched_message
+from ftdc.timeutil import TIME_HELP, format_time_expr
 
 EXIT_BAD_INPUT = 2
 out = Console()
@@ -47,11 +47,31 @@ class DefaultToSummary(TyperGroup):
 
 app = typer.Typer(
     cls=DefaultToSummary,
-    help="Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs.",
+    help=(
+        "Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs.\n\n"
+        "ftdc-analyze PATH [--log FILE ...] [--report FILE] is the summary command without its name: "
+        "what the data covers, then what went wrong and what to change."
+    ),
     no_args_is_help=True,
+    subcommand_metavar="PATH... | COMMAND [ARGS]...",
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Every table and error line is written for a person; Typer's framed help must not hide that.
+    rich_markup_mode=None,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ftdc-analyze {version('ftdc-analyze')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="print the version and exit"),
+) -> None:
+    """Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs."""
 
 
 @contextmanager
@@ -71,56 +91,17 @@ def user_errors() -> Iterator[None]:
                 err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{days}d"] * bool(days) + [f"{hours}h"] * bool(hours) + [f"{minutes}m"] * bool(minutes)
-    return " ".join(parts + [f"{secs}s"] * (bool(secs) or not parts))
-
-
-def _periods(periods: dict[int, int]) -> str:
-    total = sum(periods.values()) or 1
-    shown = [(p, n) for p, n in periods.items() if n / total >= 0.01][:4]
-    return ", ".join(f"{p / 1000:g} s ({100 * n / total:.0f} %)" for p, n in shown) or "-"
-
-
-def render_overview(view: Overview) -> Table:
-    node = view.node
-    table = Table(show_header=False, box=None, pad_edge=False)
-    table.add_column(style="bold")
-    table.add_column()
-    rows = [
-        ("node", node.address or "unknown"),
-        ("version", node.version or "-"),
-        ("replica set", node.replica_set or "-"),
-        ("host", f"{node.os or '-'}, {node.cpus or '-'} cores, {node.memory_mb or '-'} MB"),
-        ("storage", f"{node.storage_engine or '-'}, cacheSizeGB {node.cache_size_gb if node.cache_size_gb is not None else 'default'}"),
-        ("time range", f"{view.first} .. {view.last} ({_duration((view.last - view.first).total_seconds())})" if view.first else "-"),
-        ("samples", f"{view.samples:,} in {view.files} file(s)"),
-        ("sampling period", _periods(view.periods_ms)),
-        ("metrics", f"{view.metrics:,}"),
-        ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
-        ("gaps > 2 periods", str(len(view.gaps))),
-        ("restarts", str(len(view.restarts))),
-    ]
-    for key, value in rows:
-        table.add_row(key, value)
-    for gap in view.gaps[:10]:
-        table.add_row("  gap", f"{gap.start} .. {gap.end} ({_duration(gap.seconds) if gap.seconds >= 1 else f'{gap.seconds:.1f}s'})")
-    if len(view.gaps) > 10:
-        table.add_row("", f"... {len(view.gaps) - 10} more")
-    for restart in view.restarts:
-        table.add_row("  restart", str(restart))
-    return table
+def progress_bar(*columns) -> Progress:
+    """A progress bar on stderr while a terminal watches; nothing at all (not even a blank
+    line) when stderr is a file or a pipe."""
+    return Progress(*columns, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal)
 
 
 @app.command()
 def summary(
     paths: List[Path] = typer.Argument(..., help="diagnostic.data directories (or dbpaths, FTDC files, .tar/.tar.gz/.zip support bundles): one or several nodes"),
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
-    start: Optional[str] = typer.Option(None, help="analyse from this time (ISO-8601, UTC if no offset)"),
+    start: Optional[str] = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
     as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds and findings as JSON"),
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
@@ -136,7 +117,7 @@ def summary(
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
         logs = [*found.logs, *(log or [])] or None
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+        with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
                                             progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
@@ -158,7 +139,7 @@ def summary(
         for name, node in zip(result.names, result.nodes):
             if several:
                 out.rule(name)
-            out.print(render_overview(node.overview))
+            out.print(render_overview(node.overview, out.width), highlight=False, soft_wrap=True)
             out.print(render_findings(node, out.width))
     if report is not None:
         err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
@@ -174,58 +155,94 @@ def metrics(
     with user_errors():
         names = ftdc.list_metrics(path)
         if match:
+            require_metrics([match], names)
             chosen = set(select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
     # Tab-separated for scripts: name, dtype, first seen, last seen.
-    for name, dtype, first, last in names.iter_rows():
+    for name, dtype, first, last in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
         typer.echo(f"{name}\t{dtype}\t{first}\t{last}")
+
+
+def require_metrics(patterns: list[str], names: pl.DataFrame) -> None:
+    """A metric name or glob that matches nothing is an error here, naming the closest."""
+    message = unmatched_message(patterns, names["name"].to_list())
+    if message:
+        raise ftdc.FTDCError(message)
 
 
 @app.command()
 def export(
-    path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
-    out_file: Path = typer.Option(..., "--out", "-o", help="output file: .parquet or .csv"),
+    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, FTDC files, dbpaths or support bundles"),
+    out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="one node's samples to one file: .parquet or .csv"),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", help="every node's samples to a new hive-partitioned Parquet dataset (node=/date=) here"),
     metric: Optional[List[str]] = typer.Option(None, "--metrics", help="metric names or globs (repeatable)"),
-    start: Optional[str] = typer.Option(None, help="inclusive start time (ISO-8601, UTC if no offset)"),
+    start: Optional[str] = typer.Option(None, help=f"inclusive start time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="inclusive end time"),
 ) -> None:
-    """Export samples to Parquet (zstd) or CSV, streaming with bounded memory."""
+    """Export samples to Parquet (zstd), CSV or a Parquet dataset of many nodes, streaming with bounded memory."""
     writers = {".parquet": ftdc.to_parquet, ".csv": ftdc.to_csv}
-    writer = writers.get(out_file.suffix.lower())
-    if writer is None:
+    if (out_file is None) == (dataset is None):
+        err.print("error: give --out FILE or --dataset DIR", markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if out_file is not None and out_file.suffix.lower() not in writers:
         err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        with Progress(TextColumn("exporting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err) as bar:
+        nodes = gather(paths).ftdc
+        if not nodes:
+            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        if out_file is not None and len(nodes) > 1:
+            raise ftdc.FTDCError(f"{len(nodes)} nodes found; --out writes one node's samples: use --dataset DIR for several")
+        if metric:
+            for node in nodes:
+                require_metrics(metric, ftdc.list_metrics(node))
+        with progress_bar(TextColumn("exporting")) as bar:
             task = bar.add_task("export", total=None)
-            rows = writer(path, out_file, metric or None, start, end, progress=lambda done, total: bar.update(task, completed=done, total=total))
-    err.print(f"wrote {rows:,} rows to {out_file}")
+            advance = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
+            if dataset is not None:
+                facts = ftdc.to_dataset(nodes, dataset, metric or None, start, end, progress=advance)
+                rows, target = int(facts["samples"].sum()), f"{dataset} ({facts.height} node(s))"
+            else:
+                rows, target = writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance), out_file
+    err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
 
 
 @app.command()
 def logs(
     paths: List[Path] = typer.Argument(..., help="mongod log files, directories or .tar/.tar.gz archives"),
-    start: Optional[str] = typer.Option(None, help="keep operations running at or after this time (ISO-8601, UTC if no offset)"),
+    start: Optional[str] = typer.Option(None, help=f"keep operations running at or after this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="keep operations that started at or before this time"),
     top: int = typer.Option(20, help="number of query shapes to show"),
     sort: str = typer.Option("total", help="order by: total, p95 or count"),
     fmt: str = typer.Option("table", "--format", help="table, json or csv"),
+    problems: bool = typer.Option(False, "--problems", help="list the lines that could not be read instead"),
 ) -> None:
     """Top slow-query shapes of mongod logs (JSON 4.4+ or text 2.2-4.2), COLLSCAN shapes marked."""
     from ftdc.logs import report
 
-    if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS:
-        err.print("error: --sort must be total, p95 or count; --format table, json or csv", markup=False, soft_wrap=True)
+    if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS or top < 1:
+        err.print("error: --sort must be total, p95 or count; --format table, json or csv; --top a positive number",
+                  markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        with Progress(TextColumn("reading logs"), BarColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+        with progress_bar(TextColumn("reading logs")) as bar:
             task = bar.add_task("logs", total=None)
             frames = ftdc.read_logs(
                 paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)
             )
-        summary = ftdc.summarize_queries(frames.slow_ops, sort=sort).head(top)
-    if fmt == "table":
-        out.print(report.render_table(summary, frames.problems.height, out.width))
+        several = frames.slow_ops["node"].drop_nulls().n_unique() > 1
+        summary = ftdc.summarize_queries(frames.slow_ops, sort=sort, by_node=several).head(top)
+    warning = report.problems_warning(frames.problems)
+    if warning and not problems:
+        err.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
+    if problems:
+        if fmt == "table":
+            out.print(report.render_problems_table(frames.problems) if frames.problems.height else "Every line could be read.")
+        else:
+            typer.echo(report.render_problems_text(frames.problems, fmt))
+    elif fmt == "table":
+        out.print(report.describe(frames, out.width), markup=False, highlight=False, soft_wrap=True)
+        out.print(report.render_table(summary, out.width))
     else:
         typer.echo(report.render_text(summary, fmt))
 

@@ -9,7 +9,7 @@ from .catalog import list_metrics, read_catalog
 from .dataset import to_dataset
 from .errors import FTDCError, FTDCWarning
 from .export import to_csv, to_parquet
-from .logs import LogFrames, read_logs, summarize_queries
+from .logs import LogFrames, LogWarning, NotALog, read_logs, summarize_queries
 from .metadata import Metadata, NodeInfo, read_metadata
 from .reader import read_ftdc
 from .scan import scan_ftdc
@@ -18,8 +18,10 @@ __all__ = [
     "FTDCError",
     "FTDCWarning",
     "LogFrames",
+    "LogWarning",
     "Metadata",
     "NodeInfo",
+    "NotALog",
     "list_metrics",
     "read_catalog",
     "read_ftdc",

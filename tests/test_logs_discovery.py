@@ -64,13 +64,20 @@ def test_a_directory_without_logs_is_an_error(tmp_path):
         ftdc.read_logs(tmp_path)
 
 
-def test_problems_are_capped_per_block(tmp_path):
+@pytest.mark.parametrize("first", [
+    b"2024-05-14T09:00:00.000+0000 I CONTROL  [initandlisten] MongoDB starting\n",
+    b'{"t":{"$date":"2024-05-14T09:00:00.000+00:00"},"s":"I","c":"CONTROL","id":1,"ctx":"main","msg":"starting"}\n',
+], ids=["text", "json"])
+def test_problems_are_capped_per_block(tmp_path, first):
+    # One real line first: a file with no log line at all is not a log (an error).
     junk = b"".join(b"junk line %d\n" % i for i in range(3 * problems.MAX_LISTED))
     path = tmp_path / "junk.log"
-    path.write_bytes(junk)
+    path.write_bytes(first + junk)
     listed = ftdc.read_logs(path).problems
-    assert listed.height == problems.MAX_LISTED + 1
-    assert listed["reason"][-1] == f"{2 * problems.MAX_LISTED} more problems not listed"
+    unlisted = int(listed["reason"][-1].split()[0])
+    assert listed["line"][-1] is None and listed["reason"][-1] == f"{unlisted} more problems not listed"
+    assert listed.height - 1 + unlisted == 3 * problems.MAX_LISTED
+    assert listed.height - 1 >= problems.MAX_LISTED - 1
 
 
 def test_summary_counts_queries_once_without_index_builds(log_samples):

@@ -7,7 +7,7 @@ import tarfile
 import polars as pl
 import pytest
 
-from ftdc.logs import SourceError, read_logs
+from ftdc.logs import NotALog, SourceError, read_logs
 
 SAMPLE = "mongod-6.0.11/sample-mongod.log.gz"
 
@@ -58,9 +58,13 @@ def test_missing_path_raises_source_error(tmp_path):
         read_logs(tmp_path / "absent.log")
 
 
-def test_empty_inputs(tmp_path):
+def test_empty_inputs(tmp_path, sample_lines):
     (tmp_path / "empty.log").write_bytes(b"")
-    frames = read_logs(tmp_path / "empty.log")
+    with pytest.raises(NotALog, match="empty.log: no mongod log line"):
+        read_logs(tmp_path / "empty.log")
+    # A window with nothing in it is an empty answer, with the columns' types.
+    (tmp_path / "mongod.log").write_bytes(b"".join(sample_lines))
+    frames = read_logs(tmp_path / "mongod.log", start="2100-01-01")
     assert frames.slow_ops.is_empty() and frames.events.is_empty() and frames.problems.is_empty()
     assert frames.slow_ops.schema["ts"] == pl.Datetime("ms", "UTC")
 

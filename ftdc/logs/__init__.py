@@ -2,7 +2,7 @@
 
 from .frames import LogFrames
 from .reader import read_logs
-from .sources import SourceError
+from .sources import LogWarning, NotALog, SourceError
 from .summary import summarize_queries
 
-__all__ = ["LogFrames", "SourceError", "read_logs", "summarize_queries"]
+__all__ = ["LogFrames", "LogWarning", "NotALog", "SourceError", "read_logs", "summarize_queries"]

@@ -1,6 +1,6 @@
 """msgspec types for the attributes of the event lines that get typed columns.
 
-The native decoder (native/src/logs.rs) hands these attributes over as JSON
+The native decoder (native/src/logs/) hands these attributes over as JSON
 text; typed decoding skips every attribute the event columns do not use.
 `msgspec.Raw` keeps `message` as the exact bytes the server wrote. Structs are
 `gc=False`: they hold no cycles.

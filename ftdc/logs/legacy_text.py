@@ -137,7 +137,9 @@ def decode_text(text: str, problems: ProblemLog, years: YearTracker) -> tuple[di
         m = _LINE.match(stripped)
         ts = iso_timestamp(m.group("ts"), years) if m else None
         if ts is None:
-            problems.add(number, "no timestamp", line)
+            # A JSON line (4.4+ appended after an in-place upgrade) is the JSON decoder's.
+            if not stripped.lstrip().startswith("{"):
+                problems.add(number, "no timestamp", line)
             continue
         body, component = m.group("text"), m.group("comp")
         oversize = _OVERSIZE.match(body)
@@ -238,7 +240,7 @@ def slow_op_row(verb: str, ns: str, body: str, ms: str, component: str | None) -
     return row, reasons
 
 
-# The native JSON decoder's rule (native/src/logs.rs `operation_ns`): these commands name one
+# The native JSON decoder's rule (native/src/logs/rows.rs `operation_ns`): these commands name one
 # collection but are logged against `<db>.$cmd`.
 COLLECTION_COMMANDS = ("insert", "update", "delete", "findAndModify", "findandmodify")
 

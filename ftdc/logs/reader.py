@@ -11,13 +11,14 @@ Joins that need every file (node names, client drivers) come last.
 
 import datetime as dt
 import os
+import warnings
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Callable
 
 import polars as pl
 
-from ..timeutil import to_utc
+from ..timeutil import time_range
 from . import columns, json_lines, legacy_text, sources
 from .frames import LogFrames
 from .problems import ProblemLog
@@ -52,8 +53,7 @@ def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) ->
         by_line = lambda frames: pl.concat(frames, how="vertical_relaxed").sort("line", nulls_last=True)  # noqa: E731
         slow = by_line([slow, json_slow.with_columns(original)])
         evts = by_line([evts, json_evts.with_columns(original)])
-        # The text decoder saw the JSON lines as lines without a timestamp.
-        problems = by_line([problems.filter(~pl.col("line").is_in(json_at.implode())), json_problems.with_columns(original)])
+        problems = by_line([problems, json_problems.with_columns(original)])
     return file, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
 
 
@@ -106,8 +106,10 @@ def read_logs(
     window and events inside it. `progress(done_bytes, total_bytes)` is called
     as input is read. `workers`: threads decoding blocks side by side (None: one
     per CPU; 1: one block at a time).
-    Raises sources.SourceError for a missing path.
+    Raises sources.SourceError for a missing path, sources.NotALog when no file
+    holds a log line, ValueError for a bad time or a start after the end.
     """
+    lower, upper = time_range(start, end)
     found = sources.expand(paths)
     total = sum(s.size for s in found)
     if workers is None:
@@ -134,7 +136,32 @@ def read_logs(
         results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
-    return _assemble(found, results, to_utc(start), to_utc(end))
+    frames = _assemble(found, results, lower, upper)
+    _require_log_lines(paths, found, results)
+    return frames
+
+
+def _require_log_lines(paths, found: list[sources.LogSource], results) -> None:
+    """A file that yields no log line at all is not a log: an error when none of the input
+    is one (never an empty answer), a warning naming the files when only some are not."""
+    with_lines = set()
+    for slow, evts, _ in results:
+        with_lines.update(slow["file"].unique().to_list())
+        with_lines.update(evts["file"].unique().to_list())
+    names = [s.name for s in found]
+    empty = [n for n in names if n not in with_lines]
+    if not names:
+        raise sources.NotALog(f"{_shown(paths)}: no mongod log line in it (no file inside it holds one)")
+    if len(empty) == len(names):
+        raise sources.NotALog(f"{_shown(paths)}: no mongod log line in it (not a JSON 4.4+ or text log)")
+    if empty:
+        listed = ", ".join(empty[:3]) + (f" and {len(empty) - 3} more" if len(empty) > 3 else "")
+        warnings.warn(f"{len(empty)} file(s) hold no mongod log line: {listed}", sources.LogWarning, stacklevel=3)
+
+
+def _shown(paths) -> str:
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    return ", ".join(str(p) for p in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
 def _submit_source(source: sources.LogSource, executor, advance):

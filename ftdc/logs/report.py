@@ -1,16 +1,29 @@
-"""The `logs` command's output: top query shapes as a table, JSON or CSV.
+"""The `logs` command's output: what was read, then the top query shapes as a table,
+JSON or CSV, or the lines that could not be read.
 
 Kept here so the CLI stays a thin layer over `read_logs` and `summarize_queries`.
 """
+
+from __future__ import annotations
+
+import os
+import textwrap
 
 import polars as pl
 from rich.markup import escape
 from rich.table import Table
 
+from ..timeutil import format_duration, format_time, format_time_expr
+from .frames import LogFrames
+from .summary import queries
+
 FORMATS = ("table", "json", "csv")
 SHAPE_WIDTH = 70
-# Consoles at least this wide also show p50 and p99.
-WIDE = 110
+PROBLEM_TEXT_WIDTH = 60
+WHERE_WIDTH = 40
+# Consoles at least this wide also show p95 and docs/returned, then p50 and p99;
+# below, plan, query, count, total and max fit 80 columns.
+MEDIUM, WIDE = 100, 120
 
 
 def _mark(summary: pl.DataFrame) -> pl.DataFrame:
@@ -18,25 +31,71 @@ def _mark(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.with_columns(collscan=pl.col("collscan_share") > 0)
 
 
-def render_text(summary: pl.DataFrame, fmt: str) -> str:
-    """The summary as JSON (one object per shape) or CSV, for scripts."""
-    marked = _mark(summary)
+def _as_text(frame: pl.DataFrame, fmt: str) -> str:
+    """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z."""
+    times = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.Datetime)]
+    frame = frame.with_columns(format_time_expr(pl.col(name)).alias(name) for name in times)
     if fmt == "json":
-        return marked.write_json()
+        return frame.write_json()
     if fmt == "csv":
-        return marked.write_csv()
+        return frame.write_csv()
     raise ValueError(f"format must be one of {', '.join(FORMATS)}")
 
 
-def render_table(summary: pl.DataFrame, problems: int, width: int = 120) -> Table:
-    """A rich table for a console `width` columns wide: each query (namespace,
-    command, and its shape below) gets the room left by the numbers; COLLSCAN
-    shapes get a red marker and their share of runs; p50/p99 need a wide console."""
-    caption = f"{problems} unreadable line(s): see LogFrames.problems" if problems else None
-    table = Table(title="Top query shapes", caption=caption)
+def render_text(summary: pl.DataFrame, fmt: str) -> str:
+    """The summary as JSON or CSV, for scripts."""
+    return _as_text(_mark(summary), fmt)
+
+
+def render_problems_text(problems: pl.DataFrame, fmt: str) -> str:
+    return _as_text(problems, fmt)
+
+
+def describe(frames: LogFrames, width: int = 80) -> str:
+    """What was read, in words: files, nodes, time span, slow operations, COLLSCANs,
+    unreadable lines; wrapped between words to `width`, no line ending in spaces."""
+    files = pl.concat([frames.slow_ops["file"], frames.events["file"], frames.problems["file"]]).drop_nulls().n_unique()
+    nodes = sorted(pl.concat([frames.slow_ops["node"], frames.events["node"]]).drop_nulls().unique().to_list())
+    first = pl.concat([frames.slow_ops["started"], frames.events["ts"]]).min()
+    last = pl.concat([frames.slow_ops["ts"], frames.events["ts"]]).max()
+    ops = queries(frames.slow_ops.select("write_statement", "op_type", "plan_kind"))
+    scans = int((ops["plan_kind"] == "COLLSCAN").sum())
+    lines = [f"{files} file(s) from {_nodes(nodes)}"]
+    if first is not None:
+        lines.append(f"{format_time(first)} – {format_time(last)} ({format_duration((last - first).total_seconds())})")
+    lines.append(f"{ops.height:,} slow operation(s), {scans:,} of them COLLSCAN")
+    if frames.problems.height:
+        lines.append(f"{frames.problems.height:,} line(s) could not be read; `--problems` lists them")
+    return "\n".join(textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False) for line in lines)
+
+
+def _nodes(nodes: list[str]) -> str:
+    if not nodes:
+        return "a node the logs do not name"
+    if len(nodes) == 1:
+        return nodes[0]
+    return f"{len(nodes)} nodes ({', '.join(nodes[:4])}{', ...' if len(nodes) > 4 else ''})"
+
+
+def problems_warning(problems: pl.DataFrame) -> str | None:
+    """One line for stderr when some lines could not be read: how many, and the first."""
+    if not problems.height:
+        return None
+    first = problems.row(0, named=True)
+    return f"{problems.height:,} line(s) could not be read; the first: {first['file']}:{first['line']}: {first['reason']}"
+
+
+def render_table(summary: pl.DataFrame, width: int = 80) -> Table:
+    """A rich table that fits a console `width` columns wide: each query (node when there
+    are several, namespace, command, and its shape below) gets the room the numbers leave;
+    COLLSCAN shapes get a red marker with their share of runs under it."""
+    table = Table()
     table.add_column("plan", no_wrap=True)
     table.add_column("query", overflow="fold", min_width=24, ratio=1)
-    numbers = ["count", "total ms", "p95", "max", "docs/ret"]
+    numbers = ["count", "total ms", "max"]
+    if width >= MEDIUM:
+        numbers[2:2] = ["p95"]
+        numbers.append("docs/ret")
     if width >= WIDE:
         numbers[2:2] = ["p50"]
         numbers[4:4] = ["p99"]
@@ -48,17 +107,49 @@ def render_table(summary: pl.DataFrame, problems: int, width: int = 120) -> Tabl
             shape = shape[: SHAPE_WIDTH - 1] + "…"
         plan = escape(row["plan_kinds"] or "")
         if row["collscan"]:
-            plan = f"[red]COLLSCAN {row['collscan_share']:.0%}[/red]"
+            plan = f"[red]COLLSCAN[/red]\n{100 * row['collscan_share']:.0f} % of runs"
         ratio = row["docs_examined_per_returned"]
         cells = {
             "count": f"{row['count']:,}",
             "total ms": f"{row['total_ms']:,}",
-            "p50": f"{row['p50_ms']:.0f}",
-            "p95": f"{row['p95_ms']:.0f}",
-            "p99": f"{row['p99_ms']:.0f}",
+            "p50": f"{row['p50_ms']:,.0f}",
+            "p95": f"{row['p95_ms']:,.0f}",
+            "p99": f"{row['p99_ms']:,.0f}",
             "max": f"{row['max_ms']:,}",
             "docs/ret": "" if ratio is None else f"{ratio:.1f}",
         }
-        query = f"{escape(row['ns'] or '')} {escape(row['command'] or '')}" + (f"\n[dim]{escape(shape)}[/dim]" if shape else "")
+        node = f"[bold]{escape(row['node'] or 'unnamed node')}[/bold]\n" if "node" in row else ""
+        query = f"{node}{escape(row['ns'] or '')} {escape(row['command'] or '')}" + (f"\n[dim]{escape(shape)}[/dim]" if shape else "")
         table.add_row(plan, query, *(cells[name] for name in numbers))
     return table
+
+
+def render_problems_table(problems: pl.DataFrame) -> Table:
+    """The unreadable lines: where each is, why, and how it starts. Files are named
+    from the folder they share, given once in the title, so a deep path does not
+    fold into a narrow column."""
+    folder = _shared_folder(problems["file"].drop_nulls().unique().to_list())
+    table = Table(title=f"in {escape(folder)}" if folder else None)
+    places = [_relative(row["file"] or "", folder) + f":{row['line']}" for row in problems.select("file", "line").iter_rows(named=True)]
+    # A place stays on one line while it fits in half an 80-column console.
+    table.add_column("where", overflow="fold", width=min(max(map(len, places), default=5), WHERE_WIDTH))
+    table.add_column("reason", overflow="fold")
+    table.add_column("text", overflow="fold", ratio=1)
+    for place, row in zip(places, problems.iter_rows(named=True)):
+        text = row["text"] or ""
+        if len(text) > PROBLEM_TEXT_WIDTH:
+            text = text[: PROBLEM_TEXT_WIDTH - 1] + "…"
+        table.add_row(escape(place), escape(row["reason"] or ""), escape(text))
+    return table
+
+
+def _relative(file: str, folder: str) -> str:
+    return file[len(folder) + 1 :] if folder and file.startswith(folder + "/") else file
+
+
+def _shared_folder(files: list[str]) -> str:
+    """The deepest folder holding every file ('' when they share none)."""
+    try:
+        return os.path.commonpath([os.path.dirname(f) for f in files]) if files else ""
+    except ValueError:  # absolute and relative names mixed
+        return ""

@@ -27,6 +27,14 @@ class SourceError(FileNotFoundError):
     """A path that does not exist."""
 
 
+class NotALog(ValueError):
+    """Nothing in the input is a mongod log line (an FTDC file, random bytes, an empty file or archive)."""
+
+
+class LogWarning(UserWarning):
+    """Part of the input held no log line; the rest was read."""
+
+
 @dataclass
 class LogSource:
     """One log file, possibly inside an archive or compressed."""
