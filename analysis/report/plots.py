@@ -13,20 +13,17 @@ import io
 from dataclasses import dataclass
 from typing import Optional
 
-import matplotlib
+import matplotlib.dates as mdates
+import numpy as np
+import polars as pl
+from matplotlib.colors import ListedColormap
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator
 
-matplotlib.use("Agg")
-import matplotlib.dates as mdates  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import polars as pl  # noqa: E402
-from matplotlib.colors import ListedColormap  # noqa: E402
-from matplotlib.ticker import FixedLocator  # noqa: E402
+from ftdc.frames import TIME_COLUMN
 
-from ftdc.frames import TIME_COLUMN  # noqa: E402
-
-from ..analyze import Analysis  # noqa: E402
-from ..findings import Finding  # noqa: E402
+from ..analyze import Analysis
+from ..findings import Finding
 
 WIDTH_IN, DPI = 11.0, 90
 PIXELS = int(WIDTH_IN * DPI)
@@ -180,7 +177,10 @@ def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.d
           extra_collscans: bool, title: str) -> bytes:
     rows = max(len(panels) + int(extra_collscans), 1)
     height = TOP_IN + BOTTOM_IN + rows * PANEL_IN + (rows - 1) * GAP_IN
-    fig, axes = plt.subplots(rows, 1, sharex=True, figsize=(WIDTH_IN, height), squeeze=False)
+    # A Figure of its own, not pyplot's: no backend is chosen or changed (a notebook's
+    # inline plots keep working) and nothing stays registered after the PNG is saved.
+    fig = Figure(figsize=(WIDTH_IN, height))
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)
     fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - TOP_IN / height, bottom=BOTTOM_IN / height,
                         hspace=GAP_IN / PANEL_IN)
     axes = axes[:, 0]
@@ -214,7 +214,6 @@ def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.d
         fig.suptitle(title, x=0.01, ha="left", fontsize=10)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata=PNG_METADATA)
-    plt.close(fig)
     return buffer.getvalue()
 
 
