@@ -167,28 +167,44 @@ def _shown(paths) -> str:
 def _submit_source(source: sources.LogSource, executor, advance):
     problems = ProblemLog(source.name)
     cuts: list[str] = []
-    blocks = sources.blocks(source, advance, cuts.append)
+    decode = None
     # A cut stream's problem is on the line after the last whole one, which
     # is the unterminated last line when there is one (relative line 0).
     after_last = 1
     try:
-        block, end = next(blocks, (b"", 0))
-        if sources.is_json_log(block[: min(end, 65536)]):
-            decode = lambda block, end: executor.submit(decode_json_block, source.name, block, end)  # noqa: E731
-        else:
-            # Text blocks decode in order here: ctime years carry from block to block.
-            years = legacy_text.YearTracker(sources.year_of(source))
-            decode = lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years)  # noqa: E731
-        while end:
+        for item in sources.blocks(source, advance, cuts.append):
+            if isinstance(item, sources.LongLine):
+                # One problem row, counted as one line so the lines after it keep their numbers.
+                yield _InProcess().submit(_skipped_line, source.name, item)
+                after_last = int(item.ended)
+                continue
+            block, end = item
+            if decode is None:
+                decode = _decoder(source, block, end, executor)
             yield decode(block, end)
             after_last = int(block[end - 1] == 0x0A)
-            block, end = next(blocks, (b"", 0))
+            del item, block
     except OSError as exc:
         problems.add(None, f"cannot read: {exc}", None)
     for cut in cuts:
         problems.add(after_last, cut, None)
     if problems.lines:
         yield executor.submit(_only_problems, problems)
+
+
+def _decoder(source: sources.LogSource, block: bytes, end: int, executor):
+    """How this source's blocks decode, told from its first block."""
+    if sources.is_json_log(block[: min(end, 65536)]):
+        return lambda block, end: executor.submit(decode_json_block, source.name, block, end)
+    # Text blocks decode in order here: ctime years carry from block to block.
+    years = legacy_text.YearTracker(sources.year_of(source))
+    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years)
+
+
+def _skipped_line(file: str, line: sources.LongLine) -> BlockResult:
+    problems = ProblemLog(file)
+    problems.add(1, line.reason, line.head)
+    return file, _no_slow_ops(), _no_events(), problems.frame(), 1
 
 
 def _only_problems(problems: ProblemLog) -> BlockResult:

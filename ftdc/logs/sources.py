@@ -17,6 +17,17 @@ from typing import Callable
 
 BLOCK_BYTES = 16 << 20
 _READ_BYTES = 1 << 20
+# A line longer than this is skipped, as one problem row, instead of being held
+# whole: customer files are untrusted, and one without a newline would otherwise
+# be read into memory entire. Real lines are far shorter: mongod truncates each
+# attribute at maxLogSizeKB (10 KB by default), so even a slow query with a huge
+# command is tens of KB. 64 MiB leaves room for a raised maxLogSizeKB and bounds
+# what a line can cost: the reader holds about one block and one such line.
+# It is at least BLOCK_BYTES (else BLOCK_BYTES counts): only a line that fills a
+# whole block can be this long, so only there is it looked for.
+MAX_LINE_BYTES = 64 << 20
+# The start of a skipped line, kept for its problem row (problems.SNIPPET_BYTES shows).
+_HEAD_BYTES = 200
 _GZIP_MAGIC = b"\x1f\x8b"
 _ROTATED = re.compile(r"^(?P<stem>.*?\.log)(?:\.(?P<suffix>.+?))?(?:\.gz)?$")
 # FTDC and other binary siblings that a directory of logs may hold.
@@ -45,6 +56,21 @@ class LogSource:
     mtime: float
     open: Callable[[], object]  # a binary file object positioned at the start
     path: Path | None = None  # a file of its own (not an archive member): it can be re-read by offset
+
+
+@dataclass(frozen=True)
+class LongLine:
+    """A line longer than the limit, skipped: why, its first bytes, and whether a
+    newline ended it (else it ran to the end of the input). It counts as one line."""
+
+    reason: str
+    head: bytes
+    ended: bool
+
+
+def _long_line(head: bytes, ended: bool, limit: int) -> LongLine:
+    size = f"{limit >> 20} MiB" if limit % (1 << 20) == 0 else f"{limit} bytes"
+    return LongLine(f"line longer than {size}: skipped", head[:_HEAD_BYTES], ended)
 
 
 class TruncatedGzip(Exception):
@@ -174,7 +200,12 @@ def read_chunks(source: LogSource, on_bytes: Callable[[int], None] | None = None
 
 
 def _gunzip(first: bytes, handle, on_bytes) -> Iterator[bytes]:
-    """Every member of a (multi-member) gzip stream; zero padding after the last is fine."""
+    """Every member of a (multi-member) gzip stream; zero padding after the last is fine.
+
+    Each piece is at most _READ_BYTES whatever the compression ratio: a zlib bomb
+    (a gigabyte of one byte inflates from a megabyte) is inflated step by step,
+    the input a step leaves (`unconsumed_tail`) fed again before more is read.
+    """
     decompressor = zlib.decompressobj(wbits=31)
     data, in_member = first, False
     while True:
@@ -189,24 +220,32 @@ def _gunzip(first: bytes, handle, on_bytes) -> Iterator[bytes]:
             continue
         in_member = True
         try:
-            out = decompressor.decompress(data)
+            out = decompressor.decompress(data, _READ_BYTES)
         except zlib.error as exc:
             raise TruncatedGzip(f"corrupt gzip data: {exc}") from None
-        data = b""
         if out:
             yield out
         if decompressor.eof:
+            # At the end of a member the rest of the input is unused_data (which
+            # unconsumed_tail may repeat): the next member, or padding.
             data, in_member = decompressor.unused_data, False
             decompressor = zlib.decompressobj(wbits=31)
+        else:
+            data = decompressor.unconsumed_tail
     if in_member:
+        # No input is left (unconsumed_tail was fed until empty), so what
+        # flush returns is bounded by the last, unfinished match.
         tail = decompressor.flush()
         if tail:
             yield tail
         raise TruncatedGzip("gzip stream ends before its end marker")
 
 
-def blocks(source: LogSource, on_bytes: Callable[[int], None], on_cut: Callable[[str], None]) -> Iterator[tuple[bytes, int]]:
-    """The source in line-aligned blocks `(data, end)`: each block is data[:end].
+def blocks(
+    source: LogSource, on_bytes: Callable[[int], None], on_cut: Callable[[str], None]
+) -> Iterator[tuple[bytes, int] | LongLine]:
+    """The source in line-aligned blocks `(data, end)`: each block is data[:end];
+    a line longer than MAX_LINE_BYTES comes as a LongLine instead, in its place.
 
     A plain file is read one block per call and the next read starts again at
     the last line start, so no bytes are joined or sliced (copying 16 MB
@@ -219,49 +258,82 @@ def blocks(source: LogSource, on_bytes: Callable[[int], None], on_cut: Callable[
                 handle.seek(0)
                 yield from _file_blocks(handle, on_bytes)
                 return
-    for block in line_blocks(read_chunks_until_cut(source, on_bytes, on_cut)):
-        yield block, len(block)
+    yield from line_blocks(read_chunks_until_cut(source, on_bytes, on_cut))
 
 
-def _file_blocks(handle, on_bytes: Callable[[int], None]) -> Iterator[tuple[bytes, int]]:
+def _file_blocks(handle, on_bytes: Callable[[int], None]) -> Iterator[tuple[bytes, int] | LongLine]:
     block_bytes = BLOCK_BYTES  # read at call time, so tests can make blocks small
     offset = 0
     while data := handle.read(block_bytes):
         end = len(data)
         if end == block_bytes:
             end = data.rfind(b"\n") + 1
-            if end == 0:  # a line longer than a block: read on to its end
-                pieces = [data]
-                while (more := handle.read(block_bytes)) and b"\n" not in more:
-                    pieces.append(more)
-                pieces.append(more)
-                data = b"".join(pieces)
-                end = len(data) if not more else data.rfind(b"\n") + 1
+            if end == 0:  # a line longer than a block
+                item, end = _file_long_line(handle, offset, data, block_bytes)
+                on_bytes(end)
+                offset += end
+                handle.seek(offset)
+                yield item
+                continue
             handle.seek(offset + end)
         on_bytes(end)
         offset += end
         yield data, end
 
 
-def line_blocks(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Regroup byte chunks into blocks that end at a line boundary (the last may not)."""
+def _file_long_line(handle, offset: int, first: bytes, block_bytes: int) -> tuple[tuple[bytes, int] | LongLine, int]:
+    """The line at `offset`, which fills `first` (a whole block) and goes on, and its
+    bytes with the newline: as a block of its own when it is within the limit, else
+    a LongLine. It is scanned a block at a time, so memory stays about one block
+    however long it is; one within the limit is then read again, whole."""
+    limit = max(MAX_LINE_BYTES, block_bytes)
+    length, newline = len(first), -1
+    while newline < 0 and (more := handle.read(block_bytes)):
+        newline = more.find(b"\n")
+        length += len(more) if newline < 0 else newline + 1
+    if length - (newline >= 0) > limit:
+        return _long_line(first, newline >= 0, limit), length
+    handle.seek(offset)
+    return (handle.read(length), length), length
+
+
+def line_blocks(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, int] | LongLine]:
+    """Regroup byte chunks into blocks `(data, end)` of whole lines, data[:end] (the last
+    may not end at a newline), and a LongLine for each line longer than MAX_LINE_BYTES,
+    dropped as it streams past: memory stays about a block and a line."""
     block_bytes = BLOCK_BYTES  # read at call time, so tests can make blocks small
+    limit = max(MAX_LINE_BYTES, block_bytes)
     pending: list[bytes] = []
-    size = 0
+    size = 0  # bytes in pending
+    cut = 0  # bytes in pending up to its last newline: 0 while it holds part of one line
+    skipped: bytes | None = None  # the head of a long line being dropped, until its newline
     for chunk in chunks:
+        if skipped is not None:
+            newline = chunk.find(b"\n")
+            if newline < 0:
+                continue
+            yield _long_line(skipped, True, limit)
+            skipped, chunk = None, chunk[newline + 1 :]
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            cut = size + newline + 1
         pending.append(chunk)
         size += len(chunk)
         if size < block_bytes:
             continue
-        data = b"".join(pending)
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            pending, size = [data], len(data)
-            continue
-        yield data[:cut]
-        pending, size = [data[cut:]], len(data) - cut
-    if size:
-        yield b"".join(pending)
+        if cut:
+            data = b"".join(pending)
+            rest = data[cut:]
+            yield data, cut
+            del data  # the consumer holds the block as long as it needs it
+            pending, size, cut = [rest], len(rest), 0
+        elif size > limit:
+            skipped = pending[0][:_HEAD_BYTES]
+            pending, size = [], 0
+    if skipped is not None:
+        yield _long_line(skipped, False, limit)
+    elif size:
+        yield b"".join(pending), size
 
 
 def is_json_log(head: bytes) -> bool:
