@@ -11,6 +11,10 @@ sample, then measures side by side, in one process, alternating rounds:
 and the peak RSS (VmHWM) of read_logs in a fresh subprocess. Everything runs
 in-process: there are no worker processes to add.
 
+For memory, also a log of nothing but slow queries (every line a row of ~50
+columns): the same size built from the sample's slow-query lines only, read
+plain and gzipped (gzip inflates in steps, not at once), peak RSS each.
+
     python bench/bench_logs.py [--gb 1.0] [--rounds 2]
 """
 
@@ -42,6 +46,28 @@ def build_log(gigabytes: float) -> Path:
             out.write(sample)
     partial.rename(target)
     return target
+
+
+def build_slow_only(gigabytes: float) -> tuple[Path, Path]:
+    """A log of only slow-query lines (id 51803), plain and gzipped (level 1)."""
+    plain = DATA / f"slow-only-{gigabytes:g}GB.log"
+    packed = plain.with_name(plain.name + ".gz")
+    if not plain.exists():
+        DATA.mkdir(parents=True, exist_ok=True)
+        lines = gzip.decompress(SAMPLE.read_bytes()).splitlines(keepends=True)
+        slow = b"".join(line for line in lines if b'"id":51803,' in line)
+        partial = plain.with_suffix(".partial")
+        with open(partial, "wb") as out:
+            for _ in range(max(1, round(gigabytes * 1e9 / len(slow)))):
+                out.write(slow)
+        partial.rename(plain)
+    if not packed.exists():
+        partial = packed.with_suffix(".partial")
+        with open(plain, "rb") as source, gzip.open(partial, "wb", compresslevel=1) as out:
+            while piece := source.read(16 << 20):
+                out.write(piece)
+        partial.rename(packed)
+    return plain, packed
 
 
 def floor(path: Path) -> int:
@@ -117,6 +143,10 @@ def main() -> None:
               f" {best[name] / best['floor']:.2f}x the floor (target <= 3)")
     rss = peak_rss(path)
     print(f"peak RSS of read_logs: {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops")
+    for worst in build_slow_only(args.gb):
+        rss = peak_rss(worst)
+        print(f"peak RSS of read_logs, slow queries only, {worst.name} ({worst.stat().st_size / 1e6:.0f} MB on disk):"
+              f" {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops")
 
 
 if __name__ == "__main__":
