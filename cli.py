@@ -28,7 +28,8 @@ from analysis.console import findings_table, render_findings, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import gather
-from ftdc.select import select_names, unmatched_message
+from ftdc.errors import UnmatchedMetric
+from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TIME_HELP, format_time_expr
 
 EXIT_BAD_INPUT = 2
@@ -76,12 +77,15 @@ def main_options(
 
 @contextmanager
 def user_errors() -> Iterator[None]:
-    """Bad input ends with one line and exit code 2; damage warnings print one line each."""
+    """Bad input ends with one line and exit code 2; damage warnings print one line each.
+    A metric name or glob that matches nothing, a warning in the library, is an error here:
+    raised where the library selects metrics, before anything is written."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ftdc.FTDCWarning)
+        warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
-        except (ftdc.FTDCError, ValueError, OSError) as e:
+        except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError) as e:
             err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT)
         finally:
@@ -155,19 +159,12 @@ def metrics(
     with user_errors():
         names = ftdc.list_metrics(path)
         if match:
-            require_metrics([match], names)
+            warn_unmatched([match], names["name"].to_list())
             chosen = set(select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
     # Tab-separated for scripts: name, dtype, first seen, last seen.
     for name, dtype, first, last in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
         typer.echo(f"{name}\t{dtype}\t{first}\t{last}")
-
-
-def require_metrics(patterns: list[str], names: pl.DataFrame) -> None:
-    """A metric name or glob that matches nothing is an error here, naming the closest."""
-    message = unmatched_message(patterns, names["name"].to_list())
-    if message:
-        raise ftdc.FTDCError(message)
 
 
 @app.command()
@@ -193,9 +190,6 @@ def export(
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
         if out_file is not None and len(nodes) > 1:
             raise ftdc.FTDCError(f"{len(nodes)} nodes found; --out writes one node's samples: use --dataset DIR for several")
-        if metric:
-            for node in nodes:
-                require_metrics(metric, ftdc.list_metrics(node))
         with progress_bar(TextColumn("exporting")) as bar:
             task = bar.add_task("export", total=None)
             advance = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731

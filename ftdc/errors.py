@@ -9,6 +9,10 @@ class FTDCWarning(UserWarning):
     """Part of the input was damaged or unusual; everything intact was still read."""
 
 
+class UnmatchedMetric(FTDCWarning):
+    """A metric name or glob that matches no metric (the CLI makes it an error)."""
+
+
 def require_documents(files: list, documents: int, problems: list[str]) -> None:
     """Raise when not one file held an FTDC document: the input is not FTDC."""
     if files and documents == 0:

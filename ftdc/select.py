@@ -9,7 +9,7 @@ from typing import Optional
 import polars as pl
 
 from . import _native
-from .errors import FTDCWarning
+from .errors import UnmatchedMetric
 from .frames import TIME_COLUMN
 
 GLOB_CHARS = "*?["
@@ -54,7 +54,7 @@ def unmatched_message(patterns: list[str], names: list[str]) -> Optional[str]:
 def warn_unmatched(patterns: Optional[list[str]], names: list[str]) -> None:
     message = unmatched_message(patterns, names) if patterns else None
     if message:
-        warnings.warn(message, FTDCWarning, stacklevel=3)
+        warnings.warn(message, UnmatchedMetric, stacklevel=3)
 
 
 def select_schema(schema: dict[str, pl.DataType], patterns: Optional[list[str]]) -> dict[str, pl.DataType]:
