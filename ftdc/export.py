@@ -15,7 +15,7 @@ from .paths import PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
 from .atomic import replacing
-from .timeutil import TimeArg, format_time_expr, time_range, to_ms
+from .timeutil import TimeArg, time_range, times_as_text, to_ms
 
 Progress = Callable[[int, int], None]
 
@@ -76,8 +76,7 @@ def _to_parquet(sink: BinaryIO, schema: dict[str, pl.DataType], frames: Iterator
 
 def _to_csv(sink: BinaryIO, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
     """As `to_parquet`, to CSV with a header row; times as ISO-8601 UTC with Z."""
-    times = [name for name, dtype in schema.items() if isinstance(dtype, pl.Datetime)]
-    as_text = [format_time_expr(pl.col(name)).alias(name) for name in times]
+    as_text = times_as_text(schema)
     rows = 0
     pl.DataFrame(schema=schema).write_csv(sink)
     for frame in frames:

@@ -72,6 +72,11 @@ def format_time_expr(expr: pl.Expr) -> pl.Expr:
     return pl.when(utc.dt.millisecond() == 0).then(whole).otherwise(utc.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
 
 
+def times_as_text(schema: dict[str, pl.DataType]) -> list[pl.Expr]:
+    """Every datetime column of `schema` as `format_time_expr` text, under its own name."""
+    return [format_time_expr(pl.col(name)).alias(name) for name, dtype in schema.items() if isinstance(dtype, pl.Datetime)]
+
+
 def format_duration(seconds: float) -> str:
     """`4 min 30 s`, `2 h 5 min`, `12 s`, `0.4 s`; `3 d 4 h` from two days on."""
     if seconds < 10:

@@ -13,7 +13,7 @@ import polars as pl
 from rich.markup import escape
 from rich.table import Table
 
-from ..timeutil import format_duration, format_time, format_time_expr
+from ..timeutil import format_duration, format_time, times_as_text
 from .frames import LogFrames
 from .summary import queries
 
@@ -33,8 +33,7 @@ def _mark(summary: pl.DataFrame) -> pl.DataFrame:
 
 def _as_text(frame: pl.DataFrame, fmt: str) -> str:
     """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z."""
-    times = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.Datetime)]
-    frame = frame.with_columns(format_time_expr(pl.col(name)).alias(name) for name in times)
+    frame = frame.with_columns(times_as_text(frame.schema))
     if fmt == "json":
         return frame.write_json()
     if fmt == "csv":
