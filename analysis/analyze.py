@@ -151,8 +151,8 @@ def analyze(
     log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
     raw = decode_files(files, resolved.wanted, lower, upper)
-    overview = summarize(catalog, raw, metadata.node)
     prepared = series_module.prepare(raw, resolved)
+    overview = summarize(catalog, prepared, metadata.node)
     del raw
     progress(STAGES[2])
     thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))

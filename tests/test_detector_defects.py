@@ -13,7 +13,7 @@ from ftdc.logs import read_logs
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from analysis.culprits import causes, rank  # noqa: E402
-from samples.simulate import Config, JsonLog, TextLog  # noqa: E402
+from samples.simulate import Config, JsonLog, TextLog, Tick, write_ftdc  # noqa: E402
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 3, 4, 10, 0, tzinfo=UTC)
@@ -87,3 +87,44 @@ def test_json_update_command_and_write_lines_are_one_collscan_operation(tmp_path
     culprits = rank(slow, T0, end + dt.timedelta(seconds=5))
     assert [(c.ns, c.command, c.plan_summary, c.collscan, c.count) for c in culprits] == [("shop.orders", "update", "COLLSCAN", True, 1)]
     assert causes(culprits, 35) == culprits
+
+
+# -- 4, 5: one definition of a gap and a restart; times people read right
+
+
+@pytest.fixture(scope="module")
+def restarted_over_midnight(tmp_path_factory):
+    """An 8.0 multi-service node (`shard.serverStatus.pid`) restarted across midnight, down about 6 minutes,
+    with FTDC gaps of 3 s (under three periods: not a gap), 11 s and 6 s."""
+    import analysis
+
+    folder = tmp_path_factory.mktemp("midnight") / "diagnostic.data"
+    t0 = dt.datetime(2024, 3, 4, 23, 55, tzinfo=UTC)
+    missing = set(range(100, 102)) | set(range(150, 160)) | set(range(240, 600)) | set(range(700, 705))
+    write_ftdc(folder, Config(layout="8.0-services", version="8.0.4"), t0, 900, lambda s: Tick(missing=s in missing), restarts={600: 5555})
+    return folder, analysis.analyze(folder)
+
+
+def test_overview_and_analysis_agree_on_gaps_and_restarts(restarted_over_midnight):
+    from analysis.overview import overview
+
+    folder, result = restarted_over_midnight
+    view = overview(folder)
+    gaps = [(f.start, f.end) for f in result.findings if f.kind == "ftdc_gap"]
+    restarts = [f.end for f in result.findings if f.kind == "restart"]
+    assert [(g.start, g.end) for g in view.gaps] == gaps == [(T0.replace(day=4, hour=23, minute=57, second=29), T0.replace(day=4, hour=23, minute=57, second=40)),
+                                                             (T0.replace(day=5, hour=0, minute=6, second=39), T0.replace(day=5, hour=0, minute=6, second=45))]
+    assert view.restarts == restarts == [dt.datetime(2024, 3, 5, 0, 5, tzinfo=UTC)]
+    assert result.overview.gaps == view.gaps and result.overview.restarts == view.restarts
+
+
+def test_restart_across_midnight_is_dated_and_says_how_long_the_node_was_down(restarted_over_midnight):
+    _, result = restarted_over_midnight
+    (restart,) = [f for f in result.findings if f.kind == "restart"]
+    assert restart.title == "mongod restarted between 2024-03-04 23:58:59 and 2024-03-05 00:05:00, down for at most 6 min 1 s"
+
+
+def test_context_findings_are_in_time_order(restarted_over_midnight):
+    _, result = restarted_over_midnight
+    context = [f.start for f in result.findings if f.kind in ("ftdc_gap", "restart")]
+    assert len(context) == 3 and context == sorted(context)

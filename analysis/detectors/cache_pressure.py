@@ -16,7 +16,7 @@ import polars as pl
 
 from ..context import Context
 from ..findings import Finding
-from ..text import duration
+from ..text import duration, span
 from ..windows import sustained
 
 KIND = "cache_pressure"
@@ -114,7 +114,7 @@ def detect(ctx: Context) -> list[Finding]:
             start=window.start,
             end=window.end,
             title=f"Cache past its eviction trigger for {duration(window.seconds)}: {what}",
-            explanation=f"From {window.start:%H:%M:%S} to {window.end:%H:%M:%S} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
+            explanation=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
             evidence={
                 "metrics": ctx.paths(*(level for _, level, _, _ in checks), "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
                 "breaches": breached,

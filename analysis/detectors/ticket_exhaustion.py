@@ -13,7 +13,7 @@ import polars as pl
 
 from ..context import Context
 from ..findings import Finding
-from ..text import duration
+from ..text import duration, span
 from ..windows import sustained
 
 KIND = "ticket_exhaustion"
@@ -106,7 +106,7 @@ def detect(ctx: Context) -> list[Finding]:
                 title=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
                        else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
                       + f": {available} of {total} available{queue_text}",
-                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {window.start:%H:%M:%S} to {window.end:%H:%M:%S} "
+                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
                              f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}.{latency_text}"),
                 evidence={
                     "metrics": ctx.paths(*needed, *queue_cols, latency),
