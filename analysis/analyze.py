@@ -23,7 +23,7 @@ from ftdc.reader import decode_files
 from ftdc.timeutil import TimeArg, format_time, time_range
 
 from . import series as series_module
-from .checkpoints import Checkpoint, checkpoint_windows
+from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key
 from .detectors import DETECTORS, RELATE
@@ -159,6 +159,7 @@ def analyze(
     derived = series_module.derive(prepared, resolved, thresholds)
     del prepared
     checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
+    thresholds = infer_interval(thresholds, checkpoints, float(derived["period_s"].median() or 1))
     ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:

@@ -128,3 +128,122 @@ def test_context_findings_are_in_time_order(restarted_over_midnight):
     _, result = restarted_over_midnight
     context = [f.start for f in result.findings if f.kind in ("ftdc_gap", "restart")]
     assert len(context) == 3 and context == sorted(context)
+
+
+# -- 3, 6, 7: long checkpoints, the interval, advice checked against the current value
+
+EIGHT_ZERO_CHUNK = ("ftdc", "mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson")
+
+
+@pytest.fixture(scope="module")
+def real_8_0(ftdc_samples):
+    import warnings
+
+    import analysis
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analysis.analyze(ftdc_samples.joinpath(*EIGHT_ZERO_CHUNK[1:]))
+
+
+def test_real_8_0_node_interval_is_inferred_from_its_cadence(real_8_0):
+    # One chunk, no configuration document: the node ran with syncdelay=1 (issue 12), and its
+    # checkpoints follow each other about a second apart.
+    setting = real_8_0.thresholds.current("checkpoint_interval")
+    assert setting.value == 1 and setting.source.startswith("inferred from the checkpoint cadence")
+
+
+def test_real_8_0_long_checkpoints_are_one_finding_and_never_advise_syncdelay_0(real_8_0):
+    stalls = [f for f in real_8_0.findings if f.kind == "checkpoint_stall"]
+    assert len(stalls) == 1
+    (stall,) = stalls
+    assert len(stall.evidence["checkpoints"]) >= 10
+    assert stall.start == min(c["start"] for c in stall.evidence["checkpoints"])
+    advice = [r for f in real_8_0.findings for r in f.recommendations if "syncdelay" in r]
+    assert advice and all("→ 0" not in r and "back to the default 60 s" in r for r in advice)
+
+
+def test_long_checkpoints_for_minutes_are_one_finding(tmp_path):
+    import analysis
+
+    # Checkpoints of 90 s back to back for ten minutes (interval 60 s), writes stalled 3 s in every 20.
+    def plan(s):
+        inside = 300 <= s < 900
+        return Tick(checkpoint_seconds=90 if inside else 2, writes_stalled=inside and s % 20 < 3)
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 1500, plan)
+    result = analysis.analyze(tmp_path / "diagnostic.data")
+    stalls = [f for f in result.findings if f.kind == "checkpoint_stall"]
+    assert len(stalls) == 1, [f.title for f in stalls]
+    assert stalls[0].start <= T0 + dt.timedelta(seconds=330) and stalls[0].end >= T0 + dt.timedelta(seconds=880)
+
+
+def test_interval_without_configuration_is_said_to_be_assumed(tmp_path):
+    import analysis
+
+    # A lone chunk with no configuration, checkpointing every 60 s: the default fits, and is said to be assumed.
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 900, lambda s: Tick(writes_stalled=s % 60 in (31, 32)), metadata=False)
+    result = analysis.analyze(tmp_path / "diagnostic.data")
+    assert result.thresholds.assumed("checkpoint_interval")
+    stalls = [f for f in result.findings if f.kind == "checkpoint_stall"]
+    assert stalls and all("assumed" in f.evidence["thresholds"]["checkpoint_interval"] for f in stalls)
+    assert any("syncdelay 60 → 30 s" in r and "assumed" in r for f in stalls for r in f.recommendations)
+
+
+def test_interval_with_configuration_is_not_assumed(tmp_path):
+    import analysis
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 300, lambda s: Tick())
+    assert not analysis.analyze(tmp_path / "diagnostic.data").thresholds.assumed("checkpoint_interval")
+
+
+def _thresholds(**values):
+    from analysis.thresholds import SPECS, Setting, Thresholds
+
+    return Thresholds({s.name: [Setting(values.get(s.name, s.default), "test")] for s in SPECS})
+
+
+@pytest.mark.parametrize("interval", [0, 1, 5, 9, 10, 15, 19, 20, 60, 300, 86400])
+def test_checkpoint_advice_never_disables_checkpoints_nor_repeats_the_value(interval):
+    from analysis.advice import DEFAULT_SYNCDELAY_S, checkpoint_more_often
+
+    text = checkpoint_more_often(_thresholds(checkpoint_interval=interval), "Checkpoint more often")
+    if text is None:
+        assert 10 <= interval < 20  # halving would go under the 10 s floor or stay where it is
+        return
+    assert "→ 0 " not in text
+    if interval < 10:
+        assert text.startswith(f"Set syncdelay back to the default {DEFAULT_SYNCDELAY_S} s")
+    else:
+        proposed = int(text.split("→ ")[1].split(" ")[0])
+        assert 10 <= proposed < interval
+
+
+@pytest.mark.parametrize(("threads", "target"), [(4, 5), (20, 5), (4, 1), (16, 3)])
+def test_eviction_advice_moves_from_the_current_value_within_wiredtiger_bounds(threads, target):
+    from analysis.advice import earlier_dirty_eviction, more_eviction_threads
+
+    t = _thresholds(eviction_threads_max=threads, eviction_threads_min=4, eviction_dirty_target=target)
+    more = more_eviction_threads(t)
+    assert (more is None) == (threads >= 20)
+    if more:
+        assert 4 <= int(more.split("threads_max=")[1].rstrip(")")) <= 20 and f"threads_max={threads})" not in more
+    earlier = earlier_dirty_eviction(t)
+    assert (earlier is None) == (target <= 1)
+    if earlier:
+        assert 1 <= int(earlier.split("=")[1]) < target
+
+
+def test_read_pool_already_at_128_is_not_advised_to_be_fixed_at_128(tmp_path):
+    import analysis
+
+    # 7.0, throughput probing (no pool size set), the read pool at 128 and readers queued for a minute.
+    def plan(s):
+        busy = 300 <= s < 360
+        return Tick(read_out=128 if busy else 2, read_queue=40 if busy else 0)
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 600, plan)
+    result = analysis.analyze(tmp_path / "diagnostic.data")
+    (reads,) = [f for f in result.findings if f.kind == "ticket_exhaustion" and f.resource == "read" and f.severity != "info"]
+    assert reads.evidence["tickets_total"] == 128
+    assert not any("Transactions: 128" in r for r in reads.recommendations)

@@ -23,6 +23,8 @@ MERGE_S = 15.0
 CRITICAL_S = 60.0
 OP_OF = {"read": "reads", "write": "writes"}
 WAITERS = {"read": "readers", "write": "writers"}
+# The fixed pool size before 7.0: what "stop probing" advises, only to a pool smaller than it.
+FIXED_POOL = 128
 
 
 def _queued(ctx: Context, rw: str) -> list[pl.Expr]:
@@ -59,13 +61,14 @@ def _recommendations(ctx: Context, rw: str, total: int) -> list[str]:
         recs.append("Find what holds read tickets for long (the culprits below): bound long reads with maxTimeMS and give them an index, or move analytics reads to a secondary")
     else:
         recs.append("Write tickets are held while writes wait on the storage engine: look at cache pressure and checkpoints in the same window before changing the pool")
-    if _probing(ctx, rw):
+    if _probing(ctx, rw) and total < FIXED_POOL:
         cores = ctx.node.cpus
         recs.append(f"Throughput probing sized the {rw} pool down to {total}: if the storage engine is not the bottleneck, fix the pool with "
-                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: 128"
+                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: {FIXED_POOL}"
                     + (f" (probing starts from 2 × {cores} cores)" if cores else ""))
     else:
-        recs.append(f"Raising the {total}-ticket pool (wiredTigerConcurrent{rw.capitalize()}Transactions) only adds concurrency inside a saturated storage "
+        parameter = ("storageEngineConcurrent" if _needs_queue(ctx, rw) else "wiredTigerConcurrent") + f"{rw.capitalize()}Transactions"
+        recs.append(f"Raising the {total}-ticket pool ({parameter}) only adds concurrency inside a saturated storage "
                     "engine; raise it only when CPU and disk have headroom")
     return recs
 
