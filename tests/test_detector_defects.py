@@ -247,3 +247,23 @@ def test_read_pool_already_at_128_is_not_advised_to_be_fixed_at_128(tmp_path):
     (reads,) = [f for f in result.findings if f.kind == "ticket_exhaustion" and f.resource == "read" and f.severity != "info"]
     assert reads.evidence["tickets_total"] == 128
     assert not any("Transactions: 128" in r for r in reads.recommendations)
+
+
+# -- 2: spikes against the node's own baseline and noise
+
+
+def test_fifteen_fold_mean_latency_at_every_checkpoint_is_a_checkpoint_stall(tmp_path):
+    import analysis
+
+    # Mean write latency ~1 ms rising to ~15 ms for 4 s in every checkpoint (every 60 s from second 30) for half an hour.
+    def plan(s):
+        stalled = 600 <= s < 2400 and s % 60 in range(30, 34)
+        return Tick(write_latency_us=15_000 if stalled else 1_000, checkpoint_seconds=4)
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 3000, plan)
+    result = analysis.analyze(tmp_path / "diagnostic.data")
+    stalls = [f for f in result.findings if f.kind == "checkpoint_stall" and f.severity != "info"]
+    assert len(stalls) == 1, [f.title for f in stalls]
+    assert abs(stalls[0].start - (T0 + dt.timedelta(seconds=630))) <= dt.timedelta(seconds=5)
+    assert abs(stalls[0].end - (T0 + dt.timedelta(seconds=2374))) <= dt.timedelta(seconds=5)
+    assert [f.kind for f in result.problems] == ["checkpoint_stall"]

@@ -26,6 +26,7 @@ from .. import advice
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
+from .. import spikes as spikes_module
 from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
 from ..text import duration, pct, span
@@ -169,7 +170,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             "aligned_spikes": rows,
             "spikes": len(local), "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
-            "thresholds": {"spike": "≥ 3× the 10-minute median, median + 5 IQR, ≥ 20 ms, over ≥ 10 operations",
+            "thresholds": {"spike": spikes_module.RULE,
                            "checkpoint_interval": advice.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
         },
