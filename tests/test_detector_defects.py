@@ -267,3 +267,41 @@ def test_fifteen_fold_mean_latency_at_every_checkpoint_is_a_checkpoint_stall(tmp
     assert abs(stalls[0].start - (T0 + dt.timedelta(seconds=630))) <= dt.timedelta(seconds=5)
     assert abs(stalls[0].end - (T0 + dt.timedelta(seconds=2374))) <= dt.timedelta(seconds=5)
     assert [f.kind for f in result.problems] == ["checkpoint_stall"]
+
+
+# -- 8: victims are not the cause
+
+
+def _victim_scenario(folder: Path) -> None:
+    """A 7.0 node whose checkpoints (every 60 s, 8 s long) stall writes for half an hour: write tickets run out
+    for 7 s in each, and a short COLLSCAN in each spends nearly all its 4 s waiting (cache, locks, disk reads)."""
+    def plan(s):
+        stalled = 600 <= s < 2400 and s % 60 in range(31, 38)
+        return Tick(checkpoint_seconds=8, writes_stalled=stalled, write_out=128 if stalled else 2, write_queue=30 if stalled else 0)
+
+    config = Config()
+    run = write_ftdc(folder / "diagnostic.data", config, T0, 3000, plan)
+    log = JsonLog(config)
+    for minute in range(10, 40):
+        end = run.at(minute * 60 + 36)
+        log.slow(end, f"conn{300 + minute}", "shop.events", {"find": "events", "filter": {"kind": "click"}, "$db": "shop"}, "COLLSCAN", 4_000,
+                 keys=0, docs=20_000, nreturned=3,
+                 locks={"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": 1_500_000}}},
+                 storage={"data": {"bytesRead": 90_000_000, "timeReadingMicros": 2_000_000}, "timeWaitingMicros": {"cache": 200_000}})
+    log.write(folder / "mongod.log")
+
+
+def test_operations_that_mostly_waited_are_not_named_as_the_cause(tmp_path):
+    import analysis
+
+    _victim_scenario(tmp_path)
+    result = analysis.analyze(tmp_path / "diagnostic.data", tmp_path / "mongod.log")
+    stalls = [f for f in result.problems if f.kind == "checkpoint_stall"]
+    assert len(stalls) == 1 and stalls[0].start <= T0 + dt.timedelta(seconds=640) and stalls[0].end >= T0 + dt.timedelta(seconds=2370)
+    tickets = [f for f in result.problems if f.kind == "ticket_exhaustion"]
+    assert tickets  # the tickets did run out: that is real
+    assert not [f.title for f in result.problems if "Cause: COLLSCAN" in f.explanation or causes(f.culprits, f.seconds)]
+    # A find takes read tickets: it is no culprit of write tickets running out.
+    assert not [f.title for f in tickets if f.resource == "write" and f.culprits]
+    for culprit in (c for f in result.problems for c in f.culprits):
+        assert culprit.held_s < 0.2 * culprit.overlap_s  # 3.7 of every 4 s were waits (locks, disk reads, cache)
