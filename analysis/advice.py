@@ -5,7 +5,9 @@ between one checkpoint's end and the next one's start (checkpointer.cpp); 0
 turns periodic checkpoints off. So "checkpoint more often" halves it, never
 to 0 and never below MIN_SYNCDELAY_S; a value already that short is itself
 the finding (checkpoints then run nearly back to back), and the advice is
-the default, not a shorter one.
+the default, not a shorter one. Eviction threads, the dirty target, the
+idle-handle sweep and the cache size move from their current value within
+WiredTiger's bounds and the host's memory, or are not advised at all.
 """
 
 from __future__ import annotations
@@ -73,3 +75,36 @@ def earlier_dirty_eviction(thresholds: Thresholds) -> str | None:
     target = thresholds.value("eviction_dirty_target") or 5
     wanted = max(MIN_DIRTY_TARGET, int(target // 2))
     return f"eviction_dirty_target={wanted}" if wanted < target else None
+
+
+# WiredTiger's file_manager.close_idle_time: 0 never closes an idle handle; sweeping more often
+# than every MIN_CLOSE_IDLE_S costs more reopening than it frees.
+MIN_CLOSE_IDLE_S = 30
+
+
+def sooner_sweep(thresholds: Thresholds) -> str | None:
+    """`file_manager=(close_idle_time=..)` closing idle handles sooner than now, or None."""
+    idle = thresholds.value("close_idle_time")
+    if idle is None:
+        return None
+    if idle == 0:
+        return "file_manager=(close_idle_time=600)"  # 0 never closes idle handles: give them a lifetime
+    wanted = max(MIN_CLOSE_IDLE_S, int(idle // 2))
+    return f"file_manager=(close_idle_time={wanted})" if wanted < idle else None
+
+
+# The cache is not all of mongod's memory: connections, index builds and the OS's cache of
+# compressed blocks need the rest of the host's RAM.
+MAX_CACHE_SHARE_OF_RAM = 0.8
+
+
+def larger_cache(cache_gb: float, peak_pct: float, target_pct: float, memory_mb: int | None) -> str:
+    """Raising cacheSizeGB so that the peak fill sits at the eviction target, or why this host cannot."""
+    wanted = cache_gb * peak_pct / target_pct
+    if memory_mb and wanted > MAX_CACHE_SHARE_OF_RAM * memory_mb / 1024:
+        return (f"A cache large enough to hold the {peak_pct:.0f} % peak at the {target_pct:g} % eviction target ({wanted:.1f} GB, now {cache_gb:.1f} GB) "
+                f"would take more than {MAX_CACHE_SHARE_OF_RAM:.0%} of the host's {memory_mb / 1024:.0f} GB of RAM: if no scan is behind it, "
+                "the working set has outgrown this host (add memory, or shard)")
+    memory = f" (the host has {memory_mb / 1024:.0f} GB of RAM)" if memory_mb else ""
+    return (f"If the working set has outgrown the cache (no scan behind it), raise storage.wiredTiger.engineConfig.cacheSizeGB from "
+            f"{cache_gb:.1f} to about {wanted:.1f}, so the {peak_pct:.0f} % peak sits at the {target_pct:g} % eviction target{memory}")

@@ -234,6 +234,27 @@ def test_eviction_advice_moves_from_the_current_value_within_wiredtiger_bounds(t
         assert 1 <= int(earlier.split("=")[1]) < target
 
 
+@pytest.mark.parametrize("idle", [0, 20, 30, 45, 60, 600, 100000])
+def test_idle_handle_advice_closes_sooner_or_gives_never_closed_handles_a_lifetime(idle):
+    from analysis.advice import MIN_CLOSE_IDLE_S, sooner_sweep
+
+    text = sooner_sweep(_thresholds(close_idle_time=idle))
+    if idle <= MIN_CLOSE_IDLE_S and idle != 0:
+        assert text is None
+    else:
+        value = int(text.split("close_idle_time=")[1].rstrip(")"))
+        assert value > 0 and (idle == 0 or MIN_CLOSE_IDLE_S <= value < idle)
+
+
+@pytest.mark.parametrize(("memory_mb", "raise_it"), [(64_000, True), (14_000, False), (None, True)])
+def test_cache_advice_stays_within_the_host_memory(memory_mb, raise_it):
+    from analysis.advice import larger_cache
+
+    text = larger_cache(10.0, 97.0, 80.0, memory_mb)  # 12.1 GB wanted
+    assert text.startswith("If the working set has outgrown the cache") == raise_it
+    assert ("raise storage.wiredTiger.engineConfig.cacheSizeGB from 10.0 to about 12.1" in text) == raise_it
+
+
 def test_read_pool_already_at_128_is_not_advised_to_be_fixed_at_128(tmp_path):
     import analysis
 

@@ -54,10 +54,7 @@ def _recommendations(ctx: Context, breached: dict[str, dict], app_threads_evicte
     if "fill" in breached and cache_gb:
         peak = breached["fill"]["peak_pct"]
         target = t.value("eviction_target") or 80
-        wanted = cache_gb * peak / target
-        memory = f" (the host has {ctx.node.memory_mb / 1024:.0f} GB of RAM)" if ctx.node.memory_mb else ""
-        recs.append(f"If the working set has outgrown the cache (no scan behind it), raise storage.wiredTiger.engineConfig.cacheSizeGB from "
-                    f"{cache_gb:.1f} to about {wanted:.1f}, so the {peak:.0f} % peak sits at the {target:g} % eviction target{memory}")
+        recs.append(advice.larger_cache(cache_gb, peak, target, ctx.node.memory_mb))
     if "dirty" in breached or "updates" in breached:
         more_often = advice.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often")
         if more_often:
