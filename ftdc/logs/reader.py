@@ -292,31 +292,31 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
 
 # Plans from worst to best: a statement's plan speaks for its command when it is the worst.
 PLAN_RANK = {"COLLSCAN": 0}
-PLAN_COLUMNS = ("plan_summary", "plan_kind", "shape", "query_hash", "plan_cache_key", "keys_examined", "docs_examined")
+PLAN_COLUMNS = ("plan_summary", "plan_kind", "shape", "keys_examined", "docs_examined")
 
 
 def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataFrame:
     """Each command covering statements (`covered`: row, command_row) takes, where its own line
-    says nothing, the plan, shape and hashes of its worst statement (COLLSCAN first, then the
+    says nothing, the plan and shape of its worst statement (COLLSCAN first, then the
     most documents examined) with the other plans listed after it, and the statements' scan counts
-    summed."""
+    summed. Only those rows are written (scatter), and no hashes: whole new string columns
+    would leave the heap fragmented once the log's text is let go."""
     # A line repeated word for word (the same statement logged twice) counts once.
     plans = slow.select(*PLAN_COLUMNS, "started", "ts").with_row_index("row").join(covered, on="row").unique(
         ["command_row", *PLAN_COLUMNS, "started", "ts"], maintain_order=True)
     worst_first = [pl.col("plan_kind").replace_strict(PLAN_RANK, default=1, return_dtype=pl.Int8).fill_null(2),
                    -pl.col("docs_examined").fill_null(0)]
     merged = plans.sort(worst_first).group_by("command_row").agg(
-        *(pl.col(c).drop_nulls().first() for c in ("plan_kind", "shape", "query_hash", "plan_cache_key")),
+        *(pl.col(c).drop_nulls().first() for c in ("plan_kind", "shape")),
         plan_summary=pl.col("plan_summary").drop_nulls().unique(maintain_order=True).str.join("; also "),
         keys_examined=pl.col("keys_examined").sum(),
         docs_examined=pl.col("docs_examined").sum(),
     )
     merged = merged.with_columns(pl.col("plan_summary").replace("", None))
-    aligned = pl.DataFrame({"command_row": pl.Series(range(slow.height), dtype=merged["command_row"].dtype)}).join(
-        merged, on="command_row", how="left", maintain_order="left")
-    return slow.with_columns(
-        pl.coalesce(pl.col(c), _chunked_like(aligned[c], slow["ts"])).alias(c) for c in PLAN_COLUMNS
-    )
+    rows = merged["command_row"]
+    own = slow.select(PLAN_COLUMNS)[rows]
+    filled = own.select(pl.coalesce(own[c], merged[c]).alias(c) for c in PLAN_COLUMNS)
+    return slow.with_columns(_chunked_like(slow[c].scatter(rows, filled[c]), slow["ts"]) for c in PLAN_COLUMNS)
 
 
 def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
