@@ -299,8 +299,8 @@ def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataF
     """Each command covering statements (`covered`: row, command_row) takes, where its own line
     says nothing, the plan and shape of its worst statement (COLLSCAN first, then the
     most documents examined) with the other plans listed after it, and the statements' scan counts
-    summed. Only those rows are written (scatter), and no hashes: whole new string columns
-    would leave the heap fragmented once the log's text is let go."""
+    summed. Only the blocks holding such commands are rewritten, and no hashes: whole new string
+    columns, allocated while the log's own are alive, stay resident after it is compacted."""
     # A line repeated word for word (the same statement logged twice) counts once.
     plans = slow.select(*PLAN_COLUMNS, "started", "ts").with_row_index("row").join(covered, on="row").unique(
         ["command_row", *PLAN_COLUMNS, "started", "ts"], maintain_order=True)
@@ -316,7 +316,20 @@ def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataF
     rows = merged["command_row"]
     own = slow.select(PLAN_COLUMNS)[rows]
     filled = own.select(pl.coalesce(own[c], merged[c]).alias(c) for c in PLAN_COLUMNS)
-    return slow.with_columns(_chunked_like(slow[c].scatter(rows, filled[c]), slow["ts"]) for c in PLAN_COLUMNS)
+    return slow.with_columns(_patched(slow[c], rows, filled[c]) for c in PLAN_COLUMNS)
+
+
+def _patched(column: pl.Series, rows: pl.Series, values: pl.Series) -> pl.Series:
+    """`column` with `values` at `rows`, rewriting only the chunks (log blocks) that hold them."""
+    pieces, offset = [], 0
+    for length in column.chunk_lengths():
+        piece = column.slice(offset, length)
+        here = (rows >= offset) & (rows < offset + length)
+        if here.any():
+            piece = piece.scatter(rows.filter(here) - offset, values.filter(here))
+        pieces.append(piece)
+        offset += length
+    return pl.concat(pieces, rechunk=False) if pieces else column
 
 
 def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
