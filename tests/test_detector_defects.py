@@ -310,11 +310,12 @@ def test_fifteen_fold_mean_latency_at_every_checkpoint_is_a_checkpoint_stall(tmp
 
 
 def _victim_scenario(folder: Path) -> None:
-    """A 7.0 node whose checkpoints (every 60 s, 8 s long) stall writes for half an hour: write tickets run out
-    for 7 s in each, and a short COLLSCAN in each spends nearly all its 4 s waiting (cache, locks, disk reads)."""
+    """A 7.0 node whose checkpoints (every 60 s, 8 s long) slow writes from 1 ms to 12 ms for half an hour: write
+    tickets run out for 7 s in each, and a short COLLSCAN in each spends nearly all its 4 s waiting (locks, disk reads, cache)."""
     def plan(s):
         stalled = 600 <= s < 2400 and s % 60 in range(31, 38)
-        return Tick(checkpoint_seconds=8, writes_stalled=stalled, write_out=128 if stalled else 2, write_queue=30 if stalled else 0)
+        return Tick(checkpoint_seconds=8, write_latency_us=12_000 if stalled else 1_000, write_out=128 if stalled else 2,
+                    write_queue=30 if stalled else 0)
 
     config = Config()
     run = write_ftdc(folder / "diagnostic.data", config, T0, 3000, plan)
