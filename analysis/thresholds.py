@@ -237,6 +237,7 @@ class Thresholds:
                 "value": steps[-1].value,
                 "unit": SPEC[name].unit,
                 "source": steps[-1].source,
+                "assumed": self.assumed(name),
                 "changes": [{"since": format_time(s.since) if s.since else None, "value": s.value, "source": s.source} for s in steps],
             }
             for name, steps in self.timeline.items()

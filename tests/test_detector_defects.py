@@ -71,7 +71,7 @@ def test_statements_with_different_plans_give_the_worst_and_list_the_others(tmp_
     assert command["docs_examined"] == 500_022
 
 
-@pytest.mark.parametrize("version", ["6.0.14", "8.0.4"])
+@pytest.mark.parametrize("version", ["6.0.14", "7.0.12", "8.0.4"])
 @pytest.mark.parametrize("command_ns", ["shop.$cmd", "shop.orders"])
 def test_json_update_command_and_write_lines_are_one_collscan_operation(tmp_path, version, command_ns):
     log = JsonLog(Config(version=version, layout=version[:3]))
@@ -200,7 +200,7 @@ def test_interval_without_configuration_is_said_to_be_assumed(tmp_path):
     # A lone chunk with no configuration, checkpointing every 60 s: the default fits, and is said to be assumed.
     write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 900, lambda s: Tick(writes_stalled=s % 60 in (31, 32)), metadata=False)
     result = analysis.analyze(tmp_path / "diagnostic.data")
-    assert result.thresholds.assumed("checkpoint_interval")
+    assert result.thresholds.assumed("checkpoint_interval") and result.to_dict()["thresholds"]["checkpoint_interval"]["assumed"] is True
     stalls = [f for f in result.findings if f.kind == "checkpoint_stall"]
     assert stalls and all("assumed" in f.evidence["thresholds"]["checkpoint_interval"] for f in stalls)
     assert any("syncdelay 60 → 30 s" in r and "assumed" in r for f in stalls for r in f.recommendations)
