@@ -23,10 +23,10 @@ import polars as pl
 from ftdc.frames import TIME_COLUMN
 
 from .. import advice
+from .. import spikes as spikes_module
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
-from .. import spikes as spikes_module
 from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
 from ..text import duration, pct, span
