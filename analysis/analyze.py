@@ -23,7 +23,7 @@ from ftdc.reader import decode_files
 from ftdc.timeutil import TimeArg, format_time, time_range
 
 from . import series as series_module
-from .checkpoints import Checkpoint, checkpoint_windows
+from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key
 from .detectors import DETECTORS, RELATE
@@ -83,7 +83,8 @@ def _iso(value: Any) -> Any:
 # The log columns analyses and reports use.
 SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
                    "shape", "query_hash", "query_shape_hash", "command_json",
-                   "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros"]
+                   "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
+                   "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros"]
 EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",
                  "old_state", "version", "text", "file", "line"]
 
@@ -151,14 +152,15 @@ def analyze(
     log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
     raw = decode_files(files, resolved.wanted, lower, upper)
-    overview = summarize(catalog, raw, metadata.node)
     prepared = series_module.prepare(raw, resolved)
+    overview = summarize(catalog, prepared, metadata.node)
     del raw
     progress(STAGES[2])
     thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
     derived = series_module.derive(prepared, resolved, thresholds)
     del prepared
     checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
+    thresholds = infer_interval(thresholds, checkpoints, float(derived["period_s"].median() or 1))
     ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:

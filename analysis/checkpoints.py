@@ -20,8 +20,12 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
+from .thresholds import Setting, Thresholds
+
 # Two ends this close describe the same checkpoint.
 SAME_END = dt.timedelta(seconds=3)
+# Fewer checkpoints than this show no cadence.
+MIN_CADENCE = 4
 
 
 @dataclass(frozen=True)
@@ -120,3 +124,29 @@ def checkpoint_windows(series: pl.DataFrame, version: Optional[str], events: Opt
     # Log checkpoints FTDC did not see (a gap, a missing metric), within the data's span.
     merged += [c for c in log if first is not None and first <= c.end <= last]
     return sorted(merged, key=lambda c: c.start)
+
+
+def infer_interval(thresholds: Thresholds, checkpoints: list[Checkpoint], period_s: float) -> Thresholds:
+    """`thresholds` with the checkpoint interval the counters show, when no file recorded the
+    node's configuration and the cadence contradicts the assumed default.
+
+    mongod's checkpointer sleeps syncdelay between one checkpoint's end and the next one's
+    start, or starts at once when a checkpoint was due while the last one ran (a start-to-start
+    cadence): an interval between the median pause (end to next start) and the median
+    start-to-start time, within the sampling period's uncertainty, fits what was seen; else the
+    median pause, in whole seconds, is what the node was set to.
+    """
+    done = [c for c in checkpoints if not c.open]
+    if not thresholds.assumed("checkpoint_interval") or len(done) < MIN_CADENCE:
+        return thresholds
+    pauses = sorted((b.start - a.end).total_seconds() for a, b in zip(done, done[1:]))
+    every = sorted((b.start - a.start).total_seconds() for a, b in zip(done, done[1:]))
+    pause, cadence = pauses[len(pauses) // 2], every[len(every) // 2]
+    assumed = thresholds.value("checkpoint_interval") or 0
+    slack = max(2 * period_s, 0.1 * assumed)
+    if pause - slack <= assumed <= cadence + slack:
+        return thresholds
+    inferred = max(1, round(pause))
+    source = (f"inferred from the checkpoint cadence: {len(done)} checkpoints, a median {pause:.1f} s from one's end to the next's start; "
+              f"these files do not record the node's configuration, and mongod's default of {assumed:g} s does not fit")
+    return Thresholds({**thresholds.timeline, "checkpoint_interval": [Setting(float(inferred), source)]}, thresholds.configured)

@@ -14,6 +14,7 @@ from ftdc.timeutil import format_time
 from .analyze import Analysis
 from .findings import Finding, top_culprit
 from .overview import Overview
+from .series import GAP_PERIODS
 from .text import duration
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -102,7 +103,7 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("sampling period", _periods(view.periods_ms)),
         ("metrics", f"{view.metrics:,}"),
         ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
-        ("gaps", f"{len(view.gaps)} (steps over two sampling periods)"),
+        ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
         ("restarts", str(len(view.restarts))),
     ]
     rows += [("  gap", f"{format_time(g.start)} – {format_time(g.end)} ({_whole(duration(g.seconds))})") for g in view.gaps[:MAX_GAPS_SHOWN]]

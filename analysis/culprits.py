@@ -5,8 +5,9 @@ completion, LOG-FORMAT.md §2). Culprits are the operations overlapping a
 window, grouped by namespace, command, shape and plan, ranked by the time they
 held there: their operation-seconds inside it less the share of their run they
 spent waiting as the log records it (for cache, locks, the ticket queue, flow
-control; LOG-FORMAT.md §3). Operations that mostly waited are the incident's
-victims, not its cause. A COLLSCAN is named as the cause only when it
+control, disk reads; LOG-FORMAT.md §3). Operations that mostly waited are the
+incident's victims, never its cause. A ticket finding's culprits are the
+operations that take that kind of ticket. A COLLSCAN is named as the cause only when it
 overlapped and held a real share of that time; without a log, FTDC's
 collection-scan counters are reported instead, and nothing is named.
 """
@@ -38,17 +39,26 @@ COMPLETION_GRACE = dt.timedelta(minutes=5)
 COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_null("") != "none")
 
 
-# What a slow-query line says an operation waited for (microseconds): LOG-FORMAT.md §3.
-WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros")
+# What a slow-query line says an operation waited for (microseconds): LOG-FORMAT.md §3. Lock
+# acquisition, the ticket queue, flow control, cache space, WiredTiger's schema and handle locks, and
+# disk reads: the device's time, which a checkpoint or another scan may hold.
+WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
+         "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros")
+# Cache pressure is the one resource reading from disk takes: the pages read fill the cache, so
+# there a scan's reading is the time it held it.
+READING_HOLDS = ("cache_pressure",)
+# The operations that take a write ticket (an intent-exclusive lock); every other one takes a read ticket.
+WRITES = pl.col("command").is_in(["insert", "update", "delete", "remove", "findAndModify", "findandmodify"]) | \
+    pl.col("op_type").is_in(["insert", "update", "remove"])
 
 
-def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
+def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, waits: tuple[str, ...] = WAITS) -> pl.DataFrame:
     """Slow operations that ran during [start, end], with `overlap_s` inside it and `held_s`,
-    the part of it not spent waiting (each run's waits taken as spread evenly over it)."""
+    the part of it not spent in `waits` (each run's waits taken as spread evenly over it)."""
     inside = slow_ops.filter(COUNTED, pl.col("started") <= end, pl.col("ts") >= start)
     lo = pl.max_horizontal(pl.col("started"), pl.lit(start, pl.Datetime("ms", "UTC")))
     hi = pl.min_horizontal(pl.col("ts"), pl.lit(end, pl.Datetime("ms", "UTC")))
-    recorded = [pl.col(c).fill_null(0) for c in WAITS if c in slow_ops.columns]
+    recorded = [pl.col(c).fill_null(0) for c in waits if c in slow_ops.columns]
     waited_ms = (pl.sum_horizontal(recorded) if recorded else pl.lit(0)) / 1000
     working = (1 - waited_ms / pl.col("duration_ms").clip(lower_bound=1)).clip(0, 1)
     overlap = (hi - lo).dt.total_milliseconds().clip(lower_bound=0) / 1000
@@ -61,8 +71,12 @@ def culprit_key() -> list[pl.Expr]:
             pl.col("plan_kind") == "COLLSCAN"]
 
 
-def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: int = TOP) -> list[Culprit]:
-    ops = overlapping(slow_ops, start, end)
+def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: int = TOP, *,
+         resource: Optional[str] = None, waits: tuple[str, ...] = WAITS) -> list[Culprit]:
+    """The culprits of [start, end]; for a ticket `resource` ("read" | "write"), only the operations that take such a ticket."""
+    ops = overlapping(slow_ops, start, end, waits)
+    if resource is not None:
+        ops = ops.filter(WRITES.fill_null(False) if resource == "write" else ~WRITES.fill_null(False))
     total = ops["held_s"].sum()
     if ops.is_empty() or not total:
         return []
@@ -98,8 +112,10 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
 
 
 def causes(culprits: list[Culprit], window_s: float) -> list[Culprit]:
-    """The COLLSCANs that overlapped and held a real share of the window."""
-    return [c for c in culprits if c.collscan and c.share >= CAUSE_SHARE and c.held_s >= CAUSE_COVERAGE * max(window_s, 1.0)]
+    """The COLLSCANs that overlapped and held a real share of the window; one that spent most of
+    its time there waiting is a victim, however few other operations the log shows."""
+    return [c for c in culprits if c.collscan and c.share >= CAUSE_SHARE and c.held_s >= CAUSE_COVERAGE * max(window_s, 1.0)
+            and c.held_s >= c.overlap_s / 2]
 
 
 def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> Optional[dict]:
@@ -160,7 +176,8 @@ def recommendations(culprit: Culprit, incident_start: dt.datetime, replica_set: 
 def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool) -> None:
     """Fills `finding.culprits` and says in its explanation what the operations were, or what FTDC can tell without a log."""
     if slow_ops is not None:
-        finding.culprits = rank(slow_ops, finding.start, finding.end)
+        waits = tuple(w for w in WAITS if w != "read_micros") if finding.kind in READING_HOLDS else WAITS
+        finding.culprits = rank(slow_ops, finding.start, finding.end, resource=finding.resource, waits=waits)
         named = causes(finding.culprits, finding.seconds)
         if named:
             finding.explanation += " Cause: " + "; ".join(f"COLLSCAN of {describe(c)}" for c in named) + "."

@@ -58,8 +58,8 @@ class Finding:
         return (self.end - self.start).total_seconds()
 
     def rank(self) -> tuple:
-        """Most severe first, then the longest, then the earliest."""
-        return (SEVERITIES.index(self.severity), -self.seconds, self.start)
+        """Most severe first, then the longest, then the earliest; context (`info`) in time order."""
+        return (SEVERITIES.index(self.severity), 0 if self.severity == "info" else -self.seconds, self.start)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: times ISO-8601 with Z."""

@@ -15,14 +15,14 @@ from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import decode_files
 
-PID = "serverStatus.pid"
-UPTIME = "serverStatus.uptime"
-# A gap is a step longer than this many sampling periods (with 5 % for jitter).
-GAP_PERIODS = 2 * 1.05
+from . import series
+from .metrics import Resolved
+from .metrics import resolve as resolve_metrics
+
 # Steps jitter by a few ms; periods are set in whole 100 ms (the minimum).
 PERIOD_ROUNDING_MS = 100
-# The period in effect is the median of this many steps on each side.
-PERIOD_WINDOW = 5
+# What restarts are told from (the alias layer picks each layout's path, 8.0 `shard.` included).
+IDENTITY = ("pid", "uptime_ms", "uptime_s")
 
 
 @dataclass
@@ -61,31 +61,26 @@ def sampling_periods(times: pl.Series) -> dict[int, int]:
     return dict(zip(counts["period"].to_list(), counts["count"].to_list()))
 
 
+def _marks(prepared: pl.DataFrame) -> pl.DataFrame:
+    return prepared.select(TIME_COLUMN, "gap", "restart", previous=pl.col(TIME_COLUMN).shift(1))
+
+
+def gaps_of(prepared: pl.DataFrame) -> list[Gap]:
+    """FTDC gaps of a `series.prepare`d frame (its `gap` flag, the one definition), in time order;
+    a restart is not counted as a gap too."""
+    found = _marks(prepared).filter(pl.col("gap") & ~pl.col("restart"))
+    return [Gap(start=row["previous"], end=row[TIME_COLUMN], seconds=(row[TIME_COLUMN] - row["previous"]).total_seconds())
+            for row in found.iter_rows(named=True)]
+
+
+def restarts_of(prepared: pl.DataFrame) -> list[dt.datetime]:
+    """The first sample of each new process in a `series.prepare`d frame."""
+    return _marks(prepared).filter(pl.col("restart"))[TIME_COLUMN].to_list()
+
+
 def find_gaps(times: pl.Series) -> list[Gap]:
-    """Steps longer than GAP_PERIODS x the period in effect on both sides, so
-    that a change of sampling period is not taken for a gap."""
-    frame = pl.DataFrame({"t": times}).with_columns(step=pl.col("t").diff().dt.total_milliseconds())
-    before = pl.col("step").shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
-    after = pl.col("step").reverse().shift(1).rolling_median(PERIOD_WINDOW, min_samples=1).reverse()
-    frame = frame.with_columns(period=pl.max_horizontal(before, after))
-    # Repeated timestamps (period 0) say nothing about the sampling period.
-    found = frame.filter(pl.col("period") > 0, pl.col("step") > GAP_PERIODS * pl.col("period"))
-    return [
-        Gap(start=row["t"] - dt.timedelta(milliseconds=row["step"]), end=row["t"], seconds=row["step"] / 1000)
-        for row in found.iter_rows(named=True)
-    ]
-
-
-def find_restarts(frame: pl.DataFrame) -> list[dt.datetime]:
-    """Samples where the pid changed or uptime went backwards."""
-    changed = []
-    if PID in frame.columns:
-        changed.append(pl.col(PID).diff().fill_null(0) != 0)
-    if UPTIME in frame.columns:
-        changed.append(pl.col(UPTIME).diff().fill_null(0) < 0)
-    if not changed:
-        return []
-    return frame.filter(pl.any_horizontal(changed))[TIME_COLUMN].to_list()
+    """The gaps between sample times (series.py's definition)."""
+    return gaps_of(series.prepare(pl.DataFrame({TIME_COLUMN: times}), Resolved({}, {})))
 
 
 def schema_changes(catalog: Catalog) -> int:
@@ -101,7 +96,9 @@ def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable
     files = resolve(path)
     catalog = catalog_files(files, time_field)
     progress(STAGES[0])
-    frame = decode_files(files, [PID, UPTIME], time_field=time_field)
+    resolved = resolve_metrics(catalog.schema())
+    identity = Resolved({name: resolved.paths[name] for name in IDENTITY if name in resolved.paths}, resolved.kinds)
+    frame = series.prepare(decode_files(files, identity.wanted, time_field=time_field), identity)
     progress(STAGES[1])
     node = catalog_metadata(catalog).node
     progress(STAGES[2])
@@ -109,8 +106,8 @@ def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable
 
 
 def summarize(catalog: Catalog, frame: pl.DataFrame, node: NodeInfo) -> Overview:
-    """The overview from what a reader already has: the catalog, a frame with
-    `start` (and `serverStatus.pid`/`uptime` where known), and the node."""
+    """The overview from what a reader already has: the catalog, a `series.prepare`d
+    frame (sample times with their gap and restart flags), and the node."""
     times = frame[TIME_COLUMN]
     return Overview(
         node=node,
@@ -122,7 +119,7 @@ def summarize(catalog: Catalog, frame: pl.DataFrame, node: NodeInfo) -> Overview
         metrics=len(catalog.schema()) - 1,
         chunks=catalog.chunks.height,
         schema_changes=schema_changes(catalog),
-        gaps=find_gaps(times),
-        restarts=find_restarts(frame),
+        gaps=gaps_of(frame),
+        restarts=restarts_of(frame),
         problems=catalog.problems,
     )

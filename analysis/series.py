@@ -23,7 +23,8 @@ from ftdc.frames import TIME_COLUMN
 from .metrics import COUNTER, Resolved
 from .thresholds import CACHE_PERCENTAGES, Thresholds
 
-# A step longer than this many sampling periods is a gap: no rate across it.
+# A step longer than this many sampling periods is a gap: no rate across it. The one
+# definition of a gap and a restart (overview.py and the context findings read these flags).
 GAP_PERIODS = 3
 # The period in effect: the median of this many previous steps.
 PERIOD_WINDOW = 5
@@ -227,9 +228,12 @@ def _bookkeeping(frame: pl.DataFrame) -> pl.DataFrame:
         if uptime in frame.columns:
             restart = restart | (pl.col(uptime).diff().fill_null(0) < 0)
             break
-    frame = frame.with_columns(interval_s=step, period_s=period.fill_null(step), restart=restart)
+    # The period a gap is measured against is the larger of the medians before and after the
+    # step, so a change of sampling period (1 s -> 10 s) is not taken for a gap.
+    after = step.reverse().shift(1).rolling_median(PERIOD_WINDOW, min_samples=1).reverse()
+    frame = frame.with_columns(interval_s=step, period_s=period.fill_null(step), gap_period_s=pl.max_horizontal(period, after), restart=restart)
     # Repeated timestamps (period 0: samples timed by their chunk) say nothing about gaps.
-    frame = frame.with_columns(gap=(pl.col("period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("period_s")))
+    frame = frame.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s"))).drop("gap_period_s")
     return frame.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
 
 

@@ -1,11 +1,19 @@
-"""Latency spikes per operation class, against a robust rolling baseline.
+"""Latency spikes per operation class, against the node's own robust baseline.
 
 A sample's interval mean latency (Δlatency / Δops) is a spike when it is at
-least SPIKE_FACTOR times the rolling median of the BASELINE before it, above
-the median by SPIKE_IQRS interquartile ranges, and above SPIKE_FLOOR_MS (the
-20 ms at which support tooling starts to call latency an anomaly, METRICS.md
-§11), over at least MIN_OPS operations (fewer are single operations, which the
-slow-query log reports better). Consecutive spike samples form one event.
+least SPIKE_FACTOR times the rolling median of the BASELINE before it and
+above that median by SPIKE_IQRS interquartile ranges (the node's own noise,
+robust to the spikes themselves), over at least MIN_OPS operations (fewer
+are single operations, which the slow-query log reports better).
+Consecutive spike samples form one event.
+
+No absolute latency is required: the mean averages every operation of the
+interval, so a node whose writes take 1 ms and rise to 15 ms has had a very
+large rise in its slowest operations, and a 0.05 ms node tripling is as
+real as a 50 ms one. The one floor is measurement resolution: mongod sums
+each operation's latency in whole microseconds, so the mean can move by up
+to 1 µs from rounding alone and a flat baseline has no interquartile range
+to say so; a rise must exceed RESOLUTION_MS, ten times that.
 """
 
 from __future__ import annotations
@@ -22,9 +30,11 @@ BASELINE = "10m"
 MIN_BASELINE_SAMPLES = 30
 SPIKE_FACTOR = 3.0
 SPIKE_IQRS = 5.0
-SPIKE_FLOOR_MS = 20.0
+RESOLUTION_MS = 0.01
 MIN_OPS = 10
 OP_CLASSES = ("reads", "writes", "commands")
+RULE = (f"≥ {SPIKE_FACTOR:g}× the {BASELINE} median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
+        f"at least {RESOLUTION_MS * 1000:g} µs above it, over ≥ {MIN_OPS} operations")
 # "write latency", not "writes latency".
 ADJECTIVE = {"reads": "read", "writes": "write", "commands": "command", "transactions": "transaction"}
 
@@ -63,7 +73,7 @@ def _flags(series: pl.DataFrame, op: str) -> pl.DataFrame:
     median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(overall))
     iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
     spike = (
-        (pl.col("latency") >= SPIKE_FLOOR_MS)
+        (pl.col("latency") - median >= RESOLUTION_MS)
         & (pl.col("latency") >= SPIKE_FACTOR * median)
         & (pl.col("latency") >= median + SPIKE_IQRS * iqr)
     )

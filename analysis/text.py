@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from ftdc.timeutil import format_duration as duration  # noqa: F401  (the analyses' short name)
 
 
@@ -9,3 +11,22 @@ def pct(share: float) -> str:
     """A share (0..1) as a percentage with sensible precision."""
     value = 100 * share
     return f"{value:.1f} %" if value < 10 else f"{value:.0f} %"
+
+
+def _clock(t: dt.datetime, dated: bool, precise: bool) -> str:
+    text = t.strftime("%Y-%m-%d %H:%M:%S" if dated else "%H:%M:%S")
+    return f"{text}.{t.microsecond // 1000:03d}" if precise else text
+
+
+def span(start: dt.datetime, end: dt.datetime, joiner: str = "to", *, date_start: bool = False) -> str:
+    """`10:00:05 to 10:03:00`, with both dates when the two ends fall on different days
+    (a bare `15:58:49` after `2024-04-16 16:51:29` reads as the same day, and earlier), and
+    milliseconds when the ends fall in the same second. `date_start`: the first end dated anyway."""
+    dated = start.date() != end.date()
+    precise = start.replace(microsecond=0) == end.replace(microsecond=0) and start != end
+    return f"{_clock(start, dated or date_start, precise)} {joiner} {_clock(end, dated, precise)}"
+
+
+def dated_span(start: dt.datetime, end: dt.datetime, joiner: str = "to") -> str:
+    """`span` with the day always written once, for context with no other date near it."""
+    return span(start, end, joiner, date_start=True)

@@ -198,6 +198,11 @@ class Thresholds:
     """Each threshold's value over time, with where the value came from."""
 
     timeline: dict[str, list[Setting]] = field(default_factory=dict)
+    configured: bool = True  # the files (or log) recorded some of the node's configuration
+
+    def assumed(self, name: str) -> bool:
+        """The value is a published default standing in for a configuration no file recorded."""
+        return not self.configured and self.current(name).source == SPEC[name].default_source
 
     def current(self, name: str) -> Setting:
         """The latest value (the one a report quotes first)."""
@@ -232,6 +237,7 @@ class Thresholds:
                 "value": steps[-1].value,
                 "unit": SPEC[name].unit,
                 "source": steps[-1].source,
+                "assumed": self.assumed(name),
                 "changes": [{"since": format_time(s.since) if s.since else None, "value": s.value, "source": s.source} for s in steps],
             }
             for name, steps in self.timeline.items()
@@ -281,4 +287,5 @@ def effective_thresholds(
             elif steps[-1].source == SPEC[name].default_source != source:
                 # The same value, now seen in the node's configuration: quote that, not the default.
                 steps[-1] = Setting(value, source, steps[-1].since)
-    return Thresholds({spec.name: timeline[spec.name] for spec in SPECS})
+    configured = any(layer.sources or not layer.startup for layer in layers)
+    return Thresholds({spec.name: timeline[spec.name] for spec in SPECS}, configured)

@@ -359,20 +359,22 @@ class Run:
 
 
 def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, plan: Callable[[int], Tick],
-               *, restarts: dict[int, int] = None, extra: Callable[[int, Tick], dict] = None, flush: bool = True) -> Run:
-    """Writes `seconds` samples from `plan(s)`; `restarts` maps a second to a new pid. Returns what ran."""
+               *, restarts: dict[int, int] = None, extra: Callable[[int, Tick], dict] = None, flush: bool = True,
+               metadata: bool = True) -> Run:
+    """Writes `seconds` samples from `plan(s)`; `restarts` maps a second to a new pid; `metadata=False` writes no
+    configuration document (a lone metric chunk, as support cases often hold). Returns what ran."""
     import shutil
 
     shutil.rmtree(directory, ignore_errors=True)
     node = Node(config)
-    writer = FTDCWriter(directory, metadata=node.metadata(t0))
+    writer = FTDCWriter(directory, metadata=node.metadata(t0) if metadata else None)
     run = Run(t0, [])
     for s in range(seconds):
         tick = plan(s)
         if restarts and s in restarts:
             writer.close()
             node.restart(restarts[s])
-            writer = FTDCWriter(directory, metadata=node.metadata(t0 + dt.timedelta(seconds=s)))
+            writer = FTDCWriter(directory, metadata=node.metadata(t0 + dt.timedelta(seconds=s)) if metadata else None)
         was_running = node.checkpoint_running
         node.advance(s, tick)
         if node.checkpoint_running and not was_running:

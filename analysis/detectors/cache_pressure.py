@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from .. import advice
 from ..context import Context
 from ..findings import Finding
-from ..text import duration
+from ..text import duration, span
 from ..windows import sustained
 
 KIND = "cache_pressure"
@@ -50,22 +51,20 @@ def _recommendations(ctx: Context, breached: dict[str, dict], app_threads_evicte
     t = ctx.thresholds
     recs = []
     cache_gb = (ctx.series["cache_max_bytes"].max() or 0) / 2**30 if ctx.has("cache_max_bytes") else None
-    threads = int(t.value("eviction_threads_max") or 4)
     if "fill" in breached and cache_gb:
         peak = breached["fill"]["peak_pct"]
         target = t.value("eviction_target") or 80
-        wanted = cache_gb * peak / target
-        memory = f" (the host has {ctx.node.memory_mb / 1024:.0f} GB of RAM)" if ctx.node.memory_mb else ""
-        recs.append(f"If the working set has outgrown the cache (no scan behind it), raise storage.wiredTiger.engineConfig.cacheSizeGB from "
-                    f"{cache_gb:.1f} to about {wanted:.1f}, so the {peak:.0f} % peak sits at the {target:g} % eviction target{memory}")
+        recs.append(advice.larger_cache(cache_gb, peak, target, ctx.node.memory_mb))
     if "dirty" in breached or "updates" in breached:
-        interval = t.value("checkpoint_interval") or 60
-        recs.append(f"Dirty data outran eviction: checkpoint more often (syncdelay {int(interval)} → {int(interval // 2)} s) and start dirty eviction earlier, "
-                    f"e.g. wiredTigerEngineRuntimeConfig: \"eviction_dirty_target={max(1, int((t.value('eviction_dirty_target') or 5) // 2))}\" "
-                    f"(now {t.describe('eviction_dirty_target')})")
-    if app_threads_evicted:
+        more_often = advice.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often")
+        if more_often:
+            recs.append(more_often)
+        if (earlier := advice.earlier_dirty_eviction(t)):
+            recs.append(f"Start dirty eviction earlier: wiredTigerEngineRuntimeConfig: \"{earlier}\" (now {t.describe('eviction_dirty_target')})")
+    threads = advice.more_eviction_threads(t)
+    if app_threads_evicted and threads:
         recs.append(f"Give eviction more worker threads so application threads need not evict: wiredTigerEngineRuntimeConfig: "
-                    f"\"eviction=(threads_min={threads},threads_max={min(20, threads * 2)})\" (now threads_max={threads}); check the disk keeps up")
+                    f"\"{threads}\" (now threads_max={int(t.value('eviction_threads_max') or 4)}); check the disk keeps up")
     return recs
 
 
@@ -114,7 +113,7 @@ def detect(ctx: Context) -> list[Finding]:
             start=window.start,
             end=window.end,
             title=f"Cache past its eviction trigger for {duration(window.seconds)}: {what}",
-            explanation=f"From {window.start:%H:%M:%S} to {window.end:%H:%M:%S} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
+            explanation=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
             evidence={
                 "metrics": ctx.paths(*(level for _, level, _, _ in checks), "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
                 "breaches": breached,

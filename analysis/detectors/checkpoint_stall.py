@@ -6,10 +6,11 @@ the time checkpoints take, so a finding needs aligned spikes far more often
 than chance: for each spike, the chance is the share of the episode's time
 where a spike of its length would touch a checkpoint; the count of aligned
 spikes is tested against those chances (Poisson-binomial tail). Aligned
-spikes closer than EPISODE_GAP checkpoint intervals form one episode, one
-finding. A checkpoint that outlasts the checkpoint interval leaves no
-headroom (METRICS.md §11): with a spike inside it, that is a finding of its
-own even when it happened once.
+spikes closer than EPISODE_GAP checkpoint intervals (MIN_EPISODE_GAP at
+least) form one episode, one finding. A checkpoint that outlasts the
+checkpoint interval leaves no headroom (METRICS.md §11): with a spike inside
+it, that is a finding even when it happened once; such checkpoints as close
+as aligned spikes form one episode, one finding.
 """
 
 from __future__ import annotations
@@ -21,18 +22,23 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
+from .. import advice
+from .. import spikes as spikes_module
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
 from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
-from ..text import duration, pct
+from ..text import duration, pct, span
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
 MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives
-EPISODE_GAP = 5  # checkpoint intervals
+EPISODE_GAP = 5  # checkpoint intervals...
+# ...or this, when longer: a node set to checkpoint every second is in one episode
+# until it has had a minute (mongod's default interval) without a stall.
+MIN_EPISODE_GAP = dt.timedelta(seconds=60)
 CRITICAL_MS = 1000.0
 
 
@@ -105,21 +111,22 @@ def _episodes(aligned: list[_Aligned], gap: dt.timedelta) -> list[list[_Aligned]
 
 def _recommendations(ctx: Context, rows: list[dict]) -> list[str]:
     t = ctx.thresholds
-    interval = t.value("checkpoint_interval") or 60
-    recs = []
+    more_often = advice.checkpoint_more_often(t, "Checkpoint more often so each one writes less")
+    # An interval that is itself the problem comes first.
+    unusual = more_often is not None and advice.unusual_interval(t) is not None
+    recs = [more_often] if unusual else []
     checkpoints = {r["checkpoint_start"]: r for r in rows}
     built = [r for r in checkpoints.values() if r["dirty_built_up"]]
-    if built:
+    settings = [s for s in (advice.more_eviction_threads(t), advice.earlier_dirty_eviction(t)) if s]
+    if built and settings:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
-        target = t.value("eviction_dirty_target")
-        threads = int(t.value("eviction_threads_max") or 4)
         recs.append(
             f"Dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) (dirty target {t.describe('eviction_dirty_target')}): "
-            f"let eviction write it out between checkpoints, e.g. wiredTigerEngineRuntimeConfig: \"eviction=(threads_max={min(20, threads * 2)}),"
-            f"eviction_dirty_target={max(1, int((target or 5) // 2))}\" (now threads_max={threads})"
+            f"let eviction write it out between checkpoints, e.g. wiredTigerEngineRuntimeConfig: \"{','.join(settings)}\" "
+            f"(now threads_max={int(t.value('eviction_threads_max') or 4)})"
         )
-    if interval >= 30:
-        recs.append(f"Checkpoint more often so each one writes less: syncdelay {int(interval)} → {int(interval // 2)} s (setParameter syncdelay, or storage.syncPeriodSecs)")
+    if more_often and not unusual:
+        recs.append(more_often)
     recs.append("Check the disk during checkpoints (disk_util_pct, await): a device that cannot absorb the checkpoint's writes stalls the operations that wait on it")
     return recs
 
@@ -163,48 +170,72 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             "aligned_spikes": rows,
             "spikes": len(local), "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
-            "thresholds": {"spike": "≥ 3× the 10-minute median, median + 5 IQR, ≥ 20 ms, over ≥ 10 operations",
-                           "checkpoint_interval": ctx.thresholds.describe("checkpoint_interval")},
+            "thresholds": {"spike": spikes_module.RULE,
+                           "checkpoint_interval": advice.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
         },
         recommendations=_recommendations(ctx, rows),
     )
 
 
-def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set) -> list[Finding]:
-    """Checkpoints longer than the interval with a latency spike inside (no headroom left)."""
-    interval = ctx.thresholds.value("checkpoint_interval")
-    if not interval:
-        return []
-    out = []
+def _episode_gap(interval_s: float) -> dt.timedelta:
+    return max(EPISODE_GAP * dt.timedelta(seconds=interval_s), MIN_EPISODE_GAP)
+
+
+def _long_episodes(ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set, interval: float) -> list[list[tuple[Checkpoint, list[Spike]]]]:
+    """Checkpoints longer than the interval with a latency spike inside, those less than
+    EPISODE_GAP intervals apart in one episode."""
+    episodes: list[list[tuple[Checkpoint, list[Spike]]]] = []
     for c in ctx.checkpoints:
         if c.seconds <= interval or (c.start, c.end) in claimed:
             continue
         inside = [s for s in spikes if s.start <= c.end + pad and s.end >= c.start]
         if not inside:
             continue
+        if episodes and c.start - episodes[-1][-1][0].end <= _episode_gap(interval):
+            episodes[-1].append((c, inside))
+        else:
+            episodes.append([(c, inside)])
+    return episodes
+
+
+def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set) -> list[Finding]:
+    """One finding per episode of checkpoints longer than the interval with a latency spike inside (no headroom left)."""
+    interval = ctx.thresholds.value("checkpoint_interval")
+    if not interval:
+        return []
+    out = []
+    for episode in _long_episodes(ctx, spikes, pad, claimed, interval):
+        checkpoints = [c for c, _ in episode]
+        inside = list({id(s): s for _, found in episode for s in found}.values())
+        longest = max(checkpoints, key=lambda c: c.seconds)
+        start, end = checkpoints[0].start, checkpoints[-1].end
         peak = max(inside, key=lambda s: s.peak_ms)
         ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
-        stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for s in inside)
-        dirty = _dirty_at(ctx, c.start)
-        rows = [_spike_row(ctx, _Aligned(s, c), None) for s in inside]
+        stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found)
+        dirty = _dirty_at(ctx, longest.start)
+        rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
+        what = (f"A {duration(longest.seconds)} checkpoint" if len(episode) == 1
+                else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},")
+        unusual = advice.unusual_interval(ctx.thresholds)
         out.append(Finding(
             kind=KIND,
-            severity="critical" if peak.peak_ms >= CRITICAL_MS or c.seconds >= 2 * interval else "warning",
-            start=c.start,
-            end=c.end,
-            title=f"A {duration(c.seconds)} checkpoint, longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
+            severity="critical" if peak.peak_ms >= CRITICAL_MS or longest.seconds >= 2 * interval else "warning",
+            start=start,
+            end=end,
+            title=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
             explanation=(
-                f"The checkpoint from {c.start:%H:%M:%S} ran {duration(c.seconds)} ({c.source}), past the {ctx.thresholds.describe('checkpoint_interval')} "
-                f"checkpoint interval, so the next one had no headroom. {ops.capitalize()} latency spiked for {duration(stalled)} inside it, "
-                f"up to {peak.peak_ms:,.0f} ms against a {peak.baseline_ms:,.1f} ms baseline"
-                + (f"; dirty data was {dirty:.1f} % of the cache when it started." if dirty is not None else ".")
+                f"{what} ran past the {advice.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
+                f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
+                f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {peak.baseline_ms:,.1f} ms baseline"
+                + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
+                + (f" The interval itself is the problem: {unusual}." if unusual else "")
             ),
             evidence={
                 "metrics": ctx.paths(*(f"{s.op}_latency_ms" for s in inside), "checkpoint_last_ms", "checkpoint_time_ms", "cache_dirty_pct"),
-                "checkpoint": {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source},
+                "checkpoints": [{"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints],
                 "aligned_spikes": rows,
-                "thresholds": {"checkpoint_interval": ctx.thresholds.describe("checkpoint_interval")},
+                "thresholds": {"checkpoint_interval": advice.interval_text(ctx.thresholds)},
                 "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
             },
             recommendations=_recommendations(ctx, rows),
@@ -219,12 +250,12 @@ def detect(ctx: Context) -> list[Finding]:
     if not any(ctx.has(f"{op}_latency_ms") for op in ("reads", "writes", "commands")):
         return [ctx.not_checked(KIND, "Checkpoint stalls", ["opLatencies"])]
     period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
-    interval = dt.timedelta(seconds=ctx.thresholds.value("checkpoint_interval") or 60)
+    interval = ctx.thresholds.value("checkpoint_interval") or 60
     spikes = ctx.spikes
     windows = _windows(ctx.checkpoints, period)
     aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, windows, ctx.checkpoints)) is not None]
     findings = []
-    for episode in _episodes(aligned, EPISODE_GAP * interval):
+    for episode in _episodes(aligned, _episode_gap(interval)):
         found = _episode_finding(ctx, episode, spikes, ctx.checkpoints, period)
         if found is not None:
             findings.append(found)

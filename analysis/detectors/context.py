@@ -14,7 +14,7 @@ from ftdc.frames import TIME_COLUMN
 from ..context import Context
 from ..findings import Finding
 from ..series import GAP_PERIODS
-from ..text import duration
+from ..text import dated_span, duration
 
 MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
 
@@ -23,10 +23,12 @@ def detect(ctx: Context) -> list[Finding]:
     marks = ctx.series.select(TIME_COLUMN, "restart", "gap", previous=pl.col(TIME_COLUMN).shift(1)).filter(pl.col("restart") | pl.col("gap"))
     findings = []
     for row in marks.filter(pl.col("restart")).iter_rows(named=True):
+        down = (row[TIME_COLUMN] - row["previous"]).total_seconds()
         findings.append(Finding(
             kind="restart", severity="info", start=row["previous"], end=row[TIME_COLUMN],
-            title=f"mongod restarted between {row['previous']:%Y-%m-%d %H:%M:%S} and {row[TIME_COLUMN]:%H:%M:%S}",
-            explanation="A new process (its pid changed or its uptime went back): counters restart from zero, so no rate is taken across it.",
+            title=f"mongod restarted between {dated_span(row['previous'], row[TIME_COLUMN], 'and')}, down for at most {duration(down)}",
+            explanation=(f"A new process (its pid changed or its uptime went back): the old one's last sample and the new one's first are "
+                         f"{duration(down)} apart. Counters restart from zero, so no rate is taken across it."),
             evidence={"metrics": [p for p in (ctx.resolved.path("pid"), ctx.resolved.path("uptime_ms") or ctx.resolved.path("uptime_s")) if p]},
         ))
     gaps = marks.filter(pl.col("gap") & ~pl.col("restart")).with_columns(seconds=(pl.col(TIME_COLUMN) - pl.col("previous")).dt.total_milliseconds() / 1000)
@@ -34,7 +36,7 @@ def detect(ctx: Context) -> list[Finding]:
         findings.append(Finding(
             kind="ftdc_gap", severity="info", start=row["previous"], end=row[TIME_COLUMN],
             title=f"No FTDC samples for {duration(row['seconds'])}",
-            explanation=f"No sample from {row['previous']:%Y-%m-%d %H:%M:%S} to {row[TIME_COLUMN]:%H:%M:%S}: mongod was down, or too stalled to collect.",
+            explanation=f"No sample from {dated_span(row['previous'], row[TIME_COLUMN])}: mongod was down, or too stalled to collect.",
             evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
         ))
     if gaps.height > MAX_GAPS:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .. import advice
 from ..context import Context
 from ..findings import Finding
 from ..text import duration
@@ -38,9 +39,10 @@ def _recommendations(ctx: Context, handles: float | None) -> list[str]:
     if handles:
         recs.append(f"{handles:,.0f} handles are open: each collection and index is one; drop unused collections and indexes, "
                     "and avoid a collection per tenant/day at this scale")
-    if idle:
-        recs.append(f"Sweep idle handles sooner: storage.wiredTiger.engineConfig.configString: "
-                    f"\"file_manager=(close_idle_time={max(30, int(idle // 2))})\" (now {ctx.thresholds.describe('close_idle_time')}"
+    sweep = advice.sooner_sweep(ctx.thresholds)
+    if sweep:
+        why = "Idle handles are never closed (close_idle_time=0)" if idle == 0 else "Sweep idle handles sooner"
+        recs.append(f"{why}: storage.wiredTiger.engineConfig.configString: \"{sweep}\" (now {ctx.thresholds.describe('close_idle_time')}"
                     + (f", close_handle_minimum {minimum:g})" if minimum else ")"))
     return recs
 

@@ -14,7 +14,7 @@ import polars as pl
 
 from ..context import Context
 from ..findings import Finding
-from ..text import duration
+from ..text import duration, span
 from ..windows import overlap_s, sustained
 
 KIND = "disk_saturation"
@@ -63,7 +63,7 @@ def detect(ctx: Context) -> list[Finding]:
                 start=window.start,
                 end=window.end,
                 title=f"Disk {dev} saturated for {duration(window.seconds)}: ≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
-                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {window.start:%H:%M:%S} to {window.end:%H:%M:%S} "
+                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
                              f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
                 evidence={
                     "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),

@@ -23,7 +23,7 @@ from ftdc.frames import TIME_COLUMN
 from ..context import Context
 from ..findings import Finding
 from ..series import PRIMARY
-from ..text import duration
+from ..text import duration, span
 from ..windows import sustained
 
 LAG_S = 10.0
@@ -56,7 +56,7 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
         start=start,
         end=end,
         title=f"{_opening(name)} lagged the primary by up to {duration(peak)} for {duration((end - start).total_seconds())}",
-        explanation=(f"From {start:%H:%M:%S} to {end:%H:%M:%S}, {name}'s last applied operation trailed the primary's by "
+        explanation=(f"From {span(start, end)}, {name}'s last applied operation trailed the primary's by "
                      f"{LAG_S:g} s or more (peak {duration(peak)}), as replSetGetStatus saw it. Reads from it were that stale, "
                      "and majority writes waited on the members that kept up."),
         evidence={

@@ -13,7 +13,7 @@ import polars as pl
 
 from ..context import Context
 from ..findings import Finding
-from ..text import duration
+from ..text import duration, span
 from ..windows import sustained
 
 KIND = "ticket_exhaustion"
@@ -23,6 +23,8 @@ MERGE_S = 15.0
 CRITICAL_S = 60.0
 OP_OF = {"read": "reads", "write": "writes"}
 WAITERS = {"read": "readers", "write": "writers"}
+# The fixed pool size before 7.0: what "stop probing" advises, only to a pool smaller than it.
+FIXED_POOL = 128
 
 
 def _queued(ctx: Context, rw: str) -> list[pl.Expr]:
@@ -59,13 +61,14 @@ def _recommendations(ctx: Context, rw: str, total: int) -> list[str]:
         recs.append("Find what holds read tickets for long (the culprits below): bound long reads with maxTimeMS and give them an index, or move analytics reads to a secondary")
     else:
         recs.append("Write tickets are held while writes wait on the storage engine: look at cache pressure and checkpoints in the same window before changing the pool")
-    if _probing(ctx, rw):
+    if _probing(ctx, rw) and total < FIXED_POOL:
         cores = ctx.node.cpus
         recs.append(f"Throughput probing sized the {rw} pool down to {total}: if the storage engine is not the bottleneck, fix the pool with "
-                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: 128"
+                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: {FIXED_POOL}"
                     + (f" (probing starts from 2 × {cores} cores)" if cores else ""))
     else:
-        recs.append(f"Raising the {total}-ticket pool (wiredTigerConcurrent{rw.capitalize()}Transactions) only adds concurrency inside a saturated storage "
+        parameter = ("storageEngineConcurrent" if _needs_queue(ctx, rw) else "wiredTigerConcurrent") + f"{rw.capitalize()}Transactions"
+        recs.append(f"Raising the {total}-ticket pool ({parameter}) only adds concurrency inside a saturated storage "
                     "engine; raise it only when CPU and disk have headroom")
     return recs
 
@@ -106,7 +109,7 @@ def detect(ctx: Context) -> list[Finding]:
                 title=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
                        else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
                       + f": {available} of {total} available{queue_text}",
-                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {window.start:%H:%M:%S} to {window.end:%H:%M:%S} "
+                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
                              f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}.{latency_text}"),
                 evidence={
                     "metrics": ctx.paths(*needed, *queue_cols, latency),

@@ -255,7 +255,8 @@ TRUNCATION = dt.timedelta(milliseconds=2)
 
 
 def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
-    """`write_statement` stays true only for WRITE lines that repeat a command's line.
+    """`write_statement` stays true only for WRITE lines that repeat a command's line, and
+    that command takes its statements' plan, shape and scan counts.
 
     A batch logs its slow statements (WRITE) and then itself (COMMAND, on the same
     connection, after them); counting both counts the work twice (LOG-FORMAT.md §4). But
@@ -266,6 +267,10 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     batch cannot have begun before this statement ended. (Durations do not nest: 6.0 logs
     statements longer than their batch; and both are truncated to whole milliseconds, hence
     TRUNCATION of slack.) Done on a narrow copy so the wide frame is not sorted or copied.
+
+    The COMMAND line of an update or delete carries no plan (4.2 to 8.0 log it against
+    <db>.$cmd with the statements' plans on their WRITE lines): the command and its
+    statements are one operation, so the command is what `_with_statement_plans` completes.
     """
     keys = ["group", "connection"]
     rows = slow.select(*keys, "ns", "ts", "started", "write_statement", "command").with_row_index("row")
@@ -273,12 +278,58 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     if statements.is_empty():
         return slow
     commands = (rows.filter(~pl.col("write_statement") & pl.col("command").is_in(WRITE_COMMANDS)).drop_nulls(["ts", "started"])
-                .select(*keys, pl.col("ns").alias("command_ns"), pl.col("ts").alias("command_ts"), pl.col("started").alias("command_started"))
+                .select(*keys, pl.col("row").alias("command_row"), pl.col("ns").alias("command_ns"), pl.col("ts").alias("command_ts"),
+                        pl.col("started").alias("command_started"))
                 .sort("command_ts"))
     covered = statements.join_asof(commands, left_on="ts", right_on="command_ts", by=keys, strategy="forward", check_sortedness=False).filter(
-        (pl.col("command_started") <= pl.col("ts") + TRUNCATION) & (pl.col("command_ns") == pl.col("ns")))["row"]
-    repeated = pl.Series(range(slow.height)).is_in(covered.implode()) if len(covered) else pl.repeat(False, slow.height, eager=True)
-    return slow.with_columns(write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"]))
+        (pl.col("command_started") <= pl.col("ts") + TRUNCATION) & (pl.col("command_ns") == pl.col("ns"))).select("row", "command_row")
+    if covered.is_empty():
+        return slow.with_columns(write_statement=pl.lit(False))
+    repeated = pl.Series(range(slow.height)).is_in(covered["row"].implode())
+    slow = slow.with_columns(write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"]))
+    return _with_statement_plans(slow, covered)
+
+
+# Plans from worst to best: a statement's plan speaks for its command when it is the worst.
+PLAN_RANK = {"COLLSCAN": 0}
+PLAN_COLUMNS = ("plan_summary", "plan_kind", "shape", "keys_examined", "docs_examined")
+
+
+def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataFrame:
+    """Each command covering statements (`covered`: row, command_row) takes, where its own line
+    says nothing, the plan and shape of its worst statement (COLLSCAN first, then the
+    most documents examined) with the other plans listed after it, and the statements' scan counts
+    summed. Only the blocks holding such commands are rewritten, and no hashes: whole new string
+    columns, allocated while the log's own are alive, stay resident after it is compacted."""
+    # A line repeated word for word (the same statement logged twice) counts once.
+    plans = slow.select(*PLAN_COLUMNS, "started", "ts").with_row_index("row").join(covered, on="row").unique(
+        ["command_row", *PLAN_COLUMNS, "started", "ts"], maintain_order=True)
+    worst_first = [pl.col("plan_kind").replace_strict(PLAN_RANK, default=1, return_dtype=pl.Int8).fill_null(2),
+                   -pl.col("docs_examined").fill_null(0)]
+    merged = plans.sort(worst_first).group_by("command_row").agg(
+        *(pl.col(c).drop_nulls().first() for c in ("plan_kind", "shape")),
+        plan_summary=pl.col("plan_summary").drop_nulls().unique(maintain_order=True).str.join("; also "),
+        keys_examined=pl.col("keys_examined").sum(),
+        docs_examined=pl.col("docs_examined").sum(),
+    )
+    merged = merged.with_columns(pl.col("plan_summary").replace("", None))
+    rows = merged["command_row"]
+    own = slow.select(PLAN_COLUMNS)[rows]
+    filled = own.select(pl.coalesce(own[c], merged[c]).alias(c) for c in PLAN_COLUMNS)
+    return slow.with_columns(_patched(slow[c], rows, filled[c]) for c in PLAN_COLUMNS)
+
+
+def _patched(column: pl.Series, rows: pl.Series, values: pl.Series) -> pl.Series:
+    """`column` with `values` at `rows`, rewriting only the chunks (log blocks) that hold them."""
+    pieces, offset = [], 0
+    for length in column.chunk_lengths():
+        piece = column.slice(offset, length)
+        here = (rows >= offset) & (rows < offset + length)
+        if here.any():
+            piece = piece.scatter(rows.filter(here) - offset, values.filter(here))
+        pieces.append(piece)
+        offset += length
+    return pl.concat(pieces, rechunk=False) if pieces else column
 
 
 def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
