@@ -86,13 +86,17 @@ def user_errors() -> Iterator[None]:
         try:
             yield
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError) as e:
+            _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
             err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT)
-        finally:
-            # Several passes over one file report the same damage; say it once.
-            messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ftdc.FTDCWarning))
-            for message in messages:
-                err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+        _print_warnings(caught)
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    # Several passes over one file report the same damage; say it once.
+    messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ftdc.FTDCWarning))
+    for message in messages:
+        err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
 def progress_bar(*columns) -> Progress:

@@ -8,12 +8,14 @@ culprits from the log -> `Analysis`.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
 import polars as pl
 
 from ftdc.catalog import catalog_files
+from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
 from ftdc.memory import release_free_memory
@@ -151,6 +153,9 @@ def analyze(
     log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
     raw = decode_files(files, resolved.wanted, lower, upper)
+    if raw.height == 0:
+        where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))
+        raise no_samples(str(where), catalog.chunks, lower, upper)
     overview = summarize(catalog, raw, metadata.node)
     prepared = series_module.prepare(raw, resolved)
     del raw

@@ -46,6 +46,17 @@ def drop_unreadable_ts(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFram
     return frame.filter(~unreadable)
 
 
+def drop_negative_durations(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
+    """`frame` with negative `duration_ms` made null, each reported: no operation ends
+    before it starts, so the number is damage, not a time to add up."""
+    negative = frame["duration_ms"] < 0
+    if not negative.any():
+        return frame
+    for line in frame.filter(negative)["line"]:
+        problems.add(line, "negative durationMillis: dropped", None)
+    return frame.with_columns(duration_ms=pl.when(~negative).then(pl.col("duration_ms")))
+
+
 def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:
     """Slow ops of JSON lines, finished natively but for `started` and `file`;
     `t` holds the timestamps in forms the native reader leaves to polars."""

@@ -33,6 +33,7 @@ def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
     """Slow ops, events and problems of one block (data[:end]) of a JSON log."""
     problems = ProblemLog(file)
     slow, evts, lines = json_lines.decode_block(data, end, 1, problems)
+    slow = columns.drop_negative_durations(slow, problems)
     return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
 
 

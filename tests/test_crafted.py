@@ -1,0 +1,110 @@
+"""Crafted input from issue 15: every case ends in output, one line on stderr with exit 2,
+or a warning; never a traceback."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ftdc_files import documents
+
+DEMO = Path(__file__).resolve().parents[1] / "samples"
+DEMO_FILE = DEMO / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000"
+
+
+def run_cli(*args: str, columns: int = 100, **kwargs) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=120, **kwargs)
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2 and result.stdout == "", (result.returncode, result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def metadata_only(folder: Path) -> Path:
+    """A diagnostic.data holding one metrics file with only its type-0 metadata document."""
+    directory = folder / "diagnostic.data"
+    directory.mkdir(parents=True)
+    data = DEMO_FILE.read_bytes()
+    (directory / DEMO_FILE.name).write_bytes(data[: documents(DEMO_FILE)[1][0]])
+    return directory
+
+
+# --- §1, §3: a node with no readable sample, a range past the data -----------------------
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--report", "r.html"]])
+def test_no_readable_sample_is_one_line(tmp_path, extra):
+    node = metadata_only(tmp_path)
+    args = [a if a != "r.html" else tmp_path / a for a in extra]
+    line = one_error_line(run_cli(node, *args))
+    assert line == f"error: {node}: no readable sample (only metadata, or every chunk damaged)"
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_start_past_the_data_says_nothing_was_read_there():
+    line = one_error_line(run_cli(DEMO / "diagnostic.data", "--start", "2030-01-01T00:00:00Z"))
+    assert line == ("error: " f"{DEMO / 'diagnostic.data'}: no sample between 2030-01-01T00:00:00Z and the end; "
+                    "the data covers 2024-05-14T09:00:00Z – 2024-05-14T10:30:30Z")
+
+
+def test_one_unreadable_node_leaves_the_others_analysed(tmp_path):
+    bad = metadata_only(tmp_path / "bad")
+    result = run_cli(DEMO / "diagnostic.data", bad, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["node"]["host"] == "db-prod-01.example.net"
+    assert result.stderr.strip() == f"warning: {bad}: no readable sample (only metadata, or every chunk damaged): this node is left out"
+
+
+def test_every_node_unreadable_is_an_error(tmp_path):
+    result = run_cli(metadata_only(tmp_path / "a"), metadata_only(tmp_path / "b"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "error: none of the 2 nodes could be read"
+
+
+# --- §1: slow queries whose duration or time cannot be used -------------------------------
+
+SLOW = {"t": {"$date": "2024-05-14T09:30:00.000+00:00"}, "s": "I", "c": "COMMAND", "id": 51803, "ctx": "conn1", "msg": "Slow query",
+        "attr": {"type": "command", "ns": "db.c", "command": {"find": "c", "filter": {"a": 1}}, "planSummary": "COLLSCAN", "durationMillis": 150}}
+
+
+def slow_line(**attr) -> str:
+    line = json.loads(json.dumps(SLOW))
+    for key, value in attr.items():
+        if value is None:
+            line["attr"].pop(key, None)
+        else:
+            line["attr"][key] = value
+    return json.dumps(line)
+
+
+@pytest.mark.parametrize("duration", ["150", None, 10**30, 1e308, -5, True])
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_a_slow_query_without_a_usable_duration(tmp_path, duration, fmt):
+    log = tmp_path / "mongod.log"
+    log.write_text(slow_line(durationMillis=duration) + "\n")
+    result = run_cli("logs", log, "--format", fmt)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    if fmt == "json":
+        row = json.loads(result.stdout)[0]
+        assert row["count"] == 1 and row["max_ms"] is None  # never a made-up or negative time
+    else:
+        assert "db.c find" in result.stdout
+    if duration is not None:  # a value that is there but unusable is a problem line, said once
+        assert result.stderr.count("warning: 1 line(s) could not be read") == 1, result.stderr
+
+
+def test_a_slow_query_without_a_time(tmp_path):
+    log = tmp_path / "mongod.log"
+    line = json.loads(slow_line())
+    del line["t"]
+    log.write_text(json.dumps(line) + "\n" + slow_line() + "\n")
+    result = run_cli("logs", log)
+    assert result.returncode == 0 and "db.c find" in result.stdout
+    assert "mongod.log:1: no timestamp" in result.stderr
