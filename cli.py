@@ -18,6 +18,7 @@ from typing import Iterator, List, Optional
 import polars as pl
 import typer
 from rich.console import Console
+from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
@@ -146,8 +147,8 @@ def summary(
             out.print(findings_table(result.cross_node, out.width, title="Across nodes"))
         for name, node in zip(result.names, result.nodes):
             if several:
-                out.rule(name)
-            out.print(render_overview(node.overview, out.width), highlight=False, soft_wrap=True)
+                out.rule(Text(name))
+            out.print(render_overview(node.overview, out.width), markup=False, highlight=False, soft_wrap=True)
             out.print(render_findings(node, out.width))
     if report is not None:
         err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),

@@ -108,3 +108,30 @@ def test_a_slow_query_without_a_time(tmp_path):
     result = run_cli("logs", log)
     assert result.returncode == 0 and "db.c find" in result.stdout
     assert "mongod.log:1: no timestamp" in result.stderr
+
+
+# --- §1: customer strings are text, never markup ------------------------------------------
+
+def renamed_node(folder: Path, hostname: str, replica_set: str) -> Path:
+    """The demo node with its metadata document naming another host and replica set."""
+    import bson
+
+    directory = folder / "diagnostic.data"
+    directory.mkdir(parents=True)
+    data = DEMO_FILE.read_bytes()
+    first_end = documents(DEMO_FILE)[1][0]
+    meta = bson.decode(data[:first_end])
+    meta["doc"]["hostInfo"]["system"]["hostname"] = hostname
+    meta["doc"]["getCmdLineOpts"]["parsed"]["replication"] = {"replSetName": replica_set}
+    (directory / DEMO_FILE.name).write_bytes(bson.encode(meta) + data[first_end:])
+    return directory
+
+
+@pytest.mark.parametrize("hostname, replica_set", [("db[/x]one", "rs[/bold]0"), ("[fe80::1]", "[red]rs[/red]")])
+def test_host_and_replica_set_names_are_shown_as_written(tmp_path, hostname, replica_set):
+    node = renamed_node(tmp_path, hostname, replica_set)
+    result = run_cli(node, "--report", tmp_path / "r.html")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"{hostname}:27017" in result.stdout and replica_set in result.stdout
+    several = run_cli(node, DEMO / "diagnostic.data")
+    assert several.returncode == 0 and f"{hostname}:27017" in several.stdout, several.stderr
