@@ -83,6 +83,7 @@ def user_errors() -> Iterator[None]:
     raised where the library selects metrics, before anything is written."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ftdc.FTDCWarning)
+        warnings.simplefilter("always", ftdc.LogWarning)
         warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
@@ -95,7 +96,7 @@ def user_errors() -> Iterator[None]:
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     # Several passes over one file report the same damage; say it once.
-    messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ftdc.FTDCWarning))
+    messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, (ftdc.FTDCWarning, ftdc.LogWarning)))
     for message in messages:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 

@@ -39,6 +39,27 @@ class Inputs:
     logs: list[Path] = field(default_factory=list)
 
 
+_SPECIAL = ((stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+            (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str | os.PathLike) -> str | None:
+    """What a path is when it is neither a regular file nor a directory ("a pipe (FIFO)",
+    "a character device", ...), else None. Such a file can block forever on open or
+    never end (/dev/zero), so readers that need a file refuse it up front."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing or unreadable: the caller's own check says which
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+def refuse_special(path: str | os.PathLike) -> None:
+    kind = special_kind(path)
+    if kind is not None:
+        raise FTDCError(f"{path}: {kind}, not a file: FTDC is read from files and directories (copy it to a file first)")
+
+
 def is_archive(path: Path) -> bool:
     name = path.name.lower()
     return path.is_file() and name.endswith(_ARCHIVES)
@@ -143,7 +164,7 @@ def _scan(root: Path) -> Inputs:
         here = Path(folder)
         if any(is_ftdc_name(f) for f in files):
             found.ftdc.append(here)
-        found.logs += [here / f for f in sorted(files) if is_log_name(f)]
+        found.logs += [here / f for f in sorted(files) if is_log_name(f) and special_kind(here / f) is None]
     return found
 
 
@@ -152,6 +173,7 @@ def discover(path: str | os.PathLike) -> Inputs:
     path = Path(path)
     if not path.exists():
         raise FTDCError(f"{path}: no such file or directory")
+    refuse_special(path)
     if is_archive(path):
         return _scan(unpack(path))
     if path.is_dir():

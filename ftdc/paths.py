@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterable, Union
 
 from .errors import FTDCError
-from .inputs import is_archive, looks_like_log, one_node
+from .inputs import is_archive, looks_like_log, one_node, refuse_special
 
 PathLike = Union[str, os.PathLike]
 PathArg = Union[PathLike, Iterable[PathLike]]
@@ -46,6 +46,7 @@ def resolve(path: PathArg) -> list[FtdcFile]:
     for item in items:
         if not item.exists():
             raise FTDCError(f"{item}: no such file or directory")
+        refuse_special(item)
         if item.is_dir() or is_archive(item):
             where = one_node(item)  # diagnostic.data itself, inside a dbpath, or inside a bundle
             files.extend(_directory_files(where) if where.is_dir() else [FtdcFile(where)])

@@ -15,9 +15,9 @@ DEMO = Path(__file__).resolve().parents[1] / "samples"
 DEMO_FILE = DEMO / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000"
 
 
-def run_cli(*args: str, columns: int = 100, **kwargs) -> subprocess.CompletedProcess:
+def run_cli(*args: str, columns: int = 100, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=120, **kwargs)
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def one_error_line(result: subprocess.CompletedProcess) -> str:
@@ -135,3 +135,52 @@ def test_host_and_replica_set_names_are_shown_as_written(tmp_path, hostname, rep
     assert f"{hostname}:27017" in result.stdout and replica_set in result.stdout
     several = run_cli(node, DEMO / "diagnostic.data")
     assert several.returncode == 0 and f"{hostname}:27017" in several.stdout, several.stderr
+
+
+# --- §2: pipes and devices never hang or grow without end -------------------------------
+
+DEVICES = ["/dev/zero", "/dev/urandom"]
+
+
+@pytest.mark.parametrize("device", ["fifo", *DEVICES])
+@pytest.mark.parametrize("command", [[], ["export", "--out", "x.parquet"], ["metrics"], ["logs"], ["--log"]])
+def test_pipes_and_devices_are_refused_with_one_line(tmp_path, device, command):
+    """A FIFO nobody writes to, /dev/zero and /dev/urandom: one line within the timeout, never a hang.
+    (As a log, a FIFO is read as a stream: with no writer, it is empty.)"""
+    if device == "fifo":
+        device = tmp_path / "fifo"
+        os.mkfifo(device)
+    if command == ["--log"]:
+        args = [DEMO / "diagnostic.data", "--log", device]
+    else:
+        args = [*command[:1], device, *[tmp_path / a if a.endswith(".parquet") else a for a in command[1:]]]
+    line = one_error_line(run_cli(*args, timeout=60))
+    reading_logs = command in (["logs"], ["--log"])
+    if device == tmp_path / "fifo":
+        assert line == (f"error: {device}: no mongod log line in it (not a JSON 4.4+ or text log)" if reading_logs else
+                        f"error: {device}: a pipe (FIFO), not a file: FTDC is read from files and directories (copy it to a file first)")
+    else:
+        assert line == (f"error: {device}: a character device, not a log file" if reading_logs else
+                        f"error: {device}: a character device, not a file: FTDC is read from files and directories (copy it to a file first)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["fifo"] if device == tmp_path / "fifo" else [])
+
+
+def test_a_pipe_inside_a_log_directory_is_skipped_with_a_warning(tmp_path):
+    (tmp_path / "mongod.log").write_bytes((DEMO / "mongod.log").read_bytes())
+    os.mkfifo(tmp_path / "other.log")
+    result = run_cli("logs", tmp_path, timeout=60)
+    assert result.returncode == 0 and "27 slow operation(s)" in result.stdout
+    assert result.stderr == f"warning: {tmp_path / 'other.log'}: a pipe (FIFO), not a log file: skipped\n"
+
+
+@pytest.mark.parametrize("command", ["logs {log}", "{node} --log {log} --json"])
+def test_process_substitution_reads_the_log_as_a_stream(command):
+    log = f"<(cat {DEMO / 'mongod.log'})"
+    shell = f"{sys.executable} -m cli " + command.format(log=log, node=DEMO / "diagnostic.data")
+    result = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    if "--json" in command:
+        culprits = [c for f in json.loads(result.stdout)["findings"] for c in f["culprits"]]
+        assert any(c["ns"] == "shop.orders" for c in culprits)
+    else:
+        assert "27 slow operation(s), 1 of them COLLSCAN" in result.stdout

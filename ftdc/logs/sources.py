@@ -9,11 +9,14 @@ import datetime as dt
 import os
 import re
 import tarfile
+import warnings
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from ..inputs import special_kind
 
 BLOCK_BYTES = 16 << 20
 _READ_BYTES = 1 << 20
@@ -32,6 +35,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _ROTATED = re.compile(r"^(?P<stem>.*?\.log)(?:\.(?P<suffix>.+?))?(?:\.gz)?$")
 # FTDC and other binary siblings that a directory of logs may hold.
 _SKIP_DIRS = {"diagnostic.data"}
+_PIPE = "a pipe (FIFO)"
 
 
 class SourceError(FileNotFoundError):
@@ -105,6 +109,7 @@ def expand(paths) -> list[LogSource]:
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 files.extend(Path(root) / name for name in names if _looks_like_log(name))
+            files = _regular(files)
             if not files:
                 raise SourceError(f"{path}: no log files (*.log*, *.gz, *.tar) in this directory")
             found = sorted(files, key=_rotation_order)
@@ -115,6 +120,19 @@ def expand(paths) -> list[LogSource]:
                 seen.add(os.path.realpath(file))
                 sources.extend(_file_sources(file))
     return sources
+
+
+def _regular(files: list[Path]) -> list[Path]:
+    """The regular files among those a directory holds; a pipe or device there (which
+    could block on open or never end) is skipped with a warning."""
+    kept = []
+    for file in files:
+        kind = special_kind(file)
+        if kind is None:
+            kept.append(file)
+        else:
+            warnings.warn(f"{file}: {kind}, not a log file: skipped", LogWarning, stacklevel=4)
+    return kept
 
 
 def _looks_like_log(name: str) -> bool:
@@ -138,6 +156,13 @@ def _rotation_order(path: Path):
 
 def _file_sources(path: Path) -> list[LogSource]:
     stat = path.stat()
+    kind = special_kind(path)
+    if kind == _PIPE:
+        # A pipe named on purpose (`--log <(zcat mongod.log.gz)`) is read once, as a stream.
+        # Opened without blocking, so a FIFO nobody writes to reads as empty instead of hanging.
+        return [LogSource(str(path), str(path.parent), 0, stat.st_mtime, lambda: _open_stream(path))]
+    if kind is not None:
+        raise NotALog(f"{path}: {kind}, not a log file")
     if tarfile.is_tarfile(path):
         return _tar_sources(path)
     return [LogSource(str(path), str(path.parent), stat.st_size, stat.st_mtime, lambda: open(path, "rb"), path)]
@@ -159,6 +184,12 @@ def _tar_sources(path: Path) -> list[LogSource]:
         LogSource(f"{path}!{m.name}", f"{path}!{os.path.dirname(m.name)}", m.size, float(m.mtime), opener(m.name))
         for m in members
     ]
+
+
+def _open_stream(path: Path):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return open(fd, "rb")
 
 
 class _ClosingMember:
