@@ -4,9 +4,9 @@ A `diagnostic.data` directory, a dbpath (the directory holding one), one FTDC
 file, or a `.tar`/`.tar.gz`/`.tgz`/`.zip` support bundle holding one or several
 nodes' directories and their logs. Archives arrive in support tickets and are
 untrusted: only FTDC and log members are extracted, never outside a private
-temporary directory (no absolute paths, `..` or links), with caps on member
-count and declared bytes checked before anything is written, once per archive
-per process, removed at exit.
+temporary directory (no absolute paths, `..` or links), streamed with caps on
+member count and on bytes written checked as they go, once per archive per
+process, removed at exit.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ import atexit
 import os
 import shutil
 import stat
+import struct
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +28,11 @@ from .errors import FTDCError
 FTDC_PREFIX = "metrics."
 MAX_MEMBERS = 100_000
 MAX_BYTES = 64 << 30  # a bundle of several nodes' FTDC (<= 500 MB each) and days of logs
+# FTDC files are compressed already and mongod's logs shrink 5-20x in gzip: an archive
+# that unpacks to more than this many times its size is a decompression bomb.
+MAX_RATIO = 100
+MIN_BUDGET = 64 << 20
+_ZIP_TAIL = 22 + 0xFFFF  # the end record and the longest comment
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
 _LOG_HINTS = (".log",)
 _unpacked: dict[tuple, Path] = {}
@@ -97,40 +104,87 @@ def _wanted(name: PurePosixPath) -> bool:
     return is_ftdc_name(name.name) or is_log_name(name.name)
 
 
-def _check(archive: Path, members: int, declared: int) -> None:
+class _Budget:
+    """Bytes an archive may unpack to, counted as they are written: at most MAX_RATIO times
+    its own size (MIN_BUDGET for small ones), MAX_BYTES, and what the temporary directory
+    has free. A member's declared size is not trusted, so the count is of bytes written."""
+
+    def __init__(self, archive: Path):
+        self.archive = archive
+        self.limit = min(MAX_BYTES, max(MIN_BUDGET, MAX_RATIO * archive.stat().st_size))
+        self.free = shutil.disk_usage(tempfile.gettempdir()).free
+        self.used = 0
+
+    def take(self, size: int) -> None:
+        self.used += size
+        if self.used > self.limit:
+            raise FTDCError(f"{self.archive}: unpacks to more than {_size(self.limit)} ({MAX_RATIO}x its size, at most {_size(MAX_BYTES)}), "
+                            "more than a support bundle holds; unpack it yourself")
+        if self.used > self.free:
+            raise FTDCError(f"{self.archive}: unpacking needs more than the {_size(self.free)} free in {tempfile.gettempdir()}")
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**30:,.1f} GB" if size >= 2**30 else f"{size / 2**20:,.0f} MB"
+
+
+def _count(archive: Path, members: int) -> None:
     if members > MAX_MEMBERS:
-        raise FTDCError(f"{archive}: {members:,} members, more than the {MAX_MEMBERS:,} a support bundle can hold; unpack it yourself and point at a directory")
-    if declared > MAX_BYTES:
-        raise FTDCError(f"{archive}: its FTDC and log files would take {declared / 2**30:,.1f} GB, more than {MAX_BYTES >> 30} GB; unpack it yourself")
-    free = shutil.disk_usage(tempfile.gettempdir()).free
-    if declared > free:
-        raise FTDCError(f"{archive}: unpacking needs {declared / 2**30:,.1f} GB and {tempfile.gettempdir()} has {free / 2**30:,.1f} GB free")
+        raise FTDCError(f"{archive}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory")
+
+
+def _copy(source, out: Path, budget: _Budget) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "wb") as dst:
+        while piece := source.read(1 << 20):
+            budget.take(len(piece))
+            dst.write(piece)
 
 
 def _extract_tar(archive: Path, target: Path) -> None:
-    with tarfile.open(archive, "r:*") as tar:
-        members = [m for m in tar.getmembers() if m.isfile() and (n := _safe_name(m.name)) is not None and _wanted(n)]
-        _check(archive, len(members), sum(m.size for m in members))
-        # The "data" filter refuses links, devices and paths outside the target on its own as well.
-        tar.extractall(target, members=members, filter="data")
+    """Streamed: members are counted, and bytes written, as they come; only regular files
+    with a safe name are written (never links or devices), so nothing lands outside `target`."""
+    budget = _Budget(archive)
+    with tarfile.open(archive, "r|*") as tar:
+        for count, member in enumerate(tar, 1):
+            _count(archive, count)
+            name = _safe_name(member.name)
+            if member.isfile() and name is not None and _wanted(name):
+                _copy(tar.extractfile(member), target.joinpath(*name.parts), budget)
+
+
+def _zip_entries(archive: Path) -> int | None:
+    """The entry count the end of a zip declares (zip64 too), read before zipfile lists
+    them all in memory; None when there is no end record (zipfile then says so)."""
+    with open(archive, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - _ZIP_TAIL))
+        tail = f.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + 22 > len(tail):
+            return None
+        (entries,) = struct.unpack_from("<H", tail, at + 10)
+        locator = tail.rfind(b"PK\x06\x07", 0, at)
+        if entries == 0xFFFF and locator >= 0 and locator + 16 <= len(tail):
+            f.seek(struct.unpack_from("<Q", tail, locator + 8)[0])
+            record = f.read(40)
+            if len(record) == 40 and record.startswith(b"PK\x06\x06"):
+                (entries,) = struct.unpack_from("<Q", record, 32)
+        return entries
 
 
 def _extract_zip(archive: Path, target: Path) -> None:
+    _count(archive, _zip_entries(archive) or 0)
+    budget = _Budget(archive)
     with zipfile.ZipFile(archive) as zf:
-        infos = []
-        for info in zf.infolist():
+        infos = zf.infolist()
+        _count(archive, len(infos))
+        for info in infos:
             name = _safe_name(info.filename)
-            mode = info.external_attr >> 16
-            if info.is_dir() or name is None or not _wanted(name) or stat.S_ISLNK(mode):
+            if info.is_dir() or name is None or not _wanted(name) or stat.S_ISLNK(info.external_attr >> 16):
                 continue
-            infos.append((info, name))
-        _check(archive, len(infos), sum(i.file_size for i, _ in infos))
-        for info, name in infos:
-            out = target.joinpath(*name.parts)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            # zipfile stops at the declared size, so the check above bounds what is written.
-            with zf.open(info) as src, open(out, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            with zf.open(info) as src:
+                _copy(src, target.joinpath(*name.parts), budget)
 
 
 def unpack(archive: Path) -> Path:
@@ -146,7 +200,7 @@ def unpack(archive: Path) -> Path:
             _extract_zip(archive, target)
         else:
             _extract_tar(archive, target)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError) as exc:
         shutil.rmtree(target, ignore_errors=True)
         raise FTDCError(f"{archive}: not a readable archive: {exc}") from None
     except BaseException:
