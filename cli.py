@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from importlib.metadata import version
 import warnings
@@ -247,7 +248,13 @@ def logs(
         typer.echo(report.render_text(summary, fmt))
 
 
+def _terminated(signum: int, frame) -> None:
+    # As Ctrl-C does: unwinding removes `.partial` outputs, and exit handlers unpacked bundles.
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminated)
     app()
 
 

@@ -12,6 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from .leftovers import sweep
+
+PARTIAL = ".partial"
+
 
 @contextmanager
 def replacing(path: str | os.PathLike) -> Iterator[BinaryIO]:
@@ -19,8 +23,10 @@ def replacing(path: str | os.PathLike) -> Iterator[BinaryIO]:
     and is removed otherwise; it gets the permissions a plain write would give
     (mkstemp's are private). A place that cannot be written is one plain OSError."""
     path = Path(path)
+    prefix = f".{path.name}."
+    sweep(path.parent, prefix, PARTIAL)  # an earlier run's, killed before it could clean up
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f"{prefix}{os.getpid()}-", suffix=PARTIAL)
     except OSError as exc:
         raise OSError(f"{path}: cannot write there ({exc.strerror or exc})") from None
     try:

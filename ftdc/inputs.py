@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from .errors import FTDCError
+from .leftovers import sweep
 
 FTDC_PREFIX = "metrics."
 MAX_MEMBERS = 100_000
@@ -36,6 +37,7 @@ _ZIP_TAIL = 22 + 0xFFFF  # the end record and the longest comment
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
 _LOG_HINTS = (".log",)
 _unpacked: dict[tuple, Path] = {}
+UNPACKED_PREFIX = "ftdc-analyze-"
 
 
 @dataclass
@@ -193,7 +195,8 @@ def unpack(archive: Path) -> Path:
     key = (os.path.realpath(archive), st.st_size, st.st_mtime_ns)
     if key in _unpacked:
         return _unpacked[key]
-    target = Path(tempfile.mkdtemp(prefix="ftdc-analyze-"))
+    sweep(tempfile.gettempdir(), UNPACKED_PREFIX)
+    target = Path(tempfile.mkdtemp(prefix=f"{UNPACKED_PREFIX}{os.getpid()}-"))
     atexit.register(shutil.rmtree, target, True)
     try:
         if archive.name.lower().endswith(".zip"):
