@@ -41,8 +41,8 @@ def test_sigterm_removes_a_partial_export(ftdc_samples, tmp_path):
     wait_for(out, ".x.csv.*.partial", process)
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=60)
-    assert process.returncode == 128 + signal.SIGTERM
     assert list(out.iterdir()) == []
+    assert process.returncode == 128 + signal.SIGTERM
 
 
 def test_sigterm_removes_an_unpacked_bundle(ftdc_samples, tmp_path):
@@ -55,8 +55,8 @@ def test_sigterm_removes_an_unpacked_bundle(ftdc_samples, tmp_path):
     wait_for(temp, "ftdc-analyze-*", process)
     process.send_signal(signal.SIGTERM)
     process.communicate(timeout=60)
-    assert process.returncode == 128 + signal.SIGTERM
     assert list(temp.iterdir()) == []
+    assert process.returncode == 128 + signal.SIGTERM
 
 
 def test_a_run_sweeps_what_killed_runs_left_and_nothing_else(tmp_path):
