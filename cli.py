@@ -29,7 +29,7 @@ from analysis.analyze import STAGES
 from analysis.console import findings_table, render_findings, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
-from ftdc.inputs import gather
+from ftdc.inputs import as_shown, gather
 from ftdc.errors import UnmatchedMetric
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TIME_HELP, format_time_expr
@@ -88,16 +88,26 @@ def user_errors() -> Iterator[None]:
         warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
-        except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError) as e:
+        except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
-            err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
+            err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT)
         _print_warnings(caught)
 
 
+def _one_line(e: Exception) -> str:
+    """The error as one line naming its file: `x.log: permission denied`, never `[Errno 13] ...`."""
+    if isinstance(e, OSError) and e.strerror:
+        where = e.filename if e.filename is not None else ""
+        return f"{where}: {e.strerror[:1].lower()}{e.strerror[1:]}" if where else e.strerror
+    if isinstance(e, EOFError):
+        return f"the input ends early ({e})" if str(e) else "the input ends early"
+    return str(e)
+
+
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     # Several passes over one file report the same damage; say it once.
-    messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, (ftdc.FTDCWarning, ftdc.LogWarning)))
+    messages = dict.fromkeys(as_shown(str(w.message)) for w in caught if issubclass(w.category, (ftdc.FTDCWarning, ftdc.LogWarning)))
     for message in messages:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
@@ -253,9 +263,23 @@ def _terminated(signum: int, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+# Click's usage error (a bad option, a missing argument), reached through the class Typer
+# exports, as Typer vendors Click in some versions and depends on it in others.
+UsageError = typer.BadParameter.__mro__[1]
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminated)
-    app()
+    try:
+        code = app(prog_name="ftdc-analyze", standalone_mode=False)
+    except UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError" or e.ctx is None:
+            e.show()  # no arguments at all: the help
+        else:
+            command = e.ctx.command_path
+            err.print(f"error: {e.format_message()} (`{command} --help` lists the options)", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

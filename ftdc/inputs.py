@@ -18,12 +18,13 @@ import stat
 import struct
 import tarfile
 import tempfile
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .errors import FTDCError
+from .errors import FTDCError, FTDCWarning
 from .leftovers import sweep
 
 FTDC_PREFIX = "metrics."
@@ -37,6 +38,7 @@ _ZIP_TAIL = 22 + 0xFFFF  # the end record and the longest comment
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
 _LOG_HINTS = (".log",)
 _unpacked: dict[tuple, Path] = {}
+_shown_as: dict[str, str] = {}  # unpacked folder -> "archive!"
 UNPACKED_PREFIX = "ftdc-analyze-"
 
 
@@ -210,19 +212,38 @@ def unpack(archive: Path) -> Path:
         shutil.rmtree(target, ignore_errors=True)
         raise
     _unpacked[key] = target
+    _shown_as[str(target)] = f"{archive}!"
     return target
+
+
+def as_shown(text: str) -> str:
+    """`text` with the temporary folders of unpacked archives named as the user knows them:
+    `bundle.tar.gz!node/diagnostic.data/...`, not `/tmp/ftdc-analyze-123-x/node/...`."""
+    for target, shown in _shown_as.items():
+        text = text.replace(target + os.sep, shown).replace(target, shown)
+    return text
 
 
 def _scan(root: Path) -> Inputs:
     """Every directory holding FTDC files, and every log file, below `root`."""
     found = Inputs()
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root, onerror=_unreadable(root)):
         dirs.sort()
         here = Path(folder)
         if any(is_ftdc_name(f) for f in files):
             found.ftdc.append(here)
         found.logs += [here / f for f in sorted(files) if is_log_name(f) and special_kind(here / f) is None]
     return found
+
+
+def _unreadable(root: Path):
+    """os.walk's error handler: the folder given cannot be read is an error (not "no FTDC
+    in it"); one below it is a warning, and the rest is still searched."""
+    def handle(exc: OSError) -> None:
+        if os.fspath(exc.filename) == os.fspath(root):
+            raise exc
+        warnings.warn(f"{exc.filename}: {(exc.strerror or str(exc)).lower()}: not searched", FTDCWarning, stacklevel=2)
+    return handle
 
 
 def discover(path: str | os.PathLike) -> Inputs:

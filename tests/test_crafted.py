@@ -184,3 +184,98 @@ def test_process_substitution_reads_the_log_as_a_stream(command):
         assert any(c["ns"] == "shop.orders" for c in culprits)
     else:
         assert "27 slow operation(s), 1 of them COLLSCAN" in result.stdout
+
+
+# --- §4: one line for every error, naming the user's file --------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["export"], "error: Missing argument 'paths'. (`ftdc-analyze export --help` lists the options)"),
+    (["logs", "x.log", "--top", "abc"], "error: Invalid value for '--top': "),
+    (["metrics", "x", "--bogus"], "error: No such option: --bogus"),
+])
+def test_usage_errors_are_one_line(args, message):
+    assert one_error_line(run_cli(*args)).startswith(message)
+
+
+def test_a_directory_given_as_the_output_file(tmp_path):
+    target = tmp_path / "out.parquet"
+    target.mkdir()
+    assert one_error_line(run_cli("export", DEMO / "diagnostic.data", "--out", target)) == f"error: {target}: a directory; give a file name"
+    assert list(tmp_path.iterdir()) == [target] and not list(target.iterdir())
+
+
+def test_a_full_disk_names_the_output_and_leaves_nothing(tmp_path, monkeypatch):
+    import errno
+
+    from typer.testing import CliRunner
+
+    import cli
+    from ftdc import atomic
+
+    class Full:
+        def __init__(self, fd, mode):
+            self.raw = open(fd, mode)
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        def __getattr__(self, name):
+            return getattr(self.raw, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.raw.close()
+
+    monkeypatch.setattr(atomic.os, "fdopen", Full)
+    out = tmp_path / "x.csv"
+    result = CliRunner().invoke(cli.app, ["export", str(DEMO / "diagnostic.data"), "--out", str(out)])
+    assert result.exit_code == 2 and result.stderr == f"error: {out}: no space left on device\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreadable_directory_is_not_called_empty(tmp_path, monkeypatch):
+    """Permissions do not bind root, who runs CI here: the denial is injected where the directory is listed."""
+    from typer.testing import CliRunner
+
+    import cli
+
+    dbpath = tmp_path / "dbpath"
+    (dbpath / "diagnostic.data").mkdir(parents=True)
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def denied(real):
+        def call(path="."):
+            if os.fspath(path) == str(dbpath):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real(path)
+        return call
+
+    monkeypatch.setattr(os, "scandir", denied(real_scandir))
+    monkeypatch.setattr(os, "listdir", denied(real_listdir))
+    result = CliRunner().invoke(cli.app, [str(dbpath)])
+    assert result.exit_code == 2 and result.stderr == f"error: {dbpath}: permission denied\n"
+
+
+def test_a_cut_log_archive_is_one_line_not_aborted(tmp_path):
+    import tarfile
+
+    whole = tmp_path / "logs.tar.gz"
+    with tarfile.open(whole, "w:gz") as tar:
+        tar.add(DEMO / "mongod.log", arcname="node/mongod.log")
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole.read_bytes()[:40])
+    line = one_error_line(run_cli("logs", cut))
+    assert line.startswith(f"error: {cut}: not a readable archive (") and "Aborted" not in line
+
+
+def test_messages_name_the_member_of_a_bundle_not_a_temporary_path(tmp_path):
+    import tarfile
+
+    node = metadata_only(tmp_path / "node")
+    bundle = tmp_path / "bundle.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(node, arcname="host1/diagnostic.data")
+    line = one_error_line(run_cli(bundle))
+    assert line == f"error: {bundle}!host1/diagnostic.data: no readable sample (only metadata, or every chunk damaged)"
