@@ -30,9 +30,9 @@ from analysis.console import findings_table, render_findings, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import as_shown, gather
-from ftdc.errors import UnmatchedMetric
+from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.select import select_names, warn_unmatched
-from ftdc.timeutil import TIME_HELP, format_time_expr
+from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 
 EXIT_BAD_INPUT = 2
 out = Console()
@@ -215,6 +215,8 @@ def export(
                 rows, target = int(facts["samples"].sum()), f"{dataset} ({facts.height} node(s))"
             else:
                 rows, target = writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance), out_file
+        if rows == 0:  # a new dataset holding no row (an --out export refuses before replacing the file)
+            raise no_samples(", ".join(map(str, paths)), None, *time_range(start, end))
     err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
 
 
@@ -241,6 +243,9 @@ def logs(
             frames = ftdc.read_logs(
                 paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)
             )
+        if (start or end) and frames.slow_ops.is_empty() and frames.events.is_empty():
+            raise ValueError(f"{', '.join(map(str, paths))}: no log line between {start or 'the start'} and {end or 'the end'}; "
+                             "the lines it holds are outside that range")
         several = frames.slow_ops["node"].drop_nulls().n_unique() > 1
         summary = ftdc.summarize_queries(frames.slow_ops, sort=sort, by_node=several).head(top)
     warning = report.problems_warning(frames.problems)

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Union
 
 import polars as pl
 
+from ftdc.batches import require_splittable
 from ftdc.catalog import catalog_files
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
@@ -22,7 +23,7 @@ from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import decode_files
-from ftdc.timeutil import TimeArg, format_time, time_range
+from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 
 from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows
@@ -152,6 +153,7 @@ def analyze(
     # The log before the samples: its reader's transient peak then meets nothing else held in memory.
     log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
+    require_splittable(catalog, to_ms(lower), to_ms(upper))
     raw = decode_files(files, resolved.wanted, lower, upper)
     if raw.height == 0:
         where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))

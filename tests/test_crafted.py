@@ -279,3 +279,32 @@ def test_messages_name_the_member_of_a_bundle_not_a_temporary_path(tmp_path):
         tar.add(node, arcname="host1/diagnostic.data")
     line = one_error_line(run_cli(bundle))
     assert line == f"error: {bundle}!host1/diagnostic.data: no readable sample (only metadata, or every chunk damaged)"
+
+
+# --- §3: one verdict for one input; nothing read is not "nothing unusual" -------------------
+
+def test_chunks_that_time_cannot_split_get_the_same_verdict_everywhere(tmp_path):
+    from test_bounds import crafted_file
+
+    path = crafted_file(tmp_path / "metrics.same", same_time=True)
+    refusals = {one_error_line(run_cli(*command)) for command in ([path], [path, "--json"], ["export", path, "--out", tmp_path / "x.csv"])}
+    assert len(refusals) == 1
+    assert refusals.pop().startswith(f"error: {path}: offset 0: 30 chunk(s) from 2024-01-01T00:00:00Z claim 483,000,000 values that time cannot split")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.same"]
+
+
+@pytest.mark.parametrize("case", ["metadata only", "past the data"])
+def test_an_export_of_nothing_is_an_error_and_keeps_the_old_file(tmp_path, case):
+    out = tmp_path / "x.parquet"
+    out.write_bytes(b"the user's previous export")
+    node, extra = (metadata_only(tmp_path), []) if case == "metadata only" else (DEMO / "diagnostic.data", ["--start", "2030-01-01T00:00:00Z"])
+    line = one_error_line(run_cli("export", node, "--out", out, *extra))
+    assert line.startswith(f"error: {node}: no ") and ("no readable sample" in line or "the data covers" in line)
+    assert out.read_bytes() == b"the user's previous export"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x.parquet", *(["diagnostic.data"] if case == "metadata only" else [])])
+
+
+def test_logs_outside_the_range_asked_are_an_error():
+    line = one_error_line(run_cli("logs", DEMO / "mongod.log", "--start", "2030-01-01T00:00:00Z"))
+    assert line == (f"error: {DEMO / 'mongod.log'}: no log line between 2030-01-01T00:00:00Z and the end; "
+                    "the lines it holds are outside that range")
