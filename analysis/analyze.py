@@ -30,7 +30,7 @@ from .checkpoints import Checkpoint, checkpoint_windows
 from .context import Context
 from .culprits import attribute, culprit_key
 from .detectors import DETECTORS, RELATE
-from .findings import Finding, findings_frame
+from .findings import Finding, findings_frame, json_number
 from .metrics import resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
@@ -80,6 +80,8 @@ def _iso(value: Any) -> Any:
         return [_iso(v) for v in value]
     if isinstance(value, dt.datetime):
         return format_time(value)
+    if isinstance(value, float):
+        return json_number(value)
     return value
 
 

@@ -83,8 +83,13 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         return format_time(value)
     if isinstance(value, float):
-        return round(value, 3)
+        return json_number(round(value, 3))
     return value
+
+
+def json_number(value: float) -> float | int:
+    """A whole float as an int (counts, bytes, settings: `4`, not `4.0`); others as they are."""
+    return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
 FINDINGS_SCHEMA = {

@@ -60,7 +60,8 @@ def format_time(value: Optional[dt.datetime]) -> str:
         return "-"
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    # ISO-8601's four-digit year, as polars writes it (glibc's %Y gives year 1 as "1").
+    text = f"{value.year:04d}-" + value.strftime("%m-%dT%H:%M:%S")
     millis = value.microsecond // 1000
     return f"{text}.{millis:03d}Z" if millis else f"{text}Z"
 

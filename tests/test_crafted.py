@@ -308,3 +308,45 @@ def test_logs_outside_the_range_asked_are_an_error():
     line = one_error_line(run_cli("logs", DEMO / "mongod.log", "--start", "2030-01-01T00:00:00Z"))
     assert line == (f"error: {DEMO / 'mongod.log'}: no log line between 2030-01-01T00:00:00Z and the end; "
                     "the lines it holds are outside that range")
+
+
+# --- §4: JSON numbers and times --------------------------------------------------------------
+
+def whole_floats(value, path=""):
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in whole_floats(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for v in value for p in whole_floats(v, f"{path}[]")]
+    return [path] if isinstance(value, float) and value.is_integer() else []
+
+
+def test_json_counts_are_integers():
+    result = run_cli(DEMO / "diagnostic.data", "--log", DEMO / "mongod.log", "--json")
+    doc = json.loads(result.stdout)
+    assert whole_floats(doc) == []
+    assert doc["thresholds"]["cache_size"]["value"] == 8589934592 and doc["node"]["cache_size_gb"] == 8
+    assert "8589934592.0" not in result.stdout and "4.0," not in result.stdout
+
+
+def test_year_one_is_written_one_way_everywhere(tmp_path):
+    """ISO-8601 years have four digits: year 1 is 0001 in the summary, its JSON and the
+    metric list alike (glibc's strftime wrote "1-01-01" in two of the three)."""
+    import datetime as dt
+
+    from ftdc.writer import FTDCWriter
+
+    with FTDCWriter(tmp_path / "diagnostic.data") as writer:
+        for i in range(20):
+            writer.add_sample({"start": dt.datetime(1, 1, 1, 0, 0, i, tzinfo=dt.timezone.utc), "serverStatus": {"uptime": i, "pid": 1}})
+    node = tmp_path / "diagnostic.data"
+    assert "time range        0001-01-01T00:00:00Z – 0001-01-01T00:00:19Z" in run_cli(node).stdout
+    assert json.loads(run_cli(node, "--json").stdout)["summary"]["first"] == "0001-01-01T00:00:00Z"
+    assert "\t0001-01-01T00:00:00Z\t0001-01-01T00:00:19Z" in run_cli("metrics", node).stdout
+
+
+def test_a_duration_over_a_year_does_not_start_the_operation_in_year_one(tmp_path):
+    log = tmp_path / "mongod.log"
+    log.write_text(slow_line(durationMillis=9 * 10**18) + "\n" + slow_line() + "\n")
+    result = run_cli("logs", log)
+    assert "2024-05-14T09:29:59.850Z – 2024-05-14T09:30:00Z" in result.stdout and "0001" not in result.stdout
+    assert result.stderr == f"warning: 1 line(s) could not be read; the first: {log}:1: durationMillis 9000000000000000000 is over a year: dropped\n"

@@ -46,15 +46,21 @@ def drop_unreadable_ts(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFram
     return frame.filter(~unreadable)
 
 
-def drop_negative_durations(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
-    """`frame` with negative `duration_ms` made null, each reported: no operation ends
-    before it starts, so the number is damage, not a time to add up."""
-    negative = frame["duration_ms"] < 0
-    if not negative.any():
+# No operation runs for more than a year (an index build on a huge collection takes days):
+# a longer durationMillis is damage, and would put the operation's start in year 1.
+MAX_DURATION_MS = 366 * 24 * 3600 * 1000
+
+
+def drop_implausible_durations(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
+    """`frame` with negative or over-a-year `duration_ms` made null, each reported: no
+    operation ends before it starts, and the number is damage, not a time to add up."""
+    duration = frame["duration_ms"]
+    bad = (duration < 0) | (duration > MAX_DURATION_MS)
+    if not bad.any():
         return frame
-    for line in frame.filter(negative)["line"]:
-        problems.add(line, "negative durationMillis: dropped", None)
-    return frame.with_columns(duration_ms=pl.when(~negative).then(pl.col("duration_ms")))
+    for line, value in frame.filter(bad).select("line", "duration_ms").iter_rows():
+        problems.add(line, f"durationMillis {value} is {'negative' if value < 0 else 'over a year'}: dropped", None)
+    return frame.with_columns(duration_ms=pl.when(~bad).then(pl.col("duration_ms")))
 
 
 def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:

@@ -33,7 +33,7 @@ def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
     """Slow ops, events and problems of one block (data[:end]) of a JSON log."""
     problems = ProblemLog(file)
     slow, evts, lines = json_lines.decode_block(data, end, 1, problems)
-    slow = columns.drop_negative_durations(slow, problems)
+    slow = columns.drop_implausible_durations(slow, problems)
     return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
 
 
@@ -42,7 +42,7 @@ def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) ->
     in-place upgrade) go to the JSON decoder and keep their own line numbers."""
     problems = ProblemLog(file)
     slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, years)
-    slow = columns.finish_slow_ops(columns.raw_frame(slow, RAW_SLOW_OPS), file)
+    slow = columns.finish_slow_ops(columns.drop_implausible_durations(columns.raw_frame(slow, RAW_SLOW_OPS), problems), file)
     evts = columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), file)
     problems = problems.frame()
     lines = data.split(b"\n")
