@@ -29,7 +29,7 @@ from analysis.analyze import STAGES
 from analysis.console import findings_table, render_findings, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
-from ftdc.inputs import as_shown, gather
+from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
@@ -137,7 +137,9 @@ def summary(
         if not found.ftdc:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
-        logs = [*found.logs, *(log or [])] or None
+        logs = [*found.logs, *(log or [])]
+        beside = [] if logs else logs_beside(found.ftdc)
+        logs = logs or beside or None
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
@@ -162,6 +164,9 @@ def summary(
                 out.rule(Text(name))
             out.print(render_overview(node.overview, out.width), markup=False, highlight=False, soft_wrap=True)
             out.print(render_findings(node, out.width))
+    if beside:
+        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+                  markup=False, highlight=False, soft_wrap=True)
     if report is not None:
         err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
                   markup=False, highlight=False)

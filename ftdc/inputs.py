@@ -272,6 +272,18 @@ def gather(paths) -> Inputs:
     return found
 
 
+def logs_beside(ftdc_dirs: list[Path]) -> list[Path]:
+    """Log files in the folder holding each `diagnostic.data`, as a support bundle or the
+    demo lays them out (`node/diagnostic.data`, `node/mongod.log`): regular files only."""
+    found: list[Path] = []
+    for directory in ftdc_dirs:
+        if directory.name != "diagnostic.data":
+            continue
+        folder = directory.parent
+        found += [f for f in sorted(folder.iterdir()) if is_log_name(f.name) and f.is_file() and f not in found]
+    return found
+
+
 def one_node(path: str | os.PathLike) -> Path:
     """The one FTDC directory or file behind `path` (for readers of a single node)."""
     found = discover(path)

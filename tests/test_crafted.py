@@ -59,7 +59,7 @@ def test_one_unreadable_node_leaves_the_others_analysed(tmp_path):
     result = run_cli(DEMO / "diagnostic.data", bad, "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["node"]["host"] == "db-prod-01.example.net"
-    assert result.stderr.strip() == f"warning: {bad}: no readable sample (only metadata, or every chunk damaged): this node is left out"
+    assert result.stderr.splitlines()[0] == f"warning: {bad}: no readable sample (only metadata, or every chunk damaged): this node is left out"
 
 
 def test_every_node_unreadable_is_an_error(tmp_path):
@@ -350,3 +350,28 @@ def test_a_duration_over_a_year_does_not_start_the_operation_in_year_one(tmp_pat
     result = run_cli("logs", log)
     assert "2024-05-14T09:29:59.850Z – 2024-05-14T09:30:00Z" in result.stdout and "0001" not in result.stdout
     assert result.stderr == f"warning: 1 line(s) could not be read; the first: {log}:1: durationMillis 9000000000000000000 is over a year: dropped\n"
+
+
+# --- §5: the newcomer's path ------------------------------------------------------------------
+
+ROOT = DEMO.parent
+
+
+def test_the_readme_makes_a_virtualenv_before_installing():
+    readme = (ROOT / "README.md").read_text()
+    setup = readme[readme.index("## Set-up"): readme.index("## Library")]
+    assert setup.index("python3 -m venv .venv") < setup.index("pip install -e .")
+    assert "about a minute" in setup
+    assert ".venv/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_the_main_job_reads_the_log_beside_the_demo_and_says_so():
+    readme = (ROOT / "README.md").read_text()
+    command = next(line for line in readme.splitlines() if line.startswith("pip install -e . && "))
+    args = command.split("&& ftdc-analyze ")[1].split()
+    result = subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "COLUMNS": "100"})
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "read the log found beside the FTDC: samples/mongod.log (--log names another)\n"
+    text = " ".join(result.stdout.split())
+    assert "culprit: shop.orders" in text and "give the log to name them" not in text

@@ -255,6 +255,12 @@ class _Member:
         self._archive.done()
 
 
+def _open_stream(path: Path):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return open(fd, "rb")
+
+
 def year_of(source: LogSource) -> int:
     return dt.datetime.fromtimestamp(source.mtime, dt.timezone.utc).year
 
