@@ -375,3 +375,41 @@ def test_the_main_job_reads_the_log_beside_the_demo_and_says_so():
     assert result.stderr == "read the log found beside the FTDC: samples/mongod.log (--log names another)\n"
     text = " ".join(result.stdout.split())
     assert "culprit: shop.orders" in text and "give the log to name them" not in text
+
+
+# --- §4: the Markdown report: customer strings as text, written whole or not at all ----------
+
+def test_markdown_shows_customer_strings_as_text(tmp_path):
+    node = renamed_node(tmp_path, "<script>alert(1)</script>", "<img src=x onerror=alert(1)>")
+    report = tmp_path / "r.md"
+    result = run_cli(node, "--log", DEMO / "mongod.log", "--report", report)
+    assert result.returncode == 0, result.stderr
+    text = report.read_text()
+    import re
+
+    assert not re.search(r"(?<!\\)<(script|img)", text)  # every < of theirs escaped
+    assert r"\<script\>alert(1)\</script\>" in text and r"\<img src=x onerror=alert(1)\>" in text
+
+
+def test_markdown_report_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    import errno
+
+    import analysis
+    from analysis.report import build_report, write_report
+    from ftdc import atomic
+
+    report = build_report([analysis.analyze(DEMO / "diagnostic.data", DEMO / "mongod.log")])
+    target = tmp_path / "x.md"
+    written = write_report(report, target)
+    assert written[0] == target and len(written) > 1 and all(p.exists() for p in written)
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    def full(fd, mode):
+        os.close(fd)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(atomic.os, "fdopen", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        write_report(report, target)
+    after = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before and sorted(p.name for p in tmp_path.iterdir()) == ["x.md", "x_files"]
