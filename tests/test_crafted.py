@@ -413,3 +413,34 @@ def test_markdown_report_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
         write_report(report, target)
     after = {p.relative_to(tmp_path): p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     assert after == before and sorted(p.name for p in tmp_path.iterdir()) == ["x.md", "x_files"]
+
+
+# --- §1: dates no Python datetime can hold (found by the bit-flip family) ----------------------
+
+@pytest.mark.parametrize("where", ["metadata _id", "sample start"])
+def test_a_date_outside_years_1_to_9999_is_damage_not_a_panic(tmp_path, where):
+    import bson
+    from bson.datetime_ms import DatetimeMS
+
+    from ftdc.writer import FTDCWriter
+
+    node = tmp_path / "diagnostic.data"
+    far = DatetimeMS(2**62)
+    if where == "metadata _id":
+        node.mkdir()
+        data = DEMO_FILE.read_bytes()
+        first_end = documents(DEMO_FILE)[1][0]
+        meta = bson.decode(data[:first_end])
+        meta["_id"] = far
+        (node / DEMO_FILE.name).write_bytes(bson.encode(meta) + data[first_end:])
+    else:
+        import datetime as dt
+
+        with FTDCWriter(node, samples_per_chunk=10) as writer:
+            for i in range(20):
+                start = far if i == 15 else dt.datetime(2024, 1, 1, 0, 0, i, tzinfo=dt.timezone.utc)
+                writer.add_sample({"start": start, "serverStatus": {"uptime": i, "pid": 1}})
+    for extra in ([], ["--json"]):
+        result = run_cli(node, *extra)
+        assert result.returncode == 0 and "Traceback" not in result.stderr and "panicked" not in result.stderr, result.stderr
+        assert "outside years 1-9999" in result.stderr
