@@ -171,3 +171,22 @@ def test_a_zip_declaring_too_many_entries_is_refused_before_listing(tmp_path, mo
     with pytest.raises(ftdc.FTDCError, match="more than 20 members"):
         inputs.unpack(archive)
     assert listed == []
+
+
+# --- a sparse or huge metrics file is not read whole -------------------------------------
+
+@pytest.mark.parametrize("size, reason", [(2 << 30, "2.0 GB, larger than any FTDC file mongod writes"),
+                                          (512 << 20, "a sparse file, 0 MB of its 512 MB ever written")])
+def test_a_sparse_or_huge_file_is_skipped_without_reading_it(tmp_path, size, reason):
+    node = tmp_path / "node" / "diagnostic.data"
+    node.mkdir(parents=True)
+    bogus = node / "metrics.2024-01-01T00-00-00Z-00000"
+    with open(bogus, "wb") as f:
+        f.truncate(size)
+    result, peak = run_child(cli_code(), node, tmpdir=tmp_path)
+    assert result.stdout == "exit 2\n" and peak < 400, (result.stderr, peak)
+    assert result.stderr.splitlines()[0].startswith(f"warning: {bogus}: {reason}")
+    (node / "metrics.2024-05-14T09-00-00Z-00000").write_bytes((ROOT / "samples" / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000").read_bytes())
+    result, peak = run_child(cli_code(), node, "--json", tmpdir=tmp_path)
+    assert result.stdout.endswith("exit 0\n") and peak < 600, (result.stderr, peak)
+    assert result.stderr.startswith(f"warning: {bogus}: {reason}")
