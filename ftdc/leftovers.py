@@ -9,7 +9,8 @@ import re
 import shutil
 from pathlib import Path
 
-_PID = re.compile(r"(\d+)")
+# `<pid>-`: tempfile's random names never hold a dash, so only names made here match.
+_PID = re.compile(r"(\d+)-")
 
 
 def alive(pid: int) -> bool:

@@ -68,6 +68,7 @@ def test_a_run_sweeps_what_killed_runs_left_and_nothing_else(tmp_path):
         (temp / f"ftdc-analyze-{pid}-abc" / "metrics.x").write_bytes(b"x")
         (out / f".x.csv.{pid}-abc.partial").write_bytes(b"x")
     (temp / "ftdc-analyze-notmine").mkdir()  # no pid: not named by this tool, kept
+    (out / ".x.csv.99999999ab_c.partial").write_bytes(b"x")  # tempfile's random name, digits first: not a pid, kept
     bundle = tmp_path / "bundle.tar"
     with tarfile.open(bundle, "w") as tar:
         tar.add(DEMO, arcname="node/diagnostic.data")
@@ -75,4 +76,4 @@ def test_a_run_sweeps_what_killed_runs_left_and_nothing_else(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(temp)}, timeout=120)
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in temp.iterdir()) == sorted([f"ftdc-analyze-{live}-abc", "ftdc-analyze-notmine"])
-    assert sorted(p.name for p in out.iterdir()) == sorted([f".x.csv.{live}-abc.partial", "x.csv"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([f".x.csv.{live}-abc.partial", ".x.csv.99999999ab_c.partial", "x.csv"])
