@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from importlib.metadata import version
 import warnings
@@ -18,6 +19,7 @@ from typing import Iterator, List, Optional
 import polars as pl
 import typer
 from rich.console import Console
+from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
@@ -27,10 +29,10 @@ from analysis.analyze import STAGES
 from analysis.console import findings_table, render_findings, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
-from ftdc.inputs import gather
-from ftdc.errors import UnmatchedMetric
+from ftdc.inputs import as_shown, gather, logs_beside
+from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.select import select_names, warn_unmatched
-from ftdc.timeutil import TIME_HELP, format_time_expr
+from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 
 EXIT_BAD_INPUT = 2
 out = Console()
@@ -82,17 +84,32 @@ def user_errors() -> Iterator[None]:
     raised where the library selects metrics, before anything is written."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ftdc.FTDCWarning)
+        warnings.simplefilter("always", ftdc.LogWarning)
         warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
-        except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError) as e:
-            err.print(f"error: {e}", markup=False, highlight=False, soft_wrap=True)
+        except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
+            _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
+            err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT)
-        finally:
-            # Several passes over one file report the same damage; say it once.
-            messages = dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, ftdc.FTDCWarning))
-            for message in messages:
-                err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+        _print_warnings(caught)
+
+
+def _one_line(e: Exception) -> str:
+    """The error as one line naming its file: `x.log: permission denied`, never `[Errno 13] ...`."""
+    if isinstance(e, OSError) and e.strerror:
+        where = e.filename if e.filename is not None else ""
+        return f"{where}: {e.strerror[:1].lower()}{e.strerror[1:]}" if where else e.strerror
+    if isinstance(e, EOFError):
+        return f"the input ends early ({e})" if str(e) else "the input ends early"
+    return str(e)
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    # Several passes over one file report the same damage; say it once.
+    messages = dict.fromkeys(as_shown(str(w.message)) for w in caught if issubclass(w.category, (ftdc.FTDCWarning, ftdc.LogWarning)))
+    for message in messages:
+        err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
 def progress_bar(*columns) -> Progress:
@@ -120,7 +137,9 @@ def summary(
         if not found.ftdc:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
-        logs = [*found.logs, *(log or [])] or None
+        logs = [*found.logs, *(log or [])]
+        beside = [] if logs else logs_beside(found.ftdc)
+        logs = logs or beside or None
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
@@ -142,9 +161,12 @@ def summary(
             out.print(findings_table(result.cross_node, out.width, title="Across nodes"))
         for name, node in zip(result.names, result.nodes):
             if several:
-                out.rule(name)
-            out.print(render_overview(node.overview, out.width), highlight=False, soft_wrap=True)
+                out.rule(Text(name))
+            out.print(render_overview(node.overview, out.width), markup=False, highlight=False, soft_wrap=True)
             out.print(render_findings(node, out.width))
+    if beside:
+        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+                  markup=False, highlight=False, soft_wrap=True)
     if report is not None:
         err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
                   markup=False, highlight=False)
@@ -198,6 +220,8 @@ def export(
                 rows, target = int(facts["samples"].sum()), f"{dataset} ({facts.height} node(s))"
             else:
                 rows, target = writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance), out_file
+        if rows == 0:  # a new dataset holding no row (an --out export refuses before replacing the file)
+            raise no_samples(", ".join(map(str, paths)), None, *time_range(start, end))
     err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
 
 
@@ -224,6 +248,9 @@ def logs(
             frames = ftdc.read_logs(
                 paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)
             )
+        if (start or end) and frames.slow_ops.is_empty() and frames.events.is_empty():
+            raise ValueError(f"{', '.join(map(str, paths))}: no log line between {start or 'the start'} and {end or 'the end'}; "
+                             "the lines it holds are outside that range")
         several = frames.slow_ops["node"].drop_nulls().n_unique() > 1
         summary = ftdc.summarize_queries(frames.slow_ops, sort=sort, by_node=several).head(top)
     warning = report.problems_warning(frames.problems)
@@ -241,8 +268,28 @@ def logs(
         typer.echo(report.render_text(summary, fmt))
 
 
+def _terminated(signum: int, frame) -> None:
+    # As Ctrl-C does: unwinding removes `.partial` outputs, and exit handlers unpacked bundles.
+    raise SystemExit(128 + signum)
+
+
+# Click's usage error (a bad option, a missing argument), reached through the class Typer
+# exports, as Typer vendors Click in some versions and depends on it in others.
+UsageError = typer.BadParameter.__mro__[1]
+
+
 def main() -> None:
-    app()
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        code = app(prog_name="ftdc-analyze", standalone_mode=False)
+    except UsageError as e:
+        if type(e).__name__ == "NoArgsIsHelpError" or e.ctx is None:
+            e.show()  # no arguments at all: the help
+        else:
+            command = e.ctx.command_path
+            err.print(f"error: {e.format_message()} (`{command} --help` lists the options)", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -8,26 +8,29 @@ culprits from the log -> `Analysis`.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
 import polars as pl
 
+from ftdc.batches import require_splittable
 from ftdc.catalog import catalog_files
+from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import decode_files
-from ftdc.timeutil import TimeArg, format_time, time_range
+from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 
 from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key
 from .detectors import DETECTORS, RELATE
-from .findings import Finding, findings_frame
+from .findings import Finding, findings_frame, json_number
 from .metrics import resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
@@ -77,6 +80,8 @@ def _iso(value: Any) -> Any:
         return [_iso(v) for v in value]
     if isinstance(value, dt.datetime):
         return format_time(value)
+    if isinstance(value, float):
+        return json_number(value)
     return value
 
 
@@ -151,7 +156,11 @@ def analyze(
     # The log before the samples: its reader's transient peak then meets nothing else held in memory.
     log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
+    require_splittable(catalog, to_ms(lower), to_ms(upper))
     raw = decode_files(files, resolved.wanted, lower, upper)
+    if raw.height == 0:
+        where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))
+        raise no_samples(str(where), catalog.chunks, lower, upper)
     prepared = series_module.prepare(raw, resolved)
     overview = summarize(catalog, prepared, metadata.node)
     del raw

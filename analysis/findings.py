@@ -38,8 +38,8 @@ class Culprit:
 class Finding:
     kind: str
     severity: str
-    start: dt.datetime
-    end: dt.datetime
+    start: Optional[dt.datetime]  # None only for context about a node with no sample
+    end: Optional[dt.datetime]
     title: str
     explanation: str
     evidence: dict[str, Any] = field(default_factory=dict)
@@ -55,11 +55,13 @@ class Finding:
 
     @property
     def seconds(self) -> float:
+        if self.start is None or self.end is None:
+            return 0.0
         return (self.end - self.start).total_seconds()
 
     def rank(self) -> tuple:
         """Most severe first, then the longest, then the earliest; context (`info`) in time order."""
-        return (SEVERITIES.index(self.severity), 0 if self.severity == "info" else -self.seconds, self.start)
+        return (SEVERITIES.index(self.severity), 0 if self.severity == "info" else -self.seconds, self.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: times ISO-8601 with Z."""
@@ -81,8 +83,13 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         return format_time(value)
     if isinstance(value, float):
-        return round(value, 3)
+        return json_number(round(value, 3))
     return value
+
+
+def json_number(value: float) -> float | int:
+    """A whole float as an int (counts, bytes, settings: `4`, not `4.0`); others as they are."""
+    return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
 FINDINGS_SCHEMA = {

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import polars as pl
 
-from ftdc.errors import FTDCWarning
+from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
@@ -122,7 +122,15 @@ def analyze_nodes(
     frames = read_compact_logs(logs, start, end)
     nodes = []
     for path in diagnostic_data:
-        nodes.append(analyze(path, frames, start=start, end=end, progress=progress))
+        try:
+            nodes.append(analyze(path, frames, start=start, end=end, progress=progress))
+        except FTDCError as exc:
+            # One unreadable node must not cost the others their analysis; alone, it is the error.
+            if len(diagnostic_data) == 1:
+                raise
+            warnings.warn(f"{exc}: this node is left out", FTDCWarning, stacklevel=2)
+    if not nodes:
+        raise FTDCError(f"none of the {len(diagnostic_data)} nodes could be read")
     if len(nodes) > 1 and frames is not None:
         _warn_unmatched(frames, nodes)
     if len(nodes) < 2:

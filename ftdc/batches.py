@@ -79,6 +79,13 @@ def time_windows(
         yield Window([f for f in catalog.files if str(f.path) in names], lo, hi)
 
 
+def require_splittable(catalog: Catalog, start: Optional[int] = None, end: Optional[int] = None) -> None:
+    """Raise, as an export of every metric would, when chunks claim more values at one
+    instant than a streaming window may hold: a file is refused by every command or none."""
+    for _ in time_windows(catalog, len(catalog.schema()), start, end):
+        pass
+
+
 def window_limit(budget: int) -> int:
     """Most values a window's chunks may claim: a window is cut once it reaches `budget`,
     and the chunks overlapping its edges add at most a few real chunks (about a million

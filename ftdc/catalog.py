@@ -12,6 +12,7 @@ from . import _native
 from .errors import FTDCWarning, require_documents
 from .frames import TIME_COLUMN
 from .paths import FtdcFile, PathArg, resolve
+from .timeutil import outside_python_range
 
 KIND_DTYPES = {0: pl.Int64, 1: pl.Boolean, 2: pl.Datetime("ms", "UTC")}
 TIME_DTYPE = pl.Datetime("ms", "UTC")
@@ -68,11 +69,22 @@ def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catal
         warnings.warn(problem, FTDCWarning, stacklevel=3)
     return Catalog(
         files=files,
-        documents=pl.DataFrame(raw["documents"], schema=_DOCUMENT_SCHEMA, orient="row"),
-        chunks=pl.DataFrame(raw["chunks"], schema=_CHUNK_SCHEMA, orient="row"),
+        documents=_without_impossible_times(pl.DataFrame(raw["documents"], schema=_DOCUMENT_SCHEMA, orient="row"), ["_id"]),
+        chunks=_without_impossible_times(pl.DataFrame(raw["chunks"], schema=_CHUNK_SCHEMA, orient="row"), ["_id", "first", "last"]),
         layouts=raw["layouts"],
         problems=raw["problems"],
     )
+
+
+def _without_impossible_times(frame: pl.DataFrame, columns: list[str]) -> pl.DataFrame:
+    """`frame` with times outside years 1-9999 (damage) made null, each document named in a warning."""
+    bad = pl.any_horizontal(outside_python_range(pl.col(c)) for c in columns)
+    damaged = frame.filter(bad).select("file", "offset")
+    for file, offset in damaged.iter_rows():
+        warnings.warn(f"{file}: offset {offset}: a date outside years 1-9999: ignored", FTDCWarning, stacklevel=4)
+    if damaged.is_empty():
+        return frame
+    return frame.with_columns(pl.when(~outside_python_range(pl.col(c))).then(pl.col(c)).alias(c) for c in columns)
 
 
 def read_catalog(path: PathArg, *, time_field: str = TIME_COLUMN) -> Catalog:

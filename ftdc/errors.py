@@ -5,6 +5,10 @@ class FTDCError(Exception):
     """The input cannot be read as FTDC at all (missing path, no FTDC files, not FTDC)."""
 
 
+class NoSamples(FTDCError):
+    """FTDC files were found but no sample could be read from them in the range asked for."""
+
+
 class FTDCWarning(UserWarning):
     """Part of the input was damaged or unusual; everything intact was still read."""
 
@@ -18,3 +22,18 @@ def require_documents(files: list, documents: int, problems: list[str]) -> None:
     if files and documents == 0:
         detail = problems[0] if problems else ", ".join(str(f.path) for f in files) + ": empty"
         raise FTDCError(f"not FTDC data: {detail}")
+
+
+def no_samples(where: str, chunks, lower, upper) -> NoSamples:
+    """Why nothing was read: a range past the data (naming what the data covers), or no
+    readable sample at all (only metadata, or every chunk damaged). `chunks` is a catalog's
+    chunk frame (`first`, `last`), None when unknown."""
+    from .timeutil import format_time
+
+    if chunks is not None and chunks.height and (lower is not None or upper is not None):
+        return NoSamples(f"{where}: no sample between {format_time(lower) if lower else 'the start'} and "
+                         f"{format_time(upper) if upper else 'the end'}; the data covers "
+                         f"{format_time(chunks['first'].min())} – {format_time(chunks['last'].max())}")
+    if chunks is None and (lower is not None or upper is not None):
+        return NoSamples(f"{where}: no readable sample in that range")
+    return NoSamples(f"{where}: no readable sample (only metadata, or every chunk damaged)")

@@ -9,7 +9,8 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
-from .catalog import catalog_files
+from .catalog import Catalog, catalog_files
+from .errors import no_samples
 from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
 from .reader import Metrics, metric_list
@@ -22,7 +23,7 @@ Progress = Callable[[int, int], None]
 
 def _frames(
     path: PathArg, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int, progress: Optional[Progress]
-) -> tuple[dict[str, pl.DataType], Iterator[pl.DataFrame]]:
+) -> tuple[Catalog, dict[str, pl.DataType], Iterator[pl.DataFrame]]:
     catalog = catalog_files(resolve(path), time_field)
     schema = select_schema(catalog.schema(), metric_list(metrics))
     lower, upper = map(to_ms, time_range(start, end))
@@ -34,7 +35,7 @@ def _frames(
             if progress:
                 progress(done, len(windows))
 
-    return schema, frames()
+    return catalog, schema, frames()
 
 
 def _export(write: Callable[[BinaryIO, dict[str, pl.DataType], Iterator[pl.DataFrame]], int]) -> Callable[..., int]:
@@ -52,9 +53,12 @@ def _export(write: Callable[[BinaryIO, dict[str, pl.DataType], Iterator[pl.DataF
         budget: int = DEFAULT_BUDGET,
         progress: Optional[Progress] = None,
     ) -> int:
-        schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
+        catalog, schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
         with replacing(out) as sink:
-            return write(sink, schema, frames)
+            rows = write(sink, schema, frames)
+            if rows == 0:  # raised inside, so the file `out` named before stays as it was
+                raise no_samples(str(path), catalog.chunks, *time_range(start, end))
+        return rows
 
     export.__name__ = write.__name__.lstrip("_")
     export.__doc__ = write.__doc__

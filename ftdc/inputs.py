@@ -4,9 +4,9 @@ A `diagnostic.data` directory, a dbpath (the directory holding one), one FTDC
 file, or a `.tar`/`.tar.gz`/`.tgz`/`.zip` support bundle holding one or several
 nodes' directories and their logs. Archives arrive in support tickets and are
 untrusted: only FTDC and log members are extracted, never outside a private
-temporary directory (no absolute paths, `..` or links), with caps on member
-count and declared bytes checked before anything is written, once per archive
-per process, removed at exit.
+temporary directory (no absolute paths, `..` or links), streamed with caps on
+member count and on bytes written checked as they go, once per archive per
+process, removed at exit.
 """
 
 from __future__ import annotations
@@ -15,20 +15,31 @@ import atexit
 import os
 import shutil
 import stat
+import struct
 import tarfile
 import tempfile
+import warnings
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .errors import FTDCError
+from .errors import FTDCError, FTDCWarning
+from .leftovers import sweep
 
 FTDC_PREFIX = "metrics."
 MAX_MEMBERS = 100_000
 MAX_BYTES = 64 << 30  # a bundle of several nodes' FTDC (<= 500 MB each) and days of logs
+# FTDC files are compressed already and mongod's logs shrink 5-20x in gzip: an archive
+# that unpacks to more than this many times its size is a decompression bomb.
+MAX_RATIO = 100
+MIN_BUDGET = 64 << 20
+_ZIP_TAIL = 22 + 0xFFFF  # the end record and the longest comment
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
 _LOG_HINTS = (".log",)
 _unpacked: dict[tuple, Path] = {}
+_shown_as: dict[str, str] = {}  # unpacked folder -> "archive!"
+UNPACKED_PREFIX = "ftdc-analyze-"
 
 
 @dataclass
@@ -37,6 +48,27 @@ class Inputs:
 
     ftdc: list[Path] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
+
+
+_SPECIAL = ((stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+            (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(path: str | os.PathLike) -> str | None:
+    """What a path is when it is neither a regular file nor a directory ("a pipe (FIFO)",
+    "a character device", ...), else None. Such a file can block forever on open or
+    never end (/dev/zero), so readers that need a file refuse it up front."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing or unreadable: the caller's own check says which
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+def refuse_special(path: str | os.PathLike) -> None:
+    kind = special_kind(path)
+    if kind is not None:
+        raise FTDCError(f"{path}: {kind}, not a file: FTDC is read from files and directories (copy it to a file first)")
 
 
 def is_archive(path: Path) -> bool:
@@ -76,40 +108,87 @@ def _wanted(name: PurePosixPath) -> bool:
     return is_ftdc_name(name.name) or is_log_name(name.name)
 
 
-def _check(archive: Path, members: int, declared: int) -> None:
+class _Budget:
+    """Bytes an archive may unpack to, counted as they are written: at most MAX_RATIO times
+    its own size (MIN_BUDGET for small ones), MAX_BYTES, and what the temporary directory
+    has free. A member's declared size is not trusted, so the count is of bytes written."""
+
+    def __init__(self, archive: Path):
+        self.archive = archive
+        self.limit = min(MAX_BYTES, max(MIN_BUDGET, MAX_RATIO * archive.stat().st_size))
+        self.free = shutil.disk_usage(tempfile.gettempdir()).free
+        self.used = 0
+
+    def take(self, size: int) -> None:
+        self.used += size
+        if self.used > self.limit:
+            raise FTDCError(f"{self.archive}: unpacks to more than {_size(self.limit)} ({MAX_RATIO}x its size, at most {_size(MAX_BYTES)}), "
+                            "more than a support bundle holds; unpack it yourself")
+        if self.used > self.free:
+            raise FTDCError(f"{self.archive}: unpacking needs more than the {_size(self.free)} free in {tempfile.gettempdir()}")
+
+
+def _size(size: int) -> str:
+    return f"{size / 2**30:,.1f} GB" if size >= 2**30 else f"{size / 2**20:,.0f} MB"
+
+
+def _count(archive: Path, members: int) -> None:
     if members > MAX_MEMBERS:
-        raise FTDCError(f"{archive}: {members:,} members, more than the {MAX_MEMBERS:,} a support bundle can hold; unpack it yourself and point at a directory")
-    if declared > MAX_BYTES:
-        raise FTDCError(f"{archive}: its FTDC and log files would take {declared / 2**30:,.1f} GB, more than {MAX_BYTES >> 30} GB; unpack it yourself")
-    free = shutil.disk_usage(tempfile.gettempdir()).free
-    if declared > free:
-        raise FTDCError(f"{archive}: unpacking needs {declared / 2**30:,.1f} GB and {tempfile.gettempdir()} has {free / 2**30:,.1f} GB free")
+        raise FTDCError(f"{archive}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory")
+
+
+def _copy(source, out: Path, budget: _Budget) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "wb") as dst:
+        while piece := source.read(1 << 20):
+            budget.take(len(piece))
+            dst.write(piece)
 
 
 def _extract_tar(archive: Path, target: Path) -> None:
-    with tarfile.open(archive, "r:*") as tar:
-        members = [m for m in tar.getmembers() if m.isfile() and (n := _safe_name(m.name)) is not None and _wanted(n)]
-        _check(archive, len(members), sum(m.size for m in members))
-        # The "data" filter refuses links, devices and paths outside the target on its own as well.
-        tar.extractall(target, members=members, filter="data")
+    """Streamed: members are counted, and bytes written, as they come; only regular files
+    with a safe name are written (never links or devices), so nothing lands outside `target`."""
+    budget = _Budget(archive)
+    with tarfile.open(archive, "r|*") as tar:
+        for count, member in enumerate(tar, 1):
+            _count(archive, count)
+            name = _safe_name(member.name)
+            if member.isfile() and name is not None and _wanted(name):
+                _copy(tar.extractfile(member), target.joinpath(*name.parts), budget)
+
+
+def _zip_entries(archive: Path) -> int | None:
+    """The entry count the end of a zip declares (zip64 too), read before zipfile lists
+    them all in memory; None when there is no end record (zipfile then says so)."""
+    with open(archive, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - _ZIP_TAIL))
+        tail = f.read()
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or at + 22 > len(tail):
+            return None
+        (entries,) = struct.unpack_from("<H", tail, at + 10)
+        locator = tail.rfind(b"PK\x06\x07", 0, at)
+        if entries == 0xFFFF and locator >= 0 and locator + 16 <= len(tail):
+            f.seek(struct.unpack_from("<Q", tail, locator + 8)[0])
+            record = f.read(40)
+            if len(record) == 40 and record.startswith(b"PK\x06\x06"):
+                (entries,) = struct.unpack_from("<Q", record, 32)
+        return entries
 
 
 def _extract_zip(archive: Path, target: Path) -> None:
+    _count(archive, _zip_entries(archive) or 0)
+    budget = _Budget(archive)
     with zipfile.ZipFile(archive) as zf:
-        infos = []
-        for info in zf.infolist():
+        infos = zf.infolist()
+        _count(archive, len(infos))
+        for info in infos:
             name = _safe_name(info.filename)
-            mode = info.external_attr >> 16
-            if info.is_dir() or name is None or not _wanted(name) or stat.S_ISLNK(mode):
+            if info.is_dir() or name is None or not _wanted(name) or stat.S_ISLNK(info.external_attr >> 16):
                 continue
-            infos.append((info, name))
-        _check(archive, len(infos), sum(i.file_size for i, _ in infos))
-        for info, name in infos:
-            out = target.joinpath(*name.parts)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            # zipfile stops at the declared size, so the check above bounds what is written.
-            with zf.open(info) as src, open(out, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+            with zf.open(info) as src:
+                _copy(src, target.joinpath(*name.parts), budget)
 
 
 def unpack(archive: Path) -> Path:
@@ -118,33 +197,53 @@ def unpack(archive: Path) -> Path:
     key = (os.path.realpath(archive), st.st_size, st.st_mtime_ns)
     if key in _unpacked:
         return _unpacked[key]
-    target = Path(tempfile.mkdtemp(prefix="ftdc-analyze-"))
+    sweep(tempfile.gettempdir(), UNPACKED_PREFIX)
+    target = Path(tempfile.mkdtemp(prefix=f"{UNPACKED_PREFIX}{os.getpid()}-"))
     atexit.register(shutil.rmtree, target, True)
     try:
         if archive.name.lower().endswith(".zip"):
             _extract_zip(archive, target)
         else:
             _extract_tar(archive, target)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError) as exc:
         shutil.rmtree(target, ignore_errors=True)
         raise FTDCError(f"{archive}: not a readable archive: {exc}") from None
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
         raise
     _unpacked[key] = target
+    _shown_as[str(target)] = f"{archive}!"
     return target
+
+
+def as_shown(text: str) -> str:
+    """`text` with the temporary folders of unpacked archives named as the user knows them:
+    `bundle.tar.gz!node/diagnostic.data/...`, not `/tmp/ftdc-analyze-123-x/node/...`."""
+    for target, shown in _shown_as.items():
+        text = text.replace(target + os.sep, shown).replace(target, shown)
+    return text
 
 
 def _scan(root: Path) -> Inputs:
     """Every directory holding FTDC files, and every log file, below `root`."""
     found = Inputs()
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root, onerror=_unreadable(root)):
         dirs.sort()
         here = Path(folder)
         if any(is_ftdc_name(f) for f in files):
             found.ftdc.append(here)
-        found.logs += [here / f for f in sorted(files) if is_log_name(f)]
+        found.logs += [here / f for f in sorted(files) if is_log_name(f) and special_kind(here / f) is None]
     return found
+
+
+def _unreadable(root: Path):
+    """os.walk's error handler: the folder given cannot be read is an error (not "no FTDC
+    in it"); one below it is a warning, and the rest is still searched."""
+    def handle(exc: OSError) -> None:
+        if os.fspath(exc.filename) == os.fspath(root):
+            raise exc
+        warnings.warn(f"{exc.filename}: {(exc.strerror or str(exc)).lower()}: not searched", FTDCWarning, stacklevel=2)
+    return handle
 
 
 def discover(path: str | os.PathLike) -> Inputs:
@@ -152,6 +251,7 @@ def discover(path: str | os.PathLike) -> Inputs:
     path = Path(path)
     if not path.exists():
         raise FTDCError(f"{path}: no such file or directory")
+    refuse_special(path)
     if is_archive(path):
         return _scan(unpack(path))
     if path.is_dir():
@@ -169,6 +269,18 @@ def gather(paths) -> Inputs:
         more = discover(path)
         found.ftdc += [p for p in more.ftdc if p not in found.ftdc]
         found.logs += [p for p in more.logs if p not in found.logs]
+    return found
+
+
+def logs_beside(ftdc_dirs: list[Path]) -> list[Path]:
+    """Log files in the folder holding each `diagnostic.data`, as a support bundle or the
+    demo lays them out (`node/diagnostic.data`, `node/mongod.log`): regular files only."""
+    found: list[Path] = []
+    for directory in ftdc_dirs:
+        if directory.name != "diagnostic.data":
+            continue
+        folder = directory.parent
+        found += [f for f in sorted(folder.iterdir()) if is_log_name(f.name) and f.is_file() and f not in found]
     return found
 
 

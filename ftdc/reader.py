@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Iterable, Optional, Union
 
 import polars as pl
 
 from . import _native
 from .catalog import catalog_files
-from .errors import FTDCError, require_documents
+from .errors import FTDCError, FTDCWarning, require_documents
 from .frames import TIME_COLUMN, report_problems, to_polars
 from .paths import FtdcFile, PathArg, resolve
 from .select import unmatched, warn_unmatched
-from .timeutil import TimeArg, time_range, to_ms
+from .timeutil import TimeArg, outside_python_range, time_range, to_ms
 
 Metrics = Optional[Union[str, Iterable[str]]]
 
@@ -45,7 +46,13 @@ def decode_files(
     if decoded.error:
         raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
     report_problems(decoded, time_field)
-    return to_polars(decoded)
+    frame = to_polars(decoded)
+    impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
+    if impossible.any():
+        warnings.warn(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {impossible.sum():,} sample(s) dated outside years 1-9999 "
+                      "(damaged times): dropped", FTDCWarning, stacklevel=2)
+        frame = frame.filter(~impossible)
+    return frame
 
 
 def read_ftdc(

@@ -60,7 +60,8 @@ def format_time(value: Optional[dt.datetime]) -> str:
         return "-"
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    # ISO-8601's four-digit year, as polars writes it (glibc's %Y gives year 1 as "1").
+    text = f"{value.year:04d}-" + value.strftime("%m-%dT%H:%M:%S")
     millis = value.microsecond // 1000
     return f"{text}.{millis:03d}Z" if millis else f"{text}Z"
 
@@ -92,3 +93,13 @@ def format_duration(seconds: float) -> str:
     if minutes:
         return f"{minutes} min {secs} s" if secs else f"{minutes} min"
     return f"{secs} s"
+
+
+# Python's datetime holds years 1 to 9999; a crafted or damaged Date outside them would
+# stop any conversion to Python (polars panics), so readers drop such times with a warning.
+_PYTHON_MS = (-62_135_596_800_000, 253_402_300_799_999)
+
+
+def outside_python_range(expr: pl.Expr) -> pl.Expr:
+    """Whether a Datetime column's values fall outside years 1-9999 (null stays false)."""
+    return ~expr.dt.epoch("ms").is_between(*_PYTHON_MS).fill_null(True)

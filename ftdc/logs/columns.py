@@ -46,6 +46,23 @@ def drop_unreadable_ts(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFram
     return frame.filter(~unreadable)
 
 
+# No operation runs for more than a year (an index build on a huge collection takes days):
+# a longer durationMillis is damage, and would put the operation's start in year 1.
+MAX_DURATION_MS = 366 * 24 * 3600 * 1000
+
+
+def drop_implausible_durations(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
+    """`frame` with negative or over-a-year `duration_ms` made null, each reported: no
+    operation ends before it starts, and the number is damage, not a time to add up."""
+    duration = frame["duration_ms"]
+    bad = (duration < 0) | (duration > MAX_DURATION_MS)
+    if not bad.any():
+        return frame
+    for line, value in frame.filter(bad).select("line", "duration_ms").iter_rows():
+        problems.add(line, f"durationMillis {value} is {'negative' if value < 0 else 'over a year'}: dropped", None)
+    return frame.with_columns(duration_ms=pl.when(~bad).then(pl.col("duration_ms")))
+
+
 def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:
     """Slow ops of JSON lines, finished natively but for `started` and `file`;
     `t` holds the timestamps in forms the native reader leaves to polars."""

@@ -109,18 +109,23 @@ def render_table(summary: pl.DataFrame, width: int = 80) -> Table:
             plan = f"[red]COLLSCAN[/red]\n{100 * row['collscan_share']:.0f} % of runs"
         ratio = row["docs_examined_per_returned"]
         cells = {
-            "count": f"{row['count']:,}",
-            "total ms": f"{row['total_ms']:,}",
-            "p50": f"{row['p50_ms']:,.0f}",
-            "p95": f"{row['p95_ms']:,.0f}",
-            "p99": f"{row['p99_ms']:,.0f}",
-            "max": f"{row['max_ms']:,}",
+            "count": _number(row["count"]),
+            "total ms": _number(row["total_ms"]),
+            "p50": _number(row["p50_ms"]),
+            "p95": _number(row["p95_ms"]),
+            "p99": _number(row["p99_ms"]),
+            "max": _number(row["max_ms"]),
             "docs/ret": "" if ratio is None else f"{ratio:.1f}",
         }
         node = f"[bold]{escape(row['node'] or 'unnamed node')}[/bold]\n" if "node" in row else ""
         query = f"{node}{escape(row['ns'] or '')} {escape(row['command'] or '')}" + (f"\n[dim]{escape(shape)}[/dim]" if shape else "")
         table.add_row(plan, query, *(cells[name] for name in numbers))
     return table
+
+
+def _number(value: float | None) -> str:
+    """`1,234`; "-" when no run of the shape logged a usable duration."""
+    return "-" if value is None else f"{value:,.0f}"
 
 
 def render_problems_table(problems: pl.DataFrame) -> Table:

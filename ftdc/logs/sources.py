@@ -9,11 +9,14 @@ import datetime as dt
 import os
 import re
 import tarfile
+import warnings
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+from ..inputs import MAX_MEMBERS, special_kind
 
 BLOCK_BYTES = 16 << 20
 _READ_BYTES = 1 << 20
@@ -32,6 +35,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _ROTATED = re.compile(r"^(?P<stem>.*?\.log)(?:\.(?P<suffix>.+?))?(?:\.gz)?$")
 # FTDC and other binary siblings that a directory of logs may hold.
 _SKIP_DIRS = {"diagnostic.data"}
+_PIPE = "a pipe (FIFO)"
 
 
 class SourceError(FileNotFoundError):
@@ -105,6 +109,7 @@ def expand(paths) -> list[LogSource]:
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 files.extend(Path(root) / name for name in names if _looks_like_log(name))
+            files = _regular(files)
             if not files:
                 raise SourceError(f"{path}: no log files (*.log*, *.gz, *.tar) in this directory")
             found = sorted(files, key=_rotation_order)
@@ -115,6 +120,19 @@ def expand(paths) -> list[LogSource]:
                 seen.add(os.path.realpath(file))
                 sources.extend(_file_sources(file))
     return sources
+
+
+def _regular(files: list[Path]) -> list[Path]:
+    """The regular files among those a directory holds; a pipe or device there (which
+    could block on open or never end) is skipped with a warning."""
+    kept = []
+    for file in files:
+        kind = special_kind(file)
+        if kind is None:
+            kept.append(file)
+        else:
+            warnings.warn(f"{file}: {kind}, not a log file: skipped", LogWarning, stacklevel=4)
+    return kept
 
 
 def _looks_like_log(name: str) -> bool:
@@ -138,41 +156,109 @@ def _rotation_order(path: Path):
 
 def _file_sources(path: Path) -> list[LogSource]:
     stat = path.stat()
-    if tarfile.is_tarfile(path):
+    kind = special_kind(path)
+    if kind == _PIPE:
+        # A pipe named on purpose (`--log <(zcat mongod.log.gz)`) is read once, as a stream.
+        # Opened without blocking, so a FIFO nobody writes to reads as empty instead of hanging.
+        return [LogSource(str(path), str(path.parent), 0, stat.st_mtime, lambda: _open_stream(path))]
+    if kind is not None:
+        raise NotALog(f"{path}: {kind}, not a log file")
+    if _is_tar(path):
         return _tar_sources(path)
     return [LogSource(str(path), str(path.parent), stat.st_size, stat.st_mtime, lambda: open(path, "rb"), path)]
 
 
+def _is_tar(path: Path) -> bool:
+    """Whether `path` is a tar archive; one named as an archive that cannot even be
+    opened (a .tar.gz cut in its first member) is one clear error."""
+    try:
+        return tarfile.is_tarfile(path)
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        if path.name.lower().endswith((".tar", ".tgz", ".tar.gz")):
+            raise NotALog(f"{path}: not a readable archive ({exc or type(exc).__name__})") from None
+        return False
+
+
 def _tar_sources(path: Path) -> list[LogSource]:
-    with tarfile.open(path, "r:*") as archive:
-        members = [m for m in archive.getmembers() if m.isfile() and _looks_like_log(Path(m.name).name)]
-    members.sort(key=lambda m: _rotation_order(Path(m.name)))
-
-    def opener(member_name: str):
-        def open_member():
-            archive = tarfile.open(path, "r:*")
-            handle = archive.extractfile(member_name)
-            return _ClosingMember(handle, archive)
-        return open_member
-
+    """The archive's log members in archive order, all read through one open archive:
+    a compressed archive is inflated once from start to end, not once per member.
+    Members are counted as they are listed and stop at MAX_MEMBERS; a cut or corrupt
+    archive keeps the members listed before the damage, with a warning."""
+    archive = _SharedArchive(path)
+    members = []
+    try:
+        for count, member in enumerate(archive.tar, 1):
+            if count > MAX_MEMBERS:
+                archive.close()
+                raise NotALog(f"{path}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory")
+            if member.isfile() and _looks_like_log(Path(member.name).name):
+                members.append(member)
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        warnings.warn(f"{path}: archive damaged after {len(members)} log member(s) ({exc or type(exc).__name__}): the rest is not read",
+                      LogWarning, stacklevel=4)
+    archive.expect(len(members))
     return [
-        LogSource(f"{path}!{m.name}", f"{path}!{os.path.dirname(m.name)}", m.size, float(m.mtime), opener(m.name))
+        LogSource(f"{path}!{m.name}", f"{path}!{os.path.dirname(m.name)}", m.size, float(m.mtime), _member_opener(archive, m))
         for m in members
     ]
 
 
-class _ClosingMember:
-    """A tar member's file object that also closes its archive."""
+def _member_opener(archive: "_SharedArchive", member: tarfile.TarInfo):
+    return lambda: _Member(archive, member)
 
-    def __init__(self, handle, archive):
-        self._handle, self._archive = handle, archive
+
+class _SharedArchive:
+    """One open tar file for all of its members' sources, closed when the last is read."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.tar = tarfile.open(path, "r:*")
+        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+            raise NotALog(f"{path}: not a readable archive ({exc or type(exc).__name__})") from None
+        self.left = 0
+
+    def expect(self, members: int) -> None:
+        self.left = members
+        if not members:
+            self.close()
+
+    def done(self) -> None:
+        self.left -= 1
+        if self.left <= 0:
+            self.close()
+
+    def close(self) -> None:
+        self.tar.close()
+
+
+class _Member:
+    """A tar member's file object; damage in the archive reads as an OSError (a problem
+    row naming the member), and closing the last member closes the archive."""
+
+    def __init__(self, archive: _SharedArchive, member: tarfile.TarInfo):
+        self._archive = archive
+        try:
+            self._handle = archive.tar.extractfile(member)
+        except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+            archive.done()
+            raise OSError(f"archive damaged ({exc or type(exc).__name__})") from None
 
     def read(self, size: int = -1) -> bytes:
-        return self._handle.read(size)
+        try:
+            return self._handle.read(size)
+        except (tarfile.TarError, EOFError, zlib.error) as exc:
+            raise OSError(f"archive damaged ({exc or type(exc).__name__})") from None
 
     def close(self) -> None:
         self._handle.close()
-        self._archive.close()
+        self._archive.done()
+
+
+def _open_stream(path: Path):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(fd, True)
+    return open(fd, "rb")
 
 
 def year_of(source: LogSource) -> int:
