@@ -2,9 +2,10 @@
 
 Each node is analysed on its own (`analyze`), with the log rows of its own
 host. Elections and lagging secondaries are seen by every member that
-records `replSetGetStatus`; across nodes they become one finding each, the
-members named by address (a node's `self` flag says which member index it
-is), warning-level when they happened during another node's incident.
+records `replSetGetStatus`; across nodes they become one finding each per
+replica set, the members named by address (a node's `self` flag says which
+member index it is; an index means something only within its replica set),
+warning-level when they happened during another node's incident.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import polars as pl
 
@@ -48,19 +49,24 @@ class NodesAnalysis:
         return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_findings": [f.to_dict() for f in self.cross_node]}
 
 
-def member_addresses(nodes: list[Analysis]) -> dict[str, str]:
-    """Replica-set member index -> the address of the node that is that member."""
-    out = {}
-    for analysis in nodes:
-        for column in analysis.series.columns:
-            if column.startswith("member_self.") and (analysis.series[column].max() or 0) > 0 and analysis.node.address:
-                out[column.removeprefix("member_self.")] = analysis.node.address
-    return out
+Member = tuple[Optional[str], str]
+"""(replica set, member index): an index means something only within its replica set."""
 
 
-def _named(finding: Finding, addresses: dict[str, str]) -> Finding:
-    """The finding again, its members named by the addresses of the nodes that are them."""
-    name = lambda member: addresses.get(member, f"member {member}")  # noqa: E731
+def self_members(analysis: Analysis) -> list[str]:
+    """The replica-set member indices this node recorded as itself."""
+    return [c.removeprefix("member_self.") for c in analysis.series.columns
+            if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0]
+
+
+def member_addresses(nodes: list[Analysis]) -> dict[Member, str]:
+    """(replica set, member index) -> the address of the node that is that member."""
+    return {(a.node.replica_set, member): a.node.address for a in nodes if a.node.address for member in self_members(a)}
+
+
+def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member, str]) -> Finding:
+    """The finding again, its members named by the addresses of the nodes of its replica set that are them."""
+    name = lambda member: addresses.get((replica_set, member), f"member {member}")  # noqa: E731
     e = finding.evidence
     if finding.kind == "replication_lag":
         return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
@@ -68,6 +74,7 @@ def _named(finding: Finding, addresses: dict[str, str]) -> Finding:
 
 
 def _same(a: Finding, b: Finding) -> bool:
+    """The same event seen by two members of one replica set (callers compare the set)."""
     if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get("member", b.evidence.get("to_member")):
         return False
     return a.start - SAME_EVENT <= b.end and b.start - SAME_EVENT <= a.end
@@ -76,14 +83,15 @@ def _same(a: Finding, b: Finding) -> bool:
 def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding]:
     """Elections and lag seen by any node, once each, named by address, related to every node's incidents."""
     addresses = member_addresses(nodes)
-    merged: list[tuple[Finding, list[str]]] = []
+    merged: list[tuple[Finding, list[str], Optional[str]]] = []
     for analysis, name in zip(nodes, names):
+        replica_set = analysis.node.replica_set
         for finding in analysis.findings:
             if finding.kind not in CROSS_KINDS:
                 continue
-            twin = next((m for m in merged if _same(m[0], finding)), None)
+            twin = next((m for m in merged if m[2] == replica_set and _same(m[0], finding)), None)
             if twin is None:
-                merged.append((finding, [name]))
+                merged.append((finding, [name], replica_set))
                 continue
             # The same event seen by another node, or its other side (lag across an election): one window.
             first = twin[0]
@@ -94,8 +102,8 @@ def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding
                 twin[1].append(name)
     problems = [(f, n) for a, n in zip(nodes, names) for f in a.problems if f.kind not in CROSS_KINDS]
     out = []
-    for first, seen_by in merged:
-        finding = _named(first, addresses)
+    for first, seen_by, replica_set in merged:
+        finding = _named(first, replica_set, addresses)
         finding.evidence["seen_by"] = seen_by
         during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
         if finding.kind == "primary_change":
