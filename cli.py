@@ -171,7 +171,7 @@ def metrics(
 def export(
     paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, FTDC files, dbpaths or support bundles"),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="one node's samples to one file: .parquet or .csv"),
-    dataset: Optional[Path] = typer.Option(None, "--dataset", help="every node's samples to a new hive-partitioned Parquet dataset (node=/date=) here"),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", help="every node's samples to a Parquet dataset here (samples/family=/node=/date=, nodes/): new, or one to add nodes and days to"),
     metric: Optional[List[str]] = typer.Option(None, "--metrics", help="metric names or globs (repeatable)"),
     start: Optional[str] = typer.Option(None, help=f"inclusive start time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="inclusive end time"),

@@ -161,7 +161,7 @@ def test_export_dataset_of_a_replica_set(tmp_path):
     result = run_cli("export", *map(str, members), "--dataset", str(tmp_path / "ds"), "--metrics", "serverStatus.connections.*")
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().endswith(f"({len(members)} node(s))")
-    back = pl.scan_parquet(tmp_path / "ds" / "*" / "**" / "*.parquet", hive_partitioning=True).collect()
+    back = pl.scan_parquet(tmp_path / "ds" / "samples" / "**" / "*.parquet", hive_partitioning=True).collect()
     assert back["node"].n_unique() == len(members) == 3
     assert back.height == sum(ftdc.read_ftdc(m, ["serverStatus.uptime"]).height for m in members)
     several = one_error_line(run_cli("export", *map(str, members), "--out", str(tmp_path / "x.parquet")))
