@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import polars as pl
 
@@ -59,9 +59,9 @@ def self_members(analysis: Analysis) -> list[str]:
             if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0]
 
 
-def member_addresses(nodes: list[Analysis]) -> dict[Member, str]:
-    """(replica set, member index) -> the address of the node that is that member."""
-    return {(a.node.replica_set, member): a.node.address for a in nodes if a.node.address for member in self_members(a)}
+def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:
+    """(replica set, member index) -> the address of the node that is that member (`members`: each node's `self_members`)."""
+    return {(a.node.replica_set, member): a.node.address for a, mine in zip(nodes, members) if a.node.address for member in mine}
 
 
 def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member, str]) -> Finding:
@@ -80,9 +80,10 @@ def _same(a: Finding, b: Finding) -> bool:
     return a.start - SAME_EVENT <= b.end and b.start - SAME_EVENT <= a.end
 
 
-def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding]:
-    """Elections and lag seen by any node, once each, named by address, related to every node's incidents."""
-    addresses = member_addresses(nodes)
+def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Optional[Sequence[list[str]]] = None) -> list[Finding]:
+    """Elections and lag seen by any node, once each, named by address, related to every node's incidents.
+    `nodes` need only `node` and `findings` (a fleet's workers send those and `members`, each node's `self_members`)."""
+    addresses = member_addresses(nodes, members if members is not None else [self_members(a) for a in nodes])
     merged: list[tuple[Finding, list[str], Optional[str]]] = []
     for analysis, name in zip(nodes, names):
         replica_set = analysis.node.replica_set
@@ -100,7 +101,7 @@ def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding
                 first.evidence["lag_s_peak"] = max(first.evidence["lag_s_peak"], finding.evidence["lag_s_peak"])
             if name not in twin[1]:
                 twin[1].append(name)
-    problems = [(f, n) for a, n in zip(nodes, names) for f in a.problems if f.kind not in CROSS_KINDS]
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in CROSS_KINDS]
     out = []
     for first, seen_by, replica_set in merged:
         finding = _named(first, replica_set, addresses)

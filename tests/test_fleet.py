@@ -1,0 +1,114 @@
+"""The fleet path on Spark local[2]: per-node findings equal `analyze`'s, replica sets' equal
+`analyze_nodes`'s, and the dataset answers the same questions in Spark, DuckDB and polars."""
+
+import datetime as dt
+import json
+import warnings
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import analysis
+from analysis import fleet
+from analysis.tables import FINDINGS_SCHEMA, findings_table, finding_rows, series_table
+from analysis.nodes import CROSS_KINDS
+import ftdc
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPARED = ["node", "replica_set", "version", "scope", "kind", "severity", "resource", "start", "end", "title", "explanation", "evidence",
+            "culprits", "recommendations", "error"]
+
+
+@pytest.fixture(scope="module")
+def nodes(ftdc_samples):
+    real = [ftdc_samples / "mongod-4.2.1" / "diagnostic.data", ftdc_samples / "mongod-7.0" / "diagnostic.data",
+            ftdc_samples / "mongod-8.0-chunk" / "metric-2025-03-12_15-58-06.0_+00-00-00.bson"]
+    # The scenario nodes (the demo shares checkpoint-stall's address: one node, another day).
+    scenarios = sorted(p for p in (ROOT / "samples" / "scenarios").rglob("diagnostic.data") if p.is_dir())
+    found = real + scenarios
+    assert len(found) >= 12
+    return found
+
+
+@pytest.fixture(scope="module")
+def fleet_run(spark, nodes, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ftdc.to_dataset(nodes, root)
+        found = fleet.run_spark(spark, [str(p) for p in nodes] + [str(root / "no-such-node")], str(root)).toArrow()
+    return root, pl.from_arrow(found)
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    return sorted((tuple(json.dumps(r[c], default=str, sort_keys=True) for c in COMPARED) for r in table.select(COMPARED).to_pylist()))
+
+
+def test_spark_findings_equal_the_per_node_analyses(fleet_run, nodes):
+    root, found = fleet_run
+    versions = set(found["version"].drop_nulls())
+    assert {"4.2.1", "7.0.2"} <= versions or len({v[:3] for v in versions}) >= 4, versions
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for path in nodes:
+            want = findings_table(path)
+            want = want.filter(pa.compute.invert(pa.compute.is_in(want["kind"], pa.array(CROSS_KINDS))))
+            key = want["node"][0].as_py() if want.num_rows else None
+            mine = found.filter((pl.col("node") == key) & (pl.col("scope") == "node")).to_arrow().cast(FINDINGS_SCHEMA)
+            assert _rows(mine) == _rows(want), path
+    # Written too, and read back in one call.
+    on_disk = pl.read_parquet(root / "findings" / "*.parquet")
+    assert on_disk.height == found.height
+
+
+def test_replica_sets_equal_analyze_nodes(fleet_run, nodes):
+    root, found = fleet_run
+    members = sorted((ROOT / "samples" / "scenarios" / "replica-set").glob("*/diagnostic.data"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = analysis.analyze_nodes(members).cross_node
+    mine = found.filter(pl.col("replica_set") == "rs-prod", pl.col("scope") == "replica_set").sort("start")
+    assert mine["title"].to_list() == [f.title for f in sorted(want, key=lambda f: f.start)]
+    assert [json.loads(e)["seen_by"] for e in mine["evidence"]] == [f.evidence["seen_by"] for f in sorted(want, key=lambda f: f.start)]
+
+
+def test_a_node_that_cannot_be_read_is_an_error_row(fleet_run):
+    root, found = fleet_run
+    errors = found.filter(pl.col("error").is_not_null())
+    assert errors.height == 1 and "no-such-node" in errors["error"][0] and errors["kind"][0] is None
+
+
+def test_spark_duckdb_and_polars_answer_the_same_questions(spark, fleet_run, nodes):
+    """Max cache fill and minutes with write tickets exhausted (the detector's test) per node, one call each."""
+    root, _ = fleet_run
+    series = root / "series"
+    sql = ("select node, max(cache_fill_pct) as fill, round(sum(case when write_tickets_exhausted then interval_s else 0 end) / 60, 3) as minutes "
+           "from {} group by node order by node")
+    spark.read.parquet(str(series)).createOrReplaceTempView("series")
+    by_spark = [tuple(r) for r in spark.sql(sql.format("series")).collect()]
+    by_duckdb = duckdb.sql(sql.format(f"read_parquet('{series}/**/*.parquet', hive_partitioning = true)")).fetchall()
+    by_polars = (pl.scan_parquet(series, hive_partitioning=True).group_by("node")
+                 .agg(fill=pl.col("cache_fill_pct").max(),
+                      minutes=(pl.when(pl.col("write_tickets_exhausted")).then(pl.col("interval_s")).otherwise(0).sum() / 60).round(3))
+                 .sort("node").collect().rows())
+    assert by_spark == by_duckdb == by_polars
+    assert len(by_spark) == len(nodes)
+    # The answers are the analyses' own: the write-queue node's minutes cover its ticket_exhaustion finding.
+    answers = {node: (fill, minutes) for node, fill, minutes in by_spark}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        queued = analysis.analyze(ROOT / "samples" / "scenarios" / "write-queue-7.0" / "diagnostic.data")
+    key = ftdc.dataset.node_key(queued.node, ftdc.paths.resolve(ROOT / "samples" / "scenarios" / "write-queue-7.0" / "diagnostic.data"))
+    exhausted = [f for f in queued.findings if f.kind == "ticket_exhaustion" and f.resource == "write"]
+    assert exhausted and answers[key][1] * 60 >= exhausted[0].evidence["seconds_exhausted"] - 1
+    assert answers[key][0] == pytest.approx(series_table(queued)["cache_fill_pct"].to_pandas().max())
+
+
+def test_spark_reads_a_real_family_with_lock_modes_differing_by_case(spark, fleet_run):
+    root, _ = fleet_run
+    family = spark.read.parquet(str(root / "samples" / "family=mongod-4.2"))
+    assert "serverStatus.locks.Collection.acquireCount.^r" in family.columns
+    assert family.count() == ftdc.dataset.read_nodes(root).filter(pl.col("family") == "mongod-4.2")["samples"].sum()
