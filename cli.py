@@ -3,6 +3,7 @@
     ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, then findings
     ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
     ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
+    ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
 """
 
 from __future__ import annotations
@@ -199,6 +200,41 @@ def export(
             else:
                 rows, target = writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance), out_file
     err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
+
+
+@app.command()
+def fleet(
+    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, dbpaths or support bundles: one or many nodes"),
+    out_dir: Path = typer.Option(..., "--out", "-o", help="the dataset to write findings/ and series/ into (new, or one to add to)"),
+    engine: str = typer.Option("pool", help="loop (this process), pool (spawn processes) or spark (pyspark, local or the cluster SPARK_REMOTE/--master names)"),
+    workers: Optional[int] = typer.Option(None, help="processes for --engine pool (default: one per core)"),
+    master: str = typer.Option("local[*]", help="Spark master for --engine spark"),
+    samples: bool = typer.Option(False, "--samples", help="also write every node's raw samples (samples/, nodes/)"),
+) -> None:
+    """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
+    from analysis import fleet as fleet_module
+
+    if engine not in ("loop", "pool", "spark"):
+        err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    with user_errors():
+        nodes = gather(paths).ftdc
+        if not nodes:
+            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        if samples:
+            ftdc.to_dataset(nodes, out_dir)
+        if engine == "spark":
+            from pyspark.sql import SparkSession
+
+            spark = SparkSession.builder.master(master).appName("ftdc-analyze fleet").getOrCreate()
+            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve())).toArrow()
+        else:
+            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers)
+    errors = pl.from_arrow(found).filter(pl.col("error").is_not_null())
+    for message in errors["error"]:
+        err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"wrote {found.num_rows - errors.height:,} finding(s) of {len(nodes) - errors.height} node(s) to {out_dir / 'findings'}",
+              markup=False, highlight=False)
 
 
 @app.command()

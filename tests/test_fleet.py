@@ -112,3 +112,19 @@ def test_spark_reads_a_real_family_with_lock_modes_differing_by_case(spark, flee
     family = spark.read.parquet(str(root / "samples" / "family=mongod-4.2"))
     assert "serverStatus.locks.Collection.acquireCount.^r" in family.columns
     assert family.count() == ftdc.dataset.read_nodes(root).filter(pl.col("family") == "mongod-4.2")["samples"].sum()
+
+
+def test_a_spawn_pool_and_the_command_give_the_loop_s_findings(tmp_path):
+    import subprocess
+    import sys
+
+    members = sorted((ROOT / "samples" / "scenarios" / "replica-set").glob("*/diagnostic.data"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loop = fleet.run(members, workers=1)
+        pool = fleet.run(members, workers=2)
+    assert _rows(pool) == _rows(loop) and loop.num_rows >= 4
+    run = subprocess.run([sys.executable, "-m", "cli", "fleet", str(ROOT / "samples" / "scenarios" / "replica-set"), "--out", str(tmp_path / "d"),
+                          "--engine", "loop"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert _rows(pl.read_parquet(tmp_path / "d" / "findings" / "*.parquet").to_arrow().cast(FINDINGS_SCHEMA)) == _rows(loop)
