@@ -14,8 +14,9 @@ and its major.minor version; each node's files hold the metrics it recorded
 (readers merge by name: Spark `mergeSchema`, DuckDB `union_by_name`, polars
 `missing_columns="insert"`). Spark, Hive, Glue and Athena ignore case, and real
 FTDC has lock modes that differ only by it (`acquireCount.r` / `.R`): in a path
-component where names of one node differ only by case, a capital letter X is
-written `^x`, and `^` anywhere is written `^^`; `original_name` reverses it.
+component that is one capital letter (a lock mode, on every node alike) or where
+names of one node differ only by case, a capital letter X is written `^x`, and
+`^` anywhere is written `^^`; `original_name` reverses it.
 Integer and time columns are delta encoded (times in microseconds), zstd
 on top, no dictionary and no statistics but for `start`: about the size of the
 FTDC itself.
@@ -99,6 +100,11 @@ def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN) -> list[No
     return [open_node(p, time_field) for p in paths]
 
 
+# Lock modes (R, W beside r, w): escaped even on a node that recorded only the capital one, so
+# every node writes a mode under one column name (the only case collisions real FTDC has).
+LOCK_MODE = re.compile(r"[A-Z]")
+
+
 def _escape(component: str, letters: bool) -> str:
     text = component.replace("^", "^^")
     return "".join(f"^{c.lower()}" if c.isupper() else c for c in text) if letters else text
@@ -114,7 +120,7 @@ def distinct_names(names: Iterable[str]) -> dict[str, str]:
     for name in names:
         parts = name.split(".")
         twins = groups[name.lower()]
-        differs = [len({tuple(t)[i] for t in twins}) > 1 if len(twins) > 1 else False for i in range(len(parts))]
+        differs = [len({t[i] for t in twins}) > 1 or LOCK_MODE.fullmatch(part) is not None for i, part in enumerate(parts)]
         out[name] = ".".join(_escape(p, d) for p, d in zip(parts, differs))
     return out
 

@@ -99,6 +99,14 @@ def test_case_colliding_names_become_distinct_and_reversible(names):
     assert all(original_name(c) == n for n, c in columns.items())
 
 
+def test_a_lock_mode_is_one_column_on_every_node():
+    # A node that recorded only the exclusive mode names it as one that recorded both does.
+    alone = distinct_names(["serverStatus.locks.Global.acquireCount.W"])
+    both = distinct_names(["serverStatus.locks.Global.acquireCount.w", "serverStatus.locks.Global.acquireCount.W"])
+    assert alone["serverStatus.locks.Global.acquireCount.W"] == both["serverStatus.locks.Global.acquireCount.W"] == "serverStatus.locks.Global.acquireCount.^w"
+    assert distinct_names(["serverStatus.opcounters.insert"]) == {"serverStatus.opcounters.insert": "serverStatus.opcounters.insert"}
+
+
 def test_real_lock_modes_differing_by_case(dataset, tmp_path):
     out, nodes, facts = dataset
     with warnings.catch_warnings():

@@ -128,3 +128,20 @@ def test_a_spawn_pool_and_the_command_give_the_loop_s_findings(tmp_path):
                           "--engine", "loop"], capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     assert _rows(pl.read_parquet(tmp_path / "d" / "findings" / "*.parquet").to_arrow().cast(FINDINGS_SCHEMA)) == _rows(loop)
+
+
+def test_every_engine_reads_the_whole_sample_tree_in_one_call(spark, fleet_run):
+    """Nodes of 4.2 to 8.0, each file with its own metrics: merged by name (nodes/ is outside the tree)."""
+    root, _ = fleet_run
+    samples = root / "samples"
+    facts = sorted(ftdc.dataset.read_nodes(root).select("node", "family", "samples").rows())
+    sql = "select node, family, count(*) as n, max(\"serverStatus.locks.Global.acquireCount.^w\") as w from {} group by node, family order by node"
+    spark.read.option("mergeSchema", "true").parquet(str(samples)).createOrReplaceTempView("samples")
+    by_spark = [tuple(r) for r in spark.sql(sql.replace('"', "`").format("samples")).collect()]
+    by_duckdb = duckdb.sql(sql.format(f"read_parquet('{samples}/**/*.parquet', hive_partitioning = true, union_by_name = true)")).fetchall()
+    by_polars = (pl.scan_parquet(samples, hive_partitioning=True, missing_columns="insert", extra_columns="ignore")
+                 .group_by("node", "family").agg(n=pl.len().cast(pl.Int64), w=pl.col("serverStatus.locks.Global.acquireCount.^w").max())
+                 .sort("node").collect().rows())
+    assert by_spark == by_duckdb == by_polars
+    assert [row[:3] for row in by_spark] == facts
+    assert any(row[3] is not None for row in by_spark)
