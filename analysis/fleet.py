@@ -189,7 +189,8 @@ def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=N
     def merged(table: pa.Table) -> pa.Table:
         return replica_set_findings(table.to_pylist(), root)
 
-    listed = spark.createDataFrame([(str(p),) for p in paths], "path string").repartition(max(1, len(paths)))
+    # One partition per node, without a shuffle: a node is the unit of work.
+    listed = spark.createDataFrame(spark.sparkContext.parallelize([(str(p),) for p in paths], max(1, len(paths))), "path string")
     nodes = listed.mapInArrow(analyse, NODE_DDL).cache()
     nodes.count()  # one analysis per node, whichever of the two steps below asks first
     sets = nodes.filter("replica_set is not null and error is null").groupBy("replica_set").applyInArrow(merged, FINDINGS_DDL)
