@@ -8,7 +8,8 @@
 executors), `replica_set_findings` the per-replica-set step over what the
 nodes' steps returned. `run` drives them in this process or a spawn pool;
 `run_spark` on Spark: `mapInArrow` over the node paths, then
-`groupBy("replica_set").applyInArrow`. Workers write their own files (the
+`groupBy("replica_set").applyInArrow` (one job). Two paths of one node (one
+address) in a run share its findings file: `run` warns. Workers write their own files (the
 root must be a path every worker sees); each file is written whole and
 renamed, so a retried task rewrites it.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import io
 import multiprocessing
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +33,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ftdc.dataset import _safe, parquet_options, replace_dir, write_file
-from ftdc.errors import FTDCError
+from ftdc.dataset import parquet_options, replace_dir, safe_name, write_file
+from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
 from ftdc.paths import PathArg
@@ -46,7 +48,8 @@ from .tables import FINDINGS_SCHEMA, analysis_key, error_table, finding_of, find
 FINDINGS, SERIES = "findings", "series"
 # What a node's step returns to the replica-set step (and Spark's first stage holds).
 NODE_SCHEMA = pa.schema([
-    ("node", pa.string()), ("address", pa.string()), ("replica_set", pa.string()), ("version", pa.string()),
+    ("node", pa.string()), ("source", pa.string()), ("host", pa.string()), ("port", pa.int64()), ("address", pa.string()),
+    ("replica_set", pa.string()), ("version", pa.string()),
     ("members", pa.list_(pa.string())),  # the replica-set member indices this node recorded as itself
     ("findings", pa.binary()),  # its FINDINGS_SCHEMA table, elections and lag included, as an Arrow IPC stream
     ("error", pa.string()),
@@ -85,20 +88,21 @@ def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=N
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
         table = error_table(path, e)
-        row = {"node": None, "address": None, "replica_set": None, "version": None, "members": [], "error": table["error"][0].as_py()}
+        row = {"node": None, "host": None, "port": None, "address": None, "replica_set": None, "version": None, "members": [],
+               "error": table["error"][0].as_py()}
     else:
         key = analysis_key(analysis, path)
         table = to_table(finding_rows(analysis.findings, analysis.node, key))
         info = analysis.node
-        row = {"node": key, "address": info.address, "replica_set": info.replica_set, "version": info.version,
-               "members": self_members(analysis), "error": None}
+        row = {"node": key, "host": info.host, "port": info.port, "address": info.address, "replica_set": info.replica_set,
+               "version": info.version, "members": self_members(analysis), "error": None}
         if root is not None:
             _write_series(Path(root), key, series_table(analysis))
     if root is not None:
         own = _own(table)
-        name = row["node"] or "unreadable-" + _safe(str(path))
+        name = row["node"] or "unreadable-" + safe_name(str(path))
         write_file(own, Path(root) / FINDINGS / f"{name}.parquet", **parquet_options(own.schema, None))
-    return {**row, "findings": _ipc(table)}
+    return {**row, "source": str(path), "findings": _ipc(table)}
 
 
 def _own(table: pa.Table) -> pa.Table:
@@ -128,15 +132,26 @@ def replica_set_findings(rows: Sequence[dict], root: Optional[str | os.PathLike]
         return FINDINGS_SCHEMA.empty_table()
     replica_set = rows[0]["replica_set"]
     assert all(r["replica_set"] == replica_set for r in rows), "rows of one replica set"
-    nodes = [_Reported(NodeInfo(host=(r["address"] or "").rsplit(":", 1)[0] or None, port=int(r["address"].rsplit(":", 1)[1]) if r["address"] else None,
-                                version=r["version"], replica_set=replica_set),
+    nodes = [_Reported(NodeInfo(host=r["host"], port=r["port"], version=r["version"], replica_set=replica_set),
                        [finding_of(f) for f in _from_ipc(r["findings"]).to_pylist()]) for r in rows]
     names = [r["address"] or r["node"] for r in rows]
     merged = cross_node_findings(nodes, names, [r["members"] for r in rows])
     table = to_table(finding_rows(merged, NodeInfo(replica_set=replica_set), None, scope="replica_set"))
     if root is not None:
-        write_file(table, Path(root) / FINDINGS / f"replica_set={_safe(replica_set)}.parquet", **parquet_options(table.schema, None))
+        write_file(table, Path(root) / FINDINGS / f"replica_set={safe_name(replica_set)}.parquet", **parquet_options(table.schema, None))
     return table
+
+
+def warn_same_node(rows: Iterable[dict]) -> None:
+    """Two paths of one node (one address) in a run share its findings file: the last written stays."""
+    sources: dict[str, list[str]] = {}
+    for row in rows:
+        if row["node"] is not None:
+            sources.setdefault(row["node"], []).append(row["source"])
+    for key, paths in sources.items():
+        if len(paths) > 1:
+            warnings.warn(f"{', '.join(paths)}: the same node ({key}); its findings file holds one of them: analyse them one at a time "
+                          "or give each its own dataset", FTDCWarning, stacklevel=3)
 
 
 def _by_replica_set(rows: list[dict]) -> dict[str, list[dict]]:
@@ -157,6 +172,7 @@ def run(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None, *, w
     else:
         with spawn_pool(workers) as pool:
             rows = list(pool.map(analyse_node, *zip(*args)))
+    warn_same_node(rows)
     tables = [node_findings(rows)] + [replica_set_findings(g, root) for g in _by_replica_set(rows).values()]
     return pa.concat_tables(tables)
 
@@ -174,24 +190,21 @@ def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=N
     """The fleet's findings as a Spark DataFrame (FINDINGS_DDL), one task per node; written under `root` when given.
 
         spark = SparkSession.builder.master("local[2]").getOrCreate()
-        analysis.fleet.run_spark(spark, ["s3a-mounted/node1/diagnostic.data", ...], "/mnt/fleet").toPandas()
-    """
+        analysis.fleet.run_spark(spark, ["/mnt/fleet-ftdc/node1/diagnostic.data", ...], "/mnt/fleet").toArrow()
+
+    One job: `mapInArrow` analyses each node, `groupBy("replica_set").applyInArrow` gets each
+    replica set's rows (standalones together, under null) and returns the nodes' own findings
+    and the set's merged elections and lag."""
     from .tables import FINDINGS_DDL
 
     def analyse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for row in _batches_of(batches):
-            out = analyse_node(row["path"], root, logs, start, end)
-            yield pa.RecordBatch.from_pylist([out], schema=NODE_SCHEMA)
+            yield pa.RecordBatch.from_pylist([analyse_node(row["path"], root, logs, start, end)], schema=NODE_SCHEMA)
 
-    def own(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from node_findings(_batches_of(batches)).to_batches()
-
-    def merged(table: pa.Table) -> pa.Table:
-        return replica_set_findings(table.to_pylist(), root)
+    def per_replica_set(table: pa.Table) -> pa.Table:
+        rows = table.to_pylist()
+        return pa.concat_tables([node_findings(rows), replica_set_findings(rows, root)])
 
     # One partition per node, without a shuffle: a node is the unit of work.
     listed = spark.createDataFrame(spark.sparkContext.parallelize([(str(p),) for p in paths], max(1, len(paths))), "path string")
-    nodes = listed.mapInArrow(analyse, NODE_DDL).cache()
-    nodes.count()  # one analysis per node, whichever of the two steps below asks first
-    sets = nodes.filter("replica_set is not null and error is null").groupBy("replica_set").applyInArrow(merged, FINDINGS_DDL)
-    return nodes.mapInArrow(own, FINDINGS_DDL).unionByName(sets)
+    return listed.mapInArrow(analyse, NODE_DDL).groupBy("replica_set").applyInArrow(per_replica_set, FINDINGS_DDL)

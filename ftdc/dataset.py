@@ -76,7 +76,7 @@ def family_of(info: NodeInfo) -> str:
     return "mongod-" + ".".join(info.version.split(".")[:2])
 
 
-def _safe(text: str) -> str:
+def safe_name(text: str) -> str:
     """A path component that is also a clean hive value."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "node"
 
@@ -85,7 +85,7 @@ def node_key(info: NodeInfo, files: Sequence[FtdcFile]) -> str:
     """`host_port`; without an address, a digest of the files' names (mongod names each by
     the time it was opened), so the same files get the same key wherever they are listed."""
     if info.address:
-        return _safe(info.address)
+        return safe_name(info.address)
     return "unknown-" + hashlib.sha1("|".join(sorted(f.path.name for f in files)).encode()).hexdigest()[:12]
 
 

@@ -145,3 +145,9 @@ def test_every_engine_reads_the_whole_sample_tree_in_one_call(spark, fleet_run):
     assert by_spark == by_duckdb == by_polars
     assert [row[:3] for row in by_spark] == facts
     assert any(row[3] is not None for row in by_spark)
+
+
+def test_two_paths_of_one_node_are_named_in_a_warning():
+    same = [ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "scenarios" / "checkpoint-stall" / "diagnostic.data"]
+    with pytest.warns(ftdc.FTDCWarning, match=r"the same node \(db-prod-01.example.net_27017\)"):
+        fleet.run(same, workers=1)
