@@ -23,10 +23,10 @@ from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 
 from .analyze import Analysis, LogsArg, analyze, read_compact_logs
+from .detectors import CROSS_KINDS
 from .detectors.replication import change_finding, lag_finding
 from .findings import Finding
 
-CROSS_KINDS = ("primary_change", "replication_lag")
 # One election seen by several nodes: their samples fall this close together.
 SAME_EVENT = dt.timedelta(seconds=30)
 
@@ -112,7 +112,10 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
             if during:
                 finding.explanation += " It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
         out.append(finding)
-    return sorted(out, key=Finding.rank)
+    out.sort(key=Finding.rank)
+    for number, finding in enumerate(out, 1):
+        finding.id = f"X{number}"
+    return out
 
 
 def analyze_nodes(
@@ -139,6 +142,7 @@ def analyze_nodes(
     cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
     for analysis in nodes:
         analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+        analysis.refresh_incidents()
     return NodesAnalysis(nodes, cross)
 
 

@@ -15,10 +15,17 @@ import polars as pl
 
 from ..context import Context, major_minor
 from ..findings import Finding
+from .record import Detector
 from ..text import duration
 from ..windows import sustained
 
 KIND = "ticket_exhaustion"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__,
+    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
+    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
+            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"), False)),
+)
 MIN_S = 5.0
 # Reliefs this short (a few tickets freed between waves) stay inside one episode.
 MERGE_S = 15.0

@@ -1,0 +1,152 @@
+"""An incident's root cause, ranked among candidates, each with its evidence.
+
+In rank order: an operation (a COLLSCAN the log shows holding a real share of
+the window, `Finding.causes`: an operation that spent its time waiting is a
+victim, never a candidate), a resource limit or a workload change that starts
+the chain (the starting detector's declared `root`: a saturated disk, a TTL
+burst, a connection storm), a configuration outlier in effect during the window
+(`configuration`), the write load behind a chain of dirty cache and long
+checkpoints; else "cause not determined", with what would tell.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from . import configuration
+from .culprits import describe as describe_culprit
+from .detectors import LINKS, RECORDS
+from .findings import Culprit, Finding
+from .incidents import RootCause
+from .text import duration, pct
+
+if TYPE_CHECKING:
+    from .analyze import Analysis
+
+# Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
+WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
+
+
+def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
+    kinds: dict[str, list[Finding]] = {}
+    for f in findings:
+        kinds.setdefault(f.kind, []).append(f)
+    return kinds
+
+
+def order(kinds: dict[str, list[Finding]]) -> list[str]:
+    """Kinds in causal order: each kind after the present kinds that can cause it and began no later;
+    ties (and cycles such as dirty cache ↔ long checkpoints) by when each began."""
+    first = {k: min(f.start for f in fs) for k, fs in kinds.items()}
+    placed: list[str] = []
+    remaining = sorted(kinds, key=lambda k: first[k])
+    while remaining:
+        ready = [k for k in remaining
+                 if not any(k in LINKS.get(c, ()) and first[c] <= first[k] for c in remaining if c != k)]
+        chosen = (ready or remaining)[0]
+        placed.append(chosen)
+        remaining.remove(chosen)
+    return placed
+
+
+def worst(findings: list[Finding]) -> Finding:
+    return min(findings, key=Finding.rank)
+
+
+def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
+    """The COLLSCANs attribution named as causes, one candidate per culprit, by the time they held."""
+    held: dict[tuple, tuple[Culprit, float, list[str], list[str]]] = {}
+    for f in findings:
+        for c in f.causes:
+            key = (c.ns, c.command, c.shape or c.query_hash, c.collscan)
+            culprit, total, ids, recs = held.get(key, (c, 0.0, [], []))
+            held[key] = (culprit if culprit.held_s >= c.held_s else c, total + c.held_s, ids + [f.id], recs or c.recommendations)
+    out = []
+    for culprit, total, ids, recs in sorted(held.values(), key=lambda v: -v[1]):
+        out.append(RootCause(
+            kind="operation",
+            summary=f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'})",
+            evidence={"culprit": describe_culprit(culprit), "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
+                      "shape": culprit.shape, "query_hash": culprit.query_hash, "held_s": round(total, 1),
+                      "concurrency": round(total / seconds, 2) if seconds > 0 else None},
+            recommendations=recs,
+            findings=list(dict.fromkeys(ids)),
+        ))
+    return out
+
+
+def _starters(chain: list[str], kinds: dict[str, list[Finding]]) -> list[RootCause]:
+    """A detector whose kind starts the chain and declares a root (a TTL burst, a saturated disk...)."""
+    out = []
+    for kind in chain[:1]:
+        record = RECORDS[kind]
+        if record.root == "undetermined":
+            continue
+        top = worst(kinds[kind])
+        out.append(RootCause(kind=record.root, summary=top.title, evidence={"finding": top.id, **_figures(top)},
+                             recommendations=list(top.recommendations), findings=[f.id for f in kinds[kind]]))
+    return out
+
+
+def _figures(finding: Finding) -> dict[str, Any]:
+    """A finding's evidence without its long per-spike rows."""
+    return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
+
+
+def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    """Dirty data outrunning eviction and checkpoints: the write rate, dirty data and checkpoint time the file holds."""
+    present = [k for k in WRITE_LOAD_KINDS if k in kinds]
+    series = analysis.series
+    if not present or "writes_per_s" not in series.columns:
+        return []
+    during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+    before = series.filter(pl.col(TIME_COLUMN) < start).tail(3600)
+    writes = float(during["writes_per_s"].mean() or 0)
+    if not writes:
+        return []
+    evidence: dict[str, Any] = {"writes_per_s": round(writes), "writes_per_s_before": round(float(before["writes_per_s"].median() or 0)) if before.height else None}
+    parts = [f"write load ({writes:,.0f} writes/s" + (f" against {evidence['writes_per_s_before']:,}/s before)" if evidence["writes_per_s_before"] else ")")]
+    if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
+        dirty = float(during["cache_dirty_pct"].max())
+        target = analysis.thresholds.value("eviction_dirty_target")
+        evidence["dirty_pct_peak"] = round(dirty, 2)
+        evidence["eviction_dirty_target"] = analysis.thresholds.describe("eviction_dirty_target")
+        if target is not None and dirty > target:
+            parts.append(f"dirty data up to {dirty:.1f} % of the cache against the {target:g} % target")
+    checkpoints = [c for c in analysis.checkpoints if c.end >= start and c.start <= end]
+    if checkpoints:
+        busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in checkpoints)
+        share = busy / max((end - start).total_seconds(), 1.0)
+        longest = max(c.seconds for c in checkpoints)
+        evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(min(share, 1.0), 3),
+                        checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
+        back_to_back = " back to back" if share >= 0.8 else ""
+        parts.append(f"{len(checkpoints)} checkpoints{back_to_back} up to {duration(longest)} each ({pct(min(share, 1.0))} of the time)")
+    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence,
+                      findings=[f.id for k in present for f in kinds[k]])]
+
+
+def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
+    missing = []
+    if analysis.logs is None:
+        missing.append("the mongod log of this window (names the operations that held the resource)")
+    missing.append("a longer capture (the hour before shows what changed)")
+    return RootCause(kind="undetermined", summary="cause not determined",
+                     evidence={"would_tell": missing}, findings=[f.id for f in findings])
+
+
+def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause]:
+    """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
+    start, end = min(f.start for f in findings), max(f.end for f in findings)
+    kinds = by_kind(findings)
+    starters = _starters(order(kinds), kinds)
+    candidates = (_operations(findings, (end - start).total_seconds())
+                  + [c for c in starters if c.kind == "resource"] + [c for c in starters if c.kind == "workload"]
+                  + configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)
+                  + _write_load(analysis, kinds, start, end))
+    return candidates or [_undetermined(analysis, findings)]
