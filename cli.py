@@ -230,10 +230,10 @@ def fleet(
             found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve())).toArrow()
         else:
             found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers)
-    errors = pl.from_arrow(found).filter(pl.col("error").is_not_null())
-    for message in errors["error"]:
+    errors = [e for e in found["error"].to_pylist() if e is not None]
+    for message in errors:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
-    err.print(f"wrote {found.num_rows - errors.height:,} finding(s) of {len(nodes) - errors.height} node(s) to {out_dir / 'findings'}",
+    err.print(f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
               markup=False, highlight=False)
 
 

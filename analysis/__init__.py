@@ -13,6 +13,6 @@ window, `indexes` for what to build) -> `findings` (the one `Finding` shape);
 from .analyze import Analysis, analyze
 from .findings import Culprit, Finding
 from .nodes import NodesAnalysis, analyze_nodes
-from .tables import findings_table
+from .tables import findings_table, incidents_table
 
-__all__ = ["Analysis", "Culprit", "Finding", "NodesAnalysis", "analyze", "analyze_nodes", "findings_table"]
+__all__ = ["Analysis", "Culprit", "Finding", "NodesAnalysis", "analyze", "analyze_nodes", "findings_table", "incidents_table"]

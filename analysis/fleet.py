@@ -1,6 +1,7 @@
 """A fleet's analyses into the dataset, per node on any engine, then per replica set.
 
     DIR/findings/<node key>.parquet          a node's findings (FINDINGS_SCHEMA), or its `error` row
+    DIR/incidents/<node key>.parquet         a node's incidents (INCIDENTS_SCHEMA), naming its findings by id
     DIR/findings/replica_set=<name>.parquet  elections and lag of a replica set, merged across its members
     DIR/series/node=<key>/date=<YYYY-MM-DD>/part-0.parquet   the derived series (SERIES_SCHEMA)
 
@@ -42,10 +43,12 @@ from ftdc.timeutil import TimeArg
 
 from .analyze import analyze
 from .findings import Finding
-from .nodes import CROSS_KINDS, cross_node_findings, self_members
-from .tables import FINDINGS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, series_table, spark_ddl, to_table
+from .detectors import CROSS_KINDS
+from .nodes import cross_node_findings, leave_to_the_replica_set, self_members
+from .tables import (FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, incident_rows, series_table, spark_ddl,
+                     to_table)
 
-FINDINGS, SERIES = "findings", "series"
+FINDINGS, INCIDENTS, SERIES = "findings", "incidents", "series"
 # What a node's step returns to the replica-set step (and Spark's first stage holds).
 NODE_SCHEMA = pa.schema([
     ("node", pa.string()), ("source", pa.string()), ("host", pa.string()), ("port", pa.int64()), ("address", pa.string()),
@@ -83,26 +86,30 @@ def _write_series(root: Path, key: str, series: pa.Table) -> None:
 
 
 def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=None, start: TimeArg = None, end: TimeArg = None) -> dict:
-    """One node: analysed, its findings (and series) written under `root` when given; returns a NODE_SCHEMA row."""
+    """One node: analysed, its own findings, incidents and series written under `root` when given;
+    returns a NODE_SCHEMA row. A replica-set member's elections and lag go to its replica set's
+    step (numbered there), its findings and incidents numbered without them, as `analyze_nodes` does."""
     try:
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
-        table = error_table(path, e)
+        own, incidents = error_table(path, e), error_table(path, e, INCIDENTS_SCHEMA)
         row = {"node": None, "host": None, "port": None, "address": None, "replica_set": None, "version": None, "members": [],
-               "error": table["error"][0].as_py()}
+               "error": own["error"][0].as_py(), "findings": _ipc(own)}
     else:
-        key = analysis_key(analysis, path)
-        table = to_table(finding_rows(analysis.findings, analysis.node, key))
-        info = analysis.node
+        key, info = analysis_key(analysis, path), analysis.node
+        taken = leave_to_the_replica_set(analysis) if info.replica_set is not None else []
+        own = to_table(finding_rows(analysis.findings, info, key))
+        incidents = to_table(incident_rows(analysis.incidents, info, key), INCIDENTS_SCHEMA)
         row = {"node": key, "host": info.host, "port": info.port, "address": info.address, "replica_set": info.replica_set,
-               "version": info.version, "members": self_members(analysis), "error": None}
+               "version": info.version, "members": self_members(analysis), "error": None,
+               "findings": _ipc(pa.concat_tables([own, to_table(finding_rows(taken, info, key))]))}
         if root is not None:
             _write_series(Path(root), key, series_table(analysis))
     if root is not None:
-        own = _own(table)
         name = row["node"] or "unreadable-" + safe_name(str(path))
         write_file(own, Path(root) / FINDINGS / f"{name}.parquet", **parquet_options(own.schema, None))
-    return {**row, "source": str(path), "findings": _ipc(table)}
+        write_file(incidents, Path(root) / INCIDENTS / f"{name}.parquet", **parquet_options(incidents.schema, None))
+    return {**row, "source": str(path)}
 
 
 def _own(table: pa.Table) -> pa.Table:

@@ -141,9 +141,17 @@ def analyze_nodes(
         return NodesAnalysis(nodes)
     cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
     for analysis in nodes:
-        analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
-        analysis.refresh_incidents()
+        leave_to_the_replica_set(analysis)
     return NodesAnalysis(nodes, cross)
+
+
+def leave_to_the_replica_set(analysis: Analysis) -> list[Finding]:
+    """Takes the elections and lag out of a node's analysis (the replica set's findings merge them),
+    numbering its findings and incidents again; returns what it took."""
+    taken = [f for f in analysis.findings if f.kind in CROSS_KINDS]
+    analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+    analysis.refresh_incidents()
+    return taken
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
