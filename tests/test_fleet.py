@@ -162,3 +162,10 @@ def test_two_paths_of_one_node_are_named_in_a_warning():
     same = [ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "scenarios" / "checkpoint-stall" / "diagnostic.data"]
     with pytest.warns(ftdc.FTDCWarning, match=r"the same node \(db-prod-01.example.net_27017\)"):
         fleet.run(same, workers=1)
+
+
+def test_the_readme_publishes_the_spark_schemas_as_the_code_has_them():
+    from analysis.tables import FINDINGS_DDL, INCIDENTS_DDL
+
+    readme = (ROOT / "README.md").read_text()
+    assert FINDINGS_DDL in readme and INCIDENTS_DDL in readme
