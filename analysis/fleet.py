@@ -193,8 +193,10 @@ def _batches_of(rows_of: Iterator[pa.RecordBatch]) -> Iterator[dict]:
         yield from batch.to_pylist()
 
 
-def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=None, start: TimeArg = None, end: TimeArg = None):
-    """The fleet's findings as a Spark DataFrame (FINDINGS_DDL), one task per node; written under `root` when given.
+def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=None, start: TimeArg = None, end: TimeArg = None,
+              partitions: Optional[int] = None):
+    """The fleet's findings as a Spark DataFrame (FINDINGS_DDL), nodes analysed on the executors
+    (`partitions` tasks, two per core by default); written under `root` when given.
 
         spark = SparkSession.builder.master("local[2]").getOrCreate()
         analysis.fleet.run_spark(spark, ["/mnt/fleet-ftdc/node1/diagnostic.data", ...], "/mnt/fleet").toArrow()
@@ -212,6 +214,8 @@ def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=N
         rows = table.to_pylist()
         return pa.concat_tables([node_findings(rows), replica_set_findings(rows, root)])
 
-    # One partition per node, without a shuffle: a node is the unit of work.
-    listed = spark.createDataFrame(spark.sparkContext.parallelize([(str(p),) for p in paths], max(1, len(paths))), "path string")
+    # Nodes dealt into two partitions per core, without a shuffle: a task costs Spark a fraction
+    # of a second, as much as a small node's analysis, and a worker still holds one node at a time.
+    partitions = partitions or min(len(paths), 2 * spark.sparkContext.defaultParallelism)
+    listed = spark.createDataFrame(spark.sparkContext.parallelize([(str(p),) for p in paths], max(1, partitions)), "path string")
     return listed.mapInArrow(analyse, NODE_DDL).groupBy("replica_set").applyInArrow(per_replica_set, FINDINGS_DDL)

@@ -80,7 +80,8 @@ def one_node_rss(path: Path) -> float:
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1])
 
 
-def spark_worker_rss(spark, paths: list[Path]) -> float:
+def spark_workers(spark, paths: list[Path]) -> tuple[list[float], float]:
+    """Each node's analyse seconds inside a Spark Python worker, and the workers' peak RSS."""
     import pyarrow as pa
 
     def measure(batches):
@@ -89,8 +90,9 @@ def spark_worker_rss(spark, paths: list[Path]) -> float:
                 seconds, rss = _analyse_measured(row["path"])
                 yield pa.RecordBatch.from_pylist([{"seconds": seconds, "rss": rss}])
 
-    listed = spark.createDataFrame([(str(p),) for p in paths], "path string").repartition(len(paths))
-    return max(r["rss"] for r in listed.mapInArrow(measure, "seconds double, rss double").collect())
+    listed = spark.createDataFrame(spark.sparkContext.parallelize([(str(p),) for p in paths], len(paths)), "path string")
+    rows = listed.mapInArrow(measure, "seconds double, rss double").collect()
+    return [r["seconds"] for r in rows], max(r["rss"] for r in rows)
 
 
 def main() -> None:
@@ -130,14 +132,16 @@ def main() -> None:
             times[name].append(time.perf_counter() - began)
             shutil.rmtree(out)
     with spawn_pool(args.workers) as pool:
-        pool_rss = max(rss for _, rss in pool.map(_analyse_measured, map(str, paths)))
-    spark_rss = spark_worker_rss(spark, paths)
+        in_pool = list(pool.map(_analyse_measured, map(str, paths)))
+    pool_rss = max(rss for _, rss in in_pool)
+    in_spark, spark_rss = spark_workers(spark, paths)
     alone = one_node_rss(paths[0])
     spark.stop()
 
     median = {name: statistics.median(t) for name, t in times.items()}
     print(f"{len(paths)} nodes x {args.hours:g} h ({size / 1e6:.0f} MB of FTDC), {args.workers} workers, {args.rounds} round(s)")
-    print(f"per-node analyse: median {statistics.median(per_node):.2f} s (min {min(per_node):.2f}, max {max(per_node):.2f})")
+    print(f"per-node analyse: median {statistics.median(per_node):.2f} s (min {min(per_node):.2f}, max {max(per_node):.2f}); "
+          f"in a pool worker {statistics.median(s for s, _ in in_pool):.2f} s, in a Spark worker {statistics.median(in_spark):.2f} s")
     for name in engines:
         print(f"{name:6s} {median[name]:7.1f} s   ({', '.join(f'{t:.1f}' for t in times[name])})")
     print(f"spark / pool {median['spark'] / median['pool']:.2f}x (target <= 1.3), pool speed-up over loop {median['loop'] / median['pool']:.2f}x; "
