@@ -185,6 +185,8 @@ def finding_of(row: dict[str, Any]) -> Finding:
 
 # The derived series in one schema for every version: what a version lacks is null.
 # Per-device and per-member columns vary by node: they are in the findings' evidence.
+# `<rw>_tickets_exhausted`: the ticket_exhaustion detector's test at each sample (no ticket
+# available, and from 7.0 work queued for one).
 SERIES_FLAGS = ("restart", "gap", "valid", "read_tickets_exhausted", "write_tickets_exhausted")
 SERIES_SCHEMA = pa.schema(
     [(TIME_COLUMN, TIME)]
@@ -193,8 +195,6 @@ SERIES_SCHEMA = pa.schema(
     + [(f"{name}_pct", pa.float64()) for name in CACHE_PERCENTAGES]
     + [(f"{rw}_tickets_exhausted", pa.bool_()) for rw in ("read", "write")]
 )
-SERIES_MEANING = {f"{rw}_tickets_exhausted": f"no {rw} ticket available, and on 7.0+ work queued for one: the ticket_exhaustion detector's test"
-                  for rw in ("read", "write")}
 
 
 def series_table(analysis: Analysis) -> pa.Table:
@@ -203,8 +203,8 @@ def series_table(analysis: Analysis) -> pa.Table:
     version = analysis.node.version
     flags = {f"{rw}_tickets_exhausted": exhausted(frame.columns, version, rw) for rw in ("read", "write")}
     frame = frame.with_columns((e.fill_null(False) if e is not None else pl.lit(None, pl.Boolean)).alias(n) for n, e in flags.items())
-    exprs = [pl.col(f.name).cast(pl.Boolean if pa.types.is_boolean(f.type) else pl.Float64) if f.name in frame.columns
-             else pl.lit(None, pl.Boolean if pa.types.is_boolean(f.type) else pl.Float64).alias(f.name)
+    dtype = lambda f: pl.Boolean if pa.types.is_boolean(f.type) else pl.Float64  # noqa: E731
+    exprs = [pl.col(f.name).cast(dtype(f)) if f.name in frame.columns else pl.lit(None, dtype(f)).alias(f.name)
              for f in SERIES_SCHEMA if f.name != TIME_COLUMN]
     out = frame.sort(TIME_COLUMN).select(pl.col(TIME_COLUMN).dt.cast_time_unit("us"), *exprs)
     return out.to_arrow().cast(SERIES_SCHEMA)
