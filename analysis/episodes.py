@@ -83,7 +83,7 @@ def _step(kind: str, findings: list[Finding]) -> Step:
 def _title(cause: RootCause, chain: list[Step]) -> str:
     """Cause → effect: the root cause's phrase, then what the chain's steps did (the cause's own finding left out)."""
     own = cause.evidence.get("finding")
-    effects = list(dict.fromkeys(s.text.split(":")[0] for s in chain if own not in s.findings))
+    effects = list(dict.fromkeys(s.text.split(": ")[0] for s in chain if own not in s.findings))
     head = cause.summary[0].upper() + cause.summary[1:]
     if not effects:
         return head
@@ -97,14 +97,14 @@ def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str,
     return list(dict.fromkeys(recs))
 
 
-def incident(analysis: "Analysis", findings: list[Finding], number: int) -> Incident:
+def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:
     kinds = by_kind(findings)
     chain = order(kinds)
     causes = rank_causes(analysis, findings)
     steps = [_step(k, kinds[k]) for k in chain]
     in_time = sorted(findings, key=lambda f: f.start)
     return Incident(
-        id=f"I{number}",
+        id=name,
         start=in_time[0].start,
         end=max(f.end for f in findings),
         severity=min((f.severity for f in findings), key=SEVERITIES.index),
@@ -118,8 +118,8 @@ def incident(analysis: "Analysis", findings: list[Finding], number: int) -> Inci
     )
 
 
-def build(analysis: "Analysis") -> list[Incident]:
-    """The incidents of one node's findings (their ids set), in time order."""
-    return [incident(analysis, g, n) for n, g in enumerate(group(analysis.findings), 1)]
+def build(analysis: "Analysis", findings: list[Finding], prefix: str = "I") -> list[Incident]:
+    """The incidents `findings` (their ids set) make on `analysis`'s node, in time order, numbered `I1`, `I2`..."""
+    return [incident(analysis, g, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
 
 
