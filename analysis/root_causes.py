@@ -65,18 +65,21 @@ def worst(findings: list[Finding]) -> Finding:
 
 
 def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
-    """The COLLSCANs attribution named as causes, one candidate per culprit, by the time they held."""
-    held: dict[tuple, tuple[Culprit, float, list[str], list[str]]] = {}
+    """The COLLSCANs attribution named as causes, one candidate per culprit, ranked by the time they held in the
+    finding where they held the most (findings of one incident overlap: their times are not added)."""
+    held: dict[tuple, tuple[Culprit, list[str]]] = {}
     for f in findings:
         for c in f.causes:
             key = (c.ns, c.command, c.shape or c.query_hash, c.collscan)
-            culprit, total, ids, recs = held.get(key, (c, 0.0, [], []))
-            held[key] = (culprit if culprit.held_s >= c.held_s else c, total + c.held_s, ids + [f.id], recs or c.recommendations)
+            culprit, ids = held.get(key, (c, []))
+            held[key] = (culprit if culprit.held_s >= c.held_s else c, ids + [f.id])
     out = []
-    for culprit, total, ids, recs in sorted(held.values(), key=lambda v: -v[1]):
+    for culprit, ids in sorted(held.values(), key=lambda v: -v[0].held_s):
+        total, recs = culprit.held_s, culprit.recommendations
         out.append(RootCause(
             kind="operation",
-            summary=f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'})",
+            summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {culprit.count} run(s), "
+                     f"longest {duration(culprit.max_ms / 1000)}" + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")),
             evidence={"culprit": describe_culprit(culprit), "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
                       "shape": culprit.shape, "query_hash": culprit.query_hash, "held_s": round(total, 1),
                       "concurrency": round(total / seconds, 2) if seconds > 0 else None},
