@@ -69,6 +69,14 @@ def group(findings: list[Finding]) -> list[list[Finding]]:
     return sorted(groups.values(), key=lambda g: g[0].start)
 
 
+def by_resource(findings: list[Finding]) -> list[list[Finding]]:
+    """One kind's findings split by resource (read tickets and write tickets are two steps), in order of start."""
+    groups: dict[object, list[Finding]] = {}
+    for f in sorted(findings, key=lambda f: f.start):
+        groups.setdefault(f.resource, []).append(f)
+    return list(groups.values())
+
+
 def _step(kind: str, findings: list[Finding]) -> Step:
     """One kind's findings in this episode as one link of the chain, told by the worst of them."""
     top = worst(findings)
@@ -84,7 +92,8 @@ def _title(cause: RootCause, chain: list[Step]) -> str:
     """Cause → effect: the root cause's phrase, then what the chain's steps did (the cause's own finding left out)."""
     own = cause.evidence.get("finding")
     effects = list(dict.fromkeys(s.text.split(": ")[0] for s in chain if own not in s.findings))
-    head = cause.summary[0].upper() + cause.summary[1:]
+    phrase = cause.headline or cause.summary
+    head = phrase[0].upper() + phrase[1:]
     if not effects:
         return head
     return f"{head} → " + "; ".join(e[0].lower() + e[1:] for e in effects[:MAX_EFFECTS])
@@ -101,7 +110,7 @@ def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incide
     kinds = by_kind(findings)
     chain = order(kinds)
     causes = rank_causes(analysis, findings)
-    steps = [_step(k, kinds[k]) for k in chain]
+    steps = [_step(k, same) for k in chain for same in by_resource(kinds[k])]
     in_time = sorted(findings, key=lambda f: f.start)
     return Incident(
         id=name,

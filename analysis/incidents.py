@@ -38,10 +38,11 @@ class Step:
 @dataclass
 class RootCause:
     kind: str  # one of ROOT_KINDS
-    summary: str  # a phrase that can open a title
+    summary: str  # what it was, with its numbers
     evidence: dict[str, Any] = field(default_factory=dict)
     recommendations: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # the findings whose evidence names it
+    headline: str = ""  # the phrase that opens an incident's title (the summary when empty)
 
     def __post_init__(self) -> None:
         if self.kind not in ROOT_KINDS:

@@ -137,7 +137,8 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     checkpoints = [c for c in analysis.checkpoints if c.end >= start and c.start <= end]
     if checkpoints:
         parts.append(_checkpoint_behaviour(analysis, checkpoints, start, end, evidence))
-    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence,
+    outran = "checkpoints" if checkpoints else "eviction"
+    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=f"Write load ({load}) outran {outran}",
                       findings=[f.id for k in present for f in kinds[k]])]
 
 
