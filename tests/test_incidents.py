@@ -4,8 +4,11 @@ warning/critical incidents are the ones injected, each with the injected cause a
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import json
+import subprocess
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +73,21 @@ def test_every_causal_link_names_a_declared_kind_and_every_kind_has_one_record()
     # Each module declares one record, its method the module's docstring; every kind belongs to one module.
     assert all(m.DETECTOR.method == m.__doc__ and m.__doc__.strip() for m in MODULES)
     assert sum(len(m.DETECTOR.kinds) for m in MODULES) == len(RECORDS)
+
+
+def test_the_model_does_not_import_its_renderer():
+    code = ("import sys, analysis, analysis.findings, analysis.incidents, analysis.analyze, analysis.nodes;"
+            "print(sorted(m for m in sys.modules if m.startswith(('analysis.report', 'analysis.render', 'matplotlib'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "[]"
+    # Nor anywhere in its source, not even inside a function (how _repr_html_ used to reach it).
+    package = Path(analysis.__file__).parent
+    for path in [*package.glob("*.py"), *package.glob("detectors/*.py")]:
+        if path.name == "render.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert not (node.module or "").split(".")[-1] in ("render", "report") and "report" not in (node.module or ""), path
 
 
 # --- grouping --------------------------------------------------------------------------------------
