@@ -296,3 +296,16 @@ def test_the_demo_is_one_incident_in_time_order():
     assert starts == sorted(starts)
     assert result.incidents_frame().height == 1 and result.findings_frame()["id"].to_list() == [f.id for f in result.findings]
     assert "<h3>I1." in incident._repr_html_()
+
+
+def test_redacted_incidents_are_told_from_the_redacted_findings():
+    from analysis.report import Redactor, redact_all
+
+    demo = Path(__file__).resolve().parents[1] / "samples"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(demo / "diagnostic.data", demo / "mongod.log")
+    [redacted], _ = redact_all([result], [], Redactor())
+    text = json.dumps([i.to_dict() for i in redacted.incidents])
+    assert "shop" not in text and "db-1.coll-" in redacted.incidents[0].title
+    assert redacted.incidents[0].root_cause.kind == "operation" and redacted.incidents[0].finding_ids == result.incidents[0].finding_ids
