@@ -52,8 +52,8 @@ class RootCause:
 @dataclass
 class Incident:
     id: str
-    start: dt.datetime
-    end: dt.datetime
+    start: Optional[dt.datetime]  # None only for a finding that has no window
+    end: Optional[dt.datetime]
     severity: str
     title: str  # cause → effect
     chain: list[Step]
@@ -65,7 +65,7 @@ class Incident:
 
     @property
     def seconds(self) -> float:
-        return (self.end - self.start).total_seconds()
+        return 0.0 if self.start is None or self.end is None else (self.end - self.start).total_seconds()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: times ISO-8601 with Z; findings by id (they are listed beside incidents)."""

@@ -60,8 +60,13 @@ def order(kinds: dict[str, list[Finding]]) -> list[str]:
     return placed
 
 
+def ranked(findings: list[Finding]) -> list[Finding]:
+    """Most severe first (a lone finding needs no window to rank)."""
+    return list(findings) if len(findings) == 1 else sorted(findings, key=Finding.rank)
+
+
 def worst(findings: list[Finding]) -> Finding:
-    return min(findings, key=Finding.rank)
+    return ranked(findings)[0]
 
 
 def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
@@ -175,6 +180,8 @@ def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
 
 def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause]:
     """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
+    if any(f.start is None or f.end is None for f in findings):
+        return [_undetermined(analysis, findings)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
     starters = _starters(order(kinds), kinds)

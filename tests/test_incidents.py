@@ -125,6 +125,13 @@ def test_repeated_findings_of_one_kind_in_one_episode_are_one_step():
     assert len(incidents([finding("throughput_dip", 0, 5), finding("throughput_dip", 1000, 1005)])) == 2
 
 
+def test_a_finding_without_a_window_is_an_incident_of_its_own():
+    untimed = Finding("disk_saturation", "warning", None, None, "no window", "")
+    found = incidents([finding("checkpoint_stall", 0, 60), untimed])
+    assert [i.finding_ids for i in found] == [["F1"], ["F2"]] and found[1].root_cause.kind == "undetermined"
+    assert found[1].to_dict()["start"] is None and found[1].seconds == 0.0
+
+
 def test_info_findings_make_no_incident():
     assert incidents([finding("restart", 0, 1, severity="info"), finding("cache_pressure", 0, 60, severity="info")]) == []
 
