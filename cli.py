@@ -25,7 +25,7 @@ from typer.core import TyperGroup
 import analysis
 import ftdc
 from analysis.analyze import STAGES
-from analysis.console import findings_table, render_findings, render_overview
+from analysis.console import findings_table, render_findings, render_incidents, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import gather
@@ -108,12 +108,13 @@ def summary(
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
     start: Optional[str] = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
-    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds and findings as JSON"),
+    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds, incidents and findings as JSON"),
+    list_findings: bool = typer.Option(False, "--findings", help="list the individual findings instead of the incidents they make up"),
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
     redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
     redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
 ) -> None:
-    """Summarise each node and its data, then what went wrong: findings with their window, evidence, culprits and fixes."""
+    """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
@@ -145,7 +146,10 @@ def summary(
             if several:
                 out.rule(name)
             out.print(render_overview(node.overview, out.width), highlight=False, soft_wrap=True)
-            out.print(render_findings(node, out.width))
+            if list_findings:
+                out.print(render_findings(node, out.width))
+            else:
+                out.print(render_incidents(node, out.width), soft_wrap=not node.incidents)
     if report is not None:
         err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
                   markup=False, highlight=False)

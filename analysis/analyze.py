@@ -52,6 +52,8 @@ class Analysis:
     """Derived column -> (unit, meaning)."""
     incidents: list[Incident] = field(default_factory=list)
     """The warning and critical findings grouped into episodes, root cause first (`refresh_incidents`)."""
+    related: list[Finding] = field(default_factory=list)
+    """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -68,7 +70,7 @@ class Analysis:
         """Numbers the findings in rank order and groups them into incidents again (after findings change)."""
         for number, finding in enumerate(self.findings, 1):
             finding.id = f"F{number}"
-        self.incidents = episodes.build(self)
+        self.incidents = episodes.build(self, self.findings + self.related)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""

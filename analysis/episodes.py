@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .detectors import LINKS
 from .findings import SEVERITIES, Finding
 from .incidents import Incident, RootCause, Step
-from .root_causes import by_kind, order, rank_causes, worst
+from .root_causes import by_kind, order, rank_causes, ranked, worst
 from .text import duration
 
 if TYPE_CHECKING:
@@ -46,8 +46,10 @@ def linked(a: Finding, b: Finding) -> bool:
 
 
 def group(findings: list[Finding]) -> list[list[Finding]]:
-    """The warning and critical findings in groups connected by `linked`, each in time order, groups by start."""
-    problems = sorted((f for f in findings if f.severity != "info"), key=lambda f: (f.start, f.end))
+    """The warning and critical findings in groups connected by `linked`, each in time order, groups by start;
+    a finding without a window (nothing to place it by) is a group of its own, last."""
+    untimed = [[f] for f in findings if f.severity != "info" and (f.start is None or f.end is None)]
+    problems = sorted((f for f in findings if f.severity != "info" and f.start is not None and f.end is not None), key=lambda f: (f.start, f.end))
     parent = list(range(len(problems)))
 
     def root(i: int) -> int:
@@ -66,7 +68,15 @@ def group(findings: list[Finding]) -> list[list[Finding]]:
     groups: dict[int, list[Finding]] = {}
     for i, f in enumerate(problems):
         groups.setdefault(root(i), []).append(f)
-    return sorted(groups.values(), key=lambda g: g[0].start)
+    return sorted(groups.values(), key=lambda g: g[0].start) + untimed
+
+
+def by_resource(findings: list[Finding]) -> list[list[Finding]]:
+    """One kind's findings split by resource (read tickets and write tickets are two steps), in order of start."""
+    groups: dict[object, list[Finding]] = {}
+    for f in sorted(findings, key=lambda f: f.start):
+        groups.setdefault(f.resource, []).append(f)
+    return list(groups.values())
 
 
 def _step(kind: str, findings: list[Finding]) -> Step:
@@ -83,8 +93,9 @@ def _step(kind: str, findings: list[Finding]) -> Step:
 def _title(cause: RootCause, chain: list[Step]) -> str:
     """Cause → effect: the root cause's phrase, then what the chain's steps did (the cause's own finding left out)."""
     own = cause.evidence.get("finding")
-    effects = list(dict.fromkeys(s.text.split(":")[0] for s in chain if own not in s.findings))
-    head = cause.summary[0].upper() + cause.summary[1:]
+    effects = list(dict.fromkeys(s.text.split(": ")[0] for s in chain if own not in s.findings))
+    phrase = cause.headline or cause.summary
+    head = phrase[0].upper() + phrase[1:]
     if not effects:
         return head
     return f"{head} → " + "; ".join(e[0].lower() + e[1:] for e in effects[:MAX_EFFECTS])
@@ -93,20 +104,20 @@ def _title(cause: RootCause, chain: list[Step]) -> str:
 def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[str]:
     """The root cause's fix first, then the other candidates', then each step's findings' (worst first), each once."""
     recs = [r for c in causes for r in c.recommendations]
-    recs += [r for kind in chain for f in sorted(kinds[kind], key=Finding.rank) for r in f.recommendations]
+    recs += [r for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
     return list(dict.fromkeys(recs))
 
 
-def incident(analysis: "Analysis", findings: list[Finding], number: int) -> Incident:
+def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:
     kinds = by_kind(findings)
     chain = order(kinds)
     causes = rank_causes(analysis, findings)
-    steps = [_step(k, kinds[k]) for k in chain]
-    in_time = sorted(findings, key=lambda f: f.start)
+    steps = [_step(k, same) for k in chain for same in by_resource(kinds[k])]
+    in_time = sorted(findings, key=lambda f: (f.start is None, f.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc)))
     return Incident(
-        id=f"I{number}",
+        id=name,
         start=in_time[0].start,
-        end=max(f.end for f in findings),
+        end=max((f.end for f in findings if f.end is not None), default=None),
         severity=min((f.severity for f in findings), key=SEVERITIES.index),
         title=_title(causes[0], steps),
         chain=steps,
@@ -118,8 +129,8 @@ def incident(analysis: "Analysis", findings: list[Finding], number: int) -> Inci
     )
 
 
-def build(analysis: "Analysis") -> list[Incident]:
-    """The incidents of one node's findings (their ids set), in time order."""
-    return [incident(analysis, g, n) for n, g in enumerate(group(analysis.findings), 1)]
+def build(analysis: "Analysis", findings: list[Finding], prefix: str = "I") -> list[Incident]:
+    """The incidents `findings` (their ids set) make on `analysis`'s node, in time order, numbered `I1`, `I2`..."""
+    return [incident(analysis, g, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
 
 

@@ -38,10 +38,11 @@ class Step:
 @dataclass
 class RootCause:
     kind: str  # one of ROOT_KINDS
-    summary: str  # a phrase that can open a title
+    summary: str  # what it was, with its numbers
     evidence: dict[str, Any] = field(default_factory=dict)
     recommendations: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # the findings whose evidence names it
+    headline: str = ""  # the phrase that opens an incident's title (the summary when empty)
 
     def __post_init__(self) -> None:
         if self.kind not in ROOT_KINDS:
@@ -51,8 +52,8 @@ class RootCause:
 @dataclass
 class Incident:
     id: str
-    start: dt.datetime
-    end: dt.datetime
+    start: Optional[dt.datetime]  # None only for a finding that has no window
+    end: Optional[dt.datetime]
     severity: str
     title: str  # cause → effect
     chain: list[Step]
@@ -64,7 +65,7 @@ class Incident:
 
     @property
     def seconds(self) -> float:
-        return (self.end - self.start).total_seconds()
+        return 0.0 if self.start is None or self.end is None else (self.end - self.start).total_seconds()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: times ISO-8601 with Z; findings by id (they are listed beside incidents)."""

@@ -23,9 +23,11 @@ from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 
 from .analyze import Analysis, LogsArg, analyze, read_compact_logs
+from . import episodes
 from .detectors import CROSS_KINDS
 from .detectors.replication import change_finding, lag_finding
 from .findings import Finding
+from .incidents import Incident
 
 # One election seen by several nodes: their samples fall this close together.
 SAME_EVENT = dt.timedelta(seconds=30)
@@ -40,13 +42,16 @@ def node_name(analysis: Analysis, index: int) -> str:
 class NodesAnalysis:
     nodes: list[Analysis]
     cross_node: list[Finding] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
+    """Cross-node findings no member's incident folds in (ids C1, C2...): each node's own are in `nodes[i].incidents`."""
 
     @property
     def names(self) -> list[str]:
         return [node_name(a, i) for i, a in enumerate(self.nodes)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_findings": [f.to_dict() for f in self.cross_node]}
+        return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_incidents": [i.to_dict() for i in self.incidents],
+                "cross_node_findings": [f.to_dict() for f in self.cross_node]}
 
 
 Member = tuple[Optional[str], str]
@@ -106,6 +111,9 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
     for first, seen_by, replica_set in merged:
         finding = _named(first, replica_set, addresses)
         finding.evidence["seen_by"] = seen_by
+        for key in ("member", "from_member"):
+            if (replica_set, first.evidence.get(key)) in addresses:
+                finding.evidence[key.replace("member", "address")] = addresses[(replica_set, first.evidence[key])]
         during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
         if finding.kind == "primary_change":
             finding.severity = "warning" if during else "info"
@@ -141,8 +149,25 @@ def analyze_nodes(
         return NodesAnalysis(nodes)
     cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
     for analysis in nodes:
-        leave_to_the_replica_set(analysis)
-    return NodesAnalysis(nodes, cross)
+        analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+    return NodesAnalysis(nodes, cross, fold_cross_node(nodes, cross))
+
+
+def subject(finding: Finding, nodes: list[Analysis]) -> Analysis | None:
+    """The node a cross-node finding is about: the lagging member, or the member that lost the primary."""
+    address = finding.evidence.get("address", finding.evidence.get("from_address"))
+    return next((a for a in nodes if a.node.address and a.node.address == address), None)
+
+
+def fold_cross_node(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
+    """Each node's incidents told again with the cross-node findings about it (a member's slow disk and its
+    lag are one incident); the cross-node findings no node's incident took are incidents of their own."""
+    for analysis in nodes:
+        analysis.related = [f for f in cross if subject(f, nodes) is analysis]
+        analysis.refresh_incidents()
+    folded = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
+    rest = [f for f in cross if f.id not in folded]
+    return episodes.build(nodes[0], rest, prefix="C") if rest else []
 
 
 def leave_to_the_replica_set(analysis: Analysis) -> list[Finding]:

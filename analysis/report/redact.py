@@ -173,7 +173,7 @@ def redact(analysis: Analysis, r: Redactor) -> Analysis:
         thresholds.timeline[name] = [dataclasses.replace(s, source=r.text(s.source)) for s in steps]
     redacted = dataclasses.replace(
         analysis, node=node, overview=overview, thresholds=thresholds, findings=[_finding(f, r) for f in analysis.findings],
-        logs=_logs(analysis.logs, r),
+        related=[_finding(f, r) for f in analysis.related], logs=_logs(analysis.logs, r),
     )
     redacted.refresh_incidents()  # told again from the redacted findings
     return redacted
