@@ -88,7 +88,10 @@ def _write_series(root: Path, key: str, series: pa.Table) -> None:
 def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=None, start: TimeArg = None, end: TimeArg = None) -> dict:
     """One node: analysed, its own findings, incidents and series written under `root` when given;
     returns a NODE_SCHEMA row. A replica-set member's elections and lag go to its replica set's
-    step (numbered there), its findings and incidents numbered without them, as `analyze_nodes` does."""
+    step (numbered there), its findings numbered without them as `analyze_nodes` does. Its incidents
+    are its own findings' only: `analyze_nodes` also folds in the set's findings about the member
+    (its lag beside its slow disk), which needs every member's analysis at once; here the replica
+    set's findings stand alone in findings/."""
     try:
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
