@@ -3,6 +3,7 @@
     ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, then findings
     ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
     ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
+    ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typer.core import TyperGroup
 import analysis
 import ftdc
 from analysis.analyze import STAGES
-from analysis.console import findings_table, render_findings, render_overview
+from analysis.console import findings_table, render_findings, render_incidents, render_overview
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import as_shown, gather, logs_beside
@@ -124,12 +125,13 @@ def summary(
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
     start: Optional[str] = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
-    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds and findings as JSON"),
+    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds, incidents and findings as JSON"),
+    list_findings: bool = typer.Option(False, "--findings", help="list the individual findings instead of the incidents they make up"),
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
     redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
     redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
 ) -> None:
-    """Summarise each node and its data, then what went wrong: findings with their window, evidence, culprits and fixes."""
+    """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
@@ -163,7 +165,10 @@ def summary(
             if several:
                 out.rule(Text(name))
             out.print(render_overview(node.overview, out.width), markup=False, highlight=False, soft_wrap=True)
-            out.print(render_findings(node, out.width))
+            if list_findings:
+                out.print(render_findings(node, out.width))
+            else:
+                out.print(render_incidents(node, out.width), soft_wrap=not node.incidents)
     if beside:
         err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
                   markup=False, highlight=False, soft_wrap=True)
@@ -193,7 +198,7 @@ def metrics(
 def export(
     paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, FTDC files, dbpaths or support bundles"),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="one node's samples to one file: .parquet or .csv"),
-    dataset: Optional[Path] = typer.Option(None, "--dataset", help="every node's samples to a new hive-partitioned Parquet dataset (node=/date=) here"),
+    dataset: Optional[Path] = typer.Option(None, "--dataset", help="every node's samples to a Parquet dataset here (samples/family=/node=/date=, nodes/): new, or one to add nodes and days to"),
     metric: Optional[List[str]] = typer.Option(None, "--metrics", help="metric names or globs (repeatable)"),
     start: Optional[str] = typer.Option(None, help=f"inclusive start time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="inclusive end time"),
@@ -223,6 +228,41 @@ def export(
         if rows == 0:  # a new dataset holding no row (an --out export refuses before replacing the file)
             raise no_samples(", ".join(map(str, paths)), None, *time_range(start, end))
     err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
+
+
+@app.command()
+def fleet(
+    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, dbpaths or support bundles: one or many nodes"),
+    out_dir: Path = typer.Option(..., "--out", "-o", help="the dataset to write findings/ and series/ into (new, or one to add to)"),
+    engine: str = typer.Option("pool", help="loop (this process), pool (spawn processes) or spark (pyspark, local or the cluster SPARK_REMOTE/--master names)"),
+    workers: Optional[int] = typer.Option(None, help="processes for --engine pool (default: one per core)"),
+    master: str = typer.Option("local[*]", help="Spark master for --engine spark"),
+    samples: bool = typer.Option(False, "--samples", help="also write every node's raw samples (samples/, nodes/)"),
+) -> None:
+    """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
+    from analysis import fleet as fleet_module
+
+    if engine not in ("loop", "pool", "spark"):
+        err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    with user_errors():
+        nodes = gather(paths).ftdc
+        if not nodes:
+            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        if samples:
+            ftdc.to_dataset(nodes, out_dir)
+        if engine == "spark":
+            from pyspark.sql import SparkSession
+
+            spark = SparkSession.builder.master(master).appName("ftdc-analyze fleet").getOrCreate()
+            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve())).toArrow()
+        else:
+            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers)
+    errors = [e for e in found["error"].to_pylist() if e is not None]
+    for message in errors:
+        err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+    err.print(f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
+              markup=False, highlight=False)
 
 
 @app.command()

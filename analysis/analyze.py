@@ -29,14 +29,15 @@ from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key
-from .detectors import DETECTORS, RELATE
+from . import display, episodes
+from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
 from .findings import Finding, findings_frame, json_number
+from .incidents import Incident, incidents_frame
 from .metrics import resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
 
 LogsArg = Union[None, LogFrames, PathArg]
-NOT_ATTRIBUTED = ("replication_lag", "primary_change")
 STAGES = ("catalog", "logs", "samples", "analyses")
 
 
@@ -52,6 +53,10 @@ class Analysis:
     logs: Optional[LogFrames] = None
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Derived column -> (unit, meaning)."""
+    incidents: list[Incident] = field(default_factory=list)
+    """The warning and critical findings grouped into episodes, root cause first (`refresh_incidents`)."""
+    related: list[Finding] = field(default_factory=list)
+    """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -61,16 +66,24 @@ class Analysis:
     def findings_frame(self) -> pl.DataFrame:
         return findings_frame(self.findings)
 
+    def incidents_frame(self) -> pl.DataFrame:
+        return incidents_frame(self.incidents)
+
+    def refresh_incidents(self) -> None:
+        """Numbers the findings in rank order and groups them into incidents again (after findings change)."""
+        for number, finding in enumerate(self.findings, 1):
+            finding.id = f"F{number}"
+        self.incidents = episodes.build(self, self.findings + self.related)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: node, summary, thresholds with their sources, findings (times ISO-8601 with Z)."""
+        """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
         summary = self.overview.to_dict()
         node = summary.pop("node")
-        return _iso({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(), "findings": [f.to_dict() for f in self.findings]})
+        return _iso({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(),
+                     "incidents": [i.to_dict() for i in self.incidents], "findings": [f.to_dict() for f in self.findings]})
 
     def _repr_html_(self) -> str:
-        from .render import analysis_html
-
-        return analysis_html(self)
+        return display.html(self)
 
 
 def _iso(value: Any) -> Any:
@@ -175,13 +188,13 @@ def analyze(
     for relate in RELATE:
         relate(findings)
     slow_ops = log_frames.slow_ops if log_frames is not None else None
+    advice: dict = {}  # each culprit's recommendations, once
     for finding in findings:
         # Replication findings are about other members: this node's operations do not explain them.
         if finding.severity != "info" and finding.kind not in NOT_ATTRIBUTED:
-            attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None)
+            attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice)
     findings.sort(key=Finding.rank)
-    progress(STAGES[3])
-    return Analysis(
+    result = Analysis(
         node=metadata.node,
         overview=overview,
         thresholds=thresholds,
@@ -191,3 +204,6 @@ def analyze(
         logs=log_frames,
         columns=series_module.describe(resolved),
     )
+    result.refresh_incidents()
+    progress(STAGES[3])
+    return result

@@ -1,4 +1,4 @@
-"""Findings for a terminal: one table, then what to read and do for each problem."""
+"""Incidents (or, with --findings, findings) for a terminal: one table, then what to read and do for each."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ftdc.timeutil import format_time
 
 from .analyze import Analysis
 from .findings import Finding, top_culprit
+from .incidents import Incident
 from .overview import Overview
 from .series import GAP_PERIODS
 from .text import duration
@@ -50,6 +51,48 @@ def findings_table(findings: list[Finding], width: int, title: str = "Findings")
         ]
         table.add_row(Text(f.severity, STYLE[f.severity]), _window(f), *cells)
     return Group(Text(title, style="italic"), table)
+
+
+def _incident_window(incident: Incident) -> str:
+    return f"{format_time(incident.start)}\n+{duration(incident.seconds)}"
+
+
+def incidents_table(incidents: list[Incident], width: int, title: str = "Incidents") -> Group:
+    """Severity, window, title, root cause, the findings folded into each; below WIDE, title and
+    root cause share one column."""
+    table = Table(expand=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("window", no_wrap=True)
+    wide = width >= WIDE
+    if wide:
+        table.add_column("incident", ratio=3, overflow="fold")
+        table.add_column("root cause", ratio=2, overflow="fold")
+        table.add_column("findings", overflow="fold")
+    else:
+        table.add_column("incident", overflow="fold")
+    for i in incidents:
+        cause = f"{i.root_cause.kind}: {i.root_cause.summary}"
+        folded = f"{len(i.finding_ids)}: {', '.join(i.finding_ids)}"
+        cells = [f"{i.id}. {escape(i.title)}", escape(cause), folded] if wide else [
+            f"[bold]{i.id}. {escape(i.title)}[/bold]\n[dim]root cause {escape(cause)}; findings {folded}[/dim]"]
+        table.add_row(Text(i.severity, STYLE[i.severity]), _incident_window(i), *cells)
+    return Group(Text(title, style="italic"), table)
+
+
+def incident_details(incidents: list[Incident], width: int = 80) -> list[RenderableType]:
+    """Each incident's chain of steps and first recommendations, wrapped between words."""
+    def fill(text: str, first: str = "", rest: str = "") -> str:
+        return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
+
+    out: list[RenderableType] = []
+    for i in incidents:
+        out.append(Text("\n" + fill(f"{i.id}. {i.title}", rest="   "), style=STYLE[i.severity]))
+        out.append(Text(fill(f"Root cause ({i.root_cause.kind}): {i.root_cause.summary}")))
+        for step in i.chain:
+            out.append(Text(fill(f"{step.text} [{', '.join(step.findings)}]", "  • ", "    ")))
+        for rec in i.recommendations[:SHOWN_RECOMMENDATIONS]:
+            out.append(Text(fill(rec, "  → ", "    ")))
+    return out
 
 
 def problem_details(findings: list[Finding], width: int = 80) -> list[RenderableType]:
@@ -128,6 +171,17 @@ def render_overview(view: Overview, width: int = 80) -> str:
         lines.append(f"{key:<{KEY_WIDTH}}{parts[0]}".rstrip())
         lines += [" " * KEY_WIDTH + part for part in parts[1:]]
     return "\n".join(lines)
+
+
+def render_incidents(analysis: Analysis, width: int = 80) -> RenderableType:
+    """The incidents table, then each incident's chain and first recommendations; one line when there is none."""
+    first, last = analysis.overview.first, analysis.overview.last
+    span = f"{format_time(first)} to {format_time(last)}" if first else "the data"
+    if not analysis.incidents:
+        hint = f"; {len(analysis.findings)} context finding(s), --findings lists them" if analysis.findings else ""
+        # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
+        return Text(f"No incident from {span}: no warning or critical finding{hint}.", style="green")
+    return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width))
 
 
 def render_findings(analysis: Analysis, width: int = 80) -> RenderableType:

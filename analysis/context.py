@@ -24,6 +24,15 @@ from .thresholds import Thresholds
 BASELINE = dt.timedelta(hours=1)
 
 
+def major_minor(version: Optional[str]) -> Optional[tuple[int, int]]:
+    """(7, 0) for "7.0.12"; None when unknown."""
+    try:
+        major, minor = (int(x) for x in (version or "").split(".")[:2])
+    except ValueError:
+        return None
+    return major, minor
+
+
 @dataclass
 class Context:
     series: pl.DataFrame
@@ -48,11 +57,7 @@ class Context:
 
     @property
     def major_minor(self) -> Optional[tuple[int, int]]:
-        try:
-            major, minor = (int(x) for x in (self.node.version or "").split(".")[:2])
-        except ValueError:
-            return None
-        return major, minor
+        return major_minor(self.node.version)
 
     def has(self, *columns: str) -> bool:
         return all(c in self.series.columns for c in columns)

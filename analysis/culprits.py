@@ -148,41 +148,55 @@ def describe(culprit: Culprit) -> str:
             f"longest {culprit.max_ms / 1000:,.1f} s")
 
 
-def max_time_ms(culprit: Culprit, incident_start: dt.datetime) -> int:
-    """A maxTimeMS that would have stopped the scan before the incident began,
-    else a tenth of its longest run; whole seconds, at least one."""
-    if culprit.first_started is not None and culprit.first_started < incident_start:
-        head_start = (incident_start - culprit.first_started).total_seconds()
-        return max(1, int(head_start)) * 1000
-    return max(1, int(culprit.max_ms / 10_000)) * 1000
+def runs_of(slow_ops: pl.DataFrame, culprit: Culprit) -> pl.DataFrame:
+    """Every logged run of the culprit's shape (namespace, command, shape or hash, COLLSCAN or not), in or out of any window."""
+    ns, command, shape, collscan = culprit_key()
+    group = culprit.shape if culprit.shape is not None else f"hash:{culprit.query_hash}"
+    return slow_ops.filter(COUNTED, ns.eq_missing(culprit.ns), command.eq_missing(culprit.command), shape == group, collscan == culprit.collscan)
 
 
-def recommendations(culprit: Culprit, incident_start: dt.datetime, replica_set: bool) -> list[str]:
-    """What to change about a COLLSCAN named as a cause."""
+def max_time_ms(durations_ms: pl.Series) -> int:
+    """A tenth of the shape's longest run, whole seconds, at least one: from its own runs, so one
+    query gets one limit in every window it shows up in."""
+    return max(1, int((durations_ms.max() or 0) / 10_000)) * 1000
+
+
+def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool) -> list[str]:
+    """What to change about a COLLSCAN named as a cause, from all of its runs in the log."""
     recs = []
     index = recommend_index(culprit.ns, culprit.example)
     if index:
         recs.append(f"Give {culprit.ns} an index for this query (equality, sort, range order): {index}")
     else:
         recs.append(f"The {culprit.ns} {culprit.command or 'query'} has no filter or sort an index could serve: restrict it, or move it off this node")
-    limit = max_time_ms(culprit, incident_start)
-    recs.append(f"Bound it with maxTimeMS (for example maxTimeMS: {limit}): its longest run took {culprit.max_ms / 1000:,.1f} s, "
-                f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident like this one")
+    durations = runs_of(slow_ops, culprit)["duration_ms"]
+    limit = max_time_ms(durations)
+    recs.append(f"Bound it with maxTimeMS (for example maxTimeMS: {limit}): its longest of {len(durations)} logged run(s) took "
+                f"{(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), and a {limit // 1000} s limit "
+                "stops such a run before it holds tickets and cache through an incident")
     if replica_set and (culprit.command or "") in ("find", "aggregate", "count", "distinct"):
         recs.append(f"Run this {culprit.command} on a secondary (readPreference \"secondaryPreferred\", or an analytics node by tag) so it does not compete with the primary's workload")
     return recs
 
 
-def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool) -> None:
-    """Fills `finding.culprits` and says in its explanation what the operations were, or what FTDC can tell without a log."""
+def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool,
+              advice: Optional[dict[tuple, list[str]]] = None) -> None:
+    """Fills `finding.culprits` and `causes` and says in its explanation what the operations were, or what FTDC
+    can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis."""
+    advice = {} if advice is None else advice
     if slow_ops is not None:
         waits = tuple(w for w in WAITS if w != "read_micros") if finding.kind in READING_HOLDS else WAITS
         finding.culprits = rank(slow_ops, finding.start, finding.end, resource=finding.resource, waits=waits)
         named = causes(finding.culprits, finding.seconds)
+        finding.causes = named
         if named:
             finding.explanation += " Cause: " + "; ".join(f"COLLSCAN of {describe(c)}" for c in named) + "."
             for culprit in named:
-                finding.recommendations = recommendations(culprit, finding.start, replica_set) + finding.recommendations
+                key = (culprit.ns, culprit.command, culprit.shape, culprit.query_hash, culprit.collscan)
+                if key not in advice:
+                    advice[key] = recommendations(culprit, slow_ops, replica_set)
+                culprit.recommendations = advice[key]
+                finding.recommendations = culprit.recommendations + finding.recommendations
         elif finding.culprits:
             finding.explanation += f" No collection scan carried a real share of the window; the longest slow operations there: {describe(finding.culprits[0])}."
         else:

@@ -10,6 +10,8 @@ import polars as pl
 
 from ftdc.timeutil import format_time
 
+from . import display
+
 SEVERITIES = ("critical", "warning", "info")
 RESOURCES = ("read", "write")
 
@@ -32,6 +34,7 @@ class Culprit:
     held_s: float = 0.0  # overlap_s less what the log says its runs waited (cache, locks, tickets): what ranks it
     first_started: Optional[dt.datetime] = None  # when its earliest run began
     last_ended: Optional[dt.datetime] = None  # when its last run ended
+    recommendations: list[str] = field(default_factory=list)  # when named as a cause: computed once per culprit from its own runs
 
 
 @dataclass
@@ -46,6 +49,8 @@ class Finding:
     culprits: list[Culprit] = field(default_factory=list)
     recommendations: list[str] = field(default_factory=list)
     resource: Optional[str] = None  # "read" | "write" for tickets
+    causes: list[Culprit] = field(default_factory=list)  # the culprits attribution names as the cause (typed, not prose)
+    id: str = ""  # "F1", "F2"...: unique within its analysis, set once findings are ranked
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -67,19 +72,18 @@ class Finding:
         """JSON-ready: times ISO-8601 with Z."""
         out = asdict(self)
         out["start"], out["end"] = format_time(self.start), format_time(self.end)
-        return _jsonable(out)
+        return jsonable(out)
 
     def _repr_html_(self) -> str:
-        from .render import finding_html
-
-        return finding_html(self)
+        return display.html(self)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """Dicts and lists of plain values for JSON: times ISO-8601 with Z, floats to 3 places."""
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, dt.datetime):
         return format_time(value)
     if isinstance(value, float):
@@ -93,6 +97,7 @@ def json_number(value: float) -> float | int:
 
 
 FINDINGS_SCHEMA = {
+    "id": pl.String,
     "severity": pl.String,
     "kind": pl.String,
     "resource": pl.String,
@@ -116,7 +121,7 @@ def top_culprit(finding: Finding) -> Optional[str]:
 def findings_frame(findings: list[Finding]) -> pl.DataFrame:
     rows = [
         {
-            "severity": f.severity, "kind": f.kind, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
+            "id": f.id, "severity": f.severity, "kind": f.kind, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
             "explanation": f.explanation, "top_culprit": top_culprit(f), "recommendations": f.recommendations,
         }
         for f in findings

@@ -2,9 +2,10 @@
 
 Each node is analysed on its own (`analyze`), with the log rows of its own
 host. Elections and lagging secondaries are seen by every member that
-records `replSetGetStatus`; across nodes they become one finding each, the
-members named by address (a node's `self` flag says which member index it
-is), warning-level when they happened during another node's incident.
+records `replSetGetStatus`; across nodes they become one finding each per
+replica set, the members named by address (a node's `self` flag says which
+member index it is; an index means something only within its replica set),
+warning-level when they happened during another node's incident.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Sequence
 
 import polars as pl
 
@@ -22,10 +23,12 @@ from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 
 from .analyze import Analysis, LogsArg, analyze, read_compact_logs
+from . import episodes
+from .detectors import CROSS_KINDS
 from .detectors.replication import change_finding, lag_finding
 from .findings import Finding
+from .incidents import Incident
 
-CROSS_KINDS = ("primary_change", "replication_lag")
 # One election seen by several nodes: their samples fall this close together.
 SAME_EVENT = dt.timedelta(seconds=30)
 
@@ -39,28 +42,36 @@ def node_name(analysis: Analysis, index: int) -> str:
 class NodesAnalysis:
     nodes: list[Analysis]
     cross_node: list[Finding] = field(default_factory=list)
+    incidents: list[Incident] = field(default_factory=list)
+    """Cross-node findings no member's incident folds in (ids C1, C2...): each node's own are in `nodes[i].incidents`."""
 
     @property
     def names(self) -> list[str]:
         return [node_name(a, i) for i, a in enumerate(self.nodes)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_findings": [f.to_dict() for f in self.cross_node]}
+        return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_incidents": [i.to_dict() for i in self.incidents],
+                "cross_node_findings": [f.to_dict() for f in self.cross_node]}
 
 
-def member_addresses(nodes: list[Analysis]) -> dict[str, str]:
-    """Replica-set member index -> the address of the node that is that member."""
-    out = {}
-    for analysis in nodes:
-        for column in analysis.series.columns:
-            if column.startswith("member_self.") and (analysis.series[column].max() or 0) > 0 and analysis.node.address:
-                out[column.removeprefix("member_self.")] = analysis.node.address
-    return out
+Member = tuple[Optional[str], str]
+"""(replica set, member index): an index means something only within its replica set."""
 
 
-def _named(finding: Finding, addresses: dict[str, str]) -> Finding:
-    """The finding again, its members named by the addresses of the nodes that are them."""
-    name = lambda member: addresses.get(member, f"member {member}")  # noqa: E731
+def self_members(analysis: Analysis) -> list[str]:
+    """The replica-set member indices this node recorded as itself."""
+    return [c.removeprefix("member_self.") for c in analysis.series.columns
+            if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0]
+
+
+def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:
+    """(replica set, member index) -> the address of the node that is that member (`members`: each node's `self_members`)."""
+    return {(a.node.replica_set, member): a.node.address for a, mine in zip(nodes, members) if a.node.address for member in mine}
+
+
+def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member, str]) -> Finding:
+    """The finding again, its members named by the addresses of the nodes of its replica set that are them."""
+    name = lambda member: addresses.get((replica_set, member), f"member {member}")  # noqa: E731
     e = finding.evidence
     if finding.kind == "replication_lag":
         return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
@@ -68,22 +79,25 @@ def _named(finding: Finding, addresses: dict[str, str]) -> Finding:
 
 
 def _same(a: Finding, b: Finding) -> bool:
+    """The same event seen by two members of one replica set (callers compare the set)."""
     if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get("member", b.evidence.get("to_member")):
         return False
     return a.start - SAME_EVENT <= b.end and b.start - SAME_EVENT <= a.end
 
 
-def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding]:
-    """Elections and lag seen by any node, once each, named by address, related to every node's incidents."""
-    addresses = member_addresses(nodes)
-    merged: list[tuple[Finding, list[str]]] = []
+def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Optional[Sequence[list[str]]] = None) -> list[Finding]:
+    """Elections and lag seen by any node, once each, named by address, related to every node's incidents.
+    `nodes` need only `node` and `findings` (a fleet's workers send those and `members`, each node's `self_members`)."""
+    addresses = member_addresses(nodes, members if members is not None else [self_members(a) for a in nodes])
+    merged: list[tuple[Finding, list[str], Optional[str]]] = []
     for analysis, name in zip(nodes, names):
+        replica_set = analysis.node.replica_set
         for finding in analysis.findings:
             if finding.kind not in CROSS_KINDS:
                 continue
-            twin = next((m for m in merged if _same(m[0], finding)), None)
+            twin = next((m for m in merged if m[2] == replica_set and _same(m[0], finding)), None)
             if twin is None:
-                merged.append((finding, [name]))
+                merged.append((finding, [name], replica_set))
                 continue
             # The same event seen by another node, or its other side (lag across an election): one window.
             first = twin[0]
@@ -92,18 +106,24 @@ def cross_node_findings(nodes: list[Analysis], names: list[str]) -> list[Finding
                 first.evidence["lag_s_peak"] = max(first.evidence["lag_s_peak"], finding.evidence["lag_s_peak"])
             if name not in twin[1]:
                 twin[1].append(name)
-    problems = [(f, n) for a, n in zip(nodes, names) for f in a.problems if f.kind not in CROSS_KINDS]
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in CROSS_KINDS]
     out = []
-    for first, seen_by in merged:
-        finding = _named(first, addresses)
+    for first, seen_by, replica_set in merged:
+        finding = _named(first, replica_set, addresses)
         finding.evidence["seen_by"] = seen_by
+        for key in ("member", "from_member"):
+            if (replica_set, first.evidence.get(key)) in addresses:
+                finding.evidence[key.replace("member", "address")] = addresses[(replica_set, first.evidence[key])]
         during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
         if finding.kind == "primary_change":
             finding.severity = "warning" if during else "info"
             if during:
                 finding.explanation += " It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
         out.append(finding)
-    return sorted(out, key=Finding.rank)
+    out.sort(key=Finding.rank)
+    for number, finding in enumerate(out, 1):
+        finding.id = f"X{number}"
+    return out
 
 
 def analyze_nodes(
@@ -138,7 +158,33 @@ def analyze_nodes(
     cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
     for analysis in nodes:
         analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
-    return NodesAnalysis(nodes, cross)
+    return NodesAnalysis(nodes, cross, fold_cross_node(nodes, cross))
+
+
+def subject(finding: Finding, nodes: list[Analysis]) -> Analysis | None:
+    """The node a cross-node finding is about: the lagging member, or the member that lost the primary."""
+    address = finding.evidence.get("address", finding.evidence.get("from_address"))
+    return next((a for a in nodes if a.node.address and a.node.address == address), None)
+
+
+def fold_cross_node(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
+    """Each node's incidents told again with the cross-node findings about it (a member's slow disk and its
+    lag are one incident); the cross-node findings no node's incident took are incidents of their own."""
+    for analysis in nodes:
+        analysis.related = [f for f in cross if subject(f, nodes) is analysis]
+        analysis.refresh_incidents()
+    folded = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
+    rest = [f for f in cross if f.id not in folded]
+    return episodes.build(nodes[0], rest, prefix="C") if rest else []
+
+
+def leave_to_the_replica_set(analysis: Analysis) -> list[Finding]:
+    """Takes the elections and lag out of a node's analysis (the replica set's findings merge them),
+    numbering its findings and incidents again; returns what it took."""
+    taken = [f for f in analysis.findings if f.kind in CROSS_KINDS]
+    analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+    analysis.refresh_incidents()
+    return taken
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:

@@ -12,6 +12,8 @@ then measures, side by side in one process, alternating rounds:
   analyze  analysis.analyze(diagnostic.data, mongod.log)
   report   building the incident report of that analysis and writing it as HTML
            (issue 7: at most 50 % of the analysis time; the HTML under 5 MB)
+  incidents  grouping that analysis's findings into incidents again (part of analyze;
+           issue 12: at most 5 % of it)
 and the peak RSS (VmHWM) of analyze in a fresh subprocess.
 
     python bench/bench_analyze.py [--days 7] [--rounds 3]
@@ -193,14 +195,16 @@ def main() -> None:
     from analysis.report import build_report, write_report
 
     html = base / "report.html"
-    floors, analyses, reports = [], [], []
+    floors, analyses, reports, incidents = [], [], [], []
     for round_ in range(args.rounds):
         floors.append(timed(lambda: (ftdc.read_ftdc(directory, metrics), ftdc.read_logs(log))))
         start = time.perf_counter()
         result = analysis.analyze(directory, log)
         analyses.append(time.perf_counter() - start)
+        incidents.append(timed(result.refresh_incidents))
         reports.append(timed(lambda: write_report(build_report([result]), html)))
         print(f"round {round_ + 1}: floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (ratio {analyses[-1] / floors[-1]:.2f}), "
+              f"incidents {incidents[-1] * 1000:.0f} ms ({incidents[-1] / analyses[-1]:.1%} of the analysis), "
               f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis)")
     peak = peak_rss_mb(directory, log)
     print(json.dumps({
@@ -208,7 +212,8 @@ def main() -> None:
         "ratio_median": round(statistics.median(a / f for a, f in zip(analyses, floors)), 2),
         "report_s": round(min(reports), 2), "report_share_median": round(statistics.median(r / a for r, a in zip(reports, analyses)), 2),
         "report_html_mb": round(html.stat().st_size / 1e6, 2),
-        "peak_rss_mb": round(peak), "findings": len(result.findings), "problems": len(result.problems),
+        "incidents_s": round(min(incidents), 3), "incidents_share_median": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
+        "peak_rss_mb": round(peak), "findings": len(result.findings), "problems": len(result.problems), "incidents": len(result.incidents),
     }, indent=1))
 
 

@@ -44,10 +44,27 @@ def finding(run: Run, kind: str, start_s: float, end_s: float, *, tolerance_s: f
             "tolerance_s": tolerance_s, "top_culprit": culprit, "collscan_blamed": collscan_blamed, **extra}
 
 
+# The incidents each scenario injects, in time order: what its warning and critical incidents must
+# be, each with the injected cause as its root cause (`analysis.incidents.ROOT_KINDS`; an operation by namespace).
+INCIDENTS = {
+    "cache-fill-collscan": [{"root_cause": "operation", "ns": "shop.orders"}],
+    "checkpoint-stall": [{"root_cause": "workload"}],  # dirty data from steady writes piles up before each checkpoint
+    "dhandle-pressure": [{"root_cause": "workload"}],  # a collection per tenant
+    "dirty-cache-checkpoints-8.0": [{"root_cause": "workload"}],  # dirty data outruns checkpoints; the storm is its effect
+    "disk-saturation": [{"root_cause": "resource"}],
+    "read-tickets-4.2": [{"root_cause": "operation", "ns": "shop.events"}],
+    "replica-set": [{"node": "rs1-c.example.net:27017", "root_cause": "resource"},  # its slow disk, its lag
+                    {"node": "rs1-a.example.net:27017", "root_cause": "operation", "ns": "app.events"}],  # the scan, the election
+    "throughput-dip": [{"root_cause": "undetermined"}] * 3,  # server stalls with nothing in the data to say why
+    "ttl-burst-6.0": [{"root_cause": "workload"}],
+    "write-queue-7.0": [{"root_cause": "operation", "ns": "shop.orders"}],
+}
+
+
 def truth(name: str, config: Config, description: str, findings: list[dict]) -> dict:
     present = {f["kind"] for f in findings}
     return {"scenario": name, "version": config.version, "description": description, "findings": findings,
-            "absent": [k for k in KINDS if k not in present]}
+            "absent": [k for k in KINDS if k not in present], "incidents": INCIDENTS.get(name, [])}
 
 
 class Healthy:

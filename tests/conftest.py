@@ -37,3 +37,29 @@ def ftdc_samples() -> Path:
 @pytest.fixture(scope="session")
 def log_samples() -> Path:
     return require_samples("logs")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One Spark session for the whole test run (its JVM starts once): local[2], few shuffle
+    partitions, no UI. Without pyspark or Java the tests skip locally and fail under CI=true."""
+    import shutil
+
+    missing = None
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        missing = "pyspark is not installed (pip install -e '.[test]')"
+    if missing is None and shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        missing = "no Java runtime (apt-get install default-jre-headless)"
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(missing)
+        pytest.skip(missing)
+    session = (SparkSession.builder.master("local[2]").appName("ftdc-analyze-tests")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
+               .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+               .config("spark.driver.memory", "1g").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -28,7 +28,7 @@ def test_summary_json(directory):
     result = runner.invoke(app, [str(directory), "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert set(doc) == {"node", "summary", "thresholds", "findings"}
+    assert set(doc) == {"node", "summary", "thresholds", "incidents", "findings"}
     summary = doc["summary"]
     assert doc["node"]["version"] == "7.0.0-rc6"
     assert summary["samples"] == 36722 and summary["files"] == 3 and summary["chunks"] == 150
@@ -89,28 +89,48 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, make, directory):
 DEMO = Path(__file__).resolve().parents[1] / "samples"
 
 
-def test_findings_follow_the_summary(tmp_path):
+def test_incidents_follow_the_summary(tmp_path):
     result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log")], terminal_width=80)
     assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert text.index("time range") < text.index("Incidents")
+    # One incident, its root cause the scan, the four findings folded into it.
+    assert text.count("I1.") >= 1 and "I2." not in text
+    assert "Root cause (operation): COLLSCANs of shop.orders" in text and "[F4, F3]" in text  # two ticket windows, one step
+    assert "createIndex({ status: 1, total: 1 })" in text
+
+
+def test_findings_flag_lists_the_findings(tmp_path):
+    result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--findings"], terminal_width=80)
+    assert result.exit_code == 0, result.output
     text = result.stdout
-    assert text.index("time range") < text.index("Findings")
+    assert text.index("time range") < text.index("Findings") and "Incidents" not in text
     for kind in ("checkpoint_stall", "cache_pressure", "ticket_exhaustion (write)"):
         assert kind in text
-    assert "createIndex({ status: 1, total: 1 })" in " ".join(text.split())
 
 
 def test_findings_as_json():
     result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--json", "--start", "2024-05-14T09:40:00Z"])
     assert result.exit_code == 0, result.output
-    findings = json.loads(result.stdout)["findings"]
+    doc = json.loads(result.stdout)
+    findings = doc["findings"]
     cache = next(f for f in findings if f["kind"] == "cache_pressure")
     assert cache["start"].endswith("Z") and cache["severity"] == "critical"
     assert cache["culprits"][0]["ns"] == "shop.orders" and cache["culprits"][0]["collscan"]
+    assert cache["causes"][0]["ns"] == "shop.orders"  # typed, not searched for in the prose
+    [incident] = doc["incidents"]
+    assert sorted(incident["finding_ids"]) == sorted(f["id"] for f in findings if f["severity"] != "info")
+    assert incident["root_cause"]["kind"] == "operation" and incident["root_cause"]["evidence"]["ns"] == "shop.orders"
+    assert incident["start"].endswith("Z") and [s["kind"] for s in incident["chain"]][-1] == "ticket_exhaustion"
 
 
 def test_a_quiet_node_says_so(ftdc_samples):
     result = runner.invoke(app, [str(ftdc_samples / "mongod-4.2.1" / "diagnostic.data")], terminal_width=100)
-    assert result.exit_code == 0 and "No problems found" in result.stdout
+    assert result.exit_code == 0
+    said = [line for line in result.stdout.splitlines() if "No incident" in line]
+    assert len(said) == 1 and "no warning or critical finding" in said[0] and "Incidents" not in result.stdout
+    listed = runner.invoke(app, [str(ftdc_samples / "mongod-4.2.1" / "diagnostic.data"), "--findings"], terminal_width=100)
+    assert listed.exit_code == 0 and "No problems found" in listed.stdout
 
 
 # --- first contact (issue 8 §3-§6) -----------------------------------------------------
@@ -161,7 +181,7 @@ def test_export_dataset_of_a_replica_set(tmp_path):
     result = run_cli("export", *map(str, members), "--dataset", str(tmp_path / "ds"), "--metrics", "serverStatus.connections.*")
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().endswith(f"({len(members)} node(s))")
-    back = pl.scan_parquet(tmp_path / "ds" / "*" / "**" / "*.parquet", hive_partitioning=True).collect()
+    back = pl.scan_parquet(tmp_path / "ds" / "samples" / "**" / "*.parquet", hive_partitioning=True).collect()
     assert back["node"].n_unique() == len(members) == 3
     assert back.height == sum(ftdc.read_ftdc(m, ["serverStatus.uptime"]).height for m in members)
     several = one_error_line(run_cli("export", *map(str, members), "--out", str(tmp_path / "x.parquet")))
@@ -176,7 +196,7 @@ def test_summary_fits_80_columns(ftdc_samples):
     assert [line for line in lines if line != line.rstrip()] == []
     # Every timestamp whole on one line: the text has no date cut at a line end.
     assert not [line for line in lines if re.search(r"\d{4}-\d\d(-\d\d(T[\d:.]*)?)?$", line) and not ISO.search(line.split()[-1])]
-    assert "time range" in result.stdout and "Findings" in result.stdout
+    assert "time range" in result.stdout and "Incidents" in result.stdout
 
 
 def test_interim_only_prints_what_is_known(ftdc_samples, tmp_path):

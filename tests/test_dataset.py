@@ -6,9 +6,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ftdc
-from ftdc.dataset import NODES_TABLE
+from ftdc.dataset import distinct_names, original_name, read_nodes, write_node
 
 DEMO = Path(__file__).resolve().parents[1] / "samples" / "diagnostic.data"
 METRICS = ["serverStatus.uptime", "serverStatus.connections.current", "serverStatus.opcounters.*"]
@@ -33,19 +35,21 @@ def expected(path, node_name):
 
 def test_layout_and_node_facts(dataset):
     out, nodes, facts = dataset
-    assert sorted(p.name for p in out.iterdir()) == ["mongod-4.2", "mongod-7.0", NODES_TABLE]
-    assert facts.equals(pl.read_parquet(out / NODES_TABLE))
+    assert sorted(p.name for p in out.iterdir()) == ["nodes", "samples"]
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["family=mongod-4.2", "family=mongod-7.0"]
+    assert facts.sort("node").equals(read_nodes(out).sort("node"))
     assert facts["family"].to_list() == ["mongod-7.0", "mongod-7.0", "mongod-4.2"]
     assert facts["node"].to_list() == ["byron-ThinkCentre-M910q_27017", "db-prod-01.example.net_27017", "M-C02F13T4MD6M.sanmiguel.local_27017"]
     assert facts["replica_set"].to_list() == [None, "rs0", "rs0"] and facts["samples"].to_list()[1] == 5431
-    # One schema per family: every file of mongod-7.0 has the same columns.
-    schemas = {tuple(pl.read_parquet_schema(f)) for f in (out / "mongod-7.0").rglob("*.parquet")}
-    assert len(schemas) == 1
+    # One file per node and day, each holding that node's own metrics.
+    for key, metrics in zip(facts["node"], facts["metrics"]):
+        files = list((out / "samples").glob(f"family=*/node={key}/date=*/part-0.parquet"))
+        assert files and all(len(pl.read_parquet_schema(f)) == metrics + 1 for f in files)
 
 
 def test_polars_reads_the_dataset_as_read_ftdc_does(dataset):
     out, nodes, facts = dataset
-    scanned = pl.scan_parquet(out / "mongod-7.0", hive_partitioning=True).collect()
+    scanned = pl.scan_parquet(out / "samples" / "family=mongod-7.0", hive_partitioning=True, missing_columns="insert").collect()
     for path, name in zip(nodes[:2], facts["node"][:2]):
         mine = scanned.filter(pl.col("node") == name).sort("start")
         want = expected(path, name)
@@ -59,17 +63,60 @@ def test_duckdb_reads_the_dataset_too(dataset):
     out, nodes, facts = dataset
     rows = duckdb.sql(
         f"""select node, count(*) as n, sum("serverStatus.connections.current") as c, min(date) as d
-            from read_parquet('{out}/mongod-4.2/**/*.parquet', hive_partitioning = true) group by node"""
+            from read_parquet('{out}/samples/**/*.parquet', hive_partitioning = true, union_by_name = true)
+            where family = 'mongod-4.2' group by node"""
     ).fetchall()
     want = expected(nodes[2], facts["node"][2])
     assert rows == [(facts["node"][2], want.height, want["serverStatus.connections.current"].sum(), want["date"].min())]
 
 
-def test_an_existing_dataset_is_never_mixed_into(dataset, tmp_path):
-    out, nodes, _ = dataset
-    with pytest.raises(ftdc.FTDCError, match="not an empty directory"):
-        ftdc.to_dataset(nodes[1:2], out)
-    assert not list(out.parent.glob(".dataset.*.partial"))
+def test_a_directory_that_is_not_a_dataset_is_refused(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "notes.txt").write_text("mine")
+    with pytest.raises(ftdc.FTDCError, match="holds no dataset"):
+        ftdc.to_dataset([DEMO], tmp_path / "d")
+
+
+def test_write_node_replaces_only_its_own_days(dataset, tmp_path):
+    out, nodes, facts = dataset
+    root = tmp_path / "d"
+    ftdc.to_dataset(nodes[1:3], root, METRICS)
+    before = {p: p.stat().st_mtime_ns for p in (root / "samples").rglob("*.parquet")}
+    # The demo node again, its second hour only: the other node's files are untouched, its own day rewritten.
+    row = write_node(DEMO, root, METRICS, start="2024-05-14T10:00:00Z")
+    after = {p: p.stat().st_mtime_ns for p in (root / "samples").rglob("*.parquet")}
+    assert before.keys() == after.keys()
+    changed = [p for p in after if after[p] != before[p]]
+    assert changed and all(f"node={row['node']}" in str(p) for p in changed)
+    assert read_nodes(root).filter(pl.col("node") == row["node"])["samples"].item() == row["samples"] < 5431
+    assert not list(root.rglob(".*partial*"))
+
+
+@given(st.lists(st.text(alphabet="aAbB.^_r", min_size=1, max_size=6), min_size=1, max_size=8, unique=True))
+def test_case_colliding_names_become_distinct_and_reversible(names):
+    columns = distinct_names(names)
+    assert len({c.lower() for c in columns.values()}) == len(names)
+    assert all(original_name(c) == n for n, c in columns.items())
+
+
+def test_a_lock_mode_is_one_column_on_every_node():
+    # A node that recorded only the exclusive mode names it as one that recorded both does.
+    alone = distinct_names(["serverStatus.locks.Global.acquireCount.W"])
+    both = distinct_names(["serverStatus.locks.Global.acquireCount.w", "serverStatus.locks.Global.acquireCount.W"])
+    assert alone["serverStatus.locks.Global.acquireCount.W"] == both["serverStatus.locks.Global.acquireCount.W"] == "serverStatus.locks.Global.acquireCount.^w"
+    assert distinct_names(["serverStatus.opcounters.insert"]) == {"serverStatus.opcounters.insert": "serverStatus.opcounters.insert"}
+
+
+def test_real_lock_modes_differing_by_case(dataset, tmp_path):
+    out, nodes, facts = dataset
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ftdc.FTDCWarning)
+        write_node(nodes[2], tmp_path)
+    files = list((tmp_path / "samples" / "family=mongod-4.2").rglob("*.parquet"))
+    names = pl.read_parquet_schema(files[0])
+    lowered = [n.lower() for n in names]
+    assert len(set(lowered)) == len(lowered)
+    assert "serverStatus.locks.Collection.acquireCount.^r" in names and "serverStatus.locks.Collection.acquireCount.r" in names
 
 
 def test_time_range_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
@@ -81,7 +128,7 @@ def test_time_range_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(module.pq, "write_table", broken)
+    monkeypatch.setattr(module.pq.ParquetWriter, "write_table", broken)
     with pytest.raises(KeyboardInterrupt):
         ftdc.to_dataset([DEMO], tmp_path / "e", METRICS)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+    assert not list((tmp_path / "e").rglob("*.parquet")) and not list((tmp_path / "e").rglob(".*partial*"))

@@ -82,3 +82,23 @@ def test_a_support_bundle_from_the_command_line(tmp_path):
     assert sorted(f["kind"] for f in doc["cross_node_findings"]) == ["primary_change", "replication_lag"]
     page = report.read_text()
     assert "Across nodes" in page and page.count("<h2>rs1-") == 3
+
+
+def test_member_indices_are_named_within_their_own_replica_set(ftdc_samples):
+    """Regression: member indices were mapped to addresses across replica sets, so the 4.2
+    node's (rs0) own elections were reported with rs-prod's host names (its member 0 is
+    rs1-a in rs-prod). Each set names only its own members."""
+    own = ftdc_samples / "mongod-4.2.1" / "diagnostic.data"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = analysis.analyze(own)
+        both = analysis.analyze_nodes([own, *(SET / n / "diagnostic.data" for n in ("node1", "node2", "node3"))])
+    address = "M-C02F13T4MD6M.sanmiguel.local:27017"
+    elections = [f for f in both.cross_node if f.evidence["seen_by"] == [address]]
+    assert len(elections) == sum(f.kind == "primary_change" for f in alone.findings) > 0
+    for finding in elections:
+        assert "rs1-" not in finding.title, finding.title
+        assert address in finding.title if "0" in (finding.evidence["from_member"], finding.evidence["to_member"]) else "member " in finding.title
+    # rs-prod's own election is still named by its members' addresses and seen by its three nodes only.
+    rs_prod = [f for f in both.cross_node if f.kind == "primary_change" and address not in f.evidence["seen_by"]]
+    assert [f.title for f in rs_prod] == ["Primary changed from rs1-a.example.net:27017 to rs1-b.example.net:27017"]

@@ -18,9 +18,17 @@ from .. import advice
 from ..context import Context
 from ..findings import Finding
 from ..text import duration, span
+from .record import Detector
 from ..windows import sustained
 
 KIND = "cache_pressure"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__,  # its root is the write load or a setting (analysis.root_causes)
+    # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
+    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
+            ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
+)
 MIN_S = 10.0  # "sustained" as support tooling counts it (METRICS.md §11: anomaly ≥ 10 s)
 MERGE_S = 30.0
 # Critical: the cache full, operations timing out, or at least one thread's worth of time waiting for cache.

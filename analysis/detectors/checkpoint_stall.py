@@ -27,11 +27,19 @@ from .. import spikes as spikes_module
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
+from .record import Detector
 from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
 from ..text import duration, pct, span
 
 KIND = "checkpoint_stall"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__,  # its root is the write load or a setting (analysis.root_causes)
+    # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
+    # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
+    causes=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
+)
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
 MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives

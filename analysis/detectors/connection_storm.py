@@ -15,10 +15,16 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from .record import Detector
 from ..text import duration
 from ..windows import sustained
 
 KIND = "connection_storm"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__, root="workload",
+    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
+    panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
+)
 STORM_FACTOR = 10.0
 MIN_RATE = 20.0
 MIN_S = 5.0

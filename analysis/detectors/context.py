@@ -15,6 +15,10 @@ from ..context import Context
 from ..findings import Finding
 from ..series import GAP_PERIODS
 from ..text import dated_span, duration
+from .record import Detector
+
+# Context for the other findings (`info`): what it bounds, nothing it causes.
+DETECTOR = Detector(kinds=("restart", "ftdc_gap"), method=__doc__, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
 
 MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
 

@@ -17,10 +17,16 @@ import polars as pl
 from .. import advice
 from ..context import Context
 from ..findings import Finding
+from .record import Detector
 from ..text import duration
 from ..windows import sustained
 
 KIND = "dhandle_pressure"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__, root="workload",
+    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
+    panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
+)
 LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
 MIN_S = 30.0
 MERGE_S = 30.0

@@ -15,9 +15,15 @@ import polars as pl
 from ..context import Context
 from ..findings import Finding
 from ..text import duration, span
+from .record import Detector
 from ..windows import overlap_s, sustained
 
 KIND = "disk_saturation"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__, root="resource",
+    causes=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
+    panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
+)
 UTIL_PCT = 90.0
 AWAIT_FACTOR = 3.0
 MIN_AWAIT_MS = 10.0

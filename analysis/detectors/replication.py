@@ -25,6 +25,14 @@ from ..findings import Finding
 from ..series import PRIMARY
 from ..text import duration, span
 from ..windows import sustained
+from .record import Detector
+
+DETECTOR = Detector(
+    kinds=("replication_lag", "primary_change"), method=__doc__, attributed=False, cross_node=True,
+    # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
+    causes=("cache_pressure", "connection_storm", "throughput_dip"),
+    panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
+)
 
 LAG_S = 10.0
 MIN_S = 30.0

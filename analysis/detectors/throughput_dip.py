@@ -18,10 +18,16 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from .record import Detector
 from ..spikes import ADJECTIVE
 from ..text import duration, pct
 
 KIND = "throughput_dip"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__,
+    causes=(),  # an effect only: it names the queue, stall or latency behind it
+    panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
+)
 BUCKET = "5s"
 DIP_SHARE = 0.5
 MIN_BASELINE_OPS = 100.0

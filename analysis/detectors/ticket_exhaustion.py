@@ -9,14 +9,23 @@ ticket queue length, time queued, or the global lock queue (METRICS.md §4).
 
 from __future__ import annotations
 
+from typing import Collection, Optional
+
 import polars as pl
 
-from ..context import Context
+from ..context import Context, major_minor
 from ..findings import Finding
 from ..text import duration, span
+from .record import Detector
 from ..windows import sustained
 
 KIND = "ticket_exhaustion"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__,
+    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
+    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
+            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"), False)),
+)
 MIN_S = 5.0
 # Reliefs this short (a few tickets freed between waves) stay inside one episode.
 MERGE_S = 15.0
@@ -27,31 +36,35 @@ WAITERS = {"read": "readers", "write": "writers"}
 FIXED_POOL = 128
 
 
-def _queued(ctx: Context, rw: str) -> list[pl.Expr]:
-    """Every measure of queued work this node has for `rw`: someone in the ticket
+def _queued(columns: Collection[str], rw: str) -> list[pl.Expr]:
+    """Every measure of queued work the series has for `rw`: someone in the ticket
     queue or the global lock queue, or on average at least one operation waiting
     through the interval (Δ totalTimeQueuedMicros / Δt; microseconds of waiting are not a queue)."""
-    gauges = [pl.col(c).fill_null(0) > 0 for c in (f"{rw}_ticket_queue", f"{rw}_queued") if ctx.has(c)]
-    waiting = [pl.col(f"{rw}_ticket_waiters").fill_null(0) >= 1] if ctx.has(f"{rw}_ticket_waiters") else []
+    gauges = [pl.col(c).fill_null(0) > 0 for c in (f"{rw}_ticket_queue", f"{rw}_queued") if c in columns]
+    waiting = [pl.col(f"{rw}_ticket_waiters").fill_null(0) >= 1] if f"{rw}_ticket_waiters" in columns else []
     return gauges + waiting
 
 
-def _needs_queue(ctx: Context, rw: str) -> bool:
+def _needs_queue(columns: Collection[str], version: Optional[str], rw: str) -> bool:
     """7.0+: no ticket available is not overload by itself (throughput probing)."""
-    version = ctx.major_minor
-    return version >= (7, 0) if version else ctx.has(f"{rw}_ticket_waiters")
+    known = major_minor(version)
+    return known >= (7, 0) if known else f"{rw}_ticket_waiters" in columns
 
 
 def _probing(ctx: Context, rw: str) -> bool:
     """7.0+ sizes the pool dynamically unless a fixed size was set."""
-    return _needs_queue(ctx, rw) and ctx.thresholds.value(f"{rw}_tickets") is None
+    return _needs_queue(ctx.series.columns, ctx.node.version, rw) and ctx.thresholds.value(f"{rw}_tickets") is None
 
 
-def _condition(ctx: Context, rw: str) -> pl.Expr | None:
+def exhausted(columns: Collection[str], version: Optional[str], rw: str) -> pl.Expr | None:
+    """Per sample of a derived series with `columns`: no `rw` ticket available, and from 7.0 work
+    queued for one; None when the series cannot tell."""
+    if f"{rw}_tickets_available" not in columns:
+        return None
     none_left = pl.col(f"{rw}_tickets_available") <= 0
-    if not _needs_queue(ctx, rw):
+    if not _needs_queue(columns, version, rw):
         return none_left
-    queued = _queued(ctx, rw)
+    queued = _queued(columns, rw)
     return none_left & pl.any_horizontal(queued) if queued else None
 
 
@@ -80,7 +93,7 @@ def detect(ctx: Context) -> list[Finding]:
         if not ctx.has(*needed):
             findings.append(ctx.not_checked(KIND, f"{rw.capitalize()} tickets", [f"{rw} ticket statistics"]))
             continue
-        condition = _condition(ctx, rw)
+        condition = exhausted(ctx.series.columns, ctx.node.version, rw)
         if condition is None:
             findings.append(ctx.not_checked(KIND, f"{rw.capitalize()} ticket queueing", [f"{rw} ticket queue statistics"]))
             continue
@@ -119,7 +132,7 @@ def detect(ctx: Context) -> list[Finding]:
                     "queued_peak": peaks,
                     "latency_ms_peak": lat_peak,
                     "baseline": {"latency_ms": lat_base},
-                    "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx, rw) else ""),
+                    "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
                                    "sustained_s": MIN_S, f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets")},
                 },
                 recommendations=_recommendations(ctx, rw, total),

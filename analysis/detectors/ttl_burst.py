@@ -18,8 +18,15 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from .record import Detector
 
 KIND = "ttl_burst"
+DETECTOR = Detector(
+    kinds=(KIND,), method=__doc__, root="workload",
+    # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
+    causes=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
+    panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
+)
 PASS = "1m"
 BURST_FACTOR = 10.0
 MIN_BASELINE = 100.0  # docs per minute

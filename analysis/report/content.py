@@ -91,8 +91,8 @@ def headline(analysis: Analysis, name: str) -> str:
     if others:
         what += ", together with " + ", ".join(dict.fromkeys(others))
     why = ""
-    if top.culprits and "Cause: COLLSCAN" in top.explanation:
-        c = top.culprits[0]
+    if top.causes:
+        c = top.causes[0]
         why = f" The cause: a collection scan of {c.ns} ({c.command or 'query'}) held {c.overlap_s:,.0f} s of the window."
     elif top.culprits:
         why = f" The longest slow operations in the window were on {top.culprits[0].ns}; no collection scan carried a real share."
@@ -140,11 +140,10 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
 
 
 def methods() -> list[tuple[str, str]]:
-    """How each detector decides: its module's docstring."""
+    """How each detector decides: the method its record declares (its module's docstring)."""
     out = []
-    for detect in detectors.DETECTORS:
-        module = inspect.getmodule(detect)
-        doc = inspect.cleandoc(module.__doc__ or "")
+    for module in detectors.MODULES:
+        doc = inspect.cleandoc(module.DETECTOR.method or "")
         kind, _, text = doc.partition(":")
         out.append((kind.strip("` "), text.strip()))
     return out

@@ -23,6 +23,7 @@ from matplotlib.ticker import FixedLocator
 from ftdc.frames import TIME_COLUMN
 
 from ..analyze import Analysis
+from ..detectors import RECORDS
 from ..findings import Finding
 
 WIDTH_IN, DPI = 11.0, 90
@@ -227,24 +228,8 @@ def timeline(analysis: Analysis) -> Optional[bytes]:
                  title="Timeline (UTC): checkpoints shaded grey, findings numbered")
 
 
-# Per kind: the panels (title, series columns, log scale) that show a finding's evidence; two at most,
-# since every panel costs a figure about as much as drawing it.
-EVIDENCE = {
-    "checkpoint_stall": [("latency, ms", ["reads_latency_ms", "writes_latency_ms", "commands_latency_ms"], True), ("dirty, %", ["cache_dirty_pct"], False)],
-    "cache_pressure": [("cache, %", ["cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"], False),
-                       ("application threads waiting for cache (threads)", ["app_wait_threads"], False)],
-    "ticket_exhaustion": [("tickets available", ["read_tickets_available", "write_tickets_available"], False),
-                          ("queued", ["read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"], False)],
-    "ttl_burst": [("TTL deletes per sample", ["ttl_deleted"], False), ("latency, ms", ["writes_latency_ms"], True)],
-    "disk_saturation": [("disk busy, %", ["disk_util_pct."], False), ("await, ms", ["disk_await_ms."], False)],
-    "dhandle_pressure": [("data handles", ["dhandles"], False), ("lock waits (threads)", ["dhandle_lock_wait_threads", "schema_lock_wait_threads"], False)],
-    "throughput_dip": [("operations/s", ["ops_per_s"], False), ("queued", ["read_queued", "write_queued"], False)],
-    "connection_storm": [("connections", ["connections"], False), ("opened/s", ["connections_created_per_s"], False)],
-    "replication_lag": [("lag behind the primary, s", ["member_lag_s."], False)],
-    "primary_change": [("member state (1 primary, 2 secondary)", ["member_state."], False)],
-    "restart": [("operations/s", ["ops_per_s"], False)],
-    "ftdc_gap": [("operations/s", ["ops_per_s"], False)],
-}
+# Per kind: the panels (title, series columns, log scale) its detector declares (`detectors.record`).
+EVIDENCE = {kind: [(title, list(columns), log_scale) for title, columns, log_scale in record.panels] for kind, record in RECORDS.items()}
 _THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
                "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
 # Kinds whose window the log's operations can explain: their figure shows the COLLSCAN runs.

@@ -135,13 +135,15 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
 
 def _culprit(c: Culprit, r: Redactor) -> Culprit:
     # Only the shape of the query travels: it has the field names and operators, never a value.
-    return dataclasses.replace(c, ns=r.ns(c.ns), example=c.shape, plan_summary=r.text(c.plan_summary))
+    return dataclasses.replace(c, ns=r.ns(c.ns), example=c.shape, plan_summary=r.text(c.plan_summary),
+                               recommendations=[r.text(x) for x in c.recommendations])
 
 
 def _finding(f: Finding, r: Redactor) -> Finding:
     return dataclasses.replace(
         f, title=r.text(f.title), explanation=r.text(f.explanation), evidence=r.deep(f.evidence),
-        culprits=[_culprit(c, r) for c in f.culprits], recommendations=[r.text(x) for x in f.recommendations],
+        culprits=[_culprit(c, r) for c in f.culprits], causes=[_culprit(c, r) for c in f.causes],
+        recommendations=[r.text(x) for x in f.recommendations],
     )
 
 
@@ -169,10 +171,12 @@ def redact(analysis: Analysis, r: Redactor) -> Analysis:
     thresholds = copy.deepcopy(analysis.thresholds)
     for name, steps in thresholds.timeline.items():
         thresholds.timeline[name] = [dataclasses.replace(s, source=r.text(s.source)) for s in steps]
-    return dataclasses.replace(
+    redacted = dataclasses.replace(
         analysis, node=node, overview=overview, thresholds=thresholds, findings=[_finding(f, r) for f in analysis.findings],
-        logs=_logs(analysis.logs, r),
+        related=[_finding(f, r) for f in analysis.related], logs=_logs(analysis.logs, r),
     )
+    redacted.refresh_incidents()  # told again from the redacted findings
+    return redacted
 
 
 def redact_all(analyses: list[Analysis], cross_node: list[Finding], r: Redactor) -> tuple[list[Analysis], list[Finding]]:

@@ -1,0 +1,108 @@
+"""Configuration outliers: settings in effect during a window, read from the node's own
+configuration over time, that set off or worsen the kinds of finding in an incident.
+
+Each is far from what mongod or WiredTiger would choose and bears on a mechanism:
+a checkpoint interval of seconds (checkpoints back to back) or many minutes (each one
+writes a long build-up of dirty data), ticket pools fixed below 128, a cache a
+fraction of what mongod would give the host's RAM, eviction targets and triggers
+moved from their defaults. A default value is never an outlier, whatever its source.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Optional
+
+from ftdc.metadata import NodeInfo
+
+from .incidents import RootCause
+from .thresholds import SPEC, Setting, Thresholds
+
+CHECKPOINT_KINDS = {"checkpoint_stall", "cache_pressure"}
+DEFAULT_INTERVAL_S = 60.0
+SHORT_INTERVAL_S = 10.0
+LONG_INTERVAL_S = 300.0
+DEFAULT_TICKETS = 128
+# A cache under this share of mongod's default for the host's RAM is small for it.
+SMALL_CACHE_SHARE = 0.25
+EVICTION_SETTINGS = ("eviction_target", "eviction_trigger", "eviction_dirty_target", "eviction_dirty_trigger", "eviction_updates_trigger")
+
+
+def in_effect(thresholds: Thresholds, name: str, start: dt.datetime, end: dt.datetime) -> list[Setting]:
+    """The settings of `name` in effect at some time in [start, end], in time order."""
+    steps = thresholds.timeline.get(name, [])
+    out = []
+    for i, step in enumerate(steps):
+        following = steps[i + 1].since if i + 1 < len(steps) else None
+        if (step.since is None or step.since <= end) and (following is None or following > start):
+            out.append(step)
+    return out
+
+
+def _cause(summary: str, name: str, setting: Setting, recommendation: str, **evidence) -> RootCause:
+    return RootCause(kind="configuration", summary=summary,
+                     evidence={"setting": name, "value": setting.value, "source": setting.source,
+                               "since": setting.since, **evidence},
+                     recommendations=[recommendation])
+
+
+def _interval(setting: Setting) -> Optional[RootCause]:
+    value = setting.value
+    if value == 0:
+        return _cause("Periodic checkpoints turned off (syncdelay=0)", "checkpoint_interval", setting,
+                      f"Turn periodic checkpoints back on: setParameter syncdelay: {DEFAULT_INTERVAL_S:g} (the default; now 0, off), "
+                      "so dirty data is written out every minute instead of piling up", default_s=DEFAULT_INTERVAL_S)
+    if value <= SHORT_INTERVAL_S:
+        return _cause(f"A {value:g} s checkpoint interval (syncdelay={value:g}, default {DEFAULT_INTERVAL_S:g}): checkpoints run back to back",
+                      "checkpoint_interval", setting,
+                      f"Set syncdelay back to {DEFAULT_INTERVAL_S:g} s (setParameter syncdelay, or storage.syncPeriodSecs; now {value:g} s): "
+                      "with a checkpoint always running, writes compete with it all the time", default_s=DEFAULT_INTERVAL_S)
+    if value >= LONG_INTERVAL_S:
+        return _cause(f"A {value:g} s checkpoint interval (syncdelay={value:g}, default {DEFAULT_INTERVAL_S:g}): each checkpoint writes a long build-up",
+                      "checkpoint_interval", setting,
+                      f"Checkpoint more often: syncdelay {value:g} → {DEFAULT_INTERVAL_S:g} s (the default), so each checkpoint has less dirty data to write",
+                      default_s=DEFAULT_INTERVAL_S)
+    return None
+
+
+def _default_cache_bytes(node: NodeInfo) -> Optional[float]:
+    """mongod's default: 50 % of (RAM - 1 GB), at least 256 MB."""
+    if not node.memory_mb:
+        return None
+    return max(256 * 2**20, 0.5 * (node.memory_mb * 2**20 - 2**30))
+
+
+def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    """The configuration outliers in effect during [start, end] that bear on `kinds`, the strongest mechanism first."""
+    out: list[RootCause] = []
+    if kinds & CHECKPOINT_KINDS:
+        out += [c for s in in_effect(thresholds, "checkpoint_interval", start, end) if _set_by_node(s) and (c := _interval(s))]
+        default = _default_cache_bytes(node)
+        for s in in_effect(thresholds, "cache_size", start, end):
+            if default and _set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
+                out.append(_cause(f"A small cache: {s.value / 2**30:.1f} GB against {node.memory_mb / 1024:.0f} GB of RAM "
+                                  f"(mongod's default would be {default / 2**30:.1f} GB)", "cache_size", s,
+                                  f"Raise storage.wiredTiger.engineConfig.cacheSizeGB from {s.value / 2**30:.1f} towards {default / 2**30:.1f} "
+                                  "(mongod's default for this RAM), if nothing else on the host needs that memory", default_bytes=round(default)))
+    if "cache_pressure" in kinds:
+        for name in EVICTION_SETTINGS:
+            default = SPEC[name].default
+            for s in in_effect(thresholds, name, start, end):
+                if default is not None and _set_by_node(s) and s.value != default:
+                    out.append(_cause(f"{name} changed to {s.value:g} (default {default:g})", name, s,
+                                      f"Return {name} to its default {default:g} (wiredTigerEngineRuntimeConfig: \"{SPEC[name].wt_key}={default:g}\"; now {s.value:g}) "
+                                      "unless it was set for a reason that still holds", default=default))
+    for rw in ("read", "write"):
+        if "ticket_exhaustion" not in kinds:
+            break
+        for s in in_effect(thresholds, f"{rw}_tickets", start, end):
+            if _set_by_node(s) and s.value < DEFAULT_TICKETS:
+                out.append(_cause(f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})", f"{rw}_tickets", s,
+                                  f"Raise the {rw} ticket pool from {s.value:g} to {DEFAULT_TICKETS} (setParameter storageEngineConcurrent{rw.capitalize()}Transactions; "
+                                  "wiredTigerConcurrent…Transactions before 7.0) if CPU and disk have headroom", default=DEFAULT_TICKETS))
+    return out
+
+
+def _set_by_node(setting: Setting) -> bool:
+    """A value the node's configuration gave, not a default filled in (derived defaults extend their source)."""
+    return setting.value is not None and not any(setting.source.startswith(spec.default_source) for spec in SPEC.values())

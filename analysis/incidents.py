@@ -1,0 +1,96 @@
+"""The one shape incidents report in: `Incident`, its causal chain of `Step`s and its `RootCause`.
+
+An incident is the findings of one episode on a node told as one story: a
+window, the worst severity, a title stating cause → effect, the chain of
+steps each pointing at the findings and metrics it rests on, the root cause
+(ranked among candidates, each with its evidence), the findings folded into
+it (by id) and one list of recommendations, the root cause's fix first.
+`analysis.episodes` builds them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Optional
+
+import polars as pl
+
+from . import display
+from .findings import Finding, jsonable
+
+ROOT_KINDS = ("operation", "configuration", "resource", "workload", "undetermined")
+
+
+@dataclass
+class Step:
+    """One link of the causal chain: what happened, and the evidence it rests on."""
+
+    kind: str
+    text: str
+    findings: list[str] = field(default_factory=list)  # ids of the findings folded into this step
+    start: Optional[dt.datetime] = None
+    end: Optional[dt.datetime] = None
+    metrics: list[str] = field(default_factory=list)  # the node's metric paths
+    thresholds: dict[str, Any] = field(default_factory=dict)  # name -> value with its source
+
+
+@dataclass
+class RootCause:
+    kind: str  # one of ROOT_KINDS
+    summary: str  # what it was, with its numbers
+    evidence: dict[str, Any] = field(default_factory=dict)
+    recommendations: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # the findings whose evidence names it
+    headline: str = ""  # the phrase that opens an incident's title (the summary when empty)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROOT_KINDS:
+            raise ValueError(f"root cause kind must be one of {ROOT_KINDS}, not {self.kind!r}")
+
+
+@dataclass
+class Incident:
+    id: str
+    start: Optional[dt.datetime]  # None only for a finding that has no window
+    end: Optional[dt.datetime]
+    severity: str
+    title: str  # cause → effect
+    chain: list[Step]
+    root_cause: RootCause
+    finding_ids: list[str]
+    recommendations: list[str]  # the root cause's fix first, each once
+    candidates: list[RootCause] = field(default_factory=list)  # the other causes considered, in rank order
+    findings: list[Finding] = field(default_factory=list, repr=False)
+
+    @property
+    def seconds(self) -> float:
+        return 0.0 if self.start is None or self.end is None else (self.end - self.start).total_seconds()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: times ISO-8601 with Z; findings by id (they are listed beside incidents)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "findings"}
+        out.update(chain=[asdict(s) for s in self.chain], root_cause=asdict(self.root_cause), candidates=[asdict(c) for c in self.candidates])
+        return jsonable(out)
+
+    def _repr_html_(self) -> str:
+        return display.html(self)
+
+
+INCIDENTS_SCHEMA = {
+    "id": pl.String,
+    "severity": pl.String,
+    "start": pl.Datetime("ms", "UTC"),
+    "end": pl.Datetime("ms", "UTC"),
+    "title": pl.String,
+    "root_cause_kind": pl.String,
+    "root_cause": pl.String,
+    "findings": pl.List(pl.String),
+    "recommendations": pl.List(pl.String),
+}
+
+
+def incidents_frame(incidents: list[Incident]) -> pl.DataFrame:
+    rows = [{"id": i.id, "severity": i.severity, "start": i.start, "end": i.end, "title": i.title, "root_cause_kind": i.root_cause.kind,
+             "root_cause": i.root_cause.summary, "findings": i.finding_ids, "recommendations": i.recommendations} for i in incidents]
+    return pl.DataFrame(rows, schema=INCIDENTS_SCHEMA)

@@ -1,0 +1,192 @@
+"""An incident's root cause, ranked among candidates, each with its evidence.
+
+In rank order: an operation (a COLLSCAN the log shows holding a real share of
+the window, `Finding.causes`: an operation that spent its time waiting is a
+victim, never a candidate), a resource limit or a workload change that starts
+the chain (the starting detector's declared `root`: a saturated disk, a TTL
+burst, a connection storm), a configuration outlier in effect during the window
+(`configuration`), the write load behind a chain of dirty cache and long
+checkpoints; else "cause not determined", with what would tell.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from . import configuration
+from .culprits import describe as describe_culprit
+from .detectors import LINKS, RECORDS
+from .findings import Culprit, Finding
+from .incidents import RootCause
+from .text import duration, pct
+from .thresholds import SPEC
+
+if TYPE_CHECKING:
+    from .analyze import Analysis
+
+# Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
+WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
+# A rate this far from the hour before it is a change worth naming.
+CHANGED = 0.2
+# Checkpoints running this share of the window run back to back.
+BACK_TO_BACK = 0.8
+
+
+def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
+    kinds: dict[str, list[Finding]] = {}
+    for f in findings:
+        kinds.setdefault(f.kind, []).append(f)
+    return kinds
+
+
+def order(kinds: dict[str, list[Finding]]) -> list[str]:
+    """Kinds in causal order: each kind after the present kinds that can cause it and began no later;
+    ties (and cycles such as dirty cache ↔ long checkpoints) by when each began."""
+    first = {k: min(f.start for f in fs) for k, fs in kinds.items()}
+    placed: list[str] = []
+    remaining = sorted(kinds, key=lambda k: first[k])
+    while remaining:
+        ready = [k for k in remaining
+                 if not any(k in LINKS.get(c, ()) and first[c] <= first[k] for c in remaining if c != k)]
+        chosen = (ready or remaining)[0]
+        placed.append(chosen)
+        remaining.remove(chosen)
+    return placed
+
+
+def ranked(findings: list[Finding]) -> list[Finding]:
+    """Most severe first (a lone finding needs no window to rank)."""
+    return list(findings) if len(findings) == 1 else sorted(findings, key=Finding.rank)
+
+
+def worst(findings: list[Finding]) -> Finding:
+    return ranked(findings)[0]
+
+
+def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
+    """The COLLSCANs attribution named as causes, one candidate per culprit, ranked by the time they held in the
+    finding where they held the most (findings of one incident overlap: their times are not added)."""
+    held: dict[tuple, tuple[Culprit, list[str]]] = {}
+    for f in findings:
+        for c in f.causes:
+            key = (c.ns, c.command, c.shape or c.query_hash, c.collscan)
+            culprit, ids = held.get(key, (c, []))
+            held[key] = (culprit if culprit.held_s >= c.held_s else c, ids + [f.id])
+    out = []
+    for culprit, ids in sorted(held.values(), key=lambda v: -v[0].held_s):
+        total, recs = culprit.held_s, culprit.recommendations
+        out.append(RootCause(
+            kind="operation",
+            summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {culprit.count} run(s), "
+                     f"longest {duration(culprit.max_ms / 1000)}" + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")),
+            evidence={"culprit": describe_culprit(culprit), "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
+                      "shape": culprit.shape, "query_hash": culprit.query_hash, "held_s": round(total, 1),
+                      "concurrency": round(total / seconds, 2) if seconds > 0 else None},
+            recommendations=recs,
+            findings=list(dict.fromkeys(ids)),
+        ))
+    return out
+
+
+def _starters(chain: list[str], kinds: dict[str, list[Finding]]) -> list[RootCause]:
+    """A detector whose kind starts the chain and declares a root (a TTL burst, a saturated disk...)."""
+    out = []
+    for kind in chain[:1]:
+        record = RECORDS[kind]
+        if record.root == "undetermined":
+            continue
+        top = worst(kinds[kind])
+        out.append(RootCause(kind=record.root, summary=top.title, evidence={"finding": top.id, **_figures(top)},
+                             recommendations=list(top.recommendations), findings=[f.id for f in kinds[kind]]))
+    return out
+
+
+def _figures(finding: Finding) -> dict[str, Any]:
+    """A finding's evidence without its long per-spike rows."""
+    return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
+
+
+def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    """Dirty data outrunning eviction and checkpoints: the write rate, dirty data and checkpoint time the file holds."""
+    present = [k for k in WRITE_LOAD_KINDS if k in kinds]
+    series = analysis.series
+    if not present or "writes_per_s" not in series.columns:
+        return []
+    during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+    before = series.filter(pl.col(TIME_COLUMN) < start).tail(3600)
+    writes = float(during["writes_per_s"].mean() or 0)
+    if not writes:
+        return []
+    usual = float(before["writes_per_s"].median() or 0) if before.height else None
+    evidence: dict[str, Any] = {"writes_per_s": round(writes), "writes_per_s_before": None if usual is None else round(usual)}
+    load = f"{writes:,.0f} write operations/s"
+    if "ops_per_s" in during.columns and during["ops_per_s"].mean():
+        evidence["ops_per_s"] = round(float(during["ops_per_s"].mean()))
+        load += f", {evidence['ops_per_s']:,} operations/s in all"
+    if usual and abs(writes - usual) >= CHANGED * usual:
+        load += f", against {usual:,.0f} writes/s before"
+    parts = [f"write load ({load})"]
+    if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
+        dirty = float(during["cache_dirty_pct"].max())
+        target = analysis.thresholds.value("eviction_dirty_target")
+        evidence["dirty_pct_peak"] = round(dirty, 2)
+        evidence["eviction_dirty_target"] = analysis.thresholds.describe("eviction_dirty_target")
+        if target is not None and dirty > target:
+            parts.append(f"dirty data up to {dirty:.1f} % of the cache against the {target:g} % target")
+    checkpoints = [c for c in analysis.checkpoints if c.end >= start and c.start <= end]
+    if checkpoints:
+        parts.append(_checkpoint_behaviour(analysis, checkpoints, start, end, evidence))
+    outran = "checkpoints" if checkpoints else "eviction"
+    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=f"Write load ({load}) outran {outran}",
+                      findings=[f.id for k in present for f in kinds[k]])]
+
+
+def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.datetime, end: dt.datetime, evidence: dict[str, Any]) -> str:
+    """How the checkpoints in the window ran: how many, how long, how much of the time, how often they started
+    against the interval in effect (when that is the assumed default, checkpoints starting far more often say it was set shorter)."""
+    busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in checkpoints)
+    share = min(busy / max((end - start).total_seconds(), 1.0), 1.0)
+    longest = max(c.seconds for c in checkpoints)
+    interval = analysis.thresholds.current("checkpoint_interval")
+    evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
+                    checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
+    text = f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} up to {duration(longest)} each ({pct(share)} of the time)"
+    starts = sorted(c.start for c in checkpoints)
+    if len(starts) >= 3:
+        every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
+        evidence["checkpoint_every_s"] = round(every, 1)
+        if interval.value and every < interval.value / 3:
+            assumed = " assumed" if interval.source == SPEC["checkpoint_interval"].default_source else ""
+            evidence["checkpoint_interval_note"] = (f"checkpoints started every {every:.0f} s against the{assumed} {interval.value:g} s interval"
+                                                    + ("; these files record no configuration, so syncdelay was likely set shorter" if assumed else ""))
+            text += f", starting every {every:.0f} s (not every {interval.value:g} s{': the interval was likely set shorter' if assumed else ''})"
+    return text
+
+
+def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
+    missing = []
+    if analysis.logs is None:
+        missing.append("the mongod log of this window (names the operations that held the resource)")
+    missing.append("a longer capture (the hour before shows what changed)")
+    return RootCause(kind="undetermined", summary="cause not determined",
+                     evidence={"would_tell": missing}, findings=[f.id for f in findings])
+
+
+def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause]:
+    """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
+    if any(f.start is None or f.end is None for f in findings):
+        return [_undetermined(analysis, findings)]  # no window to read the series or the log in
+    start, end = min(f.start for f in findings), max(f.end for f in findings)
+    kinds = by_kind(findings)
+    starters = _starters(order(kinds), kinds)
+    candidates = (_operations(findings, (end - start).total_seconds())
+                  + [c for c in starters if c.kind == "resource"] + [c for c in starters if c.kind == "workload"]
+                  + configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)
+                  + _write_load(analysis, kinds, start, end))
+    return candidates or [_undetermined(analysis, findings)]
