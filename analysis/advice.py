@@ -4,8 +4,9 @@ syncdelay (storage.syncPeriodSecs) is how long mongod's checkpointer sleeps
 between one checkpoint's end and the next one's start (checkpointer.cpp); 0
 turns periodic checkpoints off. So "checkpoint more often" halves it, never
 to 0 and never below MIN_SYNCDELAY_S; a value already that short is itself
-the finding (checkpoints then run nearly back to back), and the advice is
-the default, not a shorter one. Eviction threads, the dirty target, the
+the finding (checkpoints then run nearly back to back), as is one of five
+minutes or more (each checkpoint writes that long a build-up), and the
+advice is the default, not a shorter or longer one. Eviction threads, the dirty target, the
 idle-handle sweep and the cache size move from their current value within
 WiredTiger's bounds and the host's memory, or are not advised at all.
 """
@@ -18,6 +19,8 @@ DEFAULT_SYNCDELAY_S = 60
 # Shorter than this, each checkpoint starts moments after the last one ends: halving gains
 # nothing, the write load of checkpointing just becomes continuous.
 MIN_SYNCDELAY_S = 10
+# Longer than this, each checkpoint writes minutes of dirty data at once (METRICS.md: checkpoints every 60 s by default).
+LONG_SYNCDELAY_S = 300
 SYNCDELAY = "setParameter syncdelay, or storage.syncPeriodSecs"
 
 
@@ -27,17 +30,30 @@ def interval_text(thresholds: Thresholds) -> str:
     return f"{text}, assumed: these files do not record the node's configuration" if thresholds.assumed("checkpoint_interval") else text
 
 
-def unusual_interval(thresholds: Thresholds) -> str | None:
-    """Why the current checkpoint interval is itself a problem, or None."""
-    interval = thresholds.value("checkpoint_interval")
-    if interval is None:
-        return None
+def interval_problem(interval: float) -> str | None:
+    """Why a checkpoint interval of `interval` seconds is itself a problem, or None."""
     if interval == 0:
-        return f"periodic checkpoints are off (syncdelay {interval_text(thresholds)}): dirty data is written only when the cache forces it"
+        return "syncdelay 0 turns periodic checkpoints off: dirty data is written only when the cache forces it"
     if interval < MIN_SYNCDELAY_S:
         return (f"a checkpoint interval of {interval:g} s, far below mongod's {DEFAULT_SYNCDELAY_S} s, starts each checkpoint moments after "
                 "the last one ended, so one is nearly always running")
+    if interval >= LONG_SYNCDELAY_S:
+        return (f"a checkpoint interval of {interval:g} s, far above mongod's {DEFAULT_SYNCDELAY_S} s, lets each checkpoint gather "
+                "that long a build-up of dirty data to write at once")
     return None
+
+
+def unusual_interval(thresholds: Thresholds) -> str | None:
+    """Why the current checkpoint interval is itself a problem, or None."""
+    interval = thresholds.value("checkpoint_interval")
+    return None if interval is None else interval_problem(interval)
+
+
+def restore_interval(interval: float, now: str) -> str | None:
+    """Advice to return an interval that is itself the problem to the default; `now` describes the current value."""
+    problem = interval_problem(interval)
+    return None if problem is None else (f"Set syncdelay back to the default {DEFAULT_SYNCDELAY_S} s ({SYNCDELAY}; never 0, which turns "
+                                         f"periodic checkpoints off; now {now}): {problem}")
 
 
 def checkpoint_more_often(thresholds: Thresholds, why: str) -> str | None:
@@ -45,14 +61,13 @@ def checkpoint_more_often(thresholds: Thresholds, why: str) -> str | None:
     interval = thresholds.value("checkpoint_interval")
     if interval is None:
         return None
-    if unusual_interval(thresholds):
-        return (f"Set syncdelay back to the default {DEFAULT_SYNCDELAY_S} s ({SYNCDELAY}; never 0, which turns periodic checkpoints off; "
-                f"now {interval_text(thresholds)}): " + unusual_interval(thresholds))
+    restore = restore_interval(interval, interval_text(thresholds))
+    if restore:
+        return restore
     proposed = max(MIN_SYNCDELAY_S, int(interval // 2))
     if proposed >= interval:
         return None
     return f"{why}: syncdelay {interval:g} → {proposed} s ({SYNCDELAY}; now {interval_text(thresholds)})"
-
 
 
 # WiredTiger's bounds (dist/api_data.py): eviction threads_max 1-20, eviction_dirty_target at least 1 %.

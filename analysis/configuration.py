@@ -15,13 +15,11 @@ from typing import Optional
 
 from ftdc.metadata import NodeInfo
 
+from . import advice
 from .incidents import RootCause
 from .thresholds import SPEC, Setting, Thresholds
 
 CHECKPOINT_KINDS = {"checkpoint_stall", "cache_pressure"}
-DEFAULT_INTERVAL_S = 60.0
-SHORT_INTERVAL_S = 10.0
-LONG_INTERVAL_S = 300.0
 DEFAULT_TICKETS = 128
 # A cache under this share of mongod's default for the host's RAM is small for it.
 SMALL_CACHE_SHARE = 0.25
@@ -47,22 +45,19 @@ def _cause(summary: str, name: str, setting: Setting, recommendation: str, **evi
 
 
 def _interval(setting: Setting) -> Optional[RootCause]:
+    """An interval that is itself the problem (off, seconds, many minutes), with the same advice its findings give."""
     value = setting.value
+    recommendation = advice.restore_interval(value, f"{value:g} s ({setting.source})")
+    if recommendation is None:
+        return None
+    default = advice.DEFAULT_SYNCDELAY_S
     if value == 0:
-        return _cause("Periodic checkpoints turned off (syncdelay=0)", "checkpoint_interval", setting,
-                      f"Turn periodic checkpoints back on: setParameter syncdelay: {DEFAULT_INTERVAL_S:g} (the default; now 0, off), "
-                      "so dirty data is written out every minute instead of piling up", default_s=DEFAULT_INTERVAL_S)
-    if value <= SHORT_INTERVAL_S:
-        return _cause(f"A {value:g} s checkpoint interval (syncdelay={value:g}, default {DEFAULT_INTERVAL_S:g}): checkpoints run back to back",
-                      "checkpoint_interval", setting,
-                      f"Set syncdelay back to {DEFAULT_INTERVAL_S:g} s (setParameter syncdelay, or storage.syncPeriodSecs; now {value:g} s): "
-                      "with a checkpoint always running, writes compete with it all the time", default_s=DEFAULT_INTERVAL_S)
-    if value >= LONG_INTERVAL_S:
-        return _cause(f"A {value:g} s checkpoint interval (syncdelay={value:g}, default {DEFAULT_INTERVAL_S:g}): each checkpoint writes a long build-up",
-                      "checkpoint_interval", setting,
-                      f"Checkpoint more often: syncdelay {value:g} → {DEFAULT_INTERVAL_S:g} s (the default), so each checkpoint has less dirty data to write",
-                      default_s=DEFAULT_INTERVAL_S)
-    return None
+        return _cause("Periodic checkpoints turned off (syncdelay=0)", "checkpoint_interval", setting, recommendation, default_s=default)
+    # An interval read from the node's configuration is named as set; one inferred from the cadence says so.
+    how = "inferred from the checkpoints' cadence" if setting.source.startswith("inferred") else f"syncdelay={value:g}"
+    effect = "checkpoints run back to back" if value < default else "each checkpoint writes a long build-up"
+    return _cause(f"A {value:g} s checkpoint interval ({how}; default {default} s): {effect}", "checkpoint_interval", setting,
+                  recommendation, default_s=default)
 
 
 def _default_cache_bytes(node: NodeInfo) -> Optional[float]:

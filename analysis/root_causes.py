@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
 # A rate this far from the hour before it is a change worth naming.
 CHANGED = 0.2
+# How much later than its effect a one-way cause may be first seen and still lead the chain.
+LEAD = dt.timedelta(seconds=30)
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
 
@@ -46,14 +48,20 @@ def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
 
 
 def order(kinds: dict[str, list[Finding]]) -> list[str]:
-    """Kinds in causal order: each kind after the present kinds that can cause it and began no later;
+    """Kinds in causal order: each kind after the present kinds that can cause it and began no later (or up to
+    LEAD later, when it cannot cause them back: detectors see a cause and its effect a few samples apart);
     ties (and cycles such as dirty cache ↔ long checkpoints) by when each began."""
     first = {k: min(f.start for f in fs) for k, fs in kinds.items()}
+
+    def precedes(c: str, k: str) -> bool:
+        if k not in LINKS.get(c, ()):
+            return False
+        return first[c] <= first[k] or (c not in LINKS.get(k, ()) and first[c] - first[k] <= LEAD)
+
     placed: list[str] = []
     remaining = sorted(kinds, key=lambda k: first[k])
     while remaining:
-        ready = [k for k in remaining
-                 if not any(k in LINKS.get(c, ()) and first[c] <= first[k] for c in remaining if c != k)]
+        ready = [k for k in remaining if not any(precedes(c, k) for c in remaining if c != k)]
         chosen = (ready or remaining)[0]
         placed.append(chosen)
         remaining.remove(chosen)
@@ -185,8 +193,18 @@ def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
     starters = _starters(order(kinds), kinds)
+    load = _write_load(analysis, kinds, start, end)
     candidates = (_operations(findings, (end - start).total_seconds())
                   + [c for c in starters if c.kind == "resource"] + [c for c in starters if c.kind == "workload"]
-                  + configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)
-                  + _write_load(analysis, kinds, start, end))
+                  + [_under_load(c, load) for c in configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)]
+                  + load)
     return candidates or [_undetermined(analysis, findings)]
+
+
+def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:
+    """A checkpoint interval told with what it did: the write load it met and how the checkpoints ran."""
+    if cause.evidence.get("setting") != "checkpoint_interval" or not load:
+        return cause
+    return RootCause(kind=cause.kind, summary=f"{cause.summary}, under a {load[0].summary}", evidence={**cause.evidence, "write_load": load[0].evidence},
+                     recommendations=cause.recommendations, findings=list(dict.fromkeys(cause.findings + load[0].findings)),
+                     headline=cause.summary)

@@ -80,7 +80,7 @@ def _recommendations(ctx: Context, rw: str, total: int) -> list[str]:
                     f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: {FIXED_POOL}"
                     + (f" (probing starts from 2 × {cores} cores)" if cores else ""))
     else:
-        parameter = ("storageEngineConcurrent" if _needs_queue(ctx, rw) else "wiredTigerConcurrent") + f"{rw.capitalize()}Transactions"
+        parameter = ("storageEngineConcurrent" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else "wiredTigerConcurrent") + f"{rw.capitalize()}Transactions"
         recs.append(f"Raising the {total}-ticket pool ({parameter}) only adds concurrency inside a saturated storage "
                     "engine; raise it only when CPU and disk have headroom")
     return recs
