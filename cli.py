@@ -28,6 +28,7 @@ import analysis
 import ftdc
 from analysis.analyze import STAGES
 from analysis.console import findings_table, render_findings, render_incidents, render_overview
+from analysis.nodes import unfolded
 from analysis.report import FORMATS as REPORT_FORMATS
 from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import as_shown, gather, logs_beside
@@ -151,6 +152,7 @@ def summary(
         if redact:
             redactor = Redactor()
             result.nodes, result.cross_node = redact_all(result.nodes, result.cross_node, redactor)
+            result.incidents = unfolded(result.nodes, result.cross_node)  # told again from the redacted findings
             if redact_key is not None:
                 write_key(redactor, redact_key)
         if report is not None:

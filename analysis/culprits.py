@@ -75,6 +75,11 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
          resource: Optional[str] = None, waits: tuple[str, ...] = WAITS) -> list[Culprit]:
     """The culprits of [start, end]; for a ticket `resource` ("read" | "write"), only the operations that take such a ticket."""
     ops = overlapping(slow_ops, start, end, waits)
+    # A run failed when the log says ok: 0 or names an error (ErrorCodes: ClientDisconnect, MaxTimeMSExpired...).
+    failed = ~pl.col("ok").fill_null(True) if "ok" in ops.columns else pl.lit(False)
+    if "err_name" in ops.columns:
+        failed = failed | pl.col("err_name").is_not_null()
+    ops = ops.with_columns(failed=failed)
     if resource is not None:
         ops = ops.filter(WRITES.fill_null(False) if resource == "write" else ~WRITES.fill_null(False))
     total = ops["held_s"].sum()
@@ -92,6 +97,8 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
             overlap_s=pl.col("overlap_s").sum(),
             held_s=pl.col("held_s").sum(),
             max_ms=pl.col("duration_ms").max(),
+            failed=pl.col("failed").sum(),
+            error=(pl.col("err_name").drop_nulls().mode().first() if "err_name" in ops.columns else pl.lit(None, pl.String)),
             # The longest run's command as logged; a log read by analyze keeps only each shape's
             # longest command, which may lie outside this window: then the shape stands for it.
             example=pl.coalesce(pl.col("command_json").sort_by("duration_ms", descending=True).drop_nulls().first(), pl.col("shape").first()),
@@ -106,6 +113,7 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
             ns=r["ns"], plan_summary=r["plan_summary"], shape=r["shape"], query_hash=r["query_hash"], count=r["count"],
             overlap_s=r["overlap_s"], held_s=r["held_s"], share=r["held_s"] / total, max_ms=r["max_ms"], example=r["example"],
             collscan=bool(r["collscan"]), command=r["command"], first_started=r["first_started"], last_ended=r["last_ended"],
+            failed=r["failed"], error=r["error"],
         )
         for r in groups.iter_rows(named=True)
     ]
@@ -135,17 +143,20 @@ def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     return out
 
 
-def _seconds(value: float) -> str:
-    return f"{value:,.0f} s" if value >= 10 else f"{value:.1f} s"
+def _amount(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
-def describe(culprit: Culprit) -> str:
+def describe(culprit: Culprit, window_s: float) -> str:
+    """The culprit in one phrase. Its time is operation-seconds (runs overlapping each other add up, so
+    it can exceed the window): said so, with the concurrency it means over the `window_s` window."""
     plan = f" ({culprit.plan_summary})" if culprit.plan_summary else ""
     waited = culprit.overlap_s - culprit.held_s
-    waiting = f", {_seconds(waited)} of it waiting" if waited >= 0.5 else ""
-    return (f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s), "
-            f"{_seconds(culprit.overlap_s)} inside the window{waiting} ({culprit.share:.0%} of the time slow operations held there), "
-            f"longest {culprit.max_ms / 1000:,.1f} s")
+    waiting = f", {_amount(waited)} of them waiting" if waited >= 0.5 else ""
+    failed = f", {culprit.failed} failed" + (f" ({culprit.error})" if culprit.error else "") if culprit.failed else ""
+    return (f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s){failed}, "
+            f"{_amount(culprit.overlap_s)} operation-seconds inside the window ({culprit.overlap_s / max(window_s, 1.0):,.1f} running at once "
+            f"on average){waiting} ({culprit.share:.0%} of the time slow operations worked there), longest {culprit.max_ms / 1000:,.1f} s")
 
 
 def runs_of(slow_ops: pl.DataFrame, culprit: Culprit) -> pl.DataFrame:
@@ -190,7 +201,7 @@ def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.Dat
         named = causes(finding.culprits, finding.seconds)
         finding.causes = named
         if named:
-            finding.explanation += " Cause: " + "; ".join(f"COLLSCAN of {describe(c)}" for c in named) + "."
+            finding.explanation += " Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in named) + "."
             for culprit in named:
                 key = (culprit.ns, culprit.command, culprit.shape, culprit.query_hash, culprit.collscan)
                 if key not in advice:
@@ -198,7 +209,7 @@ def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.Dat
                 culprit.recommendations = advice[key]
                 finding.recommendations = culprit.recommendations + finding.recommendations
         elif finding.culprits:
-            finding.explanation += f" No collection scan carried a real share of the window; the longest slow operations there: {describe(finding.culprits[0])}."
+            finding.explanation += f" No collection scan carried a real share of the window; the longest slow operations there: {describe(finding.culprits[0], finding.seconds)}."
         else:
             finding.explanation += " The log has no slow operation in this window."
         return

@@ -35,6 +35,8 @@ class Culprit:
     first_started: Optional[dt.datetime] = None  # when its earliest run began
     last_ended: Optional[dt.datetime] = None  # when its last run ended
     recommendations: list[str] = field(default_factory=list)  # when named as a cause: computed once per culprit from its own runs
+    failed: int = 0  # runs the log says failed (ok: 0, an error code: interrupted, a client that disconnected)
+    error: Optional[str] = None  # the commonest error name of those runs
 
 
 @dataclass

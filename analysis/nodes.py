@@ -173,6 +173,11 @@ def fold_cross_node(nodes: list[Analysis], cross: list[Finding]) -> list[Inciden
     for analysis in nodes:
         analysis.related = [f for f in cross if subject(f, nodes) is analysis]
         analysis.refresh_incidents()
+    return unfolded(nodes, cross)
+
+
+def unfolded(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
+    """The incidents (ids C1, C2...) of the cross-node findings no node's incident folded in."""
     folded = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
     rest = [f for f in cross if f.id not in folded]
     return episodes.build(nodes[0], rest, prefix="C") if rest else []

@@ -93,7 +93,7 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
             kind="operation",
             summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {culprit.count} run(s), "
                      f"longest {duration(culprit.max_ms / 1000)}" + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")),
-            evidence={"culprit": describe_culprit(culprit), "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
+            evidence={"culprit": describe_culprit(culprit, seconds), "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
                       "shape": culprit.shape, "query_hash": culprit.query_hash, "held_s": round(total, 1),
                       "concurrency": round(total / seconds, 2) if seconds > 0 else None},
             recommendations=recs,

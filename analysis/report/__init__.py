@@ -17,7 +17,7 @@ from ftdc.atomic import replacing
 
 from ..analyze import Analysis
 from ..findings import Finding
-from ..nodes import node_name
+from ..nodes import node_name, unfolded
 from . import content, html, markdown
 from .redact import Redactor, redact_all
 
@@ -27,10 +27,12 @@ FORMATS = (".html", ".md", ".json")
 
 
 def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False) -> content.Report:
-    """The report of these nodes. For an attachment, pass analyses from `redact_all` and `redacted=True`."""
-    analyses = list(analyses)
+    """The report of these nodes. For an attachment, pass analyses from `redact_all` and `redacted=True`.
+    The cross-node incidents are told here from the findings given, so a redacted report tells them redacted."""
+    analyses, cross_node = list(analyses), list(cross_node)
     names = [node_name(a, i) for i, a in enumerate(analyses)]
-    return content.build([content.node_section(a, n) for a, n in zip(analyses, names)], list(cross_node), redacted=redacted)
+    cross_incidents = unfolded(analyses, cross_node) if analyses and cross_node else []
+    return content.build([content.node_section(a, n) for a, n in zip(analyses, names)], cross_node, cross_incidents, redacted=redacted)
 
 
 def write_key(redactor: Redactor, path: str | os.PathLike) -> None:

@@ -1,8 +1,10 @@
 """What a report says, independent of its format: built once, rendered as HTML, Markdown or JSON.
 
-Order (issue 7 §1): a headline (what happened, when, why, what to do), the
-findings ranked by severity with their plots and culprits, the timeline, the
-node facts, data coverage, and how each detector decides (its docstring).
+Order (issue 12 §2): one headline per incident (root cause first, its first
+fix), or "No incident" with what was checked; one card per incident (its
+window, root cause with evidence, chain, recommendations and one plot of its
+chain); then each node's findings as the detail, its timeline, its facts,
+data coverage, and how each detector decides (its docstring).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from ftdc.timeutil import format_time
 from .. import detectors
 from ..analyze import Analysis
 from ..findings import Finding
+from ..incidents import Incident
 from ..text import duration
 from . import plots
 
-SCHEMA_VERSION = 1
-# Findings shown as full cards with their plot; the rest of a long week's are listed in a
-# table (and all are in the JSON): a report is read in two minutes, not forty cards.
+# 2: incidents (per node and across nodes) and one headline each; findings carry ids.
+SCHEMA_VERSION = 2
+# Incidents and findings shown as full cards with their plot; the rest of a long week's are listed
+# in a table (and all are in the JSON): a report is read in two minutes, not forty cards.
 MAX_CARDS = 12
 
 
@@ -33,15 +37,28 @@ class Figure:
     png: bytes
 
 
+def _figure(fig, name: str, caption: str) -> Optional[Figure]:
+    return Figure(name, caption, plots.png(fig)) if fig is not None else None
+
+
+@dataclass
+class IncidentCard:
+    incident: Incident
+    node: str  # the node it happened on; the replica set's name for a cross-node incident
+    headline: str
+    figure: Optional[Figure]
+
+
 @dataclass
 class NodeSection:
     name: str
     analysis: Analysis
-    headline: str
+    headlines: list[str]  # one per incident, or "No incident" with what was checked
+    incidents: list[IncidentCard]
     facts: list[tuple[str, str]]
     coverage: list[tuple[str, str]]
     timeline: Optional[Figure]
-    evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> its plot
+    evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
 
     @property
@@ -59,45 +76,53 @@ class NodeSection:
 class Report:
     title: str
     generated: dt.datetime
-    headline: str
+    headlines: list[str]
     nodes: list[NodeSection]
     cross_node: list[Finding] = field(default_factory=list)
+    cross_incidents: list[IncidentCard] = field(default_factory=list)  # the replica set's incidents no node's took
+    members: Optional[Figure] = None  # the replica set's timeline: member states, lag, elections
     methods: list[tuple[str, str]] = field(default_factory=list)
     redacted: bool = False
 
+    @property
+    def incidents(self) -> list[IncidentCard]:
+        """Every incident card in report order: each node's, then the replica set's."""
+        return [card for section in self.nodes for card in section.incidents] + self.cross_incidents
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (schema in the README): every node's analysis, the cross-node findings."""
+        """The JSON report (schema in the README): every node's analysis with its incidents, the cross-node ones."""
         return {
             "schema_version": SCHEMA_VERSION,
             "generated": format_time(self.generated),
             "title": self.title,
-            "headline": self.headline,
+            "headlines": self.headlines,
             "redacted": self.redacted,
-            "nodes": [{"name": n.name, "headline": n.headline, **n.analysis.to_dict()} for n in self.nodes],
+            "nodes": [{"name": n.name, "headlines": n.headlines, **n.analysis.to_dict()} for n in self.nodes],
             "cross_node_findings": [f.to_dict() for f in self.cross_node],
+            "cross_node_incidents": [card.incident.to_dict() for card in self.cross_incidents],
         }
 
 
-def headline(analysis: Analysis, name: str) -> str:
-    """Two or three sentences: what happened and when, why, what to do."""
-    first, last = analysis.overview.first, analysis.overview.last
-    span = f"{format_time(first)} – {format_time(last)}" if first else "the data"
-    problems = analysis.problems
-    if not problems:
-        return f"{name}: no problems found in {span}. No checkpoint stall, cache pressure, ticket exhaustion or other incident crossed its threshold."
-    top = problems[0]
-    others = [f.kind.replace("_", " ") for f in problems[1:] if f.end >= top.start and f.start <= top.end]
-    what = f"{name}: {top.title[0].lower()}{top.title[1:]} from {format_time(top.start)} ({duration(top.seconds)})"
-    if others:
-        what += ", together with " + ", ".join(dict.fromkeys(others))
-    why = ""
-    if top.causes:
-        c = top.causes[0]
-        why = f" The cause: a collection scan of {c.ns} ({c.command or 'query'}) held {c.overlap_s:,.0f} s of the window."
-    elif top.culprits:
-        why = f" The longest slow operations in the window were on {top.culprits[0].ns}; no collection scan carried a real share."
-    todo = f" First fix: {top.recommendations[0]}" if top.recommendations else ""
-    return f"{what}.{why}{todo}".strip()
+def _window(start: Optional[dt.datetime], end: Optional[dt.datetime]) -> str:
+    return f"{format_time(start)} – {format_time(end)} ({duration((end - start).total_seconds())})" if start and end else "no window"
+
+
+def incident_headline(incident: Incident, node: str) -> str:
+    """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
+    fix = f" First fix: {incident.recommendations[0]}" if incident.recommendations else ""
+    return f"{node}, {incident.id} ({incident.severity}), {_window(incident.start, incident.end)}: {incident.title}.{fix}"
+
+
+def checked(analysis: Analysis, name: str) -> str:
+    """For a node without incident: "No incident", and what was checked over what span."""
+    view = analysis.overview
+    span = f"from {format_time(view.first)} to {format_time(view.last)} ({duration((view.last - view.first).total_seconds())}, " \
+           f"{view.samples:,} samples)" if view.first else "(no sample)"
+    kinds = ", ".join(k for m in detectors.MODULES for k in m.DETECTOR.kinds)
+    log = "with its log's slow operations" if analysis.logs is not None else "without a log"
+    notes = sum(f.severity == "info" for f in analysis.findings)
+    return (f"{name}: No incident {span}. Checked, {log}: {kinds}; none reached warning or critical."
+            + (f" {notes} note(s) on context and what could not be checked are below." if notes else ""))
 
 
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
@@ -149,44 +174,53 @@ def methods() -> list[tuple[str, str]]:
     return out
 
 
+def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str) -> list[IncidentCard]:
+    """A card per incident (the first MAX_CARDS; all are in the JSON), each with the plot of its own chain and window."""
+    return [IncidentCard(i, node, incident_headline(i, node),
+                         _figure(plots.incident(analysis, i), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
+            for i in incidents[:MAX_CARDS]]
+
+
 def node_section(analysis: Analysis, name: str) -> NodeSection:
-    timeline = plots.timeline(analysis)
-    section = NodeSection(
+    slug = _slug(name)
+    cards = incident_cards(analysis, analysis.incidents, name, slug)
+    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
+    return NodeSection(
         name=name,
         analysis=analysis,
-        headline=headline(analysis, name),
+        headlines=[c.headline for c in cards] or [checked(analysis, name)],
+        incidents=cards,
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
-        timeline=Figure(f"{_slug(name)}-timeline.png", f"{name}: timeline", timeline) if timeline else None,
+        timeline=_figure(plots.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
+        evidence={i: fig for i in carded if (fig := _figure(plots.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
+                                                             f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
+        carded=carded,
     )
-    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
-    position = {id(analysis.findings[i]): i for i in carded}
-    # Findings of one incident (overlapping windows) share one figure with all their evidence.
-    for number, group in enumerate(plots.incidents([analysis.findings[i] for i in carded]), 1):
-        png = plots.evidence(analysis, group)
-        if png:
-            figure = Figure(f"{_slug(name)}-incident-{number}.png", "; ".join(f.title for f in group), png)
-            section.evidence.update({position[id(f)]: figure for f in group})
-    section.carded = carded
-    return section
 
 
 def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 
 
-def build(sections: list[NodeSection], cross_node: list[Finding] = (), *, redacted: bool = False) -> Report:
+def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_incidents: list[Incident] = (), *, redacted: bool = False) -> Report:
+    """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.unfolded`)."""
     nodes = ", ".join(s.name for s in sections)
-    lead = sections[0].headline if len(sections) == 1 else (
-        " ".join(s.headline for s in sections if s.analysis.problems) or f"No problems found on {nodes}.")
-    if cross_node:
-        lead = f"{cross_node[0].title}. " + lead
+    analyses = [s.analysis for s in sections]
+    replica_set = next((a.node.replica_set for a in analyses if a.node.replica_set), None) or "across nodes"
+    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set, "replica-set") if sections else []
+    several = len(sections) > 1
+    # Several nodes: one headline per incident; a node without any says so in one line only when every node is quiet.
+    headlines = [h for s in sections for h in (s.headlines if s.incidents or not several else [])] + [c.headline for c in cross_cards]
     return Report(
         title=f"ftdc-analyze report: {nodes}",
         generated=dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
-        headline=lead,
+        headlines=headlines or [h for s in sections for h in s.headlines],
         nodes=sections,
         cross_node=list(cross_node),
+        cross_incidents=cross_cards,
+        members=_figure(plots.members(analyses, cross_node), "replica-set-timeline.png", "replica set: member states, lag and elections")
+        if several else None,
         methods=methods(),
         redacted=redacted,
     )

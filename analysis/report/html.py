@@ -1,6 +1,8 @@
 """The report as one self-contained HTML file: CSS and PNGs inline, no script, no request to any network.
 
-The finding card is also what Jupyter shows for a `Finding` (`_repr_html_`).
+The first screen is the headlines and the incident cards; findings are the
+detail below. The finding and incident cards are also what Jupyter shows
+(`_repr_html_`).
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ from typing import Optional
 
 from ftdc.timeutil import format_time
 
-from ..findings import Culprit, Finding
+from ..findings import Culprit, Finding, jsonable
+from ..incidents import Incident
 from ..text import duration
-from .content import Figure, NodeSection, Report
+from .content import Figure, IncidentCard, NodeSection, Report
+from .culprit_table import HEADERS, cells
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 20px 40px;color:#1d1d1f}
 h1{font-size:22px;margin:24px 0 6px}h2{font-size:18px;margin:30px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:0 0 6px}
-.headline{font-size:16px;background:#f6f8fa;border-left:4px solid #444;padding:10px 14px;margin:10px 0}
+.headline{font-size:16px;background:#f6f8fa;border-left:4px solid #444;padding:10px 14px 10px 34px;margin:10px 0}
+.headline li{margin:4px 0}
+.incident{border:1px solid #ddd;border-radius:6px;padding:12px 14px;margin:14px 0;background:#fffdfa}
+.rootcause{background:#f6f8fa;padding:6px 10px;margin:8px 0}
+.chain li{margin:3px 0}.ids{color:#555;font-size:12px}
 .finding{border:1px solid #ddd;border-radius:6px;padding:12px 14px;margin:14px 0}
 .critical{border-left:6px solid #c62828}.warning{border-left:6px solid #ef8f00}.info{border-left:6px solid #9e9e9e}
 .badge{display:inline-block;font-size:11px;font-weight:600;text-transform:uppercase;padding:1px 6px;border-radius:3px;color:#fff;margin-right:6px}
@@ -45,16 +53,12 @@ def _img(figure: Optional[Figure]) -> str:
 def _culprits(culprits: list[Culprit]) -> str:
     if not culprits:
         return ""
-    rows = "".join(
-        f"<tr><td>{escape(c.ns or '')}</td><td>{escape(c.command or '')}</td><td>{escape(c.plan_summary or '')}{' <b>COLLSCAN</b>' if c.collscan and 'COLLSCAN' not in (c.plan_summary or '') else ''}</td>"
-        f"<td class=num>{c.count:,}</td><td class=num>{c.overlap_s:,.1f}</td><td class=num>{c.share:.0%}</td><td class=num>{c.max_ms:,}</td>"
-        f"<td><code>{escape(c.shape or c.query_hash or '')}</code></td></tr>"
-        for c in culprits
-    )
+    head = "".join(f"<th>{escape(h)}</th>" for h in HEADERS)
+    rows = "".join("<tr>" + "".join(f"<td class=num>{escape(v)}</td>" if numeric else f"<td>{escape(v)}</td>" for v, numeric in cells(c)) + "</tr>"
+                   for c in culprits)
     example = next((c.example for c in culprits if c.example), None)
     example_html = f"<details><summary>example command of the top culprit</summary><pre>{escape(example)}</pre></details>" if example else ""
-    return ("<table class=culprits><tr><th>namespace</th><th>command</th><th>plan</th><th>runs</th><th>s in window</th><th>share</th>"
-            f"<th>longest ms</th><th>shape</th></tr>{rows}</table>{example_html}")
+    return f"<table class=culprits><tr>{head}</tr>{rows}</table>{example_html}"
 
 
 def finding_html(finding: Finding, number: Optional[int] = None, figure: Optional[Figure] = None) -> str:
@@ -73,16 +77,48 @@ def finding_html(finding: Finding, number: Optional[int] = None, figure: Optiona
     )
 
 
+def _evidence(evidence: dict) -> str:
+    rows = [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in jsonable(evidence).items()]
+    return _table(rows) if rows else ""
+
+
+def incident_html(incident: Incident, node: str = "", figure: Optional[Figure] = None) -> str:
+    """One incident: title (cause → effect), window, root cause with its evidence, its plot, the chain
+    (each step naming its findings), one list of what to do."""
+    root = incident.root_cause
+    where = f"{escape(node)} · " if node else ""
+    chain = "".join(f"<li>{escape(step.text)} <span class=ids>({escape(', '.join(step.findings))}"
+                    + (f"; {escape(format_time(step.start))} – {escape(format_time(step.end))}" if step.start else "") + ")</span></li>"
+                    for step in incident.chain)
+    recs = "".join(f"<li>{escape(r)}</li>" for r in incident.recommendations)
+    return (
+        f'<div class="incident {incident.severity}" data-id="{escape(incident.id)}">'
+        f'<h3><span class="badge {incident.severity}">{incident.severity}</span>{where}{escape(incident.id)}. {escape(incident.title)}</h3>'
+        f'<div class="window">{escape(format_time(incident.start))} – {escape(format_time(incident.end))} ({escape(duration(incident.seconds))})'
+        f' · findings {escape(", ".join(incident.finding_ids))}</div>'
+        f'<div class="rootcause"><b>Root cause ({escape(root.kind)})</b>: {escape(root.summary)}'
+        f"<details><summary>its evidence</summary>{_evidence(root.evidence)}</details></div>"
+        f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>"
+        + (f"<p><b>What to do</b></p><ul>{recs}</ul>" if recs else "")
+        + "</div>"
+    )
+
+
+def _incidents(cards: list[IncidentCard]) -> str:
+    return "".join(incident_html(c.incident, c.node, c.figure) for c in cards)
+
+
 def _table(rows: list[tuple[str, str]]) -> str:
     return "<table>" + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
 
 
 def _node(section: NodeSection, several: bool) -> str:
-    parts = [f"<h2>{escape(section.name)}</h2>", f'<p class="headline">{escape(section.headline)}</p>'] if several else []
+    h = "h3" if several else "h2"
+    parts = [f"<h2>{escape(section.name)}</h2>"] if several else []
     context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
-    parts.append("<h2>Findings</h2>" if not several else "<h3>Findings</h3>")
+    parts.append(f"<{h}>Findings (the detail of the incidents)</{h}>")
     if not section.carded:
-        parts.append("<p>No problems found: no warning or critical finding.</p>")
+        parts.append(f"<p>{escape(section.headlines[0])}</p>" if several else "<p>No warning or critical finding.</p>")
     parts += [finding_html(section.findings[i], n, section.evidence.get(i)) for n, i in enumerate(section.carded, 1)]
     if section.listed:
         rows = "".join(f"<tr><td>{f.severity}</td><td>{escape(format_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(f.kind)}</td>"
@@ -92,18 +128,20 @@ def _node(section: NodeSection, several: bool) -> str:
     if context:
         parts.append("<details><summary>context and what could not be checked "
                      f"({len(context)})</summary>" + "".join(finding_html(f, None, section.evidence.get(i)) for i, f in context) + "</details>")
-    parts += ["<h2>Timeline</h2>" if not several else "<h3>Timeline</h3>", _img(section.timeline),
-              "<h2>Node</h2>" if not several else "<h3>Node</h3>", _table(section.facts),
-              "<h2>Data coverage</h2>" if not several else "<h3>Data coverage</h3>", _table(section.coverage)]
+    parts += [f"<{h}>Timeline</{h}>", _img(section.timeline), f"<{h}>Node</{h}>", _table(section.facts),
+              f"<{h}>Data coverage</{h}>", _table(section.coverage)]
     return "".join(parts)
 
 
 def render(report: Report) -> str:
     several = len(report.nodes) > 1
-    body = [f"<h1>{escape(report.title)}</h1>", f'<p class="headline">{escape(report.headline)}</p>',
-            f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>']
-    if report.cross_node:
-        body.append("<h2>Across nodes</h2>" + "".join(finding_html(f, n) for n, f in enumerate(report.cross_node, 1)))
+    headlines = "".join(f"<li>{escape(h)}</li>" for h in report.headlines)
+    body = [f"<h1>{escape(report.title)}</h1>", f'<ul class="headline">{headlines}</ul>',
+            f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>',
+            f"<h2>Incidents</h2>{_incidents(report.incidents)}" if report.incidents else ""]
+    if several:
+        body.append("<h2>Replica set</h2>" + _img(report.members)
+                    + "".join(finding_html(f, n) for n, f in enumerate(report.cross_node, 1)))
     body += [_node(section, several) for section in report.nodes]
     body.append("<h2>Methods</h2><dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods) + "</dl>")
     return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -12,9 +13,10 @@ from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import format_time
 
-from ..findings import Finding
+from ..findings import Finding, jsonable
 from ..text import duration
-from .content import Figure, Report
+from .content import Figure, IncidentCard, Report
+from .culprit_table import HEADERS, NOTE, NUMERIC, cells
 
 
 # Characters Markdown (or the HTML it may carry) acts on: customer strings (hosts,
@@ -49,12 +51,27 @@ def _finding(f: Finding, number: int | None, figure: Figure | None, folder: str)
     if figure:
         lines.append(_figure(figure, folder))
     if f.culprits:
-        lines += ["| namespace | command | plan | runs | s in window | share | longest ms | shape |", "|---|---|---|--:|--:|--:|--:|---|"]
-        lines += [f"| {_cell(c.ns)} | {_cell(c.command)} | {_cell(c.plan_summary)} | {c.count:,} | {c.overlap_s:,.1f} | {c.share:.0%} | {c.max_ms:,} | {_code(c.shape or c.query_hash or '')} |"
-                  for c in f.culprits]
-        lines.append("")
+        lines += ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("--:" if n else "---" for n in NUMERIC) + "|"]
+        for c in f.culprits:
+            *texts, shape = [text for text, _ in cells(c)]
+            lines.append("| " + " | ".join(_cell(t) for t in texts) + f" | {_code(shape)} |")
+        lines += ["", _text(NOTE), ""]
     if f.recommendations:
         lines += ["What to do:", ""] + [f"- {_text(r)}" for r in f.recommendations] + [""]
+    return "\n".join(lines)
+
+
+def _incident(card: IncidentCard, folder: str) -> str:
+    i, root = card.incident, card.incident.root_cause
+    lines = [f"### {i.severity.upper()}: {_text(card.node)} {i.id}. {_text(i.title)}", "",
+             f"{format_time(i.start)} – {format_time(i.end)} ({duration(i.seconds)}) · findings {', '.join(i.finding_ids)}", "",
+             f"**Root cause ({root.kind})**: {_text(root.summary)}", ""]
+    lines += [f"- {_text(k)}: {_text(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}" for k, v in jsonable(root.evidence).items()]
+    lines += ["", _figure(card.figure, folder)] if card.figure else [""]
+    lines += ["Chain:", ""] + [f"{n}. {_text(s.text)} ({', '.join(s.findings)}" + (f"; {format_time(s.start)} – {format_time(s.end)}" if s.start else "") + ")"
+                               for n, s in enumerate(i.chain, 1)] + [""]
+    if i.recommendations:
+        lines += ["What to do:", ""] + [f"- {_text(r)}" for r in i.recommendations] + [""]
     return "\n".join(lines)
 
 
@@ -94,33 +111,40 @@ def _umask() -> int:
 
 
 def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
+    figures = [*(c.figure for c in report.incidents), report.members,
+               *(f for section in report.nodes for f in (*section.evidence.values(), section.timeline))]
     written = []
-    out = [f"# {_text(report.title)}", "", f"> {_text(report.headline)}", "", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
-    if report.cross_node:
-        out += ["## Across nodes", ""] + [_finding(f, n, None, folder.name) for n, f in enumerate(report.cross_node, 1)]
+    for figure in figures:
+        if figure is not None:
+            (stage / figure.name).write_bytes(figure.png)
+            written.append(figure.name)
+    out = [f"# {_text(report.title)}", ""] + [f"> - {_text(h)}" for h in report.headlines] + [
+        "", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
+    if report.incidents:
+        out += ["## Incidents", ""] + [_incident(card, folder.name) for card in report.incidents]
+    several = len(report.nodes) > 1
+    if several:
+        out += ["## Replica set", ""] + ([_figure(report.members, folder.name)] if report.members else [])
+        out += [_finding(f, n, None, folder.name) for n, f in enumerate(report.cross_node, 1)]
     for section in report.nodes:
-        if len(report.nodes) > 1:
-            out += [f"## {_text(section.name)}", "", f"> {_text(section.headline)}", ""]
-        out += ["## Findings", ""]
+        h = "###" if several else "##"
+        if several:
+            out += [f"## {_text(section.name)}", ""]
+        out += [f"{h} Findings (the detail of the incidents)", ""]
         if not section.carded:
-            out += ["No problems found: no warning or critical finding.", ""]
+            out += [_text(section.headlines[0]) if several else "No warning or critical finding.", ""]
         out += [_finding(section.findings[i], n, section.evidence.get(i), folder.name) for n, i in enumerate(section.carded, 1)]
         if section.listed:
             out += [f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):", "",
                     "| severity | start | for | kind | what happened |", "|---|---|---|---|---|"]
             out += [f"| {f.severity} | {format_time(f.start)} | {duration(f.seconds)} | {f.kind} | {_cell(f.title)} |" for f in section.listed] + [""]
-        context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
+        context = [f for f in section.findings if f.severity == "info"]
         if context:
-            out += ["### Context and what could not be checked", ""] + [f"- {_text(f.title)}" for _, f in context] + [""]
-        # A figure shared by an incident's findings is written once.
-        figures = {f.name: f for f in [*section.evidence.values(), *([section.timeline] if section.timeline else [])]}
-        for figure in figures.values():
-            (stage / figure.name).write_bytes(figure.png)
-            written.append(figure.name)
+            out += [f"{h} Context and what could not be checked", ""] + [f"- {_text(f.title)}" for f in context] + [""]
         if section.timeline:
-            out += ["## Timeline", "", _figure(section.timeline, folder.name)]
-        out += ["## Node", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.facts] + [""]
-        out += ["## Data coverage", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.coverage] + [""]
+            out += [f"{h} Timeline", "", _figure(section.timeline, folder.name)]
+        out += [f"{h} Node", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.facts] + [""]
+        out += [f"{h} Data coverage", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.coverage] + [""]
     out += ["## Methods", ""] + [f"**{k}**: {' '.join(v.split())}\n" for k, v in report.methods]
     with replacing(path) as sink:
         sink.write("\n".join(out).encode("utf-8"))

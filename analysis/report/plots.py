@@ -1,9 +1,11 @@
-"""The report's pictures (matplotlib, no display): the shared timeline and one plot per finding.
+"""The report's pictures (matplotlib, no display): one plot per incident (its chain on one
+time axis), one per finding (its own window), each node's timeline and the replica set's.
 
 Long ranges are cut into one bucket per pixel and drawn as each bucket's
 min-max band, so a one-second spike in a week still shows. Thresholds are
-drawn as they were in effect at each time and labelled with their source;
-checkpoints are shaded on every panel.
+drawn as they were in effect at each time and labelled in full with their
+source; checkpoints are shaded on every panel, with a solid strip along its
+foot that a finding's shading cannot hide. Times are UTC and say so.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import matplotlib.dates as mdates
 import numpy as np
@@ -23,14 +25,19 @@ from matplotlib.ticker import FixedLocator
 from ftdc.frames import TIME_COLUMN
 
 from ..analyze import Analysis
-from ..detectors import RECORDS
+from ..detectors import LINKS, RECORDS
 from ..findings import Finding
+from ..incidents import Incident
+from ..nodes import member_addresses, self_members
 
 WIDTH_IN, DPI = 11.0, 90
 PIXELS = int(WIDTH_IN * DPI)
-PANEL_IN = 1.9
+PANEL_IN = 1.6
 # Fixed margins (inches): tight_layout measures every label twice and costs as much as drawing.
-LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.45, 0.45
+LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.6, 0.5
+# An incident's figure draws this many panels at most: its cause's and effects' first.
+MAX_PANELS = 7
+SEVERITY_COLORS = {"critical": "#d62728", "warning": "#ff9f1c"}
 COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
 SHADE = "#999999"
 # No "Software" or other text chunks: a redacted report must not carry anything in its PNGs' metadata.
@@ -81,39 +88,62 @@ def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, p
 _CHECKPOINT_SHADE = ListedColormap([(0.55, 0.55, 0.55, 0.3 * a) for a in np.linspace(0, 1, 64)])
 
 
+_CHECKPOINT_STRIP = ListedColormap([(0.35, 0.35, 0.35, a) for a in np.linspace(0, 1, 64)])
+STRIP = 0.05  # the share of a panel's height the checkpoint strip along its foot takes
+
+
 def _shade_checkpoints(ax, share: np.ndarray, start: dt.datetime, end: dt.datetime) -> None:
     if share.any():
         edges = mdates.date2num([start, end])
         limits = ax.get_ylim()  # the data's own; the shade must not rescale the panel
-        ax.imshow(share[np.newaxis, :], extent=(edges[0], edges[1], 0, 1), transform=ax.get_xaxis_transform(), aspect="auto",
-                  cmap=_CHECKPOINT_SHADE, vmin=0, vmax=1, interpolation="nearest", zorder=0)
+        for cmap, top in ((_CHECKPOINT_SHADE, 1), (_CHECKPOINT_STRIP, STRIP)):
+            ax.imshow(share[np.newaxis, :], extent=(edges[0], edges[1], 0, top), transform=ax.get_xaxis_transform(), aspect="auto",
+                      cmap=cmap, vmin=0, vmax=1, interpolation="nearest", zorder=0)
         ax.set_ylim(limits)
 
 
-def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: list[tuple[str, str]]) -> None:
-    """Each threshold as the step line it was, labelled with its value and source."""
+def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tuple[str, str]]) -> None:
+    """Each threshold as the step line it was, labelled in full with its value and source inside the
+    panel: the y range gets room above the highest, and a label close in height to the one before
+    goes to the other end of the panel."""
+    top, previous = ax.get_ylim()[1], None
     for column, name in names:
-        if f"{column}_max" not in frame.columns:
+        values = frame[f"{column}_max"].drop_nulls() if f"{column}_max" in frame.columns else []
+        if not len(values):
             continue
-        t = frame[TIME_COLUMN].to_list()
-        ax.plot(t, frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
-        source = analysis.thresholds.source(name)
-        value = frame[f"{column}_max"].drop_nulls()
-        if len(value):
-            ax.annotate(f"{name} {value[-1]:g} % ({_short(source)})", xy=(t[-1], value[-1]), xytext=(-4, 2), textcoords="offset points",
-                        ha="right", va="bottom", fontsize=7)
-
-
-def _short(source: str) -> str:
-    return source if len(source) <= 60 else source[:57] + "…"
+        ax.plot(frame[TIME_COLUMN].to_list(), frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
+        top, last = max(top, float(values.max()) * 1.18), float(values[-1])
+        right = previous is not None and not previous[1] and abs(last - previous[0]) < 0.1 * top
+        previous = (last, right)
+        ax.annotate(f"{name} {last:g} % ({analysis.thresholds.source(name)})", xy=(1.0 if right else 0.0, last),
+                    xycoords=("axes fraction", "data"), xytext=(-4 if right else 4, 2), textcoords="offset points",
+                    ha="right" if right else "left", va="bottom", fontsize=7,
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.75, "linewidth": 0})
+    ax.set_ylim(top=top)
 
 
 @dataclass(frozen=True)
 class Panel:
     title: str
-    columns: list[tuple[str, str, Optional[str]]]  # (series column, label, colour)
-    thresholds: list[tuple[str, str]] = ()  # (series column, threshold name)
+    columns: Sequence[tuple[str, str, Optional[str]]] = ()  # (series column, label, colour)
+    thresholds: Sequence[tuple[str, str]] = ()  # (series column, threshold name)
     log_scale: bool = False
+    runs: bool = False  # the log's COLLSCAN runs as bars instead of series
+    window: Optional[tuple[dt.datetime, dt.datetime]] = None  # the chain step it shows, marked along its top
+    severity: str = "warning"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A window shaded on every panel and labelled above the first (a finding's number, an incident's id)."""
+
+    start: dt.datetime
+    end: dt.datetime
+    severity: str
+    label: str
+
+
+COLLSCAN_RUNS = Panel("COLLSCAN operations in the log (bar = run time)", runs=True)
 
 
 def _panels(analysis: Analysis) -> list[Panel]:
@@ -125,20 +155,18 @@ def _panels(analysis: Analysis) -> list[Panel]:
     cache = [(c, label, color) for c, label, color in (("cache_fill_pct", "fill", "#9467bd"), ("cache_dirty_pct", "dirty", "#ff7f0e"),
                                                      ("cache_updates_pct", "updates", "#8c564b")) if c in have]
     if cache:
-        panels.append(Panel("cache, % of maximum", cache, thresholds=[
-            ("eviction_trigger_pct", "eviction_trigger"), ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
-        ] + ([("eviction_updates_trigger_pct", "eviction_updates_trigger")] if "cache_updates_pct" in have else [])))
+        panels.append(Panel("cache, % of maximum", cache, thresholds=[_THRESHOLDS[c] for c, _, _ in cache]))
     tickets = []
     for rw in ("read", "write"):
         tickets += [(c, label, None) for c, label in ((f"{rw}_tickets_out", f"{rw} out"), (f"{rw}_tickets_available", f"{rw} available"),
                                                      (f"{rw}_queued", f"{rw}ers queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
     if tickets:
         panels.append(Panel("tickets and queues", tickets))
-    return panels
+    return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])
 
 
 def _format_axes(axes, start: dt.datetime, end: dt.datetime) -> None:
-    """Date ticks chosen once for the figure (every panel shares them; the bottom one labels them)."""
+    """Date ticks chosen once for the figure (every panel shares them; the bottom one labels them, in UTC)."""
     locator = mdates.AutoDateLocator(tz=dt.timezone.utc)
     ticks = locator.tick_values(start, end)
     for ax in axes:
@@ -146,6 +174,7 @@ def _format_axes(axes, start: dt.datetime, end: dt.datetime) -> None:
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.grid(True, linewidth=0.3, alpha=0.5)
     axes[-1].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
+    axes[-1].set_xlabel("time (UTC)", fontsize=8, loc="left")
 
 
 def _title(ax, text: str) -> None:
@@ -153,16 +182,20 @@ def _title(ax, text: str) -> None:
     ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=9, ha="left", va="bottom")
 
 
-def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> bool:
+def _legend(ax, count: int) -> None:
+    """Above the panel's right end, beside its title: never over the data."""
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, ncols=min(6, count), frameon=False,
+              borderaxespad=0.1, handlelength=1.5, columnspacing=1.0)
+
+
+def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> None:
     """COLLSCAN operations from the log as bars over [start, end] of each run."""
-    if analysis.logs is None:
-        return False
     scans = analysis.logs.slow_ops.filter(pl.col("plan_kind") == "COLLSCAN", pl.col("started") <= end, pl.col("ts") >= start,
                                           ~pl.col("write_statement").fill_null(False)).sort("started")
     if scans.is_empty():
         ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#666")
         ax.set_yticks([])
-        return True
+        return
     namespaces = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
     # At least two pixels wide, so a 300 ms scan still shows in a week.
     least = (end - start) * 2 / PIXELS
@@ -171,72 +204,100 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> 
         ax.plot([row[0], max(row[1], row[0] + least)], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
     ax.set_yticks(range(len(namespaces)), namespaces, fontsize=7)
     ax.set_ylim(-0.7, len(namespaces) - 0.3)
-    return True
 
 
-def _draw(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, *, findings: list[Finding],
-          extra_collscans: bool, title: str) -> bytes:
-    rows = max(len(panels) + int(extra_collscans), 1)
+def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
+    """Overlapping spans as one shaded stretch each (the worst severity): stacked shades would hide the checkpoints beneath."""
+    out: list[list] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        if out and s.start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], s.end)
+            out[-1][2] = "critical" if "critical" in (out[-1][2], s.severity) else s.severity
+        else:
+            out.append([s.start, s.end, s.severity])
+    return [tuple(x) for x in out]
+
+
+def _labels(spans: list[Span], start: dt.datetime, end: dt.datetime, width_px: float = 24) -> list[tuple[dt.datetime, str]]:
+    """Span labels, those starting within `width_px` pixels of each other joined ("1, 2") instead of printed over each other."""
+    near = (end - start) * width_px / PIXELS
+    out: list[tuple[dt.datetime, list[str]]] = []
+    for s in sorted(spans, key=lambda s: s.start):
+        if out and s.start - out[-1][0] < near:
+            out[-1][1].append(s.label)
+        else:
+            out.append((s.start, [s.label]))
+    return [(t, ", ".join(labels)) for t, labels in out]
+
+
+def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "") -> Figure:
+    """`panels` stacked on one UTC time axis over [start, end], `spans` shaded and labelled."""
+    rows = max(len(panels), 1)
     height = TOP_IN + BOTTOM_IN + rows * PANEL_IN + (rows - 1) * GAP_IN
     # A Figure of its own, not pyplot's: no backend is chosen or changed (a notebook's
     # inline plots keep working) and nothing stays registered after the PNG is saved.
     fig = Figure(figsize=(WIDTH_IN, height))
-    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)
+    axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - TOP_IN / height, bottom=BOTTOM_IN / height,
                         hspace=GAP_IN / PANEL_IN)
-    axes = axes[:, 0]
     columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
     frame = downsample(analysis.series, columns, start, end)
     share = checkpoint_share(analysis, start, end)
+    spans = [s for s in spans if s.end >= start and s.start <= end]
     for ax, panel in zip(axes, panels):
+        if panel.runs:
+            _collscans(ax, analysis, start, end)
         for column, name, color in panel.columns:
             _band(ax, frame, column, name, color)
-        _thresholds(ax, analysis, frame, list(panel.thresholds))
-        _shade_checkpoints(ax, share, start, end)
         if panel.log_scale:
             ax.set_yscale("symlog", linthresh=1)
             ax.set_ylim(bottom=0)
+        _thresholds(ax, analysis, frame, panel.thresholds)
+        _shade_checkpoints(ax, share, start, end)
         _title(ax, panel.title)
         if panel.columns:
-            ax.legend(loc="upper left", fontsize=7, ncols=min(4, len(panel.columns)), frameon=False)
-    if extra_collscans:
-        ax = axes[len(panels)]
-        _collscans(ax, analysis, start, end)
-        _title(ax, "COLLSCAN operations in the log (bar = run time)")
+            _legend(ax, len(panel.columns))
+        if panel.window is not None:
+            ax.axvspan(*panel.window, ymin=0.97, ymax=1.0, color=SEVERITY_COLORS.get(panel.severity, SHADE), alpha=0.9, linewidth=0)
     for ax in axes:
-        for f in findings:
-            if f.end >= start and f.start <= end and f.severity != "info":
-                ax.axvspan(f.start, f.end, color="#d62728" if f.severity == "critical" else "#ff9f1c", alpha=0.08, linewidth=0)
+        for first, last, severity in _union(spans):
+            ax.axvspan(first, last, color=SEVERITY_COLORS.get(severity, SHADE), alpha=0.1, linewidth=0, zorder=-1)
     _format_axes(axes, start, end)
-    for n, f in enumerate(findings, 1):
-        if f.severity != "info" and f.end >= start and f.start <= end:
-            axes[0].annotate(str(n), xy=(f.start, 1.0), xycoords=("data", "axes fraction"), fontsize=7, color="#a00", ha="left", va="bottom")
+    for at, label in _labels(spans, start, end):
+        axes[0].annotate(label, xy=(at, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -6), textcoords="offset points",
+                         fontsize=7, color="#a00", ha="left", va="top",
+                         bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     if title:
         fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+    return fig
+
+
+def png(fig: Figure) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata=PNG_METADATA)
     return buffer.getvalue()
 
 
-def timeline(analysis: Analysis) -> Optional[bytes]:
-    """Latency, cache with its thresholds, tickets and COLLSCAN runs on one time axis (PNG)."""
+def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """[first, last] with context either side (half its length, at least a minute), within the data."""
+    margin = max(dt.timedelta(seconds=60), (last - first) * 0.5)
+    return max(first - margin, analysis.overview.first or first), min(last + margin, analysis.overview.last or last)
+
+
+def timeline(analysis: Analysis) -> Optional[Figure]:
+    """Latency, cache with its thresholds, tickets and COLLSCAN runs over the whole range, the findings numbered."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None:
         return None
-    panels = _panels(analysis)
-    return _draw(panels, analysis, first, last, findings=analysis.problems, extra_collscans=analysis.logs is not None,
-                 title="Timeline (UTC): checkpoints shaded grey, findings numbered")
+    spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
+    return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id")
 
 
-# Per kind: the panels (title, series columns, log scale) its detector declares (`detectors.record`).
-EVIDENCE = {kind: [(title, list(columns), log_scale) for title, columns, log_scale in record.panels] for kind, record in RECORDS.items()}
 _THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
                "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
-# Kinds whose window the log's operations can explain: their figure shows the COLLSCAN runs.
-WITH_COLLSCANS = ("cache_pressure", "ticket_exhaustion", "checkpoint_stall", "disk_saturation")
 
 
-def _matching(have: list[str], wanted: list[str]) -> list[str]:
+def _matching(have: list[str], wanted: Sequence[str]) -> list[str]:
     """The wanted columns present; a name ending in "." stands for every device's or member's column."""
     out = []
     for w in wanted:
@@ -244,39 +305,106 @@ def _matching(have: list[str], wanted: list[str]) -> list[str]:
     return out
 
 
-def _evidence_panels(analysis: Analysis, kinds: list[str]) -> list[Panel]:
-    panels, seen = [], set()
-    for kind in kinds:
-        for title, wanted, log_scale in EVIDENCE.get(kind, []):
-            columns = _matching(analysis.series.columns, wanted)
-            if columns and title not in seen:
-                seen.add(title)
-                thresholds = [_THRESHOLDS[c] for c in columns if c in _THRESHOLDS]
-                panels.append(Panel(title, [(c, c.replace("_", " "), None) for c in columns], thresholds=thresholds, log_scale=log_scale))
+def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning") -> list[Panel]:
+    """The evidence panels the kind's detector record declares, with the columns this node has."""
+    panels = []
+    record = RECORDS.get(kind)
+    for title, wanted, log_scale in record.panels if record else ():
+        columns = _matching(analysis.series.columns, wanted)
+        if columns:
+            panels.append(Panel(f"{label}{title}", [(c, c.replace("_", " "), None) for c in columns],
+                                thresholds=[_THRESHOLDS[c] for c in columns if c in _THRESHOLDS], log_scale=log_scale,
+                                window=window, severity=severity))
     return panels
 
 
-def incidents(findings: list[Finding]) -> list[list[Finding]]:
-    """Findings whose windows overlap (one incident seen by several detectors), in time order."""
-    groups: list[list[Finding]] = []
-    for f in sorted(findings, key=lambda f: f.start):
-        if groups and f.start <= max(g.end for g in groups[-1]):
-            groups[-1].append(f)
-        else:
-            groups.append([f])
-    return groups
+def _new(panels: list[Panel], drawn: set[str]) -> list[Panel]:
+    """The panels that add a series not drawn yet (a chain's steps share metrics: dirty cache, write latency)."""
+    out = []
+    for panel in panels:
+        columns = {c for c, _, _ in panel.columns}
+        if not columns <= drawn:
+            drawn |= columns
+            out.append(panel)
+    return out
 
 
-def evidence(analysis: Analysis, findings: list[Finding]) -> Optional[bytes]:
-    """The metrics one incident's findings rest on, around their windows (PNG); None when none can be drawn."""
-    kinds = list(dict.fromkeys(f.kind for f in findings))
-    panels = _evidence_panels(analysis, kinds)
+def finding(analysis: Analysis, f: Finding) -> Optional[Figure]:
+    """The metrics one finding rests on, around its own window; None when none can be drawn."""
+    panels = _new(_kind_panels(analysis, f.kind), set())
+    if not panels or f.start is None:
+        return None
+    if analysis.logs is not None and RECORDS[f.kind].attributed:  # _kind_panels found its record
+        panels.append(COLLSCAN_RUNS)
+    start, end = _around(analysis, f.start, f.end)
+    return figure(panels, analysis, start, end, [Span(f.start, f.end, f.severity, f.id)])
+
+
+def _cause_context(kind: str) -> list[str]:
+    """For a replica set's kind (a member's lag, its loss of the primary), the kinds the registry says can set it
+    off: that member's own disk, cache and checkpoints in the same window show whether it could keep up."""
+    if not RECORDS[kind].cross_node:
+        return []
+    return [k for k, effects in LINKS.items() if kind in effects and not RECORDS[k].cross_node]
+
+
+def incident(analysis: Analysis, inc: Incident) -> Optional[Figure]:
+    """The incident's chain on one time axis: the root cause's operations first, then each step's
+    evidence in chain order (cause above effect), each marked with its own window, the incident's shaded."""
+    if inc.start is None:
+        return None
+    panels, drawn = [], set()
+    for number, step in enumerate(inc.chain, 1):
+        label = f"{number}. {step.kind.replace('_', ' ')}"
+        for kind in _cause_context(step.kind):
+            panels += _new(_kind_panels(analysis, kind, f"{label}, the member's own {kind.replace('_', ' ')}: ")[:1], drawn)
+        window = (step.start, step.end) if step.start is not None else None
+        panels += _new(_kind_panels(analysis, step.kind, f"{label}: ", window, inc.severity), drawn)
     if not panels:
         return None
-    first, last = min(f.start for f in findings), max(f.end for f in findings)
-    margin = max(dt.timedelta(seconds=60), (last - first) * 0.5)
-    start = max(first - margin, analysis.overview.first or first)
-    end = min(last + margin, analysis.overview.last or last)
-    culprits = analysis.logs is not None and any(k in WITH_COLLSCANS for k in kinds)
-    # The report prints each finding's title beside the picture.
-    return _draw(panels, analysis, start, end, findings=findings, extra_collscans=culprits, title="")
+    if inc.root_cause.kind == "operation" and analysis.logs is not None:
+        panels.insert(0, Panel(f"root cause: {COLLSCAN_RUNS.title}", runs=True))
+    start, end = _around(analysis, inc.start, inc.end)
+    return figure(panels[:MAX_PANELS], analysis, start, end, [Span(inc.start, inc.end, inc.severity, inc.id)])
+
+
+STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
+
+
+def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Optional[Figure]:
+    """The replica set across its nodes: each member's state as a coloured bar, each member's lag,
+    elections marked by a line and the member that took over; lag findings shaded."""
+    seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.series.columns)), None)
+    if seen is None or seen.overview.first is None:
+        return None
+    addresses = member_addresses(analyses, [self_members(a) for a in analyses])
+    name = lambda m: addresses.get((seen.node.replica_set, m), f"member {m}")  # noqa: E731
+    states = sorted(c for c in seen.series.columns if c.startswith("member_state."))
+    lags = [(c, name(c.removeprefix("member_lag_s.")), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
+    start, end = seen.overview.first, seen.overview.last
+    panels = [Panel("member state (green primary, blue secondary, red any other)")] + ([Panel("lag behind the primary, s", lags)] if lags else [])
+    spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind != "primary_change" and f.start is not None]
+    fig = figure(panels, seen, start, end, spans, title="Replica set: member states and lag as each node's FTDC saw them, elections marked")
+    _states(fig.axes[0], seen, states, name)
+    for f in cross_node:
+        if f.kind == "primary_change" and f.end is not None:
+            for ax in fig.axes:
+                ax.axvline(f.end, color="black", linewidth=1.2, linestyle="--")
+            fig.axes[0].annotate(f"election: {name(f.evidence.get('to_member'))} primary", xy=(f.end, 1.0), xycoords=("data", "axes fraction"),
+                                 xytext=(3, -10), textcoords="offset points", fontsize=7, ha="left", va="top",
+                                 bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
+    return fig
+
+
+def _states(ax, analysis: Analysis, columns: list[str], name) -> None:
+    """Each member's state as runs of one colour (a state holds for minutes; a bar per run, not per sample)."""
+    for y, column in enumerate(columns):
+        runs = (analysis.series.select(TIME_COLUMN, state=pl.col(column))
+                .with_columns(run=(pl.col("state") != pl.col("state").shift(1)).fill_null(True).cum_sum())
+                .group_by("run", maintain_order=True).agg(pl.col(TIME_COLUMN).first().alias("from"), pl.col(TIME_COLUMN).last().alias("to"),
+                                                          pl.col("state").first()))
+        for row in runs.iter_rows(named=True):
+            if row["state"] is not None:
+                ax.plot([row["from"], row["to"]], [y, y], linewidth=8, solid_capstyle="butt", color=STATE_COLORS.get(int(row["state"]), "#d62728"))
+    ax.set_yticks(range(len(columns)), [name(c.removeprefix("member_state.")) for c in columns], fontsize=7)
+    ax.set_ylim(-0.7, len(columns) - 0.3)
