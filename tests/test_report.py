@@ -7,6 +7,7 @@ import struct
 import subprocess
 import sys
 import warnings
+from html import escape
 from pathlib import Path
 
 import polars as pl
@@ -47,12 +48,12 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
     # Nothing that could reach a network: no scripts, links, or remote sources.
     assert "<script" not in page and "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
-    assert report.headline.split(":")[0] in page and "What to do" in page
+    assert all(escape(h) in page for h in report.headlines) and "What to do" in page
     problems = demo.problems
     cards = re.findall(r'<div class="finding (critical|warning)"', page)
     assert len(cards) == len(problems)
-    # Every problem has its own plot (a data: PNG), plus the timeline.
-    assert page.count('src="data:image/png;base64,') >= len(problems) + 1
+    # Every incident and every problem has its own plot (a data: PNG), plus the timeline.
+    assert page.count('src="data:image/png;base64,') >= len(demo.incidents) + len(problems) + 1
     assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
 
 
@@ -64,20 +65,25 @@ def test_markdown_writes_its_figures_beside_it(report, tmp_path):
     assert links and all((tmp_path / link).is_file() for link in links)
     assert set(written[1:]) == {tmp_path / link for link in links}
     assert text.startswith("# ftdc-analyze report") and "| shop.orders | aggregate | COLLSCAN |" in text
+    # Incidents first: the first figure and the first section after the headlines are the incident's.
+    assert text.index("## Incidents") < text.index("## Findings") and links[0].endswith("-i1.png")
 
 
 def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_path):
     path = tmp_path / "incident.json"
     write_report(report, path)
     doc = json.loads(path.read_text())
-    assert doc["schema_version"] == content.SCHEMA_VERSION == 1
-    assert set(doc) == {"schema_version", "generated", "title", "headline", "redacted", "nodes", "cross_node_findings"}
+    assert doc["schema_version"] == content.SCHEMA_VERSION == 2
+    assert set(doc) == {"schema_version", "generated", "title", "headlines", "redacted", "nodes", "cross_node_findings", "cross_node_incidents"}
     node = doc["nodes"][0]
     assert node["findings"] == demo.to_dict()["findings"] and node["node"]["host"] == "db-prod-01.example.net"
+    assert node["incidents"] == demo.to_dict()["incidents"] and len(node["headlines"]) == len(demo.incidents) == len(doc["headlines"])
+    ids = {f["id"] for f in node["findings"]}
+    assert all(f["id"] for f in node["findings"]) and all(set(i["finding_ids"]) <= ids for i in node["incidents"])
 
 
 def test_plots_carry_no_text_metadata(report):
-    figures = [report.nodes[0].timeline, *report.nodes[0].evidence.values()]
+    figures = [report.nodes[0].timeline, *report.nodes[0].evidence.values(), *(c.figure for c in report.incidents)]
     assert figures
     for figure in figures:
         assert not {"tEXt", "iTXt", "zTXt"} & set(png_chunks(figure.png))

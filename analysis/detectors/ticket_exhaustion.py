@@ -24,7 +24,7 @@ DETECTOR = Detector(
     kinds=(KIND,), method=__doc__,
     causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
     panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
-            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"), False)),
+            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
 )
 MIN_S = 5.0
 # Reliefs this short (a few tickets freed between waves) stay inside one episode.
@@ -105,7 +105,10 @@ def detect(ctx: Context) -> list[Finding]:
             available = int(rows[f"{rw}_tickets_available"].min() or 0)
             queue_cols = [c for c in (f"{rw}_ticket_queue", f"{rw}_queued", f"{rw}_ticket_waiters") if ctx.has(c)]
             peaks = {c: float(rows[c].max() or 0) for c in queue_cols}
-            queued_peak = max(peaks.values(), default=0.0)
+            # The queue's own gauges when the node has them: the mean waiters (from time queued) run
+            # higher than any sampled queue length, and the title must match the plotted queue.
+            gauges = [peaks[c] for c in queue_cols if not c.endswith("_waiters")]
+            queued_peak = max(gauges or peaks.values(), default=0.0)
             latency = f"{op}_latency_ms"
             lat_peak = float(rows[latency].max()) if ctx.has(latency) and rows[latency].max() is not None else None
             lat_base = ctx.baseline(latency, window.start) if ctx.has(latency) else None

@@ -18,7 +18,7 @@ from ftdc.atomic import replacing
 from ..analyze import Analysis
 from ..findings import Finding
 from ..nodes import node_name, unfolded
-from . import content, html, markdown
+from . import content, html, markdown, plots
 from .redact import Redactor, redact_all
 
 __all__ = ["FORMATS", "Redactor", "build_report", "redact_all", "write_key", "write_report"]
@@ -32,7 +32,8 @@ def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (
     analyses, cross_node = list(analyses), list(cross_node)
     names = [node_name(a, i) for i, a in enumerate(analyses)]
     cross_incidents = unfolded(analyses, cross_node) if analyses and cross_node else []
-    return content.build([content.node_section(a, n) for a, n in zip(analyses, names)], cross_node, cross_incidents, redacted=redacted)
+    sections = [content.node_section(a, n, plots.member_names(analyses, a)) for a, n in zip(analyses, names)]
+    return content.build(sections, cross_node, cross_incidents, redacted=redacted)
 
 
 def write_key(redactor: Redactor, path: str | os.PathLike) -> None:

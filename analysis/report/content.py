@@ -174,16 +174,17 @@ def methods() -> list[tuple[str, str]]:
     return out
 
 
-def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str) -> list[IncidentCard]:
-    """A card per incident (the first MAX_CARDS; all are in the JSON), each with the plot of its own chain and window."""
+def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]) -> list[IncidentCard]:
+    """A card per incident (the first MAX_CARDS; all are in the JSON), each with the plot of its own chain and window;
+    `members` names the replica set's members by address (`plots.member_names`)."""
     return [IncidentCard(i, node, incident_headline(i, node),
-                         _figure(plots.incident(analysis, i), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
+                         _figure(plots.incident(analysis, i, members), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
             for i in incidents[:MAX_CARDS]]
 
 
-def node_section(analysis: Analysis, name: str) -> NodeSection:
+def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
     slug = _slug(name)
-    cards = incident_cards(analysis, analysis.incidents, name, slug)
+    cards = incident_cards(analysis, analysis.incidents, name, slug, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
     return NodeSection(
         name=name,
@@ -208,7 +209,8 @@ def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_inc
     nodes = ", ".join(s.name for s in sections)
     analyses = [s.analysis for s in sections]
     replica_set = next((a.node.replica_set for a in analyses if a.node.replica_set), None) or "across nodes"
-    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set, "replica-set") if sections else []
+    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set, "replica-set", plots.member_names(analyses, analyses[0])) \
+        if sections else []
     several = len(sections) > 1
     # Several nodes: one headline per incident; a node without any says so in one line only when every node is quiet.
     headlines = [h for s in sections for h in (s.headlines if s.incidents or not several else [])] + [c.headline for c in cross_cards]

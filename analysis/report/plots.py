@@ -21,6 +21,7 @@ import polars as pl
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
+from PIL import Image
 
 from ftdc.frames import TIME_COLUMN
 
@@ -40,8 +41,10 @@ MAX_PANELS = 7
 SEVERITY_COLORS = {"critical": "#d62728", "warning": "#ff9f1c"}
 COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
 SHADE = "#999999"
-# No "Software" or other text chunks: a redacted report must not carry anything in its PNGs' metadata.
-PNG_METADATA = {"Software": None}
+# Plots are a few flat colours: a palette of this many keeps them legible at a quarter of the bytes
+# (a report is attached to tickets). The re-encoding also writes no text chunk, so no PNG carries
+# metadata ("Software" or other) that a redacted report could leak.
+PALETTE = 64
 
 
 def downsample(frame: pl.DataFrame, columns: list[str], start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> pl.DataFrame:
@@ -184,7 +187,7 @@ def _title(ax, text: str) -> None:
 
 def _legend(ax, count: int) -> None:
     """Above the panel's right end, beside its title: never over the data."""
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, ncols=min(6, count), frameon=False,
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, ncols=min(8, count), frameon=False,
               borderaxespad=0.1, handlelength=1.5, columnspacing=1.0)
 
 
@@ -202,8 +205,7 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> 
     for row in scans.select("started", "ts", "ns").iter_rows():
         y = namespaces.index(row[2] or "?")
         ax.plot([row[0], max(row[1], row[0] + least)], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
-    ax.set_yticks(range(len(namespaces)), namespaces, fontsize=7)
-    ax.set_ylim(-0.7, len(namespaces) - 0.3)
+    _rows(ax, namespaces)
 
 
 def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
@@ -233,12 +235,13 @@ def _labels(spans: list[Span], start: dt.datetime, end: dt.datetime, width_px: f
 def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "") -> Figure:
     """`panels` stacked on one UTC time axis over [start, end], `spans` shaded and labelled."""
     rows = max(len(panels), 1)
-    height = TOP_IN + BOTTOM_IN + rows * PANEL_IN + (rows - 1) * GAP_IN
+    top_in = TOP_IN + (0.3 if title else 0)  # a figure's title above the first panel's
+    height = top_in + BOTTOM_IN + rows * PANEL_IN + (rows - 1) * GAP_IN
     # A Figure of its own, not pyplot's: no backend is chosen or changed (a notebook's
     # inline plots keep working) and nothing stays registered after the PNG is saved.
     fig = Figure(figsize=(WIDTH_IN, height))
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
-    fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - TOP_IN / height, bottom=BOTTOM_IN / height,
+    fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - top_in / height, bottom=BOTTOM_IN / height,
                         hspace=GAP_IN / PANEL_IN)
     columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
     frame = downsample(analysis.series, columns, start, end)
@@ -250,8 +253,9 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         for column, name, color in panel.columns:
             _band(ax, frame, column, name, color)
         if panel.log_scale:
+            # Up to 10 at least: below one decade symlog labels its one tick with an offset the margin cuts.
             ax.set_yscale("symlog", linthresh=1)
-            ax.set_ylim(bottom=0)
+            ax.set_ylim(bottom=0, top=max(10, ax.get_ylim()[1]))
         _thresholds(ax, analysis, frame, panel.thresholds)
         _shade_checkpoints(ax, share, start, end)
         _title(ax, panel.title)
@@ -268,14 +272,15 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
                          fontsize=7, color="#a00", ha="left", va="top",
                          bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     if title:
-        fig.suptitle(title, x=0.01, ha="left", fontsize=10)
+        fig.suptitle(title, x=0.01, y=1 - 0.08 / height, ha="left", va="top", fontsize=10)
     return fig
 
 
 def png(fig: Figure) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, metadata=PNG_METADATA)
-    return buffer.getvalue()
+    drawn, out = io.BytesIO(), io.BytesIO()
+    fig.savefig(drawn, format="png", dpi=DPI)
+    Image.open(drawn).convert("RGB").quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE).save(out, format="PNG", optimize=True)
+    return out.getvalue()
 
 
 def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
@@ -305,14 +310,27 @@ def _matching(have: list[str], wanted: Sequence[str]) -> list[str]:
     return out
 
 
-def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning") -> list[Panel]:
+MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
+
+
+def _label(column: str, members: dict[str, str]) -> str:
+    """A series' legend: a replica-set member's column by the member's address when known."""
+    prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
+    if prefix is None:
+        return column.replace("_", " ")
+    member = column.removeprefix(prefix)
+    return members.get(member, f"member {member}")
+
+
+def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning",
+                 members: Optional[dict[str, str]] = None) -> list[Panel]:
     """The evidence panels the kind's detector record declares, with the columns this node has."""
     panels = []
     record = RECORDS.get(kind)
     for title, wanted, log_scale in record.panels if record else ():
         columns = _matching(analysis.series.columns, wanted)
         if columns:
-            panels.append(Panel(f"{label}{title}", [(c, c.replace("_", " "), None) for c in columns],
+            panels.append(Panel(f"{label}{title}", [(c, _label(c, members or {}), None) for c in columns],
                                 thresholds=[_THRESHOLDS[c] for c in columns if c in _THRESHOLDS], log_scale=log_scale,
                                 window=window, severity=severity))
     return panels
@@ -348,18 +366,19 @@ def _cause_context(kind: str) -> list[str]:
     return [k for k, effects in LINKS.items() if kind in effects and not RECORDS[k].cross_node]
 
 
-def incident(analysis: Analysis, inc: Incident) -> Optional[Figure]:
+def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]] = None) -> Optional[Figure]:
     """The incident's chain on one time axis: the root cause's operations first, then each step's
-    evidence in chain order (cause above effect), each marked with its own window, the incident's shaded."""
+    evidence in chain order (cause above effect), each marked with its own window, the incident's shaded.
+    `members`: replica-set member index -> address (`member_names`), for the lag and state legends."""
     if inc.start is None:
         return None
     panels, drawn = [], set()
     for number, step in enumerate(inc.chain, 1):
         label = f"{number}. {step.kind.replace('_', ' ')}"
         for kind in _cause_context(step.kind):
-            panels += _new(_kind_panels(analysis, kind, f"{label}, the member's own {kind.replace('_', ' ')}: ")[:1], drawn)
+            panels += _new(_kind_panels(analysis, kind, f"{label}, this member's own ")[:1], drawn)
         window = (step.start, step.end) if step.start is not None else None
-        panels += _new(_kind_panels(analysis, step.kind, f"{label}: ", window, inc.severity), drawn)
+        panels += _new(_kind_panels(analysis, step.kind, f"{label}: ", window, inc.severity, members), drawn)
     if not panels:
         return None
     if inc.root_cause.kind == "operation" and analysis.logs is not None:
@@ -371,32 +390,37 @@ def incident(analysis: Analysis, inc: Incident) -> Optional[Figure]:
 STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
 
 
+def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]:
+    """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
+    addresses = member_addresses(analyses, [self_members(a) for a in analyses])
+    return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
+
+
 def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Optional[Figure]:
     """The replica set across its nodes: each member's state as a coloured bar, each member's lag,
     elections marked by a line and the member that took over; lag findings shaded."""
     seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.series.columns)), None)
     if seen is None or seen.overview.first is None:
         return None
-    addresses = member_addresses(analyses, [self_members(a) for a in analyses])
-    name = lambda m: addresses.get((seen.node.replica_set, m), f"member {m}")  # noqa: E731
+    names = member_names(analyses, seen)
     states = sorted(c for c in seen.series.columns if c.startswith("member_state."))
-    lags = [(c, name(c.removeprefix("member_lag_s.")), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
-    start, end = seen.overview.first, seen.overview.last
+    lags = [(c, _label(c, names), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
     panels = [Panel("member state (green primary, blue secondary, red any other)")] + ([Panel("lag behind the primary, s", lags)] if lags else [])
     spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind != "primary_change" and f.start is not None]
-    fig = figure(panels, seen, start, end, spans, title="Replica set: member states and lag as each node's FTDC saw them, elections marked")
-    _states(fig.axes[0], seen, states, name)
+    fig = figure(panels, seen, seen.overview.first, seen.overview.last, spans,
+                 title="Replica set: member states and lag as each node's FTDC saw them, elections marked")
+    _states(fig.axes[0], seen, states, names)
     for f in cross_node:
         if f.kind == "primary_change" and f.end is not None:
             for ax in fig.axes:
                 ax.axvline(f.end, color="black", linewidth=1.2, linestyle="--")
-            fig.axes[0].annotate(f"election: {name(f.evidence.get('to_member'))} primary", xy=(f.end, 1.0), xycoords=("data", "axes fraction"),
-                                 xytext=(3, -10), textcoords="offset points", fontsize=7, ha="left", va="top",
+            fig.axes[0].annotate(f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary", xy=(f.end, 1.0),
+                                 xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=7, ha="left", va="top",
                                  bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     return fig
 
 
-def _states(ax, analysis: Analysis, columns: list[str], name) -> None:
+def _states(ax, analysis: Analysis, columns: list[str], names: dict[str, str]) -> None:
     """Each member's state as runs of one colour (a state holds for minutes; a bar per run, not per sample)."""
     for y, column in enumerate(columns):
         runs = (analysis.series.select(TIME_COLUMN, state=pl.col(column))
@@ -406,5 +430,13 @@ def _states(ax, analysis: Analysis, columns: list[str], name) -> None:
         for row in runs.iter_rows(named=True):
             if row["state"] is not None:
                 ax.plot([row["from"], row["to"]], [y, y], linewidth=8, solid_capstyle="butt", color=STATE_COLORS.get(int(row["state"]), "#d62728"))
-    ax.set_yticks(range(len(columns)), [name(c.removeprefix("member_state.")) for c in columns], fontsize=7)
-    ax.set_ylim(-0.7, len(columns) - 0.3)
+    _rows(ax, [_label(c, names) for c in columns])
+
+
+def _rows(ax, names: list[str]) -> None:
+    """One bar row per name, the name written inside the panel above its row (the left margin cannot hold an address)."""
+    for y, name in enumerate(names):
+        ax.text(0.003, y + 0.22, name, transform=ax.get_yaxis_transform(), fontsize=7, ha="left", va="bottom",
+                bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
+    ax.set_yticks([])
+    ax.set_ylim(-0.6, len(names) - 0.2)
