@@ -30,6 +30,7 @@ GAP_PERIODS = 3
 PERIOD_WINDOW = 5
 OP_CLASSES = ("reads", "writes", "commands", "transactions")
 OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
+WAITERS = {"read": "readers", "write": "writers"}  # who queues for each kind of ticket (globalLock.currentQueue's names)
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,8 @@ def _columns_per_resource() -> list[Column]:
                    lambda t=t: pl.col(t + "queue_length")),
             Column(f"{rw}_ticket_waiters", "count", f"mean operations waiting for a {rw} ticket over the interval (ΔtotalTimeQueuedMicros / Δt)",
                    (t + "queued_micros",), lambda t=t: rate(t + "queued_micros") / 1e6),
-            Column(f"{rw}_queued", "count", f"{rw}ers queued on the global lock (globalLock.currentQueue)", (f"queue.{rw}ers",),
-                   lambda rw=rw: pl.col(f"queue.{rw}ers")),
+            Column(f"{rw}_queued", "count", f"{WAITERS[rw]} queued on the global lock (globalLock.currentQueue)", (f"queue.{WAITERS[rw]}",),
+                   lambda rw=rw: pl.col(f"queue.{WAITERS[rw]}")),
         ]
     return out
 

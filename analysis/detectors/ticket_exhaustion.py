@@ -15,6 +15,7 @@ import polars as pl
 
 from ..context import Context, major_minor
 from ..findings import Finding
+from ..series import WAITERS
 from ..text import duration, span
 from .record import Detector
 from ..windows import sustained
@@ -31,7 +32,6 @@ MIN_S = 5.0
 MERGE_S = 15.0
 CRITICAL_S = 60.0
 OP_OF = {"read": "reads", "write": "writes"}
-WAITERS = {"read": "readers", "write": "writers"}
 # The fixed pool size before 7.0: what "stop probing" advises, only to a pool smaller than it.
 FIXED_POOL = 128
 

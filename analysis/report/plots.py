@@ -30,6 +30,7 @@ from ..detectors import LINKS, RECORDS
 from ..findings import Finding
 from ..incidents import Incident
 from ..nodes import member_addresses, self_members
+from ..series import WAITERS
 
 WIDTH_IN, DPI = 11.0, 90
 PIXELS = int(WIDTH_IN * DPI)
@@ -162,7 +163,7 @@ def _panels(analysis: Analysis) -> list[Panel]:
     tickets = []
     for rw in ("read", "write"):
         tickets += [(c, label, None) for c, label in ((f"{rw}_tickets_out", f"{rw} out"), (f"{rw}_tickets_available", f"{rw} available"),
-                                                     (f"{rw}_queued", f"{rw}ers queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
+                                                     (f"{rw}_queued", f"{WAITERS[rw]} queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
     if tickets:
         panels.append(Panel("tickets and queues", tickets))
     return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])
