@@ -18,7 +18,7 @@ from ..findings import Culprit, Finding, jsonable
 from ..incidents import Incident
 from ..text import duration
 from .content import Figure, IncidentCard, NodeSection, Report
-from .culprit_table import HEADERS, cells
+from .culprit_table import HEADERS, NOTE, cells
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 20px 40px;color:#1d1d1f}
@@ -58,7 +58,7 @@ def _culprits(culprits: list[Culprit]) -> str:
                    for c in culprits)
     example = next((c.example for c in culprits if c.example), None)
     example_html = f"<details><summary>example command of the top culprit</summary><pre>{escape(example)}</pre></details>" if example else ""
-    return f"<table class=culprits><tr>{head}</tr>{rows}</table>{example_html}"
+    return f"<table class=culprits><tr>{head}</tr>{rows}</table><p class=window>{escape(NOTE)}</p>{example_html}"
 
 
 def finding_html(finding: Finding, number: Optional[int] = None, figure: Optional[Figure] = None) -> str:
