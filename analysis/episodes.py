@@ -110,8 +110,10 @@ def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str,
 
 def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:
     kinds = by_kind(findings)
-    chain = order(kinds)
     causes = rank_causes(analysis, findings)
+    # The story starts where the root cause acts: the kinds of the findings it names lead, in causal order.
+    named = {f.kind for f in findings if f.id in causes[0].findings}
+    chain = sorted(order(kinds), key=lambda k: k not in named)
     steps = [_step(k, same) for k in chain for same in by_resource(kinds[k])]
     in_time = sorted(findings, key=lambda f: (f.start is None, f.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc)))
     return Incident(

@@ -89,6 +89,7 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
     out = []
     for culprit, ids in sorted(held.values(), key=lambda v: -v[0].held_s):
         total, recs = culprit.held_s, culprit.recommendations
+        runs = f"{culprit.count} run{'s' if culprit.count != 1 else ''}"
         out.append(RootCause(
             kind="operation",
             summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {culprit.count} run(s), "
@@ -98,6 +99,7 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
                       "concurrency": round(total / seconds, 2) if seconds > 0 else None},
             recommendations=recs,
             findings=list(dict.fromkeys(ids)),
+            headline=f"COLLSCAN {culprit.command or 'queries'} on {culprit.ns or 'an unknown namespace'} ({runs}, up to {duration(culprit.max_ms / 1000)})",
         ))
     return out
 

@@ -165,7 +165,7 @@ def test_an_operation_that_held_the_window_is_the_root_cause_and_its_fix_comes_f
     checkpoint = finding("checkpoint_stall", 30, 200, recs=("checkpoint advice",))
     [incident] = incidents([tickets, checkpoint])
     assert incident.root_cause.kind == "operation" and incident.root_cause.evidence["ns"] == "shop.orders"
-    assert incident.title.startswith("COLLSCANs of shop.orders") and "→" in incident.title
+    assert incident.title.startswith("COLLSCAN find on shop.orders (1 run, up to 4 min 50 s)") and "→" in incident.title
     assert incident.recommendations[0].startswith("Give shop.orders an index")
     assert incident.recommendations.index("checkpoint advice") > incident.recommendations.index("ticket_exhaustion advice")
 
@@ -201,7 +201,8 @@ def test_a_configuration_outlier_outranks_the_write_load_and_only_where_it_bears
     node = Node(thresholds=defaults(checkpoint_interval=(1, "getParameter (8.0 periodic metadata).syncdelay=1")), series=writes_series())
     [incident] = incidents([finding("checkpoint_stall", 0, 240), finding("cache_pressure", 30, 200)], node)
     assert incident.root_cause.kind == "configuration" and incident.root_cause.evidence["setting"] == "checkpoint_interval"
-    assert "syncdelay=1" in incident.root_cause.summary and "syncdelay back to 60" in incident.recommendations[0]
+    assert "syncdelay=1" in incident.root_cause.summary and "write load" in incident.root_cause.summary
+    assert incident.recommendations[0].startswith("Set syncdelay back to the default 60 s")
     assert [c.kind for c in incident.candidates] == ["workload"]  # the write load, second, with its evidence
     assert incident.candidates[0].evidence["writes_per_s"] == 800
     # The interval has nothing to do with a read-ticket window.
