@@ -39,13 +39,8 @@ def finding_html(finding: "Finding") -> str:
 
 
 def incident_html(incident: "Incident") -> str:
-    """Title, root cause, the chain and the recommendations; the report's cards draw its plot."""
-    chain = "".join(f"<li>{escape(step.text)} <small>({escape(', '.join(step.findings))})</small></li>" for step in incident.chain)
-    recs = "".join(f"<li>{escape(r)}</li>" for r in incident.recommendations)
-    window = f"{format_time(incident.start)} – {format_time(incident.end)}"
-    return _styled(f'<div class="finding {incident.severity}"><h3>{escape(incident.id)}. {escape(incident.title)}</h3>'
-                   f'<div class="window">{escape(window)}</div><p><b>Root cause ({escape(incident.root_cause.kind)})</b>: '
-                   f"{escape(incident.root_cause.summary)}</p><ol>{chain}</ol><ul>{recs}</ul></div>")
+    """The report's incident card (its plot needs the node's series: the report draws it)."""
+    return _styled(html.incident_html(incident))
 
 
 def analysis_html(analysis: "Analysis") -> str:

@@ -1,7 +1,8 @@
 """The demo's HTML report as a person sees it: opened in headless Chromium (Debian's
 `chromium`, which `.ci/run` installs when it is missing) over the DevTools protocol.
 
-It must render (title, headline, every finding card's plot decoded and laid out),
+It must render (title, one headline per incident, the incident cards first, the first of them on
+the first screen, then the finding cards, every card's plot decoded and laid out),
 log no console error or exception, and request nothing but `file:` and `data:` URLs.
 Without Chromium the test is skipped locally and fails under CI=true.
 
@@ -239,15 +240,26 @@ def png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-# Each finding card outside a closed <details> (the context findings), with its plot as laid out.
-CARDS = """(() => [...document.querySelectorAll('.finding')].filter(card => !card.closest('details')).map(card => {
+# Each card's plot as laid out: decoded, sized, visible.
+PLOT = """const plot = card => {
   const img = card.querySelector(':scope > img.plot');
-  if (!img) return {kind: card.dataset.kind, plot: null};
+  if (!img) return null;
   const box = img.getBoundingClientRect(), style = getComputedStyle(img);
-  return {kind: card.dataset.kind, plot: {alt: img.alt, complete: img.complete, naturalWidth: img.naturalWidth,
-    naturalHeight: img.naturalHeight, width: box.width, height: box.height, display: style.display,
-    visibility: style.visibility, opacity: style.opacity}};
-}))()"""
+  return {alt: img.alt, complete: img.complete, naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight,
+          width: box.width, height: box.height, display: style.display, visibility: style.visibility, opacity: style.opacity};
+};"""
+# Each finding card outside a closed <details> (the context findings), with its plot.
+CARDS = f"""(() => {{ {PLOT} return [...document.querySelectorAll('.finding')].filter(card => !card.closest('details'))
+  .map(card => ({{kind: card.dataset.kind, top: card.getBoundingClientRect().top + scrollY, plot: plot(card)}})); }})()"""
+# Each incident card, where it starts on the page, with its plot.
+INCIDENTS = f"""(() => {{ {PLOT} return [...document.querySelectorAll('.incident')]
+  .map(card => ({{id: card.dataset.id, top: card.getBoundingClientRect().top + scrollY, plot: plot(card)}})); }})()"""
+
+
+def assert_laid_out(plot: dict) -> None:
+    assert plot["complete"] and plot["naturalWidth"] > 0 and plot["naturalHeight"] > 0, plot
+    assert plot["width"] > 0 and plot["height"] > 0, plot
+    assert plot["display"] != "none" and plot["visibility"] == "visible" and float(plot["opacity"]) > 0, plot
 
 
 @pytest.fixture(scope="module")
@@ -267,8 +279,9 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
     with Chromium(chromium) as browser:
         browser.open(path.as_uri())
         state = browser.evaluate("({title: document.title, readyState: document.readyState, "
-                                 "headline: document.querySelector('p.headline')?.innerText ?? null, "
-                                 "headlineHeight: document.querySelector('p.headline')?.getBoundingClientRect().height ?? 0})")
+                                 "headlines: [...document.querySelectorAll('ul.headline li')].map(li => li.innerText), "
+                                 "headlineHeight: document.querySelector('ul.headline')?.getBoundingClientRect().height ?? 0})")
+        incidents = browser.evaluate(INCIDENTS)
         cards = browser.evaluate(CARDS)
         png = browser.screenshot(full_page=True)
         errors, requests = browser.errors(), browser.requests()
@@ -276,19 +289,23 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
 
     assert state["readyState"] == "complete"
     assert state["title"] == report.title
-    assert state["headline"] and state["headline"].strip() == report.headline.strip() and state["headlineHeight"] > 0
+    assert [h.strip() for h in state["headlines"]] == [h.strip() for h in report.headlines] and state["headlineHeight"] > 0
 
-    # One card per carded finding, in order, each with its incident's evidence plot decoded and on the page.
+    # The incidents come first: one card each, in order, the first on the first screen, each with the plot of its chain.
+    assert [c["id"] for c in incidents] == [c.incident.id for c in report.incidents] and incidents
+    assert incidents[0]["top"] < browser.height and all(c["top"] < cards[0]["top"] for c in incidents)
+    for card in incidents:
+        assert card["plot"] is not None, card
+        assert_laid_out(card["plot"])
+
+    # Then one card per carded finding, in order, each with the plot of its own window decoded and on the page.
     assert [c["kind"] for c in cards] == [section.findings[i].kind for i in section.carded]
     assert len(cards) >= 1
     for card, index in zip(cards, section.carded):
         plot = card["plot"]
         assert (plot is not None) == (index in section.evidence), card
-        if plot is None:
-            continue
-        assert plot["complete"] and plot["naturalWidth"] > 0 and plot["naturalHeight"] > 0, plot
-        assert plot["width"] > 0 and plot["height"] > 0, plot
-        assert plot["display"] != "none" and plot["visibility"] == "visible" and float(plot["opacity"]) > 0, plot
+        if plot is not None:
+            assert_laid_out(plot)
     assert any(c["plot"] for c in cards)
 
     assert errors == [], errors
@@ -304,4 +321,3 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
     image = Image.open(io.BytesIO(png)).convert("L")
     low, high = image.getextrema()
     assert high - low > 100, "a blank screenshot"
-
