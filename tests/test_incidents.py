@@ -306,7 +306,8 @@ def test_the_demo_is_one_incident_in_time_order():
     starts = [f.start for f in incident.findings]
     assert starts == sorted(starts)
     assert result.incidents_frame().height == 1 and result.findings_frame()["id"].to_list() == [f.id for f in result.findings]
-    assert "<h3>I1." in incident._repr_html_()
+    card = incident._repr_html_()  # the report's incident card: severity badge, then id and title
+    assert card.index("<h3>") < card.index("I1. ") < card.index("</h3>") and 'class="incident critical"' in card
 
 
 def test_redacted_incidents_are_told_from_the_redacted_findings():
