@@ -156,3 +156,20 @@ def test_cli_redacts_terminal_json_and_report_and_writes_the_key(tmp_path):
     assert json.loads(as_json.stdout)["node"]["host"] == "host-1"
     lonely = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--redact-key", str(key)], capture_output=True, text=True, cwd=ROOT)
     assert lonely.returncode == 2 and "--redact-key needs --redact" in lonely.stderr
+
+
+def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_included(tmp_path):
+    """Two of three members: the third one's lag stays an incident of the replica set's own (C1), told from the redacted findings."""
+    scenario = DEMO / "scenarios" / "replica-set"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze_nodes([scenario / "node1" / "diagnostic.data", scenario / "node2" / "diagnostic.data"], scenario)
+    assert result.incidents and any(i.chain for i in result.incidents)
+    secrets = ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net", "rs-prod", "app.events"]
+    plain = leaks(result.nodes, tmp_path)
+    assert all(s in plain for s in secrets[:2])
+    redactor, files = redacted_reports(result.nodes, result.cross_node, tmp_path)
+    assert_clean(files, secrets)
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert [i["id"] for i in doc["cross_node_incidents"]] == [i.id for i in result.incidents]
+    assert '<h2>Replica set</h2><img class="plot"' in (tmp_path / "report.html").read_text()
