@@ -40,7 +40,7 @@ CULPRIT = pa.struct([
     ("ns", pa.string()), ("plan_summary", pa.string()), ("shape", pa.string()), ("query_hash", pa.string()), ("count", pa.int64()),
     ("overlap_s", pa.float64()), ("share", pa.float64()), ("max_ms", pa.int64()), ("example", pa.string()), ("collscan", pa.bool_()),
     ("command", pa.string()), ("held_s", pa.float64()), ("first_started", TIME), ("last_ended", TIME),
-    ("recommendations", pa.list_(pa.string())),
+    ("recommendations", pa.list_(pa.string())), ("failed", pa.int64()), ("error", pa.string()),
 ])
 FINDINGS_SCHEMA = pa.schema([
     ("node", pa.string()),  # the node's stable key (ftdc.dataset.node_key); null for a replica set's finding

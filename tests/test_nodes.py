@@ -81,7 +81,7 @@ def test_a_support_bundle_from_the_command_line(tmp_path):
     assert [n["node"]["host"] for n in doc["nodes"]] == ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net"]
     assert sorted(f["kind"] for f in doc["cross_node_findings"]) == ["primary_change", "replication_lag"]
     page = report.read_text()
-    assert "Across nodes" in page and page.count("<h2>rs1-") == 3
+    assert "<h2>Replica set</h2>" in page and page.count("<h2>rs1-") == 3
 
 
 def test_member_indices_are_named_within_their_own_replica_set(ftdc_samples):
