@@ -49,7 +49,7 @@ def analysis_html(analysis: "Analysis") -> str:
     head = (f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
             f"{escape(span)} · {view.samples:,} samples</p>")
     problems = analysis.problems
-    body = "".join(html.finding_html(f, n) for n, f in enumerate(problems, 1)) if problems else "<p>No problems found: no warning or critical finding.</p>"
+    body = "".join(map(html.finding_html, problems)) if problems else "<p>No problems found: no warning or critical finding.</p>"
     context = [f for f in analysis.findings if f.severity == "info"]
     if context:
         body += f"<details><summary>context ({len(context)})</summary><ul>" + "".join(f"<li>{escape(f.title)}</li>" for f in context) + "</ul></details>"

@@ -80,21 +80,22 @@ def worst(findings: list[Finding]) -> Finding:
 def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
     """The COLLSCANs attribution named as causes, one candidate per culprit, ranked by the time they held in the
     finding where they held the most (findings of one incident overlap: their times are not added)."""
-    held: dict[tuple, tuple[Culprit, list[str]]] = {}
+    held: dict[tuple, tuple[Culprit, list[str], Finding]] = {}
     for f in findings:
         for c in f.causes:
             key = (c.ns, c.command, c.shape or c.query_hash, c.collscan)
-            culprit, ids = held.get(key, (c, []))
-            held[key] = (culprit if culprit.held_s >= c.held_s else c, ids + [f.id])
+            culprit, ids, where = held.get(key, (c, [], f))
+            held[key] = (culprit, ids + [f.id], where) if culprit.held_s >= c.held_s else (c, ids + [f.id], f)
     out = []
-    for culprit, ids in sorted(held.values(), key=lambda v: -v[0].held_s):
+    for culprit, ids, where in sorted(held.values(), key=lambda v: -v[0].held_s):
         total, recs = culprit.held_s, culprit.recommendations
         runs = f"{culprit.count} run{'s' if culprit.count != 1 else ''}"
         out.append(RootCause(
             kind="operation",
             summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {culprit.count} run(s), "
                      f"longest {duration(culprit.max_ms / 1000)}" + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")),
-            evidence={"culprit": describe_culprit(culprit, seconds), "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
+            # Told in the window of the finding where it held the most: the numbers its culprit table shows.
+            evidence={"culprit": f"in {where.id}'s window: {describe_culprit(culprit, where.seconds)}", "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
                       "shape": culprit.shape, "query_hash": culprit.query_hash, "held_s": round(total, 1),
                       "concurrency": round(total / seconds, 2) if seconds > 0 else None},
             recommendations=recs,

@@ -144,6 +144,16 @@ def test_no_text_says_a_query_held_more_seconds_than_its_window(demo_page):
     assert "operation-seconds" in demo_page and "running at once" in demo_page
 
 
+def test_a_root_causes_culprit_is_told_with_its_findings_table_numbers(demo):
+    """The root cause names the finding whose window it describes, so its numbers are that finding's culprit row's."""
+    cause = demo.incidents[0].root_cause
+    text = cause.evidence["culprit"]
+    where = re.match(r"in (\w+)'s window: ", text).group(1)
+    [row] = [c for f in demo.findings if f.id == where for c in f.culprits if (c.ns, c.command) == (cause.evidence["ns"], cause.evidence["command"])]
+    said = float(re.search(r"([\d,.]+) operation-seconds", text).group(1).replace(",", ""))
+    assert abs(said - row.overlap_s) <= 0.5 and f"({row.share:.0%} of the time slow operations worked there)" in text
+
+
 @pytest.mark.parametrize("fmt", [".html", ".md"])
 def test_the_culprit_table_says_what_its_seconds_and_share_are_of(demo_report, tmp_path, fmt):
     path = tmp_path / f"r{fmt}"

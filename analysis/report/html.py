@@ -61,9 +61,9 @@ def _culprits(culprits: list[Culprit]) -> str:
     return f"<table class=culprits><tr>{head}</tr>{rows}</table><p class=window>{escape(NOTE)}</p>{example_html}"
 
 
-def finding_html(finding: Finding, number: Optional[int] = None, figure: Optional[Figure] = None) -> str:
-    """One finding: severity, title, window, explanation, plot, culprits, what to do, evidence."""
-    prefix = f"{number}. " if number is not None else ""
+def finding_html(finding: Finding, figure: Optional[Figure] = None) -> str:
+    """One finding: severity, id (as incidents and their chains name it), title, window, explanation, plot, culprits, what to do, evidence."""
+    prefix = f"{escape(finding.id)}. " if finding.id else ""
     window = f"{format_time(finding.start)} – {format_time(finding.end)} ({duration(finding.seconds)})" if finding.start else ""
     recs = "".join(f"<li>{escape(r)}</li>" for r in finding.recommendations)
     return (
@@ -119,7 +119,7 @@ def _node(section: NodeSection, several: bool) -> str:
     parts.append(f"<{h}>Findings (the detail of the incidents)</{h}>")
     if not section.carded:
         parts.append(f"<p>{escape(section.headlines[0])}</p>" if several else "<p>No warning or critical finding.</p>")
-    parts += [finding_html(section.findings[i], n, section.evidence.get(i)) for n, i in enumerate(section.carded, 1)]
+    parts += [finding_html(section.findings[i], section.evidence.get(i)) for i in section.carded]
     if section.listed:
         rows = "".join(f"<tr><td>{f.severity}</td><td>{escape(format_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(f.kind)}</td>"
                        f"<td>{escape(f.title)}</td></tr>" for f in section.listed)
@@ -127,7 +127,7 @@ def _node(section: NodeSection, several: bool) -> str:
                      f"<table class=more><tr><th>severity</th><th>start</th><th>for</th><th>kind</th><th>what happened</th></tr>{rows}</table>")
     if context:
         parts.append("<details><summary>context and what could not be checked "
-                     f"({len(context)})</summary>" + "".join(finding_html(f, None, section.evidence.get(i)) for i, f in context) + "</details>")
+                     f"({len(context)})</summary>" + "".join(finding_html(f, section.evidence.get(i)) for i, f in context) + "</details>")
     parts += [f"<{h}>Timeline</{h}>", _img(section.timeline), f"<{h}>Node</{h}>", _table(section.facts),
               f"<{h}>Data coverage</{h}>", _table(section.coverage)]
     return "".join(parts)
@@ -141,7 +141,7 @@ def render(report: Report) -> str:
             f"<h2>Incidents</h2>{_incidents(report.incidents)}" if report.incidents else ""]
     if several:
         body.append("<h2>Replica set</h2>" + _img(report.members)
-                    + "".join(finding_html(f, n) for n, f in enumerate(report.cross_node, 1)))
+                    + "".join(map(finding_html, report.cross_node)))
     body += [_node(section, several) for section in report.nodes]
     body.append("<h2>Methods</h2><dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods) + "</dl>")
     return (

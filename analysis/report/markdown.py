@@ -43,9 +43,8 @@ def _figure(figure: Figure, folder: str) -> str:
     return f"![{_cell(figure.caption)}]({folder}/{figure.name})\n"
 
 
-def _finding(f: Finding, number: int | None, figure: Figure | None, folder: str) -> str:
-    head = f"### {number}. " if number is not None else "### "
-    lines = [f"{head}{f.severity.upper()}: {_text(f.title)}", "",
+def _finding(f: Finding, figure: Figure | None, folder: str) -> str:
+    lines = [f"### {f.id}. {f.severity.upper()}: {_text(f.title)}", "",
              f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {format_time(f.start)} – {format_time(f.end)} ({duration(f.seconds)})", "",
              _text(f.explanation), ""]
     if figure:
@@ -125,7 +124,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
     several = len(report.nodes) > 1
     if several:
         out += ["## Replica set", ""] + ([_figure(report.members, folder.name)] if report.members else [])
-        out += [_finding(f, n, None, folder.name) for n, f in enumerate(report.cross_node, 1)]
+        out += [_finding(f, None, folder.name) for f in report.cross_node]
     for section in report.nodes:
         h = "###" if several else "##"
         if several:
@@ -133,7 +132,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         out += [f"{h} Findings (the detail of the incidents)", ""]
         if not section.carded:
             out += [_text(section.headlines[0]) if several else "No warning or critical finding.", ""]
-        out += [_finding(section.findings[i], n, section.evidence.get(i), folder.name) for n, i in enumerate(section.carded, 1)]
+        out += [_finding(section.findings[i], section.evidence.get(i), folder.name) for i in section.carded]
         if section.listed:
             out += [f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):", "",
                     "| severity | start | for | kind | what happened |", "|---|---|---|---|---|"]
