@@ -133,11 +133,15 @@ def test_findings_render_in_jupyter(demo):
 def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp_path):
     import dataclasses
 
-    many = [dataclasses.replace(f, start=f.start + dt.timedelta(hours=h)) for h in range(8) for f in demo.problems]
+    many = [dataclasses.replace(f, start=f.start + dt.timedelta(hours=h), end=f.end + dt.timedelta(hours=h)) for h in range(16) for f in demo.problems]
     busy = dataclasses.replace(demo, findings=sorted(many, key=analysis.Finding.rank))
+    busy.refresh_incidents()
     report = build_report([busy])
     section = report.nodes[0]
     assert len(section.carded) == content.MAX_CARDS == len(section.evidence) and len(section.listed) == len(many) - content.MAX_CARDS
+    # The incidents likewise: the most severe as cards with a headline each, then how many more.
+    assert len(busy.incidents) > content.MAX_CARDS and len(section.incidents) == content.MAX_CARDS
+    assert len(report.headlines) == content.MAX_CARDS + 1 and f"{len(busy.incidents) - content.MAX_CARDS} more incident(s)" in report.headlines[-1]
     path = tmp_path / "busy.html"
     write_report(report, path)
     page = path.read_text()

@@ -189,7 +189,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     return NodeSection(
         name=name,
         analysis=analysis,
-        headlines=[c.headline for c in cards] or [checked(analysis, name)],
+        headlines=[c.headline for c in cards] + _more(analysis.incidents, name) or [checked(analysis, name)],
         incidents=cards,
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
@@ -198,6 +198,12 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
     )
+
+
+def _more(incidents: list[Incident], node: str) -> list[str]:
+    """Beyond the cards, one line saying how many more (a week of short incidents is not forty headlines)."""
+    rest = len(incidents) - MAX_CARDS
+    return [f"{node}: {rest} more incident(s), each like one above, all of them in full in the JSON report."] if rest > 0 else []
 
 
 def _slug(text: str) -> str:
