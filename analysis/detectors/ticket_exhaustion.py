@@ -114,6 +114,9 @@ def detect(ctx: Context) -> list[Finding]:
             lat_base = ctx.baseline(latency, window.start) if ctx.has(latency) else None
             severity = "critical" if window.seconds >= CRITICAL_S or (total and queued_peak >= total) else "warning"
             queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
+            waiters = peaks.get(f"{rw}_ticket_waiters")
+            waiting_text = (f" (time queued says {waiters:,.0f} waiting on average over the worst interval: the queue between samples)"
+                            if gauges and waiters is not None and waiters > queued_peak else "")
             latency_text = (f" Mean {rw} latency reached {lat_peak:,.0f} ms" + (f" against {lat_base:,.1f} ms before." if lat_base is not None else "."))\
                 if lat_peak is not None else ""
             findings.append(Finding(
@@ -126,7 +129,7 @@ def detect(ctx: Context) -> list[Finding]:
                        else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
                       + f": {available} of {total} available{queue_text}",
                 explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
-                             f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}.{latency_text}"),
+                             f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
                 evidence={
                     "metrics": ctx.paths(*needed, *queue_cols, latency),
                     "tickets_total": total,
