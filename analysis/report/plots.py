@@ -35,6 +35,7 @@ from ..series import WAITERS
 WIDTH_IN, DPI = 11.0, 90
 PIXELS = int(WIDTH_IN * DPI)
 PANEL_IN = 1.6
+DETAIL_PANEL_IN = 1.2  # a finding's plot: the detail below the incidents, kept short
 # Fixed margins (inches): tight_layout measures every label twice and costs as much as drawing.
 LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.6, 0.5
 # An incident's figure draws this many panels at most: its cause's and effects' first.
@@ -108,8 +109,8 @@ def _shade_checkpoints(ax, share: np.ndarray, start: dt.datetime, end: dt.dateti
 
 def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tuple[str, str]]) -> None:
     """Each threshold as the step line it was, labelled in full with its value and source inside the
-    panel: the y range gets room above the highest, and a label close in height to the one before
-    goes to the other end of the panel."""
+    panel: the y range gets room above the highest. Labels sit at the right end (a window's label is
+    at its start, a quarter in); one close in height to the one before goes to the left end."""
     top, previous = ax.get_ylim()[1], None
     for column, name in names:
         values = frame[f"{column}_max"].drop_nulls() if f"{column}_max" in frame.columns else []
@@ -117,7 +118,7 @@ def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tup
             continue
         ax.plot(frame[TIME_COLUMN].to_list(), frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
         top, last = max(top, float(values.max()) * 1.18), float(values[-1])
-        right = previous is not None and not previous[1] and abs(last - previous[0]) < 0.1 * top
+        right = previous is None or not previous[1] or abs(last - previous[0]) >= 0.1 * top
         previous = (last, right)
         ax.annotate(f"{name} {last:g} % ({analysis.thresholds.source(name)})", xy=(1.0 if right else 0.0, last),
                     xycoords=("axes fraction", "data"), xytext=(-4 if right else 4, 2), textcoords="offset points",
@@ -233,17 +234,18 @@ def _labels(spans: list[Span], start: dt.datetime, end: dt.datetime, width_px: f
     return [(t, ", ".join(labels)) for t, labels in out]
 
 
-def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "") -> Figure:
-    """`panels` stacked on one UTC time axis over [start, end], `spans` shaded and labelled."""
+def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "",
+           panel_in: float = PANEL_IN) -> Figure:
+    """`panels` stacked on one UTC time axis over [start, end], each `panel_in` inches tall, `spans` shaded and labelled."""
     rows = max(len(panels), 1)
     top_in = TOP_IN + (0.3 if title else 0)  # a figure's title above the first panel's
-    height = top_in + BOTTOM_IN + rows * PANEL_IN + (rows - 1) * GAP_IN
+    height = top_in + BOTTOM_IN + rows * panel_in + (rows - 1) * GAP_IN
     # A Figure of its own, not pyplot's: no backend is chosen or changed (a notebook's
     # inline plots keep working) and nothing stays registered after the PNG is saved.
     fig = Figure(figsize=(WIDTH_IN, height))
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - top_in / height, bottom=BOTTOM_IN / height,
-                        hspace=GAP_IN / PANEL_IN)
+                        hspace=GAP_IN / panel_in)
     columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
     frame = downsample(analysis.series, columns, start, end)
     share = checkpoint_share(analysis, start, end)
@@ -356,7 +358,7 @@ def finding(analysis: Analysis, f: Finding) -> Optional[Figure]:
     if analysis.logs is not None and RECORDS[f.kind].attributed:  # _kind_panels found its record
         panels.append(COLLSCAN_RUNS)
     start, end = _around(analysis, f.start, f.end)
-    return figure(panels, analysis, start, end, [Span(f.start, f.end, f.severity, f.id)])
+    return figure(panels, analysis, start, end, [Span(f.start, f.end, f.severity, f.id)], panel_in=DETAIL_PANEL_IN)
 
 
 def _cause_context(kind: str) -> list[str]:
