@@ -255,17 +255,16 @@ def test_checkpoints_show_beneath_a_findings_shading(demo):
     canvas.draw()
     pixels = np.asarray(canvas.buffer_rgba())[:, :, :3].astype(int)
     ax = fig.axes[0]
-    middle = checkpoint.start + (checkpoint.end - checkpoint.start) / 2
-    x = int(ax.transData.transform((mdates.date2num(middle), 0))[0])
-    before = int(ax.transData.transform((mdates.date2num(stall.start - dt.timedelta(seconds=30)), 0))[0])
+    row = pixels.shape[0] - 1 - int(ax.transAxes.transform((0, plots.STRIP / 2))[1])
 
-    def at(px: int, fraction: float):
-        y = int(ax.transAxes.transform((0, fraction))[1])
-        return pixels[pixels.shape[0] - 1 - y, px]
+    def strip(start: dt.datetime, end: dt.datetime) -> np.ndarray:
+        """The strip's median colour across [start, end] (a data line may cross it here and there)."""
+        xs = [int(ax.transData.transform((mdates.date2num(start + (end - start) * k / 20), 0))[0]) for k in range(1, 20)]
+        return np.median(pixels[row, xs], axis=0)
 
-    strip = at(x, plots.STRIP / 2)
-    assert strip.max() < 140 and abs(strip[0] - strip[2]) < 40  # dark grey, not the finding's red
-    assert at(before, plots.STRIP / 2).min() > 200  # no checkpoint there: the strip is empty
+    during = strip(checkpoint.start, checkpoint.end)
+    assert during.max() < 140 and abs(during[0] - during[2]) < 40  # dark grey, not the finding's red
+    assert strip(stall.start - dt.timedelta(seconds=40), stall.start - dt.timedelta(seconds=20)).min() > 200  # no checkpoint there
 
 
 def test_the_4_2_write_queue_is_plotted(ftdc_samples):

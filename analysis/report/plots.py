@@ -97,8 +97,17 @@ _CHECKPOINT_STRIP = ListedColormap([(0.35, 0.35, 0.35, a) for a in np.linspace(0
 STRIP = 0.05  # the share of a panel's height the checkpoint strip along its foot takes
 
 
+def _below_the_data(ax) -> None:
+    """Extends the y range down by the strip's height (in the panel's own scale, linear or symlog),
+    so no series drawn at zero covers the checkpoint strip."""
+    scale = ax.yaxis.get_transform()
+    low, high = scale.transform(ax.get_ylim())
+    ax.set_ylim(bottom=scale.inverted().transform(low - (high - low) * STRIP / (1 - STRIP)))
+
+
 def _shade_checkpoints(ax, share: np.ndarray, start: dt.datetime, end: dt.datetime) -> None:
     if share.any():
+        _below_the_data(ax)
         edges = mdates.date2num([start, end])
         limits = ax.get_ylim()  # the data's own; the shade must not rescale the panel
         for cmap, top in ((_CHECKPOINT_SHADE, 1), (_CHECKPOINT_STRIP, STRIP)):
