@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
@@ -60,10 +61,15 @@ def downsample(frame: pl.DataFrame, columns: list[str], start: dt.datetime, end:
     )
 
 
+def _times(frame: pl.DataFrame) -> np.ndarray:
+    """The frame's times as numpy datetime64 in UTC: matplotlib converts those in bulk, Python datetimes one by one."""
+    return frame[TIME_COLUMN].dt.replace_time_zone(None).to_numpy()
+
+
 def _band(ax, frame: pl.DataFrame, column: str, label: str, color: Optional[str] = None) -> None:
     if f"{column}_min" not in frame.columns:
         return
-    t = frame[TIME_COLUMN].to_list()
+    t = _times(frame)
     lo, hi = frame[f"{column}_min"].to_numpy(), frame[f"{column}_max"].to_numpy()
     ax.fill_between(t, lo, hi, color=color, alpha=0.35, linewidth=0, step="post")
     ax.plot(t, hi, color=color, linewidth=0.8, label=label, drawstyle="steps-post")
@@ -125,7 +131,7 @@ def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tup
         values = frame[f"{column}_max"].drop_nulls() if f"{column}_max" in frame.columns else []
         if not len(values):
             continue
-        ax.plot(frame[TIME_COLUMN].to_list(), frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
+        ax.plot(_times(frame), frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
         top, last = max(top, float(values.max()) * 1.18), float(values[-1])
         right = previous is None or not previous[1] or abs(last - previous[0]) >= 0.1 * top
         previous = (last, right)
@@ -155,6 +161,11 @@ class Span:
     end: dt.datetime
     severity: str
     label: str
+
+
+# The threshold each cache series is held against (series column, threshold name).
+_THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
+               "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
 
 
 COLLSCAN_RUNS = Panel("COLLSCAN operations in the log (bar = run time)", runs=True)
@@ -251,7 +262,7 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
     height = top_in + BOTTOM_IN + rows * panel_in + (rows - 1) * GAP_IN
     # A Figure of its own, not pyplot's: no backend is chosen or changed (a notebook's
     # inline plots keep working) and nothing stays registered after the PNG is saved.
-    fig = Figure(figsize=(WIDTH_IN, height))
+    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI)
     axes = fig.subplots(rows, 1, sharex=True, squeeze=False)[:, 0]
     fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - top_in / height, bottom=BOTTOM_IN / height,
                         hspace=GAP_IN / panel_in)
@@ -289,9 +300,12 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
 
 
 def png(fig: Figure) -> bytes:
-    drawn, out = io.BytesIO(), io.BytesIO()
-    fig.savefig(drawn, format="png", dpi=DPI)
-    Image.open(drawn).convert("RGB").quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE).save(out, format="PNG", optimize=True)
+    """The figure drawn once and encoded once, as a palette PNG."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
+    out = io.BytesIO()
+    image.quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE).save(out, format="PNG")
     return out.getvalue()
 
 
@@ -308,10 +322,6 @@ def timeline(analysis: Analysis) -> Optional[Figure]:
         return None
     spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
     return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id")
-
-
-_THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
-               "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
 
 
 def _matching(have: list[str], wanted: Sequence[str]) -> list[str]:
