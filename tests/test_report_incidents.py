@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 import analysis
 from analysis import culprits
 from analysis.findings import Culprit
-from analysis.report import build_report, culprit_table, plots, write_report
+from analysis.report import build_report, culprit_table, figures, plots, write_report
 from conftest import require_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -106,7 +106,7 @@ def test_each_card_plots_its_own_window(demo, demo_report):
     pngs = [c.figure.png for c in demo_report.incidents] + [section.evidence[i].png for i in section.carded]
     assert len(pngs) == len(demo.incidents) + len(section.carded) and len(set(pngs)) == len(pngs)
     for f in (demo.findings[i] for i in section.carded):
-        low, high = plots.finding(demo, f).axes[0].get_xlim()
+        low, high = figures.finding(demo, f).axes[0].get_xlim()
         assert mdates.num2date(low) <= f.start and f.end <= mdates.num2date(high)
         # Centred on its own window (cut only where the data ends).
         margin_before, margin_after = f.start - mdates.num2date(low), mdates.num2date(high) - f.end
@@ -116,7 +116,7 @@ def test_each_card_plots_its_own_window(demo, demo_report):
 
 def test_an_incident_plot_stacks_its_chain_cause_above_effect(demo):
     incident = demo.incidents[0]
-    names = titles(plots.incident(demo, incident))
+    names = titles(figures.incident(demo, incident))
     assert incident.root_cause.kind == "operation" and names[0].startswith("root cause: COLLSCAN")
     # Each step's panels in chain order, numbered as the chain is.
     steps = [int(t.split(".")[0]) for t in names[1:]]
@@ -172,7 +172,7 @@ def test_the_queue_in_a_title_is_the_queue_plotted(chunk_80):
     assert tickets
     for f in tickets:
         said = float(re.search(r"([\d,]+) \w+ queued at peak", f.title).group(1).replace(",", ""))
-        fig = plots.finding(chunk_80, f)
+        fig = figures.finding(chunk_80, f)
         plotted, waiters = [], []
         for ax in fig.axes:
             for line in ax.get_lines():
@@ -205,10 +205,10 @@ def test_one_index_and_one_max_time_per_query_across_the_report(report_of, reque
 # --- §3b: plots that can be read ----------------------------------------------------------------
 
 def every_figure(demo, replica_set):
-    yield plots.timeline(demo)
-    yield plots.incident(demo, demo.incidents[0])
-    yield plots.finding(demo, demo.problems[0])
-    yield plots.members(replica_set.nodes, replica_set.cross_node)
+    yield figures.timeline(demo)
+    yield figures.incident(demo, demo.incidents[0])
+    yield figures.finding(demo, demo.problems[0])
+    yield figures.members(replica_set.nodes, replica_set.cross_node)
 
 
 def test_every_plot_says_its_times_are_utc(demo, replica_set):
@@ -226,7 +226,7 @@ def test_legends_sit_off_the_data(demo, replica_set):
 
 
 def test_threshold_labels_are_whole_and_inside_their_panel(demo):
-    fig = plots.incident(demo, demo.incidents[0])
+    fig = figures.incident(demo, demo.incidents[0])
     renderer = drawn(fig)
     labels = [(ax, t) for ax in fig.axes for t in ax.texts if re.match(r"eviction_\w+ [\d.]+ % \(", t.get_text())]
     assert len(labels) >= 3
@@ -238,7 +238,7 @@ def test_threshold_labels_are_whole_and_inside_their_panel(demo):
 
 
 def test_span_labels_are_not_printed_over_each_other(demo):
-    fig = plots.timeline(demo)
+    fig = figures.timeline(demo)
     renderer = drawn(fig)
     ids = {f.id for f in demo.problems}
     labels = [t for t in fig.axes[0].texts if set(t.get_text().split(", ")) <= ids]
@@ -250,7 +250,7 @@ def test_span_labels_are_not_printed_over_each_other(demo):
 def test_checkpoints_show_beneath_a_findings_shading(demo):
     stall = next(f for f in demo.problems if f.kind == "checkpoint_stall")
     checkpoint = next(c for c in demo.checkpoints if c.start >= stall.start and c.end <= stall.end)
-    fig = plots.finding(demo, stall)
+    fig = figures.finding(demo, stall)
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     pixels = np.asarray(canvas.buffer_rgba())[:, :, :3].astype(int)
@@ -270,7 +270,7 @@ def test_checkpoints_show_beneath_a_findings_shading(demo):
 def test_the_4_2_write_queue_is_plotted(ftdc_samples):
     node = quiet(analysis.analyze, require_samples("ftdc", "mongod-4.2.1") / "diagnostic.data")
     assert "write_queued" in node.series.columns  # globalLock.currentQueue.writers
-    fig = plots.timeline(node)
+    fig = figures.timeline(node)
     assert any(line.get_label() == "writers queued" for ax in fig.axes for line in ax.get_lines())
 
 
@@ -285,7 +285,7 @@ def test_several_nodes_one_headline_per_incident(replica_set):
 
 
 def test_several_nodes_get_a_replica_set_timeline_with_states_and_the_election(replica_set, tmp_path):
-    fig = plots.members(replica_set.nodes, replica_set.cross_node)
+    fig = figures.members(replica_set.nodes, replica_set.cross_node)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     for node in replica_set.nodes:  # every member's state row, named by its address
         assert node.node.address in texts
@@ -303,7 +303,7 @@ def test_a_lagging_members_card_shows_its_own_disk_and_cache(replica_set):
     lagging = [(node, i) for node in replica_set.nodes for i in node.incidents if any(s.kind == "replication_lag" for s in i.chain)]
     assert lagging
     for node, incident in lagging:
-        names = titles(plots.incident(node, incident))
+        names = titles(figures.incident(node, incident))
         lag = next(n for n, s in enumerate(incident.chain, 1) if s.kind == "replication_lag")
         assert any(t.startswith(f"{lag}. replication lag, this member's own cache") for t in names), names
         assert any("disk" in t for t in names), names

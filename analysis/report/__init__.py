@@ -2,7 +2,7 @@
 
     write_report(build_report([analysis]), "incident.html")   # .html, .md (+ PNG folder) or .json
 
-`content` decides what the report says (once); `plots` draws it; `html`,
+`content` decides what the report says (once); `figures` chooses its pictures and `plots` draws them; `html`,
 `markdown` and the JSON of `Report.to_dict` render it.
 """
 
@@ -18,7 +18,7 @@ from ftdc.atomic import replacing
 from ..analyze import Analysis
 from ..findings import Finding
 from ..nodes import node_name, unfolded
-from . import content, html, markdown, plots
+from . import content, figures, html, markdown
 from .redact import Redactor, redact_all
 
 __all__ = ["FORMATS", "Redactor", "build_report", "redact_all", "write_key", "write_report"]
@@ -32,7 +32,7 @@ def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (
     analyses, cross_node = list(analyses), list(cross_node)
     names = [node_name(a, i) for i, a in enumerate(analyses)]
     cross_incidents = unfolded(analyses, cross_node) if analyses and cross_node else []
-    sections = [content.node_section(a, n, plots.member_names(analyses, a)) for a, n in zip(analyses, names)]
+    sections = [content.node_section(a, n, figures.member_names(analyses, a)) for a, n in zip(analyses, names)]
     return content.build(sections, cross_node, cross_incidents, redacted=redacted)
 
 

@@ -21,7 +21,7 @@ from ..analyze import Analysis
 from ..findings import Finding
 from ..incidents import Incident
 from ..text import duration
-from . import plots
+from . import figures, plots
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 SCHEMA_VERSION = 2
@@ -176,9 +176,9 @@ def methods() -> list[tuple[str, str]]:
 
 def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]) -> list[IncidentCard]:
     """A card per incident (the first MAX_CARDS; all are in the JSON), each with the plot of its own chain and window;
-    `members` names the replica set's members by address (`plots.member_names`)."""
+    `members` names the replica set's members by address (`figures.member_names`)."""
     return [IncidentCard(i, node, incident_headline(i, node),
-                         _figure(plots.incident(analysis, i, members), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
+                         _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
             for i in incidents[:MAX_CARDS]]
 
 
@@ -193,8 +193,8 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         incidents=cards,
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
-        timeline=_figure(plots.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
-        evidence={i: fig for i in carded if (fig := _figure(plots.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
+        timeline=_figure(figures.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
+        evidence={i: fig for i in carded if (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
     )
@@ -215,7 +215,7 @@ def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_inc
     nodes = ", ".join(s.name for s in sections)
     analyses = [s.analysis for s in sections]
     replica_set = next((a.node.replica_set for a in analyses if a.node.replica_set), None) or "across nodes"
-    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set, "replica-set", plots.member_names(analyses, analyses[0])) \
+    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set, "replica-set", figures.member_names(analyses, analyses[0])) \
         if sections else []
     several = len(sections) > 1
     # Several nodes: one headline per incident; a node without any says so in one line only when every node is quiet.
@@ -227,7 +227,7 @@ def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_inc
         nodes=sections,
         cross_node=list(cross_node),
         cross_incidents=cross_cards,
-        members=_figure(plots.members(analyses, cross_node), "replica-set-timeline.png", "replica set: member states, lag and elections")
+        members=_figure(figures.members(analyses, cross_node), "replica-set-timeline.png", "replica set: member states, lag and elections")
         if several else None,
         methods=methods(),
         redacted=redacted,
