@@ -66,6 +66,10 @@ class NodeSection:
         return self.analysis.findings
 
     @property
+    def findings_heading(self) -> str:
+        return "Findings (the detail of the incidents above)" if self.incidents else "Findings"
+
+    @property
     def listed(self) -> list[Finding]:
         """Warning and critical findings beyond the cards: a table row each."""
         shown = set(self.carded)

@@ -116,7 +116,7 @@ def _node(section: NodeSection, several: bool) -> str:
     h = "h3" if several else "h2"
     parts = [f"<h2>{escape(section.name)}</h2>"] if several else []
     context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
-    parts.append(f"<{h}>Findings (the detail of the incidents)</{h}>")
+    parts.append(f"<{h}>{section.findings_heading}</{h}>")
     if not section.carded:
         parts.append(f"<p>{escape(section.headlines[0])}</p>" if several else "<p>No warning or critical finding.</p>")
     parts += [finding_html(section.findings[i], section.evidence.get(i)) for i in section.carded]

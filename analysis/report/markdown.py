@@ -129,7 +129,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         h = "###" if several else "##"
         if several:
             out += [f"## {_text(section.name)}", ""]
-        out += [f"{h} Findings (the detail of the incidents)", ""]
+        out += [f"{h} {section.findings_heading}", ""]
         if not section.carded:
             out += [_text(section.headlines[0]) if several else "No warning or critical finding.", ""]
         out += [_finding(section.findings[i], section.evidence.get(i), folder.name) for i in section.carded]
