@@ -43,8 +43,8 @@ def _figure(figure: Figure, folder: str) -> str:
     return f"![{_cell(figure.caption)}]({folder}/{figure.name})\n"
 
 
-def _finding(f: Finding, figure: Figure | None, folder: str) -> str:
-    lines = [f"### {f.id}. {f.severity.upper()}: {_text(f.title)}", "",
+def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###") -> str:
+    lines = [f"{heading} {f.id}. {f.severity.upper()}: {_text(f.title)}", "",
              f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {format_time(f.start)} – {format_time(f.end)} ({duration(f.seconds)})", "",
              _text(f.explanation), ""]
     if figure:
@@ -132,7 +132,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         out += [f"{h} {section.findings_heading}", ""]
         if not section.carded:
             out += [_text(section.headlines[0]) if several else "No warning or critical finding.", ""]
-        out += [_finding(section.findings[i], section.evidence.get(i), folder.name) for i in section.carded]
+        out += [_finding(section.findings[i], section.evidence.get(i), folder.name, h + "#") for i in section.carded]
         if section.listed:
             out += [f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):", "",
                     "| severity | start | for | kind | what happened |", "|---|---|---|---|---|"]
