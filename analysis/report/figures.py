@@ -105,7 +105,7 @@ def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, se
 
 
 def _new(panels: list[Panel], drawn: set[str]) -> list[Panel]:
-    """The panels that add a series not drawn yet (a chain's steps share metrics: dirty cache, write latency)."""
+    """The panels that add a series not in `drawn` yet, which they join (a chain's steps share metrics: dirty cache, write latency)."""
     out = []
     for panel in panels:
         columns = {c for c, _, _ in panel.columns}
