@@ -13,6 +13,8 @@ WiredTiger's bounds and the host's memory, or are not advised at all.
 
 from __future__ import annotations
 
+import re
+
 from .thresholds import Thresholds
 
 DEFAULT_SYNCDELAY_S = 60
@@ -123,3 +125,27 @@ def larger_cache(cache_gb: float, peak_pct: float, target_pct: float, memory_mb:
     memory = f" (the host has {memory_mb / 1024:.0f} GB of RAM)" if memory_mb else ""
     return (f"If the working set has outgrown the cache (no scan behind it), raise storage.wiredTiger.engineConfig.cacheSizeGB from "
             f"{cache_gb:.1f} to about {wanted:.1f}, so the {peak_pct:.0f} % peak sits at the {target_pct:g} % eviction target{memory}")
+
+
+# The changes a piece of advice proposes (`setting=value`, a syncdelay move, an index, a limit), read from its text
+# less what it says the node has now: detectors word one change their own way, an incident lists it once.
+_PROPOSALS = re.compile(r"syncdelay \d+ → \d+|\b(?:threads_min|threads_max|eviction_dirty_target|eviction_target|close_idle_time)=\d+"
+                        r"|storageEngineConcurrent\w+Transactions: \d+|createIndex\(\{[^)]*\}\)|maxTimeMS: \d+")
+_NOW = re.compile(r"\bnow [^)]*\)")
+
+
+def proposals(text: str) -> frozenset[str]:
+    return frozenset(_PROPOSALS.findall(_NOW.sub("", text)))
+
+
+def once(recommendations: list[str]) -> list[str]:
+    """Each piece of advice once, in order: a text is left out when earlier ones already propose every change it does."""
+    out: list[str] = []
+    proposed: set[str] = set()
+    for text in dict.fromkeys(recommendations):
+        changes = proposals(text)
+        if changes and changes <= proposed:
+            continue
+        out.append(text)
+        proposed |= changes
+    return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
+from . import advice
 from .detectors import LINKS
 from .findings import SEVERITIES, Finding
 from .incidents import Incident, RootCause, Step
@@ -102,10 +103,10 @@ def _title(cause: RootCause, chain: list[Step]) -> str:
 
 
 def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[str]:
-    """The root cause's fix first, then the other candidates', then each step's findings' (worst first), each once."""
+    """The root cause's fix first, then the other candidates', then each step's findings' (worst first), each change once."""
     recs = [r for c in causes for r in c.recommendations]
     recs += [r for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
-    return list(dict.fromkeys(recs))
+    return advice.once(recs)
 
 
 def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:

@@ -321,3 +321,24 @@ def test_redacted_incidents_are_told_from_the_redacted_findings():
     text = json.dumps([i.to_dict() for i in redacted.incidents])
     assert "shop" not in text and "db-1.coll-" in redacted.incidents[0].title
     assert redacted.incidents[0].root_cause.kind == "operation" and redacted.incidents[0].finding_ids == result.incidents[0].finding_ids
+
+
+def test_one_change_worded_by_two_detectors_is_advised_once():
+    checkpoint = finding("checkpoint_stall", 0, 240, recs=(
+        "Checkpoint more often so each one writes less: syncdelay 60 → 30 s (now 60 s (mongod default))",
+        "Dirty data built up: wiredTigerEngineRuntimeConfig: \"eviction=(threads_min=4,threads_max=8),eviction_dirty_target=2\" (now threads_max=4)",
+        "Check the disk during checkpoints"))
+    cache = finding("cache_pressure", 30, 200, recs=(
+        "Dirty data outran eviction: checkpoint more often: syncdelay 60 → 30 s (now 60 s (mongod default))",
+        "Start dirty eviction earlier: wiredTigerEngineRuntimeConfig: \"eviction_dirty_target=2\" (now 5 %)",
+        "Give eviction more worker threads: wiredTigerEngineRuntimeConfig: \"eviction=(threads_min=4,threads_max=8)\" (now threads_max=4)",
+        "Check the disk during checkpoints"))
+    [incident] = incidents([checkpoint, cache])
+    recs = incident.recommendations
+    assert sum("syncdelay 60 → 30" in r for r in recs) == 1 and recs.count("Check the disk during checkpoints") == 1
+    # The combined eviction advice adds nothing the two separate ones did not propose, whichever came first.
+    assert sum("threads_max=8" in r for r in recs) == 1 and sum("eviction_dirty_target=2" in r for r in recs) == 1
+    # Different values of one setting are two pieces of advice.
+    other = finding("cache_pressure", 30, 200, recs=("Dirty data outran eviction: syncdelay 60 → 20 s",))
+    [both] = incidents([finding("checkpoint_stall", 0, 240, recs=checkpoint.recommendations), other])
+    assert sum("syncdelay 60 →" in r for r in both.recommendations) == 2
