@@ -345,3 +345,18 @@ def test_a_run_that_succeeded_is_not_called_failed():
     [culprit] = culprits.rank(ops, t0, t0 + dt.timedelta(seconds=10))
     assert culprit.count == 2 and culprit.failed == 1 and culprit.error == "MaxTimeMSExpired"
     assert culprit_table.plan(culprit) == "IXSCAN { a: 1 } (failed 1 of 2 run(s): MaxTimeMSExpired)"
+
+
+def test_a_finding_that_is_its_incident_alone_is_drawn_once():
+    disk = SAMPLES / "scenarios" / "disk-saturation"
+    result = quiet(analysis.analyze, disk / "diagnostic.data", disk / "mongod.log")
+    report = build_report([result])
+    section = report.nodes[0]
+    [card] = section.incidents
+    [alone] = card.incident.finding_ids
+    assert card.figure is not None
+    index = next(i for i, f in enumerate(section.findings) if f.id == alone)
+    assert index in section.carded and index not in section.evidence
+    # A demo finding folded with others still has its own plot of its own window.
+    demo_section = build_report([quiet(analysis.analyze, DEMO / "diagnostic.data", DEMO / "mongod.log")]).nodes[0]
+    assert demo_section.evidence and set(demo_section.evidence) == set(demo_section.carded)

@@ -190,6 +190,8 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     slug = _slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, slug, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
+    # A finding that is a carded incident on its own is drawn there, over the same window: not twice.
+    drawn = {c.incident.finding_ids[0] for c in cards if c.figure is not None and len(c.incident.finding_ids) == 1}
     return NodeSection(
         name=name,
         analysis=analysis,
@@ -198,7 +200,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
         timeline=_figure(figures.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
-        evidence={i: fig for i in carded if (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
+        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
     )
