@@ -298,7 +298,7 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
         assert card["plot"] is not None, card
         assert_laid_out(card["plot"])
 
-    # Then one card per carded finding, in order, each with the plot of its own window decoded and on the page.
+    # Then one card per carded finding, in order; one not drawn in its incident's plot has its own, decoded and on the page.
     assert [c["kind"] for c in cards] == [section.findings[i].kind for i in section.carded]
     assert len(cards) >= 1
     for card, index in zip(cards, section.carded):
@@ -306,7 +306,6 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
         assert (plot is not None) == (index in section.evidence), card
         if plot is not None:
             assert_laid_out(plot)
-    assert any(c["plot"] for c in cards)
 
     assert errors == [], errors
     assert requests, "no request seen at all: the Network domain did not report"

@@ -52,8 +52,8 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     problems = demo.problems
     cards = re.findall(r'<div class="finding (critical|warning)"', page)
     assert len(cards) == len(problems)
-    # Every incident and every problem has its own plot (a data: PNG), plus the timeline.
-    assert page.count('src="data:image/png;base64,') >= len(demo.incidents) + len(problems) + 1
+    # Every incident has its own plot (a data: PNG), which draws the findings folded into it, plus the timeline.
+    assert page.count('src="data:image/png;base64,') == len(demo.incidents) + 1
     assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
 
 
@@ -138,10 +138,14 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     busy.refresh_incidents()
     report = build_report([busy])
     section = report.nodes[0]
-    assert len(section.carded) == content.MAX_CARDS == len(section.evidence) and len(section.listed) == len(many) - content.MAX_CARDS
+    assert len(section.carded) == content.MAX_CARDS and len(section.listed) == len(many) - content.MAX_CARDS
+    # A carded finding has a plot of its own unless its incident's card draws it.
+    in_cards = {f for card in section.incidents for f in card.incident.finding_ids}
+    assert set(section.evidence) == {i for i in section.carded if section.findings[i].id not in in_cards}
     # The incidents likewise: the most severe as cards with a headline each, then how many more.
     assert len(busy.incidents) > content.MAX_CARDS and len(section.incidents) == content.MAX_CARDS
-    assert len(report.headlines) == content.MAX_CARDS + 1 and f"{len(busy.incidents) - content.MAX_CARDS} more incident(s)" in report.headlines[-1]
+    assert len(report.headlines) == content.MAX_CARDS + 1 and f"{len(busy.incidents) - content.MAX_CARDS} more, less severe incident(s)" in report.headlines[-1]
+    assert len(report.more_incidents) == len(busy.incidents) - content.MAX_CARDS
     path = tmp_path / "busy.html"
     write_report(report, path)
     page = path.read_text()

@@ -103,8 +103,10 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
 
 def test_each_card_plots_its_own_window(demo, demo_report):
     section = demo_report.nodes[0]
-    pngs = [c.figure.png for c in demo_report.incidents] + [section.evidence[i].png for i in section.carded]
-    assert len(pngs) == len(demo.incidents) + len(section.carded) and len(set(pngs)) == len(pngs)
+    # The demo's findings are all folded into its incident, drawn there; a finding's own plot is drawn as the detail needs it.
+    assert not section.evidence
+    pngs = [c.figure.png for c in demo_report.incidents] + [plots.png(figures.finding(demo, demo.findings[i])) for i in section.carded]
+    assert len(set(pngs)) == len(pngs) == len(demo.incidents) + len(section.carded)
     for f in (demo.findings[i] for i in section.carded):
         low, high = figures.finding(demo, f).axes[0].get_xlim()
         assert mdates.num2date(low) <= f.start and f.end <= mdates.num2date(high)
@@ -347,16 +349,24 @@ def test_a_run_that_succeeded_is_not_called_failed():
     assert culprit_table.plan(culprit) == "IXSCAN { a: 1 } (failed 1 of 2 run(s): MaxTimeMSExpired)"
 
 
-def test_a_finding_that_is_its_incident_alone_is_drawn_once():
-    disk = SAMPLES / "scenarios" / "disk-saturation"
-    result = quiet(analysis.analyze, disk / "diagnostic.data", disk / "mongod.log")
+def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypatch):
+    from analysis.report import content
+
+    dips = SAMPLES / "scenarios" / "throughput-dip"
+    result = quiet(analysis.analyze, dips / "diagnostic.data", dips / "mongod.log")
+    assert len(result.incidents) == 3
+    monkeypatch.setattr(content, "MAX_CARDS", 1)
     report = build_report([result])
     section = report.nodes[0]
     [card] = section.incidents
-    [alone] = card.incident.finding_ids
-    assert card.figure is not None
-    index = next(i for i, f in enumerate(section.findings) if f.id == alone)
-    assert index in section.carded and index not in section.evidence
-    # A demo finding folded with others still has its own plot of its own window.
-    demo_section = build_report([quiet(analysis.analyze, DEMO / "diagnostic.data", DEMO / "mongod.log")]).nodes[0]
-    assert demo_section.evidence and set(demo_section.evidence) == set(demo_section.carded)
+    worst = sorted(result.incidents, key=lambda i: (["critical", "warning", "info"].index(i.severity), -i.seconds))[0]
+    assert card.incident is worst and card.figure is not None
+    assert [i.id for _, i in report.more_incidents] == [i.id for i in result.incidents if i is not worst]
+    # A finding folded into the carded incident is drawn in its plot; one of another incident has a plot of its own.
+    by_id = {f.id: i for i, f in enumerate(section.findings)}
+    for index in section.carded:
+        assert (index in section.evidence) == (section.findings[index].id not in card.incident.finding_ids)
+    assert all(by_id[f] not in section.evidence for f in card.incident.finding_ids)
+    from analysis.report import html
+
+    assert f"{len(report.more_incidents)} more, less severe incident(s)" in html.render(report)

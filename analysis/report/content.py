@@ -18,7 +18,7 @@ from ftdc.timeutil import format_time
 
 from .. import detectors
 from ..analyze import Analysis
-from ..findings import Finding
+from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
 from ..text import duration
 from . import figures, plots
@@ -58,6 +58,7 @@ class NodeSection:
     facts: list[tuple[str, str]]
     coverage: list[tuple[str, str]]
     timeline: Optional[Figure]
+    more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
 
@@ -92,6 +93,11 @@ class Report:
     def incidents(self) -> list[IncidentCard]:
         """Every incident card in report order: each node's, then the replica set's."""
         return [card for section in self.nodes for card in section.incidents] + self.cross_incidents
+
+    @property
+    def more_incidents(self) -> list[tuple[str, Incident]]:
+        """(node, incident) for each incident beyond the cards."""
+        return [(section.name, i) for section in self.nodes for i in section.more_incidents]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON report (schema in the README): every node's analysis with its incidents, the cross-node ones."""
@@ -178,25 +184,32 @@ def methods() -> list[tuple[str, str]]:
     return out
 
 
+def worst_incidents(incidents: list[Incident]) -> list[Incident]:
+    """The MAX_CARDS most severe incidents (critical first, then the longest), in time order."""
+    worst = sorted(incidents, key=lambda i: (SEVERITIES.index(i.severity), -i.seconds))[:MAX_CARDS]
+    return [i for i in incidents if any(i is w for w in worst)]
+
+
 def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]) -> list[IncidentCard]:
-    """A card per incident (the first MAX_CARDS; all are in the JSON), each with the plot of its own chain and window;
+    """A card per incident (the MAX_CARDS most severe; all are in the JSON), each with the plot of its own chain and window;
     `members` names the replica set's members by address (`figures.member_names`)."""
     return [IncidentCard(i, node, incident_headline(i, node),
                          _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
-            for i in incidents[:MAX_CARDS]]
+            for i in worst_incidents(incidents)]
 
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
     slug = _slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, slug, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
-    # A finding that is a carded incident on its own is drawn there, over the same window: not twice.
-    drawn = {c.incident.finding_ids[0] for c in cards if c.figure is not None and len(c.incident.finding_ids) == 1}
+    # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
+    drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
     return NodeSection(
         name=name,
         analysis=analysis,
         headlines=[c.headline for c in cards] + _more(analysis.incidents, name) or [checked(analysis, name)],
         incidents=cards,
+        more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
         timeline=_figure(figures.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
@@ -209,7 +222,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
 def _more(incidents: list[Incident], node: str) -> list[str]:
     """Beyond the cards, one line saying how many more (a week of short incidents is not forty headlines)."""
     rest = len(incidents) - MAX_CARDS
-    return [f"{node}: {rest} more incident(s), each like one above, all of them in full in the JSON report."] if rest > 0 else []
+    return [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."] if rest > 0 else []
 
 
 def _slug(text: str) -> str:

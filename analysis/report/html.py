@@ -104,8 +104,12 @@ def incident_html(incident: Incident, node: str = "", figure: Optional[Figure] =
     )
 
 
-def _incidents(cards: list[IncidentCard]) -> str:
-    return "".join(incident_html(c.incident, c.node, c.figure) for c in cards)
+def _incidents(cards: list[IncidentCard], more: list[tuple[str, Incident]]) -> str:
+    rows = "".join(f"<tr><td>{i.severity}</td><td>{escape(node)}</td><td>{escape(format_time(i.start))}</td><td>{escape(duration(i.seconds))}</td>"
+                   f"<td>{escape(i.id)}. {escape(i.title)}</td></tr>" for node, i in more)
+    table = (f"<p>{len(more)} more, less severe incident(s) (all of them, in full, are in the JSON report):</p><table class=more>"
+             f"<tr><th>severity</th><th>node</th><th>start</th><th>for</th><th>incident</th></tr>{rows}</table>") if more else ""
+    return "".join(incident_html(c.incident, c.node, c.figure) for c in cards) + table
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
@@ -138,7 +142,7 @@ def render(report: Report) -> str:
     headlines = "".join(f"<li>{escape(h)}</li>" for h in report.headlines)
     body = [f"<h1>{escape(report.title)}</h1>", f'<ul class="headline">{headlines}</ul>',
             f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>',
-            f"<h2>Incidents</h2>{_incidents(report.incidents)}" if report.incidents else ""]
+            f"<h2>Incidents</h2>{_incidents(report.incidents, report.more_incidents)}" if report.incidents else ""]
     if several:
         body.append("<h2>Replica set</h2>" + _img(report.members)
                     + "".join(map(finding_html, report.cross_node)))

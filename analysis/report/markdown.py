@@ -121,6 +121,11 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         "", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
     if report.incidents:
         out += ["## Incidents", ""] + [_incident(card, folder.name) for card in report.incidents]
+        if report.more_incidents:
+            out += [f"{len(report.more_incidents)} more, less severe incident(s) (all of them, in full, are in the JSON report):", "",
+                    "| severity | node | start | for | incident |", "|---|---|---|---|---|"]
+            out += [f"| {i.severity} | {_cell(node)} | {format_time(i.start)} | {duration(i.seconds)} | {i.id}. {_cell(i.title)} |"
+                    for node, i in report.more_incidents] + [""]
     several = len(report.nodes) > 1
     if several:
         out += ["## Replica set", ""] + ([_figure(report.members, folder.name)] if report.members else [])
