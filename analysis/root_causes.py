@@ -92,7 +92,7 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
         runs = f"{culprit.count} run{'s' if culprit.count != 1 else ''}"
         out.append(RootCause(
             kind="operation",
-            summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {culprit.count} run(s), "
+            summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {runs}, "
                      f"longest {duration(culprit.max_ms / 1000)}" + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")),
             # Told in the window of the finding where it held the most: the numbers its culprit table shows.
             evidence={"culprit": f"in {where.id}'s window: {describe_culprit(culprit, where.seconds)}", "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
