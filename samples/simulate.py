@@ -92,6 +92,10 @@ class Config:
     first_checkpoint: int = 30  # seconds after the first sample
     pid: int = 41873
     seed: int = 7
+    # Recorded in getCmdLineOpts when set: storage.syncPeriodSecs (the checkpoint interval) and setParameter.
+    sync_period_s: Optional[int] = None
+    parameters: Optional[dict] = None
+    log_tz: dt.tzinfo = dt.timezone.utc  # the offset the log's timestamps are written in (the host's local time)
 
 
 class Node:
@@ -334,7 +338,10 @@ class Node:
     def metadata(self, start: dt.datetime) -> dict:
         c = self.c
         engine = {"cacheSizeGB": c.cache_gb, **({"configString": c.config_string} if c.config_string else {})}
-        parsed = {"net": {"port": c.port, "bindIp": "0.0.0.0"}, "storage": {"dbPath": "/var/lib/mongo", "wiredTiger": {"engineConfig": engine}}}
+        storage = {"dbPath": "/var/lib/mongo", **({"syncPeriodSecs": c.sync_period_s} if c.sync_period_s else {}), "wiredTiger": {"engineConfig": engine}}
+        parsed = {"net": {"port": c.port, "bindIp": "0.0.0.0"}, "storage": storage}
+        if c.parameters:
+            parsed["setParameter"] = c.parameters
         if c.replica_set:
             parsed["replication"] = {"replSetName": c.replica_set}
         build = {"start": start, "version": c.version, "gitVersion": "0" * 40, "end": start}
@@ -360,9 +367,11 @@ class Run:
 
 def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, plan: Callable[[int], Tick],
                *, restarts: dict[int, int] = None, extra: Callable[[int, Tick], dict] = None, flush: bool = True,
-               metadata: bool = True) -> Run:
-    """Writes `seconds` samples from `plan(s)`; `restarts` maps a second to a new pid; `metadata=False` writes no
-    configuration document (a lone metric chunk, as support cases often hold). Returns what ran."""
+               metadata: bool = True, period: int = 1) -> Run:
+    """Simulates `seconds` seconds from `plan(s)` and writes a sample every `period` seconds (mongod's
+    diagnosticDataCollectionPeriodMillis; counters keep counting between samples); `restarts` maps a second
+    to a new pid; `metadata=False` writes no configuration document (a lone metric chunk, as support cases
+    often hold). Returns what ran."""
     import shutil
 
     shutil.rmtree(directory, ignore_errors=True)
@@ -380,7 +389,7 @@ def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, p
         if node.checkpoint_running and not was_running:
             run.checkpoints.append((s, s + tick.checkpoint_seconds))
         run.ticks.append(tick)
-        if not tick.missing:
+        if not tick.missing and s % period == 0:
             writer.add_sample(node.sample(t0 + dt.timedelta(seconds=s), tick, extra(s, tick) if extra else None))
     writer.close(flush=flush)
     return run
@@ -389,8 +398,10 @@ def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, p
 # -- logs
 
 
-def _stamp(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}+00:00"
+def _stamp(t: dt.datetime, tz: dt.tzinfo) -> str:
+    local = t.astimezone(tz)
+    offset = local.strftime("%z")
+    return local.strftime("%Y-%m-%dT%H:%M:%S.") + f"{local.microsecond // 1000:03d}{offset[:3]}:{offset[3:]}"
 
 
 class JsonLog:
@@ -401,7 +412,7 @@ class JsonLog:
         self.lines: list[tuple[dt.datetime, str]] = []
 
     def line(self, t: dt.datetime, c: str, id_: int, ctx: str, msg: str, attr: Optional[dict] = None, s: str = "I") -> None:
-        doc = {"t": {"$date": _stamp(t)}, "s": s, "c": c, "id": id_, "ctx": ctx, "msg": msg}
+        doc = {"t": {"$date": _stamp(t, self.c.log_tz)}, "s": s, "c": c, "id": id_, "ctx": ctx, "msg": msg}
         if attr is not None:
             doc["attr"] = attr
         self.lines.append((t, json.dumps(doc, separators=(",", ":"))))
@@ -447,7 +458,8 @@ class TextLog:
         self.lines: list[tuple[dt.datetime, str]] = []
 
     def line(self, t: dt.datetime, component: str, ctx: str, text: str) -> None:
-        stamp = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}+0000"
+        local = t.astimezone(self.c.log_tz)
+        stamp = local.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + local.strftime("%z")
         self.lines.append((t, f"{stamp} I  {component:<8} [{ctx}] {text}"))
 
     def write(self, path: Path) -> None:
