@@ -462,6 +462,32 @@ class TextLog:
         stamp = local.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + local.strftime("%z")
         self.lines.append((t, f"{stamp} I  {component:<8} [{ctx}] {text}"))
 
+    def startup(self, t: dt.datetime, open_string: str) -> None:
+        c = self.c
+        self.line(t, "CONTROL", "initandlisten", f"MongoDB starting : pid={c.pid} port={c.port} dbpath=/var/lib/mongo 64-bit host={c.host}")
+        self.line(t, "CONTROL", "initandlisten", f"db version v{c.version}")
+        self.line(t, "STORAGE", "initandlisten", "wiredtiger_open config: " + open_string)
+
+    def slow(self, end: dt.datetime, ctx: str, ns: str, command: dict, plan: str, ms: int, *, component: str = "COMMAND", op_type: str = "command",
+             keys: int = 1, docs: int = 1, nreturned: int = 1, **extra) -> None:
+        """A slow operation as 4.2 writes it (JsonLog.slow's arguments): `command ns command: find { ... }`, or for a
+        write statement (component WRITE) `update ns command: { q: ... }`; `locks` and `storage` render in shell notation."""
+        head = f"command {ns} command: {next(iter(command))} {_shell(command)}" if op_type == "command" else f"{op_type} {ns} command: {_shell(command)}"
+        # Counters print bare (nMatched:1, queryHash:7D2E7C1B); the locks and storage documents print as the shell would.
+        fields = [f"{k}:{v if isinstance(v, (str, int)) else _shell(v)}" for k, v in extra.items()]
+        self.line(end, component, ctx, " ".join([head, f"planSummary: {plan or 'NONE'}", f"keysExamined:{keys}", f"docsExamined:{docs}",
+                                                 f"numYields:{docs // 1000}", f"nreturned:{nreturned}", *fields, "protocol:op_msg", f"{ms}ms"]))
+
     def write(self, path: Path) -> None:
         path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))
 
+
+def _shell(value) -> str:
+    """A value in the mongo shell notation of legacy log lines: { key: "text", n: 1, ok: true }."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k}: {_shell(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, list):
+        return "[ " + ", ".join(_shell(v) for v in value) + " ]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else str(value)
