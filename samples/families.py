@@ -26,7 +26,7 @@ UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
 VERSIONS = {"4.2": "4.2.24", "6.0": "6.0.14", "7.0": "7.0.12", "8.0": "8.0.4", "8.0-services": "8.0.4"}
 FIXED_POOL = 128  # tickets per pool before 7.0 unless set
-HEALTHY_WRITE_MS = 0.3  # Healthy's mean write latency, which `Shape.baseline_ms` rescales
+HEALTHY_READ_US, HEALTHY_WRITE_US = 200, 300  # Healthy's mean latencies, which `Shape.baseline_ms` rescales
 WINDOW_TOLERANCE_S = 5  # the issue's ±5 s; no better than one sampling period
 TTL_TOLERANCE_S = 60  # the TTL monitor runs once a minute and its detector sums minutes
 
@@ -37,7 +37,7 @@ class Shape:
 
     layout: str = "7.0"  # 4.2 | 6.0 | 7.0 | 8.0 | 8.0-services; 4.2 writes the legacy text log, 4.4+ only JSON
     cache_gb: float = 8.0
-    baseline_ms: float = HEALTHY_WRITE_MS  # healthy mean write latency (reads 2/3 of it, commands 1/3)
+    baseline_ms: float = HEALTHY_WRITE_US / 1000  # healthy mean write latency (reads 2/3 of it, commands 1/3)
     period_s: int = 1  # diagnosticDataCollectionPeriodMillis / 1000
     tz_minutes: int = 0  # the log's UTC offset
     checkpoint_interval: int = 60  # storage.syncPeriodSecs, configured when not 60
@@ -118,7 +118,7 @@ class Baseline:
         self.shape = shape
         self.healthy = Healthy(shape.seed, shape.checkpoint_interval)
         self.rng = self.healthy.rng
-        self.scale = shape.baseline_ms / HEALTHY_WRITE_MS
+        self.scale = shape.baseline_ms * 1000 / HEALTHY_WRITE_US
 
     def total(self, s: int) -> int:
         if self.shape.probing:
@@ -151,8 +151,11 @@ class Timeline:
         return max(WINDOW_TOLERANCE_S, self.shape.period_s)
 
 
-def _slowed(tick: Tick, factor: float, reads: bool = True, writes: bool = True) -> Tick:
-    return replace(tick, read_latency_us=tick.read_latency_us * (factor if reads else 1), write_latency_us=tick.write_latency_us * (factor if writes else 1))
+def _slowed(tick: Tick, base: "Baseline", factor: float, reads: bool = True, writes: bool = True) -> Tick:
+    """Operations `factor` times slower than the node's healthy mean (not this second's draw, which
+    varies ±17 %: the rise is the one drawn)."""
+    return replace(tick, read_latency_us=factor * HEALTHY_READ_US * base.scale if reads else tick.read_latency_us,
+                   write_latency_us=factor * HEALTHY_WRITE_US * base.scale if writes else tick.write_latency_us)
 
 
 def _cache(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
@@ -168,7 +171,7 @@ def _cache(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int]
             tick = replace(tick, dirty=dirty, updates=dirty / 2)
         else:
             tick = replace(tick, cache_fill=min(0.999, (shape.eviction_trigger + excess) / 100), scanned_objects=tick.scanned_objects + 80_000 * incident.culprit)
-        return _slowed(replace(tick, app_evicted_pages=r.uniform(300, 1500), app_evict_us=r.uniform(1e6, 4e6), app_wait_us=r.uniform(1e6, 6e6)), incident.factor)
+        return _slowed(replace(tick, app_evicted_pages=r.uniform(300, 1500), app_evict_us=r.uniform(1e6, 4e6), app_wait_us=r.uniform(1e6, 6e6)), base, incident.factor)
     return plan
 
 
@@ -181,19 +184,21 @@ def _tickets(incident: Incident, base: Baseline, line: Timeline) -> Callable[[in
         if not line.start <= s < line.end:
             return tick
         held = {f"{rw}_out": tick.read_total, f"{rw}_queue": max(1, int(queue * r.uniform(0.7, 1.0)))}
-        return _slowed(replace(tick, **held), incident.factor, reads=rw == "read", writes=rw == "write")
+        return _slowed(replace(tick, **held), base, incident.factor, reads=rw == "read", writes=rw == "write")
     return plan
 
 
 def _ttl(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
-    rate = int(300 + 9700 * incident.strength)  # documents a second: a few sub-passes of up to 50,000 (SERVER-56194)
+    # 12,000 to 600,000 documents a minute (sub-passes of up to 50,000 per index, SERVER-56194); a pass shorter
+    # than a minute still deletes 12,000 (a burst is 10,000 in a minute or more, METRICS.md §7).
+    rate = int(max(200 + 9800 * incident.strength, 12_000 / min(line.end - line.start, 60)))
 
     def plan(s: int) -> Tick:
         tick = base(s)
         if not line.start <= s < line.end:
             return tick
         dirty = min(tick.dirty + 0.0005 * (s - line.start), (base.shape.dirty_trigger - 2) / 100)  # the deletes dirty the cache, under its trigger
-        return _slowed(replace(tick, ttl_deleted=rate, ttl_pass=s == line.start, dirty=max(tick.dirty, dirty)), incident.factor, reads=False)
+        return _slowed(replace(tick, ttl_deleted=rate, ttl_pass=s == line.start, dirty=max(tick.dirty, dirty)), base, incident.factor, reads=False)
     return plan
 
 
@@ -206,7 +211,7 @@ def _disk(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int],
         if not line.start <= s < line.end:
             return tick
         return _slowed(replace(tick, disk_util=1.0, disk_await_ms=wait * r.uniform(0.8, 1.2), io_full_share=r.uniform(0.1, 0.45), disk_mb=r.uniform(100, 400)),
-                       incident.factor)
+                       base, incident.factor)
     return plan
 
 
@@ -219,12 +224,14 @@ def _dhandles(incident: Incident, base: Baseline, line: Timeline) -> Callable[[i
         tick = replace(base(s), dhandles=handles, gather_handles_us=300_000)
         if not line.start <= s < line.end:
             return tick
-        return _slowed(replace(tick, dhandle_wait_us=waiting * 1e6 * r.uniform(0.8, 1.2), gather_handles_us=r.uniform(1.2e6, 4e6)), incident.factor)
+        return _slowed(replace(tick, dhandle_wait_us=waiting * 1e6 * r.uniform(0.8, 1.2), gather_handles_us=r.uniform(1.2e6, 4e6)), base, incident.factor)
     return plan
 
 
 def _storm(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
-    rate = 30 + 1970 * incident.strength  # connections opened a second
+    # Connections opened a second: from 50, over 12× the busiest healthy second (4/s): a storm near its 10× bar
+    # lifts the hour's median it is measured against with its own samples.
+    rate = 50 + 1950 * incident.strength
     limit = 51_200
     count = {"open": 300}
 
@@ -251,13 +258,15 @@ def _dip(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], 
         if not line.start <= s < line.end:
             return tick
         return replace(tick, reads_stalled=True, writes_stalled=True, collect_ms=collect_ms, read_out=tick.read_total, write_out=tick.write_total,
-                       read_queue=r.randint(20, 300), write_queue=r.randint(20, 300), missing=collect_ms >= 1000 and (s - line.start) % 3 != 0)
+                       read_queue=r.randint(20, 300), write_queue=r.randint(20, 300),
+                       missing=collect_ms >= 1000 * base.shape.period_s and (s - line.start) % 3 != 0)  # a collection outlasting the period misses the next
     return plan
 
 
-def stall_seconds(incident: Incident, interval: int) -> float:
-    """How long each checkpoint of a `repeated` episode runs: 5-30 % of the interval, at least 3 s."""
-    return float(max(3, round(interval * (0.05 + 0.25 * incident.strength))))
+def stall_seconds(incident: Incident, shape: Shape) -> float:
+    """How long each checkpoint of a `repeated` episode runs: 5-30 % of the interval, at least 3 s and
+    three samples (its slow part must fill a whole sample to be seen at that period)."""
+    return float(max(3, 3 * shape.period_s, round(shape.checkpoint_interval * (0.05 + 0.25 * incident.strength))))
 
 
 def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
@@ -274,7 +283,7 @@ def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable
         return start if line.start <= start < line.end and start <= s < start + length(start) else None
 
     def length(start: int) -> float:
-        return float(line.end - start) if incident.variant == "long" else stall_seconds(incident, interval)
+        return float(line.end - start) if incident.variant == "long" else stall_seconds(incident, base.shape)
 
     def plan(s: int) -> Tick:
         tick = base(s)
@@ -282,8 +291,9 @@ def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable
         if start is None:
             return tick
         tick = replace(tick, checkpoint_seconds=length(start), disk_util=0.98)
-        slow_from = start + length(start) * 0.7  # the latter part: dirty pages left for the end (and a stall's writes wait)
-        return _slowed(tick, incident.factor, reads=False) if s >= slow_from else tick
+        # The latter part (dirty pages left for the end): 30 %, and two samples so that one is slow throughout.
+        slow_from = start + length(start) - max(2 * base.shape.period_s, int(length(start) * 0.3))
+        return _slowed(tick, base, incident.factor, reads=False) if s >= slow_from else tick
     return plan
 
 
@@ -433,7 +443,7 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
             if quiet.fast_collscans:
                 tick = replace(tick, collscans=rng.randint(1, 40), scanned_objects=tick.scanned_objects + rng.uniform(100, 4000))
             if s in blips:  # one second of slow writes, from nothing in particular
-                tick = _slowed(tick, blips[s], reads=False)
+                tick = _slowed(tick, base, blips[s], reads=False)
             missing = any(w and w[0] <= s < w[1] for w in (down, gap))
             return replace(tick, missing=missing)
         run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s,
@@ -445,3 +455,34 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
                      {"find": "settings", "filter": {}, "$db": "shop"}, "COLLSCAN", rng.randint(100, 400), keys=0, docs=rng.randint(5, 900), queryHash="0F3D88B2")
     log.write(out / "mongod.log")
     return Scenario(out / "diagnostic.data", out / "mongod.log")
+
+
+# -- judging
+
+
+def failures(scenario: Scenario, result) -> list[str]:
+    """What `result` (analysis.analyze) got wrong about `scenario`: an expected finding missing (kind,
+    resource, window within its tolerance, warning or worse), the wrong top culprit or a COLLSCAN not
+    named, anything else warning/critical, or a COLLSCAN blamed where none was injected."""
+    from analysis.culprits import causes
+
+    wrong, matched = [], set()
+    for want in scenario.expected:
+        tolerance = dt.timedelta(seconds=want.tolerance_s)
+        found = [f for f in result.problems if f.kind == want.kind and f.resource == want.resource
+                 and abs(f.start - want.start) <= tolerance and abs(f.end - want.end) <= tolerance]
+        if not found:
+            near = [(f.kind, f.resource, f.severity, f"{f.start:%H:%M:%S}", f"{f.end:%H:%M:%S}") for f in result.findings if f.kind == want.kind]
+            wrong.append(f"missing {want.kind} {want.resource or ''} {want.start:%H:%M:%S}-{want.end:%H:%M:%S}; found {near}")
+            continue
+        matched.update(id(f) for f in found)
+        if want.culprit:
+            top = found[0].culprits[0] if found[0].culprits else None
+            if top is None or (top.ns, top.command) != want.culprit or not causes(found[0].culprits, found[0].seconds):
+                wrong.append(f"{want.kind}: culprit {want.culprit} not named the cause; top {top and (top.ns, top.command, top.plan_summary)}")
+    for f in result.problems:
+        if id(f) not in matched:
+            wrong.append(f"also raised: {f.kind} {f.resource or ''} {f.severity} {f.start:%H:%M:%S}-{f.end:%H:%M:%S}: {f.title}")
+        elif not any(w.culprit for w in scenario.expected) and causes(f.culprits, f.seconds):
+            wrong.append(f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}")
+    return wrong
