@@ -28,7 +28,6 @@ VERSIONS = {"4.2": "4.2.24", "6.0": "6.0.14", "7.0": "7.0.12", "8.0": "8.0.4", "
 FIXED_POOL = 128  # tickets per pool before 7.0 unless set
 HEALTHY_READ_US, HEALTHY_WRITE_US = 200, 300  # Healthy's mean latencies, which `Shape.baseline_ms` rescales
 WINDOW_TOLERANCE_S = 5  # the issue's ±5 s; no better than one sampling period
-TTL_TOLERANCE_S = 60  # the TTL monitor runs once a minute and its detector sums minutes
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,7 @@ class Baseline:
 
     def __init__(self, shape: Shape):
         self.shape = shape
-        self.healthy = Healthy(shape.seed, shape.checkpoint_interval)
+        self.healthy = Healthy(shape.seed, shape.checkpoint_interval, ttl_second=shape.seed % 60)
         self.rng = self.healthy.rng
         self.scale = shape.baseline_ms * 1000 / HEALTHY_WRITE_US
 
@@ -195,6 +194,8 @@ def _ttl(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], 
 
     def plan(s: int) -> Tick:
         tick = base(s)
+        if line.end <= s < line.end + 60:  # the monitor sleeps a minute after its pass
+            return replace(tick, ttl_deleted=0, ttl_pass=False)
         if not line.start <= s < line.end:
             return tick
         dirty = min(tick.dirty + 0.0005 * (s - line.start), (base.shape.dirty_trigger - 2) / 100)  # the deletes dirty the cache, under its trigger
@@ -304,12 +305,14 @@ KINDS: dict[str, Callable[[Incident, Baseline, Timeline], Callable[[int], Tick]]
 
 
 def _timeline(shape: Shape, incident: Incident, rng: random.Random) -> Timeline:
-    """Ten minutes of history first for the latency baselines (60 samples at long periods), some after.
-    A checkpoint episode starts with a checkpoint; other incidents at any second."""
-    before = max(660, 66 * shape.period_s) + rng.randrange(max(shape.period_s, 1))
+    """Eleven minutes of history first for the latency baselines (66 samples at long periods), some after.
+    A checkpoint episode starts with a checkpoint, a TTL pass when the monitor wakes; other incidents at any second."""
+    before = max(660, 66 * shape.period_s) + rng.randrange(60)  # at any second of a minute and of a sampling period
     if incident.kind == "checkpoint_stall":
         interval = shape.checkpoint_interval
         before = interval // 2 + -(-(before - interval // 2) // interval) * interval
+    if incident.kind == "ttl_burst":  # a pass begins when the TTL monitor wakes
+        before = shape.seed % 60 + -(-(before - shape.seed % 60) // 60) * 60
     after = max(300, 30 * shape.period_s) + (shape.checkpoint_interval if incident.kind == "checkpoint_stall" else 0)
     return Timeline(shape, before, before + incident.length_s, before + incident.length_s + after)
 
@@ -390,8 +393,6 @@ def _expected(incident: Incident, line: Timeline, run: Run, culprit: Optional[tu
     if kind == "checkpoint_stall":
         episode = [(a, b) for a, b in run.checkpoints if line.start <= a < line.end]
         return [Expected(kind, None, at(episode[0][0]), at(episode[-1][1]), tolerance)]
-    if kind == "ttl_burst":
-        return [Expected(kind, None, at(line.start), at(line.end), TTL_TOLERANCE_S)]
     if kind == "throughput_dip":  # a stall holds every ticket: both pools are exhausted with it
         return [Expected(k, rw, at(line.start), at(line.end), tolerance) for k, rw in ((kind, None), ("ticket_exhaustion", "read"), ("ticket_exhaustion", "write"))]
     resource = incident.variant if kind == "ticket_exhaustion" else None
