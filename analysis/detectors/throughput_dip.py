@@ -40,16 +40,18 @@ def _bucket(ctx: Context) -> dt.timedelta:
 
 def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
     queued = [c for c in ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue") if ctx.has(c)]
-    # A sample's rate is that of the interval before it: bucket it by when that interval began, one
-    # period back. A sample after a gap says nothing of a period's work (nor, across a restart, its counters).
-    interval_ms = (pl.min_horizontal(pl.col("interval_s").fill_null(0), pl.col("period_s").fill_null(0)) * 1000).round().cast(pl.Int64)
+    # A sample's rate is that of the interval before it (longer when samples were missed): bucket it by
+    # when that interval began. A sample after a gap says nothing of a period's work (nor, across a
+    # restart, its counters): it stays where it is and its rate is not counted.
+    after_gap = pl.col("gap").fill_null(False)
+    interval_ms = (pl.when(after_gap).then(0).otherwise(pl.col("interval_s").fill_null(0)) * 1000).round().cast(pl.Int64)
     frame = ctx.series.select(
-        pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms), "ops_per_s", "gap",
+        pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms), "ops_per_s", gap=after_gap,
         queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
     )
     buckets = frame.group_by_dynamic(TIME_COLUMN, every=width).agg(
-        ops=pl.col("ops_per_s").filter(~pl.col("gap").fill_null(False)).mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+        ops=pl.col("ops_per_s").filter(~pl.col("gap")).mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
     )
     return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
 
