@@ -5,7 +5,8 @@ A spike is aligned when it overlaps [checkpoint start, end + one period]
 the time checkpoints take, so a finding needs aligned spikes far more often
 than chance: for each spike, the chance is the share of the episode's time
 where a spike of its length would touch a checkpoint; the count of aligned
-spikes is tested against those chances (Poisson-binomial tail). Aligned
+spikes is tested against those chances (Poisson-binomial tail) and must be
+MIN_LIFT times what chance gives, or every spike of the episode. Aligned
 spikes closer than EPISODE_GAP checkpoint intervals (MIN_EPISODE_GAP at
 least) form one episode, one finding. A checkpoint that outlasts the
 checkpoint interval leaves no headroom (METRICS.md §11): with a spike inside
@@ -42,7 +43,9 @@ DETECTOR = Detector(
 )
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
-MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives
+# Aligned spikes at least this many times what chance gives, or all of them: checkpoints that take
+# half the time or more (SERVER-21652's 25 s in 60 s, or coarse sampling) leave no room for twice chance.
+MIN_LIFT = 2.0
 EPISODE_GAP = 5  # checkpoint intervals...
 # ...or this, when longer: a node set to checkpoint every second is in one episode
 # until it has had a minute (mongod's default interval) without a stall.
@@ -152,7 +155,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
-    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or k < MIN_LIFT * expected:
+    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or k < min(MIN_LIFT * expected, len(local)):
         return None
     rows, previous_end = [], None
     for a in episode:
