@@ -83,7 +83,8 @@ def test_failures_found_before(case):
 def test_victims_of_a_checkpoint_stall_are_not_blamed(case):
     scenario, result = analyzed(build, *case)
     assert failures(scenario, result) == []
-    assert [i.root_cause.kind for i in result.incidents] == ["workload"] * len(result.incidents) != []
+    roots = [i.root_cause.kind for i in result.incidents]
+    assert roots and "operation" not in roots, roots  # the write load or a setting, never the scans that waited
 
 
 @FAMILY
