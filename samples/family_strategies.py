@@ -58,10 +58,10 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
             return Incident(kind, draw(st.integers(interval + 10, HOUR)), factor, variant, strength)
         # Stalls in checkpoints are told from chance only when that many aligned spikes are improbable by
         # chance (the detector's p-value): the share of time a spike would touch a checkpoint, to the power n.
-        # A spike (the slow part and the sample before) touches a checkpoint (and one sample after) within
-        # this share of the time, a tenth more for the episode's edges.
+        # A spike (the slow part and the sample before) touches a checkpoint (and one sample after) from this
+        # share of the sample times, a tenth more for the episode's edges.
         stall = stall_seconds(Incident(kind, 0, strength=strength), shape)
-        chance = 1.1 * (stall + max(2 * shape.period_s, 0.3 * stall) + 2 * shape.period_s) / interval
+        chance = 1.1 * (stall + max(2 * shape.period_s, 0.3 * stall) + 3 * shape.period_s) / interval
         fewest = max(MIN_ALIGNED, math.ceil(math.log(MAX_P_VALUE) / math.log(chance)) + 1) if chance < 0.8 else None
         if fewest is None or fewest * interval > HOUR:  # checkpoints that long every time: one that outlasts the interval instead
             return Incident(kind, draw(st.integers(interval + 10, HOUR)), factor, "long", strength)

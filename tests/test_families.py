@@ -71,7 +71,8 @@ def test_incident_is_found_with_its_window_and_culprit(kind):
 @example(case=(Shape(seed=45), Incident("ttl_burst", 30, 4.0)))  # 12,000 deletes straddling a calendar minute: 6,000 in each, no burst
 @example(case=(Shape(period_s=10), Incident("throughput_dip", 30, 4.0)))  # 5 s buckets at 10 s sampling: every other bucket empty, one dip in three
 @example(case=(Shape(baseline_ms=1.0, period_s=5, seed=37), Incident("throughput_dip", 15, 4.0)))  # a rate bucketed at its sample's time, one period late
-@example(case=(Shape(baseline_ms=1.0, period_s=5), Incident("checkpoint_stall", 660, 4.0, "repeated", 0.0)))  # 11 of 11 aligned, p 7e-4, yet not twice chance (0.52)
+# 24 of 24 aligned, one in every checkpoint, yet never twice chance: 15 s checkpoints at 5 s sampling take 60 % of the sample times
+@example(case=(Shape(baseline_ms=1.0, period_s=5), Incident("checkpoint_stall", 1440, 4.0, "repeated", 0.0)))
 @given(case=st.sampled_from(KINDS).flatmap(cases))
 def test_failures_found_before(case):
     found_right(*case)
@@ -88,6 +89,9 @@ def test_victims_of_a_checkpoint_stall_are_not_blamed(case):
 
 
 @FAMILY
+# Random blips at 10 s sampling: a spike touching a checkpoint's window on a sample time counted as aligned,
+# twice as often as the chance it was tested against; 19 of 19 in a run were called a stall.
+@example(shape=Shape(baseline_ms=1.0, period_s=10, seed=22), quiet=Quiet(minutes=137, blips=76))
 @given(shape=shapes(), quiet=QUIET)
 def test_busy_healthy_node_stays_quiet(shape, quiet):
     stays_quiet(shape, quiet)

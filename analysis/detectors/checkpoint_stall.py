@@ -6,7 +6,8 @@ the time checkpoints take, so a finding needs aligned spikes far more often
 than chance: for each spike, the chance is the share of the episode's time
 where a spike of its length would touch a checkpoint; the count of aligned
 spikes is tested against those chances (Poisson-binomial tail) and must be
-MIN_LIFT times what chance gives, or every spike of the episode. Aligned
+MIN_LIFT times what chance gives, or, when checkpoints leave no room for
+that, every spike of the episode with one in nearly every checkpoint. Aligned
 spikes closer than EPISODE_GAP checkpoint intervals (MIN_EPISODE_GAP at
 least) form one episode, one finding. A checkpoint that outlasts the
 checkpoint interval leaves no headroom (METRICS.md §11): with a spike inside
@@ -43,9 +44,11 @@ DETECTOR = Detector(
 )
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
-# Aligned spikes at least this many times what chance gives, or all of them: checkpoints that take
-# half the time or more (SERVER-21652's 25 s in 60 s, or coarse sampling) leave no room for twice chance.
-MIN_LIFT = 2.0
+MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives...
+# ...or, where checkpoints take half the time or more (SERVER-21652's 25 s in 60 s, or coarse sampling) and
+# leave no room for twice chance, every spike aligned and a spike in nearly every checkpoint of the episode
+# (a run of chance alignments among random spikes, picked out as an episode, has the first, not the second).
+MOST_CHECKPOINTS = 0.9
 EPISODE_GAP = 5  # checkpoint intervals...
 # ...or this, when longer: a node set to checkpoint every second is in one episode
 # until it has had a minute (mongod's default interval) without a stall.
@@ -73,11 +76,13 @@ def _union_s(spans: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: 
     return total
 
 
-def _chance(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime) -> float:
-    """Share of [lo, hi] where a spike as long as this one would start and touch a checkpoint."""
+def _chance(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime, period: dt.timedelta) -> float:
+    """Share of [lo, hi] where a spike as long as this one would start and touch a checkpoint. Spikes
+    start on sample times and touching counts, so the starts from a - length to b, both included,
+    are one period more than the span between them."""
     length = spike.end - spike.start
     span = (hi - lo).total_seconds()
-    return _union_s([(a - length, b) for a, b in windows], lo, hi) / span if span > 0 else 1.0
+    return min(1.0, _union_s([(a - length - period, b) for a, b in windows], lo, hi) / span) if span > 0 else 1.0
 
 
 def _aligned(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], checkpoints: list[Checkpoint]):
@@ -150,12 +155,15 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     local = [s for s in spikes if s.op in ops and s.end >= lo and s.start <= hi]
     local_cks = [c for c in checkpoints if c.end + pad >= lo and c.start <= hi]
     windows = _windows(local_cks, pad)
-    chances = [_chance(s, windows, lo, hi) for s in local]
+    chances = [_chance(s, windows, lo, hi, pad) for s in local]
     k = sum(1 for s in local if _aligned(s, windows, local_cks) is not None)
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
-    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or k < min(MIN_LIFT * expected, len(local)):
+    first, last = episode[0].checkpoint.start, episode[-1].checkpoint.start
+    stalled = len({a.checkpoint.start for a in episode}) / max(1, sum(1 for c in local_cks if first <= c.start <= last))
+    lifted = k >= MIN_LIFT * expected or (k == len(local) and stalled >= MOST_CHECKPOINTS)
+    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or not lifted:
         return None
     rows, previous_end = [], None
     for a in episode:
