@@ -221,14 +221,14 @@ def _thresholds(**values):
 
 @pytest.mark.parametrize("interval", [0, 1, 5, 9, 10, 15, 19, 20, 60, 300, 86400])
 def test_checkpoint_advice_never_disables_checkpoints_nor_repeats_the_value(interval):
-    from analysis.advice import DEFAULT_SYNCDELAY_S, checkpoint_more_often
+    from analysis.advice import DEFAULT_SYNCDELAY_S, LONG_SYNCDELAY_S, checkpoint_more_often
 
     text = checkpoint_more_often(_thresholds(checkpoint_interval=interval), "Checkpoint more often")
     if text is None:
         assert 10 <= interval < 20  # halving would go under the 10 s floor or stay where it is
         return
     assert "→ 0 " not in text
-    if interval < 10:
+    if interval < 10 or interval >= LONG_SYNCDELAY_S:  # an interval that is itself the problem goes back to the default
         assert text.startswith(f"Set syncdelay back to the default {DEFAULT_SYNCDELAY_S} s")
     else:
         proposed = int(text.split("→ ")[1].split(" ")[0])
