@@ -73,6 +73,11 @@ def test_incident_is_found_with_its_window_and_culprit(kind):
 @example(case=(Shape(baseline_ms=1.0, period_s=5, seed=37), Incident("throughput_dip", 15, 4.0)))  # a rate bucketed at its sample's time, one period late
 # 24 of 24 aligned, one in every checkpoint, yet never twice chance: 15 s checkpoints at 5 s sampling take 60 % of the sample times
 @example(case=(Shape(baseline_ms=1.0, period_s=5), Incident("checkpoint_stall", 1440, 4.0, "repeated", 0.0)))
+# Checkpoints of 28-34 s seen twice (FTDC, and the log's progress lines): a spike in every one counted as in half of them
+@example(case=(Shape(layout="8.0", cache_gb=128.0, baseline_ms=1.9, period_s=10, tz_minutes=765, checkpoint_interval=120, dirty_trigger=33, seed=66),
+               Incident("checkpoint_stall", 3360, 58.7, "repeated", 0.85)))
+@example(case=(Shape(layout="6.0", cache_gb=32.0, baseline_ms=33.4, period_s=10, tz_minutes=330, checkpoint_interval=120, eviction_trigger=85, tickets=30, seed=30),
+               Incident("checkpoint_stall", 3600, 3.4, "repeated", 0.92, victims=True)))
 @given(case=st.sampled_from(KINDS).flatmap(cases))
 def test_failures_found_before(case):
     found_right(*case)

@@ -147,6 +147,20 @@ def _recommendations(ctx: Context, rows: list[dict]) -> list[str]:
     return recs
 
 
+def _stalled_share(episode: list[_Aligned], checkpoints: list[Checkpoint]) -> float:
+    """The share of the checkpoints from the episode's first to its last with an aligned spike; one
+    checkpoint seen twice (FTDC and its log lines) counts once."""
+    first, last = episode[0].checkpoint.start, episode[-1].checkpoint.start
+    runs: list[list[Checkpoint]] = []
+    for c in sorted((c for c in checkpoints if first <= c.start <= last), key=lambda c: c.start):
+        if runs and c.start <= max(r.end for r in runs[-1]):
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    hit = {id(a.checkpoint) for a in episode}
+    return sum(any(id(c) in hit for c in run) for run in runs) / max(1, len(runs))
+
+
 def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> Finding | None:
     lo = episode[0].spike.start - pad * 2
     hi = episode[-1].spike.end + pad * 2
@@ -160,9 +174,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
-    first, last = episode[0].checkpoint.start, episode[-1].checkpoint.start
-    stalled = len({a.checkpoint.start for a in episode}) / max(1, sum(1 for c in local_cks if first <= c.start <= last))
-    lifted = k >= MIN_LIFT * expected or (k == len(local) and stalled >= MOST_CHECKPOINTS)
+    lifted = k >= MIN_LIFT * expected or (k == len(local) and _stalled_share(episode, local_cks) >= MOST_CHECKPOINTS)
     if k < MIN_ALIGNED or p_value > MAX_P_VALUE or not lifted:
         return None
     rows, previous_end = [], None
