@@ -104,6 +104,7 @@ class Scenario:
     ftdc: Path
     log: Path
     expected: list[Expected] = field(default_factory=list)
+    victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
 
 
 # -- the healthy node
@@ -135,7 +136,7 @@ class Baseline:
         return tick
 
 
-# -- incidents: each returns the plan and, once the run is known, what it expects and logs
+# -- incidents: each kind's plan, the node second by second
 
 
 @dataclass
@@ -150,7 +151,7 @@ class Timeline:
         return max(WINDOW_TOLERANCE_S, self.shape.period_s)
 
 
-def _slowed(tick: Tick, base: "Baseline", factor: float, reads: bool = True, writes: bool = True) -> Tick:
+def _slowed(tick: Tick, base: Baseline, factor: float, reads: bool = True, writes: bool = True) -> Tick:
     """Operations `factor` times slower than the node's healthy mean (not this second's draw, which
     varies ±17 %: the rise is the one drawn)."""
     return replace(tick, read_latency_us=factor * HEALTHY_READ_US * base.scale if reads else tick.read_latency_us,
@@ -378,10 +379,11 @@ def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, fl
         **({"ticket": lambda us: {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": us}}}} if layout.startswith("8.0") else {}),
     }
     for start, end in checkpoints:
-        ms = rng.randint(300, 3000)
-        extra = waits[rng.choice(sorted(waits))](int(ms * 1000 * rng.uniform(0.7, 0.95)))
-        log.slow(run.at(end) - dt.timedelta(milliseconds=rng.randint(0, 400)), f"conn{rng.randint(100, 999)}", "shop.settings",
-                 {"find": "settings", "filter": {"key": "banner"}, "$db": "shop"}, "COLLSCAN", ms, keys=0, docs=rng.randint(50, 900), queryHash="0F3D88B2", **extra)
+        for _ in range(rng.randint(3, 6)):  # enough that, had they been working, they would hold the window
+            ms = rng.randint(1000, 4000)
+            extra = waits[rng.choice(sorted(waits))](int(ms * 1000 * rng.uniform(0.7, 0.95)))
+            log.slow(run.at(end) - dt.timedelta(milliseconds=rng.randint(0, 400)), f"conn{rng.randint(100, 999)}", "shop.settings",
+                     {"find": "settings", "filter": {"key": "banner"}, "$db": "shop"}, "COLLSCAN", ms, keys=0, docs=rng.randint(50, 900), queryHash="0F3D88B2", **extra)
 
 
 # -- scenarios
@@ -411,7 +413,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
-    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit))
+    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims)
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -421,12 +423,12 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
     if quiet.idle_days:
         seconds = int(quiet.idle_days * 86400)
         period = max(shape.period_s, 10)  # days at one sample a second take minutes to simulate; 10 s is as real
+        base = Baseline(shape)
 
         def plan(s: int) -> Tick:
             return Tick(reads=rng.uniform(0, 4), writes=rng.uniform(0, 2), commands=rng.uniform(2, 6), connections=12, connections_created=0.01,
                         cache_fill=0.05, dirty=0.0001, updates=0.0, disk_util=0.01, disk_iops=3, disk_mb=0.05, dhandles=120, read_out=0, write_out=0,
                         read_total=base.total(s), write_total=base.total(s), scanned_objects=5, returned=5)
-        base = Baseline(shape)
         run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=period)
     else:
         seconds = quiet.minutes * 60
@@ -461,10 +463,25 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
 # -- judging
 
 
+def analyzed(make: Callable[..., Scenario], *args) -> tuple[Scenario, object]:
+    """`make(*args, folder)` (build or build_quiet) in a temporary folder, and its analysis."""
+    import tempfile
+    import warnings
+
+    import analysis
+
+    with tempfile.TemporaryDirectory() as folder:
+        scenario = make(*args, Path(folder))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return scenario, analysis.analyze(scenario.ftdc, scenario.log)
+
+
 def failures(scenario: Scenario, result) -> list[str]:
     """What `result` (analysis.analyze) got wrong about `scenario`: an expected finding missing (kind,
     resource, window within its tolerance, warning or worse), the wrong top culprit or a COLLSCAN not
-    named, anything else warning/critical, or a COLLSCAN blamed where none was injected."""
+    named, anything else warning/critical, a COLLSCAN blamed where none was injected, or a victim
+    made an incident's root cause."""
     from analysis.culprits import causes
 
     wrong, matched = [], set()
@@ -486,4 +503,6 @@ def failures(scenario: Scenario, result) -> list[str]:
             wrong.append(f"also raised: {f.kind} {f.resource or ''} {f.severity} {f.start:%H:%M:%S}-{f.end:%H:%M:%S}: {f.title}")
         elif not any(w.culprit for w in scenario.expected) and causes(f.culprits, f.seconds):
             wrong.append(f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}")
+    if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
+        wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong

@@ -9,7 +9,7 @@ import math
 from hypothesis import strategies as st
 
 from analysis.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
-from samples.families import Incident, Quiet, Shape, stall_seconds
+from samples.families import KINDS, Incident, Quiet, Shape, stall_seconds
 
 HOUR = 3600
 LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services")
@@ -92,3 +92,14 @@ QUIET = st.builds(
     idle_days=st.just(0.0),
 )
 IDLE = st.builds(Quiet, idle_days=st.floats(1.0, 3.0))
+
+
+def cases(kind: str):
+    """(shape, incident) pairs for one detector."""
+    return shapes().flatmap(lambda shape: incidents(kind, shape).map(lambda incident: (shape, incident)))
+
+
+ANY_CASE = st.sampled_from(list(KINDS)).flatmap(cases)
+# A checkpoint stall with short COLLSCANs in the log that spent their time waiting on it.
+VICTIMS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).filter(lambda i: i.variant == "repeated")
+                           .map(lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, victims=True))))
