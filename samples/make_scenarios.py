@@ -75,9 +75,10 @@ class Healthy:
     100 % for a moment and add a little write latency; the TTL monitor deletes a
     few hundred documents a minute; connections churn slowly."""
 
-    def __init__(self, seed: int, interval: int = 60):
+    def __init__(self, seed: int, interval: int = 60, ttl_second: int = 17):
         self.rng = random.Random(seed)
         self.interval = interval
+        self.ttl_second = ttl_second  # the TTL monitor wakes at this second of every minute
 
     def phase(self, s: int) -> int:
         return (s - self.interval // 2) % self.interval
@@ -91,7 +92,7 @@ class Healthy:
             read_latency_us=r.uniform(150, 250), write_latency_us=r.uniform(250, 350) * (1.4 if in_checkpoint else 1.0),
             command_latency_us=r.uniform(80, 120), cache_fill=0.80 + r.uniform(-0.01, 0.01), dirty=dirty, updates=dirty / 2,
             read_out=r.randint(0, 4), write_out=r.randint(0, 4), scanned_objects=r.uniform(5500, 6500), returned=r.uniform(3800, 4200),
-            ttl_deleted=r.randint(100, 300) if s % 60 == 17 else 0, ttl_pass=s % 60 == 17,
+            ttl_deleted=r.randint(100, 300) if s % 60 == self.ttl_second else 0, ttl_pass=s % 60 == self.ttl_second,
             disk_util=r.uniform(0.92, 1.0) if in_checkpoint else r.uniform(0.15, 0.35), disk_await_ms=r.uniform(2, 4) if in_checkpoint else r.uniform(0.6, 1.0),
             disk_iops=r.uniform(300, 500), disk_mb=r.uniform(15, 25), connections=300 + r.randint(-5, 5), connections_created=r.randint(1, 4),
             dhandles=900 + r.randint(-3, 3), collect_ms=r.uniform(1, 4), checkpoint_seconds=2.0,

@@ -92,6 +92,10 @@ class Config:
     first_checkpoint: int = 30  # seconds after the first sample
     pid: int = 41873
     seed: int = 7
+    # Recorded in getCmdLineOpts when set: storage.syncPeriodSecs (the checkpoint interval) and setParameter.
+    sync_period_s: Optional[int] = None
+    parameters: Optional[dict] = None
+    log_tz: dt.tzinfo = dt.timezone.utc  # the offset the log's timestamps are written in (the host's local time)
 
 
 class Node:
@@ -334,7 +338,10 @@ class Node:
     def metadata(self, start: dt.datetime) -> dict:
         c = self.c
         engine = {"cacheSizeGB": c.cache_gb, **({"configString": c.config_string} if c.config_string else {})}
-        parsed = {"net": {"port": c.port, "bindIp": "0.0.0.0"}, "storage": {"dbPath": "/var/lib/mongo", "wiredTiger": {"engineConfig": engine}}}
+        storage = {"dbPath": "/var/lib/mongo", **({"syncPeriodSecs": c.sync_period_s} if c.sync_period_s else {}), "wiredTiger": {"engineConfig": engine}}
+        parsed = {"net": {"port": c.port, "bindIp": "0.0.0.0"}, "storage": storage}
+        if c.parameters:
+            parsed["setParameter"] = c.parameters
         if c.replica_set:
             parsed["replication"] = {"replSetName": c.replica_set}
         build = {"start": start, "version": c.version, "gitVersion": "0" * 40, "end": start}
@@ -360,9 +367,11 @@ class Run:
 
 def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, plan: Callable[[int], Tick],
                *, restarts: dict[int, int] = None, extra: Callable[[int, Tick], dict] = None, flush: bool = True,
-               metadata: bool = True) -> Run:
-    """Writes `seconds` samples from `plan(s)`; `restarts` maps a second to a new pid; `metadata=False` writes no
-    configuration document (a lone metric chunk, as support cases often hold). Returns what ran."""
+               metadata: bool = True, period: int = 1) -> Run:
+    """Simulates `seconds` seconds from `plan(s)` and writes a sample every `period` seconds (mongod's
+    diagnosticDataCollectionPeriodMillis; counters keep counting between samples); `restarts` maps a second
+    to a new pid; `metadata=False` writes no configuration document (a lone metric chunk, as support cases
+    often hold). Returns what ran."""
     import shutil
 
     shutil.rmtree(directory, ignore_errors=True)
@@ -380,7 +389,7 @@ def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, p
         if node.checkpoint_running and not was_running:
             run.checkpoints.append((s, s + tick.checkpoint_seconds))
         run.ticks.append(tick)
-        if not tick.missing:
+        if not tick.missing and s % period == 0:
             writer.add_sample(node.sample(t0 + dt.timedelta(seconds=s), tick, extra(s, tick) if extra else None))
     writer.close(flush=flush)
     return run
@@ -389,8 +398,10 @@ def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, p
 # -- logs
 
 
-def _stamp(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}+00:00"
+def _stamp(t: dt.datetime, tz: dt.tzinfo) -> str:
+    local = t.astimezone(tz)
+    offset = local.strftime("%z")
+    return local.strftime("%Y-%m-%dT%H:%M:%S.") + f"{local.microsecond // 1000:03d}{offset[:3]}:{offset[3:]}"
 
 
 class JsonLog:
@@ -401,7 +412,7 @@ class JsonLog:
         self.lines: list[tuple[dt.datetime, str]] = []
 
     def line(self, t: dt.datetime, c: str, id_: int, ctx: str, msg: str, attr: Optional[dict] = None, s: str = "I") -> None:
-        doc = {"t": {"$date": _stamp(t)}, "s": s, "c": c, "id": id_, "ctx": ctx, "msg": msg}
+        doc = {"t": {"$date": _stamp(t, self.c.log_tz)}, "s": s, "c": c, "id": id_, "ctx": ctx, "msg": msg}
         if attr is not None:
             doc["attr"] = attr
         self.lines.append((t, json.dumps(doc, separators=(",", ":"))))
@@ -447,9 +458,36 @@ class TextLog:
         self.lines: list[tuple[dt.datetime, str]] = []
 
     def line(self, t: dt.datetime, component: str, ctx: str, text: str) -> None:
-        stamp = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}+0000"
+        local = t.astimezone(self.c.log_tz)
+        stamp = local.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + local.strftime("%z")
         self.lines.append((t, f"{stamp} I  {component:<8} [{ctx}] {text}"))
+
+    def startup(self, t: dt.datetime, open_string: str) -> None:
+        c = self.c
+        self.line(t, "CONTROL", "initandlisten", f"MongoDB starting : pid={c.pid} port={c.port} dbpath=/var/lib/mongo 64-bit host={c.host}")
+        self.line(t, "CONTROL", "initandlisten", f"db version v{c.version}")
+        self.line(t, "STORAGE", "initandlisten", "wiredtiger_open config: " + open_string)
+
+    def slow(self, end: dt.datetime, ctx: str, ns: str, command: dict, plan: str, ms: int, *, component: str = "COMMAND", op_type: str = "command",
+             keys: int = 1, docs: int = 1, nreturned: int = 1, **extra) -> None:
+        """A slow operation as 4.2 writes it (JsonLog.slow's arguments): `command ns command: find { ... }`, or for a
+        write statement (component WRITE) `update ns command: { q: ... }`; `locks` and `storage` render in shell notation."""
+        head = f"command {ns} command: {next(iter(command))} {_shell(command)}" if op_type == "command" else f"{op_type} {ns} command: {_shell(command)}"
+        # Counters print bare (nMatched:1, queryHash:7D2E7C1B); the locks and storage documents print as the shell would.
+        fields = [f"{k}:{v if isinstance(v, (str, int)) else _shell(v)}" for k, v in extra.items()]
+        self.line(end, component, ctx, " ".join([head, f"planSummary: {plan or 'NONE'}", f"keysExamined:{keys}", f"docsExamined:{docs}",
+                                                 f"numYields:{docs // 1000}", f"nreturned:{nreturned}", *fields, "protocol:op_msg", f"{ms}ms"]))
 
     def write(self, path: Path) -> None:
         path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))
 
+
+def _shell(value) -> str:
+    """A value in the mongo shell notation of legacy log lines: { key: "text", n: 1, ok: true }."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k}: {_shell(v)}" for k, v in value.items()) + " }" if value else "{}"
+    if isinstance(value, list):
+        return "[ " + ", ".join(_shell(v) for v in value) + " ]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else str(value)

@@ -5,7 +5,9 @@ A spike is aligned when it overlaps [checkpoint start, end + one period]
 the time checkpoints take, so a finding needs aligned spikes far more often
 than chance: for each spike, the chance is the share of the episode's time
 where a spike of its length would touch a checkpoint; the count of aligned
-spikes is tested against those chances (Poisson-binomial tail). Aligned
+spikes is tested against those chances (Poisson-binomial tail) and must be
+MIN_LIFT times what chance gives, or, when checkpoints leave no room for
+that, every spike of the episode with one in nearly every checkpoint. Aligned
 spikes closer than EPISODE_GAP checkpoint intervals (MIN_EPISODE_GAP at
 least) form one episode, one finding. A checkpoint that outlasts the
 checkpoint interval leaves no headroom (METRICS.md §11): with a spike inside
@@ -42,7 +44,11 @@ DETECTOR = Detector(
 )
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
-MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives
+MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives...
+# ...or, where checkpoints take half the time or more (SERVER-21652's 25 s in 60 s, or coarse sampling) and
+# leave no room for twice chance, every spike aligned and a spike in nearly every checkpoint of the episode
+# (a run of chance alignments among random spikes, picked out as an episode, has the first, not the second).
+MOST_CHECKPOINTS = 0.9
 EPISODE_GAP = 5  # checkpoint intervals...
 # ...or this, when longer: a node set to checkpoint every second is in one episode
 # until it has had a minute (mongod's default interval) without a stall.
@@ -70,11 +76,13 @@ def _union_s(spans: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: 
     return total
 
 
-def _chance(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime) -> float:
-    """Share of [lo, hi] where a spike as long as this one would start and touch a checkpoint."""
+def _chance(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime, period: dt.timedelta) -> float:
+    """Share of [lo, hi] where a spike as long as this one would start and touch a checkpoint. Spikes
+    start on sample times and touching counts, so the starts from a - length to b, both included,
+    are one period more than the span between them."""
     length = spike.end - spike.start
     span = (hi - lo).total_seconds()
-    return _union_s([(a - length, b) for a, b in windows], lo, hi) / span if span > 0 else 1.0
+    return min(1.0, _union_s([(a - length - period, b) for a, b in windows], lo, hi) / span) if span > 0 else 1.0
 
 
 def _aligned(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], checkpoints: list[Checkpoint]):
@@ -139,6 +147,20 @@ def _recommendations(ctx: Context, rows: list[dict]) -> list[str]:
     return recs
 
 
+def _stalled_share(episode: list[_Aligned], checkpoints: list[Checkpoint]) -> float:
+    """The share of the checkpoints from the episode's first to its last with an aligned spike; one
+    checkpoint seen twice (FTDC and its log lines) counts once."""
+    first, last = episode[0].checkpoint.start, episode[-1].checkpoint.start
+    runs: list[list[Checkpoint]] = []
+    for c in sorted((c for c in checkpoints if first <= c.start <= last), key=lambda c: c.start):
+        if runs and c.start <= max(r.end for r in runs[-1]):
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    hit = {id(a.checkpoint) for a in episode}
+    return sum(any(id(c) in hit for c in run) for run in runs) / max(1, len(runs))
+
+
 def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> Finding | None:
     lo = episode[0].spike.start - pad * 2
     hi = episode[-1].spike.end + pad * 2
@@ -147,12 +169,13 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     local = [s for s in spikes if s.op in ops and s.end >= lo and s.start <= hi]
     local_cks = [c for c in checkpoints if c.end + pad >= lo and c.start <= hi]
     windows = _windows(local_cks, pad)
-    chances = [_chance(s, windows, lo, hi) for s in local]
+    chances = [_chance(s, windows, lo, hi, pad) for s in local]
     k = sum(1 for s in local if _aligned(s, windows, local_cks) is not None)
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
-    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or k < MIN_LIFT * expected:
+    lifted = k >= MIN_LIFT * expected or (k == len(local) and _stalled_share(episode, local_cks) >= MOST_CHECKPOINTS)
+    if k < MIN_ALIGNED or p_value > MAX_P_VALUE or not lifted:
         return None
     rows, previous_end = [], None
     for a in episode:

@@ -2,9 +2,10 @@
 
 A storm is the creation rate (Δ totalCreated / Δt) at STORM_FACTOR times
 its median of the hour before and at least MIN_RATE per second, sustained
-for MIN_S, with the open count rising by RISE_SHARE (METRICS.md §9). It is
-critical when the node refused connections (Δ rejected > 0, log id 22942)
-or ran out of them (available 0).
+for MIN_S and lasting while the rate stays over the bar it began with, with
+the open count rising by RISE_SHARE (METRICS.md §9). It is critical when
+the node refused connections (Δ rejected > 0, log id 22942) or ran out of
+them (available 0).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..context import Context
 from ..findings import Finding
 from .record import Detector
 from ..text import duration
-from ..windows import sustained
+from ..windows import Window, sustained
 
 KIND = "connection_storm"
 DETECTOR = Detector(
@@ -32,13 +33,31 @@ MERGE_S = 10.0
 RISE_SHARE = 0.25
 
 
+def _extended(series: pl.DataFrame, window: Window) -> Window:
+    """The storm lasts while clients open connections as fast against the bar when it began: the
+    hour's median it is measured against would count the storm's own samples once it lasts long
+    enough, and end it early. Never across a gap in the data."""
+    after = series.slice(window.last + 1)
+    stopped = (after["connections_created_per_s"] < series["bar"][window.first]).fill_null(True)
+    if "gap" in after.columns:
+        stopped = stopped | after["gap"].fill_null(False)
+    more = int(stopped.arg_true()[0]) if stopped.any() else after.height
+    last = window.last + more
+    return Window(window.start, series[TIME_COLUMN][last], window.first, last)
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("connections", "connections_created_per_s"):
         return [ctx.not_checked(KIND, "Connection storms", ["connections.totalCreated"])]
     usual = pl.col("connections_created_per_s").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0)
-    condition = (pl.col("connections_created_per_s") >= pl.max_horizontal(STORM_FACTOR * usual, pl.lit(MIN_RATE)))
-    findings = []
-    for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+    bar = pl.max_horizontal(STORM_FACTOR * usual, pl.lit(MIN_RATE))
+    series = ctx.series.with_columns(bar=bar)
+    findings, covered = [], None
+    for found in sustained(series, pl.col("connections_created_per_s") >= pl.col("bar"), min_s=MIN_S, merge_s=MERGE_S, interval=True):
+        if covered is not None and found.last <= covered:
+            continue  # inside the storm before, extended
+        window = _extended(series, found)
+        covered = window.last
         rows = window.rows(ctx.series)
         before = ctx.series.filter(pl.col(TIME_COLUMN) < window.start).tail(1)["connections"]
         start_count = float(before[0]) if len(before) and before[0] is not None else float(rows["connections"][0])

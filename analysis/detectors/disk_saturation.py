@@ -3,7 +3,7 @@
 Utilisation alone says little (a device doing parallel I/O reads 100 % long
 before it is full, and 100 % during checkpoints is normal, METRICS.md §11);
 saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
-AWAIT_FACTOR times their usual time, sustained for MIN_S, and mostly outside
+AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
 checkpoints. Linux pressure stall information (`io.full`), where recorded,
 is reported beside it.
 """
@@ -42,7 +42,10 @@ def detect(ctx: Context) -> list[Finding]:
         util, wait = f"disk_util_pct.{dev}", f"disk_await_ms.{dev}"
         if not ctx.has(wait):
             continue
-        usual = ctx.series[wait].median() or 0.0
+        # The device's usual wait is its wait when not busy: over all samples, a saturation longer than
+        # half the data would be its own baseline (and checkpoints' bursts are not usual either).
+        idle = ctx.series.filter(pl.col(util) < UTIL_PCT)[wait]
+        usual = (idle.median() if idle.len() else ctx.series[wait].median()) or 0.0
         bar = max(MIN_AWAIT_MS, AWAIT_FACTOR * usual)
         condition = (pl.col(util) >= UTIL_PCT) & (pl.col(wait) >= bar)
         for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):

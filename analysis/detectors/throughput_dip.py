@@ -1,7 +1,7 @@
 """`throughput_dip`: five seconds in which the node did far less work, for a server-side reason.
 
-Operations per second (opcounters) in 5-second buckets are compared with the
-median bucket of the 10 minutes before. A dip is below DIP_SHARE of that
+Operations per second (opcounters) in 5-second buckets (one sampling period
+when longer) are compared with the median bucket of the 10 minutes before. A dip is below DIP_SHARE of that
 while the baseline is busy enough to mean something. Clients pausing also
 make dips, so a dip counts only when the server shows why: operations queued
 for tickets or the global lock, serverStatus itself stalling, a latency
@@ -28,21 +28,30 @@ DETECTOR = Detector(
     causes=(),  # an effect only: it names the queue, stall or latency behind it
     panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
 )
-BUCKET = "5s"
+BUCKET_S = 5  # or one sampling period, when longer: a bucket without a sample is no bucket
 DIP_SHARE = 0.5
 MIN_BASELINE_OPS = 100.0
 STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
 
 
-def _buckets(ctx: Context) -> pl.DataFrame:
+def _bucket(ctx: Context) -> dt.timedelta:
+    return dt.timedelta(seconds=max(BUCKET_S, round(float(ctx.series["period_s"].median() or 1))))
+
+
+def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
     queued = [c for c in ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue") if ctx.has(c)]
+    # A sample's rate is that of the interval before it (longer when samples were missed): bucket it by
+    # when that interval began. A sample after a gap says nothing of a period's work (nor, across a
+    # restart, its counters): it stays where it is and its rate is not counted.
+    after_gap = pl.col("gap").fill_null(False)
+    interval_ms = (pl.when(after_gap).then(0).otherwise(pl.col("interval_s").fill_null(0)) * 1000).round().cast(pl.Int64)
     frame = ctx.series.select(
-        TIME_COLUMN, "ops_per_s", "gap",
+        pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms), "ops_per_s", gap=after_gap,
         queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
     )
-    buckets = frame.group_by_dynamic(TIME_COLUMN, every=BUCKET).agg(
-        ops=pl.col("ops_per_s").mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+    buckets = frame.group_by_dynamic(TIME_COLUMN, every=width).agg(
+        ops=pl.col("ops_per_s").filter(~pl.col("gap")).mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
     )
     return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
 
@@ -50,12 +59,12 @@ def _buckets(ctx: Context) -> pl.DataFrame:
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ops_per_s"):
         return [ctx.not_checked(KIND, "Throughput dips", ["opcounters"])]
-    buckets = _buckets(ctx)
+    width = _bucket(ctx)
+    buckets = _buckets(ctx, width)
     dips = buckets.filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))
     if dips.is_empty():
         return []
     spikes = ctx.spikes
-    width = dt.timedelta(seconds=5)
     # Adjacent dip buckets are one episode.
     episodes = dips.with_columns(episode=(pl.col(TIME_COLUMN).diff() > width).fill_null(True).cum_sum()).group_by("episode", maintain_order=True).agg(
         start=pl.col(TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last() + width, ops=pl.col("ops").min(), baseline=pl.col("baseline").median(),
@@ -88,7 +97,7 @@ def detect(ctx: Context) -> list[Finding]:
             evidence={
                 "metrics": ctx.paths("ops_per_s", "read_queued", "write_queued", "collect_ms"),
                 "ops_per_s_min": e["ops"], "baseline": {"ops_per_s": e["baseline"]},
-                "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {BUCKET} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s"},
+                "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s"},
                 "reasons": reasons,
             },
             recommendations=["Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput"],

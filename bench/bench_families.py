@@ -1,0 +1,70 @@
+"""Pass rates of the randomised scenario families (issue 13 §2, §3), per detector.
+
+Draws N scenarios per detector (and N busy healthy nodes, N checkpoint stalls with
+victims, N/4 idle nodes) from the strategies of samples/family_strategies.py with a
+fixed seed, simulates and analyzes each, and prints, per family, how many were found
+with the right window and culprit and nothing else raised (quiet families: nothing
+raised, no COLLSCAN blamed). The failures are listed with the case to keep as an
+explicit example in tests/test_families.py.
+
+    python bench/bench_families.py [--examples 100] [--seed 13] [--only ttl_burst]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from samples.families import KINDS, analyzed, build, build_quiet, failures  # noqa: E402
+from samples.family_strategies import IDLE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+
+
+def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
+    """Runs `examples` draws of (shape, what) and returns how many there were and the failures."""
+    ran, failed = [], []
+
+    @seed(at)
+    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=strategy)
+    def draw(case):
+        ran.append(case)
+        wrong = failures(*analyzed(make, *case))
+        if wrong:
+            failed.append((case, wrong))
+    draw()
+    return len(ran), failed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--only", nargs="*", default=None, help="families to run (a detector kind, quiet, victims, idle)")
+    args = parser.parse_args()
+    families = {**{kind: (cases(kind), build, args.examples) for kind in KINDS},
+                "victims": (VICTIMS, build, args.examples),
+                "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
+                "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4))}
+    print("| family | drawn | passed | rate |")
+    print("|---|---:|---:|---:|")
+    for name, (strategy, make, examples) in families.items():
+        if args.only and name not in args.only:
+            continue
+        began = time.monotonic()
+        ran, failed = family(strategy, make, examples, args.seed)
+        passed = ran - len(failed)
+        print(f"| {name} | {ran} | {passed} | {passed / ran:.1%} |", flush=True)
+        print(f"  ({time.monotonic() - began:.0f} s)", file=sys.stderr)
+        for case, wrong in failed:
+            print(f"  FAILED {case}: {wrong}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

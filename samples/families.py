@@ -1,0 +1,508 @@
+"""Randomised scenarios for the detectors (issue 13 §2): a node shape and an incident (or a quiet
+node) in, a simulated diagnostic.data + mongod log + what was injected out.
+
+`Shape` is the node: version and layout, cache size, healthy latency, FTDC sampling
+period, the log's time-zone offset, and the configuration it runs with (eviction
+triggers, checkpoint interval, a fixed ticket pool or, from 7.0, throughput probing).
+`Incident` is one detector's mechanism (METRICS.md) at a drawn length and strength;
+`Quiet` is a busy node that is healthy. `build` writes the node and returns a
+`Scenario` whose `expected` findings are written from what was injected, never from
+what the analyses find. tests/test_families.py draws them with hypothesis;
+bench/bench_families.py counts pass rates.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Optional
+
+from samples.make_scenarios import DEFAULT_OPEN, Healthy, json_log, ordinary_slow_finds
+from samples.simulate import Config, JsonLog, Run, TextLog, Tick, write_ftdc
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
+VERSIONS = {"4.2": "4.2.24", "6.0": "6.0.14", "7.0": "7.0.12", "8.0": "8.0.4", "8.0-services": "8.0.4"}
+FIXED_POOL = 128  # tickets per pool before 7.0 unless set
+HEALTHY_READ_US, HEALTHY_WRITE_US = 200, 300  # Healthy's mean latencies, which `Shape.baseline_ms` rescales
+WINDOW_TOLERANCE_S = 5  # the issue's ±5 s; no better than one sampling period
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The node an incident happens on."""
+
+    layout: str = "7.0"  # 4.2 | 6.0 | 7.0 | 8.0 | 8.0-services; 4.2 writes the legacy text log, 4.4+ only JSON
+    cache_gb: float = 8.0
+    baseline_ms: float = HEALTHY_WRITE_US / 1000  # healthy mean write latency (reads 2/3 of it, commands 1/3)
+    period_s: int = 1  # diagnosticDataCollectionPeriodMillis / 1000
+    tz_minutes: int = 0  # the log's UTC offset
+    checkpoint_interval: int = 60  # storage.syncPeriodSecs, configured when not 60
+    eviction_trigger: int = 95  # configured when not WiredTiger's default
+    dirty_trigger: int = 20
+    tickets: Optional[int] = None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0
+    seed: int = 0
+
+    @property
+    def probing(self) -> bool:
+        return self.tickets is None and self.layout not in ("4.2", "6.0")
+
+    def config(self) -> Config:
+        cache = f"eviction_trigger={self.eviction_trigger},eviction_dirty_trigger={self.dirty_trigger}" \
+            if (self.eviction_trigger, self.dirty_trigger) != (95, 20) else None
+        pool = None
+        if self.tickets is not None:
+            prefix = "wiredTigerConcurrent" if self.layout in ("4.2", "6.0") else "storageEngineConcurrent"
+            pool = {f"{prefix}ReadTransactions": self.tickets, f"{prefix}WriteTransactions": self.tickets}
+        return Config(version=VERSIONS[self.layout], layout=self.layout, cache_gb=self.cache_gb, config_string=cache, seed=self.seed,
+                      checkpoint_interval=self.checkpoint_interval, first_checkpoint=self.checkpoint_interval // 2,
+                      sync_period_s=self.checkpoint_interval if self.checkpoint_interval != 60 else None, parameters=pool,
+                      log_tz=dt.timezone(dt.timedelta(minutes=self.tz_minutes)), host=f"db-{self.seed % 1000:03d}.example.net")
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One detector's incident. `strength` (0-1) places it within its mechanism's realistic range:
+    how far past the trigger, how many queued, how slow the disk, how fast clients reconnect."""
+
+    kind: str
+    length_s: int
+    factor: float = 10.0  # how many times the affected operations' mean latency rises
+    variant: str = ""  # cache_pressure: fill | dirty; ticket_exhaustion: read | write; checkpoint_stall: repeated | long
+    strength: float = 0.5
+    culprit: bool = False  # a COLLSCAN in the log causes it (cache fill, tickets)
+    victims: bool = False  # checkpoint_stall: short COLLSCANs that spent their time waiting on it
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """A busy node that is healthy: nothing may be raised, no COLLSCAN blamed."""
+
+    minutes: int = 60
+    full_cache: bool = False  # fill 90-94 % (under the node's trigger), dirty under its trigger
+    fast_collscans: bool = False  # frequent short COLLSCANs of tiny collections
+    blips: int = 0  # latency blips at random times (some in checkpoints, by chance only)
+    restart: bool = False
+    gap: bool = False
+    idle_days: float = 0.0  # instead: a node with next to no work for days
+
+
+@dataclass
+class Expected:
+    kind: str
+    resource: Optional[str]
+    start: dt.datetime
+    end: dt.datetime
+    tolerance_s: float
+    culprit: Optional[tuple[str, str]] = None  # (ns, command) of the COLLSCAN that must be named the cause
+
+
+@dataclass
+class Scenario:
+    ftdc: Path
+    log: Path
+    expected: list[Expected] = field(default_factory=list)
+    victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
+
+
+# -- the healthy node
+
+
+class Baseline:
+    """Healthy's busy node at the shape's latency, with its ticket pools (fixed, or 7.0+ probing:
+    a pool of 8-24 that is often all held with nobody waiting)."""
+
+    def __init__(self, shape: Shape):
+        self.shape = shape
+        self.healthy = Healthy(shape.seed, shape.checkpoint_interval, ttl_second=shape.seed % 60)
+        self.rng = self.healthy.rng
+        self.scale = shape.baseline_ms * 1000 / HEALTHY_WRITE_US
+
+    def total(self, s: int) -> int:
+        if self.shape.probing:
+            return 8 + (s // 30) % 17
+        return self.shape.tickets or FIXED_POOL
+
+    def __call__(self, s: int) -> Tick:
+        tick = self.healthy(s)
+        total = self.total(s)
+        tick = replace(tick, read_latency_us=tick.read_latency_us * self.scale, write_latency_us=tick.write_latency_us * self.scale,
+                       command_latency_us=tick.command_latency_us * self.scale, read_total=total, write_total=total)
+        if self.shape.probing:
+            held = [total if self.rng.random() < 0.35 else self.rng.randint(0, total) for _ in range(2)]
+            tick = replace(tick, read_out=held[0], write_out=held[1])
+        return tick
+
+
+# -- incidents: each kind's plan, the node second by second
+
+
+@dataclass
+class Timeline:
+    shape: Shape
+    start: int  # the incident's first second
+    end: int  # one past its last
+    seconds: int
+
+    @property
+    def tolerance(self) -> float:
+        return max(WINDOW_TOLERANCE_S, self.shape.period_s)
+
+
+def _slowed(tick: Tick, base: Baseline, factor: float, reads: bool = True, writes: bool = True) -> Tick:
+    """Operations `factor` times slower than the node's healthy mean (not this second's draw, which
+    varies ±17 %: the rise is the one drawn)."""
+    return replace(tick, read_latency_us=factor * HEALTHY_READ_US * base.scale if reads else tick.read_latency_us,
+                   write_latency_us=factor * HEALTHY_WRITE_US * base.scale if writes else tick.write_latency_us)
+
+
+def _cache(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    shape, r = base.shape, base.rng
+    excess = 0.3 + 3.7 * incident.strength  # points past the trigger
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if not line.start <= s < line.end:
+            return tick
+        if incident.variant == "dirty":
+            dirty = (shape.dirty_trigger + excess) / 100
+            tick = replace(tick, dirty=dirty, updates=dirty / 2)
+        else:
+            tick = replace(tick, cache_fill=min(0.999, (shape.eviction_trigger + excess) / 100), scanned_objects=tick.scanned_objects + 80_000 * incident.culprit)
+        return _slowed(replace(tick, app_evicted_pages=r.uniform(300, 1500), app_evict_us=r.uniform(1e6, 4e6), app_wait_us=r.uniform(1e6, 6e6)), base, incident.factor)
+    return plan
+
+
+def _tickets(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    rw, r = incident.variant, base.rng
+    queue = 1 + int(299 * incident.strength)
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if not line.start <= s < line.end:
+            return tick
+        held = {f"{rw}_out": tick.read_total, f"{rw}_queue": max(1, int(queue * r.uniform(0.7, 1.0)))}
+        return _slowed(replace(tick, **held), base, incident.factor, reads=rw == "read", writes=rw == "write")
+    return plan
+
+
+def _ttl(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    # 12,000 to 600,000 documents a minute (sub-passes of up to 50,000 per index, SERVER-56194); a pass shorter
+    # than a minute still deletes 12,000 (a burst is 10,000 in a minute or more, METRICS.md §7).
+    rate = int(max(200 + 9800 * incident.strength, 12_000 / min(line.end - line.start, 60)))
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if line.end <= s < line.end + 60:  # the monitor sleeps a minute after its pass
+            return replace(tick, ttl_deleted=0, ttl_pass=False)
+        if not line.start <= s < line.end:
+            return tick
+        dirty = min(tick.dirty + 0.0005 * (s - line.start), (base.shape.dirty_trigger - 2) / 100)  # the deletes dirty the cache, under its trigger
+        return _slowed(replace(tick, ttl_deleted=rate, ttl_pass=s == line.start, dirty=max(tick.dirty, dirty)), base, incident.factor, reads=False)
+    return plan
+
+
+def _disk(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    r = base.rng
+    wait = 15 + 285 * incident.strength  # ms per request
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if not line.start <= s < line.end:
+            return tick
+        return _slowed(replace(tick, disk_util=1.0, disk_await_ms=wait * r.uniform(0.8, 1.2), io_full_share=r.uniform(0.1, 0.45), disk_mb=r.uniform(100, 400)),
+                       base, incident.factor)
+    return plan
+
+
+def _dhandles(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    r = base.rng
+    handles = int(5_000 + 95_000 * incident.strength)
+    waiting = 0.15 + 3.85 * incident.strength  # threads waiting for the dhandle lock, on average
+
+    def plan(s: int) -> Tick:
+        tick = replace(base(s), dhandles=handles, gather_handles_us=300_000)
+        if not line.start <= s < line.end:
+            return tick
+        return _slowed(replace(tick, dhandle_wait_us=waiting * 1e6 * r.uniform(0.8, 1.2), gather_handles_us=r.uniform(1.2e6, 4e6)), base, incident.factor)
+    return plan
+
+
+def _storm(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    # Connections opened a second: from 50, over 12× the busiest healthy second (4/s): a storm near its 10× bar
+    # lifts the hour's median it is measured against with its own samples.
+    rate = 50 + 1950 * incident.strength
+    limit = 51_200
+    count = {"open": 300}
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if line.start <= s < line.end:
+            count["open"] = min(limit, count["open"] + int(rate * 0.6))  # most stay open: the count climbs
+            return replace(tick, connections=count["open"], connections_created=rate, connections_rejected=int(rate * 0.4) if count["open"] >= limit else 0)
+        if s >= line.end and count["open"] > 300:
+            count["open"] = max(300, count["open"] - 200)  # idle connections time out
+        return replace(tick, connections=max(tick.connections, count["open"]))
+    return plan
+
+
+def _dip(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """The server stalls (throughput-dip's mechanism): operations hardly finish, every ticket is held by
+    one waiting for the stall (mongod takes the ticket before the global lock) and the rest queue;
+    serverStatus itself may wait, so FTDC misses samples."""
+    r = base.rng
+    collect_ms = 3000 * incident.strength
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if not line.start <= s < line.end:
+            return tick
+        return replace(tick, reads_stalled=True, writes_stalled=True, collect_ms=collect_ms, read_out=tick.read_total, write_out=tick.write_total,
+                       read_queue=r.randint(20, 300), write_queue=r.randint(20, 300),
+                       missing=collect_ms >= 1000 * base.shape.period_s and (s - line.start) % 3 != 0)  # a collection outlasting the period misses the next
+    return plan
+
+
+def stall_seconds(incident: Incident, shape: Shape) -> float:
+    """How long each checkpoint of a `repeated` episode runs: 5-30 % of the interval, at least 3 s and
+    three samples (its slow part must fill a whole sample to be seen at that period)."""
+    return float(max(3, 3 * shape.period_s, round(shape.checkpoint_interval * (0.05 + 0.25 * incident.strength))))
+
+
+def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """SERVER-21652: during the episode each checkpoint runs longer and writes slow down in its
+    latter part (`repeated`, each shorter than the interval); or one checkpoint outlasts the
+    interval, writes slowing near its end (`long`). Checkpoints start every interval from
+    interval / 2 (Node), so the plan knows when they run."""
+    interval = base.shape.checkpoint_interval
+    first = interval // 2
+
+    def started(s: int) -> Optional[int]:
+        """The start of the episode's checkpoint running at second `s`, if one is."""
+        start = line.start if incident.variant == "long" else first + (s - first) // interval * interval
+        return start if line.start <= start < line.end and start <= s < start + length(start) else None
+
+    def length(start: int) -> float:
+        return float(line.end - start) if incident.variant == "long" else stall_seconds(incident, base.shape)
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        start = started(s)
+        if start is None:
+            return tick
+        tick = replace(tick, checkpoint_seconds=length(start), disk_util=0.98)
+        # The latter part (dirty pages left for the end): 30 %, and two samples so that one is slow throughout.
+        slow_from = start + length(start) - max(2 * base.shape.period_s, int(length(start) * 0.3))
+        return _slowed(tick, base, incident.factor, reads=False) if s >= slow_from else tick
+    return plan
+
+
+KINDS: dict[str, Callable[[Incident, Baseline, Timeline], Callable[[int], Tick]]] = {
+    "cache_pressure": _cache, "ticket_exhaustion": _tickets, "ttl_burst": _ttl, "disk_saturation": _disk,
+    "dhandle_pressure": _dhandles, "connection_storm": _storm, "throughput_dip": _dip, "checkpoint_stall": _checkpoints,
+}
+
+
+def _timeline(shape: Shape, incident: Incident, rng: random.Random) -> Timeline:
+    """Eleven minutes of history first for the latency baselines (66 samples at long periods), some after.
+    A checkpoint episode starts with a checkpoint, a TTL pass when the monitor wakes; other incidents at any second."""
+    before = max(660, 66 * shape.period_s) + rng.randrange(60)  # at any second of a minute and of a sampling period
+    if incident.kind == "checkpoint_stall":
+        interval = shape.checkpoint_interval
+        before = interval // 2 + -(-(before - interval // 2) // interval) * interval
+    if incident.kind == "ttl_burst":  # a pass begins when the TTL monitor wakes
+        before = shape.seed % 60 + -(-(before - shape.seed % 60) // 60) * 60
+    after = max(300, 30 * shape.period_s) + (shape.checkpoint_interval if incident.kind == "checkpoint_stall" else 0)
+    return Timeline(shape, before, before + incident.length_s, before + incident.length_s + after)
+
+
+# -- the log
+
+
+def node_log(shape: Shape, config: Config, run: Run) -> JsonLog | TextLog:
+    """The log mongod writes at this version (JSON from 4.4, legacy text before), from a start-up a day
+    earlier with the node's configuration in its open string, and the usual few slow indexed finds."""
+    boot = run.t0 - dt.timedelta(days=1)
+    open_string = DEFAULT_OPEN.format(cache=int(config.cache_gb * 1024)) + (f",{config.config_string}" if config.config_string else "")
+    if shape.layout == "4.2":
+        log = TextLog(config)
+        log.startup(boot, open_string)
+    else:
+        log = json_log(config, run, boot, open_string)
+    ordinary_slow_finds(log, run, len(run.ticks), random.Random(shape.seed + 1))
+    return log
+
+
+NAMESPACES = ("shop.orders", "app.events", "billing.invoices", "crm.contacts")
+
+
+def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: Run, rng: random.Random) -> tuple[str, str]:
+    """The operations that cause a cache-fill or ticket incident: COLLSCANs running through it.
+    Returns their (namespace, command)."""
+    ns = rng.choice(NAMESPACES)
+    db, collection = ns.split(".")
+    length_ms = (line.end - line.start) * 1000
+    if incident.kind == "cache_pressure":  # one analytics aggregation that reads the collection through the cache
+        log.slow(run.at(line.end) + dt.timedelta(milliseconds=400), "conn2231", ns,
+                 {"aggregate": collection, "pipeline": [{"$match": {"status": "shipped"}}, {"$group": {"_id": "$customer", "n": {"$sum": 1}}}], "cursor": {}, "$db": db},
+                 "COLLSCAN", length_ms + 400 + rng.randint(0, 2000), keys=0, docs=38_000_000, nreturned=101, queryHash="5C5B0E3A")
+        return ns, "aggregate"
+    if incident.variant == "read":  # finds without an index holding read tickets, started just before the queue forms
+        for k in range(rng.randint(3, 8)):
+            ms = length_ms + rng.randint(2_000, 20_000)
+            log.slow(run.at(line.start) - dt.timedelta(milliseconds=ms - length_ms - rng.randint(0, 1500)) + dt.timedelta(milliseconds=ms), f"conn{700 + k}", ns,
+                     {"find": collection, "filter": {"type": "click", "day": {"$gte": "2024-05-01"}}, "sort": {"ts": -1}, "$db": db},
+                     "COLLSCAN", ms, keys=0, docs=4_500_000 + k, nreturned=101, queryHash="7D2E7C1B")
+        return ns, "find"
+    # updates whose filter has no index, back to back through the episode, each statement a COLLSCAN
+    s = line.start - 25
+    while s < line.end - 5:
+        ms = rng.randint(15_000, 40_000)
+        end = run.at(s) + dt.timedelta(milliseconds=ms)
+        statement = {"q": {"sku": f"A-{s}"}, "u": {"$inc": {"stock": -1}}, "multi": False, "upsert": False}
+        ctx = f"conn{rng.randint(100, 999)}"
+        log.slow(end - dt.timedelta(milliseconds=1), ctx, ns, statement, "COLLSCAN", ms - 1, component="WRITE", op_type="update",
+                 keys=0, docs=2_400_000, nMatched=1, nModified=1)
+        log.slow(end, ctx, f"{db}.$cmd", {"update": collection, "updates": [statement], "ordered": True, "$db": db}, "COLLSCAN", ms, keys=0, docs=2_400_000)
+        s += rng.randint(5, 14)
+    return ns, "update"
+
+
+def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, float]], layout: str, rng: random.Random) -> None:
+    """Short COLLSCANs of a small collection caught in each slowed checkpoint: most of their time waiting
+    for cache, a lock or (8.0, which logs it) a ticket, as the slow-query line records it (LOG-FORMAT.md §3)."""
+    waits = {
+        "cache": lambda us: {"storage": {"data": {"bytesRead": 40_000}, "timeWaitingMicros": {"cache": us}}},
+        "lock": lambda us: {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": us}}}},
+        **({"ticket": lambda us: {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": us}}}} if layout.startswith("8.0") else {}),
+    }
+    for start, end in checkpoints:
+        for _ in range(rng.randint(3, 6)):  # enough that, had they been working, they would hold the window
+            ms = rng.randint(1000, 4000)
+            extra = waits[rng.choice(sorted(waits))](int(ms * 1000 * rng.uniform(0.7, 0.95)))
+            log.slow(run.at(end) - dt.timedelta(milliseconds=rng.randint(0, 400)), f"conn{rng.randint(100, 999)}", "shop.settings",
+                     {"find": "settings", "filter": {"key": "banner"}, "$db": "shop"}, "COLLSCAN", ms, keys=0, docs=rng.randint(50, 900), queryHash="0F3D88B2", **extra)
+
+
+# -- scenarios
+
+
+def _expected(incident: Incident, line: Timeline, run: Run, culprit: Optional[tuple[str, str]]) -> list[Expected]:
+    at, tolerance = run.at, line.tolerance
+    kind = incident.kind
+    if kind == "checkpoint_stall":
+        episode = [(a, b) for a, b in run.checkpoints if line.start <= a < line.end]
+        return [Expected(kind, None, at(episode[0][0]), at(episode[-1][1]), tolerance)]
+    if kind == "throughput_dip":  # a stall holds every ticket: both pools are exhausted with it
+        return [Expected(k, rw, at(line.start), at(line.end), tolerance) for k, rw in ((kind, None), ("ticket_exhaustion", "read"), ("ticket_exhaustion", "write"))]
+    resource = incident.variant if kind == "ticket_exhaustion" else None
+    return [Expected(kind, resource, at(line.start), at(line.end), tolerance, culprit)]
+
+
+def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
+    """Simulates `incident` on a node of `shape` into `out` and says what must be found."""
+    config = shape.config()
+    rng = random.Random(shape.seed * 7919 + 13)
+    line = _timeline(shape, incident, rng)
+    base = Baseline(shape)
+    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, KINDS[incident.kind](incident, base, line), period=shape.period_s)
+    log = node_log(shape, config, run)
+    culprit = _collscans(log, incident, line, run, rng) if incident.culprit else None
+    if incident.victims:
+        _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
+    log.write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims)
+
+
+def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
+    """Simulates a healthy node of `shape` into `out`: nothing is expected."""
+    config = shape.config()
+    rng = random.Random(shape.seed * 7919 + 17)
+    if quiet.idle_days:
+        seconds = int(quiet.idle_days * 86400)
+        period = max(shape.period_s, 10)  # days at one sample a second take minutes to simulate; 10 s is as real
+        base = Baseline(shape)
+
+        def plan(s: int) -> Tick:
+            return Tick(reads=rng.uniform(0, 4), writes=rng.uniform(0, 2), commands=rng.uniform(2, 6), connections=12, connections_created=0.01,
+                        cache_fill=0.05, dirty=0.0001, updates=0.0, disk_util=0.01, disk_iops=3, disk_mb=0.05, dhandles=120, read_out=0, write_out=0,
+                        read_total=base.total(s), write_total=base.total(s), scanned_objects=5, returned=5)
+        run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=period)
+    else:
+        seconds = quiet.minutes * 60
+        base = Baseline(shape)
+        blips = {s: rng.uniform(3.5, 100) for s in rng.sample(range(700, seconds - 60), min(quiet.blips, seconds - 760))}
+        fill = (min(shape.eviction_trigger - 1, rng.uniform(90, 94)) / 100) if quiet.full_cache else None
+        down = (seconds // 3, seconds // 3 + rng.randint(60, 600)) if quiet.restart else None
+        gap = (2 * seconds // 3, 2 * seconds // 3 + rng.randint(30, 600)) if quiet.gap else None
+
+        def plan(s: int) -> Tick:
+            tick = base(s)
+            if fill is not None:
+                dirty = min(tick.dirty * 2.5, (shape.dirty_trigger - 1) / 100)
+                tick = replace(tick, cache_fill=fill + rng.uniform(-0.004, 0.004), dirty=dirty, updates=dirty / 2)
+            if quiet.fast_collscans:
+                tick = replace(tick, collscans=rng.randint(1, 40), scanned_objects=tick.scanned_objects + rng.uniform(100, 4000))
+            if s in blips:  # one second of slow writes, from nothing in particular
+                tick = _slowed(tick, base, blips[s], reads=False)
+            missing = any(w and w[0] <= s < w[1] for w in (down, gap))
+            return replace(tick, missing=missing)
+        run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s,
+                         restarts={down[1]: config.pid + 1} if down else None)
+    log = node_log(shape, config, run)
+    if quiet.fast_collscans and not quiet.idle_days:
+        for s in sorted(rng.sample(range(60, seconds - 60), min(200, seconds // 30))):
+            log.slow(run.at(s) + dt.timedelta(milliseconds=rng.randint(0, 999)), f"conn{rng.randint(100, 999)}", "shop.settings",
+                     {"find": "settings", "filter": {}, "$db": "shop"}, "COLLSCAN", rng.randint(100, 400), keys=0, docs=rng.randint(5, 900), queryHash="0F3D88B2")
+    log.write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log")
+
+
+# -- judging
+
+
+def analyzed(make: Callable[..., Scenario], *args) -> tuple[Scenario, object]:
+    """`make(*args, folder)` (build or build_quiet) in a temporary folder, and its analysis."""
+    import tempfile
+    import warnings
+
+    import analysis
+
+    with tempfile.TemporaryDirectory() as folder:
+        scenario = make(*args, Path(folder))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return scenario, analysis.analyze(scenario.ftdc, scenario.log)
+
+
+def failures(scenario: Scenario, result) -> list[str]:
+    """What `result` (analysis.analyze) got wrong about `scenario`: an expected finding missing (kind,
+    resource, window within its tolerance, warning or worse), the wrong top culprit or a COLLSCAN not
+    named, anything else warning/critical, a COLLSCAN blamed where none was injected, or a victim
+    made an incident's root cause."""
+    from analysis.culprits import causes
+
+    wrong, matched = [], set()
+    for want in scenario.expected:
+        tolerance = dt.timedelta(seconds=want.tolerance_s)
+        found = [f for f in result.problems if f.kind == want.kind and f.resource == want.resource
+                 and abs(f.start - want.start) <= tolerance and abs(f.end - want.end) <= tolerance]
+        if not found:
+            near = [(f.kind, f.resource, f.severity, f"{f.start:%H:%M:%S}", f"{f.end:%H:%M:%S}") for f in result.findings if f.kind == want.kind]
+            wrong.append(f"missing {want.kind} {want.resource or ''} {want.start:%H:%M:%S}-{want.end:%H:%M:%S}; found {near}")
+            continue
+        matched.update(id(f) for f in found)
+        if want.culprit:
+            top = found[0].culprits[0] if found[0].culprits else None
+            if top is None or (top.ns, top.command) != want.culprit or not causes(found[0].culprits, found[0].seconds):
+                wrong.append(f"{want.kind}: culprit {want.culprit} not named the cause; top {top and (top.ns, top.command, top.plan_summary)}")
+    for f in result.problems:
+        if id(f) not in matched:
+            wrong.append(f"also raised: {f.kind} {f.resource or ''} {f.severity} {f.start:%H:%M:%S}-{f.end:%H:%M:%S}: {f.title}")
+        elif not any(w.culprit for w in scenario.expected) and causes(f.culprits, f.seconds):
+            wrong.append(f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}")
+    if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
+        wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
+    return wrong

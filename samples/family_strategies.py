@@ -1,0 +1,105 @@
+"""Hypothesis strategies for the randomised scenarios (samples/families.py): node shapes and each
+detector's incidents drawn across realistic ranges, the simplest values first so a failure
+shrinks to a small scenario (a 7.0 node, 1 s sampling, default settings, the shortest incident)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+from analysis.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
+from samples.families import KINDS, Incident, Quiet, Shape, stall_seconds
+
+HOUR = 3600
+LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services")
+# UTC offsets hosts use, in minutes (whole, half and quarter hours, -12:00 to +14:00).
+OFFSETS = st.one_of(st.just(0), st.integers(-12, 14).map(lambda h: 60 * h), st.sampled_from([-570, -210, 210, 270, 330, 345, 390, 525, 570, 630, 765]))
+
+
+@st.composite
+def shapes(draw) -> Shape:
+    layout = draw(st.sampled_from(LAYOUTS))
+    interval = draw(st.sampled_from([60, 30, 120, 300]))  # syncPeriodSecs: 60 unless set
+    # diagnosticDataCollectionPeriodMillis: 1 s unless set; a sample every few seconds at most a sixth of the
+    # checkpoint interval (coarser sampling cannot see checkpoints apart).
+    period = draw(st.sampled_from([p for p in (1, 5, 10) if p <= interval // 6]))
+    return Shape(
+        layout=layout,
+        cache_gb=draw(st.sampled_from([8.0, 1.0, 2.0, 4.0, 16.0, 32.0, 64.0, 128.0, 256.0])),
+        baseline_ms=draw(st.floats(0.05, 50.0)),
+        period_s=period,
+        tz_minutes=draw(OFFSETS),
+        checkpoint_interval=interval,
+        # Raised or lowered: WiredTiger needs trigger > target (80 and 5 by default), dirty below the whole.
+        eviction_trigger=draw(st.one_of(st.just(95), st.integers(85, 99))),
+        dirty_trigger=draw(st.one_of(st.just(20), st.integers(10, 40))),
+        tickets=draw(st.one_of(st.none(), st.integers(16, 512))),  # None: 128 before 7.0, throughput probing from 7.0
+        seed=draw(st.integers(0, 2**16)),
+    )
+
+
+FACTORS = st.floats(3.4, 100.0)  # the spike rule is 3× its baseline; the simulator's noise is ±10 %, so 3.4× is a rise of 3× at least
+STRENGTHS = st.floats(0.0, 1.0)
+
+
+def _length(shape: Shape, low: int, high: int = HOUR):
+    """Incident lengths, at least three samples long."""
+    return st.integers(max(low, 3 * shape.period_s), high)
+
+
+@st.composite
+def incidents(draw, kind: str, shape: Shape) -> Incident:
+    factor, strength = draw(FACTORS), draw(STRENGTHS)
+    if kind == "checkpoint_stall":
+        variant = draw(st.sampled_from(["repeated", "long"]))
+        interval = shape.checkpoint_interval
+        if variant == "long":
+            return Incident(kind, draw(st.integers(interval + 10, HOUR)), factor, variant, strength)
+        # Stalls in checkpoints are told from chance only when that many aligned spikes are improbable by
+        # chance (the detector's p-value): the share of time a spike would touch a checkpoint, to the power n.
+        # A spike (the slow part and the sample before) touches a checkpoint (and one sample after) from this
+        # share of the sample times, a tenth more for the episode's edges.
+        stall = stall_seconds(Incident(kind, 0, strength=strength), shape)
+        chance = 1.1 * (stall + max(2 * shape.period_s, 0.3 * stall) + 3 * shape.period_s) / interval
+        fewest = max(MIN_ALIGNED, math.ceil(math.log(MAX_P_VALUE) / math.log(chance)) + 1) if chance < 0.8 else None
+        if fewest is None or fewest * interval > HOUR:  # checkpoints that long every time: one that outlasts the interval instead
+            return Incident(kind, draw(st.integers(interval + 10, HOUR)), factor, "long", strength)
+        count = draw(st.integers(fewest, HOUR // interval))
+        return Incident(kind, count * interval, factor, variant, strength, victims=draw(st.booleans()))
+    if kind == "cache_pressure":
+        variant = draw(st.sampled_from(["fill", "dirty"]))
+        return Incident(kind, draw(_length(shape, 30)), factor, variant, strength, culprit=variant == "fill" and draw(st.booleans()))
+    if kind == "ticket_exhaustion":
+        return Incident(kind, draw(_length(shape, 30)), factor, draw(st.sampled_from(["read", "write"])), strength, culprit=draw(st.booleans()))
+    if kind == "disk_saturation":  # saturation is a minute or more by definition (METRICS.md §11)
+        return Incident(kind, draw(_length(shape, 60)), factor, strength=strength)
+    if kind == "connection_storm":  # clients reconnect for seconds to minutes; beyond, the count has long hit its limit
+        return Incident(kind, draw(_length(shape, 10, 900)), factor, strength=strength)
+    if kind == "throughput_dip":  # a server stall lasts seconds to a couple of minutes; longer is an outage
+        return Incident(kind, draw(_length(shape, 10, 120)), factor, strength=strength)
+    return Incident(kind, draw(_length(shape, 30)), factor, strength=strength)
+
+
+QUIET = st.builds(
+    Quiet,
+    minutes=st.integers(30, 180),
+    full_cache=st.booleans(),
+    fast_collscans=st.booleans(),
+    blips=st.integers(0, 120),
+    restart=st.booleans(),
+    gap=st.booleans(),
+    idle_days=st.just(0.0),
+)
+IDLE = st.builds(Quiet, idle_days=st.floats(1.0, 3.0))
+
+
+def cases(kind: str):
+    """(shape, incident) pairs for one detector."""
+    return shapes().flatmap(lambda shape: incidents(kind, shape).map(lambda incident: (shape, incident)))
+
+
+ANY_CASE = st.sampled_from(list(KINDS)).flatmap(cases)
+# A checkpoint stall with short COLLSCANs in the log that spent their time waiting on it.
+VICTIMS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).filter(lambda i: i.variant == "repeated")
+                           .map(lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, victims=True))))

@@ -1,0 +1,97 @@
+"""Randomised scenario families (issue 13 §2): every detector's incident injected on node shapes drawn
+across realistic ranges must be found with its window (±5 s, or one sampling period) and its
+culprit, with nothing else warning/critical; busy healthy nodes and the victims of a checkpoint
+stall must raise nothing and blame no COLLSCAN. Hypothesis shrinks a failure to the smallest
+scenario; failures found are kept below as explicit examples.
+
+    FTDC_FAMILY_EXAMPLES=100 python3 -m pytest -q tests/test_families.py   # more draws per test
+    python3 bench/bench_families.py                                         # pass rates per detector
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import Phase, example, given, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures  # noqa: E402
+from samples.family_strategies import ANY_CASE, IDLE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+
+# A few draws per test in CI (the whole file in about a minute on 2 cores); more on demand.
+EXAMPLES = int(os.environ.get("FTDC_FAMILY_EXAMPLES", "8"))
+FAMILY = settings(max_examples=EXAMPLES)
+
+
+def found_right(shape: Shape, incident: Incident) -> None:
+    assert failures(*analyzed(build, shape, incident)) == []
+
+
+def stays_quiet(shape: Shape, quiet: Quiet) -> None:
+    assert failures(*analyzed(build_quiet, shape, quiet)) == []
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_incident_is_found_with_its_window_and_culprit(kind):
+    @FAMILY
+    @given(case=cases(kind))
+    def check(case):
+        found_right(*case)
+    check()
+
+
+# Failures the families found, each kept as it shrank (the detector fixed, or the generator when it drew what mongod does not do).
+@settings(phases=[Phase.explicit])
+@example(case=(Shape(baseline_ms=1.0), Incident("disk_saturation", 959, 4.0)))  # the usual await was the whole data's median: half of it saturated
+@example(case=(Shape(baseline_ms=1.0), Incident("connection_storm", 664, 4.0)))  # the storm's own samples raised the hour's median and ended it early
+@example(case=(Shape(baseline_ms=1.0), Incident("ttl_burst", 721, 4.0)))  # likewise the burst's own minutes, the usual of the hour before
+@example(case=(Shape(seed=45), Incident("ttl_burst", 30, 4.0)))  # 12,000 deletes straddling a calendar minute: 6,000 in each, no burst
+@example(case=(Shape(period_s=10), Incident("throughput_dip", 30, 4.0)))  # 5 s buckets at 10 s sampling: every other bucket empty, one dip in three
+@example(case=(Shape(baseline_ms=1.0, period_s=5, seed=37), Incident("throughput_dip", 15, 4.0)))  # a rate bucketed at its sample's time, one period late
+# 24 of 24 aligned, one in every checkpoint, yet never twice chance: 15 s checkpoints at 5 s sampling take 60 % of the sample times
+@example(case=(Shape(baseline_ms=1.0, period_s=5), Incident("checkpoint_stall", 1440, 4.0, "repeated", 0.0)))
+# Checkpoints of 28-34 s seen twice (FTDC, and the log's progress lines): a spike in every one counted as in half of them
+@example(case=(Shape(layout="8.0", cache_gb=128.0, baseline_ms=1.9, period_s=10, tz_minutes=765, checkpoint_interval=120, dirty_trigger=33, seed=66),
+               Incident("checkpoint_stall", 3360, 58.7, "repeated", 0.85)))
+@example(case=(Shape(layout="6.0", cache_gb=32.0, baseline_ms=33.4, period_s=10, tz_minutes=330, checkpoint_interval=120, eviction_trigger=85, tickets=30, seed=30),
+               Incident("checkpoint_stall", 3600, 3.4, "repeated", 0.92, victims=True)))
+@given(case=ANY_CASE)
+def test_failures_found_before(case):
+    found_right(*case)
+
+
+@FAMILY
+@given(case=VICTIMS)
+def test_victims_of_a_checkpoint_stall_are_not_blamed(case):
+    scenario, result = analyzed(build, *case)
+    assert failures(scenario, result) == []  # found, no COLLSCAN blamed, none made the root cause
+    assert result.incidents
+
+
+@FAMILY
+# Random blips at 10 s sampling: a spike touching a checkpoint's window on a sample time counted as aligned,
+# twice as often as the chance it was tested against; 19 of 19 in a run were called a stall.
+@example(shape=Shape(baseline_ms=1.0, period_s=10, seed=22), quiet=Quiet(minutes=137, blips=76))
+@given(shape=shapes(), quiet=QUIET)
+def test_busy_healthy_node_stays_quiet(shape, quiet):
+    stays_quiet(shape, quiet)
+
+
+@settings(max_examples=max(2, EXAMPLES // 4))
+@given(shape=shapes(), quiet=IDLE)
+def test_idle_node_stays_quiet(shape, quiet):
+    stays_quiet(shape, quiet)
+
+
+# Known failures, not fixed yet (strict: the test fails once they pass, to move them above). A stall that makes
+# serverStatus take 1.5-3 s misses two samples in three; the release of the stalled operations lands in the
+# last 3 s interval, whose rate is no dip, so the 5 s buckets end the dip 6-7 s before the stall does.
+@pytest.mark.xfail(strict=True, reason="throughput_dip ends 6-7 s early when FTDC misses samples during the stall")
+@settings(phases=[Phase.explicit])
+@example(case=(Shape(layout="6.0", cache_gb=2.0, baseline_ms=0.05, checkpoint_interval=120, dirty_trigger=35, tickets=201, seed=40),
+               Incident("throughput_dip", 105, 3.4, strength=0.53)))
+@given(case=ANY_CASE)
+def test_known_failures(case):
+    found_right(*case)
