@@ -56,6 +56,19 @@ def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
     return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
 
 
+def _last_low(ctx: Context, end: dt.datetime, baseline: float, width: dt.timedelta) -> dt.datetime:
+    """`end`, or later: the time of the last sample from the episode's last bucket on whose own interval the rate was
+    still a dip. Stalled operations are credited when they finish, so a bucket that holds a stall's release averages
+    the dip away, while the samples before the release measured it."""
+    after = ctx.series.filter(pl.col(TIME_COLUMN) > end - width).select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
+    last = end
+    for time, ops, gap in after.iter_rows():
+        if gap or ops is None or ops >= DIP_SHARE * baseline:
+            break
+        last = max(last, time)
+    return last
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ops_per_s"):
         return [ctx.not_checked(KIND, "Throughput dips", ["opcounters"])]
@@ -85,6 +98,7 @@ def detect(ctx: Context) -> list[Finding]:
             reasons.append(f"{ADJECTIVE[peak.op]} latency {peak.peak_ms:,.0f} ms")
         if not reasons:
             continue  # clients sent less: not the server's doing
+        e["end"] = _last_low(ctx, e["end"], e["baseline"], width)
         seconds = (e["end"] - e["start"]).total_seconds()
         findings.append(Finding(
             kind=KIND,
