@@ -17,7 +17,7 @@ from ftdc.metadata import NodeInfo
 
 from . import advice
 from .incidents import RootCause
-from .thresholds import SPEC, Setting, Thresholds
+from .thresholds import SPEC, Setting, Thresholds, described
 
 CHECKPOINT_KINDS = {"checkpoint_stall", "cache_pressure"}
 DEFAULT_TICKETS = 128
@@ -47,7 +47,7 @@ def _cause(summary: str, name: str, setting: Setting, recommendation: str, **evi
 def _interval(setting: Setting) -> Optional[RootCause]:
     """An interval that is itself the problem (off, seconds, many minutes), with the same advice its findings give."""
     value = setting.value
-    recommendation = advice.restore_interval(value, f"{value:g} s ({setting.source})")
+    recommendation = advice.restore_interval(value, described("checkpoint_interval", setting))
     if recommendation is None:
         return None
     default = advice.DEFAULT_SYNCDELAY_S

@@ -83,6 +83,13 @@ class Setting:
     since: Optional[dt.datetime] = None  # None: from the start of the data
 
 
+def described(name: str, setting: Setting) -> str:
+    """A setting of `name` with its unit and source, as explanations and advice quote it."""
+    unit = SPEC[name].unit
+    shown = "-" if setting.value is None else f"{setting.value:g}" + (f" {unit}" if unit in ("%", "s") else "")
+    return f"{shown} ({setting.source})"
+
+
 def _number(value: Any) -> Optional[float]:
     if isinstance(value, bool):
         return None
@@ -216,9 +223,7 @@ class Thresholds:
 
     def describe(self, name: str) -> str:
         """`20 % (WiredTiger default (dist/api_data.py))`, for explanations."""
-        setting, unit = self.current(name), SPEC[name].unit
-        shown = "-" if setting.value is None else f"{setting.value:g}" + (f" {unit}" if unit in ("%", "s") else "")
-        return f"{shown} ({setting.source})"
+        return described(name, self.current(name))
 
     def at(self, name: str, times: pl.Series) -> pl.Series:
         """The value in effect at each time (the first setting also covers earlier times)."""

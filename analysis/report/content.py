@@ -113,14 +113,15 @@ class Report:
         }
 
 
-def _window(start: Optional[dt.datetime], end: Optional[dt.datetime]) -> str:
+def window(start: Optional[dt.datetime], end: Optional[dt.datetime]) -> str:
+    """`start – end (how long)`, as every card and headline gives a window."""
     return f"{format_time(start)} – {format_time(end)} ({duration((end - start).total_seconds())})" if start and end else "no window"
 
 
 def incident_headline(incident: Incident, node: str) -> str:
     """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
     fix = f" First fix: {incident.recommendations[0]}" if incident.recommendations else ""
-    return f"{node}, {incident.id} ({incident.severity}), {_window(incident.start, incident.end)}: {incident.title}.{fix}"
+    return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end)}: {incident.title}.{fix}"
 
 
 def checked(analysis: Analysis, name: str) -> str:

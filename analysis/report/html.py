@@ -17,7 +17,7 @@ from ftdc.timeutil import format_time
 from ..findings import Culprit, Finding, jsonable
 from ..incidents import Incident
 from ..text import duration
-from .content import Figure, IncidentCard, NodeSection, Report
+from .content import Figure, IncidentCard, NodeSection, Report, window
 from .culprit_table import HEADERS, NOTE, cells
 
 CSS = """
@@ -64,17 +64,20 @@ def _culprits(culprits: list[Culprit]) -> str:
 def finding_html(finding: Finding, figure: Optional[Figure] = None) -> str:
     """One finding: severity, id (as incidents and their chains name it), title, window, explanation, plot, culprits, what to do, evidence."""
     prefix = f"{escape(finding.id)}. " if finding.id else ""
-    window = f"{format_time(finding.start)} – {format_time(finding.end)} ({duration(finding.seconds)})" if finding.start else ""
-    recs = "".join(f"<li>{escape(r)}</li>" for r in finding.recommendations)
+    when = window(finding.start, finding.end) if finding.start else ""
     return (
         f'<div class="finding {finding.severity}" data-kind="{escape(finding.kind)}">'
         f'<h3><span class="badge {finding.severity}">{finding.severity}</span>{prefix}{escape(finding.title)}</h3>'
-        f'<div class="window">{escape(finding.kind)}{" (" + finding.resource + ")" if finding.resource else ""} · {escape(window)}</div>'
-        f"<p>{escape(finding.explanation)}</p>{_img(figure)}{_culprits(finding.culprits)}"
-        + (f"<p><b>What to do</b></p><ul>{recs}</ul>" if recs else "")
+        f'<div class="window">{escape(finding.kind)}{" (" + finding.resource + ")" if finding.resource else ""} · {escape(when)}</div>'
+        f"<p>{escape(finding.explanation)}</p>{_img(figure)}{_culprits(finding.culprits)}{_what_to_do(finding.recommendations)}"
         + f"<details><summary>evidence</summary><pre>{escape(json.dumps(finding.to_dict()['evidence'], indent=1, ensure_ascii=False))}</pre></details>"
         "</div>"
     )
+
+
+def _what_to_do(recommendations: list[str]) -> str:
+    items = "".join(f"<li>{escape(r)}</li>" for r in recommendations)
+    return f"<p><b>What to do</b></p><ul>{items}</ul>" if items else ""
 
 
 def _evidence(evidence: dict) -> str:
@@ -90,17 +93,14 @@ def incident_html(incident: Incident, node: str = "", figure: Optional[Figure] =
     chain = "".join(f"<li>{escape(step.text)} <span class=ids>({escape(', '.join(step.findings))}"
                     + (f"; {escape(format_time(step.start))} – {escape(format_time(step.end))}" if step.start else "") + ")</span></li>"
                     for step in incident.chain)
-    recs = "".join(f"<li>{escape(r)}</li>" for r in incident.recommendations)
     return (
         f'<div class="incident {incident.severity}" data-id="{escape(incident.id)}">'
         f'<h3><span class="badge {incident.severity}">{incident.severity}</span>{where}{escape(incident.id)}. {escape(incident.title)}</h3>'
-        f'<div class="window">{escape(format_time(incident.start))} – {escape(format_time(incident.end))} ({escape(duration(incident.seconds))})'
+        f'<div class="window">{escape(window(incident.start, incident.end))}'
         f' · findings {escape(", ".join(incident.finding_ids))}</div>'
         f'<div class="rootcause"><b>Root cause ({escape(root.kind)})</b>: {escape(root.summary)}'
         f"<details><summary>its evidence</summary>{_evidence(root.evidence)}</details></div>"
-        f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>"
-        + (f"<p><b>What to do</b></p><ul>{recs}</ul>" if recs else "")
-        + "</div>"
+        f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>{_what_to_do(incident.recommendations)}</div>"
     )
 
 

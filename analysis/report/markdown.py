@@ -15,7 +15,7 @@ from ftdc.timeutil import format_time
 
 from ..findings import Finding, jsonable
 from ..text import duration
-from .content import Figure, IncidentCard, Report
+from .content import Figure, IncidentCard, Report, window
 from .culprit_table import HEADERS, NOTE, NUMERIC, cells
 
 
@@ -45,7 +45,7 @@ def _figure(figure: Figure, folder: str) -> str:
 
 def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###") -> str:
     lines = [f"{heading} {f.id}. {f.severity.upper()}: {_text(f.title)}", "",
-             f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {format_time(f.start)} – {format_time(f.end)} ({duration(f.seconds)})", "",
+             f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {window(f.start, f.end)}", "",
              _text(f.explanation), ""]
     if figure:
         lines.append(_figure(figure, folder))
@@ -55,23 +55,23 @@ def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###
             *texts, shape = [text for text, _ in cells(c)]
             lines.append("| " + " | ".join(_cell(t) for t in texts) + f" | {_code(shape)} |")
         lines += ["", _text(NOTE), ""]
-    if f.recommendations:
-        lines += ["What to do:", ""] + [f"- {_text(r)}" for r in f.recommendations] + [""]
-    return "\n".join(lines)
+    return "\n".join(lines + _what_to_do(f.recommendations))
+
+
+def _what_to_do(recommendations: list[str]) -> list[str]:
+    return ["What to do:", ""] + [f"- {_text(r)}" for r in recommendations] + [""] if recommendations else []
 
 
 def _incident(card: IncidentCard, folder: str) -> str:
     i, root = card.incident, card.incident.root_cause
     lines = [f"### {i.severity.upper()}: {_text(card.node)} {i.id}. {_text(i.title)}", "",
-             f"{format_time(i.start)} – {format_time(i.end)} ({duration(i.seconds)}) · findings {', '.join(i.finding_ids)}", "",
+             f"{window(i.start, i.end)} · findings {', '.join(i.finding_ids)}", "",
              f"**Root cause ({root.kind})**: {_text(root.summary)}", ""]
     lines += [f"- {_text(k)}: {_text(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}" for k, v in jsonable(root.evidence).items()]
     lines += ["", _figure(card.figure, folder)] if card.figure else [""]
     lines += ["Chain:", ""] + [f"{n}. {_text(s.text)} ({', '.join(s.findings)}" + (f"; {format_time(s.start)} – {format_time(s.end)}" if s.start else "") + ")"
                                for n, s in enumerate(i.chain, 1)] + [""]
-    if i.recommendations:
-        lines += ["What to do:", ""] + [f"- {_text(r)}" for r in i.recommendations] + [""]
-    return "\n".join(lines)
+    return "\n".join(lines + _what_to_do(i.recommendations))
 
 
 def write(report: Report, path: Path) -> list[Path]:
