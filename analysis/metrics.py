@@ -23,6 +23,8 @@ WT = "serverStatus.wiredTiger."
 SERVICE_PREFIXES = ("", "shard.", "common.")
 
 COUNTER, GAUGE = "counter", "gauge"
+# /proc/stat's states as systemMetrics.cpu names them; their sum is all the cores' time.
+CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,20 @@ ALIASES: tuple[Alias, ...] = (
     # Disks, per device, counted since boot (METRICS.md §8).
     *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
       for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
-    _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
+    # The host's CPU time by state, summed over its cores (ms since boot; the report's system panels).
+    *(_alias(f"cpu.{state}_ms", COUNTER, f"systemMetrics.cpu.{state}_ms") for state in CPU_STATES),
+    # Memory, paging and the network as mongod and the host see them (the report's system panels).
+    _alias("mem.resident_mb", GAUGE, SS + "mem.resident"),
+    _alias("mem.swap_total_kb", GAUGE, "systemMetrics.memory.SwapTotal_kb"),
+    _alias("mem.swap_free_kb", GAUGE, "systemMetrics.memory.SwapFree_kb"),
+    _alias("mem.page_faults", COUNTER, SS + "extra_info.page_faults"),
+    _alias("net.bytes_in", COUNTER, SS + "network.bytesIn"),
+    _alias("net.bytes_out", COUNTER, SS + "network.bytesOut"),
+    _alias("net.requests", COUNTER, SS + "network.numRequests"),
+    *(_alias(f"documents.{op}", COUNTER, f"{SS}metrics.document.{op}") for op in ("inserted", "updated", "deleted")),
+    # The oplog's first and last entries (collStats of local.oplog.rs): its window.
+    _alias("oplog.first", GAUGE, "local.oplog.rs.stats.start"),
+    _alias("oplog.last", GAUGE, "local.oplog.rs.stats.end"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
     # Connections (METRICS.md §9).
     _alias("conn.current", GAUGE, SS + "connections.current"),

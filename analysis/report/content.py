@@ -21,7 +21,8 @@ from ..analyze import Analysis
 from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
 from ..text import duration
-from . import figures, plots
+from ..workload import Workload, workload
+from . import figures, plots, system
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 SCHEMA_VERSION = 2
@@ -61,6 +62,17 @@ class NodeSection:
     more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
+    workload: Optional[Workload] = None  # the log's slow operations, clients and messages over the whole span
+    system: Optional[system.SystemView] = None  # the system panels' series, summarised
+    system_figure: Optional[Figure] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node's entry in the JSON report: its analysis, and the workbench's tables (slow operations, clients,
+        messages, system series, configuration audit)."""
+        return {"name": self.name, "headlines": self.headlines, **self.analysis.to_dict(),
+                **(self.workload.to_dict() if self.workload else {"slow_operations": None, "connections": None, "log_messages": None}),
+                "system": self.system.to_dict() if self.system else None,
+                "audit": [item.to_dict() for item in self.analysis.audit]}
 
     @property
     def findings(self) -> list[Finding]:
@@ -107,7 +119,7 @@ class Report:
             "title": self.title,
             "headlines": self.headlines,
             "redacted": self.redacted,
-            "nodes": [{"name": n.name, "headlines": n.headlines, **n.analysis.to_dict()} for n in self.nodes],
+            "nodes": [n.to_dict() for n in self.nodes],
             "cross_node_findings": [f.to_dict() for f in self.cross_node],
             "cross_node_incidents": [card.incident.to_dict() for card in self.cross_incidents],
         }
@@ -205,6 +217,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
+    view = system.view(analysis, members)
     return NodeSection(
         name=name,
         analysis=analysis,
@@ -217,6 +230,9 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
+        workload=workload(analysis.logs),
+        system=view,
+        system_figure=_figure(figures.system(analysis, view, members), f"{slug}-system.png", f"{name}: system panels"),
     )
 
 
