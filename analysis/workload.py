@@ -50,7 +50,8 @@ def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
 
 def queries(logs: LogFrames) -> pl.DataFrame:
     """Every query shape of the log: `summarize_queries` (by total time) with QUERY_EXTRAS."""
-    return summarize_queries(logs.slow_ops, "total", extra=QUERY_EXTRAS)
+    table = summarize_queries(logs.slow_ops, "total", extra=QUERY_EXTRAS)
+    return table.with_columns(keys_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("keys_examined") / pl.col("nreturned")))
 
 
 def connections(events: pl.DataFrame) -> pl.DataFrame:

@@ -212,8 +212,8 @@ def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slu
 
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
-    slug = _slug(name)
-    cards = incident_cards(analysis, analysis.incidents, name, slug, members)
+    key = slug(name)
+    cards = incident_cards(analysis, analysis.incidents, name, key, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
@@ -226,13 +226,13 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
-        timeline=_figure(figures.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
-        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
+        timeline=_figure(figures.timeline(analysis), f"{key}-timeline.png", f"{name}: timeline"),
+        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{key}-finding-{i + 1}.png",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
         workload=workload(analysis.logs),
         system=view,
-        system_figure=_figure(figures.system(analysis, view, members), f"{slug}-system.png", f"{name}: system panels"),
+        system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
     )
 
 
@@ -242,7 +242,8 @@ def _more(incidents: list[Incident], node: str) -> list[str]:
     return [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."] if rest > 0 else []
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """`text` as a file name and an HTML anchor: letters and digits, the rest dashes."""
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 
 
