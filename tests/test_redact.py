@@ -172,4 +172,4 @@ def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_include
     assert_clean(files, secrets)
     doc = json.loads((tmp_path / "report.json").read_text())
     assert [i["id"] for i in doc["cross_node_incidents"]] == [i.id for i in result.incidents]
-    assert '<h2>Replica set</h2><img class="plot"' in (tmp_path / "report.html").read_text()
+    assert '<h2 id=replica-set>Replica set</h2><img class="plot"' in (tmp_path / "report.html").read_text()

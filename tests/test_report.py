@@ -1,6 +1,8 @@
 """Incident reports: HTML (self-contained), Markdown with its PNGs, JSON with a schema version."""
 
+import base64
 import datetime as dt
+import hashlib
 import json
 import re
 import struct
@@ -46,14 +48,22 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     assert write_report(report, path) == [path]
     page = path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
-    # Nothing that could reach a network: no scripts, links, or remote sources.
-    assert "<script" not in page and "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    # Nothing that could reach a network: no links or remote sources, and only the page's own inline script (issue 20
+    # asks for sorting in the page), allowed by its hash: the CSP names no source a script could be loaded from.
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts == [html.workbench.SCRIPT] and page.count("<script") == 1
+    policy = re.search(r'Content-Security-Policy content="([^"]+)"', page)[1]
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["script-src"] == f"'sha256-{digest}'" and directives["default-src"] == "'none'"
+    assert "fetch(" not in scripts[0] and "XMLHttpRequest" not in scripts[0] and "src=" not in scripts[0]
+    assert "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
     assert all(escape(h) in page for h in report.headlines) and "What to do" in page
     problems = demo.problems
     cards = re.findall(r'<div class="finding (critical|warning)"', page)
     assert len(cards) == len(problems)
-    # Every incident has its own plot (a data: PNG), which draws the findings folded into it, plus the timeline.
-    assert page.count('src="data:image/png;base64,') == len(demo.incidents) + 1
+    # Every incident has its own plot (a data: PNG), which draws the findings folded into it, plus the timeline and the system panels.
+    assert page.count('src="data:image/png;base64,') == len(demo.incidents) + 2
     assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
 
 
