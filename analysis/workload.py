@@ -29,6 +29,9 @@ QUERY_EXTRAS = {
     "working_ms": pl.col("working_ms").sum(),
     "working_runs": pl.col("working_ms").is_not_null().sum(),
     "queued_ms": (pl.col("execution_queued_micros").fill_null(0).sum() / 1000).round(1),
+    # Runs that failed (interrupted, a client that disconnected) and how: a shape of failures has no plan to show.
+    "failed": (pl.col("ok") == False).sum(),  # noqa: E712 (a null `ok` is not a failure)
+    "errors": pl.col("err_name").drop_nulls().unique().sort().str.join(", "),
 }
 
 
@@ -46,6 +49,15 @@ class Workload:
 
 def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return [{k: format_time(v) if hasattr(v, "tzinfo") else v for k, v in row.items()} for row in frame.iter_rows(named=True)]
+
+
+def plan_text(row: dict) -> str:
+    """The plans a shape ran with (COLLSCAN marked apart), and its failed runs as the culprit table says them."""
+    plans = ", ".join(p for p in (row["plan_kinds"] or "").split(",") if p and p != "COLLSCAN")
+    if row["failed"]:
+        failed = f"failed {row['failed']} of {row['count']} run(s)" + (f": {row['errors']}" if row["errors"] else "")
+        return f"{plans} ({failed})" if plans else failed
+    return plans
 
 
 def queries(logs: LogFrames) -> pl.DataFrame:

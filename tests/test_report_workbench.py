@@ -19,7 +19,6 @@ from analysis import audit
 from analysis.analyze import read_compact_logs
 from analysis.report import build_report, system, write_report
 from analysis.workload import workload
-from ftdc.metadata import MetadataDocument
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
 LOGS = {"6.0.11": SHARED / "logs" / "mongod-6.0.11", "8.0.12": SHARED / "logs" / "atlas-8.0.12"}

@@ -9,10 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Optional, Sequence
 
-import polars as pl
 from matplotlib.figure import Figure
 
-from ftdc.frames import TIME_COLUMN
 
 from ..analyze import Analysis
 from ..detectors import LINKS, RECORDS
@@ -20,7 +18,7 @@ from ..findings import Finding
 from ..incidents import Incident
 from ..nodes import member_addresses, self_members
 from ..series import WAITERS
-from .plots import Panel, Span, figure, rows
+from .plots import Panel, Span, figure
 
 DETAIL_PANEL_IN = 1.2  # a finding's plot: the detail below the incidents, kept short
 # An incident's figure draws this many panels at most: its cause's and effects' first.
@@ -46,12 +44,11 @@ def _panels(analysis: Analysis) -> list[Panel]:
                                                      ("cache_updates_pct", "updates", "#8c564b")) if c in have]
     if cache:
         panels.append(Panel("cache, % of maximum", cache, thresholds=[_THRESHOLDS[c] for c, _, _ in cache]))
-    # Tickets in use as a share of the pool (128 free tickets drawn as counts are flat lines at the top), and
-    # only the queues that ever held an operation: a healthy node's panel is two lines, not eight.
+    # Tickets in use as a share of the pool (128 free tickets drawn as counts are flat lines at the top), and the
+    # queues, those at zero throughout named in the panel instead of drawn (plots._telling): two lines, not eight.
     tickets = [(f"{rw}_tickets_used_pct", f"{rw} in use", None) for rw in ("read", "write") if f"{rw}_tickets_used_pct" in have]
-    queues = [c for rw in ("read", "write") for c in (f"{rw}_queued", f"{rw}_ticket_queue") if c in have]
-    busy = analysis.series.select(pl.col(queues).max()).row(0, named=True) if queues else {}
-    tickets += [(c, f"{WAITERS[c.split('_')[0]]} queued" if c.endswith("_queued") else c.replace("_", " "), None) for c in queues if busy.get(c)]
+    tickets += [(c, label, None) for rw in ("read", "write")
+                for c, label in ((f"{rw}_queued", f"{WAITERS[rw]} queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
     if tickets:
         panels.append(Panel("tickets in use, % of the pool; operations queued (when any)", tickets))
     return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])

@@ -16,7 +16,7 @@ from ftdc.timeutil import format_time
 from ..findings import Finding, jsonable
 from ..text import duration
 from .content import Figure, IncidentCard, Report, window
-from ..workload import TOP_SHAPES
+from ..workload import TOP_SHAPES, plan_text
 from .culprit_table import HEADERS, NOTE, NUMERIC, cells
 
 
@@ -92,7 +92,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
         out += [f"{h} Slow operations of the whole span", "",
                 f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
                 "(all of them, up to 500, are in the JSON report):", ""]
-        rows = [[_cell(r["ns"]), _cell(r["command"]), _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + (r["plan_kinds"] or "").replace("COLLSCAN", "").strip(",")),
+        rows = [[_cell(r["ns"]), _cell(r["command"]), _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
                  f"{r['count']:,}", f"{r['total_ms'] / 1000:,.1f}", _n(r["p50_ms"]), _n(r["p95_ms"]), _n(r["p99_ms"]), _n(r["max_ms"]),
                  _n(r["keys_examined_per_returned"], ",.1f"), _n(r["docs_examined_per_returned"], ",.1f"), _cell(r["apps"]),
                  _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"), _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),

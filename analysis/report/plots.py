@@ -199,6 +199,19 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> 
     rows(ax, namespaces)
 
 
+def _telling(frame: pl.DataFrame, columns: list[tuple[str, str, Optional[str]]]) -> tuple[list, list[str]]:
+    """The series worth a line, and the names of those at zero throughout the range (six queues of an idle pool
+    are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
+    def flat(column: str) -> bool:
+        ends = [frame[f"{column}_{end}"] for end in ("min", "max") if f"{column}_{end}" in frame.columns]
+        return bool(ends) and all(e.fill_null(0).abs().max() == 0 for e in ends)
+
+    zero = [c for c in columns if flat(c[0])]
+    if len(zero) == len(columns):
+        return columns, []
+    return [c for c in columns if c not in zero], [name for _, name, _ in zero]
+
+
 def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
     """Overlapping spans as one shaded stretch each (the worst severity): stacked shades would hide the checkpoints beneath."""
     out: list[list] = []
@@ -244,7 +257,8 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
             _collscans(ax, analysis, start, end)
         if panel.states:
             state_bands(ax, analysis, [c for c, _, _ in panel.columns], [name for _, name, _ in panel.columns], start, end)
-        for column, name, color in () if panel.states else panel.columns:
+        drawn, zero = _telling(frame, [] if panel.states else list(panel.columns))
+        for column, name, color in drawn:
             _band(ax, frame, column, name, color)
         if panel.log_scale:
             # Up to 10 at least: below one decade symlog labels its one tick with an offset the margin cuts.
@@ -256,8 +270,11 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         _thresholds(ax, analysis, frame, panel.thresholds)
         _shade_checkpoints(ax, share, start, end)
         _title(ax, panel.title)
-        if panel.columns and not panel.states:
-            _legend(ax, len(panel.columns))
+        if zero:  # inside the panel's top left: the title's line holds the legend
+            ax.text(0.003, 0.96, f"zero throughout: {', '.join(zero)}", transform=ax.transAxes, fontsize=8, color="#555", ha="left", va="top",
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
+        if drawn:
+            _legend(ax, len(drawn))
         if panel.window is not None:
             ax.axvspan(*panel.window, ymin=0.97, ymax=1.0, color=SEVERITY_COLORS.get(panel.severity, SHADE), alpha=0.9, linewidth=0)
     for ax in axes:

@@ -14,7 +14,7 @@ import polars as pl
 from ftdc.timeutil import format_time
 
 from ..audit import AuditItem
-from ..workload import TOP_SHAPES, Workload
+from ..workload import TOP_SHAPES, Workload, plan_text
 from .system import SystemView
 
 # Sorting and the "show all" buttons. Pinned by its hash in the page's Content-Security-Policy:
@@ -100,9 +100,8 @@ def _per(numerator, denominator) -> Optional[float]:
 
 
 def _query_row(row: dict, working: bool) -> str:
-    plans = row["plan_kinds"] or ""
     collscan = "<span class=collscan>COLLSCAN</span> " if (row["collscan_share"] or 0) > 0 else ""
-    plan_cell = f"<td>{collscan}{escape(', '.join(p for p in plans.split(',') if p != 'COLLSCAN'))}</td>"
+    plan_cell = f"<td>{collscan}{escape(plan_text(row))}</td>"
     keys = _per(row["keys_examined"], row["nreturned"])
     docs = row["docs_examined_per_returned"]
     cells = [_text(row["ns"]), _text(row["command"]), plan_cell, _num(row["count"]), _num(row["total_ms"] / 1000, f"{row['total_ms'] / 1000:,.1f}"),
