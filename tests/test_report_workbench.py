@@ -197,3 +197,24 @@ def test_the_json_and_markdown_reports_carry_the_workbench(node70, tmp_path):
     write_report(report, tmp_path / "r.md")
     text = (tmp_path / "r.md").read_text()
     assert "## Configuration audit" in text and "## System panels" in text and "| CPU, % of all cores | user |" in text
+
+
+def test_crafted_strings_reach_the_page_as_text():
+    """Namespaces, shapes, application names, drivers and log messages are the customer's: escaped, never markup."""
+    import datetime as dt_
+
+    from ftdc.logs import LogFrames
+    from ftdc.logs.schema import EVENTS, PROBLEMS, SLOW_OPS
+    from analysis.report import workbench_html
+
+    evil = "<img src=x onerror=alert(1)>'\""
+    t = dt_.datetime(2024, 1, 1, tzinfo=dt_.timezone.utc)
+    slow = pl.DataFrame([{"ts": t, "started": t, "duration_ms": 5, "ns": f"db.{evil}", "command": evil, "shape": evil, "app_name": evil,
+                          "write_statement": False, "op_type": "command", "plan_kind": "COLLSCAN", "ok": False, "err_name": evil}],
+                        schema=SLOW_OPS)
+    events = pl.DataFrame([{"ts": t, "kind": "client_metadata", "app_name": evil, "driver": evil},
+                           {"ts": t, "kind": "other", "severity": "W", "id": 1, "msg": evil}], schema=EVENTS)
+    w = workload(LogFrames(slow, events, pl.DataFrame(schema=PROBLEMS)))
+    page = workbench_html.slow_operations(w, "n") + workbench_html.connections(w, "n") + workbench_html.messages(w, "n")
+    assert "<img" not in page and "onerror=alert(1)>'" not in page
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;&#x27;&quot;") >= 6  # ns, command, shape, app, failure, client, driver, message

@@ -195,6 +195,6 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Opti
             for ax in fig.axes:
                 ax.axvline(f.end, color="black", linewidth=1.2, linestyle="--")
             fig.axes[0].annotate(f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary", xy=(f.end, 1.0),
-                                 xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=7, ha="left", va="top",
+                                 xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=9, ha="left", va="top",
                                  bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     return fig

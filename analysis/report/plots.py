@@ -28,7 +28,7 @@ from ftdc.frames import TIME_COLUMN
 
 from ..analyze import Analysis
 
-# 1080 px: a card's width at 1400 px, drawn 1:1 there; at 800 px shrunk to 0.7, where the 8 pt labels (10 px) stay legible.
+# 1080 px: a card's width at 1400 px, drawn 1:1 there; at 800 px shrunk to about 0.67, where 9 pt labels (11 px) are still 7.5 px.
 WIDTH_IN, DPI = 12.0, 90
 PIXELS = int(WIDTH_IN * DPI)
 PANEL_IN = 1.6
@@ -129,7 +129,7 @@ def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tup
         previous = (last, right)
         ax.annotate(f"{name} {last:g} % ({analysis.thresholds.source(name)})", xy=(1.0 if right else 0.0, last),
                     xycoords=("axes fraction", "data"), xytext=(-4 if right else 4, 2), textcoords="offset points",
-                    ha="right" if right else "left", va="bottom", fontsize=8,
+                    ha="right" if right else "left", va="bottom", fontsize=9,
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.75, "linewidth": 0})
     ax.set_ylim(top=top)
 
@@ -173,12 +173,12 @@ def _format_axes(axes, start: dt.datetime, end: dt.datetime) -> None:
 
 def _title(ax, text: str) -> None:
     # Placed text, not set_title, which measures the whole axes to position itself on every draw.
-    ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=10, ha="left", va="bottom")
+    ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=11, ha="left", va="bottom")
 
 
 def _legend(ax, count: int) -> None:
     """Above the panel's right end, beside its title: never over the data."""
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, ncols=min(8, count), frameon=False,
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9, ncols=min(8, count), frameon=False,
               borderaxespad=0.1, handlelength=1.5, columnspacing=1.0)
 
 
@@ -271,7 +271,7 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         _shade_checkpoints(ax, share, start, end)
         _title(ax, panel.title)
         if zero:  # inside the panel's top left: the title's line holds the legend
-            ax.text(0.003, 0.96, f"zero throughout: {', '.join(zero)}", transform=ax.transAxes, fontsize=8, color="#555", ha="left", va="top",
+            ax.text(0.003, 0.96, f"zero throughout: {', '.join(zero)}", transform=ax.transAxes, fontsize=9, color="#555", ha="left", va="top",
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
         if drawn:
             _legend(ax, len(drawn))
@@ -285,10 +285,10 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
             for edge in (first, last):
                 ax.axvline(edge, color=color, linewidth=0.9, alpha=0.9, zorder=1)
     _format_axes(axes, start, end)
-    fig.text(0.55, 0.1 / height, KEY, ha="center", va="bottom", fontsize=8, color="#444")
+    fig.text(0.5, 0.1 / height, KEY, ha="center", va="bottom", fontsize=8, color="#444")
     for at, label in _labels(spans, start, end):
         axes[0].annotate(label, xy=(at, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -6), textcoords="offset points",
-                         fontsize=8, color="#a00", ha="left", va="top",
+                         fontsize=9, color="#a00", ha="left", va="top",
                          bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     if title:
         fig.suptitle(title, x=0.01, y=1 - 0.08 / height, ha="left", va="top", fontsize=11)
@@ -326,7 +326,7 @@ def png(fig: Figure) -> bytes:
 def rows(ax, names: list[str]) -> None:
     """One bar row per name, the name written inside the panel above its row (the left margin cannot hold an address)."""
     for y, name in enumerate(names):
-        ax.text(0.003, y + 0.22, name, transform=ax.get_yaxis_transform(), fontsize=8, ha="left", va="bottom",
+        ax.text(0.003, y + 0.22, name, transform=ax.get_yaxis_transform(), fontsize=9, ha="left", va="bottom",
                 bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     ax.set_yticks([])
     ax.set_ylim(-0.6, len(names) - 0.2)
