@@ -250,15 +250,20 @@ def explore(
         if len(found.ftdc) != 1:
             raise ftdc.FTDCError(f"{path}: no FTDC (diagnostic.data) in it" if not found.ftdc
                                  else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
-        logs = [*found.logs, *(log or [])] or logs_beside(found.ftdc) or None
+        logs = [*found.logs, *(log or [])]
+        beside = [] if logs else logs_beside(found.ftdc)
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) + 1)
-            result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
+            result = analysis.analyze_nodes(found.ftdc, logs or beside or None, start=start, end=end,
                                             progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
             bar.update(task, description="reducing the metrics")
             explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)
         write_explorer(explorer, out_file)
-    err.print(f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)", markup=False, highlight=False)
+    if beside:
+        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+                  markup=False, highlight=False, soft_wrap=True)
+    err.print(f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
+              markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
