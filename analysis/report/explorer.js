@@ -25,6 +25,13 @@
       return step < 60 ? text.slice(11, 19) : step < 86400 ? text.slice(5, 10) + " " + text.slice(11, 16) : text.slice(0, 10);
     });
   }
+  // Levels as short numbers (3 significant digits, k M G T), so any magnitude fits the axis and the readout.
+  function short(v) {
+    if (v === null || v === undefined || !isFinite(v)) return "–";
+    const a = Math.abs(v), units = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+    for (const [size, unit] of units) if (a >= size) return +(v / size).toPrecision(3) + unit;
+    return String(+v.toPrecision(3));
+  }
   function element(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
@@ -114,11 +121,12 @@
       holder.append(node);
       const options = {
         width: width(), height: HEIGHT,
-        legend: {show: false},
+        legend: {live: true},
         scales: {x: {time: true}},
         tzDate: t => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"),
-        series: [{}, {label: name, stroke: "#1565c0", width: 1, spanGaps: false, points: {show: false}}],
-        axes: [{values: ticks, space: 90}, {size: 64}],
+        series: [{label: "UTC", value: (u, t) => t === null ? "–" : iso(t)},
+                 {label: series.unit || "value", stroke: "#1565c0", width: 1, spanGaps: false, points: {show: false}, value: (u, v) => short(v)}],
+        axes: [{values: ticks, space: 90}, {size: 56, values: (u, splits) => splits.map(short)}],
         cursor: {drag: {x: true, y: false}, points: {show: false}},
         hooks: {
           drawClear: [shade],

@@ -34,6 +34,7 @@ section.explorer{margin:10px 0}
 .explorer-head{font-size:12px;padding:0 6px;display:flex;gap:4px;align-items:baseline;overflow-wrap:anywhere}
 .explorer-head .explorer-meaning{flex:1}.explorer-remove{border:0;background:none;cursor:pointer;font-size:15px}
 .explorer-incident.critical{border-color:#c62828}.explorer-incident.warning{border-color:#ef8f00}
+.explorer-panel .u-legend{font-size:11px;text-align:right;padding:0 8px}.explorer-panel .u-legend th{font-weight:500}
 .explorer-key{color:#555;font-size:12px}.explorer-key i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
 """
 
