@@ -186,10 +186,10 @@
       button.addEventListener("click", () => setRange(i.start - pad, i.end + pad));
       incidents.append(button);
     }
-    let pending = 0;
+    let resizing = 0;
     window.addEventListener("resize", () => {
-      cancelAnimationFrame(pending);
-      pending = requestAnimationFrame(() => { for (const p of panels.values()) p.plot.setSize({width: width(), height: HEIGHT}); });
+      cancelAnimationFrame(resizing);
+      resizing = requestAnimationFrame(() => { for (const p of panels.values()) p.plot.setSize({width: width(), height: HEIGHT}); });
     });
     for (const name of data.opening) add(name);
     setRange(whole[0], whole[1]);
