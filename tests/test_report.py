@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import analysis
-from analysis.report import build_report, content, html, plots, write_report
+from analysis.report import build_report, content, explorer_page, html, plots, write_report
 
 DEMO = Path(__file__).resolve().parents[1] / "samples"
 
@@ -48,14 +48,16 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     assert write_report(report, path) == [path]
     page = path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
-    # Nothing that could reach a network: no links or remote sources, and only the page's own inline script (issue 20
-    # asks for sorting in the page), allowed by its hash: the CSP names no source a script could be loaded from.
+    # Nothing that could reach a network: no links or remote sources, and only the page's own inline scripts (issue 20:
+    # sorting in the page, the metric explorer's uPlot and code), each allowed by its hash: the CSP names no source a
+    # script could be loaded from. The explorer's data is a JSON block, which is not run.
     scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
-    assert scripts == [html.workbench.SCRIPT] and page.count("<script") == 1
+    assert scripts == [html.workbench.SCRIPT, *explorer_page.scripts()]
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">'] + ["<script>"] * len(scripts)
     policy = re.search(r'Content-Security-Policy content="([^"]+)"', page)[1]
-    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
     directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
-    assert directives["script-src"] == f"'sha256-{digest}'" and directives["default-src"] == "'none'"
+    digests = [f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts]
+    assert directives["script-src"] == " ".join(digests) and directives["default-src"] == "'none'"
     assert "fetch(" not in scripts[0] and "XMLHttpRequest" not in scripts[0] and "src=" not in scripts[0]
     assert "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
     assert all(escape(h) in page for h in report.headlines) and "What to do" in page

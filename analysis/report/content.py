@@ -23,6 +23,7 @@ from ..incidents import Incident
 from ..text import duration
 from ..workload import Workload, workload
 from . import figures, plots, system
+from .explorer import Explorer, explorer_data
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 SCHEMA_VERSION = 2
@@ -65,6 +66,7 @@ class NodeSection:
     workload: Optional[Workload] = None  # the log's slow operations, clients and messages over the whole span
     system: Optional[system.SystemView] = None  # the system panels' series, summarised
     system_figure: Optional[Figure] = None
+    explorer: Optional[Explorer] = None  # the derived series on one zoomable time axis (the HTML report's explorer)
 
     def to_dict(self) -> dict[str, Any]:
         """The node's entry in the JSON report: its analysis, and the workbench's tables (slow operations, clients,
@@ -212,7 +214,7 @@ def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slu
 
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
-    key = slug(name)
+    key = node_slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, key, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
@@ -233,6 +235,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         workload=workload(analysis.logs),
         system=view,
         system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
+        explorer=explorer_data(analysis, name),
     )
 
 
@@ -242,7 +245,7 @@ def _more(incidents: list[Incident], node: str) -> list[str]:
     return [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."] if rest > 0 else []
 
 
-def slug(text: str) -> str:
+def node_slug(text: str) -> str:
     """`text` as a file name and an HTML anchor: letters and digits, the rest dashes."""
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 

@@ -1,5 +1,5 @@
-"""The report as one self-contained HTML file: CSS, PNGs and one small script inline (pinned by its hash
-in the Content-Security-Policy), no request to any network.
+"""The report as one self-contained HTML file: CSS, PNGs and scripts inline (the tables' sorting, the metric
+explorer's uPlot and code), each pinned by its hash in the Content-Security-Policy, no request to any network.
 
 The first screen holds the nodes, the incidents' headlines and a table of contents; the incident
 cards follow, then each node's findings, and its workbench one click away (`<details>`): the slow
@@ -20,8 +20,8 @@ from ftdc.timeutil import format_time
 from ..findings import Culprit, Finding, jsonable
 from ..incidents import Incident
 from ..text import duration
-from . import workbench_html as workbench
-from .content import Figure, IncidentCard, NodeSection, Report, slug, window
+from . import explorer_page, workbench_html as workbench
+from .content import Figure, IncidentCard, NodeSection, Report, node_slug, window
 from .culprit_table import HEADERS, NOTE, cells
 
 CSS = """
@@ -132,7 +132,7 @@ def _section(anchor: str, title: str, content: str, h: str, open_: bool = False)
 
 def _parts(section: NodeSection) -> list[tuple[str, str]]:
     """(anchor, title) of a node's parts, in page order: what the table of contents lists."""
-    key = slug(section.name)
+    key = node_slug(section.name)
     warnings = sum(i.severity == "warning" for i in section.analysis.audit)
     parts = [(f"{key}-findings", section.findings_heading)]
     if section.workload is not None:
@@ -140,12 +140,14 @@ def _parts(section: NodeSection) -> list[tuple[str, str]]:
     parts += [(f"{key}-system", "System panels: CPU, memory, disks, network, connections, operations, replication"),
               (f"{key}-audit", f"Configuration audit ({warnings} warning(s))"), (f"{key}-timeline", "Timeline"),
               (f"{key}-node", "Node and data coverage")]
+    if section.explorer is not None:
+        parts.append((f"explorer-{key}", "Metric explorer: any metric on one zoomable time axis"))
     return parts
 
 
 def _node(section: NodeSection, several: bool) -> str:
     h = "h3" if several else "h2"
-    key = slug(section.name)
+    key = node_slug(section.name)
     titles = dict(_parts(section))
     parts = [f"<h2 id='{escape(key)}'>{escape(section.name)}</h2>"] if several else []
     context = [(i, f) for i, f in enumerate(section.findings) if f.severity == "info"]
@@ -173,6 +175,9 @@ def _node(section: NodeSection, several: bool) -> str:
               _section(f"{key}-audit", titles[f"{key}-audit"], workbench.audit(section.analysis.audit), h),
               _section(f"{key}-timeline", "Timeline", _img(section.timeline), h),
               _section(f"{key}-node", "Node and data coverage", _table(section.facts) + _table(section.coverage), h)]
+    if section.explorer is not None:
+        # Open, not in a <details>: uPlot sizes its panels to the width it is given when the page loads.
+        parts += [f"<{h}>{escape(titles[f'explorer-{key}'])}</{h}>", explorer_page.section(section.explorer, f"explorer-{key}")]
     return "".join(parts)
 
 
@@ -207,10 +212,12 @@ def render(report: Report) -> str:
     body += [_node(section, several) for section in report.nodes]
     body.append(_section("methods", "Methods", "<dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods)
                          + "</dl>", "h2"))
-    return page(report.title, "".join(body), [workbench.SCRIPT])
+    explorer = any(section.explorer is not None for section in report.nodes)
+    return page(report.title, "".join(body), [workbench.SCRIPT, *(explorer_page.scripts() if explorer else [])],
+                explorer_page.styles() if explorer else "")
 
 
-def page(title: str, body: str, scripts: list[str]) -> str:
+def page(title: str, body: str, scripts: list[str], styles: str = "") -> str:
     """The document: `scripts` inline, each allowed by its hash and nothing else (no request can leave the page)."""
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode('utf-8')).digest()).decode('ascii')}'" for s in scripts)
     return (
@@ -218,5 +225,5 @@ def page(title: str, body: str, scripts: list[str]) -> str:
         # Nothing on this page may reach a network: no fonts, no remote images, only the scripts below (by hash).
         f"<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {hashes}\">"
         f"<meta name=viewport content=\"width=device-width,initial-scale=1\"><title>{escape(title)}</title>"
-        f"<style>{CSS}</style></head><body>{body}{''.join(f'<script>{s}</script>' for s in scripts)}</body></html>\n"
+        f"<style>{CSS}{styles}</style></head><body>{body}{''.join(f'<script>{s}</script>' for s in scripts)}</body></html>\n"
     )
