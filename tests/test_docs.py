@@ -63,3 +63,22 @@ def test_the_site_builds_with_every_link_and_anchor_resolved(tmp_path):
                             cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "site" / "internals" / "index.html").is_file()
+
+
+CITATION = re.compile(r"docs/(?P<page>[a-z-]+\.md)(?: (?:§|section )(?P<section>\d+))?")
+
+
+def test_comments_cite_pages_and_sections_that_exist():
+    """Code cites the reference by page and section (`docs/metrics.md §3`): both must exist here,
+    not in a document outside the repository."""
+    sources = [p for folder in ("analysis", "ftdc", "samples", "bench", "scripts", "tests", "native/src")
+               for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".rs")] + [ROOT / "cli.py"]
+    for path in sources:
+        text = path.read_text()
+        for outside in ("METRICS", "FTDC-FORMAT", "LOG-FORMAT"):  # the shared documents these pages replace
+            assert outside + ".md" not in text, f"{path.relative_to(ROOT)} cites {outside}, which is outside the repository"
+        for m in CITATION.finditer(text):
+            page = ROOT / "docs" / m["page"]
+            assert page.is_file(), f"{path.relative_to(ROOT)} cites docs/{m['page']}"
+            if m["section"]:
+                assert re.search(rf"^#+ {m['section']}\. ", page.read_text(), re.M), f"{path.relative_to(ROOT)} cites docs/{m['page']} §{m['section']}"
