@@ -92,3 +92,10 @@ def test_nothing_edits_sys_path():
     offenders = [f"{p.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}" for p in sources
                  for text in [p.read_text()] for m in edits.finditer(text)]
     assert not offenders, offenders
+
+
+def test_the_command_line_page_shows_every_command():
+    commands = re.findall(r"@app\.command\(\)\ndef (\w+)\(", (ROOT / "cli.py").read_text())
+    page = (ROOT / "docs" / "cli.md").read_text()
+    missing = [c for c in commands if c != "summary" and f"ftdc-analyze {c} " not in page]  # summary: `ftdc-analyze PATH`
+    assert len(commands) > 3 and not missing, f"docs/cli.md does not show {missing}"
