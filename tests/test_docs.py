@@ -99,3 +99,11 @@ def test_the_command_line_page_shows_every_command():
     page = (ROOT / "docs" / "cli.md").read_text()
     missing = [c for c in commands if c != "summary" and f"ftdc-analyze {c} " not in page]  # summary: `ftdc-analyze PATH`
     assert len(commands) > 3 and not missing, f"docs/cli.md does not show {missing}"
+
+
+def test_the_analyses_page_says_how_every_kind_is_decided():
+    from analysis.detectors import RECORDS
+
+    table = [line for line in (ROOT / "docs" / "analyses.md").read_text().splitlines() if line.startswith("| `")]
+    missing = sorted(kind for kind in RECORDS if not any(f"`{kind}`" in row.split("|")[1] for row in table))
+    assert not missing, f"docs/analyses.md's table of kinds lacks {missing}"
