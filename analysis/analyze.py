@@ -28,7 +28,7 @@ from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
-from .culprits import attribute, culprit_key
+from .culprits import attribute, culprit_key, during_checkpoints
 from . import display, episodes
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
 from .findings import Finding, findings_frame, json_number
@@ -187,7 +187,8 @@ def analyze(
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:
         relate(findings)
-    slow_ops = log_frames.slow_ops if log_frames is not None else None
+    # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.
+    slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
     for finding in findings:
         # Replication findings are about other members: this node's operations do not explain them.

@@ -74,6 +74,7 @@ class Incident:
     strength: float = 0.5
     culprit: bool = False  # a COLLSCAN in the log causes it (cache fill, tickets)
     victims: bool = False  # checkpoint_stall: short COLLSCANs that spent their time waiting on it
+    own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
 
 
 @dataclass(frozen=True)
@@ -349,6 +350,8 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
                  {"aggregate": collection, "pipeline": [{"$match": {"status": "shipped"}}, {"$group": {"_id": "$customer", "n": {"$sum": 1}}}], "cursor": {}, "$db": db},
                  "COLLSCAN", length_ms + 400 + rng.randint(0, 2000), keys=0, docs=38_000_000, nreturned=101, queryHash="5C5B0E3A")
         return ns, "aggregate"
+    if incident.own_queue:
+        return _own_queue(log, incident, line, run, rng, ns)
     if incident.variant == "read":  # finds without an index holding read tickets, started just before the queue forms
         for k in range(rng.randint(3, 8)):
             ms = length_ms + rng.randint(2_000, 20_000)
@@ -368,6 +371,26 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
         log.slow(end, ctx, f"{db}.$cmd", {"update": collection, "updates": [statement], "ordered": True, "$db": db}, "COLLSCAN", ms, keys=0, docs=2_400_000)
         s += rng.randint(5, 14)
     return ns, "update"
+
+
+def _own_queue(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: Run, rng: random.Random, ns: str) -> tuple[str, str]:
+    """One COLLSCAN find run so often that its runs hold every read ticket and the rest of them queue: pool + queue
+    runs in flight, each spending the queue's share of its time queued for a ticket (the queue behind its own runs)
+    and most of its working time reading the collection from disk, as 8.0's slow-query line records both."""
+    db, collection = ns.split(".")
+    pool = run.ticks[line.start].read_total
+    queue = run.ticks[line.start].read_queue
+    in_flight = pool + queue
+    s = float(line.start - 30)
+    while s < line.end:
+        ms = rng.randint(20_000, 40_000)
+        queued, reading = ms * queue / in_flight, ms * pool / in_flight * rng.uniform(0.5, 0.7)
+        log.slow(run.at(s) + dt.timedelta(milliseconds=ms), f"conn{rng.randint(100, 9999)}", ns,
+                 {"find": collection, "filter": {"region": "emea", "total": {"$gt": 100}}, "$db": db}, "COLLSCAN", ms, keys=0, docs=900_000, nreturned=12,
+                 queryHash="3A9C51D0", queues={"execution": {"admissions": 1, "totalTimeQueuedMicros": int(queued * 1000)}},
+                 storage={"data": {"bytesRead": 700_000_000, "timeReadingMicros": int(reading * 1000)}})
+        s += ms / 1000 / in_flight
+    return ns, "find"
 
 
 def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, float]], layout: str, rng: random.Random) -> None:

@@ -103,3 +103,7 @@ ANY_CASE = st.sampled_from(list(KINDS)).flatmap(cases)
 # A checkpoint stall with short COLLSCANs in the log that spent their time waiting on it.
 VICTIMS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).filter(lambda i: i.variant == "repeated")
                            .map(lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, victims=True))))
+# A COLLSCAN find whose runs fill the read pool of an 8.0 node (which logs time queued) and queue behind each other.
+OWN_QUEUE = shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
+    lambda shape: st.tuples(st.just(shape), st.builds(Incident, st.just("ticket_exhaustion"), st.integers(max(30, 3 * shape.period_s), 300), FACTORS,
+                                                      st.just("read"), STRENGTHS, culprit=st.just(True), own_queue=st.just(True))))
