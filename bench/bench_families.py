@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from samples.families import KINDS, analyzed, build, build_quiet, failures  # noqa: E402
-from samples.family_strategies import IDLE, OWN_QUEUE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+from samples.family_strategies import IDLE, LONG_READS, OWN_QUEUE, QUIET, VICTIMS, cases, shapes  # noqa: E402
 
 
 def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
@@ -46,11 +46,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=100)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--only", nargs="*", default=None, help="families to run (a detector kind, quiet, victims, own_queue, idle)")
+    parser.add_argument("--only", nargs="*", default=None, help="families to run (a detector kind, quiet, victims, own_queue, long_reads, idle)")
     args = parser.parse_args()
     families = {**{kind: (cases(kind), build, args.examples) for kind in KINDS},
                 "victims": (VICTIMS, build, args.examples),
                 "own_queue": (OWN_QUEUE, build, args.examples),
+                "long_reads": (LONG_READS, build, args.examples),
                 "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
                 "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4))}
     print("| family | drawn | passed | rate |")

@@ -74,6 +74,7 @@ class Incident:
     strength: float = 0.5
     culprit: bool = False  # a COLLSCAN in the log causes it (cache fill, tickets)
     victims: bool = False  # checkpoint_stall: short COLLSCANs that spent their time waiting on it
+    long_reads: bool = False  # checkpoint_stall: aggregates of minutes finishing at random times, credited at completion
     own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
 
 
@@ -300,6 +301,26 @@ def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable
     return plan
 
 
+def long_reads(base: Baseline, line: Timeline, rng: random.Random) -> dict[int, int]:
+    """Aggregates of 1-10 minutes ending every 1-4 minutes through the episode and around it: second -> milliseconds."""
+    out, s = {}, line.start - 300
+    while s < line.end + 120:
+        out[s] = rng.randint(60_000, 600_000)
+        s += rng.randint(60, 240)
+    return out
+
+
+def _credited(plan: Callable[[int], Tick], ends: dict[int, int]) -> Callable[[int], Tick]:
+    """`plan` with each long read's whole latency credited to the second it ends (opLatencies counts an operation
+    when it finishes, METRICS.md §1): that second's mean read latency carries it; no other read is slower."""
+    def credited(s: int) -> Tick:
+        tick = plan(s)
+        if s not in ends:
+            return tick
+        return replace(tick, read_latency_us=tick.read_latency_us + ends[s] * 1000 / max(tick.reads, 1))
+    return credited
+
+
 KINDS: dict[str, Callable[[Incident, Baseline, Timeline], Callable[[int], Tick]]] = {
     "cache_pressure": _cache, "ticket_exhaustion": _tickets, "ttl_burst": _ttl, "disk_saturation": _disk,
     "dhandle_pressure": _dhandles, "connection_storm": _storm, "throughput_dip": _dip, "checkpoint_stall": _checkpoints,
@@ -430,8 +451,14 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     rng = random.Random(shape.seed * 7919 + 13)
     line = _timeline(shape, incident, rng)
     base = Baseline(shape)
-    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, KINDS[incident.kind](incident, base, line), period=shape.period_s)
+    plan = KINDS[incident.kind](incident, base, line)
+    ends = long_reads(base, line, random.Random(shape.seed + 3)) if incident.long_reads else {}
+    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, _credited(plan, ends) if ends else plan, period=shape.period_s)
     log = node_log(shape, config, run)
+    for s, ms in ends.items():
+        log.slow(run.at(s) + dt.timedelta(milliseconds=500), f"conn{rng.randint(100, 999)}", "reports.sales",
+                 {"aggregate": "sales", "pipeline": [{"$match": {"year": 2024}}, {"$group": {"_id": "$region", "total": {"$sum": "$amount"}}}], "cursor": {}, "$db": "reports"},
+                 "IXSCAN { year: 1 }", ms, keys=5_000_000, docs=5_000_000, nreturned=12, queryHash="91AA03F4")
     culprit = _collscans(log, incident, line, run, rng) if incident.culprit else None
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)

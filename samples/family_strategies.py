@@ -107,3 +107,6 @@ VICTIMS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).fi
 OWN_QUEUE = shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
     lambda shape: st.tuples(st.just(shape), st.builds(Incident, st.just("ticket_exhaustion"), st.integers(max(30, 3 * shape.period_s), 300), FACTORS,
                                                       st.just("read"), STRENGTHS, culprit=st.just(True), own_queue=st.just(True))))
+# Checkpoint stalls of writes beside long reads whose whole latency is credited to the second each one ends.
+LONG_READS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(
+    lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, long_reads=True))))

@@ -24,3 +24,37 @@ def test_victims_of_a_checkpoint_stall_are_named_as_waiting_not_as_what_worked_t
     assert failures(scenario, result) == []
     told = [f for f in result.problems if "shop.settings" in f.explanation]
     assert told and all("spent most of their time waiting (victims of the window, not its cause)" in f.explanation for f in told)
+
+
+def test_long_reads_credited_at_completion_neither_hide_nor_stretch_a_checkpoint_stall():
+    # Aggregates of minutes, each credited in the one second it ended, became read "spikes": those that fell in a checkpoint
+    # joined the write stalls' episode, stretched it by five minutes and diluted its test with the reads that did not.
+    scenario, result = analyzed(build, Shape(baseline_ms=0.05), Incident("checkpoint_stall", 300, 3.4, "repeated", 0.0, long_reads=True))
+    assert failures(scenario, result) == []
+    [stall] = [f for f in result.problems if f.kind == "checkpoint_stall"]
+    assert stall.title.startswith("write latency spiked")
+
+
+def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_at_once_are():
+    import datetime as dt
+
+    import polars as pl
+
+    from analysis.completions import credited
+    from analysis.spikes import Spike
+
+    t0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
+    at = [t0 + dt.timedelta(seconds=s) for s in range(3)]
+    # 2,000 reads in the second ending at 2 s, one of them a 300 s aggregate: 0.3 ms each otherwise, 150 ms on average.
+    series = pl.DataFrame({"start": at, "interval_s": [1.0] * 3, "reads_per_s": [2000.0] * 3, "reads_latency_ms": [0.3, 0.3, (300_000 + 1999 * 0.3) / 2000]})
+    spike = Spike("reads", at[1], at[2], 150.0, 0.3, at[2])
+
+    def log(*durations_ms):
+        end = at[2] - dt.timedelta(milliseconds=100)
+        return pl.DataFrame({"ts": [end] * len(durations_ms), "started": [end - dt.timedelta(milliseconds=d) for d in durations_ms],
+                             "duration_ms": list(durations_ms), "command": ["aggregate"] * len(durations_ms), "op_type": ["command"] * len(durations_ms),
+                             "write_statement": [False] * len(durations_ms)})
+
+    assert credited(spike, series, log(300_000))
+    assert not credited(spike, series, log(*[30_000] * 10))  # a stall releasing many operations at once
+    assert not credited(spike, series, log(100_000))  # the rest of the interval was slow too: 100 ms of the 150 explained

@@ -18,7 +18,7 @@ from hypothesis import Phase, example, given, settings
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures  # noqa: E402
-from samples.family_strategies import ANY_CASE, IDLE, OWN_QUEUE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+from samples.family_strategies import ANY_CASE, IDLE, LONG_READS, OWN_QUEUE, QUIET, VICTIMS, cases, shapes  # noqa: E402
 
 # A few draws per test in CI (the whole file in about a minute on 2 cores); more on demand.
 EXAMPLES = int(os.environ.get("FTDC_FAMILY_EXAMPLES", "8"))
@@ -73,6 +73,12 @@ def test_victims_of_a_checkpoint_stall_are_not_blamed(case):
     scenario, result = analyzed(build, *case)
     assert failures(scenario, result) == []  # found, no COLLSCAN blamed, none made the root cause
     assert result.incidents
+
+
+@FAMILY
+@given(case=LONG_READS)
+def test_long_reads_credited_at_completion_do_not_hide_a_checkpoint_stall(case):
+    found_right(*case)
 
 
 @FAMILY
