@@ -38,6 +38,10 @@ CHANGED = 0.2
 LEAD = dt.timedelta(seconds=30)
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
+# A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
+AFTER_RESTART = (dt.timedelta(seconds=10), dt.timedelta(seconds=60))
+# The kinds a restart sets off by itself: the work drops while clients reconnect, and they reconnect at once.
+RESTART_KINDS = ("throughput_dip", "connection_storm")
 
 
 def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -180,6 +184,24 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
     return text
 
 
+def _restarted(analysis: "Analysis", chain: list[str], kinds: dict[str, list[Finding]], start: dt.datetime) -> list[RootCause]:
+    """A restart the series shows just before the chain began, when the chain starts with what a restart does."""
+    if not chain or chain[0] not in RESTART_KINDS or "restart" not in analysis.series.columns:
+        return []
+    before, after = AFTER_RESTART
+    marks = analysis.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
+        pl.col("restart"), pl.col(TIME_COLUMN).is_between(start - after, start + before))
+    if marks.is_empty():
+        return []
+    last, first = marks.row(-1)[2], marks.row(-1)[0]
+    down = (first - last).total_seconds() if last is not None else None
+    return [RootCause(kind="restart", summary=(f"mongod restarted at {first:%H:%M:%S}" + (f" (down for at most {duration(down)})" if down is not None else "")
+                                               + ": the work came back to a new process (clients reconnecting, counters from zero, a cold cache)"),
+                      evidence={"restarted_at": first, "last_sample_before": last, "down_s": down},
+                      findings=[f.id for k in chain if k in RESTART_KINDS for f in kinds[k]],
+                      headline=f"a restart at {first:%H:%M:%S}")]
+
+
 def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
     missing = []
     if analysis.logs is None:
@@ -195,9 +217,11 @@ def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause
         return [_undetermined(analysis, findings)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
-    starters = _starters(order(kinds), kinds)
+    chain = order(kinds)
+    starters = _starters(chain, kinds)
     load = _write_load(analysis, kinds, start, end)
     candidates = (_operations(findings, (end - start).total_seconds())
+                  + [c for c in starters if c.kind == "restart"] + _restarted(analysis, chain, kinds, start)
                   + [c for c in starters if c.kind == "resource"] + [c for c in starters if c.kind == "workload"]
                   + [_under_load(c, load) for c in configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)]
                   + load)

@@ -58,3 +58,46 @@ def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_a
     assert credited(spike, series, log(300_000))
     assert not credited(spike, series, log(*[30_000] * 10))  # a stall releasing many operations at once
     assert not credited(spike, series, log(100_000))  # the rest of the interval was slow too: 100 ms of the 150 explained
+
+
+def _analyzed(make, *args):
+    import tempfile
+    import warnings
+
+    import analysis
+
+    with tempfile.TemporaryDirectory() as folder:
+        made = make(*args, Path(folder))
+        scenario = made[0] if isinstance(made, tuple) else made
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return made, analysis.analyze(scenario.ftdc, scenario.log)
+
+
+def test_a_node_restarting_in_a_loop_is_one_incident_not_a_finding_per_restart():
+    from samples import wild
+
+    _, result = _analyzed(wild.restart_loop, Shape(seed=11))
+    [incident] = result.incidents
+    [loop] = [f for f in result.findings if f.kind == "restart_loop"]
+    assert loop.id in incident.finding_ids and loop.severity == "warning" and loop.evidence["restarts"] >= 20
+    assert 150 <= loop.evidence["median_life_s"] <= 300  # the simulated processes lived 150-300 s
+    assert not [f for f in result.findings if f.kind in ("restart", "ftdc_gap") and loop.start <= f.start <= loop.end]
+
+
+def test_a_dip_that_begins_at_a_restart_is_explained_by_it():
+    from samples import wild
+
+    (_, restarted_at), result = _analyzed(wild.restart_dip, Shape(seed=11))
+    [incident] = result.incidents
+    assert [f.kind for f in incident.findings] == ["throughput_dip"]
+    assert incident.root_cause.kind == "restart" and incident.root_cause.evidence["restarted_at"] == restarted_at
+    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput fell")
+
+
+def test_clients_closing_their_leaked_connections_are_no_throughput_dip():
+    # 2,008 → 183 connections, 399 → 25 operations/s, nothing queued or slower, one sample missed: the clients left.
+    from samples import wild
+
+    _, result = _analyzed(wild.clients_leave, Shape(seed=11))
+    assert result.problems == [] and result.incidents == []
