@@ -1,12 +1,9 @@
 """Issue 18: explanations a support engineer can sign. Each defect found is kept here as the simulated node
 that showed it (samples/families.py), judged as the families judge them (`failures`), with what the text says."""
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from samples.families import Incident, Shape, analyzed, build, failures  # noqa: E402
+from samples.families import Incident, Shape, analyzed, build, failures
 
 
 def test_a_collscan_queueing_behind_its_own_runs_is_the_cause_not_its_victim():
