@@ -117,6 +117,9 @@ ALIASES: tuple[Alias, ...] = (
     # Disks, per device, counted since boot (METRICS.md §8).
     *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
       for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
+    # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"), a layout not read: this one
+    # counter stands for it, so a node that has them is told apart from one that recorded no disk (ftdc_system_stats_windows.cpp).
+    _alias("disk.windows_reads.{key}", COUNTER, "systemMetrics.disks.{key}.\\PhysicalDisk\\Disk Reads/sec"),
     _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
     # Connections (METRICS.md §9).

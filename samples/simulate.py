@@ -96,6 +96,7 @@ class Config:
     sync_period_s: Optional[int] = None
     parameters: Optional[dict] = None
     log_tz: dt.tzinfo = dt.timezone.utc  # the offset the log's timestamps are written in (the host's local time)
+    windows: bool = False  # systemMetrics as mongod samples Windows performance counters (ftdc_system_stats_windows.cpp)
 
 
 class Node:
@@ -315,7 +316,25 @@ class Node:
         doc["end"] = end
         return doc
 
+    def windows_metrics(self, start: dt.datetime) -> dict:
+        """Windows' layout: PDH raw counters by group, disks by PhysicalDisk instance (the _Total instance left out); a
+        precision counter's raw second value follows it as "<name> Base"; times in 100 ns units (perfctr_collect.cpp)."""
+        n, ticks = self.n, int(self.uptime_s * 1e7)
+        disk = {"\\PhysicalDisk\\% Disk Read Time": n["rtime"] * 10_000, "\\PhysicalDisk\\% Disk Read Time Base": ticks,
+                "\\PhysicalDisk\\% Disk Write Time": n["wtime"] * 10_000, "\\PhysicalDisk\\% Disk Write Time Base": ticks,
+                "\\PhysicalDisk\\Avg. Disk Read Queue Length": n["rtime"] * 10_000, "\\PhysicalDisk\\Avg. Disk Write Queue Length": n["wtime"] * 10_000,
+                "\\PhysicalDisk\\Disk Read Bytes/sec": n["rsect"] * 512, "\\PhysicalDisk\\Disk Write Bytes/sec": n["wsect"] * 512,
+                "\\PhysicalDisk\\Disk Reads/sec": n["reads"], "\\PhysicalDisk\\Disk Writes/sec": n["writes"],
+                "\\PhysicalDisk\\Current Disk Queue Length": 0}
+        return {"start": start, "timebase": 10_000_000,
+                "cpu": {"\\Processor\\% Idle Time": int(self.uptime_s * 4e7), "\\Processor\\% User Time": int(self.uptime_s * 3e7),
+                        "\\System\\Processes": 90},
+                "memory": {"\\Memory\\Available Bytes": 12 * GB},
+                "disks": {"0 C:": disk}, "end": start + dt.timedelta(milliseconds=1)}
+
     def system_metrics(self, start: dt.datetime) -> dict:
+        if self.c.windows:
+            return self.windows_metrics(start)
         n = self.n
         disks = {"sda": {"reads": n["reads"], "reads_merged": 0, "read_sectors": n["rsect"], "read_time_ms": n["rtime"],
                          "writes": n["writes"], "writes_merged": 0, "write_sectors": n["wsect"], "write_time_ms": n["wtime"],
@@ -347,7 +366,8 @@ class Node:
         build = {"start": start, "version": c.version, "gitVersion": "0" * 40, "end": start}
         opts = {"start": start, "argv": ["mongod", "--config", "/etc/mongod.conf"], "parsed": parsed, "end": start}
         host = {"start": start, "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
-                "os": {"type": "Linux", "name": "Ubuntu", "version": "22.04"}, "end": start}
+                "os": {"type": "Windows", "name": "Microsoft Windows Server 2022", "version": "10.0"} if c.windows else
+                {"type": "Linux", "name": "Ubuntu", "version": "22.04"}, "end": start}
         if c.layout == "8.0-services":
             return {"start": start, "shard": {"buildInfo": build, "getCmdLineOpts": opts}, "common": {"hostInfo": host}, "end": start}
         return {"start": start, "buildInfo": build, "getCmdLineOpts": opts, "hostInfo": host, "end": start}

@@ -75,3 +75,12 @@ def clients_leave(shape: Shape, out: Path) -> Scenario:
         return replace(tick, reads=2 * rng.uniform(0.5, 1.5), writes=1 * rng.uniform(0.5, 1.5), commands=22, connections=183,
                        connections_created=0.1, missing=t in (leak_end + 2, leak_end + 3, leak_end + 4, leak_end + 5))
     return _write(shape, out, seconds, plan)
+
+
+def windows_node(shape: Shape, out: Path) -> Scenario:
+    """An hour of ordinary work on a Windows host, whose systemMetrics hold PhysicalDisk counters."""
+    base = Baseline(shape)
+    config = replace(shape.config(), windows=True)
+    run = write_ftdc(out / "diagnostic.data", config, T0, 3600, base, period=shape.period_s)
+    node_log(shape, config, run).write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log")

@@ -98,3 +98,13 @@ def test_clients_closing_their_leaked_connections_are_no_throughput_dip():
 
     _, result = _analyzed(wild.clients_leave, Shape(seed=11))
     assert result.problems == [] and result.incidents == []
+
+
+def test_a_windows_node_is_said_to_record_its_disks_in_a_layout_not_read():
+    from samples import wild
+
+    _, result = _analyzed(wild.windows_node, Shape(seed=11))
+    [disks] = [f for f in result.findings if f.kind == "disk_saturation"]
+    assert disks.severity == "info" and "did not record" not in disks.title
+    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"]
+    assert result.problems == []
