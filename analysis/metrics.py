@@ -122,6 +122,14 @@ ALIASES: tuple[Alias, ...] = (
     _alias("disk.windows_reads.{key}", COUNTER, "systemMetrics.disks.{key}.\\PhysicalDisk\\Disk Reads/sec"),
     _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
+    # Index builds (6.0+): registered, and committed; a build runs between the two (IndexBuildsCoordinator::IndexBuildsSSS).
+    _alias("index.builds_started", COUNTER, SS + "indexBuilds.total"),
+    _alias("index.builds_committed", COUNTER, SS + "indexBuilds.phases.commit"),
+    # Transactions open, and of them idle between statements; what the oldest snapshot pins in WiredTiger.
+    _alias("txn.open", GAUGE, SS + "transactions.currentOpen"),
+    _alias("txn.inactive", GAUGE, SS + "transactions.currentInactive"),
+    _alias("txn.pinned_ids", GAUGE, WT + "transaction.transaction range of IDs currently pinned"),
+    _alias("cache.history_store_bytes", GAUGE, WT + "cache.history store table on-disk size"),
     # Connections (METRICS.md §9).
     _alias("conn.current", GAUGE, SS + "connections.current"),
     _alias("conn.available", GAUGE, SS + "connections.available"),

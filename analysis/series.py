@@ -144,6 +144,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("ttl_passes", "count", "TTL monitor passes in the interval", ("ttl.passes",), lambda: delta("ttl.passes")),
     Column("io_full_pct", "%", "share of time every task stalled on I/O (Linux PSI)", ("pressure.io_full_micros",),
            lambda: 100 * rate("pressure.io_full_micros") / 1e6),
+    # Index builds and transactions
+    Column("index_builds_running", "count", "index builds registered and not yet committed (indexBuilds.total - phases.commit)",
+           ("index.builds_started", "index.builds_committed"), lambda: pl.col("index.builds_started") - pl.col("index.builds_committed")),
+    Column("transactions_open", "count", "multi-document transactions open", ("txn.open",), lambda: pl.col("txn.open")),
+    Column("transactions_inactive", "count", "open transactions idle between statements", ("txn.inactive",), lambda: pl.col("txn.inactive")),
+    Column("pinned_txn_ids", "count", "WiredTiger transaction IDs pinned by the oldest running transaction", ("txn.pinned_ids",),
+           lambda: pl.col("txn.pinned_ids")),
+    Column("history_store_mb", "MB", "history store table on disk", ("cache.history_store_bytes",), lambda: pl.col("cache.history_store_bytes") / 2**20),
     # Connections
     Column("connections", "count", "open connections", ("conn.current",), lambda: pl.col("conn.current")),
     Column("connections_available", "count", "connections still allowed", ("conn.available",), lambda: pl.col("conn.available")),

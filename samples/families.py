@@ -75,6 +75,8 @@ class Incident:
     culprit: bool = False  # a COLLSCAN in the log causes it (cache fill, tickets)
     victims: bool = False  # checkpoint_stall: short COLLSCANs that spent their time waiting on it
     long_reads: bool = False  # checkpoint_stall: aggregates of minutes finishing at random times, credited at completion
+    index_build: bool = False  # cache_pressure (fill): an index build's collection scan fills the cache (its root cause)
+    pinned: bool = False  # cache_pressure (dirty): an idle transaction pins history while the load is unchanged (its root cause)
     own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
 
 
@@ -107,6 +109,7 @@ class Scenario:
     log: Path
     expected: list[Expected] = field(default_factory=list)
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
+    root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
 
 
 # -- the healthy node
@@ -310,6 +313,36 @@ def long_reads(base: Baseline, line: Timeline, rng: random.Random) -> dict[int, 
     return out
 
 
+def _index_build(plan: Callable[[int], Tick], span: tuple[int, int]) -> Callable[[int], Tick]:
+    """`plan` with an index build registered at span[0] and committed at span[1] (indexBuilds, indexBulkBuilder)."""
+    return lambda s: replace(plan(s), index_build=span[0] <= s < span[1])
+
+
+def _pinning(plan: Callable[[int], Tick], since: int, until: int) -> Callable[[int], Tick]:
+    """`plan` with one transaction left open and idle from `since` to `until`: every write since pins another ID in
+    WiredTiger, and the history store grows with the updates it keeps."""
+    def pinned(s: int) -> Tick:
+        tick = plan(s)
+        if not since <= s < until:
+            return tick
+        return replace(tick, txn_open=1, txn_inactive=1, pinned_ids=30 + int(tick.writes * (s - since)),
+                       history_store_bytes=tick.history_store_bytes + (s - since) * 2 * 2**20)
+    return pinned
+
+
+def _log_index_build(log: JsonLog | TextLog, run: Run, span: tuple[int, int], rng: random.Random) -> str:
+    """The build's createIndexes command (it returns when the build commits) and, 4.4+, its INDEX lines. Returns its namespace."""
+    ns = rng.choice(NAMESPACES)
+    db, collection = ns.split(".")
+    spec = {"key": {"customer": 1, "ts": -1}, "name": "customer_1_ts_-1"}
+    if isinstance(log, JsonLog):
+        for at, id_, msg in ((span[0], 20384, "Index build: starting"), (span[1], 20663, "Index build: completed successfully")):
+            log.line(run.at(at), "INDEX", id_, "IndexBuildsCoordinatorMongod-0", msg, {"namespace": ns, "properties": {"v": 2, **spec}})
+    log.slow(run.at(span[1]) + dt.timedelta(milliseconds=30), f"conn{rng.randint(100, 999)}", ns, {"createIndexes": collection, "indexes": [spec], "$db": db},
+             "", (span[1] - span[0]) * 1000 + 30, keys=0, docs=0, nreturned=0)
+    return ns
+
+
 def _credited(plan: Callable[[int], Tick], ends: dict[int, int]) -> Callable[[int], Tick]:
     """`plan` with each long read's whole latency credited to the second it ends (opLatencies counts an operation
     when it finishes, METRICS.md §1): that second's mean read latency carries it; no other read is slower."""
@@ -453,8 +486,23 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     base = Baseline(shape)
     plan = KINDS[incident.kind](incident, base, line)
     ends = long_reads(base, line, random.Random(shape.seed + 3)) if incident.long_reads else {}
-    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, _credited(plan, ends) if ends else plan, period=shape.period_s)
+    plan = _credited(plan, ends) if ends else plan
+    held = random.Random(shape.seed + 9)  # the draws the plain families make stay as they were
+    lead = held.randint(20, 120)  # the build's scan, or the idle transaction, began before the cache crossed its trigger
+    building = (line.start - lead, line.end + held.randint(0, 60))
+    if incident.index_build:
+        plan = _index_build(plan, building)
+    if incident.pinned:
+        plan = _pinning(plan, line.start - lead, line.end)
+    if incident.index_build or incident.pinned:
+        config = replace(config, history=True)
+    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
     log = node_log(shape, config, run)
+    root = None
+    if incident.index_build:
+        root = ("index_build", _log_index_build(log, run, building, held))
+    if incident.pinned:
+        root = ("pinned_history", None)
     for s, ms in ends.items():
         log.slow(run.at(s) + dt.timedelta(milliseconds=500), f"conn{rng.randint(100, 999)}", "reports.sales",
                  {"aggregate": "sales", "pipeline": [{"$match": {"year": 2024}}, {"$group": {"_id": "$region", "total": {"$sum": "$amount"}}}], "cursor": {}, "$db": "reports"},
@@ -463,7 +511,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
-    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims)
+    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root)
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -553,6 +601,9 @@ def failures(scenario: Scenario, result) -> list[str]:
             wrong.append(f"also raised: {f.kind} {f.resource or ''} {f.severity} {f.start:%H:%M:%S}-{f.end:%H:%M:%S}: {f.title}")
         elif not any(w.culprit for w in scenario.expected) and causes(f.culprits, f.seconds):
             wrong.append(f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}")
+    if scenario.root and not any(i.root_cause.evidence.get("mechanism") == scenario.root[0] and scenario.root[1] in (None, i.root_cause.evidence.get("ns"))
+                                 for i in result.incidents):
+        wrong.append(f"root cause {scenario.root} not found: {[i.root_cause.summary for i in result.incidents]}")
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong

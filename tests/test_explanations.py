@@ -108,3 +108,24 @@ def test_a_windows_node_is_said_to_record_its_disks_in_a_layout_not_read():
     assert disks.severity == "info" and "did not record" not in disks.title
     assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"]
     assert result.problems == []
+
+
+def test_an_index_build_that_filled_the_cache_is_its_root_cause():
+    # Only a COLLSCAN could be an operation root cause: the build's scan filling the cache came out as a raised eviction trigger.
+    scenario, result = analyzed(build, Shape(layout="8.0", eviction_trigger=86, seed=1780), Incident("cache_pressure", 600, 3.7, "fill", 0.2, index_build=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.kind == "operation" and cause.evidence["mechanism"] == "index_build" and cause.evidence["ns"] == scenario.root[1]
+    assert cause.evidence["index"] == '{"customer": 1, "ts": -1}' and cause.evidence["index_builds_running_peak"] == 1
+    assert "eviction_trigger" in " ".join(c.summary for c in incident.candidates)  # the setting is still considered, after it
+
+
+def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_under_an_unchanged_load():
+    scenario, result = analyzed(build, Shape(layout="7.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["mechanism"] == "pinned_history" and cause.evidence["transactions_inactive"] == 1
+    assert cause.evidence["pinned_txn_ids_peak"] >= 10 * max(cause.evidence["pinned_txn_ids_before"], 1)
+    assert cause.evidence["history_store_growth_mb"] > 0
