@@ -42,12 +42,12 @@ class Shape:
     checkpoint_interval: int = 60  # storage.syncPeriodSecs, configured when not 60
     eviction_trigger: int = 95  # configured when not WiredTiger's default
     dirty_trigger: int = 20
-    tickets: Optional[int] = None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0
+    tickets: Optional[int] = None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0; 0: 8.0's default recorded
     seed: int = 0
 
     @property
     def probing(self) -> bool:
-        return self.tickets is None and self.layout not in ("4.2", "6.0")
+        return not self.tickets and self.layout not in ("4.2", "6.0")
 
     def config(self) -> Config:
         cache = f"eviction_trigger={self.eviction_trigger},eviction_dirty_trigger={self.dirty_trigger}" \
@@ -110,6 +110,7 @@ class Scenario:
     expected: list[Expected] = field(default_factory=list)
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
     root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
+    pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
 
 
 # -- the healthy node
@@ -128,7 +129,7 @@ class Baseline:
     def total(self, s: int) -> int:
         if self.shape.probing:
             return 8 + (s // 30) % 17
-        return self.shape.tickets or FIXED_POOL
+        return self.shape.tickets or FIXED_POOL  # (0 is probing's, from 7.0)
 
     def __call__(self, s: int) -> Tick:
         tick = self.healthy(s)
@@ -511,7 +512,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
-    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root)
+    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root, not shape.tickets)
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -604,6 +605,9 @@ def failures(scenario: Scenario, result) -> list[str]:
     if scenario.root and not any(i.root_cause.evidence.get("mechanism") == scenario.root[0] and scenario.root[1] in (None, i.root_cause.evidence.get("ns"))
                                  for i in result.incidents):
         wrong.append(f"root cause {scenario.root} not found: {[i.root_cause.summary for i in result.incidents]}")
+    named = [c.summary for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("setting") in ("read_tickets", "write_tickets")]
+    if scenario.pools_unset and named:
+        wrong.append(f"a ticket pool named as a cause where none was fixed: {named}")
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong

@@ -5,6 +5,7 @@ shrinks to a small scenario (a 7.0 node, 1 s sampling, default settings, the sho
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
@@ -115,3 +116,6 @@ INDEX_BUILDS = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lamb
     Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, index_build=st.just(True))))
 PINNED = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
     Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("dirty"), STRENGTHS, pinned=st.just(True))))
+# 8.0 nodes with their defaults recorded: ticket parameters 0 (the node sizes the pools), any detector's incident.
+DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(lambda kind: shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
+    lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))))

@@ -129,3 +129,13 @@ def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_un
     assert cause.evidence["mechanism"] == "pinned_history" and cause.evidence["transactions_inactive"] == 1
     assert cause.evidence["pinned_txn_ids_peak"] >= 10 * max(cause.evidence["pinned_txn_ids_before"], 1)
     assert cause.evidence["history_store_growth_mb"] > 0
+
+
+def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
+    # 8.0 records storageEngineConcurrent*Transactions: 0 when the node sizes its pools: "Read tickets fixed at 0 (default 128)" was the root cause.
+    scenario, result = analyzed(build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5))
+    assert failures(scenario, result) == []
+    assert result.thresholds.value("read_tickets") is None and "sized by the node" in result.thresholds.current("read_tickets").source
+    [incident] = result.incidents
+    assert not [r for r in incident.recommendations if "from 0 to 128" in r]
+    assert any("Throughput probing sized the write pool" in r for r in incident.recommendations)
