@@ -100,7 +100,7 @@ def _iso(value: Any) -> Any:
 
 # The log columns analyses and reports use.
 SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
-                   "shape", "query_hash", "query_shape_hash", "command_json",
+                   "shape", "query_hash", "query_shape_hash", "command_json", "app_name",
                    "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
                    "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros", "ok", "err_name"]
 EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",

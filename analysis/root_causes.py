@@ -21,7 +21,7 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
-from . import configuration, held_resources
+from . import configuration, held_resources, workload
 from .culprits import describe as describe_culprit
 from .detectors import LINKS, RECORDS
 from .findings import Culprit, Finding
@@ -38,6 +38,8 @@ WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
 LEAD = dt.timedelta(seconds=30)
+# How far back "before" reaches: the checkpoints' and the load's usual.
+BEFORE = dt.timedelta(hours=1)
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
@@ -146,9 +148,17 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     if "ops_per_s" in during.columns and during["ops_per_s"].mean():
         evidence["ops_per_s"] = round(float(during["ops_per_s"].mean()))
         load += f", {evidence['ops_per_s']:,} operations/s in all"
-    if usual and abs(writes - usual) >= CHANGED * usual:
+    changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
+    evidence["writes_changed"] = changed if usual is not None else None
+    if changed:
         load += f", against {usual:,.0f} writes/s before"
+    rates, carried = workload.mix(during), workload.carriers(analysis.logs.slow_ops if analysis.logs is not None else None, start, end)
+    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, carried_by=carried)
     parts = [f"write load ({load})"]
+    if rates or carried:
+        parts.append(workload.told(rates, carried))
+    if usual is not None and not changed:
+        parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
         target = analysis.thresholds.value("eviction_dirty_target")
@@ -160,7 +170,12 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     if checkpoints:
         parts.append(_checkpoint_behaviour(analysis, checkpoints, start, end, evidence))
     outran = "checkpoints" if checkpoints else "eviction"
-    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=f"Write load ({load}) outran {outran}",
+    headline = f"Write load ({load}) outran {outran}"
+    if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
+        usual_s = evidence.get("checkpoint_usual_s")
+        headline = (f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}" + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
+                    + f" under an unchanged write load ({load})") if checkpoints else f"Eviction fell behind an unchanged write load ({load})"
+    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=headline,
                       findings=[f.id for k in present for f in kinds[k]])]
 
 
@@ -173,7 +188,11 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
     interval = analysis.thresholds.current("checkpoint_interval")
     evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
                     checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
+    earlier = [c.seconds for c in analysis.checkpoints if start - BEFORE <= c.start and c.end < start]
     text = f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} up to {duration(longest)} each ({pct(share)} of the time)"
+    if earlier:
+        evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
+        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
     starts = sorted(c.start for c in checkpoints)
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))

@@ -99,6 +99,7 @@ COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
     Column("ops_per_s", "1/s", "all operations per second (opcounters)", tuple(f"opcounters.{o}" for o in OPCOUNTERS),
            lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
     Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
            lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),
     # Cache

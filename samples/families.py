@@ -75,6 +75,7 @@ class Incident:
     culprit: bool = False  # a COLLSCAN in the log causes it (cache fill, tickets)
     victims: bool = False  # checkpoint_stall: short COLLSCANs that spent their time waiting on it
     long_reads: bool = False  # checkpoint_stall: aggregates of minutes finishing at random times, credited at completion
+    steady: bool = False  # the load did not change: a workload root cause must say so, and name the operations carrying it
     index_build: bool = False  # cache_pressure (fill): an index build's collection scan fills the cache (its root cause)
     pinned: bool = False  # cache_pressure (dirty): an idle transaction pins history while the load is unchanged (its root cause)
     own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
@@ -111,6 +112,7 @@ class Scenario:
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
     root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
     pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
+    steady: bool = False  # the load was steady: no workload root cause may call it changed
 
 
 # -- the healthy node
@@ -512,7 +514,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
-    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root, not shape.tickets)
+    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root, not shape.tickets,
+                    incident.steady)
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -608,6 +611,9 @@ def failures(scenario: Scenario, result) -> list[str]:
     named = [c.summary for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("setting") in ("read_tickets", "write_tickets")]
     if scenario.pools_unset and named:
         wrong.append(f"a ticket pool named as a cause where none was fixed: {named}")
+    loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.kind == "workload" and "writes_changed" in i.root_cause.evidence]
+    if scenario.steady and any(e["writes_changed"] is not False or not e["operations_per_s"] for e in loads):
+        wrong.append(f"a steady load told as changed or unnamed: {[(e['writes_changed'], e['operations_per_s']) for e in loads]}")
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong

@@ -119,3 +119,5 @@ PINNED = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda sha
 # 8.0 nodes with their defaults recorded: ticket parameters 0 (the node sizes the pools), any detector's incident.
 DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(lambda kind: shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
     lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))))
+# Checkpoint stalls under a load that did not change: the root cause says so and says what did.
+STEADY = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(lambda i: (shape, replace(i, steady=True))))

@@ -139,3 +139,15 @@ def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
     [incident] = result.incidents
     assert not [r for r in incident.recommendations if "from 0 to 128" in r]
     assert any("Throughput probing sized the write pool" in r for r in incident.recommendations)
+
+
+def test_a_steady_write_load_is_named_and_not_called_the_change():
+    # "Write load (800 writes/s) outran checkpoints" blamed a load that had not changed and said whose it was nowhere.
+    scenario, result = analyzed(build, Shape(seed=4), Incident("checkpoint_stall", 600, 10.0, "repeated", 0.5, steady=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.kind == "workload" and cause.evidence["writes_changed"] is False
+    assert list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"] and cause.evidence["carried_by"][0]["app"] == "orders-service"
+    assert incident.title.startswith("Checkpoints up to 10 s (usually 1.9 s) under an unchanged write load")
+    assert "the load is not what changed" in cause.summary
