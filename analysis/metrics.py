@@ -130,6 +130,7 @@ ALIASES: tuple[Alias, ...] = (
     _alias("txn.inactive", GAUGE, SS + "transactions.currentInactive"),
     _alias("txn.pinned_ids", GAUGE, WT + "transaction.transaction range of IDs currently pinned"),
     _alias("cache.history_store_bytes", GAUGE, WT + "cache.history store table on-disk size"),
+    _alias("cache.bytes_read_into", COUNTER, WT + "cache.bytes read into cache"),
     # Connections (METRICS.md §9).
     _alias("conn.current", GAUGE, SS + "connections.current"),
     _alias("conn.available", GAUGE, SS + "connections.available"),

@@ -4,9 +4,10 @@ In rank order: an operation (a COLLSCAN the log shows holding a real share of
 the window, `Finding.causes`: an operation that spent its time waiting is a
 victim, never a candidate; an index build, or a transaction or cursor pinning
 history, in a cache or checkpoint chain: `held_resources`), a restart (a loop of
-them, or one just before a dip or a storm), a resource limit or a workload change
-that starts the chain (the starting detector's declared `root`: a saturated disk, a
-TTL burst, a connection storm), a configuration outlier in effect during the window
+them, or one just before a dip or a storm), a resource limit (the starting detector's
+declared `root`: a saturated disk; or a cache too small for the working set, `limits`)
+or a workload change that starts the chain (a TTL burst, a connection storm), a
+configuration outlier in effect during the window
 (`configuration`), the write load behind a chain of dirty cache and long
 checkpoints; else "cause not determined", with what would tell.
 """
@@ -21,7 +22,7 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
-from . import configuration, held_resources, workload
+from . import configuration, held_resources, limits, workload
 from .culprits import describe as describe_culprit
 from .detectors import LINKS, RECORDS
 from .findings import Culprit, Finding
@@ -244,7 +245,8 @@ def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause
     candidates = (_operations(findings, (end - start).total_seconds())
                   + held_resources.index_builds(analysis, kinds, start, end) + held_resources.pinned_history(analysis, kinds, start, end)
                   + [c for c in starters if c.kind == "restart"] + _restarted(analysis, chain, kinds, start)
-                  + [c for c in starters if c.kind == "resource"] + [c for c in starters if c.kind == "workload"]
+                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(analysis, kinds, start, end)
+                  + [c for c in starters if c.kind == "workload"]
                   + [_under_load(c, load) for c in configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)]
                   + load)
     return candidates or [_undetermined(analysis, findings)]

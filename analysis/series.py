@@ -152,6 +152,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("transactions_inactive", "count", "open transactions idle between statements", ("txn.inactive",), lambda: pl.col("txn.inactive")),
     Column("pinned_txn_ids", "count", "WiredTiger transaction IDs pinned by the oldest running transaction", ("txn.pinned_ids",),
            lambda: pl.col("txn.pinned_ids")),
+    Column("cache_read_mb_per_s", "MB/s", "bytes read into the cache per second (pages read from disk)", ("cache.bytes_read_into",),
+           lambda: rate("cache.bytes_read_into") / 2**20),
     Column("history_store_mb", "MB", "history store table on disk", ("cache.history_store_bytes",), lambda: pl.col("cache.history_store_bytes") / 2**20),
     # Connections
     Column("connections", "count", "open connections", ("conn.current",), lambda: pl.col("conn.current")),

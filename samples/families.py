@@ -77,6 +77,7 @@ class Incident:
     long_reads: bool = False  # checkpoint_stall: aggregates of minutes finishing at random times, credited at completion
     steady: bool = False  # the load did not change: a workload root cause must say so, and name the operations carrying it
     index_build: bool = False  # cache_pressure (fill): an index build's collection scan fills the cache (its root cause)
+    at_limits: bool = False  # cache_pressure (fill): the cache sits at its trigger all along and the working set grows (its root cause)
     pinned: bool = False  # cache_pressure (dirty): an idle transaction pins history while the load is unchanged (its root cause)
     own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
 
@@ -333,6 +334,17 @@ def _pinning(plan: Callable[[int], Tick], since: int, until: int) -> Callable[[i
     return pinned
 
 
+def _at_limits(plan: Callable[[int], Tick], shape: Shape, line: Timeline, rng: random.Random) -> Callable[[int], Tick]:
+    """`plan` on a node whose cache sits a point under its trigger all along, reading more and more into it; during the
+    incident the working set outgrows it: three times the reads, and the fill past the trigger (the incident's own plan)."""
+    def limited(s: int) -> Tick:
+        tick = plan(s)
+        if line.start <= s < line.end:
+            return replace(tick, disk_mb=tick.disk_mb * 3)
+        return replace(tick, cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100, disk_mb=tick.disk_mb * (1 + 0.3 * s / line.seconds))
+    return limited
+
+
 def _log_index_build(log: JsonLog | TextLog, run: Run, span: tuple[int, int], rng: random.Random) -> str:
     """The build's createIndexes command (it returns when the build commits) and, 4.4+, its INDEX lines. Returns its namespace."""
     ns = rng.choice(NAMESPACES)
@@ -497,8 +509,10 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         plan = _index_build(plan, building)
     if incident.pinned:
         plan = _pinning(plan, line.start - lead, line.end)
-    if incident.index_build or incident.pinned:
-        config = replace(config, history=True)
+    if incident.at_limits:
+        plan = _at_limits(plan, shape, line, held)
+    if incident.index_build or incident.pinned or incident.at_limits:
+        config = replace(config, full_status=True)
     run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
     log = node_log(shape, config, run)
     root = None
@@ -506,6 +520,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         root = ("index_build", _log_index_build(log, run, building, held))
     if incident.pinned:
         root = ("pinned_history", None)
+    if incident.at_limits:
+        root = ("cache_too_small", None)
     for s, ms in ends.items():
         log.slow(run.at(s) + dt.timedelta(milliseconds=500), f"conn{rng.randint(100, 999)}", "reports.sales",
                  {"aggregate": "sales", "pipeline": [{"$match": {"year": 2024}}, {"$group": {"_id": "$region", "total": {"$sum": "$amount"}}}], "cursor": {}, "$db": "reports"},

@@ -121,3 +121,6 @@ DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(lambda kind: shapes().filter(
     lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))))
 # Checkpoint stalls under a load that did not change: the root cause says so and says what did.
 STEADY = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(lambda i: (shape, replace(i, steady=True))))
+# Nodes living at their limits: the cache at its trigger all along, the working set outgrowing it.
+AT_LIMITS = shapes().flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
+    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, at_limits=st.just(True))))

@@ -104,9 +104,9 @@ class Config:
     parameters: Optional[dict] = None
     log_tz: dt.tzinfo = dt.timezone.utc  # the offset the log's timestamps are written in (the host's local time)
     windows: bool = False  # systemMetrics as mongod samples Windows performance counters (ftdc_system_stats_windows.cpp)
-    # serverStatus's indexBuilds, indexBulkBuilder and transactions sections and WiredTiger's pinned range and history store
-    # size, as mongod records them; off for the committed scenarios, which were written without them (byte for byte).
-    history: bool = False
+    # serverStatus's indexBuilds, indexBulkBuilder and transactions sections, WiredTiger's pinned range, history store size
+    # and bytes read into the cache, as mongod records them; off for the committed scenarios, written without them (byte for byte).
+    full_status: bool = False
 
 
 class Node:
@@ -277,7 +277,9 @@ class Node:
         }
         if self.c.layout != "4.2":
             cache["bytes allocated for updates"] = int(tick.updates * cache_max)
-        if self.c.history and self.c.layout != "4.2":
+        if self.c.full_status:
+            cache["bytes read into cache"] = n["bytes_read"]
+        if self.c.full_status and self.c.layout != "4.2":
             cache["history store table on-disk size"] = int(tick.history_store_bytes)
         thread_yield = {"application thread time waiting for cache (usecs)": n["wait_us"]}
         if new_names:
@@ -297,7 +299,7 @@ class Node:
                           "transaction checkpoint total time (msecs)": n["ckpt_total_ms"], "transaction checkpoints": n["ckpt_started"],
                           "transaction checkpoint most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us)}
             sections = {"transaction": checkpoint}
-        if self.c.history:  # the oldest running transaction's snapshot, and every ID since, stays pinned
+        if self.c.full_status:  # the oldest running transaction's snapshot, and every ID since, stays pinned
             sections.setdefault("transaction", {})["transaction range of IDs currently pinned"] = tick.pinned_ids
         wt = {
             "block-manager": {"bytes read": n["bytes_read"], "bytes written": n["bytes_written"], "bytes written for checkpoint": n["ckpt_bytes"]},
@@ -342,9 +344,9 @@ class Node:
             doc["metrics"]["ttl"]["subPasses"] = n["ttl_subpasses"]
         if c.layout.startswith("8.0"):
             doc["queues"] = {"execution": {"write": self._tickets("write", tick), "read": self._tickets("read", tick)}}
-        if c.history and c.layout != "4.2":
+        if c.full_status and c.layout != "4.2":
             doc.update(self._index_builds())
-        if c.history:
+        if c.full_status:
                 doc["transactions"] = {"currentOpen": tick.txn_open, "currentActive": tick.txn_open - tick.txn_inactive, "currentInactive": tick.txn_inactive,
                                    "totalStarted": n["writes_ops"] // 50, "totalCommitted": n["writes_ops"] // 50, "totalAborted": 0}
         doc["end"] = end

@@ -151,3 +151,13 @@ def test_a_steady_write_load_is_named_and_not_called_the_change():
     assert list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"] and cause.evidence["carried_by"][0]["app"] == "orders-service"
     assert incident.title.startswith("Checkpoints up to 10 s (usually 1.9 s) under an unchanged write load")
     assert "the load is not what changed" in cause.summary
+
+
+def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_set():
+    scenario, result = analyzed(build, Shape(eviction_trigger=90, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, at_limits=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.kind == "resource" and cause.evidence["mechanism"] == "cache_too_small" and cause.evidence["share_near_trigger"] >= 0.8
+    assert cause.evidence["read_mb_per_s"] >= 1.5 * cause.evidence["read_mb_per_s_before"]
+    assert "eviction_trigger changed to 90" in " ".join(c.summary for c in incident.candidates)  # considered, after it

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import Phase, example, given, settings
 
 from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures
-from samples.family_strategies import ANY_CASE, DEFAULTS_80, IDLE, INDEX_BUILDS, LONG_READS, OWN_QUEUE, PINNED, QUIET, STEADY, VICTIMS, cases, shapes
+from samples.family_strategies import ANY_CASE, AT_LIMITS, DEFAULTS_80, IDLE, INDEX_BUILDS, LONG_READS, OWN_QUEUE, PINNED, QUIET, STEADY, VICTIMS, cases, shapes
 
 # A few draws per test in CI (the whole file in about a minute on 2 cores); more on demand.
 EXAMPLES = int(os.environ.get("FTDC_FAMILY_EXAMPLES", "8"))
@@ -74,6 +74,12 @@ def test_victims_of_a_checkpoint_stall_are_not_blamed(case):
 @FAMILY
 @given(case=LONG_READS)
 def test_long_reads_credited_at_completion_do_not_hide_a_checkpoint_stall(case):
+    found_right(*case)
+
+
+@FAMILY
+@given(case=AT_LIMITS)
+def test_a_node_living_at_its_limits_has_a_cache_too_small(case):
     found_right(*case)
 
 
