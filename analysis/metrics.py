@@ -218,4 +218,10 @@ def candidates() -> list[str]:
     whatever the node holds: a read of these decodes the analyses' metrics before the
     node's names are known (`{key}` becomes `*`, which also matches dots: `resolve` then
     keeps only one path component)."""
-    return sorted({prefix + path.replace("{key}", "*") for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths})
+    return sorted({prefix + _glob(path) for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths})
+
+
+def _glob(path: str) -> str:
+    """An alias path as a glob: `{key}` is `*`, and the rest literal (a Windows counter's `\\PhysicalDisk\\` holds
+    backslashes, which a glob reads as escapes)."""
+    return "*".join(re.sub(r"([\\*?\[\]{}])", r"\\\1", part) for part in path.split("{key}"))
