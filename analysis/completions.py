@@ -30,15 +30,15 @@ def _class(op: str) -> pl.Expr:
     return {"reads": reads & ~writes, "writes": writes}.get(op, ~reads & ~writes)
 
 
-def credited(spike: Spike, series: pl.DataFrame, slow_ops: pl.DataFrame) -> bool:
-    """Whether `spike` is operations that began before it credited at their completion (see the module)."""
-    ended = slow_ops.filter(COUNTED, _class(spike.op), pl.col("ts") > spike.start, pl.col("ts") <= spike.end, pl.col("started") < spike.start)
+def credited(spike: Spike, samples: pl.DataFrame, ended: pl.DataFrame) -> bool:
+    """Whether `spike` is operations that began before it credited at their completion (see the module): `samples`
+    are the series' rows in it, `ended` the counted slow operations that ended in it."""
+    ended = ended.filter(_class(spike.op), pl.col("started") < spike.start)
     if ended.is_empty() or ended.height >= MIN_OPS:
         return False
-    samples = series.filter(pl.col(TIME_COLUMN) > spike.start, pl.col(TIME_COLUMN) <= spike.end).select(
-        ops=pl.col(f"{spike.op}_per_s") * pl.col("interval_s"), latency_ms=pl.col(f"{spike.op}_latency_ms"))
-    ops = float((samples["ops"]).sum() or 0)
-    latency_ms = float((samples["ops"] * samples["latency_ms"]).sum() or 0)
+    counts = samples.select(ops=pl.col(f"{spike.op}_per_s") * pl.col("interval_s"), latency_ms=pl.col(f"{spike.op}_latency_ms"))
+    ops = float((counts["ops"]).sum() or 0)
+    latency_ms = float((counts["ops"] * counts["latency_ms"]).sum() or 0)
     others = ops - ended.height
     if others < 1:
         return True  # the long operations were all the interval did
@@ -47,7 +47,16 @@ def credited(spike: Spike, series: pl.DataFrame, slow_ops: pl.DataFrame) -> bool
 
 
 def stalls(spikes: list[Spike], series: pl.DataFrame, slow_ops: pl.DataFrame | None) -> list[Spike]:
-    """The spikes that are not completions of long operations (all of them without a log to tell)."""
-    if slow_ops is None or slow_ops.is_empty():
+    """The spikes that are not completions of long operations (all of them without a log to tell). Each spike's
+    samples and slow operations are found by binary search (a week holds hundreds of spikes and millions of lines)."""
+    if slow_ops is None or slow_ops.is_empty() or not spikes:
         return spikes
-    return [s for s in spikes if not credited(s, series, slow_ops)]
+    ops = slow_ops.filter(COUNTED).sort("ts")
+    series = series.sort(TIME_COLUMN)
+    ended_at, sampled_at = ops["ts"], series[TIME_COLUMN]
+
+    def rows(frame: pl.DataFrame, times: pl.Series, spike: Spike) -> pl.DataFrame:
+        lo, hi = (int(times.search_sorted(t, side="right")) for t in (spike.start, spike.end))
+        return frame.slice(lo, hi - lo)  # (start, end]
+
+    return [s for s in spikes if not credited(s, rows(series, sampled_at, s), rows(ops, ended_at, s))]

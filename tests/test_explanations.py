@@ -37,7 +37,7 @@ def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_a
 
     import polars as pl
 
-    from analysis.completions import credited
+    from analysis.completions import credited, stalls
     from analysis.spikes import Spike
 
     t0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
@@ -52,9 +52,11 @@ def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_a
                              "duration_ms": list(durations_ms), "command": ["aggregate"] * len(durations_ms), "op_type": ["command"] * len(durations_ms),
                              "write_statement": [False] * len(durations_ms)})
 
-    assert credited(spike, series, log(300_000))
-    assert not credited(spike, series, log(*[30_000] * 10))  # a stall releasing many operations at once
-    assert not credited(spike, series, log(100_000))  # the rest of the interval was slow too: 100 ms of the 150 explained
+    samples = series.slice(2, 1)
+    assert credited(spike, samples, log(300_000))
+    assert not credited(spike, samples, log(*[30_000] * 10))  # a stall releasing many operations at once
+    assert not credited(spike, samples, log(100_000))  # the rest of the interval was slow too: 100 ms of the 150 explained
+    assert stalls([spike], series, log(100_000)) == [spike] and stalls([spike], series, log(300_000)) == []
 
 
 def _analyzed(make, *args):
