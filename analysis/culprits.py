@@ -80,7 +80,7 @@ def during_checkpoints(slow_ops: pl.DataFrame, checkpoints: list) -> pl.DataFram
     ended = slow_ops["ts"].dt.epoch("ms").to_numpy().astype(float) / 1000
     inside = np.interp(ended, points, levels) - np.interp(started, points, levels)
     length = np.maximum(ended - started, 1e-3)
-    return slow_ops.with_columns(checkpoint_share=pl.Series(np.clip(inside / length, 0.0, 1.0)))
+    return slow_ops.with_columns(checkpoint_share=pl.Series(np.nan_to_num(np.clip(inside / length, 0.0, 1.0))))  # a run without times: 0
 
 
 def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, waits: tuple[str, ...] = WAITS) -> pl.DataFrame:
