@@ -1,8 +1,11 @@
 """Randomised scenario families (issue 13 §2): every detector's incident injected on node shapes drawn
 across realistic ranges must be found with its window (±5 s, or one sampling period) and its
 culprit, with nothing else warning/critical; busy healthy nodes and the victims of a checkpoint
-stall must raise nothing and blame no COLLSCAN. Hypothesis shrinks a failure to the smallest
-scenario; failures found are kept below as explicit examples.
+stall must raise nothing and blame no COLLSCAN. Issue 18's families are judged on the root cause too:
+an index build, an idle transaction pinning history, a cache too small (each named), a culprit queueing
+behind its own runs (named the cause), long reads credited at completion beside checkpoint stalls, a
+steady load (not called the change), 8.0's default ticket parameters (no pool named). Hypothesis shrinks
+a failure to the smallest scenario; failures found are kept below as explicit examples.
 
     FTDC_FAMILY_EXAMPLES=100 python3 -m pytest -q tests/test_families.py   # more draws per test
     python3 -m bench.bench_families                                       # pass rates per detector
