@@ -1,7 +1,7 @@
 """Latency spikes that are one long operation credited when it finished, not a stall of the node.
 
 opLatencies adds an operation's whole latency to its class's counters in the
-sample in which it ends (METRICS.md §1), so a five-minute aggregate shows as a
+sample in which it ends (docs/metrics.md §1), so a five-minute aggregate shows as a
 five-minute mean "latency" in one sample although every other read was as fast
 as usual. A spike is such a completion when the log shows a few operations of
 its class (fewer than MIN_OPS, the fewest a spike averages) that ended inside it

@@ -1,7 +1,7 @@
 """A node living at its limits: a cache too small for the working set.
 
 WiredTiger evicts towards eviction_target and makes application threads evict past
-eviction_trigger (METRICS.md §3). A cache whose fill sits within NEAR points of its
+eviction_trigger (docs/metrics.md §3). A cache whose fill sits within NEAR points of its
 trigger in MOST of the capture's samples, with the bytes read into it in the window
 RISING times their usual (when recorded), holds less than the node works on: each
 page read in evicts another, and any burst tips it past the trigger. It is a
