@@ -19,7 +19,6 @@ from typing import Iterator, List, Optional
 
 import polars as pl
 import typer
-from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
@@ -34,11 +33,14 @@ from analysis.report import Redactor, build_report, redact_all, write_key, write
 from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.select import select_names, warn_unmatched
+from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
+from ftdc.untrusted import printable
 
 EXIT_BAD_INPUT = 2
-out = Console()
-err = Console(stderr=True)
+# Every line for a person goes through these two: input's control characters shown, never acted on.
+out = Terminal()
+err = Terminal(stderr=True)
 
 
 class DefaultToSummary(TyperGroup):
@@ -191,9 +193,9 @@ def metrics(
             warn_unmatched([match], names["name"].to_list())
             chosen = set(select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
-    # Tab-separated for scripts: name, dtype, first seen, last seen.
-    for name, dtype, first, last in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
-        typer.echo(f"{name}\t{dtype}\t{first}\t{last}")
+    # Tab-separated for scripts: name, dtype, first seen, last seen; one line per metric whatever its name holds.
+    for row in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
+        typer.echo("\t".join(printable(str(field), keep="") for field in row))
 
 
 @app.command()

@@ -34,12 +34,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ftdc.dataset import parquet_options, replace_dir, safe_name, write_file
+from ftdc.dataset import parquet_options, replace_dir, write_file
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
 from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
+from ftdc.untrusted import safe_name
 
 from .analyze import analyze
 from .findings import Finding

@@ -48,6 +48,7 @@ from .paths import FtdcFile, PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
 from .timeutil import TimeArg, time_range, to_ms
+from .untrusted import safe_name
 
 SAMPLES, NODES = "samples", "nodes"
 NODE_FACTS = {
@@ -70,15 +71,11 @@ class Node:
 
 
 def family_of(info: NodeInfo) -> str:
-    """`mongod-7.0`; `unknown` when the files carry no version (no metadata document)."""
+    """`mongod-7.0`; `unknown` when the files carry no version (no metadata document). The
+    version is the file's word: a path component made of it is a `safe_name`, as the key is."""
     if not info.version:
         return "unknown"
-    return "mongod-" + ".".join(info.version.split(".")[:2])
-
-
-def safe_name(text: str) -> str:
-    """A path component that is also a clean hive value."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "node"
+    return safe_name("mongod-" + ".".join(info.version.split(".")[:2]))
 
 
 def node_key(info: NodeInfo, files: Sequence[FtdcFile]) -> str:
