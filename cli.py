@@ -81,17 +81,27 @@ def main_options(
     """Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs."""
 
 
+class Terminated(SystemExit):
+    """SIGTERM, raised where the program is, so that unwinding removes `.partial` outputs."""
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
+def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
     """Bad input ends with one line and exit code 2; damage warnings print one line each.
     A metric name or glob that matches nothing, a warning in the library, is an error here:
-    raised where the library selects metrics, before anything is written."""
+    raised where the library selects metrics, before anything is written. Stopped by SIGTERM
+    while `writing` an output, one line says so (what was written half is already gone)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ftdc.FTDCWarning)
         warnings.simplefilter("always", ftdc.LogWarning)
         warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
+        except Terminated:
+            if writing is not None:
+                err.print(f"error: {writing}: stopped by SIGTERM before it was complete; nothing half-written is left there",
+                          markup=False, highlight=False, soft_wrap=True)
+            raise
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
             err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
@@ -215,7 +225,7 @@ def export(
     if out_file is not None and out_file.suffix.lower() not in writers:
         err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
-    with user_errors():
+    with user_errors(writing=dataset if dataset is not None else out_file):
         nodes = gather(paths).ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
@@ -314,7 +324,7 @@ def logs(
 
 def _terminated(signum: int, frame) -> None:
     # As Ctrl-C does: unwinding removes `.partial` outputs, and exit handlers unpacked bundles.
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
 
 
 # Click's usage error (a bad option, a missing argument), reached through the class Typer

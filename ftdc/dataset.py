@@ -24,6 +24,7 @@ FTDC itself.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -39,10 +40,12 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .atomic import PARTIAL, named_after, umask, uninterrupted
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
 from .errors import FTDCError
 from .frames import TIME_COLUMN
+from .leftovers import sweep
 from .metadata import NodeInfo, catalog_metadata
 from .paths import FtdcFile, PathArg, resolve
 from .reader import Metrics, metric_list
@@ -150,21 +153,54 @@ def replace_dir(staged: Path, target: Path) -> None:
 def write_file(table: pa.Table, target: Path, **options) -> None:
     """One Parquet file written beside `target` and renamed over it when whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=PARTIAL)
     os.close(fd)
     try:
         pq.write_table(table, tmp, **options)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+# A node's files while they are written: DIR/.staged.<pid>-<random>.partial/ mirrors the
+# dataset's layout, hidden from readers (Spark, Hive and polars' hive scan skip `.` names).
+STAGED = ".staged."
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def commit(stage: Path, root: Path, parts: Sequence[Path]) -> None:
+    """Moves `parts` (day folders and files, relative to `stage`) to their places under `root`,
+    replacing what is there, as one step: SIGINT and SIGTERM wait until it is done, and if
+    one move fails those already made are undone. Renames only, so nothing here fills a disk."""
+    aside = stage / ".replaced"
+    done: list[tuple[Path, Optional[Path]]] = []
+    with uninterrupted():
+        try:
+            for n, part in enumerate(parts):
+                target = root / part
+                target.parent.mkdir(parents=True, exist_ok=True)
+                old = None
+                if target.exists():
+                    aside.mkdir(exist_ok=True)
+                    old = aside / str(n)
+                    os.replace(target, old)
+                done.append((target, old))
+                os.replace(stage / part, target)
+        except BaseException:
+            for target, old in reversed(done):
+                if target.exists():
+                    _remove(target)
+                if old is not None:
+                    os.replace(old, target)
+            raise
 
 
 def write_node(
@@ -180,16 +216,33 @@ def write_node(
 ) -> dict:
     """Writes one node's samples (a diagnostic.data path, or a `manifest` entry) into the dataset
     at `root`, replacing only the days of that node it writes, and its facts row; returns the row.
-    Each day is written in a hidden folder beside its place and moved there when whole."""
+    The node's days and facts are written in a hidden folder inside `root`, then `commit`ted
+    together: a reader sees all of them or none (an interrupted write leaves `root` as it was)."""
     node = path if isinstance(path, Node) else open_node(path, time_field)
     root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    sweep(root, STAGED, PARTIAL)  # a killed run's
+    with named_after(root):
+        stage = Path(tempfile.mkdtemp(dir=root, prefix=f"{STAGED}{os.getpid()}-", suffix=PARTIAL))
+        try:
+            facts, parts = _stage_node(node, stage, metrics, start, end, time_field, budget, progress)
+            commit(stage, root, parts)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    return facts
+
+
+def _stage_node(node: Node, stage: Path, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int,
+                progress: Callable[[], None]) -> tuple[dict, list[Path]]:
+    """The node's day folders and facts file written under `stage`, in the dataset's layout;
+    returns the facts and those parts (days first, facts last)."""
     lower, upper = map(to_ms, time_range(start, end))
     schema = select_schema(node.catalog.schema(), metric_list(metrics))
     columns = distinct_names(schema)
-    folder = root / SAMPLES / f"family={node.family}" / f"node={node.key}"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = Path(SAMPLES) / f"family={node.family}" / f"node={node.key}"
+    parts: list[Path] = []
     rows, first, last = 0, None, None
-    day, writer, staged = None, None, None
+    day, writer = None, None
     try:
         windows = time_windows(node.catalog, len(schema), lower, upper, budget)
         for frame in decode_windows(node.catalog, schema, windows, time_field, budget):
@@ -204,29 +257,29 @@ def write_node(
                 if date != day:
                     if writer is not None:
                         writer.close()
-                        replace_dir(staged, folder / f"date={day.isoformat()}")
-                    day, staged = date, Path(tempfile.mkdtemp(dir=folder, prefix=f".date={date.isoformat()}.", suffix=".partial"))
-                    staged.chmod(0o777 & ~_umask())
-                    writer = pq.ParquetWriter(staged / "part-0.parquet", part.schema, **parquet_options(part.schema))
+                    day, place = date, folder / f"date={date.isoformat()}"
+                    parts += [] if place in parts else [place]
+                    (stage / place).mkdir(parents=True, exist_ok=True)
+                    writer = pq.ParquetWriter(stage / place / "part-0.parquet", part.schema, **parquet_options(part.schema))
                 writer.write_table(part, row_group_size=1 << 20)
             progress()
         if writer is not None:
-            writer.close()
-            writer = None
-            replace_dir(staged, folder / f"date={day.isoformat()}")
+            writer, closing = None, writer
+            closing.close()
     except BaseException:
         if writer is not None:
-            writer.close()
-        if staged is not None and staged.exists():
-            shutil.rmtree(staged, ignore_errors=True)
+            with contextlib.suppress(OSError):  # the error that stopped it says why; the folder is dropped
+                writer.close()
         raise
     i = node.info
     facts = {"node": node.key, "address": i.address, "family": node.family, "host": i.host, "port": i.port, "replica_set": i.replica_set,
              "version": i.version, "os": i.os, "cpus": i.cpus, "memory_mb": i.memory_mb, "cache_size_gb": i.cache_size_gb,
              "first": first, "last": last, "samples": rows, "metrics": len(schema) - 1, "files": len(node.catalog.files), "source": node.source}
     table = pl.DataFrame([facts], schema=NODE_FACTS).to_arrow()
-    write_file(table, root / NODES / f"{node.key}.parquet", **parquet_options(table.schema, None))
-    return facts
+    place = Path(NODES) / f"{node.key}.parquet"
+    (stage / NODES).mkdir(exist_ok=True)
+    pq.write_table(table, stage / place, **parquet_options(table.schema, None))
+    return facts, parts + [place]
 
 
 def to_dataset(
@@ -241,11 +294,14 @@ def to_dataset(
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> pl.DataFrame:
     """Writes the nodes' samples (each path: one node's diagnostic.data) into the dataset `out`
-    (new, or an existing one to add days or nodes to). Returns the facts of the nodes written."""
+    (new, or an existing one to add days or nodes to). Returns the facts of the nodes written.
+    A new dataset is written whole beside `out` and renamed to it at the end (`out` appears
+    complete or not at all); an existing one takes each node whole (`write_node`)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise FTDCError(f"{out}: exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not (out / SAMPLES).is_dir():
+    fresh = not out.exists() or not any(out.iterdir())
+    if not fresh and not (out / SAMPLES).is_dir():
         raise FTDCError(f"{out}: is not empty and holds no dataset (no {SAMPLES}/ folder): give a new directory")
     lower, upper = map(to_ms, time_range(start, end))
     nodes = manifest(paths, time_field)
@@ -259,8 +315,24 @@ def to_dataset(
         if progress:
             progress(finished, total)
 
-    facts = [write_node(node, out, metrics, start, end, time_field=time_field, budget=budget, progress=done) for node in nodes]
-    return pl.DataFrame(facts, schema=NODE_FACTS)
+    def write(root: Path) -> pl.DataFrame:
+        facts = [write_node(node, root, metrics, start, end, time_field=time_field, budget=budget, progress=done) for node in nodes]
+        return pl.DataFrame(facts, schema=NODE_FACTS)
+
+    if not fresh:
+        return write(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sweep(out.parent, f".{out.name}.", PARTIAL)  # a killed run's
+    with named_after(out):
+        stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.{os.getpid()}-", suffix=PARTIAL))
+        try:
+            stage.chmod(0o777 & ~umask())
+            facts = write(stage)
+            os.replace(stage, out)  # over an empty directory too
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+    return facts
 
 
 def read_nodes(root: str | os.PathLike) -> pl.DataFrame:
