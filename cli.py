@@ -252,6 +252,7 @@ def fleet(
     workers: Optional[int] = typer.Option(None, help="processes for --engine pool (default: one per core)"),
     master: str = typer.Option("local[*]", help="Spark master for --engine spark"),
     samples: bool = typer.Option(False, "--samples", help="also write every node's raw samples (samples/, nodes/)"),
+    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
     from analysis import fleet as fleet_module
@@ -260,21 +261,29 @@ def fleet(
         err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        nodes = gather(paths).ftdc
+        found_inputs = gather(paths)
+        nodes = found_inputs.ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        # As the summary finds them: logs given or inside the inputs, else those beside each diagnostic.data.
+        logs = [*found_inputs.logs, *(log or [])]
+        beside = [] if logs else logs_beside(nodes)
+        logs = [str(p) for p in logs or beside] or None
         if samples:
             ftdc.to_dataset(nodes, out_dir)
         if engine == "spark":
             from pyspark.sql import SparkSession
 
             spark = SparkSession.builder.master(master).appName("ftdc-analyze fleet").getOrCreate()
-            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve())).toArrow()
+            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve()), logs=logs).toArrow()
         else:
-            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers)
+            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers, logs=logs)
     errors = [e for e in found["error"].to_pylist() if e is not None]
     for message in errors:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+    if beside:
+        err.print(f"read the logs found beside the FTDC: {', '.join(map(str, beside))} (--log names others)",
+                  markup=False, highlight=False, soft_wrap=True)
     err.print(f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
               markup=False, highlight=False)
 

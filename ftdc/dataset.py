@@ -25,6 +25,7 @@ FTDC itself.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import os
@@ -40,6 +41,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .addresses import IDENTITY, Capture, keys_apart
 from .atomic import PARTIAL, named_after, umask, uninterrupted
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
@@ -59,6 +61,9 @@ NODE_FACTS = {
     "version": pl.String, "os": pl.String, "cpus": pl.Int64, "memory_mb": pl.Int64, "cache_size_gb": pl.Float64,
     "first": pl.Datetime("us", "UTC"), "last": pl.Datetime("us", "UTC"), "samples": pl.Int64, "metrics": pl.Int64, "files": pl.Int64,
     "source": pl.String,
+    # The FTDC archive files of every capture written (metrics.<time>-00000): what tells copies of one
+    # capture (one node) from another node at the same address (`ftdc.addresses`).
+    "ftdc_files": pl.List(pl.String),
 }
 
 
@@ -95,9 +100,35 @@ def open_node(path: PathArg, time_field: str = TIME_COLUMN) -> Node:
     return Node(node_key(info, catalog.files), family_of(info), info, catalog, str(path))
 
 
-def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN) -> list[Node]:
-    """Each path's node: key, address, replica set, version, family and metrics, from the catalogs alone."""
-    return [open_node(p, time_field) for p in paths]
+def archive_names(catalog: Catalog) -> list[str]:
+    return sorted(f.path.name for f in catalog.files if not f.interim)
+
+
+def _capture(node: Node) -> Capture:
+    chunks = node.catalog.chunks
+    identity = tuple(getattr(node.info, name) for name in IDENTITY)
+    first, last = (chunks["first"].min(), chunks["last"].max()) if chunks.height else (None, None)
+    return Capture(node.key, node.info.address, identity, first, last, frozenset(archive_names(node.catalog)), node.source)
+
+
+def _captured(facts: dict) -> Capture:
+    """A node already in a dataset, as its facts describe it."""
+    identity = tuple(facts[name] for name in IDENTITY)
+    return Capture(facts["node"], facts["address"], identity, facts["first"], facts["last"], frozenset(facts.get("ftdc_files") or ()), facts["source"])
+
+
+def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN, known: Optional[pl.DataFrame] = None) -> list[Node]:
+    """Each path's node: key, address, replica set, version, family and metrics, from the catalogs alone.
+    Nodes that share an address are told apart (`ftdc.addresses`), from each other and from the
+    `known` nodes (a dataset's facts) whose keys they would take."""
+    return told_apart([open_node(p, time_field) for p in paths], known)
+
+
+def told_apart(nodes: Sequence[Node], known: Optional[pl.DataFrame] = None) -> list[Node]:
+    """`nodes` with keys that tell nodes sharing an address apart (see `manifest`)."""
+    earlier = [_captured(row) for row in known.iter_rows(named=True)] if known is not None else []
+    keys = keys_apart([_capture(n) for n in nodes], earlier)
+    return [dataclasses.replace(n, key=k) for n, k in zip(nodes, keys)]
 
 
 # Lock modes (R, W beside r, w): escaped even on a node that recorded only the capital one, so
@@ -225,32 +256,27 @@ def write_node(
     with named_after(root):
         stage = Path(tempfile.mkdtemp(dir=root, prefix=f"{STAGED}{os.getpid()}-", suffix=PARTIAL))
         try:
-            facts, parts = _stage_node(node, stage, metrics, start, end, time_field, budget, progress)
+            facts, parts = _stage_node(node, root, stage, metrics, start, end, time_field, budget, progress)
             commit(stage, root, parts)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     return facts
 
 
-def _stage_node(node: Node, stage: Path, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int,
+def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int,
                 progress: Callable[[], None]) -> tuple[dict, list[Path]]:
-    """The node's day folders and facts file written under `stage`, in the dataset's layout;
-    returns the facts and those parts (days first, facts last)."""
+    """The node's day folders and facts file written under `stage`, in the layout of the dataset
+    `root`; returns the facts and those parts (days first, facts last)."""
     lower, upper = map(to_ms, time_range(start, end))
     schema = select_schema(node.catalog.schema(), metric_list(metrics))
     columns = distinct_names(schema)
     folder = Path(SAMPLES) / f"family={node.family}" / f"node={node.key}"
     parts: list[Path] = []
-    rows, first, last = 0, None, None
     day, writer = None, None
     try:
         windows = time_windows(node.catalog, len(schema), lower, upper, budget)
         for frame in decode_windows(node.catalog, schema, windows, time_field, budget):
             frame = frame.rename(columns)
-            if frame.height:
-                first = frame[TIME_COLUMN].min() if first is None else first
-                last = frame[TIME_COLUMN].max()
-                rows += frame.height
             days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
             for (date,), part in days.items():
                 part = part.to_arrow()
@@ -271,15 +297,31 @@ def _stage_node(node: Node, stage: Path, metrics: Metrics, start: TimeArg, end: 
             with contextlib.suppress(OSError):  # the error that stopped it says why; the folder is dropped
                 writer.close()
         raise
-    i = node.info
-    facts = {"node": node.key, "address": i.address, "family": node.family, "host": i.host, "port": i.port, "replica_set": i.replica_set,
-             "version": i.version, "os": i.os, "cpus": i.cpus, "memory_mb": i.memory_mb, "cache_size_gb": i.cache_size_gb,
-             "first": first, "last": last, "samples": rows, "metrics": len(schema) - 1, "files": len(node.catalog.files), "source": node.source}
-    table = pl.DataFrame([facts], schema=NODE_FACTS).to_arrow()
     place = Path(NODES) / f"{node.key}.parquet"
+    facts = _facts(node, root, stage, parts, place)
+    table = pl.DataFrame([facts], schema=NODE_FACTS).to_arrow()
     (stage / NODES).mkdir(exist_ok=True)
     pq.write_table(table, stage / place, **parquet_options(table.schema, None))
     return facts, parts + [place]
+
+
+def _facts(node: Node, root: Path, stage: Path, parts: list[Path], place: Path) -> dict:
+    """The node's facts row: what this capture says of it, and what the dataset will hold of it once
+    `parts` are committed (its days kept from earlier captures too: samples, span, metrics, files)."""
+    kept = [p for p in root.glob(f"{SAMPLES}/family=*/node={node.key}/date=*/part-0.parquet") if p.parent.relative_to(root) not in parts]
+    days = kept + [stage / p / "part-0.parquet" for p in parts]
+    held = {"first": None, "last": None, "samples": 0}
+    if days:
+        times = pl.concat([pl.scan_parquet(f).select(TIME_COLUMN) for f in days])
+        held = times.select(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max(), samples=pl.len()).collect().row(0, named=True)
+    metrics = set().union(*(pq.read_schema(f).names for f in days)) - {TIME_COLUMN}
+    before = pl.read_parquet(root / place).row(0, named=True) if (root / place).exists() else {}
+    files = sorted(set(before.get("ftdc_files") or ()) | set(archive_names(node.catalog)))
+    sources = dict.fromkeys([*(before["source"].split("; ") if before.get("source") else []), node.source])
+    i = node.info
+    return {"node": node.key, "address": i.address, "family": node.family, "host": i.host, "port": i.port, "replica_set": i.replica_set,
+            "version": i.version, "os": i.os, "cpus": i.cpus, "memory_mb": i.memory_mb, "cache_size_gb": i.cache_size_gb,
+            **held, "metrics": len(metrics), "files": len(files), "source": "; ".join(sources), "ftdc_files": files}
 
 
 def to_dataset(
@@ -294,7 +336,9 @@ def to_dataset(
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> pl.DataFrame:
     """Writes the nodes' samples (each path: one node's diagnostic.data) into the dataset `out`
-    (new, or an existing one to add days or nodes to). Returns the facts of the nodes written.
+    (new, or an existing one to add days or nodes to). Returns the facts of the nodes written, one
+    row per node (captures of one node on different days are one node; `manifest` tells nodes
+    sharing an address apart).
     A new dataset is written whole beside `out` and renamed to it at the end (`out` appears
     complete or not at all); an existing one takes each node whole (`write_node`)."""
     out = Path(out)
@@ -304,7 +348,7 @@ def to_dataset(
     if not fresh and not (out / SAMPLES).is_dir():
         raise FTDCError(f"{out}: is not empty and holds no dataset (no {SAMPLES}/ folder): give a new directory")
     lower, upper = map(to_ms, time_range(start, end))
-    nodes = manifest(paths, time_field)
+    nodes = manifest(paths, time_field, None if fresh else read_nodes(out))
     wanted = metric_list(metrics)
     total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted)), lower, upper, budget))) for n in nodes)
     finished = 0
@@ -316,8 +360,10 @@ def to_dataset(
             progress(finished, total)
 
     def write(root: Path) -> pl.DataFrame:
-        facts = [write_node(node, root, metrics, start, end, time_field=time_field, budget=budget, progress=done) for node in nodes]
-        return pl.DataFrame(facts, schema=NODE_FACTS)
+        facts = {}  # by key: a node's later capture's row holds the earlier ones'
+        for node in nodes:
+            facts[node.key] = write_node(node, root, metrics, start, end, time_field=time_field, budget=budget, progress=done)
+        return pl.DataFrame(list(facts.values()), schema=NODE_FACTS)
 
     if not fresh:
         return write(out)
@@ -338,4 +384,5 @@ def to_dataset(
 def read_nodes(root: str | os.PathLike) -> pl.DataFrame:
     """The dataset's node facts, one row per node."""
     files = sorted((Path(root) / NODES).glob("*.parquet"))
-    return pl.concat([pl.read_parquet(f) for f in files]) if files else pl.DataFrame(schema=NODE_FACTS)
+    # A dataset written before a column was added lacks it: null there.
+    return pl.concat([pl.DataFrame(schema=NODE_FACTS), *(pl.read_parquet(f) for f in files)], how="diagonal_relaxed")
