@@ -11,9 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-import polars as pl
+if TYPE_CHECKING:  # the CLI imports this module to start; polars loads when a frame is made safe
+    import polars as pl
 
 # What a terminal acts on rather than shows: C0 controls (ESC starts every escape
 # sequence, BEL ends an OSC), DEL, C1 controls (U+009B is CSI and U+009D OSC on
@@ -55,8 +56,10 @@ def cell(text: str) -> str:
     return text
 
 
-def csv_cells(frame: pl.DataFrame) -> pl.DataFrame:
+def csv_cells(frame: "pl.DataFrame") -> "pl.DataFrame":
     """`frame` with every text cell made a `cell`."""
+    import polars as pl
+
     return frame.with_columns(pl.col(pl.String).map_elements(cell, return_dtype=pl.String))
 
 
