@@ -13,7 +13,7 @@ nodes' steps returned. `run` drives them in this process or a spawn pool;
 (`node_keys`), where every node is seen: two nodes sharing an address get two keys, with a
 warning; two paths of one node (copies of one capture) share its findings file: `run` warns. Workers write their own files (the
 root must be a path every worker sees); each file is written whole and
-renamed, so a retried task rewrites it.
+renamed, and a node's files are committed together (`ftdc.dataset.commit`), so a retried task rewrites them.
 
 Processes are started with the spawn method: a forked child of a process
 where polars (or any thread pool) has run can deadlock on a lock held by a
@@ -34,8 +34,9 @@ from typing import Iterable, Iterator, Optional, Sequence
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from ftdc.dataset import open_node, parquet_options, read_nodes, replace_dir, told_apart, write_file
+from ftdc.dataset import commit, open_node, parquet_options, read_nodes, staging, told_apart, write_file
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
@@ -77,14 +78,21 @@ def _from_ipc(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
-def _write_series(root: Path, key: str, series: pa.Table) -> None:
-    folder = root / SERIES / f"node={key}"
+def _stage_series(stage: Path, key: str, series: pa.Table) -> list[Path]:
+    """The node's derived series, a folder per day, written under `stage`; returns their places."""
+    folder = Path(SERIES) / f"node={key}"
     frame = pl.from_arrow(series)
     days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
+    places = []
     for (day,), part in days.items():
-        staged = folder / f".date={day.isoformat()}.{os.getpid()}.partial"
-        write_file(part.to_arrow().cast(series.schema), staged / "part-0.parquet", **parquet_options(series.schema))
-        replace_dir(staged, folder / f"date={day.isoformat()}")
+        places.append(_stage_table(stage, folder / f"date={day.isoformat()}" / "part-0.parquet", part.to_arrow().cast(series.schema), TIME_COLUMN))
+    return [p.parent for p in places]
+
+
+def _stage_table(stage: Path, place: Path, table: pa.Table, sorted_by: Optional[str] = None) -> Path:
+    (stage / place).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, stage / place, **parquet_options(table.schema, sorted_by))
+    return place
 
 
 def node_keys(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None) -> list[Optional[str]]:
@@ -125,12 +133,14 @@ def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=N
         row = {"node": key, "host": info.host, "port": info.port, "address": info.address, "replica_set": info.replica_set,
                "version": info.version, "members": self_members(analysis), "error": None,
                "findings": _ipc(pa.concat_tables([own, to_table(finding_rows(taken, info, key))]))}
-        if root is not None:
-            _write_series(Path(root), key, series_table(analysis))
     if root is not None:
+        # The node's series, findings and incidents committed together: a retried or stopped task
+        # leaves the node's files as they were or as they are now, never a mix.
         name = row["node"] or "unreadable-" + safe_name(str(path))
-        write_file(own, Path(root) / FINDINGS / f"{name}.parquet", **parquet_options(own.schema, None))
-        write_file(incidents, Path(root) / INCIDENTS / f"{name}.parquet", **parquet_options(incidents.schema, None))
+        with staging(Path(root)) as stage:
+            parts = [] if row["error"] is not None else _stage_series(stage, name, series_table(analysis))
+            parts += [_stage_table(stage, Path(FINDINGS) / f"{name}.parquet", own), _stage_table(stage, Path(INCIDENTS) / f"{name}.parquet", incidents)]
+            commit(stage, Path(root), parts)
     return {**row, "source": str(path)}
 
 

@@ -7,9 +7,12 @@
 Written node by node: `write_node` writes or replaces only the days it holds of
 one node's partition, so workers write in parallel and a new day joins an
 existing dataset. `to_dataset` is a manifest pass (`manifest`) plus that loop.
+A write is seen whole or not at all: a new dataset is renamed into place when
+complete, and a node's days and facts are committed together (`commit`).
 
 A node's key is stable: its address (`host_port`), or for files without one a
-digest of their first chunk, never its place in a list. A family is the process
+digest of their first chunk, never its place in a list; another node at an
+address already keyed gets a key of its own (`ftdc.addresses`). A family is the process
 and its major.minor version; each node's files hold the metrics it recorded
 (readers merge by name: Spark `mergeSchema`, DuckDB `union_by_name`, polars
 `missing_columns="insert"`). Spark, Hive, Glue and Athena ignore case, and real
@@ -26,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime as dt
 import hashlib
 import os
 import re
@@ -35,7 +37,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import polars as pl
 import pyarrow as pa
@@ -170,17 +172,6 @@ def parquet_options(schema: pa.Schema, sorted_by: Optional[str] = TIME_COLUMN) -
                 write_statistics=[sorted_by] if sorted_by in schema.names else False)
 
 
-def replace_dir(staged: Path, target: Path) -> None:
-    """`target` becomes `staged` (written whole beside it): the old one is moved aside, then removed."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.{os.getpid()}.old")
-        os.replace(target, old)
-    os.replace(staged, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def write_file(table: pa.Table, target: Path, **options) -> None:
     """One Parquet file written beside `target` and renamed over it when whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -196,7 +187,7 @@ def write_file(table: pa.Table, target: Path, **options) -> None:
 
 
 # A node's files while they are written: DIR/.staged.<pid>-<random>.partial/ mirrors the
-# dataset's layout, hidden from readers (Spark, Hive and polars' hive scan skip `.` names).
+# dataset's layout beside samples/ and nodes/, where no reader of those looks.
 STAGED = ".staged."
 
 
@@ -205,6 +196,20 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink()
+
+
+@contextlib.contextmanager
+def staging(root: Path) -> Iterator[Path]:
+    """A hidden folder inside `root` to write one node's files in, then `commit` them; removed
+    afterwards (a killed run's by the next run). An error meanwhile names `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    sweep(root, STAGED, PARTIAL)
+    with named_after(root):
+        stage = Path(tempfile.mkdtemp(dir=root, prefix=f"{STAGED}{os.getpid()}-", suffix=PARTIAL))
+        try:
+            yield stage
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def commit(stage: Path, root: Path, parts: Sequence[Path]) -> None:
@@ -251,15 +256,9 @@ def write_node(
     together: a reader sees all of them or none (an interrupted write leaves `root` as it was)."""
     node = path if isinstance(path, Node) else open_node(path, time_field)
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    sweep(root, STAGED, PARTIAL)  # a killed run's
-    with named_after(root):
-        stage = Path(tempfile.mkdtemp(dir=root, prefix=f"{STAGED}{os.getpid()}-", suffix=PARTIAL))
-        try:
-            facts, parts = _stage_node(node, root, stage, metrics, start, end, time_field, budget, progress)
-            commit(stage, root, parts)
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)
+    with staging(root) as stage:
+        facts, parts = _stage_node(node, root, stage, metrics, start, end, time_field, budget, progress)
+        commit(stage, root, parts)
     return facts
 
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import ftdc
-from crafted_nodes import START, write_node
+from crafted_nodes import write_node
 from ftdc.dataset import read_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,3 +147,18 @@ def test_a_full_disk_names_the_dataset_and_changes_nothing(tmp_path, monkeypatch
         assert listing(out) == before and not [p for p in out.iterdir() if p.name.startswith(".")]
     else:
         assert list(tmp_path.iterdir()) == []
+
+
+def test_a_commit_that_cannot_finish_undoes_what_it_moved(tmp_path):
+    from ftdc.dataset import commit
+
+    root, stage = tmp_path / "root", tmp_path / "stage"
+    (root / "a").mkdir(parents=True)
+    (root / "a" / "f").write_text("old")
+    (root / "blocked").write_text("a file where a folder must go")
+    (stage / "a").mkdir(parents=True)
+    (stage / "a" / "f").write_text("new")
+    (stage / "blocked" / "b").mkdir(parents=True)
+    with pytest.raises(OSError):
+        commit(stage, root, [Path("a"), Path("blocked/b")])
+    assert listing(root) == {"a/f": b"old", "blocked": b"a file where a folder must go"}

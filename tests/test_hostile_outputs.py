@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import ftdc
 from crafted_nodes import START, slow_query_line, startup_line, write_node
 from ftdc.untrusted import UNSAFE, cell, printable, safe_name
 
