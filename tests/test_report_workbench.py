@@ -18,7 +18,7 @@ import ftdc
 from analysis import audit
 from analysis.analyze import read_compact_logs
 from analysis.report import build_report, system, write_report
-from analysis.workload import workload
+from analysis.log_overview import workload
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
 LOGS = {"6.0.11": SHARED / "logs" / "mongod-6.0.11", "8.0.12": SHARED / "logs" / "atlas-8.0.12"}
@@ -104,7 +104,7 @@ def test_system_series_are_the_ftdc_metrics_they_show(node70):
     assert np.allclose(series["network_in_mb_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.network.bytesIn") / dt_s / 1e6)[ok])
     iops = (delta("systemMetrics.disks.sda.reads") + delta("systemMetrics.disks.sda.writes")) / dt_s
     assert np.allclose(series["disk_iops.sda"].to_numpy()[ok].astype(float), iops[ok])
-    assert np.allclose(series["op_insert_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.opcounters.insert") / dt_s)[ok])
+    assert np.allclose(series["insert_ops_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.opcounters.insert") / dt_s)[ok])
     # Each panel's summary is its series' own.
     view = system.view(node70, {})
     by_column = {s.column: s for s in view.series}

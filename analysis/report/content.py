@@ -21,7 +21,7 @@ from ..analyze import Analysis
 from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
 from ..text import duration
-from ..workload import Workload, workload
+from ..log_overview import Workload, workload
 from . import figures, plots, system
 from .explorer import Explorer, explorer_data
 

@@ -16,7 +16,7 @@ from ftdc.timeutil import format_time
 from ..findings import Finding, jsonable
 from ..text import duration
 from .content import Figure, IncidentCard, Report, window
-from ..workload import TOP_SHAPES, plan_text
+from ..log_overview import TOP_SHAPES, plan_text
 from .culprit_table import HEADERS, NOTE, NUMERIC, cells
 
 

@@ -28,7 +28,7 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("network, MB/s", ("network_in_mb_per_s", "network_out_mb_per_s")),
     ("connections open", ("connections",)),
     ("connections opened per second", ("connections_created_per_s",)),
-    ("operations per second (opcounters)", tuple(f"op_{op}_per_s" for op in OPCOUNTERS)),
+    ("operations per second (opcounters)", tuple(f"{op}_ops_per_s" for op in OPCOUNTERS)),
     ("documents per second", ("returned_per_s", "documents_inserted_per_s", "documents_updated_per_s", "documents_deleted_per_s")),
     ("replication lag behind the primary, s", ("member_lag_s.",)),
     ("oplog window, hours", ("oplog_window_h",)),
@@ -36,7 +36,7 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Short legends: the column's distinguishing part.
 _LABELS = {"cpu_user_pct": "user", "cpu_system_pct": "system", "cpu_iowait_pct": "iowait", "cpu_steal_pct": "steal",
            "resident_mb": "resident", "swap_used_mb": "swap used", "network_in_mb_per_s": "in", "network_out_mb_per_s": "out",
-           "returned_per_s": "returned", **{f"op_{op}_per_s": op for op in OPCOUNTERS},
+           "returned_per_s": "returned", **{f"{op}_ops_per_s": op for op in OPCOUNTERS},
            **{f"documents_{op}_per_s": op for op in ("inserted", "updated", "deleted")}}
 
 

@@ -14,7 +14,7 @@ import polars as pl
 from ftdc.timeutil import format_time
 
 from ..audit import AuditItem
-from ..workload import TOP_SHAPES, Workload, plan_text
+from ..log_overview import TOP_SHAPES, Workload, plan_text
 from .system import SystemView
 
 # Sorting and the "show all" buttons. Pinned by its hash in the page's Content-Security-Policy:
