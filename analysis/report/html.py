@@ -42,7 +42,7 @@ th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-word}
 img{max-width:100%;height:auto;display:block;margin:8px 0}img.plot{width:100%}
 .incident,.finding{overflow-wrap:anywhere}table.culprits th{min-width:8.5em}
-nav.toc{columns:2 260px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
+nav.toc{columns:3 220px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
 table.nodes td,table.nodes th{font-size:13px}
 details.section>summary{margin:14px 0 4px}summary h2,summary h3{display:inline;border:0}details.section{border-bottom:1px solid #ddd;margin:8px 0}
 details{margin:6px 0}summary{cursor:pointer;color:#444}
