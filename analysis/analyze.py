@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Union
 
 import polars as pl
@@ -36,6 +36,7 @@ from .incidents import Incident, incidents_frame
 from .metrics import resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
+from .vetting import vet_analysis
 
 LogsArg = Union[None, LogFrames, PathArg]
 STAGES = ("catalog", "logs", "samples", "analyses")
@@ -73,7 +74,9 @@ class Analysis:
         """Numbers the findings in rank order and groups them into incidents again (after findings change)."""
         for number, finding in enumerate(self.findings, 1):
             finding.id = f"F{number}"
+            finding.recommendations = [replace(r, findings=(finding.id,)) for r in finding.recommendations]
         self.incidents = episodes.build(self, self.findings + self.related)
+        vet_analysis(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""

@@ -15,10 +15,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING
 
-from . import advice
 from .detectors import LINKS
 from .findings import SEVERITIES, Finding
 from .incidents import Incident, RootCause, Step
+from .recommendation import Recommendation, merged
 from .root_causes import by_kind, order, rank_causes, ranked, worst
 from .text import duration
 
@@ -102,11 +102,12 @@ def _title(cause: RootCause, chain: list[Step]) -> str:
     return f"{head} → " + "; ".join(e[0].lower() + e[1:] for e in effects[:MAX_EFFECTS])
 
 
-def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[str]:
-    """The root cause's fix first, then the other candidates', then each step's findings' (worst first), each change once."""
-    recs = [r for c in causes for r in c.recommendations]
-    recs += [r for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
-    return advice.once(recs)
+def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[Recommendation]:
+    """The root cause's fix first, then the other candidates', then each step's findings' (worst first): each piece of
+    advice once (one setting once, whatever value a later one proposes), answering every finding that gave it."""
+    recs = [r.answering(c.findings) for c in causes for r in c.recommendations]
+    recs += [r.answering((f.id,)) for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
+    return merged(recs)
 
 
 def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict, fields
+from dataclasses import fields
 from typing import Any, Iterable, Optional
 
 import polars as pl
@@ -30,17 +30,26 @@ from ftdc.timeutil import TimeArg
 
 from .analyze import Analysis, LogsArg, analyze
 from .detectors.ticket_exhaustion import exhausted
-from .findings import Culprit, Finding
+from . import advice_text
+from .findings import Culprit, Finding, jsonable
+from .recommendation import Current, Recommendation
 from .incidents import Incident
 from .series import BOOKKEEPING, COLUMNS
 from .thresholds import CACHE_PERCENTAGES
 
 TIME = pa.timestamp("us", tz="UTC")
+# A recommendation: its words and the structure they are rendered from (`analysis.recommendation`).
+RECOMMENDATION = pa.struct([
+    ("text", pa.string()), ("action", pa.string()), ("what", pa.string()), ("setting", pa.string()),
+    ("current", pa.struct([("value", pa.float64()), ("unit", pa.string()), ("source", pa.string()), ("origin", pa.string())])),
+    ("proposed", pa.float64()), ("why", pa.string()), ("target", pa.string()), ("operation", pa.string()), ("command", pa.string()),
+    ("caveat", pa.string()), ("findings", pa.list_(pa.string())),
+])
 CULPRIT = pa.struct([
     ("ns", pa.string()), ("plan_summary", pa.string()), ("shape", pa.string()), ("query_hash", pa.string()), ("count", pa.int64()),
     ("overlap_s", pa.float64()), ("share", pa.float64()), ("max_ms", pa.int64()), ("example", pa.string()), ("collscan", pa.bool_()),
     ("command", pa.string()), ("held_s", pa.float64()), ("first_started", TIME), ("last_ended", TIME),
-    ("recommendations", pa.list_(pa.string())), ("failed", pa.int64()), ("error", pa.string()),
+    ("recommendations", pa.list_(RECOMMENDATION)), ("failed", pa.int64()), ("error", pa.string()),
 ])
 FINDINGS_SCHEMA = pa.schema([
     ("node", pa.string()),  # the node's stable key (ftdc.dataset.node_key); null for a replica set's finding
@@ -59,7 +68,7 @@ FINDINGS_SCHEMA = pa.schema([
     ("evidence", pa.string()),  # JSON object
     ("culprits", pa.list_(CULPRIT)),
     ("causes", pa.list_(CULPRIT)),  # the culprits attribution names as the cause
-    ("recommendations", pa.list_(pa.string())),
+    ("recommendations", pa.list_(RECOMMENDATION)),
     ("error", pa.string()),  # why the node could not be analysed; every finding field null then
 ])
 INCIDENTS_SCHEMA = pa.schema([
@@ -75,7 +84,7 @@ INCIDENTS_SCHEMA = pa.schema([
     ("chain", pa.string()),  # JSON list of steps: kind, text, findings (ids), start, end, metrics, thresholds
     ("candidates", pa.string()),  # JSON list of the other root causes considered, in rank order
     ("findings", pa.list_(pa.string())),  # ids of the findings folded in (FINDINGS_SCHEMA.id of the same node)
-    ("recommendations", pa.list_(pa.string())),
+    ("recommendations", pa.list_(RECOMMENDATION)),
     ("error", pa.string()),
 ])
 
@@ -109,8 +118,12 @@ def _json(value: Any) -> str:
     return json.dumps(value, default=_json_default, sort_keys=True)
 
 
+def _advice(recommendations: list[Recommendation]) -> list[dict[str, Any]]:
+    return [advice_text.as_dict(r) for r in recommendations]
+
+
 def _culprits(culprits: list[Culprit]) -> list[dict[str, Any]]:
-    return [{c.name: getattr(culprit, c.name) for c in fields(Culprit)} for culprit in culprits]
+    return [{**{c.name: getattr(culprit, c.name) for c in fields(Culprit)}, "recommendations": _advice(culprit.recommendations)} for culprit in culprits]
 
 
 def _node_columns(info: NodeInfo, key: Optional[str]) -> dict[str, Any]:
@@ -122,7 +135,7 @@ def finding_rows(findings: Iterable[Finding], info: NodeInfo, key: Optional[str]
         **_node_columns(info, key), "scope": scope, "id": f.id,
         "kind": f.kind, "severity": f.severity, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
         "explanation": f.explanation, "evidence": _json(f.evidence), "culprits": _culprits(f.culprits), "causes": _culprits(f.causes),
-        "recommendations": list(f.recommendations), "error": None,
+        "recommendations": _advice(f.recommendations), "error": None,
     } for f in findings]
 
 
@@ -130,8 +143,8 @@ def incident_rows(incidents: Iterable[Incident], info: NodeInfo, key: Optional[s
     return [{
         **_node_columns(info, key), "id": i.id, "severity": i.severity, "start": i.start, "end": i.end, "title": i.title,
         "root_cause_kind": i.root_cause.kind, "root_cause": i.root_cause.summary, "root_cause_evidence": _json(i.root_cause.evidence),
-        "chain": _json([asdict(step) for step in i.chain]), "candidates": _json([asdict(c) for c in i.candidates]),
-        "findings": list(i.finding_ids), "recommendations": list(i.recommendations), "error": None,
+        "chain": _json(jsonable(i.chain)), "candidates": _json(jsonable(i.candidates)),
+        "findings": list(i.finding_ids), "recommendations": _advice(i.recommendations), "error": None,
     } for i in incidents]
 
 
@@ -172,15 +185,25 @@ def _time(value: Any) -> Optional[dt.datetime]:
     return dt.datetime.fromisoformat(value)
 
 
+def _recommendations(rows: Optional[list[dict[str, Any]]]) -> list[Recommendation]:
+    """RECOMMENDATION rows as `Recommendation`s again (the text is rendered from them, so it is left)."""
+    out = []
+    for row in rows or []:
+        fields_ = {k: v for k, v in row.items() if k not in ("text", "current", "findings")}
+        current = Current(**row["current"]) if row.get("current") else None
+        out.append(Recommendation(**{**fields_, "why": fields_.get("why") or ""}, current=current, findings=tuple(row.get("findings") or ())))
+    return out
+
+
 def finding_of(row: dict[str, Any]) -> Finding:
     """A FINDINGS_SCHEMA row (as `to_pylist` gives it) as a `Finding` again."""
     def culprits(column: str) -> list[Culprit]:
         return [Culprit(**{**c, "first_started": _time(c["first_started"]), "last_ended": _time(c["last_ended"]),
-                           "recommendations": list(c["recommendations"] or [])}) for c in row[column] or []]
+                           "recommendations": _recommendations(c["recommendations"])}) for c in row[column] or []]
 
     return Finding(kind=row["kind"], severity=row["severity"], start=row["start"], end=row["end"], title=row["title"],
                    explanation=row["explanation"], evidence=json.loads(row["evidence"]), culprits=culprits("culprits"),
-                   recommendations=list(row["recommendations"] or []), resource=row["resource"], causes=culprits("causes"), id=row["id"] or "")
+                   recommendations=_recommendations(row["recommendations"]), resource=row["resource"], causes=culprits("causes"), id=row["id"] or "")
 
 
 # The derived series in one schema for every version: what a version lacks is null.

@@ -17,6 +17,7 @@ import polars as pl
 from .. import advice
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import Current, Recommendation
 from ..text import duration, span
 from .record import Detector
 from ..windows import sustained
@@ -55,25 +56,30 @@ def _max(rows: pl.DataFrame, column: str) -> float | None:
     return float(rows[column].max()) if column in rows.columns and rows[column].max() is not None else None
 
 
-def _recommendations(ctx: Context, breached: dict[str, dict], app_threads_evicted: bool) -> list[str]:
+def _cache_now(ctx: Context) -> Current | None:
+    """The cache's size in the window: the node's setting, or the maximum serverStatus reports when none was recorded."""
     t = ctx.thresholds
-    recs = []
-    cache_gb = (ctx.series["cache_max_bytes"].max() or 0) / 2**30 if ctx.has("cache_max_bytes") else None
-    if "fill" in breached and cache_gb:
-        peak = breached["fill"]["peak_pct"]
-        target = t.value("eviction_target") or 80
-        recs.append(advice.larger_cache(cache_gb, peak, target, ctx.node.memory_mb))
-    if "dirty" in breached or "updates" in breached:
-        more_often = advice.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often")
-        if more_often:
-            recs.append(more_often)
-        if (earlier := advice.earlier_dirty_eviction(t)):
-            recs.append(f"Start dirty eviction earlier: wiredTigerEngineRuntimeConfig: \"{earlier}\" (now {t.describe('eviction_dirty_target')})")
-    threads = advice.more_eviction_threads(t)
-    if app_threads_evicted and threads:
-        recs.append(f"Give eviction more worker threads so application threads need not evict: wiredTigerEngineRuntimeConfig: "
-                    f"\"{threads}\" (now threads_max={int(t.value('eviction_threads_max') or 4)}); check the disk keeps up")
-    return recs
+    if t.value("cache_size") is not None:
+        return advice.current(t, "cache_size")
+    if not ctx.has("cache_max_bytes") or not ctx.series["cache_max_bytes"].max():
+        return None
+    return Current(float(ctx.series["cache_max_bytes"].max()), "bytes", "the cache's maximum as serverStatus reports it", "configured")
+
+
+def _recommendations(ctx: Context, window, breached: dict[str, dict], app_threads_evicted: bool) -> list[Recommendation]:
+    """The fix for the mechanism first: dirty data outrunning eviction is answered by writing it out sooner,
+    a full cache by a larger one (or a smaller working set)."""
+    t = ctx.thresholds.within(window.start, window.end)
+    dirty = "dirty" in breached or "updates" in breached
+    writes = [advice.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often"),
+              advice.earlier_dirty_eviction(t, "Start dirty eviction earlier")] if dirty else []
+    threads = [advice.more_eviction_threads(t, "Give eviction more worker threads so application threads need not evict (check the disk keeps up)")
+               if app_threads_evicted else None]
+    cache = []
+    if "fill" in breached and (now := _cache_now(ctx)) is not None:
+        cache.append(advice.larger_cache(now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb))
+    ordered = writes + threads + cache if dirty else cache + threads
+    return [r for r in ordered if r is not None]
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -132,6 +138,6 @@ def detect(ctx: Context) -> list[Finding]:
                 "timeouts": round(timeouts),
                 "thresholds": {name: ctx.thresholds.describe(name) for _, _, _, name in checks},
             },
-            recommendations=_recommendations(ctx, breached, corroborated),
+            recommendations=_recommendations(ctx, window, breached, corroborated),
         ))
     return findings

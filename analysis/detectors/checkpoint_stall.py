@@ -29,6 +29,7 @@ from .. import spikes as spikes_module
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import Recommendation, advise
 from .record import Detector
 from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
@@ -125,26 +126,25 @@ def _episodes(aligned: list[_Aligned], gap: dt.timedelta) -> list[list[_Aligned]
     return episodes
 
 
-def _recommendations(ctx: Context, rows: list[dict]) -> list[str]:
-    t = ctx.thresholds
+def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt.datetime) -> list[Recommendation]:
+    t = ctx.thresholds.within(start, end)
     more_often = advice.checkpoint_more_often(t, "Checkpoint more often so each one writes less")
     # An interval that is itself the problem comes first.
     unusual = more_often is not None and advice.unusual_interval(t) is not None
     recs = [more_often] if unusual else []
     checkpoints = {r["checkpoint_start"]: r for r in rows}
     built = [r for r in checkpoints.values() if r["dirty_built_up"]]
-    settings = [s for s in (advice.more_eviction_threads(t), advice.earlier_dirty_eviction(t)) if s]
-    if built and settings:
+    if built:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
-        recs.append(
-            f"Dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) (dirty target {t.describe('eviction_dirty_target')}): "
-            f"let eviction write it out between checkpoints, e.g. wiredTigerEngineRuntimeConfig: \"{','.join(settings)}\" "
-            f"(now threads_max={int(t.value('eviction_threads_max') or 4)})"
-        )
+        why = (f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) "
+               f"(dirty target {t.describe('eviction_dirty_target')})")
+        recs += [advice.more_eviction_threads(t, "Let eviction write dirty data out between checkpoints with more worker threads"),
+                 advice.earlier_dirty_eviction(t, "Let eviction write dirty data out between checkpoints from a lower dirty target", why)]
     if more_often and not unusual:
         recs.append(more_often)
-    recs.append("Check the disk during checkpoints (disk_util_pct, await): a device that cannot absorb the checkpoint's writes stalls the operations that wait on it")
-    return recs
+    recs.append(advise("investigate", "Check the disk during checkpoints (utilisation, wait per request)",
+                       "a device that cannot absorb the checkpoint's writes stalls the operations that wait on it"))
+    return [r for r in recs if r is not None]
 
 
 def _stalled_share(episode: list[_Aligned], checkpoints: list[Checkpoint]) -> float:
@@ -185,11 +185,13 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     peak = max(episode, key=lambda a: a.spike.peak_ms).spike
     n_ck = len({(a.checkpoint.start, a.checkpoint.end) for a in episode})
     op_names = "/".join(ADJECTIVE[o] for o in sorted(ops))
+    start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
+    end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
-        start=min(min(a.spike.start, a.checkpoint.start) for a in episode),
-        end=max(max(a.spike.end, a.checkpoint.end) for a in episode),
+        start=start,
+        end=end,
         title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms",
         explanation=(
             f"{k} of {len(local)} {op_names} latency spikes ({pct(k / len(local))}) fell inside a checkpoint, which took {pct(coverage)} of the time "
@@ -205,7 +207,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
                            "checkpoint_interval": advice.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
         },
-        recommendations=_recommendations(ctx, rows),
+        recommendations=_recommendations(ctx, rows, start, end),
     )
 
 
@@ -269,7 +271,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                 "thresholds": {"checkpoint_interval": advice.interval_text(ctx.thresholds)},
                 "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
             },
-            recommendations=_recommendations(ctx, rows),
+            recommendations=_recommendations(ctx, rows, start, end),
         ))
     return out
 

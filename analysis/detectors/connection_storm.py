@@ -16,6 +16,7 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from .record import Detector
 from ..text import duration
 from ..windows import Window, sustained
@@ -92,8 +93,8 @@ def detect(ctx: Context) -> list[Finding]:
                 "thresholds": {"storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"},
             },
             recommendations=[
-                "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)",
-                "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream",
+                advise("limit_clients", "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)"),
+                advise("investigate", "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream"),
             ],
         ))
     return findings

@@ -17,6 +17,7 @@ import polars as pl
 from .. import advice
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import Recommendation, advise
 from .record import Detector
 from ..text import duration
 from ..windows import sustained
@@ -38,19 +39,13 @@ MIN_GROWTH = 1000
 CLOSE_HANDLE_MINIMUM = 250
 
 
-def _recommendations(ctx: Context, handles: float | None) -> list[str]:
-    idle = ctx.thresholds.value("close_idle_time")
-    minimum = ctx.thresholds.value("close_handle_minimum")
+def _recommendations(ctx: Context, handles: float | None, start, end) -> list[Recommendation]:
     recs = []
     if handles:
-        recs.append(f"{handles:,.0f} handles are open: each collection and index is one; drop unused collections and indexes, "
-                    "and avoid a collection per tenant/day at this scale")
-    sweep = advice.sooner_sweep(ctx.thresholds)
-    if sweep:
-        why = "Idle handles are never closed (close_idle_time=0)" if idle == 0 else "Sweep idle handles sooner"
-        recs.append(f"{why}: storage.wiredTiger.engineConfig.configString: \"{sweep}\" (now {ctx.thresholds.describe('close_idle_time')}"
-                    + (f", close_handle_minimum {minimum:g})" if minimum else ")"))
-    return recs
+        recs.append(advise("change_workload", "Drop unused collections and indexes, and avoid a collection per tenant or day at this scale",
+                           f"{handles:,.0f} handles are open: each collection and index is one"))
+    sweep = advice.sooner_sweep(ctx.thresholds.within(start, end))
+    return recs + ([sweep] if sweep else [])
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -82,7 +77,7 @@ def detect(ctx: Context) -> list[Finding]:
                                "close_idle_time": ctx.thresholds.describe("close_idle_time"),
                                "close_handle_minimum": ctx.thresholds.describe("close_handle_minimum")},
             },
-            recommendations=_recommendations(ctx, handles),
+            recommendations=_recommendations(ctx, handles, window.start, window.end),
         ))
     counts = ctx.series.select("start", "dhandles").drop_nulls()
     if counts.height >= 2:
@@ -99,6 +94,6 @@ def detect(ctx: Context) -> list[Finding]:
                 explanation=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
                             + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
                 evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
-                recommendations=_recommendations(ctx, peak),
+                recommendations=_recommendations(ctx, peak, counts["start"][0], at),
             ))
     return findings

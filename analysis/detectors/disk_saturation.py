@@ -14,6 +14,7 @@ import polars as pl
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from ..text import duration, span
 from .record import Detector
 from ..windows import overlap_s, sustained
@@ -84,9 +85,10 @@ def detect(ctx: Context) -> list[Finding]:
                     "seconds_in_checkpoints": round(in_checkpoints, 1),
                 },
                 recommendations=[
-                    f"The device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request: provision more IOPS/throughput "
-                    "for this volume, or move the data (and journal) to faster storage",
-                    "Reduce what the node writes or reads at once: the culprits below, index builds, and bulk loads scheduled at the same time",
+                    advise("resize", "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
+                           f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request"),
+                    advise("batch_writes", "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
+                                           "and bulk loads scheduled at the same time"),
                 ],
             ))
     return findings

@@ -22,6 +22,7 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from ..series import PRIMARY
 from ..text import duration, span
 from ..windows import sustained
@@ -73,8 +74,8 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
             "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (METRICS.md §11); heartbeats and no-op writes add 10 s of noise"},
         },
         recommendations=[
-            "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
-            "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
+            advise("investigate", "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog"),
+            advise("investigate", "Check the network between the members and the oplog window (replication lag beyond it needs a resync)"),
         ],
     )
 

@@ -18,6 +18,7 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from .record import Detector
 from ..spikes import ADJECTIVE
 from ..text import duration, pct
@@ -114,6 +115,6 @@ def detect(ctx: Context) -> list[Finding]:
                 "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s"},
                 "reasons": reasons,
             },
-            recommendations=["Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput"],
+            recommendations=[advise("investigate", "Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput")],
         ))
     return findings

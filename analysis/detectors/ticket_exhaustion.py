@@ -13,8 +13,10 @@ from typing import Collection, Optional
 
 import polars as pl
 
+from .. import advice
 from ..context import Context, major_minor
 from ..findings import Finding
+from ..recommendation import Recommendation, advise
 from ..series import WAITERS
 from ..text import duration, span
 from .record import Detector
@@ -68,21 +70,22 @@ def exhausted(columns: Collection[str], version: Optional[str], rw: str) -> pl.E
     return none_left & pl.any_horizontal(queued) if queued else None
 
 
-def _recommendations(ctx: Context, rw: str, total: int) -> list[str]:
+def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
     recs = []
     if rw == "read":
-        recs.append("Find what holds read tickets for long (the culprits below): bound long reads with maxTimeMS and give them an index, or move analytics reads to a secondary")
+        recs.append(advise("change_workload", "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index, "
+                                              "or move analytics reads to a secondary"))
     else:
-        recs.append("Write tickets are held while writes wait on the storage engine: look at cache pressure and checkpoints in the same window before changing the pool")
+        recs.append(advise("investigate", "Look at cache pressure and checkpoints in the same window before changing the write pool",
+                           "write tickets are held while writes wait on the storage engine"))
     if _probing(ctx, rw) and total < FIXED_POOL:
         cores = ctx.node.cpus
-        recs.append(f"Throughput probing sized the {rw} pool down to {total}: if the storage engine is not the bottleneck, fix the pool with "
-                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: {FIXED_POOL}"
-                    + (f" (probing starts from 2 × {cores} cores)" if cores else ""))
+        now = advice.current(ctx.thresholds.within(window.start, window.end), f"{rw}_tickets")
+        recs.append(advice.change(f"{rw}_tickets", now, FIXED_POOL, f"If the storage engine is not the bottleneck, fix the {rw} pool",
+                                  f"throughput probing sized it down to {total}" + (f" (probing starts from 2 × {cores} cores)" if cores else "")))
     else:
-        parameter = ("storageEngineConcurrent" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else "wiredTigerConcurrent") + f"{rw.capitalize()}Transactions"
-        recs.append(f"Raising the {total}-ticket pool ({parameter}) only adds concurrency inside a saturated storage "
-                    "engine; raise it only when CPU and disk have headroom")
+        recs.append(advise("investigate", f"Raise the {total}-ticket {rw} pool only when CPU and disk have headroom",
+                           "more tickets only add concurrency inside a saturated storage engine"))
     return recs
 
 
@@ -141,6 +144,6 @@ def detect(ctx: Context) -> list[Finding]:
                     "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
                                    "sustained_s": MIN_S, f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets")},
                 },
-                recommendations=_recommendations(ctx, rw, total),
+                recommendations=_recommendations(ctx, window, rw, total),
             ))
     return findings

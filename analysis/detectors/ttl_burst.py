@@ -20,6 +20,7 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from ..text import duration
 from .record import Detector
 
@@ -112,9 +113,9 @@ def detect(ctx: Context) -> list[Finding]:
                 "at_peak_load": at_peak,
             },
             recommendations=[
-                "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads",
-                "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
-                "(setParameter ttlMonitorEnabled: false) and resume it after",
+                advise("batch_writes", "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads"),
+                advise("batch_writes", "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
+                                       "(setParameter ttlMonitorEnabled: false) and resume it after"),
             ] if costs else [],
         ))
     return findings

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 from ftdc.timeutil import format_time
 
-from .. import detectors
+from .. import advice_text, detectors
 from ..analyze import Analysis
 from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
@@ -120,7 +120,7 @@ def window(start: Optional[dt.datetime], end: Optional[dt.datetime]) -> str:
 
 def incident_headline(incident: Incident, node: str) -> str:
     """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
-    fix = f" First fix: {incident.recommendations[0]}" if incident.recommendations else ""
+    fix = f" First fix: {advice_text.text(incident.recommendations[0])}" if incident.recommendations else ""
     return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end)}: {incident.title}.{fix}"
 
 
