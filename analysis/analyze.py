@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 import polars as pl
@@ -142,7 +143,9 @@ def _open_strings(logs: Optional[LogFrames]) -> list[tuple[dt.datetime, str, str
     if logs is None:
         return []
     rows = logs.events.filter(pl.col("kind") == "storage_config", pl.col("text").is_not_null(), pl.col("ts").is_not_null())
-    return [(ts, text, f"log 22315 Opening WiredTiger ({file}:{line})") for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()]
+    # The file's name, not where it lay on this machine: the source is quoted to the customer.
+    return [(ts, text, f"log 22315 Opening WiredTiger ({Path(file or '').name}:{line})")
+            for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()]
 
 
 def _starts(prepared: pl.DataFrame, logs: Optional[LogFrames]) -> list[dt.datetime]:

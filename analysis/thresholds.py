@@ -45,13 +45,13 @@ class Spec:
 
 
 SPECS: tuple[Spec, ...] = (
-    Spec("eviction_target", "%", 80, "WiredTiger default (dist/api_data.py)", "eviction_target"),
-    Spec("eviction_trigger", "%", 95, "WiredTiger default (dist/api_data.py)", "eviction_trigger"),
-    Spec("eviction_dirty_target", "%", 5, "WiredTiger default (dist/api_data.py)", "eviction_dirty_target"),
-    Spec("eviction_dirty_trigger", "%", 20, "WiredTiger default (dist/api_data.py)", "eviction_dirty_trigger"),
+    Spec("eviction_target", "%", 80, "WiredTiger default", "eviction_target"),
+    Spec("eviction_trigger", "%", 95, "WiredTiger default", "eviction_trigger"),
+    Spec("eviction_dirty_target", "%", 5, "WiredTiger default", "eviction_dirty_target"),
+    Spec("eviction_dirty_trigger", "%", 20, "WiredTiger default", "eviction_dirty_trigger"),
     # 4.4+: half the dirty values unless set, the trigger capped at eviction_trigger (conn_cache.c).
-    Spec("eviction_updates_target", "%", None, "WiredTiger default: eviction_dirty_target / 2 (conn_cache.c)", "eviction_updates_target"),
-    Spec("eviction_updates_trigger", "%", None, "WiredTiger default: eviction_dirty_trigger / 2 (conn_cache.c)", "eviction_updates_trigger"),
+    Spec("eviction_updates_target", "%", None, "WiredTiger default: half of eviction_dirty_target", "eviction_updates_target"),
+    Spec("eviction_updates_trigger", "%", None, "WiredTiger default: half of eviction_dirty_trigger", "eviction_updates_trigger"),
     Spec("eviction_threads_min", "count", 4, "mongod default (eviction=(threads_min=4))", "eviction.threads_min"),
     Spec("eviction_threads_max", "count", 4, "mongod default (eviction=(threads_max=4))", "eviction.threads_max"),
     # checkpoint=(wait=N) in the open string starts WiredTiger's own checkpoint server every N seconds
@@ -227,7 +227,7 @@ class Thresholds:
         return self.current(name).source
 
     def describe(self, name: str) -> str:
-        """`20 % (WiredTiger default (dist/api_data.py))`, for explanations."""
+        """`20 % (WiredTiger default)`, for explanations."""
         return described(name, self.current(name))
 
     def at(self, name: str, times: pl.Series) -> pl.Series:

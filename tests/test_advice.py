@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import analysis  # noqa: E402
-from advice_rules import advice_problems  # noqa: E402
+from samples.advice_rules import advice_problems  # noqa: E402
 from analysis.advice_text import text  # noqa: E402
 from analysis.recommendation import Current, Recommendation  # noqa: E402
 from analysis.thresholds import SPECS, Setting, Thresholds  # noqa: E402

@@ -23,13 +23,6 @@ from .record import Detector
 from ..windows import sustained
 
 KIND = "cache_pressure"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,  # its root is the write load or a setting (analysis.root_causes)
-    # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
-    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
-    panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
-            ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
-)
 MIN_S = 10.0  # "sustained" as support tooling counts it (METRICS.md §11: anomaly ≥ 10 s)
 MERGE_S = 30.0
 # Critical: the cache full, operations timing out, or at least one thread's worth of time waiting for cache.
@@ -42,6 +35,24 @@ LEVELS = (
     ("fill", "cache_fill_pct", "eviction_trigger_pct", "eviction_trigger"),
     ("dirty", "cache_dirty_pct", "eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
     ("updates", "cache_updates_pct", "eviction_updates_trigger_pct", "eviction_updates_trigger"),
+)
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "WiredTiger makes application threads evict when the cache is fuller than its eviction trigger, dirty data passes "
+    "the dirty trigger, or update bytes pass the updates trigger; the node's own trigger values are used (its "
+    "configuration first, WiredTiger's defaults of 95 %, 20 % and 10 % otherwise). A breach lasting at least "
+    f"{MIN_S:g} s, with dips shorter than {MERGE_S:g} s bridged, is a window. Application threads evicting pages, "
+    "and time spent waiting for cache, confirm it; without them the finding is informational, because WiredTiger "
+    "tests dirty leaf pages and the tracked dirty figure can overstate them. Critical: the cache "
+    f"{CRITICAL_FILL_PCT:g} % full, operations timing out waiting for cache, a thread's worth of waiting, or "
+    f"{CRITICAL_S / 60:g} minutes or more."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
+    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
+            ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
 )
 
 

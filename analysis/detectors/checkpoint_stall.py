@@ -36,13 +36,6 @@ from ..stats import at_least
 from ..text import duration, pct, span
 
 KIND = "checkpoint_stall"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,  # its root is the write load or a setting (analysis.root_causes)
-    # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
-    # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
-    causes=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
-    panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
-)
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
 MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives...
@@ -55,6 +48,24 @@ EPISODE_GAP = 5  # checkpoint intervals...
 # until it has had a minute (mongod's default interval) without a stall.
 MIN_EPISODE_GAP = dt.timedelta(seconds=60)
 CRITICAL_MS = 1000.0
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "A latency spike is aligned with a checkpoint when it overlaps the checkpoint or the sampling period after it. "
+    "Spikes land in checkpoints by chance too, in proportion to the time checkpoints take, so a finding needs "
+    f"at least {MIN_ALIGNED} aligned spikes, {MIN_LIFT:g} times what chance gives and unlikely by chance "
+    f"(p < {MAX_P_VALUE:g}), or, when checkpoints take so much of the time that this is impossible, every spike "
+    f"aligned with one in at least {MOST_CHECKPOINTS * 100:g} % of the checkpoints. Aligned spikes less than "
+    f"{EPISODE_GAP} checkpoint intervals apart (at least {MIN_EPISODE_GAP.total_seconds():g} s) are one episode and "
+    "one finding. A checkpoint that outlasts the checkpoint interval leaves no headroom: with a latency spike "
+    f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
+    # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
+    causes=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
+)
 
 
 @dataclass

@@ -22,16 +22,22 @@ from ..text import duration
 from ..windows import Window, sustained
 
 KIND = "connection_storm"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, root="workload",
-    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
-    panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
-)
 STORM_FACTOR = 10.0
 MIN_RATE = 20.0
 MIN_S = 5.0
 MERGE_S = 10.0
 RISE_SHARE = 0.25
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Clients opening connections at {STORM_FACTOR:g} times the median rate of the hour before and at least "
+    f"{MIN_RATE:g} per second, for at least {MIN_S:g} s, while the number of open connections rises by "
+    f"{RISE_SHARE * 100:g} % or more. Critical when the node refused connections or had none left."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
+    panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
+)
 
 
 def _extended(series: pl.DataFrame, window: Window) -> Window:

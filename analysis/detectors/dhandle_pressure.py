@@ -23,11 +23,6 @@ from ..text import duration
 from ..windows import sustained
 
 KIND = "dhandle_pressure"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, root="workload",
-    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
-    panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
-)
 LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
 MIN_S = 30.0
 MERGE_S = 30.0
@@ -37,6 +32,19 @@ MIN_GROWTH = 1000
 # Below this many handles sweeps do not run and handles are not what threads wait for
 # (WiredTiger's close_handle_minimum default; mongod 6.0+ sets 2000).
 CLOSE_HANDLE_MINIMUM = 250
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "Each collection and index is a WiredTiger file with a data handle; the sweep closes handles idle for "
+    "close_idle_time once more than close_handle_minimum are open. Pressure is application threads waiting for "
+    f"the data-handle or schema lock ({LOCK_WAIT_THREADS:g} threads on average) while more handles are open than "
+    f"the sweep leaves alone, or checkpoints spending {GATHER_MS / 1000:g} s or more gathering handles, for at "
+    f"least {MIN_S:g} s. Handles growing by {GROWTH * 100:g} % and at least {MIN_GROWTH:,} alone is informational."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
+    panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
+)
 
 
 def _recommendations(ctx: Context, handles: float | None, start, end) -> list[Recommendation]:

@@ -23,12 +23,6 @@ from .record import Detector
 from ..windows import sustained
 
 KIND = "ticket_exhaustion"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,
-    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
-    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
-            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
-)
 MIN_S = 5.0
 # Reliefs this short (a few tickets freed between waves) stay inside one episode.
 MERGE_S = 15.0
@@ -36,6 +30,20 @@ CRITICAL_S = 60.0
 OP_OF = {"read": "reads", "write": "writes"}
 # The fixed pool size before 7.0: what "stop probing" advises, only to a pool smaller than it.
 FIXED_POOL = 128
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Up to 6.x the ticket pools are fixed (128 by default): none available for {MIN_S:g} s or more is exhaustion, "
+    "and the global lock queue shows who waits. From 7.0 throughput probing shrinks the pools on purpose, so no "
+    "ticket available is not overload by itself: work must also be queued (the ticket queue, time queued, or the "
+    f"global lock queue). Windows less than {MERGE_S:g} s apart are one. Critical: {CRITICAL_S:g} s or more, or as "
+    "many operations queued as the pool holds."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,
+    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
+    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
+            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
+)
 
 
 def _queued(columns: Collection[str], rw: str) -> list[pl.Expr]:

@@ -10,7 +10,6 @@ data coverage, and how each detector decides (its docstring).
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -176,13 +175,8 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
 
 
 def methods() -> list[tuple[str, str]]:
-    """How each detector decides: the method its record declares (its module's docstring)."""
-    out = []
-    for module in detectors.MODULES:
-        doc = inspect.cleandoc(module.DETECTOR.method or "")
-        kind, _, text = doc.partition(":")
-        out.append((kind.strip("` "), text.strip()))
-    return out
+    """How each detector decides, as its record says it for the report's readers: (its kinds, the method)."""
+    return [(", ".join(m.DETECTOR.kinds), m.DETECTOR.method) for m in detectors.MODULES]
 
 
 def worst_incidents(incidents: list[Incident]) -> list[Incident]:

@@ -6,7 +6,13 @@ validator that enforces them): nothing harmful, nothing contradictory, `current`
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
+
+# Names that mean nothing to a reader: constants (MIN_S, EPISODE_GAP), source files (api_data.py, conn_cache.c),
+# document sections (METRICS.md §5), local paths.
+INTERNAL = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w/]+\.(?:py|c|rst)\b|METRICS\.md|§\s*\d|/(?:work|home|tmp|root|Users)/")
 
 # Where application threads join eviction: the trigger and the level it is compared with (% of the cache).
 TRIGGER_LEVELS = {"eviction_trigger": "cache_fill_pct", "eviction_dirty_trigger": "cache_dirty_pct", "eviction_updates_trigger": "cache_updates_pct"}
