@@ -30,10 +30,10 @@ from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key
-from . import display, episodes
+from . import display, episodes, schema
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
-from .findings import Finding, findings_frame, json_number
-from .incidents import Incident, incidents_frame
+from .findings import Finding, jsonable
+from .incidents import Incident
 from .metrics import resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
@@ -66,10 +66,12 @@ class Analysis:
         return [f for f in self.findings if f.severity != "info"]
 
     def findings_frame(self) -> pl.DataFrame:
-        return findings_frame(self.findings)
+        """The findings in `analysis.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
+        return pl.from_arrow(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
 
     def incidents_frame(self) -> pl.DataFrame:
-        return incidents_frame(self.incidents)
+        """The incidents in `analysis.schema.INCIDENTS_SCHEMA`."""
+        return pl.from_arrow(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
     def refresh_incidents(self) -> None:
         """Numbers the findings in rank order and groups them into incidents again (after findings change)."""
@@ -83,23 +85,11 @@ class Analysis:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
         summary = self.overview.to_dict()
         node = summary.pop("node")
-        return _iso({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(),
+        return jsonable({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(),
                      "incidents": [i.to_dict() for i in self.incidents], "findings": [f.to_dict() for f in self.findings]})
 
     def _repr_html_(self) -> str:
         return display.html(self)
-
-
-def _iso(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _iso(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_iso(v) for v in value]
-    if isinstance(value, dt.datetime):
-        return format_time(value)
-    if isinstance(value, float):
-        return json_number(value)
-    return value
 
 
 # The log columns analyses and reports use.

@@ -6,8 +6,6 @@ import datetime as dt
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Optional
 
-import polars as pl
-
 from ftdc.timeutil import format_time
 
 from . import advice_text, display
@@ -105,34 +103,9 @@ def json_number(value: float) -> float | int:
     return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
-FINDINGS_SCHEMA = {
-    "id": pl.String,
-    "severity": pl.String,
-    "kind": pl.String,
-    "resource": pl.String,
-    "start": pl.Datetime("ms", "UTC"),
-    "end": pl.Datetime("ms", "UTC"),
-    "title": pl.String,
-    "explanation": pl.String,
-    "top_culprit": pl.String,
-    "recommendations": pl.List(pl.String),
-}
-
-
 def top_culprit(finding: Finding) -> Optional[str]:
     if not finding.culprits:
         return None
     c = finding.culprits[0]
     plan = f" {c.plan_summary}" if c.plan_summary else ""
     return f"{c.ns or '?'} {c.command or ''}{plan} ({c.share:.0%}, {c.overlap_s:.0f} s)".replace("  ", " ")
-
-
-def findings_frame(findings: list[Finding]) -> pl.DataFrame:
-    rows = [
-        {
-            "id": f.id, "severity": f.severity, "kind": f.kind, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
-            "explanation": f.explanation, "top_culprit": top_culprit(f), "recommendations": [advice_text.text(r) for r in f.recommendations],
-        }
-        for f in findings
-    ]
-    return pl.DataFrame(rows, schema=FINDINGS_SCHEMA)

@@ -14,9 +14,7 @@ import datetime as dt
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
-import polars as pl
-
-from . import advice_text, display
+from . import display
 from .findings import Finding, jsonable
 from .recommendation import Recommendation, Withheld
 
@@ -75,23 +73,3 @@ class Incident:
 
     def _repr_html_(self) -> str:
         return display.html(self)
-
-
-INCIDENTS_SCHEMA = {
-    "id": pl.String,
-    "severity": pl.String,
-    "start": pl.Datetime("ms", "UTC"),
-    "end": pl.Datetime("ms", "UTC"),
-    "title": pl.String,
-    "root_cause_kind": pl.String,
-    "root_cause": pl.String,
-    "findings": pl.List(pl.String),
-    "recommendations": pl.List(pl.String),
-}
-
-
-def incidents_frame(incidents: list[Incident]) -> pl.DataFrame:
-    rows = [{"id": i.id, "severity": i.severity, "start": i.start, "end": i.end, "title": i.title, "root_cause_kind": i.root_cause.kind,
-             "root_cause": i.root_cause.summary, "findings": i.finding_ids, "recommendations": [advice_text.text(r) for r in i.recommendations]}
-            for i in incidents]
-    return pl.DataFrame(rows, schema=INCIDENTS_SCHEMA)

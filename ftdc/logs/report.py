@@ -17,7 +17,9 @@ from ..timeutil import format_duration, format_time, times_as_text
 from .frames import LogFrames
 from .summary import queries
 
-FORMATS = ("table", "json", "csv")
+# The machine-readable formats, each a writer of a frame; "table" is the console's.
+TEXT_WRITERS = {"json": pl.DataFrame.write_json, "csv": pl.DataFrame.write_csv}
+FORMATS = ("table", *TEXT_WRITERS)
 SHAPE_WIDTH = 70
 PROBLEM_TEXT_WIDTH = 60
 WHERE_WIDTH = 40
@@ -33,12 +35,9 @@ def _mark(summary: pl.DataFrame) -> pl.DataFrame:
 
 def _as_text(frame: pl.DataFrame, fmt: str) -> str:
     """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z."""
-    frame = frame.with_columns(times_as_text(frame.schema))
-    if fmt == "json":
-        return frame.write_json()
-    if fmt == "csv":
-        return frame.write_csv()
-    raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    if fmt not in TEXT_WRITERS:
+        raise ValueError(f"format must be one of {', '.join(TEXT_WRITERS)}")
+    return TEXT_WRITERS[fmt](frame.with_columns(times_as_text(frame.schema)))
 
 
 def render_text(summary: pl.DataFrame, fmt: str) -> str:
