@@ -167,7 +167,9 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
     interval = analysis.thresholds.current("checkpoint_interval")
     evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
                     checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
-    text = f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} up to {duration(longest)} each ({pct(share)} of the time)"
+    # Counted over the whole incident (a finding's title counts its own window, or only the checkpoints that ran long): said so.
+    text = (f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} in the incident's "
+            f"{duration((end - start).total_seconds())}, up to {duration(longest)} each ({pct(share)} of the time)")
     starts = sorted(c.start for c in checkpoints)
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))

@@ -10,6 +10,8 @@ import re
 
 import polars as pl
 
+from analysis.advice_text import text
+
 # Names that mean nothing to a reader: constants (MIN_S, EPISODE_GAP), source files (api_data.py, conn_cache.c),
 # document sections (METRICS.md §5), local paths.
 INTERNAL = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w/]+\.(?:py|c|rst)\b|METRICS\.md|§\s*\d|/(?:work|home|tmp|root|Users)/")
@@ -42,6 +44,9 @@ def advice_problems(analysis) -> list[str]:
     proposed: dict[str, set] = {}
     t = analysis.thresholds
     for rec, start, end, where in made(analysis):
+        words = text(rec)
+        if INTERNAL.search(words) or "culprits below" in words:  # the console prints no culprit table below its advice
+            problems.append(f"{where}: {words!r} names internals or a table that may not be shown")
         if rec.action == "add_max_time_ms" and rec.operation in WRITES and not rec.caveat:
             problems.append(f"{where}: maxTimeMS on a {rec.operation} without saying it stays partly applied")
         name = rec.setting
