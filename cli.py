@@ -18,23 +18,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, Optional
 
-import polars as pl
 import typer
 from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-import analysis
+# Only what defining the commands needs is imported here (`ftdc` names load when used):
+# each command imports the rest itself, so `--version` and `--help` start without polars,
+# pyarrow, matplotlib or Spark (tests/test_cli_startup.py).
 import ftdc
-from analysis.analyze import STAGES
-from analysis.console import findings_table, render_findings, render_incidents, render_overview
-from analysis.nodes import unfolded
-from analysis.report import FORMATS as REPORT_FORMATS
-from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.errors import UnmatchedMetric, no_samples
-from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 
 EXIT_BAD_INPUT = 2
@@ -134,6 +129,12 @@ def summary(
     redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
+    import analysis
+    from analysis.analyze import STAGES
+    from analysis.console import findings_table, render_findings, render_incidents, render_overview
+    from analysis.nodes import unfolded
+    from analysis.report import FORMATS as REPORT_FORMATS
+
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
@@ -151,6 +152,8 @@ def summary(
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")
         if redact:
+            from analysis.report import Redactor, redact_all, write_key
+
             redactor = Redactor()
             result.nodes, result.cross_node = redact_all(result.nodes, result.cross_node, redactor)
             result.incidents = unfolded(result.nodes, result.cross_node)  # told again from the redacted findings
@@ -159,6 +162,8 @@ def summary(
         # One time for both: `--json` prints the document `--report x.json` writes.
         generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         if report is not None:
+            from analysis.report import build_report, write_report
+
             written = write_report(build_report(result.nodes, result.cross_node, redacted=redact, generated=generated), report)
     several = len(result.nodes) > 1
     if as_json:
@@ -188,6 +193,10 @@ def metrics(
     match: Optional[str] = typer.Option(None, "--match", "-m", help="glob on metric names, e.g. 'serverStatus.wiredTiger.cache.*'"),
 ) -> None:
     """List metric names with their type and the time span they were seen in."""
+    import polars as pl
+
+    from ftdc.select import select_names, warn_unmatched
+
     with user_errors():
         names = ftdc.list_metrics(path)
         if match:

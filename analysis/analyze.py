@@ -1,8 +1,8 @@
 """`analyze`: a node's FTDC (and logs) in, findings out.
 
-files -> catalog (metric names, no values) -> the metrics the detectors need
-(projection) -> derived series -> thresholds, checkpoints -> detectors ->
-culprits from the log -> `Analysis`.
+logs -> files read once: the catalog (metric names, metadata) and the values of
+every metric the detectors could need (projection) -> derived series ->
+thresholds, checkpoints -> detectors -> culprits from the log -> `Analysis`.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from typing import Any, Callable, Optional, Union
 import polars as pl
 
 from ftdc.batches import require_splittable
-from ftdc.catalog import catalog_files
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
-from ftdc.reader import decode_files
+from ftdc.reader import read_with_catalog
 from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 
 from . import series as series_module
@@ -34,13 +33,13 @@ from . import display, episodes, schema
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
 from .findings import Finding, jsonable
 from .incidents import Incident
-from .metrics import resolve as resolve_metrics
+from .metrics import candidates, resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
 from .vetting import vet_analysis
 
 LogsArg = Union[None, LogFrames, PathArg]
-STAGES = ("catalog", "logs", "samples", "analyses")
+STAGES = ("logs", "samples", "series", "analyses")
 
 
 @dataclass
@@ -158,15 +157,17 @@ def analyze(
     [start, end]. `progress(stage)` is called as each of STAGES completes."""
     lower, upper = time_range(start, end)
     files = resolve(diagnostic_data)
-    catalog = catalog_files(files)
+    # The log before the samples: its reader's transient peak then meets nothing else held in memory.
+    all_logs = read_compact_logs(logs, lower, upper)
+    progress(STAGES[0])
+    # One pass: the metrics any analysis could use are decoded while the catalog is taken,
+    # then the node's own names decide which of them stand for what.
+    catalog, raw = read_with_catalog(files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)))
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
-    progress(STAGES[0])
-    # The log before the samples: its reader's transient peak then meets nothing else held in memory.
-    log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
+    log_frames = for_node(all_logs, metadata.node)
+    del all_logs
     progress(STAGES[1])
-    require_splittable(catalog, to_ms(lower), to_ms(upper))
-    raw = decode_files(files, resolved.wanted, lower, upper)
     if raw.height == 0:
         where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))
         raise no_samples(str(where), catalog.chunks, lower, upper)

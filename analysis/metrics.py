@@ -12,6 +12,7 @@ replica-set member's index); the canonical name keeps it:
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -176,21 +177,33 @@ _PATTERNS = {p: _pattern(p) for a in ALIASES for p in a.paths if "{key}" in p}
 
 def resolve(available: Iterable[str]) -> Resolved:
     """The canonical names a node has, given the metric names its files hold."""
-    names = set(available)
+    names = sorted(set(available))
+    present = set(names)
     paths: dict[str, list[str]] = {}
     kinds: dict[str, str] = {}
     for alias in ALIASES:
         for prefix in SERVICE_PREFIXES:
             for path in alias.paths:
                 if "{key}" in path:
-                    pattern = _PATTERNS[path]
-                    for name in sorted(names):
-                        match = pattern.match(name[len(prefix):]) if name.startswith(prefix) else None
+                    pattern, head = _PATTERNS[path], prefix + path.split("{key}")[0]
+                    # Names sharing the path's text before `{key}` sit together in sorted order.
+                    for name in names[bisect.bisect_left(names, head):]:
+                        if not name.startswith(head):
+                            break
+                        match = pattern.match(name[len(prefix):])
                         if match:
                             canonical = alias.name.replace("{key}", match["key"])
                             paths.setdefault(canonical, []).append(name)
                             kinds[canonical] = alias.kind
-                elif prefix + path in names:
+                elif prefix + path in present:
                     paths.setdefault(alias.name, []).append(prefix + path)
                     kinds[alias.name] = alias.kind
     return Resolved({k: tuple(v) for k, v in paths.items()}, kinds)
+
+
+def candidates() -> list[str]:
+    """Names and globs (the decoder's selection) covering every path `resolve` can take,
+    whatever the node holds: a read of these decodes the analyses' metrics before the
+    node's names are known (`{key}` becomes `*`, which also matches dots: `resolve` then
+    keeps only one path component)."""
+    return sorted({prefix + path.replace("{key}", "*") for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths})

@@ -16,7 +16,7 @@ then measures, side by side in one process, alternating rounds:
            issue 12: at most 5 % of it)
 and the peak RSS (VmHWM) of analyze in a fresh subprocess.
 
-    python bench/bench_analyze.py [--days 7] [--rounds 3]
+    python -m bench.bench_analyze [--days 7] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -34,15 +34,14 @@ from pathlib import Path
 
 import numpy as np
 
+import ftdc
+from ftdc import _native
+from ftdc.writer import FTDCWriter
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "samples"
 SOURCE = SHARED / "ftdc" / "mongod-7.0" / "diagnostic.data" / "metrics.2024-04-16T11-34-42Z-00000"
 LOG_SAMPLE = SHARED / "logs" / "mongod-6.0.11" / "sample-mongod.log.gz"
-sys.path.insert(0, str(ROOT))
-
-import ftdc  # noqa: E402
-from ftdc import _native  # noqa: E402
-from ftdc.writer import FTDCWriter  # noqa: E402
 
 # The log sample's first line; the week starts here so every copy lands inside it.
 T0 = dt.datetime(2023, 9, 23, 20, 0, tzinfo=dt.timezone.utc)

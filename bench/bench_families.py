@@ -7,7 +7,7 @@ with the right window and culprit and nothing else raised (quiet families: nothi
 raised, no COLLSCAN blamed). The failures are listed with the case to keep as an
 explicit example in tests/test_families.py.
 
-    python bench/bench_families.py [--examples 100] [--seed 13] [--only ttl_burst]
+    python -m bench.bench_families [--examples 100] [--seed 13] [--only ttl_burst]
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from samples.families import KINDS, analyzed, build, build_quiet, failures  # noqa: E402
-from samples.family_strategies import IDLE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+from samples.families import KINDS, analyzed, build, build_quiet, failures
+from samples.family_strategies import IDLE, QUIET, VICTIMS, cases, shapes
 
 
 def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:

@@ -8,7 +8,7 @@ triggers, checkpoint interval, a fixed ticket pool or, from 7.0, throughput prob
 `Quiet` is a busy node that is healthy. `build` writes the node and returns a
 `Scenario` whose `expected` findings are written from what was injected, never from
 what the analyses find. tests/test_families.py draws them with hypothesis;
-bench/bench_families.py counts pass rates.
+`python -m bench.bench_families` counts pass rates.
 """
 
 from __future__ import annotations

@@ -5,24 +5,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import warnings
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import analysis
+from analysis.advice_text import text
+from analysis.recommendation import Current, Recommendation
+from analysis.thresholds import SPECS, Setting, Thresholds
+from analysis.vetting import NodeFacts, Vetting, broken_rule
+from conftest import require_samples
+from samples.advice_rules import advice_problems
+from samples.simulate import Config, Tick, write_ftdc
 
-import analysis  # noqa: E402
-from samples.advice_rules import advice_problems  # noqa: E402
-from analysis.advice_text import text  # noqa: E402
-from analysis.recommendation import Current, Recommendation  # noqa: E402
-from analysis.thresholds import SPECS, Setting, Thresholds  # noqa: E402
-from analysis.vetting import NodeFacts, Vetting, broken_rule  # noqa: E402
-from conftest import require_samples  # noqa: E402
-from samples.simulate import Config, Tick, write_ftdc  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SCENARIOS = ROOT / "samples" / "scenarios"
 T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)

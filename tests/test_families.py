@@ -5,20 +5,16 @@ stall must raise nothing and blame no COLLSCAN. Hypothesis shrinks a failure to 
 scenario; failures found are kept below as explicit examples.
 
     FTDC_FAMILY_EXAMPLES=100 python3 -m pytest -q tests/test_families.py   # more draws per test
-    python3 bench/bench_families.py                                         # pass rates per detector
+    python3 -m bench.bench_families                                       # pass rates per detector
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import Phase, example, given, settings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures  # noqa: E402
-from samples.family_strategies import ANY_CASE, IDLE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures
+from samples.family_strategies import ANY_CASE, IDLE, QUIET, VICTIMS, cases, shapes
 
 # A few draws per test in CI (the whole file in about a minute on 2 cores); more on demand.
 EXAMPLES = int(os.environ.get("FTDC_FAMILY_EXAMPLES", "8"))
