@@ -13,6 +13,7 @@ comes from `root_causes`.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import TYPE_CHECKING
 
 from .detectors import LINKS
@@ -80,6 +81,15 @@ def by_resource(findings: list[Finding]) -> list[list[Finding]]:
     return list(groups.values())
 
 
+def id_order(findings: list[Finding]) -> list[str]:
+    """The findings' ids as a reader counts them: F2 before F10 (the findings section lists them so)."""
+    def number(finding: Finding) -> tuple[str, int]:
+        prefix, digits = re.fullmatch(r"(\D*)(\d*)", finding.id).groups()
+        return prefix, int(digits or 0)
+
+    return [f.id for f in sorted(findings, key=number)]
+
+
 def _step(kind: str, findings: list[Finding]) -> Step:
     """One kind's findings in this episode as one link of the chain, told by the worst of them."""
     top = worst(findings)
@@ -87,7 +97,7 @@ def _step(kind: str, findings: list[Finding]) -> Step:
     if len(findings) > 1:
         text += f" (worst of {len(findings)} over {duration((max(f.end for f in findings) - min(f.start for f in findings)).total_seconds())})"
     metrics = list(dict.fromkeys(m for f in findings for m in f.evidence.get("metrics", [])))
-    return Step(kind=kind, text=text, findings=[f.id for f in findings], start=min(f.start for f in findings),
+    return Step(kind=kind, text=text, findings=id_order(findings), start=min(f.start for f in findings),
                 end=max(f.end for f in findings), metrics=metrics, thresholds=dict(top.evidence.get("thresholds", {})))
 
 
@@ -126,7 +136,7 @@ def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incide
         title=_title(causes[0], steps),
         chain=steps,
         root_cause=causes[0],
-        finding_ids=[f.id for f in in_time],
+        finding_ids=id_order(findings),
         recommendations=_recommendations(causes, chain, kinds),
         candidates=causes[1:],
         findings=in_time,

@@ -362,3 +362,10 @@ def test_one_change_worded_by_two_detectors_is_advised_once():
     other = finding("cache_pressure", 30, 200, recs=(_change("checkpoint_interval", 60, 20, "Dirty data outran eviction"),))
     [both] = incidents([finding("checkpoint_stall", 0, 240, recs=checkpoint.recommendations), other])
     assert [r.proposed for r in both.recommendations if r.setting == "checkpoint_interval"] == [30]
+
+
+def test_an_incident_lists_its_findings_ids_in_order_and_its_findings_in_time_order():
+    # F1 is the later finding (ids follow rank): the ids read F1, F2 wherever they are listed (issue 18 §4).
+    [incident] = incidents([finding("checkpoint_stall", 100, 200), finding("cache_pressure", 30, 150)])
+    assert incident.finding_ids == ["F1", "F2"] and [f.id for f in incident.findings] == ["F2", "F1"]
+    assert all(step.findings == sorted(step.findings) for step in incident.chain)
