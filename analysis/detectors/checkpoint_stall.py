@@ -137,6 +137,14 @@ def _episodes(aligned: list[_Aligned], gap: dt.timedelta) -> list[list[_Aligned]
     return episodes
 
 
+def _usual_ms(ctx: Context, spike: Spike, start: dt.datetime) -> float:
+    """The usual latency the report quotes for the spike's operations: the hour before the window, as every
+    detector gives a baseline (one value per quantity in a report); the spike's own rolling baseline when the
+    data has no hour before."""
+    usual = ctx.baseline(f"{spike.op}_latency_ms", start) if ctx.has(f"{spike.op}_latency_ms") else None
+    return spike.baseline_ms if usual is None else usual
+
+
 def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt.datetime) -> list[Recommendation]:
     t = ctx.thresholds.within(start, end)
     more_often = advice.checkpoint_more_often(t, "Checkpoint more often so each one writes less")
@@ -198,16 +206,17 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     op_names = "/".join(ADJECTIVE[o] for o in sorted(ops))
     start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
     end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
+    usual = _usual_ms(ctx, peak, start)
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
         start=start,
         end=end,
-        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms",
+        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
         explanation=(
             f"{k} of {len(local)} {op_names} latency spikes ({pct(k / len(local))}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
-            f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the baseline."
+            f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
         ),
         evidence={
             "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
@@ -216,7 +225,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             "checkpoint_time_share": round(coverage, 4),
             "thresholds": {"spike": spikes_module.RULE,
                            "checkpoint_interval": advice.interval_text(ctx.thresholds)},
-            "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
+            "baseline": {"latency_ms": round(usual, 3)},
         },
         recommendations=_recommendations(ctx, rows, start, end),
     )
@@ -258,6 +267,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
         stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found)
         dirty = _dirty_at(ctx, longest.start)
+        usual = _usual_ms(ctx, peak, start)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
         what = (f"A {duration(longest.seconds)} checkpoint" if len(episode) == 1
                 else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},")
@@ -271,7 +281,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             explanation=(
                 f"{what} ran past the {advice.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
                 f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
-                f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {peak.baseline_ms:,.1f} ms baseline"
+                f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {usual:,.1f} ms baseline"
                 + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                 + (f" The interval itself is the problem: {unusual}." if unusual else "")
             ),
@@ -280,7 +290,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                 "checkpoints": [{"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints],
                 "aligned_spikes": rows,
                 "thresholds": {"checkpoint_interval": advice.interval_text(ctx.thresholds)},
-                "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
+                "baseline": {"latency_ms": round(usual, 3)},
             },
             recommendations=_recommendations(ctx, rows, start, end),
         ))
