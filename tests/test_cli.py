@@ -98,7 +98,7 @@ def test_incidents_follow_the_summary(tmp_path):
     assert text.index("time range") < text.index("Incidents")
     # One incident, its root cause the scan, the four findings folded into it.
     assert text.count("I1.") >= 1 and "I2." not in text
-    assert "Root cause (operation): COLLSCANs of shop.orders" in text and "[F4, F3]" in text  # two ticket windows, one step
+    assert "Root cause (operation): COLLSCANs of shop.orders" in text and "[F3, F4]" in text  # two ticket windows, one step, ids in order (issue 18 §4)
     assert "createIndex({ status: 1, total: 1 })" in text
 
 
