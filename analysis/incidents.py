@@ -18,7 +18,7 @@ from . import display
 from .findings import Finding, jsonable
 from .recommendation import Recommendation, Withheld
 
-ROOT_KINDS = ("operation", "configuration", "resource", "workload", "undetermined")
+ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
 
 
 @dataclass
