@@ -13,7 +13,7 @@ import polars as pl
 from analysis.advice_text import text
 
 # Names that mean nothing to a reader: constants (MIN_S, EPISODE_GAP), source files (api_data.py, conn_cache.c),
-# document sections (METRICS.md §5), local paths.
+# sections of our documents (§5 of the metrics page), local paths.
 INTERNAL = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w/]+\.(?:py|c|rst)\b|METRICS\.md|§\s*\d|/(?:work|home|tmp|root|Users)/")
 
 # Where application threads join eviction: the trigger and the level it is compared with (% of the cache).
