@@ -4,6 +4,7 @@
     ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
     ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
     ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
+    ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomable time axis, offline
 """
 
 from __future__ import annotations
@@ -239,6 +240,43 @@ def export(
         if rows == 0:  # a new dataset holding no row (an --out export refuses before replacing the file)
             raise no_samples(", ".join(map(str, paths)), None, *time_range(start, end))
     err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
+
+
+@app.command()
+def explore(
+    path: Path = typer.Argument(..., help="one node's diagnostic.data directory (or dbpath, FTDC file, support bundle of one node)"),
+    out_file: Path = typer.Option(..., "--out", "-o", help="the page to write (.html): self-contained, opens offline"),
+    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): its checkpoints and culprits shape the incidents drawn"),
+    metric: Optional[List[str]] = typer.Option(None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"),
+    start: Optional[str] = typer.Option(None, help=f"from this time ({TIME_HELP})"),
+    end: Optional[str] = typer.Option(None, help="up to this time"),
+) -> None:
+    """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
+    import analysis
+    from analysis.analyze import STAGES
+    from analysis.report import explore as explorer_of, write_explorer
+
+    with user_errors():
+        if out_file.suffix.lower() != ".html":
+            raise ValueError(f"{out_file}: the explorer is an .html page")
+        found = gather([path])
+        if len(found.ftdc) != 1:
+            raise ftdc.FTDCError(f"{path}: no FTDC (diagnostic.data) in it" if not found.ftdc
+                                 else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
+        logs = [*found.logs, *(log or [])]
+        beside = [] if logs else logs_beside(found.ftdc)
+        with progress_bar(TextColumn("{task.description}")) as bar:
+            task = bar.add_task("reading", total=len(STAGES) + 1)
+            result = analysis.analyze_nodes(found.ftdc, logs or beside or None, start=start, end=end,
+                                            progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+            bar.update(task, description="reducing the metrics")
+            explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)
+        write_explorer(explorer, out_file)
+    if beside:
+        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+                  markup=False, highlight=False, soft_wrap=True)
+    err.print(f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
+              markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -1,11 +1,11 @@
 """Which operations were behind a finding's window, and what to change about them.
 
 A slow operation ran during [ts - duration, ts] (the log line is written at
-completion, LOG-FORMAT.md §2). Culprits are the operations overlapping a
+completion, docs/log-format.md §2). Culprits are the operations overlapping a
 window, grouped by namespace, command, shape and plan, ranked by the time they
 held there: their operation-seconds inside it less the share of their run they
 spent waiting as the log records it (for cache, locks, the ticket queue, flow
-control, disk reads; LOG-FORMAT.md §3). Operations that mostly waited are the
+control, disk reads; docs/log-format.md §3). Operations that mostly waited are the
 incident's victims, never its cause. A ticket finding's culprits are the
 operations that take that kind of ticket. A COLLSCAN is named as the cause only when it
 overlapped and held a real share of that time; without a log, FTDC's
@@ -31,15 +31,15 @@ CAUSE_SHARE = 0.25
 # explain five minutes of exhausted tickets).
 CAUSE_COVERAGE = 0.10
 TOP = 5
-# Collection scans are counted when they finish (METRICS.md §1), so a scan
+# Collection scans are counted when they finish (docs/metrics.md §1), so a scan
 # that ran in the window may be counted up to this long after it.
 COMPLETION_GRACE = dt.timedelta(minutes=5)
 # Slow operations the culprit lists leave out: per-statement WRITE lines that
-# repeat their command's line, and index builds (LOG-FORMAT.md §4).
+# repeat their command's line, and index builds (docs/log-format.md §4).
 COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_null("") != "none")
 
 
-# What a slow-query line says an operation waited for (microseconds): LOG-FORMAT.md §3. Lock
+# What a slow-query line says an operation waited for (microseconds): docs/log-format.md §3. Lock
 # acquisition, the ticket queue, flow control, cache space, WiredTiger's schema and handle locks, and
 # disk reads: the device's time, which a checkpoint or another scan may hold.
 WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",

@@ -1,6 +1,6 @@
 """The derived series: one row per sample, the quantities detectors reason about.
 
-Counters become per-interval values with the real Δt (METRICS.md §1): no
+Counters become per-interval values with the real Δt (docs/metrics.md §1): no
 value across a restart (pid change, uptime going back), a gap (a step over
 GAP_PERIODS sampling periods) or a counter going backwards. Latency is the
 interval mean Δlatency / Δops, never the cumulative ratio, which flattens
@@ -162,7 +162,7 @@ COLUMNS: tuple[Column, ...] = (
 
 
 def _disk_columns(resolved: Resolved) -> list[Column]:
-    """Per device (METRICS.md §8): util %, queue, await, throughput."""
+    """Per device (docs/metrics.md §8): util %, queue, await, throughput."""
     out = []
     for name in resolved.matching("disk.io_time_ms."):
         dev = name.removeprefix("disk.io_time_ms.")

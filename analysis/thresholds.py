@@ -1,6 +1,6 @@
 """Effective thresholds: the node's own configuration first, published defaults second.
 
-Sources, in the order they apply (METRICS.md §3, §2, §4):
+Sources, in the order they apply (docs/metrics.md §3, §2, §4):
 1. each start-up: the log's 22315 "Opening WiredTiger" string (the whole
    `wiredtiger_open` configuration, `engineConfig.configString` appended), and
    the type-0 metadata's `getCmdLineOpts.parsed` (`storage.wiredTiger.engineConfig.

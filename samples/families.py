@@ -4,7 +4,7 @@ node) in, a simulated diagnostic.data + mongod log + what was injected out.
 `Shape` is the node: version and layout, cache size, healthy latency, FTDC sampling
 period, the log's time-zone offset, and the configuration it runs with (eviction
 triggers, checkpoint interval, a fixed ticket pool or, from 7.0, throughput probing).
-`Incident` is one detector's mechanism (METRICS.md) at a drawn length and strength;
+`Incident` is one detector's mechanism (docs/metrics.md) at a drawn length and strength;
 `Quiet` is a busy node that is healthy. `build` writes the node and returns a
 `Scenario` whose `expected` findings are written from what was injected, never from
 what the analyses find. tests/test_families.py draws them with hypothesis;
@@ -190,7 +190,7 @@ def _tickets(incident: Incident, base: Baseline, line: Timeline) -> Callable[[in
 
 def _ttl(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
     # 12,000 to 600,000 documents a minute (sub-passes of up to 50,000 per index, SERVER-56194); a pass shorter
-    # than a minute still deletes 12,000 (a burst is 10,000 in a minute or more, METRICS.md §7).
+    # than a minute still deletes 12,000 (a burst is 10,000 in a minute or more, docs/metrics.md §7).
     rate = int(max(200 + 9800 * incident.strength, 12_000 / min(line.end - line.start, 60)))
 
     def plan(s: int) -> Tick:
@@ -372,7 +372,7 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
 
 def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, float]], layout: str, rng: random.Random) -> None:
     """Short COLLSCANs of a small collection caught in each slowed checkpoint: most of their time waiting
-    for cache, a lock or (8.0, which logs it) a ticket, as the slow-query line records it (LOG-FORMAT.md §3)."""
+    for cache, a lock or (8.0, which logs it) a ticket, as the slow-query line records it (docs/log-format.md §3)."""
     waits = {
         "cache": lambda us: {"storage": {"data": {"bytesRead": 40_000}, "timeWaitingMicros": {"cache": us}}},
         "lock": lambda us: {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": us}}}},

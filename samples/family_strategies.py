@@ -72,7 +72,7 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
         return Incident(kind, draw(_length(shape, 30)), factor, variant, strength, culprit=variant == "fill" and draw(st.booleans()))
     if kind == "ticket_exhaustion":
         return Incident(kind, draw(_length(shape, 30)), factor, draw(st.sampled_from(["read", "write"])), strength, culprit=draw(st.booleans()))
-    if kind == "disk_saturation":  # saturation is a minute or more by definition (METRICS.md §11)
+    if kind == "disk_saturation":  # saturation is a minute or more by definition (docs/metrics.md §11)
         return Incident(kind, draw(_length(shape, 60)), factor, strength=strength)
     if kind == "connection_storm":  # clients reconnect for seconds to minutes; beyond, the count has long hit its limit
         return Incident(kind, draw(_length(shape, 10, 900)), factor, strength=strength)

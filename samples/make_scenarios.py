@@ -1,7 +1,7 @@
 """Incident scenarios with their truth: `samples/scenarios/<name>/` = diagnostic.data + log + truth.json.
 
-Each scenario is built from a mechanism the references describe (METRICS.md,
-its public incidents in §12, LOG-FORMAT.md) with production-like numbers,
+Each scenario is built from a mechanism the references describe (docs/metrics.md,
+its public incidents in §12, docs/log-format.md) with production-like numbers,
 and its truth is written from what was injected: the windows where the node
 was made to breach, queue, stall or saturate. The analyses are judged
 against these files; the files are never tuned to the analyses.

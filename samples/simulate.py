@@ -331,7 +331,7 @@ class Node:
         status = self.server_status(start, tick)
         system = self.system_metrics(status["end"])
         if self.c.layout == "8.0-services":
-            # 8.0 with an embedded router: collectors nest under their service (FTDC-FORMAT.md §6).
+            # 8.0 with an embedded router: collectors nest under their service (docs/ftdc-format.md §6).
             return {"start": start, "shard": {"serverStatus": status, **(extra or {})}, "common": {"systemMetrics": system}, "end": system["end"]}
         return {"start": start, "serverStatus": status, **(extra or {}), "systemMetrics": system, "end": system["end"]}
 
@@ -429,7 +429,7 @@ class JsonLog:
             "category": "WT_VERB_CHECKPOINT_PROGRESS", "category_id": 7, "verbose_level": "INFO", "verbose_level_id": 0, "msg": text}})
 
     def checkpoints(self, run: Run) -> None:
-        """The checkpoint lines WiredTiger writes (LOG-FORMAT.md §5): progress every 20 s, the snapshot near the end."""
+        """The checkpoint lines WiredTiger writes (docs/log-format.md §5): progress every 20 s, the snapshot near the end."""
         for start, end in run.checkpoints:
             length = end - start
             for running in range(20, int(length), 20):

@@ -27,7 +27,8 @@ def require_samples(*parts: str) -> Path:
     """Path under ../shared/samples; skip locally when absent, fail under CI=true."""
     path = SHARED_SAMPLES.joinpath(*parts)
     if not path.exists():
-        message = f"sample data missing: {path}"
+        message = (f"sample data missing: {path}; fetch it from its public origins with "
+                   f"`python3 scripts/fetch_samples.py` (checks each file's SHA-256)")
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)

@@ -1,7 +1,7 @@
 """`checkpoint_stall`: latency spikes that keep landing inside checkpoints.
 
 A spike is aligned when it overlaps [checkpoint start, end + one period]
-(METRICS.md §5). Spikes land in checkpoints by chance too, in proportion to
+(docs/metrics.md §5). Spikes land in checkpoints by chance too, in proportion to
 the time checkpoints take, so a finding needs aligned spikes far more often
 than chance: for each spike, the chance is the share of the episode's time
 where a spike of its length would touch a checkpoint; the count of aligned
@@ -10,7 +10,7 @@ MIN_LIFT times what chance gives, or, when checkpoints leave no room for
 that, every spike of the episode with one in nearly every checkpoint. Aligned
 spikes closer than EPISODE_GAP checkpoint intervals (MIN_EPISODE_GAP at
 least) form one episode, one finding. A checkpoint that outlasts the
-checkpoint interval leaves no headroom (METRICS.md §11): with a spike inside
+checkpoint interval leaves no headroom (docs/metrics.md §11): with a spike inside
 it, that is a finding even when it happened once; such checkpoints as close
 as aligned spikes form one episode, one finding.
 """

@@ -1,7 +1,7 @@
 """`disk_saturation`: a device busy all the time with requests waiting longer.
 
 Utilisation alone says little (a device doing parallel I/O reads 100 % long
-before it is full, and 100 % during checkpoints is normal, METRICS.md §11);
+before it is full, and 100 % during checkpoints is normal, docs/metrics.md §11);
 saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
 AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
 checkpoints. Linux pressure stall information (`io.full`), where recorded,

@@ -276,7 +276,7 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     that command takes its statements' plan, shape and scan counts.
 
     A batch logs its slow statements (WRITE) and then itself (COMMAND, on the same
-    connection, after them); counting both counts the work twice (LOG-FORMAT.md §4). But
+    connection, after them); counting both counts the work twice (docs/log-format.md §4). But
     legacy text logs and some 4.4+ batches have no COMMAND line: there the WRITE line is
     the only record of the operation. A statement is repeated when the next write command
     of its node and connection, on the same collection, was logged at or after it and had
