@@ -27,7 +27,7 @@ from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
-from .culprits import attribute, culprit_key
+from .culprits import attribute, culprit_key, during_checkpoints
 from . import display, episodes
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
 from .findings import Finding, findings_frame, json_number
@@ -99,7 +99,7 @@ def _iso(value: Any) -> Any:
 
 # The log columns analyses and reports use.
 SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
-                   "shape", "query_hash", "query_shape_hash", "command_json",
+                   "shape", "query_hash", "query_shape_hash", "command_json", "app_name",
                    "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
                    "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros", "ok", "err_name"]
 EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",
@@ -188,7 +188,8 @@ def analyze(
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:
         relate(findings)
-    slow_ops = log_frames.slow_ops if log_frames is not None else None
+    # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.
+    slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
     for finding in findings:
         # Replication findings are about other members: this node's operations do not explain them.

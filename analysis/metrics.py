@@ -118,8 +118,20 @@ ALIASES: tuple[Alias, ...] = (
     # Disks, per device, counted since boot (docs/metrics.md §8).
     *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
       for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
+    # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"), a layout not read: this one
+    # counter stands for it, so a node that has them is told apart from one that recorded no disk (ftdc_system_stats_windows.cpp).
+    _alias("disk.windows_reads.{key}", COUNTER, "systemMetrics.disks.{key}.\\PhysicalDisk\\Disk Reads/sec"),
     _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
+    # Index builds (6.0+): registered, and committed; a build runs between the two (IndexBuildsCoordinator::IndexBuildsSSS).
+    _alias("index.builds_started", COUNTER, SS + "indexBuilds.total"),
+    _alias("index.builds_committed", COUNTER, SS + "indexBuilds.phases.commit"),
+    # Transactions open, and of them idle between statements; what the oldest snapshot pins in WiredTiger.
+    _alias("txn.open", GAUGE, SS + "transactions.currentOpen"),
+    _alias("txn.inactive", GAUGE, SS + "transactions.currentInactive"),
+    _alias("txn.pinned_ids", GAUGE, WT + "transaction.transaction range of IDs currently pinned"),
+    _alias("cache.history_store_bytes", GAUGE, WT + "cache.history store table on-disk size"),
+    _alias("cache.bytes_read_into", COUNTER, WT + "cache.bytes read into cache"),
     # Connections (docs/metrics.md §9).
     _alias("conn.current", GAUGE, SS + "connections.current"),
     _alias("conn.available", GAUGE, SS + "connections.available"),
@@ -206,4 +218,10 @@ def candidates() -> list[str]:
     whatever the node holds: a read of these decodes the analyses' metrics before the
     node's names are known (`{key}` becomes `*`, which also matches dots: `resolve` then
     keeps only one path component)."""
-    return sorted({prefix + path.replace("{key}", "*") for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths})
+    return sorted({prefix + _glob(path) for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths})
+
+
+def _glob(path: str) -> str:
+    """An alias path as a glob: `{key}` is `*`, and the rest literal (a Windows counter's `\\PhysicalDisk\\` holds
+    backslashes, which a glob reads as escapes)."""
+    return "*".join(re.sub(r"([\\*?\[\]{}])", r"\\\1", part) for part in path.split("{key}"))

@@ -16,8 +16,12 @@ then measures, side by side in one process, alternating rounds, the load average
   with the log (--log; the log is built only then)
     floor    the same read_ftdc + read_logs
     analyze  analysis.analyze(diagnostic.data, mongod.log)
-    report   the report of that analysis (issue 7: at most 50 % of the analysis time;
-             issue 22: 25 %; the HTML under 5 MB)
+    report   the report of that analysis, its metric explorer of the derived series
+             included (issue 7: at most 50 % of the analysis time; issue 22: 25 %;
+             the HTML under 5 MB)
+    explore  what `ftdc-analyze explore` adds to that analysis: the default recorded metrics
+             (the detectors' and the system's) reduced to their extremes per pixel column,
+             and the page written (issue 20 §4: the page under 10 MB)
     incidents  grouping that analysis's findings into incidents again (part of analyze;
              issue 12: at most 5 % of it)
   and, with --log, the peak RSS (VmHWM) of analyze in a fresh subprocess.
@@ -185,14 +189,14 @@ def median(values) -> float:
     return round(statistics.median(values), 2)
 
 
-def measure(directory: Path, log: Path | None, rounds: int, html: Path) -> dict:
-    """Median ratios over `rounds` alternating rounds of floor, analyze and report (with `log` when given)."""
+def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path) -> dict:
+    """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given)."""
     import analysis
-    from analysis.report import build_report, write_report
+    from analysis.report import build_report, explore, write_explorer, write_report
 
     metrics = needed_metrics(directory)
     ftdc.read_ftdc(directory, metrics)  # imports (pyarrow loads at the first decode) and the page cache, before any clock
-    floors, analyses, reports, incidents, loads = [], [], [], [], []
+    floors, analyses, reports, incidents, explores, loads = [], [], [], [], [], []
     for _ in range(rounds):
         load = os.getloadavg()[0]
         floors.append(timed(lambda: (ftdc.read_ftdc(directory, metrics), log and ftdc.read_logs(log))))
@@ -201,15 +205,20 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path) -> dict:
         analyses.append(time.perf_counter() - start)
         incidents.append(timed(result.refresh_incidents))
         reports.append(timed(lambda: write_report(build_report([result]), html)))
+        explores.append(timed(lambda: write_explorer(explore(result, directory, "bench"), page)))
         loads.append(round((load + os.getloadavg()[0]) / 2, 1))
         print(f"  floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (x {analyses[-1] / floors[-1]:.2f}), "
-              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), load {loads[-1]}", file=sys.stderr)
+              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
+              f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis), load {loads[-1]}", file=sys.stderr)
     return {
         "floor_s": median(floors), "analyze_s": median(analyses), "report_s": median(reports),
         "analyze_over_floor": median(a / f for a, f in zip(analyses, floors)),
         "report_over_analysis": median(r / a for r, a in zip(reports, analyses)),
         "incidents_over_analysis": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
-        "report_html_mb": round(html.stat().st_size / 1e6, 2), "findings": len(result.findings), "incidents": len(result.incidents),
+        "report_html_mb": round(html.stat().st_size / 1e6, 2),
+        "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
+        "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "explorer_series": page.read_text().count('"levels":'),
+        "findings": len(result.findings), "incidents": len(result.incidents),
         "load_average": loads,
     }
 
@@ -231,10 +240,10 @@ def main() -> None:
         size_mb = sum(p.stat().st_size for p in directory.glob("metrics.*")) / 1e6
         print(f"{days:g} d: FTDC {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files, "
               f"{len(needed_metrics(directory))} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}", file=sys.stderr)
-        figures = {"ftdc_mb": round(size_mb), "ftdc_only": measure(directory, None, args.rounds, base / "report.html")}
+        figures = {"ftdc_mb": round(size_mb), "ftdc_only": measure(directory, None, args.rounds, base / "report.html", base / "explorer.html")}
         if args.log:
             log = build_log(base / "mongod.log", days)
-            figures["with_log"] = measure(directory, log, args.rounds, base / "report.html")
+            figures["with_log"] = measure(directory, log, args.rounds, base / "report.html", base / "explorer.html")
             figures["with_log"]["peak_rss_mb"] = round(peak_rss_mb(directory, log))
         out[f"{days:g}d"] = figures
         print(json.dumps({f"{days:g}d": figures}), file=sys.stderr)

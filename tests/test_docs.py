@@ -82,3 +82,28 @@ def test_comments_cite_pages_and_sections_that_exist():
             assert page.is_file(), f"{path.relative_to(ROOT)} cites docs/{m['page']}"
             if m["section"]:
                 assert re.search(rf"^#+ {m['section']}\. ", page.read_text(), re.M), f"{path.relative_to(ROOT)} cites docs/{m['page']} §{m['section']}"
+
+
+def test_nothing_edits_sys_path():
+    """The simulator, the benchmarks, the scripts and the notebooks' helper are packages the tests
+    import through pytest's `pythonpath` (pyproject.toml); code run from the checkout runs as modules."""
+    edits = re.compile(r"sys\.path\.(insert|append)|sys\.path\s*=")
+    sources = [p for folder in ("tests", "bench", "samples", "scripts", "notebooks", "analysis", "ftdc") for p in (ROOT / folder).rglob("*.py")]
+    offenders = [f"{p.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}" for p in sources
+                 for text in [p.read_text()] for m in edits.finditer(text)]
+    assert not offenders, offenders
+
+
+def test_the_command_line_page_shows_every_command():
+    commands = re.findall(r"@app\.command\(\)\ndef (\w+)\(", (ROOT / "cli.py").read_text())
+    page = (ROOT / "docs" / "cli.md").read_text()
+    missing = [c for c in commands if c != "summary" and f"ftdc-analyze {c} " not in page]  # summary: `ftdc-analyze PATH`
+    assert len(commands) > 3 and not missing, f"docs/cli.md does not show {missing}"
+
+
+def test_the_analyses_page_says_how_every_kind_is_decided():
+    from analysis.detectors import RECORDS
+
+    table = [line for line in (ROOT / "docs" / "analyses.md").read_text().splitlines() if line.startswith("| `")]
+    missing = sorted(kind for kind in RECORDS if not any(f"`{kind}`" in row.split("|")[1] for row in table))
+    assert not missing, f"docs/analyses.md's table of kinds lacks {missing}"

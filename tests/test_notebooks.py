@@ -12,17 +12,16 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from notebooks.execute import executed  # how the copies in docs/notebooks/ are made
+
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 COPIES = NOTEBOOK_DIR.parent / "docs" / "notebooks"
-sys.path.insert(0, str(NOTEBOOK_DIR))
-from execute import executed  # noqa: E402  (notebooks/execute.py: how the copies in docs/ are made)
 RICH_HTML = 'class="ftdc-analyze"'  # analysis.render: Analysis and Finding in Jupyter
 
 # Per notebook: a cell appended after the last one, printing one line of JSON.

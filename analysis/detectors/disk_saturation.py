@@ -33,8 +33,23 @@ OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoin
 CRITICAL_AWAIT_MS = 100.0
 
 
+def _windows_not_read(ctx: Context) -> Finding:
+    """An `info` finding: the node recorded its disks, as Windows PhysicalDisk counters, which this detector does not read."""
+    devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
+    return Finding(
+        kind=KIND, severity="info", start=ctx.first, end=ctx.last,
+        title=f"Disk saturation not checked: this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
+        explanation=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
+                     "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
+        evidence={"layout": "windows PhysicalDisk", "devices": devices,
+                  "metrics": [p for n in ctx.resolved.matching("disk.windows_reads.") if (p := ctx.resolved.path(n))]},
+    )
+
+
 def detect(ctx: Context) -> list[Finding]:
     devices = [c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")]
+    if not devices and ctx.resolved.matching("disk.windows_reads."):
+        return [_windows_not_read(ctx)]
     if not devices:
         return [ctx.not_checked(KIND, "Disk saturation", ["systemMetrics.disks"])]
     findings = []
