@@ -198,6 +198,8 @@ def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     """FTDC's collection-scan evidence for a window: scans finished in it or just after, documents examined against before."""
     if "collscans_per_s" not in series.columns:
         return None
+    # Only the columns used are filtered: filtering the whole derived frame copies a hundred columns per finding.
+    series = series.select(TIME_COLUMN, "interval_s", *(c for c in ("collscans_per_s", "scanned_objects_per_s") if c in series.columns))
     span = pl.col(TIME_COLUMN).is_between(start, end + COMPLETION_GRACE)
     inside = series.filter(span)
     before = series.filter(pl.col(TIME_COLUMN) < start).tail(600)

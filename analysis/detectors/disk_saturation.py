@@ -68,7 +68,7 @@ def detect(ctx: Context) -> list[Finding]:
             continue
         # The device's usual wait is its wait when not busy: over all samples, a saturation longer than
         # half the data would be its own baseline (and checkpoints' bursts are not usual either).
-        idle = ctx.series.filter(pl.col(util) < UTIL_PCT)[wait]
+        idle = ctx.series.select(pl.col(wait).filter(pl.col(util) < UTIL_PCT)).to_series()
         usual = (idle.median() if idle.len() else ctx.series[wait].median()) or 0.0
         bar = max(MIN_AWAIT_MS, AWAIT_FACTOR * usual)
         condition = (pl.col(util) >= UTIL_PCT) & (pl.col(wait) >= bar)
