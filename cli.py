@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import signal
 import sys
@@ -134,7 +135,7 @@ def summary(
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
     start: Optional[str] = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
-    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds, incidents and findings as JSON"),
+    as_json: bool = typer.Option(False, "--json", help="print the JSON report (the document --report x.json writes): nodes, incidents, findings"),
     list_findings: bool = typer.Option(False, "--findings", help="list the individual findings instead of the incidents they make up"),
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
     redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
@@ -171,13 +172,15 @@ def summary(
             result.incidents = unfolded(result.nodes, result.cross_node)  # told again from the redacted findings
             if redact_key is not None:
                 write_key(redactor, redact_key)
+        # One time for both: `--json` prints the document `--report x.json` writes.
+        generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         if report is not None:
             from analysis.report import build_report, write_report
 
-            written = write_report(build_report(result.nodes, result.cross_node, redacted=redact), report)
+            written = write_report(build_report(result.nodes, result.cross_node, redacted=redact, generated=generated), report)
     several = len(result.nodes) > 1
     if as_json:
-        out.print_json(json.dumps(result.to_dict() if several else result.nodes[0].to_dict()))
+        out.print_json(json.dumps(result.to_dict(redacted=redact, generated=generated)))
     else:
         if several and result.cross_node:
             out.print(findings_table(result.cross_node, out.width, title="Across nodes"))

@@ -189,5 +189,6 @@ def test_two_paths_of_one_node_are_named_in_a_warning():
 def test_the_readme_publishes_the_spark_schemas_as_the_code_has_them():
     from analysis.tables import FINDINGS_DDL, INCIDENTS_DDL
 
-    readme = (ROOT / "README.md").read_text()
-    assert FINDINGS_DDL in readme and INCIDENTS_DDL in readme
+    # The README is moving into docs/ (issue 21): the schemas are published in one of them.
+    published = [(ROOT / "README.md").read_text(), *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))]
+    assert any(FINDINGS_DDL in text and INCIDENTS_DDL in text for text in published)

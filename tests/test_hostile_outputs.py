@@ -66,7 +66,7 @@ def test_summary_shows_escapes_from_host_version_and_replica_set(hostile_node):
     assert "db\\x1b]0;pwned\\x07one:27017" in result.stdout and "7.0.1\\x1b[2J" in result.stdout
     assert "rs\\x1b]52;c;ZXZpbA==\\x070" in result.stdout
     as_json = run_cli(hostile_node, "--json")
-    assert as_json.returncode == 0 and json.loads(as_json.stdout)["node"]["host"] == f"db{TITLE}one"  # JSON keeps the value, escaped
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["nodes"][0]["node"]["host"] == f"db{TITLE}one"  # JSON keeps the value, escaped
     assert_inert(as_json.stdout)
 
 

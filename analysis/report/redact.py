@@ -25,6 +25,7 @@ from ftdc.logs import LogFrames
 
 from ..analyze import Analysis
 from ..findings import Culprit, Finding
+from ..recommendation import Recommendation, Withheld
 
 IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
 # IPv6 needs "::" or seven colons, so clock times (09:50:00) are never taken for one.
@@ -142,14 +143,22 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
 def _culprit(c: Culprit, r: Redactor) -> Culprit:
     # Only the shape of the query travels: it has the field names and operators, never a value.
     return dataclasses.replace(c, ns=r.ns(c.ns), example=c.shape, plan_summary=r.text(c.plan_summary),
-                               recommendations=[r.text(x) for x in c.recommendations])
+                               recommendations=[_advice(x, r) for x in c.recommendations])
+
+
+def _advice(rec: Recommendation, r: Redactor) -> Recommendation:
+    """Every word of a recommendation redacted; its numbers and action stay."""
+    current = None if rec.current is None else dataclasses.replace(rec.current, source=r.text(rec.current.source))
+    return dataclasses.replace(rec, what=r.text(rec.what), why=r.text(rec.why), current=current, target=r.ns(rec.target),
+                               command=r.text(rec.command), caveat=r.text(rec.caveat))
 
 
 def _finding(f: Finding, r: Redactor) -> Finding:
     return dataclasses.replace(
         f, title=r.text(f.title), explanation=r.text(f.explanation), evidence=r.deep(f.evidence),
         culprits=[_culprit(c, r) for c in f.culprits], causes=[_culprit(c, r) for c in f.causes],
-        recommendations=[r.text(x) for x in f.recommendations],
+        recommendations=[_advice(x, r) for x in f.recommendations],
+        withheld=[Withheld(_advice(w.recommendation, r), r.text(w.reason)) for w in f.withheld],
     )
 
 
