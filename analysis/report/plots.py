@@ -31,7 +31,7 @@ from ..analyze import Analysis
 # 1080 px: a card's width at 1400 px, drawn 1:1 there; at 800 px shrunk to about 0.67, where 9 pt labels (11 px) are still 7.5 px.
 WIDTH_IN, DPI = 12.0, 90
 PIXELS = int(WIDTH_IN * DPI)
-PANEL_IN = 1.6
+PANEL_IN = 1.4  # an incident's panels and its card leave the findings within three screens at 1400 px
 # Fixed margins (inches): tight_layout measures every label twice and costs as much as drawing.
 LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.6, 0.5
 SEVERITY_COLORS = {"critical": "#d62728", "warning": "#ff9f1c"}
