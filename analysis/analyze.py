@@ -170,7 +170,7 @@ def analyze(
     log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
     progress(STAGES[1])
     require_splittable(catalog, to_ms(lower), to_ms(upper))
-    raw = decode_files(files, resolved.wanted, lower, upper)
+    raw = decode_files(files, resolved.wanted, lower, upper, reported=catalog.problems)
     if raw.height == 0:
         where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))
         raise no_samples(str(where), catalog.chunks, lower, upper)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Iterable, Optional, Union
+from typing import Collection, Iterable, Optional, Union
 
 import polars as pl
 
@@ -31,8 +31,10 @@ def decode_files(
     end: TimeArg = None,
     time_field: str = TIME_COLUMN,
     max_values: Optional[int] = None,
+    reported: Collection[str] = (),
 ) -> pl.DataFrame:
-    """Decodes already-resolved files; the building block of every reader."""
+    """Decodes already-resolved files; the building block of every reader. Problems in
+    `reported` (the files' catalog has warned of them) are not warned of again."""
     decoded = _native.read(
         [str(f.path) for f in files],
         [f.interim for f in files],
@@ -45,7 +47,7 @@ def decode_files(
     require_documents(files, decoded.documents, decoded.problems)
     if decoded.error:
         raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
-    report_problems(decoded, time_field)
+    report_problems(decoded, time_field, reported)
     frame = to_polars(decoded)
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
     if impossible.any():

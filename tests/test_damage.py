@@ -1,0 +1,110 @@
+"""Issue 19 §1: damage ends nothing. A damaged chunk is one warning and the rest is
+analysed; a node whose only damage is in one chunk is analysed in a fleet too."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import struct
+import warnings
+from pathlib import Path
+
+import pytest
+
+import analysis
+import ftdc
+from ftdc import FTDCWarning
+from ftdc.writer import FTDCWriter
+from ftdc_files import documents
+from test_crafted import run_cli
+
+START = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
+SMALL_42 = ("mongod-4.2.1", "diagnostic.data", "metrics.2021-07-13T01-43-32Z-00000")
+
+
+def length_prefix_offset(path: Path, chunk: int) -> int:
+    """File offset of the uncompressed-length prefix of metric chunk `chunk` (its `data` BinData)."""
+    offset, doc = [(o, d) for o, d in documents(path) if d["type"] == 1][chunk]
+    return offset + doc.raw.index(b"\x05data\x00") + len(b"\x05data\x00") + 4 + 1
+
+
+def flip_bit(path: Path, offset: int, bit: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset + bit // 8] ^= 1 << (bit % 8)
+    path.write_bytes(bytes(data))
+
+
+def sample(i: int, member: bool, start: dt.datetime = START) -> dict:
+    status = {"uptime": i, "opcounters": {"insert": 10 * i, "query": 20 * i, "update": i, "delete": 0, "getmore": 0, "command": 30 * i},
+              "connections": {"current": 10, "totalCreated": 10}}
+    doc = {"start": start + dt.timedelta(seconds=i), "serverStatus": status}
+    if member:  # the node joined a replica set: a schema change, so a chunk of its own
+        doc["replSetGetStatus"] = {"myState": 1, "members": [{"state": 1, "optimeDate": start + dt.timedelta(seconds=i), "self": True}]}
+    return doc
+
+
+def node_whose_last_chunk_alone_has(tmp_path: Path, start: dt.datetime = START) -> tuple[Path, Path]:
+    """A node of two chunks where only the last holds `replSetGetStatus` (analysed as repl.state)."""
+    folder = tmp_path / "diagnostic.data"
+    with FTDCWriter(folder, metadata={"start": start}, samples_per_chunk=300) as writer:
+        for i in range(600):
+            writer.add_sample(sample(i, i >= 300, start))
+    return folder, writer.files[0]
+
+
+def ftdc_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, FTDCWarning)]
+
+
+@pytest.mark.parametrize("bit", [0, 9, 20])
+def test_a_flipped_length_prefix_is_one_warning_and_the_analysis_goes_on(tmp_path, bit):
+    folder, file = node_whose_last_chunk_alone_has(tmp_path)
+    offset = length_prefix_offset(file, -1)
+    flip_bit(file, offset, bit)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = analysis.analyze(folder)
+    messages = ftdc_warnings(caught)
+    assert len(messages) == 1 and f"{file}: offset " in messages[0] and "metric chunk skipped" in messages[0], messages
+    assert result.overview.samples == 300
+    assert "replSetGetStatus.myState" not in ftdc.list_metrics(folder)["name"].to_list()
+
+
+def test_the_catalog_lists_no_metric_of_a_chunk_the_reader_skips(ftdc_samples, tmp_path):
+    """The real 4.2.1 file: the one chunk that records `acquireCount.R` has its length prefix
+    flipped; the catalog, the reader and the lazy scan agree that its metrics are gone."""
+    file = tmp_path / SMALL_42[-1]
+    file.write_bytes(ftdc_samples.joinpath(*SMALL_42).read_bytes())
+    lone = "serverStatus.locks.Collection.acquireCount.R"
+    catalog = ftdc.read_catalog(file)
+    holders = {i for i, (names, _) in enumerate(catalog.layouts) if lone in names}
+    chunks = [i for i, layout in enumerate(catalog.chunks["layout"].to_list()) if layout in holders]
+    assert 0 < len(chunks) < catalog.chunks.height
+    for index in chunks:
+        flip_bit(file, length_prefix_offset(file, index), 9)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        listed = ftdc.list_metrics(file)["name"].to_list()
+        frame = ftdc.scan_ftdc(file).collect()
+    assert lone not in listed and lone not in frame.columns
+    assert frame.columns == ftdc.read_ftdc(file).columns
+    assert len(set(ftdc_warnings(caught))) == len(chunks)
+
+
+def test_the_command_line_says_each_damage_once_and_analyses_the_rest(tmp_path):
+    folder, file = node_whose_last_chunk_alone_has(tmp_path)
+    flip_bit(file, length_prefix_offset(file, -1), 0)
+    result = run_cli(folder, "--json")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {file}: offset ") and "metric chunk skipped" in lines[0], lines
+    assert json.loads(result.stdout)["summary"]["samples"] == 300
+
+
+def test_a_fleet_analyses_the_node_with_a_damaged_chunk(tmp_path):
+    folder, file = node_whose_last_chunk_alone_has(tmp_path / "n1")
+    good, _ = node_whose_last_chunk_alone_has(tmp_path / "n2", START + dt.timedelta(days=1))
+    flip_bit(file, length_prefix_offset(file, -1), 0)
+    result = run_cli("fleet", folder, good, "--out", tmp_path / "fleet", "--engine", "loop", "--samples")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "of 2 node(s)" in result.stderr and result.stderr.count("warning") == 1, result.stderr
