@@ -49,12 +49,27 @@ def decode_files(
         raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
     report_problems(decoded, time_field, reported)
     frame = to_polars(decoded)
+    where = f"{files[0].path}{' and others' if len(files) > 1 else ''}"
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
     if impossible.any():
-        warnings.warn(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {impossible.sum():,} sample(s) dated outside years 1-9999 "
-                      "(damaged times): dropped", FTDCWarning, stacklevel=2)
+        warnings.warn(f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped", FTDCWarning, stacklevel=2)
         frame = frame.filter(~impossible)
-    return frame
+    return _without_impossible_dates(frame, where)
+
+
+def _without_impossible_dates(frame: pl.DataFrame, where: str) -> pl.DataFrame:
+    """`frame` with every Date metric outside years 1-9999 made null, one warning per metric.
+    No calendar holds such a value (flipped bits in a reference document), and every writer
+    of times (CSV, Arrow's microseconds, Python) refuses it: the sample is kept, the value not."""
+    dates = [name for name, dtype in frame.schema.items() if name != TIME_COLUMN and isinstance(dtype, pl.Datetime)]
+    if not dates:
+        return frame
+    counts = frame.select(outside_python_range(pl.col(name)).sum() for name in dates).row(0)
+    damaged = [name for name, count in zip(dates, counts) if count]
+    for name, count in zip(dates, counts):
+        if count:
+            warnings.warn(f"{where}: {count:,} value(s) of {name} dated outside years 1-9999 (damaged): read as null", FTDCWarning, stacklevel=3)
+    return frame.with_columns(pl.when(~outside_python_range(pl.col(name))).then(pl.col(name)).alias(name) for name in damaged) if damaged else frame
 
 
 def read_ftdc(

@@ -7,15 +7,18 @@ import datetime as dt
 import json
 import struct
 import warnings
+import zlib
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import analysis
 import ftdc
 from ftdc import FTDCWarning
 from ftdc.writer import FTDCWriter
-from ftdc_files import documents
+from ftdc.writer.documents import chunk_document
+from ftdc_files import chunk_samples, documents
 from test_crafted import run_cli
 
 START = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
@@ -108,3 +111,57 @@ def test_a_fleet_analyses_the_node_with_a_damaged_chunk(tmp_path):
     result = run_cli("fleet", folder, good, "--out", tmp_path / "fleet", "--engine", "loop", "--samples")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     assert "of 2 node(s)" in result.stderr and result.stderr.count("warning") == 1, result.stderr
+
+
+# --- a BSON Date no calendar holds ---------------------------------------------------------
+
+def flip_reference_date(path: Path, chunk: int, key: bytes = b"\x09localTime\x00", bits=(61, 62)) -> int:
+    """Flips two high bits of a Date in chunk `chunk`'s reference document (inside the zlib
+    stream, so the chunk is otherwise intact); returns the chunk's sample count."""
+    data = path.read_bytes()
+    offset, doc = [(o, d) for o, d in documents(path) if d["type"] == 1][chunk]
+    payload = bytearray(zlib.decompress(bytes(doc["data"])[4:]))
+    at = payload.index(key) + len(key)
+    (value,) = struct.unpack_from("<q", payload, at)
+    struct.pack_into("<q", payload, at, value ^ sum(1 << b for b in bits))
+    rebuilt = chunk_document(int(doc["_id"]), struct.pack("<I", len(payload)) + zlib.compress(bytes(payload)))
+    path.write_bytes(data[:offset] + rebuilt + data[offset + len(doc.raw):])
+    return chunk_samples(documents(path)[[o for o, d in documents(path)].index(offset)][1])
+
+
+@pytest.fixture
+def node_with_an_impossible_date(ftdc_samples, tmp_path) -> tuple[Path, int]:
+    folder = tmp_path / "node" / "diagnostic.data"
+    folder.mkdir(parents=True)
+    file = folder / SMALL_42[-1]
+    file.write_bytes(ftdc_samples.joinpath(*SMALL_42).read_bytes())
+    return folder, flip_reference_date(file, 1)
+
+
+def test_an_impossible_date_is_null_with_one_warning_and_the_sample_kept(node_with_an_impossible_date):
+    folder, damaged = node_with_an_impossible_date
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = ftdc.read_ftdc(folder)
+    assert ftdc_warnings(caught) == [f"{folder / SMALL_42[-1]}: {damaged:,} value(s) of serverStatus.localTime dated outside years 1-9999 "
+                                     "(damaged): read as null"]
+    assert frame["serverStatus.localTime"].null_count() == damaged and frame.height == 865
+    assert frame["start"].null_count() == 0
+
+
+@pytest.mark.parametrize("how", ["csv", "parquet", "dataset", "fleet"])
+def test_every_writer_keeps_the_node_with_an_impossible_date(node_with_an_impossible_date, tmp_path, how):
+    folder, damaged = node_with_an_impossible_date
+    target = tmp_path / f"out.{how}"
+    args = {"csv": ["export", folder, "--out", target], "parquet": ["export", folder, "--out", target],
+            "dataset": ["export", folder, "--dataset", target],
+            "fleet": ["fleet", folder, "--out", target, "--samples", "--engine", "loop"]}[how]
+    result = run_cli(*args)
+    assert result.returncode == 0 and "Traceback" not in result.stderr and "panic" not in result.stderr.lower(), result.stderr
+    assert result.stderr.startswith(f"warning: {folder / SMALL_42[-1]}: {damaged:,} value(s) of serverStatus.localTime"), result.stderr
+    if how in ("csv", "parquet"):
+        frame = pl.read_csv(target, try_parse_dates=True) if how == "csv" else pl.read_parquet(target)
+        assert frame.height == 865 and frame["serverStatus.localTime"].null_count() == damaged
+    else:
+        samples = pl.scan_parquet(target / "samples", hive_partitioning=True).select("serverStatus.localTime").collect()
+        assert samples.height == 865 and samples["serverStatus.localTime"].null_count() == damaged
