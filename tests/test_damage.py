@@ -19,7 +19,7 @@ from ftdc import FTDCWarning
 from ftdc.writer import FTDCWriter
 from ftdc.writer.documents import chunk_document
 from ftdc_files import chunk_samples, documents
-from test_crafted import run_cli
+from test_crafted import DEMO, run_cli
 
 START = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
 SMALL_42 = ("mongod-4.2.1", "diagnostic.data", "metrics.2021-07-13T01-43-32Z-00000")
@@ -165,3 +165,32 @@ def test_every_writer_keeps_the_node_with_an_impossible_date(node_with_an_imposs
     else:
         samples = pl.scan_parquet(target / "samples", hive_partitioning=True).select("serverStatus.localTime").collect()
         assert samples.height == 865 and samples["serverStatus.localTime"].null_count() == damaged
+
+
+# --- a log line dated year 0 -------------------------------------------------------------
+
+YEAR_0_JSON = ('{"t":{"$date":"0000-05-14T09:30:00.000+00:00"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn1","msg":"Slow query",'
+               '"attr":{"type":"command","ns":"db.c","command":{"find":"c"},"planSummary":"COLLSCAN","durationMillis":150}}')
+YEAR_0_TEXT = '0000-05-14T09:30:00.000+0000 I COMMAND  [conn1] command db.c command: find { find: "c" } planSummary: COLLSCAN 150ms'
+
+
+@pytest.mark.parametrize("line", [YEAR_0_JSON, YEAR_0_TEXT], ids=["json", "text"])
+def test_a_log_line_dated_year_0_is_a_problem_row(tmp_path, line):
+    log = tmp_path / "mongod.log"
+    good = line.replace("0000-05-14", "2024-05-14")
+    log.write_text(f"{good}\n{line}\n{good}\n")
+    frames = ftdc.read_logs(log)
+    assert frames.slow_ops["line"].to_list() == [1, 3]
+    assert frames.problems.select("line", "reason").rows() == [(2, "timestamp outside years 1-9999")]
+    result = run_cli("logs", log)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert "1 line(s)" in result.stderr or "could not be read" in result.stderr, result.stderr
+
+
+def test_a_log_given_with_a_line_dated_year_0_is_analysed(tmp_path):
+    log = tmp_path / "mongod.log"
+    demo = (DEMO / "mongod.log").read_text()
+    started = demo.splitlines()[0].replace('"2024-', '"0000-', 1)  # an event: "MongoDB starting"
+    log.write_text(f"{demo}{YEAR_0_JSON}\n{started}\n")
+    result = run_cli(DEMO / "diagnostic.data", "--log", log)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
