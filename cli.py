@@ -26,7 +26,7 @@ from typer.core import TyperGroup
 
 import analysis
 import ftdc
-from analysis.analyze import STAGES
+from analysis.analyze import STAGES, read_found_logs
 from analysis.console import findings_table, render_findings, render_incidents, render_overview
 from analysis.nodes import unfolded
 from analysis.report import FORMATS as REPORT_FORMATS
@@ -131,6 +131,7 @@ def summary(
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
     redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
     redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
+    no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     with user_errors():
@@ -141,8 +142,12 @@ def summary(
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
         logs = [*found.logs, *(log or [])]
-        beside = [] if logs else logs_beside(found.ftdc)
-        logs = logs or beside or None
+        if logs and no_log:
+            raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
+        beside = [] if logs or no_log else logs_beside(found.ftdc)
+        # A log that was found, not given, must not end the analysis: read when it can be.
+        logs = logs or (read_found_logs(beside, start, end) if beside else None)
+        beside = beside if logs is not None else []
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,

@@ -194,3 +194,42 @@ def test_a_log_given_with_a_line_dated_year_0_is_analysed(tmp_path):
     log.write_text(f"{demo}{YEAR_0_JSON}\n{started}\n")
     result = run_cli(DEMO / "diagnostic.data", "--log", log)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+# --- a log found beside diagnostic.data, not given -----------------------------------------
+
+@pytest.fixture
+def demo_beside(tmp_path) -> Path:
+    """The demo node in a folder of its own, its log to be written beside diagnostic.data."""
+    import shutil
+
+    shutil.copytree(DEMO / "diagnostic.data", tmp_path / "node" / "diagnostic.data")
+    return tmp_path / "node"
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01 not a log \xff\n"], ids=["empty", "junk"])
+def test_an_unreadable_log_found_beside_is_a_warning_and_the_analysis_goes_on(demo_beside, content):
+    (demo_beside / "mongod.log").write_bytes(content)
+    result = run_cli(demo_beside / "diagnostic.data")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {demo_beside / 'mongod.log'}: no mongod log line in it"), lines
+    assert "the log found beside the FTDC was not read; analysed without a log" in lines[0]
+    assert "No incident" in result.stdout or "incident" in result.stdout.lower()
+
+
+def test_no_log_does_not_look_beside(demo_beside):
+    (demo_beside / "mongod.log").write_bytes((DEMO / "mongod.log").read_bytes())
+    looked = run_cli(demo_beside / "diagnostic.data", "--json")
+    assert looked.stderr.startswith("read the log found beside the FTDC"), looked.stderr
+    result = run_cli(demo_beside / "diagnostic.data", "--json", "--no-log")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert json.loads(result.stdout)["findings"] != json.loads(looked.stdout)["findings"]  # culprits come from the log
+    both = run_cli(demo_beside / "diagnostic.data", "--no-log", "--log", demo_beside / "mongod.log")
+    assert both.returncode == 2 and both.stderr.startswith("error: --no-log, yet logs were given"), both.stderr
+
+
+def test_a_given_unreadable_log_is_still_an_error(demo_beside):
+    (demo_beside / "mongod.log").write_bytes(b"")
+    result = run_cli(demo_beside / "diagnostic.data", "--log", demo_beside / "mongod.log")
+    assert result.returncode == 2 and "no mongod log line" in result.stderr, result.stderr
