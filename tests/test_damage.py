@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import struct
+import tarfile
 import warnings
 import zlib
 from pathlib import Path
@@ -233,3 +234,47 @@ def test_a_given_unreadable_log_is_still_an_error(demo_beside):
     (demo_beside / "mongod.log").write_bytes(b"")
     result = run_cli(demo_beside / "diagnostic.data", "--log", demo_beside / "mongod.log")
     assert result.returncode == 2 and "no mongod log line" in result.stderr, result.stderr
+
+
+# --- NUL padding, sparse logs -------------------------------------------------------------
+
+def demo_lines() -> int:
+    return len((DEMO / "mongod.log").read_bytes().splitlines())
+
+
+@pytest.mark.parametrize("how", ["written", "hole"])
+def test_a_log_after_nul_padding_is_read_whole(tmp_path, how):
+    """What copytruncate leaves: NULs (a hole, or zeros a copy wrote) up to where mongod
+    went on writing. Taken for an empty tar archive, all its lines were lost."""
+    log = tmp_path / "mongod.log"
+    with open(log, "wb") as out:
+        if how == "written":
+            out.write(b"\0" * 3_000_000)
+        else:
+            out.seek(3_000_000)
+        out.write((DEMO / "mongod.log").read_bytes())
+    frames = ftdc.read_logs(log)
+    assert frames.slow_ops.height + frames.events.height == demo_lines() and frames.problems.is_empty()
+    assert frames.events["line"].min() == 1  # the padding holds no newline: line 1 is mongod's first
+    in_tar = tmp_path / "bundle.tar"
+    with tarfile.open(in_tar, "w") as tar:
+        tar.add(log, "node/mongod.log")
+    frames = ftdc.read_logs(in_tar)
+    assert frames.slow_ops.height + frames.events.height == demo_lines()
+
+
+def test_a_sparse_log_is_refused_up_front(tmp_path):
+    """2 GB mostly never written: refused without reading it (it ran for minutes, every
+    hole read as NULs), as the FTDC reader refuses sparse files; one all hole is empty."""
+    sparse, empty = tmp_path / "sparse.log", tmp_path / "holes.log"
+    with open(sparse, "wb") as out:
+        for i in range(20):
+            out.seek(i * (100 << 20))
+            out.write(b'{"t":{"$date":"2024-05-14T09:30:00.000+00:00"},"s":"I","c":"NETWORK","id":1,"ctx":"c","msg":"m"}\n')
+        out.truncate(2 << 30)
+    with open(empty, "wb") as out:
+        out.truncate(2 << 30)
+    for path, said in ((sparse, f"warning: {sparse}: a sparse file, 0 MB of its 2,048 MB"), (empty, "error: ")):
+        result = run_cli("logs", path, timeout=60)  # it ran for minutes
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.startswith(said), result.stderr
