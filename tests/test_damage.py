@@ -4,8 +4,11 @@ analysed; a node whose only damage is in one chunk is analysed in a fleet too.""
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import struct
+import subprocess
+import sys
 import tarfile
 import warnings
 import zlib
@@ -16,6 +19,7 @@ import pytest
 
 import analysis
 import ftdc
+import ftdc.logs.problems
 from ftdc import FTDCWarning
 from ftdc.writer import FTDCWriter
 from ftdc.writer.documents import chunk_document
@@ -278,3 +282,37 @@ def test_a_sparse_log_is_refused_up_front(tmp_path):
         result = run_cli("logs", path, timeout=60)  # it ran for minutes
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
         assert result.stderr.startswith(said), result.stderr
+
+
+# --- §2: memory bounds that crafted shapes broke ------------------------------------------
+
+def peak_of(code: str, *args) -> tuple[list[str], int]:
+    """Runs `code` in a child; its output lines and peak RSS (VmHWM) in MB."""
+    code += "\nprint(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    *lines, peak = out.stdout.strip().splitlines()
+    return lines, int(peak) // 1024
+
+
+def test_millions_of_bad_lines_are_counted_not_held(tmp_path):
+    """17.5 KB of gzip, 6 million `{}` lines: each a problem, listed up to a limit per block
+    and counted beyond it (2.85 GB before, one native problem row per line)."""
+    path = tmp_path / "mongod.log.gz"
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        out.write(b"{}\n" * 6_000_000)
+    code = ("import sys, ftdc\n"
+            "from ftdc.logs.reader import decode_json_block\n"
+            "from ftdc.logs.sources import blocks, expand\n"
+            "listed = unlisted = 0\n"
+            "for block, end in blocks(expand(sys.argv[1])[0], lambda n: None, print):\n"
+            "    problems = decode_json_block(sys.argv[1], block, end)[3]\n"
+            "    more = problems.filter(problems['line'].is_null())['reason'].str.extract(r'^(\\d+) more').cast(int).sum()\n"
+            "    listed, unlisted = listed + problems['line'].is_not_null().sum(), unlisted + more\n"
+            "print(listed, unlisted)\n")
+    lines, peak_mb = peak_of(code, path)
+    listed, unlisted = map(int, lines[-1].split())
+    assert listed + unlisted == 6_000_000 and listed <= 10 * ftdc.logs.problems.MAX_LISTED
+    assert peak_mb < 600, peak_mb
+    result = run_cli("logs", path, timeout=300)
+    assert result.returncode == 2 and result.stderr.strip().endswith("no mongod log line in it (not a JSON 4.4+ or text log)"), result.stderr
