@@ -187,7 +187,7 @@ def write_node(
     node = path if isinstance(path, Node) else open_node(path, time_field)
     root = Path(root)
     lower, upper = map(to_ms, time_range(start, end))
-    schema = select_schema(node.catalog.schema(), metric_list(metrics))
+    schema = select_schema(node.catalog.schema(), metric_list(metrics), node.source)
     columns = distinct_names(schema)
     folder = root / SAMPLES / f"family={node.family}" / f"node={node.key}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -253,7 +253,7 @@ def to_dataset(
     lower, upper = map(to_ms, time_range(start, end))
     nodes = manifest(paths, time_field)
     wanted = metric_list(metrics)
-    total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted)), lower, upper, budget))) for n in nodes)
+    total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted, n.source)), lower, upper, budget))) for n in nodes)
     finished = 0
 
     def done() -> None:

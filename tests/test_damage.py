@@ -316,3 +316,40 @@ def test_millions_of_bad_lines_are_counted_not_held(tmp_path):
     assert peak_mb < 600, peak_mb
     result = run_cli("logs", path, timeout=300)
     assert result.returncode == 2 and result.stderr.strip().endswith("no mongod log line in it (not a JSON 4.4+ or text log)"), result.stderr
+
+
+def wide_node(folder: Path, metrics: int, chunks: int) -> Path:
+    """`chunks` chunks of two samples, each of `metrics` metrics of its own: few bytes, many columns."""
+    with FTDCWriter(folder, metadata={"start": START}, samples_per_chunk=2) as writer:
+        for c in range(chunks):
+            for s in range(2):
+                writer.add_sample({"start": START + dt.timedelta(seconds=2 * c + s), "m": {f"c{c}_{i}": s for i in range(metrics)}})
+    return folder
+
+
+def test_a_chunk_wider_than_any_mongod_writes_is_damage(tmp_path):
+    folder = wide_node(tmp_path / "diagnostic.data", 60_000, 1)
+    result = run_cli("export", folder, "--out", tmp_path / "x.parquet")
+    assert result.returncode == 2 and "60001 metrics x 2 samples is implausible" in result.stderr, result.stderr
+    assert not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.parametrize("how", ["--out", "--dataset"])
+def test_an_export_wider_than_its_bound_is_refused_before_writing(tmp_path, how):
+    """Chunks each within the bound whose metrics together are not (4 x 15,000 here; 200,000
+    metrics took 1.64 GB for --dataset): one clear line, nothing written, with --metrics the way out."""
+    from ftdc import select
+
+    folder = wide_node(tmp_path / "diagnostic.data", 15_000, 4)
+    target = tmp_path / ("x.parquet" if how == "--out" else "ds")
+    code = ("import sys, ftdc, ftdc.select\nftdc.select.MAX_OUTPUT_METRICS = 40_000\n"
+            "from cli import main\nsys.argv = ['ftdc-analyze', 'export', *sys.argv[1:]]\nmain()\n")
+    out = subprocess.run([sys.executable, "-c", code, str(folder), how, str(target)], capture_output=True, text=True, timeout=600,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 2 and out.stderr.strip() == (
+        f"error: {folder}: 60,000 metrics, more than the 40,000 an export writes (mongod records a few thousand): "
+        "select some (--metrics, metrics=)"), out.stderr
+    assert not target.exists() or not any(target.rglob("*.parquet"))
+    assert select.MAX_OUTPUT_METRICS == 50_000
+    selected = run_cli("export", folder, how, target, "--metrics", "m.c0_*")
+    assert selected.returncode == 0, selected.stderr
