@@ -141,12 +141,13 @@ def summary(
         if not found.ftdc:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
-        logs = [*found.logs, *(log or [])]
-        if logs and no_log:
+        given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
+        if given and no_log:
             raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
-        beside = [] if logs or no_log else logs_beside(found.ftdc)
+        inside = [] if given or no_log else found.logs  # in a bundle or directory given
+        beside = [] if given or inside or no_log else logs_beside(found.ftdc)
         # A log that was found, not given, must not end the analysis: read when it can be.
-        logs = logs or (read_found_logs(beside, start, end) if beside else None)
+        logs = list(dict.fromkeys([*found.logs, *given])) if given else (read_found_logs(inside or beside, start, end) if inside or beside else None)
         beside = beside if logs is not None else []
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))

@@ -125,13 +125,13 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
 
 
 def read_found_logs(found: list, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
-    """Logs that were found (beside a `diagnostic.data`), not given: read when they can be;
+    """Logs that were found (in a bundle, beside a `diagnostic.data`), not given: read when they can be;
     otherwise a `LogWarning` names them and the analysis goes on without a log (an empty
     `mongod.log`, as a fresh rotation leaves, must not end an analysis nobody asked a log of)."""
     try:
         return read_compact_logs(found, start, end)
     except (NotALog, OSError, EOFError) as e:
-        warnings.warn(f"{e}: the log found beside the FTDC was not read; analysed without a log "
+        warnings.warn(f"{e}: found with the FTDC, not given, so not read; analysed without a log "
                       "(--log names one, --no-log does not look)", LogWarning, stacklevel=2)
         return None
 
