@@ -202,14 +202,17 @@ def _is_tar(path: Path) -> bool:
     compression cannot even be opened is one clear error."""
     with open(path, "rb") as handle:
         head = handle.read(64 << 10)
+    named = path.name.lower().endswith((".tar", ".tgz", ".tar.gz"))
     magic = next((m for m in _COMPRESSED if head.startswith(m)), None)
     if magic is not None:
         try:
             head = _COMPRESSED[magic]().decompress(head, 2 * _TAR_MAGIC_AT)
         except (zlib.error, lzma.LZMAError, OSError, EOFError) as exc:
-            if path.name.lower().endswith((".tar", ".tgz", ".tar.gz")):
+            if named:
                 raise NotALog(f"{path}: not a readable archive ({exc or type(exc).__name__})") from None
             return False
+        if named and len(head) < _TAR_MAGIC_AT + len(_TAR_MAGIC):
+            raise NotALog(f"{path}: not a readable archive (it ends before its first member's header)")
     return head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + len(_TAR_MAGIC)] == _TAR_MAGIC
 
 
