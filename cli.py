@@ -4,6 +4,7 @@
     ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
     ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
     ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
+    ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomable time axis, offline
 """
 
 from __future__ import annotations
@@ -17,28 +18,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, Optional
 
-import polars as pl
 import typer
-from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
 
-import analysis
+# Only what defining the commands needs is imported here (`ftdc` names load when used):
+# each command imports the rest itself, so `--version` and `--help` start without polars,
+# pyarrow, matplotlib or Spark (tests/test_cli_startup.py).
 import ftdc
-from analysis.analyze import STAGES, read_found_logs
-from analysis.console import findings_table, render_findings, render_incidents, render_overview
-from analysis.nodes import unfolded
-from analysis.report import FORMATS as REPORT_FORMATS
-from analysis.report import Redactor, build_report, redact_all, write_key, write_report
 from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.errors import UnmatchedMetric, no_samples
-from ftdc.select import select_names, warn_unmatched
+from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
+from ftdc.untrusted import printable
 
 EXIT_BAD_INPUT = 2
-out = Console()
-err = Console(stderr=True)
+# Every line for a person goes through these two: input's control characters shown, never acted on.
+out = Terminal()
+err = Terminal(stderr=True)
 
 
 class DefaultToSummary(TyperGroup):
@@ -79,17 +77,27 @@ def main_options(
     """Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs."""
 
 
+class Terminated(SystemExit):
+    """SIGTERM, raised where the program is, so that unwinding removes `.partial` outputs."""
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
+def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
     """Bad input ends with one line and exit code 2; damage warnings print one line each.
     A metric name or glob that matches nothing, a warning in the library, is an error here:
-    raised where the library selects metrics, before anything is written."""
+    raised where the library selects metrics, before anything is written. Stopped by SIGTERM
+    while `writing` an output, one line says so (what was written half is already gone)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ftdc.FTDCWarning)
         warnings.simplefilter("always", ftdc.LogWarning)
         warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
+        except Terminated:
+            if writing is not None:
+                err.print(f"error: {writing}: stopped by SIGTERM before it was complete; nothing half-written is left there",
+                          markup=False, highlight=False, soft_wrap=True)
+            raise
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
             err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
@@ -134,6 +142,12 @@ def summary(
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
+    import analysis
+    from analysis.analyze import STAGES, read_found_logs
+    from analysis.console import findings_table, render_findings, render_incidents, render_overview
+    from analysis.nodes import unfolded
+    from analysis.report import FORMATS as REPORT_FORMATS
+
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
@@ -156,12 +170,16 @@ def summary(
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")
         if redact:
+            from analysis.report import Redactor, redact_all, write_key
+
             redactor = Redactor()
             result.nodes, result.cross_node = redact_all(result.nodes, result.cross_node, redactor)
             result.incidents = unfolded(result.nodes, result.cross_node)  # told again from the redacted findings
             if redact_key is not None:
                 write_key(redactor, redact_key)
         if report is not None:
+            from analysis.report import build_report, write_report
+
             written = write_report(build_report(result.nodes, result.cross_node, redacted=redact), report)
     several = len(result.nodes) > 1
     if as_json:
@@ -191,15 +209,19 @@ def metrics(
     match: Optional[str] = typer.Option(None, "--match", "-m", help="glob on metric names, e.g. 'serverStatus.wiredTiger.cache.*'"),
 ) -> None:
     """List metric names with their type and the time span they were seen in."""
+    import polars as pl
+
+    from ftdc.select import select_names, warn_unmatched
+
     with user_errors():
         names = ftdc.list_metrics(path)
         if match:
             warn_unmatched([match], names["name"].to_list())
             chosen = set(select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
-    # Tab-separated for scripts: name, dtype, first seen, last seen.
-    for name, dtype, first, last in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
-        typer.echo(f"{name}\t{dtype}\t{first}\t{last}")
+    # Tab-separated for scripts: name, dtype, first seen, last seen; one line per metric whatever its name holds.
+    for row in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
+        typer.echo("\t".join(printable(str(field), keep="") for field in row))
 
 
 @app.command()
@@ -219,7 +241,7 @@ def export(
     if out_file is not None and out_file.suffix.lower() not in writers:
         err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
-    with user_errors():
+    with user_errors(writing=dataset if dataset is not None else out_file):
         nodes = gather(paths).ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
@@ -239,6 +261,43 @@ def export(
 
 
 @app.command()
+def explore(
+    path: Path = typer.Argument(..., help="one node's diagnostic.data directory (or dbpath, FTDC file, support bundle of one node)"),
+    out_file: Path = typer.Option(..., "--out", "-o", help="the page to write (.html): self-contained, opens offline"),
+    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): its checkpoints and culprits shape the incidents drawn"),
+    metric: Optional[List[str]] = typer.Option(None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"),
+    start: Optional[str] = typer.Option(None, help=f"from this time ({TIME_HELP})"),
+    end: Optional[str] = typer.Option(None, help="up to this time"),
+) -> None:
+    """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
+    import analysis
+    from analysis.analyze import STAGES, read_found_logs
+    from analysis.report import explore as explorer_of, write_explorer
+
+    with user_errors():
+        if out_file.suffix.lower() != ".html":
+            raise ValueError(f"{out_file}: the explorer is an .html page")
+        found = gather([path])
+        if len(found.ftdc) != 1:
+            raise ftdc.FTDCError(f"{path}: no FTDC (diagnostic.data) in it" if not found.ftdc
+                                 else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
+        logs = [*found.logs, *(log or [])]
+        beside = [] if logs else logs_beside(found.ftdc)
+        with progress_bar(TextColumn("{task.description}")) as bar:
+            task = bar.add_task("reading", total=len(STAGES) + 1)
+            result = analysis.analyze_nodes(found.ftdc, logs or beside or None, start=start, end=end,
+                                            progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+            bar.update(task, description="reducing the metrics")
+            explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)
+        write_explorer(explorer, out_file)
+    if beside:
+        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+                  markup=False, highlight=False, soft_wrap=True)
+    err.print(f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
+              markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
 def fleet(
     paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, dbpaths or support bundles: one or many nodes"),
     out_dir: Path = typer.Option(..., "--out", "-o", help="the dataset to write findings/ and series/ into (new, or one to add to)"),
@@ -246,6 +305,7 @@ def fleet(
     workers: Optional[int] = typer.Option(None, help="processes for --engine pool (default: one per core)"),
     master: str = typer.Option("local[*]", help="Spark master for --engine spark"),
     samples: bool = typer.Option(False, "--samples", help="also write every node's raw samples (samples/, nodes/)"),
+    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
     from analysis import fleet as fleet_module
@@ -254,21 +314,29 @@ def fleet(
         err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        nodes = gather(paths).ftdc
+        found_inputs = gather(paths)
+        nodes = found_inputs.ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        # As the summary finds them: logs given or inside the inputs, else those beside each diagnostic.data.
+        logs = [*found_inputs.logs, *(log or [])]
+        beside = [] if logs else logs_beside(nodes)
+        logs = [str(p) for p in logs or beside] or None
         if samples:
             ftdc.to_dataset(nodes, out_dir)
         if engine == "spark":
             from pyspark.sql import SparkSession
 
             spark = SparkSession.builder.master(master).appName("ftdc-analyze fleet").getOrCreate()
-            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve())).toArrow()
+            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve()), logs=logs).toArrow()
         else:
-            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers)
+            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers, logs=logs)
     errors = [e for e in found["error"].to_pylist() if e is not None]
     for message in errors:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+    if beside:
+        err.print(f"read the logs found beside the FTDC: {', '.join(map(str, beside))} (--log names others)",
+                  markup=False, highlight=False, soft_wrap=True)
     err.print(f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
               markup=False, highlight=False)
 
@@ -318,7 +386,7 @@ def logs(
 
 def _terminated(signum: int, frame) -> None:
     # As Ctrl-C does: unwinding removes `.partial` outputs, and exit handlers unpacked bundles.
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
 
 
 # Click's usage error (a bad option, a missing argument), reached through the class Typer

@@ -8,11 +8,34 @@ Layout: `metrics` (the alias table) -> `series` (derived quantities) with
 window, `indexes` for what to build) -> `findings` (the one `Finding` shape);
 `nodes` for several nodes at once; `tables` (findings as Arrow) and `fleet`
 (many nodes on a loop, a spawn pool or Spark); `report` for the incident report.
+`analyze` is imported at once (its name is also its module's, which a lazy
+attribute would lose to the module as soon as anyone imports `analysis.analyze`);
+the other names when first used (`ftdc.lazy`), so Arrow tables and the fleet's
+engines cost nothing until asked for.
 """
 
-from .analyze import Analysis, analyze
-from .findings import Culprit, Finding
-from .nodes import NodesAnalysis, analyze_nodes
-from .tables import findings_table, incidents_table
+from __future__ import annotations
 
-__all__ = ["Analysis", "Culprit", "Finding", "NodesAnalysis", "analyze", "analyze_nodes", "findings_table", "incidents_table"]
+from typing import TYPE_CHECKING
+
+from ftdc.lazy import lazy_exports
+
+from .analyze import Analysis, analyze
+
+_EXPORTS = {
+    "Culprit": "findings",
+    "Finding": "findings",
+    "NodesAnalysis": "nodes",
+    "analyze_nodes": "nodes",
+    "findings_table": "tables",
+    "incidents_table": "tables",
+}
+
+__all__ = ["Analysis", "analyze", *sorted(_EXPORTS)]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+if TYPE_CHECKING:
+    from .findings import Culprit, Finding
+    from .nodes import NodesAnalysis, analyze_nodes
+    from .tables import findings_table, incidents_table

@@ -21,7 +21,7 @@ DEFAULT_SYNCDELAY_S = 60
 # Shorter than this, each checkpoint starts moments after the last one ends: halving gains
 # nothing, the write load of checkpointing just becomes continuous.
 MIN_SYNCDELAY_S = 10
-# Longer than this, each checkpoint writes minutes of dirty data at once (METRICS.md: checkpoints every 60 s by default).
+# Longer than this, each checkpoint writes minutes of dirty data at once (docs/metrics.md: checkpoints every 60 s by default).
 LONG_SYNCDELAY_S = 300
 SYNCDELAY = "setParameter syncdelay, or storage.syncPeriodSecs"
 

@@ -1,8 +1,8 @@
 """`analyze`: a node's FTDC (and logs) in, findings out.
 
-files -> catalog (metric names, no values) -> the metrics the detectors need
-(projection) -> derived series -> thresholds, checkpoints -> detectors ->
-culprits from the log -> `Analysis`.
+logs -> files read once: the catalog (metric names, metadata) and the values of
+every metric the detectors could need (projection) -> derived series ->
+thresholds, checkpoints -> detectors -> culprits from the log -> `Analysis`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any, Callable, Optional, Union
 import polars as pl
 
 from ftdc.batches import require_splittable
-from ftdc.catalog import catalog_files
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
@@ -24,23 +23,23 @@ from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
-from ftdc.reader import decode_files
+from ftdc.reader import read_with_catalog
 from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 
 from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
-from .culprits import attribute, culprit_key
+from .culprits import attribute, culprit_key, during_checkpoints
 from . import display, episodes
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
 from .findings import Finding, findings_frame, json_number
 from .incidents import Incident, incidents_frame
-from .metrics import resolve as resolve_metrics
+from .metrics import candidates, resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
 
 LogsArg = Union[None, LogFrames, PathArg]
-STAGES = ("catalog", "logs", "samples", "analyses")
+STAGES = ("logs", "samples", "series", "analyses")
 
 
 @dataclass
@@ -102,7 +101,7 @@ def _iso(value: Any) -> Any:
 
 # The log columns analyses and reports use.
 SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
-                   "shape", "query_hash", "query_shape_hash", "command_json",
+                   "shape", "query_hash", "query_shape_hash", "command_json", "app_name",
                    "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
                    "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros", "ok", "err_name"]
 EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",
@@ -176,15 +175,17 @@ def analyze(
     [start, end]. `progress(stage)` is called as each of STAGES completes."""
     lower, upper = time_range(start, end)
     files = resolve(diagnostic_data)
-    catalog = catalog_files(files)
+    # The log before the samples: its reader's transient peak then meets nothing else held in memory.
+    all_logs = read_compact_logs(logs, lower, upper)
+    progress(STAGES[0])
+    # One pass: the metrics any analysis could use are decoded while the catalog is taken,
+    # then the node's own names decide which of them stand for what.
+    catalog, raw = read_with_catalog(files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)))
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
-    progress(STAGES[0])
-    # The log before the samples: its reader's transient peak then meets nothing else held in memory.
-    log_frames = for_node(read_compact_logs(logs, lower, upper), metadata.node)
+    log_frames = for_node(all_logs, metadata.node)
+    del all_logs
     progress(STAGES[1])
-    require_splittable(catalog, to_ms(lower), to_ms(upper))
-    raw = decode_files(files, resolved.wanted, lower, upper, reported=catalog.problems)
     if raw.height == 0:
         where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))
         raise no_samples(str(where), catalog.chunks, lower, upper)
@@ -201,7 +202,8 @@ def analyze(
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:
         relate(findings)
-    slow_ops = log_frames.slow_ops if log_frames is not None else None
+    # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.
+    slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
     for finding in findings:
         # Replication findings are about other members: this node's operations do not explain them.

@@ -1,4 +1,4 @@
-"""Checkpoint windows from the counters, the running flag and the log (METRICS.md §2).
+"""Checkpoint windows from the counters, the running flag and the log (docs/metrics.md §2).
 
 End: the first sample where the total checkpoint time (8.0: succeeded or
 failed count) increases, or the running flag falls; the true end lies in

@@ -14,6 +14,7 @@ from ftdc.logs import LogFrames
 from ftdc.metadata import NodeInfo
 
 from .checkpoints import Checkpoint
+from .completions import stalls
 from .findings import Finding
 from .metrics import Resolved
 from .series import columns_for
@@ -44,8 +45,9 @@ class Context:
 
     @cached_property
     def spikes(self) -> list[Spike]:
-        """Latency spikes of every operation class (several detectors read them)."""
-        return all_spikes(self.series)
+        """Latency spikes of every operation class (several detectors read them), less those the log shows to be
+        long operations credited at completion (`completions`): they are no stall of the node."""
+        return stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None)
 
     @property
     def first(self) -> Optional[dt.datetime]:

@@ -19,7 +19,7 @@ import polars as pl
 from . import display
 from .findings import Finding, jsonable
 
-ROOT_KINDS = ("operation", "configuration", "resource", "workload", "undetermined")
+ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
 
 
 @dataclass

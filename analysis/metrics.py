@@ -3,7 +3,7 @@
 Detectors read canonical names only; which path a node wrote (3.6 - 8.0,
 `transaction.*` checkpoint statistics vs 7.1+ `checkpoint.*`, tickets under
 `concurrentTransactions` vs 8.0 `queues.execution`, the 8.0 multi-service
-`shard.`/`common.` prefixes) is decided here, once (METRICS.md §2-§10).
+`shard.`/`common.` prefixes) is decided here, once (docs/metrics.md §2-§10).
 
 `{key}` in a path is a wildcard for one path component (a disk device, a
 replica-set member's index); the canonical name keeps it:
@@ -12,6 +12,7 @@ replica-set member's index); the canonical name keeps it:
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -19,7 +20,7 @@ from typing import Iterable
 SS = "serverStatus."
 WT = "serverStatus.wiredTiger."
 # 8.0 processes that also run a router nest every collector under one of these
-# (FTDC-FORMAT.md §6); the shard's serverStatus is the mongod's own.
+# (docs/ftdc-format.md §6); the shard's serverStatus is the mongod's own.
 SERVICE_PREFIXES = ("", "shard.", "common.")
 
 COUNTER, GAUGE = "counter", "gauge"
@@ -44,7 +45,7 @@ def _tickets() -> list[Alias]:
             _alias(f"tickets.{rw}.out", GAUGE, old + "out", new + "out"),
             _alias(f"tickets.{rw}.available", GAUGE, old + "available", new + "available"),
             _alias(f"tickets.{rw}.total", GAUGE, old + "totalTickets", new + "totalTickets"),
-            # 6.1-6.x keep the queue at the top level, 7.0+ per priority (METRICS.md §4).
+            # 6.1-6.x keep the queue at the top level, 7.0+ per priority (docs/metrics.md §4).
             _alias(f"tickets.{rw}.queue_length", GAUGE, old + "normalPriority.queueLength", new + "normalPriority.queueLength", old + "queueLength"),
             _alias(f"tickets.{rw}.queued_micros", COUNTER, old + "normalPriority.totalTimeQueuedMicros", new + "normalPriority.totalTimeQueuedMicros"),
             _alias(f"tickets.{rw}.low_queue_length", GAUGE, old + "lowPriority.queueLength"),
@@ -58,7 +59,7 @@ def _latencies() -> list[Alias]:
         out += [
             _alias(f"latency.{op}.micros", COUNTER, f"{SS}opLatencies.{op}.latency"),
             _alias(f"latency.{op}.ops", COUNTER, f"{SS}opLatencies.{op}.ops"),
-            # 8.0: latency less lock, ticket and write-concern waits (METRICS.md §5).
+            # 8.0: latency less lock, ticket and write-concern waits (docs/metrics.md §5).
             _alias(f"working.{op}.micros", COUNTER, f"{SS}opWorkingTime.{op}.latency"),
         ]
     return out
@@ -69,12 +70,12 @@ ALIASES: tuple[Alias, ...] = (
     _alias("pid", GAUGE, SS + "pid"),
     _alias("uptime_ms", GAUGE, SS + "uptimeMillis"),
     _alias("uptime_s", GAUGE, SS + "uptime"),
-    # serverStatus's own run time grows when the server stalls (METRICS.md §1).
+    # serverStatus's own run time grows when the server stalls (docs/metrics.md §1).
     _alias("collect.start", GAUGE, SS + "start"),
     _alias("collect.end", GAUGE, SS + "end"),
     *_latencies(),
     *(_alias(f"opcounters.{op}", COUNTER, f"{SS}opcounters.{op}") for op in ("insert", "query", "update", "delete", "getmore", "command")),
-    # WiredTiger cache (METRICS.md §3).
+    # WiredTiger cache (docs/metrics.md §3).
     _alias("cache.max_bytes", GAUGE, WT + "cache.maximum bytes configured"),
     _alias("cache.bytes", GAUGE, WT + "cache.bytes currently in the cache"),
     _alias("cache.dirty_bytes", GAUGE, WT + "cache.tracked dirty bytes in the cache"),
@@ -85,7 +86,7 @@ ALIASES: tuple[Alias, ...] = (
     _alias("cache.app_wait_micros", COUNTER, WT + "thread-yield.application thread time waiting for cache (usecs)"),
     _alias("cache.timeouts", COUNTER, WT + "cache.operations timed out waiting for space in cache"),
     _alias("cache.aggressive", GAUGE, WT + "cache.eviction currently operating in aggressive mode"),
-    # Checkpoints: 3.6-7.0 `transaction.*`, 7.1+ `checkpoint.*` (WT-11171; METRICS.md §2).
+    # Checkpoints: 3.6-7.0 `transaction.*`, 7.1+ `checkpoint.*` (WT-11171; docs/metrics.md §2).
     _alias("checkpoint.running", GAUGE, WT + "transaction.transaction checkpoint currently running", WT + "checkpoint.progress state"),
     _alias("checkpoint.started", COUNTER, WT + "transaction.transaction checkpoints", WT + "checkpoint.number of checkpoints started",
            WT + "checkpoint.number of checkpoints started by api"),
@@ -99,32 +100,44 @@ ALIASES: tuple[Alias, ...] = (
     _alias("checkpoint.bytes_written", COUNTER, WT + "block-manager.bytes written for checkpoint"),
     _alias("checkpoint.gather_handles_micros", GAUGE, WT + "transaction.transaction checkpoint most recent duration for gathering all handles (usecs)",
            WT + "checkpoint.most recent duration for gathering all handles (usecs)"),
-    # Admission (METRICS.md §4).
+    # Admission (docs/metrics.md §4).
     *_tickets(),
     _alias("queue.readers", GAUGE, SS + "globalLock.currentQueue.readers"),
     _alias("queue.writers", GAUGE, SS + "globalLock.currentQueue.writers"),
     _alias("active.readers", GAUGE, SS + "globalLock.activeClients.readers"),
     _alias("active.writers", GAUGE, SS + "globalLock.activeClients.writers"),
-    # Query execution (METRICS.md §6).
+    # Query execution (docs/metrics.md §6).
     _alias("query.collscans", COUNTER, SS + "metrics.queryExecutor.collectionScans.total"),
     _alias("query.scanned_objects", COUNTER, SS + "metrics.queryExecutor.scannedObjects"),
     _alias("query.scanned_keys", COUNTER, SS + "metrics.queryExecutor.scanned"),
     _alias("query.returned", COUNTER, SS + "metrics.document.returned"),
-    # TTL (METRICS.md §7).
+    # TTL (docs/metrics.md §7).
     _alias("ttl.deleted", COUNTER, SS + "metrics.ttl.deletedDocuments"),
     _alias("ttl.passes", COUNTER, SS + "metrics.ttl.passes"),
     _alias("ttl.subpasses", COUNTER, SS + "metrics.ttl.subPasses"),
-    # Disks, per device, counted since boot (METRICS.md §8).
+    # Disks, per device, counted since boot (docs/metrics.md §8).
     *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
       for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
+    # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"), a layout not read: this one
+    # counter stands for it, so a node that has them is told apart from one that recorded no disk (ftdc_system_stats_windows.cpp).
+    _alias("disk.windows_reads.{key}", COUNTER, "systemMetrics.disks.{key}.\\PhysicalDisk\\Disk Reads/sec"),
     _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
-    # Connections (METRICS.md §9).
+    # Index builds (6.0+): registered, and committed; a build runs between the two (IndexBuildsCoordinator::IndexBuildsSSS).
+    _alias("index.builds_started", COUNTER, SS + "indexBuilds.total"),
+    _alias("index.builds_committed", COUNTER, SS + "indexBuilds.phases.commit"),
+    # Transactions open, and of them idle between statements; what the oldest snapshot pins in WiredTiger.
+    _alias("txn.open", GAUGE, SS + "transactions.currentOpen"),
+    _alias("txn.inactive", GAUGE, SS + "transactions.currentInactive"),
+    _alias("txn.pinned_ids", GAUGE, WT + "transaction.transaction range of IDs currently pinned"),
+    _alias("cache.history_store_bytes", GAUGE, WT + "cache.history store table on-disk size"),
+    _alias("cache.bytes_read_into", COUNTER, WT + "cache.bytes read into cache"),
+    # Connections (docs/metrics.md §9).
     _alias("conn.current", GAUGE, SS + "connections.current"),
     _alias("conn.available", GAUGE, SS + "connections.available"),
     _alias("conn.created", COUNTER, SS + "connections.totalCreated"),
     _alias("conn.rejected", COUNTER, SS + "connections.rejected"),
-    # Data handles (METRICS.md §10).
+    # Data handles (docs/metrics.md §10).
     _alias("dhandle.active", GAUGE, WT + "data-handle.connection data handles currently active"),
     _alias("dhandle.sweeps", COUNTER, WT + "data-handle.connection sweeps"),
     _alias("dhandle.sweep_closed", COUNTER, WT + "data-handle.connection sweep dhandles closed"),
@@ -176,21 +189,39 @@ _PATTERNS = {p: _pattern(p) for a in ALIASES for p in a.paths if "{key}" in p}
 
 def resolve(available: Iterable[str]) -> Resolved:
     """The canonical names a node has, given the metric names its files hold."""
-    names = set(available)
+    names = sorted(set(available))
+    present = set(names)
     paths: dict[str, list[str]] = {}
     kinds: dict[str, str] = {}
     for alias in ALIASES:
         for prefix in SERVICE_PREFIXES:
             for path in alias.paths:
                 if "{key}" in path:
-                    pattern = _PATTERNS[path]
-                    for name in sorted(names):
-                        match = pattern.match(name[len(prefix):]) if name.startswith(prefix) else None
+                    pattern, head = _PATTERNS[path], prefix + path.split("{key}")[0]
+                    # Names sharing the path's text before `{key}` sit together in sorted order.
+                    for name in names[bisect.bisect_left(names, head):]:
+                        if not name.startswith(head):
+                            break
+                        match = pattern.match(name[len(prefix):])
                         if match:
                             canonical = alias.name.replace("{key}", match["key"])
                             paths.setdefault(canonical, []).append(name)
                             kinds[canonical] = alias.kind
-                elif prefix + path in names:
+                elif prefix + path in present:
                     paths.setdefault(alias.name, []).append(prefix + path)
                     kinds[alias.name] = alias.kind
     return Resolved({k: tuple(v) for k, v in paths.items()}, kinds)
+
+
+def candidates() -> list[str]:
+    """Names and globs (the decoder's selection) covering every path `resolve` can take,
+    whatever the node holds: a read of these decodes the analyses' metrics before the
+    node's names are known (`{key}` becomes `*`, which also matches dots: `resolve` then
+    keeps only one path component)."""
+    return sorted({prefix + _glob(path) for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths})
+
+
+def _glob(path: str) -> str:
+    """An alias path as a glob: `{key}` is `*`, and the rest literal (a Windows counter's `\\PhysicalDisk\\` holds
+    backslashes, which a glob reads as escapes)."""
+    return "*".join(re.sub(r"([\\*?\[\]{}])", r"\\\1", part) for part in path.split("{key}"))

@@ -2,9 +2,12 @@
 
 In rank order: an operation (a COLLSCAN the log shows holding a real share of
 the window, `Finding.causes`: an operation that spent its time waiting is a
-victim, never a candidate), a resource limit or a workload change that starts
-the chain (the starting detector's declared `root`: a saturated disk, a TTL
-burst, a connection storm), a configuration outlier in effect during the window
+victim, never a candidate; an index build, or a transaction or cursor pinning
+history, in a cache or checkpoint chain: `held_resources`), a restart (a loop of
+them, or one just before a dip or a storm), a resource limit (the starting detector's
+declared `root`: a saturated disk; or a cache too small for the working set, `limits`)
+or a workload change that starts the chain (a TTL burst, a connection storm), a
+configuration outlier in effect during the window
 (`configuration`), the write load behind a chain of dirty cache and long
 checkpoints; else "cause not determined", with what would tell.
 """
@@ -19,7 +22,7 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
-from . import configuration
+from . import configuration, held_resources, limits, workload
 from .culprits import describe as describe_culprit
 from .detectors import LINKS, RECORDS
 from .findings import Culprit, Finding
@@ -36,8 +39,14 @@ WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
 LEAD = dt.timedelta(seconds=30)
+# How far back "before" reaches: the checkpoints' and the load's usual.
+BEFORE = dt.timedelta(hours=1)
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
+# A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
+AFTER_RESTART = (dt.timedelta(seconds=10), dt.timedelta(seconds=60))
+# The kinds a restart sets off by itself: the work drops while clients reconnect, and they reconnect at once.
+RESTART_KINDS = ("throughput_dip", "connection_storm")
 
 
 def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -140,9 +149,17 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     if "ops_per_s" in during.columns and during["ops_per_s"].mean():
         evidence["ops_per_s"] = round(float(during["ops_per_s"].mean()))
         load += f", {evidence['ops_per_s']:,} operations/s in all"
-    if usual and abs(writes - usual) >= CHANGED * usual:
+    changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
+    evidence["writes_changed"] = changed if usual is not None else None
+    if changed:
         load += f", against {usual:,.0f} writes/s before"
+    rates, carried = workload.mix(during), workload.carriers(analysis.logs.slow_ops if analysis.logs is not None else None, start, end)
+    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, carried_by=carried)
     parts = [f"write load ({load})"]
+    if rates or carried:
+        parts.append(workload.told(rates, carried))
+    if usual is not None and not changed:
+        parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
         target = analysis.thresholds.value("eviction_dirty_target")
@@ -154,7 +171,12 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     if checkpoints:
         parts.append(_checkpoint_behaviour(analysis, checkpoints, start, end, evidence))
     outran = "checkpoints" if checkpoints else "eviction"
-    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=f"Write load ({load}) outran {outran}",
+    headline = f"Write load ({load}) outran {outran}"
+    if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
+        usual_s = evidence.get("checkpoint_usual_s")
+        headline = (f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}" + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
+                    + f" under an unchanged write load ({load})") if checkpoints else f"Eviction fell behind an unchanged write load ({load})"
+    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=headline,
                       findings=[f.id for k in present for f in kinds[k]])]
 
 
@@ -167,7 +189,11 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
     interval = analysis.thresholds.current("checkpoint_interval")
     evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
                     checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
+    earlier = [c.seconds for c in analysis.checkpoints if start - BEFORE <= c.start and c.end < start]
     text = f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} up to {duration(longest)} each ({pct(share)} of the time)"
+    if earlier:
+        evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
+        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
     starts = sorted(c.start for c in checkpoints)
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
@@ -178,6 +204,24 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
                                                     + ("; these files record no configuration, so syncdelay was likely set shorter" if assumed else ""))
             text += f", starting every {every:.0f} s (not every {interval.value:g} s{': the interval was likely set shorter' if assumed else ''})"
     return text
+
+
+def _restarted(analysis: "Analysis", chain: list[str], kinds: dict[str, list[Finding]], start: dt.datetime) -> list[RootCause]:
+    """A restart the series shows just before the chain began, when the chain starts with what a restart does."""
+    if not chain or chain[0] not in RESTART_KINDS or "restart" not in analysis.series.columns:
+        return []
+    before, after = AFTER_RESTART
+    marks = analysis.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
+        pl.col("restart"), pl.col(TIME_COLUMN).is_between(start - after, start + before))
+    if marks.is_empty():
+        return []
+    last, first = marks.row(-1)[2], marks.row(-1)[0]
+    down = (first - last).total_seconds() if last is not None else None
+    return [RootCause(kind="restart", summary=(f"mongod restarted at {first:%H:%M:%S}" + (f" (down for at most {duration(down)})" if down is not None else "")
+                                               + ": the work came back to a new process (clients reconnecting, counters from zero, a cold cache)"),
+                      evidence={"restarted_at": first, "last_sample_before": last, "down_s": down},
+                      findings=[f.id for k in chain if k in RESTART_KINDS for f in kinds[k]],
+                      headline=f"a restart at {first:%H:%M:%S}")]
 
 
 def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
@@ -195,10 +239,14 @@ def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause
         return [_undetermined(analysis, findings)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
-    starters = _starters(order(kinds), kinds)
+    chain = order(kinds)
+    starters = _starters(chain, kinds)
     load = _write_load(analysis, kinds, start, end)
     candidates = (_operations(findings, (end - start).total_seconds())
-                  + [c for c in starters if c.kind == "resource"] + [c for c in starters if c.kind == "workload"]
+                  + held_resources.index_builds(analysis, kinds, start, end) + held_resources.pinned_history(analysis, kinds, start, end)
+                  + [c for c in starters if c.kind == "restart"] + _restarted(analysis, chain, kinds, start)
+                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(analysis, kinds, start, end)
+                  + [c for c in starters if c.kind == "workload"]
                   + [_under_load(c, load) for c in configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)]
                   + load)
     return candidates or [_undetermined(analysis, findings)]

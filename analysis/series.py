@@ -1,6 +1,6 @@
 """The derived series: one row per sample, the quantities detectors reason about.
 
-Counters become per-interval values with the real Δt (METRICS.md §1): no
+Counters become per-interval values with the real Δt (docs/metrics.md §1): no
 value across a restart (pid change, uptime going back), a gap (a step over
 GAP_PERIODS sampling periods) or a counter going backwards. Latency is the
 interval mean Δlatency / Δops, never the cumulative ratio, which flattens
@@ -99,6 +99,7 @@ COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
     Column("ops_per_s", "1/s", "all operations per second (opcounters)", tuple(f"opcounters.{o}" for o in OPCOUNTERS),
            lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
     Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
            lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),
     # Cache
@@ -144,6 +145,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("ttl_passes", "count", "TTL monitor passes in the interval", ("ttl.passes",), lambda: delta("ttl.passes")),
     Column("io_full_pct", "%", "share of time every task stalled on I/O (Linux PSI)", ("pressure.io_full_micros",),
            lambda: 100 * rate("pressure.io_full_micros") / 1e6),
+    # Index builds and transactions
+    Column("index_builds_running", "count", "index builds registered and not yet committed (indexBuilds.total - phases.commit)",
+           ("index.builds_started", "index.builds_committed"), lambda: pl.col("index.builds_started") - pl.col("index.builds_committed")),
+    Column("transactions_open", "count", "multi-document transactions open", ("txn.open",), lambda: pl.col("txn.open")),
+    Column("transactions_inactive", "count", "open transactions idle between statements", ("txn.inactive",), lambda: pl.col("txn.inactive")),
+    Column("pinned_txn_ids", "count", "WiredTiger transaction IDs pinned by the oldest running transaction", ("txn.pinned_ids",),
+           lambda: pl.col("txn.pinned_ids")),
+    Column("cache_read_mb_per_s", "MB/s", "bytes read into the cache per second (pages read from disk)", ("cache.bytes_read_into",),
+           lambda: rate("cache.bytes_read_into") / 2**20),
+    Column("history_store_mb", "MB", "history store table on disk", ("cache.history_store_bytes",), lambda: pl.col("cache.history_store_bytes") / 2**20),
     # Connections
     Column("connections", "count", "open connections", ("conn.current",), lambda: pl.col("conn.current")),
     Column("connections_available", "count", "connections still allowed", ("conn.available",), lambda: pl.col("conn.available")),
@@ -162,7 +173,7 @@ COLUMNS: tuple[Column, ...] = (
 
 
 def _disk_columns(resolved: Resolved) -> list[Column]:
-    """Per device (METRICS.md §8): util %, queue, await, throughput."""
+    """Per device (docs/metrics.md §8): util %, queue, await, throughput."""
     out = []
     for name in resolved.matching("disk.io_time_ms."):
         dev = name.removeprefix("disk.io_time_ms.")

@@ -1,6 +1,6 @@
 """Effective thresholds: the node's own configuration first, published defaults second.
 
-Sources, in the order they apply (METRICS.md §3, §2, §4):
+Sources, in the order they apply (docs/metrics.md §3, §2, §4):
 1. each start-up: the log's 22315 "Opening WiredTiger" string (the whole
    `wiredtiger_open` configuration, `engineConfig.configString` appended), and
    the type-0 metadata's `getCmdLineOpts.parsed` (`storage.wiredTiger.engineConfig.
@@ -66,6 +66,7 @@ SPEC = {s.name: s for s in SPECS}
 CACHE_PERCENTAGES = tuple(s.name for s in SPECS if s.unit == "%")
 
 # Parameters that set a threshold directly (setParameter at start-up, getParameter at runtime).
+TICKET_POOLS = ("read_tickets", "write_tickets")
 _PARAMETERS = {
     "syncdelay": "checkpoint_interval",
     "wiredTigerConcurrentReadTransactions": "read_tickets",
@@ -118,8 +119,11 @@ def _from_parameters(params: dict[str, Any], source: str) -> dict[str, tuple[flo
     found = {}
     for param, name in _PARAMETERS.items():
         value = _number(params.get(param))
+        if name in TICKET_POOLS and value == 0:
+            # 8.0's default: 0 fixes no pool, the node sizes it (execution control); a pool of 0 tickets is no setting.
+            found[name] = (None, f"{source}.{param}=0 (not fixed: sized by the node)")
         # syncdelay=0 is real: it turns periodic checkpoints off.
-        if value is not None and value >= 0:
+        elif value is not None and value >= 0:
             found[name] = (value, f"{source}.{param}={value:g}")
     runtime = params.get(_RUNTIME_CONFIG)
     if isinstance(runtime, str) and runtime.strip():

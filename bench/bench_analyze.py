@@ -10,13 +10,17 @@ Builds, once, under bench/data/analyze-7d/:
 then measures, side by side in one process, alternating rounds:
   floor    read_ftdc of just the metrics the analyses use + read_logs
   analyze  analysis.analyze(diagnostic.data, mongod.log)
-  report   building the incident report of that analysis and writing it as HTML
-           (issue 7: at most 50 % of the analysis time; the HTML under 5 MB)
+  report   building the incident report of that analysis and writing it as HTML, its metric
+           explorer of the derived series included (issue 7: at most 50 % of the analysis time;
+           the HTML under 5 MB)
+  explore  what `ftdc-analyze explore` adds to that analysis: the default recorded metrics (the
+           detectors' and the system's) reduced to their extremes per pixel column, and the page
+           written (issue 20 §4: the page under 10 MB)
   incidents  grouping that analysis's findings into incidents again (part of analyze;
            issue 12: at most 5 % of it)
 and the peak RSS (VmHWM) of analyze in a fresh subprocess.
 
-    python bench/bench_analyze.py [--days 7] [--rounds 3]
+    python -m bench.bench_analyze [--days 7] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -34,15 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
+import ftdc
+from ftdc import _native
+from ftdc.writer import FTDCWriter
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "samples"
 SOURCE = SHARED / "ftdc" / "mongod-7.0" / "diagnostic.data" / "metrics.2024-04-16T11-34-42Z-00000"
 LOG_SAMPLE = SHARED / "logs" / "mongod-6.0.11" / "sample-mongod.log.gz"
-sys.path.insert(0, str(ROOT))
-
-import ftdc  # noqa: E402
-from ftdc import _native  # noqa: E402
-from ftdc.writer import FTDCWriter  # noqa: E402
 
 # The log sample's first line; the week starts here so every copy lands inside it.
 T0 = dt.datetime(2023, 9, 23, 20, 0, tzinfo=dt.timezone.utc)
@@ -192,10 +195,10 @@ def main() -> None:
     metrics = needed_metrics(directory)
     print(f"FTDC: {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files; log: {log.stat().st_size / 1e9:.2f} GB; "
           f"{len(metrics)} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}")
-    from analysis.report import build_report, write_report
+    from analysis.report import build_report, explore, write_explorer, write_report
 
-    html = base / "report.html"
-    floors, analyses, reports, incidents = [], [], [], []
+    html, page = base / "report.html", base / "explorer.html"
+    floors, analyses, reports, incidents, explores = [], [], [], [], []
     for round_ in range(args.rounds):
         floors.append(timed(lambda: (ftdc.read_ftdc(directory, metrics), ftdc.read_logs(log))))
         start = time.perf_counter()
@@ -203,15 +206,20 @@ def main() -> None:
         analyses.append(time.perf_counter() - start)
         incidents.append(timed(result.refresh_incidents))
         reports.append(timed(lambda: write_report(build_report([result]), html)))
+        explores.append(timed(lambda: write_explorer(explore(result, directory, "bench"), page)))
         print(f"round {round_ + 1}: floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (ratio {analyses[-1] / floors[-1]:.2f}), "
               f"incidents {incidents[-1] * 1000:.0f} ms ({incidents[-1] / analyses[-1]:.1%} of the analysis), "
-              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis)")
+              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
+              f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis)")
     peak = peak_rss_mb(directory, log)
     print(json.dumps({
         "floor_s": round(min(floors), 2), "analyze_s": round(min(analyses), 2), "ratio_best": round(min(analyses) / min(floors), 2),
         "ratio_median": round(statistics.median(a / f for a, f in zip(analyses, floors)), 2),
         "report_s": round(min(reports), 2), "report_share_median": round(statistics.median(r / a for r, a in zip(reports, analyses)), 2),
         "report_html_mb": round(html.stat().st_size / 1e6, 2),
+        "explore_s": round(min(explores), 2), "explore_share_median": round(statistics.median(e / a for e, a in zip(explores, analyses)), 2),
+        "explorer_html_mb": round(page.stat().st_size / 1e6, 2),
+        "explorer_series": page.read_text().count('"levels":'),
         "incidents_s": round(min(incidents), 3), "incidents_share_median": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
         "peak_rss_mb": round(peak), "findings": len(result.findings), "problems": len(result.problems), "incidents": len(result.incidents),
     }, indent=1))

@@ -7,7 +7,7 @@ loaded from git into this process beside the current one, so both share the
 decoder; rounds alternate. Prints each one's seconds, the dataset's size as a
 multiple of the raw FTDC and the ratios (targets: size <= 1.5x, speed >= 3x).
 
-    python bench/bench_dataset.py [--rounds 2] [--ref 0a410cc]
+    python -m bench.bench_dataset [--rounds 2] [--ref 0a410cc]
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ import time
 import warnings
 from pathlib import Path
 
+import ftdc
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "samples" / "ftdc"
-sys.path.insert(0, str(ROOT))
-
-import ftdc  # noqa: E402
 
 
 def fleet() -> list[Path]:

@@ -7,7 +7,7 @@ with the right window and culprit and nothing else raised (quiet families: nothi
 raised, no COLLSCAN blamed). The failures are listed with the case to keep as an
 explicit example in tests/test_families.py.
 
-    python bench/bench_families.py [--examples 100] [--seed 13] [--only ttl_burst]
+    python -m bench.bench_families [--examples 100] [--seed 13] [--only ttl_burst]
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from samples.families import KINDS, analyzed, build, build_quiet, failures  # noqa: E402
-from samples.family_strategies import IDLE, QUIET, VICTIMS, cases, shapes  # noqa: E402
+from samples.families import KINDS, analyzed, build, build_quiet, failures
+from samples.family_strategies import AT_LIMITS, DEFAULTS_80, IDLE, INDEX_BUILDS, LONG_READS, OWN_QUEUE, PINNED, QUIET, STEADY, VICTIMS, cases, shapes
 
 
 def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
@@ -46,10 +43,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=100)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--only", nargs="*", default=None, help="families to run (a detector kind, quiet, victims, idle)")
+    parser.add_argument("--only", nargs="*", default=None, help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle)")
     args = parser.parse_args()
     families = {**{kind: (cases(kind), build, args.examples) for kind in KINDS},
                 "victims": (VICTIMS, build, args.examples),
+                "own_queue": (OWN_QUEUE, build, args.examples),
+                "long_reads": (LONG_READS, build, args.examples),
+                "index_builds": (INDEX_BUILDS, build, args.examples),
+                "pinned": (PINNED, build, args.examples),
+                "defaults_80": (DEFAULTS_80, build, args.examples),
+                "steady": (STEADY, build, args.examples),
+                "at_limits": (AT_LIMITS, build, args.examples),
                 "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
                 "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4))}
     print("| family | drawn | passed | rate |")

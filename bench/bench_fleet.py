@@ -14,7 +14,7 @@ per-node analyse time (median, from the loop), the totals, spark/pool (target
 against a process that analysed one node alone (memory per worker bounded by
 one node).
 
-    python bench/bench_fleet.py [--nodes 8] [--hours 24] [--workers 2] [--rounds 2]
+    python -m bench.bench_fleet [--nodes 8] [--hours 24] [--workers 2] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -32,15 +32,13 @@ import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "samples"))
 
 LAYOUTS = [("4.2.24", "4.2"), ("6.0.14", "6.0"), ("7.0.12", "7.0"), ("8.0.4", "8.0")]
 
 
 def _build_node(args: tuple[Path, int, int]) -> None:
-    from make_scenarios import Healthy
-    from simulate import Config, write_ftdc
+    from samples.make_scenarios import Healthy
+    from samples.simulate import Config, write_ftdc
 
     target, index, seconds = args
     version, layout = LAYOUTS[index % len(LAYOUTS)]
@@ -76,7 +74,7 @@ def _analyse_measured(path: str) -> tuple[float, float]:
 
 
 def one_node_rss(path: Path) -> float:
-    code = f"import sys, warnings; warnings.simplefilter('ignore'); sys.path.insert(0, {str(ROOT)!r}); import bench.bench_fleet as b; print(b._analyse_measured({str(path)!r})[1])"
+    code = f"import sys, warnings; warnings.simplefilter('ignore'); import bench.bench_fleet as b; print(b._analyse_measured({str(path)!r})[1])"
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1])
 
 

@@ -1,6 +1,6 @@
 """FTDC decode benchmark: ratios to an inflate-only floor, measured in one run.
 
-    python bench/bench_ftdc.py [--copies 40] [--repeat 3]
+    python -m bench.bench_ftdc [--copies 40] [--repeat 3]
 
 Builds bench/data/ftdc-<copies>/ from renamed copies of the real 7.0 archive
 file (from ../shared/samples), then times, in this process and side by side:
@@ -25,11 +25,10 @@ from pathlib import Path
 
 import bson
 
+import ftdc
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "samples" / "ftdc" / "mongod-7.0" / "diagnostic.data" / "metrics.2024-04-16T11-34-42Z-00000"
-sys.path.insert(0, str(ROOT))
-
-import ftdc  # noqa: E402
 
 
 def build(copies: int) -> Path:

@@ -15,7 +15,7 @@ For memory's worst case, also a log of the same size made of nothing but the
 shortest slow-query line (a slow `hello`, 262 bytes: the most rows per byte),
 read plain and gzipped, peak RSS each.
 
-    python bench/bench_logs.py [--gb 1.0] [--rounds 2]
+    python -m bench.bench_logs [--gb 1.0] [--rounds 2]
 """
 
 import argparse
@@ -30,7 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT.parent / "shared" / "samples" / "logs" / "mongod-6.0.11" / "sample-mongod.log.gz"
 DATA = ROOT / "bench" / "data"
-sys.path.insert(0, str(ROOT))
 
 
 def build_log(gigabytes: float) -> Path:
@@ -117,12 +116,12 @@ def peak_rss(path: Path) -> dict:
     VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's peak.
     """
     code = (
-        "import sys, json; sys.path.insert(0, sys.argv[2]);"
+        "import sys, json;"
         "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1]);"
         "peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
         "print(json.dumps({'peak_mb': peak, 'rows': frames.slow_ops.height}))"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(path), str(ROOT)], check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 

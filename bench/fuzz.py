@@ -1,9 +1,9 @@
 """Long fuzz runs of the targets in tests/fuzz_targets.py (issue 19 §6).
 
-    python3 bench/fuzz.py --seconds 300            # each target for 5 minutes
-    python3 bench/fuzz.py --target logs --seconds 60
+    python -m bench.fuzz --seconds 300            # each target for 5 minutes, from the checkout
+    python -m bench.fuzz --target logs --seconds 60
 
-Prints, per target, how many inputs ran and the distinct failures found; each failing
+The real samples are read from ../shared/samples. Prints, per target, how many inputs ran and the distinct failures found; each failing
 input is saved under --findings (default /tmp/ftdc-fuzz-findings) to become a test.
 CI runs the same targets for a bounded number of inputs (tests/test_fuzz_targets.py).
 """
@@ -11,20 +11,17 @@ CI runs the same targets for a bounded number of inputs (tests/test_fuzz_targets
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
-from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from bench.fuzz_targets import check_ftdc, check_log, ftdc_seeds, log_seeds, mutated_ftdc, mutated_log
 
-from conftest import SHARED_SAMPLES  # noqa: E402
-from fuzz_targets import check_ftdc, check_log, ftdc_seeds, log_seeds, mutated_ftdc, mutated_log  # noqa: E402
+SHARED_SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 
 TARGETS = {
     "ftdc": (lambda: ftdc_seeds(SHARED_SAMPLES / "ftdc"), mutated_ftdc, check_ftdc, "metrics.2024-05-14T09-00-00Z-00000"),

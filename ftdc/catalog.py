@@ -67,6 +67,12 @@ def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catal
     require_documents(files, len(raw["documents"]), raw["problems"])
     for problem in raw["problems"]:
         warnings.warn(problem, FTDCWarning, stacklevel=3)
+    return catalog_of(files, raw)
+
+
+def catalog_of(files: list[FtdcFile], raw: dict) -> Catalog:
+    """The `Catalog` of the native catalog's lists (`_native.catalog`, or a read's `DecodedFrame.catalog()`);
+    its problems are the caller's to report."""
     return Catalog(
         files=files,
         documents=_without_impossible_times(pl.DataFrame(raw["documents"], schema=_DOCUMENT_SCHEMA, orient="row"), ["_id"]),

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import warnings
-from typing import Collection
+from typing import TYPE_CHECKING, Collection
 
 import polars as pl
-import pyarrow as pa
 
-from . import _native
 from .errors import FTDCWarning
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from . import _native
 
 TIME_COLUMN = "start"
 _INT64, _BOOL, _DATE = 0, 1, 2
-_TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
 
-def _array(decoded, arrow_type: pa.DataType, values: int, validity: int | None) -> pa.Array:
+def _array(decoded, arrow_type: "pa.DataType", values: int, validity: int | None) -> "pa.Array":
+    import pyarrow as pa
+
     rows = decoded.rows
     data = pa.foreign_buffer(values, rows * 8, base=decoded)
     bits = None if validity is None else pa.foreign_buffer(validity, (rows + 7) // 8, base=decoded)
@@ -25,14 +29,18 @@ def _array(decoded, arrow_type: pa.DataType, values: int, validity: int | None) 
 
 def to_polars(decoded: "_native.DecodedFrame") -> pl.DataFrame:
     """A frame with `start` first, then the metrics in first-seen order."""
+    # Imported here: every module takes TIME_COLUMN from this one, and only a decode needs Arrow.
+    import pyarrow as pa
+
+    timestamp = pa.timestamp("ms", tz="UTC")
     names = [TIME_COLUMN]
-    arrays = [_array(decoded, _TIMESTAMP, decoded.time_address(), None)]
+    arrays = [_array(decoded, timestamp, decoded.time_address(), None)]
     bools = []
     for name, kind, values, validity in decoded.columns():
         if name == TIME_COLUMN:
             continue
         names.append(name)
-        arrays.append(_array(decoded, _TIMESTAMP if kind == _DATE else pa.int64(), values, validity))
+        arrays.append(_array(decoded, timestamp if kind == _DATE else pa.int64(), values, validity))
         if kind == _BOOL:
             bools.append(name)
     frame = pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import warnings
-from typing import Collection, Iterable, Optional, Union
+from typing import Callable, Collection, Iterable, Optional, Union
 
 import polars as pl
 
 from . import _native
-from .catalog import catalog_files
+from .catalog import Catalog, catalog_files, catalog_of
 from .errors import FTDCError, FTDCWarning, require_documents
 from .frames import TIME_COLUMN, report_problems, to_polars
 from .paths import FtdcFile, PathArg, resolve
@@ -35,26 +35,53 @@ def decode_files(
 ) -> pl.DataFrame:
     """Decodes already-resolved files; the building block of every reader. Problems in
     `reported` (the files' catalog has warned of them) are not warned of again."""
-    decoded = _native.read(
-        [str(f.path) for f in files],
-        [f.interim for f in files],
-        metric_list(metrics),
-        to_ms(start),
-        to_ms(end),
-        time_field,
-        max_values,
-    )
+    decoded = _native.read(*_read_arguments(files, metrics, start, end, time_field, max_values))
     require_documents(files, decoded.documents, decoded.problems)
+    _raise_refusal(files, decoded)
+    report_problems(decoded, time_field, reported)
+    return _frame(files, decoded)
+
+
+def read_with_catalog(
+    files: list[FtdcFile],
+    metrics: Metrics = None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    *,
+    vet: Callable[[Catalog], None] = lambda catalog: None,
+) -> tuple[Catalog, pl.DataFrame]:
+    """`catalog_files` and `decode_files` in one pass over the files: the catalog comes from
+    the chunks decoded (those the time range skips are only peeked), so each chunk is
+    inflated once. `vet(catalog)` runs before the values are looked at, so that a refusal
+    of what the files hold comes first, as it does when the catalog is read first."""
+    decoded = _native.read(*_read_arguments(files, metrics, start, end, TIME_COLUMN, None), catalog=True)
+    require_documents(files, decoded.documents, decoded.problems)
+    report_problems(decoded, TIME_COLUMN)  # damage first, then any refusal: the last line says why it stopped
+    catalog = catalog_of(files, decoded.catalog())
+    vet(catalog)
+    _raise_refusal(files, decoded)
+    return catalog, _frame(files, decoded)
+
+
+def _read_arguments(files: list[FtdcFile], metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, max_values: Optional[int]) -> tuple:
+    return ([str(f.path) for f in files], [f.interim for f in files], metric_list(metrics), to_ms(start), to_ms(end), time_field, max_values)
+
+
+def _raise_refusal(files: list[FtdcFile], decoded: "_native.DecodedFrame") -> None:
     if decoded.error:
         raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
-    report_problems(decoded, time_field, reported)
+
+
+def _frame(files: list[FtdcFile], decoded: "_native.DecodedFrame") -> pl.DataFrame:
+    """The frame of a native read that was not refused, without impossible times."""
     frame = to_polars(decoded)
     where = f"{files[0].path}{' and others' if len(files) > 1 else ''}"
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
     if impossible.any():
-        warnings.warn(f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped", FTDCWarning, stacklevel=2)
+        warnings.warn(f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped", FTDCWarning, stacklevel=3)
         frame = frame.filter(~impossible)
-    return _without_impossible_dates(frame, where)
+    # The decoder's rows are in time order (ties in chunk order): said, so that sorting is free.
+    return _without_impossible_dates(frame, where).with_columns(pl.col(TIME_COLUMN).set_sorted())
 
 
 def _without_impossible_dates(frame: pl.DataFrame, where: str) -> pl.DataFrame:
@@ -68,7 +95,7 @@ def _without_impossible_dates(frame: pl.DataFrame, where: str) -> pl.DataFrame:
     damaged = [name for name, count in zip(dates, counts) if count]
     for name, count in zip(dates, counts):
         if count:
-            warnings.warn(f"{where}: {count:,} value(s) of {name} dated outside years 1-9999 (damaged): read as null", FTDCWarning, stacklevel=3)
+            warnings.warn(f"{where}: {count:,} value(s) of {name} dated outside years 1-9999 (damaged): read as null", FTDCWarning, stacklevel=4)
     return frame.with_columns(pl.when(~outside_python_range(pl.col(name))).then(pl.col(name)).alias(name) for name in damaged) if damaged else frame
 
 

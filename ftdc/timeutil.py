@@ -8,9 +8,10 @@ ISO-8601 UTC with `Z`, milliseconds only when they are not zero.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 TimeArg = Union[None, int, str, dt.datetime, dt.date]
 
@@ -68,6 +69,7 @@ def format_time(value: Optional[dt.datetime]) -> str:
 
 def format_time_expr(expr: pl.Expr) -> pl.Expr:
     """`format_time` for a polars Datetime column (as a String column)."""
+    import polars as pl  # here, so that the CLI's help (TIME_HELP) starts without polars
     utc = expr.dt.convert_time_zone("UTC")
     whole = utc.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     return pl.when(utc.dt.millisecond() == 0).then(whole).otherwise(utc.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
@@ -75,6 +77,7 @@ def format_time_expr(expr: pl.Expr) -> pl.Expr:
 
 def times_as_text(schema: dict[str, pl.DataType]) -> list[pl.Expr]:
     """Every datetime column of `schema` as `format_time_expr` text, under its own name."""
+    import polars as pl
     return [format_time_expr(pl.col(name)).alias(name) for name, dtype in schema.items() if isinstance(dtype, pl.Datetime)]
 
 

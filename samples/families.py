@@ -4,11 +4,11 @@ node) in, a simulated diagnostic.data + mongod log + what was injected out.
 `Shape` is the node: version and layout, cache size, healthy latency, FTDC sampling
 period, the log's time-zone offset, and the configuration it runs with (eviction
 triggers, checkpoint interval, a fixed ticket pool or, from 7.0, throughput probing).
-`Incident` is one detector's mechanism (METRICS.md) at a drawn length and strength;
+`Incident` is one detector's mechanism (docs/metrics.md) at a drawn length and strength;
 `Quiet` is a busy node that is healthy. `build` writes the node and returns a
 `Scenario` whose `expected` findings are written from what was injected, never from
 what the analyses find. tests/test_families.py draws them with hypothesis;
-bench/bench_families.py counts pass rates.
+`python -m bench.bench_families` counts pass rates.
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ class Shape:
     checkpoint_interval: int = 60  # storage.syncPeriodSecs, configured when not 60
     eviction_trigger: int = 95  # configured when not WiredTiger's default
     dirty_trigger: int = 20
-    tickets: Optional[int] = None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0
+    tickets: Optional[int] = None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0; 0: 8.0's default recorded
     seed: int = 0
 
     @property
     def probing(self) -> bool:
-        return self.tickets is None and self.layout not in ("4.2", "6.0")
+        return not self.tickets and self.layout not in ("4.2", "6.0")
 
     def config(self) -> Config:
         cache = f"eviction_trigger={self.eviction_trigger},eviction_dirty_trigger={self.dirty_trigger}" \
@@ -74,6 +74,12 @@ class Incident:
     strength: float = 0.5
     culprit: bool = False  # a COLLSCAN in the log causes it (cache fill, tickets)
     victims: bool = False  # checkpoint_stall: short COLLSCANs that spent their time waiting on it
+    long_reads: bool = False  # checkpoint_stall: aggregates of minutes finishing at random times, credited at completion
+    steady: bool = False  # the load did not change: a workload root cause must say so, and name the operations carrying it
+    index_build: bool = False  # cache_pressure (fill): an index build's collection scan fills the cache (its root cause)
+    at_limits: bool = False  # cache_pressure (fill): the cache sits at its trigger all along and the working set grows (its root cause)
+    pinned: bool = False  # cache_pressure (dirty): an idle transaction pins history while the load is unchanged (its root cause)
+    own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ class Scenario:
     log: Path
     expected: list[Expected] = field(default_factory=list)
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
+    root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
+    pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
+    steady: bool = False  # the load was steady: no workload root cause may call it changed
 
 
 # -- the healthy node
@@ -123,7 +132,7 @@ class Baseline:
     def total(self, s: int) -> int:
         if self.shape.probing:
             return 8 + (s // 30) % 17
-        return self.shape.tickets or FIXED_POOL
+        return self.shape.tickets or FIXED_POOL  # (0 is probing's, from 7.0)
 
     def __call__(self, s: int) -> Tick:
         tick = self.healthy(s)
@@ -190,7 +199,7 @@ def _tickets(incident: Incident, base: Baseline, line: Timeline) -> Callable[[in
 
 def _ttl(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
     # 12,000 to 600,000 documents a minute (sub-passes of up to 50,000 per index, SERVER-56194); a pass shorter
-    # than a minute still deletes 12,000 (a burst is 10,000 in a minute or more, METRICS.md §7).
+    # than a minute still deletes 12,000 (a burst is 10,000 in a minute or more, docs/metrics.md §7).
     rate = int(max(200 + 9800 * incident.strength, 12_000 / min(line.end - line.start, 60)))
 
     def plan(s: int) -> Tick:
@@ -299,6 +308,67 @@ def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable
     return plan
 
 
+def long_reads(base: Baseline, line: Timeline, rng: random.Random) -> dict[int, int]:
+    """Aggregates of 1-10 minutes ending every 1-4 minutes through the episode and around it: second -> milliseconds."""
+    out, s = {}, line.start - 300
+    while s < line.end + 120:
+        out[s] = rng.randint(60_000, 600_000)
+        s += rng.randint(60, 240)
+    return out
+
+
+def _index_build(plan: Callable[[int], Tick], span: tuple[int, int]) -> Callable[[int], Tick]:
+    """`plan` with an index build registered at span[0] and committed at span[1] (indexBuilds, indexBulkBuilder)."""
+    return lambda s: replace(plan(s), index_build=span[0] <= s < span[1])
+
+
+def _pinning(plan: Callable[[int], Tick], since: int, until: int) -> Callable[[int], Tick]:
+    """`plan` with one transaction left open and idle from `since` to `until`: every write since pins another ID in
+    WiredTiger, and the history store grows with the updates it keeps."""
+    def pinned(s: int) -> Tick:
+        tick = plan(s)
+        if not since <= s < until:
+            return tick
+        return replace(tick, txn_open=1, txn_inactive=1, pinned_ids=30 + int(tick.writes * (s - since)),
+                       history_store_bytes=tick.history_store_bytes + (s - since) * 2 * 2**20)
+    return pinned
+
+
+def _at_limits(plan: Callable[[int], Tick], shape: Shape, line: Timeline, rng: random.Random) -> Callable[[int], Tick]:
+    """`plan` on a node whose cache sits a point under its trigger all along, reading more and more into it; during the
+    incident the working set outgrows it: three times the reads, and the fill past the trigger (the incident's own plan)."""
+    def limited(s: int) -> Tick:
+        tick = plan(s)
+        if line.start <= s < line.end:
+            return replace(tick, disk_mb=tick.disk_mb * 3)
+        return replace(tick, cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100, disk_mb=tick.disk_mb * (1 + 0.3 * s / line.seconds))
+    return limited
+
+
+def _log_index_build(log: JsonLog | TextLog, run: Run, span: tuple[int, int], rng: random.Random) -> str:
+    """The build's createIndexes command (it returns when the build commits) and, 4.4+, its INDEX lines. Returns its namespace."""
+    ns = rng.choice(NAMESPACES)
+    db, collection = ns.split(".")
+    spec = {"key": {"customer": 1, "ts": -1}, "name": "customer_1_ts_-1"}
+    if isinstance(log, JsonLog):
+        for at, id_, msg in ((span[0], 20384, "Index build: starting"), (span[1], 20663, "Index build: completed successfully")):
+            log.line(run.at(at), "INDEX", id_, "IndexBuildsCoordinatorMongod-0", msg, {"namespace": ns, "properties": {"v": 2, **spec}})
+    log.slow(run.at(span[1]) + dt.timedelta(milliseconds=30), f"conn{rng.randint(100, 999)}", ns, {"createIndexes": collection, "indexes": [spec], "$db": db},
+             "", (span[1] - span[0]) * 1000 + 30, keys=0, docs=0, nreturned=0)
+    return ns
+
+
+def _credited(plan: Callable[[int], Tick], ends: dict[int, int]) -> Callable[[int], Tick]:
+    """`plan` with each long read's whole latency credited to the second it ends (opLatencies counts an operation
+    when it finishes, docs/metrics.md §1): that second's mean read latency carries it; no other read is slower."""
+    def credited(s: int) -> Tick:
+        tick = plan(s)
+        if s not in ends:
+            return tick
+        return replace(tick, read_latency_us=tick.read_latency_us + ends[s] * 1000 / max(tick.reads, 1))
+    return credited
+
+
 KINDS: dict[str, Callable[[Incident, Baseline, Timeline], Callable[[int], Tick]]] = {
     "cache_pressure": _cache, "ticket_exhaustion": _tickets, "ttl_burst": _ttl, "disk_saturation": _disk,
     "dhandle_pressure": _dhandles, "connection_storm": _storm, "throughput_dip": _dip, "checkpoint_stall": _checkpoints,
@@ -349,6 +419,8 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
                  {"aggregate": collection, "pipeline": [{"$match": {"status": "shipped"}}, {"$group": {"_id": "$customer", "n": {"$sum": 1}}}], "cursor": {}, "$db": db},
                  "COLLSCAN", length_ms + 400 + rng.randint(0, 2000), keys=0, docs=38_000_000, nreturned=101, queryHash="5C5B0E3A")
         return ns, "aggregate"
+    if incident.own_queue:
+        return _own_queue(log, incident, line, run, rng, ns)
     if incident.variant == "read":  # finds without an index holding read tickets, started just before the queue forms
         for k in range(rng.randint(3, 8)):
             ms = length_ms + rng.randint(2_000, 20_000)
@@ -370,9 +442,29 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
     return ns, "update"
 
 
+def _own_queue(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: Run, rng: random.Random, ns: str) -> tuple[str, str]:
+    """One COLLSCAN find run so often that its runs hold every read ticket and the rest of them queue: pool + queue
+    runs in flight, each spending the queue's share of its time queued for a ticket (the queue behind its own runs)
+    and most of its working time reading the collection from disk, as 8.0's slow-query line records both."""
+    db, collection = ns.split(".")
+    pool = run.ticks[line.start].read_total
+    queue = run.ticks[line.start].read_queue
+    in_flight = pool + queue
+    s = float(line.start - 30)
+    while s < line.end:
+        ms = rng.randint(20_000, 40_000)
+        queued, reading = ms * queue / in_flight, ms * pool / in_flight * rng.uniform(0.5, 0.7)
+        log.slow(run.at(s) + dt.timedelta(milliseconds=ms), f"conn{rng.randint(100, 9999)}", ns,
+                 {"find": collection, "filter": {"region": "emea", "total": {"$gt": 100}}, "$db": db}, "COLLSCAN", ms, keys=0, docs=900_000, nreturned=12,
+                 queryHash="3A9C51D0", queues={"execution": {"admissions": 1, "totalTimeQueuedMicros": int(queued * 1000)}},
+                 storage={"data": {"bytesRead": 700_000_000, "timeReadingMicros": int(reading * 1000)}})
+        s += ms / 1000 / in_flight
+    return ns, "find"
+
+
 def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, float]], layout: str, rng: random.Random) -> None:
     """Short COLLSCANs of a small collection caught in each slowed checkpoint: most of their time waiting
-    for cache, a lock or (8.0, which logs it) a ticket, as the slow-query line records it (LOG-FORMAT.md §3)."""
+    for cache, a lock or (8.0, which logs it) a ticket, as the slow-query line records it (docs/log-format.md §3)."""
     waits = {
         "cache": lambda us: {"storage": {"data": {"bytesRead": 40_000}, "timeWaitingMicros": {"cache": us}}},
         "lock": lambda us: {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": us}}}},
@@ -407,13 +499,39 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     rng = random.Random(shape.seed * 7919 + 13)
     line = _timeline(shape, incident, rng)
     base = Baseline(shape)
-    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, KINDS[incident.kind](incident, base, line), period=shape.period_s)
+    plan = KINDS[incident.kind](incident, base, line)
+    ends = long_reads(base, line, random.Random(shape.seed + 3)) if incident.long_reads else {}
+    plan = _credited(plan, ends) if ends else plan
+    held = random.Random(shape.seed + 9)  # the draws the plain families make stay as they were
+    lead = held.randint(20, 120)  # the build's scan, or the idle transaction, began before the cache crossed its trigger
+    building = (line.start - lead, line.end + held.randint(0, 60))
+    if incident.index_build:
+        plan = _index_build(plan, building)
+    if incident.pinned:
+        plan = _pinning(plan, line.start - lead, line.end)
+    if incident.at_limits:
+        plan = _at_limits(plan, shape, line, held)
+    if incident.index_build or incident.pinned or incident.at_limits:
+        config = replace(config, full_status=True)
+    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
     log = node_log(shape, config, run)
+    root = None
+    if incident.index_build:
+        root = ("index_build", _log_index_build(log, run, building, held))
+    if incident.pinned:
+        root = ("pinned_history", None)
+    if incident.at_limits:
+        root = ("cache_too_small", None)
+    for s, ms in ends.items():
+        log.slow(run.at(s) + dt.timedelta(milliseconds=500), f"conn{rng.randint(100, 999)}", "reports.sales",
+                 {"aggregate": "sales", "pipeline": [{"$match": {"year": 2024}}, {"$group": {"_id": "$region", "total": {"$sum": "$amount"}}}], "cursor": {}, "$db": "reports"},
+                 "IXSCAN { year: 1 }", ms, keys=5_000_000, docs=5_000_000, nreturned=12, queryHash="91AA03F4")
     culprit = _collscans(log, incident, line, run, rng) if incident.culprit else None
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
-    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims)
+    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root, not shape.tickets,
+                    incident.steady)
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -503,6 +621,15 @@ def failures(scenario: Scenario, result) -> list[str]:
             wrong.append(f"also raised: {f.kind} {f.resource or ''} {f.severity} {f.start:%H:%M:%S}-{f.end:%H:%M:%S}: {f.title}")
         elif not any(w.culprit for w in scenario.expected) and causes(f.culprits, f.seconds):
             wrong.append(f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}")
+    if scenario.root and not any(i.root_cause.evidence.get("mechanism") == scenario.root[0] and scenario.root[1] in (None, i.root_cause.evidence.get("ns"))
+                                 for i in result.incidents):
+        wrong.append(f"root cause {scenario.root} not found: {[i.root_cause.summary for i in result.incidents]}")
+    named = [c.summary for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("setting") in ("read_tickets", "write_tickets")]
+    if scenario.pools_unset and named:
+        wrong.append(f"a ticket pool named as a cause where none was fixed: {named}")
+    loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.kind == "workload" and "writes_changed" in i.root_cause.evidence]
+    if scenario.steady and any(e["writes_changed"] is not False or not e["operations_per_s"] for e in loads):
+        wrong.append(f"a steady load told as changed or unnamed: {[(e['writes_changed'], e['operations_per_s']) for e in loads]}")
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong

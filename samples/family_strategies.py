@@ -5,6 +5,7 @@ shrinks to a small scenario (a 7.0 node, 1 s sampling, default settings, the sho
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from hypothesis import strategies as st
 
@@ -72,7 +73,7 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
         return Incident(kind, draw(_length(shape, 30)), factor, variant, strength, culprit=variant == "fill" and draw(st.booleans()))
     if kind == "ticket_exhaustion":
         return Incident(kind, draw(_length(shape, 30)), factor, draw(st.sampled_from(["read", "write"])), strength, culprit=draw(st.booleans()))
-    if kind == "disk_saturation":  # saturation is a minute or more by definition (METRICS.md §11)
+    if kind == "disk_saturation":  # saturation is a minute or more by definition (docs/metrics.md §11)
         return Incident(kind, draw(_length(shape, 60)), factor, strength=strength)
     if kind == "connection_storm":  # clients reconnect for seconds to minutes; beyond, the count has long hit its limit
         return Incident(kind, draw(_length(shape, 10, 900)), factor, strength=strength)
@@ -103,3 +104,23 @@ ANY_CASE = st.sampled_from(list(KINDS)).flatmap(cases)
 # A checkpoint stall with short COLLSCANs in the log that spent their time waiting on it.
 VICTIMS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).filter(lambda i: i.variant == "repeated")
                            .map(lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, victims=True))))
+# A COLLSCAN find whose runs fill the read pool of an 8.0 node (which logs time queued) and queue behind each other.
+OWN_QUEUE = shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
+    lambda shape: st.tuples(st.just(shape), st.builds(Incident, st.just("ticket_exhaustion"), st.integers(max(30, 3 * shape.period_s), 300), FACTORS,
+                                                      st.just("read"), STRENGTHS, culprit=st.just(True), own_queue=st.just(True))))
+# Checkpoint stalls of writes beside long reads whose whole latency is credited to the second each one ends.
+LONG_READS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(
+    lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, long_reads=True))))
+# A cache filled by an index build's scan (the build its root cause), and dirty data kept by an idle transaction pinning history.
+INDEX_BUILDS = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
+    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, index_build=st.just(True))))
+PINNED = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
+    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("dirty"), STRENGTHS, pinned=st.just(True))))
+# 8.0 nodes with their defaults recorded: ticket parameters 0 (the node sizes the pools), any detector's incident.
+DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(lambda kind: shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
+    lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))))
+# Checkpoint stalls under a load that did not change: the root cause says so and says what did.
+STEADY = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(lambda i: (shape, replace(i, steady=True))))
+# Nodes living at their limits: the cache at its trigger all along, the working set outgrowing it.
+AT_LIMITS = shapes().flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
+    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, at_limits=st.just(True))))

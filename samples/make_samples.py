@@ -8,20 +8,17 @@ the 20 % trigger, application threads evict, the 8 write tickets throughput prob
 out with writers queued, and write latency climbs until the checkpoint ends. Updates that
 waited for cache meanwhile are logged as WRITE lines of their own (no COMMAND line).
 mongod is killed at the end: the last chunk survives only in metrics.interim.
-Deterministic: `python samples/make_samples.py` rebuilds identical files.
+Deterministic: `python -m samples.make_samples` (from the checkout) rebuilds identical files.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import random
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from samples.simulate import Config, JsonLog, Tick, write_ftdc  # noqa: E402
+from samples.simulate import Config, JsonLog, Tick, write_ftdc
 
 HERE = Path(__file__).resolve().parent
 T0 = dt.datetime(2024, 5, 14, 9, 0, 0, tzinfo=dt.timezone.utc)

@@ -1,12 +1,12 @@
 """Incident scenarios with their truth: `samples/scenarios/<name>/` = diagnostic.data + log + truth.json.
 
-Each scenario is built from a mechanism the references describe (METRICS.md,
-its public incidents in §12, LOG-FORMAT.md) with production-like numbers,
+Each scenario is built from a mechanism the references describe (docs/metrics.md,
+its public incidents in §12, docs/log-format.md) with production-like numbers,
 and its truth is written from what was injected: the windows where the node
 was made to breach, queue, stall or saturate. The analyses are judged
 against these files; the files are never tuned to the analyses.
 
-    python samples/make_scenarios.py            # rebuild every scenario (deterministic)
+    python -m samples.make_scenarios          # rebuild every scenario (deterministic)
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from samples.simulate import Config, JsonLog, Run, TextLog, Tick, write_ftdc  # noqa: E402
+from samples.simulate import Config, JsonLog, Run, TextLog, Tick, write_ftdc
 
 HERE = Path(__file__).resolve().parent / "scenarios"
 UTC = dt.timezone.utc

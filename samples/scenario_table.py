@@ -1,6 +1,6 @@
 """The README's accuracy table: per scenario, what was injected against what `analyze` found.
 
-    python samples/scenario_table.py
+    python -m samples.scenario_table
 
 The same comparisons as tests/test_scenarios.py (kind, resource, window within the
 truth's tolerance) and tests/test_incidents.py (the warning and critical incidents
@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import warnings
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import analysis  # noqa: E402
+import analysis
 
 SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 

@@ -1,7 +1,7 @@
 """Rewrites samples/report-screenshot.png, the README's picture of the demo's HTML report:
 the top of the page (headline and the first finding) in headless Chromium, 1280 px wide.
 
-    python3 samples/screenshot.py [--out PATH] [--height PIXELS]
+    python3 -m samples.screenshot [--out PATH] [--height PIXELS]
 
 The report is built and the browser driven by the helpers of tests/test_browser.py
 (the browser test checks the same page renders cleanly).
@@ -14,11 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from tests.test_browser import Chromium, build_demo_report, find_chromium
 
-from test_browser import Chromium, build_demo_report, find_chromium  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

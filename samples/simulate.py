@@ -72,6 +72,13 @@ class Tick:
     schema_wait_us: float = 0
     gather_handles_us: float = 2000
     collect_ms: float = 2
+    # An index build running this second (its scan reads the collection through the cache, its bulk load writes the index).
+    index_build: bool = False
+    # Transactions open (and of them idle: between statements), and what the oldest pins in WiredTiger (IDs, history store bytes).
+    txn_open: int = 0
+    txn_inactive: int = 0
+    pinned_ids: int = 30
+    history_store_bytes: float = 4 * 2**20
     # Checkpoints: how long the next one takes, and whether this second's sample is missing.
     checkpoint_seconds: float = 2.0
     missing: bool = False
@@ -96,6 +103,10 @@ class Config:
     sync_period_s: Optional[int] = None
     parameters: Optional[dict] = None
     log_tz: dt.tzinfo = dt.timezone.utc  # the offset the log's timestamps are written in (the host's local time)
+    windows: bool = False  # systemMetrics as mongod samples Windows performance counters (ftdc_system_stats_windows.cpp)
+    # serverStatus's indexBuilds, indexBulkBuilder and transactions sections, WiredTiger's pinned range, history store size
+    # and bytes read into the cache, as mongod records them; off for the committed scenarios, written without them (byte for byte).
+    full_status: bool = False
 
 
 class Node:
@@ -109,7 +120,8 @@ class Node:
             "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
             "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
             "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
-            "dhandle_wait schema_wait sweeps swept").split()}
+            "dhandle_wait schema_wait sweeps swept builds_started builds_committed").split()}
+        self.building = False
         self.pid = config.pid
         self.boot_s = 0.0
         self.uptime_s = 86400.0
@@ -216,6 +228,9 @@ class Node:
         if int(t) % 60 == 0:
             n["sweeps"] += 1
             n["swept"] += r.randint(0, 3)
+        if tick.index_build != self.building:  # a build registers and scans, or commits
+            n["builds_started" if tick.index_build else "builds_committed"] += 1
+            self.building = tick.index_build
         self._checkpoint(tick, t)
 
     # -- the documents mongod would write
@@ -237,6 +252,17 @@ class Node:
                 doc["lowPriority"] = {**{k: 0 for k in priority}, "expedited": 0, "bypassed": 0}
         return doc
 
+    def _index_builds(self) -> dict:
+        """serverStatus.indexBuilds (builds registered, and how many reached each phase) and indexBulkBuilder (one bulk
+        builder per index built) as 6.0+ report them: a build is running between its registration and its commit."""
+        started, committed = self.n["builds_started"], self.n["builds_committed"]
+        phases = {"scanCollection": started, "drainSideWritesTable": started, "drainSideWritesTablePreCommit": committed, "waitForCommitQuorum": committed,
+                  "drainSideWritesTableOnCommit": committed, "processConstraintsViolatonTableOnCommit": committed, "commit": committed}
+        return {"indexBuilds": {"total": started, "killedDueToInsufficientDiskSpace": 0, "failedDueToDataCorruption": 0, "phases": phases},
+                "indexBulkBuilder": {"count": started, "resumed": 0, "filesOpenedForExternalSort": started * 4, "filesClosedForExternalSort": committed * 4,
+                                     "spilledRanges": started * 4, "bytesSpilled": started * 800_000_000, "numSorted": started * 50_000_000,
+                                     "bytesSorted": started * 2_000_000_000, "memUsage": 200 * 2**20 if self.building else 0}}
+
     def _wiredtiger(self, tick: Tick) -> dict:
         n, cache_max = self.n, int(self.c.cache_gb * GB)
         new_names = self.c.layout.startswith("8.0")
@@ -251,6 +277,10 @@ class Node:
         }
         if self.c.layout != "4.2":
             cache["bytes allocated for updates"] = int(tick.updates * cache_max)
+        if self.c.full_status:
+            cache["bytes read into cache"] = n["bytes_read"]
+        if self.c.full_status and self.c.layout != "4.2":
+            cache["history store table on-disk size"] = int(tick.history_store_bytes)
         thread_yield = {"application thread time waiting for cache (usecs)": n["wait_us"]}
         if new_names:
             cache["application thread time evicting (usecs)"] = n["evict_us"]
@@ -269,6 +299,8 @@ class Node:
                           "transaction checkpoint total time (msecs)": n["ckpt_total_ms"], "transaction checkpoints": n["ckpt_started"],
                           "transaction checkpoint most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us)}
             sections = {"transaction": checkpoint}
+        if self.c.full_status:  # the oldest running transaction's snapshot, and every ID since, stays pinned
+            sections.setdefault("transaction", {})["transaction range of IDs currently pinned"] = tick.pinned_ids
         wt = {
             "block-manager": {"bytes read": n["bytes_read"], "bytes written": n["bytes_written"], "bytes written for checkpoint": n["ckpt_bytes"]},
             "cache": cache,
@@ -312,10 +344,33 @@ class Node:
             doc["metrics"]["ttl"]["subPasses"] = n["ttl_subpasses"]
         if c.layout.startswith("8.0"):
             doc["queues"] = {"execution": {"write": self._tickets("write", tick), "read": self._tickets("read", tick)}}
+        if c.full_status and c.layout != "4.2":
+            doc.update(self._index_builds())
+        if c.full_status:
+                doc["transactions"] = {"currentOpen": tick.txn_open, "currentActive": tick.txn_open - tick.txn_inactive, "currentInactive": tick.txn_inactive,
+                                   "totalStarted": n["writes_ops"] // 50, "totalCommitted": n["writes_ops"] // 50, "totalAborted": 0}
         doc["end"] = end
         return doc
 
+    def windows_metrics(self, start: dt.datetime) -> dict:
+        """Windows' layout: PDH raw counters by group, disks by PhysicalDisk instance (the _Total instance left out); a
+        precision counter's raw second value follows it as "<name> Base"; times in 100 ns units (perfctr_collect.cpp)."""
+        n, ticks = self.n, int(self.uptime_s * 1e7)
+        disk = {"\\PhysicalDisk\\% Disk Read Time": n["rtime"] * 10_000, "\\PhysicalDisk\\% Disk Read Time Base": ticks,
+                "\\PhysicalDisk\\% Disk Write Time": n["wtime"] * 10_000, "\\PhysicalDisk\\% Disk Write Time Base": ticks,
+                "\\PhysicalDisk\\Avg. Disk Read Queue Length": n["rtime"] * 10_000, "\\PhysicalDisk\\Avg. Disk Write Queue Length": n["wtime"] * 10_000,
+                "\\PhysicalDisk\\Disk Read Bytes/sec": n["rsect"] * 512, "\\PhysicalDisk\\Disk Write Bytes/sec": n["wsect"] * 512,
+                "\\PhysicalDisk\\Disk Reads/sec": n["reads"], "\\PhysicalDisk\\Disk Writes/sec": n["writes"],
+                "\\PhysicalDisk\\Current Disk Queue Length": 0}
+        return {"start": start, "timebase": 10_000_000,
+                "cpu": {"\\Processor\\% Idle Time": int(self.uptime_s * 4e7), "\\Processor\\% User Time": int(self.uptime_s * 3e7),
+                        "\\System\\Processes": 90},
+                "memory": {"\\Memory\\Available Bytes": 12 * GB},
+                "disks": {"0 C:": disk}, "end": start + dt.timedelta(milliseconds=1)}
+
     def system_metrics(self, start: dt.datetime) -> dict:
+        if self.c.windows:
+            return self.windows_metrics(start)
         n = self.n
         disks = {"sda": {"reads": n["reads"], "reads_merged": 0, "read_sectors": n["rsect"], "read_time_ms": n["rtime"],
                          "writes": n["writes"], "writes_merged": 0, "write_sectors": n["wsect"], "write_time_ms": n["wtime"],
@@ -331,7 +386,7 @@ class Node:
         status = self.server_status(start, tick)
         system = self.system_metrics(status["end"])
         if self.c.layout == "8.0-services":
-            # 8.0 with an embedded router: collectors nest under their service (FTDC-FORMAT.md §6).
+            # 8.0 with an embedded router: collectors nest under their service (docs/ftdc-format.md §6).
             return {"start": start, "shard": {"serverStatus": status, **(extra or {})}, "common": {"systemMetrics": system}, "end": system["end"]}
         return {"start": start, "serverStatus": status, **(extra or {}), "systemMetrics": system, "end": system["end"]}
 
@@ -347,7 +402,8 @@ class Node:
         build = {"start": start, "version": c.version, "gitVersion": "0" * 40, "end": start}
         opts = {"start": start, "argv": ["mongod", "--config", "/etc/mongod.conf"], "parsed": parsed, "end": start}
         host = {"start": start, "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
-                "os": {"type": "Linux", "name": "Ubuntu", "version": "22.04"}, "end": start}
+                "os": {"type": "Windows", "name": "Microsoft Windows Server 2022", "version": "10.0"} if c.windows else
+                {"type": "Linux", "name": "Ubuntu", "version": "22.04"}, "end": start}
         if c.layout == "8.0-services":
             return {"start": start, "shard": {"buildInfo": build, "getCmdLineOpts": opts}, "common": {"hostInfo": host}, "end": start}
         return {"start": start, "buildInfo": build, "getCmdLineOpts": opts, "hostInfo": host, "end": start}
@@ -429,7 +485,7 @@ class JsonLog:
             "category": "WT_VERB_CHECKPOINT_PROGRESS", "category_id": 7, "verbose_level": "INFO", "verbose_level_id": 0, "msg": text}})
 
     def checkpoints(self, run: Run) -> None:
-        """The checkpoint lines WiredTiger writes (LOG-FORMAT.md §5): progress every 20 s, the snapshot near the end."""
+        """The checkpoint lines WiredTiger writes (docs/log-format.md §5): progress every 20 s, the snapshot near the end."""
         for start, end in run.checkpoints:
             length = end - start
             for running in range(20, int(length), 20):

@@ -14,11 +14,7 @@ RAW_MS = CodecOptions(document_class=RawBSONDocument, datetime_conversion=Dateti
 
 def documents(path: Path) -> list[tuple[int, RawBSONDocument]]:
     """`(offset, document)` for every intact top-level document of an FTDC file."""
-    return documents_in(Path(path).read_bytes())
-
-
-def documents_in(data: bytes) -> list[tuple[int, RawBSONDocument]]:
-    """`(offset, document)` for every intact top-level document of FTDC bytes."""
+    data = Path(path).read_bytes()
     out, pos = [], 0
     while pos + 4 <= len(data):
         (length,) = struct.unpack_from("<i", data, pos)

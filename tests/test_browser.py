@@ -6,7 +6,7 @@ the first screen, then the finding cards, every card's plot decoded and laid out
 log no console error or exception, and request nothing but `file:` and `data:` URLs.
 Without Chromium the test is skipped locally and fails under CI=true.
 
-`python3 samples/screenshot.py` reuses `build_demo_report` and `Chromium` to rewrite
+`python3 -m samples.screenshot` reuses `build_demo_report` and `Chromium` to rewrite
 `samples/report-screenshot.png`, the README's picture of the report.
 """
 

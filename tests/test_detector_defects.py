@@ -2,18 +2,14 @@
 samples where they show it, else from the project's simulator (samples/simulate.py)."""
 
 import datetime as dt
-import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from analysis.culprits import causes, rank
 from ftdc.logs import read_logs
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from analysis.culprits import causes, rank  # noqa: E402
-from samples.simulate import Config, JsonLog, TextLog, Tick, write_ftdc  # noqa: E402
+from samples.simulate import Config, JsonLog, TextLog, Tick, write_ftdc
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 3, 4, 10, 0, tzinfo=UTC)

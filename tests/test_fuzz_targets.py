@@ -1,5 +1,5 @@
 """Issue 19 §6: the fuzz targets of `fuzz_targets.py`, a bounded run in CI (about a minute
-in all); `python3 bench/fuzz.py` runs them for longer and counts what ran and what it found."""
+in all); `python -m bench.fuzz` runs them for longer and counts what ran and what it found."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz_targets import check_ftdc, check_log, ftdc_seeds, log_seeds, mutated_ftdc, mutated_log
+from bench.fuzz_targets import check_ftdc, check_log, ftdc_seeds, log_seeds, mutated_ftdc, mutated_log
 
 EXAMPLES = int(os.environ.get("FTDC_FUZZ_EXAMPLES", "25"))
 BOUNDED = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

@@ -65,7 +65,7 @@ def test_write_statement_row_6011(frames):
 
 
 def test_storage_waits_6011(frames):
-    # LOG-FORMAT.md §3: 199 non-empty storage.timeWaitingMicros.cache values.
+    # docs/log-format.md §3: 199 non-empty storage.timeWaitingMicros.cache values.
     assert frames[SAMPLES[0]].slow_ops["cache_wait_micros"].is_not_null().sum() == 199
 
 

@@ -36,6 +36,11 @@ def texts_of(path: Path) -> list[tuple[str, bytes]]:
     import base64
 
     stripped = re.sub(rb"data:image/png;base64,[A-Za-z0-9+/=]+", b"data:", data)
+    # The explorer's code (uPlot and explorer.js) is the same in every report and holds no input: its
+    # identifiers ("x", pending) are not the node's. Its data, from the input, is searched with the rest.
+    from analysis.report.explorer_page import assets
+
+    stripped = stripped.replace(assets().encode("utf-8"), b"")
     return [(path.name, stripped)] + [(f"{path.name} image {i}", png_text(base64.b64decode(img))) for i, img in enumerate(images)]
 
 

@@ -46,8 +46,11 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     assert write_report(report, path) == [path]
     page = path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
-    # Nothing that could reach a network: no scripts, links, or remote sources.
-    assert "<script" not in page and "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    # Nothing that could reach a network: no links or remote sources, and a policy that forbids every request.
+    # The only scripts are the metric explorer's, inline (issue 20 §4): its library and code, and its data, which is not run.
+    assert "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\"" in page
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">', "<script>", "<script>"]
     assert all(escape(h) in page for h in report.headlines) and "What to do" in page
     problems = demo.problems
     cards = re.findall(r'<div class="finding (critical|warning)"', page)

@@ -96,9 +96,6 @@ def test_context_is_reported(scenario):
 
 def test_scenarios_rebuild_identically(tmp_path):
     """Deterministic: a rebuilt scenario is byte-identical to the committed one."""
-    import sys
-
-    sys.path.insert(0, str(SCENARIOS.parents[1]))
     from samples.make_scenarios import build
 
     rebuilt = build("write-queue-7.0", tmp_path)

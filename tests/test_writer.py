@@ -73,7 +73,7 @@ def encode_element(key: str, typed) -> bytes:
 
 
 # ---------------------------------------------------------------------------
-# The oracle: FTDC-FORMAT.md section 4, written independently of the decoder.
+# The oracle: docs/ftdc-format.md section 4, written independently of the decoder.
 
 
 def double_metric(x: float) -> int:

@@ -9,6 +9,7 @@ from . import (
     dhandle_pressure,
     disk_saturation,
     replication,
+    restart_loop,
     throughput_dip,
     ticket_exhaustion,
     ttl_burst,
@@ -25,6 +26,7 @@ MODULES = (
     throughput_dip,
     connection_storm,
     replication,
+    restart_loop,
     context,
 )
 DETECTORS = tuple(m.detect for m in MODULES)

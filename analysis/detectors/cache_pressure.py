@@ -2,7 +2,7 @@
 
 WiredTiger makes application threads evict when the cache is fuller than
 eviction_trigger, or dirty data above eviction_dirty_trigger, or update
-bytes above eviction_updates_trigger (`__wt_eviction_needed`, METRICS.md
+bytes above eviction_updates_trigger (`__wt_eviction_needed`, docs/metrics.md
 §3), using the node's own values (thresholds.py). A breach sustained for
 MIN_S, merged across dips shorter than MERGE_S, is a window; application
 -thread eviction (pages, time) and time waiting for cache corroborate it.
@@ -29,7 +29,7 @@ DETECTOR = Detector(
     panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
             ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
 )
-MIN_S = 10.0  # "sustained" as support tooling counts it (METRICS.md §11: anomaly ≥ 10 s)
+MIN_S = 10.0  # "sustained" as support tooling counts it (docs/metrics.md §11: anomaly ≥ 10 s)
 MERGE_S = 30.0
 # Critical: the cache full, operations timing out, or at least one thread's worth of time waiting for cache.
 CRITICAL_FILL_PCT = 99.0

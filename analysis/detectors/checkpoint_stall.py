@@ -1,7 +1,7 @@
 """`checkpoint_stall`: latency spikes that keep landing inside checkpoints.
 
 A spike is aligned when it overlaps [checkpoint start, end + one period]
-(METRICS.md §5). Spikes land in checkpoints by chance too, in proportion to
+(docs/metrics.md §5). Spikes land in checkpoints by chance too, in proportion to
 the time checkpoints take, so a finding needs aligned spikes far more often
 than chance: for each spike, the chance is the share of the episode's time
 where a spike of its length would touch a checkpoint; the count of aligned
@@ -10,7 +10,7 @@ MIN_LIFT times what chance gives, or, when checkpoints leave no room for
 that, every spike of the episode with one in nearly every checkpoint. Aligned
 spikes closer than EPISODE_GAP checkpoint intervals (MIN_EPISODE_GAP at
 least) form one episode, one finding. A checkpoint that outlasts the
-checkpoint interval leaves no headroom (METRICS.md §11): with a spike inside
+checkpoint interval leaves no headroom (docs/metrics.md §11): with a spike inside
 it, that is a finding even when it happened once; such checkpoints as close
 as aligned spikes form one episode, one finding.
 """
@@ -161,12 +161,28 @@ def _stalled_share(episode: list[_Aligned], checkpoints: list[Checkpoint]) -> fl
     return sum(any(id(c) in hit for c in run) for run in runs) / max(1, len(runs))
 
 
-def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> Finding | None:
+@dataclass
+class _Verdict:
+    """One operation class's test over its own part of an episode."""
+
+    aligned: list[_Aligned]
+    spikes: int  # of that class in the episode's span
+    k: int
+    expected: float
+    p_value: float
+    coverage: float
+    lo: dt.datetime
+    hi: dt.datetime
+
+
+def _judged(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> _Verdict | None:
+    """The episode's spikes of one operation class tested against chance on their own: another class's spikes
+    (a long read's completion credited in one sample) neither dilute nor lift them."""
     lo = episode[0].spike.start - pad * 2
     hi = episode[-1].spike.end + pad * 2
     lo, hi = max(lo, ctx.first), min(hi, ctx.last)
-    ops = {a.spike.op for a in episode}
-    local = [s for s in spikes if s.op in ops and s.end >= lo and s.start <= hi]
+    op = episode[0].spike.op
+    local = [s for s in spikes if s.op == op and s.end >= lo and s.start <= hi]
     local_cks = [c for c in checkpoints if c.end + pad >= lo and c.start <= hi]
     windows = _windows(local_cks, pad)
     chances = [_chance(s, windows, lo, hi, pad) for s in local]
@@ -177,6 +193,20 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     lifted = k >= MIN_LIFT * expected or (k == len(local) and _stalled_share(episode, local_cks) >= MOST_CHECKPOINTS)
     if k < MIN_ALIGNED or p_value > MAX_P_VALUE or not lifted:
         return None
+    return _Verdict(episode, len(local), k, expected, p_value, coverage, lo, hi)
+
+
+def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> Finding | None:
+    """One finding for the operation classes whose spikes in the episode each pass the test on their own."""
+    verdicts = [v for op in sorted({a.spike.op for a in episode})
+                if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, checkpoints, pad)) is not None]
+    if not verdicts:
+        return None
+    episode = sorted((a for v in verdicts for a in v.aligned), key=lambda a: a.spike.start)
+    lo, hi = min(v.lo for v in verdicts), max(v.hi for v in verdicts)
+    ops = {a.spike.op for a in episode}
+    k, total, expected = sum(v.k for v in verdicts), sum(v.spikes for v in verdicts), sum(v.expected for v in verdicts)
+    p_value, coverage = max(v.p_value for v in verdicts), max(v.coverage for v in verdicts)
     rows, previous_end = [], None
     for a in episode:
         earlier = [c.end for c in checkpoints if c.end < a.checkpoint.start]
@@ -192,14 +222,14 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
         end=max(max(a.spike.end, a.checkpoint.end) for a in episode),
         title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms",
         explanation=(
-            f"{k} of {len(local)} {op_names} latency spikes ({pct(k / len(local))}) fell inside a checkpoint, which took {pct(coverage)} of the time "
+            f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the baseline."
         ),
         evidence={
             "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
             "aligned_spikes": rows,
-            "spikes": len(local), "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
+            "spikes": total, "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
             "thresholds": {"spike": spikes_module.RULE,
                            "checkpoint_interval": advice.interval_text(ctx.thresholds)},

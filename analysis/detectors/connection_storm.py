@@ -3,7 +3,7 @@
 A storm is the creation rate (Δ totalCreated / Δt) at STORM_FACTOR times
 its median of the hour before and at least MIN_RATE per second, sustained
 for MIN_S and lasting while the rate stays over the bar it began with, with
-the open count rising by RISE_SHARE (METRICS.md §9). It is critical when
+the open count rising by RISE_SHARE (docs/metrics.md §9). It is critical when
 the node refused connections (Δ rejected > 0, log id 22942) or ran out of
 them (available 0).
 """

@@ -3,6 +3,7 @@
 A restart is a new process (pid changed, uptime went back); a gap is a step
 over GAP_PERIODS sampling periods with no sample (mongod down, or stalled so
 badly that FTDC could not collect). Both bound what the other findings can see.
+Those inside a restart loop are the loop's (`restart_loop`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..findings import Finding
 from ..series import GAP_PERIODS
 from ..text import dated_span, duration
 from .record import Detector
+from .restart_loop import loops
 
 # Context for the other findings (`info`): what it bounds, nothing it causes.
 DETECTOR = Detector(kinds=("restart", "ftdc_gap"), method=__doc__, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
@@ -25,6 +27,9 @@ MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
 
 def detect(ctx: Context) -> list[Finding]:
     marks = ctx.series.select(TIME_COLUMN, "restart", "gap", previous=pl.col(TIME_COLUMN).shift(1)).filter(pl.col("restart") | pl.col("gap"))
+    # A restart loop's restarts, and the gaps between them, are told once by its own finding (restart_loop).
+    for loop in loops(ctx.series):
+        marks = marks.filter(~pl.col(TIME_COLUMN).is_between(loop.start, loop.end))
     findings = []
     for row in marks.filter(pl.col("restart")).iter_rows(named=True):
         down = (row[TIME_COLUMN] - row["previous"]).total_seconds()

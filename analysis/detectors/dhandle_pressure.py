@@ -2,7 +2,7 @@
 
 Each collection and index is a WiredTiger file with a data handle; sweeps
 close handles idle for `close_idle_time` once more than
-`close_handle_minimum` are open (METRICS.md §10). Pressure shows as
+`close_handle_minimum` are open (docs/metrics.md §10). Pressure shows as
 application threads waiting for the dhandle or schema lock while more
 handles are open than sweeps leave alone (with few handles, those waits
 come from schema operations, not handles), and as checkpoints spending long

@@ -1,7 +1,7 @@
 """`disk_saturation`: a device busy all the time with requests waiting longer.
 
 Utilisation alone says little (a device doing parallel I/O reads 100 % long
-before it is full, and 100 % during checkpoints is normal, METRICS.md §11);
+before it is full, and 100 % during checkpoints is normal, docs/metrics.md §11);
 saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
 AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
 checkpoints. Linux pressure stall information (`io.full`), where recorded,
@@ -33,8 +33,23 @@ OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoin
 CRITICAL_AWAIT_MS = 100.0
 
 
+def _windows_not_read(ctx: Context) -> Finding:
+    """An `info` finding: the node recorded its disks, as Windows PhysicalDisk counters, which this detector does not read."""
+    devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
+    return Finding(
+        kind=KIND, severity="info", start=ctx.first, end=ctx.last,
+        title=f"Disk saturation not checked: this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
+        explanation=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
+                     "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
+        evidence={"layout": "windows PhysicalDisk", "devices": devices,
+                  "metrics": [p for n in ctx.resolved.matching("disk.windows_reads.") if (p := ctx.resolved.path(n))]},
+    )
+
+
 def detect(ctx: Context) -> list[Finding]:
     devices = [c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")]
+    if not devices and ctx.resolved.matching("disk.windows_reads."):
+        return [_windows_not_read(ctx)]
     if not devices:
         return [ctx.not_checked(KIND, "Disk saturation", ["systemMetrics.disks"])]
     findings = []

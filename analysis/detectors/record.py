@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 # What a chain that starts at a finding of this detector has as its root cause
 # when no operation or configuration explains it better (see `analysis.incidents`).
-ROOTS = ("workload", "resource", "undetermined")
+ROOTS = ("workload", "resource", "restart", "undetermined")
 
 # (title, derived columns, log scale); a column ending in "." stands for every device's or member's.
 Panel = tuple[str, tuple[str, ...], bool]

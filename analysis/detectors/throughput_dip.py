@@ -49,11 +49,14 @@ def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
         pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms), "ops_per_s", gap=after_gap,
         queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
+        connections=pl.col("connections") if ctx.has("connections") else pl.lit(None, pl.Float64),
     )
     buckets = frame.group_by_dynamic(TIME_COLUMN, every=width).agg(
         ops=pl.col("ops_per_s").filter(~pl.col("gap")).mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+        connections=pl.col("connections").cast(pl.Float64).mean(),
     )
-    return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
+    return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"),
+                                usual_connections=pl.col("connections").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
 
 
 def _last_low(ctx: Context, end: dt.datetime, baseline: float, width: dt.timedelta) -> dt.datetime:
@@ -69,6 +72,12 @@ def _last_low(ctx: Context, end: dt.datetime, baseline: float, width: dt.timedel
     return last
 
 
+def _clients_left(episode: dict) -> bool:
+    """The open connections fell below DIP_SHARE of their usual count: the clients asking for the work went."""
+    now, usual = episode["connections"], episode["usual_connections"]
+    return now is not None and bool(usual) and now < DIP_SHARE * usual
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ops_per_s"):
         return [ctx.not_checked(KIND, "Throughput dips", ["opcounters"])]
@@ -82,6 +91,7 @@ def detect(ctx: Context) -> list[Finding]:
     episodes = dips.with_columns(episode=(pl.col(TIME_COLUMN).diff() > width).fill_null(True).cum_sum()).group_by("episode", maintain_order=True).agg(
         start=pl.col(TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last() + width, ops=pl.col("ops").min(), baseline=pl.col("baseline").median(),
         queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+        connections=pl.col("connections").min(), usual_connections=pl.col("usual_connections").first(),
     )
     findings = []
     for e in episodes.iter_rows(named=True):
@@ -96,8 +106,8 @@ def detect(ctx: Context) -> list[Finding]:
         if inside:
             peak = max(inside, key=lambda s: s.peak_ms)
             reasons.append(f"{ADJECTIVE[peak.op]} latency {peak.peak_ms:,.0f} ms")
-        if not reasons:
-            continue  # clients sent less: not the server's doing
+        if not reasons or (_clients_left(e) and not (e["queued"] or inside or (e["collect_ms"] or 0) >= STALLED_COLLECT_MS)):
+            continue  # clients sent less, or left: not the server's doing
         e["end"] = _last_low(ctx, e["end"], e["baseline"], width)
         seconds = (e["end"] - e["start"]).total_seconds()
         findings.append(Finding(

@@ -4,7 +4,7 @@ Up to 6.x the pools are fixed (128 by default): none available
 (`available`, which is `totalTickets - out`) for MIN_S is exhaustion, and `globalLock.currentQueue` shows who waits. From 7.0
 throughput probing shrinks the pool on purpose, so `available == 0` alone is
 not overload (7.0-concurrent-transactions.rst): work must be queued — the
-ticket queue length, time queued, or the global lock queue (METRICS.md §4).
+ticket queue length, time queued, or the global lock queue (docs/metrics.md §4).
 """
 
 from __future__ import annotations

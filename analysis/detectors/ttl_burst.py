@@ -1,7 +1,7 @@
 """`ttl_burst`: the TTL monitor deleting far more than usual in one pass, and what it cost.
 
 The TTL monitor wakes every 60 s (`ttlMonitorSleepSecs`) and deletes expired
-documents on primaries (METRICS.md §7): a pass is a run of samples with
+documents on primaries (docs/metrics.md §7): a pass is a run of samples with
 deletes, those less than PASS_GAP apart (half its sleep) in one. A pass is a
 burst when its busiest minute (any 60 s, not a calendar minute: a pass
 straddling one is not split) deletes BURST_FACTOR times the usual (the

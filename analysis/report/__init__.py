@@ -1,6 +1,7 @@
 """Incident reports: one file a colleague opens and understands in two minutes.
 
     write_report(build_report([analysis]), "incident.html")   # .html, .md (+ PNG folder) or .json
+    write_explorer(explore(analysis, "diagnostic.data", "node"), "node.html")  # every metric on one time axis
 
 `content` decides what the report says (once); `figures` chooses its pictures and `plots` draws them; `html`,
 `markdown` and the JSON of `Report.to_dict` render it.
@@ -18,10 +19,11 @@ from ftdc.atomic import replacing
 from ..analyze import Analysis
 from ..findings import Finding
 from ..nodes import node_name, unfolded
-from . import content, figures, html, markdown
+from . import content, explorer_page, figures, html, markdown
+from .explorer import Explorer, explore
 from .redact import Redactor, redact_all
 
-__all__ = ["FORMATS", "Redactor", "build_report", "redact_all", "write_key", "write_report"]
+__all__ = ["FORMATS", "Explorer", "Redactor", "build_report", "explore", "redact_all", "write_explorer", "write_key", "write_report"]
 
 FORMATS = (".html", ".md", ".json")
 
@@ -44,6 +46,13 @@ def write_key(redactor: Redactor, path: str | os.PathLike) -> None:
 def _atomic_write(path: Path, data: bytes) -> None:
     with replacing(path) as out:
         out.write(data)
+
+
+def write_explorer(explorer: Explorer, path: str | os.PathLike) -> Path:
+    """Writes the explorer as one self-contained HTML page."""
+    path = Path(path)
+    _atomic_write(path, explorer_page.page(explorer).encode("utf-8"))
+    return path
 
 
 def write_report(report: content.Report, path: str | os.PathLike) -> list[Path]:

@@ -22,6 +22,7 @@ from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
 from ..text import duration
 from . import figures, plots
+from .explorer import Explorer, explorer_data
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 SCHEMA_VERSION = 2
@@ -61,6 +62,7 @@ class NodeSection:
     more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
+    explorer: Optional[Explorer] = None  # the derived series on one zoomable time axis (the HTML report's explorer)
 
     @property
     def findings(self) -> list[Finding]:
@@ -200,7 +202,7 @@ def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slu
 
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
-    slug = _slug(name)
+    slug = node_slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, slug, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
@@ -217,6 +219,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
+        explorer=explorer_data(analysis, name),
     )
 
 
@@ -226,7 +229,7 @@ def _more(incidents: list[Incident], node: str) -> list[str]:
     return [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."] if rest > 0 else []
 
 
-def _slug(text: str) -> str:
+def node_slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 
 

@@ -149,7 +149,7 @@ def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]
         panels += _new(_kind_panels(analysis, step.kind, f"{label}: ", window, inc.severity, members), drawn)
     if not panels:
         return None
-    if inc.root_cause.kind == "operation" and analysis.logs is not None:
+    if inc.root_cause.kind == "operation" and "culprit" in inc.root_cause.evidence and analysis.logs is not None:  # a COLLSCAN's runs (not an index build's)
         panels.insert(0, Panel(f"root cause: {COLLSCAN_RUNS.title}", runs=True))
     start, end = _around(analysis, inc.start, inc.end)
     return figure(panels[:MAX_PANELS], analysis, start, end, [Span(inc.start, inc.end, inc.severity, inc.id)])

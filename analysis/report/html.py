@@ -1,4 +1,4 @@
-"""The report as one self-contained HTML file: CSS and PNGs inline, no script, no request to any network.
+"""The report as one self-contained HTML file: CSS, PNGs and the explorer's scripts inline, no request to any network.
 
 The first screen is the headlines and the incident cards; findings are the
 detail below. The finding and incident cards are also what Jupyter shows
@@ -17,8 +17,9 @@ from ftdc.timeutil import format_time
 from ..findings import Culprit, Finding, jsonable
 from ..incidents import Incident
 from ..text import duration
-from .content import Figure, IncidentCard, NodeSection, Report, window
+from .content import Figure, IncidentCard, NodeSection, Report, node_slug, window
 from .culprit_table import HEADERS, NOTE, cells
+from . import explorer_page
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:0 20px 40px;color:#1d1d1f}
@@ -134,6 +135,8 @@ def _node(section: NodeSection, several: bool) -> str:
                      f"({len(context)})</summary>" + "".join(finding_html(f, section.evidence.get(i)) for i, f in context) + "</details>")
     parts += [f"<{h}>Timeline</{h}>", _img(section.timeline), f"<{h}>Node</{h}>", _table(section.facts),
               f"<{h}>Data coverage</{h}>", _table(section.coverage)]
+    if section.explorer is not None:
+        parts += [f"<{h}>Metric explorer</{h}>", explorer_page.section(section.explorer, f"explorer-{node_slug(section.name)}")]
     return "".join(parts)
 
 
@@ -148,10 +151,12 @@ def render(report: Report) -> str:
                     + "".join(map(finding_html, report.cross_node)))
     body += [_node(section, several) for section in report.nodes]
     body.append("<h2>Methods</h2><dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods) + "</dl>")
+    if any(section.explorer is not None for section in report.nodes):
+        body.append(explorer_page.assets())
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-        # Nothing on this page may reach a network: no scripts, no fonts, no remote images.
-        "<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\">"
+        # Nothing on this page may reach a network: inline scripts and styles, data: images, no fonts, nothing remote.
+        f"<meta http-equiv=Content-Security-Policy content=\"{explorer_page.CSP}\">"
         f"<meta name=viewport content=\"width=device-width,initial-scale=1\"><title>{escape(report.title)}</title>"
         f"<style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
     )

@@ -91,9 +91,15 @@ class Redactor:
         if not value:
             return value
         value = HOME.sub(lambda m: "/home/" + self._name("user", m.group(1)), value)
+        # Known names before the path rule: a namespace may hold `/` (`acmepay.payroll/2024/q1`),
+        # and shortening it as a path first leaves a name no longer known (`acmepay.payrollq1`).
+        value = self._known(value)
         value = PATH.sub(lambda m: m.group(1), value)
         value = IPV4.sub(lambda m: self.ip(m.group(0)), value)
-        value = IPV6.sub(lambda m: self.ip(m.group(0)) if _is_ipv6(m.group(0)) else m.group(0), value)
+        return IPV6.sub(lambda m: self.ip(m.group(0)) if _is_ipv6(m.group(0)) else m.group(0), value)
+
+    def _known(self, value: str) -> str:
+        """Every name met so far replaced by its pseudonym, longest first."""
         pairs = self._originals()
         if not pairs:
             return value

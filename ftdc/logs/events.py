@@ -1,6 +1,6 @@
 """What kind of event a non-slow-query line is, and its typed values.
 
-JSON lines are classified by message id (LOG-FORMAT.md §5: match on the id,
+JSON lines are classified by message id (docs/log-format.md §5: match on the id,
 never on `msg`); legacy text lines, which have no id, by their text. Both paths
 return the same tuple, in the order of TYPED_COLUMNS.
 """

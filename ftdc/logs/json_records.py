@@ -45,7 +45,7 @@ class EventAttr(_Struct):
     doc: Optional[ClientDoc] = None
     newState: Optional[str] = None
     oldState: Optional[str] = None
-    # A string in 4.4-5.2, an object in 5.3+ (LOG-FORMAT.md §5).
+    # A string in 4.4-5.2, an object in 5.3+ (docs/log-format.md §5).
     message: msgspec.Raw = msgspec.Raw(b"")
     durationMillis: Optional[Int64] = None
     buildInfo: Optional[BuildInfo] = None

@@ -1,6 +1,6 @@
 """Decode legacy text logs (mongod/mongos 2.2 to 4.2) into raw column lists.
 
-Grammar (LOG-FORMAT.md §6, mtools `logevent.py`):
+Grammar (docs/log-format.md §6, mtools `logevent.py`):
 `<ts> [<sev> <COMPONENT>] [<ctx>] <op> <ns> <details> name:value ... <N>ms`.
 Slow operations are the lines whose text starts with a CRUD/command verb and
 ends in a duration; every other line with a timestamp is an event.

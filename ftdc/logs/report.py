@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..timeutil import format_duration, format_time, times_as_text
+from ..untrusted import csv_cells, json_printable, printable
 from .frames import LogFrames
 from .summary import queries
 
@@ -32,12 +33,13 @@ def _mark(summary: pl.DataFrame) -> pl.DataFrame:
 
 
 def _as_text(frame: pl.DataFrame, fmt: str) -> str:
-    """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z."""
+    """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z; safe to print (control
+    characters escaped) and, as CSV, to open in a spreadsheet (no cell is a formula)."""
     frame = frame.with_columns(times_as_text(frame.schema))
     if fmt == "json":
-        return frame.write_json()
+        return json_printable(frame.write_json())
     if fmt == "csv":
-        return frame.write_csv()
+        return printable(csv_cells(frame).write_csv(), keep="\n")
     raise ValueError(f"format must be one of {', '.join(FORMATS)}")
 
 

@@ -1,7 +1,7 @@
 """Read the mongo-shell-syntax documents of legacy text logs (≤ 4.2).
 
 Text logs print documents as the shell does: unquoted keys, `ObjectId(...)`,
-`new Date(...)`, `/regex/`, `Timestamp(1, 2)`. They are not JSON (LOG-FORMAT.md
+`new Date(...)`, `/regex/`, `Timestamp(1, 2)`. They are not JSON (docs/log-format.md
 §6), so this reads just their structure: keys and nesting, with every scalar
 kept as its literal text. That is all a query shape needs.
 """

@@ -2,7 +2,7 @@
 
 What `mloginfo --queries` prints, plus percentiles and plan columns. Per-statement
 WRITE lines are left out: their batch's COMMAND line already counts the time
-(LOG-FORMAT.md §4). A truncated command's filter cannot be trusted, so such
+(docs/log-format.md §4). A truncated command's filter cannot be trusted, so such
 rows group by the server's hash instead (queryShapeHash, else queryHash).
 """
 

@@ -1,7 +1,9 @@
 //! What a set of files holds, without materialising metric values: every
 //! document's envelope and, per metric chunk, its sample count, time range
 //! and metric names. Each chunk is checked as the decoder checks it (whole
-//! inflate, delta stream walked), but only the time column is decoded.
+//! inflate, delta stream walked), but only the time column is decoded. A read
+//! can produce the same catalog from the chunks it decodes (`decode::read`
+//! with `Options::catalog`), so that one pass does both.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -30,7 +32,12 @@ pub struct ChunkInfo {
 }
 
 pub struct Catalog {
+    /// Each source's name, and its documents.
+    pub sources: Vec<String>,
     pub documents: Vec<Vec<Document>>,
+    /// The embedded `doc` of each document of types 0 and 2 (copied, so the
+    /// catalog outlives the file bytes), parallel to `documents`.
+    pub bodies: Vec<Vec<Option<Vec<u8>>>>,
     pub chunks: Vec<ChunkInfo>,
     /// Distinct (names, kinds) in first-seen order.
     pub layouts: Vec<Names>,
@@ -39,20 +46,24 @@ pub struct Catalog {
 
 pub type Names = Arc<(Vec<String>, Vec<u8>)>;
 
-struct Peeked {
-    fingerprint: u64,
-    names: Names,
-    samples: usize,
-    metrics: usize,
-    first: Option<i64>,
-    last: Option<i64>,
+/// What the catalog keeps of one readable metric chunk.
+pub struct Seen {
+    /// The reference document's structure: equal fingerprints, one layout.
+    pub fingerprint: u64,
+    pub names: Names,
+    pub samples: usize,
+    pub metrics: usize,
+    pub first: Option<i64>,
+    pub last: Option<i64>,
 }
+
+pub type NamesCache = FingerprintCache<(Vec<String>, Vec<u8>)>;
 
 /// The chunk's names, sample count and time span. The whole payload is
 /// inflated and its delta stream walked, as the decoder does before it keeps
 /// a chunk: a chunk the decoder would skip must not lend the catalog its
 /// metrics (a column promised and never decoded ends every reader).
-fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &FingerprintCache<(Vec<String>, Vec<u8>)>) -> Result<Peeked, String> {
+pub fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NamesCache) -> Result<Seen, String> {
     let payload = inflate(data).map_err(|e| e.message)?;
     let (header, values) = open_reference(&payload)?;
     let names = cache.get_or_build(values.fingerprint(), || {
@@ -79,7 +90,7 @@ fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &FingerprintCa
         }
     };
     reader.finish().map_err(invalid)?;
-    Ok(Peeked {
+    Ok(Seen {
         fingerprint: values.fingerprint(),
         names,
         samples: header.samples(),
@@ -89,42 +100,52 @@ fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &FingerprintCa
     })
 }
 
-pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
-    let (documents, mut problems) = documents_of(sources);
-    let wanted: Vec<(usize, &Document)> = documents
+/// Every metric chunk of `documents`, in file and offset order.
+pub fn metric_chunks(documents: &[Vec<Document>]) -> Vec<(usize, &Document)> {
+    documents
         .iter()
         .enumerate()
         .flat_map(|(s, docs)| docs.iter().filter(|d| d.doc_type == TYPE_METRIC_CHUNK).map(move |d| (s, d)))
-        .collect();
-    let cache = FingerprintCache::default();
-    let peeked: Vec<Result<Peeked, String>> = wanted
+        .collect()
+}
+
+pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
+    let (documents, mut problems) = documents_of(sources);
+    let wanted = metric_chunks(&documents);
+    let cache = NamesCache::default();
+    let seen: Vec<Result<Seen, String>> = wanted
         .par_iter()
         .map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache))
         .collect();
-
-    let mut layouts = Vec::new();
-    let mut layout_of: HashMap<u64, usize> = HashMap::new();
-    let mut chunks = Vec::new();
-    for ((s, d), p) in wanted.into_iter().zip(peeked) {
+    let mut readable = Vec::with_capacity(seen.len());
+    for ((s, d), p) in wanted.iter().zip(seen) {
         match p {
-            Ok(p) => {
-                let layout = *layout_of.entry(p.fingerprint).or_insert_with(|| {
-                    layouts.push(p.names.clone());
-                    layouts.len() - 1
-                });
-                chunks.push(ChunkInfo {
-                    source: s,
-                    offset: d.offset,
-                    id_ms: d.id_ms,
-                    samples: p.samples,
-                    metrics: p.metrics,
-                    layout,
-                    first: p.first,
-                    last: p.last,
-                });
-            }
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[s].name, d.offset)),
+            Ok(p) => readable.push((*s, d.offset, d.id_ms, p)),
+            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[*s].name, d.offset)),
         }
     }
-    Catalog { documents, chunks, layouts, problems }
+    assemble(sources, documents, readable, problems)
+}
+
+/// The catalog of `documents` whose readable chunks are `readable`
+/// (source, offset, `_id`, what was seen), in file and offset order.
+pub fn assemble(sources: &[Source], documents: Vec<Vec<Document>>, readable: Vec<(usize, usize, Option<i64>, Seen)>, problems: Vec<String>) -> Catalog {
+    let mut layouts = Vec::new();
+    let mut layout_of: HashMap<u64, usize> = HashMap::new();
+    let chunks = readable
+        .into_iter()
+        .map(|(source, offset, id_ms, p)| {
+            let layout = *layout_of.entry(p.fingerprint).or_insert_with(|| {
+                layouts.push(p.names.clone());
+                layouts.len() - 1
+            });
+            ChunkInfo { source, offset, id_ms, samples: p.samples, metrics: p.metrics, layout, first: p.first, last: p.last }
+        })
+        .collect();
+    let bodies = sources
+        .iter()
+        .zip(&documents)
+        .map(|(source, docs)| docs.iter().map(|d| d.doc.clone().map(|r| source.bytes[r].to_vec())).collect())
+        .collect();
+    Catalog { sources: sources.iter().map(|s| s.name.clone()).collect(), documents, bodies, chunks, layouts, problems }
 }

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::catalog::catalog as build_catalog;
+use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::{self, Options, Source};
 use crate::select::Selection;
@@ -61,6 +61,12 @@ impl DecodedFrame {
         self.frame.chunks_without_time
     }
 
+    /// With `read(..., catalog=True)`: what `catalog` would return for these files
+    /// (its problems are this frame's), else None.
+    fn catalog<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.frame.catalog.as_ref().map(|c| catalog_dict(py, c, self.frame.problems.clone())).transpose()
+    }
+
     /// Address of the time column (int64 ms since the epoch).
     fn time_address(&self) -> usize {
         self.frame.time.as_ptr() as usize
@@ -80,9 +86,10 @@ impl DecodedFrame {
     }
 }
 
-/// Decodes the selected metrics of `paths` into columns sorted by time.
+/// Decodes the selected metrics of `paths` into columns sorted by time; with
+/// `catalog`, also says what the files hold (`DecodedFrame.catalog`) from the same pass.
 #[pyfunction]
-#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None))]
+#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None, catalog=false))]
 #[allow(clippy::too_many_arguments)]
 fn read(
     py: Python<'_>,
@@ -93,6 +100,7 @@ fn read(
     end: Option<i64>,
     time_field: String,
     max_values: Option<u64>,
+    catalog: bool,
 ) -> PyResult<DecodedFrame> {
     let selection = match metrics {
         None => Selection::all(),
@@ -102,7 +110,7 @@ fn read(
         let mut problems = Vec::new();
         let sources = load(paths, interim, &mut problems);
         let max_values = max_values.unwrap_or_else(|| decode::default_max_values(&sources));
-        let opts = Options { selection, start, end, time_field, max_values };
+        let opts = Options { selection, start, end, time_field, max_values, catalog };
         let mut frame = decode::read(sources, &opts);
         problems.append(&mut frame.problems);
         frame.problems = problems;
@@ -115,23 +123,27 @@ fn read(
 #[pyfunction]
 #[pyo3(signature = (paths, interim, time_field="start".to_string()))]
 fn catalog<'py>(py: Python<'py>, paths: Vec<String>, interim: Vec<bool>, time_field: String) -> PyResult<Bound<'py, PyDict>> {
-    let (sources, cat, mut problems) = py.detach(|| {
+    let (cat, mut problems) = py.detach(|| {
         let mut problems = Vec::new();
         let sources = load(paths, interim, &mut problems);
-        let cat = build_catalog(&sources, &time_field);
-        (sources, cat, problems)
+        (build_catalog(&sources, &time_field), problems)
     });
     problems.extend(cat.problems.iter().cloned());
+    catalog_dict(py, &cat, problems)
+}
+
+/// `{"documents", "chunks", "layouts", "problems"}` as lists of tuples (ftdc/catalog.py's schemas).
+fn catalog_dict<'py>(py: Python<'py>, cat: &Catalog, problems: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
     let documents = PyList::empty(py);
-    for (source, docs) in sources.iter().zip(&cat.documents) {
-        for d in docs {
-            let body = d.doc.clone().map(|r| PyBytes::new(py, &source.bytes[r]));
-            documents.append((source.name.as_str(), d.offset, d.doc_type, d.id_ms, d.count, body))?;
+    for ((name, docs), bodies) in cat.sources.iter().zip(&cat.documents).zip(&cat.bodies) {
+        for (d, body) in docs.iter().zip(bodies) {
+            let body = body.as_ref().map(|b| PyBytes::new(py, b));
+            documents.append((name.as_str(), d.offset, d.doc_type, d.id_ms, d.count, body))?;
         }
     }
     let chunks = PyList::empty(py);
     for c in &cat.chunks {
-        chunks.append((sources[c.source].name.as_str(), c.offset, c.id_ms, c.samples, c.metrics, c.layout, c.first, c.last))?;
+        chunks.append((cat.sources[c.source].as_str(), c.offset, c.id_ms, c.samples, c.metrics, c.layout, c.first, c.last))?;
     }
     let layouts = PyList::empty(py);
     for l in &cat.layouts {

@@ -14,9 +14,12 @@ mod output;
 mod place;
 mod prepare;
 
+use std::collections::HashMap;
+
 use rayon::prelude::*;
 
 use crate::arena::Arena;
+use crate::catalog::{assemble, metric_chunks, peek, Catalog, NamesCache, Seen};
 use crate::file::{read_documents, Document, TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA};
 use crate::select::Selection;
 
@@ -39,6 +42,9 @@ pub struct Options {
     pub time_field: String,
     /// Most values (rows x columns, time included) the read may materialise.
     pub max_values: u64,
+    /// Also say what the files hold (`Frame::catalog`), from the same pass: the
+    /// chunks decoded, and those the time range skips peeked as `catalog` does.
+    pub catalog: bool,
 }
 
 /// Values per input byte the default budget allows. The densest real files
@@ -77,6 +83,9 @@ pub struct Frame {
     pub documents: usize,
     /// Why nothing was read at all (the value budget was exceeded).
     pub error: Option<String>,
+    /// With `Options::catalog`: every readable chunk of the input; a chunk the
+    /// read skipped as damaged is in `problems` and not here.
+    pub catalog: Option<Catalog>,
 }
 
 /// The documents of every source, and a problem line for each damaged
@@ -100,7 +109,7 @@ pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
     (docs, problems)
 }
 
-fn refused(problems: Vec<String>, documents: usize, message: String) -> Frame {
+fn refused(problems: Vec<String>, documents: usize, message: String, catalog: Option<Catalog>) -> Frame {
     Frame {
         time: Vec::new(),
         columns: Vec::new(),
@@ -109,6 +118,7 @@ fn refused(problems: Vec<String>, documents: usize, message: String) -> Frame {
         chunks_without_time: 0,
         documents,
         error: Some(message),
+        catalog,
     }
 }
 
@@ -130,19 +140,30 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     let cache = prepare::LayoutCache::default();
     let prepared: Vec<_> = refs.par_iter().map(|c| prepare::prepare(&sources[c.source], c, opts, &cache, &budget)).collect();
     if budget.exceeded() {
-        return refused(problems, documents, over_budget(opts, budget.wanted()));
+        // What the files hold is still said, so a caller can refuse them as a two-pass reader would.
+        let catalog = opts.catalog.then(|| catalog_of_read(&sources, docs, HashMap::new(), &mut problems, &opts.time_field));
+        return refused(problems, documents, over_budget(opts, budget.wanted()), catalog);
     }
     let mut chunks = Vec::with_capacity(prepared.len());
     let mut interim = Vec::with_capacity(prepared.len());
+    let mut seen = HashMap::new();
     for (c, p) in refs.iter().zip(prepared) {
         match p {
             Ok(p) => {
+                if opts.catalog {
+                    seen.insert((c.source, c.doc.offset), Some(p.seen(c.doc.id_ms)));
+                }
                 chunks.push(p);
                 interim.push(sources[c.source].interim);
             }
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset)),
+            Err(m) => {
+                // Skipped here, so in the catalog too: it lends no metric, and is said once.
+                seen.insert((c.source, c.doc.offset), None);
+                problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset));
+            }
         }
     }
+    let catalog = opts.catalog.then(|| catalog_of_read(&sources, docs, seen, &mut problems, &opts.time_field));
     // Phase 1 kept what it needs; the file bytes can go before the output is allocated.
     drop(sources);
     let chunks_without_time = chunks.iter().filter(|p| p.layout.time_index.is_none()).count();
@@ -153,9 +174,37 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     let rows: usize = groups.iter().map(|g| g.rows).sum();
     let wanted = (rows as u64).saturating_mul(plan.names.len() as u64 + 1);
     if wanted > opts.max_values {
-        return refused(problems, documents, over_budget(opts, wanted));
+        return refused(problems, documents, over_budget(opts, wanted), catalog);
     }
     let time = place::time_column(&groups, &chunks, rows);
     let (columns, values) = output::decode(&groups, &chunks, plan, rows);
-    Frame { time, columns, values, problems, chunks_without_time, documents, error: None }
+    Frame { time, columns, values, problems, chunks_without_time, documents, error: None, catalog }
+}
+
+/// The catalog of a read: what its decoded chunks showed (None: refused as damaged),
+/// and the chunks its time range skipped checked as `catalog` checks them.
+fn catalog_of_read(
+    sources: &[Source],
+    docs: Vec<Vec<Document>>,
+    mut seen: HashMap<(usize, usize), Option<Seen>>,
+    problems: &mut Vec<String>,
+    time_field: &str,
+) -> Catalog {
+    let all = metric_chunks(&docs);
+    let skipped: Vec<&(usize, &Document)> = all.iter().filter(|(s, d)| !seen.contains_key(&(*s, d.offset))).collect();
+    let cache = NamesCache::default();
+    let peeked: Vec<Result<Seen, String>> = skipped
+        .par_iter()
+        .map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache))
+        .collect();
+    for ((s, d), p) in skipped.into_iter().zip(peeked) {
+        match p {
+            Ok(p) => {
+                seen.insert((*s, d.offset), Some(p));
+            }
+            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[*s].name, d.offset)),
+        }
+    }
+    let readable = all.iter().filter_map(|(s, d)| seen.remove(&(*s, d.offset)).flatten().map(|p| (*s, d.offset, d.id_ms, p))).collect();
+    assemble(sources, docs, readable, Vec::new())
 }

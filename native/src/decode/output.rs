@@ -28,7 +28,7 @@ pub fn plan_columns(chunks: &[Prepared]) -> ColumnPlan {
     for p in chunks {
         let columns = per_layout.entry(Arc::as_ptr(&p.layout)).or_insert_with(|| {
             let columns = p.layout.selected.iter().map(|&m| {
-                let (name, kind) = (&p.layout.names[m], p.layout.kinds[m]);
+                let (name, kind) = (&p.layout.names()[m], p.layout.kinds()[m]);
                 let id = *column_of.entry(name.clone()).or_insert_with(|| {
                     names.push(name.clone());
                     kinds.push(kind);

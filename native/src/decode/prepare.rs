@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::{Options, Source};
 use crate::cache::FingerprintCache;
+use crate::catalog::{Names, Seen};
 use crate::chunk::Inflater;
 use crate::file::{Document, TYPE_METRIC_CHUNK};
 use crate::metrics::{metric_names, KIND_DATE};
@@ -13,8 +14,8 @@ use crate::varint::{DeltaReader, VarintError};
 
 /// The metrics of one distinct reference-document structure.
 pub struct Layout {
-    pub names: Vec<String>,
-    pub kinds: Vec<u8>,
+    /// Names and kinds, shared with the catalog a read may produce.
+    pub metrics: Names,
     /// Metric indices the read asked for, ascending.
     pub selected: Vec<usize>,
     pub time_index: Option<usize>,
@@ -26,7 +27,17 @@ fn build_layout(reference: &[u8], opts: &Options) -> Result<Layout, String> {
     let (names, kinds) = metric_names(reference).map_err(|e| format!("reference document: {e}"))?;
     let time_index = names.iter().position(|n| *n == opts.time_field).filter(|&i| kinds[i] == KIND_DATE);
     let selected = (0..names.len()).filter(|&i| Some(i) != time_index && opts.selection.matches(&names[i])).collect();
-    Ok(Layout { names, kinds, selected, time_index })
+    Ok(Layout { metrics: Arc::new((names, kinds)), selected, time_index })
+}
+
+impl Layout {
+    pub fn names(&self) -> &[String] {
+        &self.metrics.0
+    }
+
+    pub fn kinds(&self) -> &[u8] {
+        &self.metrics.1
+    }
 }
 
 /// Values the whole read may still materialise, shared by the workers.
@@ -108,6 +119,7 @@ pub struct Prepared {
     deltas: Vec<u8>,
     segments: Vec<Segment>,
     pub delta_count: usize,
+    fingerprint: u64,
 }
 
 impl Prepared {
@@ -118,6 +130,16 @@ impl Prepared {
         out[0] = self.reference[s];
         // Phase 1 walked these exact bytes, so this cannot fail.
         reader.decode_column(out[0] as u64, &mut out[1..]).expect("validated delta stream");
+    }
+
+    /// What a catalog says of this chunk (`id_ms` times it when it has no time field).
+    pub fn seen(&self, id_ms: Option<i64>) -> Seen {
+        let (first, last) = match self.layout.time_index {
+            Some(_) => (self.times.iter().min().copied(), self.times.iter().max().copied()),
+            None => (id_ms, id_ms),
+        };
+        let metrics = self.layout.names().len();
+        Seen { fingerprint: self.fingerprint, names: self.layout.metrics.clone(), samples: self.delta_count + 1, metrics, first, last }
     }
 }
 
@@ -140,7 +162,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
     let mut ranges = Vec::with_capacity(layout.selected.len());
     let mut selected = layout.selected.iter().peekable();
-    for m in 0..layout.names.len() {
+    for m in 0..layout.names().len() {
         if Some(m) == layout.time_index {
             times[0] = values.values[m];
             reader.decode_column(times[0] as u64, &mut times[1..]).map_err(invalid)?;
@@ -155,7 +177,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     reader.finish().map_err(invalid)?;
 
     let reference = layout.selected.iter().map(|&m| values.values[m]).collect();
-    let (deltas, segments) = if ranges.len() + layout.time_index.is_some() as usize == layout.names.len() {
+    let (deltas, segments) = if ranges.len() + layout.time_index.is_some() as usize == layout.names().len() {
         // Everything is selected: keep the stream in place, minus the reference document.
         payload.copy_within(deltas_start.., 0);
         payload.truncate(payload.len() - deltas_start);
@@ -173,5 +195,5 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             .collect();
         (kept, segments)
     };
-    Ok(Prepared { layout, reference, times, deltas, segments, delta_count: dc })
+    Ok(Prepared { layout, reference, times, deltas, segments, delta_count: dc, fingerprint: values.fingerprint() })
 }

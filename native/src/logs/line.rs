@@ -315,7 +315,7 @@ fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Erro
 }
 
 // ---------------------------------------------------------------------------
-// Line structs (LOG-FORMAT.md §1-2)
+// Line structs (docs/log-format.md §1-2)
 
 /// `attr` of id 51803: what the slow_ops frame needs.
 #[derive(Deserialize, Default)]

@@ -87,7 +87,7 @@ fn command_target(command: &str) -> Option<&str> {
 }
 
 /// The namespace of a slow operation: write commands logged against `<db>.$cmd` are
-/// about the collection they name (LOG-FORMAT.md §4), so `shop.$cmd` becomes `shop.orders`.
+/// about the collection they name (docs/log-format.md §4), so `shop.$cmd` becomes `shop.orders`.
 fn operation_ns<'a>(ns: Option<&'a str>, name: Option<&str>, command: Option<&'a str>) -> Option<std::borrow::Cow<'a, str>> {
     let db = ns?.strip_suffix(".$cmd");
     match (db, name, command) {

@@ -1,5 +1,6 @@
 """Fuzz targets over real files (issue 19 §6), shared by `tests/test_fuzz_targets.py` (a
-bounded run in CI) and `bench/fuzz.py` (long runs).
+bounded run in CI) and `python -m bench.fuzz` (long runs); `mutate` is the byte mutator
+`tests/test_fuzz.py` also uses.
 
 Each target takes a real file, applies mutations drawn by hypothesis, and checks what a
 user relies on, end to end, not just "no crash":
@@ -27,9 +28,11 @@ import ftdc
 from ftdc import FTDCError
 from ftdc.logs import report
 from ftdc.logs.sources import NotALog
+from bson import decode_all
+from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.raw_bson import RawBSONDocument
+
 from ftdc.writer.documents import chunk_document
-from ftdc_files import documents_in, payload
-from test_fuzz import mutate
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_FTDC = ROOT / "samples" / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000"
@@ -53,16 +56,46 @@ def log_seeds(samples: Path) -> dict[str, list[bytes]]:  # samples: ../shared/sa
     }
 
 
+def mutate(data: bytes, draw) -> bytes:
+    """One to four edits: byte flips, cuts, insertions, or an int32 overwritten (length fields)."""
+    buf = bytearray(data)
+    for _ in range(draw(st.integers(1, 4))):
+        if not buf:
+            break
+        at = draw(st.integers(0, len(buf) - 1))
+        kind = draw(st.sampled_from(["flip", "truncate", "insert", "int32"]))
+        if kind == "flip":
+            buf[at] ^= draw(st.integers(1, 255))
+        elif kind == "truncate":
+            del buf[at:]
+        elif kind == "insert":
+            buf[at:at] = draw(st.binary(min_size=1, max_size=8))
+        else:
+            value = draw(st.sampled_from([0, 1, 4, 5, -1, 2**31 - 1, -(2**31)]) | st.integers(-(2**31), 2**31 - 1))
+            buf[at : at + 4] = struct.pack("<i", value)
+    return bytes(buf)
+
+
+def _chunks(seed: bytes) -> list[tuple[int, RawBSONDocument]]:
+    """`(offset, document)` of each metric chunk of an intact FTDC file."""
+    out, offset = [], 0
+    for doc in decode_all(seed, CodecOptions(document_class=RawBSONDocument, datetime_conversion=DatetimeConversion.DATETIME_MS)):
+        if doc["type"] == 1:
+            out.append((offset, doc))
+        offset += len(doc.raw)
+    return out
+
+
 def mutated_ftdc(seed: bytes, draw) -> bytes:
     """`seed` with its bytes mutated, or one chunk's inflated payload mutated and compressed
     again with a true length prefix (so the edits reach the BSON and varint parsers)."""
     if not draw(st.booleans()):
         return mutate(seed, draw)
-    chunks = [(o, d) for o, d in documents_in(seed) if d["type"] == 1]
+    chunks = _chunks(seed)
     if not chunks:
         return mutate(seed, draw)
     offset, doc = draw(st.sampled_from(chunks))
-    inflated = mutate(payload(doc), draw)
+    inflated = mutate(zlib.decompress(bytes(doc["data"])[4:]), draw)
     data = struct.pack("<I", len(inflated)) + zlib.compress(inflated)
     return seed[:offset] + chunk_document(int(doc["_id"]), data) + seed[offset + len(doc.raw):]
 

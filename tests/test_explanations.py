@@ -1,0 +1,165 @@
+"""Issue 18: explanations a support engineer can sign. Each defect found is kept here as the simulated node
+that showed it (samples/families.py), judged as the families judge them (`failures`), with what the text says."""
+
+from pathlib import Path
+
+from samples.families import Incident, Shape, analyzed, build, failures
+
+
+def test_a_collscan_queueing_behind_its_own_runs_is_the_cause_not_its_victim():
+    # Its runs fill the read pool and the rest queue: 2/3 of each run queued for a ticket, most of its working time reading
+    # the collection. Both were counted as waits, so 100 % of the slow-operation time was "cause not determined".
+    scenario, result = analyzed(build, Shape(layout="8.0", seed=3), Incident("ticket_exhaustion", 120, 10.0, "read", 0.5, culprit=True, own_queue=True))
+    assert failures(scenario, result) == []
+    tickets = [f for f in result.problems if f.kind == "ticket_exhaustion"]
+    assert "No collection scan carried a real share" not in tickets[0].explanation and "Cause: COLLSCAN" in tickets[0].explanation
+    assert [i.root_cause.kind for i in result.incidents] == ["operation"]
+
+
+def test_victims_of_a_checkpoint_stall_are_named_as_waiting_not_as_what_worked_there():
+    scenario, result = analyzed(build, Shape(layout="8.0", seed=5), Incident("checkpoint_stall", 600, 10.0, "repeated", 0.5, victims=True))
+    assert failures(scenario, result) == []
+    told = [f for f in result.problems if "shop.settings" in f.explanation]
+    assert told and all("spent most of their time waiting (victims of the window, not its cause)" in f.explanation for f in told)
+
+
+def test_long_reads_credited_at_completion_neither_hide_nor_stretch_a_checkpoint_stall():
+    # Aggregates of minutes, each credited in the one second it ended, became read "spikes": those that fell in a checkpoint
+    # joined the write stalls' episode, stretched it by five minutes and diluted its test with the reads that did not.
+    scenario, result = analyzed(build, Shape(baseline_ms=0.05), Incident("checkpoint_stall", 300, 3.4, "repeated", 0.0, long_reads=True))
+    assert failures(scenario, result) == []
+    [stall] = [f for f in result.problems if f.kind == "checkpoint_stall"]
+    assert stall.title.startswith("write latency spiked")
+
+
+def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_at_once_are():
+    import datetime as dt
+
+    import polars as pl
+
+    from analysis.completions import credited, stalls
+    from analysis.spikes import Spike
+
+    t0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
+    at = [t0 + dt.timedelta(seconds=s) for s in range(3)]
+    # 2,000 reads in the second ending at 2 s, one of them a 300 s aggregate: 0.3 ms each otherwise, 150 ms on average.
+    series = pl.DataFrame({"start": at, "interval_s": [1.0] * 3, "reads_per_s": [2000.0] * 3, "reads_latency_ms": [0.3, 0.3, (300_000 + 1999 * 0.3) / 2000]})
+    spike = Spike("reads", at[1], at[2], 150.0, 0.3, at[2])
+
+    def log(*durations_ms):
+        end = at[2] - dt.timedelta(milliseconds=100)
+        return pl.DataFrame({"ts": [end] * len(durations_ms), "started": [end - dt.timedelta(milliseconds=d) for d in durations_ms],
+                             "duration_ms": list(durations_ms), "command": ["aggregate"] * len(durations_ms), "op_type": ["command"] * len(durations_ms),
+                             "write_statement": [False] * len(durations_ms)})
+
+    samples = series.slice(2, 1)
+    assert credited(spike, samples, log(300_000))
+    assert not credited(spike, samples, log(*[30_000] * 10))  # a stall releasing many operations at once
+    assert not credited(spike, samples, log(100_000))  # the rest of the interval was slow too: 100 ms of the 150 explained
+    assert stalls([spike], series, log(100_000)) == [spike] and stalls([spike], series, log(300_000)) == []
+
+
+def _analyzed(make, *args):
+    import tempfile
+    import warnings
+
+    import analysis
+
+    with tempfile.TemporaryDirectory() as folder:
+        made = make(*args, Path(folder))
+        scenario = made[0] if isinstance(made, tuple) else made
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return made, analysis.analyze(scenario.ftdc, scenario.log)
+
+
+def test_a_node_restarting_in_a_loop_is_one_incident_not_a_finding_per_restart():
+    from samples import wild
+
+    _, result = _analyzed(wild.restart_loop, Shape(seed=11))
+    [incident] = result.incidents
+    [loop] = [f for f in result.findings if f.kind == "restart_loop"]
+    assert loop.id in incident.finding_ids and loop.severity == "warning" and loop.evidence["restarts"] >= 20
+    assert 150 <= loop.evidence["median_life_s"] <= 300  # the simulated processes lived 150-300 s
+    assert not [f for f in result.findings if f.kind in ("restart", "ftdc_gap") and loop.start <= f.start <= loop.end]
+
+
+def test_a_dip_that_begins_at_a_restart_is_explained_by_it():
+    from samples import wild
+
+    (_, restarted_at), result = _analyzed(wild.restart_dip, Shape(seed=11))
+    [incident] = result.incidents
+    assert [f.kind for f in incident.findings] == ["throughput_dip"]
+    assert incident.root_cause.kind == "restart" and incident.root_cause.evidence["restarted_at"] == restarted_at
+    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput fell")
+
+
+def test_clients_closing_their_leaked_connections_are_no_throughput_dip():
+    # 2,008 → 183 connections, 399 → 25 operations/s, nothing queued or slower, one sample missed: the clients left.
+    from samples import wild
+
+    _, result = _analyzed(wild.clients_leave, Shape(seed=11))
+    assert result.problems == [] and result.incidents == []
+
+
+def test_a_windows_node_is_said_to_record_its_disks_in_a_layout_not_read():
+    from samples import wild
+
+    _, result = _analyzed(wild.windows_node, Shape(seed=11))
+    [disks] = [f for f in result.findings if f.kind == "disk_saturation"]
+    assert disks.severity == "info" and "did not record" not in disks.title
+    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"]
+    assert result.problems == []
+
+
+def test_an_index_build_that_filled_the_cache_is_its_root_cause():
+    # Only a COLLSCAN could be an operation root cause: the build's scan filling the cache came out as a raised eviction trigger.
+    scenario, result = analyzed(build, Shape(layout="8.0", eviction_trigger=86, seed=1780), Incident("cache_pressure", 600, 3.7, "fill", 0.2, index_build=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.kind == "operation" and cause.evidence["mechanism"] == "index_build" and cause.evidence["ns"] == scenario.root[1]
+    assert cause.evidence["index"] == '{"customer": 1, "ts": -1}' and cause.evidence["index_builds_running_peak"] == 1
+    assert "eviction_trigger" in " ".join(c.summary for c in incident.candidates)  # the setting is still considered, after it
+
+
+def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_under_an_unchanged_load():
+    scenario, result = analyzed(build, Shape(layout="7.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["mechanism"] == "pinned_history" and cause.evidence["transactions_inactive"] == 1
+    assert cause.evidence["pinned_txn_ids_peak"] >= 10 * max(cause.evidence["pinned_txn_ids_before"], 1)
+    assert cause.evidence["history_store_growth_mb"] > 0
+
+
+def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
+    # 8.0 records storageEngineConcurrent*Transactions: 0 when the node sizes its pools: "Read tickets fixed at 0 (default 128)" was the root cause.
+    scenario, result = analyzed(build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5))
+    assert failures(scenario, result) == []
+    assert result.thresholds.value("read_tickets") is None and "sized by the node" in result.thresholds.current("read_tickets").source
+    [incident] = result.incidents
+    assert not [r for r in incident.recommendations if "from 0 to 128" in r]
+    assert any("Throughput probing sized the write pool" in r for r in incident.recommendations)
+
+
+def test_a_steady_write_load_is_named_and_not_called_the_change():
+    # "Write load (800 writes/s) outran checkpoints" blamed a load that had not changed and said whose it was nowhere.
+    scenario, result = analyzed(build, Shape(seed=4), Incident("checkpoint_stall", 600, 10.0, "repeated", 0.5, steady=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.kind == "workload" and cause.evidence["writes_changed"] is False
+    assert list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"] and cause.evidence["carried_by"][0]["app"] == "orders-service"
+    assert incident.title.startswith("Checkpoints up to 10 s (usually 1.9 s) under an unchanged write load")
+    assert "the load is not what changed" in cause.summary
+
+
+def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_set():
+    scenario, result = analyzed(build, Shape(eviction_trigger=90, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, at_limits=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.kind == "resource" and cause.evidence["mechanism"] == "cache_too_small" and cause.evidence["share_near_trigger"] >= 0.8
+    assert cause.evidence["read_mb_per_s"] >= 1.5 * cause.evidence["read_mb_per_s_before"]
+    assert "eviction_trigger changed to 90" in " ".join(c.summary for c in incident.candidates)  # considered, after it

@@ -1,0 +1,179 @@
+"""The metric explorer's data and page (issue 20 §4): extremes per pixel column, counters as rates,
+the same result whatever the streaming windows, input strings that cannot leave their JSON, the CLI.
+The browser half (search, add, zoom, no request, both widths) is tests/test_explorer_browser.py."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import analysis
+from analysis.report import explorer as ex
+from analysis.report import explorer_page
+from ftdc.writer import FTDCWriter
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "samples" / "diagnostic.data"
+START = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
+CRAFTED = '</script><script>alert("name")</script><!--'
+
+
+def decoded(series: ex.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(minima, maxima) per column, NaN where no sample: what explorer.js draws."""
+    q = np.frombuffer(series.levels, dtype="<u2").reshape(-1, 2).astype(float)
+    values = series.low + q * ((series.high - series.low) / (ex.EMPTY - 1))
+    values[q == ex.EMPTY] = np.nan
+    return values[:, 0], values[:, 1]
+
+
+def frame_of(values: np.ndarray, period_s: int = 1) -> SimpleNamespace:
+    """What `derived` reads of an Analysis: a series frame and its columns' descriptions."""
+    times = pl.datetime_range(START, START + dt.timedelta(seconds=period_s * (len(values) - 1)), f"{period_s}s", eager=True, time_zone="UTC")
+    return SimpleNamespace(series=pl.DataFrame({"start": times.dt.cast_time_unit("ms"), "level": values}), columns={"level": ("%", "a level")})
+
+
+def test_a_one_second_spike_in_a_week_is_drawn():
+    values = np.full(7 * 86_400, 10.0)
+    values[123_457] = 97.5
+    node = frame_of(values)
+    axis = ex.Axis.spanning(int(START.timestamp() * 1000), int(START.timestamp() * 1000) + 1000 * (len(values) - 1))
+    assert axis.columns <= ex.COLUMNS and axis.column_ms == 252_000
+    (series,) = ex.derived(node, axis)
+    low, high = decoded(series)
+    assert np.nanmax(high) == 97.5 and int(np.nanargmax(high)) == 123_457 // 252
+    assert np.nanmin(low) == 10.0 and np.count_nonzero(high > 10) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(-1e12, 1e12)), min_size=1, max_size=3000), st.integers(1, 30))
+def test_each_column_keeps_its_minimum_and_maximum(values, period_s):
+    node = frame_of(np.array([np.nan if v is None else v for v in values]), period_s)
+    first = int(START.timestamp() * 1000)
+    axis = ex.Axis.spanning(first, first + 1000 * period_s * (len(values) - 1), 1000 * period_s)
+    found = ex.derived(node, axis)
+    present = [v for v in values if v is not None]
+    if not present:
+        assert found == []
+        return
+    (series,) = found
+    low, high = decoded(series)
+    column = (np.arange(len(values)) * 1000 * period_s) // axis.column_ms
+    tolerance = (series.high - series.low) / (ex.EMPTY - 1) / 2 + 1e-9 * max(1.0, abs(series.high), abs(series.low))
+    for c in range(axis.columns):
+        inside = [v for v, k in zip(values, column) if k == c and v is not None]
+        if inside:
+            assert abs(low[c] - min(inside)) <= tolerance and abs(high[c] - max(inside)) <= tolerance
+        else:
+            assert np.isnan(low[c]) and np.isnan(high[c])
+    assert series.low == min(present) and series.high == max(present)
+
+
+def write_node(directory: Path, seconds: int = 600, restart_at: int | None = None) -> Path:
+    """A node with a counter the alias table does not know, a gauge, a flag and a crafted name."""
+    with FTDCWriter(directory, samples_per_chunk=50) as writer:
+        count = 0
+        for i in range(seconds):
+            restarted = restart_at is not None and i >= restart_at
+            count = (i - restart_at) * 5 if restarted else count + 5
+            writer.add_sample({"start": START + dt.timedelta(seconds=i), "serverStatus": {
+                "pid": 2 if restarted else 1, "uptime": i - restart_at if restarted else 1000 + i,
+                "made up": {"operations": count, "level": (i * 7) % 13, "busy": i % 2 == 0},
+                CRAFTED: i,
+            }})
+    return directory
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory) -> Path:
+    return write_node(tmp_path_factory.mktemp("explorer") / "diagnostic.data")
+
+
+def recorded(path: Path, names: list[str]) -> dict[str, ex.Series]:
+    result = analysis.analyze(path)
+    return {s.name: s for s in ex.recorded(path, names, ex.axis_of(result))}
+
+
+def test_counters_are_shown_as_rates_and_gauges_as_recorded(node):
+    names = ["serverStatus.made up.operations", "serverStatus.made up.level", "serverStatus.made up.busy", "serverStatus.uptime"]
+    found = recorded(node, names)
+    counter, level, busy = (found[n] for n in names[:3])
+    assert counter.unit == "/s" and np.nanmin(decoded(counter)[0]) == 5 == np.nanmax(decoded(counter)[1])
+    assert level.unit == "" and (level.low, level.high) == (0, 12)
+    assert busy.unit == "" and (busy.low, busy.high) == (0, 1)
+    # The alias table says uptime is a gauge, though it only rises.
+    assert found["serverStatus.uptime"].unit == "" and found["serverStatus.uptime"].high == 1599
+
+
+def test_a_restart_is_not_a_rate_and_does_not_make_a_counter_a_gauge(tmp_path):
+    path = write_node(tmp_path / "diagnostic.data", restart_at=300)
+    counter = recorded(path, ["serverStatus.made up.operations"])["serverStatus.made up.operations"]
+    assert counter.unit == "/s" and (counter.low, counter.high) == (5, 5)
+
+
+def test_streaming_windows_give_the_same_levels(node, monkeypatch):
+    names = ["serverStatus.made up.operations", "serverStatus.made up.level"]
+    whole = recorded(node, names)
+    monkeypatch.setattr(ex, "WINDOW_VALUES", 1000)  # windows of a chunk or two: the carried sample rates each first interval
+    assert recorded(node, names) == whole
+
+
+@pytest.mark.parametrize("embedded", [True, False], ids=["embedded", "named"])
+def test_input_strings_cannot_leave_the_data_block(node, embedded):
+    result = analysis.analyze(node)
+    name = "serverStatus." + CRAFTED
+    explorer = ex.explore(result, node, CRAFTED, ["serverStatus.</script>*"] if embedded else None)
+    assert (name in {s.name for s in explorer.series}) == embedded and (name in explorer.others) != embedded
+    page = explorer_page.page(explorer)
+    # Our own scripts close three times (data, uPlot, explorer.js); the name never closes one or opens a comment.
+    assert len(re.findall(r"</script", page, re.I)) == 3 and "<!--" not in page
+    block = re.search(r'<script type="application/json" class="explorer-data">(.*?)</script>', page, re.S).group(1)
+    data = json.loads(block)
+    assert data["node"] == CRAFTED and name in [s["name"] for s in data["series"]] + data["others"]
+    assert "&lt;/script&gt;" in page.split("<script", 1)[0]  # the title and heading: escaped HTML
+
+
+def test_vendored_scripts_cannot_close_their_element():
+    assets = explorer_page.assets()
+    assert assets.lower().count("</script") == 2 and "uPlot" in assets
+    assert (explorer_page.UPLOT / "LICENSE").read_text().startswith("The MIT License")
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_explore_writes_one_page_with_the_metrics_asked_for(tmp_path):
+    out = tmp_path / "node.html"
+    result = run_cli("explore", DEMO, "-o", out, "--metrics", "serverStatus.connections.act*")
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"read the log found beside the FTDC: .*\nwrote .*node\.html \(\d+ series, [\d.]+ MB\)\n", result.stderr)
+    page = out.read_text()
+    data = json.loads(re.search(r'class="explorer-data">(.*?)</script>', page, re.S).group(1))
+    names = {s["name"] for s in data["series"]}
+    # The detectors' derived series, their recorded metrics, the system's, and what --metrics asked for.
+    assert {"writes_latency_ms", "serverStatus.opLatencies.writes.latency", "systemMetrics.cpu.user_ms"} <= names
+    assert "serverStatus.connections.active" in names  # neither the detectors' nor the system's: asked for
+    assert [i["label"] for i in data["incidents"]] == ["I1"] and len(data["checkpoints"]) > 10
+    assert all(n not in names for n in data["others"]) and data["others"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "{tmp}/node.txt"], "node.txt: the explorer is an .html page"),
+    (["-o", "{tmp}/node.html", "--metrics", "nothing.like.this*"], "'nothing.like.this*' matches no metric"),
+])
+def test_explore_refuses_with_one_line(tmp_path, args, message):
+    result = run_cli("explore", DEMO, *[a.format(tmp=tmp_path) for a in args])
+    assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (tmp_path / "node.html").exists()
