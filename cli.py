@@ -140,10 +140,11 @@ def summary(
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
     redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
     redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
+    no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     import analysis
-    from analysis.analyze import STAGES
+    from analysis.analyze import STAGES, read_found_logs
     from analysis.console import findings_table, render_findings, render_incidents, render_overview
     from analysis.nodes import unfolded
     from analysis.report import FORMATS as REPORT_FORMATS
@@ -155,9 +156,14 @@ def summary(
         if not found.ftdc:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
-        logs = [*found.logs, *(log or [])]
-        beside = [] if logs else logs_beside(found.ftdc)
-        logs = logs or beside or None
+        given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
+        if given and no_log:
+            raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
+        inside = [] if given or no_log else found.logs  # in a bundle or directory given
+        beside = [] if given or inside or no_log else logs_beside(found.ftdc)
+        # A log that was found, not given, must not end the analysis: read when it can be.
+        logs = list(dict.fromkeys([*found.logs, *given])) if given else (read_found_logs(inside or beside, start, end) if inside or beside else None)
+        beside = beside if logs is not None else []
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
@@ -268,7 +274,7 @@ def explore(
 ) -> None:
     """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
     import analysis
-    from analysis.analyze import STAGES
+    from analysis.analyze import STAGES, read_found_logs
     from analysis.report import explore as explorer_of, write_explorer
 
     with user_errors():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -19,6 +20,7 @@ from ftdc.batches import require_splittable
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
+from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
@@ -119,6 +121,18 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     del frames, slow
     release_free_memory()
     return compact
+
+
+def read_found_logs(found: list, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
+    """Logs that were found (in a bundle, beside a `diagnostic.data`), not given: read when they can be;
+    otherwise a `LogWarning` names them and the analysis goes on without a log (an empty
+    `mongod.log`, as a fresh rotation leaves, must not end an analysis nobody asked a log of)."""
+    try:
+        return read_compact_logs(found, start, end)
+    except (NotALog, OSError, EOFError) as e:
+        warnings.warn(f"{e}: found with the FTDC, not given, so not read; analysed without a log "
+                      "(--log names one, --no-log does not look)", LogWarning, stacklevel=2)
+        return None
 
 
 def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:

@@ -98,7 +98,7 @@ def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable
     progress(STAGES[0])
     resolved = resolve_metrics(catalog.schema())
     identity = Resolved({name: resolved.paths[name] for name in IDENTITY if name in resolved.paths}, resolved.kinds)
-    frame = series.prepare(decode_files(files, identity.wanted, time_field=time_field), identity)
+    frame = series.prepare(decode_files(files, identity.wanted, time_field=time_field, reported=catalog.problems), identity)
     progress(STAGES[1])
     node = catalog_metadata(catalog).node
     progress(STAGES[2])

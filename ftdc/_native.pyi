@@ -14,6 +14,7 @@ ColumnBuffers = tuple[str, int, int | None, int, list[tuple[int, int]]]
 COLUMN_INT64: Final[int]
 COLUMN_BOOL: Final[int]
 COLUMN_STRING_VIEW: Final[int]
+MAX_LISTED_PROBLEMS: Final[int]
 
 class DecodedFrame:
     """Columns decoded by `read`, owned here and handed to pyarrow by address."""
@@ -75,6 +76,8 @@ class LogBlock:
     def lines(self) -> int: ...
     @property
     def problems(self) -> list[tuple[int, str, str]]: ...
+    @property
+    def unlisted(self) -> int: ...
 
 def decode_log_block(data: bytes, end: int, first_line: int, attr_ids: list[int]) -> LogBlock: ...
 def query_shape(command_json: str | None, originating_json: str | None) -> str | None: ...

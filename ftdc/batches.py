@@ -117,5 +117,6 @@ def decode_windows(
     whole = len(schema) == len(catalog.schema())
     metrics = None if whole else [n for n in schema if n != TIME_COLUMN]
     for window in windows:
-        frame = decode_files(window.files, metrics, window.start, window.end, time_field, max_values=window_limit(budget))
+        frame = decode_files(window.files, metrics, window.start, window.end, time_field, max_values=window_limit(budget),
+                             reported=catalog.problems)
         yield conform(frame, schema)

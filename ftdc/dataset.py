@@ -267,7 +267,7 @@ def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: Ti
     """The node's day folders and facts file written under `stage`, in the layout of the dataset
     `root`; returns the facts and those parts (days first, facts last)."""
     lower, upper = map(to_ms, time_range(start, end))
-    schema = select_schema(node.catalog.schema(), metric_list(metrics))
+    schema = select_schema(node.catalog.schema(), metric_list(metrics), node.source)
     columns = distinct_names(schema)
     folder = Path(SAMPLES) / f"family={node.family}" / f"node={node.key}"
     parts: list[Path] = []
@@ -349,7 +349,7 @@ def to_dataset(
     lower, upper = map(to_ms, time_range(start, end))
     nodes = manifest(paths, time_field, None if fresh else read_nodes(out))
     wanted = metric_list(metrics)
-    total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted)), lower, upper, budget))) for n in nodes)
+    total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted, n.source)), lower, upper, budget))) for n in nodes)
     finished = 0
 
     def done() -> None:

@@ -26,7 +26,7 @@ def _frames(
     path: PathArg, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int, progress: Optional[Progress]
 ) -> tuple[Catalog, dict[str, pl.DataType], Iterator[pl.DataFrame]]:
     catalog = catalog_files(resolve(path), time_field)
-    schema = select_schema(catalog.schema(), metric_list(metrics))
+    schema = select_schema(catalog.schema(), metric_list(metrics), str(path))
     lower, upper = map(to_ms, time_range(start, end))
     windows = list(time_windows(catalog, len(schema), lower, upper, budget))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Collection
 
 import polars as pl
 
@@ -49,10 +49,13 @@ def to_polars(decoded: "_native.DecodedFrame") -> pl.DataFrame:
     return frame
 
 
-def report_problems(decoded: "_native.DecodedFrame", time_field: str) -> None:
-    """Every damaged document becomes one warning naming its file and offset."""
+def report_problems(decoded: "_native.DecodedFrame", time_field: str, reported: Collection[str] = ()) -> None:
+    """Every damaged document becomes one warning naming its file and offset, unless
+    `reported` (a catalog's problems: the catalog checks chunks as the decoder does,
+    in the same words) has already said so."""
     for problem in decoded.problems:
-        warnings.warn(problem, FTDCWarning, stacklevel=3)
+        if problem not in reported:
+            warnings.warn(problem, FTDCWarning, stacklevel=3)
     if decoded.chunks_without_time:
         warnings.warn(
             f"{decoded.chunks_without_time} chunk(s) have no Date field {time_field!r} at the root; "

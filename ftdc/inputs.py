@@ -12,6 +12,7 @@ process, removed at exit.
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import shutil
 import stat
@@ -63,6 +64,30 @@ def special_kind(path: str | os.PathLike) -> str | None:
     except OSError:
         return None  # missing or unreadable: the caller's own check says which
     return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+def written_extent(path: str | os.PathLike) -> tuple[int, int]:
+    """`(first, written)`: the offset of the first byte of `path` ever written, and the bytes
+    written from there to its end, as the file system tells them (SEEK_DATA, SEEK_HOLE)
+    without reading the file. A sparse file's holes read as NULs; a log that logrotate's
+    copytruncate emptied while mongod kept writing at its old offset starts with one.
+    Where the file system cannot tell, every byte counts as written."""
+    with open(path, "rb") as handle:
+        fd = handle.fileno()
+        size = os.fstat(fd).st_size
+        try:
+            first = os.lseek(fd, 0, os.SEEK_DATA)
+        except OSError as e:
+            return (size, 0) if e.errno == errno.ENXIO else (0, size)  # ENXIO: holes to the end
+        written, at = 0, first
+        while at < size:
+            hole = os.lseek(fd, at, os.SEEK_HOLE)
+            written += hole - at
+            try:
+                at = os.lseek(fd, hole, os.SEEK_DATA)
+            except OSError:
+                break  # holes to the end
+        return first, written
 
 
 def refuse_special(path: str | os.PathLike) -> None:

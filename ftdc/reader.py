@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Iterable, Optional, Union
+from typing import Callable, Collection, Iterable, Optional, Union
 
 import polars as pl
 
@@ -31,12 +31,14 @@ def decode_files(
     end: TimeArg = None,
     time_field: str = TIME_COLUMN,
     max_values: Optional[int] = None,
+    reported: Collection[str] = (),
 ) -> pl.DataFrame:
-    """Decodes already-resolved files; the building block of every reader."""
+    """Decodes already-resolved files; the building block of every reader. Problems in
+    `reported` (the files' catalog has warned of them) are not warned of again."""
     decoded = _native.read(*_read_arguments(files, metrics, start, end, time_field, max_values))
     require_documents(files, decoded.documents, decoded.problems)
     _raise_refusal(files, decoded)
-    report_problems(decoded, time_field)
+    report_problems(decoded, time_field, reported)
     return _frame(files, decoded)
 
 
@@ -73,13 +75,28 @@ def _raise_refusal(files: list[FtdcFile], decoded: "_native.DecodedFrame") -> No
 def _frame(files: list[FtdcFile], decoded: "_native.DecodedFrame") -> pl.DataFrame:
     """The frame of a native read that was not refused, without impossible times."""
     frame = to_polars(decoded)
+    where = f"{files[0].path}{' and others' if len(files) > 1 else ''}"
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
     if impossible.any():
-        warnings.warn(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {impossible.sum():,} sample(s) dated outside years 1-9999 "
-                      "(damaged times): dropped", FTDCWarning, stacklevel=3)
+        warnings.warn(f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped", FTDCWarning, stacklevel=3)
         frame = frame.filter(~impossible)
     # The decoder's rows are in time order (ties in chunk order): said, so that sorting is free.
-    return frame.with_columns(pl.col(TIME_COLUMN).set_sorted())
+    return _without_impossible_dates(frame, where).with_columns(pl.col(TIME_COLUMN).set_sorted())
+
+
+def _without_impossible_dates(frame: pl.DataFrame, where: str) -> pl.DataFrame:
+    """`frame` with every Date metric outside years 1-9999 made null, one warning per metric.
+    No calendar holds such a value (flipped bits in a reference document), and every writer
+    of times (CSV, Arrow's microseconds, Python) refuses it: the sample is kept, the value not."""
+    dates = [name for name, dtype in frame.schema.items() if name != TIME_COLUMN and isinstance(dtype, pl.Datetime)]
+    if not dates:
+        return frame
+    counts = frame.select(outside_python_range(pl.col(name)).sum() for name in dates).row(0)
+    damaged = [name for name, count in zip(dates, counts) if count]
+    for name, count in zip(dates, counts):
+        if count:
+            warnings.warn(f"{where}: {count:,} value(s) of {name} dated outside years 1-9999 (damaged): read as null", FTDCWarning, stacklevel=4)
+    return frame.with_columns(pl.when(~outside_python_range(pl.col(name))).then(pl.col(name)).alias(name) for name in damaged) if damaged else frame
 
 
 def read_ftdc(

@@ -18,6 +18,7 @@ import ftdc
 from ftdc import FTDCError
 from ftdc.writer import FTDCWriter
 from ftdc.writer.documents import chunk_document
+from bench.fuzz_targets import mutate
 from ftdc_files import chunks, payload
 
 FUZZ = settings(max_examples=600, deadline=2000, suppress_health_check=list(HealthCheck), derandomize=True)
@@ -50,26 +51,6 @@ def read_quietly(path: Path) -> None:
             ftdc.read_ftdc(path)
         except FTDCError:
             pass
-
-
-def mutate(data: bytes, draw) -> bytes:
-    """One to four edits: byte flips, cuts, insertions, or an int32 overwritten (length fields)."""
-    buf = bytearray(data)
-    for _ in range(draw(st.integers(1, 4))):
-        if not buf:
-            break
-        at = draw(st.integers(0, len(buf) - 1))
-        kind = draw(st.sampled_from(["flip", "truncate", "insert", "int32"]))
-        if kind == "flip":
-            buf[at] ^= draw(st.integers(1, 255))
-        elif kind == "truncate":
-            del buf[at:]
-        elif kind == "insert":
-            buf[at:at] = draw(st.binary(min_size=1, max_size=8))
-        else:
-            value = draw(st.sampled_from([0, 1, 4, 5, -1, 2**31 - 1, -(2**31)]) | st.integers(-(2**31), 2**31 - 1))
-            buf[at : at + 4] = struct.pack("<i", value)
-    return bytes(buf)
 
 
 @FUZZ

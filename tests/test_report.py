@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 import analysis
+from analysis import document
 from analysis.report import build_report, content, explorer_page, html, plots, write_report
 
 DEMO = Path(__file__).resolve().parents[1] / "samples"
@@ -150,19 +151,19 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     busy.refresh_incidents()
     report = build_report([busy])
     section = report.nodes[0]
-    assert len(section.carded) == content.MAX_CARDS and len(section.listed) == len(many) - content.MAX_CARDS
+    assert len(section.carded) == document.MAX_CARDS and len(section.listed) == len(many) - document.MAX_CARDS
     # A carded finding has a plot of its own unless its incident's card draws it.
     in_cards = {f for card in section.incidents for f in card.incident.finding_ids}
     assert set(section.evidence) == {i for i in section.carded if section.findings[i].id not in in_cards}
     # The incidents likewise: the most severe as cards with a headline each, then how many more.
-    assert len(busy.incidents) > content.MAX_CARDS and len(section.incidents) == content.MAX_CARDS
-    assert len(report.headlines) == content.MAX_CARDS + 1 and f"{len(busy.incidents) - content.MAX_CARDS} more, less severe incident(s)" in report.headlines[-1]
-    assert len(report.more_incidents) == len(busy.incidents) - content.MAX_CARDS
+    assert len(busy.incidents) > document.MAX_CARDS and len(section.incidents) == document.MAX_CARDS
+    assert len(report.headlines) == document.MAX_CARDS + 1 and f"{len(busy.incidents) - document.MAX_CARDS} more, less severe incident(s)" in report.headlines[-1]
+    assert len(report.more_incidents) == len(busy.incidents) - document.MAX_CARDS
     path = tmp_path / "busy.html"
     write_report(report, path)
     page = path.read_text()
-    assert page.count('<div class="finding ') == content.MAX_CARDS
-    assert f"{len(many) - content.MAX_CARDS} more finding(s)" in page and page.count("<tr><td>") >= len(many) - content.MAX_CARDS
+    assert page.count('<div class="finding ') == document.MAX_CARDS
+    assert f"{len(many) - document.MAX_CARDS} more finding(s)" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
     assert len(json.loads(report_json(report))["nodes"][0]["findings"]) == len(many)
 
 

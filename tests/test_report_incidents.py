@@ -357,12 +357,12 @@ def test_a_run_that_succeeded_is_not_called_failed():
 
 
 def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypatch):
-    from analysis.report import content
+    from analysis import document
 
     dips = SAMPLES / "scenarios" / "throughput-dip"
     result = quiet(analysis.analyze, dips / "diagnostic.data", dips / "mongod.log")
     assert len(result.incidents) == 3
-    monkeypatch.setattr(content, "MAX_CARDS", 1)
+    monkeypatch.setattr(document, "MAX_CARDS", 1)  # the one limit the cards and the headlines share (analysis.document)
     report = build_report([result])
     section = report.nodes[0]
     [card] = section.incidents

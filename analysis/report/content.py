@@ -16,7 +16,8 @@ from typing import Any, Optional
 from ftdc.timeutil import format_time
 
 from .. import detectors
-from ..document import MAX_CARDS, SCHEMA_VERSION, document, headlines, incident_headline, node_headlines, replica_set_name, window, worst_incidents  # noqa: F401
+from .. import document as documents
+from ..document import SCHEMA_VERSION, document, headlines, incident_headline, node_headlines, replica_set_name, window, worst_incidents  # noqa: F401
 from ..analyze import Analysis
 from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
@@ -172,7 +173,7 @@ def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slu
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
     key = node_slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, key, members)
-    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:MAX_CARDS]
+    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:documents.MAX_CARDS]  # the cards' one limit
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
     view = system.view(analysis, members)

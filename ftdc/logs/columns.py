@@ -6,6 +6,7 @@ next to them, are finished here.
 
 import polars as pl
 
+from ..timeutil import outside_python_range
 from .problems import ProblemLog
 from .schema import EVENTS, SLOW_OPS, UTC_MS
 
@@ -33,17 +34,25 @@ def _started() -> pl.Expr:
 
 
 def drop_unreadable_ts(frame: pl.DataFrame, problems: ProblemLog) -> pl.DataFrame:
-    """`frame` without the rows whose timestamp text `t` cannot be read: each
-    is reported as "no timestamp", as the decoders report a line without one.
-    A null `t` is a timestamp read already (natively) or none at all."""
-    if frame["t"].null_count() == frame.height:
+    """`frame` without the rows whose timestamp cannot be used: text `t` that does not
+    read as a time ("no timestamp", as the decoders report a line without one), or a time
+    (`ts` read natively, else `t`) outside years 1-9999, which no calendar a reader uses
+    holds (a damaged `0000-...` stamp). A null `t` is a timestamp read already (natively)
+    or none at all."""
+    native = "ts" in frame.columns
+    if not native and frame["t"].null_count() == frame.height:
         return frame
-    unreadable = frame.select(pl.col("t").is_not_null() & parse_ts().is_null()).to_series()
-    if not unreadable.any():
+    parsed = parse_ts()
+    stamp = pl.coalesce(pl.col("ts").cast(UTC_MS), parsed) if native else parsed
+    unreadable = pl.col("t").is_not_null() & parsed.is_null() & (pl.col("ts").is_null() if native else True)
+    impossible = outside_python_range(stamp)
+    flags = frame.select(unreadable=unreadable, impossible=impossible)
+    bad = flags["unreadable"] | flags["impossible"]
+    if not bad.any():
         return frame
-    for line, t in frame.filter(unreadable).select("line", "t").iter_rows():
-        problems.add(line, "no timestamp", t)
-    return frame.filter(~unreadable)
+    for line, t, impossible_ts in frame.select("line", "t").with_columns(flags["impossible"]).filter(bad).iter_rows():
+        problems.add(line, "timestamp outside years 1-9999" if impossible_ts else "no timestamp", t)
+    return frame.filter(~bad)
 
 
 # No operation runs for more than a year (an index build on a huge collection takes days):

@@ -39,6 +39,7 @@ def decode_block(data: bytes, end: int, first_line: int, problems: ProblemLog) -
     block = _native.decode_log_block(data, end, first_line, _TYPED_IDS)
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
+    problems.count_unlisted(block.unlisted)
     slow = columns.drop_unreadable_ts(_frame(block, block.slow_ops()), problems)
     evts = columns.drop_unreadable_ts(_frame(block, block.events()), problems)
     return slow, _conform(_with_typed_event_columns(evts, problems), RAW_EVENTS), block.lines

@@ -166,6 +166,8 @@ def decode_text(text: str, problems: ProblemLog, years: YearTracker) -> tuple[di
 def _without_unreadable_ts(table: dict, problems: ProblemLog) -> dict:
     """The rows whose stamp reads as a time: the patterns above accept, say,
     month 13 or February 30, which are reported as no timestamp."""
+    if not table["t"]:
+        return table
     stamps = pl.DataFrame({"t": table["t"], "line": table["line"]}, schema={"t": pl.String, "line": pl.Int64})
     kept = drop_unreadable_ts(stamps.with_row_index("row"), problems)["row"]
     if len(kept) == stamps.height:

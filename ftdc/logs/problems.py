@@ -2,13 +2,15 @@
 
 import polars as pl
 
+from .. import _native
 from .schema import PROBLEMS
 
 # Enough of a bad line to recognise it, not a whole 10 KB attribute dump.
 SNIPPET_BYTES = 200
-# Problems listed per ProblemLog (a block or a text file); a binary file would
-# otherwise list one per "line". The rest are counted in one closing row.
-MAX_LISTED = 10_000
+# Problems listed per ProblemLog (a block or a text file), as the native decoder lists
+# per block; a binary file would otherwise list one per "line". The rest are counted
+# in one closing row.
+MAX_LISTED = _native.MAX_LISTED_PROBLEMS
 
 
 class ProblemLog:
@@ -32,6 +34,10 @@ class ProblemLog:
         self.lines.append(line)
         self.reasons.append(reason)
         self.texts.append(text)
+
+    def count_unlisted(self, problems: int) -> None:
+        """Problems counted, not listed, elsewhere (the native decoder's past its own limit)."""
+        self.unlisted += problems
 
     def frame(self) -> pl.DataFrame:
         if self.unlisted:

@@ -5,7 +5,9 @@ writes them), rotated sets (`mongod.log.<date>` before the live `mongod.log`),
 directories, and `.tar`/`.tar.gz` archives holding several nodes' logs.
 """
 
+import bz2
 import datetime as dt
+import lzma
 import os
 import re
 import tarfile
@@ -16,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..inputs import MAX_MEMBERS, special_kind
+from ..inputs import MAX_MEMBERS, special_kind, written_extent
+from ..paths import SPARSE_FROM_BYTES
 
 BLOCK_BYTES = 16 << 20
 _READ_BYTES = 1 << 20
@@ -165,18 +168,52 @@ def _file_sources(path: Path) -> list[LogSource]:
         raise NotALog(f"{path}: {kind}, not a log file")
     if _is_tar(path):
         return _tar_sources(path)
+    sparse = _mostly_holes(path, stat.st_size)
+    if sparse:
+        warnings.warn(sparse, LogWarning, stacklevel=4)
+        return []
     return [LogSource(str(path), str(path.parent), stat.st_size, stat.st_mtime, lambda: open(path, "rb"), path)]
 
 
+def _mostly_holes(path: Path, size: int) -> str | None:
+    """Why `path` is not read: after the hole a copytruncate leaves at its start (skipped,
+    see `_after_padding`), mostly holes, bytes never written, which read as NULs (a log is
+    written front to back, so that is not one mongod wrote), else None. As the FTDC reader
+    refuses such files, up front and without reading them."""
+    first, written = written_extent(path)
+    span = size - first
+    if span > SPARSE_FROM_BYTES and written < span // 2:
+        return (f"{path}: a sparse file, {written / 2**20:,.0f} MB of its {span / 2**20:,.0f} MB (from the first byte written) "
+                "ever written: not a log as mongod writes it; not read")
+    return None
+
+
+# Where tar puts its magic in a member header, and the magic ("ustar\0" POSIX, "ustar " GNU).
+_TAR_MAGIC_AT = 257
+_TAR_MAGIC = b"ustar"
+# The compressions tarfile opens ("r:*"), by their own signatures.
+_COMPRESSED = {_GZIP_MAGIC: lambda: zlib.decompressobj(wbits=31), b"BZh": bz2.BZ2Decompressor, b"\xfd7zXZ\x00": lzma.LZMADecompressor}
+
+
 def _is_tar(path: Path) -> bool:
-    """Whether `path` is a tar archive; one named as an archive that cannot even be
-    opened (a .tar.gz cut in its first member) is one clear error."""
-    try:
-        return tarfile.is_tarfile(path)
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        if path.name.lower().endswith((".tar", ".tgz", ".tar.gz")):
-            raise NotALog(f"{path}: not a readable archive ({exc or type(exc).__name__})") from None
-        return False
+    """Whether `path` is a tar archive (compressed or not), by tar's own signature in its
+    first header: `tarfile.is_tarfile` takes a block of NULs for an empty archive, and so
+    a log that copytruncate left NUL-padded for one. One named as an archive whose
+    compression cannot even be opened is one clear error."""
+    with open(path, "rb") as handle:
+        head = handle.read(64 << 10)
+    named = path.name.lower().endswith((".tar", ".tgz", ".tar.gz"))
+    magic = next((m for m in _COMPRESSED if head.startswith(m)), None)
+    if magic is not None:
+        try:
+            head = _COMPRESSED[magic]().decompress(head, 2 * _TAR_MAGIC_AT)
+        except (zlib.error, lzma.LZMAError, OSError, EOFError) as exc:
+            if named:
+                raise NotALog(f"{path}: not a readable archive ({exc or type(exc).__name__})") from None
+            return False
+        if named and len(head) < _TAR_MAGIC_AT + len(_TAR_MAGIC):
+            raise NotALog(f"{path}: not a readable archive (it ends before its first member's header)")
+    return head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + len(_TAR_MAGIC)] == _TAR_MAGIC
 
 
 def _tar_sources(path: Path) -> list[LogSource]:
@@ -275,9 +312,13 @@ def read_chunks(source: LogSource, on_bytes: Callable[[int], None] | None = None
         if first.startswith(_GZIP_MAGIC):
             yield from _gunzip(first, handle, on_bytes)
             return
-        chunk = first
+        chunk, padding = first, True
         while chunk:
-            yield chunk
+            if padding:  # the NULs a copytruncate leaves before the first line
+                chunk = chunk.lstrip(b"\0")
+                padding = not chunk
+            if chunk:
+                yield chunk
             chunk = handle.read(_READ_BYTES)
             if on_bytes:
                 on_bytes(len(chunk))
@@ -341,15 +382,31 @@ def blocks(
     if source.path is not None:
         with open(source.path, "rb") as handle:
             if handle.read(len(_GZIP_MAGIC)) != _GZIP_MAGIC:
-                handle.seek(0)
-                yield from _file_blocks(handle, on_bytes)
+                start = _after_padding(handle, source.path)
+                on_bytes(start)
+                yield from _file_blocks(handle, on_bytes, start)
                 return
     yield from line_blocks(read_chunks_until_cut(source, on_bytes, on_cut))
 
 
-def _file_blocks(handle, on_bytes: Callable[[int], None]) -> Iterator[tuple[bytes, int] | LongLine]:
+def _after_padding(handle, path: Path) -> int:
+    """The offset of the first byte that is not NUL padding: a log that logrotate's
+    copytruncate emptied while mongod kept writing at its old offset starts with NULs
+    (a hole the file system skips for us, or zeros written by a copy of it), which hold
+    no newline, so line 1 is still the first line mongod wrote."""
+    offset, _ = written_extent(path)
+    handle.seek(offset)
+    while piece := handle.read(_READ_BYTES):
+        kept = piece.lstrip(b"\0")
+        offset += len(piece) - len(kept)
+        if kept:
+            break
+    return offset
+
+
+def _file_blocks(handle, on_bytes: Callable[[int], None], offset: int) -> Iterator[tuple[bytes, int] | LongLine]:
     block_bytes = BLOCK_BYTES  # read at call time, so tests can make blocks small
-    offset = 0
+    handle.seek(offset)
     while data := handle.read(block_bytes):
         end = len(data)
         if end == block_bytes:

@@ -1,8 +1,9 @@
 //! What a set of files holds, without materialising metric values: every
 //! document's envelope and, per metric chunk, its sample count, time range
-//! and metric names. Only the reference document and the time column are
-//! inflated. A read can produce the same catalog from the chunks it decodes
-//! (`decode::read` with `Options::catalog`), so that one pass does both.
+//! and metric names. Each chunk is checked as the decoder checks it (whole
+//! inflate, delta stream walked), but only the time column is decoded. A read
+//! can produce the same catalog from the chunks it decodes (`decode::read`
+//! with `Options::catalog`), so that one pass does both.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,12 +11,12 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::cache::FingerprintCache;
-use crate::chunk::Inflater;
+use crate::chunk::inflate;
 use crate::decode::{documents_of, Source};
 use crate::file::{Document, TYPE_METRIC_CHUNK};
 use crate::metrics::{metric_names, KIND_DATE};
 use crate::reference::open_reference;
-use crate::varint::DeltaReader;
+use crate::varint::{DeltaReader, VarintError};
 
 pub struct ChunkInfo {
     pub source: usize,
@@ -58,31 +59,37 @@ pub struct Seen {
 
 pub type NamesCache = FingerprintCache<(Vec<String>, Vec<u8>)>;
 
-/// Inflates as little of a chunk as its header, names and time range need.
+/// The chunk's names, sample count and time span. The whole payload is
+/// inflated and its delta stream walked, as the decoder does before it keeps
+/// a chunk: a chunk the decoder would skip must not lend the catalog its
+/// metrics (a column promised and never decoded ends every reader).
 pub fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NamesCache) -> Result<Seen, String> {
-    let mut inflater = Inflater::new(data).map_err(|e| e.message)?;
-    inflater.fill_to(4).map_err(|e| e.message)?;
-    let ref_len = crate::bson::read_i32(&inflater.out, 0).unwrap_or(0).max(0) as usize;
-    inflater.fill_to(ref_len + 8).map_err(|e| e.message)?;
-    let (header, values) = open_reference(&inflater.out)?;
+    let payload = inflate(data).map_err(|e| e.message)?;
+    let (header, values) = open_reference(&payload)?;
     let names = cache.get_or_build(values.fingerprint(), || {
-        metric_names(&inflater.out[..header.ref_len]).map_err(|e| format!("reference document: {e}"))
+        metric_names(&payload[..header.ref_len]).map_err(|e| format!("reference document: {e}"))
     })?;
-    let dc = header.delta_count as usize;
+    let dc = header.delta_count as u64;
+    let metrics = header.metric_count as u64;
+    let deltas_start = header.deltas_start();
+    let invalid = |e: VarintError| e.in_payload(deltas_start);
+    let mut reader = DeltaReader::new(&payload[deltas_start..]);
     let (first, last) = match names.0.iter().position(|n| n == time_field).filter(|&i| names.1[i] == KIND_DATE) {
         Some(ti) => {
             let first = values.values[ti];
-            // A column takes at most 10 bytes per delta.
-            inflater.fill_to(header.deltas_start() + 10 * dc * (ti + 1) + 20).map_err(|e| e.message)?;
-            let mut reader = DeltaReader::new(&inflater.out[header.deltas_start()..]);
-            let mut column = vec![0i64; dc];
-            reader.skip((ti * dc) as u64).map_err(|e| e.to_string())?;
-            reader.decode_column(first as u64, &mut column).map_err(|e| e.to_string())?;
+            let mut column = vec![0i64; dc as usize];
+            reader.skip(ti as u64 * dc).map_err(invalid)?;
+            reader.decode_column(first as u64, &mut column).map_err(invalid)?;
+            reader.skip((metrics - ti as u64 - 1) * dc).map_err(invalid)?;
             let (lo, hi) = column.iter().fold((first, first), |(lo, hi), &t| (lo.min(t), hi.max(t)));
             (Some(lo), Some(hi))
         }
-        None => (id_ms, id_ms),
+        None => {
+            reader.skip(metrics * dc).map_err(invalid)?;
+            (id_ms, id_ms)
+        }
     };
+    reader.finish().map_err(invalid)?;
     Ok(Seen {
         fingerprint: values.fingerprint(),
         names,
@@ -114,7 +121,7 @@ pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
     for ((s, d), p) in wanted.iter().zip(seen) {
         match p {
             Ok(p) => readable.push((*s, d.offset, d.id_ms, p)),
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk unreadable: {m}", sources[*s].name, d.offset)),
+            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[*s].name, d.offset)),
         }
     }
     assemble(sources, documents, readable, problems)

@@ -19,6 +19,12 @@ pub const MAX_CHUNK_SAMPLES: u64 = 100_000;
 /// the largest real chunk (8.0: 3479 metrics x 300 samples).
 pub const MAX_CHUNK_VALUES: u64 = 16_000_000;
 
+/// ...and at most this many metrics: 14 times the widest real chunk (8.0: 3479).
+/// Every reader holds a column per metric, and an output's columns each cost
+/// Arrow and Parquet kilobytes of their own however few rows they hold, so a
+/// 3 MB chunk of a million metrics took 6.75 GB to export one row.
+pub const MAX_CHUNK_METRICS: u32 = 50_000;
+
 /// Process-wide counters, read by tests that prove chunks were skipped.
 pub static CHUNKS_INFLATED: AtomicU64 = AtomicU64::new(0);
 pub static BYTES_INFLATED: AtomicU64 = AtomicU64::new(0);
@@ -139,12 +145,13 @@ pub fn parse_header(payload: &[u8]) -> Result<Header, ChunkError> {
     let delta_count = read_u32(payload, ref_len + 4).ok_or_else(|| err(ref_len + 4, "deltaCount missing"))?;
     let samples = delta_count as u64 + 1;
     // A chunk without metrics still costs a time value per sample.
-    if samples > MAX_CHUNK_SAMPLES || (metric_count.max(1) as u64) * samples > MAX_CHUNK_VALUES {
+    if samples > MAX_CHUNK_SAMPLES || metric_count > MAX_CHUNK_METRICS || (metric_count.max(1) as u64) * samples > MAX_CHUNK_VALUES {
         return Err(err(
             ref_len,
             format!(
                 "{metric_count} metrics x {samples} samples is implausible: this reader takes up to \
-                 {MAX_CHUNK_SAMPLES} samples and {MAX_CHUNK_VALUES} values per chunk (mongod writes 300 samples by default)"
+                 {MAX_CHUNK_SAMPLES} samples, {MAX_CHUNK_METRICS} metrics and {MAX_CHUNK_VALUES} values per chunk \
+                 (mongod writes 300 samples of a few thousand metrics)"
             ),
         ));
     }
@@ -196,6 +203,9 @@ mod tests {
         payload[5..9].copy_from_slice(&3479u32.to_le_bytes());
         payload[9..13].copy_from_slice(&299u32.to_le_bytes());
         assert_eq!(parse_header(&payload).unwrap().samples(), 300);
+        payload[5..9].copy_from_slice(&(MAX_CHUNK_METRICS + 1).to_le_bytes());
+        payload[9..13].copy_from_slice(&0u32.to_le_bytes());
+        assert!(parse_header(&payload).unwrap_err().message.contains("implausible"), "too wide, even for one sample");
     }
 
     #[test]

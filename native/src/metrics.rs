@@ -195,6 +195,9 @@ impl Sink for ValueSink {
 pub struct NameSink {
     pub names: Vec<String>,
     pub kinds: Vec<u8>,
+    /// Bytes of all names so far: each is its whole path, so a deep document of
+    /// long keys makes names far larger than itself (quadratic in its size).
+    bytes: usize,
     /// Path prefix per open object, and the key counts seen in it.
     stack: Vec<(String, HashMap<Vec<u8>, u32>)>,
     timestamp_half: bool,
@@ -202,7 +205,7 @@ pub struct NameSink {
 
 impl NameSink {
     pub fn new() -> Self {
-        NameSink { names: Vec::new(), kinds: Vec::new(), stack: vec![(String::new(), HashMap::new())], timestamp_half: false }
+        NameSink { names: Vec::new(), kinds: Vec::new(), bytes: 0, stack: vec![(String::new(), HashMap::new())], timestamp_half: false }
     }
 
     /// `key` with its `#N` suffix when repeated in the current object.
@@ -224,6 +227,15 @@ impl NameSink {
             component.to_string()
         } else {
             format!("{prefix}.{component}")
+        }
+    }
+
+    /// Keeps `name` while the names stay within MAX_NAME_BYTES; past it they are
+    /// counted only, and `metric_names` refuses the document.
+    fn push(&mut self, name: String) {
+        self.bytes += name.len();
+        if self.bytes <= MAX_NAME_BYTES {
+            self.names.push(name);
         }
     }
 
@@ -263,12 +275,12 @@ impl Sink for NameSink {
                 self.full_name(&c)
             };
             let suffix = if self.timestamp_half { ".i" } else { ".t" };
-            self.names.push(base + suffix);
+            self.push(base + suffix);
             self.timestamp_half = !self.timestamp_half;
         } else {
             let c = self.component(key);
             let name = self.full_name(&c);
-            self.names.push(name);
+            self.push(name);
         }
         self.kinds.push(kind);
     }
@@ -290,8 +302,15 @@ impl Sink for NameSink {
 pub fn metric_names(doc: &[u8]) -> Result<(Vec<String>, Vec<u8>), BsonError> {
     let mut sink = NameSink::new();
     walk(doc, &mut sink)?;
+    if sink.bytes > MAX_NAME_BYTES {
+        return Err(BsonError::new(0, format!("metric names of {} bytes, more than the {MAX_NAME_BYTES} this reader takes", sink.bytes)));
+    }
     Ok(sink.finish())
 }
+
+/// Most bytes of metric names one reference document may give: 60 times the
+/// widest real chunk's (8.0: 3479 names, 270 KB).
+pub const MAX_NAME_BYTES: usize = 16 << 20;
 
 /// Values and structural fingerprint of the metrics of `doc`.
 pub fn metric_values(doc: &[u8]) -> Result<ValueSink, BsonError> {
@@ -323,6 +342,28 @@ mod tests {
         assert_eq!(decimal128_to_i64(&d128(false, 0, 10u128.pow(34))), 0);
         assert_eq!(decimal128_to_i64(&d128(false, 30, 12)), i64::MIN);
         assert_eq!(decimal128_to_i64(&d128(true, 0, 1u128 << 63)), i64::MIN);
+    }
+
+    #[test]
+    fn names_far_larger_than_their_document_are_refused() {
+        // {k: {k: ... {x0: 1, x1: 1, ...}}}: every leaf's name repeats the long path.
+        let key = vec![b'k'; 4000];
+        let mut leaves = Vec::new();
+        for i in 0..5000 {
+            leaves.push(bson::INT32);
+            leaves.extend_from_slice(format!("x{i}\0").as_bytes());
+            leaves.extend_from_slice(&1i32.to_le_bytes());
+        }
+        let mut inner = doc(&leaves);
+        for _ in 0..2 {
+            let mut e = vec![bson::DOCUMENT];
+            e.extend_from_slice(&key);
+            e.push(0);
+            e.extend_from_slice(&inner);
+            inner = doc(&e);
+        }
+        assert!(inner.len() < 100_000);
+        assert!(metric_names(&inner).unwrap_err().message.contains("metric names of"));
     }
 
     #[test]

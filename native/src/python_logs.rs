@@ -67,6 +67,12 @@ impl LogBlock {
     fn problems(&self) -> Vec<(i64, String, String)> {
         self.block.problems.iter().map(|p| (p.line, p.reason.clone(), p.text.clone())).collect()
     }
+
+    /// Problems past `MAX_LISTED_PROBLEMS`, counted and not listed.
+    #[getter]
+    fn unlisted(&self) -> u64 {
+        self.block.unlisted
+    }
 }
 
 /// Decodes the JSON log lines of data[:end], numbered from `first_line`;
@@ -90,6 +96,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COLUMN_INT64", COLUMN_INT64)?;
     m.add("COLUMN_BOOL", COLUMN_BOOL)?;
     m.add("COLUMN_STRING_VIEW", COLUMN_STRING_VIEW)?;
+    m.add("MAX_LISTED_PROBLEMS", logs::MAX_LISTED_PROBLEMS)?;
     m.add_class::<LogBlock>()?;
     m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
     m.add_function(wrap_pyfunction!(query_shape, m)?)?;

@@ -16,6 +16,13 @@ impl fmt::Display for VarintError {
     }
 }
 
+impl VarintError {
+    /// The error placed in the chunk's payload, whose delta stream starts at `deltas_start`.
+    pub fn in_payload(&self, deltas_start: usize) -> String {
+        format!("payload offset {}: {}", deltas_start + self.offset, self.message)
+    }
+}
+
 /// At most 10 bytes encode a u64.
 const MAX_VARINT_BYTES: usize = 10;
 

@@ -151,12 +151,16 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
         match p {
             Ok(p) => {
                 if opts.catalog {
-                    seen.insert((c.source, c.doc.offset), p.seen(c.doc.id_ms));
+                    seen.insert((c.source, c.doc.offset), Some(p.seen(c.doc.id_ms)));
                 }
                 chunks.push(p);
                 interim.push(sources[c.source].interim);
             }
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset)),
+            Err(m) => {
+                // Skipped here, so in the catalog too: it lends no metric, and is said once.
+                seen.insert((c.source, c.doc.offset), None);
+                problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset));
+            }
         }
     }
     let catalog = opts.catalog.then(|| catalog_of_read(&sources, docs, seen, &mut problems, &opts.time_field));
@@ -177,12 +181,12 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     Frame { time, columns, values, problems, chunks_without_time, documents, error: None, catalog }
 }
 
-/// The catalog of a read: what its decoded chunks showed, and the chunks its time
-/// range skipped peeked (inflating only their reference document and time column).
+/// The catalog of a read: what its decoded chunks showed (None: refused as damaged),
+/// and the chunks its time range skipped checked as `catalog` checks them.
 fn catalog_of_read(
     sources: &[Source],
     docs: Vec<Vec<Document>>,
-    mut seen: HashMap<(usize, usize), Seen>,
+    mut seen: HashMap<(usize, usize), Option<Seen>>,
     problems: &mut Vec<String>,
     time_field: &str,
 ) -> Catalog {
@@ -196,11 +200,11 @@ fn catalog_of_read(
     for ((s, d), p) in skipped.into_iter().zip(peeked) {
         match p {
             Ok(p) => {
-                seen.insert((*s, d.offset), p);
+                seen.insert((*s, d.offset), Some(p));
             }
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk unreadable: {m}", sources[*s].name, d.offset)),
+            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[*s].name, d.offset)),
         }
     }
-    let readable = all.iter().filter_map(|(s, d)| seen.remove(&(*s, d.offset)).map(|p| (*s, d.offset, d.id_ms, p))).collect();
+    let readable = all.iter().filter_map(|(s, d)| seen.remove(&(*s, d.offset)).flatten().map(|p| (*s, d.offset, d.id_ms, p))).collect();
     assemble(sources, docs, readable, Vec::new())
 }

@@ -158,7 +158,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     // selected column starts and decoding the time column.
     let stream = &payload[deltas_start..];
     let mut reader = DeltaReader::new(stream);
-    let invalid = |e: VarintError| format!("payload offset {}: {}", deltas_start + e.offset, e.message);
+    let invalid = |e: VarintError| e.in_payload(deltas_start);
     let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
     let mut ranges = Vec::with_capacity(layout.selected.len());
     let mut selected = layout.selected.iter().peekable();

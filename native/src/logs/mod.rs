@@ -40,6 +40,10 @@ pub const SLOW_QUERY_ID: i64 = 51803;
 const SLOW_QUERY_MARK: &[u8] = b"\"id\":51803";
 /// Enough of a bad line to recognise it, not a whole 10 KB attribute dump.
 pub const SNIPPET_BYTES: usize = 200;
+/// Problems listed per block; the rest are counted (`Block::unlisted`). A file of
+/// nothing but bad lines (6 million `{}` in a 17 KB gzip) would otherwise hold a
+/// row, a reason and a snippet for every line. Python lists as many per block.
+pub const MAX_LISTED_PROBLEMS: usize = 10_000;
 /// Lines are decoded in ranges of about this size, a few per core per block.
 /// Each range becomes its own Arrow chunk, and assembling chunks in Python
 /// costs more than finer load balancing gains: 1 MB ranges were 40 % slower.
@@ -59,6 +63,8 @@ pub struct Block {
     pub slow_ops: Vec<Table>,
     pub events: Vec<Table>,
     pub problems: Vec<Problem>,
+    /// Problems past MAX_LISTED_PROBLEMS: counted, not listed.
+    pub unlisted: u64,
     /// Lines in the block, so callers can number the next block without a pass of their own.
     pub lines: i64,
 }
@@ -67,11 +73,16 @@ struct Partial {
     slow: SlowColumns,
     events: EventColumns,
     problems: Vec<Problem>,
+    unlisted: u64,
     lines: i64,
 }
 
 impl Partial {
     fn problem(&mut self, number: i64, reason: String, line: &[u8]) {
+        if self.problems.len() >= MAX_LISTED_PROBLEMS {
+            self.unlisted += 1;
+            return;
+        }
         let text = String::from_utf8_lossy(&line[..line.len().min(SNIPPET_BYTES)]).into_owned();
         self.problems.push(Problem { line: number, reason, text });
     }
@@ -96,6 +107,7 @@ fn decode_range(range: &[u8], mark: &Finder, attr_ids: &[i64]) -> Partial {
         slow: SlowColumns::with_capacity(slow),
         events: EventColumns::with_capacity(lines - slow),
         problems: Vec::new(),
+        unlisted: 0,
         lines: 0,
     };
     let mut interned = Interned::default();
@@ -182,7 +194,7 @@ pub fn decode_block(data: &[u8], first_line: i64, attr_ids: &[i64]) -> Block {
 fn decode_ranges(data: &[u8], first_line: i64, attr_ids: &[i64], range_bytes: usize) -> Block {
     let mark = Finder::new(SLOW_QUERY_MARK);
     let partials: Vec<Partial> = ranges(data, range_bytes).into_par_iter().map(|r| decode_range(r, &mark, attr_ids)).collect();
-    let mut block = Block { slow_ops: Vec::new(), events: Vec::new(), problems: Vec::new(), lines: 0 };
+    let mut block = Block { slow_ops: Vec::new(), events: Vec::new(), problems: Vec::new(), unlisted: 0, lines: 0 };
     let mut base = first_line - 1;
     for mut p in partials {
         p.shift(base);
@@ -190,6 +202,10 @@ fn decode_ranges(data: &[u8], first_line: i64, attr_ids: &[i64], range_bytes: us
         block.lines += p.lines;
         block.slow_ops.push(p.slow.finish());
         block.events.push(p.events.finish());
+        // Each range listed up to the limit; the block lists the first ones.
+        let room = MAX_LISTED_PROBLEMS - block.problems.len();
+        block.unlisted += p.unlisted + p.problems.len().saturating_sub(room) as u64;
+        p.problems.truncate(room);
         block.problems.append(&mut p.problems);
     }
     block
@@ -431,6 +447,11 @@ mod tests {
     #[test]
     fn empty_and_newline_only_blocks() {
         assert_eq!(decode_block(b"", 1, &[]).problems.len(), 0);
+        let junk = b"{}\n".repeat(3 * MAX_LISTED_PROBLEMS);
+        let block = decode_ranges(&junk, 1, &[], junk.len() / 4);
+        assert_eq!(block.problems.len(), MAX_LISTED_PROBLEMS);
+        assert_eq!(block.unlisted, 2 * MAX_LISTED_PROBLEMS as u64);
+        assert_eq!((block.problems[0].line, block.problems[MAX_LISTED_PROBLEMS - 1].line), (1, MAX_LISTED_PROBLEMS as i64));
         let block = decode_block(b"\n", 1, &[]);
         assert_eq!(problems(&block), [(1, "blank line")]);
         assert_eq!(rows(&block.slow_ops), 0);
