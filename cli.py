@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import signal
 import sys
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import Iterator, List, Optional
 
 import typer
-from rich.console import Console
 from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer.core import TyperGroup
@@ -30,11 +30,14 @@ from typer.core import TyperGroup
 import ftdc
 from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.errors import UnmatchedMetric, no_samples
+from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
+from ftdc.untrusted import printable
 
 EXIT_BAD_INPUT = 2
-out = Console()
-err = Console(stderr=True)
+# Every line for a person goes through these two: input's control characters shown, never acted on.
+out = Terminal()
+err = Terminal(stderr=True)
 
 
 class DefaultToSummary(TyperGroup):
@@ -75,17 +78,27 @@ def main_options(
     """Offline diagnostics for MongoDB: FTDC (diagnostic.data) and mongod logs."""
 
 
+class Terminated(SystemExit):
+    """SIGTERM, raised where the program is, so that unwinding removes `.partial` outputs."""
+
+
 @contextmanager
-def user_errors() -> Iterator[None]:
+def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
     """Bad input ends with one line and exit code 2; damage warnings print one line each.
     A metric name or glob that matches nothing, a warning in the library, is an error here:
-    raised where the library selects metrics, before anything is written."""
+    raised where the library selects metrics, before anything is written. Stopped by SIGTERM
+    while `writing` an output, one line says so (what was written half is already gone)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ftdc.FTDCWarning)
         warnings.simplefilter("always", ftdc.LogWarning)
         warnings.simplefilter("error", UnmatchedMetric)
         try:
             yield
+        except Terminated:
+            if writing is not None:
+                err.print(f"error: {writing}: stopped by SIGTERM before it was complete; nothing half-written is left there",
+                          markup=False, highlight=False, soft_wrap=True)
+            raise
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
             err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
@@ -122,7 +135,7 @@ def summary(
     log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
     start: Optional[str] = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="analyse up to this time"),
-    as_json: bool = typer.Option(False, "--json", help="print node, summary, thresholds, incidents and findings as JSON"),
+    as_json: bool = typer.Option(False, "--json", help="print the JSON report (the document --report x.json writes): nodes, incidents, findings"),
     list_findings: bool = typer.Option(False, "--findings", help="list the individual findings instead of the incidents they make up"),
     report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
     redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
@@ -159,13 +172,15 @@ def summary(
             result.incidents = unfolded(result.nodes, result.cross_node)  # told again from the redacted findings
             if redact_key is not None:
                 write_key(redactor, redact_key)
+        # One time for both: `--json` prints the document `--report x.json` writes.
+        generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         if report is not None:
             from analysis.report import build_report, write_report
 
-            written = write_report(build_report(result.nodes, result.cross_node, redacted=redact), report)
+            written = write_report(build_report(result.nodes, result.cross_node, redacted=redact, generated=generated), report)
     several = len(result.nodes) > 1
     if as_json:
-        out.print_json(json.dumps(result.to_dict() if several else result.nodes[0].to_dict()))
+        out.print_json(json.dumps(result.to_dict(redacted=redact, generated=generated)))
     else:
         if several and result.cross_node:
             out.print(findings_table(result.cross_node, out.width, title="Across nodes"))
@@ -201,9 +216,9 @@ def metrics(
             warn_unmatched([match], names["name"].to_list())
             chosen = set(select_names([match], names["name"].to_list()))
             names = names.filter(pl.col("name").is_in(chosen))
-    # Tab-separated for scripts: name, dtype, first seen, last seen.
-    for name, dtype, first, last in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
-        typer.echo(f"{name}\t{dtype}\t{first}\t{last}")
+    # Tab-separated for scripts: name, dtype, first seen, last seen; one line per metric whatever its name holds.
+    for row in names.with_columns(format_time_expr(pl.col("first_seen", "last_seen"))).iter_rows():
+        typer.echo("\t".join(printable(str(field), keep="") for field in row))
 
 
 @app.command()
@@ -223,7 +238,7 @@ def export(
     if out_file is not None and out_file.suffix.lower() not in writers:
         err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
-    with user_errors():
+    with user_errors(writing=dataset if dataset is not None else out_file):
         nodes = gather(paths).ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
@@ -287,6 +302,7 @@ def fleet(
     workers: Optional[int] = typer.Option(None, help="processes for --engine pool (default: one per core)"),
     master: str = typer.Option("local[*]", help="Spark master for --engine spark"),
     samples: bool = typer.Option(False, "--samples", help="also write every node's raw samples (samples/, nodes/)"),
+    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
     from analysis import fleet as fleet_module
@@ -295,21 +311,29 @@ def fleet(
         err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        nodes = gather(paths).ftdc
+        found_inputs = gather(paths)
+        nodes = found_inputs.ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        # As the summary finds them: logs given or inside the inputs, else those beside each diagnostic.data.
+        logs = [*found_inputs.logs, *(log or [])]
+        beside = [] if logs else logs_beside(nodes)
+        logs = [str(p) for p in logs or beside] or None
         if samples:
             ftdc.to_dataset(nodes, out_dir)
         if engine == "spark":
             from pyspark.sql import SparkSession
 
             spark = SparkSession.builder.master(master).appName("ftdc-analyze fleet").getOrCreate()
-            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve())).toArrow()
+            found = fleet_module.run_spark(spark, [str(n) for n in nodes], str(out_dir.resolve()), logs=logs).toArrow()
         else:
-            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers)
+            found = fleet_module.run(nodes, out_dir, workers=1 if engine == "loop" else workers, logs=logs)
     errors = [e for e in found["error"].to_pylist() if e is not None]
     for message in errors:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
+    if beside:
+        err.print(f"read the logs found beside the FTDC: {', '.join(map(str, beside))} (--log names others)",
+                  markup=False, highlight=False, soft_wrap=True)
     err.print(f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
               markup=False, highlight=False)
 
@@ -359,7 +383,7 @@ def logs(
 
 def _terminated(signum: int, frame) -> None:
     # As Ctrl-C does: unwinding removes `.partial` outputs, and exit handlers unpacked bundles.
-    raise SystemExit(128 + signum)
+    raise Terminated(128 + signum)
 
 
 # Click's usage error (a bad option, a missing argument), reached through the class Typer

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
 import polars as pl
@@ -28,13 +29,14 @@ from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key, during_checkpoints
-from . import display, episodes
+from . import display, episodes, schema
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
-from .findings import Finding, findings_frame, json_number
-from .incidents import Incident, incidents_frame
+from .findings import Finding, jsonable
+from .incidents import Incident
 from .metrics import candidates, resolve as resolve_metrics
 from .overview import Overview, summarize
 from .thresholds import Thresholds, effective_thresholds
+from .vetting import vet_analysis
 
 LogsArg = Union[None, LogFrames, PathArg]
 STAGES = ("logs", "samples", "series", "analyses")
@@ -63,38 +65,30 @@ class Analysis:
         return [f for f in self.findings if f.severity != "info"]
 
     def findings_frame(self) -> pl.DataFrame:
-        return findings_frame(self.findings)
+        """The findings in `analysis.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
+        return pl.from_arrow(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
 
     def incidents_frame(self) -> pl.DataFrame:
-        return incidents_frame(self.incidents)
+        """The incidents in `analysis.schema.INCIDENTS_SCHEMA`."""
+        return pl.from_arrow(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
     def refresh_incidents(self) -> None:
         """Numbers the findings in rank order and groups them into incidents again (after findings change)."""
         for number, finding in enumerate(self.findings, 1):
             finding.id = f"F{number}"
+            finding.recommendations = [replace(r, findings=(finding.id,)) for r in finding.recommendations]
         self.incidents = episodes.build(self, self.findings + self.related)
+        vet_analysis(self)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
         summary = self.overview.to_dict()
         node = summary.pop("node")
-        return _iso({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(),
+        return jsonable({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(),
                      "incidents": [i.to_dict() for i in self.incidents], "findings": [f.to_dict() for f in self.findings]})
 
     def _repr_html_(self) -> str:
         return display.html(self)
-
-
-def _iso(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _iso(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_iso(v) for v in value]
-    if isinstance(value, dt.datetime):
-        return format_time(value)
-    if isinstance(value, float):
-        return json_number(value)
-    return value
 
 
 # The log columns analyses and reports use.
@@ -138,7 +132,9 @@ def _open_strings(logs: Optional[LogFrames]) -> list[tuple[dt.datetime, str, str
     if logs is None:
         return []
     rows = logs.events.filter(pl.col("kind") == "storage_config", pl.col("text").is_not_null(), pl.col("ts").is_not_null())
-    return [(ts, text, f"log 22315 Opening WiredTiger ({file}:{line})") for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()]
+    # The file's name, not where it lay on this machine: the source is quoted to the customer.
+    return [(ts, text, f"log 22315 Opening WiredTiger ({Path(file or '').name}:{line})")
+            for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()]
 
 
 def _starts(prepared: pl.DataFrame, logs: Optional[LogFrames]) -> list[dt.datetime]:

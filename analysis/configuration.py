@@ -17,7 +17,8 @@ from ftdc.metadata import NodeInfo
 
 from . import advice
 from .incidents import RootCause
-from .thresholds import SPEC, Setting, Thresholds, described
+from .recommendation import Recommendation
+from .thresholds import SPEC, Setting, Thresholds
 
 CHECKPOINT_KINDS = {"checkpoint_stall", "cache_pressure"}
 DEFAULT_TICKETS = 128
@@ -26,28 +27,17 @@ SMALL_CACHE_SHARE = 0.25
 EVICTION_SETTINGS = ("eviction_target", "eviction_trigger", "eviction_dirty_target", "eviction_dirty_trigger", "eviction_updates_trigger")
 
 
-def in_effect(thresholds: Thresholds, name: str, start: dt.datetime, end: dt.datetime) -> list[Setting]:
-    """The settings of `name` in effect at some time in [start, end], in time order."""
-    steps = thresholds.timeline.get(name, [])
-    out = []
-    for i, step in enumerate(steps):
-        following = steps[i + 1].since if i + 1 < len(steps) else None
-        if (step.since is None or step.since <= end) and (following is None or following > start):
-            out.append(step)
-    return out
-
-
-def _cause(summary: str, name: str, setting: Setting, recommendation: str, **evidence) -> RootCause:
+def _cause(summary: str, name: str, setting: Setting, recommendation: Optional[Recommendation], **evidence) -> RootCause:
     return RootCause(kind="configuration", summary=summary,
                      evidence={"setting": name, "value": setting.value, "source": setting.source,
                                "since": setting.since, **evidence},
-                     recommendations=[recommendation])
+                     recommendations=[recommendation] if recommendation else [])
 
 
 def _interval(setting: Setting) -> Optional[RootCause]:
     """An interval that is itself the problem (off, seconds, many minutes), with the same advice its findings give."""
     value = setting.value
-    recommendation = advice.restore_interval(value, described("checkpoint_interval", setting))
+    recommendation = advice.restore_interval(advice.current_of("checkpoint_interval", setting))
     if recommendation is None:
         return None
     default = advice.DEFAULT_SYNCDELAY_S
@@ -71,33 +61,29 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
     """The configuration outliers in effect during [start, end] that bear on `kinds`, the strongest mechanism first."""
     out: list[RootCause] = []
     if kinds & CHECKPOINT_KINDS:
-        out += [c for s in in_effect(thresholds, "checkpoint_interval", start, end) if _set_by_node(s) and (c := _interval(s))]
+        out += [c for s in thresholds.in_effect("checkpoint_interval", start, end) if advice.set_by_node(s) and (c := _interval(s))]
         default = _default_cache_bytes(node)
-        for s in in_effect(thresholds, "cache_size", start, end):
-            if default and _set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
+        for s in thresholds.in_effect("cache_size", start, end):
+            if default and advice.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
                 out.append(_cause(f"A small cache: {s.value / 2**30:.1f} GB against {node.memory_mb / 1024:.0f} GB of RAM "
                                   f"(mongod's default would be {default / 2**30:.1f} GB)", "cache_size", s,
-                                  f"Raise storage.wiredTiger.engineConfig.cacheSizeGB from {s.value / 2**30:.1f} towards {default / 2**30:.1f} "
-                                  "(mongod's default for this RAM), if nothing else on the host needs that memory", default_bytes=round(default)))
+                                  advice.change("cache_size", advice.current_of("cache_size", s), float(round(default)),
+                                                "Raise the cache towards mongod's default for this RAM", action="resize"),
+                                  default_bytes=round(default)))
     if "cache_pressure" in kinds:
         for name in EVICTION_SETTINGS:
             default = SPEC[name].default
-            for s in in_effect(thresholds, name, start, end):
-                if default is not None and _set_by_node(s) and s.value != default:
+            for s in thresholds.in_effect(name, start, end):
+                if default is not None and advice.set_by_node(s) and s.value != default:
                     out.append(_cause(f"{name} changed to {s.value:g} (default {default:g})", name, s,
-                                      f"Return {name} to its default {default:g} (wiredTigerEngineRuntimeConfig: \"{SPEC[name].wt_key}={default:g}\"; now {s.value:g}) "
-                                      "unless it was set for a reason that still holds", default=default))
+                                      advice.change(name, advice.current_of(name, s), default, f"Return {name} to its default",
+                                                    "unless it was set for a reason that still holds"), default=default))
     for rw in ("read", "write"):
         if "ticket_exhaustion" not in kinds:
             break
-        for s in in_effect(thresholds, f"{rw}_tickets", start, end):
-            if _set_by_node(s) and s.value < DEFAULT_TICKETS:
+        for s in thresholds.in_effect(f"{rw}_tickets", start, end):
+            if advice.set_by_node(s) and s.value < DEFAULT_TICKETS:
                 out.append(_cause(f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})", f"{rw}_tickets", s,
-                                  f"Raise the {rw} ticket pool from {s.value:g} to {DEFAULT_TICKETS} (setParameter storageEngineConcurrent{rw.capitalize()}Transactions; "
-                                  "wiredTigerConcurrent…Transactions before 7.0) if CPU and disk have headroom", default=DEFAULT_TICKETS))
+                                  advice.change(f"{rw}_tickets", advice.current_of(f"{rw}_tickets", s), DEFAULT_TICKETS,
+                                                f"Raise the {rw} ticket pool", "if CPU and disk have headroom"), default=DEFAULT_TICKETS))
     return out
-
-
-def _set_by_node(setting: Setting) -> bool:
-    """A value the node's configuration gave, not a default filled in (derived defaults extend their source)."""
-    return setting.value is not None and not any(setting.source.startswith(spec.default_source) for spec in SPEC.values())

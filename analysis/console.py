@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ftdc.timeutil import format_time
 
+from . import advice_text
 from .analyze import Analysis
 from .findings import Finding, top_culprit
 from .incidents import Incident
@@ -91,7 +92,7 @@ def incident_details(incidents: list[Incident], width: int = 80) -> list[Rendera
         for step in i.chain:
             out.append(Text(fill(f"{step.text} [{', '.join(step.findings)}]", "  • ", "    ")))
         for rec in i.recommendations[:SHOWN_RECOMMENDATIONS]:
-            out.append(Text(fill(rec, "  → ", "    ")))
+            out.append(Text(fill(advice_text.text(rec), "  → ", "    ")))
     return out
 
 
@@ -106,7 +107,7 @@ def problem_details(findings: list[Finding], width: int = 80) -> list[Renderable
         out.append(Text("\n" + fill(f"{n}. {f.title}", rest="   "), style=STYLE[f.severity]))
         out.append(Text(fill(f.explanation)))
         for rec in f.recommendations[:SHOWN_RECOMMENDATIONS]:
-            out.append(Text(fill(rec, "  → ", "    ")))
+            out.append(Text(fill(advice_text.text(rec), "  → ", "    ")))
     return out
 
 

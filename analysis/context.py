@@ -80,7 +80,7 @@ class Context:
 
     def baseline(self, column: str, start: dt.datetime) -> Optional[float]:
         """The median of `column` over the hour before `start` (all data before it when shorter)."""
-        before = self.series.filter(pl.col(TIME_COLUMN).is_between(start - BASELINE, start, closed="left"))[column].drop_nulls()
+        before = self.series.select(pl.col(column).filter(pl.col(TIME_COLUMN).is_between(start - BASELINE, start, closed="left"))).to_series().drop_nulls()
         return float(before.median()) if len(before) else None
 
     def not_checked(self, kind: str, what: str, missing: list[str]) -> Finding:

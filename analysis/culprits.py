@@ -24,6 +24,7 @@ from ftdc.frames import TIME_COLUMN
 
 from .findings import Culprit, Finding
 from .indexes import recommend_index
+from .recommendation import WRITE_COMMANDS, Recommendation, advise
 
 # A COLLSCAN is a cause when it holds at least this share of the time slow operations
 # held inside the window...
@@ -197,6 +198,8 @@ def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     """FTDC's collection-scan evidence for a window: scans finished in it or just after, documents examined against before."""
     if "collscans_per_s" not in series.columns:
         return None
+    # Only the columns used are filtered: filtering the whole derived frame copies a hundred columns per finding.
+    series = series.select(TIME_COLUMN, "interval_s", *(c for c in ("collscans_per_s", "scanned_objects_per_s") if c in series.columns))
     span = pl.col(TIME_COLUMN).is_between(start, end + COMPLETION_GRACE)
     inside = series.filter(span)
     before = series.filter(pl.col(TIME_COLUMN) < start).tail(600)
@@ -239,26 +242,39 @@ def max_time_ms(durations_ms: pl.Series) -> int:
     return max(1, int((durations_ms.max() or 0) / 10_000)) * 1000
 
 
-def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool) -> list[str]:
+# An interrupted write keeps what it did: only a transaction rolls back.
+PARTIAL_WRITE = ("maxTimeMS stops a multi-document update or delete part-way: the documents it already changed stay changed "
+                 "(run it in a transaction, or make it idempotent, to retry it safely)")
+
+
+def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool) -> list[Recommendation]:
     """What to change about a COLLSCAN named as a cause, from all of its runs in the log."""
     recs = []
     index = recommend_index(culprit.ns, culprit.example)
     if index:
-        recs.append(f"Give {culprit.ns} an index for this query (equality, sort, range order): {index}")
+        recs.append(advise("create_index", f"Give {culprit.ns} an index for this query (equality, sort, range order)", target=culprit.ns,
+                           operation=culprit.command, command=index))
     else:
-        recs.append(f"The {culprit.ns} {culprit.command or 'query'} has no filter or sort an index could serve: restrict it, or move it off this node")
+        recs.append(advise("change_workload", f"The {culprit.ns} {culprit.command or 'query'} has no filter or sort an index could serve: "
+                                              "restrict it, or move it off this node", target=culprit.ns,
+                           operation=culprit.command))
     durations = runs_of(slow_ops, culprit)["duration_ms"]
     limit = max_time_ms(durations)
-    recs.append(f"Bound it with maxTimeMS (for example maxTimeMS: {limit}): its longest of {len(durations)} logged run(s) took "
-                f"{(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), and a {limit // 1000} s limit "
-                "stops such a run before it holds tickets and cache through an incident")
+    recs.append(advise(
+        "add_max_time_ms", "Bound it with maxTimeMS",
+        f"its longest of {len(durations)} logged run(s) took {(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), "
+        f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident",
+        proposed=float(limit), target=culprit.ns, operation=culprit.command, command=f"maxTimeMS: {limit}",
+        caveat=PARTIAL_WRITE if culprit.command in WRITE_COMMANDS else None))
     if replica_set and (culprit.command or "") in ("find", "aggregate", "count", "distinct"):
-        recs.append(f"Run this {culprit.command} on a secondary (readPreference \"secondaryPreferred\", or an analytics node by tag) so it does not compete with the primary's workload")
+        recs.append(advise("read_from_secondaries", f"Run this {culprit.command} on a secondary (readPreference \"secondaryPreferred\", "
+                                                    "or an analytics node by tag) so it does not compete with the primary's workload", target=culprit.ns,
+                           operation=culprit.command))
     return recs
 
 
 def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool,
-              advice: Optional[dict[tuple, list[str]]] = None) -> None:
+              advice: Optional[dict[tuple, list[Recommendation]]] = None) -> None:
     """Fills `finding.culprits` and `causes` and says in its explanation what the operations were, or what FTDC
     can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis."""
     advice = {} if advice is None else advice

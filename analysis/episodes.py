@@ -13,12 +13,13 @@ comes from `root_causes`.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import TYPE_CHECKING
 
-from . import advice
 from .detectors import LINKS
 from .findings import SEVERITIES, Finding
 from .incidents import Incident, RootCause, Step
+from .recommendation import Recommendation, merged
 from .root_causes import by_kind, order, rank_causes, ranked, worst
 from .text import duration
 
@@ -80,6 +81,15 @@ def by_resource(findings: list[Finding]) -> list[list[Finding]]:
     return list(groups.values())
 
 
+def id_order(findings: list[Finding]) -> list[str]:
+    """The findings' ids as a reader counts them: F2 before F10 (the findings section lists them so)."""
+    def number(finding: Finding) -> tuple[str, int]:
+        prefix, digits = re.fullmatch(r"(\D*)(\d*)", finding.id).groups()
+        return prefix, int(digits or 0)
+
+    return [f.id for f in sorted(findings, key=number)]
+
+
 def _step(kind: str, findings: list[Finding]) -> Step:
     """One kind's findings in this episode as one link of the chain, told by the worst of them."""
     top = worst(findings)
@@ -87,7 +97,7 @@ def _step(kind: str, findings: list[Finding]) -> Step:
     if len(findings) > 1:
         text += f" (worst of {len(findings)} over {duration((max(f.end for f in findings) - min(f.start for f in findings)).total_seconds())})"
     metrics = list(dict.fromkeys(m for f in findings for m in f.evidence.get("metrics", [])))
-    return Step(kind=kind, text=text, findings=[f.id for f in findings], start=min(f.start for f in findings),
+    return Step(kind=kind, text=text, findings=id_order(findings), start=min(f.start for f in findings),
                 end=max(f.end for f in findings), metrics=metrics, thresholds=dict(top.evidence.get("thresholds", {})))
 
 
@@ -102,11 +112,12 @@ def _title(cause: RootCause, chain: list[Step]) -> str:
     return f"{head} → " + "; ".join(e[0].lower() + e[1:] for e in effects[:MAX_EFFECTS])
 
 
-def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[str]:
-    """The root cause's fix first, then the other candidates', then each step's findings' (worst first), each change once."""
-    recs = [r for c in causes for r in c.recommendations]
-    recs += [r for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
-    return advice.once(recs)
+def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[Recommendation]:
+    """The root cause's fix first, then the other candidates', then each step's findings' (worst first): each piece of
+    advice once (one setting once, whatever value a later one proposes), answering every finding that gave it."""
+    recs = [r.answering(c.findings) for c in causes for r in c.recommendations]
+    recs += [r.answering((f.id,)) for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
+    return merged(recs)
 
 
 def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:
@@ -125,7 +136,7 @@ def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incide
         title=_title(causes[0], steps),
         chain=steps,
         root_cause=causes[0],
-        finding_ids=[f.id for f in in_time],
+        finding_ids=id_order(findings),
         recommendations=_recommendations(causes, chain, kinds),
         candidates=causes[1:],
         findings=in_time,

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, Optional
-
-import polars as pl
 
 from ftdc.timeutil import format_time
 
-from . import display
+from . import advice_text, display
+from .recommendation import Recommendation, Withheld
 
 SEVERITIES = ("critical", "warning", "info")
 RESOURCES = ("read", "write")
@@ -34,7 +33,7 @@ class Culprit:
     held_s: float = 0.0  # overlap_s less what the log says its runs waited (cache, locks, tickets): what ranks it
     first_started: Optional[dt.datetime] = None  # when its earliest run began
     last_ended: Optional[dt.datetime] = None  # when its last run ended
-    recommendations: list[str] = field(default_factory=list)  # when named as a cause: computed once per culprit from its own runs
+    recommendations: list[Recommendation] = field(default_factory=list)  # when named as a cause: computed once per culprit from its own runs
     failed: int = 0  # runs the log says failed (ok: 0, an error code: interrupted, a client that disconnected)
     error: Optional[str] = None  # the commonest error name of those runs
 
@@ -49,10 +48,11 @@ class Finding:
     explanation: str
     evidence: dict[str, Any] = field(default_factory=dict)
     culprits: list[Culprit] = field(default_factory=list)
-    recommendations: list[str] = field(default_factory=list)
+    recommendations: list[Recommendation] = field(default_factory=list)
     resource: Optional[str] = None  # "read" | "write" for tickets
     causes: list[Culprit] = field(default_factory=list)  # the culprits attribution names as the cause (typed, not prose)
     id: str = ""  # "F1", "F2"...: unique within its analysis, set once findings are ranked
+    withheld: list[Withheld] = field(default_factory=list)  # advice the validator did not make, with why (`analysis.vetting`)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -71,17 +71,22 @@ class Finding:
         return (SEVERITIES.index(self.severity), 0 if self.severity == "info" else -self.seconds, self.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: times ISO-8601 with Z."""
-        out = asdict(self)
-        out["start"], out["end"] = format_time(self.start), format_time(self.end)
-        return jsonable(out)
+        """JSON-ready: times ISO-8601 with Z, advice as its words and its structure."""
+        return jsonable(self)
 
     def _repr_html_(self) -> str:
         return display.html(self)
 
 
 def jsonable(value: Any) -> Any:
-    """Dicts and lists of plain values for JSON: times ISO-8601 with Z, floats to 3 places."""
+    """Dicts and lists of plain values for JSON: times ISO-8601 with Z, floats to 3 places, advice with its words
+    (the one converter: findings, incidents and reports all go through it)."""
+    if isinstance(value, Recommendation):
+        return jsonable(advice_text.as_dict(value))
+    if isinstance(value, Withheld):
+        return jsonable(advice_text.withheld_dict(value))
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -98,34 +103,9 @@ def json_number(value: float) -> float | int:
     return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
-FINDINGS_SCHEMA = {
-    "id": pl.String,
-    "severity": pl.String,
-    "kind": pl.String,
-    "resource": pl.String,
-    "start": pl.Datetime("ms", "UTC"),
-    "end": pl.Datetime("ms", "UTC"),
-    "title": pl.String,
-    "explanation": pl.String,
-    "top_culprit": pl.String,
-    "recommendations": pl.List(pl.String),
-}
-
-
 def top_culprit(finding: Finding) -> Optional[str]:
     if not finding.culprits:
         return None
     c = finding.culprits[0]
     plan = f" {c.plan_summary}" if c.plan_summary else ""
     return f"{c.ns or '?'} {c.command or ''}{plan} ({c.share:.0%}, {c.overlap_s:.0f} s)".replace("  ", " ")
-
-
-def findings_frame(findings: list[Finding]) -> pl.DataFrame:
-    rows = [
-        {
-            "id": f.id, "severity": f.severity, "kind": f.kind, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
-            "explanation": f.explanation, "top_culprit": top_culprit(f), "recommendations": f.recommendations,
-        }
-        for f in findings
-    ]
-    return pl.DataFrame(rows, schema=FINDINGS_SCHEMA)

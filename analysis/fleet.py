@@ -9,10 +9,11 @@
 executors), `replica_set_findings` the per-replica-set step over what the
 nodes' steps returned. `run` drives them in this process or a spawn pool;
 `run_spark` on Spark: `mapInArrow` over the node paths, then
-`groupBy("replica_set").applyInArrow` (one job). Two paths of one node (one
-address) in a run share its findings file: `run` warns. Workers write their own files (the
+`groupBy("replica_set").applyInArrow` (one job). Each node's key is chosen in the driver
+(`node_keys`), where every node is seen: two nodes sharing an address get two keys, with a
+warning; two paths of one node (copies of one capture) share its findings file: `run` warns. Workers write their own files (the
 root must be a path every worker sees); each file is written whole and
-renamed, so a retried task rewrites it.
+renamed, and a node's files are committed together (`ftdc.dataset.commit`), so a retried task rewrites them.
 
 Processes are started with the spawn method: a forked child of a process
 where polars (or any thread pool) has run can deadlock on a lock held by a
@@ -33,13 +34,15 @@ from typing import Iterable, Iterator, Optional, Sequence
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from ftdc.dataset import parquet_options, replace_dir, safe_name, write_file
+from ftdc.dataset import commit, open_node, parquet_options, read_nodes, staging, told_apart, write_file
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
 from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
+from ftdc.untrusted import safe_name
 
 from .analyze import analyze
 from .findings import Finding
@@ -75,23 +78,47 @@ def _from_ipc(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
-def _write_series(root: Path, key: str, series: pa.Table) -> None:
-    folder = root / SERIES / f"node={key}"
+def _stage_series(stage: Path, key: str, series: pa.Table) -> list[Path]:
+    """The node's derived series, a folder per day, written under `stage`; returns their places."""
+    folder = Path(SERIES) / f"node={key}"
     frame = pl.from_arrow(series)
     days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
+    places = []
     for (day,), part in days.items():
-        staged = folder / f".date={day.isoformat()}.{os.getpid()}.partial"
-        write_file(part.to_arrow().cast(series.schema), staged / "part-0.parquet", **parquet_options(series.schema))
-        replace_dir(staged, folder / f"date={day.isoformat()}")
+        places.append(_stage_table(stage, folder / f"date={day.isoformat()}" / "part-0.parquet", part.to_arrow().cast(series.schema), TIME_COLUMN))
+    return [p.parent for p in places]
 
 
-def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=None, start: TimeArg = None, end: TimeArg = None) -> dict:
+def _stage_table(stage: Path, place: Path, table: pa.Table, sorted_by: Optional[str] = None) -> Path:
+    (stage / place).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, stage / place, **parquet_options(table.schema, sorted_by))
+    return place
+
+
+def node_keys(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None) -> list[Optional[str]]:
+    """Each path's node key, nodes that share an address told apart (`ftdc.addresses`), also from
+    the nodes already in the dataset at `root`; None for a path that cannot be read (its step
+    says why). From the catalogs alone, in the driver: the one place that sees every node."""
+    opened = {}
+    for n, path in enumerate(paths):
+        try:
+            opened[n] = open_node(path)
+        except (FTDCError, OSError, ValueError):
+            continue
+    known = read_nodes(root) if root is not None and Path(root).is_dir() else None
+    keys = dict(zip(opened, (node.key for node in told_apart(list(opened.values()), known))))
+    return [keys.get(n) for n in range(len(paths))]
+
+
+def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=None, start: TimeArg = None, end: TimeArg = None,
+                 key: Optional[str] = None) -> dict:
     """One node: analysed, its own findings, incidents and series written under `root` when given;
     returns a NODE_SCHEMA row. A replica-set member's elections and lag go to its replica set's
     step (numbered there), its findings numbered without them as `analyze_nodes` does. Its incidents
     are its own findings' only: `analyze_nodes` also folds in the set's findings about the member
     (its lag beside its slow disk), which needs every member's analysis at once; here the replica
-    set's findings stand alone in findings/."""
+    set's findings stand alone in findings/. `key`: the node's key as `node_keys` gave it (by
+    default its address's, as if no other node had it)."""
     try:
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
@@ -99,19 +126,21 @@ def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=N
         row = {"node": None, "host": None, "port": None, "address": None, "replica_set": None, "version": None, "members": [],
                "error": own["error"][0].as_py(), "findings": _ipc(own)}
     else:
-        key, info = analysis_key(analysis, path), analysis.node
+        key, info = key or analysis_key(analysis, path), analysis.node
         taken = leave_to_the_replica_set(analysis) if info.replica_set is not None else []
         own = to_table(finding_rows(analysis.findings, info, key))
         incidents = to_table(incident_rows(analysis.incidents, info, key), INCIDENTS_SCHEMA)
         row = {"node": key, "host": info.host, "port": info.port, "address": info.address, "replica_set": info.replica_set,
                "version": info.version, "members": self_members(analysis), "error": None,
                "findings": _ipc(pa.concat_tables([own, to_table(finding_rows(taken, info, key))]))}
-        if root is not None:
-            _write_series(Path(root), key, series_table(analysis))
     if root is not None:
+        # The node's series, findings and incidents committed together: a retried or stopped task
+        # leaves the node's files as they were or as they are now, never a mix.
         name = row["node"] or "unreadable-" + safe_name(str(path))
-        write_file(own, Path(root) / FINDINGS / f"{name}.parquet", **parquet_options(own.schema, None))
-        write_file(incidents, Path(root) / INCIDENTS / f"{name}.parquet", **parquet_options(incidents.schema, None))
+        with staging(Path(root)) as stage:
+            parts = [] if row["error"] is not None else _stage_series(stage, name, series_table(analysis))
+            parts += [_stage_table(stage, Path(FINDINGS) / f"{name}.parquet", own), _stage_table(stage, Path(INCIDENTS) / f"{name}.parquet", incidents)]
+            commit(stage, Path(root), parts)
     return {**row, "source": str(path)}
 
 
@@ -176,7 +205,7 @@ def run(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None, *, w
         start: TimeArg = None, end: TimeArg = None) -> pa.Table:
     """The fleet's findings (FINDINGS_SCHEMA): nodes analysed in this process (`workers=1`) or a
     spawn pool, then per replica set; written under `root` when given."""
-    args = [(str(p), str(root) if root is not None else None, logs, start, end) for p in paths]
+    args = [(str(p), str(root) if root is not None else None, logs, start, end, key) for p, key in zip(paths, node_keys(paths, root))]
     if workers == 1:
         rows = [analyse_node(*a) for a in args]
     else:
@@ -211,7 +240,7 @@ def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=N
 
     def analyse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for row in _batches_of(batches):
-            yield pa.RecordBatch.from_pylist([analyse_node(row["path"], root, logs, start, end)], schema=NODE_SCHEMA)
+            yield pa.RecordBatch.from_pylist([analyse_node(row["path"], root, logs, start, end, row["key"])], schema=NODE_SCHEMA)
 
     def per_replica_set(table: pa.Table) -> pa.Table:
         rows = table.to_pylist()
@@ -220,5 +249,6 @@ def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=N
     # Nodes dealt into two partitions per core, without a shuffle: a task costs Spark a fraction
     # of a second, as much as a small node's analysis, and a worker still holds one node at a time.
     partitions = partitions or min(len(paths), 2 * spark.sparkContext.defaultParallelism)
-    listed = spark.createDataFrame(spark.sparkContext.parallelize([(str(p),) for p in paths], max(1, partitions)), "path string")
+    listed = [(str(p), key) for p, key in zip(paths, node_keys(paths, root))]
+    listed = spark.createDataFrame(spark.sparkContext.parallelize(listed, max(1, partitions)), "path string, key string")
     return listed.mapInArrow(analyse, NODE_DDL).groupBy("replica_set").applyInArrow(per_replica_set, FINDINGS_DDL)

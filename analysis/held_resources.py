@@ -24,6 +24,7 @@ from .findings import Finding
 from .incidents import RootCause
 from .metrics import BY_NAME
 from .text import duration
+from .recommendation import advise
 
 if TYPE_CHECKING:
     from .analyze import Analysis
@@ -84,8 +85,9 @@ def index_builds(analysis: "Analysis", kinds: dict[str, list[Finding]], start: d
         kind="operation",
         summary=f"{what}{when}: its collection scan reads every document through the cache and its bulk load writes the whole index, dirty data checkpoints must write",
         evidence=evidence,
-        recommendations=[f"Build indexes{' on ' + ns if ns else ''} outside the busy hours, or one member at a time (on each secondary in turn, then on the "
-                         "primary after stepping it down), so its scan and bulk load do not meet the workload"],
+        recommendations=[advise("change_workload", f"Build indexes{' on ' + ns if ns else ''} outside the busy hours, or one member at a time "
+                                                   "(on each secondary in turn, then on the primary after stepping it down)",
+                                "so its scan and bulk load do not meet the workload", target=ns)],
         findings=[f.id for k in present for f in kinds[k]],
         headline=what,
     )]
@@ -121,8 +123,9 @@ def pinned_history(analysis: "Analysis", kinds: dict[str, list[Finding]], start:
         summary=(f"A long-running transaction or cursor pinned history: WiredTiger kept {peak:,.0f} transaction IDs pinned "
                  f"(usually {usual_ids:,.0f}){held}{grew}: updates it may still read cannot be evicted, so dirty and update bytes climb under an unchanged load"),
         evidence=evidence,
-        recommendations=["Find the open transaction or cursor ($currentOp with idleSessions and idleCursors) and end it; commit transactions promptly "
-                         "(transactionLifetimeLimitSeconds, 60 s by default, aborts an idle one) and exhaust or kill long-lived cursors"],
+        recommendations=[advise("change_workload", "Find the open transaction or cursor ($currentOp with idleSessions and idleCursors) and end it; "
+                                                   "commit transactions promptly (transactionLifetimeLimitSeconds, 60 s by default, aborts an idle one) "
+                                                   "and exhaust or kill long-lived cursors")],
         findings=[f.id for k in present for f in kinds[k]],
         headline="A long-running transaction or cursor pinning history",
     )]

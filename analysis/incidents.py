@@ -11,13 +11,12 @@ it (by id) and one list of recommendations, the root cause's fix first.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
-
-import polars as pl
 
 from . import display
 from .findings import Finding, jsonable
+from .recommendation import Recommendation, Withheld
 
 ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
 
@@ -40,7 +39,7 @@ class RootCause:
     kind: str  # one of ROOT_KINDS
     summary: str  # what it was, with its numbers
     evidence: dict[str, Any] = field(default_factory=dict)
-    recommendations: list[str] = field(default_factory=list)
+    recommendations: list[Recommendation] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)  # the findings whose evidence names it
     headline: str = ""  # the phrase that opens an incident's title (the summary when empty)
 
@@ -59,8 +58,9 @@ class Incident:
     chain: list[Step]
     root_cause: RootCause
     finding_ids: list[str]
-    recommendations: list[str]  # the root cause's fix first, each once
+    recommendations: list[Recommendation]  # the root cause's fix first, each once
     candidates: list[RootCause] = field(default_factory=list)  # the other causes considered, in rank order
+    withheld: list[Withheld] = field(default_factory=list)  # advice the validator did not make, with why (`analysis.vetting`)
     findings: list[Finding] = field(default_factory=list, repr=False)
 
     @property
@@ -69,28 +69,7 @@ class Incident:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: times ISO-8601 with Z; findings by id (they are listed beside incidents)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "findings"}
-        out.update(chain=[asdict(s) for s in self.chain], root_cause=asdict(self.root_cause), candidates=[asdict(c) for c in self.candidates])
-        return jsonable(out)
+        return jsonable({f.name: getattr(self, f.name) for f in fields(self) if f.name != "findings"})
 
     def _repr_html_(self) -> str:
         return display.html(self)
-
-
-INCIDENTS_SCHEMA = {
-    "id": pl.String,
-    "severity": pl.String,
-    "start": pl.Datetime("ms", "UTC"),
-    "end": pl.Datetime("ms", "UTC"),
-    "title": pl.String,
-    "root_cause_kind": pl.String,
-    "root_cause": pl.String,
-    "findings": pl.List(pl.String),
-    "recommendations": pl.List(pl.String),
-}
-
-
-def incidents_frame(incidents: list[Incident]) -> pl.DataFrame:
-    rows = [{"id": i.id, "severity": i.severity, "start": i.start, "end": i.end, "title": i.title, "root_cause_kind": i.root_cause.kind,
-             "root_cause": i.root_cause.summary, "findings": i.finding_ids, "recommendations": i.recommendations} for i in incidents]
-    return pl.DataFrame(rows, schema=INCIDENTS_SCHEMA)

@@ -21,6 +21,7 @@ from .findings import Finding
 from .incidents import RootCause
 from .metrics import BY_NAME
 from .text import pct
+from .recommendation import advise
 
 if TYPE_CHECKING:
     from .analyze import Analysis
@@ -62,8 +63,9 @@ def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start
         summary=(f"The cache is too small for the working set: its fill sat within {NEAR:g} points of the eviction trigger ({trigger}) in "
                  f"{pct(near)} of the samples (median {evidence['fill_pct_median']:g} %){reads}"),
         evidence=evidence,
-        recommendations=["Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), or shrink the "
-                         "working set (indexes that fit, documents read less often, an archive of cold data): settings alone only move where it tips over"],
+        recommendations=[advise("resize", "Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), "
+                                          "or shrink the working set (indexes that fit, documents read less often, an archive of cold data)",
+                                "settings alone only move where it tips over")],
         findings=[f.id for f in kinds["cache_pressure"]],
         headline="A cache too small for the working set",
     )]

@@ -27,6 +27,7 @@ from . import episodes
 from .detectors import CROSS_KINDS
 from .detectors.replication import change_finding, lag_finding
 from .findings import Finding
+from .document import document
 from .incidents import Incident
 
 # One election seen by several nodes: their samples fall this close together.
@@ -49,9 +50,9 @@ class NodesAnalysis:
     def names(self) -> list[str]:
         return [node_name(a, i) for i, a in enumerate(self.nodes)]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"nodes": [a.to_dict() for a in self.nodes], "cross_node_incidents": [i.to_dict() for i in self.incidents],
-                "cross_node_findings": [f.to_dict() for f in self.cross_node]}
+    def to_dict(self, *, redacted: bool = False, generated: Optional[dt.datetime] = None) -> dict[str, Any]:
+        """The JSON report of these nodes (`analysis.document`): the same document `--report x.json` writes."""
+        return document(self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated)
 
 
 Member = tuple[Optional[str], str]

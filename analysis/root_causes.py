@@ -190,7 +190,9 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
     evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
                     checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
     earlier = [c.seconds for c in analysis.checkpoints if start - BEFORE <= c.start and c.end < start]
-    text = f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} up to {duration(longest)} each ({pct(share)} of the time)"
+    # Counted over the whole incident (a finding's title counts its own window, or only the checkpoints that ran long): said so.
+    text = (f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} in the incident's "
+            f"{duration((end - start).total_seconds())}, up to {duration(longest)} each ({pct(share)} of the time)")
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
         text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"

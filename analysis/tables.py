@@ -4,19 +4,12 @@
     incidents_table(path, logs=None) -> pyarrow.Table  one row per incident (INCIDENTS_SCHEMA), naming findings by id
     series_table(analysis)          -> pyarrow.Table   the derived series, one schema for every version
 
-Types are the ones every engine takes: plain strings and lists (not large ones),
-microsecond UTC timestamps, evidence as JSON text (its keys differ by kind),
-culprits as a list of structs; an incident's chain and candidate causes as JSON. A node that cannot be read gives one row with
-`error` set and no finding, instead of raising, so one bad node does not end a
-fleet's job. `finding_of` turns a row back into a `Finding`.
+The schemas and rows are `analysis.schema`'s (one per table). A node that cannot be read gives
+one row with `error` set and no finding, instead of raising, so one bad node does not end a
+fleet's job.
 """
 
 from __future__ import annotations
-
-import datetime as dt
-import json
-from dataclasses import asdict, fields
-from typing import Any, Iterable, Optional
 
 import polars as pl
 import pyarrow as pa
@@ -24,119 +17,17 @@ import pyarrow as pa
 from ftdc.dataset import node_key
 from ftdc.errors import FTDCError
 from ftdc.frames import TIME_COLUMN
-from ftdc.metadata import NodeInfo
 from ftdc.paths import PathArg, resolve
 from ftdc.timeutil import TimeArg
 
 from .analyze import Analysis, LogsArg, analyze
 from .detectors.ticket_exhaustion import exhausted
-from .findings import Culprit, Finding
-from .incidents import Incident
+from .schema import (  # noqa: F401  (the published names: fleet jobs and users import them from here)
+    CULPRIT, FINDINGS_DDL, FINDINGS_SCHEMA, INCIDENTS_DDL, INCIDENTS_SCHEMA, RECOMMENDATION, TIME, finding_of, finding_rows,
+    incident_rows, spark_ddl, to_table,
+)
 from .series import BOOKKEEPING, COLUMNS
 from .thresholds import CACHE_PERCENTAGES
-
-TIME = pa.timestamp("us", tz="UTC")
-CULPRIT = pa.struct([
-    ("ns", pa.string()), ("plan_summary", pa.string()), ("shape", pa.string()), ("query_hash", pa.string()), ("count", pa.int64()),
-    ("overlap_s", pa.float64()), ("share", pa.float64()), ("max_ms", pa.int64()), ("example", pa.string()), ("collscan", pa.bool_()),
-    ("command", pa.string()), ("held_s", pa.float64()), ("first_started", TIME), ("last_ended", TIME),
-    ("recommendations", pa.list_(pa.string())), ("failed", pa.int64()), ("error", pa.string()),
-])
-FINDINGS_SCHEMA = pa.schema([
-    ("node", pa.string()),  # the node's stable key (ftdc.dataset.node_key); null for a replica set's finding
-    ("address", pa.string()),
-    ("replica_set", pa.string()),
-    ("version", pa.string()),
-    ("scope", pa.string()),  # "node" | "replica_set" (elections and lag, merged across members)
-    ("id", pa.string()),  # unique within the node's (or the replica set's) findings; incidents name findings by it
-    ("kind", pa.string()),
-    ("severity", pa.string()),
-    ("resource", pa.string()),
-    ("start", TIME),
-    ("end", TIME),
-    ("title", pa.string()),
-    ("explanation", pa.string()),
-    ("evidence", pa.string()),  # JSON object
-    ("culprits", pa.list_(CULPRIT)),
-    ("causes", pa.list_(CULPRIT)),  # the culprits attribution names as the cause
-    ("recommendations", pa.list_(pa.string())),
-    ("error", pa.string()),  # why the node could not be analysed; every finding field null then
-])
-INCIDENTS_SCHEMA = pa.schema([
-    ("node", pa.string()), ("address", pa.string()), ("replica_set", pa.string()), ("version", pa.string()),
-    ("id", pa.string()),
-    ("severity", pa.string()),
-    ("start", TIME),
-    ("end", TIME),
-    ("title", pa.string()),  # cause -> effect
-    ("root_cause_kind", pa.string()),
-    ("root_cause", pa.string()),
-    ("root_cause_evidence", pa.string()),  # JSON object
-    ("chain", pa.string()),  # JSON list of steps: kind, text, findings (ids), start, end, metrics, thresholds
-    ("candidates", pa.string()),  # JSON list of the other root causes considered, in rank order
-    ("findings", pa.list_(pa.string())),  # ids of the findings folded in (FINDINGS_SCHEMA.id of the same node)
-    ("recommendations", pa.list_(pa.string())),
-    ("error", pa.string()),
-])
-
-
-def spark_ddl(schema: pa.Schema) -> str:
-    """The schema as a Spark DDL string (for mapInArrow, applyInArrow, spark.read.schema)."""
-    return ", ".join(f"`{f.name}` {_spark_type(f.type)}" for f in schema)
-
-
-def _spark_type(t: pa.DataType) -> str:
-    if pa.types.is_struct(t):
-        return "struct<" + ", ".join(f"`{f.name}`: {_spark_type(f.type)}" for f in t) + ">"
-    if pa.types.is_list(t):
-        return f"array<{_spark_type(t.value_type)}>"
-    simple = {pa.string(): "string", pa.int64(): "bigint", pa.float64(): "double", pa.bool_(): "boolean", TIME: "timestamp",
-              pa.binary(): "binary", pa.date32(): "date"}
-    return simple[t]
-
-
-FINDINGS_DDL = spark_ddl(FINDINGS_SCHEMA)
-INCIDENTS_DDL = spark_ddl(INCIDENTS_SCHEMA)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return value.isoformat()
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, default=_json_default, sort_keys=True)
-
-
-def _culprits(culprits: list[Culprit]) -> list[dict[str, Any]]:
-    return [{c.name: getattr(culprit, c.name) for c in fields(Culprit)} for culprit in culprits]
-
-
-def _node_columns(info: NodeInfo, key: Optional[str]) -> dict[str, Any]:
-    return {"node": key, "address": info.address, "replica_set": info.replica_set, "version": info.version}
-
-
-def finding_rows(findings: Iterable[Finding], info: NodeInfo, key: Optional[str], scope: str = "node") -> list[dict[str, Any]]:
-    return [{
-        **_node_columns(info, key), "scope": scope, "id": f.id,
-        "kind": f.kind, "severity": f.severity, "resource": f.resource, "start": f.start, "end": f.end, "title": f.title,
-        "explanation": f.explanation, "evidence": _json(f.evidence), "culprits": _culprits(f.culprits), "causes": _culprits(f.causes),
-        "recommendations": list(f.recommendations), "error": None,
-    } for f in findings]
-
-
-def incident_rows(incidents: Iterable[Incident], info: NodeInfo, key: Optional[str]) -> list[dict[str, Any]]:
-    return [{
-        **_node_columns(info, key), "id": i.id, "severity": i.severity, "start": i.start, "end": i.end, "title": i.title,
-        "root_cause_kind": i.root_cause.kind, "root_cause": i.root_cause.summary, "root_cause_evidence": _json(i.root_cause.evidence),
-        "chain": _json([asdict(step) for step in i.chain]), "candidates": _json([asdict(c) for c in i.candidates]),
-        "findings": list(i.finding_ids), "recommendations": list(i.recommendations), "error": None,
-    } for i in incidents]
-
-
-def to_table(rows: list[dict[str, Any]], schema: pa.Schema = FINDINGS_SCHEMA) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=schema)
 
 
 def error_table(path: PathArg, error: BaseException, schema: pa.Schema = FINDINGS_SCHEMA) -> pa.Table:
@@ -164,23 +55,6 @@ def incidents_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = Non
     except (FTDCError, OSError, ValueError) as e:
         return error_table(path, e, INCIDENTS_SCHEMA)
     return to_table(incident_rows(analysis.incidents, analysis.node, analysis_key(analysis, path)), INCIDENTS_SCHEMA)
-
-
-def _time(value: Any) -> Optional[dt.datetime]:
-    if value is None or isinstance(value, dt.datetime):
-        return value
-    return dt.datetime.fromisoformat(value)
-
-
-def finding_of(row: dict[str, Any]) -> Finding:
-    """A FINDINGS_SCHEMA row (as `to_pylist` gives it) as a `Finding` again."""
-    def culprits(column: str) -> list[Culprit]:
-        return [Culprit(**{**c, "first_started": _time(c["first_started"]), "last_ended": _time(c["last_ended"]),
-                           "recommendations": list(c["recommendations"] or [])}) for c in row[column] or []]
-
-    return Finding(kind=row["kind"], severity=row["severity"], start=row["start"], end=row["end"], title=row["title"],
-                   explanation=row["explanation"], evidence=json.loads(row["evidence"]), culprits=culprits("culprits"),
-                   recommendations=list(row["recommendations"] or []), resource=row["resource"], causes=culprits("causes"), id=row["id"] or "")
 
 
 # The derived series in one schema for every version: what a version lacks is null.

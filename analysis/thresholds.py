@@ -45,16 +45,18 @@ class Spec:
 
 
 SPECS: tuple[Spec, ...] = (
-    Spec("eviction_target", "%", 80, "WiredTiger default (dist/api_data.py)", "eviction_target"),
-    Spec("eviction_trigger", "%", 95, "WiredTiger default (dist/api_data.py)", "eviction_trigger"),
-    Spec("eviction_dirty_target", "%", 5, "WiredTiger default (dist/api_data.py)", "eviction_dirty_target"),
-    Spec("eviction_dirty_trigger", "%", 20, "WiredTiger default (dist/api_data.py)", "eviction_dirty_trigger"),
+    Spec("eviction_target", "%", 80, "WiredTiger default", "eviction_target"),
+    Spec("eviction_trigger", "%", 95, "WiredTiger default", "eviction_trigger"),
+    Spec("eviction_dirty_target", "%", 5, "WiredTiger default", "eviction_dirty_target"),
+    Spec("eviction_dirty_trigger", "%", 20, "WiredTiger default", "eviction_dirty_trigger"),
     # 4.4+: half the dirty values unless set, the trigger capped at eviction_trigger (conn_cache.c).
-    Spec("eviction_updates_target", "%", None, "WiredTiger default: eviction_dirty_target / 2 (conn_cache.c)", "eviction_updates_target"),
-    Spec("eviction_updates_trigger", "%", None, "WiredTiger default: eviction_dirty_trigger / 2 (conn_cache.c)", "eviction_updates_trigger"),
+    Spec("eviction_updates_target", "%", None, "WiredTiger default: half of eviction_dirty_target", "eviction_updates_target"),
+    Spec("eviction_updates_trigger", "%", None, "WiredTiger default: half of eviction_dirty_trigger", "eviction_updates_trigger"),
     Spec("eviction_threads_min", "count", 4, "mongod default (eviction=(threads_min=4))", "eviction.threads_min"),
     Spec("eviction_threads_max", "count", 4, "mongod default (eviction=(threads_max=4))", "eviction.threads_max"),
-    Spec("checkpoint_interval", "s", 60, "mongod default (storage.syncPeriodSecs / syncdelay)", None),
+    # checkpoint=(wait=N) in the open string starts WiredTiger's own checkpoint server every N seconds
+    # (older mongod wrote its syncdelay there; a configString can set it on any version).
+    Spec("checkpoint_interval", "s", 60, "mongod default (storage.syncPeriodSecs / syncdelay)", "checkpoint.wait"),
     Spec("cache_size", "bytes", None, "mongod default: 50 % of (RAM - 1 GB), at least 256 MB", "cache_size"),
     Spec("close_idle_time", "s", None, "not recorded", "file_manager.close_idle_time"),
     Spec("close_handle_minimum", "count", None, "not recorded", "file_manager.close_handle_minimum"),
@@ -137,13 +139,15 @@ def _startup_from_metadata(doc: dict[str, Any]) -> dict[str, tuple[float, str]]:
     storage = parsed.get("storage") or {}
     engine = ((storage.get("wiredTiger") or {}).get("engineConfig")) or {}
     prefix = "getCmdLineOpts.parsed"
-    found = _from_wt(wtconfig.parse(engine.get("configString")), f"{prefix}.storage.wiredTiger.engineConfig.configString")
-    cache_gb = _number(engine.get("cacheSizeGB"))
-    if cache_gb:
-        found["cache_size"] = (cache_gb * (1 << 30), f"{prefix}.storage.wiredTiger.engineConfig.cacheSizeGB={cache_gb:g}")
+    found = {}
     sync = _number(storage.get("syncPeriodSecs"))
     if sync is not None:
         found["checkpoint_interval"] = (sync, f"{prefix}.storage.syncPeriodSecs={sync:g}")
+    # The configString is appended to mongod's own open string: what it sets wins.
+    found.update(_from_wt(wtconfig.parse(engine.get("configString")), f"{prefix}.storage.wiredTiger.engineConfig.configString"))
+    cache_gb = _number(engine.get("cacheSizeGB"))
+    if cache_gb:
+        found["cache_size"] = (cache_gb * (1 << 30), f"{prefix}.storage.wiredTiger.engineConfig.cacheSizeGB={cache_gb:g}")
     found.update(_from_parameters(parsed.get("setParameter") or {}, f"{prefix}.setParameter"))
     return found
 
@@ -226,7 +230,7 @@ class Thresholds:
         return self.current(name).source
 
     def describe(self, name: str) -> str:
-        """`20 % (WiredTiger default (dist/api_data.py))`, for explanations."""
+        """`20 % (WiredTiger default)`, for explanations."""
         return described(name, self.current(name))
 
     def at(self, name: str, times: pl.Series) -> pl.Series:
@@ -239,6 +243,22 @@ class Thresholds:
         joined = pl.DataFrame({"t": times}).with_row_index("row").sort("t").join_asof(frame.sort("since"), left_on="t", right_on="since")
         filled = joined.sort("row")["value"]
         return filled.fill_null(steps[0].value).alias(name)
+
+    def in_effect(self, name: str, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> list[Setting]:
+        """The settings of `name` in effect at some time in [start, end], in time order (all of them without a window)."""
+        steps = self.timeline.get(name, [])
+        if start is None or end is None:
+            return list(steps)
+        out = []
+        for i, step in enumerate(steps):
+            following = steps[i + 1].since if i + 1 < len(steps) else None
+            if (step.since is None or step.since <= end) and (following is None or following > start):
+                out.append(step)
+        return out
+
+    def within(self, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> "Thresholds":
+        """The thresholds as they were in [start, end]: `current` is the last value in effect there, not the capture's last."""
+        return Thresholds({name: self.in_effect(name, start, end) or steps[:1] for name, steps in self.timeline.items()}, self.configured)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,22 +1,33 @@
-"""Benchmark of `analysis.analyze` on a week of one node (issue 6 §5).
+"""Benchmark of `analysis.analyze` on 1 to 7 days of one node (issues 6 §5, 22).
 
-Builds, once, under bench/data/analyze-7d/:
+Builds, once per length, under bench/data/analyze-<days>d/:
   diagnostic.data/  7 days at 1 s written by ftdc.writer in the real 7.0
                     layout (the 2,323 metrics of the 7.0 sample's first file):
                     its recorded samples replayed with counters carried on and
                     noise added, ~200 MB in 10 MB files as mongod writes them
   mongod.log        ~1 GB of JSON log: the 6.0.11 sample's lines repeated,
                     each copy moved to a later point of the week
-then measures, side by side in one process, alternating rounds:
-  floor    read_ftdc of just the metrics the analyses use + read_logs
-  analyze  analysis.analyze(diagnostic.data, mongod.log)
-  report   building the incident report of that analysis and writing it as HTML
-           (issue 7: at most 50 % of the analysis time; the HTML under 5 MB)
-  incidents  grouping that analysis's findings into incidents again (part of analyze;
-           issue 12: at most 5 % of it)
-and the peak RSS (VmHWM) of analyze in a fresh subprocess.
+then measures, side by side in one process, alternating rounds, the load average
+(os.getloadavg) recorded around each round:
+  FTDC only (issue 22: analyze <= 1.5 x its floor, the report's work <= 0.25 x the analysis')
+    floor    read_ftdc of just the metrics the analyses use
+    analyze  analysis.analyze(diagnostic.data)
+    report   building the incident report of that analysis and writing it as HTML
+  with the log (--log; the log is built only then)
+    floor    the same read_ftdc + read_logs
+    analyze  analysis.analyze(diagnostic.data, mongod.log)
+    report   the report of that analysis, its metric explorer of the derived series
+             included (issue 7: at most 50 % of the analysis time; issue 22: 25 %;
+             the HTML under 5 MB)
+    explore  what `ftdc-analyze explore` adds to that analysis: the default recorded metrics
+             (the detectors' and the system's) reduced to their extremes per pixel column,
+             and the page written (issue 20 §4: the page under 10 MB)
+    incidents  grouping that analysis's findings into incidents again (part of analyze;
+             issue 12: at most 5 % of it)
+  and, with --log, the peak RSS (VmHWM) of analyze in a fresh subprocess.
+Each figure is a ratio of two timings of one round; the median over rounds is reported.
 
-    python -m bench.bench_analyze [--days 7] [--rounds 3]
+    python -m bench.bench_analyze [--days 1 2 4 7] [--rounds 3] [--log]
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ import argparse
 import datetime as dt
 import gzip
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -173,47 +185,69 @@ def peak_rss_mb(directory: Path, log: Path) -> float:
     return int(out.stdout.split()[-1]) / 1024
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--days", type=float, default=7)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    import warnings
+def median(values) -> float:
+    return round(statistics.median(values), 2)
 
+
+def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path) -> dict:
+    """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given)."""
     import analysis
+    from analysis.report import build_report, explore, write_explorer, write_report
 
-    warnings.simplefilter("ignore")
-    base = ROOT / "bench" / "data" / f"analyze-{args.days:g}d"
-    base.mkdir(parents=True, exist_ok=True)
-    directory = build_ftdc(base / "diagnostic.data", args.days)
-    log = build_log(base / "mongod.log", args.days)
-    size_mb = sum(p.stat().st_size for p in directory.glob("metrics.*")) / 1e6
     metrics = needed_metrics(directory)
-    print(f"FTDC: {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files; log: {log.stat().st_size / 1e9:.2f} GB; "
-          f"{len(metrics)} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}")
-    from analysis.report import build_report, write_report
-
-    html = base / "report.html"
-    floors, analyses, reports, incidents = [], [], [], []
-    for round_ in range(args.rounds):
-        floors.append(timed(lambda: (ftdc.read_ftdc(directory, metrics), ftdc.read_logs(log))))
+    ftdc.read_ftdc(directory, metrics)  # imports (pyarrow loads at the first decode) and the page cache, before any clock
+    floors, analyses, reports, incidents, explores, loads = [], [], [], [], [], []
+    for _ in range(rounds):
+        load = os.getloadavg()[0]
+        floors.append(timed(lambda: (ftdc.read_ftdc(directory, metrics), log and ftdc.read_logs(log))))
         start = time.perf_counter()
         result = analysis.analyze(directory, log)
         analyses.append(time.perf_counter() - start)
         incidents.append(timed(result.refresh_incidents))
         reports.append(timed(lambda: write_report(build_report([result]), html)))
-        print(f"round {round_ + 1}: floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (ratio {analyses[-1] / floors[-1]:.2f}), "
-              f"incidents {incidents[-1] * 1000:.0f} ms ({incidents[-1] / analyses[-1]:.1%} of the analysis), "
-              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis)")
-    peak = peak_rss_mb(directory, log)
-    print(json.dumps({
-        "floor_s": round(min(floors), 2), "analyze_s": round(min(analyses), 2), "ratio_best": round(min(analyses) / min(floors), 2),
-        "ratio_median": round(statistics.median(a / f for a, f in zip(analyses, floors)), 2),
-        "report_s": round(min(reports), 2), "report_share_median": round(statistics.median(r / a for r, a in zip(reports, analyses)), 2),
+        explores.append(timed(lambda: write_explorer(explore(result, directory, "bench"), page)))
+        loads.append(round((load + os.getloadavg()[0]) / 2, 1))
+        print(f"  floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (x {analyses[-1] / floors[-1]:.2f}), "
+              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
+              f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis), load {loads[-1]}", file=sys.stderr)
+    return {
+        "floor_s": median(floors), "analyze_s": median(analyses), "report_s": median(reports),
+        "analyze_over_floor": median(a / f for a, f in zip(analyses, floors)),
+        "report_over_analysis": median(r / a for r, a in zip(reports, analyses)),
+        "incidents_over_analysis": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
         "report_html_mb": round(html.stat().st_size / 1e6, 2),
-        "incidents_s": round(min(incidents), 3), "incidents_share_median": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
-        "peak_rss_mb": round(peak), "findings": len(result.findings), "problems": len(result.problems), "incidents": len(result.incidents),
-    }, indent=1))
+        "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
+        "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "explorer_series": page.read_text().count('"levels":'),
+        "findings": len(result.findings), "incidents": len(result.incidents),
+        "load_average": loads,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=float, nargs="+", default=[7])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--log", action="store_true", help="also measure with a 1 GB log (built once per length)")
+    args = parser.parse_args()
+    import warnings
+
+    warnings.simplefilter("ignore")
+    out = {}
+    for days in args.days:
+        base = ROOT / "bench" / "data" / f"analyze-{days:g}d"
+        base.mkdir(parents=True, exist_ok=True)
+        directory = build_ftdc(base / "diagnostic.data", days)
+        size_mb = sum(p.stat().st_size for p in directory.glob("metrics.*")) / 1e6
+        print(f"{days:g} d: FTDC {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files, "
+              f"{len(needed_metrics(directory))} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}", file=sys.stderr)
+        figures = {"ftdc_mb": round(size_mb), "ftdc_only": measure(directory, None, args.rounds, base / "report.html", base / "explorer.html")}
+        if args.log:
+            log = build_log(base / "mongod.log", days)
+            figures["with_log"] = measure(directory, log, args.rounds, base / "report.html", base / "explorer.html")
+            figures["with_log"]["peak_rss_mb"] = round(peak_rss_mb(directory, log))
+        out[f"{days:g}d"] = figures
+        print(json.dumps({f"{days:g}d": figures}), file=sys.stderr)
+    print(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,19 +35,49 @@ def replacing(path: str | os.PathLike) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise OSError(f"{path}: cannot write there ({exc.strerror or exc})") from None
     try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)
-        os.replace(temp, path)
-    except BaseException as exc:
+        with named_after(path):
+            with os.fdopen(fd, "wb") as out:
+                yield out
+            os.chmod(temp, 0o666 & ~umask())
+            os.replace(temp, path)
+    except BaseException:
         Path(temp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def named_after(target: str | os.PathLike) -> Iterator[None]:
+    """An OSError raised while `target` is written names `target`: a full disk or quota (which
+    writers such as pyarrow and polars report naming no file, or only as text), or any error
+    naming the temporary `.partial` path the user never gave."""
+    try:
+        yield
+    except OSError as exc:
         full = _full(exc)
         if full is not None:
-            # Named after the target, not the temporary file beside it.
-            raise OSError(full, os.strerror(full), str(path)) from None
+            raise OSError(full, os.strerror(full), str(target)) from None
+        if exc.filename is not None and PARTIAL in os.fspath(exc.filename):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
         raise
+
+
+def umask() -> int:
+    """The process's umask (read by setting it, and set back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def uninterrupted() -> Iterator[None]:
+    """SIGINT and SIGTERM held until the block ends: a commit of several renames is not cut
+    half-way by Ctrl-C or a service manager's stop (only by SIGKILL or a power cut)."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _full(exc: BaseException) -> int | None:

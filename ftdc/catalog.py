@@ -44,8 +44,8 @@ class Catalog:
     """One row per BSON document: file, offset, type, _id, count, and the raw `doc` of types 0 and 2."""
     chunks: pl.DataFrame
     """One row per readable metric chunk: samples, metric count, layout id, first/last sample time."""
-    layouts: list[tuple[list[str], list[int]]]
-    """Metric names and kinds of each distinct chunk structure, in first-seen order."""
+    layouts: list[tuple[list[str], bytes]]
+    """Metric names and their kinds (one byte each) of each distinct chunk structure, in first-seen order."""
     problems: list[str]
 
     def schema(self) -> dict[str, pl.DataType]:

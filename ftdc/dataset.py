@@ -7,9 +7,12 @@
 Written node by node: `write_node` writes or replaces only the days it holds of
 one node's partition, so workers write in parallel and a new day joins an
 existing dataset. `to_dataset` is a manifest pass (`manifest`) plus that loop.
+A write is seen whole or not at all: a new dataset is renamed into place when
+complete, and a node's days and facts are committed together (`commit`).
 
 A node's key is stable: its address (`host_port`), or for files without one a
-digest of their first chunk, never its place in a list. A family is the process
+digest of their first chunk, never its place in a list; another node at an
+address already keyed gets a key of its own (`ftdc.addresses`). A family is the process
 and its major.minor version; each node's files hold the metrics it recorded
 (readers merge by name: Spark `mergeSchema`, DuckDB `union_by_name`, polars
 `missing_columns="insert"`). Spark, Hive, Glue and Athena ignore case, and real
@@ -24,7 +27,8 @@ FTDC itself.
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
+import dataclasses
 import hashlib
 import os
 import re
@@ -33,21 +37,25 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .addresses import IDENTITY, Capture, keys_apart
+from .atomic import PARTIAL, named_after, umask, uninterrupted
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
 from .errors import FTDCError
 from .frames import TIME_COLUMN
+from .leftovers import sweep
 from .metadata import NodeInfo, catalog_metadata
 from .paths import FtdcFile, PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
 from .timeutil import TimeArg, time_range, to_ms
+from .untrusted import safe_name
 
 SAMPLES, NODES = "samples", "nodes"
 NODE_FACTS = {
@@ -55,6 +63,9 @@ NODE_FACTS = {
     "version": pl.String, "os": pl.String, "cpus": pl.Int64, "memory_mb": pl.Int64, "cache_size_gb": pl.Float64,
     "first": pl.Datetime("us", "UTC"), "last": pl.Datetime("us", "UTC"), "samples": pl.Int64, "metrics": pl.Int64, "files": pl.Int64,
     "source": pl.String,
+    # The FTDC archive files of every capture written (metrics.<time>-00000): what tells copies of one
+    # capture (one node) from another node at the same address (`ftdc.addresses`).
+    "ftdc_files": pl.List(pl.String),
 }
 
 
@@ -70,15 +81,11 @@ class Node:
 
 
 def family_of(info: NodeInfo) -> str:
-    """`mongod-7.0`; `unknown` when the files carry no version (no metadata document)."""
+    """`mongod-7.0`; `unknown` when the files carry no version (no metadata document). The
+    version is the file's word: a path component made of it is a `safe_name`, as the key is."""
     if not info.version:
         return "unknown"
-    return "mongod-" + ".".join(info.version.split(".")[:2])
-
-
-def safe_name(text: str) -> str:
-    """A path component that is also a clean hive value."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "node"
+    return safe_name("mongod-" + ".".join(info.version.split(".")[:2]))
 
 
 def node_key(info: NodeInfo, files: Sequence[FtdcFile]) -> str:
@@ -95,9 +102,35 @@ def open_node(path: PathArg, time_field: str = TIME_COLUMN) -> Node:
     return Node(node_key(info, catalog.files), family_of(info), info, catalog, str(path))
 
 
-def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN) -> list[Node]:
-    """Each path's node: key, address, replica set, version, family and metrics, from the catalogs alone."""
-    return [open_node(p, time_field) for p in paths]
+def archive_names(catalog: Catalog) -> list[str]:
+    return sorted(f.path.name for f in catalog.files if not f.interim)
+
+
+def _capture(node: Node) -> Capture:
+    chunks = node.catalog.chunks
+    identity = tuple(getattr(node.info, name) for name in IDENTITY)
+    first, last = (chunks["first"].min(), chunks["last"].max()) if chunks.height else (None, None)
+    return Capture(node.key, node.info.address, identity, first, last, frozenset(archive_names(node.catalog)), node.source)
+
+
+def _captured(facts: dict) -> Capture:
+    """A node already in a dataset, as its facts describe it."""
+    identity = tuple(facts[name] for name in IDENTITY)
+    return Capture(facts["node"], facts["address"], identity, facts["first"], facts["last"], frozenset(facts.get("ftdc_files") or ()), facts["source"])
+
+
+def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN, known: Optional[pl.DataFrame] = None) -> list[Node]:
+    """Each path's node: key, address, replica set, version, family and metrics, from the catalogs alone.
+    Nodes that share an address are told apart (`ftdc.addresses`), from each other and from the
+    `known` nodes (a dataset's facts) whose keys they would take."""
+    return told_apart([open_node(p, time_field) for p in paths], known)
+
+
+def told_apart(nodes: Sequence[Node], known: Optional[pl.DataFrame] = None) -> list[Node]:
+    """`nodes` with keys that tell nodes sharing an address apart (see `manifest`)."""
+    earlier = [_captured(row) for row in known.iter_rows(named=True)] if known is not None else []
+    keys = keys_apart([_capture(n) for n in nodes], earlier)
+    return [dataclasses.replace(n, key=k) for n, k in zip(nodes, keys)]
 
 
 # Lock modes (R, W beside r, w): escaped even on a node that recorded only the capital one, so
@@ -139,35 +172,71 @@ def parquet_options(schema: pa.Schema, sorted_by: Optional[str] = TIME_COLUMN) -
                 write_statistics=[sorted_by] if sorted_by in schema.names else False)
 
 
-def replace_dir(staged: Path, target: Path) -> None:
-    """`target` becomes `staged` (written whole beside it): the old one is moved aside, then removed."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.{os.getpid()}.old")
-        os.replace(target, old)
-    os.replace(staged, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def write_file(table: pa.Table, target: Path, **options) -> None:
     """One Parquet file written beside `target` and renamed over it when whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=PARTIAL)
     os.close(fd)
     try:
         pq.write_table(table, tmp, **options)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+# A node's files while they are written: DIR/.staged.<pid>-<random>.partial/ mirrors the
+# dataset's layout beside samples/ and nodes/, where no reader of those looks.
+STAGED = ".staged."
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+@contextlib.contextmanager
+def staging(root: Path) -> Iterator[Path]:
+    """A hidden folder inside `root` to write one node's files in, then `commit` them; removed
+    afterwards (a killed run's by the next run). An error meanwhile names `root`."""
+    root.mkdir(parents=True, exist_ok=True)
+    sweep(root, STAGED, PARTIAL)
+    with named_after(root):
+        stage = Path(tempfile.mkdtemp(dir=root, prefix=f"{STAGED}{os.getpid()}-", suffix=PARTIAL))
+        try:
+            yield stage
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+
+
+def commit(stage: Path, root: Path, parts: Sequence[Path]) -> None:
+    """Moves `parts` (day folders and files, relative to `stage`) to their places under `root`,
+    replacing what is there, as one step: SIGINT and SIGTERM wait until it is done, and if
+    one move fails those already made are undone. Renames only, so nothing here fills a disk."""
+    aside = stage / ".replaced"
+    done: list[tuple[Path, Optional[Path]]] = []
+    with uninterrupted():
+        try:
+            for n, part in enumerate(parts):
+                target = root / part
+                target.parent.mkdir(parents=True, exist_ok=True)
+                old = None
+                if target.exists():
+                    aside.mkdir(exist_ok=True)
+                    old = aside / str(n)
+                    os.replace(target, old)
+                done.append((target, old))
+                os.replace(stage / part, target)
+        except BaseException:
+            for target, old in reversed(done):
+                if target.exists():
+                    _remove(target)
+                if old is not None:
+                    os.replace(old, target)
+            raise
 
 
 def write_node(
@@ -183,53 +252,75 @@ def write_node(
 ) -> dict:
     """Writes one node's samples (a diagnostic.data path, or a `manifest` entry) into the dataset
     at `root`, replacing only the days of that node it writes, and its facts row; returns the row.
-    Each day is written in a hidden folder beside its place and moved there when whole."""
+    The node's days and facts are written in a hidden folder inside `root`, then `commit`ted
+    together: a reader sees all of them or none (an interrupted write leaves `root` as it was)."""
     node = path if isinstance(path, Node) else open_node(path, time_field)
     root = Path(root)
+    with staging(root) as stage:
+        facts, parts = _stage_node(node, root, stage, metrics, start, end, time_field, budget, progress)
+        commit(stage, root, parts)
+    return facts
+
+
+def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int,
+                progress: Callable[[], None]) -> tuple[dict, list[Path]]:
+    """The node's day folders and facts file written under `stage`, in the layout of the dataset
+    `root`; returns the facts and those parts (days first, facts last)."""
     lower, upper = map(to_ms, time_range(start, end))
     schema = select_schema(node.catalog.schema(), metric_list(metrics))
     columns = distinct_names(schema)
-    folder = root / SAMPLES / f"family={node.family}" / f"node={node.key}"
-    folder.mkdir(parents=True, exist_ok=True)
-    rows, first, last = 0, None, None
-    day, writer, staged = None, None, None
+    folder = Path(SAMPLES) / f"family={node.family}" / f"node={node.key}"
+    parts: list[Path] = []
+    day, writer = None, None
     try:
         windows = time_windows(node.catalog, len(schema), lower, upper, budget)
         for frame in decode_windows(node.catalog, schema, windows, time_field, budget):
             frame = frame.rename(columns)
-            if frame.height:
-                first = frame[TIME_COLUMN].min() if first is None else first
-                last = frame[TIME_COLUMN].max()
-                rows += frame.height
             days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
             for (date,), part in days.items():
                 part = part.to_arrow()
                 if date != day:
                     if writer is not None:
                         writer.close()
-                        replace_dir(staged, folder / f"date={day.isoformat()}")
-                    day, staged = date, Path(tempfile.mkdtemp(dir=folder, prefix=f".date={date.isoformat()}.", suffix=".partial"))
-                    staged.chmod(0o777 & ~_umask())
-                    writer = pq.ParquetWriter(staged / "part-0.parquet", part.schema, **parquet_options(part.schema))
+                    day, place = date, folder / f"date={date.isoformat()}"
+                    parts += [] if place in parts else [place]
+                    (stage / place).mkdir(parents=True, exist_ok=True)
+                    writer = pq.ParquetWriter(stage / place / "part-0.parquet", part.schema, **parquet_options(part.schema))
                 writer.write_table(part, row_group_size=1 << 20)
             progress()
         if writer is not None:
-            writer.close()
-            writer = None
-            replace_dir(staged, folder / f"date={day.isoformat()}")
+            writer, closing = None, writer
+            closing.close()
     except BaseException:
         if writer is not None:
-            writer.close()
-        if staged is not None and staged.exists():
-            shutil.rmtree(staged, ignore_errors=True)
+            with contextlib.suppress(OSError):  # the error that stopped it says why; the folder is dropped
+                writer.close()
         raise
-    i = node.info
-    facts = {"node": node.key, "address": i.address, "family": node.family, "host": i.host, "port": i.port, "replica_set": i.replica_set,
-             "version": i.version, "os": i.os, "cpus": i.cpus, "memory_mb": i.memory_mb, "cache_size_gb": i.cache_size_gb,
-             "first": first, "last": last, "samples": rows, "metrics": len(schema) - 1, "files": len(node.catalog.files), "source": node.source}
+    place = Path(NODES) / f"{node.key}.parquet"
+    facts = _facts(node, root, stage, parts, place)
     table = pl.DataFrame([facts], schema=NODE_FACTS).to_arrow()
-    write_file(table, root / NODES / f"{node.key}.parquet", **parquet_options(table.schema, None))
-    return facts
+    (stage / NODES).mkdir(exist_ok=True)
+    pq.write_table(table, stage / place, **parquet_options(table.schema, None))
+    return facts, parts + [place]
+
+
+def _facts(node: Node, root: Path, stage: Path, parts: list[Path], place: Path) -> dict:
+    """The node's facts row: what this capture says of it, and what the dataset will hold of it once
+    `parts` are committed (its days kept from earlier captures too: samples, span, metrics, files)."""
+    kept = [p for p in root.glob(f"{SAMPLES}/family=*/node={node.key}/date=*/part-0.parquet") if p.parent.relative_to(root) not in parts]
+    days = kept + [stage / p / "part-0.parquet" for p in parts]
+    held = {"first": None, "last": None, "samples": 0}
+    if days:
+        times = pl.concat([pl.scan_parquet(f).select(TIME_COLUMN) for f in days])
+        held = times.select(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max(), samples=pl.len()).collect().row(0, named=True)
+    metrics = set().union(*(pq.read_schema(f).names for f in days)) - {TIME_COLUMN}
+    before = pl.read_parquet(root / place).row(0, named=True) if (root / place).exists() else {}
+    files = sorted(set(before.get("ftdc_files") or ()) | set(archive_names(node.catalog)))
+    sources = dict.fromkeys([*(before["source"].split("; ") if before.get("source") else []), node.source])
+    i = node.info
+    return {"node": node.key, "address": i.address, "family": node.family, "host": i.host, "port": i.port, "replica_set": i.replica_set,
+            "version": i.version, "os": i.os, "cpus": i.cpus, "memory_mb": i.memory_mb, "cache_size_gb": i.cache_size_gb,
+            **held, "metrics": len(metrics), "files": len(files), "source": "; ".join(sources), "ftdc_files": files}
 
 
 def to_dataset(
@@ -244,14 +335,19 @@ def to_dataset(
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> pl.DataFrame:
     """Writes the nodes' samples (each path: one node's diagnostic.data) into the dataset `out`
-    (new, or an existing one to add days or nodes to). Returns the facts of the nodes written."""
+    (new, or an existing one to add days or nodes to). Returns the facts of the nodes written, one
+    row per node (captures of one node on different days are one node; `manifest` tells nodes
+    sharing an address apart).
+    A new dataset is written whole beside `out` and renamed to it at the end (`out` appears
+    complete or not at all); an existing one takes each node whole (`write_node`)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise FTDCError(f"{out}: exists and is not a directory")
-    if out.exists() and any(out.iterdir()) and not (out / SAMPLES).is_dir():
+    fresh = not out.exists() or not any(out.iterdir())
+    if not fresh and not (out / SAMPLES).is_dir():
         raise FTDCError(f"{out}: is not empty and holds no dataset (no {SAMPLES}/ folder): give a new directory")
     lower, upper = map(to_ms, time_range(start, end))
-    nodes = manifest(paths, time_field)
+    nodes = manifest(paths, time_field, None if fresh else read_nodes(out))
     wanted = metric_list(metrics)
     total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted)), lower, upper, budget))) for n in nodes)
     finished = 0
@@ -262,11 +358,30 @@ def to_dataset(
         if progress:
             progress(finished, total)
 
-    facts = [write_node(node, out, metrics, start, end, time_field=time_field, budget=budget, progress=done) for node in nodes]
-    return pl.DataFrame(facts, schema=NODE_FACTS)
+    def write(root: Path) -> pl.DataFrame:
+        facts = {}  # by key: a node's later capture's row holds the earlier ones'
+        for node in nodes:
+            facts[node.key] = write_node(node, root, metrics, start, end, time_field=time_field, budget=budget, progress=done)
+        return pl.DataFrame(list(facts.values()), schema=NODE_FACTS)
+
+    if not fresh:
+        return write(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sweep(out.parent, f".{out.name}.", PARTIAL)  # a killed run's
+    with named_after(out):
+        stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.{os.getpid()}-", suffix=PARTIAL))
+        try:
+            stage.chmod(0o777 & ~umask())
+            facts = write(stage)
+            os.replace(stage, out)  # over an empty directory too
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+    return facts
 
 
 def read_nodes(root: str | os.PathLike) -> pl.DataFrame:
     """The dataset's node facts, one row per node."""
     files = sorted((Path(root) / NODES).glob("*.parquet"))
-    return pl.concat([pl.read_parquet(f) for f in files]) if files else pl.DataFrame(schema=NODE_FACTS)
+    # A dataset written before a column was added lacks it: null there.
+    return pl.concat([pl.DataFrame(schema=NODE_FACTS), *(pl.read_parquet(f) for f in files)], how="diagonal_relaxed")

@@ -16,6 +16,7 @@ from .paths import PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
 from .atomic import replacing
+from .untrusted import csv_header
 from .timeutil import TimeArg, time_range, times_as_text, to_ms
 
 Progress = Callable[[int, int], None]
@@ -79,10 +80,11 @@ def _to_parquet(sink: BinaryIO, schema: dict[str, pl.DataType], frames: Iterator
 
 
 def _to_csv(sink: BinaryIO, schema: dict[str, pl.DataType], frames: Iterator[pl.DataFrame]) -> int:
-    """As `to_parquet`, to CSV with a header row; times as ISO-8601 UTC with Z."""
+    """As `to_parquet`, to CSV with a header row (metric names, none read as a formula by a
+    spreadsheet); times as ISO-8601 UTC with Z."""
     as_text = times_as_text(schema)
     rows = 0
-    pl.DataFrame(schema=schema).write_csv(sink)
+    sink.write(csv_header(schema).encode())
     for frame in frames:
         frame.with_columns(as_text).write_csv(sink, include_header=False)
         rows += frame.height

@@ -599,8 +599,10 @@ def failures(scenario: Scenario, result) -> list[str]:
     """What `result` (analysis.analyze) got wrong about `scenario`: an expected finding missing (kind,
     resource, window within its tolerance, warning or worse), the wrong top culprit or a COLLSCAN not
     named, anything else warning/critical, a COLLSCAN blamed where none was injected, or a victim
-    made an incident's root cause."""
+    made an incident's root cause, or advice that breaks issue 18's rules (samples/advice_rules.py)."""
     from analysis.culprits import causes
+
+    from samples.advice_rules import advice_problems
 
     wrong, matched = [], set()
     for want in scenario.expected:
@@ -632,4 +634,4 @@ def failures(scenario: Scenario, result) -> list[str]:
         wrong.append(f"a steady load told as changed or unnamed: {[(e['writes_changed'], e['operations_per_s']) for e in loads]}")
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
-    return wrong
+    return wrong + [f"advice: {problem}" for problem in advice_problems(result)]

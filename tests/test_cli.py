@@ -27,8 +27,10 @@ def directory(ftdc_samples):
 def test_summary_json(directory):
     result = runner.invoke(app, [str(directory), "--json"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
-    assert set(doc) == {"node", "summary", "thresholds", "incidents", "findings"}
+    report = json.loads(result.stdout)  # --json prints the JSON report (issue 21 §3): one node here
+    assert set(report) == {"schema_version", "generated", "title", "headlines", "redacted", "nodes", "cross_node_findings", "cross_node_incidents"}
+    [doc] = report["nodes"]
+    assert set(doc) == {"name", "headlines", "node", "summary", "thresholds", "incidents", "findings"}
     summary = doc["summary"]
     assert doc["node"]["version"] == "7.0.0-rc6"
     assert summary["samples"] == 36722 and summary["files"] == 3 and summary["chunks"] == 150
@@ -96,7 +98,7 @@ def test_incidents_follow_the_summary(tmp_path):
     assert text.index("time range") < text.index("Incidents")
     # One incident, its root cause the scan, the four findings folded into it.
     assert text.count("I1.") >= 1 and "I2." not in text
-    assert "Root cause (operation): COLLSCANs of shop.orders" in text and "[F4, F3]" in text  # two ticket windows, one step
+    assert "Root cause (operation): COLLSCANs of shop.orders" in text and "[F3, F4]" in text  # two ticket windows, one step, ids in order (issue 18 §4)
     assert "createIndex({ status: 1, total: 1 })" in text
 
 
@@ -112,7 +114,7 @@ def test_findings_flag_lists_the_findings(tmp_path):
 def test_findings_as_json():
     result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--json", "--start", "2024-05-14T09:40:00Z"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.stdout)
+    doc = json.loads(result.stdout)["nodes"][0]
     findings = doc["findings"]
     cache = next(f for f in findings if f["kind"] == "cache_pressure")
     assert cache["start"].endswith("Z") and cache["severity"] == "critical"

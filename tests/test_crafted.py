@@ -58,7 +58,7 @@ def test_one_unreadable_node_leaves_the_others_analysed(tmp_path):
     bad = metadata_only(tmp_path / "bad")
     result = run_cli(DEMO / "diagnostic.data", bad, "--json")
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["node"]["host"] == "db-prod-01.example.net"
+    assert json.loads(result.stdout)["nodes"][0]["node"]["host"] == "db-prod-01.example.net"
     assert result.stderr.splitlines()[0] == f"warning: {bad}: no readable sample (only metadata, or every chunk damaged): this node is left out"
 
 
@@ -180,7 +180,7 @@ def test_process_substitution_reads_the_log_as_a_stream(command):
     result = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})
     assert result.returncode == 0 and result.stderr == "", result.stderr
     if "--json" in command:
-        culprits = [c for f in json.loads(result.stdout)["findings"] for c in f["culprits"]]
+        culprits = [c for f in json.loads(result.stdout)["nodes"][0]["findings"] for c in f["culprits"]]
         assert any(c["ns"] == "shop.orders" for c in culprits)
     else:
         assert "27 slow operation(s), 1 of them COLLSCAN" in result.stdout
@@ -324,6 +324,7 @@ def test_json_counts_are_integers():
     result = run_cli(DEMO / "diagnostic.data", "--log", DEMO / "mongod.log", "--json")
     doc = json.loads(result.stdout)
     assert whole_floats(doc) == []
+    doc = doc["nodes"][0]
     assert doc["thresholds"]["cache_size"]["value"] == 8589934592 and doc["node"]["cache_size_gb"] == 8
     assert "8589934592.0" not in result.stdout and "4.0," not in result.stdout
 
@@ -340,7 +341,7 @@ def test_year_one_is_written_one_way_everywhere(tmp_path):
             writer.add_sample({"start": dt.datetime(1, 1, 1, 0, 0, i, tzinfo=dt.timezone.utc), "serverStatus": {"uptime": i, "pid": 1}})
     node = tmp_path / "diagnostic.data"
     assert "time range        0001-01-01T00:00:00Z – 0001-01-01T00:00:19Z" in run_cli(node).stdout
-    assert json.loads(run_cli(node, "--json").stdout)["summary"]["first"] == "0001-01-01T00:00:00Z"
+    assert json.loads(run_cli(node, "--json").stdout)["nodes"][0]["summary"]["first"] == "0001-01-01T00:00:00Z"
     assert "\t0001-01-01T00:00:00Z\t0001-01-01T00:00:19Z" in run_cli("metrics", node).stdout
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from analysis.advice_text import text
 from analysis.culprits import causes, rank
 from ftdc.logs import read_logs
 from samples.simulate import Config, JsonLog, TextLog, Tick, write_ftdc
@@ -171,8 +172,8 @@ def test_real_8_0_long_checkpoints_are_one_finding_and_never_advise_syncdelay_0(
     (stall,) = stalls
     assert len(stall.evidence["checkpoints"]) >= 10
     assert stall.start == min(c["start"] for c in stall.evidence["checkpoints"])
-    advice = [r for f in real_8_0.findings for r in f.recommendations if "syncdelay" in r]
-    assert advice and all("→ 0" not in r and "back to the default 60 s" in r for r in advice)
+    advice = [r for f in real_8_0.findings for r in f.recommendations if r.setting == "checkpoint_interval"]
+    assert advice and all(r.proposed == 60 and r.current.value == 1 and "back to the default" in r.what for r in advice)
 
 
 def test_long_checkpoints_for_minutes_are_one_finding(tmp_path):
@@ -199,7 +200,8 @@ def test_interval_without_configuration_is_said_to_be_assumed(tmp_path):
     assert result.thresholds.assumed("checkpoint_interval") and result.to_dict()["thresholds"]["checkpoint_interval"]["assumed"] is True
     stalls = [f for f in result.findings if f.kind == "checkpoint_stall"]
     assert stalls and all("assumed" in f.evidence["thresholds"]["checkpoint_interval"] for f in stalls)
-    assert any("syncdelay 60 → 30 s" in r and "assumed" in r for f in stalls for r in f.recommendations)
+    assert any((r.setting, r.current.value, r.proposed, r.current.origin) == ("checkpoint_interval", 60, 30, "assumed") and "assumed" in text(r)
+               for f in stalls for r in f.recommendations)
 
 
 def test_interval_with_configuration_is_not_assumed(tmp_path):
@@ -219,16 +221,15 @@ def _thresholds(**values):
 def test_checkpoint_advice_never_disables_checkpoints_nor_repeats_the_value(interval):
     from analysis.advice import DEFAULT_SYNCDELAY_S, LONG_SYNCDELAY_S, checkpoint_more_often
 
-    text = checkpoint_more_often(_thresholds(checkpoint_interval=interval), "Checkpoint more often")
-    if text is None:
+    advice = checkpoint_more_often(_thresholds(checkpoint_interval=interval), "Checkpoint more often")
+    if advice is None:
         assert 10 <= interval < 20  # halving would go under the 10 s floor or stay where it is
         return
-    assert "→ 0 " not in text
+    assert advice.proposed != 0 and advice.current.value == interval
     if interval < 10 or interval >= LONG_SYNCDELAY_S:  # the interval is itself the problem
-        assert text.startswith(f"Set syncdelay back to the default {DEFAULT_SYNCDELAY_S} s")
+        assert advice.what.startswith("Set syncdelay back to the default") and advice.proposed == DEFAULT_SYNCDELAY_S
     else:
-        proposed = int(text.split("→ ")[1].split(" ")[0])
-        assert 10 <= proposed < interval
+        assert 10 <= advice.proposed < interval
 
 
 @pytest.mark.parametrize(("threads", "target"), [(4, 5), (20, 5), (4, 1), (16, 3)])
@@ -236,35 +237,42 @@ def test_eviction_advice_moves_from_the_current_value_within_wiredtiger_bounds(t
     from analysis.advice import earlier_dirty_eviction, more_eviction_threads
 
     t = _thresholds(eviction_threads_max=threads, eviction_threads_min=4, eviction_dirty_target=target)
-    more = more_eviction_threads(t)
+    more = more_eviction_threads(t, "More threads")
     assert (more is None) == (threads >= 20)
     if more:
-        assert 4 <= int(more.split("threads_max=")[1].rstrip(")")) <= 20 and f"threads_max={threads})" not in more
-    earlier = earlier_dirty_eviction(t)
+        assert 4 <= more.proposed <= 20 and more.proposed != threads and more.current.value == threads
+    earlier = earlier_dirty_eviction(t, "Earlier")
     assert (earlier is None) == (target <= 1)
     if earlier:
-        assert 1 <= int(earlier.split("=")[1]) < target
+        assert 1 <= earlier.proposed < target and earlier.current.value == target
 
 
 @pytest.mark.parametrize("idle", [0, 20, 30, 45, 60, 600, 100000])
 def test_idle_handle_advice_closes_sooner_or_gives_never_closed_handles_a_lifetime(idle):
-    from analysis.advice import MIN_CLOSE_IDLE_S, sooner_sweep
+    from analysis.advice import sooner_sweep
+    from analysis.settings import MEANINGS
 
-    text = sooner_sweep(_thresholds(close_idle_time=idle))
-    if idle <= MIN_CLOSE_IDLE_S and idle != 0:
-        assert text is None
+    least = MEANINGS["close_idle_time"].minimum
+    advice = sooner_sweep(_thresholds(close_idle_time=idle))
+    if idle <= least and idle != 0:
+        assert advice is None
     else:
-        value = int(text.split("close_idle_time=")[1].rstrip(")"))
-        assert value > 0 and (idle == 0 or MIN_CLOSE_IDLE_S <= value < idle)
+        assert advice.proposed > 0 and (idle == 0 or least <= advice.proposed < idle)
 
 
 @pytest.mark.parametrize(("memory_mb", "raise_it"), [(64_000, True), (14_000, False), (None, True)])
 def test_cache_advice_stays_within_the_host_memory(memory_mb, raise_it):
     from analysis.advice import larger_cache
 
-    text = larger_cache(10.0, 97.0, 80.0, memory_mb)  # 12.1 GB wanted
-    assert text.startswith("If the working set has outgrown the cache") == raise_it
-    assert ("raise storage.wiredTiger.engineConfig.cacheSizeGB from 10.0 to about 12.1" in text) == raise_it
+    from analysis.recommendation import Current
+
+    advice = larger_cache(Current(10.0 * 2**30, "bytes", "test", "configured"), 97.0, 80.0, memory_mb)  # 12.1 GB wanted
+    assert advice.action == "resize"
+    assert (advice.setting == "cache_size") == raise_it
+    if raise_it:
+        assert advice.proposed == 12.1 * 2**30 and "cacheSizeGB 10.0 GB → 12.1 GB" in text(advice)
+    else:
+        assert "outgrown" in advice.what and advice.proposed is None
 
 
 def test_read_pool_already_at_128_is_not_advised_to_be_fixed_at_128(tmp_path):
@@ -279,7 +287,7 @@ def test_read_pool_already_at_128_is_not_advised_to_be_fixed_at_128(tmp_path):
     result = analysis.analyze(tmp_path / "diagnostic.data")
     (reads,) = [f for f in result.findings if f.kind == "ticket_exhaustion" and f.resource == "read" and f.severity != "info"]
     assert reads.evidence["tickets_total"] == 128
-    assert not any("Transactions: 128" in r for r in reads.recommendations)
+    assert not any(r.setting == "read_tickets" for r in reads.recommendations)
 
 
 # -- 2: spikes against the node's own baseline and noise

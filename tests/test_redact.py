@@ -158,7 +158,7 @@ def test_cli_redacts_terminal_json_and_report_and_writes_the_key(tmp_path):
         assert not token.search(shown.stdout) and not token.search(as_json.stdout), secret
     assert json.loads(key.read_text())["db-1.coll-2"] == "shop.orders"
     assert_clean([report, *sorted((tmp_path / "r_files").iterdir())], DEMO_SECRETS)
-    assert json.loads(as_json.stdout)["node"]["host"] == "host-1"
+    assert json.loads(as_json.stdout)["nodes"][0]["node"]["host"] == "host-1" and json.loads(as_json.stdout)["redacted"] is True
     lonely = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--redact-key", str(key)], capture_output=True, text=True, cwd=ROOT)
     assert lonely.returncode == 2 and "--redact-key needs --redact" in lonely.stderr
 

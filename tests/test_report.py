@@ -76,7 +76,7 @@ def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_pat
     path = tmp_path / "incident.json"
     write_report(report, path)
     doc = json.loads(path.read_text())
-    assert doc["schema_version"] == content.SCHEMA_VERSION == 2
+    assert doc["schema_version"] == content.SCHEMA_VERSION == 3
     assert set(doc) == {"schema_version", "generated", "title", "headlines", "redacted", "nodes", "cross_node_findings", "cross_node_incidents"}
     node = doc["nodes"][0]
     assert node["findings"] == demo.to_dict()["findings"] and node["node"]["host"] == "db-prod-01.example.net"

@@ -16,7 +16,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import analysis
-from analysis import culprits
+from analysis import advice_text, culprits
 from analysis.findings import Culprit
 from analysis.report import build_report, culprit_table, figures, plots, write_report
 from conftest import require_samples
@@ -78,7 +78,7 @@ def test_the_first_screen_is_the_headlines_then_the_incident_cards(demo, demo_re
     assert len(demo_report.headlines) == len(demo.incidents)
     for headline, incident in zip(demo_report.headlines, demo.incidents):
         # One per incident: its title (root cause → effect) and its first fix.
-        assert incident.title in headline and incident.recommendations[0] in headline and incident.id in headline
+        assert incident.title in headline and advice_text.text(incident.recommendations[0]) in headline and incident.id in headline
     first_incident, first_finding = demo_page.index('<div class="incident '), demo_page.index('<div class="finding ')
     assert demo_page.index('class="headline"') < first_incident < first_finding
     card = demo_page[first_incident:first_finding]

@@ -17,18 +17,12 @@ import polars as pl
 from .. import advice
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import Current, Recommendation
 from ..text import duration, span
 from .record import Detector
 from ..windows import sustained
 
 KIND = "cache_pressure"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,  # its root is the write load or a setting (analysis.root_causes)
-    # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
-    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
-    panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
-            ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
-)
 MIN_S = 10.0  # "sustained" as support tooling counts it (docs/metrics.md §11: anomaly ≥ 10 s)
 MERGE_S = 30.0
 # Critical: the cache full, operations timing out, or at least one thread's worth of time waiting for cache.
@@ -41,6 +35,24 @@ LEVELS = (
     ("fill", "cache_fill_pct", "eviction_trigger_pct", "eviction_trigger"),
     ("dirty", "cache_dirty_pct", "eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
     ("updates", "cache_updates_pct", "eviction_updates_trigger_pct", "eviction_updates_trigger"),
+)
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "WiredTiger makes application threads evict when the cache is fuller than its eviction trigger, dirty data passes "
+    "the dirty trigger, or update bytes pass the updates trigger; the node's own trigger values are used (its "
+    "configuration first, WiredTiger's defaults of 95 %, 20 % and 10 % otherwise). A breach lasting at least "
+    f"{MIN_S:g} s, with dips shorter than {MERGE_S:g} s bridged, is a window. Application threads evicting pages, "
+    "and time spent waiting for cache, confirm it; without them the finding is informational, because WiredTiger "
+    "tests dirty leaf pages and the tracked dirty figure can overstate them. Critical: the cache "
+    f"{CRITICAL_FILL_PCT:g} % full, operations timing out waiting for cache, a thread's worth of waiting, or "
+    f"{CRITICAL_S / 60:g} minutes or more."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
+    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
+            ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
 )
 
 
@@ -55,25 +67,30 @@ def _max(rows: pl.DataFrame, column: str) -> float | None:
     return float(rows[column].max()) if column in rows.columns and rows[column].max() is not None else None
 
 
-def _recommendations(ctx: Context, breached: dict[str, dict], app_threads_evicted: bool) -> list[str]:
+def _cache_now(ctx: Context) -> Current | None:
+    """The cache's size in the window: the node's setting, or the maximum serverStatus reports when none was recorded."""
     t = ctx.thresholds
-    recs = []
-    cache_gb = (ctx.series["cache_max_bytes"].max() or 0) / 2**30 if ctx.has("cache_max_bytes") else None
-    if "fill" in breached and cache_gb:
-        peak = breached["fill"]["peak_pct"]
-        target = t.value("eviction_target") or 80
-        recs.append(advice.larger_cache(cache_gb, peak, target, ctx.node.memory_mb))
-    if "dirty" in breached or "updates" in breached:
-        more_often = advice.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often")
-        if more_often:
-            recs.append(more_often)
-        if (earlier := advice.earlier_dirty_eviction(t)):
-            recs.append(f"Start dirty eviction earlier: wiredTigerEngineRuntimeConfig: \"{earlier}\" (now {t.describe('eviction_dirty_target')})")
-    threads = advice.more_eviction_threads(t)
-    if app_threads_evicted and threads:
-        recs.append(f"Give eviction more worker threads so application threads need not evict: wiredTigerEngineRuntimeConfig: "
-                    f"\"{threads}\" (now threads_max={int(t.value('eviction_threads_max') or 4)}); check the disk keeps up")
-    return recs
+    if t.value("cache_size") is not None:
+        return advice.current(t, "cache_size")
+    if not ctx.has("cache_max_bytes") or not ctx.series["cache_max_bytes"].max():
+        return None
+    return Current(float(ctx.series["cache_max_bytes"].max()), "bytes", "the cache's maximum as serverStatus reports it", "configured")
+
+
+def _recommendations(ctx: Context, window, breached: dict[str, dict], app_threads_evicted: bool) -> list[Recommendation]:
+    """The fix for the mechanism first: dirty data outrunning eviction is answered by writing it out sooner,
+    a full cache by a larger one (or a smaller working set)."""
+    t = ctx.thresholds.within(window.start, window.end)
+    dirty = "dirty" in breached or "updates" in breached
+    writes = [advice.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often"),
+              advice.earlier_dirty_eviction(t, "Start dirty eviction earlier")] if dirty else []
+    threads = [advice.more_eviction_threads(t, "Give eviction more worker threads so application threads need not evict (check the disk keeps up)")
+               if app_threads_evicted else None]
+    cache = []
+    if "fill" in breached and (now := _cache_now(ctx)) is not None:
+        cache.append(advice.larger_cache(now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb))
+    ordered = writes + threads + cache if dirty else cache + threads
+    return [r for r in ordered if r is not None]
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -132,6 +149,6 @@ def detect(ctx: Context) -> list[Finding]:
                 "timeouts": round(timeouts),
                 "thresholds": {name: ctx.thresholds.describe(name) for _, _, _, name in checks},
             },
-            recommendations=_recommendations(ctx, breached, corroborated),
+            recommendations=_recommendations(ctx, window, breached, corroborated),
         ))
     return findings

@@ -29,19 +29,13 @@ from .. import spikes as spikes_module
 from ..checkpoints import Checkpoint
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import Recommendation, advise
 from .record import Detector
 from ..spikes import ADJECTIVE, Spike
 from ..stats import at_least
 from ..text import duration, pct, span
 
 KIND = "checkpoint_stall"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,  # its root is the write load or a setting (analysis.root_causes)
-    # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
-    # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
-    causes=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
-    panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
-)
 MIN_ALIGNED = 3
 MAX_P_VALUE = 1e-3
 MIN_LIFT = 2.0  # aligned spikes at least this many times what chance gives...
@@ -54,6 +48,24 @@ EPISODE_GAP = 5  # checkpoint intervals...
 # until it has had a minute (mongod's default interval) without a stall.
 MIN_EPISODE_GAP = dt.timedelta(seconds=60)
 CRITICAL_MS = 1000.0
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "A latency spike is aligned with a checkpoint when it overlaps the checkpoint or the sampling period after it. "
+    "Spikes land in checkpoints by chance too, in proportion to the time checkpoints take, so a finding needs "
+    f"at least {MIN_ALIGNED} aligned spikes, {MIN_LIFT:g} times what chance gives and unlikely by chance "
+    f"(p < {MAX_P_VALUE:g}), or, when checkpoints take so much of the time that this is impossible, every spike "
+    f"aligned with one in at least {MOST_CHECKPOINTS * 100:g} % of the checkpoints. Aligned spikes less than "
+    f"{EPISODE_GAP} checkpoint intervals apart (at least {MIN_EPISODE_GAP.total_seconds():g} s) are one episode and "
+    "one finding. A checkpoint that outlasts the checkpoint interval leaves no headroom: with a latency spike "
+    f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
+    # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
+    causes=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
+)
 
 
 @dataclass
@@ -125,26 +137,33 @@ def _episodes(aligned: list[_Aligned], gap: dt.timedelta) -> list[list[_Aligned]
     return episodes
 
 
-def _recommendations(ctx: Context, rows: list[dict]) -> list[str]:
-    t = ctx.thresholds
+def _usual_ms(ctx: Context, spike: Spike, start: dt.datetime) -> float:
+    """The usual latency the report quotes for the spike's operations: the hour before the window, as every
+    detector gives a baseline (one value per quantity in a report); the spike's own rolling baseline when the
+    data has no hour before."""
+    usual = ctx.baseline(f"{spike.op}_latency_ms", start) if ctx.has(f"{spike.op}_latency_ms") else None
+    return spike.baseline_ms if usual is None else usual
+
+
+def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt.datetime) -> list[Recommendation]:
+    t = ctx.thresholds.within(start, end)
     more_often = advice.checkpoint_more_often(t, "Checkpoint more often so each one writes less")
     # An interval that is itself the problem comes first.
     unusual = more_often is not None and advice.unusual_interval(t) is not None
     recs = [more_often] if unusual else []
     checkpoints = {r["checkpoint_start"]: r for r in rows}
     built = [r for r in checkpoints.values() if r["dirty_built_up"]]
-    settings = [s for s in (advice.more_eviction_threads(t), advice.earlier_dirty_eviction(t)) if s]
-    if built and settings:
+    if built:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
-        recs.append(
-            f"Dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) (dirty target {t.describe('eviction_dirty_target')}): "
-            f"let eviction write it out between checkpoints, e.g. wiredTigerEngineRuntimeConfig: \"{','.join(settings)}\" "
-            f"(now threads_max={int(t.value('eviction_threads_max') or 4)})"
-        )
+        why = (f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) "
+               f"(dirty target {t.describe('eviction_dirty_target')})")
+        recs += [advice.more_eviction_threads(t, "Let eviction write dirty data out between checkpoints with more worker threads"),
+                 advice.earlier_dirty_eviction(t, "Let eviction write dirty data out between checkpoints from a lower dirty target", why)]
     if more_often and not unusual:
         recs.append(more_often)
-    recs.append("Check the disk during checkpoints (disk_util_pct, await): a device that cannot absorb the checkpoint's writes stalls the operations that wait on it")
-    return recs
+    recs.append(advise("investigate", "Check the disk during checkpoints (utilisation, wait per request)",
+                       "a device that cannot absorb the checkpoint's writes stalls the operations that wait on it"))
+    return [r for r in recs if r is not None]
 
 
 def _stalled_share(episode: list[_Aligned], checkpoints: list[Checkpoint]) -> float:
@@ -215,16 +234,19 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     peak = max(episode, key=lambda a: a.spike.peak_ms).spike
     n_ck = len({(a.checkpoint.start, a.checkpoint.end) for a in episode})
     op_names = "/".join(ADJECTIVE[o] for o in sorted(ops))
+    start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
+    end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
+    usual = _usual_ms(ctx, peak, start)
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
-        start=min(min(a.spike.start, a.checkpoint.start) for a in episode),
-        end=max(max(a.spike.end, a.checkpoint.end) for a in episode),
-        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms",
+        start=start,
+        end=end,
+        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
         explanation=(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
-            f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the baseline."
+            f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
         ),
         evidence={
             "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
@@ -233,9 +255,9 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             "checkpoint_time_share": round(coverage, 4),
             "thresholds": {"spike": spikes_module.RULE,
                            "checkpoint_interval": advice.interval_text(ctx.thresholds)},
-            "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
+            "baseline": {"latency_ms": round(usual, 3)},
         },
-        recommendations=_recommendations(ctx, rows),
+        recommendations=_recommendations(ctx, rows, start, end),
     )
 
 
@@ -275,6 +297,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
         stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found)
         dirty = _dirty_at(ctx, longest.start)
+        usual = _usual_ms(ctx, peak, start)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
         what = (f"A {duration(longest.seconds)} checkpoint" if len(episode) == 1
                 else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},")
@@ -288,7 +311,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             explanation=(
                 f"{what} ran past the {advice.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
                 f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
-                f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {peak.baseline_ms:,.1f} ms baseline"
+                f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {usual:,.1f} ms baseline"
                 + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                 + (f" The interval itself is the problem: {unusual}." if unusual else "")
             ),
@@ -297,9 +320,9 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                 "checkpoints": [{"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints],
                 "aligned_spikes": rows,
                 "thresholds": {"checkpoint_interval": advice.interval_text(ctx.thresholds)},
-                "baseline": {"latency_ms": round(peak.baseline_ms, 3)},
+                "baseline": {"latency_ms": round(usual, 3)},
             },
-            recommendations=_recommendations(ctx, rows),
+            recommendations=_recommendations(ctx, rows, start, end),
         ))
     return out
 

@@ -16,21 +16,28 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from .record import Detector
 from ..text import duration
 from ..windows import Window, sustained
 
 KIND = "connection_storm"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, root="workload",
-    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
-    panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
-)
 STORM_FACTOR = 10.0
 MIN_RATE = 20.0
 MIN_S = 5.0
 MERGE_S = 10.0
 RISE_SHARE = 0.25
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Clients opening connections at {STORM_FACTOR:g} times the median rate of the hour before and at least "
+    f"{MIN_RATE:g} per second, for at least {MIN_S:g} s, while the number of open connections rises by "
+    f"{RISE_SHARE * 100:g} % or more. Critical when the node refused connections or had none left."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
+    panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
+)
 
 
 def _extended(series: pl.DataFrame, window: Window) -> Window:
@@ -92,8 +99,8 @@ def detect(ctx: Context) -> list[Finding]:
                 "thresholds": {"storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"},
             },
             recommendations=[
-                "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)",
-                "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream",
+                advise("limit_clients", "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)"),
+                advise("investigate", "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream"),
             ],
         ))
     return findings

@@ -17,16 +17,12 @@ import polars as pl
 from .. import advice
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import Recommendation, advise
 from .record import Detector
 from ..text import duration
 from ..windows import sustained
 
 KIND = "dhandle_pressure"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, root="workload",
-    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
-    panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
-)
 LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
 MIN_S = 30.0
 MERGE_S = 30.0
@@ -36,21 +32,28 @@ MIN_GROWTH = 1000
 # Below this many handles sweeps do not run and handles are not what threads wait for
 # (WiredTiger's close_handle_minimum default; mongod 6.0+ sets 2000).
 CLOSE_HANDLE_MINIMUM = 250
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "Each collection and index is a WiredTiger file with a data handle; the sweep closes handles idle for "
+    "close_idle_time once more than close_handle_minimum are open. Pressure is application threads waiting for "
+    f"the data-handle or schema lock ({LOCK_WAIT_THREADS:g} threads on average) while more handles are open than "
+    f"the sweep leaves alone, or checkpoints spending {GATHER_MS / 1000:g} s or more gathering handles, for at "
+    f"least {MIN_S:g} s. Handles growing by {GROWTH * 100:g} % and at least {MIN_GROWTH:,} alone is informational."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
+    panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
+)
 
 
-def _recommendations(ctx: Context, handles: float | None) -> list[str]:
-    idle = ctx.thresholds.value("close_idle_time")
-    minimum = ctx.thresholds.value("close_handle_minimum")
+def _recommendations(ctx: Context, handles: float | None, start, end) -> list[Recommendation]:
     recs = []
     if handles:
-        recs.append(f"{handles:,.0f} handles are open: each collection and index is one; drop unused collections and indexes, "
-                    "and avoid a collection per tenant/day at this scale")
-    sweep = advice.sooner_sweep(ctx.thresholds)
-    if sweep:
-        why = "Idle handles are never closed (close_idle_time=0)" if idle == 0 else "Sweep idle handles sooner"
-        recs.append(f"{why}: storage.wiredTiger.engineConfig.configString: \"{sweep}\" (now {ctx.thresholds.describe('close_idle_time')}"
-                    + (f", close_handle_minimum {minimum:g})" if minimum else ")"))
-    return recs
+        recs.append(advise("change_workload", "Drop unused collections and indexes, and avoid a collection per tenant or day at this scale",
+                           f"{handles:,.0f} handles are open: each collection and index is one"))
+    sweep = advice.sooner_sweep(ctx.thresholds.within(start, end))
+    return recs + ([sweep] if sweep else [])
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -82,7 +85,7 @@ def detect(ctx: Context) -> list[Finding]:
                                "close_idle_time": ctx.thresholds.describe("close_idle_time"),
                                "close_handle_minimum": ctx.thresholds.describe("close_handle_minimum")},
             },
-            recommendations=_recommendations(ctx, handles),
+            recommendations=_recommendations(ctx, handles, window.start, window.end),
         ))
     counts = ctx.series.select("start", "dhandles").drop_nulls()
     if counts.height >= 2:
@@ -99,6 +102,6 @@ def detect(ctx: Context) -> list[Finding]:
                 explanation=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
                             + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
                 evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
-                recommendations=_recommendations(ctx, peak),
+                recommendations=_recommendations(ctx, peak, counts["start"][0], at),
             ))
     return findings

@@ -14,16 +14,12 @@ import polars as pl
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from ..text import duration, span
 from .record import Detector
 from ..windows import overlap_s, sustained
 
 KIND = "disk_saturation"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, root="resource",
-    causes=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
-    panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
-)
 UTIL_PCT = 90.0
 AWAIT_FACTOR = 3.0
 MIN_AWAIT_MS = 10.0
@@ -31,6 +27,19 @@ MIN_S = 60.0
 MERGE_S = 15.0
 OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoints
 CRITICAL_AWAIT_MS = 100.0
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "Utilisation alone says little: a device doing parallel I/O reads 100 % long before it is full, and is 100 % "
+    f"busy during checkpoints as a matter of course. Saturation is a device busy at least {UTIL_PCT:g} % of the time "
+    f"while requests take {AWAIT_FACTOR:g} times their usual time (and at least {MIN_AWAIT_MS:g} ms), for at "
+    f"least {MIN_S:g} s, mostly outside checkpoints. Linux pressure stall information is reported beside it "
+    f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="resource",
+    causes=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
+    panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
+)
 
 
 def _windows_not_read(ctx: Context) -> Finding:
@@ -59,7 +68,7 @@ def detect(ctx: Context) -> list[Finding]:
             continue
         # The device's usual wait is its wait when not busy: over all samples, a saturation longer than
         # half the data would be its own baseline (and checkpoints' bursts are not usual either).
-        idle = ctx.series.filter(pl.col(util) < UTIL_PCT)[wait]
+        idle = ctx.series.select(pl.col(wait).filter(pl.col(util) < UTIL_PCT)).to_series()
         usual = (idle.median() if idle.len() else ctx.series[wait].median()) or 0.0
         bar = max(MIN_AWAIT_MS, AWAIT_FACTOR * usual)
         condition = (pl.col(util) >= UTIL_PCT) & (pl.col(wait) >= bar)
@@ -99,9 +108,10 @@ def detect(ctx: Context) -> list[Finding]:
                     "seconds_in_checkpoints": round(in_checkpoints, 1),
                 },
                 recommendations=[
-                    f"The device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request: provision more IOPS/throughput "
-                    "for this volume, or move the data (and journal) to faster storage",
-                    "Reduce what the node writes or reads at once: the culprits below, index builds, and bulk loads scheduled at the same time",
+                    advise("resize", "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
+                           f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request"),
+                    advise("batch_writes", "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
+                                           "and bulk loads scheduled at the same time"),
                 ],
             ))
     return findings

@@ -3,7 +3,8 @@
 A detector module states, in one `DETECTOR = Detector(...)` block near its
 top: the kinds of finding it emits, the evidence panels that show them, whether
 the log's operations can explain its windows, whether members' copies merge
-into one cross-node finding, its method (the module docstring), and its causal
+into one cross-node finding, its method (for the report's readers: values, not
+constant names; the module docstring is for developers), and its causal
 links: the kinds its mechanism can set off. Incidents group findings along
 those links (`analysis.incidents`); what a kind is caused by is the inverse.
 """
@@ -22,7 +23,7 @@ Panel = tuple[str, tuple[str, ...], bool]
 @dataclass(frozen=True)
 class Detector:
     kinds: tuple[str, ...]
-    method: str  # how it decides: the module docstring, `kind`: text
+    method: str  # how it decides, in words for the report's readers (the values its constants stand for)
     causes: tuple[str, ...] = ()  # kinds its mechanism can set off
     panels: tuple[Panel, ...] = ()  # two at most: each panel costs a figure as much as drawing it
     attributed: bool = True  # the log's slow operations can explain its windows (culprits)

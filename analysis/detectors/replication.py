@@ -22,21 +22,31 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from ..series import PRIMARY
 from ..text import duration, span
 from ..windows import sustained
 from .record import Detector
 
-DETECTOR = Detector(
-    kinds=("replication_lag", "primary_change"), method=__doc__, attributed=False, cross_node=True,
-    # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
-    causes=("cache_pressure", "connection_storm", "throughput_dip"),
-    panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
-)
 
 LAG_S = 10.0
 MIN_S = 30.0
 CRITICAL_LAG_S = 300.0
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "Every member's state and last applied operation come with each node's replica set status. A secondary lags "
+    f"when it trails the primary by {LAG_S:g} s or more without a break for {MIN_S:g} s: heartbeats (every 2 s) and "
+    "an idle primary's no-op writes (every 10 s) make a member that keeps up show a 10-12 s sawtooth that drops "
+    "back to 0, so only lag that never drops below the bar counts. A primary change is another member becoming "
+    "primary; it is context unless it happened during another finding's window. Critical: "
+    f"{CRITICAL_LAG_S / 60:g} minutes of lag."
+)
+DETECTOR = Detector(
+    kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, cross_node=True,
+    # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
+    causes=("cache_pressure", "connection_storm", "throughput_dip"),
+    panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
+)
 
 
 def members(ctx: Context) -> list[str]:
@@ -73,8 +83,8 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
             "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (docs/metrics.md §11); heartbeats and no-op writes add 10 s of noise"},
         },
         recommendations=[
-            "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
-            "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
+            advise("investigate", "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog"),
+            advise("investigate", "Check the network between the members and the oplog window (replication lag beyond it needs a resync)"),
         ],
     )
 

@@ -24,15 +24,21 @@ from ..context import Context
 from ..findings import Finding
 from ..text import dated_span, duration
 from .record import Detector
+from ..recommendation import advise
 
 KIND = "restart_loop"
+LOOP_RESTARTS = 3
+SHORT_LIFE = dt.timedelta(minutes=15)
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (f"A restart is a new process (its pid changed or its uptime went back). {LOOP_RESTARTS} or more restarts in a row, each process "
+          f"living less than {SHORT_LIFE.total_seconds() / 60:g} minutes before the next, are one restart loop: one finding with the count "
+          "and the processes' median lifetime. Why a process ended is in the log's last lines before each restart (a fatal assertion, "
+          "the host's out-of-memory killer, a service manager), not in FTDC.")
 DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, attributed=False, root="restart",
+    kinds=(KIND,), method=METHOD, attributed=False, root="restart",
     causes=("throughput_dip", "connection_storm"),  # each restart drops the work and reconnects the clients
     panels=(("operations/s", ("ops_per_s",), False),),
 )
-LOOP_RESTARTS = 3
-SHORT_LIFE = dt.timedelta(minutes=15)
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,8 @@ def detect(ctx: Context) -> list[Finding]:
                       "restarts": len(loop.restarts), "median_life_s": round(life, 1), "shortest_life_s": round(min(loop.lives_s), 1),
                       "longest_down_s": round(max(down), 1),
                       "thresholds": {"loop": f"≥ {LOOP_RESTARTS} restarts in a row, each process living < {duration(SHORT_LIFE.total_seconds())}"}},
-            recommendations=["Read the mongod log's last lines before each restart (a fatal assertion, \"out of memory\", a signal from the "
-                             "service manager) and the host's journal for the out-of-memory killer: the loop ends when what ends each process is fixed"],
+            recommendations=[advise("investigate", "Read the mongod log's last lines before each restart (a fatal assertion, \"out of memory\", a signal "
+                                                   "from the service manager) and the host's journal for the out-of-memory killer",
+                                    "the loop ends when what ends each process is fixed")],
         ))
     return findings

@@ -18,20 +18,29 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from .record import Detector
 from ..spikes import ADJECTIVE
 from ..text import duration, pct
 
 KIND = "throughput_dip"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,
-    causes=(),  # an effect only: it names the queue, stall or latency behind it
-    panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
-)
 BUCKET_S = 5  # or one sampling period, when longer: a bucket without a sample is no bucket
 DIP_SHARE = 0.5
 MIN_BASELINE_OPS = 100.0
 STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Operations per second in {BUCKET_S}-second buckets (one sampling period when longer) compared with the "
+    f"median bucket of the 10 minutes before: a dip is below {DIP_SHARE * 100:g} % of it while that baseline is at least "
+    f"{MIN_BASELINE_OPS:g} operations/s. Clients pausing make dips too, so a dip counts only when the server shows "
+    "why: operations queued for tickets or the global lock, serverStatus itself taking "
+    f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a latency spike, or a sample missing."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,
+    causes=(),  # an effect only: it names the queue, stall or latency behind it
+    panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
+)
 
 
 def _bucket(ctx: Context) -> dt.timedelta:
@@ -124,6 +133,6 @@ def detect(ctx: Context) -> list[Finding]:
                 "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s"},
                 "reasons": reasons,
             },
-            recommendations=["Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput"],
+            recommendations=[advise("investigate", "Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput")],
         ))
     return findings

@@ -13,20 +13,16 @@ from typing import Collection, Optional
 
 import polars as pl
 
+from .. import advice
 from ..context import Context, major_minor
 from ..findings import Finding
+from ..recommendation import Recommendation, advise
 from ..series import WAITERS
 from ..text import duration, span
 from .record import Detector
 from ..windows import sustained
 
 KIND = "ticket_exhaustion"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__,
-    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
-    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
-            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
-)
 MIN_S = 5.0
 # Reliefs this short (a few tickets freed between waves) stay inside one episode.
 MERGE_S = 15.0
@@ -34,6 +30,20 @@ CRITICAL_S = 60.0
 OP_OF = {"read": "reads", "write": "writes"}
 # The fixed pool size before 7.0: what "stop probing" advises, only to a pool smaller than it.
 FIXED_POOL = 128
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Up to 6.x the ticket pools are fixed (128 by default): none available for {MIN_S:g} s or more is exhaustion, "
+    "and the global lock queue shows who waits. From 7.0 throughput probing shrinks the pools on purpose, so no "
+    "ticket available is not overload by itself: work must also be queued (the ticket queue, time queued, or the "
+    f"global lock queue). Windows less than {MERGE_S:g} s apart are one. Critical: {CRITICAL_S:g} s or more, or as "
+    "many operations queued as the pool holds."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,
+    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
+    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
+            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
+)
 
 
 def _queued(columns: Collection[str], rw: str) -> list[pl.Expr]:
@@ -68,21 +78,22 @@ def exhausted(columns: Collection[str], version: Optional[str], rw: str) -> pl.E
     return none_left & pl.any_horizontal(queued) if queued else None
 
 
-def _recommendations(ctx: Context, rw: str, total: int) -> list[str]:
+def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
     recs = []
     if rw == "read":
-        recs.append("Find what holds read tickets for long (the culprits below): bound long reads with maxTimeMS and give them an index, or move analytics reads to a secondary")
+        recs.append(advise("change_workload", "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index, "
+                                              "or move analytics reads to a secondary"))
     else:
-        recs.append("Write tickets are held while writes wait on the storage engine: look at cache pressure and checkpoints in the same window before changing the pool")
+        recs.append(advise("investigate", "Look at cache pressure and checkpoints in the same window before changing the write pool",
+                           "write tickets are held while writes wait on the storage engine"))
     if _probing(ctx, rw) and total < FIXED_POOL:
         cores = ctx.node.cpus
-        recs.append(f"Throughput probing sized the {rw} pool down to {total}: if the storage engine is not the bottleneck, fix the pool with "
-                    f"setParameter storageEngineConcurrent{rw.capitalize()}Transactions: {FIXED_POOL}"
-                    + (f" (probing starts from 2 × {cores} cores)" if cores else ""))
+        now = advice.current(ctx.thresholds.within(window.start, window.end), f"{rw}_tickets")
+        recs.append(advice.change(f"{rw}_tickets", now, FIXED_POOL, f"If the storage engine is not the bottleneck, fix the {rw} pool",
+                                  f"throughput probing sized it down to {total}" + (f" (probing starts from 2 × {cores} cores)" if cores else "")))
     else:
-        parameter = ("storageEngineConcurrent" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else "wiredTigerConcurrent") + f"{rw.capitalize()}Transactions"
-        recs.append(f"Raising the {total}-ticket pool ({parameter}) only adds concurrency inside a saturated storage "
-                    "engine; raise it only when CPU and disk have headroom")
+        recs.append(advise("investigate", f"Raise the {total}-ticket {rw} pool only when CPU and disk have headroom",
+                           "more tickets only add concurrency inside a saturated storage engine"))
     return recs
 
 
@@ -141,6 +152,6 @@ def detect(ctx: Context) -> list[Finding]:
                     "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
                                    "sustained_s": MIN_S, f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets")},
                 },
-                recommendations=_recommendations(ctx, rw, total),
+                recommendations=_recommendations(ctx, window, rw, total),
             ))
     return findings

@@ -20,16 +20,11 @@ from ftdc.frames import TIME_COLUMN
 
 from ..context import Context
 from ..findings import Finding
+from ..recommendation import advise
 from ..text import duration
 from .record import Detector
 
 KIND = "ttl_burst"
-DETECTOR = Detector(
-    kinds=(KIND,), method=__doc__, root="workload",
-    # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
-    causes=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
-    panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
-)
 MINUTE = "1m"
 PASS_GAP = dt.timedelta(seconds=30)
 BURST_FACTOR = 10.0
@@ -38,6 +33,20 @@ MIN_BASELINE = 100.0  # docs per minute
 # a fifth of that in a minute is a burst worth a look.
 MIN_DOCS = 10_000
 PEAK_QUANTILE = 0.8  # "at peak": the node's busiest fifth of the time
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "The TTL monitor wakes every 60 s and deletes expired documents on primaries; samples with TTL deletes less "
+    f"than {PASS_GAP.total_seconds():g} s apart are one pass. A pass is a burst when its busiest 60 s delete "
+    f"{BURST_FACTOR:g} times the usual minute (the median of the hour before, at least {MIN_BASELINE:g} documents) "
+    f"and at least {MIN_DOCS:,} documents. Its cost is write latency spikes, write tickets or dirty cache while "
+    "it ran; a burst that cost nothing is informational."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
+    causes=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
+    panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
+)
 
 
 def _minutes(series: pl.DataFrame) -> pl.DataFrame:
@@ -112,9 +121,9 @@ def detect(ctx: Context) -> list[Finding]:
                 "at_peak_load": at_peak,
             },
             recommendations=[
-                "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads",
-                "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
-                "(setParameter ttlMonitorEnabled: false) and resume it after",
+                advise("batch_writes", "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads"),
+                advise("batch_writes", "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
+                                       "(setParameter ttlMonitorEnabled: false) and resume it after"),
             ] if costs else [],
         ))
     return findings

@@ -9,10 +9,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Optional
 
 from ftdc.atomic import replacing
 
@@ -25,17 +26,15 @@ from .redact import Redactor, redact_all
 
 __all__ = ["FORMATS", "Explorer", "Redactor", "build_report", "explore", "redact_all", "write_explorer", "write_key", "write_report"]
 
-FORMATS = (".html", ".md", ".json")
-
-
-def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False) -> content.Report:
+def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False,
+                 generated: Optional[dt.datetime] = None) -> content.Report:
     """The report of these nodes. For an attachment, pass analyses from `redact_all` and `redacted=True`.
     The cross-node incidents are told here from the findings given, so a redacted report tells them redacted."""
     analyses, cross_node = list(analyses), list(cross_node)
     names = [node_name(a, i) for i, a in enumerate(analyses)]
     cross_incidents = unfolded(analyses, cross_node) if analyses and cross_node else []
     sections = [content.node_section(a, n, figures.member_names(analyses, a)) for a, n in zip(analyses, names)]
-    return content.build(sections, cross_node, cross_incidents, redacted=redacted)
+    return content.build(sections, cross_node, cross_incidents, redacted=redacted, generated=generated)
 
 
 def write_key(redactor: Redactor, path: str | os.PathLike) -> None:
@@ -55,16 +54,25 @@ def write_explorer(explorer: Explorer, path: str | os.PathLike) -> Path:
     return path
 
 
+def _write_html(report: content.Report, path: Path) -> list[Path]:
+    _atomic_write(path, html.render(report).encode("utf-8"))
+    return [path]
+
+
+def _write_json(report: content.Report, path: Path) -> list[Path]:
+    _atomic_write(path, (json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return [path]
+
+
+# Each report format's writer, by the file's suffix: `report` to `path`, returning every file written.
+WRITERS: dict[str, Callable[[content.Report, Path], list[Path]]] = {".html": _write_html, ".md": markdown.write, ".json": _write_json}
+FORMATS = tuple(WRITERS)
+
+
 def write_report(report: content.Report, path: str | os.PathLike) -> list[Path]:
     """Writes `report` in the format the suffix names; returns the files written."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
+    writer = WRITERS.get(path.suffix.lower())
+    if writer is None:
         raise ValueError(f"{path}: unsupported report type (use {', '.join(FORMATS)})")
-    if suffix == ".html":
-        _atomic_write(path, html.render(report).encode("utf-8"))
-        return [path]
-    if suffix == ".json":
-        _atomic_write(path, (json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
-        return [path]
-    return markdown.write(report, path)
+    return writer(report, path)

@@ -10,13 +10,13 @@ data coverage, and how each detector decides (its docstring).
 from __future__ import annotations
 
 import datetime as dt
-import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ftdc.timeutil import format_time
 
 from .. import detectors
+from ..document import MAX_CARDS, SCHEMA_VERSION, document, headlines, incident_headline, node_headlines, replica_set_name, window, worst_incidents  # noqa: F401
 from ..analyze import Analysis
 from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
@@ -24,11 +24,6 @@ from ..text import duration
 from . import figures, plots
 from .explorer import Explorer, explorer_data
 
-# 2: incidents (per node and across nodes) and one headline each; findings carry ids.
-SCHEMA_VERSION = 2
-# Incidents and findings shown as full cards with their plot; the rest of a long week's are listed
-# in a table (and all are in the JSON): a report is read in two minutes, not forty cards.
-MAX_CARDS = 12
 
 
 @dataclass
@@ -86,7 +81,8 @@ class Report:
     headlines: list[str]
     nodes: list[NodeSection]
     cross_node: list[Finding] = field(default_factory=list)
-    cross_incidents: list[IncidentCard] = field(default_factory=list)  # the replica set's incidents no node's took
+    cross_incidents: list[IncidentCard] = field(default_factory=list)  # cards of the replica set's incidents no node's took
+    cross_all: list[Incident] = field(default_factory=list)  # every one of those incidents, carded or not
     members: Optional[Figure] = None  # the replica set's timeline: member states, lag, elections
     methods: list[tuple[str, str]] = field(default_factory=list)
     redacted: bool = False
@@ -102,40 +98,9 @@ class Report:
         return [(section.name, i) for section in self.nodes for i in section.more_incidents]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report (schema in the README): every node's analysis with its incidents, the cross-node ones."""
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "generated": format_time(self.generated),
-            "title": self.title,
-            "headlines": self.headlines,
-            "redacted": self.redacted,
-            "nodes": [{"name": n.name, "headlines": n.headlines, **n.analysis.to_dict()} for n in self.nodes],
-            "cross_node_findings": [f.to_dict() for f in self.cross_node],
-            "cross_node_incidents": [card.incident.to_dict() for card in self.cross_incidents],
-        }
-
-
-def window(start: Optional[dt.datetime], end: Optional[dt.datetime]) -> str:
-    """`start – end (how long)`, as every card and headline gives a window."""
-    return f"{format_time(start)} – {format_time(end)} ({duration((end - start).total_seconds())})" if start and end else "no window"
-
-
-def incident_headline(incident: Incident, node: str) -> str:
-    """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
-    fix = f" First fix: {incident.recommendations[0]}" if incident.recommendations else ""
-    return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end)}: {incident.title}.{fix}"
-
-
-def checked(analysis: Analysis, name: str) -> str:
-    """For a node without incident: "No incident", and what was checked over what span."""
-    view = analysis.overview
-    span = f"from {format_time(view.first)} to {format_time(view.last)} ({duration((view.last - view.first).total_seconds())}, " \
-           f"{view.samples:,} samples)" if view.first else "(no sample)"
-    kinds = ", ".join(k for m in detectors.MODULES for k in m.DETECTOR.kinds)
-    log = "with its log's slow operations" if analysis.logs is not None else "without a log"
-    notes = sum(f.severity == "info" for f in analysis.findings)
-    return (f"{name}: No incident {span}. Checked, {log}: {kinds}; none reached warning or critical."
-            + (f" {notes} note(s) on context and what could not be checked are below." if notes else ""))
+        """The JSON report: the one document `analysis.document` builds from the data model (every incident)."""
+        return document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
+                        redacted=self.redacted, generated=self.generated)
 
 
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
@@ -178,19 +143,8 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
 
 
 def methods() -> list[tuple[str, str]]:
-    """How each detector decides: the method its record declares (its module's docstring)."""
-    out = []
-    for module in detectors.MODULES:
-        doc = inspect.cleandoc(module.DETECTOR.method or "")
-        kind, _, text = doc.partition(":")
-        out.append((kind.strip("` "), text.strip()))
-    return out
-
-
-def worst_incidents(incidents: list[Incident]) -> list[Incident]:
-    """The MAX_CARDS most severe incidents (critical first, then the longest), in time order."""
-    worst = sorted(incidents, key=lambda i: (SEVERITIES.index(i.severity), -i.seconds))[:MAX_CARDS]
-    return [i for i in incidents if any(i is w for w in worst)]
+    """How each detector decides, as its record says it for the report's readers: (its kinds, the method)."""
+    return [(", ".join(m.DETECTOR.kinds), m.DETECTOR.method) for m in detectors.MODULES]
 
 
 def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]) -> list[IncidentCard]:
@@ -210,7 +164,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     return NodeSection(
         name=name,
         analysis=analysis,
-        headlines=[c.headline for c in cards] + _more(analysis.incidents, name) or [checked(analysis, name)],
+        headlines=node_headlines(analysis, name),
         incidents=cards,
         more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
@@ -223,35 +177,26 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     )
 
 
-def _more(incidents: list[Incident], node: str) -> list[str]:
-    """Beyond the cards, one line saying how many more (a week of short incidents is not forty headlines)."""
-    rest = len(incidents) - MAX_CARDS
-    return [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."] if rest > 0 else []
-
-
 def node_slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 
 
-def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_incidents: list[Incident] = (), *, redacted: bool = False) -> Report:
+def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_incidents: list[Incident] = (), *, redacted: bool = False,
+          generated: Optional[dt.datetime] = None) -> Report:
     """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.unfolded`)."""
-    nodes = ", ".join(s.name for s in sections)
-    analyses = [s.analysis for s in sections]
-    replica_set = next((a.node.replica_set for a in analyses if a.node.replica_set), None) or "across nodes"
-    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set, "replica-set", figures.member_names(analyses, analyses[0])) \
+    analyses, names = [s.analysis for s in sections], [s.name for s in sections]
+    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set_name(analyses), "replica-set", figures.member_names(analyses, analyses[0])) \
         if sections else []
-    several = len(sections) > 1
-    # Several nodes: one headline per incident; a node without any says so in one line only when every node is quiet.
-    headlines = [h for s in sections for h in (s.headlines if s.incidents or not several else [])] + [c.headline for c in cross_cards]
     return Report(
-        title=f"ftdc-analyze report: {nodes}",
-        generated=dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
-        headlines=headlines or [h for s in sections for h in s.headlines],
+        title=f"ftdc-analyze report: {', '.join(names)}",
+        generated=generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
+        headlines=headlines(analyses, names, cross_incidents),
         nodes=sections,
         cross_node=list(cross_node),
         cross_incidents=cross_cards,
+        cross_all=list(cross_incidents),
         members=_figure(figures.members(analyses, cross_node), "replica-set-timeline.png", "replica set: member states, lag and elections")
-        if several else None,
+        if len(sections) > 1 else None,
         methods=methods(),
         redacted=redacted,
     )

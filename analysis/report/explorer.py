@@ -106,10 +106,20 @@ def _finite(expr: pl.Expr) -> pl.Expr:
 
 
 def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
-    """Per column of `axis`: `lo{i}` and `hi{i}`, the extremes of `values[i]` (over the rows after the first `skip`)."""
+    """Per column of `axis`: `lo{i}` and `hi{i}`, the extremes of `values[i]` (over the rows after the first `skip`).
+    `frame` is in time order, so each column's rows are one run: numpy reduces the runs, ignoring NaN."""
     named = [_finite(v).alias(f"v{i}") for i, v in enumerate(values)]
-    aggregated = [agg for i in range(len(values)) for agg in (pl.col(f"v{i}").min().alias(f"lo{i}"), pl.col(f"v{i}").max().alias(f"hi{i}"))]
-    return frame.select(axis.column(), *named).slice(skip).group_by(BUCKET).agg(aggregated)
+    computed = frame.select(axis.column(), *named).slice(skip)
+    columns = computed[BUCKET].to_numpy()
+    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.array([], dtype=np.int64)
+    out: dict[str, np.ndarray] = {BUCKET: columns[starts]}
+    empty = len(starts) == 0
+    with np.errstate(invalid="ignore"):
+        for i in range(len(values)):
+            v = computed[f"v{i}"].fill_null(np.nan).to_numpy()
+            out[f"lo{i}"] = v[:0] if empty else np.fmin.reduceat(v, starts)
+            out[f"hi{i}"] = v[:0] if empty else np.fmax.reduceat(v, starts)
+    return pl.DataFrame(out, schema={BUCKET: pl.Int32, **{k: pl.Float64 for k in out if k != BUCKET}}).fill_nan(None)
 
 
 def _merged(parts: list[pl.DataFrame], count: int) -> pl.DataFrame:

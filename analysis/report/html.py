@@ -14,7 +14,9 @@ from typing import Optional
 
 from ftdc.timeutil import format_time
 
+from .. import advice_text
 from ..findings import Culprit, Finding, jsonable
+from ..recommendation import Recommendation
 from ..incidents import Incident
 from ..text import duration
 from .content import Figure, IncidentCard, NodeSection, Report, node_slug, window
@@ -76,8 +78,8 @@ def finding_html(finding: Finding, figure: Optional[Figure] = None) -> str:
     )
 
 
-def _what_to_do(recommendations: list[str]) -> str:
-    items = "".join(f"<li>{escape(r)}</li>" for r in recommendations)
+def _what_to_do(recommendations: list[Recommendation]) -> str:
+    items = "".join(f"<li>{escape(advice_text.text(r))}</li>" for r in recommendations)
     return f"<p><b>What to do</b></p><ul>{items}</ul>" if items else ""
 
 

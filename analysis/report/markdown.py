@@ -13,7 +13,9 @@ from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import format_time
 
+from .. import advice_text
 from ..findings import Finding, jsonable
+from ..recommendation import Recommendation
 from ..text import duration
 from .content import Figure, IncidentCard, Report, window
 from .culprit_table import HEADERS, NOTE, NUMERIC, cells
@@ -58,8 +60,8 @@ def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###
     return "\n".join(lines + _what_to_do(f.recommendations))
 
 
-def _what_to_do(recommendations: list[str]) -> list[str]:
-    return ["What to do:", ""] + [f"- {_text(r)}" for r in recommendations] + [""] if recommendations else []
+def _what_to_do(recommendations: list[Recommendation]) -> list[str]:
+    return ["What to do:", ""] + [f"- {_text(advice_text.text(r))}" for r in recommendations] + [""] if recommendations else []
 
 
 def _incident(card: IncidentCard, folder: str) -> str:

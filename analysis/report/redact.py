@@ -25,6 +25,7 @@ from ftdc.logs import LogFrames
 
 from ..analyze import Analysis
 from ..findings import Culprit, Finding
+from ..recommendation import Recommendation, Withheld
 
 IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
 # IPv6 needs "::" or seven colons, so clock times (09:50:00) are never taken for one.
@@ -91,9 +92,15 @@ class Redactor:
         if not value:
             return value
         value = HOME.sub(lambda m: "/home/" + self._name("user", m.group(1)), value)
+        # Known names before the path rule: a namespace may hold `/` (`acmepay.payroll/2024/q1`),
+        # and shortening it as a path first leaves a name no longer known (`acmepay.payrollq1`).
+        value = self._known(value)
         value = PATH.sub(lambda m: m.group(1), value)
         value = IPV4.sub(lambda m: self.ip(m.group(0)), value)
-        value = IPV6.sub(lambda m: self.ip(m.group(0)) if _is_ipv6(m.group(0)) else m.group(0), value)
+        return IPV6.sub(lambda m: self.ip(m.group(0)) if _is_ipv6(m.group(0)) else m.group(0), value)
+
+    def _known(self, value: str) -> str:
+        """Every name met so far replaced by its pseudonym, longest first."""
         pairs = self._originals()
         if not pairs:
             return value
@@ -136,14 +143,22 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
 def _culprit(c: Culprit, r: Redactor) -> Culprit:
     # Only the shape of the query travels: it has the field names and operators, never a value.
     return dataclasses.replace(c, ns=r.ns(c.ns), example=c.shape, plan_summary=r.text(c.plan_summary),
-                               recommendations=[r.text(x) for x in c.recommendations])
+                               recommendations=[_advice(x, r) for x in c.recommendations])
+
+
+def _advice(rec: Recommendation, r: Redactor) -> Recommendation:
+    """Every word of a recommendation redacted; its numbers and action stay."""
+    current = None if rec.current is None else dataclasses.replace(rec.current, source=r.text(rec.current.source))
+    return dataclasses.replace(rec, what=r.text(rec.what), why=r.text(rec.why), current=current, target=r.ns(rec.target),
+                               command=r.text(rec.command), caveat=r.text(rec.caveat))
 
 
 def _finding(f: Finding, r: Redactor) -> Finding:
     return dataclasses.replace(
         f, title=r.text(f.title), explanation=r.text(f.explanation), evidence=r.deep(f.evidence),
         culprits=[_culprit(c, r) for c in f.culprits], causes=[_culprit(c, r) for c in f.causes],
-        recommendations=[r.text(x) for x in f.recommendations],
+        recommendations=[_advice(x, r) for x in f.recommendations],
+        withheld=[Withheld(_advice(w.recommendation, r), r.text(w.reason)) for w in f.withheld],
     )
 
 

@@ -244,7 +244,9 @@ def _assemble(found, results, start, end) -> LogFrames:
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
     by_file, by_group = _node_names(evts)
+    apart = _groups_apart(by_group, slow, evts)
     node = pl.coalesce(
+        pl.col("group").replace_strict(apart, default=None, return_dtype=pl.String),
         pl.col("file").replace_strict(by_file, default=None, return_dtype=pl.String),
         pl.col("group").replace_strict(by_group, default=None, return_dtype=pl.String),
     )
@@ -356,6 +358,28 @@ def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
         dict(started.group_by(key, maintain_order=True).agg(pl.col("host").first()).iter_rows())
         for key in ("file", "group")
     )
+
+
+def _groups_apart(by_group: dict, slow: pl.DataFrame, evts: pl.DataFrame) -> dict:
+    """Node names for groups (a folder's rotated files) that name the same host:port as an earlier
+    group while their lines overlap in time: two nodes sharing an address (test rigs on
+    localhost:27017), not one node's logs, which cover each moment once. Each is named
+    `host:port (its folder)`, with a warning; groups of one address on different days stay one node."""
+    spans = pl.concat([slow.select("group", "ts"), evts.select("group", "ts")]).drop_nulls().group_by("group").agg(
+        first=pl.col("ts").min(), last=pl.col("ts").max())
+    spans = {g: (first, last) for g, first, last in spans.iter_rows()}
+    kept: dict[str, list[tuple]] = {}
+    apart = {}
+    for group in sorted((g for g in by_group if g in spans), key=lambda g: spans[g]):
+        host, (first, last) = by_group[group], spans[group]
+        overlapping = [g for g, (f, l) in kept.get(host, []) if f <= last and first <= l]
+        if overlapping:
+            apart[group] = f"{host} ({group})"
+            warnings.warn(f"{group}: another node at {host} than {overlapping[0]} (their lines overlap in time): named {apart[group]}",
+                          sources.LogWarning, stacklevel=4)
+        else:
+            kept.setdefault(host, []).append((group, (first, last)))
+    return apart
 
 
 def _with_clients(slow: pl.DataFrame, evts: pl.DataFrame) -> pl.DataFrame:

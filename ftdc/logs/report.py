@@ -14,10 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..timeutil import format_duration, format_time, times_as_text
+from ..untrusted import csv_cells, json_printable, printable
 from .frames import LogFrames
 from .summary import queries
 
-FORMATS = ("table", "json", "csv")
+
 SHAPE_WIDTH = 70
 PROBLEM_TEXT_WIDTH = 60
 WHERE_WIDTH = 40
@@ -31,14 +32,25 @@ def _mark(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.with_columns(collscan=pl.col("collscan_share") > 0)
 
 
+def _json(frame: pl.DataFrame) -> str:
+    return json_printable(frame.write_json())
+
+
+def _csv(frame: pl.DataFrame) -> str:
+    return printable(csv_cells(frame).write_csv(), keep="\n")
+
+
+# The machine-readable formats, each a writer of a frame; "table" is the console's.
+TEXT_WRITERS = {"json": _json, "csv": _csv}
+FORMATS = ("table", *TEXT_WRITERS)
+
+
 def _as_text(frame: pl.DataFrame, fmt: str) -> str:
-    """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z."""
-    frame = frame.with_columns(times_as_text(frame.schema))
-    if fmt == "json":
-        return frame.write_json()
-    if fmt == "csv":
-        return frame.write_csv()
-    raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+    """JSON (one object per row) or CSV, times as ISO-8601 UTC with Z; safe to print (control
+    characters escaped) and, as CSV, to open in a spreadsheet (no cell is a formula)."""
+    if fmt not in TEXT_WRITERS:
+        raise ValueError(f"format must be one of {', '.join(TEXT_WRITERS)}")
+    return TEXT_WRITERS[fmt](frame.with_columns(times_as_text(frame.schema)))
 
 
 def render_text(summary: pl.DataFrame, fmt: str) -> str:

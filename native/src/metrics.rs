@@ -139,7 +139,7 @@ impl ValueSink {
 
     #[inline(always)]
     fn mix_word(&mut self, w: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ w).wrapping_mul(0x51_7cc1_b727_220a_95);
+        self.hash = (self.hash.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 
     #[inline(always)]

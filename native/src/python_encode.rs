@@ -65,7 +65,7 @@ fn decode_chunk<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Bound<'py, PyByt
 /// The sample with `values` (little-endian int64 bytes) in the reference's shape.
 #[pyfunction]
 fn fill_reference<'py>(py: Python<'py>, reference: &[u8], values: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    if values.len() % 8 != 0 {
+    if !values.len().is_multiple_of(8) {
         return Err(invalid("values must be little-endian int64s (a multiple of 8 bytes)"));
     }
     let values: Vec<i64> = values.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();

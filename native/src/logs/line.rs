@@ -480,6 +480,9 @@ pub(super) fn without_duplicate_keys(line: &[u8]) -> Result<String, Failure> {
         .map_err(|e| Failure::Reason(format!("not JSON: {e}")))
 }
 
+// Not boxed: every line is decoded into one of these and dropped at once, and the slow-query
+// line is the case that matters; a box would allocate per line.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Decoded<'a> {
     Slow(SlowLine<'a>),
     Event(EventLine<'a>),

@@ -260,7 +260,7 @@ mod tests {
     fn slow_query_columns() {
         let block = decode_block(format!("{SLOW}\n{EVENT}\n").as_bytes(), 1, &[22943]);
         let slow = &block.slow_ops;
-        assert_eq!(rows(&slow), 1);
+        assert_eq!(rows(slow), 1);
         assert!(block.problems.is_empty());
         assert_eq!(ints(slow, "ts"), [Some(1_704_161_045_678)]);
         assert_eq!(strs(slow, "t"), [None]);
@@ -285,7 +285,7 @@ mod tests {
         assert_eq!(bools(slow, "ok"), [Some(true)]);
         assert_eq!(ints(slow, "line"), [Some(1)]);
         let events = &block.events;
-        assert_eq!(rows(&events), 1);
+        assert_eq!(rows(events), 1);
         assert_eq!(ints(events, "id"), [Some(22943)]);
         assert_eq!(strs(events, "attr"), [one(r#"{"remote":"1.2.3.4:5","connectionCount":3}"#)]);
         assert_eq!(ints(events, "line"), [Some(2)]);

@@ -201,7 +201,9 @@ fn write_float(out: &mut String, f: f64) {
 /// Shapes by command text (`command` or `command\0originating`: a raw NUL
 /// cannot occur in JSON text), shared by every block a process decodes, with
 /// the bytes it holds.
-static CACHE: Mutex<Option<(FastMap<Box<str>, Option<Box<str>>>, usize)>> = Mutex::new(None);
+static CACHE: Mutex<Option<(Shapes, usize)>> = Mutex::new(None);
+/// Shape (None when the command has none) by command text.
+type Shapes = FastMap<Box<str>, Option<Box<str>>>;
 /// Beyond this many bytes the cache starts over (1 M distinct commands must not pile up).
 const CACHE_BYTES: usize = 64 << 20;
 

@@ -1,0 +1,70 @@
+"""This checkout against an older one, side by side (issue 22): each measure runs in fresh
+processes, alternating old and new in every round, and the median of the new/old ratios is
+reported with the load average.
+
+    git archive <commit> | tar -x -C /tmp/old    # plus that commit's built extension in /tmp/old/ftdc/
+    python -m bench.bench_before_after --old /tmp/old [--days 1] [--rounds 5]
+
+Measures: `ftdc-analyze --version`; `analyze` of the bench's FTDC-only node (bench_analyze
+builds it); `read_ftdc` of the metrics the analyses use (the decoder must not regress);
+and `read_ftdc` of 20 metrics over bench_ftdc's 40 files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Each prints the seconds its work took, imports outside the clock (pyarrow too: an older
+# `import ftdc` loaded it at once, this one at the first decode), except for --version.
+ANALYZE = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from analysis import analyze;"
+           "t = time.perf_counter(); analyze(sys.argv[1]); print(time.perf_counter() - t)")
+READ = ("import sys, time, json, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, read_catalog;"
+        "from analysis.metrics import resolve; m = resolve(read_catalog(sys.argv[1]).schema()).wanted;"
+        "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)")
+READ_20 = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, list_metrics;"
+           "names = [n for n in list_metrics(sys.argv[1])['name'].to_list() if n != 'start']; m = [names[i * len(names) // 20] for i in range(20)];"
+           "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)")
+VERSION = ("import subprocess, sys, time; t = time.perf_counter();"
+           "subprocess.run([sys.executable, '-m', 'cli', '--version'], check=True, stdout=subprocess.DEVNULL); print(time.perf_counter() - t)")
+
+
+def seconds(checkout: Path, code: str, *args: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, cwd=checkout, env=env)
+    return float(out.stdout.split()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--old", type=Path, required=True)
+    parser.add_argument("--days", type=float, default=1)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    node = ROOT / "bench" / "data" / f"analyze-{args.days:g}d" / "diagnostic.data"
+    forty = ROOT / "bench" / "data" / "ftdc-40"
+    measures = {"--version": (VERSION,), f"analyze {args.days:g} d": (ANALYZE, str(node)),
+                f"read_ftdc analyses' metrics {args.days:g} d": (READ, str(node)), "read_ftdc 20 metrics of 40 files": (READ_20, str(forty))}
+    ratios: dict[str, list[float]] = {name: [] for name in measures}
+    loads = []
+    for _ in range(args.rounds):
+        loads.append(round(os.getloadavg()[0], 1))
+        for name, (code, *rest) in measures.items():
+            old = seconds(args.old, code, *rest)
+            new = seconds(ROOT, code, *rest)
+            ratios[name].append(new / old)
+            print(f"  {name}: old {old:.2f} s, new {new:.2f} s", file=sys.stderr)
+    print(json.dumps({"new_over_old_median": {n: round(statistics.median(r), 2) for n, r in ratios.items()},
+                      "new_over_old_all": {n: [round(x, 2) for x in r] for n, r in ratios.items()},
+                      "load_average": loads, "rounds": args.rounds}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""Advice is data, checked against the node (issue 18 §1): the rules over every scenario and sample,
+and one regression test per defect the issue names."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import warnings
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import analysis
+from analysis.advice_text import text
+from analysis.recommendation import Current, Recommendation
+from analysis.thresholds import SPECS, Setting, Thresholds
+from analysis.vetting import NodeFacts, Vetting, broken_rule
+from conftest import require_samples
+from samples.advice_rules import advice_problems
+from samples.simulate import Config, Tick, write_ftdc
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCENARIOS = ROOT / "samples" / "scenarios"
+T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def quietly(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def _log(folder: Path):
+    return next((p for p in folder.iterdir() if p.name.startswith("mongod.log")), None)
+
+
+SINGLE = sorted(p.name for p in SCENARIOS.iterdir() if (p / "diagnostic.data").is_dir())
+
+
+@pytest.mark.parametrize("name", SINGLE)
+def test_every_scenarios_advice_keeps_the_rules(name):
+    folder = SCENARIOS / name
+    result = quietly(analysis.analyze, folder / "diagnostic.data", _log(folder))
+    assert advice_problems(result) == []
+
+
+def test_the_replica_sets_and_the_demos_advice_keeps_the_rules():
+    members = sorted((SCENARIOS / "replica-set").iterdir())
+    nodes = quietly(analysis.analyze_nodes, [m / "diagnostic.data" for m in members if m.is_dir()], [m / "mongod.log" for m in members if m.is_dir()])
+    demo = quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+    for result in [*nodes.nodes, demo]:
+        assert advice_problems(result) == []
+
+
+@pytest.mark.parametrize("sample", [("mongod-4.2.1", "diagnostic.data"), ("mongod-7.0", "diagnostic.data"),
+                                    ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson")])
+def test_every_real_samples_advice_keeps_the_rules(sample):
+    result = quietly(analysis.analyze, require_samples("ftdc", *sample))
+    assert advice_problems(result) == []
+
+
+# --- the defects, one test each ----------------------------------------------------------------------
+
+
+def test_a_configstring_checkpoint_wait_is_the_nodes_interval(tmp_path):
+    # configString checkpoint=(wait=25): WiredTiger checkpoints every 25 s; the advice must not say "now 60 s".
+    config = Config(config_string="checkpoint=(wait=25)", checkpoint_interval=25)
+    write_ftdc(tmp_path / "diagnostic.data", config, T0, 900, lambda s: Tick(writes_stalled=s % 25 in (12, 13), checkpoint_seconds=4))
+    result = quietly(analysis.analyze, tmp_path / "diagnostic.data")
+    setting = result.thresholds.current("checkpoint_interval")
+    assert setting.value == 25 and "configString" in setting.source
+    quoted = [r for f in result.findings for r in f.recommendations if r.setting == "checkpoint_interval"]
+    assert all(r.current.value == 25 and r.current.origin == "configured" for r in quoted)
+    assert advice_problems(result) == []
+
+
+def _probing_node(tmp_path, parameters):
+    # 8.0, the ticket parameters reported as 0 (not set: throughput probing), readers queued for minutes.
+    def plan(s):
+        busy = 300 <= s < 480
+        return Tick(read_out=20 if busy else 2, read_total=20 if busy else 128, read_queue=40 if busy else 0)
+
+    config = Config(version="8.0.4", layout="8.0", parameters=parameters)
+    write_ftdc(tmp_path / "diagnostic.data", config, T0, 900, plan)
+    return quietly(analysis.analyze, tmp_path / "diagnostic.data")
+
+
+def test_a_ticket_parameter_of_0_on_8_0_is_throughput_probing_never_a_pool_to_raise_from_0(tmp_path):
+    result = _probing_node(tmp_path, {"storageEngineConcurrentReadTransactions": 0, "storageEngineConcurrentWriteTransactions": 0})
+    assert any(f.kind == "ticket_exhaustion" and f.severity != "info" for f in result.findings)
+    assert result.thresholds.value("read_tickets") is None  # not set: probing sizes it
+    advice = [r for i in result.incidents for c in [i.root_cause, *i.candidates] for r in c.recommendations] \
+        + [r for f in result.findings for r in f.recommendations]
+    assert not any(r.setting == "read_tickets" and r.current.value == 0 for r in advice)
+    assert not any("from 0" in text(r) or "tickets fixed at 0" in i.root_cause.summary for i in result.incidents for r in i.recommendations)
+    assert advice_problems(result) == []
+
+
+def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
+    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS} | {"read_tickets": [Setting(0.0, "getParameter")]})
+    facts = NodeFacts(t, "8.0.4", 32000, {})
+    zero = Recommendation("set_setting", "Raise the read ticket pool", setting="read_tickets",
+                          current=Current(0.0, "count", "getParameter", "configured"), proposed=128)
+    assert "throughput probing" in broken_rule(zero, facts, T0, T0)
+    off = Recommendation("set_setting", "Checkpoint less", setting="checkpoint_interval",
+                         current=Current(60.0, "s", "mongod default (storage.syncPeriodSecs / syncdelay)", "default"), proposed=0)
+    assert "turns periodic checkpoints off" in broken_rule(off, facts, T0, T0)
+
+
+def test_one_setting_gets_one_value_across_the_whole_report():
+    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS})
+    vetting = Vetting(NodeFacts(t, "7.0.12", 32000, {}))
+    now = Current(5.0, "%", "WiredTiger default", "default")
+    first, second = (Recommendation("set_setting", "Lower it", setting="eviction_dirty_target", current=now, proposed=p) for p in (2, 1))
+    assert vetting.vet([first], T0, T0) == ([first], [])
+    kept, withheld = vetting.vet([second, first], T0, T0)  # another incident, later in the report
+    assert kept == [first] and withheld[0].recommendation == second and "proposed for this node already" in withheld[0].reason
+
+
+def test_a_node_living_at_its_raised_triggers_is_not_told_to_return_to_the_defaults(tmp_path):
+    # eviction_trigger=97, eviction_dirty_trigger=25, and the node runs at 96 % full, 23 % dirty all day: 95/20 would
+    # have application threads evicting all day. Two minutes past the fill trigger make an incident.
+    def plan(s):
+        over = 600 <= s < 720
+        return Tick(cache_fill=0.985 if over else 0.96, dirty=0.23, app_evicted_pages=400 if over else 0, app_wait_us=300_000 if over else 0)
+
+    config = Config(config_string="eviction_trigger=97,eviction_dirty_trigger=25")
+    write_ftdc(tmp_path / "diagnostic.data", config, T0, 1800, plan)
+    result = quietly(analysis.analyze, tmp_path / "diagnostic.data")
+    assert result.thresholds.value("eviction_trigger") == 97 and result.incidents
+    proposals = {(r.setting, r.proposed) for i in result.incidents for r in i.recommendations if r.setting}
+    assert ("eviction_trigger", 95) not in proposals and ("eviction_dirty_trigger", 20) not in proposals
+    withheld = [w for i in result.incidents for w in i.withheld if w.recommendation.setting in ("eviction_trigger", "eviction_dirty_trigger")]
+    assert withheld and all("runs at most of the time" in w.reason for w in withheld)
+    assert advice_problems(result) == []
+
+
+def test_dirty_data_past_its_trigger_is_first_answered_by_writing_it_out_not_by_more_cache(tmp_path):
+    # Fill and dirty data both past their triggers for five minutes under a write load: the mechanism is dirty data.
+    def plan(s):
+        over = 600 <= s < 900
+        return Tick(cache_fill=0.97 if over else 0.8, dirty=0.26 if over else 0.03, app_evicted_pages=300 if over else 0,
+                    app_wait_us=200_000 if over else 0)
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 1500, plan)
+    result = quietly(analysis.analyze, tmp_path / "diagnostic.data")
+    [cache] = [f for f in result.findings if f.kind == "cache_pressure" and f.severity != "info"]
+    assert {"fill", "dirty"} <= set(cache.evidence["breaches"])
+    assert cache.recommendations[0].action != "resize" and any(r.action == "resize" for r in cache.recommendations)
+    assert advice_problems(result) == []
+
+
+def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
+    from analysis.culprits import recommendations
+    from analysis.findings import Culprit
+
+    schema = {"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "duration_ms": pl.Int64, "ns": pl.String, "command": pl.String,
+              "op_type": pl.String, "write_statement": pl.Boolean, "plan_summary": pl.String, "plan_kind": pl.String, "shape": pl.String,
+              "query_hash": pl.String, "query_shape_hash": pl.String, "command_json": pl.String}
+    run = {"ts": T0, "started": T0 - dt.timedelta(seconds=90), "duration_ms": 90_000, "ns": "shop.orders", "command": "update", "op_type": "command",
+           "write_statement": False, "plan_summary": "COLLSCAN", "plan_kind": "COLLSCAN", "shape": "s"}
+    ops = pl.DataFrame([{**{k: None for k in schema}, **run}], schema=schema)
+    culprit = Culprit("shop.orders", "COLLSCAN", "s", None, 1, 90.0, 1.0, 90_000, '{"update": "orders", "updates": [{"q": {"a": 1}}]}',
+                      collscan=True, command="update")
+    [limit] = [r for r in recommendations(culprit, ops, replica_set=False) if r.action == "add_max_time_ms"]
+    assert limit.caveat and "stay changed" in limit.caveat and "Caveat:" in text(limit)
+
+
+def test_recommendations_are_objects_in_the_json_with_their_structure():
+    demo = quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+    document = json.loads(json.dumps(demo.to_dict()))
+    recs = [r for i in document["incidents"] for r in i["recommendations"]] + [r for f in document["findings"] for r in f["recommendations"]]
+    assert recs and all({"text", "action"} <= set(r) for r in recs)
+    settings = [r for r in recs if r["setting"]]
+    assert all({"value", "unit", "source", "origin"} <= set(r["current"]) and r["proposed"] is not None for r in settings)
