@@ -31,7 +31,7 @@ from . import series as series_module
 from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from .context import Context
 from .culprits import attribute, culprit_key, during_checkpoints
-from . import display, episodes, schema
+from . import audit as audit_module, display, episodes, schema
 from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
 from .findings import Finding, jsonable
 from .incidents import Incident
@@ -60,6 +60,8 @@ class Analysis:
     """The warning and critical findings grouped into episodes, root cause first (`refresh_incidents`)."""
     related: list[Finding] = field(default_factory=list)
     """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
+    audit: list[audit_module.AuditItem] = field(default_factory=list)
+    """The configuration audit (`analysis.audit`): advice on the node's set-up, never a finding."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -97,9 +99,13 @@ class Analysis:
 SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
                    "shape", "query_hash", "query_shape_hash", "command_json", "app_name",
                    "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
-                   "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros", "ok", "err_name"]
+                   "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros", "ok", "err_name",
+                   # the report's slow-operation table (analysis.log_overview): summarize_queries' and its extras
+                   "keys_examined", "docs_examined", "nreturned", "truncated", "working_ms"]
 EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",
-                 "old_state", "version", "text", "file", "line"]
+                 "old_state", "version", "text", "file", "line",
+                 # the report's connections by client and messages by severity (analysis.log_overview), the audit's startup warnings
+                 "severity", "msg", "driver", "app_name"]
 
 
 def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
@@ -215,6 +221,8 @@ def analyze(
         checkpoints=checkpoints,
         logs=log_frames,
         columns=series_module.describe(resolved),
+        audit=audit_module.audit(audit_module.facts(metadata.documents, log_frames.events if log_frames else None,
+                                                    derived["cache_max_bytes"].max() if "cache_max_bytes" in derived.columns else None, overview.last)),
     )
     result.refresh_incidents()
     progress(STAGES[3])

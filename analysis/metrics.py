@@ -24,6 +24,8 @@ WT = "serverStatus.wiredTiger."
 SERVICE_PREFIXES = ("", "shard.", "common.")
 
 COUNTER, GAUGE = "counter", "gauge"
+# /proc/stat's states as systemMetrics.cpu names them; their sum is all the cores' time.
+CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,20 @@ ALIASES: tuple[Alias, ...] = (
     # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"), a layout not read: this one
     # counter stands for it, so a node that has them is told apart from one that recorded no disk (ftdc_system_stats_windows.cpp).
     _alias("disk.windows_reads.{key}", COUNTER, "systemMetrics.disks.{key}.\\PhysicalDisk\\Disk Reads/sec"),
-    _alias("cpu.iowait_ms", COUNTER, "systemMetrics.cpu.iowait_ms"),
+    # The host's CPU time by state, summed over its cores (ms since boot; the report's system panels).
+    *(_alias(f"cpu.{state}_ms", COUNTER, f"systemMetrics.cpu.{state}_ms") for state in CPU_STATES),
+    # Memory, paging and the network as mongod and the host see them (the report's system panels).
+    _alias("mem.resident_mb", GAUGE, SS + "mem.resident"),
+    _alias("mem.swap_total_kb", GAUGE, "systemMetrics.memory.SwapTotal_kb"),
+    _alias("mem.swap_free_kb", GAUGE, "systemMetrics.memory.SwapFree_kb"),
+    _alias("mem.page_faults", COUNTER, SS + "extra_info.page_faults"),
+    _alias("net.bytes_in", COUNTER, SS + "network.bytesIn"),
+    _alias("net.bytes_out", COUNTER, SS + "network.bytesOut"),
+    _alias("net.requests", COUNTER, SS + "network.numRequests"),
+    *(_alias(f"documents.{op}", COUNTER, f"{SS}metrics.document.{op}") for op in ("inserted", "updated", "deleted")),
+    # The oplog's first and last entries (collStats of local.oplog.rs): its window.
+    _alias("oplog.first", GAUGE, "local.oplog.rs.stats.start"),
+    _alias("oplog.last", GAUGE, "local.oplog.rs.stats.end"),
     _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
     # Index builds (6.0+): registered, and committed; a build runs between the two (IndexBuildsCoordinator::IndexBuildsSSS).
     _alias("index.builds_started", COUNTER, SS + "indexBuilds.total"),

@@ -20,7 +20,7 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
-from .metrics import COUNTER, Resolved
+from .metrics import COUNTER, CPU_STATES, Resolved
 from .thresholds import CACHE_PERCENTAGES, Thresholds
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one
@@ -169,7 +169,30 @@ COLUMNS: tuple[Column, ...] = (
            lambda: rate("dhandle.schema_lock_wait_micros") / 1e6),
     Column("dhandles_swept", "count", "data handles closed by sweeps in the interval", ("dhandle.sweep_closed",), lambda: delta("dhandle.sweep_closed")),
     Column("repl_state", "state", "replica-set member state (1 primary, 2 secondary)", ("repl.state",), lambda: pl.col("repl.state")),
+    # The host and the process (the report's system panels)
+    Column("resident_mb", "MB", "mongod's resident memory", ("mem.resident_mb",), lambda: pl.col("mem.resident_mb")),
+    Column("swap_used_mb", "MB", "the host's swap in use (SwapTotal - SwapFree)", ("mem.swap_total_kb", "mem.swap_free_kb"),
+           lambda: (pl.col("mem.swap_total_kb") - pl.col("mem.swap_free_kb")) / 1024),
+    Column("page_faults_per_s", "1/s", "mongod's page faults per second (extra_info.page_faults)", ("mem.page_faults",), lambda: rate("mem.page_faults")),
+    Column("network_in_mb_per_s", "MB/s", "bytes mongod received per second", ("net.bytes_in",), lambda: rate("net.bytes_in") / 1e6),
+    Column("network_out_mb_per_s", "MB/s", "bytes mongod sent per second", ("net.bytes_out",), lambda: rate("net.bytes_out") / 1e6),
+    Column("requests_per_s", "1/s", "requests mongod received per second", ("net.requests",), lambda: rate("net.requests")),
+    *(Column(f"documents_{op}_per_s", "1/s", f"documents {op} per second (metrics.document.{op})", (f"documents.{op}",),
+             lambda op=op: rate(f"documents.{op}")) for op in ("inserted", "updated", "deleted")),
+    Column("oplog_window_h", "h", "time between the oplog's first and last entries", ("oplog.first", "oplog.last"),
+           lambda: (pl.col("oplog.last") - pl.col("oplog.first")).dt.total_milliseconds() / 3.6e6),
 )
+
+
+def _cpu_columns(resolved: Resolved) -> list[Column]:
+    """Each CPU state's share of all the cores' time over the interval: Δstate / Δ(every state the node records)."""
+    states = [s for s in CPU_STATES if resolved.has(f"cpu.{s}_ms")]
+    if not {"user", "system", "idle"} <= set(states):
+        return []
+    needs = tuple(f"cpu.{s}_ms" for s in states)
+    total = lambda: pl.sum_horizontal([delta(n) for n in needs])  # noqa: E731
+    return [Column(f"cpu_{s}_pct", "%", f"CPU time in {s}, % of all cores' time (Δ{s}_ms / Δ every state's)", needs,
+                   lambda s=s: 100 * ratio(delta(f"cpu.{s}_ms"), total())) for s in ("user", "system", "iowait", "steal") if s in states]
 
 
 def _disk_columns(resolved: Resolved) -> list[Column]:
@@ -187,6 +210,8 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
                    lambda d=d: ratio(delta(d("read_time_ms")) + delta(d("write_time_ms")), delta(d("reads")) + delta(d("writes")))),
             Column(f"disk_mb_per_s.{dev}", "MB/s", f"{dev}: bytes read and written per second", (d("read_sectors"), d("write_sectors")),
                    lambda d=d: (rate(d("read_sectors")) + rate(d("write_sectors"))) * 512 / 1e6),
+            Column(f"disk_iops.{dev}", "1/s", f"{dev}: requests completed per second (reads and writes)", (d("reads"), d("writes")),
+                   lambda d=d: rate(d("reads")) + rate(d("writes"))),
         ]
     return out
 
@@ -215,7 +240,7 @@ def _member_columns(resolved: Resolved) -> list[Column]:
 
 def columns_for(resolved: Resolved) -> list[Column]:
     """The derived columns this node's metrics allow."""
-    return [c for c in (*COLUMNS, *_disk_columns(resolved), *_member_columns(resolved)) if resolved.has(*c.needs)]
+    return [c for c in (*COLUMNS, *_cpu_columns(resolved), *_disk_columns(resolved), *_member_columns(resolved)) if resolved.has(*c.needs)]
 
 
 def _canonical(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:

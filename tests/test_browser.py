@@ -320,3 +320,104 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
     image = Image.open(io.BytesIO(png)).convert("L")
     low, high = image.getextrema()
     assert high - low > 100, "a blank screenshot"
+
+
+# -- issue 20: the first screen, both widths, the sortable slow-operation table
+
+SHARED = ROOT.parent / "shared" / "samples"
+# Page geometry at a width: the first screen's parts, where the findings start, overflows, plots against their card.
+LAYOUT = """(() => {
+  const bottom = s => { const e = document.querySelector(s); return e ? e.getBoundingClientRect().bottom + scrollY : null; };
+  const open = el => !el.closest('details:not([open])');
+  const tables = [...document.querySelectorAll('table')].filter(open).map(t => {
+    const box = t.parentElement.getBoundingClientRect(), card = t.closest('.incident,.finding,details,body').getBoundingClientRect();
+    const th = Math.max(0, ...[...t.querySelectorAll('th')].map(h => h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight)));
+    return {cls: t.className, boxRight: box.right, cardRight: card.right, headerLines: th}; });
+  const plots = [...document.querySelectorAll('img.plot')].filter(open).map(img => ({width: img.getBoundingClientRect().width,
+    room: img.parentElement.clientWidth - parseFloat(getComputedStyle(img.parentElement).paddingLeft) - parseFloat(getComputedStyle(img.parentElement).paddingRight)}));
+  const findings = document.querySelector('[id$=-findings]');
+  return {nodes: bottom('table.nodes'), headlines: bottom('ul.headline'), toc: bottom('nav.toc'),
+          findings: findings ? findings.getBoundingClientRect().top + scrollY : null,
+          pageWidth: document.documentElement.scrollWidth, viewport: innerWidth, tables, plots};
+})()"""
+
+
+def _open_everything(browser) -> None:
+    browser.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_first_screen_and_both_widths(chromium, demo_report, width):
+    path, report = demo_report
+    with Chromium(chromium, width=width, height=900) as browser:
+        browser.open(path.as_uri())
+        first = browser.evaluate(LAYOUT)
+        _open_everything(browser)
+        opened = browser.evaluate(LAYOUT)
+        errors, requests = browser.errors(), browser.requests()
+    if width == 1400:
+        # One screen holds the node(s), the incidents' headlines and the table of contents; the findings within three.
+        assert first["nodes"] < first["headlines"] < first["toc"] <= browser.height, first
+        assert first["findings"] < 3 * browser.height, first
+    for layout in (first, opened):
+        assert layout["pageWidth"] <= layout["viewport"], "the page scrolls sideways"
+        assert layout["tables"] and layout["plots"]
+        for table in layout["tables"]:
+            assert table["boxRight"] <= table["cardRight"] + 1, table  # a wide table scrolls inside its card
+            assert table["headerLines"] <= 4.5, table  # no header wrapped to six lines
+        for plot in layout["plots"]:
+            assert plot["width"] >= 0.97 * plot["room"], plot  # the plot follows the card's width
+    assert errors == [], errors
+    assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
+
+
+@pytest.fixture(scope="module")
+def busy_report(tmp_path_factory):
+    """A node with a log of 58 query shapes (the 6.0.11 sample): more than the table shows at first."""
+    import warnings
+
+    import analysis
+    from analysis.report import build_report, write_report
+
+    if not SHARED.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail("../shared/samples is missing")
+        pytest.skip("../shared/samples is missing")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(SHARED / "ftdc" / "mongod-7.0" / "diagnostic.data", SHARED / "logs" / "mongod-6.0.11")
+    path = tmp_path_factory.mktemp("busy") / "report.html"
+    report = build_report([result])
+    write_report(report, path)
+    return path, report
+
+
+def test_slow_operation_table_sorts_in_the_page(chromium, busy_report):
+    path, report = busy_report
+    queries = report.nodes[0].workload.queries
+    table_id = "slow-ops"  # the table's id ends with this
+    column = lambda name: f"""(() => {{ const t = document.querySelector('table[id$={table_id}]');
+        const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.startsWith('{name}'));
+        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.v ?? r.cells[i].textContent); }})()"""
+    click = lambda selector: browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+    with Chromium(chromium, width=1400, height=900) as browser:
+        browser.open(path.as_uri())
+        # One click from the table of contents opens the section.
+        click("nav.toc a[href$='-workload']")
+        assert browser.evaluate("document.querySelector('details[id$=-workload]').open") is True
+        shown = browser.evaluate(column("total s"))
+        assert len(shown) == 20 < queries.height  # the top 20, most total time first
+        assert [float(v) for v in shown] == sorted((float(v) for v in shown), reverse=True)
+        click("table[id$=slow-ops] thead th:nth-child(4)")  # count
+        counts = [float(v) for v in browser.evaluate(column("count"))]
+        assert counts == sorted(queries["count"].cast(float).to_list(), reverse=True)[:20]
+        click("table[id$=slow-ops] thead th:nth-child(4)")
+        assert [float(v) for v in browser.evaluate(column("count"))] == sorted(queries["count"].cast(float).to_list())[:20]
+        click("table[id$=slow-ops] thead th:nth-child(1)")  # namespace, as text
+        names = browser.evaluate(column("namespace"))
+        assert names == sorted(names, reverse=True) or names == sorted(names, key=str.lower, reverse=True)
+        click("button.all[data-table$=slow-ops]")  # the rest, one click away
+        assert len(browser.evaluate(column("count"))) == queries.height
+        errors, requests = browser.errors(), browser.requests()
+    assert errors == [], errors
+    assert [u for u in requests if not u.startswith(("file:", "data:"))] == []

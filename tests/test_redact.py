@@ -38,9 +38,10 @@ def texts_of(path: Path) -> list[tuple[str, bytes]]:
     stripped = re.sub(rb"data:image/png;base64,[A-Za-z0-9+/=]+", b"data:", data)
     # The explorer's code (uPlot and explorer.js) is the same in every report and holds no input: its
     # identifiers ("x", pending) are not the node's. Its data, from the input, is searched with the rest.
-    from analysis.report.explorer_page import assets
+    from analysis.report.explorer_page import scripts, styles
 
-    stripped = stripped.replace(assets().encode("utf-8"), b"")
+    for code in (*scripts(), styles()):  # the page holds its style in the head and its scripts at the end, each whole
+        stripped = stripped.replace(code.encode("utf-8"), b"")
     return [(path.name, stripped)] + [(f"{path.name} image {i}", png_text(base64.b64decode(img))) for i, img in enumerate(images)]
 
 
@@ -177,4 +178,4 @@ def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_include
     assert_clean(files, secrets)
     doc = json.loads((tmp_path / "report.json").read_text())
     assert [i["id"] for i in doc["cross_node_incidents"]] == [i.id for i in result.incidents]
-    assert '<h2>Replica set</h2><img class="plot"' in (tmp_path / "report.html").read_text()
+    assert '<h2 id=replica-set>Replica set</h2><img class="plot"' in (tmp_path / "report.html").read_text()

@@ -1,6 +1,8 @@
 """Incident reports: HTML (self-contained), Markdown with its PNGs, JSON with a schema version."""
 
+import base64
 import datetime as dt
+import hashlib
 import json
 import re
 import struct
@@ -15,7 +17,7 @@ import pytest
 
 import analysis
 from analysis import document
-from analysis.report import build_report, content, html, plots, write_report
+from analysis.report import build_report, content, explorer_page, html, plots, write_report
 
 DEMO = Path(__file__).resolve().parents[1] / "samples"
 
@@ -47,17 +49,24 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     assert write_report(report, path) == [path]
     page = path.read_text()
     assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
-    # Nothing that could reach a network: no links or remote sources, and a policy that forbids every request.
-    # The only scripts are the metric explorer's, inline (issue 20 §4): its library and code, and its data, which is not run.
+    # Nothing that could reach a network: no links or remote sources, and only the page's own inline scripts (issue 20:
+    # sorting in the page, the metric explorer's uPlot and code), each allowed by its hash: the CSP names no source a
+    # script could be loaded from. The explorer's data is a JSON block, which is not run.
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert scripts == [html.workbench.SCRIPT, *explorer_page.scripts()]
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">'] + ["<script>"] * len(scripts)
+    policy = re.search(r'Content-Security-Policy content="([^"]+)"', page)[1]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    digests = [f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts]
+    assert directives["script-src"] == " ".join(digests) and directives["default-src"] == "'none'"
+    assert "fetch(" not in scripts[0] and "XMLHttpRequest" not in scripts[0] and "src=" not in scripts[0]
     assert "<link" not in page and not re.search(r"""(src|href)=["']?(https?:)?//""", page)
-    assert "content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\"" in page
-    assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">', "<script>", "<script>"]
     assert all(escape(h) in page for h in report.headlines) and "What to do" in page
     problems = demo.problems
     cards = re.findall(r'<div class="finding (critical|warning)"', page)
     assert len(cards) == len(problems)
-    # Every incident has its own plot (a data: PNG), which draws the findings folded into it, plus the timeline.
-    assert page.count('src="data:image/png;base64,') == len(demo.incidents) + 1
+    # Every incident has its own plot (a data: PNG), which draws the findings folded into it, plus the timeline and the system panels.
+    assert page.count('src="data:image/png;base64,') == len(demo.incidents) + 2
     assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
 
 

@@ -269,11 +269,18 @@ def test_checkpoints_show_beneath_a_findings_shading(demo):
     assert strip(stall.start - dt.timedelta(seconds=40), stall.start - dt.timedelta(seconds=20)).min() > 200  # no checkpoint there
 
 
-def test_the_4_2_write_queue_is_plotted(ftdc_samples):
+def test_the_4_2_write_queue_is_plotted(ftdc_samples, demo):
+    """A queue that held operations is drawn; one at zero throughout (the 4.2 sample's) is named in its panel instead of
+    drawn as a flat line (issue 20 §1: a ticket panel shows what matters, not eight flat lines)."""
     node = quiet(analysis.analyze, require_samples("ftdc", "mongod-4.2.1") / "diagnostic.data")
-    assert "write_queued" in node.series.columns  # globalLock.currentQueue.writers
+    assert "write_queued" in node.series.columns and node.series["write_queued"].max() == 0  # globalLock.currentQueue.writers
     fig = figures.timeline(node)
-    assert any(line.get_label() == "writers queued" for ax in fig.axes for line in ax.get_lines())
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any(t.startswith("zero throughout:") and "writers queued" in t for t in texts), texts
+    assert not any(line.get_label() == "writers queued" for ax in fig.axes for line in ax.get_lines())
+    assert demo.series["write_queued"].max() > 0
+    drawn = figures.timeline(demo)
+    assert any(line.get_label() == "writers queued" for ax in drawn.axes for line in ax.get_lines())
 
 
 # --- §3b: several nodes -------------------------------------------------------------------------
@@ -298,7 +305,7 @@ def test_several_nodes_get_a_replica_set_timeline_with_states_and_the_election(r
     path = tmp_path / "rs.html"
     write_report(build_report(replica_set.nodes, replica_set.cross_node), path)
     page = path.read_text()
-    assert page.index("<h2>Incidents</h2>") < page.index("<h2>Replica set</h2>") < page.index(escape(replica_set.names[0]) + "</h2>")
+    assert page.index("<h2 id=incidents>Incidents</h2>") < page.index("<h2 id=replica-set>Replica set</h2>") < page.index(escape(replica_set.names[0]) + "</h2>")
 
 
 def test_a_lagging_members_card_shows_its_own_disk_and_cache(replica_set):

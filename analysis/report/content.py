@@ -22,7 +22,8 @@ from ..analyze import Analysis
 from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
 from ..text import duration
-from . import figures, plots
+from ..log_overview import Workload, workload
+from . import figures, plots, system
 from .explorer import Explorer, explorer_data
 
 
@@ -58,7 +59,16 @@ class NodeSection:
     more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
+    workload: Optional[Workload] = None  # the log's slow operations, clients and messages over the whole span
+    system: Optional[system.SystemView] = None  # the system panels' series, summarised
+    system_figure: Optional[Figure] = None
     explorer: Optional[Explorer] = None  # the derived series on one zoomable time axis (the HTML report's explorer)
+
+    def workbench(self) -> dict[str, Any]:
+        """The node's workbench for the JSON report: slow operations, clients, messages, system series, configuration audit."""
+        return {**(self.workload.to_dict() if self.workload else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
+                "system": self.system.to_dict() if self.system else None,
+                "audit": [item.to_dict() for item in self.analysis.audit]}
 
     @property
     def findings(self) -> list[Finding]:
@@ -99,9 +109,13 @@ class Report:
         return [(section.name, i) for section in self.nodes for i in section.more_incidents]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: the one document `analysis.document` builds from the data model (every incident)."""
-        return document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
-                        redacted=self.redacted, generated=self.generated)
+        """The JSON report: the one document `analysis.document` builds from the data model (every incident), each node's
+        entry with its workbench (slow operations, clients, messages, system series, configuration audit)."""
+        doc = document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
+                       redacted=self.redacted, generated=self.generated)
+        for entry, section in zip(doc["nodes"], self.nodes):
+            entry.update(section.workbench())
+        return doc
 
 
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
@@ -157,11 +171,12 @@ def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slu
 
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
-    slug = node_slug(name)
-    cards = incident_cards(analysis, analysis.incidents, name, slug, members)
+    key = node_slug(name)
+    cards = incident_cards(analysis, analysis.incidents, name, key, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:documents.MAX_CARDS]  # the cards' one limit
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
+    view = system.view(analysis, members)
     return NodeSection(
         name=name,
         analysis=analysis,
@@ -170,15 +185,19 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
-        timeline=_figure(figures.timeline(analysis), f"{slug}-timeline.png", f"{name}: timeline"),
-        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{slug}-finding-{i + 1}.png",
+        timeline=_figure(figures.timeline(analysis), f"{key}-timeline.png", f"{name}: timeline"),
+        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{key}-finding-{i + 1}.png",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
+        workload=workload(analysis.logs),
+        system=view,
+        system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
         explorer=explorer_data(analysis, name),
     )
 
 
 def node_slug(text: str) -> str:
+    """`text` as a file name and an HTML anchor: letters and digits, the rest dashes."""
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 
 

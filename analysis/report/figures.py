@@ -9,10 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Optional, Sequence
 
-import polars as pl
 from matplotlib.figure import Figure
 
-from ftdc.frames import TIME_COLUMN
 
 from ..analyze import Analysis
 from ..detectors import LINKS, RECORDS
@@ -20,7 +18,7 @@ from ..findings import Finding
 from ..incidents import Incident
 from ..nodes import member_addresses, self_members
 from ..series import WAITERS
-from .plots import Panel, Span, figure, rows
+from .plots import Panel, Span, figure
 
 DETAIL_PANEL_IN = 1.2  # a finding's plot: the detail below the incidents, kept short
 # An incident's figure draws this many panels at most: its cause's and effects' first.
@@ -46,13 +44,27 @@ def _panels(analysis: Analysis) -> list[Panel]:
                                                      ("cache_updates_pct", "updates", "#8c564b")) if c in have]
     if cache:
         panels.append(Panel("cache, % of maximum", cache, thresholds=[_THRESHOLDS[c] for c, _, _ in cache]))
-    tickets = []
-    for rw in ("read", "write"):
-        tickets += [(c, label, None) for c, label in ((f"{rw}_tickets_out", f"{rw} out"), (f"{rw}_tickets_available", f"{rw} available"),
-                                                     (f"{rw}_queued", f"{WAITERS[rw]} queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
+    # Tickets in use as a share of the pool (128 free tickets drawn as counts are flat lines at the top), and the
+    # queues, those at zero throughout named in the panel instead of drawn (plots._telling): two lines, not eight.
+    tickets = [(f"{rw}_tickets_used_pct", f"{rw} in use", None) for rw in ("read", "write") if f"{rw}_tickets_used_pct" in have]
+    tickets += [(c, label, None) for rw in ("read", "write")
+                for c, label in ((f"{rw}_queued", f"{WAITERS[rw]} queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
     if tickets:
-        panels.append(Panel("tickets and queues", tickets))
+        panels.append(Panel("tickets in use, % of the pool; operations queued (when any)", tickets))
     return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])
+
+
+SYSTEM_PANEL_IN = 1.1
+
+
+def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None) -> Optional[Figure]:
+    """The system panels (`report.system.SystemView`) over the node's whole range, the findings marked."""
+    first, last = analysis.overview.first, analysis.overview.last
+    if first is None or not view.panels:
+        return None
+    panels = [Panel(title, [(c, s.label, None) for c in columns for s in view.series if s.column == c]) for title, columns in view.panels]
+    spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
+    return figure(panels, analysis, first, last, spans, title="System: what the node recorded, findings by id", panel_in=SYSTEM_PANEL_IN)
 
 
 def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
@@ -70,7 +82,7 @@ def timeline(analysis: Analysis) -> Optional[Figure]:
     return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id")
 
 
-def _matching(have: list[str], wanted: Sequence[str]) -> list[str]:
+def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
     """The wanted columns present; a name ending in "." stands for every device's or member's column."""
     out = []
     for w in wanted:
@@ -79,9 +91,10 @@ def _matching(have: list[str], wanted: Sequence[str]) -> list[str]:
 
 
 MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
+STATES_TITLE = "member state (green primary, blue secondary, red any other)"
 
 
-def _label(column: str, members: dict[str, str]) -> str:
+def series_label(column: str, members: dict[str, str]) -> str:
     """A series' legend: a replica-set member's column by the member's address when known."""
     prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
     if prefix is None:
@@ -96,9 +109,12 @@ def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, se
     panels = []
     record = RECORDS.get(kind)
     for title, wanted, log_scale in record.panels if record else ():
-        columns = _matching(analysis.series.columns, wanted)
-        if columns:
-            panels.append(Panel(f"{label}{title}", [(c, _label(c, members or {}), None) for c in columns],
+        columns = matching(analysis.series.columns, wanted)
+        if columns and all(c.startswith("member_state.") for c in columns):
+            panels.append(Panel(f"{label}{STATES_TITLE}", [(c, series_label(c, members or {}), None) for c in columns], states=True,
+                                window=window, severity=severity))
+        elif columns:
+            panels.append(Panel(f"{label}{title}", [(c, series_label(c, members or {}), None) for c in columns],
                                 thresholds=[_THRESHOLDS[c] for c in columns if c in _THRESHOLDS], log_scale=log_scale,
                                 window=window, severity=severity))
     return panels
@@ -155,9 +171,6 @@ def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]
     return figure(panels[:MAX_PANELS], analysis, start, end, [Span(inc.start, inc.end, inc.severity, inc.id)])
 
 
-STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
-
-
 def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]:
     """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
     addresses = member_addresses(analyses, [self_members(a) for a in analyses])
@@ -172,30 +185,16 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Opti
         return None
     names = member_names(analyses, seen)
     states = sorted(c for c in seen.series.columns if c.startswith("member_state."))
-    lags = [(c, _label(c, names), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
-    panels = [Panel("member state (green primary, blue secondary, red any other)")] + ([Panel("lag behind the primary, s", lags)] if lags else [])
+    lags = [(c, series_label(c, names), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
+    panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + ([Panel("lag behind the primary, s", lags)] if lags else [])
     spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind != "primary_change" and f.start is not None]
     fig = figure(panels, seen, seen.overview.first, seen.overview.last, spans,
                  title="Replica set: member states and lag as each node's FTDC saw them, elections marked")
-    _states(fig.axes[0], seen, states, names)
     for f in cross_node:
         if f.kind == "primary_change" and f.end is not None:
             for ax in fig.axes:
                 ax.axvline(f.end, color="black", linewidth=1.2, linestyle="--")
             fig.axes[0].annotate(f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary", xy=(f.end, 1.0),
-                                 xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=7, ha="left", va="top",
+                                 xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=9, ha="left", va="top",
                                  bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     return fig
-
-
-def _states(ax, analysis: Analysis, columns: list[str], names: dict[str, str]) -> None:
-    """Each member's state as runs of one colour (a state holds for minutes; a bar per run, not per sample)."""
-    for y, column in enumerate(columns):
-        runs = (analysis.series.select(TIME_COLUMN, state=pl.col(column))
-                .with_columns(run=(pl.col("state") != pl.col("state").shift(1)).fill_null(True).cum_sum())
-                .group_by("run", maintain_order=True).agg(pl.col(TIME_COLUMN).first().alias("from"), pl.col(TIME_COLUMN).last().alias("to"),
-                                                          pl.col("state").first()))
-        for row in runs.iter_rows(named=True):
-            if row["state"] is not None:
-                ax.plot([row["from"], row["to"]], [y, y], linewidth=8, solid_capstyle="butt", color=STATE_COLORS.get(int(row["state"]), "#d62728"))
-    rows(ax, [_label(c, names) for c in columns])

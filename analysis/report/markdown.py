@@ -18,6 +18,7 @@ from ..findings import Finding, jsonable
 from ..recommendation import Recommendation
 from ..text import duration
 from .content import Figure, IncidentCard, Report, window
+from ..log_overview import TOP_SHAPES, plan_text
 from .culprit_table import HEADERS, NOTE, NUMERIC, cells
 
 
@@ -76,6 +77,54 @@ def _incident(card: IncidentCard, folder: str) -> str:
     return "\n".join(lines + _what_to_do(i.recommendations))
 
 
+def _rows(headers: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> list[str]:
+    return (["| " + " | ".join(headers) + " |", "|" + "|".join("--:" if i in numeric else "---" for i in range(len(headers))) + "|"]
+            + ["| " + " | ".join(row) + " |" for row in rows] + [""])
+
+
+def _n(value, spec: str = ",.0f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _workbench(section, h: str, folder: str) -> list[str]:
+    """The node's slow operations of the whole span, clients and log messages, system panels and configuration audit."""
+    out = []
+    w = section.workload
+    if w is not None:
+        out += [f"{h} Slow operations of the whole span", "",
+                f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
+                "(all of them, up to 500, are in the JSON report):", ""]
+        rows = [[_cell(r["ns"]), _cell(r["command"]), _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
+                 f"{r['count']:,}", f"{r['total_ms'] / 1000:,.1f}", _n(r["p50_ms"]), _n(r["p95_ms"]), _n(r["p99_ms"]), _n(r["max_ms"]),
+                 _n(r["keys_examined_per_returned"], ",.1f"), _n(r["docs_examined_per_returned"], ",.1f"), _cell(r["apps"]),
+                 _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"), _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
+                 _code(r["shape"] or r["query_hash"]) if r["shape"] or r["query_hash"] else ""] for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)]
+        out += _rows(["namespace", "operation", "plan", "count", "total s", "p50 ms", "p95 ms", "p99 ms", "max ms", "keys / returned",
+                      "docs / returned", "clients", "working s (8.0)", "queued s (8.0)", "shape"], rows, {3, 4, 5, 6, 7, 8, 9, 10, 12, 13})
+        if w.connections.height:
+            out += [f"{h} Connections by application and driver", ""] + _rows(
+                ["application", "driver", "connections", "first", "last"],
+                [[_cell(r["app"]), _cell(r["driver"]), f"{r['connections']:,}", format_time(r["first"]), format_time(r["last"])]
+                 for r in w.connections.head(20).iter_rows(named=True)], {2})
+        if w.messages.height:
+            out += [f"{h} Warnings and errors by message", ""] + _rows(
+                ["severity", "id", "message", "count", "first", "last"],
+                [[r["severity"], str(r["id"] or ""), _cell(r["msg"]), f"{r['count']:,}", format_time(r["first"]), format_time(r["last"])]
+                 for r in w.messages.head(20).iter_rows(named=True)], {3})
+    if section.system is not None and section.system.series:
+        out += [f"{h} System panels", ""] + ([_figure(section.system_figure, folder)] if section.system_figure else [])
+        out += _rows(["panel", "series", "unit", "min", "median", "p95", "max"],
+                     [[_cell(s.panel), _cell(s.label), s.unit, _n(s.min, ",.2f"), _n(s.median, ",.2f"), _n(s.p95, ",.2f"), _n(s.max, ",.2f")]
+                      for s in section.system.series], {3, 4, 5, 6})
+        if section.system.missing:
+            out += [f"Not recorded by this node: {_text(', '.join(section.system.missing))}.", ""]
+    if section.analysis.audit:
+        out += [f"{h} Configuration audit", "", "Advice on the node's set-up, from its own files; none of it is an incident.", ""]
+        out += _rows(["item", "severity", "this node", "why it matters", "what to change", "from"],
+                     [[_cell(i.title), i.severity, _cell(i.has), _cell(i.why), _cell(i.change or "-"), _cell(i.source)] for i in section.analysis.audit])
+    return out
+
+
 def write(report: Report, path: Path) -> list[Path]:
     """Writes `path` and its figures; returns every file written. The figures go to a
     folder staged beside the target and the Markdown is replaced whole, so a full disk
@@ -113,7 +162,7 @@ def _umask() -> int:
 
 def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
     figures = [*(c.figure for c in report.incidents), report.members,
-               *(f for section in report.nodes for f in (*section.evidence.values(), section.timeline))]
+               *(f for section in report.nodes for f in (*section.evidence.values(), section.timeline, section.system_figure))]
     written = []
     for figure in figures:
         if figure is not None:
@@ -147,6 +196,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         context = [f for f in section.findings if f.severity == "info"]
         if context:
             out += [f"{h} Context and what could not be checked", ""] + [f"- {_text(f.title)}" for f in context] + [""]
+        out += _workbench(section, h, folder.name)
         if section.timeline:
             out += [f"{h} Timeline", "", _figure(section.timeline, folder.name)]
         out += [f"{h} Node", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.facts] + [""]

@@ -28,9 +28,10 @@ from ftdc.frames import TIME_COLUMN
 
 from ..analyze import Analysis
 
-WIDTH_IN, DPI = 11.0, 90
+# 1080 px: a card's width at 1400 px, drawn 1:1 there; at 800 px shrunk to about 0.67, where 9 pt labels (11 px) are still 7.5 px.
+WIDTH_IN, DPI = 12.0, 90
 PIXELS = int(WIDTH_IN * DPI)
-PANEL_IN = 1.6
+PANEL_IN = 1.4  # an incident's panels and its card leave the findings within three screens at 1400 px
 # Fixed margins (inches): tight_layout measures every label twice and costs as much as drawing.
 LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.6, 0.5
 SEVERITY_COLORS = {"critical": "#d62728", "warning": "#ff9f1c"}
@@ -128,7 +129,7 @@ def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tup
         previous = (last, right)
         ax.annotate(f"{name} {last:g} % ({analysis.thresholds.source(name)})", xy=(1.0 if right else 0.0, last),
                     xycoords=("axes fraction", "data"), xytext=(-4 if right else 4, 2), textcoords="offset points",
-                    ha="right" if right else "left", va="bottom", fontsize=7,
+                    ha="right" if right else "left", va="bottom", fontsize=9,
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.75, "linewidth": 0})
     ax.set_ylim(top=top)
 
@@ -140,6 +141,7 @@ class Panel:
     thresholds: Sequence[tuple[str, str]] = ()  # (series column, threshold name)
     log_scale: bool = False
     runs: bool = False  # the log's COLLSCAN runs as bars instead of series
+    states: bool = False  # each column a replica-set member's state, drawn as coloured bands (a state is not a quantity)
     window: Optional[tuple[dt.datetime, dt.datetime]] = None  # the chain step it shows, marked along its top
     severity: str = "warning"
 
@@ -166,17 +168,17 @@ def _format_axes(axes, start: dt.datetime, end: dt.datetime) -> None:
         ax.grid(True, axis="y", linewidth=0.3, alpha=0.5)
     axes[-1].xaxis.set_major_locator(FixedLocator(ticks))
     axes[-1].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
-    axes[-1].set_xlabel("time (UTC)", fontsize=8, loc="left")
+    axes[-1].set_xlabel("time (UTC)", fontsize=9, loc="left")
 
 
 def _title(ax, text: str) -> None:
     # Placed text, not set_title, which measures the whole axes to position itself on every draw.
-    ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=9, ha="left", va="bottom")
+    ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=11, ha="left", va="bottom")
 
 
 def _legend(ax, count: int) -> None:
     """Above the panel's right end, beside its title: never over the data."""
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, ncols=min(8, count), frameon=False,
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9, ncols=min(8, count), frameon=False,
               borderaxespad=0.1, handlelength=1.5, columnspacing=1.0)
 
 
@@ -185,7 +187,7 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> 
     scans = analysis.logs.slow_ops.filter(pl.col("plan_kind") == "COLLSCAN", pl.col("started") <= end, pl.col("ts") >= start,
                                           ~pl.col("write_statement").fill_null(False)).sort("started")
     if scans.is_empty():
-        ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=8, color="#666")
+        ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=9, color="#666")
         ax.set_yticks([])
         return
     namespaces = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
@@ -195,6 +197,19 @@ def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> 
         y = namespaces.index(row[2] or "?")
         ax.plot([row[0], max(row[1], row[0] + least)], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
     rows(ax, namespaces)
+
+
+def _telling(frame: pl.DataFrame, columns: list[tuple[str, str, Optional[str]]]) -> tuple[list, list[str]]:
+    """The series worth a line, and the names of those at zero throughout the range (six queues of an idle pool
+    are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
+    def flat(column: str) -> bool:
+        ends = [frame[f"{column}_{end}"] for end in ("min", "max") if f"{column}_{end}" in frame.columns]
+        return bool(ends) and all(e.fill_null(0).abs().max() == 0 for e in ends)
+
+    zero = [c for c in columns if flat(c[0])]
+    if len(zero) == len(columns):
+        return columns, []
+    return [c for c in columns if c not in zero], [name for _, name, _ in zero]
 
 
 def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
@@ -240,7 +255,10 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
     for ax, panel in zip(axes, panels):
         if panel.runs:
             _collscans(ax, analysis, start, end)
-        for column, name, color in panel.columns:
+        if panel.states:
+            state_bands(ax, analysis, [c for c, _, _ in panel.columns], [name for _, name, _ in panel.columns], start, end)
+        drawn, zero = _telling(frame, [] if panel.states else list(panel.columns))
+        for column, name, color in drawn:
             _band(ax, frame, column, name, color)
         if panel.log_scale:
             # Up to 10 at least: below one decade symlog labels its one tick with an offset the margin cuts.
@@ -252,21 +270,47 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         _thresholds(ax, analysis, frame, panel.thresholds)
         _shade_checkpoints(ax, share, start, end)
         _title(ax, panel.title)
-        if panel.columns:
-            _legend(ax, len(panel.columns))
+        if zero:  # inside the panel's top left: the title's line holds the legend
+            ax.text(0.003, 0.96, f"zero throughout: {', '.join(zero)}", transform=ax.transAxes, fontsize=9, color="#555", ha="left", va="top",
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
+        if drawn:
+            _legend(ax, len(drawn))
         if panel.window is not None:
             ax.axvspan(*panel.window, ymin=0.97, ymax=1.0, color=SEVERITY_COLORS.get(panel.severity, SHADE), alpha=0.9, linewidth=0)
     for ax in axes:
         for first, last, severity in _union(spans):
-            ax.axvspan(first, last, color=SEVERITY_COLORS.get(severity, SHADE), alpha=0.1, linewidth=0, zorder=-1)
+            # Tinted and edged in its severity's colour: told apart from the checkpoints' grey beneath.
+            color = SEVERITY_COLORS.get(severity, SHADE)
+            ax.axvspan(first, last, color=color, alpha=0.12, linewidth=0, zorder=-1)
+            for edge in (first, last):
+                ax.axvline(edge, color=color, linewidth=0.9, alpha=0.9, zorder=1)
     _format_axes(axes, start, end)
+    fig.text(0.5, 0.1 / height, KEY, ha="center", va="bottom", fontsize=8, color="#444")
     for at, label in _labels(spans, start, end):
         axes[0].annotate(label, xy=(at, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -6), textcoords="offset points",
-                         fontsize=7, color="#a00", ha="left", va="top",
+                         fontsize=9, color="#a00", ha="left", va="top",
                          bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     if title:
-        fig.suptitle(title, x=0.01, y=1 - 0.08 / height, ha="left", va="top", fontsize=10)
+        fig.suptitle(title, x=0.01, y=1 - 0.08 / height, ha="left", va="top", fontsize=11)
     return fig
+
+
+KEY = "grey: checkpoints (dark strip: share of time checkpointing) · tinted between coloured lines: the finding's or incident's window"
+STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
+
+
+def state_bands(ax, analysis: Analysis, columns: list[str], names: list[str], start: dt.datetime, end: dt.datetime) -> None:
+    """Each member's state as runs of one colour over [start, end] (a state holds for minutes; a bar per run, not per sample)."""
+    series = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+    for y, column in enumerate(columns):
+        runs = (series.select(TIME_COLUMN, state=pl.col(column))
+                .with_columns(run=(pl.col("state") != pl.col("state").shift(1)).fill_null(True).cum_sum())
+                .group_by("run", maintain_order=True).agg(pl.col(TIME_COLUMN).first().alias("from"), pl.col(TIME_COLUMN).last().alias("to"),
+                                                          pl.col("state").first()))
+        for row in runs.iter_rows(named=True):
+            if row["state"] is not None:
+                ax.plot([row["from"], row["to"]], [y, y], linewidth=8, solid_capstyle="butt", color=STATE_COLORS.get(int(row["state"]), "#d62728"))
+    rows(ax, names)
 
 
 def png(fig: Figure) -> bytes:
@@ -282,7 +326,7 @@ def png(fig: Figure) -> bytes:
 def rows(ax, names: list[str]) -> None:
     """One bar row per name, the name written inside the panel above its row (the left margin cannot hold an address)."""
     for y, name in enumerate(names):
-        ax.text(0.003, y + 0.22, name, transform=ax.get_yaxis_transform(), fontsize=7, ha="left", va="bottom",
+        ax.text(0.003, y + 0.22, name, transform=ax.get_yaxis_transform(), fontsize=9, ha="left", va="bottom",
                 bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
     ax.set_yticks([])
     ax.set_ylim(-0.6, len(names) - 0.2)

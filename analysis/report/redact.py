@@ -167,11 +167,11 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
         return None
     mapped = lambda column, fn: pl.col(column).map_elements(fn, return_dtype=pl.String)  # noqa: E731
     slow = logs.slow_ops.with_columns(
-        mapped("ns", r.ns), mapped("node", r.host),
+        mapped("ns", r.ns), mapped("node", r.host), *(mapped(c, r.text) for c in ("app_name",) if c in logs.slow_ops.columns),
         # Culprit examples and index advice are made from shapes: no literal value leaves.
         pl.col("shape").alias("command_json"),
     )
-    text_columns = [c for c in ("text", "msg", "remote", "file") if c in logs.events.columns]
+    text_columns = [c for c in ("text", "msg", "remote", "file", "app_name", "driver") if c in logs.events.columns]
     events = logs.events.with_columns(mapped("node", r.host), *(mapped(c, r.text) for c in text_columns))
     problems = logs.problems.with_columns(*(mapped(c, r.text) for c in ("file", "text") if c in logs.problems.columns))
     return LogFrames(slow, events, problems)
@@ -189,6 +189,7 @@ def redact(analysis: Analysis, r: Redactor) -> Analysis:
     redacted = dataclasses.replace(
         analysis, node=node, overview=overview, thresholds=thresholds, findings=[_finding(f, r) for f in analysis.findings],
         related=[_finding(f, r) for f in analysis.related], logs=_logs(analysis.logs, r),
+        audit=[dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit],
     )
     redacted.refresh_incidents()  # told again from the redacted findings
     return redacted

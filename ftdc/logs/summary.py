@@ -56,15 +56,21 @@ def queries(slow_ops: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFram
     return slow_ops.filter(~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none"))
 
 
-def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total", *, by_node: bool = False) -> pl.DataFrame:
+def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total", *, by_node: bool = False,
+                      extra: dict[str, pl.Expr] | None = None) -> pl.DataFrame:
     """One row per (namespace, command, shape), sorted by `sort` (total, p95, count);
     with `by_node`, per node too (a `node` column first: a replica set's logs).
-    Only `queries(slow_ops)` count; the rest stays in `slow_ops`."""
+    Only `queries(slow_ops)` count; the rest stays in `slow_ops`. `extra` adds
+    aggregations of one group each, as columns after the summary's own (the report's
+    slow-operation table: clients, 8.0 working and queued time), so one grouping serves both."""
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
+    extra = extra or {}
     # Only the columns the summary reads: grouping the wide frame by several keys
     # copies every column of it into one chunk (1.4 GB on 2.5 M slow queries).
-    ops = queries(slow_ops.select(_READ + ["node"] * by_node)).with_columns(_group_key())
+    wanted = _READ + ["node"] * by_node
+    needed = sorted({c for e in extra.values() for c in e.meta.root_names()} - set(wanted))
+    ops = queries(slow_ops.select(wanted + needed)).with_columns(_group_key())
     duration = pl.col("duration_ms")
     keys = ["node"] * by_node + ["ns", "command", "group_key"]
     summary = ops.group_by(*keys).agg(
@@ -85,10 +91,11 @@ def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total", *, by_node: b
         first_seen=pl.col("started").min(),
         last_seen=pl.col("ts").max(),
         example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
+        **extra,
     )
     summary = summary.with_columns(
         docs_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("docs_examined") / pl.col("nreturned")),
         plan_kinds=pl.when(pl.col("plan_kinds") != "").then(pl.col("plan_kinds")),
     )
     schema = ({"node": pl.String} if by_node else {}) | SUMMARY
-    return summary.sort(SORT_KEYS[sort], "total_ms", descending=True).select(list(schema)).cast(schema)
+    return summary.sort(SORT_KEYS[sort], "total_ms", descending=True).select(*schema, *extra).cast(schema)

@@ -1,0 +1,220 @@
+"""Issue 20's workbench, on the real samples: the slow-operation table is summarize_queries' (counts and
+percentiles), each system panel's series is the FTDC metric it names, and the configuration audit
+reads each item from nodes that have it and nodes that do not."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import analysis
+import ftdc
+from analysis import audit
+from analysis.analyze import read_compact_logs
+from analysis.report import build_report, system, write_report
+from analysis.log_overview import workload
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
+LOGS = {"6.0.11": SHARED / "logs" / "mongod-6.0.11", "8.0.12": SHARED / "logs" / "atlas-8.0.12"}
+FTDC_70 = SHARED / "ftdc" / "mongod-7.0" / "diagnostic.data"
+FTDC_42 = SHARED / "ftdc" / "mongod-4.2.1" / "diagnostic.data"
+KEY = ["ns", "command", "shape", "query_hash"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def samples():
+    if not SHARED.is_dir():
+        pytest.skip("../shared/samples is missing") if __import__("os").environ.get("CI") != "true" else pytest.fail("samples missing")
+
+
+@pytest.mark.parametrize("log", sorted(LOGS))
+def test_slow_operation_table_is_summarize_queries(log):
+    table = workload(read_compact_logs(LOGS[log])).queries
+    full = ftdc.read_logs(LOGS[log]).slow_ops
+    expected = ftdc.summarize_queries(full)
+    assert table.height == expected.height > 0
+    stats = ["count", "total_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "keys_examined", "docs_examined", "nreturned", "collscan_share"]
+    joined = table.join(expected, on=KEY, how="full", suffix="_expected", nulls_equal=True)
+    assert joined.height == expected.height
+    for column in stats:
+        assert joined[column].equals(joined[f"{column}_expected"], check_names=False), column
+    # The clients and 8.0's working time of each shape are its runs' (per-statement WRITE lines counted once).
+    runs = ftdc.logs.summary.queries(full)
+    for row in table.iter_rows(named=True):
+        mine = runs.filter(pl.col("ns").eq_missing(row["ns"]), pl.col("command").eq_missing(row["command"]),
+                           pl.col("shape").eq_missing(row["shape"]))
+        if mine.height != row["count"]:
+            continue  # grouped by the server's hash (a truncated command): compared above
+        assert row["working_ms"] == (mine["working_ms"].sum() or 0)
+        assert row["apps"] == ", ".join(sorted(mine["app_name"].drop_nulls().unique()))
+    if log == "8.0.12":
+        assert table["working_runs"].sum() > 0 and table["queued_ms"].sum() > 0  # workingMillis and ticket queueing on 8.0
+    else:
+        assert table["working_runs"].sum() == 0  # no workingMillis before 8.0: the columns are left out
+
+
+def test_connections_and_messages_count_the_log_lines():
+    logs = read_compact_logs(LOGS["6.0.11"])
+    w = workload(logs)
+    events = ftdc.read_logs(LOGS["6.0.11"]).events
+    assert w.connections["connections"].sum() == events.filter(pl.col("kind") == "client_metadata").height
+    assert w.messages["count"].sum() == events.filter(pl.col("severity").is_in(["W", "E", "F"])).height
+    access = w.messages.filter(pl.col("id") == 22120).row(0, named=True)
+    assert access["count"] == 2 and access["first"] <= access["last"]
+
+
+@pytest.fixture(scope="module")
+def node70():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return analysis.analyze(FTDC_70)
+
+
+def _raw(path, names):
+    return ftdc.read_ftdc(path, names).sort("start")
+
+
+def test_system_series_are_the_ftdc_metrics_they_show(node70):
+    series = node70.series
+    raw = _raw(FTDC_70, [f"systemMetrics.cpu.{s}_ms" for s in audit_states()] + ["serverStatus.mem.resident", "serverStatus.network.bytesIn",
+                                                                                  "systemMetrics.disks.sda.reads", "systemMetrics.disks.sda.writes",
+                                                                                  "serverStatus.opcounters.insert", "serverStatus.connections.current"])
+    assert raw["start"].to_list() == series["start"].to_list()
+    valid = series["valid"].to_numpy()
+    dt_s = series["interval_s"].to_numpy()
+
+    def delta(name):
+        return np.diff(raw[name].to_numpy().astype(float), prepend=np.nan)
+
+    total = sum(delta(f"systemMetrics.cpu.{s}_ms") for s in audit_states())
+    for state in ("user", "system", "iowait", "steal"):
+        expected = 100 * delta(f"systemMetrics.cpu.{state}_ms") / total
+        got = series[f"cpu_{state}_pct"].to_numpy()
+        ok = valid & (total > 0)
+        assert np.allclose(got[ok].astype(float), expected[ok], equal_nan=True), state
+    assert series["resident_mb"].to_list() == raw["serverStatus.mem.resident"].to_list()
+    assert series["connections"].to_list() == raw["serverStatus.connections.current"].to_list()
+    ok = valid
+    assert np.allclose(series["network_in_mb_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.network.bytesIn") / dt_s / 1e6)[ok])
+    iops = (delta("systemMetrics.disks.sda.reads") + delta("systemMetrics.disks.sda.writes")) / dt_s
+    assert np.allclose(series["disk_iops.sda"].to_numpy()[ok].astype(float), iops[ok])
+    assert np.allclose(series["insert_ops_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.opcounters.insert") / dt_s)[ok])
+    # Each panel's summary is its series' own.
+    view = system.view(node70, {})
+    by_column = {s.column: s for s in view.series}
+    assert by_column["resident_mb"].max == float(series["resident_mb"].max())
+    assert by_column["cpu_user_pct"].p95 == pytest.approx(float(series["cpu_user_pct"].quantile(0.95, "linear")), abs=1e-3)
+    assert "oplog window, hours" in view.missing  # a standalone: no oplog
+
+
+def audit_states():
+    from analysis.metrics import CPU_STATES
+
+    return CPU_STATES
+
+
+def test_oplog_window_is_the_oplog_collstats_span():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        node = analysis.analyze(FTDC_42)
+    raw = _raw(FTDC_42, ["local.oplog.rs.stats.start", "local.oplog.rs.stats.end"])
+    expected = (raw["local.oplog.rs.stats.end"] - raw["local.oplog.rs.stats.start"]).dt.total_milliseconds() / 3.6e6
+    assert node.series["oplog_window_h"].to_list() == expected.to_list()
+    assert "oplog window, hours" not in system.view(node, {}).missing and "CPU, % of all cores" in system.view(node, {}).missing  # macOS
+
+
+# -- the configuration audit
+
+
+def facts(cmdline=None, host=None, build=None, ulimits=None, warnings_=None, cache_gb=None, last=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)):
+    startup = None if warnings_ is None else pl.DataFrame({"msg": warnings_}, schema={"msg": pl.String})
+    return audit.Facts(cmdline, host, build, ulimits, startup, cache_gb * 2**30 if cache_gb else None, last)
+
+
+def items(f) -> dict[str, audit.AuditItem]:
+    return {i.key: i for i in audit.audit(f)}
+
+
+def test_audit_items_with_and_without_each_setting():
+    bare = items(facts())
+    assert all(not i.recorded and i.severity == "info" and i.has.startswith("not recorded") for i in bare.values())
+    assert items(facts(cmdline={}))["access_control"].severity == "warning"
+    assert items(facts(cmdline={"security": {"authorization": "enabled"}}))["access_control"].severity == "info"
+    assert items(facts(cmdline={"security": {"keyFile": "/k"}}))["access_control"].severity == "info"
+    assert items(facts(warnings_=["Access control is not enabled for the database."]))["access_control"].severity == "warning"
+    assert items(facts(cmdline={"net": {"bindIp": "0.0.0.0"}}))["bind_address"].severity == "warning"
+    assert items(facts(cmdline={"net": {"bindIpAll": True}}))["bind_address"].severity == "warning"
+    assert items(facts(cmdline={"net": {"bindIp": "127.0.0.1,10.0.0.5"}}))["bind_address"].severity == "info"
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled is 'always'. We suggest setting it to 'never'"
+    assert items(facts(warnings_=[thp]))["transparent_huge_pages"].severity == "warning"
+    assert items(facts(warnings_=[]))["transparent_huge_pages"].has.startswith("no start-up warning")
+    assert not items(facts(warnings_=[]))["swappiness"].recorded  # mongod does not always check it: no warning says nothing
+    assert items(facts(host={"os": {"type": "Darwin"}}, warnings_=[]))["transparent_huge_pages"].has == "not applicable (Darwin)"
+    mounts = [{"mountPoint": "/", "type": "ext4"}, {"mountPoint": "/data", "type": "xfs"}]
+    assert items(facts(cmdline={"storage": {"dbPath": "/data/db"}}, host={"extra": {"mountInfo": mounts}}))["file_system"].severity == "info"
+    assert items(facts(cmdline={"storage": {"dbPath": "/var/lib/mongo"}}, host={"extra": {"mountInfo": mounts}}))["file_system"].severity == "warning"
+    assert items(facts(host={"system": {"numaEnabled": True, "numNumaNodes": 2}}))["numa"].severity == "warning"
+    assert items(facts(host={"system": {"numaEnabled": False}}))["numa"].severity == "info"
+    low = items(facts(ulimits={"fileDescriptors": {"soft": 1024, "hard": 4096}, "processes": {"soft": 64000, "hard": 64000}}))["limits"]
+    assert low.severity == "warning" and "open files 1024" in low.has and low.change.startswith("raise open files to")
+    assert items(facts(ulimits={"fileDescriptors": {"soft": 64000}, "processes": {"soft": -1}}))["limits"].severity == "info"
+    host = {"system": {"memSizeMB": 16384}}
+    assert items(facts(host=host, cmdline={"storage": {"wiredTiger": {"engineConfig": {"cacheSizeGB": 12}}}}))["cache_size"].severity == "warning"
+    assert items(facts(host=host, cache_gb=7.5))["cache_size"].severity == "info"
+    assert items(facts(build={"version": "4.4.29"}))["end_of_life"].severity == "warning"
+    assert items(facts(build={"version": "7.0.12"}))["end_of_life"].severity == "info"
+    assert items(facts(build={"version": "6.0.11"}, last=dt.datetime(2025, 8, 1, tzinfo=dt.timezone.utc)))["end_of_life"].severity == "warning"
+
+
+def test_audit_on_the_real_nodes(node70):
+    found = {i.key: i for i in node70.audit}
+    assert found["file_system"].severity == "warning" and found["file_system"].has.startswith("ext4")  # / on ext4 holds /data/db
+    assert found["limits"].severity == "warning" and "open files 1024" in found["limits"].has  # FTDC's ulimits
+    assert found["access_control"].severity == "warning"  # getCmdLineOpts: mongod --port 27017
+    assert found["numa"].has.startswith("NUMA not enabled")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        node42 = analysis.analyze(FTDC_42)
+    found = {i.key: i for i in node42.audit}
+    assert found["access_control"].severity == "info" and found["bind_address"].has == "bindIp 127.0.0.1"
+    assert not found["file_system"].recorded  # macOS 4.2 records no mountInfo
+    # Advice only: the audit never adds a finding or an incident.
+    assert all(f.kind not in {i.key for i in node42.audit} for f in node42.findings)
+
+
+def test_the_json_and_markdown_reports_carry_the_workbench(node70, tmp_path):
+    report = build_report([node70])
+    write_report(report, tmp_path / "r.json")
+    node = json.loads((tmp_path / "r.json").read_text())["nodes"][0]
+    assert [a["key"] for a in node["audit"]] == [i.key for i in node70.audit]
+    assert node["system"]["series"] and node["slow_operations"] is None  # no log given
+    write_report(report, tmp_path / "r.md")
+    text = (tmp_path / "r.md").read_text()
+    assert "## Configuration audit" in text and "## System panels" in text and "| CPU, % of all cores | user |" in text
+
+
+def test_crafted_strings_reach_the_page_as_text():
+    """Namespaces, shapes, application names, drivers and log messages are the customer's: escaped, never markup."""
+    import datetime as dt_
+
+    from ftdc.logs import LogFrames
+    from ftdc.logs.schema import EVENTS, PROBLEMS, SLOW_OPS
+    from analysis.report import workbench_html
+
+    evil = "<img src=x onerror=alert(1)>'\""
+    t = dt_.datetime(2024, 1, 1, tzinfo=dt_.timezone.utc)
+    slow = pl.DataFrame([{"ts": t, "started": t, "duration_ms": 5, "ns": f"db.{evil}", "command": evil, "shape": evil, "app_name": evil,
+                          "write_statement": False, "op_type": "command", "plan_kind": "COLLSCAN", "ok": False, "err_name": evil}],
+                        schema=SLOW_OPS)
+    events = pl.DataFrame([{"ts": t, "kind": "client_metadata", "app_name": evil, "driver": evil},
+                           {"ts": t, "kind": "other", "severity": "W", "id": 1, "msg": evil}], schema=EVENTS)
+    w = workload(LogFrames(slow, events, pl.DataFrame(schema=PROBLEMS)))
+    page = workbench_html.slow_operations(w, "n") + workbench_html.connections(w, "n") + workbench_html.messages(w, "n")
+    assert "<img" not in page and "onerror=alert(1)>'" not in page
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;&#x27;&quot;") >= 6  # ns, command, shape, app, failure, client, driver, message
