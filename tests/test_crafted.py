@@ -360,7 +360,7 @@ ROOT = DEMO.parent
 
 def test_the_readme_makes_a_virtualenv_before_installing():
     readme = (ROOT / "README.md").read_text()
-    setup = readme[readme.index("## Set-up"): readme.index("## Library")]
+    setup = readme[readme.index("## Set-up"): readme.index("## Where to read on")]
     assert setup.index("python3 -m venv .venv") < setup.index("pip install -e .")
     assert "about a minute" in setup
     assert ".venv/" in (ROOT / ".gitignore").read_text().splitlines()
