@@ -129,6 +129,26 @@ def progress_bar(*columns) -> Progress:
     return Progress(*columns, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal)
 
 
+
+def _logs_to_read(found, given: list, no_log: bool, start, end):
+    """The logs an analysis reads, and those found beside the FTDC to name on stderr. Logs given
+    (`--log`, or log files among the paths) are read strictly: one that cannot be read is an error.
+    Logs found, not given (inside a bundle or directory, else beside each diagnostic.data), are read
+    when they can be, otherwise a warning names them: an empty `mongod.log`, as a fresh rotation
+    leaves, must not end an analysis nobody asked a log of."""
+    from analysis.analyze import read_found_logs
+
+    if given and no_log:
+        raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
+    if given:
+        return list(dict.fromkeys([*found.logs, *given])), []
+    inside = [] if no_log else found.logs
+    beside = [] if no_log or inside else logs_beside(found.ftdc)
+    if not (inside or beside):
+        return None, []
+    logs = read_found_logs(inside or beside, start, end)
+    return logs, beside if logs is not None else []
+
 @app.command()
 def summary(
     paths: List[Path] = typer.Argument(..., help="diagnostic.data directories (or dbpaths, FTDC files, .tar/.tar.gz/.zip support bundles): one or several nodes"),
@@ -144,7 +164,7 @@ def summary(
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     import analysis
-    from analysis.analyze import STAGES, read_found_logs
+    from analysis.analyze import STAGES
     from analysis.console import findings_table, render_findings, render_incidents, render_overview
     from analysis.nodes import unfolded
     from analysis.report import FORMATS as REPORT_FORMATS
@@ -157,13 +177,7 @@ def summary(
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
                                  + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
         given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
-        if given and no_log:
-            raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
-        inside = [] if given or no_log else found.logs  # in a bundle or directory given
-        beside = [] if given or inside or no_log else logs_beside(found.ftdc)
-        # A log that was found, not given, must not end the analysis: read when it can be.
-        logs = list(dict.fromkeys([*found.logs, *given])) if given else (read_found_logs(inside or beside, start, end) if inside or beside else None)
-        beside = beside if logs is not None else []
+        logs, beside = _logs_to_read(found, given, no_log, start, end)
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
@@ -271,10 +285,11 @@ def explore(
     metric: Optional[List[str]] = typer.Option(None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"),
     start: Optional[str] = typer.Option(None, help=f"from this time ({TIME_HELP})"),
     end: Optional[str] = typer.Option(None, help="up to this time"),
+    no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
     import analysis
-    from analysis.analyze import STAGES, read_found_logs
+    from analysis.analyze import STAGES
     from analysis.report import explore as explorer_of, write_explorer
 
     with user_errors():
@@ -284,11 +299,10 @@ def explore(
         if len(found.ftdc) != 1:
             raise ftdc.FTDCError(f"{path}: no FTDC (diagnostic.data) in it" if not found.ftdc
                                  else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
-        logs = [*found.logs, *(log or [])]
-        beside = [] if logs else logs_beside(found.ftdc)
+        logs, beside = _logs_to_read(found, log or [], no_log, start, end)
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) + 1)
-            result = analysis.analyze_nodes(found.ftdc, logs or beside or None, start=start, end=end,
+            result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
                                             progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
             bar.update(task, description="reducing the metrics")
             explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)

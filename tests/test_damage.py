@@ -225,6 +225,18 @@ def test_an_unreadable_log_found_beside_is_a_warning_and_the_analysis_goes_on(de
     assert "No incident" in result.stdout or "incident" in result.stdout.lower()
 
 
+def test_explore_reads_a_log_found_beside_as_the_summary_does(demo_beside, tmp_path):
+    """`explore` read a log found beside the FTDC strictly: an empty one ended it with exit 2."""
+    (demo_beside / "mongod.log").write_bytes(b"")
+    page = tmp_path / "node.html"
+    result = run_cli("explore", demo_beside / "diagnostic.data", "-o", page)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"warning: {demo_beside / 'mongod.log'}: no mongod log line in it" in result.stderr
+    assert page.stat().st_size > 0
+    quiet = run_cli("explore", demo_beside / "diagnostic.data", "-o", page, "--no-log")
+    assert quiet.returncode == 0 and "mongod.log" not in quiet.stderr, quiet.stderr
+
+
 def test_no_log_does_not_look_beside(demo_beside):
     (demo_beside / "mongod.log").write_bytes((DEMO / "mongod.log").read_bytes())
     looked = run_cli(demo_beside / "diagnostic.data", "--json")
