@@ -83,6 +83,8 @@ def headlines(analyses: Sequence[Analysis], names: Sequence[str], cross_incident
 def document(analyses: Sequence[Analysis], names: Sequence[str], cross_node: Sequence[Finding] = (), cross_incidents: Sequence[Incident] = (),
              *, redacted: bool = False, generated: Optional[dt.datetime] = None) -> dict[str, Any]:
     """The JSON report of these nodes: everything, whatever the cards show."""
+    from .report.content import workbench  # each node's workbench (slow operations, system, audit): the report's data views
+
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     return jsonable({
         "schema_version": SCHEMA_VERSION,
@@ -90,7 +92,7 @@ def document(analyses: Sequence[Analysis], names: Sequence[str], cross_node: Seq
         "title": f"ftdc-analyze report: {', '.join(names)}",
         "headlines": headlines(analyses, names, cross_incidents),
         "redacted": redacted,
-        "nodes": [{"name": n, "headlines": node_headlines(a, n), **a.to_dict()} for a, n in zip(analyses, names)],
+        "nodes": [{"name": n, "headlines": node_headlines(a, n), **a.to_dict(), **workbench(a, list(analyses))} for a, n in zip(analyses, names)],
         "cross_node_findings": [f.to_dict() for f in cross_node],
         "cross_node_incidents": [i.to_dict() for i in cross_incidents],
     })

@@ -64,12 +64,6 @@ class NodeSection:
     system_figure: Optional[Figure] = None
     explorer: Optional[Explorer] = None  # the derived series on one zoomable time axis (the HTML report's explorer)
 
-    def workbench(self) -> dict[str, Any]:
-        """The node's workbench for the JSON report: slow operations, clients, messages, system series, configuration audit."""
-        return {**(self.workload.to_dict() if self.workload else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
-                "system": self.system.to_dict() if self.system else None,
-                "audit": [item.to_dict() for item in self.analysis.audit]}
-
     @property
     def findings(self) -> list[Finding]:
         return self.analysis.findings
@@ -109,13 +103,10 @@ class Report:
         return [(section.name, i) for section in self.nodes for i in section.more_incidents]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON report: the one document `analysis.document` builds from the data model (every incident), each node's
-        entry with its workbench (slow operations, clients, messages, system series, configuration audit)."""
-        doc = document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
-                       redacted=self.redacted, generated=self.generated)
-        for entry, section in zip(doc["nodes"], self.nodes):
-            entry.update(section.workbench())
-        return doc
+        """The JSON report: the one document `analysis.document` builds from the data model (every incident), the one
+        `--json` prints."""
+        return document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
+                        redacted=self.redacted, generated=self.generated)
 
 
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
@@ -194,6 +185,15 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
         explorer=explorer_data(analysis, name),
     )
+
+
+def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
+    """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
+    (`analyses` are the report's nodes, which name the replica set's members)."""
+    found = workload(analysis.logs)
+    return {**(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
+            "system": system.view(analysis, figures.member_names(analyses, analysis)).to_dict(),
+            "audit": [item.to_dict() for item in analysis.audit]}
 
 
 def node_slug(text: str) -> str:
