@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from bson.decimal128 import Decimal128
 from bson.objectid import ObjectId
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import ftdc
@@ -108,6 +108,12 @@ def decimal_metric(bid: bytes) -> int:
     return value if INT64_MIN <= value <= INT64_MAX else INT64_MIN
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+# The milliseconds Python's datetime (and so CSV, Arrow's microseconds) can hold: years 1-9999.
+PYTHON_DATE_MS = tuple((d - _EPOCH) // dt.timedelta(milliseconds=1) for d in (
+    dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc)))
+
+
 def expected_metrics(pairs, prefix: str = "") -> list[tuple[str, int]]:
     out = []
     seen: dict[str, int] = {}
@@ -117,8 +123,12 @@ def expected_metrics(pairs, prefix: str = "") -> list[tuple[str, int]]:
         name = f"{prefix}{component}"
         if kind == "double":
             out.append((name, double_metric(v)))
-        elif kind in ("int32", "int64", "date"):
+        elif kind in ("int32", "int64"):
             out.append((name, v))
+        elif kind == "date":
+            # A Date no calendar of times holds (outside years 1-9999) is damage: read as null, with a warning.
+            low, high = PYTHON_DATE_MS
+            out.append((name, v if low <= v <= high else None))
         elif kind == "decimal":
             out.append((name, decimal_metric(v)))
         elif kind == "bool":
@@ -208,6 +218,9 @@ def as_int64(frame: pl.DataFrame) -> pl.DataFrame:
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(samples=sample_series(), samples_per_chunk=st.integers(2, 5))
+# Found in CI: a Date a millisecond before year 1 (damage) reads as null, not as its value.
+@example(samples=[[("start", ("date", 1_700_000_000_000)), ("a", ("date", -62_135_596_800_001)), ("b", ("date", 253_402_300_800_000))]],
+         samples_per_chunk=2)
 def test_random_documents_round_trip(tmp_path_factory, samples, samples_per_chunk):
     directory = tmp_path_factory.mktemp("rt")
     with FTDCWriter(directory, samples_per_chunk=samples_per_chunk, samples_per_interim_update=2) as writer:
