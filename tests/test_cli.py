@@ -30,7 +30,9 @@ def test_summary_json(directory):
     report = json.loads(result.stdout)  # --json prints the JSON report (issue 21 §3): one node here
     assert set(report) == {"schema_version", "generated", "title", "headlines", "redacted", "nodes", "cross_node_findings", "cross_node_incidents"}
     [doc] = report["nodes"]
-    assert set(doc) == {"name", "headlines", "node", "summary", "thresholds", "incidents", "findings"}
+    # The node's entry is the JSON report's: its analysis, then its workbench.
+    assert set(doc) == {"name", "headlines", "node", "summary", "thresholds", "incidents", "findings",
+                        "shapes", "slow_operations", "connections", "log_messages", "system", "audit"}
     summary = doc["summary"]
     assert doc["node"]["version"] == "7.0.0-rc6"
     assert summary["samples"] == 36722 and summary["files"] == 3 and summary["chunks"] == 150
