@@ -16,6 +16,7 @@ from . import advice_text, detectors
 from .analyze import Analysis
 from .findings import SEVERITIES, Finding, jsonable
 from .incidents import Incident
+from .log_overview import workload
 from .text import duration
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
@@ -80,11 +81,20 @@ def headlines(analyses: Sequence[Analysis], names: Sequence[str], cross_incident
     return lines or [h for _, mine in per_node for h in mine]
 
 
+def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
+    """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
+    (`analyses` are the report's nodes, which name the replica set's members)."""
+    from . import system  # here: system names members through nodes, which builds this document
+
+    found = workload(analysis.logs)
+    return {**(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
+            "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
+            "audit": [item.to_dict() for item in analysis.audit]}
+
+
 def document(analyses: Sequence[Analysis], names: Sequence[str], cross_node: Sequence[Finding] = (), cross_incidents: Sequence[Incident] = (),
              *, redacted: bool = False, generated: Optional[dt.datetime] = None) -> dict[str, Any]:
     """The JSON report of these nodes: everything, whatever the cards show."""
-    from .report.content import workbench  # each node's workbench (slow operations, system, audit): the report's data views
-
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     return jsonable({
         "schema_version": SCHEMA_VERSION,

@@ -17,7 +17,8 @@ import analysis
 import ftdc
 from analysis import audit
 from analysis.analyze import read_compact_logs
-from analysis.report import build_report, system, write_report
+from analysis import system
+from analysis.report import build_report, write_report
 from analysis.log_overview import workload
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"

@@ -23,7 +23,8 @@ from ..findings import SEVERITIES, Finding
 from ..incidents import Incident
 from ..text import duration
 from ..log_overview import Workload, workload
-from . import figures, plots, system
+from .. import system
+from . import figures, plots
 from .explorer import Explorer, explorer_data
 
 
@@ -185,15 +186,6 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
         explorer=explorer_data(analysis, name),
     )
-
-
-def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
-    """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
-    (`analyses` are the report's nodes, which name the replica set's members)."""
-    found = workload(analysis.logs)
-    return {**(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
-            "system": system.view(analysis, figures.member_names(analyses, analysis)).to_dict(),
-            "audit": [item.to_dict() for item in analysis.audit]}
 
 
 def node_slug(text: str) -> str:

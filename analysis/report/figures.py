@@ -16,8 +16,8 @@ from ..analyze import Analysis
 from ..detectors import LINKS, RECORDS
 from ..findings import Finding
 from ..incidents import Incident
-from ..nodes import member_addresses, self_members
 from ..series import WAITERS
+from ..system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 from .plots import Panel, Span, figure
 
 DETAIL_PANEL_IN = 1.2  # a finding's plot: the detail below the incidents, kept short
@@ -58,7 +58,7 @@ SYSTEM_PANEL_IN = 1.1
 
 
 def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None) -> Optional[Figure]:
-    """The system panels (`report.system.SystemView`) over the node's whole range, the findings marked."""
+    """The system panels (`analysis.system.SystemView`) over the node's whole range, the findings marked."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None or not view.panels:
         return None
@@ -82,25 +82,7 @@ def timeline(analysis: Analysis) -> Optional[Figure]:
     return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id")
 
 
-def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
-    """The wanted columns present; a name ending in "." stands for every device's or member's column."""
-    out = []
-    for w in wanted:
-        out += [c for c in have if c.startswith(w)] if w.endswith(".") else [w] if w in have else []
-    return out
-
-
-MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
 STATES_TITLE = "member state (green primary, blue secondary, red any other)"
-
-
-def series_label(column: str, members: dict[str, str]) -> str:
-    """A series' legend: a replica-set member's column by the member's address when known."""
-    prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
-    if prefix is None:
-        return column.replace("_", " ")
-    member = column.removeprefix(prefix)
-    return members.get(member, f"member {member}")
 
 
 def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning",
@@ -169,12 +151,6 @@ def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]
         panels.insert(0, Panel(f"root cause: {COLLSCAN_RUNS.title}", runs=True))
     start, end = _around(analysis, inc.start, inc.end)
     return figure(panels[:MAX_PANELS], analysis, start, end, [Span(inc.start, inc.end, inc.severity, inc.id)])
-
-
-def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]:
-    """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
-    addresses = member_addresses(analyses, [self_members(a) for a in analyses])
-    return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
 
 
 def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Optional[Figure]:

@@ -15,7 +15,7 @@ from ftdc.timeutil import format_time
 
 from ..audit import AuditItem
 from ..log_overview import TOP_SHAPES, Workload, plan_text
-from .system import SystemView
+from ..system import SystemView
 
 # Sorting and the "show all" buttons. Pinned by its hash in the page's Content-Security-Policy:
 # no other script runs, and it requests nothing.

@@ -8,13 +8,39 @@ naming the FTDC metric it comes from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import polars as pl
 
-from ..analyze import Analysis
-from ..series import OPCOUNTERS
-from .figures import matching, series_label as figure_label
+from .analyze import Analysis
+from .nodes import member_addresses, self_members
+from .series import OPCOUNTERS
+
+
+def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
+    """The wanted columns present; a name ending in "." stands for every device's or member's column."""
+    out = []
+    for w in wanted:
+        out += [c for c in have if c.startswith(w)] if w.endswith(".") else [w] if w in have else []
+    return out
+
+
+MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
+def series_label(column: str, members: dict[str, str]) -> str:
+    """A series' legend: a replica-set member's column by the member's address when known."""
+    prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
+    if prefix is None:
+        return column.replace("_", " ")
+    member = column.removeprefix(prefix)
+    return members.get(member, f"member {member}")
+
+
+def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]:
+    """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
+    addresses = member_addresses(analyses, [self_members(a) for a in analyses])
+    return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
+
+
 
 # Panels, each (title, its columns; a name ending in "." every device's or member's column).
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -44,7 +70,7 @@ def label(column: str, members: dict[str, str]) -> str:
     """A series' legend: its short name, a device's name, a member's address."""
     if column in _LABELS:
         return _LABELS[column]
-    return column.rpartition(".")[2] if column.startswith("disk_") else figure_label(column, members)
+    return column.rpartition(".")[2] if column.startswith("disk_") else series_label(column, members)
 
 
 @dataclass(frozen=True)
