@@ -101,32 +101,28 @@ class Explorer:
     opening: tuple[str, ...] = field(default=())  # panels shown first
 
 
-def _finite(expr: pl.Expr) -> pl.Expr:
-    expr = expr.cast(pl.Float64)
-    return pl.when(expr.is_finite()).then(expr)
-
-
-def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
-    """The columns of `axis` that hold rows of `frame` (over the rows after the first `skip`), and per value of
-    `values` its minimum and its maximum in each (NaN where it holds none). `frame` is in time order, so each
-    column's rows are one run: numpy reduces the runs, ignoring NaN."""
-    named = [_finite(v).alias(f"v{i}") for i, v in enumerate(values)]
-    computed = frame.select(axis.column(), *named).slice(skip)
+def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns of `axis` that hold rows of `frame` (over the rows after the first `skip`), and the minimum and
+    the maximum of each of `values` in each (rows: those columns; one column per value; NaN where it holds none,
+    infinities ignored). `frame` is in time order, so each column's rows are one run: numpy reduces the runs,
+    all values at once (one matrix: a column at a time costs six times as much)."""
+    computed = frame.select(axis.column(), *[v.cast(pl.Float64).alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
     columns = computed[BUCKET].to_numpy()
-    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.array([], dtype=np.int64)
-    lows, highs = [], []
+    matrix = computed.drop(BUCKET).to_numpy() if values else np.empty((len(columns), 0))  # Float64: a null reads as NaN
+    infinite = np.isinf(matrix)
+    if infinite.any():
+        matrix = np.where(infinite, np.nan, matrix)  # a copy: the matrix may be the frame's own, read-only
+    if not len(columns):
+        return columns, matrix[:0], matrix[:0]
+    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]])
     with np.errstate(invalid="ignore"):
-        for i in range(len(values)):
-            v = computed[f"v{i}"].to_numpy()  # Float64: a null reads as NaN
-            lows.append(v[:0] if len(starts) == 0 else np.fmin.reduceat(v, starts))
-            highs.append(v[:0] if len(starts) == 0 else np.fmax.reduceat(v, starts))
-    return columns[starts], lows, highs
+        return columns[starts], np.fmin.reduceat(matrix, starts, axis=0), np.fmax.reduceat(matrix, starts, axis=0)
 
 
 def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
     """Per column of `axis` holding rows: `lo{i}` and `hi{i}`, the extremes of `values[i]` (`_extremes` as a frame)."""
     at, lows, highs = _extremes(frame, values, axis, skip)
-    out = {BUCKET: at, **{f"lo{i}": v for i, v in enumerate(lows)}, **{f"hi{i}": v for i, v in enumerate(highs)}}
+    out = {BUCKET: at, **{f"lo{i}": lows[:, i] for i in range(len(values))}, **{f"hi{i}": highs[:, i] for i in range(len(values))}}
     return pl.DataFrame(out, schema={BUCKET: pl.Int32, **{k: pl.Float64 for k in out if k != BUCKET}}).fill_nan(None)
 
 
@@ -156,11 +152,12 @@ class Reduced:
     pairs: dict[str, np.ndarray]  # series -> (axis.columns, 2), NaN where the column holds no value
     sampled: np.ndarray  # per column: whether it holds a sample at all (one without continues the step before it)
 
-    def coarser(self, most: int) -> "Reduced":
-        """The same series at most `most` columns, each `k` of these merged (the extremes of extremes are exact)."""
+    def coarser(self, most: int, names: Iterable[str]) -> "Reduced":
+        """Series `names` (those held) at most `most` columns, each `k` of these merged (the extremes of extremes are exact)."""
         k = math.ceil(self.axis.columns / most)
+        names = [n for n in names if n in self.pairs]
         if k <= 1:
-            return self
+            return Reduced(self.axis, {n: self.pairs[n] for n in names}, self.sampled)
         n = math.ceil(self.axis.columns / k)
 
         def grouped(values: np.ndarray, fill) -> np.ndarray:
@@ -169,7 +166,7 @@ class Reduced:
             return padded.reshape(n, k, *values.shape[1:])
 
         pairs = {name: np.stack([np.fmin.reduce(g[:, :, 0], axis=1), np.fmax.reduce(g[:, :, 1], axis=1)], axis=1)
-                 for name, g in ((name, grouped(v, np.nan)) for name, v in self.pairs.items())}
+                 for name, g in ((name, grouped(self.pairs[name], np.nan)) for name in names)}
         return Reduced(Axis(self.axis.first_ms, self.axis.column_ms * k, n), pairs, grouped(self.sampled, False).any(axis=1))
 
 
@@ -178,9 +175,9 @@ def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     rows = frame.filter(pl.col(TIME_COLUMN).dt.epoch("ms").is_between(axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1))
     at, lows, highs = _extremes(rows, [pl.col(n) for n in names], axis)
     pairs = {}
-    for name, low, high in zip(names, lows, highs):
+    for i, name in enumerate(names):
         pairs[name] = np.full((axis.columns, 2), np.nan)
-        pairs[name][at, 0], pairs[name][at, 1] = low, high
+        pairs[name][at, 0], pairs[name][at, 1] = lows[:, i], highs[:, i]
     sampled = np.zeros(axis.columns, dtype=bool)
     sampled[at] = True
     return Reduced(axis, pairs, sampled)

@@ -99,6 +99,19 @@ def pixel_columns(frame: pl.DataFrame, columns: Sequence[str], start: dt.datetim
     return reduce(frame, [c for c in columns if c in frame.columns], Axis.spanning(_ms(start), _ms(end), sampling_ms, pixels))
 
 
+def _checkpoint_times(analysis: Analysis) -> tuple[np.ndarray, np.ndarray]:
+    """The checkpoints' starts and ends in epoch seconds, each sorted: converted once per analysis, not per figure
+    (a week holds ten thousand checkpoints; the last analysis' are kept)."""
+    if _CHECKPOINTS and _CHECKPOINTS[0] is analysis.checkpoints:
+        return _CHECKPOINTS[1]
+    times = (np.sort([c.start.timestamp() for c in analysis.checkpoints]), np.sort([c.end.timestamp() for c in analysis.checkpoints]))
+    _CHECKPOINTS[:] = [analysis.checkpoints, times]
+    return times
+
+
+_CHECKPOINTS: list = []
+
+
 def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> np.ndarray:
     """The share of each pixel's time spent in checkpoints: a week holds ten thousand of them,
     so each is a fraction of a pixel; an hour shows each one whole. Covered time up to x is
@@ -106,8 +119,7 @@ def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, p
     it; each pixel's share is its difference across the pixel."""
     if not analysis.checkpoints or end <= start:
         return np.zeros(pixels)
-    starts = np.sort([c.start.timestamp() for c in analysis.checkpoints])
-    ends = np.sort([c.end.timestamp() for c in analysis.checkpoints])
+    starts, ends = _checkpoint_times(analysis)
     edges = np.linspace(start.timestamp(), end.timestamp(), pixels + 1)
 
     def covered(times: np.ndarray) -> np.ndarray:
@@ -211,8 +223,11 @@ class _Canvas:
         self.parts: list[str] = []
 
     def x(self, t) -> float:
-        ms = _ms(t) if isinstance(t, dt.datetime) else t
-        return LEFT + PIXELS * min(max((ms - self.start_ms) / max(self.end_ms - self.start_ms, 1), 0.0), 1.0)
+        return float(self.xs(np.array([_ms(t) if isinstance(t, dt.datetime) else t]))[0])
+
+    def xs(self, ms: np.ndarray) -> np.ndarray:
+        """Epoch milliseconds as pixel columns, within the plot area."""
+        return LEFT + PIXELS * np.clip((ms - self.start_ms) / max(self.end_ms - self.start_ms, 1), 0.0, 1.0)
 
     def add(self, element: str) -> None:
         self.parts.append(element)
@@ -250,7 +265,7 @@ def _held(pairs: np.ndarray, sampled: np.ndarray) -> np.ndarray:
     return out
 
 
-def _band(canvas: _Canvas, edges: np.ndarray, pairs: np.ndarray, scale: YScale, color: str, label: str) -> None:
+def _band(canvas: _Canvas, edges: np.ndarray, pairs: np.ndarray, scale: YScale, color: str, column: str, label: str) -> None:
     lo, hi = scale.y(pairs[:, 0]), scale.y(pairs[:, 1])
     paths, lines = [], []
     for a, b in _runs(np.isfinite(pairs[:, 1])):
@@ -259,7 +274,7 @@ def _band(canvas: _Canvas, edges: np.ndarray, pairs: np.ndarray, scale: YScale, 
         paths.append(top + "L" + back[1:] + "Z")
         lines.append(top)
     if paths:
-        canvas.add(f'<g class="series" data-label="{text(label)}"><path d="{"".join(paths)}" fill="{color}" fill-opacity="0.35"/>'
+        canvas.add(f'<g class="series" data-column="{text(column)}" data-label="{text(label)}"><path d="{"".join(paths)}" fill="{color}" fill-opacity="0.35"/>'
                    f'<path d="{"".join(lines)}" fill="none" stroke="{color}" stroke-width="1.1"/></g>')
 
 
@@ -321,8 +336,8 @@ def _width(value: str, size: int) -> float:
 
 def _legend(canvas: _Canvas, top: float, drawn: list[tuple[str, str, str]], title_width: float) -> None:
     """Above the panel's right end, beside its title (above it when both do not fit): never over the data."""
-    entries = "".join(f'<tspan fill="{color}" font-weight="bold">━</tspan><tspan fill="#000"> {text(name)}   </tspan>' for _, name, color in drawn)
-    width = sum(_width(f"━ {name}   ", FONT) for _, name, _ in drawn)
+    entries = "".join(f'<tspan fill="{color}" font-weight="bold">━━</tspan><tspan fill="#000"> {text(name)}   </tspan>' for _, name, color in drawn)
+    width = sum(_width(f"━━ {name}   ", FONT) for _, name, _ in drawn)
     y = top - 5 if title_width + width + 20 < PIXELS else top - 24
     canvas.add(f'<text class="legend" x="{LEFT + PIXELS}" y="{y}" font-size="{FONT}" text-anchor="end" xml:space="preserve">{entries}</text>')
 
@@ -409,10 +424,11 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
     first_top = TOP + (TITLE if title else 0)
     height = first_top + BOTTOM + rows * panel_px + (rows - 1) * GAP
     columns = sorted({c for p in panels for c, _, _ in p.columns if not p.states} | {c for p in panels for c, _ in p.thresholds})
-    reduced = series.coarser(PIXELS) if series is not None else pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
+    reduced = series.coarser(PIXELS, columns) if series is not None else \
+        pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
     axis = reduced.axis
     canvas = _Canvas(start, end)
-    edges = np.array([canvas.x(axis.first_ms + i * axis.column_ms) for i in range(axis.columns + 1)])
+    edges = canvas.xs(axis.first_ms + axis.column_ms * np.arange(axis.columns + 1))
     share = checkpoint_share(analysis, start, end)
     spans = [s for s in spans if s.end >= start and s.start <= end]
     ticks, fmt = time_ticks(start, end)
@@ -454,7 +470,7 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         if panel.states:
             _states(canvas, analysis, [c for c, _, _ in panel.columns], [name for _, name, _ in panel.columns], start, end, top, panel_px)
         for column, name, color in drawn:
-            _band(canvas, edges, _held(reduced.pairs[column], reduced.sampled), scale, color, name)
+            _band(canvas, edges, _held(reduced.pairs[column], reduced.sampled), scale, color, column, name)
         _thresholds(canvas, analysis, reduced, edges, panel.thresholds, scale)
         if panel.window is not None:
             x0, x1 = canvas.x(panel.window[0]), canvas.x(panel.window[1])
