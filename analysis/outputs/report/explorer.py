@@ -289,9 +289,9 @@ def drawable(schema: dict[str, pl.DataType]) -> list[str]:
 
 
 def period_ms(analysis: Analysis) -> int:
-    """The node's usual sampling period: no column is narrower."""
-    period = analysis.series["period_s"].median() if "period_s" in analysis.series.columns else None
-    return int(round(1000 * period)) if period and period > 0 else 1000
+    """The node's usual sampling period (the overview's most common): no column is narrower."""
+    usual = next(iter(analysis.overview.periods_ms), None)
+    return usual if usual and usual > 0 else 1000
 
 
 def axis_of(analysis: Analysis) -> Axis:

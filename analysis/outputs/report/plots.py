@@ -223,10 +223,10 @@ class _Canvas:
         self.parts: list[str] = []
 
     def x(self, t) -> float:
-        return float(self.xs(np.array([_ms(t) if isinstance(t, dt.datetime) else t]))[0])
+        return float(self.xs(_ms(t) if isinstance(t, dt.datetime) else t))
 
-    def xs(self, ms: np.ndarray) -> np.ndarray:
-        """Epoch milliseconds as pixel columns, within the plot area."""
+    def xs(self, ms):
+        """Epoch milliseconds (one, or an array) as pixel columns, within the plot area."""
         return LEFT + PIXELS * np.clip((ms - self.start_ms) / max(self.end_ms - self.start_ms, 1), 0.0, 1.0)
 
     def add(self, element: str) -> None:
