@@ -256,11 +256,12 @@ def _runs(finite: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _held(pairs: np.ndarray, sampled: np.ndarray) -> np.ndarray:
-    """Columns without a sample continue the step before them (a sample holds until the next);
-    a sampled column without a value (a rate across a gap or a restart) stays a break."""
+    """A column without a sample next to one with (columns are a sampling period wide at least, so one falls
+    between two samples now and then) continues the step before it; two or more in a row are a gap in the
+    data and stay a break, as does a sampled column without a value (a rate across a restart)."""
     out = pairs.copy()
     for i in np.flatnonzero(~sampled):
-        if i:
+        if i and sampled[i - 1]:
             out[i] = out[i - 1, 1]
     return out
 
