@@ -133,6 +133,28 @@ def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_un
     assert cause.evidence["history_store_growth_mb"] > 0
 
 
+def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_raised_lifetime_lowered_with_its_cost():
+    # The reaper's abort lines and the node's transactionLifetimeLimitSeconds were not read: the advice said "60 s by default"
+    # on a node that let transactions live 635 s, and nothing told the reaper ended the pin.
+    scenario, result = analyzed(build, Shape(layout="8.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True, pinned_by="reaped"))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["reaper_aborts"] == 1 and cause.evidence["transaction_lifetime_limit_s"] == scenario.pinned.limit_s == 635
+    assert "setParameter.transactionLifetimeLimitSeconds=635" in cause.evidence["transaction_lifetime_limit_source"]
+    assert "reaper aborted 1 transaction(s) for outliving transactionLifetimeLimitSeconds (635 s" in cause.summary
+    [lower] = [r for r in cause.recommendations if r.setting == "transaction_lifetime_limit"]
+    assert (lower.current.value, lower.current.origin, lower.proposed) == (635, "configured", 60) and "aborted" in lower.caveat
+
+
+def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_transactions():
+    scenario, result = analyzed(build, Shape(layout="6.0", seed=8), Incident("cache_pressure", 300, 5.0, "dirty", 0.5, pinned=True, pinned_by="cursor"))
+    assert failures(scenario, result) == []
+    cause = result.incidents[0].root_cause
+    assert cause.evidence["holder"] == "not a transaction" and "does not bound" in cause.summary
+    assert not [r for r in cause.recommendations if r.setting]
+
+
 def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
     # 8.0 records storageEngineConcurrent*Transactions: 0 when the node sizes its pools: "Read tickets fixed at 0 (default 128)" was the root cause.
     scenario, result = analyzed(build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5))
