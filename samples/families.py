@@ -126,7 +126,7 @@ class Scenario:
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
     root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
     pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
-    steady: bool = False  # the load was steady: no workload root cause may call it changed
+    steady: bool = False  # the load was steady: the root cause says the writes did not change (or names a checkpoint interval that is the problem)
     pinned: Optional[Pinned] = None
 
 
@@ -693,6 +693,10 @@ def failures(scenario: Scenario, result) -> list[str]:
     loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.kind == "workload" and "writes_changed" in i.root_cause.evidence]
     if scenario.steady and any(e["writes_changed"] is not False or not e["operations_per_s"] for e in loads):
         wrong.append(f"a steady load told as changed or unnamed: {[(e['writes_changed'], e['operations_per_s']) for e in loads]}")
+    # A steady load's stalls are told as the write load that did not change, or as a checkpoint interval that is itself the problem.
+    if scenario.steady and not any(i.root_cause.kind == "workload" and i.root_cause.evidence.get("writes_changed") is False
+                                   or i.root_cause.evidence.get("setting") == "checkpoint_interval" for i in result.incidents):
+        wrong.append(f"a steady load's stall without the load or the interval as its root cause: {[i.root_cause.summary for i in result.incidents]}")
     if scenario.pinned:
         wrong += _pinned_problems(scenario.pinned, result)
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):

@@ -155,6 +155,17 @@ def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_trans
     assert not [r for r in cause.recommendations if r.setting]
 
 
+def test_a_small_cache_is_no_root_cause_of_checkpoint_stalls_under_a_steady_load():
+    # "A small cache: 1.0 GB against 31 GB of RAM" came first, advising more cache: the dirty data a checkpoint writes is a
+    # share of the cache, so more cache lengthens checkpoints. The steady family now asks for the load (or the interval).
+    scenario, result = analyzed(build, Shape(layout="6.0", cache_gb=1.0, baseline_ms=0.98, tz_minutes=765, eviction_trigger=92, dirty_trigger=18, seed=557),
+                                Incident("checkpoint_stall", 745, 11.2, "long", 0.26, steady=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    assert incident.root_cause.kind == "workload" and incident.root_cause.evidence["writes_changed"] is False
+    assert not [c for c in incident.candidates if c.evidence.get("setting") == "cache_size"]
+
+
 def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
     # 8.0 records storageEngineConcurrent*Transactions: 0 when the node sizes its pools: "Read tickets fixed at 0 (default 128)" was the root cause.
     scenario, result = analyzed(build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5))
