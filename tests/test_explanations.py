@@ -108,8 +108,33 @@ def test_a_windows_node_is_said_to_record_its_disks_in_a_layout_not_read():
     _, result = _analyzed(wild.windows_node, Shape(seed=11))
     [disks] = [f for f in result.findings if f.kind == "disk_saturation"]
     assert disks.severity == "info" and "did not record" not in disks.title
-    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"]
+    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"] and "busy" in disks.title
     assert result.problems == []
+
+
+def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linux_would_be(tmp_path):
+    # They were not read at all: the disk panels said "Not recorded by this node" of disks the node had recorded.
+    import dataclasses
+    import warnings
+
+    import pytest
+
+    import analysis
+    from analysis.workbench.system import view
+    from samples.families import T0, Baseline
+    from samples.simulate import write_ftdc
+
+    shape, analyses = Shape(seed=11), {}
+    for windows in (False, True):
+        write_ftdc(tmp_path / str(windows), dataclasses.replace(shape.config(), windows=windows), T0, 900, Baseline(shape), period=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            analyses[windows] = analysis.analyze(tmp_path / str(windows))
+    linux, windows = analyses[False].series, analyses[True].series
+    for column in ("disk_await_ms", "disk_iops", "disk_mb_per_s"):
+        assert windows[f"{column}.0 C:"].to_list() == pytest.approx(linux[f"{column}.sda"].to_list(), nan_ok=True)
+    assert windows["disk_iops.0 C:"].max() > 0 and windows["disk_queue.0 C:"].min() >= 0
+    assert [m for m in view(analyses[True], {}).missing if "disk" in m] == ["disk busy, %"]  # the one disk figure Windows does not record
 
 
 def test_an_index_build_that_filled_the_cache_is_its_root_cause():
