@@ -56,9 +56,22 @@ def test_the_replica_sets_and_the_demos_advice_keeps_the_rules():
 
 
 @pytest.mark.parametrize("sample", [("mongod-4.2.1", "diagnostic.data"), ("mongod-7.0", "diagnostic.data"),
-                                    ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson")])
+                                    ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson"),
+                                    ("go-writer-synthetic", "perf_metrics_small.ftdc")])
 def test_every_real_samples_advice_keeps_the_rules(sample):
     result = quietly(analysis.analyze, require_samples("ftdc", *sample))
+    assert advice_problems(result) == []
+
+
+@pytest.mark.parametrize("node", ["restart_loop", "restart_dip", "clients_leave", "windows_node"])
+def test_every_node_from_the_wild_keeps_the_rules(node, tmp_path):
+    # samples/wild.py's nodes (issue 18 §5); the randomised families check the rules on every draw (samples/families.failures).
+    from samples import wild
+    from samples.families import Shape
+
+    made = getattr(wild, node)(Shape(seed=11), tmp_path)
+    scenario = made[0] if isinstance(made, tuple) else made
+    result = quietly(analysis.analyze, scenario.ftdc, scenario.log)
     assert advice_problems(result) == []
 
 
