@@ -440,7 +440,7 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
     if title:
         canvas.label(8, 20, title, size=LARGE, halo=False, cls="figure-title")
     tops = [first_top + n * (panel_px + GAP) for n in range(rows)]
-    for n, (panel, top) in enumerate(zip(panels, tops)):
+    for panel, top in zip(panels, tops):
         canvas.add(f'<g class="panel" data-title="{text(panel.title)}">')
         for first, last, severity in _union(spans):  # tinted beneath the checkpoints' grey
             x0, x1 = canvas.x(first), canvas.x(last)
