@@ -96,7 +96,7 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     [headline] = report.headlines
     assert "No incident" in headline and f"{node.overview.samples:,} samples" in headline
     assert node.overview.first.strftime("%Y-%m-%dT%H:%M") in headline and node.overview.last.strftime("%Y-%m-%dT%H:%M") in headline
-    assert all(kind in headline for kind in analysis.detectors.RECORDS)
+    assert all(kind in headline for kind in analysis.findings.detectors.RECORDS)
     assert not report.incidents
 
 
