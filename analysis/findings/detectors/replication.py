@@ -80,7 +80,7 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
         evidence={
             "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
             "member": member, "lag_s_peak": peak,
-            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (docs/metrics.md §11); heartbeats and no-op writes add 10 s of noise"},
+            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly; heartbeats and no-op writes add 10 s of noise"},
         },
         recommendations=[
             advise("investigate", "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog"),
