@@ -40,7 +40,7 @@ def test_every_module_under_detectors_is_registered_with_its_record():
 def test_modules_run_in_their_records_order():
     orders = [m.DETECTOR.order for m in detectors.MODULES]
     assert orders == sorted(orders) and len(set(orders)) == len(orders), "two detectors share an order: which runs first would be the folder's"
-    # The order findings are produced and numbered in, as it was declared by hand before the folder was read.
+    # The order findings are produced in, as it was declared by hand before the folder was read.
     assert [m.__name__.rsplit(".", 1)[1] for m in detectors.MODULES] == [
         "checkpoint_stall", "cache_pressure", "ticket_exhaustion", "ttl_burst", "disk_saturation", "dhandle_pressure",
         "throughput_dip", "connection_storm", "replication", "restart_loop", "node_events"]

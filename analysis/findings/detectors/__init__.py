@@ -19,8 +19,6 @@ LINKS: dict[str, tuple[str, ...]] = {kind: record.sets_off for kind, record in R
 # Kinds the log's operations cannot explain, and kinds every member of a replica set sees (merged across nodes).
 NOT_ATTRIBUTED = tuple(kind for kind, record in RECORDS.items() if not record.attributed)
 REPLICA_SET_WIDE = tuple(kind for kind, record in RECORDS.items() if record.replica_set_wide)
-# Kinds whose resource a slow operation holds while it reads from disk (culprits count its reads as held time).
-READING_HOLDS = tuple(kind for kind, record in RECORDS.items() if record.reading_holds)
 
 
 def explained_by(candidate: str) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ Panel = tuple[str, tuple[str, ...], bool]
 @dataclass(frozen=True)
 class Detector:
     kinds: tuple[str, ...]
-    order: int  # where it runs among the detectors: findings are produced, and numbered, in this order
+    order: int  # where it runs among the detectors (findings are produced in this order)
     method: str  # how it decides, in words for the report's readers (the values its constants stand for)
     reads: tuple[str, ...] = ()  # the derived columns (`analysis.series.derived`) it reasons about, "." ending a family as in Panel
     sets_off: tuple[str, ...] = ()  # kinds its mechanism can set off (its effects; `Finding.causes` are a finding's causes)
