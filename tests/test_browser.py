@@ -396,10 +396,15 @@ def test_slow_operation_table_sorts_in_the_page(chromium, busy_report):
     path, report = busy_report
     queries = report.nodes[0].workload.queries
     table_id = "slow-ops"  # the table's id ends with this
-    column = lambda name: f"""(() => {{ const t = document.querySelector('table[id$={table_id}]');
+
+    def column(name: str) -> str:
+        return f"""(() => {{ const t = document.querySelector('table[id$={table_id}]');
         const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.startsWith('{name}'));
         return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.v ?? r.cells[i].textContent); }})()"""
-    click = lambda selector: browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def click(selector: str) -> None:
+        browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+
     with Chromium(chromium, width=1400, height=900) as browser:
         browser.open(path.as_uri())
         # One click from the table of contents opens the section.

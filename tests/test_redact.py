@@ -149,8 +149,11 @@ def test_real_log_operations_redacted(ftdc_samples, log_samples, tmp_path):
 
 def test_cli_redacts_terminal_json_and_report_and_writes_the_key(tmp_path):
     report, key = tmp_path / "r.md", tmp_path / "key.json"
-    run = lambda *extra: subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--redact", *extra],  # noqa: E731
-                                        capture_output=True, text=True, cwd=ROOT)
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--redact", *extra],
+                              capture_output=True, text=True, cwd=ROOT)
+
     shown = run("--report", str(report), "--redact-key", str(key))
     as_json = run("--json")
     assert shown.returncode == 0 and as_json.returncode == 0, shown.stderr + as_json.stderr

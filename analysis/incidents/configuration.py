@@ -4,8 +4,8 @@ configuration over time, that set off or worsen the kinds of finding in an incid
 Each is far from what mongod or WiredTiger would choose and bears on a mechanism:
 a checkpoint interval of seconds (checkpoints back to back) or many minutes (each one
 writes a long build-up of dirty data), ticket pools fixed below 128, a cache a
-fraction of what mongod would give the host's RAM, eviction targets and triggers
-moved from their defaults. A default value is never an outlier, whatever its source.
+fraction of what mongod would give the host's RAM (for cache pressure: it does not
+lengthen checkpoints), eviction targets and triggers moved from their defaults. A default value is never an outlier, whatever its source.
 """
 
 from __future__ import annotations

@@ -67,8 +67,9 @@ DETECTOR = Detector(
     # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
     sets_off=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
     panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
-    # A chain of long checkpoints: the write load, an index build or pinned history behind it; the interval and cache size bear on it.
-    explained_by=("write_load", "index_build", "pinned_history"), settings=("checkpoint_interval", "cache_size"),
+    # A chain of long checkpoints: the write load, an index build or pinned history behind it. The interval bears on it; the
+    # cache size does not: the dirty data a checkpoint writes is bounded by a share of the cache, so a small cache shortens them.
+    explained_by=("write_load", "index_build", "pinned_history"), settings=("checkpoint_interval",),
 )
 
 
