@@ -27,7 +27,7 @@ from analysis.incidents import held_resources
 from analysis.incidents import limits
 from analysis.incidents import workload
 from analysis.findings.culprits import describe as describe_culprit
-from analysis.findings.detectors import LINKS, RECORDS
+from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
 from analysis.text import duration, pct
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from analysis.analyze import Analysis
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
-WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
+WRITE_LOAD_KINDS = explained_by("write_load")
 # A rate this far from the hour before it is a change worth naming.
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
@@ -49,7 +49,7 @@ BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
 AFTER_RESTART = (dt.timedelta(seconds=10), dt.timedelta(seconds=60))
 # The kinds a restart sets off by itself: the work drops while clients reconnect, and they reconnect at once.
-RESTART_KINDS = ("throughput_dip", "connection_storm")
+RESTART_KINDS = explained_by("restart")
 
 
 def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:

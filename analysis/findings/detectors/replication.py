@@ -42,7 +42,8 @@ METHOD = (
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
-    kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    order=90, kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    reads=("member_state.", "member_lag_s.", "member_self."),
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
     sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
     panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),

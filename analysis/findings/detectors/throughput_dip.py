@@ -48,9 +48,11 @@ METHOD = (
     f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a latency spike, or a sample missing."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD,
+    order=70, kinds=(KIND,), method=METHOD,
+    reads=("ops_per_s", "collect_ms", "connections", "read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"),
     sets_off=(),  # an effect only: it names the queue, stall or latency behind it
     panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
+    explained_by=("restart",),  # a new process: the work drops while clients reconnect
 )
 
 
