@@ -63,6 +63,8 @@ SPECS: tuple[Spec, ...] = (
     # Fixed ticket pools: <= 6.x default 128; 7.0+ adjusts them by throughput probing unless set.
     Spec("read_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
     Spec("write_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
+    # How long a multi-document transaction may live, idle time included, before the periodic reaper aborts it (4.0+).
+    Spec("transaction_lifetime_limit", "s", 60, "mongod default (transactionLifetimeLimitSeconds)", None),
 )
 SPEC = {s.name: s for s in SPECS}
 CACHE_PERCENTAGES = tuple(s.name for s in SPECS if s.unit == "%")
@@ -75,6 +77,7 @@ _PARAMETERS = {
     "wiredTigerConcurrentWriteTransactions": "write_tickets",
     "storageEngineConcurrentReadTransactions": "read_tickets",
     "storageEngineConcurrentWriteTransactions": "write_tickets",
+    "transactionLifetimeLimitSeconds": "transaction_lifetime_limit",
 }
 _RUNTIME_CONFIG = "wiredTigerEngineRuntimeConfig"
 
