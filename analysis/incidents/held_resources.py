@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
 
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
+from analysis.series.windows import between
 from analysis.text import duration
 from analysis.advice.recommendation import advise
 
@@ -39,7 +39,7 @@ BEFORE = dt.timedelta(hours=1)
 def _during(analysis: "Analysis", column: str, start: dt.datetime, end: dt.datetime) -> pl.Series:
     if column not in analysis.series.columns:
         return pl.Series(column, [], pl.Float64)
-    return analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))[column].drop_nulls()
+    return between(analysis.series, start, end)[column].drop_nulls()
 
 
 def _paths(*names: str) -> list[str]:

@@ -30,6 +30,7 @@ from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
+from analysis.series.windows import between
 from analysis.text import duration, pct
 from analysis.series.thresholds import SPEC
 
@@ -141,8 +142,8 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     series = analysis.series
     if not present or "writes_per_s" not in series.columns:
         return []
-    during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
-    before = series.filter(pl.col(TIME_COLUMN) < start).tail(3600)
+    during = between(series, start, end)
+    before = between(series, end=start, closed="left").tail(3600)
     writes = float(during["writes_per_s"].mean() or 0)
     if not writes:
         return []
