@@ -24,7 +24,7 @@ from ftdc.timeutil import TimeArg
 
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs
 from analysis.incidents import grouping
-from analysis.findings.detectors import CROSS_KINDS
+from analysis.findings.detectors import REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import change_finding, lag_finding
 from analysis.findings.finding import Finding
 from analysis.outputs.document import document
@@ -94,7 +94,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
     for analysis, name in zip(nodes, names):
         replica_set = analysis.node.replica_set
         for finding in analysis.findings:
-            if finding.kind not in CROSS_KINDS:
+            if finding.kind not in REPLICA_SET_WIDE:
                 continue
             twin = next((m for m in merged if m[2] == replica_set and _same(m[0], finding)), None)
             if twin is None:
@@ -107,7 +107,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
                 first.evidence["lag_s_peak"] = max(first.evidence["lag_s_peak"], finding.evidence["lag_s_peak"])
             if name not in twin[1]:
                 twin[1].append(name)
-    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in CROSS_KINDS]
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in REPLICA_SET_WIDE]
     out = []
     for first, seen_by, replica_set in merged:
         finding = _named(first, replica_set, addresses)
@@ -158,7 +158,7 @@ def analyze_nodes(
         return NodesAnalysis(nodes)
     cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
     for analysis in nodes:
-        analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+        analysis.findings = [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]
     return NodesAnalysis(nodes, cross, fold_cross_node(nodes, cross))
 
 
@@ -187,8 +187,8 @@ def unfolded(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
 def leave_to_the_replica_set(analysis: Analysis) -> list[Finding]:
     """Takes the elections and lag out of a node's analysis (the replica set's findings merge them),
     numbering its findings and incidents again; returns what it took."""
-    taken = [f for f in analysis.findings if f.kind in CROSS_KINDS]
-    analysis.findings = [f for f in analysis.findings if f.kind not in CROSS_KINDS]
+    taken = [f for f in analysis.findings if f.kind in REPLICA_SET_WIDE]
+    analysis.findings = [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]
     analysis.refresh_incidents()
     return taken
 

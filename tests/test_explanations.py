@@ -108,8 +108,33 @@ def test_a_windows_node_is_said_to_record_its_disks_in_a_layout_not_read():
     _, result = _analyzed(wild.windows_node, Shape(seed=11))
     [disks] = [f for f in result.findings if f.kind == "disk_saturation"]
     assert disks.severity == "info" and "did not record" not in disks.title
-    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"]
+    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"] and "busy" in disks.title
     assert result.problems == []
+
+
+def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linux_would_be(tmp_path):
+    # They were not read at all: the disk panels said "Not recorded by this node" of disks the node had recorded.
+    import dataclasses
+    import warnings
+
+    import pytest
+
+    import analysis
+    from analysis.workbench.system import view
+    from samples.families import T0, Baseline
+    from samples.simulate import write_ftdc
+
+    shape, analyses = Shape(seed=11), {}
+    for windows in (False, True):
+        write_ftdc(tmp_path / str(windows), dataclasses.replace(shape.config(), windows=windows), T0, 900, Baseline(shape), period=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            analyses[windows] = analysis.analyze(tmp_path / str(windows))
+    linux, windows = analyses[False].series, analyses[True].series
+    for column in ("disk_await_ms", "disk_iops", "disk_mb_per_s"):
+        assert windows[f"{column}.0 C:"].to_list() == pytest.approx(linux[f"{column}.sda"].to_list(), nan_ok=True)
+    assert windows["disk_iops.0 C:"].max() > 0 and windows["disk_queue.0 C:"].min() >= 0
+    assert [m for m in view(analyses[True], {}).missing if "disk" in m] == ["disk busy, %"]  # the one disk figure Windows does not record
 
 
 def test_an_index_build_that_filled_the_cache_is_its_root_cause():
@@ -131,6 +156,39 @@ def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_un
     assert cause.evidence["mechanism"] == "pinned_history" and cause.evidence["transactions_inactive"] == 1
     assert cause.evidence["pinned_txn_ids_peak"] >= 10 * max(cause.evidence["pinned_txn_ids_before"], 1)
     assert cause.evidence["history_store_growth_mb"] > 0
+
+
+def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_raised_lifetime_lowered_with_its_cost():
+    # The reaper's abort lines and the node's transactionLifetimeLimitSeconds were not read: the advice said "60 s by default"
+    # on a node that let transactions live 635 s, and nothing told the reaper ended the pin.
+    scenario, result = analyzed(build, Shape(layout="8.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True, pinned_by="reaped"))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["reaper_aborts"] == 1 and cause.evidence["transaction_lifetime_limit_s"] == scenario.pinned.limit_s == 635
+    assert "setParameter.transactionLifetimeLimitSeconds=635" in cause.evidence["transaction_lifetime_limit_source"]
+    assert "reaper aborted 1 transaction(s) for outliving transactionLifetimeLimitSeconds (635 s" in cause.summary
+    [lower] = [r for r in cause.recommendations if r.setting == "transaction_lifetime_limit"]
+    assert (lower.current.value, lower.current.origin, lower.proposed) == (635, "configured", 60) and "aborted" in lower.caveat
+
+
+def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_transactions():
+    scenario, result = analyzed(build, Shape(layout="6.0", seed=8), Incident("cache_pressure", 300, 5.0, "dirty", 0.5, pinned=True, pinned_by="cursor"))
+    assert failures(scenario, result) == []
+    cause = result.incidents[0].root_cause
+    assert cause.evidence["holder"] == "not a transaction" and "does not bound" in cause.summary
+    assert not [r for r in cause.recommendations if r.setting]
+
+
+def test_a_small_cache_is_no_root_cause_of_checkpoint_stalls_under_a_steady_load():
+    # "A small cache: 1.0 GB against 31 GB of RAM" came first, advising more cache: the dirty data a checkpoint writes is a
+    # share of the cache, so more cache lengthens checkpoints. The steady family now asks for the load (or the interval).
+    scenario, result = analyzed(build, Shape(layout="6.0", cache_gb=1.0, baseline_ms=0.98, tz_minutes=765, eviction_trigger=92, dirty_trigger=18, seed=557),
+                                Incident("checkpoint_stall", 745, 11.2, "long", 0.26, steady=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    assert incident.root_cause.kind == "workload" and incident.root_cause.evidence["writes_changed"] is False
+    assert not [c for c in incident.candidates if c.evidence.get("setting") == "cache_size"]
 
 
 def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():

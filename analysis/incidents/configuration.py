@@ -4,8 +4,8 @@ configuration over time, that set off or worsen the kinds of finding in an incid
 Each is far from what mongod or WiredTiger would choose and bears on a mechanism:
 a checkpoint interval of seconds (checkpoints back to back) or many minutes (each one
 writes a long build-up of dirty data), ticket pools fixed below 128, a cache a
-fraction of what mongod would give the host's RAM, eviction targets and triggers
-moved from their defaults. A default value is never an outlier, whatever its source.
+fraction of what mongod would give the host's RAM (for cache pressure: it does not
+lengthen checkpoints), eviction targets and triggers moved from their defaults. A default value is never an outlier, whatever its source.
 """
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
     out: list[RootCause] = []
     if kinds & CHECKPOINT_KINDS:
         out += [c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))]
+    if "cache_pressure" in kinds:
+        # Not for checkpoints: the dirty data a checkpoint writes is bounded by a share of the cache, so a small cache
+        # shortens them, and more cache would lengthen them.
         default = _default_cache_bytes(node)
         for s in thresholds.in_effect("cache_size", start, end):
             if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
@@ -70,7 +73,6 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                                   changes.change("cache_size", changes.current_of("cache_size", s), float(round(default)),
                                                 "Raise the cache towards mongod's default for this RAM", action="resize"),
                                   default_bytes=round(default)))
-    if "cache_pressure" in kinds:
         for name in EVICTION_SETTINGS:
             default = SPEC[name].default
             for s in thresholds.in_effect(name, start, end):

@@ -85,7 +85,7 @@ def headlines(analyses: Sequence[Analysis], names: Sequence[str], cross_incident
 def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
     """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
     (`analyses` are the report's nodes, which name the replica set's members)."""
-    from analysis import system  # here: system names members through nodes, which builds this document
+    from analysis.workbench import system  # here: system names members through nodes, which builds this document
 
     found = workload(analysis.logs)
     return {**(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),

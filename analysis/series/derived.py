@@ -216,6 +216,27 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
     return out
 
 
+def _windows_disk_columns(resolved: Resolved) -> list[Column]:
+    """Per Windows PhysicalDisk instance, what its counters hold: queue, await, throughput and requests (the same columns as
+    Linux's). Windows sums each request's time (100 ns units), so Δ(read + write time) / Δt is the mean requests in flight and
+    / Δrequests their mean time; the time the disk was busy is not recorded, so there is no util % to derive."""
+    out = []
+    for name in resolved.matching("disk.windows_reads."):
+        dev = name.removeprefix("disk.windows_reads.")
+        w = lambda field, dev=dev: f"disk.windows_{field}.{dev}"  # noqa: E731
+        out += [
+            Column(f"disk_queue.{dev}", "count", f"{dev}: mean requests in flight (Δ(% Disk Read Time + % Disk Write Time) / Δt, 100 ns sums)",
+                   (w("read_time_100ns"), w("write_time_100ns")), lambda w=w: (rate(w("read_time_100ns")) + rate(w("write_time_100ns"))) / 1e7),
+            Column(f"disk_await_ms.{dev}", "ms", f"{dev}: mean time per request", (w("read_time_100ns"), w("write_time_100ns"), w("reads"), w("writes")),
+                   lambda w=w: ratio((delta(w("read_time_100ns")) + delta(w("write_time_100ns"))) / 1e4, delta(w("reads")) + delta(w("writes")))),
+            Column(f"disk_mb_per_s.{dev}", "MB/s", f"{dev}: bytes read and written per second", (w("read_bytes"), w("write_bytes")),
+                   lambda w=w: (rate(w("read_bytes")) + rate(w("write_bytes"))) / 1e6),
+            Column(f"disk_iops.{dev}", "1/s", f"{dev}: requests completed per second (reads and writes)", (w("reads"), w("writes")),
+                   lambda w=w: rate(w("reads")) + rate(w("writes"))),
+        ]
+    return out
+
+
 PRIMARY, SECONDARY = 1, 2  # replica-set member states
 
 
@@ -240,7 +261,8 @@ def _member_columns(resolved: Resolved) -> list[Column]:
 
 def columns_for(resolved: Resolved) -> list[Column]:
     """The derived columns this node's metrics allow."""
-    return [c for c in (*COLUMNS, *_cpu_columns(resolved), *_disk_columns(resolved), *_member_columns(resolved)) if resolved.has(*c.needs)]
+    return [c for c in (*COLUMNS, *_cpu_columns(resolved), *_disk_columns(resolved), *_windows_disk_columns(resolved), *_member_columns(resolved))
+            if resolved.has(*c.needs)]
 
 
 # The plans run on frames already in memory. The streaming engine would cut them into morsels, and
