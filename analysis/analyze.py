@@ -35,7 +35,7 @@ from analysis.workbench import audit as audit_module
 from analysis.outputs import display
 from analysis.incidents import grouping
 from analysis.outputs import schema
-from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
+from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents.incident import Incident
 from analysis.series.metrics import candidates, resolve as resolve_metrics
@@ -213,7 +213,8 @@ def analyze(
     for finding in findings:
         # Replication findings are about other members: this node's operations do not explain them.
         if finding.severity != "info" and finding.kind not in NOT_ATTRIBUTED:
-            attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice)
+            attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice,
+                      reading_holds=RECORDS[finding.kind].reading_holds)
     findings.sort(key=Finding.rank)
     result = Analysis(
         node=metadata.node,

@@ -25,6 +25,7 @@ from ftdc.frames import TIME_COLUMN
 
 from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation, advise
+from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
@@ -35,8 +36,9 @@ from analysis.text import duration
 if TYPE_CHECKING:
     from analysis.analyze import Analysis
 
-# The kinds an index build's scan and bulk load, or history kept in the cache, set off.
-CACHE_KINDS = ("cache_pressure", "checkpoint_stall")
+# The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
+INDEX_BUILD_KINDS = explained_by("index_build")
+PINNED_HISTORY_KINDS = explained_by("pinned_history")
 PINNED_FACTOR = 10.0
 MIN_PINNED = 10_000
 BEFORE = dt.timedelta(hours=1)
@@ -67,7 +69,7 @@ def _index_key(command_json: Optional[str]) -> Optional[str]:
 
 def index_builds(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """An index build running in the window, from FTDC's build counters and the log's createIndexes."""
-    present = [k for k in CACHE_KINDS if k in kinds]
+    present = [k for k in INDEX_BUILD_KINDS if k in kinds]
     if not present:
         return []
     running = _during(analysis, "index_builds_running", start, end)
@@ -150,7 +152,7 @@ def _lower_lifetime(limit: Setting, pinned_s: Optional[float]) -> Optional[Recom
 def pinned_history(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """A transaction or cursor kept open: WiredTiger's pinned range far above its usual, with the transactions open,
     the reaper's aborts and the node's transaction lifetime."""
-    present = [k for k in CACHE_KINDS if k in kinds]
+    present = [k for k in PINNED_HISTORY_KINDS if k in kinds]
     pinned = _during(analysis, "pinned_txn_ids", start, end)
     if not present or not pinned.len():
         return []

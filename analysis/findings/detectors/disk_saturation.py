@@ -36,7 +36,8 @@ METHOD = (
     f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="resource",
+    order=50, kinds=(KIND,), method=METHOD, root="resource",
+    reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
     sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
 )
