@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import analysis
 from analysis.advice import wording
+from analysis.findings.detectors import RECORDS
 from analysis.findings import culprits
 from analysis.findings.finding import Culprit
 from analysis.outputs.report import build_report, culprit_table, figures, plots, write_report
@@ -96,7 +97,7 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     [headline] = report.headlines
     assert "No incident" in headline and f"{node.overview.samples:,} samples" in headline
     assert node.overview.first.strftime("%Y-%m-%dT%H:%M") in headline and node.overview.last.strftime("%Y-%m-%dT%H:%M") in headline
-    assert all(kind in headline for kind in analysis.detectors.RECORDS)
+    assert all(kind in headline for kind in RECORDS)
     assert not report.incidents
 
 
