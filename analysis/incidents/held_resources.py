@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
+from analysis.findings.context import Context
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.text import duration
 from analysis.advice.recommendation import advise
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
 # The kinds an index build's scan and bulk load, or history kept in the cache, set off.
 CACHE_KINDS = ("cache_pressure", "checkpoint_stall")
@@ -36,10 +35,10 @@ MIN_PINNED = 10_000
 BEFORE = dt.timedelta(hours=1)
 
 
-def _during(analysis: "Analysis", column: str, start: dt.datetime, end: dt.datetime) -> pl.Series:
-    if column not in analysis.series.columns:
+def _during(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> pl.Series:
+    if column not in ctx.series.columns:
         return pl.Series(column, [], pl.Float64)
-    return analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))[column].drop_nulls()
+    return ctx.series.filter(pl.col(TIME_COLUMN).is_between(start, end))[column].drop_nulls()
 
 
 def _paths(*names: str) -> list[str]:
@@ -57,15 +56,15 @@ def _index_key(command_json: Optional[str]) -> Optional[str]:
     return json.dumps(key, separators=(", ", ": ")) if isinstance(key, dict) else None
 
 
-def index_builds(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """An index build running in the window, from FTDC's build counters and the log's createIndexes."""
     present = [k for k in CACHE_KINDS if k in kinds]
     if not present:
         return []
-    running = _during(analysis, "index_builds_running", start, end)
+    running = _during(ctx, "index_builds_running", start, end)
     builds = pl.DataFrame()
-    if analysis.logs is not None and "command" in analysis.logs.slow_ops.columns:
-        builds = analysis.logs.slow_ops.filter(pl.col("command") == "createIndexes", pl.col("started") <= end, pl.col("ts") >= start)
+    if ctx.logs is not None and "command" in ctx.logs.slow_ops.columns:
+        builds = ctx.logs.slow_ops.filter(pl.col("command") == "createIndexes", pl.col("started") <= end, pl.col("ts") >= start)
     if builds.is_empty() and not (running.len() and running.max() > 0):
         return []
     evidence: dict[str, Any] = {"mechanism": "index_build", "metrics": _paths("index.builds_started", "index.builds_committed")}
@@ -93,13 +92,13 @@ def index_builds(analysis: "Analysis", kinds: dict[str, list[Finding]], start: d
     )]
 
 
-def pinned_history(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """A transaction or cursor kept open: WiredTiger's pinned range far above its usual, with the transactions open."""
     present = [k for k in CACHE_KINDS if k in kinds]
-    pinned = _during(analysis, "pinned_txn_ids", start, end)
+    pinned = _during(ctx, "pinned_txn_ids", start, end)
     if not present or not pinned.len():
         return []
-    usual = _during(analysis, "pinned_txn_ids", start - BEFORE, start - dt.timedelta(microseconds=1))
+    usual = _during(ctx, "pinned_txn_ids", start - BEFORE, start - dt.timedelta(microseconds=1))
     usual_ids = float(usual.median()) if usual.len() else 0.0
     peak = float(pinned.max())
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
@@ -108,13 +107,13 @@ def pinned_history(analysis: "Analysis", kinds: dict[str, list[Finding]], start:
                                 "thresholds": {"pinned": f"≥ {PINNED_FACTOR:g}× the median of the hour before and ≥ {MIN_PINNED:,} IDs"},
                                 "metrics": _paths("txn.pinned_ids", "txn.open", "txn.inactive", "cache.history_store_bytes")}
     held = ""
-    open_ = _during(analysis, "transactions_open", start, end)
+    open_ = _during(ctx, "transactions_open", start, end)
     if open_.len() and open_.max() > 0:
-        idle = _during(analysis, "transactions_inactive", start, end)
+        idle = _during(ctx, "transactions_inactive", start, end)
         evidence.update(transactions_open=int(open_.max()), transactions_inactive=int(idle.max()) if idle.len() else None)
         held = f" with {int(open_.max())} transaction(s) open" + (f", {int(idle.max())} idle between statements" if idle.len() and idle.max() > 0 else "")
     grew = ""
-    store = _during(analysis, "history_store_mb", start, end)
+    store = _during(ctx, "history_store_mb", start, end)
     if store.len() >= 2 and store[-1] > store[0]:
         evidence["history_store_growth_mb"] = round(float(store[-1] - store[0]), 1)
         grew = f"; the history store grew by {store[-1] - store[0]:,.0f} MB"

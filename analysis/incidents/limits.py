@@ -11,28 +11,27 @@ resource root cause of cache incidents; the fix is memory, not a setting.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
+from analysis.findings.context import Context
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.text import pct
 from analysis.advice.recommendation import advise
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
 NEAR = 2.0  # points of the cache
 MOST = 0.8
 RISING = 1.5
 
 
-def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
-    series = analysis.series
+def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    series = ctx.series
     if "cache_pressure" not in kinds or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
         return []
     fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
@@ -41,7 +40,7 @@ def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start
     near = float((fill["cache_fill_pct"] >= fill["eviction_trigger_pct"] - NEAR).mean())
     if near < MOST:
         return []
-    trigger = analysis.thresholds.describe("eviction_trigger")
+    trigger = ctx.thresholds.describe("eviction_trigger")
     evidence: dict[str, Any] = {"mechanism": "cache_too_small", "share_near_trigger": round(near, 3), "eviction_trigger": trigger,
                                 "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
                                 "thresholds": {"near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",

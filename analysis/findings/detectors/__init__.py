@@ -38,5 +38,5 @@ LINKS: dict[str, tuple[str, ...]] = {kind: record.causes for kind, record in REC
 NOT_ATTRIBUTED = tuple(kind for kind, record in RECORDS.items() if not record.attributed)
 CROSS_KINDS = tuple(kind for kind, record in RECORDS.items() if record.cross_node)
 
-# Run after every detector: findings that change meaning beside others.
+# Run after every detector, each returning the findings again: findings that change meaning beside others.
 RELATE = (replication.relate,)

@@ -47,9 +47,10 @@ def _windows_not_read(ctx: Context) -> Finding:
     devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
     return Finding(
         kind=KIND, severity="info", start=ctx.first, end=ctx.last,
-        title=f"Disk saturation not checked: this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
-        explanation=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
-                     "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
+        subject="Disk saturation not checked",
+        statement=f"this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
+        reasoning=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
+                   "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
         evidence={"layout": "windows PhysicalDisk", "devices": devices,
                   "metrics": [p for n in ctx.resolved.matching("disk.windows_reads.") if (p := ctx.resolved.path(n))]},
     )
@@ -95,9 +96,10 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
                 start=window.start,
                 end=window.end,
-                title=f"Disk {dev} saturated for {duration(window.seconds)}: ≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
-                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
-                             f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
+                subject=f"Disk {dev} saturated for {duration(window.seconds)}",
+                statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                reasoning=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
+                           f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
                 evidence={
                     "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
                     "device": dev,

@@ -124,9 +124,10 @@ def detect(ctx: Context) -> list[Finding]:
             severity="warning",
             start=e["start"],
             end=e["end"],
-            title=f"Throughput fell to {pct(e['ops'] / e['baseline'])} of normal for {duration(seconds)}: {reasons[0]}",
-            explanation=(f"Operations fell to {e['ops']:,.0f}/s against {e['baseline']:,.0f}/s in the 10 minutes before, "
-                         f"from {e['start']:%H:%M:%S} for {duration(seconds)}, while " + "; ".join(reasons) + "."),
+            subject=f"Throughput fell to {pct(e['ops'] / e['baseline'])} of normal for {duration(seconds)}",
+            statement=reasons[0],
+            reasoning=(f"Operations fell to {e['ops']:,.0f}/s against {e['baseline']:,.0f}/s in the 10 minutes before, "
+                       f"from {e['start']:%H:%M:%S} for {duration(seconds)}, while " + "; ".join(reasons) + "."),
             evidence={
                 "metrics": ctx.paths("ops_per_s", "read_queued", "write_queued", "collect_ms"),
                 "ops_per_s_min": e["ops"], "baseline": {"ops_per_s": e["baseline"]},
