@@ -46,7 +46,7 @@ from ftdc.untrusted import safe_name
 
 from analysis.analyze import analyze
 from analysis.findings.finding import Finding
-from analysis.findings.detectors import CROSS_KINDS
+from analysis.findings.detectors import REPLICA_SET_WIDE
 from analysis.members import self_members
 from analysis.nodes import cross_node_findings, leave_to_the_replica_set
 from analysis.outputs.tables import (FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, incident_rows, series_table, spark_ddl,
@@ -147,7 +147,7 @@ def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=N
 
 def _own(table: pa.Table) -> pa.Table:
     """`table` less elections and lag (its error row kept)."""
-    return table.filter(pc.fill_null(pc.invert(pc.is_in(table["kind"], pa.array(CROSS_KINDS))), True))
+    return table.filter(pc.fill_null(pc.invert(pc.is_in(table["kind"], pa.array(REPLICA_SET_WIDE))), True))
 
 
 @dataclass

@@ -25,7 +25,7 @@ from ftdc.timeutil import TimeArg
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
 from analysis.incidents import grouping
 from analysis.members import Member, member_addresses, self_members
-from analysis.findings.detectors import CROSS_KINDS
+from analysis.findings.detectors import REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import change_finding, lag_finding
 from analysis.findings.finding import Finding
 from analysis.outputs.document import document
@@ -80,7 +80,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
     for analysis, name in zip(nodes, names):
         replica_set = analysis.node.replica_set
         for finding in analysis.findings:
-            if finding.kind not in CROSS_KINDS:
+            if finding.kind not in REPLICA_SET_WIDE:
                 continue
             twin = next((i for i, m in enumerate(merged) if m[2] == replica_set and _same(m[0], finding)), None)
             if twin is None:
@@ -89,7 +89,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
             # The same event seen by another node, or its other side (lag across an election): one window.
             first, seen_by, _ = merged[twin]
             merged[twin] = (_widened(first, finding), seen_by if name in seen_by else [*seen_by, name], replica_set)
-    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in CROSS_KINDS]
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in REPLICA_SET_WIDE]
     out = sorted((_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank)
     return [replace(f, id=f"X{number}") for number, f in enumerate(out, 1)]
 
@@ -162,7 +162,7 @@ def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
     """The nodes with the replica set's findings `cross` in place of their own elections and lag: each node's incidents
     told again with the cross-node findings about it (a member's slow disk and its lag are one incident); the
     cross-node findings no node's incident took are incidents of their own."""
-    told = [retold(a, [f for f in a.findings if f.kind not in CROSS_KINDS], [f for f in cross if subject(f, nodes) is a]) for a in nodes]
+    told = [retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a]) for a in nodes]
     return with_cross_node(told, cross)
 
 
@@ -182,8 +182,8 @@ def unfolded(nodes: Sequence[Analysis], cross: list[Finding]) -> list[Incident]:
 def leave_to_the_replica_set(analysis: Analysis) -> tuple[Analysis, list[Finding]]:
     """The node's analysis without its elections and lag (the replica set's findings merge them), its findings and
     incidents numbered again, and what it left out."""
-    taken = [f for f in analysis.findings if f.kind in CROSS_KINDS]
-    return retold(analysis, [f for f in analysis.findings if f.kind not in CROSS_KINDS]), taken
+    taken = [f for f in analysis.findings if f.kind in REPLICA_SET_WIDE]
+    return retold(analysis, [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]), taken
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:

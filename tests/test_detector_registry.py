@@ -63,7 +63,7 @@ def test_what_records_name_exists():
     names = {c.name for c in COLUMNS}
     series_source = (ROOT / "analysis" / "series" / "derived.py").read_text()
     for kind, record in detectors.RECORDS.items():
-        assert set(record.causes) <= KINDS, (kind, sorted(set(record.causes) - KINDS))
+        assert set(record.sets_off) <= KINDS, (kind, sorted(set(record.sets_off) - KINDS))
         assert record.method.strip(), f"{kind}: no method text"
         for title, columns, _ in record.panels:
             for column in columns:

@@ -33,10 +33,10 @@ DETECTORS = tuple(m.detect for m in MODULES)
 # Kind -> the record of the detector that emits it.
 RECORDS: dict[str, Detector] = {kind: m.DETECTOR for m in MODULES for kind in m.DETECTOR.kinds}
 # Kind -> the kinds its mechanism can set off (incidents group along these).
-LINKS: dict[str, tuple[str, ...]] = {kind: record.causes for kind, record in RECORDS.items()}
-# Kinds the log's operations cannot explain, and kinds every member sees (merged across nodes).
+LINKS: dict[str, tuple[str, ...]] = {kind: record.sets_off for kind, record in RECORDS.items()}
+# Kinds the log's operations cannot explain, and kinds every member of a replica set sees (merged across nodes).
 NOT_ATTRIBUTED = tuple(kind for kind, record in RECORDS.items() if not record.attributed)
-CROSS_KINDS = tuple(kind for kind, record in RECORDS.items() if record.cross_node)
+REPLICA_SET_WIDE = tuple(kind for kind, record in RECORDS.items() if record.replica_set_wide)
 
 # Run after every detector, each returning the findings again: findings that change meaning beside others.
 RELATE = (replication.relate,)

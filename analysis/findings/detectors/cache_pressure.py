@@ -50,7 +50,7 @@ METHOD = (
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
     # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
-    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
     panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
             ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
 )

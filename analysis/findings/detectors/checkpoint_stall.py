@@ -63,7 +63,7 @@ DETECTOR = Detector(
     kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
     # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
     # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
-    causes=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
+    sets_off=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
     panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
 )
 

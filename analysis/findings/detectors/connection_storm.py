@@ -35,7 +35,7 @@ METHOD = (
 )
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD, root="workload",
-    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
+    sets_off=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
     panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
 )
 

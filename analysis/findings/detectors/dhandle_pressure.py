@@ -42,7 +42,7 @@ METHOD = (
 )
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD, root="workload",
-    causes=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
+    sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
     panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
 )
 

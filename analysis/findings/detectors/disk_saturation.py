@@ -37,7 +37,7 @@ METHOD = (
 )
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD, root="resource",
-    causes=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
+    sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
 )
 

@@ -24,10 +24,10 @@ Panel = tuple[str, tuple[str, ...], bool]
 class Detector:
     kinds: tuple[str, ...]
     method: str  # how it decides, in words for the report's readers (the values its constants stand for)
-    causes: tuple[str, ...] = ()  # kinds its mechanism can set off
+    sets_off: tuple[str, ...] = ()  # kinds its mechanism can set off (its effects; `Finding.causes` are a finding's causes)
     panels: tuple[Panel, ...] = ()  # two at most: each panel costs a figure as much as drawing it
     attributed: bool = True  # the log's slow operations can explain its windows (culprits)
-    cross_node: bool = False  # every member sees it: merged into one finding across nodes
+    replica_set_wide: bool = False  # every member of the replica set sees it: members' copies merge into one finding
     root: str = "undetermined"  # the root cause a chain starting here has, failing a better one
 
     def __post_init__(self) -> None:

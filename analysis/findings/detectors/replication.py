@@ -44,9 +44,9 @@ METHOD = (
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
-    kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, cross_node=True,
+    kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
-    causes=("cache_pressure", "connection_storm", "throughput_dip"),
+    sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
     panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
 )
 

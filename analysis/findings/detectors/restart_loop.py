@@ -36,7 +36,7 @@ METHOD = (f"A restart is a new process (its pid changed or its uptime went back)
           "the host's out-of-memory killer, a service manager), not in FTDC.")
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD, attributed=False, root="restart",
-    causes=("throughput_dip", "connection_storm"),  # each restart drops the work and reconnects the clients
+    sets_off=("throughput_dip", "connection_storm"),  # each restart drops the work and reconnects the clients
     panels=(("operations/s", ("ops_per_s",), False),),
 )
 

@@ -38,7 +38,7 @@ METHOD = (
 )
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD,
-    causes=(),  # an effect only: it names the queue, stall or latency behind it
+    sets_off=(),  # an effect only: it names the queue, stall or latency behind it
     panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
 )
 

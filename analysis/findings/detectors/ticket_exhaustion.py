@@ -40,7 +40,7 @@ METHOD = (
 )
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD,
-    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
+    sets_off=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
     panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
             ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
 )

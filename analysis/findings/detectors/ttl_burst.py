@@ -44,7 +44,7 @@ METHOD = (
 DETECTOR = Detector(
     kinds=(KIND,), method=METHOD, root="workload",
     # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
-    causes=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
+    sets_off=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
     panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
 )
 

@@ -127,9 +127,9 @@ def finding(analysis: Analysis, f: Finding) -> Optional[Figure]:
 def _cause_context(kind: str) -> list[str]:
     """For a replica set's kind (a member's lag, its loss of the primary), the kinds the registry says can set it
     off: that member's own disk, cache and checkpoints in the same window show whether it could keep up."""
-    if not RECORDS[kind].cross_node:
+    if not RECORDS[kind].replica_set_wide:
         return []
-    return [k for k, effects in LINKS.items() if kind in effects and not RECORDS[k].cross_node]
+    return [k for k, effects in LINKS.items() if kind in effects and not RECORDS[k].replica_set_wide]
 
 
 def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]] = None) -> Optional[Figure]:
