@@ -65,11 +65,24 @@ def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member,
     return change_finding(name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end)
 
 
+Window = tuple[dt.datetime, dt.datetime]
+
+
+def _window(finding: Finding) -> Optional[Window]:
+    """A finding's [start, end]; None for context about a node with no sample (no election or lag is one)."""
+    return None if finding.start is None or finding.end is None else (finding.start, finding.end)
+
+
 def _same(a: Finding, b: Finding) -> bool:
     """The same event seen by two members of one replica set (callers compare the set)."""
     if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get("member", b.evidence.get("to_member")):
         return False
-    return a.start - SAME_EVENT <= b.end and b.start - SAME_EVENT <= a.end
+    return _overlap(_window(a), _window(b), SAME_EVENT)
+
+
+def _overlap(a: Optional[Window], b: Optional[Window], slack: dt.timedelta = dt.timedelta(0)) -> bool:
+    """Two windows within `slack` of each other (a missing one meets nothing)."""
+    return a is not None and b is not None and a[0] - slack <= b[1] and b[0] - slack <= a[1]
 
 
 def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Optional[Sequence[list[str]]] = None) -> list[Finding]:
@@ -95,11 +108,13 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
 
 
 def _widened(first: Finding, other: Finding) -> Finding:
-    """One event from two members' findings: the window covering both, the lag's greater peak."""
+    """One event from two members' findings (`_same` met them, so both have windows): the window covering both,
+    the lag's greater peak."""
     evidence = first.evidence
     if first.kind == "replication_lag":
         evidence = {**evidence, "lag_s_peak": max(evidence["lag_s_peak"], other.evidence["lag_s_peak"])}
-    return replace(first, start=min(first.start, other.start), end=max(first.end, other.end), evidence=evidence)
+    windows = [w for w in (_window(first), _window(other)) if w is not None]
+    return replace(first, start=min(w[0] for w in windows), end=max(w[1] for w in windows), evidence=evidence)
 
 
 def _seen(first: Finding, seen_by: list[str], replica_set: Optional[str], addresses: dict[Member, str],
@@ -114,7 +129,7 @@ def _seen(first: Finding, seen_by: list[str], replica_set: Optional[str], addres
     finding = replace(finding, evidence=evidence)
     if finding.kind != "primary_change":
         return finding
-    during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
+    during = [(p, n) for p, n in problems if _overlap(_window(p), _window(finding))]
     if not during:
         return replace(finding, severity="info")
     return replace(finding, severity="warning").noted("It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + ".")
