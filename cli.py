@@ -102,7 +102,7 @@ def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
             err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(EXIT_BAD_INPUT)
+            raise typer.Exit(EXIT_BAD_INPUT) from e
         _print_warnings(caught)
 
 

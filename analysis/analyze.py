@@ -38,7 +38,7 @@ from analysis.workbench import audit as audit_module
 from analysis.outputs import display
 from analysis.incidents import grouping
 from analysis.outputs import schema
-from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
+from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents.incident import Incident
 from analysis.series.metrics import Resolved, candidates, resolve as resolve_metrics
@@ -230,7 +230,8 @@ def analyze(
     slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
     # Replication findings are about other members: this node's operations do not explain them.
-    findings = [attribute(f, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice)
+    findings = [attribute(f, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice,
+                          reading_holds=RECORDS[f.kind].reading_holds)
                 if f.severity != "info" and f.kind not in NOT_ATTRIBUTED else f for f in findings]
     findings, incidents = told(sorted(findings, key=Finding.rank), ctx)
     result = Analysis(

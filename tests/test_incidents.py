@@ -162,7 +162,7 @@ def scan(end_s: float, ms: int, ns: str = "shop.orders", waited_ms: int = 0) -> 
 
 def attributed(kind: str, start_s: float, end_s: float, ops: pl.DataFrame, advice: dict, resource=None) -> Finding:
     f = finding(kind, start_s, end_s, severity="critical", resource=resource, recs=(f"{kind} advice",))
-    return attribute(f, ops, pl.DataFrame(), replica_set=False, advice=advice)
+    return attribute(f, ops, pl.DataFrame(), replica_set=False, advice=advice, reading_holds=RECORDS[kind].reading_holds)
 
 
 def test_an_operation_that_held_the_window_is_the_root_cause_and_its_fix_comes_first():

@@ -11,7 +11,9 @@ the levels it usually runs at) and against what the setting means (`analysis.adv
   threads would evict all day;
 - one setting gets one proposed value per node, across the whole report (the first made:
   incidents in time order, the root cause's fix first);
-- maxTimeMS on a write says what an interrupted multi-document write leaves behind.
+- maxTimeMS on a write says what an interrupted multi-document write leaves behind;
+- a setting that is only ever lowered (transactionLifetimeLimitSeconds) is not raised, and a
+  change that has a cost (aborting the transactions that run longer) says so.
 What breaks a rule is not made; it is kept, with the reason, as `Withheld` evidence.
 """
 
@@ -77,6 +79,10 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, start: Optional[dt.dateti
         return f"on {facts.version} a {meaning.label} of 0 means throughput probing sizes it, not an empty pool"
     if proposed == now.value:
         return f"{name} is already {proposed:g}"
+    if meaning.only_lower and now.value is not None and proposed > now.value:
+        return f"{name}={proposed:g} is above its {now.value:g}: {meaning.only_lower}"
+    if meaning.caveat and not rec.caveat:
+        return f"a change of {meaning.label} must say {meaning.caveat}"
     if meaning.minimum is not None and proposed < meaning.minimum:
         return f"{name}={proposed:g} is below the least sensible value, {meaning.minimum:g}"
     if meaning.maximum is not None and proposed > meaning.maximum:

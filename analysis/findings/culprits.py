@@ -47,9 +47,8 @@ COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_
 # disk reads: the device's time, which a checkpoint or another scan may hold.
 WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
          "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros")
-# Cache pressure is the one resource reading from disk takes: the pages read fill the cache, so
-# there a scan's reading is the time it held it.
-READING_HOLDS = ("cache_pressure",)
+# Where a scan's reading is the time it held the resource (cache pressure: the pages read fill the cache),
+# its detector's record says (`Detector.reading_holds`); everywhere else reading from disk is a wait.
 # A COLLSCAN reads the collection it scans: its disk reads are its work, not a wait, except the part of its
 # run a checkpoint overlapped (the checkpoint's writes hold the device then; `checkpoint_share`).
 SCAN_READS = "read_micros"
@@ -275,13 +274,14 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
 
 
 def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool,
-              advice: Optional[dict[tuple, list[Recommendation]]] = None) -> Finding:
+              advice: Optional[dict[tuple, list[Recommendation]]] = None, *, reading_holds: bool) -> Finding:
     """The finding again with its `culprits` and `causes`, its explanation saying what the operations were, or what
-    FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis."""
+    FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis;
+    `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`)."""
     advice = {} if advice is None else advice
     if slow_ops is None:
         return _without_log(finding, series)
-    waits = tuple(w for w in WAITS if w != "read_micros") if finding.kind in READING_HOLDS else WAITS
+    waits = tuple(w for w in WAITS if w != "read_micros") if reading_holds else WAITS
     ranked = rank(slow_ops, finding.start, finding.end, resource=finding.resource, waits=waits, pools=pools_in(series, finding.start, finding.end))
     named = causes(ranked, finding.seconds)
     if not named:

@@ -18,6 +18,7 @@ import polars as pl
 from ftdc.frames import TIME_COLUMN
 
 from analysis.findings.context import Context
+from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
@@ -25,6 +26,8 @@ from analysis.text import pct
 from analysis.advice.recommendation import advise
 
 
+# The kinds a cache too small for the working set sets off (cache pressure: its detector's record says).
+KINDS = explained_by("cache_too_small")
 NEAR = 2.0  # points of the cache
 MOST = 0.8
 RISING = 1.5
@@ -32,7 +35,8 @@ RISING = 1.5
 
 def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     series = ctx.series
-    if "cache_pressure" not in kinds or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
+    present = [k for k in KINDS if k in kinds]
+    if not present or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
         return []
     fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
     if not fill.height:
@@ -65,6 +69,6 @@ def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dat
         recommendations=[advise("resize", "Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), "
                                           "or shrink the working set (indexes that fit, documents read less often, an archive of cold data)",
                                 "settings alone only move where it tips over")],
-        findings=[f.id for f in kinds["cache_pressure"]],
+        findings=[f.id for k in present for f in kinds[k]],
         headline="A cache too small for the working set",
     )]

@@ -27,8 +27,8 @@ from analysis.incidents import held_resources
 from analysis.incidents import limits
 from analysis.incidents import workload
 from analysis.findings.culprits import describe as describe_culprit
-from analysis.findings.detectors import LINKS, RECORDS
 from analysis.findings.context import Context
+from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
 from analysis.text import duration, pct
@@ -36,7 +36,7 @@ from analysis.series.thresholds import SPEC
 
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
-WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
+WRITE_LOAD_KINDS = explained_by("write_load")
 # A rate this far from the hour before it is a change worth naming.
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
@@ -48,7 +48,7 @@ BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
 AFTER_RESTART = (dt.timedelta(seconds=10), dt.timedelta(seconds=60))
 # The kinds a restart sets off by itself: the work drops while clients reconnect, and they reconnect at once.
-RESTART_KINDS = ("throughput_dip", "connection_storm")
+RESTART_KINDS = explained_by("restart")
 
 
 def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -148,18 +148,22 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     usual = float(before["writes_per_s"].median() or 0) if before.height else None
     evidence: dict[str, Any] = {"writes_per_s": round(writes), "writes_per_s_before": None if usual is None else round(usual)}
     load = f"{writes:,.0f} write operations/s"
-    if "ops_per_s" in during.columns and during["ops_per_s"].mean():
-        evidence["ops_per_s"] = round(float(during["ops_per_s"].mean()))
-        load += f", {evidence['ops_per_s']:,} operations/s in all"
+    # Operations as clients count them: each request finished (opLatencies), not opcounters' mix of units.
+    finished = [c for c in ("reads_per_s", "writes_per_s", "commands_per_s") if c in during.columns]
+    total = float(during.select(pl.sum_horizontal(finished).mean()).item() or 0)
+    if total > writes:
+        evidence["operations_per_s_all"] = round(total)
+        load += f", {evidence['operations_per_s_all']:,} operations/s in all"
     changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
     evidence["writes_changed"] = changed if usual is not None else None
     if changed:
         load += f", against {usual:,.0f} writes/s before"
-    rates, carried = workload.mix(during), workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
-    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, carried_by=carried)
+    rates, docs = workload.mix(during), workload.documents(during)
+    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
+    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, documents_per_s={done: round(rate) for done, rate in docs}, carried_by=carried)
     parts = [f"write load ({load})"]
-    if rates or carried:
-        parts.append(workload.told(rates, carried))
+    if rates or docs or carried:
+        parts.append(workload.told(rates, docs, carried))
     if usual is not None and not changed:
         parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:

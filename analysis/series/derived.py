@@ -30,6 +30,13 @@ GAP_PERIODS = 3
 PERIOD_WINDOW = 5
 OP_CLASSES = ("reads", "writes", "commands", "transactions")
 OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
+# What each opcounter counts, in the words a user counts in: mongod adds the documents of an insert batch one by one
+# (`gotInserts(batch.size())`), an update or delete statement once however many documents it touched, a getMore
+# once per batch of a cursor, and every other command (aggregate, hello, heartbeats) under `command`.
+COUNTED = {"insert": "documents inserted", "query": "queries", "update": "update statements", "delete": "delete statements",
+           "getmore": "getMore batches", "command": "commands"}
+# metrics.document.*: documents as users count them, by what was done to them.
+DOCUMENTS = {"returned": "returned_per_s", "inserted": "documents_inserted_per_s", "updated": "documents_updated_per_s", "deleted": "documents_deleted_per_s"}
 WAITERS = {"read": "readers", "write": "writers"}  # who queues for each kind of ticket (globalLock.currentQueue's names)
 
 
@@ -97,9 +104,9 @@ def _columns_per_resource() -> list[Column]:
 
 COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
-    Column("ops_per_s", "1/s", "all operations per second (opcounters)", tuple(f"opcounters.{o}" for o in OPCOUNTERS),
-           lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
-    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
+    Column("ops_per_s", "1/s", "opcounters per second, all types (queries, getMore batches, commands, update and delete statements, documents inserted)",
+           tuple(f"opcounters.{o}" for o in OPCOUNTERS), lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second: {COUNTED[o]}", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
     Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
            lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),
     # Cache
@@ -216,6 +223,27 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
     return out
 
 
+def _windows_disk_columns(resolved: Resolved) -> list[Column]:
+    """Per Windows PhysicalDisk instance, what its counters hold: queue, await, throughput and requests (the same columns as
+    Linux's). Windows sums each request's time (100 ns units), so Δ(read + write time) / Δt is the mean requests in flight and
+    / Δrequests their mean time; the time the disk was busy is not recorded, so there is no util % to derive."""
+    out = []
+    for name in resolved.matching("disk.windows_reads."):
+        dev = name.removeprefix("disk.windows_reads.")
+        w = lambda field, dev=dev: f"disk.windows_{field}.{dev}"  # noqa: E731
+        out += [
+            Column(f"disk_queue.{dev}", "count", f"{dev}: mean requests in flight (Δ(% Disk Read Time + % Disk Write Time) / Δt, 100 ns sums)",
+                   (w("read_time_100ns"), w("write_time_100ns")), lambda w=w: (rate(w("read_time_100ns")) + rate(w("write_time_100ns"))) / 1e7),
+            Column(f"disk_await_ms.{dev}", "ms", f"{dev}: mean time per request", (w("read_time_100ns"), w("write_time_100ns"), w("reads"), w("writes")),
+                   lambda w=w: ratio((delta(w("read_time_100ns")) + delta(w("write_time_100ns"))) / 1e4, delta(w("reads")) + delta(w("writes")))),
+            Column(f"disk_mb_per_s.{dev}", "MB/s", f"{dev}: bytes read and written per second", (w("read_bytes"), w("write_bytes")),
+                   lambda w=w: (rate(w("read_bytes")) + rate(w("write_bytes"))) / 1e6),
+            Column(f"disk_iops.{dev}", "1/s", f"{dev}: requests completed per second (reads and writes)", (w("reads"), w("writes")),
+                   lambda w=w: rate(w("reads")) + rate(w("writes"))),
+        ]
+    return out
+
+
 PRIMARY, SECONDARY = 1, 2  # replica-set member states
 
 
@@ -240,7 +268,8 @@ def _member_columns(resolved: Resolved) -> list[Column]:
 
 def columns_for(resolved: Resolved) -> list[Column]:
     """The derived columns this node's metrics allow."""
-    return [c for c in (*COLUMNS, *_cpu_columns(resolved), *_disk_columns(resolved), *_member_columns(resolved)) if resolved.has(*c.needs)]
+    return [c for c in (*COLUMNS, *_cpu_columns(resolved), *_disk_columns(resolved), *_windows_disk_columns(resolved), *_member_columns(resolved))
+            if resolved.has(*c.needs)]
 
 
 def _canonical(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:

@@ -63,6 +63,8 @@ SPECS: tuple[Spec, ...] = (
     # Fixed ticket pools: <= 6.x default 128; 7.0+ adjusts them by throughput probing unless set.
     Spec("read_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
     Spec("write_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
+    # How long a multi-document transaction may live, idle time included, before the periodic reaper aborts it (4.0+).
+    Spec("transaction_lifetime_limit", "s", 60, "mongod default (transactionLifetimeLimitSeconds)", None),
 )
 SPEC = {s.name: s for s in SPECS}
 CACHE_PERCENTAGES = tuple(s.name for s in SPECS if s.unit == "%")
@@ -75,6 +77,7 @@ _PARAMETERS = {
     "wiredTigerConcurrentWriteTransactions": "write_tickets",
     "storageEngineConcurrentReadTransactions": "read_tickets",
     "storageEngineConcurrentWriteTransactions": "write_tickets",
+    "transactionLifetimeLimitSeconds": "transaction_lifetime_limit",
 }
 _RUNTIME_CONFIG = "wiredTigerEngineRuntimeConfig"
 
@@ -294,7 +297,7 @@ def effective_thresholds(
     """Thresholds from `metadata` and the log's wiredtiger_open strings `(time, text, where)`;
     `starts` are the times processes started (FTDC restarts, log start-up lines)."""
     startups = _startups(metadata, list(open_strings), list(starts))
-    layers = sorted(startups + _runtime(metadata), key=lambda l: (l.time is not None, l.time or dt.datetime.min))
+    layers = sorted(startups + _runtime(metadata), key=lambda layer: (layer.time is not None, layer.time or dt.datetime.min))
     timeline: dict[str, list[Setting]] = {}
     configured: dict[str, tuple[float, str]] = {}  # the current process's start-up settings
     runtime: dict[str, tuple[float, str]] = {}  # changed since it started

@@ -60,11 +60,16 @@ METHOD = (
     f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    order=10, kinds=(KIND,), method=METHOD,
+    reads=("reads_latency_ms", "writes_latency_ms", "commands_latency_ms", "checkpoint_running", "checkpoint_time_ms", "checkpoint_last_ms",
+           "cache_dirty_pct"),
     # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
     # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
     sets_off=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
     panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
+    # A chain of long checkpoints: the write load, an index build or pinned history behind it. The interval bears on it; the
+    # cache size does not: the dirty data a checkpoint writes is bounded by a share of the cache, so a small cache shortens them.
+    explained_by=("write_load", "index_build", "pinned_history"), settings=("checkpoint_interval",),
 )
 
 

@@ -34,9 +34,11 @@ METHOD = (
     f"{RISE_SHARE * 100:g} % or more. Critical when the node refused connections or had none left."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="workload",
+    order=80, kinds=(KIND,), method=METHOD, root="workload",
+    reads=("connections", "connections_available", "connections_created_per_s", "connections_rejected"),
     sets_off=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
     panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
+    explained_by=("restart",),  # a new process: its clients reconnect at once
 )
 
 

@@ -41,7 +41,8 @@ METHOD = (
     f"least {MIN_S:g} s. Handles growing by {GROWTH * 100:g} % and at least {MIN_GROWTH:,} alone is informational."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="workload",
+    order=60, kinds=(KIND,), method=METHOD, root="workload",
+    reads=("dhandles", "dhandles_swept", "dhandle_lock_wait_threads", "schema_lock_wait_threads", "checkpoint_gather_handles_ms"),
     sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
     panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
 )

@@ -36,30 +36,32 @@ METHOD = (
     f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="resource",
+    order=50, kinds=(KIND,), method=METHOD, root="resource",
+    reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
     sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
 )
 
 
-def _windows_not_read(ctx: Context) -> Finding:
-    """An `info` finding: the node recorded its disks, as Windows PhysicalDisk counters, which this detector does not read."""
+def _windows_not_checked(ctx: Context) -> Finding:
+    """An `info` finding: a Windows node's PhysicalDisk counters are read (requests, bytes, their time), but hold no busy time."""
     devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
     return Finding(
         kind=KIND, severity="info", start=ctx.first, end=ctx.last,
         subject="Disk saturation not checked",
-        statement=f"this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
-        reasoning=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
-                   "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
-        evidence={"layout": "windows PhysicalDisk", "devices": devices,
-                  "metrics": [p for n in ctx.resolved.matching("disk.windows_reads.") if (p := ctx.resolved.path(n))]},
+        statement=f"this Windows node's PhysicalDisk counters ({', '.join(devices)}) do not record the time its disks were busy",
+        reasoning=("mongod on Windows samples PhysicalDisk performance counters per disk: reads, writes, bytes and the time requests took "
+                   "(read: time per request, requests in flight, IOPS and throughput are in the disk panels), but not the time a disk was busy "
+                   f"(% Idle Time), and saturation needs a disk busy at least {UTIL_PCT:g} % of the time, so nothing is said either way about it."),
+        evidence={"layout": "windows PhysicalDisk", "devices": devices, "not_recorded": "% Idle Time",
+                  "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))]},
     )
 
 
 def detect(ctx: Context) -> list[Finding]:
     devices = [c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")]
     if not devices and ctx.resolved.matching("disk.windows_reads."):
-        return [_windows_not_read(ctx)]
+        return [_windows_not_checked(ctx)]
     if not devices:
         return [ctx.not_checked(KIND, "Disk saturation", ["systemMetrics.disks"])]
     findings = []

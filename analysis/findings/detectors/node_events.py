@@ -22,7 +22,7 @@ from analysis.findings.detectors.restart_loop import loops
 # Context for the other findings (`info`): what it bounds, nothing it causes.
 METHOD = (f"A restart is a new process (its pid changed or its uptime went back); a gap is more than {GAP_PERIODS} sampling periods "
           "without a sample (mongod down, or too stalled to collect). Both bound what the other findings can see.")
-DETECTOR = Detector(kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
+DETECTOR = Detector(order=110, kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
 
 MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
 

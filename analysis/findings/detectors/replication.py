@@ -44,7 +44,8 @@ METHOD = (
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
-    kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    order=90, kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    reads=("member_state.", "member_lag_s.", "member_self."),
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
     sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
     panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
@@ -82,7 +83,7 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
         evidence={
             "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
             "member": member, "lag_s_peak": peak,
-            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (docs/metrics.md §11); heartbeats and no-op writes add 10 s of noise"},
+            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly; heartbeats and no-op writes add 10 s of noise"},
         },
         recommendations=[
             advise("investigate", "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog"),

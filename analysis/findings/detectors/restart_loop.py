@@ -35,7 +35,7 @@ METHOD = (f"A restart is a new process (its pid changed or its uptime went back)
           "and the processes' median lifetime. Why a process ended is in the log's last lines before each restart (a fatal assertion, "
           "the host's out-of-memory killer, a service manager), not in FTDC.")
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, attributed=False, root="restart",
+    order=100, kinds=(KIND,), method=METHOD, attributed=False, root="restart",
     sets_off=("throughput_dip", "connection_storm"),  # each restart drops the work and reconnects the clients
     panels=(("operations/s", ("ops_per_s",), False),),
 )

@@ -42,7 +42,8 @@ METHOD = (
     "it ran; a burst that cost nothing is informational."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="workload",
+    order=40, kinds=(KIND,), method=METHOD, root="workload",
+    reads=("ttl_deleted", "ops_per_s", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct", "eviction_dirty_target_pct"),
     # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
     sets_off=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
     panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),

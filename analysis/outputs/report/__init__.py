@@ -1,6 +1,6 @@
 """Incident reports: one file a colleague opens and understands in two minutes.
 
-    write_report(build_report([analysis]), "incident.html")   # .html, .md (+ PNG folder) or .json
+    write_report(build_report([analysis]), "incident.html")   # .html, .md (+ SVG folder) or .json
     write_explorer(explore(analysis, "diagnostic.data", "node"), "node.html")  # every metric on one time axis
 
 `content` decides what the report says (once); `figures` chooses its pictures and `plots` draws them; `html`,
