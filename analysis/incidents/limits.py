@@ -11,10 +11,11 @@ resource root cause of cache incidents; the fix is memory, not a setting.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 
 
+from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
@@ -23,8 +24,6 @@ from analysis.series.windows import between
 from analysis.text import pct
 from analysis.advice.recommendation import advise
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
 # The kinds a cache too small for the working set sets off (cache pressure: its detector's record says).
 KINDS = explained_by("cache_too_small")
@@ -33,8 +32,8 @@ MOST = 0.8
 RISING = 1.5
 
 
-def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
-    series = analysis.series
+def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    series = ctx.series
     present = [k for k in KINDS if k in kinds]
     if not present or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
         return []
@@ -44,7 +43,7 @@ def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start
     near = float((fill["cache_fill_pct"] >= fill["eviction_trigger_pct"] - NEAR).mean())
     if near < MOST:
         return []
-    trigger = analysis.thresholds.describe("eviction_trigger")
+    trigger = ctx.thresholds.describe("eviction_trigger")
     evidence: dict[str, Any] = {"mechanism": "cache_too_small", "share_near_trigger": round(near, 3), "eviction_trigger": trigger,
                                 "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
                                 "thresholds": {"near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",

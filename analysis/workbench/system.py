@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 import polars as pl
 
 from analysis.analyze import Analysis
-from analysis.nodes import member_addresses, self_members
+from analysis.members import member_addresses, self_members
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 
 

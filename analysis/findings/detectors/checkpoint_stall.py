@@ -246,8 +246,9 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
         start=start,
         end=end,
-        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
-        explanation=(
+        subject=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}",
+        statement=f"up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
+        reasoning=(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
@@ -311,8 +312,8 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             severity="critical" if peak.peak_ms >= CRITICAL_MS or longest.seconds >= 2 * interval else "warning",
             start=start,
             end=end,
-            title=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
-            explanation=(
+            subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
+            reasoning=(
                 f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
                 f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
                 f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {usual:,.1f} ms baseline"

@@ -224,8 +224,9 @@ def detect(ctx: Context) -> list[Finding]:
             severity="warning",
             start=episode.start,
             end=episode.end,
-            title=f"{episode.told()}: {reasons[0]}",
-            explanation=(f"{episode.explained()}, while " + "; ".join(reasons) + "."),
+            subject=episode.told(),
+            statement=reasons[0],
+            reasoning=(f"{episode.explained()}, while " + "; ".join(reasons) + "."),
             evidence={
                 "metrics": ctx.paths("ops_per_s", "read_queued", "write_queued", "collect_ms"),
                 "baseline": {"ops_per_s": baseline}, "episode": episode.evidence(),
