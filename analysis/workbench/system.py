@@ -14,8 +14,8 @@ from typing import Any, Optional, Sequence
 import polars as pl
 
 from analysis.analyze import Analysis
-from analysis.nodes import member_addresses, self_members
-from analysis.series.derived import OPCOUNTERS
+from analysis.members import member_addresses, self_members
+from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 
 
 def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
@@ -56,15 +56,14 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("connections open", ("connections",)),
     ("connections opened per second", ("connections_created_per_s",)),
     ("operations per second (opcounters)", tuple(f"{op}_ops_per_s" for op in OPCOUNTERS)),
-    ("documents per second", ("returned_per_s", "documents_inserted_per_s", "documents_updated_per_s", "documents_deleted_per_s")),
+    ("documents per second", tuple(DOCUMENTS.values())),
     ("replication lag behind the primary, s", ("member_lag_s.",)),
     ("oplog window, hours", ("oplog_window_h",)),
 )
 # Short legends: the column's distinguishing part.
 _LABELS = {"cpu_user_pct": "user", "cpu_system_pct": "system", "cpu_iowait_pct": "iowait", "cpu_steal_pct": "steal",
            "resident_mb": "resident", "swap_used_mb": "swap used", "network_in_mb_per_s": "in", "network_out_mb_per_s": "out",
-           "returned_per_s": "returned", **{f"{op}_ops_per_s": op for op in OPCOUNTERS},
-           **{f"documents_{op}_per_s": op for op in ("inserted", "updated", "deleted")}}
+           **{f"{op}_ops_per_s": COUNTED[op] for op in OPCOUNTERS}, **{column: done for done, column in DOCUMENTS.items()}}
 
 
 def label(column: str, members: dict[str, str]) -> str:
