@@ -31,5 +31,5 @@ def bearing_settings(kinds) -> set[str]:
     return {setting for kind in kinds if kind in RECORDS for setting in RECORDS[kind].settings}
 
 
-# Run after every detector: findings that change meaning beside others.
+# Run after every detector, each returning the findings again: findings that change meaning beside others.
 RELATE = (replication.relate,)

@@ -146,8 +146,9 @@ def detect(ctx: Context) -> list[Finding]:
             severity=severity,
             start=window.start,
             end=window.end,
-            title=f"Cache past its eviction trigger for {duration(window.seconds)}: {what}",
-            explanation=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
+            subject=f"Cache past its eviction trigger for {duration(window.seconds)}",
+            statement=what,
+            reasoning=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
             evidence={
                 "metrics": ctx.paths(*(level for _, level, _, _ in checks), "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
                 "breaches": breached,

@@ -77,8 +77,8 @@ def detect(ctx: Context) -> list[Finding]:
             severity="warning",
             start=window.start,
             end=window.end,
-            title=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
-            explanation=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
+            subject=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
+            reasoning=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
             evidence={
                 "metrics": ctx.paths("dhandles", *waits, "checkpoint_gather_handles_ms", "dhandles_swept"),
                 "dhandles_peak": handles,
@@ -99,8 +99,8 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="info",
                 start=counts["start"][0],
                 end=at,
-                title=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
-                explanation=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
+                subject=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
+                reasoning=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
                             + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
                 evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
                 recommendations=_recommendations(ctx, peak, counts["start"][0], at),

@@ -140,11 +140,11 @@ def detect(ctx: Context) -> list[Finding]:
                 resource=rw,
                 start=window.start,
                 end=window.end,
-                title=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
-                       else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
-                      + f": {available} of {total} available{queue_text}",
-                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
-                             f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
+                subject=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
+                         else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}"),
+                statement=f"{available} of {total} available{queue_text}",
+                reasoning=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
+                           f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
                 evidence={
                     "metrics": ctx.paths(*needed, *queue_cols, latency),
                     "tickets_total": total,
