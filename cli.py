@@ -165,9 +165,9 @@ def summary(
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     import analysis
     from analysis.analyze import STAGES
-    from analysis.console import findings_table, render_findings, render_incidents, render_overview
+    from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
     from analysis.nodes import unfolded
-    from analysis.report import FORMATS as REPORT_FORMATS
+    from analysis.outputs.report import FORMATS as REPORT_FORMATS
 
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
@@ -185,7 +185,7 @@ def summary(
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")
         if redact:
-            from analysis.report import Redactor, redact_all, write_key
+            from analysis.outputs.report import Redactor, redact_all, write_key
 
             redactor = Redactor()
             result.nodes, result.cross_node = redact_all(result.nodes, result.cross_node, redactor)
@@ -195,7 +195,7 @@ def summary(
         # One time for both: `--json` prints the document `--report x.json` writes.
         generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         if report is not None:
-            from analysis.report import build_report, write_report
+            from analysis.outputs.report import build_report, write_report
 
             written = write_report(build_report(result.nodes, result.cross_node, redacted=redact, generated=generated), report)
     several = len(result.nodes) > 1
@@ -290,7 +290,7 @@ def explore(
     """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
     import analysis
     from analysis.analyze import STAGES
-    from analysis.report import explore as explorer_of, write_explorer
+    from analysis.outputs.report import explore as explorer_of, write_explorer
 
     with user_errors():
         if out_file.suffix.lower() != ".html":

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING
 
 from ftdc.lazy import lazy_exports
 
-from .analyze import Analysis, analyze
+from analysis.analyze import Analysis, analyze
 
 _EXPORTS = {
-    "Culprit": "findings",
-    "Finding": "findings",
+    "Culprit": "findings.finding",
+    "Finding": "findings.finding",
     "NodesAnalysis": "nodes",
     "analyze_nodes": "nodes",
-    "findings_table": "tables",
-    "incidents_table": "tables",
+    "findings_table": "outputs.tables",
+    "incidents_table": "outputs.tables",
 }
 
 __all__ = ["Analysis", "analyze", *sorted(_EXPORTS)]
@@ -36,6 +36,6 @@ __all__ = ["Analysis", "analyze", *sorted(_EXPORTS)]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
-    from .findings import Culprit, Finding
-    from .nodes import NodesAnalysis, analyze_nodes
-    from .tables import findings_table, incidents_table
+    from analysis.findings.finding import Culprit, Finding
+    from analysis.nodes import NodesAnalysis, analyze_nodes
+    from analysis.outputs.tables import findings_table, incidents_table

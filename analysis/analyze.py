@@ -27,18 +27,21 @@ from ftdc.paths import PathArg, resolve
 from ftdc.reader import read_with_catalog
 from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
 
-from . import series as series_module
-from .checkpoints import Checkpoint, checkpoint_windows, infer_interval
-from .context import Context
-from .culprits import attribute, culprit_key, during_checkpoints
-from . import audit as audit_module, display, episodes, schema
-from .detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
-from .findings import Finding, jsonable
-from .incidents import Incident
-from .metrics import candidates, resolve as resolve_metrics
-from .overview import Overview, summarize
-from .thresholds import Thresholds, effective_thresholds
-from .vetting import vet_analysis
+from analysis.series import derived as series_module
+from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
+from analysis.findings.context import Context
+from analysis.findings.culprits import attribute, culprit_key, during_checkpoints
+from analysis.workbench import audit as audit_module
+from analysis.outputs import display
+from analysis.incidents import grouping
+from analysis.outputs import schema
+from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
+from analysis.findings.finding import Finding, jsonable
+from analysis.incidents.incident import Incident
+from analysis.series.metrics import candidates, resolve as resolve_metrics
+from analysis.workbench.overview import Overview, summarize
+from analysis.series.thresholds import Thresholds, effective_thresholds
+from analysis.advice.vetting import vet_analysis
 
 LogsArg = Union[None, LogFrames, PathArg]
 STAGES = ("logs", "samples", "series", "analyses")
@@ -61,7 +64,7 @@ class Analysis:
     related: list[Finding] = field(default_factory=list)
     """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
     audit: list[audit_module.AuditItem] = field(default_factory=list)
-    """The configuration audit (`analysis.audit`): advice on the node's set-up, never a finding."""
+    """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
 
     @property
     def problems(self) -> list[Finding]:
@@ -69,11 +72,11 @@ class Analysis:
         return [f for f in self.findings if f.severity != "info"]
 
     def findings_frame(self) -> pl.DataFrame:
-        """The findings in `analysis.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
+        """The findings in `analysis.outputs.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
         return pl.from_arrow(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
 
     def incidents_frame(self) -> pl.DataFrame:
-        """The incidents in `analysis.schema.INCIDENTS_SCHEMA`."""
+        """The incidents in `analysis.outputs.schema.INCIDENTS_SCHEMA`."""
         return pl.from_arrow(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
     def refresh_incidents(self) -> None:
@@ -81,7 +84,7 @@ class Analysis:
         for number, finding in enumerate(self.findings, 1):
             finding.id = f"F{number}"
             finding.recommendations = [replace(r, findings=(finding.id,)) for r in finding.recommendations]
-        self.incidents = episodes.build(self, self.findings + self.related)
+        self.incidents = grouping.build(self, self.findings + self.related)
         vet_analysis(self)
 
     def to_dict(self) -> dict[str, Any]:

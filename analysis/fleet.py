@@ -44,11 +44,11 @@ from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 from ftdc.untrusted import safe_name
 
-from .analyze import analyze
-from .findings import Finding
-from .detectors import CROSS_KINDS
-from .nodes import cross_node_findings, leave_to_the_replica_set, self_members
-from .tables import (FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, incident_rows, series_table, spark_ddl,
+from analysis.analyze import analyze
+from analysis.findings.finding import Finding
+from analysis.findings.detectors import CROSS_KINDS
+from analysis.nodes import cross_node_findings, leave_to_the_replica_set, self_members
+from analysis.outputs.tables import (FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, incident_rows, series_table, spark_ddl,
                      to_table)
 
 FINDINGS, INCIDENTS, SERIES = "findings", "incidents", "series"
@@ -236,7 +236,7 @@ def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=N
     One job: `mapInArrow` analyses each node, `groupBy("replica_set").applyInArrow` gets each
     replica set's rows (standalones together, under null) and returns the nodes' own findings
     and the set's merged elections and lag."""
-    from .tables import FINDINGS_DDL
+    from analysis.outputs.tables import FINDINGS_DDL
 
     def analyse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for row in _batches_of(batches):

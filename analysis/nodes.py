@@ -22,13 +22,13 @@ from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 
-from .analyze import Analysis, LogsArg, analyze, read_compact_logs
-from . import episodes
-from .detectors import CROSS_KINDS
-from .detectors.replication import change_finding, lag_finding
-from .findings import Finding
-from .document import document
-from .incidents import Incident
+from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs
+from analysis.incidents import grouping
+from analysis.findings.detectors import CROSS_KINDS
+from analysis.findings.detectors.replication import change_finding, lag_finding
+from analysis.findings.finding import Finding
+from analysis.outputs.document import document
+from analysis.incidents.incident import Incident
 
 # One election seen by several nodes: their samples fall this close together.
 SAME_EVENT = dt.timedelta(seconds=30)
@@ -51,7 +51,7 @@ class NodesAnalysis:
         return [node_name(a, i) for i, a in enumerate(self.nodes)]
 
     def to_dict(self, *, redacted: bool = False, generated: Optional[dt.datetime] = None) -> dict[str, Any]:
-        """The JSON report of these nodes (`analysis.document`): the same document `--report x.json` writes."""
+        """The JSON report of these nodes (`analysis.outputs.document`): the same document `--report x.json` writes."""
         return document(self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated)
 
 
@@ -181,7 +181,7 @@ def unfolded(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
     """The incidents (ids C1, C2...) of the cross-node findings no node's incident folded in."""
     folded = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
     rest = [f for f in cross if f.id not in folded]
-    return episodes.build(nodes[0], rest, prefix="C") if rest else []
+    return grouping.build(nodes[0], rest, prefix="C") if rest else []
 
 
 def leave_to_the_replica_set(analysis: Analysis) -> list[Finding]:

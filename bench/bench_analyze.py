@@ -164,7 +164,7 @@ def build_log(target: Path, days: float, gigabytes: float = 1.0) -> Path:
 
 
 def needed_metrics(directory: Path) -> list[str]:
-    from analysis.metrics import resolve
+    from analysis.series.metrics import resolve
 
     return resolve(ftdc.read_catalog(directory).schema()).wanted
 
@@ -192,7 +192,7 @@ def median(values) -> float:
 def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path) -> dict:
     """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given)."""
     import analysis
-    from analysis.report import build_report, explore, write_explorer, write_report
+    from analysis.outputs.report import build_report, explore, write_explorer, write_report
 
     metrics = needed_metrics(directory)
     ftdc.read_ftdc(directory, metrics)  # imports (pyarrow loads at the first decode) and the page cache, before any clock

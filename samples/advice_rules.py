@@ -10,7 +10,7 @@ import re
 
 import polars as pl
 
-from analysis.advice_text import text
+from analysis.advice.wording import text
 
 # Names that mean nothing to a reader: constants (MIN_S, EPISODE_GAP), source files (api_data.py, conn_cache.c),
 # sections of our documents (§5 of the metrics page), local paths.

@@ -600,7 +600,7 @@ def failures(scenario: Scenario, result) -> list[str]:
     resource, window within its tolerance, warning or worse), the wrong top culprit or a COLLSCAN not
     named, anything else warning/critical, a COLLSCAN blamed where none was injected, or a victim
     made an incident's root cause, or advice that breaks issue 18's rules (samples/advice_rules.py)."""
-    from analysis.culprits import causes
+    from analysis.findings.culprits import causes
 
     from samples.advice_rules import advice_problems
 

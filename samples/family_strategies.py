@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from analysis.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
+from analysis.findings.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
 from samples.families import KINDS, Incident, Quiet, Shape, stall_seconds
 
 HOUR = 3600

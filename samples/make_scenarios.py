@@ -43,7 +43,7 @@ def finding(run: Run, kind: str, start_s: float, end_s: float, *, tolerance_s: f
 
 
 # The incidents each scenario injects, in time order: what its warning and critical incidents must
-# be, each with the injected cause as its root cause (`analysis.incidents.ROOT_KINDS`; an operation by namespace).
+# be, each with the injected cause as its root cause (`analysis.incidents.incident.ROOT_KINDS`; an operation by namespace).
 INCIDENTS = {
     "cache-fill-collscan": [{"root_cause": "operation", "ns": "shop.orders"}],
     "checkpoint-stall": [{"root_cause": "workload"}],  # dirty data from steady writes piles up before each checkpoint

@@ -12,10 +12,10 @@ import polars as pl
 import pytest
 
 import analysis
-from analysis.advice_text import text
-from analysis.recommendation import Current, Recommendation
-from analysis.thresholds import SPECS, Setting, Thresholds
-from analysis.vetting import NodeFacts, Vetting, broken_rule
+from analysis.advice.wording import text
+from analysis.advice.recommendation import Current, Recommendation
+from analysis.series.thresholds import SPECS, Setting, Thresholds
+from analysis.advice.vetting import NodeFacts, Vetting, broken_rule
 from conftest import require_samples
 from samples.advice_rules import advice_problems
 from samples.simulate import Config, Tick, write_ftdc
@@ -153,8 +153,8 @@ def test_dirty_data_past_its_trigger_is_first_answered_by_writing_it_out_not_by_
 
 
 def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
-    from analysis.culprits import recommendations
-    from analysis.findings import Culprit
+    from analysis.findings.culprits import recommendations
+    from analysis.findings.finding import Culprit
 
     schema = {"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "duration_ms": pl.Int64, "ns": pl.String, "command": pl.String,
               "op_type": pl.String, "write_statement": pl.Boolean, "plan_summary": pl.String, "plan_kind": pl.String, "shape": pl.String,

@@ -7,8 +7,8 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis import wtconfig
-from analysis.thresholds import effective_thresholds
+from analysis.series import wtconfig
+from analysis.series.thresholds import effective_thresholds
 from ftdc.metadata import Metadata, MetadataDocument
 
 UTC = dt.timezone.utc

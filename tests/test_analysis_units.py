@@ -10,15 +10,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.checkpoints import checkpoint_windows
-from analysis.culprits import CAUSE_SHARE, causes, max_time_ms, rank
-from analysis.findings import Culprit, Finding
-from analysis.indexes import esr_keys, recommend_index
-from analysis.metrics import resolve
-from analysis.series import derive, prepare
-from analysis.stats import at_least
-from analysis.thresholds import effective_thresholds
-from analysis.windows import sustained
+from analysis.series.checkpoints import checkpoint_windows
+from analysis.findings.culprits import CAUSE_SHARE, causes, max_time_ms, rank
+from analysis.findings.finding import Culprit, Finding
+from analysis.advice.indexes import esr_keys, recommend_index
+from analysis.series.metrics import resolve
+from analysis.series.derived import derive, prepare
+from analysis.series.stats import at_least
+from analysis.series.thresholds import effective_thresholds
+from analysis.series.windows import sustained
 from ftdc.metadata import Metadata
 
 UTC = dt.timezone.utc
@@ -231,8 +231,8 @@ def member_series(seconds, states, optimes_s, self_member="0"):
 
 
 def run_detector(detect, series):
-    from analysis.checkpoints import checkpoint_windows
-    from analysis.context import Context
+    from analysis.series.checkpoints import checkpoint_windows
+    from analysis.findings.context import Context
     from ftdc.metadata import NodeInfo
 
     return detect(Context(series, resolve([]), effective_thresholds(NO_METADATA), checkpoint_windows(series, None), NodeInfo(host="a", port=1)))
@@ -240,7 +240,7 @@ def run_detector(detect, series):
 
 def test_a_secondary_that_keeps_up_is_not_lagging():
     """Idle primary: a no-op every 10 s, the heartbeat view 0-12 s behind, back to 0 each cycle."""
-    from analysis.detectors import replication
+    from analysis.findings.detectors import replication
 
     seconds = list(range(300))
     optimes = [(s - s % 10, s - s % 10 - (10 if s % 10 < 4 else 0)) for s in seconds]
@@ -249,7 +249,7 @@ def test_a_secondary_that_keeps_up_is_not_lagging():
 
 
 def test_a_stuck_secondary_lags():
-    from analysis.detectors import replication
+    from analysis.findings.detectors import replication
 
     seconds = list(range(300))
     optimes = [(s, s if s < 100 else 100) for s in seconds]  # member 1 stops applying at 100 s
@@ -268,7 +268,7 @@ def test_no_window_across_a_gap_in_the_data():
 
 
 def test_an_election_during_an_incident_is_a_warning():
-    from analysis.detectors import replication
+    from analysis.findings.detectors import replication
 
     seconds = list(range(120))
     states = [(1, 2) if s < 60 else (2, 1) for s in seconds]

@@ -41,7 +41,7 @@ def find_chromium() -> Optional[str]:
 def build_demo_report(path: Path):
     """The demo node's report, as `ftdc-analyze samples/diagnostic.data --log samples/mongod.log --report PATH` writes it."""
     import analysis
-    from analysis.report import build_report, write_report
+    from analysis.outputs.report import build_report, write_report
 
     result = analysis.analyze_nodes([SAMPLES / "diagnostic.data"], [SAMPLES / "mongod.log"])
     report = build_report(result.nodes, result.cross_node)
@@ -377,7 +377,7 @@ def busy_report(tmp_path_factory):
     import warnings
 
     import analysis
-    from analysis.report import build_report, write_report
+    from analysis.outputs.report import build_report, write_report
 
     if not SHARED.is_dir():
         if os.environ.get("CI") == "true":

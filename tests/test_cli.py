@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ftdc
-from analysis.overview import find_gaps
+from analysis.workbench.overview import find_gaps
 from cli import app
 
 runner = CliRunner()

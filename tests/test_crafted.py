@@ -396,7 +396,7 @@ def test_markdown_report_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     import errno
 
     import analysis
-    from analysis.report import build_report, write_report
+    from analysis.outputs.report import build_report, write_report
     from ftdc import atomic
 
     report = build_report([analysis.analyze(DEMO / "diagnostic.data", DEMO / "mongod.log")])

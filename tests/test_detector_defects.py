@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analysis.advice_text import text
-from analysis.culprits import causes, rank
+from analysis.advice.wording import text
+from analysis.findings.culprits import causes, rank
 from ftdc.logs import read_logs
 from samples.simulate import Config, JsonLog, TextLog, Tick, write_ftdc
 
@@ -103,7 +103,7 @@ def restarted_over_midnight(tmp_path_factory):
 
 
 def test_overview_and_analysis_agree_on_gaps_and_restarts(restarted_over_midnight):
-    from analysis.overview import overview
+    from analysis.workbench.overview import overview
 
     folder, result = restarted_over_midnight
     view = overview(folder)
@@ -212,14 +212,14 @@ def test_interval_with_configuration_is_not_assumed(tmp_path):
 
 
 def _thresholds(**values):
-    from analysis.thresholds import SPECS, Setting, Thresholds
+    from analysis.series.thresholds import SPECS, Setting, Thresholds
 
     return Thresholds({s.name: [Setting(values.get(s.name, s.default), "test")] for s in SPECS})
 
 
 @pytest.mark.parametrize("interval", [0, 1, 5, 9, 10, 15, 19, 20, 60, 300, 86400])
 def test_checkpoint_advice_never_disables_checkpoints_nor_repeats_the_value(interval):
-    from analysis.advice import DEFAULT_SYNCDELAY_S, LONG_SYNCDELAY_S, checkpoint_more_often
+    from analysis.advice.changes import DEFAULT_SYNCDELAY_S, LONG_SYNCDELAY_S, checkpoint_more_often
 
     advice = checkpoint_more_often(_thresholds(checkpoint_interval=interval), "Checkpoint more often")
     if advice is None:
@@ -234,7 +234,7 @@ def test_checkpoint_advice_never_disables_checkpoints_nor_repeats_the_value(inte
 
 @pytest.mark.parametrize(("threads", "target"), [(4, 5), (20, 5), (4, 1), (16, 3)])
 def test_eviction_advice_moves_from_the_current_value_within_wiredtiger_bounds(threads, target):
-    from analysis.advice import earlier_dirty_eviction, more_eviction_threads
+    from analysis.advice.changes import earlier_dirty_eviction, more_eviction_threads
 
     t = _thresholds(eviction_threads_max=threads, eviction_threads_min=4, eviction_dirty_target=target)
     more = more_eviction_threads(t, "More threads")
@@ -249,8 +249,8 @@ def test_eviction_advice_moves_from_the_current_value_within_wiredtiger_bounds(t
 
 @pytest.mark.parametrize("idle", [0, 20, 30, 45, 60, 600, 100000])
 def test_idle_handle_advice_closes_sooner_or_gives_never_closed_handles_a_lifetime(idle):
-    from analysis.advice import sooner_sweep
-    from analysis.settings import MEANINGS
+    from analysis.advice.changes import sooner_sweep
+    from analysis.advice.settings import MEANINGS
 
     least = MEANINGS["close_idle_time"].minimum
     advice = sooner_sweep(_thresholds(close_idle_time=idle))
@@ -262,9 +262,9 @@ def test_idle_handle_advice_closes_sooner_or_gives_never_closed_handles_a_lifeti
 
 @pytest.mark.parametrize(("memory_mb", "raise_it"), [(64_000, True), (14_000, False), (None, True)])
 def test_cache_advice_stays_within_the_host_memory(memory_mb, raise_it):
-    from analysis.advice import larger_cache
+    from analysis.advice.changes import larger_cache
 
-    from analysis.recommendation import Current
+    from analysis.advice.recommendation import Current
 
     advice = larger_cache(Current(10.0 * 2**30, "bytes", "test", "configured"), 97.0, 80.0, memory_mb)  # 12.1 GB wanted
     assert advice.action == "resize"

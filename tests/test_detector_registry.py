@@ -1,4 +1,4 @@
-"""The detector record is the contract: a module under analysis/detectors/ that is not
+"""The detector record is the contract: a module under analysis/findings/detectors/ that is not
 registered never runs, and a kind without its record draws nothing and links to nothing,
 silently. These checks make each omission a failure that names it."""
 
@@ -7,9 +7,9 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-import analysis.detectors as detectors
-from analysis.detectors.record import Detector
-from analysis.series import COLUMNS
+import analysis.findings.detectors as detectors
+from analysis.findings.detectors.record import Detector
+from analysis.series.derived import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 NOT_DETECTORS = {"record"}  # the record's own module
@@ -19,7 +19,7 @@ KINDS = set(detectors.RECORDS)
 def _modules():
     for info in pkgutil.iter_modules(detectors.__path__):
         if info.name not in NOT_DETECTORS:
-            yield importlib.import_module(f"analysis.detectors.{info.name}")
+            yield importlib.import_module(f"analysis.findings.detectors.{info.name}")
 
 
 def test_every_module_under_detectors_is_registered_with_its_record():

@@ -102,7 +102,7 @@ def test_the_command_line_page_shows_every_command():
 
 
 def test_the_analyses_page_says_how_every_kind_is_decided():
-    from analysis.detectors import RECORDS
+    from analysis.findings.detectors import RECORDS
 
     table = [line for line in (ROOT / "docs" / "analyses.md").read_text().splitlines() if line.startswith("| `")]
     missing = sorted(kind for kind in RECORDS if not any(f"`{kind}`" in row.split("|")[1] for row in table))

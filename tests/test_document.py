@@ -13,10 +13,11 @@ import pyarrow as pa
 import pytest
 
 import analysis
-from analysis import document, schema
-from analysis.findings import Finding
+from analysis.outputs import document
+from analysis.outputs import schema
+from analysis.findings.finding import Finding
 from analysis.nodes import NodesAnalysis, unfolded
-from analysis.report import build_report, write_report
+from analysis.outputs.report import build_report, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "samples" / "scenarios" / "replica-set"
@@ -58,15 +59,15 @@ def test_the_json_report_holds_every_incident_whatever_the_cards_show(replica_se
 
 
 def test_one_schema_per_table(replica_set):
-    import analysis.findings
-    import analysis.incidents
+    import analysis.findings.finding
+    import analysis.incidents.incident
 
     assert not hasattr(analysis.findings, "FINDINGS_SCHEMA") and not hasattr(analysis.incidents, "INCIDENTS_SCHEMA")
     node = replica_set.nodes[0]
     for frame, table in ((node.findings_frame(), schema.FINDINGS_SCHEMA), (node.incidents_frame(), schema.INCIDENTS_SCHEMA)):
         assert frame.columns == table.names
         assert frame.to_arrow().cast(table).schema == table
-    from analysis import tables
+    from analysis.outputs import tables
 
     assert tables.FINDINGS_SCHEMA is schema.FINDINGS_SCHEMA and tables.INCIDENTS_SCHEMA is schema.INCIDENTS_SCHEMA
     assert pa.types.is_struct(schema.FINDINGS_SCHEMA.field("recommendations").type.value_type)

@@ -37,8 +37,8 @@ def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_a
 
     import polars as pl
 
-    from analysis.completions import credited, stalls
-    from analysis.spikes import Spike
+    from analysis.series.completions import credited, stalls
+    from analysis.series.spikes import Spike
 
     t0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
     at = [t0 + dt.timedelta(seconds=s) for s in range(3)]

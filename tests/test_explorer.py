@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import analysis
-from analysis.report import explorer as ex
-from analysis.report import explorer_page
+from analysis.outputs.report import explorer as ex
+from analysis.outputs.report import explorer_page
 from ftdc.writer import FTDCWriter
 
 ROOT = Path(__file__).resolve().parents[1]

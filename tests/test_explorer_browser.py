@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import analysis
-from analysis.report import explore, write_explorer
+from analysis.outputs.report import explore, write_explorer
 from test_browser import Chromium, require_chromium
 from test_explorer import CRAFTED, write_node
 

@@ -14,7 +14,7 @@ import pytest
 import analysis
 from analysis import fleet
 from analysis.nodes import leave_to_the_replica_set
-from analysis.tables import FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, finding_rows, incident_rows, incidents_table, series_table, to_table
+from analysis.outputs.tables import FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, finding_rows, incident_rows, incidents_table, series_table, to_table
 import ftdc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +187,7 @@ def test_two_paths_of_one_node_are_named_in_a_warning():
 
 
 def test_the_readme_publishes_the_spark_schemas_as_the_code_has_them():
-    from analysis.tables import FINDINGS_DDL, INCIDENTS_DDL
+    from analysis.outputs.tables import FINDINGS_DDL, INCIDENTS_DDL
 
     # The README is moving into docs/ (issue 21): the schemas are published in one of them.
     published = [(ROOT / "README.md").read_text(), *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))]

@@ -170,7 +170,7 @@ def test_safe_name_is_one_visible_component(text):
 # --- redaction ------------------------------------------------------------------------------
 
 def test_a_namespace_holding_slashes_is_replaced_whole():
-    from analysis.report import Redactor
+    from analysis.outputs.report import Redactor
 
     r = Redactor()
     pseudonym = r.ns("acmepay.payroll/2024/q1")

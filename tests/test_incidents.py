@@ -18,14 +18,14 @@ import polars as pl
 import pytest
 
 import analysis
-from analysis import episodes
-from analysis.culprits import attribute
-from analysis.detectors import LINKS, MODULES, RECORDS
-from analysis.advice_text import text
-from analysis.findings import Finding
+from analysis.incidents import grouping as episodes
+from analysis.findings.culprits import attribute
+from analysis.findings.detectors import LINKS, MODULES, RECORDS
+from analysis.advice.wording import text
+from analysis.findings.finding import Finding
 from samples.advice_rules import INTERNAL
-from analysis.recommendation import Current, Recommendation, advise
-from analysis.thresholds import SPECS, Setting, Thresholds
+from analysis.advice.recommendation import Current, Recommendation, advise
+from analysis.series.thresholds import SPECS, Setting, Thresholds
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
 
@@ -87,7 +87,7 @@ def test_every_causal_link_names_a_declared_kind_and_every_kind_has_one_record()
 
 def test_the_model_does_not_import_its_renderer():
     code = ("import sys, analysis, analysis.findings, analysis.incidents, analysis.analyze, analysis.nodes;"
-            "print(sorted(m for m in sys.modules if m.startswith(('analysis.report', 'analysis.render', 'matplotlib'))))")
+            "print(sorted(m for m in sys.modules if m.startswith(('analysis.outputs.report', 'analysis.outputs.render', 'matplotlib'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "[]"
     # Nor anywhere in its source, not even inside a function (how _repr_html_ used to reach it).
@@ -324,7 +324,7 @@ def test_the_demo_is_one_incident_in_time_order():
 
 
 def test_redacted_incidents_are_told_from_the_redacted_findings():
-    from analysis.report import Redactor, redact_all
+    from analysis.outputs.report import Redactor, redact_all
 
     demo = Path(__file__).resolve().parents[1] / "samples"
     with warnings.catch_warnings():

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import analysis
 import ftdc
-from analysis.metrics import ALIASES, SERVICE_PREFIXES, candidates, resolve
+from analysis.series.metrics import ALIASES, SERVICE_PREFIXES, candidates, resolve
 from ftdc import _native
 from ftdc.paths import resolve as resolve_paths
 from ftdc.reader import read_with_catalog

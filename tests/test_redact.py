@@ -17,7 +17,7 @@ import pytest
 
 import analysis
 import ftdc
-from analysis.report import Redactor, build_report, redact_all, write_key, write_report
+from analysis.outputs.report import Redactor, build_report, redact_all, write_key, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples"
@@ -38,7 +38,7 @@ def texts_of(path: Path) -> list[tuple[str, bytes]]:
     stripped = re.sub(rb"data:image/png;base64,[A-Za-z0-9+/=]+", b"data:", data)
     # The explorer's code (uPlot and explorer.js) is the same in every report and holds no input: its
     # identifiers ("x", pending) are not the node's. Its data, from the input, is searched with the rest.
-    from analysis.report.explorer_page import scripts, styles
+    from analysis.outputs.report.explorer_page import scripts, styles
 
     for code in (*scripts(), styles()):  # the page holds its style in the head and its scripts at the end, each whole
         stripped = stripped.replace(code.encode("utf-8"), b"")

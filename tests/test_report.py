@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 
 import analysis
-from analysis import document
-from analysis.report import build_report, content, explorer_page, html, plots, write_report
+from analysis.outputs import document
+from analysis.outputs.report import build_report, content, explorer_page, html, plots, write_report
 
 DEMO = Path(__file__).resolve().parents[1] / "samples"
 

@@ -16,9 +16,10 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import analysis
-from analysis import advice_text, culprits
-from analysis.findings import Culprit
-from analysis.report import build_report, culprit_table, figures, plots, write_report
+from analysis.advice import wording
+from analysis.findings import culprits
+from analysis.findings.finding import Culprit
+from analysis.outputs.report import build_report, culprit_table, figures, plots, write_report
 from conftest import require_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -78,7 +79,7 @@ def test_the_first_screen_is_the_headlines_then_the_incident_cards(demo, demo_re
     assert len(demo_report.headlines) == len(demo.incidents)
     for headline, incident in zip(demo_report.headlines, demo.incidents):
         # One per incident: its title (root cause → effect) and its first fix.
-        assert incident.title in headline and advice_text.text(incident.recommendations[0]) in headline and incident.id in headline
+        assert incident.title in headline and wording.text(incident.recommendations[0]) in headline and incident.id in headline
     first_incident, first_finding = demo_page.index('<div class="incident '), demo_page.index('<div class="finding ')
     assert demo_page.index('class="headline"') < first_incident < first_finding
     card = demo_page[first_incident:first_finding]
@@ -357,7 +358,7 @@ def test_a_run_that_succeeded_is_not_called_failed():
 
 
 def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypatch):
-    from analysis import document
+    from analysis.outputs import document
 
     dips = SAMPLES / "scenarios" / "throughput-dip"
     result = quiet(analysis.analyze, dips / "diagnostic.data", dips / "mongod.log")
@@ -374,6 +375,6 @@ def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypat
     for index in section.carded:
         assert (index in section.evidence) == (section.findings[index].id not in card.incident.finding_ids)
     assert all(by_id[f] not in section.evidence for f in card.incident.finding_ids)
-    from analysis.report import html
+    from analysis.outputs.report import html
 
     assert f"{len(report.more_incidents)} more, less severe incident(s)" in html.render(report)

@@ -15,11 +15,11 @@ import pytest
 
 import analysis
 import ftdc
-from analysis import audit
+from analysis.workbench import audit
 from analysis.analyze import read_compact_logs
-from analysis import system
-from analysis.report import build_report, write_report
-from analysis.log_overview import workload
+from analysis.workbench import system
+from analysis.outputs.report import build_report, write_report
+from analysis.workbench.log_overview import workload
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
 LOGS = {"6.0.11": SHARED / "logs" / "mongod-6.0.11", "8.0.12": SHARED / "logs" / "atlas-8.0.12"}
@@ -115,7 +115,7 @@ def test_system_series_are_the_ftdc_metrics_they_show(node70):
 
 
 def audit_states():
-    from analysis.metrics import CPU_STATES
+    from analysis.series.metrics import CPU_STATES
 
     return CPU_STATES
 
@@ -206,7 +206,7 @@ def test_crafted_strings_reach_the_page_as_text():
 
     from ftdc.logs import LogFrames
     from ftdc.logs.schema import EVENTS, PROBLEMS, SLOW_OPS
-    from analysis.report import workbench_html
+    from analysis.outputs.report import workbench_html
 
     evil = "<img src=x onerror=alert(1)>'\""
     t = dt_.datetime(2024, 1, 1, tzinfo=dt_.timezone.utc)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import analysis
-from analysis.culprits import causes
-from analysis.findings import SEVERITIES
+from analysis.findings.culprits import causes
+from analysis.findings.finding import SEVERITIES
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "samples" / "scenarios"
 # One node each; the replica set (three nodes) is tests/test_nodes.py's.

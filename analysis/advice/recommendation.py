@@ -1,0 +1,101 @@
+"""A recommendation as data: what to do, to which setting or query, from what value to what, and why.
+
+Detectors, culprits and root causes make `Recommendation`s; `analysis.advice.vetting` checks every one
+against the node before it is kept; the words are rendered once, at the output
+(`analysis.advice.wording`). A change of setting carries the setting, the value the node had in the
+window (`Current`: where it came from, or that it was assumed or inferred) and the proposed value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional
+
+# What a recommendation asks for.
+ACTIONS = (
+    "set_setting",  # change a mongod or WiredTiger setting (`setting`, `current`, `proposed`)
+    "resize",  # more cache, memory, IOPS or nodes (`setting` when it is the cache size)
+    "create_index",  # `command` creates it
+    "add_max_time_ms",  # bound an operation (`proposed`: the limit in ms)
+    "read_from_secondaries",
+    "batch_writes",  # spread or batch writes and deletes
+    "limit_clients",  # connection pools, reconnects
+    "change_workload",  # restrict, reschedule or move an operation
+    "investigate",  # look at something these files cannot show
+)
+# Where a setting's current value came from.
+ORIGINS = (
+    "configured",  # the node's configuration: configString, command line, setParameter, getParameter
+    "default",  # the published default, the node's configuration being recorded and not setting it
+    "assumed",  # the published default, these files recording none of the node's configuration
+    "inferred",  # read from the node's behaviour (the checkpoints' cadence)
+)
+# Commands that change documents: interrupted by maxTimeMS, a multi-document one stays partly applied.
+WRITE_COMMANDS = frozenset({"update", "delete", "findAndModify", "findandmodify", "bulkWrite"})
+
+
+@dataclass(frozen=True)
+class Current:
+    """A setting's value on the node during the window it is quoted for."""
+
+    value: Optional[float]
+    unit: str  # "%" (of the cache), "s", "count", "bytes"
+    source: str  # where the value was read, in words
+    origin: str  # one of ORIGINS
+
+    def __post_init__(self) -> None:
+        if self.origin not in ORIGINS:
+            raise ValueError(f"origin must be one of {ORIGINS}, not {self.origin!r}")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    action: str  # one of ACTIONS
+    what: str  # the change in words, without its numbers ("Checkpoint more often so each one writes less")
+    why: str = ""  # the evidence it answers, in words
+    setting: Optional[str] = None  # a threshold name (`thresholds.SPEC`) for a change of setting
+    current: Optional[Current] = None
+    proposed: Optional[float] = None  # the setting's new value (its unit), or a maxTimeMS limit in ms
+    target: Optional[str] = None  # the namespace it acts on
+    operation: Optional[str] = None  # the command it is about (find, update...)
+    command: Optional[str] = None  # how to apply it, as typed (a createIndex call)
+    caveat: Optional[str] = None
+    findings: tuple[str, ...] = ()  # ids of the findings it answers
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"action must be one of {ACTIONS}, not {self.action!r}")
+        if self.setting is not None and (self.current is None or self.proposed is None):
+            raise ValueError(f"a change of {self.setting} needs its current and proposed values")
+
+    @property
+    def key(self) -> tuple:
+        """What makes two recommendations the same advice: one setting (whatever value), or one action on one target."""
+        if self.setting is not None:
+            return ("setting", self.setting)
+        return (self.action, self.target, self.operation, self.command, self.what)
+
+    def answering(self, ids: tuple[str, ...] | list[str]) -> "Recommendation":
+        """The same advice, also answering the findings `ids`."""
+        return replace(self, findings=tuple(dict.fromkeys((*self.findings, *ids))))
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """Advice the validator did not let a report make, and the rule it broke."""
+
+    recommendation: Recommendation
+    reason: str
+
+
+def advise(action: str, what: str, why: str = "", **fields) -> Recommendation:
+    """A recommendation without a setting (the words are the advice)."""
+    return Recommendation(action=action, what=what, why=why, **fields)
+
+
+def merged(recommendations: list[Recommendation]) -> list[Recommendation]:
+    """Each piece of advice once, in order: a later one with the same key adds its findings to the first."""
+    out: dict[tuple, Recommendation] = {}
+    for rec in recommendations:
+        out[rec.key] = out[rec.key].answering(rec.findings) if rec.key in out else rec
+    return list(out.values())

@@ -1,0 +1,67 @@
+"""A `Recommendation` in words and as JSON: the one place advice becomes text.
+
+A change of setting reads `what: label current → proposed (where to set it; now value (source))`,
+then why, then any caveat; other advice reads its words, then the command that applies it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from analysis.advice.recommendation import Current, Recommendation, Withheld
+from analysis.advice.settings import MEANINGS
+
+ASSUMED = "assumed: these files do not record the node's configuration"
+
+
+def amount(value: Optional[float], unit: str) -> str:
+    """A setting's value in its unit: `20 %`, `60 s`, `4`, `2.0 GB`; `not set` for none."""
+    if value is None:
+        return "not set"
+    if unit == "bytes" or (unit == "%" and value > 100):  # eviction percentages above 100 are bytes
+        return f"{value / 2**30:.1f} GB"
+    return f"{value:g}" + (f" {unit}" if unit in ("%", "s") else "")
+
+
+def _setting_value(name: str, value: float) -> str:
+    """The value as the setting is written where it is set (the cache in GB)."""
+    return f"{value / 2**30:g}" if MEANINGS[name].label == "cacheSizeGB" else f"{value:g}"
+
+
+def current_words(current: Current) -> str:
+    extra = f", {ASSUMED}" if current.origin == "assumed" else ""
+    return f"{amount(current.value, current.unit)} ({current.source}{extra})"
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def text(rec: Recommendation) -> str:
+    if rec.setting is not None:
+        meaning = MEANINGS[rec.setting]
+        how = meaning.how.replace("{value}", _setting_value(rec.setting, rec.proposed))
+        body = (f"{rec.what}: {meaning.label} {amount(rec.current.value, rec.current.unit)} → {amount(rec.proposed, rec.current.unit)} "
+                f"({how}; now {current_words(rec.current)})")
+    elif rec.command:
+        body = f"{rec.what}: {rec.command}"
+    else:
+        body = rec.what
+    if rec.why:
+        body += f". {_sentence(rec.why)}"
+    if rec.caveat:
+        body += f". Caveat: {rec.caveat}"
+    return body
+
+
+def as_dict(rec: Recommendation) -> dict[str, Any]:
+    """JSON and table rows: the words with the structure they come from."""
+    current = None if rec.current is None else {"value": rec.current.value, "unit": rec.current.unit, "source": rec.current.source,
+                                                  "origin": rec.current.origin}
+    return {"text": text(rec), "action": rec.action, "what": rec.what, "setting": rec.setting, "current": current, "proposed": rec.proposed,
+            "why": rec.why or None, "target": rec.target, "operation": rec.operation, "command": rec.command, "caveat": rec.caveat,
+            "findings": list(rec.findings)}
+
+
+def withheld_dict(item: Withheld) -> dict[str, Any]:
+    return {"advice": as_dict(item.recommendation), "reason": item.reason}

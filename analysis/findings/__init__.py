@@ -1,0 +1,1 @@
+"""Series -> findings: the `Finding` shape, what every detector gets (`Context`), the detectors, and the operations behind each window."""

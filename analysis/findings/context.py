@@ -1,0 +1,97 @@
+"""What every detector gets: the derived series and what it was derived from."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+from ftdc.logs import LogFrames
+from ftdc.metadata import NodeInfo
+
+from analysis.series.checkpoints import Checkpoint
+from analysis.series.completions import stalls
+from analysis.findings.finding import Finding
+from analysis.series.metrics import Resolved
+from analysis.series.derived import columns_for
+from analysis.series.spikes import Spike, all_spikes
+from analysis.series.thresholds import Thresholds
+
+# Baselines look back this far before a window.
+BASELINE = dt.timedelta(hours=1)
+
+
+def major_minor(version: Optional[str]) -> Optional[tuple[int, int]]:
+    """(7, 0) for "7.0.12"; None when unknown."""
+    try:
+        major, minor = (int(x) for x in (version or "").split(".")[:2])
+    except ValueError:
+        return None
+    return major, minor
+
+
+@dataclass
+class Context:
+    series: pl.DataFrame
+    resolved: Resolved
+    thresholds: Thresholds
+    checkpoints: list[Checkpoint]
+    node: NodeInfo
+    logs: Optional[LogFrames] = None
+
+    @cached_property
+    def spikes(self) -> list[Spike]:
+        """Latency spikes of every operation class (several detectors read them), less those the log shows to be
+        long operations credited at completion (`completions`): they are no stall of the node."""
+        return stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None)
+
+    @property
+    def first(self) -> Optional[dt.datetime]:
+        return self.series[TIME_COLUMN].min() if self.series.height else None
+
+    @property
+    def last(self) -> Optional[dt.datetime]:
+        return self.series[TIME_COLUMN].max() if self.series.height else None
+
+    @property
+    def major_minor(self) -> Optional[tuple[int, int]]:
+        return major_minor(self.node.version)
+
+    def has(self, *columns: str) -> bool:
+        return all(c in self.series.columns for c in columns)
+
+    def paths(self, *columns: str) -> list[str]:
+        """The node's metric paths behind derived columns: the evidence's metric names."""
+        needs = {c.name: c.needs for c in columns_for(self.resolved)}
+        out: list[str] = []
+        for column in columns:
+            for name in needs.get(column, ()):
+                path = self.resolved.path(name)
+                if path and path not in out:
+                    out.append(path)
+        return out
+
+    def window(self, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
+        return self.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+
+    def baseline(self, column: str, start: dt.datetime) -> Optional[float]:
+        """The median of `column` over the hour before `start` (all data before it when shorter)."""
+        before = self.series.select(pl.col(column).filter(pl.col(TIME_COLUMN).is_between(start - BASELINE, start, closed="left"))).to_series().drop_nulls()
+        return float(before.median()) if len(before) else None
+
+    def not_checked(self, kind: str, what: str, missing: list[str]) -> Finding:
+        """An `info` finding: this detector could not run on this node's metrics."""
+        version = self.node.version or "unknown version"
+        return Finding(
+            kind=kind,
+            severity="info",
+            start=self.first,
+            end=self.last,
+            title=f"{what} not checked: this node ({version}) did not record {', '.join(missing)}",
+            explanation=f"The {kind} detector needs {', '.join(missing)}; no file of this node holds them, so nothing can be said either way.",
+            evidence={"missing": missing},
+        )

@@ -1,0 +1,106 @@
+"""`connection_storm`: clients opening connections far faster than usual, the count climbing.
+
+A storm is the creation rate (Δ totalCreated / Δt) at STORM_FACTOR times
+its median of the hour before and at least MIN_RATE per second, sustained
+for MIN_S and lasting while the rate stays over the bar it began with, with
+the open count rising by RISE_SHARE (docs/metrics.md §9). It is critical when
+the node refused connections (Δ rejected > 0, log id 22942) or ran out of
+them (available 0).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from analysis.findings.context import Context
+from analysis.findings.finding import Finding
+from analysis.advice.recommendation import advise
+from analysis.findings.detectors.record import Detector
+from analysis.text import duration
+from analysis.series.windows import Window, sustained
+
+KIND = "connection_storm"
+STORM_FACTOR = 10.0
+MIN_RATE = 20.0
+MIN_S = 5.0
+MERGE_S = 10.0
+RISE_SHARE = 0.25
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Clients opening connections at {STORM_FACTOR:g} times the median rate of the hour before and at least "
+    f"{MIN_RATE:g} per second, for at least {MIN_S:g} s, while the number of open connections rises by "
+    f"{RISE_SHARE * 100:g} % or more. Critical when the node refused connections or had none left."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    causes=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
+    panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
+)
+
+
+def _extended(series: pl.DataFrame, window: Window) -> Window:
+    """The storm lasts while clients open connections as fast against the bar when it began: the
+    hour's median it is measured against would count the storm's own samples once it lasts long
+    enough, and end it early. Never across a gap in the data."""
+    after = series.slice(window.last + 1)
+    stopped = (after["connections_created_per_s"] < series["bar"][window.first]).fill_null(True)
+    if "gap" in after.columns:
+        stopped = stopped | after["gap"].fill_null(False)
+    more = int(stopped.arg_true()[0]) if stopped.any() else after.height
+    last = window.last + more
+    return Window(window.start, series[TIME_COLUMN][last], window.first, last)
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.has("connections", "connections_created_per_s"):
+        return [ctx.not_checked(KIND, "Connection storms", ["connections.totalCreated"])]
+    usual = pl.col("connections_created_per_s").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0)
+    bar = pl.max_horizontal(STORM_FACTOR * usual, pl.lit(MIN_RATE))
+    series = ctx.series.with_columns(bar=bar)
+    findings, covered = [], None
+    for found in sustained(series, pl.col("connections_created_per_s") >= pl.col("bar"), min_s=MIN_S, merge_s=MERGE_S, interval=True):
+        if covered is not None and found.last <= covered:
+            continue  # inside the storm before, extended
+        window = _extended(series, found)
+        covered = window.last
+        rows = window.rows(ctx.series)
+        before = ctx.series.filter(pl.col(TIME_COLUMN) < window.start).tail(1)["connections"]
+        start_count = float(before[0]) if len(before) and before[0] is not None else float(rows["connections"][0])
+        peak = float(rows["connections"].max())
+        if peak < (1 + RISE_SHARE) * max(start_count, 1):
+            continue  # churn: connections opened and closed as fast
+        created = float((rows["connections_created_per_s"] * rows["interval_s"]).sum())
+        rejected = float(rows["connections_rejected"].sum() or 0) if ctx.has("connections_rejected") else 0.0
+        exhausted = ctx.has("connections_available") and (rows["connections_available"].min() or 1) <= 0
+        refused_lines = 0
+        if ctx.logs is not None:
+            refused_lines = ctx.logs.events.filter(pl.col("kind") == "connection_refused", pl.col("ts").is_between(window.start, window.end)).height
+        refused = rejected > 0 or exhausted or refused_lines > 0
+        baseline = ctx.baseline("connections_created_per_s", window.start)
+        findings.append(Finding(
+            kind=KIND,
+            severity="critical" if refused else "warning",
+            start=window.start,
+            end=window.end,
+            title=f"Connection storm: {created:,.0f} connections opened in {duration(window.seconds)}, open count {start_count:,.0f} → {peak:,.0f}"
+                  + (", connections refused" if refused else ""),
+            explanation=(f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
+                         f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
+                         f"{start_count:,.0f} to {peak:,.0f}."
+                         + (f" {rejected:,.0f} were rejected." if rejected else "")
+                         + (" No connections were left available." if exhausted else "")
+                         + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")),
+            evidence={
+                "metrics": ctx.paths("connections", "connections_created_per_s", "connections_rejected", "connections_available"),
+                "created": created, "open_before": start_count, "open_peak": peak, "rejected": rejected,
+                "baseline": {"created_per_s": baseline},
+                "thresholds": {"storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"},
+            },
+            recommendations=[
+                advise("limit_clients", "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)"),
+                advise("investigate", "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream"),
+            ],
+        ))
+    return findings

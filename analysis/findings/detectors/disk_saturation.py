@@ -1,0 +1,118 @@
+"""`disk_saturation`: a device busy all the time with requests waiting longer.
+
+Utilisation alone says little (a device doing parallel I/O reads 100 % long
+before it is full, and 100 % during checkpoints is normal, docs/metrics.md §11);
+saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
+AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
+checkpoints. Linux pressure stall information (`io.full`), where recorded,
+is reported beside it.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analysis.findings.context import Context
+from analysis.findings.finding import Finding
+from analysis.advice.recommendation import advise
+from analysis.text import duration, span
+from analysis.findings.detectors.record import Detector
+from analysis.series.windows import overlap_s, sustained
+
+KIND = "disk_saturation"
+UTIL_PCT = 90.0
+AWAIT_FACTOR = 3.0
+MIN_AWAIT_MS = 10.0
+MIN_S = 60.0
+MERGE_S = 15.0
+OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoints
+CRITICAL_AWAIT_MS = 100.0
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "Utilisation alone says little: a device doing parallel I/O reads 100 % long before it is full, and is 100 % "
+    f"busy during checkpoints as a matter of course. Saturation is a device busy at least {UTIL_PCT:g} % of the time "
+    f"while requests take {AWAIT_FACTOR:g} times their usual time (and at least {MIN_AWAIT_MS:g} ms), for at "
+    f"least {MIN_S:g} s, mostly outside checkpoints. Linux pressure stall information is reported beside it "
+    f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="resource",
+    causes=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
+    panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
+)
+
+
+def _windows_not_read(ctx: Context) -> Finding:
+    """An `info` finding: the node recorded its disks, as Windows PhysicalDisk counters, which this detector does not read."""
+    devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
+    return Finding(
+        kind=KIND, severity="info", start=ctx.first, end=ctx.last,
+        title=f"Disk saturation not checked: this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
+        explanation=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
+                     "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
+        evidence={"layout": "windows PhysicalDisk", "devices": devices,
+                  "metrics": [p for n in ctx.resolved.matching("disk.windows_reads.") if (p := ctx.resolved.path(n))]},
+    )
+
+
+def detect(ctx: Context) -> list[Finding]:
+    devices = [c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")]
+    if not devices and ctx.resolved.matching("disk.windows_reads."):
+        return [_windows_not_read(ctx)]
+    if not devices:
+        return [ctx.not_checked(KIND, "Disk saturation", ["systemMetrics.disks"])]
+    findings = []
+    for dev in devices:
+        util, wait = f"disk_util_pct.{dev}", f"disk_await_ms.{dev}"
+        if not ctx.has(wait):
+            continue
+        # The device's usual wait is its wait when not busy: over all samples, a saturation longer than
+        # half the data would be its own baseline (and checkpoints' bursts are not usual either).
+        idle = ctx.series.select(pl.col(wait).filter(pl.col(util) < UTIL_PCT)).to_series()
+        usual = (idle.median() if idle.len() else ctx.series[wait].median()) or 0.0
+        bar = max(MIN_AWAIT_MS, AWAIT_FACTOR * usual)
+        condition = (pl.col(util) >= UTIL_PCT) & (pl.col(wait) >= bar)
+        for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+            in_checkpoints = sum(overlap_s(window.start, window.end, c.start, c.end) for c in ctx.checkpoints)
+            if window.seconds and in_checkpoints / window.seconds > 1 - OUTSIDE_CHECKPOINTS:
+                continue
+            rows = window.rows(ctx.series)
+            peak_wait = float(rows[wait].max())
+            mb = f"disk_mb_per_s.{dev}"
+            throughput = float(rows[mb].mean()) if mb in rows.columns else None
+            queue = f"disk_queue.{dev}"
+            depth = float(rows[queue].mean()) if queue in rows.columns else None
+            psi = float(rows["io_full_pct"].mean()) if "io_full_pct" in rows.columns else None
+            details = [f"await {peak_wait:,.0f} ms at peak against {usual:,.1f} ms usually"]
+            if depth is not None:
+                details.append(f"{depth:,.1f} requests in flight on average")
+            if throughput is not None:
+                details.append(f"{throughput:,.0f} MB/s")
+            if psi is not None:
+                details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
+            findings.append(Finding(
+                kind=KIND,
+                severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
+                start=window.start,
+                end=window.end,
+                title=f"Disk {dev} saturated for {duration(window.seconds)}: ≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
+                             f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
+                evidence={
+                    "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
+                    "device": dev,
+                    "util_pct_mean": round(float(rows[util].mean()), 1),
+                    "await_ms_peak": round(peak_wait, 1),
+                    "baseline": {"await_ms": round(usual, 2)},
+                    "thresholds": {"util_pct": UTIL_PCT, "await_ms": round(bar, 1), "sustained_s": MIN_S},
+                    "seconds_in_checkpoints": round(in_checkpoints, 1),
+                },
+                recommendations=[
+                    advise("resize", "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
+                           f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request"),
+                    advise("batch_writes", "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
+                                           "and bulk loads scheduled at the same time"),
+                ],
+            ))
+    return findings
+

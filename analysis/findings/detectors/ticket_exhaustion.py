@@ -1,0 +1,157 @@
+"""`ticket_exhaustion`: operations waiting for a storage-engine ticket, per resource.
+
+Up to 6.x the pools are fixed (128 by default): none available
+(`available`, which is `totalTickets - out`) for MIN_S is exhaustion, and `globalLock.currentQueue` shows who waits. From 7.0
+throughput probing shrinks the pool on purpose, so `available == 0` alone is
+not overload (7.0-concurrent-transactions.rst): work must be queued — the
+ticket queue length, time queued, or the global lock queue (docs/metrics.md §4).
+"""
+
+from __future__ import annotations
+
+from typing import Collection, Optional
+
+import polars as pl
+
+from analysis.advice import changes
+from analysis.findings.context import Context, major_minor
+from analysis.findings.finding import Finding
+from analysis.advice.recommendation import Recommendation, advise
+from analysis.series.derived import WAITERS
+from analysis.text import duration, span
+from analysis.findings.detectors.record import Detector
+from analysis.series.windows import sustained
+
+KIND = "ticket_exhaustion"
+MIN_S = 5.0
+# Reliefs this short (a few tickets freed between waves) stay inside one episode.
+MERGE_S = 15.0
+CRITICAL_S = 60.0
+OP_OF = {"read": "reads", "write": "writes"}
+# The fixed pool size before 7.0: what "stop probing" advises, only to a pool smaller than it.
+FIXED_POOL = 128
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    f"Up to 6.x the ticket pools are fixed (128 by default): none available for {MIN_S:g} s or more is exhaustion, "
+    "and the global lock queue shows who waits. From 7.0 throughput probing shrinks the pools on purpose, so no "
+    "ticket available is not overload by itself: work must also be queued (the ticket queue, time queued, or the "
+    f"global lock queue). Windows less than {MERGE_S:g} s apart are one. Critical: {CRITICAL_S:g} s or more, or as "
+    "many operations queued as the pool holds."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD,
+    causes=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
+    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
+            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
+)
+
+
+def _queued(columns: Collection[str], rw: str) -> list[pl.Expr]:
+    """Every measure of queued work the series has for `rw`: someone in the ticket
+    queue or the global lock queue, or on average at least one operation waiting
+    through the interval (Δ totalTimeQueuedMicros / Δt; microseconds of waiting are not a queue)."""
+    gauges = [pl.col(c).fill_null(0) > 0 for c in (f"{rw}_ticket_queue", f"{rw}_queued") if c in columns]
+    waiting = [pl.col(f"{rw}_ticket_waiters").fill_null(0) >= 1] if f"{rw}_ticket_waiters" in columns else []
+    return gauges + waiting
+
+
+def _needs_queue(columns: Collection[str], version: Optional[str], rw: str) -> bool:
+    """7.0+: no ticket available is not overload by itself (throughput probing)."""
+    known = major_minor(version)
+    return known >= (7, 0) if known else f"{rw}_ticket_waiters" in columns
+
+
+def _probing(ctx: Context, rw: str) -> bool:
+    """7.0+ sizes the pool dynamically unless a fixed size was set."""
+    return _needs_queue(ctx.series.columns, ctx.node.version, rw) and ctx.thresholds.value(f"{rw}_tickets") is None
+
+
+def exhausted(columns: Collection[str], version: Optional[str], rw: str) -> pl.Expr | None:
+    """Per sample of a derived series with `columns`: no `rw` ticket available, and from 7.0 work
+    queued for one; None when the series cannot tell."""
+    if f"{rw}_tickets_available" not in columns:
+        return None
+    none_left = pl.col(f"{rw}_tickets_available") <= 0
+    if not _needs_queue(columns, version, rw):
+        return none_left
+    queued = _queued(columns, rw)
+    return none_left & pl.any_horizontal(queued) if queued else None
+
+
+def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
+    recs = []
+    if rw == "read":
+        recs.append(advise("change_workload", "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index, "
+                                              "or move analytics reads to a secondary"))
+    else:
+        recs.append(advise("investigate", "Look at cache pressure and checkpoints in the same window before changing the write pool",
+                           "write tickets are held while writes wait on the storage engine"))
+    if _probing(ctx, rw) and total < FIXED_POOL:
+        cores = ctx.node.cpus
+        now = changes.current(ctx.thresholds.within(window.start, window.end), f"{rw}_tickets")
+        recs.append(changes.change(f"{rw}_tickets", now, FIXED_POOL, f"If the storage engine is not the bottleneck, fix the {rw} pool",
+                                  f"throughput probing sized it down to {total}" + (f" (probing starts from 2 × {cores} cores)" if cores else "")))
+    else:
+        recs.append(advise("investigate", f"Raise the {total}-ticket {rw} pool only when CPU and disk have headroom",
+                           "more tickets only add concurrency inside a saturated storage engine"))
+    return recs
+
+
+def detect(ctx: Context) -> list[Finding]:
+    findings = []
+    for rw in ("read", "write"):
+        needed = [f"{rw}_tickets_available", f"{rw}_tickets_out", f"{rw}_tickets_total"]
+        if not ctx.has(*needed):
+            findings.append(ctx.not_checked(KIND, f"{rw.capitalize()} tickets", [f"{rw} ticket statistics"]))
+            continue
+        condition = exhausted(ctx.series.columns, ctx.node.version, rw)
+        if condition is None:
+            findings.append(ctx.not_checked(KIND, f"{rw.capitalize()} ticket queueing", [f"{rw} ticket queue statistics"]))
+            continue
+        op = OP_OF[rw]
+        for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
+            rows = window.rows(ctx.series)
+            held = float(rows.filter(condition)["interval_s"].sum() or 0)
+            total = int(rows[f"{rw}_tickets_total"].max() or 0)
+            available = int(rows[f"{rw}_tickets_available"].min() or 0)
+            queue_cols = [c for c in (f"{rw}_ticket_queue", f"{rw}_queued", f"{rw}_ticket_waiters") if ctx.has(c)]
+            peaks = {c: float(rows[c].max() or 0) for c in queue_cols}
+            # The queue's own gauges when the node has them: the mean waiters (from time queued) run
+            # higher than any sampled queue length, and the title must match the plotted queue.
+            gauges = [peaks[c] for c in queue_cols if not c.endswith("_waiters")]
+            queued_peak = max(gauges or peaks.values(), default=0.0)
+            latency = f"{op}_latency_ms"
+            lat_peak = float(rows[latency].max()) if ctx.has(latency) and rows[latency].max() is not None else None
+            lat_base = ctx.baseline(latency, window.start) if ctx.has(latency) else None
+            severity = "critical" if window.seconds >= CRITICAL_S or (total and queued_peak >= total) else "warning"
+            queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
+            waiters = peaks.get(f"{rw}_ticket_waiters")
+            waiting_text = (f" (time queued says {waiters:,.0f} waiting on average over the worst interval: the queue between samples)"
+                            if gauges and waiters is not None and waiters > queued_peak else "")
+            latency_text = (f" Mean {rw} latency reached {lat_peak:,.0f} ms" + (f" against {lat_base:,.1f} ms before." if lat_base is not None else "."))\
+                if lat_peak is not None else ""
+            findings.append(Finding(
+                kind=KIND,
+                severity=severity,
+                resource=rw,
+                start=window.start,
+                end=window.end,
+                title=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
+                       else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
+                      + f": {available} of {total} available{queue_text}",
+                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
+                             f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
+                evidence={
+                    "metrics": ctx.paths(*needed, *queue_cols, latency),
+                    "tickets_total": total,
+                    "seconds_exhausted": round(held, 1),
+                    "tickets_available_min": available,
+                    "queued_peak": peaks,
+                    "latency_ms_peak": lat_peak,
+                    "baseline": {"latency_ms": lat_base},
+                    "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
+                                   "sustained_s": MIN_S, f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets")},
+                },
+                recommendations=_recommendations(ctx, window, rw, total),
+            ))
+    return findings

@@ -1,0 +1,130 @@
+"""`ttl_burst`: the TTL monitor deleting far more than usual in one pass, and what it cost.
+
+The TTL monitor wakes every 60 s (`ttlMonitorSleepSecs`) and deletes expired
+documents on primaries (docs/metrics.md §7): a pass is a run of samples with
+deletes, those less than PASS_GAP apart (half its sleep) in one. A pass is a
+burst when its busiest minute (any 60 s, not a calendar minute: a pass
+straddling one is not split) deletes BURST_FACTOR times the usual (the
+median minute of the hour before the pass, at least MIN_BASELINE) and at
+least MIN_DOCS. Its cost: write latency spikes, write tickets or dirty cache
+while it ran; a burst that cost nothing is `info`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from analysis.findings.context import Context
+from analysis.findings.finding import Finding
+from analysis.advice.recommendation import advise
+from analysis.text import duration
+from analysis.findings.detectors.record import Detector
+
+KIND = "ttl_burst"
+MINUTE = "1m"
+PASS_GAP = dt.timedelta(seconds=30)
+BURST_FACTOR = 10.0
+MIN_BASELINE = 100.0  # docs per minute
+# One 6.1+ sub-pass deletes at most 50,000 documents per index (SERVER-56194);
+# a fifth of that in a minute is a burst worth a look.
+MIN_DOCS = 10_000
+PEAK_QUANTILE = 0.8  # "at peak": the node's busiest fifth of the time
+# How it decides, for the report's readers (the values, not their names).
+METHOD = (
+    "The TTL monitor wakes every 60 s and deletes expired documents on primaries; samples with TTL deletes less "
+    f"than {PASS_GAP.total_seconds():g} s apart are one pass. A pass is a burst when its busiest 60 s delete "
+    f"{BURST_FACTOR:g} times the usual minute (the median of the hour before, at least {MIN_BASELINE:g} documents) "
+    f"and at least {MIN_DOCS:,} documents. Its cost is write latency spikes, write tickets or dirty cache while "
+    "it ran; a burst that cost nothing is informational."
+)
+DETECTOR = Detector(
+    kinds=(KIND,), method=METHOD, root="workload",
+    # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
+    causes=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
+    panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
+)
+
+
+def _minutes(series: pl.DataFrame) -> pl.DataFrame:
+    """Calendar minutes: deletes, load, and the usual deletes a minute in the hour before each."""
+    frame = series.select(TIME_COLUMN, "ttl_deleted", *(["ops_per_s"] if "ops_per_s" in series.columns else []))
+    aggs = [pl.col("ttl_deleted").sum().alias("deleted")]
+    if "ops_per_s" in frame.columns:
+        aggs.append(pl.col("ops_per_s").mean().alias("ops_per_s"))
+    minutes = frame.group_by_dynamic(TIME_COLUMN, every=MINUTE).agg(aggs)
+    usual = pl.col("deleted").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0).clip(lower_bound=MIN_BASELINE)
+    return minutes.with_columns(usual=usual)
+
+
+def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
+    """One row per pass: its window (from the interval before its first deletes), documents deleted,
+    its busiest 60 s, mean load, and the usual minute before it (that of the minute it began in,
+    which counts only minutes before)."""
+    frame = series.select(
+        TIME_COLUMN, deleted=pl.col("ttl_deleted").fill_null(0), previous=pl.col(TIME_COLUMN).shift(1),
+        ops_per_s=pl.col("ops_per_s") if "ops_per_s" in series.columns else pl.lit(None, pl.Float64),
+    ).with_columns(busiest=pl.col("deleted").rolling_sum_by(TIME_COLUMN, MINUTE))
+    deleting = frame.filter(pl.col("deleted") > 0)
+    passes = deleting.with_columns(run=(pl.col(TIME_COLUMN).diff() > PASS_GAP).fill_null(True).cum_sum()).group_by("run", maintain_order=True).agg(
+        start=pl.coalesce("previous", TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last(), deleted=pl.col("deleted").sum(),
+        busiest=pl.col("busiest").max(), ops_per_s=pl.col("ops_per_s").mean())
+    return passes.sort("start").join_asof(minutes.select(TIME_COLUMN, "usual"), left_on="start", right_on=TIME_COLUMN, strategy="backward") \
+        .with_columns(pl.col("usual").fill_null(MIN_BASELINE))
+
+
+def detect(ctx: Context) -> list[Finding]:
+    if not ctx.has("ttl_deleted"):
+        return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
+    minutes = _minutes(ctx.series)
+    busy = minutes["ops_per_s"].quantile(PEAK_QUANTILE) if "ops_per_s" in minutes.columns else None
+    bursts = _passes(ctx.series, minutes).filter(pl.col("busiest") >= BURST_FACTOR * pl.col("usual"), pl.col("busiest") >= MIN_DOCS)
+    write_spikes = [s for s in ctx.spikes if s.op == "writes"]
+    findings = []
+    for row in bursts.iter_rows(named=True):
+        start, end = row["start"], row["end"]
+        seconds = (end - start).total_seconds()
+        rows = ctx.window(start, end)
+        costs = []
+        spikes = [s for s in write_spikes if s.start <= end and s.end >= start]
+        if spikes:
+            peak = max(spikes, key=lambda s: s.peak_ms)
+            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms")
+        if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
+            costs.append("write tickets ran out")
+        dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
+        if ctx.has("cache_dirty_pct") and dirty_target is not None and (rows["cache_dirty_pct"].max() or 0) > dirty_target:
+            costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
+        at_peak = busy is not None and row.get("ops_per_s") is not None and row["ops_per_s"] >= busy
+        peak_text = f" at peak load ({row['ops_per_s']:,.0f} ops/s, the busiest fifth of this data)" if at_peak else ""
+        ttl_lines = 0
+        if ctx.logs is not None:
+            # The pass's line is written as it finishes, after its last deletes were sampled.
+            ttl_lines = ctx.logs.events.filter(pl.col("kind") == "ttl", pl.col("ts").is_between(start, end + PASS_GAP)).height
+        findings.append(Finding(
+            kind=KIND,
+            severity="warning" if costs else "info",
+            start=start,
+            end=end,
+            title=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}" + (f": {costs[0]}" if costs else ""),
+            explanation=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
+                         f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
+                         + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
+                         + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
+            evidence={
+                "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
+                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"]},
+                "thresholds": {"burst": f"a pass whose busiest minute deletes ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
+                "at_peak_load": at_peak,
+            },
+            recommendations=[
+                advise("batch_writes", "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads"),
+                advise("batch_writes", "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
+                                       "(setParameter ttlMonitorEnabled: false) and resume it after"),
+            ] if costs else [],
+        ))
+    return findings
+

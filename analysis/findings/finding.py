@@ -1,0 +1,112 @@
+"""The one shape every analysis reports in: `Finding`, with its ranked `Culprit`s."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, Optional
+
+from ftdc.timeutil import format_time
+
+from analysis.advice import wording
+from analysis.outputs import display
+from analysis.advice.recommendation import Recommendation, Withheld
+
+SEVERITIES = ("critical", "warning", "info")
+RESOURCES = ("read", "write")
+
+
+@dataclass
+class Culprit:
+    """Slow operations of one shape that overlapped a finding's window."""
+
+    ns: Optional[str]
+    plan_summary: Optional[str]
+    shape: Optional[str]
+    query_hash: Optional[str]
+    count: int
+    overlap_s: float  # operation-seconds inside the window
+    share: float  # of the time all slow operations held inside the window (see held_s)
+    max_ms: int
+    example: Optional[str]  # the longest run's command, as logged
+    collscan: bool = False
+    command: Optional[str] = None
+    held_s: float = 0.0  # overlap_s less what the log says its runs waited (cache, locks, tickets): what ranks it
+    first_started: Optional[dt.datetime] = None  # when its earliest run began
+    last_ended: Optional[dt.datetime] = None  # when its last run ended
+    recommendations: list[Recommendation] = field(default_factory=list)  # when named as a cause: computed once per culprit from its own runs
+    failed: int = 0  # runs the log says failed (ok: 0, an error code: interrupted, a client that disconnected)
+    error: Optional[str] = None  # the commonest error name of those runs
+
+
+@dataclass
+class Finding:
+    kind: str
+    severity: str
+    start: Optional[dt.datetime]  # None only for context about a node with no sample
+    end: Optional[dt.datetime]
+    title: str
+    explanation: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+    culprits: list[Culprit] = field(default_factory=list)
+    recommendations: list[Recommendation] = field(default_factory=list)
+    resource: Optional[str] = None  # "read" | "write" for tickets
+    causes: list[Culprit] = field(default_factory=list)  # the culprits attribution names as the cause (typed, not prose)
+    id: str = ""  # "F1", "F2"...: unique within its analysis, set once findings are ranked
+    withheld: list[Withheld] = field(default_factory=list)  # advice the validator did not make, with why (`analysis.advice.vetting`)
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
+        if self.resource is not None and self.resource not in RESOURCES:
+            raise ValueError(f"resource must be one of {RESOURCES} or None, not {self.resource!r}")
+
+    @property
+    def seconds(self) -> float:
+        if self.start is None or self.end is None:
+            return 0.0
+        return (self.end - self.start).total_seconds()
+
+    def rank(self) -> tuple:
+        """Most severe first, then the longest, then the earliest; context (`info`) in time order."""
+        return (SEVERITIES.index(self.severity), 0 if self.severity == "info" else -self.seconds, self.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: times ISO-8601 with Z, advice as its words and its structure."""
+        return jsonable(self)
+
+    def _repr_html_(self) -> str:
+        return display.html(self)
+
+
+def jsonable(value: Any) -> Any:
+    """Dicts and lists of plain values for JSON: times ISO-8601 with Z, floats to 3 places, advice with its words
+    (the one converter: findings, incidents and reports all go through it)."""
+    if isinstance(value, Recommendation):
+        return jsonable(wording.as_dict(value))
+    if isinstance(value, Withheld):
+        return jsonable(wording.withheld_dict(value))
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dt.datetime):
+        return format_time(value)
+    if isinstance(value, float):
+        return json_number(round(value, 3))
+    return value
+
+
+def json_number(value: float) -> float | int:
+    """A whole float as an int (counts, bytes, settings: `4`, not `4.0`); others as they are."""
+    return int(value) if value.is_integer() and abs(value) < 2**63 else value
+
+
+def top_culprit(finding: Finding) -> Optional[str]:
+    if not finding.culprits:
+        return None
+    c = finding.culprits[0]
+    plan = f" {c.plan_summary}" if c.plan_summary else ""
+    return f"{c.ns or '?'} {c.command or ''}{plan} ({c.share:.0%}, {c.overlap_s:.0f} s)".replace("  ", " ")

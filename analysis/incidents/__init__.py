@@ -1,0 +1,1 @@
+"""Findings -> incidents: findings of one episode grouped by mechanism, their root cause ranked among candidates."""

@@ -1,0 +1,150 @@
+"""Incidents from findings: grouped by mechanism, told as a chain, root cause first.
+
+Two warning or critical findings are one incident when one's kind can set off
+the other's (the causal links each detector declares, `detectors.LINKS`) and
+their windows lie within LINK_GAP of each other, or when they are of one kind
+within REPEAT_GAP: periodic long checkpoints, dips every few seconds, ticket
+windows seconds apart are one item of the chain. Findings that merely overlap,
+with no mechanism between them, stay separate incidents. The chain orders the
+kinds so that each follows the present kinds that can cause it; the root cause
+comes from `root_causes`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import TYPE_CHECKING
+
+from analysis.findings.detectors import LINKS
+from analysis.findings.finding import SEVERITIES, Finding
+from analysis.incidents.incident import Incident, RootCause, Step
+from analysis.advice.recommendation import Recommendation, merged
+from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
+from analysis.text import duration
+
+if TYPE_CHECKING:
+    from analysis.analyze import Analysis
+
+# An effect follows its cause within this much (a queue builds, clients time out and reconnect).
+LINK_GAP = dt.timedelta(seconds=60)
+# Findings of one kind this close together are one episode of it.
+REPEAT_GAP = dt.timedelta(seconds=120)
+# A title names this many effects; the chain holds them all.
+MAX_EFFECTS = 3
+
+
+def _gap(a: Finding, b: Finding) -> dt.timedelta:
+    """How far apart two windows are (zero when they overlap)."""
+    return max(b.start - a.end, a.start - b.end, dt.timedelta(0))
+
+
+def linked(a: Finding, b: Finding) -> bool:
+    """One episode: the same kind close together, or a declared mechanism between the kinds."""
+    if a.kind == b.kind:
+        return _gap(a, b) <= REPEAT_GAP
+    mechanism = b.kind in LINKS.get(a.kind, ()) or a.kind in LINKS.get(b.kind, ())
+    return mechanism and _gap(a, b) <= LINK_GAP
+
+
+def group(findings: list[Finding]) -> list[list[Finding]]:
+    """The warning and critical findings in groups connected by `linked`, each in time order, groups by start;
+    a finding without a window (nothing to place it by) is a group of its own, last."""
+    untimed = [[f] for f in findings if f.severity != "info" and (f.start is None or f.end is None)]
+    problems = sorted((f for f in findings if f.severity != "info" and f.start is not None and f.end is not None), key=lambda f: (f.start, f.end))
+    parent = list(range(len(problems)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(problems):
+        for j in range(i + 1, len(problems)):
+            b = problems[j]
+            if b.start - a.end > max(LINK_GAP, REPEAT_GAP):
+                break  # sorted by start: no later one can be close to `a`
+            if linked(a, b):
+                parent[root(j)] = root(i)
+    groups: dict[int, list[Finding]] = {}
+    for i, f in enumerate(problems):
+        groups.setdefault(root(i), []).append(f)
+    return sorted(groups.values(), key=lambda g: g[0].start) + untimed
+
+
+def by_resource(findings: list[Finding]) -> list[list[Finding]]:
+    """One kind's findings split by resource (read tickets and write tickets are two steps), in order of start."""
+    groups: dict[object, list[Finding]] = {}
+    for f in sorted(findings, key=lambda f: f.start):
+        groups.setdefault(f.resource, []).append(f)
+    return list(groups.values())
+
+
+def id_order(findings: list[Finding]) -> list[str]:
+    """The findings' ids as a reader counts them: F2 before F10 (the findings section lists them so)."""
+    def number(finding: Finding) -> tuple[str, int]:
+        prefix, digits = re.fullmatch(r"(\D*)(\d*)", finding.id).groups()
+        return prefix, int(digits or 0)
+
+    return [f.id for f in sorted(findings, key=number)]
+
+
+def _step(kind: str, findings: list[Finding]) -> Step:
+    """One kind's findings in this episode as one link of the chain, told by the worst of them."""
+    top = worst(findings)
+    text = top.title
+    if len(findings) > 1:
+        text += f" (worst of {len(findings)} over {duration((max(f.end for f in findings) - min(f.start for f in findings)).total_seconds())})"
+    metrics = list(dict.fromkeys(m for f in findings for m in f.evidence.get("metrics", [])))
+    return Step(kind=kind, text=text, findings=id_order(findings), start=min(f.start for f in findings),
+                end=max(f.end for f in findings), metrics=metrics, thresholds=dict(top.evidence.get("thresholds", {})))
+
+
+def _title(cause: RootCause, chain: list[Step]) -> str:
+    """Cause → effect: the root cause's phrase, then what the chain's steps did (the cause's own finding left out)."""
+    own = cause.evidence.get("finding")
+    effects = list(dict.fromkeys(s.text.split(": ")[0] for s in chain if own not in s.findings))
+    phrase = cause.headline or cause.summary
+    head = phrase[0].upper() + phrase[1:]
+    if not effects:
+        return head
+    return f"{head} → " + "; ".join(e[0].lower() + e[1:] for e in effects[:MAX_EFFECTS])
+
+
+def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str, list[Finding]]) -> list[Recommendation]:
+    """The root cause's fix first, then the other candidates', then each step's findings' (worst first): each piece of
+    advice once (one setting once, whatever value a later one proposes), answering every finding that gave it."""
+    recs = [r.answering(c.findings) for c in causes for r in c.recommendations]
+    recs += [r.answering((f.id,)) for kind in chain for f in ranked(kinds[kind]) for r in f.recommendations]
+    return merged(recs)
+
+
+def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:
+    kinds = by_kind(findings)
+    causes = rank_causes(analysis, findings)
+    # The story starts where the root cause acts: the kinds of the findings it names lead, in causal order.
+    named = {f.kind for f in findings if f.id in causes[0].findings}
+    chain = sorted(order(kinds), key=lambda k: k not in named)
+    steps = [_step(k, same) for k in chain for same in by_resource(kinds[k])]
+    in_time = sorted(findings, key=lambda f: (f.start is None, f.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc)))
+    return Incident(
+        id=name,
+        start=in_time[0].start,
+        end=max((f.end for f in findings if f.end is not None), default=None),
+        severity=min((f.severity for f in findings), key=SEVERITIES.index),
+        title=_title(causes[0], steps),
+        chain=steps,
+        root_cause=causes[0],
+        finding_ids=id_order(findings),
+        recommendations=_recommendations(causes, chain, kinds),
+        candidates=causes[1:],
+        findings=in_time,
+    )
+
+
+def build(analysis: "Analysis", findings: list[Finding], prefix: str = "I") -> list[Incident]:
+    """The incidents `findings` (their ids set) make on `analysis`'s node, in time order, numbered `I1`, `I2`..."""
+    return [incident(analysis, g, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
+
+

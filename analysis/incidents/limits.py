@@ -1,0 +1,71 @@
+"""A node living at its limits: a cache too small for the working set.
+
+WiredTiger evicts towards eviction_target and makes application threads evict past
+eviction_trigger (docs/metrics.md §3). A cache whose fill sits within NEAR points of its
+trigger in MOST of the capture's samples, with the bytes read into it in the window
+RISING times their usual (when recorded), holds less than the node works on: each
+page read in evicts another, and any burst tips it past the trigger. It is a
+resource root cause of cache incidents; the fix is memory, not a setting.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from analysis.findings.finding import Finding
+from analysis.incidents.incident import RootCause
+from analysis.series.metrics import BY_NAME
+from analysis.text import pct
+from analysis.advice.recommendation import advise
+
+if TYPE_CHECKING:
+    from analysis.analyze import Analysis
+
+NEAR = 2.0  # points of the cache
+MOST = 0.8
+RISING = 1.5
+
+
+def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    series = analysis.series
+    if "cache_pressure" not in kinds or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
+        return []
+    fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
+    if not fill.height:
+        return []
+    near = float((fill["cache_fill_pct"] >= fill["eviction_trigger_pct"] - NEAR).mean())
+    if near < MOST:
+        return []
+    trigger = analysis.thresholds.describe("eviction_trigger")
+    evidence: dict[str, Any] = {"mechanism": "cache_too_small", "share_near_trigger": round(near, 3), "eviction_trigger": trigger,
+                                "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
+                                "thresholds": {"near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",
+                                               "reads": f"bytes read into the cache ≥ {RISING:g}× their median before the window"},
+                                "metrics": [BY_NAME["cache.bytes"].paths[0], BY_NAME["cache.bytes_read_into"].paths[0]]}
+    reads = ""
+    if "cache_read_mb_per_s" in series.columns:
+        during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))["cache_read_mb_per_s"].drop_nulls()
+        before = series.filter(pl.col(TIME_COLUMN) < start)["cache_read_mb_per_s"].drop_nulls()
+        if not during.len() or not before.len():
+            return []
+        now, usual = float(during.mean()), float(before.median())
+        if now < RISING * usual:
+            return []  # the working set did not grow past the cache: what else pushed it over decides
+        evidence.update(read_mb_per_s=round(now, 1), read_mb_per_s_before=round(usual, 1))
+        reads = f", and it read {now:,.1f} MB/s into the cache against {usual:,.1f} MB/s before"
+    return [RootCause(
+        kind="resource",
+        summary=(f"The cache is too small for the working set: its fill sat within {NEAR:g} points of the eviction trigger ({trigger}) in "
+                 f"{pct(near)} of the samples (median {evidence['fill_pct_median']:g} %){reads}"),
+        evidence=evidence,
+        recommendations=[advise("resize", "Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), "
+                                          "or shrink the working set (indexes that fit, documents read less often, an archive of cold data)",
+                                "settings alone only move where it tips over")],
+        findings=[f.id for f in kinds["cache_pressure"]],
+        headline="A cache too small for the working set",
+    )]

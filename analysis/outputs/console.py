@@ -1,0 +1,199 @@
+"""Incidents (or, with --findings, findings) for a terminal: one table, then what to read and do for each."""
+
+from __future__ import annotations
+
+import textwrap
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ftdc.timeutil import format_time
+
+from analysis.advice import wording
+from analysis.analyze import Analysis
+from analysis.findings.finding import Finding, top_culprit
+from analysis.incidents.incident import Incident
+from analysis.workbench.overview import Overview
+from analysis.series.derived import GAP_PERIODS
+from analysis.text import duration
+
+STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
+# Recommendations shown per problem; --json and the report carry all of them.
+SHOWN_RECOMMENDATIONS = 3
+# Consoles at least this wide get kind, title and culprit in columns of their own.
+WIDE = 140
+
+
+def _window(finding: Finding) -> str:
+    return f"{format_time(finding.start)}\n+{duration(finding.seconds)}"
+
+
+def findings_table(findings: list[Finding], width: int, title: str = "Findings") -> Group:
+    """Severity, window, kind, title, top culprit: five columns on a wide console;
+    below WIDE, kind, title and culprit share one column so titles stay readable.
+    The title is a line of its own (a table's title is padded to the table's width)."""
+    table = Table(expand=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("window", no_wrap=True)
+    wide = width >= WIDE
+    if wide:
+        table.add_column("kind", no_wrap=True)
+        table.add_column("what happened", ratio=3, overflow="fold")
+        table.add_column("top culprit", ratio=2, overflow="fold")
+    else:
+        table.add_column("finding", overflow="fold")
+    for f in findings:
+        kind = f.kind + (f" ({f.resource})" if f.resource else "")
+        culprit = top_culprit(f)
+        cells = [kind, escape(f.title), escape(culprit or "")] if wide else [
+            f"[bold]{kind}[/bold]\n{escape(f.title)}" + (f"\n[dim]culprit: {escape(culprit)}[/dim]" if culprit else "")
+        ]
+        table.add_row(Text(f.severity, STYLE[f.severity]), _window(f), *cells)
+    return Group(Text(title, style="italic"), table)
+
+
+def _incident_window(incident: Incident) -> str:
+    return f"{format_time(incident.start)}\n+{duration(incident.seconds)}"
+
+
+def incidents_table(incidents: list[Incident], width: int, title: str = "Incidents") -> Group:
+    """Severity, window, title, root cause, the findings folded into each; below WIDE, title and
+    root cause share one column."""
+    table = Table(expand=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("window", no_wrap=True)
+    wide = width >= WIDE
+    if wide:
+        table.add_column("incident", ratio=3, overflow="fold")
+        table.add_column("root cause", ratio=2, overflow="fold")
+        table.add_column("findings", overflow="fold")
+    else:
+        table.add_column("incident", overflow="fold")
+    for i in incidents:
+        cause = f"{i.root_cause.kind}: {i.root_cause.summary}"
+        folded = f"{len(i.finding_ids)}: {', '.join(i.finding_ids)}"
+        cells = [f"{i.id}. {escape(i.title)}", escape(cause), folded] if wide else [
+            f"[bold]{i.id}. {escape(i.title)}[/bold]\n[dim]root cause {escape(cause)}; findings {folded}[/dim]"]
+        table.add_row(Text(i.severity, STYLE[i.severity]), _incident_window(i), *cells)
+    return Group(Text(title, style="italic"), table)
+
+
+def incident_details(incidents: list[Incident], width: int = 80) -> list[RenderableType]:
+    """Each incident's chain of steps and first recommendations, wrapped between words."""
+    def fill(text: str, first: str = "", rest: str = "") -> str:
+        return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
+
+    out: list[RenderableType] = []
+    for i in incidents:
+        out.append(Text("\n" + fill(f"{i.id}. {i.title}", rest="   "), style=STYLE[i.severity]))
+        out.append(Text(fill(f"Root cause ({i.root_cause.kind}): {i.root_cause.summary}")))
+        for step in i.chain:
+            out.append(Text(fill(f"{step.text} [{', '.join(step.findings)}]", "  • ", "    ")))
+        for rec in i.recommendations[:SHOWN_RECOMMENDATIONS]:
+            out.append(Text(fill(wording.text(rec), "  → ", "    ")))
+    return out
+
+
+def problem_details(findings: list[Finding], width: int = 80) -> list[RenderableType]:
+    """Each problem's explanation and first recommendations, wrapped here between words
+    (rich would leave a space at the end of each wrapped line)."""
+    def fill(text: str, first: str = "", rest: str = "") -> str:
+        return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
+
+    out: list[RenderableType] = []
+    for n, f in enumerate((f for f in findings if f.severity != "info"), 1):
+        out.append(Text("\n" + fill(f"{n}. {f.title}", rest="   "), style=STYLE[f.severity]))
+        out.append(Text(fill(f.explanation)))
+        for rec in f.recommendations[:SHOWN_RECOMMENDATIONS]:
+            out.append(Text(fill(wording.text(rec), "  → ", "    ")))
+    return out
+
+
+KEY_WIDTH = 18
+MAX_GAPS_SHOWN = 10
+
+
+def _periods(periods: dict[int, int]) -> str:
+    """Sampling periods seen, most common first; samples sharing their chunk's time (files
+    written without a per-sample Date field) have no period of their own to show."""
+    total = sum(periods.values()) or 1
+    shown = [(p, n) for p, n in periods.items() if p > 0 and n / total >= 0.01][:4]
+    text = ", ".join(f"{p / 1000:g} s ({100 * n / total:.0f} %)" for p, n in shown)
+    if periods.get(0, 0) / total >= 0.5:
+        return (text + "; " if text else "") + "most samples carry no time of their own (each is timed by its chunk's _id)"
+    return text or "-"
+
+
+def _host(view: Overview) -> str:
+    node = view.node
+    return ", ".join(x for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{node.memory_mb:,} MB RAM" if node.memory_mb else None) if x)
+
+
+def _rows(view: Overview) -> list[tuple[str, str]]:
+    """What is known, without placeholders for what is not."""
+    node = view.node
+    cache = f"cacheSizeGB {node.cache_size_gb:g}" if node.cache_size_gb is not None else "cache size not set (mongod's default)"
+    rows = [
+        ("node", node.address or "unknown: no metadata document in these files"),
+        ("version", node.version),
+        ("replica set", node.replica_set),
+        ("host", _host(view)),
+        ("storage", f"{node.storage_engine}, {cache}" if node.storage_engine else None),
+        ("time range", f"{format_time(view.first)} – {format_time(view.last)} ({_whole(duration((view.last - view.first).total_seconds()))})"
+         if view.first else "no samples"),
+        ("samples", f"{view.samples:,} in {view.files} file(s)"),
+        ("sampling period", _periods(view.periods_ms)),
+        ("metrics", f"{view.metrics:,}"),
+        ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
+        ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
+        ("restarts", str(len(view.restarts))),
+    ]
+    rows += [("  gap", f"{format_time(g.start)} – {format_time(g.end)} ({_whole(duration(g.seconds))})") for g in view.gaps[:MAX_GAPS_SHOWN]]
+    if len(view.gaps) > MAX_GAPS_SHOWN:
+        rows.append(("", f"... and {len(view.gaps) - MAX_GAPS_SHOWN} more"))
+    rows += [("  restart", format_time(r)) for r in view.restarts]
+    return [(k, v) for k, v in rows if v]
+
+
+def _whole(text: str) -> str:
+    """`1 min 30 s` with no-break spaces: wrapping keeps a duration on one line."""
+    return text.replace(" ", "\u00a0")
+
+
+def render_overview(view: Overview, width: int = 80) -> str:
+    """`key  value` lines that fit `width`: long values wrap between words (never inside a
+    timestamp or a duration) under their first line; no line ends in spaces."""
+    room = max(20, width - KEY_WIDTH)
+    lines = []
+    for key, value in _rows(view):
+        parts = textwrap.wrap(value, room, break_long_words=False, break_on_hyphens=False) or [""]
+        lines.append(f"{key:<{KEY_WIDTH}}{parts[0]}".rstrip())
+        lines += [" " * KEY_WIDTH + part for part in parts[1:]]
+    return "\n".join(lines)
+
+
+def render_incidents(analysis: Analysis, width: int = 80) -> RenderableType:
+    """The incidents table, then each incident's chain and first recommendations; one line when there is none."""
+    first, last = analysis.overview.first, analysis.overview.last
+    span = f"{format_time(first)} to {format_time(last)}" if first else "the data"
+    if not analysis.incidents:
+        hint = f"; {len(analysis.findings)} context finding(s), --findings lists them" if analysis.findings else ""
+        # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
+        return Text(f"No incident from {span}: no warning or critical finding{hint}.", style="green")
+    return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width))
+
+
+def render_findings(analysis: Analysis, width: int = 80) -> RenderableType:
+    """The table, then each warning or critical finding's explanation and first recommendations."""
+    first, last = analysis.overview.first, analysis.overview.last
+    span = f"{format_time(first)} to {format_time(last)}" if first else "the data"
+    if not analysis.findings:
+        return Text(f"No findings: nothing unusual from {span}.")
+    parts: list[RenderableType] = []
+    if not analysis.problems:
+        parts.append(Text(f"No problems found from {span}: no warning or critical finding; context below.", style="green"))
+    parts.append(findings_table(analysis.findings, width))
+    parts.extend(problem_details(analysis.findings, width))
+    return Group(*parts)

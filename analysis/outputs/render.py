@@ -1,0 +1,56 @@
+"""Rich display in Jupyter: a `Finding` as the report's card, an `Analysis` as its findings."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import TYPE_CHECKING
+
+from ftdc.timeutil import format_time
+
+from analysis.outputs.report import html
+
+if TYPE_CHECKING:
+    from analysis.analyze import Analysis
+    from analysis.findings.finding import Finding
+    from analysis.incidents.incident import Incident
+
+SCOPE = "ftdc-analyze"
+
+
+def _scoped_css() -> str:
+    """The report's rules limited to one output (a notebook page shows many); its body rule dropped."""
+    rules = []
+    for rule in html.CSS.split("}"):
+        if "{" not in rule:
+            continue
+        selectors, declarations = rule.split("{", 1)
+        if selectors.strip() == "body":
+            continue
+        rules.append(",".join(f".{SCOPE} {s.strip()}" for s in selectors.split(",")) + "{" + declarations + "}")
+    return "".join(rules)
+
+
+def _styled(body: str) -> str:
+    return f'<div class="{SCOPE}"><style>{_scoped_css()}</style>{body}</div>'
+
+
+def finding_html(finding: "Finding") -> str:
+    return _styled(html.finding_html(finding))
+
+
+def incident_html(incident: "Incident") -> str:
+    """The report's incident card (its plot needs the node's series: the report draws it)."""
+    return _styled(html.incident_html(incident))
+
+
+def analysis_html(analysis: "Analysis") -> str:
+    view = analysis.overview
+    span = f"{format_time(view.first)} – {format_time(view.last)}" if view.first else "no samples"
+    head = (f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
+            f"{escape(span)} · {view.samples:,} samples</p>")
+    problems = analysis.problems
+    body = "".join(map(html.finding_html, problems)) if problems else "<p>No problems found: no warning or critical finding.</p>"
+    context = [f for f in analysis.findings if f.severity == "info"]
+    if context:
+        body += f"<details><summary>context ({len(context)})</summary><ul>" + "".join(f"<li>{escape(f.title)}</li>" for f in context) + "</ul></details>"
+    return _styled(head + body)

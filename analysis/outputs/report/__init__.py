@@ -1,0 +1,78 @@
+"""Incident reports: one file a colleague opens and understands in two minutes.
+
+    write_report(build_report([analysis]), "incident.html")   # .html, .md (+ PNG folder) or .json
+    write_explorer(explore(analysis, "diagnostic.data", "node"), "node.html")  # every metric on one time axis
+
+`content` decides what the report says (once); `figures` chooses its pictures and `plots` draws them; `html`,
+`markdown` and the JSON of `Report.to_dict` render it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from ftdc.atomic import replacing
+
+from analysis.analyze import Analysis
+from analysis.findings.finding import Finding
+from analysis.nodes import node_name, unfolded
+from analysis.outputs.report import content, explorer_page, figures, html, markdown
+from analysis.outputs.report.explorer import Explorer, explore
+from analysis.outputs.report.redact import Redactor, redact_all
+
+__all__ = ["FORMATS", "Explorer", "Redactor", "build_report", "explore", "redact_all", "write_explorer", "write_key", "write_report"]
+
+def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False,
+                 generated: Optional[dt.datetime] = None) -> content.Report:
+    """The report of these nodes. For an attachment, pass analyses from `redact_all` and `redacted=True`.
+    The cross-node incidents are told here from the findings given, so a redacted report tells them redacted."""
+    analyses, cross_node = list(analyses), list(cross_node)
+    names = [node_name(a, i) for i, a in enumerate(analyses)]
+    cross_incidents = unfolded(analyses, cross_node) if analyses and cross_node else []
+    sections = [content.node_section(a, n, figures.member_names(analyses, a)) for a, n in zip(analyses, names)]
+    return content.build(sections, cross_node, cross_incidents, redacted=redacted, generated=generated)
+
+
+def write_key(redactor: Redactor, path: str | os.PathLike) -> None:
+    """The pseudonym -> original map, for the sender to keep."""
+    _atomic_write(Path(path), (json.dumps(redactor.key(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    with replacing(path) as out:
+        out.write(data)
+
+
+def write_explorer(explorer: Explorer, path: str | os.PathLike) -> Path:
+    """Writes the explorer as one self-contained HTML page."""
+    path = Path(path)
+    _atomic_write(path, explorer_page.page(explorer).encode("utf-8"))
+    return path
+
+
+def _write_html(report: content.Report, path: Path) -> list[Path]:
+    _atomic_write(path, html.render(report).encode("utf-8"))
+    return [path]
+
+
+def _write_json(report: content.Report, path: Path) -> list[Path]:
+    _atomic_write(path, (json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return [path]
+
+
+# Each report format's writer, by the file's suffix: `report` to `path`, returning every file written.
+WRITERS: dict[str, Callable[[content.Report, Path], list[Path]]] = {".html": _write_html, ".md": markdown.write, ".json": _write_json}
+FORMATS = tuple(WRITERS)
+
+
+def write_report(report: content.Report, path: str | os.PathLike) -> list[Path]:
+    """Writes `report` in the format the suffix names; returns the files written."""
+    path = Path(path)
+    writer = WRITERS.get(path.suffix.lower())
+    if writer is None:
+        raise ValueError(f"{path}: unsupported report type (use {', '.join(FORMATS)})")
+    return writer(report, path)

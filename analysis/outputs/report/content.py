@@ -1,0 +1,214 @@
+"""What a report says, independent of its format: built once, rendered as HTML, Markdown or JSON.
+
+Order (issue 12 §2): one headline per incident (root cause first, its first
+fix), or "No incident" with what was checked; one card per incident (its
+window, root cause with evidence, chain, recommendations and one plot of its
+chain); then each node's findings as the detail, its timeline, its facts,
+data coverage, and how each detector decides (its docstring).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ftdc.timeutil import format_time
+
+from analysis.findings import detectors
+from analysis.outputs import document as documents
+from analysis.outputs.document import SCHEMA_VERSION, document, headlines, incident_headline, node_headlines, replica_set_name, window, worst_incidents  # noqa: F401
+from analysis.analyze import Analysis
+from analysis.findings.finding import SEVERITIES, Finding
+from analysis.incidents.incident import Incident
+from analysis.text import duration
+from analysis.workbench.log_overview import Workload, workload
+from analysis.workbench import system
+from analysis.outputs.report import figures, plots
+from analysis.outputs.report.explorer import Explorer, explorer_data
+
+
+
+@dataclass
+class Figure:
+    name: str  # file name in a Markdown report's folder
+    caption: str
+    png: bytes
+
+
+def _figure(fig, name: str, caption: str) -> Optional[Figure]:
+    return Figure(name, caption, plots.png(fig)) if fig is not None else None
+
+
+@dataclass
+class IncidentCard:
+    incident: Incident
+    node: str  # the node it happened on; the replica set's name for a cross-node incident
+    headline: str
+    figure: Optional[Figure]
+
+
+@dataclass
+class NodeSection:
+    name: str
+    analysis: Analysis
+    headlines: list[str]  # one per incident, or "No incident" with what was checked
+    incidents: list[IncidentCard]
+    facts: list[tuple[str, str]]
+    coverage: list[tuple[str, str]]
+    timeline: Optional[Figure]
+    more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
+    evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
+    carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
+    workload: Optional[Workload] = None  # the log's slow operations, clients and messages over the whole span
+    system: Optional[system.SystemView] = None  # the system panels' series, summarised
+    system_figure: Optional[Figure] = None
+    explorer: Optional[Explorer] = None  # the derived series on one zoomable time axis (the HTML report's explorer)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.analysis.findings
+
+    @property
+    def findings_heading(self) -> str:
+        return "Findings (the detail of the incidents above)" if self.incidents else "Findings"
+
+    @property
+    def listed(self) -> list[Finding]:
+        """Warning and critical findings beyond the cards: a table row each."""
+        shown = set(self.carded)
+        return [f for i, f in enumerate(self.findings) if f.severity != "info" and i not in shown]
+
+
+@dataclass
+class Report:
+    title: str
+    generated: dt.datetime
+    headlines: list[str]
+    nodes: list[NodeSection]
+    cross_node: list[Finding] = field(default_factory=list)
+    cross_incidents: list[IncidentCard] = field(default_factory=list)  # cards of the replica set's incidents no node's took
+    cross_all: list[Incident] = field(default_factory=list)  # every one of those incidents, carded or not
+    members: Optional[Figure] = None  # the replica set's timeline: member states, lag, elections
+    methods: list[tuple[str, str]] = field(default_factory=list)
+    redacted: bool = False
+
+    @property
+    def incidents(self) -> list[IncidentCard]:
+        """Every incident card in report order: each node's, then the replica set's."""
+        return [card for section in self.nodes for card in section.incidents] + self.cross_incidents
+
+    @property
+    def more_incidents(self) -> list[tuple[str, Incident]]:
+        """(node, incident) for each incident beyond the cards."""
+        return [(section.name, i) for section in self.nodes for i in section.more_incidents]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report: the one document `analysis.outputs.document` builds from the data model (every incident), the one
+        `--json` prints."""
+        return document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
+                        redacted=self.redacted, generated=self.generated)
+
+
+def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
+    node, t = analysis.node, analysis.thresholds
+    series = analysis.series
+    cache = series["cache_max_bytes"].max() if "cache_max_bytes" in series.columns else None
+    tickets = []
+    for rw in ("read", "write"):
+        column = f"{rw}_tickets_total"
+        if column in series.columns and series[column].max() is not None:
+            low, high = int(series[column].min()), int(series[column].max())
+            tickets.append(f"{rw} {low}" if low == high else f"{rw} {low}–{high}")
+    facts = [
+        ("node", name),
+        ("version", node.version or "unknown"),
+        ("replica set", node.replica_set or "-"),
+        ("host", ", ".join(x for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{node.memory_mb:,} MB RAM" if node.memory_mb else None) if x) or "-"),
+        ("WiredTiger cache", f"{cache / 2**30:.1f} GB" if cache else "-"),
+        ("tickets (pool size seen)", ", ".join(tickets) or "-"),
+    ]
+    for key in ("eviction_trigger", "eviction_dirty_trigger", "eviction_updates_trigger", "eviction_target", "eviction_dirty_target", "eviction_threads_max", "checkpoint_interval"):
+        facts.append((key, t.describe(key)))
+    return facts
+
+
+def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
+    view = analysis.overview
+    periods = ", ".join(f"{p / 1000:g} s ({n:,})" for p, n in list(view.periods_ms.items())[:3]) or "-"
+    return [
+        ("time range", f"{format_time(view.first)} – {format_time(view.last)}" if view.first else "-"),
+        ("samples", f"{view.samples:,} in {view.files} file(s), {view.chunks:,} chunks"),
+        ("sampling periods", periods),
+        ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
+        ("restarts", ", ".join(format_time(r) for r in view.restarts) or "none"),
+        ("damaged input", f"{len(view.problems)} problem(s)" if view.problems else "none"),
+        ("log", "none given" if analysis.logs is None else
+         f"{analysis.logs.slow_ops.height:,} slow operations, {analysis.logs.events.height:,} other lines"
+         + (f", {analysis.logs.problems.height:,} unreadable" if analysis.logs.problems.height else "")),
+    ]
+
+
+def methods() -> list[tuple[str, str]]:
+    """How each detector decides, as its record says it for the report's readers: (its kinds, the method)."""
+    return [(", ".join(m.DETECTOR.kinds), m.DETECTOR.method) for m in detectors.MODULES]
+
+
+def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]) -> list[IncidentCard]:
+    """A card per incident (the MAX_CARDS most severe; all are in the JSON), each with the plot of its own chain and window;
+    `members` names the replica set's members by address (`figures.member_names`)."""
+    return [IncidentCard(i, node, incident_headline(i, node),
+                         _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
+            for i in worst_incidents(incidents)]
+
+
+def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
+    key = node_slug(name)
+    cards = incident_cards(analysis, analysis.incidents, name, key, members)
+    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:documents.MAX_CARDS]  # the cards' one limit
+    # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
+    drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
+    view = system.view(analysis, members)
+    return NodeSection(
+        name=name,
+        analysis=analysis,
+        headlines=node_headlines(analysis, name),
+        incidents=cards,
+        more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
+        facts=_facts(analysis, name),
+        coverage=_coverage(analysis),
+        timeline=_figure(figures.timeline(analysis), f"{key}-timeline.png", f"{name}: timeline"),
+        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{key}-finding-{i + 1}.png",
+                                                             f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
+        carded=carded,
+        workload=workload(analysis.logs),
+        system=view,
+        system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
+        explorer=explorer_data(analysis, name),
+    )
+
+
+def node_slug(text: str) -> str:
+    """`text` as a file name and an HTML anchor: letters and digits, the rest dashes."""
+    return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
+
+
+def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_incidents: list[Incident] = (), *, redacted: bool = False,
+          generated: Optional[dt.datetime] = None) -> Report:
+    """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.unfolded`)."""
+    analyses, names = [s.analysis for s in sections], [s.name for s in sections]
+    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set_name(analyses), "replica-set", figures.member_names(analyses, analyses[0])) \
+        if sections else []
+    return Report(
+        title=f"ftdc-analyze report: {', '.join(names)}",
+        generated=generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
+        headlines=headlines(analyses, names, cross_incidents),
+        nodes=sections,
+        cross_node=list(cross_node),
+        cross_incidents=cross_cards,
+        cross_all=list(cross_incidents),
+        members=_figure(figures.members(analyses, cross_node), "replica-set-timeline.png", "replica set: member states, lag and elections")
+        if len(sections) > 1 else None,
+        methods=methods(),
+        redacted=redacted,
+    )

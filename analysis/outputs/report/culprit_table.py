@@ -1,0 +1,34 @@
+"""The culprit table's columns, shared by the HTML and Markdown reports: each says its base.
+
+Seconds are operation-seconds (each run's time inside the window, summed: ten
+operations at once for a minute are 600), so a column of them can exceed the
+window; the share is of the time all slow operations worked there (their
+operation-seconds less what the log says they waited), which ranks culprits.
+An operation that failed (interrupted, a client that disconnected) says so
+instead of leaving its plan blank.
+"""
+
+from __future__ import annotations
+
+from analysis.findings.finding import Culprit
+
+HEADERS = ("namespace", "command", "plan", "runs", "op-seconds in window", "op-seconds working (less waits)",
+           "share of all slow ops' working op-seconds", "longest ms", "shape")
+NUMERIC = (False, False, False, True, True, True, True, True, False)
+NOTE = ("op-seconds: each run's time inside the window, summed, so they can exceed the window; working: less what the log says "
+        "the runs waited (cache, locks, tickets, disk); the share is of every slow operation's working op-seconds in the window.")
+
+
+def plan(c: Culprit) -> str:
+    text = (c.plan_summary or "") + (" COLLSCAN" if c.collscan and "COLLSCAN" not in (c.plan_summary or "") else "")
+    if c.failed:
+        failed = f"failed {c.failed} of {c.count} run(s)" + (f": {c.error}" if c.error else "")
+        return f"{text} ({failed})" if text else failed
+    return text
+
+
+def cells(c: Culprit) -> list[tuple[str, bool]]:
+    """The row's texts, each with whether it is a number (right-aligned)."""
+    values = (c.ns or "", c.command or "", plan(c), f"{c.count:,}", f"{c.overlap_s:,.1f}", f"{c.held_s:,.1f}", f"{c.share:.0%}",
+              f"{c.max_ms:,}", c.shape or c.query_hash or "")
+    return list(zip(values, NUMERIC))

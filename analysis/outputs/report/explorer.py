@@ -1,0 +1,270 @@
+"""The metric explorer's data: a node's series at one minimum and one maximum per pixel column.
+
+The time axis from the first to the last sample is cut into at most COLUMNS equal columns (at
+least one sampling period wide), and every series keeps its smallest and largest value in each,
+so a one-second spike in a week is still drawn. Counters are shown as per-second rates over the
+intervals `series` can rate (none across a gap, a restart or a reset). Values are stored as
+16-bit levels between the series' own minimum and maximum (1/65534 of its range: far below a
+pixel), which keeps a week of the default set a few MB.
+
+Two sources, one shape: `derived` takes the analysis's derived series (what the detectors
+reasoned on, already rates and percentages); `recorded` streams the FTDC metrics as mongod wrote
+them, in bounded time windows. `explorer_data` puts them on one axis with the node's incidents and
+checkpoints; `explorer_page` renders it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Optional
+
+import numpy as np
+import polars as pl
+
+from ftdc.batches import decode_windows, time_windows
+from ftdc.catalog import catalog_files
+from ftdc.frames import TIME_COLUMN
+from ftdc.paths import PathArg, resolve
+from ftdc.select import select_names, warn_unmatched
+from ftdc.timeutil import TimeArg, time_range, to_ms
+
+from analysis.series import derived as series_module
+from analysis.analyze import Analysis
+from analysis.series.metrics import COUNTER, Resolved
+from analysis.series.metrics import resolve as resolve_metrics
+
+# Pixel columns of the widest view (a panel across a 2560 px screen): one minimum and one maximum each.
+COLUMNS = 2400
+# Level meaning "no sample in this column"; samples take 0..EMPTY-1.
+EMPTY = 0xFFFF
+# Values per streaming window while reading recorded metrics (64 MB of int64).
+WINDOW_VALUES = 8_000_000
+# The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
+SYSTEM_METRICS = ("systemMetrics.*", "serverStatus.extra_info.*", "serverStatus.mem.*", "serverStatus.tcmalloc.generic.*",
+                  "serverStatus.network.bytes*", "serverStatus.network.numRequests")
+# Bookkeeping flags of the derived frame: what they say is drawn as the overlays and gaps.
+NOT_DRAWN = ("restart", "gap", "valid")
+# Panels shown when the page opens, those the node has.
+OPENING = ("writes_latency_ms", "reads_latency_ms", "ops_per_s", "cache_dirty_pct", "cache_fill_pct", "write_tickets_out")
+BUCKET = "__column"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """`columns` columns of `column_ms` each, the first starting at `first_ms` (epoch ms)."""
+
+    first_ms: int
+    column_ms: int
+    columns: int
+
+    @classmethod
+    def spanning(cls, first_ms: int, last_ms: int, period_ms: int = 1000) -> "Axis":
+        width = max(period_ms, 1, math.ceil((last_ms - first_ms + 1) / COLUMNS))
+        return cls(first_ms, width, max(1, math.ceil((last_ms - first_ms + 1) / width)))
+
+    def column(self) -> pl.Expr:
+        """The column each sample falls in."""
+        offset = pl.col(TIME_COLUMN).dt.epoch("ms") - self.first_ms
+        return (offset // self.column_ms).clip(0, self.columns - 1).cast(pl.Int32).alias(BUCKET)
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    source: str  # "derived" (the analysis's series) or "ftdc" (as recorded)
+    unit: str  # "/s" for a counter shown as a rate
+    meaning: str
+    low: float  # the smallest and largest value drawn
+    high: float
+    levels: bytes  # little-endian uint16, minimum and maximum of each column in turn; EMPTY where no sample
+
+
+@dataclass(frozen=True)
+class Span:
+    label: str
+    start_ms: int
+    end_ms: int
+    severity: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Explorer:
+    node: str
+    axis: Axis
+    series: tuple[Series, ...]
+    incidents: tuple[Span, ...] = ()
+    checkpoints: tuple[tuple[int, int], ...] = ()  # (start, end) epoch ms
+    others: tuple[str, ...] = ()  # the node's metrics not embedded: `--metrics` adds them
+    opening: tuple[str, ...] = field(default=())  # panels shown first
+
+
+def _finite(expr: pl.Expr) -> pl.Expr:
+    expr = expr.cast(pl.Float64)
+    return pl.when(expr.is_finite()).then(expr)
+
+
+def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
+    """Per column of `axis`: `lo{i}` and `hi{i}`, the extremes of `values[i]` (over the rows after the first `skip`).
+    `frame` is in time order, so each column's rows are one run: numpy reduces the runs, ignoring NaN."""
+    named = [_finite(v).alias(f"v{i}") for i, v in enumerate(values)]
+    computed = frame.select(axis.column(), *named).slice(skip)
+    columns = computed[BUCKET].to_numpy()
+    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.array([], dtype=np.int64)
+    out: dict[str, np.ndarray] = {BUCKET: columns[starts]}
+    empty = len(starts) == 0
+    with np.errstate(invalid="ignore"):
+        for i in range(len(values)):
+            v = computed[f"v{i}"].fill_null(np.nan).to_numpy()
+            out[f"lo{i}"] = v[:0] if empty else np.fmin.reduceat(v, starts)
+            out[f"hi{i}"] = v[:0] if empty else np.fmax.reduceat(v, starts)
+    return pl.DataFrame(out, schema={BUCKET: pl.Int32, **{k: pl.Float64 for k in out if k != BUCKET}}).fill_nan(None)
+
+
+def _merged(parts: list[pl.DataFrame], count: int) -> pl.DataFrame:
+    """Extremes of several windows' extremes."""
+    frame = pl.concat(parts, how="vertical_relaxed")
+    if len(parts) == 1:
+        return frame
+    return frame.group_by(BUCKET).agg(agg for i in range(count) for agg in (pl.col(f"lo{i}").min(), pl.col(f"hi{i}").max()))
+
+
+def _levels(extremes: pl.DataFrame, i: int, axis: Axis) -> Optional[tuple[float, float, bytes]]:
+    """(low, high, levels) of series `i`, or None when it holds no value."""
+    at = extremes[BUCKET].to_numpy()
+    pairs = np.full((axis.columns, 2), np.nan)
+    pairs[at, 0] = extremes[f"lo{i}"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    pairs[at, 1] = extremes[f"hi{i}"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    present = ~np.isnan(pairs)
+    if not present.any():
+        return None
+    low, high = float(np.nanmin(pairs)), float(np.nanmax(pairs))
+    scale = (EMPTY - 1) / (high - low) if high > low else 0.0
+    levels = np.full(pairs.shape, EMPTY, dtype="<u2")
+    levels[present] = np.rint((pairs[present] - low) * scale).astype("<u2")
+    return low, high, levels.tobytes()
+
+
+def derived(analysis: Analysis, axis: Axis) -> list[Series]:
+    """The analysis's derived series (rates, latencies, percentages, thresholds in effect)."""
+    frame = analysis.series
+    names = [c for c, dtype in frame.schema.items() if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)]
+    if not names or frame.height == 0:
+        return []
+    extremes = _extremes(frame, [pl.col(n) for n in names], axis)
+    out = []
+    for i, name in enumerate(names):
+        kept = _levels(extremes, i, axis)
+        if kept is not None:
+            unit, meaning = analysis.columns.get(name, ("", ""))
+            out.append(Series(name, "derived", unit, meaning, *kept))
+    return out
+
+
+def _identity(resolved: Resolved) -> list[str]:
+    """The paths that tell a restart (the process id, its uptime)."""
+    return [p for name in ("pid", "uptime_ms", "uptime_s") for p in resolved.paths.get(name, ())]
+
+
+def _windows(path: PathArg, metrics: list[str], start: TimeArg, end: TimeArg) -> Iterator[tuple[pl.DataFrame, int, Resolved]]:
+    """The recorded samples of `metrics` in bounded time windows, with `interval_s` and `valid`, flags as 0 and 1.
+    Each window but the first begins with the previous one's last sample, so its first interval can be rated:
+    (frame, rows that belong to the previous window, resolved)."""
+    catalog = catalog_files(resolve(path))
+    schema = catalog.schema()
+    resolved = resolve_metrics(schema)
+    identity = _identity(resolved)
+    projected = {TIME_COLUMN: schema[TIME_COLUMN], **{n: schema[n] for n in dict.fromkeys([*metrics, *identity])}}
+    lower, upper = (to_ms(t) for t in time_range(start, end))
+    carry: Optional[pl.DataFrame] = None
+    windows = time_windows(catalog, len(projected), lower, upper, WINDOW_VALUES)
+    flags = [n for n in metrics if projected[n] == pl.Boolean]
+    for frame in decode_windows(catalog, projected, windows, budget=WINDOW_VALUES):
+        frame = frame.sort(TIME_COLUMN).with_columns(pl.col(flags).cast(pl.Int8))
+        if frame.height == 0:
+            continue
+        joined = frame if carry is None else pl.concat([carry, frame])
+        book = series_module.prepare(joined.select(TIME_COLUMN, *identity), resolved).select("interval_s", "valid")
+        yield joined.with_columns(book), 0 if carry is None else 1, resolved
+        carry = frame.tail(1)
+
+
+def counter(name: str, kinds: dict[str, str], rose: bool, fell: bool) -> bool:
+    """Whether a recorded metric is cumulative: as the alias table says; otherwise one that rose
+    and never went down over an interval that can be rated (restarts and gaps excepted)."""
+    return kinds[name] == COUNTER if name in kinds else rose and not fell
+
+
+def recorded(path: PathArg, metrics: list[str], axis: Axis, start: TimeArg = None, end: TimeArg = None) -> list[Series]:
+    """The recorded FTDC `metrics` (numeric and boolean ones), counters as per-second rates."""
+    if not metrics:
+        return []
+    parts, flags, kinds = [], [], {}
+    for frame, skip, resolved in _windows(path, metrics, start, end):
+        kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
+        values = [pl.col(n) for n in metrics] + [series_module.rate(n) for n in metrics]
+        parts.append(_extremes(frame, values, axis, skip))
+        steps = [pl.col(n).diff() for n in metrics]
+        flags.append(frame.select(*[(s > 0).any().alias(f"rose{i}") for i, s in enumerate(steps)],
+                                  *[(pl.col("valid") & (s < 0)).any().alias(f"fell{i}") for i, s in enumerate(steps)]))
+    if not parts:
+        return []
+    extremes = _merged(parts, 2 * len(metrics))
+    flag = pl.concat(flags).select(pl.all().fill_null(False).any()).row(0, named=True)
+    out = []
+    for i, name in enumerate(metrics):
+        rated = counter(name, kinds, flag[f"rose{i}"], flag[f"fell{i}"])
+        kept = _levels(extremes, i + len(metrics) if rated else i, axis)
+        if kept is not None:
+            meaning = "cumulative counter, shown as a per-second rate" if rated else "as recorded"
+            out.append(Series(name, "ftdc", "/s" if rated else "", meaning, *kept))
+    return out
+
+
+def default_metrics(names: Iterable[str], resolved: Resolved) -> list[str]:
+    """The detectors' metrics and the system's."""
+    names = list(names)
+    return sorted(set(resolved.wanted) | set(select_names(list(SYSTEM_METRICS), names)))
+
+
+def drawable(schema: dict[str, pl.DataType]) -> list[str]:
+    """Metrics that can be drawn: numbers and flags (a BSON date is a time, not a level)."""
+    return [n for n, dtype in schema.items() if n != TIME_COLUMN and (dtype.is_numeric() or dtype == pl.Boolean)]
+
+
+def axis_of(analysis: Analysis) -> Axis:
+    times = analysis.series[TIME_COLUMN]
+    first, last = times.min(), times.max()
+    period = analysis.series["period_s"].median() if "period_s" in analysis.series.columns else None
+    period_ms = int(round(1000 * period)) if period and period > 0 else 1000
+    return Axis.spanning(int(first.timestamp() * 1000), int(last.timestamp() * 1000), period_ms)
+
+
+def _ms(t) -> int:
+    return int(t.timestamp() * 1000)
+
+
+def explorer_data(analysis: Analysis, node: str, recorded_series: Iterable[Series] = (), others: Iterable[str] = ()) -> Explorer:
+    """The explorer of one analysed node: its derived series, any `recorded` ones (on `axis_of(analysis)`),
+    its incidents and checkpoints."""
+    axis = axis_of(analysis)
+    series = derived(analysis, axis) + list(recorded_series)
+    incidents = tuple(Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.incidents if i.start and i.end)
+    checkpoints = tuple((_ms(c.start), _ms(c.end)) for c in analysis.checkpoints)
+    drawn = {s.name for s in series}
+    return Explorer(node, axis, tuple(series), incidents, checkpoints, tuple(n for n in others if n not in drawn),
+                    tuple(n for n in OPENING if n in drawn))
+
+
+def explore(analysis: Analysis, path: PathArg, node: str, patterns: Optional[list[str]] = None,
+            start: TimeArg = None, end: TimeArg = None) -> Explorer:
+    """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series, the default
+    recorded metrics (the detectors' and the system's) and those `patterns` select, every other metric named.
+    A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
+    schema = catalog_files(resolve(path)).schema()
+    names = drawable(schema)
+    warn_unmatched(patterns, names)
+    chosen = sorted(set(default_metrics(names, resolve_metrics(schema))) | set(select_names(patterns or [], names)))
+    chosen = [n for n in chosen if n in set(names)]
+    return explorer_data(analysis, node, recorded(path, chosen, axis_of(analysis), start, end), names)

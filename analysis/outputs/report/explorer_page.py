@@ -1,0 +1,111 @@
+"""The metric explorer as HTML: a section to place in a page, or one self-contained page.
+
+Scripts and styles are inline (uPlot, vendored with its licence in `vendor/uplot/`, and
+`explorer.js`); the data is one `application/json` script block per section, with `<`, `>` and
+`&` escaped, so no string from the input (a metric, host or namespace name) can close it, and the
+script puts those strings on the page only as text. A page that holds a section must send CSP.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import lru_cache
+from html import escape
+from pathlib import Path
+
+from ftdc.timeutil import format_time, to_utc
+
+from analysis.outputs.report.explorer import Explorer
+
+HERE = Path(__file__).resolve().parent
+UPLOT = HERE / "vendor" / "uplot"
+# Inline scripts and styles, images from data: URLs; nothing else, so the page requests nothing.
+CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+CSS = """
+section.explorer{margin:10px 0}
+.explorer-bar{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:6px 0}
+.explorer-bar input{flex:1 1 260px;min-width:0;font:inherit;padding:4px 6px}
+.explorer-bar button,.explorer-results button{font:inherit;font-size:12px;padding:2px 8px;cursor:pointer}
+.explorer-range{color:#555;font-size:12px;margin:2px 0 6px}
+.explorer-results{list-style:none;padding:0;margin:0 0 6px;max-height:260px;overflow-y:auto;font-size:12px}
+.explorer-results li{padding:1px 0;overflow-wrap:anywhere}.explorer-other,.explorer-meaning,.explorer-unit{color:#666}
+.explorer-panel{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 0 0}
+.explorer-head{font-size:12px;padding:0 6px;display:flex;gap:4px;align-items:baseline;overflow-wrap:anywhere}
+.explorer-head .explorer-meaning{flex:1}.explorer-remove{border:0;background:none;cursor:pointer;font-size:15px}
+.explorer-incident.critical{border-color:#c62828}.explorer-incident.warning{border-color:#ef8f00}
+.explorer-panel .u-legend{font-size:11px;text-align:right;padding:0 8px}.explorer-panel .u-legend th{font-weight:500}
+.explorer-key{color:#555;font-size:12px}.explorer-key i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
+"""
+
+
+@lru_cache(maxsize=1)
+def scripts() -> tuple[str, str]:
+    """uPlot and the explorer's code, as the page holds them (the report's CSP allows each by its hash)."""
+    return (UPLOT / "uPlot.iife.min.js").read_text(encoding="utf-8"), (HERE / "explorer.js").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def styles() -> str:
+    return (UPLOT / "uPlot.min.css").read_text(encoding="utf-8") + CSS
+
+
+def assets() -> str:
+    """uPlot, its style and the explorer's script: once per page, after the sections (or anywhere: they start on DOMContentLoaded)."""
+    return f"<style>{styles()}</style>" + "".join(f"<script>{s}</script>" for s in scripts())
+
+
+def script_json(value) -> str:
+    """JSON that may sit inside a <script> element: no `<`, `>` or `&` to end it or open a comment."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _payload(explorer: Explorer) -> dict:
+    axis = explorer.axis
+    seconds = lambda ms: round(ms / 1000, 3)  # noqa: E731
+    return {
+        "node": explorer.node,
+        "first": seconds(axis.first_ms), "step": seconds(axis.column_ms), "columns": axis.columns,
+        "series": [{"name": s.name, "source": s.source, "unit": s.unit, "meaning": s.meaning, "low": s.low, "high": s.high,
+                    "levels": base64.b64encode(s.levels).decode("ascii")} for s in explorer.series],
+        "others": list(explorer.others),
+        "incidents": [{"label": i.label, "severity": i.severity, "title": i.title, "start": seconds(i.start_ms), "end": seconds(i.end_ms)}
+                      for i in explorer.incidents],
+        "checkpoints": [[seconds(s), seconds(e)] for s, e in explorer.checkpoints],
+        "opening": list(explorer.opening),
+    }
+
+
+def section(explorer: Explorer, anchor: str = "explorer") -> str:
+    """The explorer of one node as a <section> (give each one a distinct `anchor`); the page adds `assets()` once."""
+    axis = explorer.axis
+    first, last = to_utc(axis.first_ms), to_utc(axis.first_ms + axis.columns * axis.column_ms)
+    recorded = sum(s.source == "ftdc" for s in explorer.series)
+    return (
+        f'<section class="explorer" id="{escape(anchor)}" data-node="{escape(explorer.node)}">'
+        f'<p class="explorer-key">{len(explorer.series):,} series of {escape(explorer.node)} ({len(explorer.series) - recorded} derived, '
+        f"{recorded} as recorded, counters as per-second rates), {escape(format_time(first))} – {escape(format_time(last))}, "
+        f"each at its minimum and maximum per {axis.column_ms / 1000:g} s. Drag across a panel to zoom, wheel to zoom, "
+        "double-click for the whole range."
+        '<i style="background:rgba(198,40,40,0.3)"></i>incident<i style="background:rgba(55,71,79,0.6);height:5px"></i>checkpoint</p>'
+        '<div class="explorer-bar"><input class="explorer-search" type="search" placeholder="find a metric by name, e.g. dirty or opLatencies" '
+        'aria-label="find a metric">'
+        '<button type="button" class="explorer-in" title="zoom in">+</button><button type="button" class="explorer-out" title="zoom out">−</button>'
+        '<button type="button" class="explorer-left" title="earlier">◀</button><button type="button" class="explorer-right" title="later">▶</button>'
+        '<button type="button" class="explorer-whole">whole range</button><span class="explorer-incidents"></span></div>'
+        '<ul class="explorer-results"></ul><div class="explorer-range"></div><div class="explorer-panels"></div>'
+        f'<script type="application/json" class="explorer-data">{script_json(_payload(explorer))}</script></section>'
+    )
+
+
+def page(explorer: Explorer) -> str:
+    """One self-contained page: the explorer of one node, offline."""
+    title = f"ftdc-analyze explorer: {explorer.node}"
+    return (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        f'<meta http-equiv=Content-Security-Policy content="{CSP}">'
+        f'<meta name=viewport content="width=device-width,initial-scale=1"><title>{escape(title)}</title>'
+        '<style>body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1600px;padding:0 16px 30px;'
+        "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}</style></head>"
+        f"<body><h1>{escape(title)}</h1>{section(explorer)}{assets()}</body></html>\n"
+    )

@@ -1,0 +1,202 @@
+"""Redaction for reports that leave the building: stable pseudonyms, shapes instead of values.
+
+Host names become `host-1`, IP addresses `ip-1`, user names (home
+directories in paths) `user-1`, replica sets `rs-1`, databases and
+namespaces `db-1` and `db-1.coll-2`; the same input gives the same name
+throughout one report. Culprit examples keep only the query's shape (no
+literal values), file paths only their file name. A key mapping pseudonyms
+back can be written for the sender to keep.
+
+The report is built from redacted copies of the analyses, so every format
+(and every picture's labels) is made from pseudonyms; one text pass over
+every string catches names inside sentences and sources.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from typing import Any, Iterable
+
+import polars as pl
+
+from ftdc.logs import LogFrames
+
+from analysis.analyze import Analysis
+from analysis.findings.finding import Culprit, Finding
+from analysis.advice.recommendation import Recommendation, Withheld
+
+IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
+# IPv6 needs "::" or seven colons, so clock times (09:50:00) are never taken for one.
+IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])")
+HOME = re.compile(r"/(?:home|Users)/([^/\s\"']+)")
+PATH = re.compile(r"(?:[A-Za-z]:)?(?:/[^/\s\"'():]+)+/([^/\s\"'():]+)")
+
+
+def _is_ipv6(text: str) -> bool:
+    return "::" in text or text.count(":") == 7
+
+
+class Redactor:
+    """Pseudonyms by kind, numbered in the order names are first met."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, dict[str, str]] = {kind: {} for kind in ("host", "ip", "user", "rs", "db", "ns")}
+        self._pattern: re.Pattern | None = None
+
+    def _name(self, kind: str, original: str, pseudonym: str | None = None) -> str:
+        table = self.names[kind]
+        if original not in table:
+            table[original] = pseudonym or f"{kind}-{len(table) + 1}"
+            self._pattern = None
+        return table[original]
+
+    def host(self, host: str | None) -> str | None:
+        if not host:
+            return host
+        name, sep, port = host.rpartition(":") if host.count(":") == 1 else (host, "", "")
+        name = name if sep else host
+        pseudonym = self.ip(name) if IPV4.fullmatch(name) else self._name("host", name.lower())
+        return f"{pseudonym}:{port}" if sep else pseudonym
+
+    def ip(self, address: str) -> str:
+        return self._name("ip", address)
+
+    def replica_set(self, name: str | None) -> str | None:
+        return self._name("rs", name) if name else name
+
+    def ns(self, ns: str | None) -> str | None:
+        if not ns:
+            return ns
+        db, dot, coll = ns.partition(".")
+        if not dot:
+            return self._name("db", db)
+        return self._name("ns", ns, f"{self._name('db', db)}.coll-{len(self.names['ns']) + 1}")
+
+    def _originals(self) -> list[tuple[str, str]]:
+        """(original, pseudonym) pairs to replace in free text, longest first."""
+        pairs = {o: p for kind in ("ns", "host", "ip", "rs", "user") for o, p in self.names[kind].items()}
+        for ns, pseudonym in self.names["ns"].items():
+            (db, coll), (db_p, coll_p) = ns.split(".", 1), pseudonym.split(".", 1)
+            # How index advice names a collection: exactly, by namespace.
+            pairs[f'getSiblingDB("{db}").getCollection("{coll}")'] = f'getSiblingDB("{db_p}").getCollection("{coll_p}")'
+            # A collection name alone is a common word: only where code quotes it; two
+            # databases' collections of one name take the first one's pseudonym.
+            pairs.setdefault(f'"{coll}"', f'"{coll_p}"')
+        pairs.update({f'"{o}"': f'"{p}"' for o, p in self.names["db"].items()})
+        return sorted(pairs.items(), key=lambda pair: -len(pair[0]))
+
+    def text(self, value: str | None) -> str | None:
+        """Every known name in `value` replaced; IPs, home directories and directories of paths too."""
+        if not value:
+            return value
+        value = HOME.sub(lambda m: "/home/" + self._name("user", m.group(1)), value)
+        # Known names before the path rule: a namespace may hold `/` (`acmepay.payroll/2024/q1`),
+        # and shortening it as a path first leaves a name no longer known (`acmepay.payrollq1`).
+        value = self._known(value)
+        value = PATH.sub(lambda m: m.group(1), value)
+        value = IPV4.sub(lambda m: self.ip(m.group(0)), value)
+        return IPV6.sub(lambda m: self.ip(m.group(0)) if _is_ipv6(m.group(0)) else m.group(0), value)
+
+    def _known(self, value: str) -> str:
+        """Every name met so far replaced by its pseudonym, longest first."""
+        pairs = self._originals()
+        if not pairs:
+            return value
+        if self._pattern is None:
+            self._pattern = re.compile("|".join(re.escape(o) for o, _ in pairs), re.IGNORECASE)
+        lookup = {o.lower(): p for o, p in pairs}
+        return self._pattern.sub(lambda m: lookup[m.group(0).lower()], value)
+
+    def key(self) -> dict[str, str]:
+        """pseudonym -> original, for the sender to keep (never attach it)."""
+        return {p: o for kind in self.names.values() for o, p in kind.items()}
+
+    def deep(self, value: Any) -> Any:
+        """Every string inside dicts, lists and tuples passed through `text`."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.deep(k): self.deep(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.deep(v) for v in value)
+        return value
+
+
+def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
+    """Meet every name the reports could show, in a stable order, before any text is redacted."""
+    for analysis in analyses:
+        redactor.host(analysis.node.host)
+        redactor.replica_set(analysis.node.replica_set)
+        if analysis.logs is None:
+            continue
+        for ns in sorted(analysis.logs.slow_ops["ns"].drop_nulls().unique()):
+            redactor.ns(ns)
+        nodes = set(analysis.logs.slow_ops["node"].drop_nulls().unique()) | set(analysis.logs.events["node"].drop_nulls().unique())
+        for node in sorted(nodes):
+            redactor.host(node)
+        for remote in sorted(analysis.logs.events["remote"].drop_nulls().unique()):
+            redactor.host(remote)
+
+
+def _culprit(c: Culprit, r: Redactor) -> Culprit:
+    # Only the shape of the query travels: it has the field names and operators, never a value.
+    return dataclasses.replace(c, ns=r.ns(c.ns), example=c.shape, plan_summary=r.text(c.plan_summary),
+                               recommendations=[_advice(x, r) for x in c.recommendations])
+
+
+def _advice(rec: Recommendation, r: Redactor) -> Recommendation:
+    """Every word of a recommendation redacted; its numbers and action stay."""
+    current = None if rec.current is None else dataclasses.replace(rec.current, source=r.text(rec.current.source))
+    return dataclasses.replace(rec, what=r.text(rec.what), why=r.text(rec.why), current=current, target=r.ns(rec.target),
+                               command=r.text(rec.command), caveat=r.text(rec.caveat))
+
+
+def _finding(f: Finding, r: Redactor) -> Finding:
+    return dataclasses.replace(
+        f, title=r.text(f.title), explanation=r.text(f.explanation), evidence=r.deep(f.evidence),
+        culprits=[_culprit(c, r) for c in f.culprits], causes=[_culprit(c, r) for c in f.causes],
+        recommendations=[_advice(x, r) for x in f.recommendations],
+        withheld=[Withheld(_advice(w.recommendation, r), r.text(w.reason)) for w in f.withheld],
+    )
+
+
+def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
+    if logs is None:
+        return None
+    mapped = lambda column, fn: pl.col(column).map_elements(fn, return_dtype=pl.String)  # noqa: E731
+    slow = logs.slow_ops.with_columns(
+        mapped("ns", r.ns), mapped("node", r.host), *(mapped(c, r.text) for c in ("app_name",) if c in logs.slow_ops.columns),
+        # Culprit examples and index advice are made from shapes: no literal value leaves.
+        pl.col("shape").alias("command_json"),
+    )
+    text_columns = [c for c in ("text", "msg", "remote", "file", "app_name", "driver") if c in logs.events.columns]
+    events = logs.events.with_columns(mapped("node", r.host), *(mapped(c, r.text) for c in text_columns))
+    problems = logs.problems.with_columns(*(mapped(c, r.text) for c in ("file", "text") if c in logs.problems.columns))
+    return LogFrames(slow, events, problems)
+
+
+def redact(analysis: Analysis, r: Redactor) -> Analysis:
+    """A copy of `analysis` with pseudonyms and shapes only."""
+    node = dataclasses.replace(analysis.node, host=r.host(analysis.node.host), replica_set=r.replica_set(analysis.node.replica_set))
+    overview = copy.copy(analysis.overview)
+    overview.node = node
+    overview.problems = [r.text(p) for p in analysis.overview.problems]
+    thresholds = copy.deepcopy(analysis.thresholds)
+    for name, steps in thresholds.timeline.items():
+        thresholds.timeline[name] = [dataclasses.replace(s, source=r.text(s.source)) for s in steps]
+    redacted = dataclasses.replace(
+        analysis, node=node, overview=overview, thresholds=thresholds, findings=[_finding(f, r) for f in analysis.findings],
+        related=[_finding(f, r) for f in analysis.related], logs=_logs(analysis.logs, r),
+        audit=[dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit],
+    )
+    redacted.refresh_incidents()  # told again from the redacted findings
+    return redacted
+
+
+def redact_all(analyses: list[Analysis], cross_node: list[Finding], r: Redactor) -> tuple[list[Analysis], list[Finding]]:
+    """Redacted copies of several nodes' analyses and their cross-node findings, named consistently."""
+    learn(r, analyses)
+    return [redact(a, r) for a in analyses], [_finding(f, r) for f in cross_node]
+

@@ -1,0 +1,152 @@
+"""Checkpoint windows from the counters, the running flag and the log (docs/metrics.md §2).
+
+End: the first sample where the total checkpoint time (8.0: succeeded or
+failed count) increases, or the running flag falls; the true end lies in
+(previous sample, this sample]. Start: end minus the most recent duration,
+plus the scrub time that duration excludes up to 7.2 (WT-11999); a rising
+edge of the running flag, when a sample caught it, bounds it. A checkpoint
+still running at the last sample is open. Log lines 22430 with "Checkpoint
+ran for N seconds" give exact ends and durations; they corroborate, and fill
+in where FTDC saw nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Optional
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from analysis.series.thresholds import Setting, Thresholds
+
+# Two ends this close describe the same checkpoint.
+SAME_END = dt.timedelta(seconds=3)
+# Fewer checkpoints than this show no cadence.
+MIN_CADENCE = 4
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    start: dt.datetime
+    end: dt.datetime
+    source: str  # "ftdc" or "log"
+    open: bool = False  # still running at the last sample
+    corroborated: bool = False  # FTDC and the log agree
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+
+def _scrub_before_duration(version: Optional[str]) -> bool:
+    """Up to 7.2 "most recent time" starts after scrub; from 7.3 at API entry."""
+    if not version:
+        return True
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return True
+    return (major, minor) < (7, 3)
+
+
+def from_ftdc(series: pl.DataFrame, version: Optional[str]) -> list[Checkpoint]:
+    cols = series.columns
+    if "checkpoint_last_ms" not in cols or not ({"checkpoint_time_ms", "checkpoints_succeeded", "checkpoint_running"} & set(cols)):
+        return []
+    zero = pl.lit(0)
+    ended = pl.lit(False)
+    if "checkpoint_time_ms" in cols:
+        ended = ended | (pl.col("checkpoint_time_ms").fill_null(0) > 0)
+    for counter in ("checkpoints_succeeded", "checkpoints_failed"):
+        if counter in cols:
+            ended = ended | (pl.col(counter).fill_null(0) > 0)
+    running = pl.col("checkpoint_running").fill_null(0) if "checkpoint_running" in cols else zero
+    falls = (running.shift(1) > 0) & (running == 0) & pl.col("valid")
+    rises = (running > 0) & ((running.shift(1) == 0) | ~pl.col("valid"))
+    scrub = pl.col("checkpoint_scrub_ms").fill_null(0) if "checkpoint_scrub_ms" in cols and _scrub_before_duration(version) else zero
+    marks = series.select(
+        pl.col(TIME_COLUMN),
+        previous=pl.col(TIME_COLUMN).shift(1),
+        counted=ended & pl.col("valid"),
+        falls=falls,
+        rises=rises,
+        running=running > 0,
+        duration_ms=pl.col("checkpoint_last_ms") + scrub,
+    )
+    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises")).iter_rows(named=True)
+    found, rise, ended_since_rise = [], None, False
+    for row in rows:
+        # serverStatus can catch the counter updated while the flag is still set:
+        # the flag's fall one sample later is the same checkpoint's end.
+        is_end = row["counted"] or (row["falls"] and not ended_since_rise)
+        if is_end and row["duration_ms"] is not None:
+            ended_since_rise = True
+            end = row[TIME_COLUMN]
+            start = end - dt.timedelta(milliseconds=max(0, row["duration_ms"]))
+            if rise is not None and rise[1] <= end:
+                # The flag says it was already running at rise[1] and not at rise[0].
+                start = min(max(start, rise[0] or start), rise[1])
+            found.append(Checkpoint(start, end, "ftdc"))
+            rise = None
+        if row["rises"]:
+            rise, ended_since_rise = (row["previous"], row[TIME_COLUMN]), False
+    last = marks.tail(1)
+    if rise is not None and not last.is_empty() and last["running"][0]:
+        found.append(Checkpoint(rise[1], last[TIME_COLUMN][0], "ftdc", open=True))
+    return found
+
+
+def from_log(events: Optional[pl.DataFrame]) -> list[Checkpoint]:
+    """Completed checkpoints whose line states the duration (id 22430, "Checkpoint ran for N seconds")."""
+    if events is None or events.is_empty():
+        return []
+    done = events.filter(pl.col("kind") == "checkpoint", pl.col("duration_ms").is_not_null())
+    return [Checkpoint(t - dt.timedelta(milliseconds=ms), t, "log") for t, ms in done.select("ts", "duration_ms").iter_rows()]
+
+
+def checkpoint_windows(series: pl.DataFrame, version: Optional[str], events: Optional[pl.DataFrame] = None) -> list[Checkpoint]:
+    """Every checkpoint seen, by start time; a log line that states its duration wins over the estimate."""
+    ftdc = from_ftdc(series, version)
+    log = from_log(events)
+    merged = []
+    for checkpoint in ftdc:
+        twin = next((c for c in log if abs(c.end - checkpoint.end) <= SAME_END + dt.timedelta(seconds=1)), None)
+        if twin is not None:
+            merged.append(Checkpoint(twin.start, twin.end, "ftdc+log", checkpoint.open, corroborated=True))
+            log.remove(twin)
+        else:
+            merged.append(checkpoint)
+    first = series[TIME_COLUMN].min() if series.height else None
+    last = series[TIME_COLUMN].max() if series.height else None
+    # Log checkpoints FTDC did not see (a gap, a missing metric), within the data's span.
+    merged += [c for c in log if first is not None and first <= c.end <= last]
+    return sorted(merged, key=lambda c: c.start)
+
+
+def infer_interval(thresholds: Thresholds, checkpoints: list[Checkpoint], period_s: float) -> Thresholds:
+    """`thresholds` with the checkpoint interval the counters show, when no file recorded the
+    node's configuration and the cadence contradicts the assumed default.
+
+    mongod's checkpointer sleeps syncdelay between one checkpoint's end and the next one's
+    start, or starts at once when a checkpoint was due while the last one ran (a start-to-start
+    cadence): an interval between the median pause (end to next start) and the median
+    start-to-start time, within the sampling period's uncertainty, fits what was seen; else the
+    median pause, in whole seconds, is what the node was set to.
+    """
+    done = [c for c in checkpoints if not c.open]
+    if not thresholds.assumed("checkpoint_interval") or len(done) < MIN_CADENCE:
+        return thresholds
+    pauses = sorted((b.start - a.end).total_seconds() for a, b in zip(done, done[1:]))
+    every = sorted((b.start - a.start).total_seconds() for a, b in zip(done, done[1:]))
+    pause, cadence = pauses[len(pauses) // 2], every[len(every) // 2]
+    assumed = thresholds.value("checkpoint_interval") or 0
+    slack = max(2 * period_s, 0.1 * assumed)
+    if pause - slack <= assumed <= cadence + slack:
+        return thresholds
+    inferred = max(1, round(pause))
+    source = (f"inferred from the checkpoint cadence: {len(done)} checkpoints, a median {pause:.1f} s from one's end to the next's start; "
+              f"these files do not record the node's configuration, and mongod's default of {assumed:g} s does not fit")
+    return Thresholds({**thresholds.timeline, "checkpoint_interval": [Setting(float(inferred), source)]}, thresholds.configured)

@@ -1,0 +1,62 @@
+"""Latency spikes that are one long operation credited when it finished, not a stall of the node.
+
+opLatencies adds an operation's whole latency to its class's counters in the
+sample in which it ends (docs/metrics.md §1), so a five-minute aggregate shows as a
+five-minute mean "latency" in one sample although every other read was as fast
+as usual. A spike is such a completion when the log shows a few operations of
+its class (fewer than MIN_OPS, the fewest a spike averages) that ended inside it
+having begun before it, and the mean of the interval's other operations of that
+class, their latency taken out (Δlatency - their durations over Δops - their
+count), is no spike by the spike rule's own factor. A stall releases many
+operations at once, and slows the others of the interval: it stays a stall.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ftdc.frames import TIME_COLUMN
+
+from analysis.findings.culprits import COUNTED, WRITES
+from analysis.series.spikes import MIN_OPS, SPIKE_FACTOR, Spike
+
+# The commands opLatencies counts as reads (the rest of the non-writes are commands).
+READS = ("find", "aggregate", "count", "distinct", "getMore", "getmore")
+
+
+def _class(op: str) -> pl.Expr:
+    reads = pl.col("command").is_in(READS).fill_null(False)
+    writes = WRITES.fill_null(False)
+    return {"reads": reads & ~writes, "writes": writes}.get(op, ~reads & ~writes)
+
+
+def credited(spike: Spike, samples: pl.DataFrame, ended: pl.DataFrame) -> bool:
+    """Whether `spike` is operations that began before it credited at their completion (see the module): `samples`
+    are the series' rows in it, `ended` the counted slow operations that ended in it."""
+    ended = ended.filter(_class(spike.op), pl.col("started") < spike.start)
+    if ended.is_empty() or ended.height >= MIN_OPS:
+        return False
+    counts = samples.select(ops=pl.col(f"{spike.op}_per_s") * pl.col("interval_s"), latency_ms=pl.col(f"{spike.op}_latency_ms"))
+    ops = float((counts["ops"]).sum() or 0)
+    latency_ms = float((counts["ops"] * counts["latency_ms"]).sum() or 0)
+    others = ops - ended.height
+    if others < 1:
+        return True  # the long operations were all the interval did
+    rest_ms = (latency_ms - float(ended["duration_ms"].sum())) / others
+    return rest_ms < SPIKE_FACTOR * spike.baseline_ms
+
+
+def stalls(spikes: list[Spike], series: pl.DataFrame, slow_ops: pl.DataFrame | None) -> list[Spike]:
+    """The spikes that are not completions of long operations (all of them without a log to tell). Each spike's
+    samples and slow operations are found by binary search (a week holds hundreds of spikes and millions of lines)."""
+    if slow_ops is None or slow_ops.is_empty() or not spikes:
+        return spikes
+    ops = slow_ops.filter(COUNTED).sort("ts")
+    series = series.sort(TIME_COLUMN)
+    ended_at, sampled_at = ops["ts"], series[TIME_COLUMN]
+
+    def rows(frame: pl.DataFrame, times: pl.Series, spike: Spike) -> pl.DataFrame:
+        lo, hi = (int(times.search_sorted(t, side="right")) for t in (spike.start, spike.end))
+        return frame.slice(lo, hi - lo)  # (start, end]
+
+    return [s for s in spikes if not credited(s, rows(series, sampled_at, s), rows(ops, ended_at, s))]

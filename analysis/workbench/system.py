@@ -1,0 +1,124 @@
+"""The system panels of a node's report: what a metric viewer opens first (CPU, memory, disks,
+network, connections, operations and documents per second, replication lag, the oplog window),
+drawn only from the series the node recorded, each series summarised (min, median, p95, max) for
+the Markdown and JSON reports. Each series is one derived column (`analysis.series.derived`), its meaning
+naming the FTDC metric it comes from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import polars as pl
+
+from analysis.analyze import Analysis
+from analysis.nodes import member_addresses, self_members
+from analysis.series.derived import OPCOUNTERS
+
+
+def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
+    """The wanted columns present; a name ending in "." stands for every device's or member's column."""
+    out = []
+    for w in wanted:
+        out += [c for c in have if c.startswith(w)] if w.endswith(".") else [w] if w in have else []
+    return out
+
+
+MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
+def series_label(column: str, members: dict[str, str]) -> str:
+    """A series' legend: a replica-set member's column by the member's address when known."""
+    prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
+    if prefix is None:
+        return column.replace("_", " ")
+    member = column.removeprefix(prefix)
+    return members.get(member, f"member {member}")
+
+
+def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]:
+    """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
+    addresses = member_addresses(analyses, [self_members(a) for a in analyses])
+    return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
+
+
+
+# Panels, each (title, its columns; a name ending in "." every device's or member's column).
+PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("CPU, % of all cores", ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct")),
+    ("memory, MB (mongod resident, host swap used)", ("resident_mb", "swap_used_mb")),
+    ("page faults per second", ("page_faults_per_s",)),
+    ("disk busy, %", ("disk_util_pct.",)),
+    ("disk await, ms per request", ("disk_await_ms.",)),
+    ("disk requests per second (IOPS)", ("disk_iops.",)),
+    ("disk throughput, MB/s", ("disk_mb_per_s.",)),
+    ("network, MB/s", ("network_in_mb_per_s", "network_out_mb_per_s")),
+    ("connections open", ("connections",)),
+    ("connections opened per second", ("connections_created_per_s",)),
+    ("operations per second (opcounters)", tuple(f"{op}_ops_per_s" for op in OPCOUNTERS)),
+    ("documents per second", ("returned_per_s", "documents_inserted_per_s", "documents_updated_per_s", "documents_deleted_per_s")),
+    ("replication lag behind the primary, s", ("member_lag_s.",)),
+    ("oplog window, hours", ("oplog_window_h",)),
+)
+# Short legends: the column's distinguishing part.
+_LABELS = {"cpu_user_pct": "user", "cpu_system_pct": "system", "cpu_iowait_pct": "iowait", "cpu_steal_pct": "steal",
+           "resident_mb": "resident", "swap_used_mb": "swap used", "network_in_mb_per_s": "in", "network_out_mb_per_s": "out",
+           "returned_per_s": "returned", **{f"{op}_ops_per_s": op for op in OPCOUNTERS},
+           **{f"documents_{op}_per_s": op for op in ("inserted", "updated", "deleted")}}
+
+
+def label(column: str, members: dict[str, str]) -> str:
+    """A series' legend: its short name, a device's name, a member's address."""
+    if column in _LABELS:
+        return _LABELS[column]
+    return column.rpartition(".")[2] if column.startswith("disk_") else series_label(column, members)
+
+
+@dataclass(frozen=True)
+class SystemSeries:
+    panel: str
+    column: str
+    label: str
+    unit: str
+    meaning: str
+    min: Optional[float]
+    median: Optional[float]
+    p95: Optional[float]
+    max: Optional[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class SystemView:
+    panels: list[tuple[str, list[str]]]  # (title, columns) the node recorded
+    missing: list[str]  # panel titles the node recorded nothing for
+    series: list[SystemSeries]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing}
+
+
+def _number(value: Any) -> Optional[float]:
+    return None if value is None else round(float(value), 3)
+
+
+def view(analysis: Analysis, members: dict[str, str]) -> SystemView:
+    """The panels this node recorded, and each series' summary over the analysis's span."""
+    columns = analysis.series.columns
+    panels = [(title, found) for title, wanted in PANELS if (found := matching(columns, wanted))]
+    missing = [title for title, wanted in PANELS if not matching(columns, wanted)]
+    shown = [c for _, found in panels for c in found]
+    stats = analysis.series.select(
+        *(pl.col(c).cast(pl.Float64).min().alias(f"{c}\0min") for c in shown),
+        *(pl.col(c).cast(pl.Float64).median().alias(f"{c}\0median") for c in shown),
+        *(pl.col(c).cast(pl.Float64).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
+        *(pl.col(c).cast(pl.Float64).max().alias(f"{c}\0max") for c in shown),
+    ).row(0, named=True) if shown else {}
+    series = []
+    for title, found in panels:
+        for c in found:
+            unit, meaning = analysis.columns.get(c, ("", ""))
+            series.append(SystemSeries(title, c, label(c, members), unit, meaning,
+                                       *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max"))))
+    return SystemView(panels, missing, series)
