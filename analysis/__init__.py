@@ -2,12 +2,15 @@
 
     analysis.analyze("diagnostic.data", logs="mongod.log") -> Analysis
 
-Layout: `metrics` (the alias table) -> `series` (derived quantities) with
-`thresholds` (the node's own configuration) and `checkpoints` -> `detectors/`
-(one module per kind of finding) -> `culprits` (slow operations behind each
-window, `indexes` for what to build) -> `findings` (the one `Finding` shape);
-`nodes` for several nodes at once; `tables` (findings as Arrow) and `fleet`
-(many nodes on a loop, a spawn pool or Spark); `report` for the incident report.
+Layout, one sub-package per stage: `series/` (frames -> series: the metric alias
+table, the derived quantities, the node's own thresholds, checkpoints) -> `findings/`
+(series -> findings: `Finding`, the `Context` every detector gets, one module per kind
+in `detectors/`, the operations behind each window in `culprits`) -> `incidents/`
+(findings -> incidents: grouped by mechanism, the root cause ranked among candidates)
+-> `advice/` (recommendations as data, one validator) -> `outputs/` (the JSON document,
+Arrow tables, the terminal, Jupyter, the report); `workbench/` holds what a report shows
+beside the incidents. `analyze` runs the stages for one node, `nodes` for several at
+once, `fleet` for many on a loop, a spawn pool or Spark.
 `analyze` is imported at once (its name is also its module's, which a lazy
 attribute would lose to the module as soon as anyone imports `analysis.analyze`);
 the other names when first used (`ftdc.lazy`), so Arrow tables and the fleet's

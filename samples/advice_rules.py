@@ -71,6 +71,9 @@ def advice_problems(analysis) -> list[str]:
             problems.append(f"{where}: {name}={rec.proposed} not below {TARGET_OF[name]}={trigger}")
         if name.startswith("eviction_threads") and not 1 <= rec.proposed <= 20:
             problems.append(f"{where}: {name}={rec.proposed} outside WiredTiger's 1-20")
+        if name == "transaction_lifetime_limit" and not (1 <= rec.proposed < rec.current.value and rec.caveat):
+            problems.append(f"{where}: transactionLifetimeLimitSeconds {rec.current.value} → {rec.proposed} (only ever lowered, to 1 s at least, "
+                            "saying that longer transactions are aborted)")
         if name == "cache_size" and analysis.node.memory_mb and rec.proposed > 0.8 * analysis.node.memory_mb * 2**20:
             problems.append(f"{where}: a {rec.proposed / 2**30:.1f} GB cache on {analysis.node.memory_mb} MB of RAM")
     problems += [f"{name} proposed at {sorted(values)}: one setting, one value" for name, values in proposed.items() if len(values) > 1]

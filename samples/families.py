@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
@@ -79,6 +80,9 @@ class Incident:
     index_build: bool = False  # cache_pressure (fill): an index build's collection scan fills the cache (its root cause)
     at_limits: bool = False  # cache_pressure (fill): the cache sits at its trigger all along and the working set grows (its root cause)
     pinned: bool = False  # cache_pressure (dirty): an idle transaction pins history while the load is unchanged (its root cause)
+    # What pins it: a transaction the client ends with the window, within its transactionLifetimeLimitSeconds ("transaction");
+    # one the server's reaper aborts then, having outlived the limit ("reaped"); or a cursor, no transaction open ("cursor").
+    pinned_by: str = "transaction"
     own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
 
 
@@ -105,6 +109,15 @@ class Expected:
     culprit: Optional[tuple[str, str]] = None  # (ns, command) of the COLLSCAN that must be named the cause
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """What held history in a pinned scenario: its holder (Incident.pinned_by), the node's transaction lifetime and how long it held."""
+
+    holder: str
+    limit_s: float  # transactionLifetimeLimitSeconds in effect (mongod's 60 unless set)
+    held_s: int
+
+
 @dataclass
 class Scenario:
     ftdc: Path
@@ -113,7 +126,8 @@ class Scenario:
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
     root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
     pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
-    steady: bool = False  # the load was steady: no workload root cause may call it changed
+    steady: bool = False  # the load was steady: the root cause says the writes did not change (or names a checkpoint interval that is the problem)
+    pinned: Optional[Pinned] = None
 
 
 # -- the healthy node
@@ -322,14 +336,14 @@ def _index_build(plan: Callable[[int], Tick], span: tuple[int, int]) -> Callable
     return lambda s: replace(plan(s), index_build=span[0] <= s < span[1])
 
 
-def _pinning(plan: Callable[[int], Tick], since: int, until: int) -> Callable[[int], Tick]:
-    """`plan` with one transaction left open and idle from `since` to `until`: every write since pins another ID in
-    WiredTiger, and the history store grows with the updates it keeps."""
+def _pinning(plan: Callable[[int], Tick], since: int, until: int, transaction: bool) -> Callable[[int], Tick]:
+    """`plan` with one transaction (or a cursor) left open and idle from `since` to `until`: every write since pins another
+    ID in WiredTiger, and the history store grows with the updates it keeps."""
     def pinned(s: int) -> Tick:
         tick = plan(s)
         if not since <= s < until:
             return tick
-        return replace(tick, txn_open=1, txn_inactive=1, pinned_ids=30 + int(tick.writes * (s - since)),
+        return replace(tick, txn_open=int(transaction), txn_inactive=int(transaction), pinned_ids=30 + int(tick.writes * (s - since)),
                        history_store_bytes=tick.history_store_bytes + (s - since) * 2 * 2**20)
     return pinned
 
@@ -343,6 +357,24 @@ def _at_limits(plan: Callable[[int], Tick], shape: Shape, line: Timeline, rng: r
             return replace(tick, disk_mb=tick.disk_mb * 3)
         return replace(tick, cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100, disk_mb=tick.disk_mb * (1 + 0.3 * s / line.seconds))
     return limited
+
+
+DEFAULT_LIFETIME_S = 60  # transactionLifetimeLimitSeconds unless set
+RAISED_LIFETIMES_S = (300, 600, 3600, 7200, 86400)  # what deployments raise it to
+
+
+def reaper_period_s(limit_s: float) -> float:
+    """The reaper wakes every half of the limit, 1 to 60 s (periodic_runner_job_abort_expired_transactions.cpp)."""
+    return min(60.0, max(1.0, limit_s / 2))
+
+
+def _lifetime(holder: str, held_s: int, rng: random.Random) -> int:
+    """The node's transactionLifetimeLimitSeconds for a pin held `held_s` seconds: a transaction the reaper aborts at the end
+    expired up to one reaper period earlier; one the client ends lived within it; a cursor's is any."""
+    if holder == "reaped":
+        return held_s - rng.randrange(max(1, min(60, held_s // 3)))
+    fits = [limit for limit in (DEFAULT_LIFETIME_S, *RAISED_LIFETIMES_S) if holder == "cursor" or limit + reaper_period_s(limit) > held_s]
+    return rng.choice(fits[:2])
 
 
 def _log_index_build(log: JsonLog | TextLog, run: Run, span: tuple[int, int], rng: random.Random) -> str:
@@ -470,7 +502,7 @@ def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, fl
         "lock": lambda us: {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": us}}}},
         **({"ticket": lambda us: {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": us}}}} if layout.startswith("8.0") else {}),
     }
-    for start, end in checkpoints:
+    for _, end in checkpoints:
         for _ in range(rng.randint(3, 6)):  # enough that, had they been working, they would hold the window
             ms = rng.randint(1000, 4000)
             extra = waits[rng.choice(sorted(waits))](int(ms * 1000 * rng.uniform(0.7, 0.95)))
@@ -507,8 +539,12 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     building = (line.start - lead, line.end + held.randint(0, 60))
     if incident.index_build:
         plan = _index_build(plan, building)
+    pinned = None
     if incident.pinned:
-        plan = _pinning(plan, line.start - lead, line.end)
+        plan = _pinning(plan, line.start - lead, line.end, incident.pinned_by != "cursor")
+        pinned = Pinned(incident.pinned_by, _lifetime(incident.pinned_by, line.end - line.start + lead, held), line.end - line.start + lead)
+        if pinned.limit_s != DEFAULT_LIFETIME_S:
+            config = replace(config, parameters={**(config.parameters or {}), "transactionLifetimeLimitSeconds": pinned.limit_s})
     if incident.at_limits:
         plan = _at_limits(plan, shape, line, held)
     if incident.index_build or incident.pinned or incident.at_limits:
@@ -520,6 +556,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         root = ("index_build", _log_index_build(log, run, building, held))
     if incident.pinned:
         root = ("pinned_history", None)
+        if incident.pinned_by == "reaped":
+            log.transaction_expired(run.at(line.end), str(uuid.UUID(int=held.getrandbits(128))), held.randint(1, 500))
     if incident.at_limits:
         root = ("cache_too_small", None)
     for s, ms in ends.items():
@@ -531,7 +569,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
     return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root, not shape.tickets,
-                    incident.steady)
+                    incident.steady, pinned)
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -579,6 +617,29 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
 
 
 # -- judging
+
+
+def _pinned_problems(pinned: Pinned, result) -> list[str]:
+    """The pinned history's evidence against what held it: the node's transaction lifetime, the reaper's aborts when it
+    aborted the transaction, no transaction when a cursor held it; and its lifetime lowered (never raised) back to the
+    default exactly when a transaction outlived what the default allows, with what that costs."""
+    causes = [c for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("mechanism") == "pinned_history"]
+    if not causes:
+        return []  # the root cause check has said so
+    evidence, wrong = causes[0].evidence, []
+    if evidence.get("transaction_lifetime_limit_s") != pinned.limit_s:
+        wrong.append(f"pinned: transaction lifetime {evidence.get('transaction_lifetime_limit_s')} quoted, the node had {pinned.limit_s}")
+    if bool(evidence.get("reaper_aborts")) != (pinned.holder == "reaped"):
+        wrong.append(f"pinned by {pinned.holder}: reaper aborts {evidence.get('reaper_aborts')}")
+    if (evidence.get("holder") == "transaction") != (pinned.holder != "cursor"):
+        wrong.append(f"pinned by {pinned.holder}: told as held by {evidence.get('holder')}")
+    lowered = [r for i in result.incidents for c in (i.root_cause, *i.candidates) for r in c.recommendations if r.setting == "transaction_lifetime_limit"]
+    outlived = pinned.holder != "cursor" and pinned.limit_s > DEFAULT_LIFETIME_S and pinned.held_s > DEFAULT_LIFETIME_S + reaper_period_s(DEFAULT_LIFETIME_S) + 20
+    if (pinned.holder == "cursor" or pinned.limit_s <= DEFAULT_LIFETIME_S) and lowered:
+        wrong.append(f"pinned by {pinned.holder} under a {pinned.limit_s} s lifetime: told to lower it {[(r.current.value, r.proposed) for r in lowered]}")
+    if outlived and [(r.proposed, bool(r.caveat)) for r in lowered] != [(DEFAULT_LIFETIME_S, True)]:
+        wrong.append(f"a transaction held {pinned.held_s} s under a {pinned.limit_s} s lifetime: lowering it to the default not advised with its cost")
+    return wrong
 
 
 def analyzed(make: Callable[..., Scenario], *args) -> tuple[Scenario, object]:
@@ -632,6 +693,12 @@ def failures(scenario: Scenario, result) -> list[str]:
     loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.kind == "workload" and "writes_changed" in i.root_cause.evidence]
     if scenario.steady and any(e["writes_changed"] is not False or not e["operations_per_s"] for e in loads):
         wrong.append(f"a steady load told as changed or unnamed: {[(e['writes_changed'], e['operations_per_s']) for e in loads]}")
+    # A steady load's stalls are told as the write load that did not change, or as a checkpoint interval that is itself the problem.
+    if scenario.steady and not any(i.root_cause.kind == "workload" and i.root_cause.evidence.get("writes_changed") is False
+                                   or i.root_cause.evidence.get("setting") == "checkpoint_interval" for i in result.incidents):
+        wrong.append(f"a steady load's stall without the load or the interval as its root cause: {[i.root_cause.summary for i in result.incidents]}")
+    if scenario.pinned:
+        wrong += _pinned_problems(scenario.pinned, result)
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong + [f"advice: {problem}" for problem in advice_problems(result)]

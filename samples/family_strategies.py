@@ -111,11 +111,13 @@ OWN_QUEUE = shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatma
 # Checkpoint stalls of writes beside long reads whose whole latency is credited to the second each one ends.
 LONG_READS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(
     lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, long_reads=True))))
-# A cache filled by an index build's scan (the build its root cause), and dirty data kept by an idle transaction pinning history.
+# A cache filled by an index build's scan (the build its root cause), and dirty data kept by an idle transaction (ended by the
+# client or by the server's reaper) or a cursor pinning history.
 INDEX_BUILDS = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
     Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, index_build=st.just(True))))
 PINNED = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
-    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("dirty"), STRENGTHS, pinned=st.just(True))))
+    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("dirty"), STRENGTHS, pinned=st.just(True),
+    pinned_by=st.sampled_from(["transaction", "reaped", "cursor"]))))
 # 8.0 nodes with their defaults recorded: ticket parameters 0 (the node sizes the pools), any detector's incident.
 DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(lambda kind: shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
     lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))))

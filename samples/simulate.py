@@ -502,6 +502,11 @@ class JsonLog:
                 "docsExamined": docs, "numYields": docs // 1000, "nreturned": nreturned, **extra, "protocol": "op_msg", "durationMillis": ms}
         self.line(end, component, 51803, ctx, "Slow query", attr)
 
+    def transaction_expired(self, t: dt.datetime, session: str, txn_number: int) -> None:
+        """The reaper aborting a transaction older than transactionLifetimeLimitSeconds (id 20707, killAllExpiredTransactions)."""
+        self.line(t, "COMMAND", 20707, "abortExpiredTransactions", "Aborting transaction because it has been running for longer than 'transactionLifetimeLimitSeconds'",
+                  {"sessionId": {"$uuid": session}, "txnNumberAndRetryCounter": {"txnNumber": txn_number, "txnRetryCounter": 0}})
+
     def write(self, path: Path) -> None:
         path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))
 
@@ -523,6 +528,11 @@ class TextLog:
         self.line(t, "CONTROL", "initandlisten", f"MongoDB starting : pid={c.pid} port={c.port} dbpath=/var/lib/mongo 64-bit host={c.host}")
         self.line(t, "CONTROL", "initandlisten", f"db version v{c.version}")
         self.line(t, "STORAGE", "initandlisten", "wiredtiger_open config: " + open_string)
+
+    def transaction_expired(self, t: dt.datetime, session: str, txn_number: int) -> None:
+        """The reaper's abort as 4.2 words it (TransactionParticipant, the lsid's UUID bare)."""
+        self.line(t, "COMMAND", "abortExpiredTransactions", f"Aborting transaction with txnNumber {txn_number} on session with lsid "
+                  f"{session} because it has been running for longer than 'transactionLifetimeLimitSeconds'")
 
     def slow(self, end: dt.datetime, ctx: str, ns: str, command: dict, plan: str, ms: int, *, component: str = "COMMAND", op_type: str = "command",
              keys: int = 1, docs: int = 1, nreturned: int = 1, **extra) -> None:

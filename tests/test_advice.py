@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
@@ -55,9 +56,22 @@ def test_the_replica_sets_and_the_demos_advice_keeps_the_rules():
 
 
 @pytest.mark.parametrize("sample", [("mongod-4.2.1", "diagnostic.data"), ("mongod-7.0", "diagnostic.data"),
-                                    ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson")])
+                                    ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson"),
+                                    ("go-writer-synthetic", "perf_metrics_small.ftdc")])
 def test_every_real_samples_advice_keeps_the_rules(sample):
     result = quietly(analysis.analyze, require_samples("ftdc", *sample))
+    assert advice_problems(result) == []
+
+
+@pytest.mark.parametrize("node", ["restart_loop", "restart_dip", "clients_leave", "windows_node"])
+def test_every_node_from_the_wild_keeps_the_rules(node, tmp_path):
+    # samples/wild.py's nodes (issue 18 §5); the randomised families check the rules on every draw (samples/families.failures).
+    from samples import wild
+    from samples.families import Shape
+
+    made = getattr(wild, node)(Shape(seed=11), tmp_path)
+    scenario = made[0] if isinstance(made, tuple) else made
+    result = quietly(analysis.analyze, scenario.ftdc, scenario.log)
     assert advice_problems(result) == []
 
 
@@ -107,6 +121,21 @@ def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
     off = Recommendation("set_setting", "Checkpoint less", setting="checkpoint_interval",
                          current=Current(60.0, "s", "mongod default (storage.syncPeriodSecs / syncdelay)", "default"), proposed=0)
     assert "turns periodic checkpoints off" in broken_rule(off, facts, T0, T0)
+
+
+def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_aborts():
+    # A longer lifetime only lets an open transaction pin history longer; a shorter one aborts the transactions that run longer.
+    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS} | {"transaction_lifetime_limit": [Setting(600.0, "setParameter")]})
+    facts = NodeFacts(t, "7.0.12", 32000, {})
+    now = Current(600.0, "s", "setParameter", "configured")
+    raised = Recommendation("set_setting", "Let transactions live longer", setting="transaction_lifetime_limit", current=now, proposed=3600,
+                            caveat="aborts nothing")
+    assert "only lets an open transaction pin history longer" in broken_rule(raised, facts, T0, T0)
+    silent = Recommendation("set_setting", "Lower it", setting="transaction_lifetime_limit", current=now, proposed=60)
+    assert "must say that transactions running longer are aborted" in broken_rule(silent, facts, T0, T0)
+    said = Recommendation("set_setting", "Lower it", setting="transaction_lifetime_limit", current=now, proposed=60, caveat="longer ones are aborted")
+    assert broken_rule(said, facts, T0, T0) is None
+    assert "below the least sensible value" in broken_rule(replace(said, proposed=0), facts, T0, T0)
 
 
 def test_one_setting_gets_one_value_across_the_whole_report():

@@ -1,7 +1,10 @@
 """Issue 18: explanations a support engineer can sign. Each defect found is kept here as the simulated node
 that showed it (samples/families.py), judged as the families judge them (`failures`), with what the text says."""
 
+import re
 from pathlib import Path
+
+import polars as pl
 
 from samples.families import Incident, Shape, analyzed, build, failures
 
@@ -91,7 +94,9 @@ def test_a_dip_that_begins_at_a_restart_is_explained_by_it():
     [incident] = result.incidents
     assert [f.kind for f in incident.findings] == ["throughput_dip"]
     assert incident.root_cause.kind == "restart" and incident.root_cause.evidence["restarted_at"] == restarted_at
-    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput fell")
+    # The work came back over 1 min 30 s, its first minute under a tenth: the episode, then its worst part (issue 18 §4).
+    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput at about ")
+    assert ", at worst " in incident.title
 
 
 def test_clients_closing_their_leaked_connections_are_no_throughput_dip():
@@ -108,8 +113,33 @@ def test_a_windows_node_is_said_to_record_its_disks_in_a_layout_not_read():
     _, result = _analyzed(wild.windows_node, Shape(seed=11))
     [disks] = [f for f in result.findings if f.kind == "disk_saturation"]
     assert disks.severity == "info" and "did not record" not in disks.title
-    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"]
+    assert "PhysicalDisk" in disks.title and disks.evidence["devices"] == ["0 C:"] and "busy" in disks.title
     assert result.problems == []
+
+
+def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linux_would_be(tmp_path):
+    # They were not read at all: the disk panels said "Not recorded by this node" of disks the node had recorded.
+    import dataclasses
+    import warnings
+
+    import pytest
+
+    import analysis
+    from analysis.workbench.system import view
+    from samples.families import T0, Baseline
+    from samples.simulate import write_ftdc
+
+    shape, analyses = Shape(seed=11), {}
+    for windows in (False, True):
+        write_ftdc(tmp_path / str(windows), dataclasses.replace(shape.config(), windows=windows), T0, 900, Baseline(shape), period=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            analyses[windows] = analysis.analyze(tmp_path / str(windows))
+    linux, windows = analyses[False].series, analyses[True].series
+    for column in ("disk_await_ms", "disk_iops", "disk_mb_per_s"):
+        assert windows[f"{column}.0 C:"].to_list() == pytest.approx(linux[f"{column}.sda"].to_list(), nan_ok=True)
+    assert windows["disk_iops.0 C:"].max() > 0 and windows["disk_queue.0 C:"].min() >= 0
+    assert [m for m in view(analyses[True], {}).missing if "disk" in m] == ["disk busy, %"]  # the one disk figure Windows does not record
 
 
 def test_an_index_build_that_filled_the_cache_is_its_root_cause():
@@ -133,6 +163,39 @@ def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_un
     assert cause.evidence["history_store_growth_mb"] > 0
 
 
+def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_raised_lifetime_lowered_with_its_cost():
+    # The reaper's abort lines and the node's transactionLifetimeLimitSeconds were not read: the advice said "60 s by default"
+    # on a node that let transactions live 635 s, and nothing told the reaper ended the pin.
+    scenario, result = analyzed(build, Shape(layout="8.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True, pinned_by="reaped"))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["reaper_aborts"] == 1 and cause.evidence["transaction_lifetime_limit_s"] == scenario.pinned.limit_s == 635
+    assert "setParameter.transactionLifetimeLimitSeconds=635" in cause.evidence["transaction_lifetime_limit_source"]
+    assert "reaper aborted 1 transaction(s) for outliving transactionLifetimeLimitSeconds (635 s" in cause.summary
+    [lower] = [r for r in cause.recommendations if r.setting == "transaction_lifetime_limit"]
+    assert (lower.current.value, lower.current.origin, lower.proposed) == (635, "configured", 60) and "aborted" in lower.caveat
+
+
+def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_transactions():
+    scenario, result = analyzed(build, Shape(layout="6.0", seed=8), Incident("cache_pressure", 300, 5.0, "dirty", 0.5, pinned=True, pinned_by="cursor"))
+    assert failures(scenario, result) == []
+    cause = result.incidents[0].root_cause
+    assert cause.evidence["holder"] == "not a transaction" and "does not bound" in cause.summary
+    assert not [r for r in cause.recommendations if r.setting]
+
+
+def test_a_small_cache_is_no_root_cause_of_checkpoint_stalls_under_a_steady_load():
+    # "A small cache: 1.0 GB against 31 GB of RAM" came first, advising more cache: the dirty data a checkpoint writes is a
+    # share of the cache, so more cache lengthens checkpoints. The steady family now asks for the load (or the interval).
+    scenario, result = analyzed(build, Shape(layout="6.0", cache_gb=1.0, baseline_ms=0.98, tz_minutes=765, eviction_trigger=92, dirty_trigger=18, seed=557),
+                                Incident("checkpoint_stall", 745, 11.2, "long", 0.26, steady=True))
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    assert incident.root_cause.kind == "workload" and incident.root_cause.evidence["writes_changed"] is False
+    assert not [c for c in incident.candidates if c.evidence.get("setting") == "cache_size"]
+
+
 def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
     # 8.0 records storageEngineConcurrent*Transactions: 0 when the node sizes its pools: "Read tickets fixed at 0 (default 128)" was the root cause.
     scenario, result = analyzed(build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5))
@@ -153,6 +216,13 @@ def test_a_steady_write_load_is_named_and_not_called_the_change():
     assert list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"] and cause.evidence["carried_by"][0]["app"] == "orders-service"
     assert incident.title.startswith("Checkpoints up to 10 s (usually 1.9 s) under an unchanged write load")
     assert "the load is not what changed" in cause.summary
+    # Load in what users count (issue 18 §4): each counter in its unit, documents beside operations, and "in all" the
+    # requests finished, not opcounters' sum of queries, getMore batches and documents inserted ("insert 400/s").
+    assert re.search(r"[\d,]+ queries/s", cause.summary) and re.search(r"documents [\d,]+ returned/s, [\d,]+ inserted/s", cause.summary)
+    assert not re.search(r"\b(?:insert|query|getmore) [\d,]+/s", cause.summary) and cause.evidence["documents_per_s"]["inserted"] > 0
+    during = result.series.filter(pl.col("start").is_between(incident.start, incident.end))
+    finished = during.select(pl.sum_horizontal("reads_per_s", "writes_per_s", "commands_per_s").mean()).item()
+    assert cause.evidence["operations_per_s_all"] == round(finished) < round(during["ops_per_s"].mean())
 
 
 def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_set():
@@ -163,3 +233,27 @@ def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_s
     assert cause.kind == "resource" and cause.evidence["mechanism"] == "cache_too_small" and cause.evidence["share_near_trigger"] >= 0.8
     assert cause.evidence["read_mb_per_s"] >= 1.5 * cause.evidence["read_mb_per_s_before"]
     assert "eviction_trigger changed to 90" in " ".join(c.summary for c in incident.candidates)  # considered, after it
+
+
+def test_a_long_shallow_dip_is_told_as_its_episode_then_its_worst_part():
+    # Half the work for 6 minutes, its worst 10 s at 45 %: the rolling baseline followed the depression down, so the
+    # finding was "fell to 45 % of normal for 10 s" while the plot showed half the throughput for 6 minutes (issue 18 §4).
+    import itertools
+
+    from analysis.findings.detectors import throughput_dip
+    from tests.test_analysis_units import SS, T0, run_detector, series_of
+
+    calm, low = 1200, 360  # seconds: 20 minutes at 2,000 operations/s, then 6 minutes at about 52 % of it
+    rates = [2000.0] * calm + [1040.0 + 40 * (s % 3 - 1) for s in range(low)] + [2000.0] * 300
+    rates[calm + 120:calm + 130] = [900.0] * 10
+    queued = [0] * calm + [20] * low + [0] * 300
+    seconds = range(len(rates))
+    counters = {SS + f"opcounters.{op}": [0] * len(rates) for op in ("insert", "update", "delete", "getmore", "command")}
+    found = run_detector(throughput_dip.detect, series_of({**counters, SS + "opcounters.query": list(itertools.accumulate(rates)),
+                                                           SS + "globalLock.currentQueue.readers": queued}, seconds))
+    [dip] = found
+    assert abs((dip.start - T0).total_seconds() - calm) <= 5 and abs((dip.end - T0).total_seconds() - (calm + low)) <= 5
+    assert dip.title.startswith("Throughput at about 52 % of normal for 6 min, at worst 45 % for 10 s"), dip.title
+    episode = dip.evidence["episode"]
+    assert (episode["start"], episode["end"]) == (dip.start, dip.end) and episode["worst"]["ops_per_s_min"] == 900
+    assert abs((episode["worst"]["end"] - episode["worst"]["start"]).total_seconds() - 10) <= 5

@@ -175,3 +175,17 @@ def test_write_commands_against_cmd_name_their_collection(tmp_path):
     )
     slow = read_logs(path).slow_ops
     assert slow.select("ns", "db", "coll", "command").rows() == [("shop.orders", "shop", "orders", "update"), ("admin.$cmd", "admin", "$cmd", "getLog")]
+
+
+def test_the_transaction_reapers_aborts_are_typed_in_both_formats(tmp_path):
+    # mongod's reaper aborting a transaction past transactionLifetimeLimitSeconds: id 20707 (4.4+), the same words in 4.2's text.
+    import datetime as dt
+
+    from samples.simulate import Config, JsonLog, TextLog
+
+    at = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
+    for name, log in (("json.log", JsonLog(Config())), ("text.log", TextLog(Config(version="4.2.24", layout="4.2")))):
+        log.transaction_expired(at, "0b5ae9c6-0d1c-4d6f-8f4e-2a3b4c5d6e7f", 12)
+        log.write(tmp_path / name)
+        events = read_logs(tmp_path / name, workers=1).events
+        assert events["kind"].to_list() == ["transaction_expired"] and events["ts"].to_list() == [at]

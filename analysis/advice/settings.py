@@ -12,6 +12,11 @@ The facts the validator (`analysis.advice.vetting`) and the advice's words rest 
   empty pool).
 - mongod's default cache is 50 % of (RAM - 1 GB), at least 256 MB; the rest of the RAM holds
   connections, index builds and the file system's cache.
+- transactionLifetimeLimitSeconds (at least 1, 60 by default) is how long a multi-document transaction may
+  live, idle time included: a reaper that wakes every half of it (at most every 60 s) aborts the older ones
+  (log id 20707). While it lives, the transaction pins every update since its snapshot in the cache. A
+  longer limit only lets it pin longer, so it is only ever lowered; and a lower one aborts the legitimate
+  transactions that run longer, rolling back their writes, which the advice must say.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ class Meaning:
     never: dict[float, str] = field(default_factory=dict)  # values never proposed, and why
     level: Optional[str] = None  # a trigger: the series column of the level it acts on
     below: Optional[str] = None  # a target: the trigger it must stay under
+    only_lower: Optional[str] = None  # why a value above the current one is never proposed
+    caveat: Optional[str] = None  # what every proposal of it must warn of
 
 
 def _runtime(key: str) -> str:
@@ -88,6 +95,11 @@ MEANINGS: dict[str, Meaning] = {
         "write ticket pool", "setParameter storageEngineConcurrentWriteTransactions (wiredTigerConcurrentWriteTransactions before 7.0)",
         "concurrent storage-engine write transactions; on 7.0+ 0 (unset) lets throughput probing size the pool",
         minimum=1, never={0: "a ticket pool of 0 is not a pool size"}),
+    "transaction_lifetime_limit": Meaning(
+        "transactionLifetimeLimitSeconds", "setParameter transactionLifetimeLimitSeconds={value}, at runtime or at start-up",
+        "seconds a multi-document transaction may live, idle time included, before the periodic reaper aborts it",
+        minimum=1, only_lower="a longer lifetime only lets an open transaction pin history longer",
+        caveat="that transactions running longer are aborted and their writes rolled back"),
 }
 
 

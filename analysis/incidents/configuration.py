@@ -4,8 +4,8 @@ configuration over time, that set off or worsen the kinds of finding in an incid
 Each is far from what mongod or WiredTiger would choose and bears on a mechanism:
 a checkpoint interval of seconds (checkpoints back to back) or many minutes (each one
 writes a long build-up of dirty data), ticket pools fixed below 128, a cache a
-fraction of what mongod would give the host's RAM, eviction targets and triggers
-moved from their defaults. A default value is never an outlier, whatever its source.
+fraction of what mongod would give the host's RAM (for cache pressure: it does not
+lengthen checkpoints), eviction targets and triggers moved from their defaults. A default value is never an outlier, whatever its source.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Optional
 from ftdc.metadata import NodeInfo
 
 from analysis.advice import changes
+from analysis.findings.detectors import bearing_settings
 from analysis.incidents.incident import RootCause
 from analysis.advice.recommendation import Recommendation
 from analysis.series.thresholds import SPEC, Setting, Thresholds
 
-CHECKPOINT_KINDS = {"checkpoint_stall", "cache_pressure"}
 DEFAULT_TICKETS = 128
 # A cache under this share of mongod's default for the host's RAM is small for it.
 SMALL_CACHE_SHARE = 0.25
@@ -60,8 +60,10 @@ def _default_cache_bytes(node: NodeInfo) -> Optional[float]:
 def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """The configuration outliers in effect during [start, end] that bear on `kinds`, the strongest mechanism first."""
     out: list[RootCause] = []
-    if kinds & CHECKPOINT_KINDS:
+    bearing = bearing_settings(kinds)  # each kind's record names the settings that bear on it
+    if "checkpoint_interval" in bearing:
         out += [c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))]
+    if "cache_size" in bearing:
         default = _default_cache_bytes(node)
         for s in thresholds.in_effect("cache_size", start, end):
             if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
@@ -70,8 +72,8 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                                   changes.change("cache_size", changes.current_of("cache_size", s), float(round(default)),
                                                 "Raise the cache towards mongod's default for this RAM", action="resize"),
                                   default_bytes=round(default)))
-    if "cache_pressure" in kinds:
-        for name in EVICTION_SETTINGS:
+    for name in EVICTION_SETTINGS:
+        if name in bearing:
             default = SPEC[name].default
             for s in thresholds.in_effect(name, start, end):
                 if default is not None and changes.set_by_node(s) and s.value != default:
@@ -79,8 +81,8 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                                       changes.change(name, changes.current_of(name, s), default, f"Return {name} to its default",
                                                     "unless it was set for a reason that still holds"), default=default))
     for rw in ("read", "write"):
-        if "ticket_exhaustion" not in kinds:
-            break
+        if f"{rw}_tickets" not in bearing:
+            continue
         for s in thresholds.in_effect(f"{rw}_tickets", start, end):
             if changes.set_by_node(s) and s.value < DEFAULT_TICKETS:
                 out.append(_cause(f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})", f"{rw}_tickets", s,

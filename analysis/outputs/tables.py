@@ -22,7 +22,7 @@ from ftdc.timeutil import TimeArg
 
 from analysis.analyze import Analysis, LogsArg, analyze
 from analysis.findings.detectors.ticket_exhaustion import exhausted
-from analysis.outputs.schema import (
+from analysis.outputs.schema import (  # noqa: F401  (the published names: fleet jobs and users import them from here)
     CULPRIT, FINDINGS_DDL, FINDINGS_SCHEMA, INCIDENTS_DDL, INCIDENTS_SCHEMA, RECOMMENDATION, TIME, finding_of, finding_rows,
     incident_rows, spark_ddl, to_table,
 )

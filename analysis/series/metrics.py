@@ -26,6 +26,9 @@ SERVICE_PREFIXES = ("", "shard.", "common.")
 COUNTER, GAUGE = "counter", "gauge"
 # /proc/stat's states as systemMetrics.cpu names them; their sum is all the cores' time.
 CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+# Windows' PhysicalDisk counters the disk columns read, by the name they take here.
+WINDOWS_DISK_COUNTERS = {"reads": "Disk Reads/sec", "writes": "Disk Writes/sec", "read_bytes": "Disk Read Bytes/sec",
+                         "write_bytes": "Disk Write Bytes/sec", "read_time_100ns": "% Disk Read Time", "write_time_100ns": "% Disk Write Time"}
 
 
 @dataclass(frozen=True)
@@ -120,9 +123,12 @@ ALIASES: tuple[Alias, ...] = (
     # Disks, per device, counted since boot (docs/metrics.md §8).
     *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
       for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
-    # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"), a layout not read: this one
-    # counter stands for it, so a node that has them is told apart from one that recorded no disk (ftdc_system_stats_windows.cpp).
-    _alias("disk.windows_reads.{key}", COUNTER, "systemMetrics.disks.{key}.\\PhysicalDisk\\Disk Reads/sec"),
+    # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"; ftdc_system_stats_windows.cpp), each
+    # counter's raw cumulative value (perfctr_collect.cpp): requests and bytes, and the time requests took in 100 ns units
+    # (% Disk Read/Write Time's first value; FTDC's own sample times stand in for its clock). The time the disk was busy
+    # (% Idle Time) is not among them.
+    *(_alias(f"disk.windows_{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.\\PhysicalDisk\\{counter}")
+      for field, counter in WINDOWS_DISK_COUNTERS.items()),
     # The host's CPU time by state, summed over its cores (ms since boot; the report's system panels).
     *(_alias(f"cpu.{state}_ms", COUNTER, f"systemMetrics.cpu.{state}_ms") for state in CPU_STATES),
     # Memory, paging and the network as mongod and the host see them (the report's system panels).

@@ -33,6 +33,8 @@ from analysis.series import wtconfig
 SAME_STARTUP = dt.timedelta(minutes=5)
 
 DEFAULT_SOURCE = "default"
+# `since` of a setting in effect from the start of the data.
+_EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ SPECS: tuple[Spec, ...] = (
     # Fixed ticket pools: <= 6.x default 128; 7.0+ adjusts them by throughput probing unless set.
     Spec("read_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
     Spec("write_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
+    # How long a multi-document transaction may live, idle time included, before the periodic reaper aborts it (4.0+).
+    Spec("transaction_lifetime_limit", "s", 60, "mongod default (transactionLifetimeLimitSeconds)", None),
 )
 SPEC = {s.name: s for s in SPECS}
 CACHE_PERCENTAGES = tuple(s.name for s in SPECS if s.unit == "%")
@@ -75,6 +79,7 @@ _PARAMETERS = {
     "wiredTigerConcurrentWriteTransactions": "write_tickets",
     "storageEngineConcurrentReadTransactions": "read_tickets",
     "storageEngineConcurrentWriteTransactions": "write_tickets",
+    "transactionLifetimeLimitSeconds": "transaction_lifetime_limit",
 }
 _RUNTIME_CONFIG = "wiredTigerEngineRuntimeConfig"
 
@@ -235,14 +240,18 @@ class Thresholds:
 
     def at(self, name: str, times: pl.Series) -> pl.Series:
         """The value in effect at each time (the first setting also covers earlier times)."""
+        return pl.select(self.expr(name, pl.lit(times))).to_series().alias(name)
+
+    def expr(self, name: str, times: pl.Expr) -> pl.Expr:
+        """`at` as an expression over `times`, for a plan to compute beside other columns: the value of the last
+        setting since at or before each time, the first setting's for earlier times and where that value is unknown."""
         steps = self.timeline[name]
-        frame = pl.DataFrame(
-            {"since": [s.since for s in steps], "value": [s.value for s in steps]},
-            schema={"since": pl.Datetime("ms", "UTC"), "value": pl.Float64},
-        ).with_columns(pl.col("since").fill_null(dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)))
-        joined = pl.DataFrame({"t": times}).with_row_index("row").sort("t").join_asof(frame.sort("since"), left_on="t", right_on="since")
-        filled = joined.sort("row")["value"]
-        return filled.fill_null(steps[0].value).alias(name)
+        first = pl.lit(steps[0].value, pl.Float64)
+        value = first
+        for step in steps[1:] if steps[0].since is None else steps:
+            since = pl.lit(step.since if step.since is not None else _EARLIEST).cast(pl.Datetime("ms", "UTC"))
+            value = pl.when(times >= since).then(pl.lit(step.value, pl.Float64)).otherwise(value)
+        return value.fill_null(first)
 
     def in_effect(self, name: str, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> list[Setting]:
         """The settings of `name` in effect at some time in [start, end], in time order (all of them without a window)."""
@@ -294,7 +303,7 @@ def effective_thresholds(
     """Thresholds from `metadata` and the log's wiredtiger_open strings `(time, text, where)`;
     `starts` are the times processes started (FTDC restarts, log start-up lines)."""
     startups = _startups(metadata, list(open_strings), list(starts))
-    layers = sorted(startups + _runtime(metadata), key=lambda l: (l.time is not None, l.time or dt.datetime.min))
+    layers = sorted(startups + _runtime(metadata), key=lambda layer: (layer.time is not None, layer.time or dt.datetime.min))
     timeline: dict[str, list[Setting]] = {}
     configured: dict[str, tuple[float, str]] = {}  # the current process's start-up settings
     runtime: dict[str, tuple[float, str]] = {}  # changed since it started

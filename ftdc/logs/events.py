@@ -44,6 +44,9 @@ KIND_BY_ID = {
     6983000: "slow_network",
     5479200: "ttl",
     8373000: "ticket_stall",
+    # The periodic reaper aborting a transaction older than transactionLifetimeLimitSeconds
+    # (killAllExpiredTransactions, kill_sessions_local.cpp; component COMMAND).
+    20707: "transaction_expired",
     51801: "applied_op",
     20525: "storage_stats_failed",
 }
@@ -140,6 +143,8 @@ _TEXT_RULES = [
     ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
     ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
     ("log_rotation", re.compile(r"[Ll]og rotation")),
+    ("transaction_expired", re.compile(r"^Aborting transaction with txnNumber \d+ on session with lsid .* because it has been running for longer than "
+                                       r"'transactionLifetimeLimitSeconds'")),
     ("slow_transaction", re.compile(r"^transaction parameters:.* (?P<duration>\d+)ms$")),
     ("slow_network", re.compile(r"DNS resolution .* took (?P<duration>\d+)ms|Slow network")),
     ("slow_wt_transaction", re.compile(r"Slow WT transaction")),

@@ -36,29 +36,32 @@ METHOD = (
     f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="resource",
-    causes=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
+    order=50, kinds=(KIND,), method=METHOD, root="resource",
+    reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
+    sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
 )
 
 
-def _windows_not_read(ctx: Context) -> Finding:
-    """An `info` finding: the node recorded its disks, as Windows PhysicalDisk counters, which this detector does not read."""
+def _windows_not_checked(ctx: Context) -> Finding:
+    """An `info` finding: a Windows node's PhysicalDisk counters are read (requests, bytes, their time), but hold no busy time."""
     devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
     return Finding(
         kind=KIND, severity="info", start=ctx.first, end=ctx.last,
-        title=f"Disk saturation not checked: this Windows node records its disks ({', '.join(devices)}) as PhysicalDisk performance counters, a layout not read",
-        explanation=("mongod on Windows samples PhysicalDisk counters per disk (% Disk Read/Write Time, queue lengths, reads and writes) instead of "
-                     "Linux's /proc/diskstats fields; the disk_saturation detector reads only the latter, so nothing is said either way about these disks."),
-        evidence={"layout": "windows PhysicalDisk", "devices": devices,
-                  "metrics": [p for n in ctx.resolved.matching("disk.windows_reads.") if (p := ctx.resolved.path(n))]},
+        subject="Disk saturation not checked",
+        statement=f"this Windows node's PhysicalDisk counters ({', '.join(devices)}) do not record the time its disks were busy",
+        reasoning=("mongod on Windows samples PhysicalDisk performance counters per disk: reads, writes, bytes and the time requests took "
+                   "(read: time per request, requests in flight, IOPS and throughput are in the disk panels), but not the time a disk was busy "
+                   f"(% Idle Time), and saturation needs a disk busy at least {UTIL_PCT:g} % of the time, so nothing is said either way about it."),
+        evidence={"layout": "windows PhysicalDisk", "devices": devices, "not_recorded": "% Idle Time",
+                  "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))]},
     )
 
 
 def detect(ctx: Context) -> list[Finding]:
     devices = [c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")]
     if not devices and ctx.resolved.matching("disk.windows_reads."):
-        return [_windows_not_read(ctx)]
+        return [_windows_not_checked(ctx)]
     if not devices:
         return [ctx.not_checked(KIND, "Disk saturation", ["systemMetrics.disks"])]
     findings = []
@@ -95,9 +98,10 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
                 start=window.start,
                 end=window.end,
-                title=f"Disk {dev} saturated for {duration(window.seconds)}: ≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
-                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
-                             f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
+                subject=f"Disk {dev} saturated for {duration(window.seconds)}",
+                statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                reasoning=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
+                           f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
                 evidence={
                     "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
                     "device": dev,
