@@ -26,7 +26,7 @@ from ftdc.frames import TIME_COLUMN
 
 from analysis.advice import changes
 from analysis.series import spikes as spikes_module
-from analysis.series.checkpoints import Checkpoint
+from analysis.series.checkpoints import Checkpoint, in_window
 from analysis.findings.context import Context
 from analysis.findings.finding import Finding
 from analysis.advice.recommendation import Recommendation, advise
@@ -252,7 +252,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
             "aligned_spikes": rows,
             "spikes": total, "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
-            "checkpoint_time_share": round(coverage, 4),
+            "checkpoint_time_share": round(coverage, 4), "checkpoints_in_window": in_window(checkpoints, start, end),
             "thresholds": {"spike": spikes_module.RULE,
                            "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual, 3)},
@@ -318,6 +318,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             evidence={
                 "metrics": ctx.paths(*(f"{s.op}_latency_ms" for s in inside), "checkpoint_last_ms", "checkpoint_time_ms", "cache_dirty_pct"),
                 "checkpoints": [{"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints],
+                "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
                 "aligned_spikes": rows,
                 "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                 "baseline": {"latency_ms": round(usual, 3)},
