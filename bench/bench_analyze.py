@@ -192,6 +192,7 @@ def median(values) -> float:
 def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path) -> dict:
     """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given)."""
     import analysis
+    from analysis.analyze import retold
     from analysis.outputs.report import build_report, explore, write_explorer, write_report
 
     metrics = needed_metrics(directory)
@@ -203,7 +204,7 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
         start = time.perf_counter()
         result = analysis.analyze(directory, log)
         analyses.append(time.perf_counter() - start)
-        incidents.append(timed(result.refresh_incidents))
+        incidents.append(timed(lambda result=result: retold(result)))
         reports.append(timed(lambda result=result: write_report(build_report([result]), html)))
         explores.append(timed(lambda result=result: write_explorer(explore(result, directory, "bench"), page)))
         loads.append(round((load + os.getloadavg()[0]) / 2, 1))

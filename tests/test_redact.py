@@ -16,7 +16,7 @@ import pytest
 
 import analysis
 import ftdc
-from analysis.outputs.report import Redactor, build_report, redact_all, write_key, write_report
+from analysis.outputs.report import Redactor, build_report, redact_all, redact_result, write_key, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples"
@@ -163,3 +163,8 @@ def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_include
     doc = json.loads((tmp_path / "report.json").read_text())
     assert [i["id"] for i in doc["cross_node_incidents"]] == [i.id for i in result.incidents]
     assert '<h2 id=replica-set>Replica set</h2><div class="plot"' in (tmp_path / "report.html").read_text()
+    # Redaction is a transform of the finished result: a new one, incidents told by the one builder; the original stays.
+    redacted = redact_result(result, Redactor())
+    assert [i.id for i in redacted.incidents] == [i.id for i in result.incidents]
+    told = json.dumps(redacted.to_dict(redacted=True))
+    assert not any(s in told for s in secrets) and all(s in json.dumps(result.to_dict()) for s in secrets[:2])

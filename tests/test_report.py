@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import analysis
+from analysis.analyze import retold
 from analysis.outputs import document
 from analysis.outputs.report import build_report, content, explorer_page, html, plots, write_report
 
@@ -166,8 +167,7 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     import dataclasses
 
     many = [dataclasses.replace(f, start=f.start + dt.timedelta(hours=h), end=f.end + dt.timedelta(hours=h)) for h in range(16) for f in demo.problems]
-    busy = dataclasses.replace(demo, findings=sorted(many, key=analysis.Finding.rank))
-    busy.refresh_incidents()
+    busy = retold(demo, sorted(many, key=analysis.Finding.rank))
     report = build_report([busy])
     section = report.nodes[0]
     assert len(section.carded) == document.MAX_CARDS and len(section.listed) == len(many) - document.MAX_CARDS

@@ -16,6 +16,7 @@ import pytest
 
 import analysis
 from analysis.advice import wording
+from analysis.findings.detectors import RECORDS
 from analysis.findings import culprits
 from analysis.findings.detectors import RECORDS
 from analysis.findings.finding import Culprit

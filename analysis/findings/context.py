@@ -20,6 +20,7 @@ from analysis.series.metrics import Resolved
 from analysis.series.derived import columns_for
 from analysis.series.spikes import Spike, all_spikes
 from analysis.series.thresholds import Thresholds
+from analysis.series.windows import between
 
 # Baselines look back this far before a window.
 BASELINE = dt.timedelta(hours=1)
@@ -76,11 +77,11 @@ class Context:
         return out
 
     def window(self, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
-        return self.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+        return between(self.series, start, end)
 
     def baseline(self, column: str, start: dt.datetime) -> Optional[float]:
         """The median of `column` over the hour before `start` (all data before it when shorter)."""
-        before = self.series.select(pl.col(column).filter(pl.col(TIME_COLUMN).is_between(start - BASELINE, start, closed="left"))).to_series().drop_nulls()
+        before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
         return float(before.median()) if len(before) else None
 
     def usual_latency_ms(self, spike: Spike, start: dt.datetime) -> float:
@@ -99,7 +100,8 @@ class Context:
             severity="info",
             start=self.first,
             end=self.last,
-            title=f"{what} not checked: this node ({version}) did not record {', '.join(missing)}",
-            explanation=f"The {kind} detector needs {', '.join(missing)}; no file of this node holds them, so nothing can be said either way.",
+            subject=f"{what} not checked",
+            statement=f"this node ({version}) did not record {', '.join(missing)}",
+            reasoning=f"The {kind} detector needs {', '.join(missing)}; no file of this node holds them, so nothing can be said either way.",
             evidence={"missing": missing},
         )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import polars as pl
 
@@ -27,18 +27,18 @@ from analysis.incidents import held_resources
 from analysis.incidents import limits
 from analysis.incidents import workload
 from analysis.findings.culprits import describe as describe_culprit
-from analysis.findings.detectors import LINKS, RECORDS
+from analysis.findings.context import Context
+from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
+from analysis.series.windows import between
 from analysis.text import duration, pct
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.thresholds import SPEC
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
-WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
+WRITE_LOAD_KINDS = explained_by("write_load")
 # A rate this far from the hour before it is a change worth naming.
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
@@ -50,7 +50,7 @@ BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
 AFTER_RESTART = (dt.timedelta(seconds=10), dt.timedelta(seconds=60))
 # The kinds a restart sets off by itself: the work drops while clients reconnect, and they reconnect at once.
-RESTART_KINDS = ("throughput_dip", "connection_storm")
+RESTART_KINDS = explained_by("restart")
 
 
 def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -136,14 +136,14 @@ def _figures(finding: Finding) -> dict[str, Any]:
     return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
 
 
-def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """Dirty data outrunning eviction and checkpoints: the write rate, dirty data and checkpoint time the file holds."""
     present = [k for k in WRITE_LOAD_KINDS if k in kinds]
-    series = analysis.series
+    series = ctx.series
     if not present or "writes_per_s" not in series.columns:
         return []
-    during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
-    before = series.filter(pl.col(TIME_COLUMN) < start).tail(3600)
+    during = between(series, start, end)
+    before = between(series, end=start, closed="left").tail(3600)
     writes = float(during["writes_per_s"].mean() or 0)
     if not writes:
         return []
@@ -161,7 +161,7 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     if changed:
         load += f", against {usual:,.0f} writes/s before"
     rates, docs = workload.mix(during), workload.documents(during)
-    carried = workload.carriers(analysis.logs.slow_ops if analysis.logs is not None else None, start, end)
+    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
     evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, documents_per_s={done: round(rate) for done, rate in docs}, carried_by=carried)
     parts = [f"write load ({load})"]
     if rates or docs or carried:
@@ -170,14 +170,14 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
         parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
-        target = analysis.thresholds.value("eviction_dirty_target")
+        target = ctx.thresholds.value("eviction_dirty_target")
         evidence["dirty_pct_peak"] = round(dirty, 2)
-        evidence["eviction_dirty_target"] = analysis.thresholds.describe("eviction_dirty_target")
+        evidence["eviction_dirty_target"] = ctx.thresholds.describe("eviction_dirty_target")
         if target is not None and dirty > target:
             parts.append(f"dirty data up to {dirty:.1f} % of the cache against the {target:g} % target")
-    counted, where = _counted_checkpoints(analysis, kinds.get("checkpoint_stall", []), start, end)
+    counted, where = _counted_checkpoints(ctx, kinds.get("checkpoint_stall", []), start, end)
     if counted is not None:
-        parts.append(_checkpoint_behaviour(analysis, counted, where, evidence))
+        parts.append(_checkpoint_behaviour(ctx, counted, where, evidence))
     checkpoints = counted is not None
     outran = "checkpoints" if checkpoints else "eviction"
     headline = f"Write load ({load}) outran {outran}"
@@ -189,28 +189,28 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
                       findings=[f.id for k in present for f in kinds[k]])]
 
 
-def _counted_checkpoints(analysis: "Analysis", stalls: list[Finding], start: dt.datetime, end: dt.datetime) -> tuple[Optional[InWindow], str]:
+def _counted_checkpoints(ctx: Context, stalls: list[Finding], start: dt.datetime, end: dt.datetime) -> tuple[Optional[InWindow], str]:
     """The checkpoints the root cause quotes, and whose window they were counted in: those the one checkpoint finding
     counted in its own window (the value it carries, not counted again), else those of the incident's window."""
     if len(stalls) == 1 and isinstance(counted := stalls[0].evidence.get("checkpoints_in_window"), InWindow):
         return counted, f"{stalls[0].id}'s"
-    return in_window(analysis.checkpoints, start, end), "the incident's"
+    return in_window(ctx.checkpoints, start, end), "the incident's"
 
 
-def _checkpoint_behaviour(analysis: "Analysis", counted: InWindow, where: str, evidence: dict[str, Any]) -> str:
+def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence: dict[str, Any]) -> str:
     """How the checkpoints in the window ran: how many, how long, how much of the time, how often they started
     against the interval in effect (when that is the assumed default, checkpoints starting far more often say it was set shorter)."""
     start, end = counted.start, counted.end
-    interval = analysis.thresholds.current("checkpoint_interval")
+    interval = ctx.thresholds.current("checkpoint_interval")
     evidence.update(checkpoints_in_window=counted, checkpoints=counted.count, checkpoint_longest_s=counted.longest_s,
-                    checkpoint_time_share=counted.time_share, checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
-    earlier = [c.seconds for c in analysis.checkpoints if start - BEFORE <= c.start and c.end < start]
+                    checkpoint_time_share=counted.time_share, checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"))
+    earlier = [c.seconds for c in ctx.checkpoints if start - BEFORE <= c.start and c.end < start]
     text = (f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
             f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)")
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
         text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
-    starts = sorted(c.start for c in analysis.checkpoints if c.end >= start and c.start <= end)
+    starts = sorted(c.start for c in ctx.checkpoints if c.end >= start and c.start <= end)
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
         evidence["checkpoint_every_s"] = round(every, 1)
@@ -222,12 +222,12 @@ def _checkpoint_behaviour(analysis: "Analysis", counted: InWindow, where: str, e
     return text
 
 
-def _restarted(analysis: "Analysis", chain: list[str], kinds: dict[str, list[Finding]], start: dt.datetime) -> list[RootCause]:
+def _restarted(ctx: Context, chain: list[str], kinds: dict[str, list[Finding]], start: dt.datetime) -> list[RootCause]:
     """A restart the series shows just before the chain began, when the chain starts with what a restart does."""
-    if not chain or chain[0] not in RESTART_KINDS or "restart" not in analysis.series.columns:
+    if not chain or chain[0] not in RESTART_KINDS or "restart" not in ctx.series.columns:
         return []
     before, after = AFTER_RESTART
-    marks = analysis.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
+    marks = ctx.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
         pl.col("restart"), pl.col(TIME_COLUMN).is_between(start - after, start + before))
     if marks.is_empty():
         return []
@@ -240,32 +240,32 @@ def _restarted(analysis: "Analysis", chain: list[str], kinds: dict[str, list[Fin
                       headline=f"a restart at {first:%H:%M:%S}")]
 
 
-def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
+def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
     missing = []
-    if analysis.logs is None:
+    if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
     missing.append("a longer capture (the hour before shows what changed)")
     return RootCause(kind="undetermined", summary="cause not determined",
                      evidence={"would_tell": missing}, findings=[f.id for f in findings])
 
 
-def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause]:
+def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
     if any(f.start is None or f.end is None for f in findings):
-        return [_undetermined(analysis, findings)]  # no window to read the series or the log in
+        return [_undetermined(ctx, findings)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
     chain = order(kinds)
     starters = _starters(chain, kinds)
-    load = _write_load(analysis, kinds, start, end)
+    load = _write_load(ctx, kinds, start, end)
     candidates = (_operations(findings, (end - start).total_seconds())
-                  + held_resources.index_builds(analysis, kinds, start, end) + held_resources.pinned_history(analysis, kinds, start, end)
-                  + [c for c in starters if c.kind == "restart"] + _restarted(analysis, chain, kinds, start)
-                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(analysis, kinds, start, end)
+                  + held_resources.index_builds(ctx, kinds, start, end) + held_resources.pinned_history(ctx, kinds, start, end)
+                  + [c for c in starters if c.kind == "restart"] + _restarted(ctx, chain, kinds, start)
+                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(ctx, kinds, start, end)
                   + [c for c in starters if c.kind == "workload"]
-                  + [_under_load(c, load) for c in configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)]
+                  + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
                   + load)
-    return candidates or [_undetermined(analysis, findings)]
+    return candidates or [_undetermined(ctx, findings)]
 
 
 def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:
