@@ -3,10 +3,12 @@ replica set, in every format and on the console, names none of the project's int
 quantity once."""
 
 import ast
+import datetime as dt
 import re
 import warnings
 from pathlib import Path
 
+import polars as pl
 import pytest
 from rich.console import Console
 
@@ -79,3 +81,56 @@ def test_no_internal_name_in_any_report_or_on_the_console(analyzed, tmp_path):
         console.print(render_overview(node.overview, 120), render_incidents(node, 120), render_findings(node, 120))
     text = console.export_text()
     assert internals(text) == [] and "culprits below" not in text, name
+
+
+# --- one computed value per quantity -------------------------------------------------------------
+
+
+def _dicts(value):
+    """Every dict inside a finding's or root cause's evidence, itself included."""
+    if isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _dicts(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _dicts(v)
+
+
+def test_one_count_of_checkpoints_per_window_in_a_report(analyzed):
+    # One card said "38 checkpoints up to 7.4 s" (its finding's) and "90 checkpoints up to 8.1 s" (its root cause's, counted
+    # again over the incident): the root cause now quotes the count its checkpoint finding carries (issue 18 §4).
+    name, nodes, _ = analyzed
+    for node in nodes:
+        causes = [c for i in node.incidents for c in (i.root_cause, *i.candidates)]
+        counted: dict[tuple, set] = {}
+        for evidence in [*(f.evidence for f in node.findings), *(c.evidence for c in causes)]:
+            for d in _dicts(evidence):
+                if "checkpoints_in_window" in d and d["checkpoints_in_window"] is not None:
+                    w = d["checkpoints_in_window"]
+                    counted.setdefault((w.start, w.end), set()).add((w.count, w.longest_s, w.time_share))
+                if isinstance(d.get("checkpoints"), int):  # a root cause's figures are the value it quotes
+                    w = d["checkpoints_in_window"]
+                    assert (d["checkpoints"], d["checkpoint_longest_s"], d["checkpoint_time_share"]) == (w.count, w.longest_s, w.time_share)
+        assert all(len(values) == 1 for values in counted.values()), (name, counted)
+        for incident in node.incidents:
+            stalls = [f for f in incident.findings if f.kind == "checkpoint_stall"]
+            quoted = [d for c in (incident.root_cause, *incident.candidates) for d in _dicts(c.evidence) if isinstance(d.get("checkpoints"), int)]
+            if len(stalls) == 1 and quoted:
+                assert all(d["checkpoints_in_window"] is stalls[0].evidence["checkpoints_in_window"] for d in quoted), name
+
+
+def test_a_latency_baseline_is_the_hour_before_its_window_in_every_finding(analyzed):
+    # The TTL burst quoted its spike's own 10-minute median (0.3 ms here, 236 ms beside 97 ms on a busier node) where every
+    # other finding quotes the hour before its window: one definition, carried as evidence (issue 18 §4).
+    name, nodes, _ = analyzed
+    for node in nodes:
+        for f in node.findings:
+            usual = (f.evidence.get("baseline") or {}).get("latency_ms")
+            if usual is None:
+                assert f.kind != "ttl_burst" or "write latency up to" not in f.title, (name, f.title)
+                continue
+            before = node.series.filter(pl.col("start") >= f.start - dt.timedelta(hours=1), pl.col("start") < f.start)
+            medians = {round(float(before[c].drop_nulls().median()), 3) for c in ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms")
+                       if c in before.columns and before[c].drop_nulls().len()}
+            assert round(usual, 3) in medians or not medians, (name, f.id, f.kind, usual, medians)  # no hour before: the spike's own

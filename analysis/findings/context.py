@@ -84,6 +84,14 @@ class Context:
         before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
         return float(before.median()) if len(before) else None
 
+    def usual_latency_ms(self, spike: Spike, start: dt.datetime) -> float:
+        """The usual latency a finding quotes beside a spike of its operations: the hour before the finding's window, as
+        every detector gives a baseline (one definition, so one value per window in a report); the spike's own rolling
+        baseline when the data has no hour before."""
+        column = f"{spike.op}_latency_ms"
+        usual = self.baseline(column, start) if self.has(column) else None
+        return spike.baseline_ms if usual is None else usual
+
     def not_checked(self, kind: str, what: str, missing: list[str]) -> Finding:
         """An `info` finding: this detector could not run on this node's metrics."""
         version = self.node.version or "unknown version"

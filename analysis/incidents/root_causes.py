@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from typing import Any
+from typing import Any, Optional
 
 import polars as pl
 
@@ -33,6 +33,7 @@ from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.windows import between
 from analysis.text import duration, pct
+from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.thresholds import SPEC
 
 
@@ -174,9 +175,10 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
         evidence["eviction_dirty_target"] = ctx.thresholds.describe("eviction_dirty_target")
         if target is not None and dirty > target:
             parts.append(f"dirty data up to {dirty:.1f} % of the cache against the {target:g} % target")
-    checkpoints = [c for c in ctx.checkpoints if c.end >= start and c.start <= end]
-    if checkpoints:
-        parts.append(_checkpoint_behaviour(ctx, checkpoints, start, end, evidence))
+    counted, where = _counted_checkpoints(ctx, kinds.get("checkpoint_stall", []), start, end)
+    if counted is not None:
+        parts.append(_checkpoint_behaviour(ctx, counted, where, evidence))
+    checkpoints = counted is not None
     outran = "checkpoints" if checkpoints else "eviction"
     headline = f"Write load ({load}) outran {outran}"
     if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
@@ -187,23 +189,28 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
                       findings=[f.id for k in present for f in kinds[k]])]
 
 
-def _checkpoint_behaviour(ctx: Context, checkpoints: list, start: dt.datetime, end: dt.datetime, evidence: dict[str, Any]) -> str:
+def _counted_checkpoints(ctx: Context, stalls: list[Finding], start: dt.datetime, end: dt.datetime) -> tuple[Optional[InWindow], str]:
+    """The checkpoints the root cause quotes, and whose window they were counted in: those the one checkpoint finding
+    counted in its own window (the value it carries, not counted again), else those of the incident's window."""
+    if len(stalls) == 1 and isinstance(counted := stalls[0].evidence.get("checkpoints_in_window"), InWindow):
+        return counted, f"{stalls[0].id}'s"
+    return in_window(ctx.checkpoints, start, end), "the incident's"
+
+
+def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence: dict[str, Any]) -> str:
     """How the checkpoints in the window ran: how many, how long, how much of the time, how often they started
     against the interval in effect (when that is the assumed default, checkpoints starting far more often say it was set shorter)."""
-    busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in checkpoints)
-    share = min(busy / max((end - start).total_seconds(), 1.0), 1.0)
-    longest = max(c.seconds for c in checkpoints)
+    start, end = counted.start, counted.end
     interval = ctx.thresholds.current("checkpoint_interval")
-    evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
-                    checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"))
+    evidence.update(checkpoints_in_window=counted, checkpoints=counted.count, checkpoint_longest_s=counted.longest_s,
+                    checkpoint_time_share=counted.time_share, checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"))
     earlier = [c.seconds for c in ctx.checkpoints if start - BEFORE <= c.start and c.end < start]
-    # Counted over the whole incident (a finding's title counts its own window, or only the checkpoints that ran long): said so.
-    text = (f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} in the incident's "
-            f"{duration((end - start).total_seconds())}, up to {duration(longest)} each ({pct(share)} of the time)")
+    text = (f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
+            f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)")
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
         text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
-    starts = sorted(c.start for c in checkpoints)
+    starts = sorted(c.start for c in ctx.checkpoints if c.end >= start and c.start <= end)
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
         evidence["checkpoint_every_s"] = round(every, 1)

@@ -41,6 +41,28 @@ class Checkpoint:
         return (self.end - self.start).total_seconds()
 
 
+@dataclass(frozen=True)
+class InWindow:
+    """The checkpoints that ran in a window, counted once: a finding carries those of its window and the root cause
+    that quotes them quotes that value, so one card never says two counts or two longest durations for one window."""
+
+    start: dt.datetime
+    end: dt.datetime
+    count: int
+    longest_s: float
+    time_share: float  # of the window spent checkpointing
+
+
+def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetime) -> Optional[InWindow]:
+    """The checkpoints overlapping [start, end]; None when none ran."""
+    inside = [c for c in checkpoints if c.end >= start and c.start <= end]
+    if not inside:
+        return None
+    busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in inside)
+    share = min(busy / max((end - start).total_seconds(), 1.0), 1.0)
+    return InWindow(start, end, len(inside), round(max(c.seconds for c in inside), 1), round(share, 3))
+
+
 def _scrub_before_duration(version: Optional[str]) -> bool:
     """Up to 7.2 "most recent time" starts after scrub; from 7.3 at API entry."""
     if not version:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from analysis.advice import changes
 from analysis.series import spikes as spikes_module
-from analysis.series.checkpoints import Checkpoint
+from analysis.series.checkpoints import Checkpoint, in_window
 from analysis.findings.context import Context
 from analysis.findings.finding import Finding
 from analysis.advice.recommendation import Recommendation, advise
@@ -141,14 +141,6 @@ def _episodes(aligned: list[_Aligned], gap: dt.timedelta) -> list[list[_Aligned]
     return episodes
 
 
-def _usual_ms(ctx: Context, spike: Spike, start: dt.datetime) -> float:
-    """The usual latency the report quotes for the spike's operations: the hour before the window, as every
-    detector gives a baseline (one value per quantity in a report); the spike's own rolling baseline when the
-    data has no hour before."""
-    usual = ctx.baseline(f"{spike.op}_latency_ms", start) if ctx.has(f"{spike.op}_latency_ms") else None
-    return spike.baseline_ms if usual is None else usual
-
-
 def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt.datetime) -> list[Recommendation]:
     t = ctx.thresholds.within(start, end)
     more_often = changes.checkpoint_more_often(t, "Checkpoint more often so each one writes less")
@@ -240,7 +232,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
     op_names = "/".join(ADJECTIVE[o] for o in sorted(ops))
     start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
     end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
-    usual = _usual_ms(ctx, peak, start)
+    usual = ctx.usual_latency_ms(peak, start)
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
@@ -257,7 +249,7 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
             "aligned_spikes": rows,
             "spikes": total, "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
-            "checkpoint_time_share": round(coverage, 4),
+            "checkpoint_time_share": round(coverage, 4), "checkpoints_in_window": in_window(checkpoints, start, end),
             "thresholds": {"spike": spikes_module.RULE,
                            "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual, 3)},
@@ -302,7 +294,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
         stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found)
         dirty = _dirty_at(ctx, longest.start)
-        usual = _usual_ms(ctx, peak, start)
+        usual = ctx.usual_latency_ms(peak, start)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
         what = (f"A {duration(longest.seconds)} checkpoint" if len(episode) == 1
                 else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},")
@@ -323,6 +315,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             evidence={
                 "metrics": ctx.paths(*(f"{s.op}_latency_ms" for s in inside), "checkpoint_last_ms", "checkpoint_time_ms", "cache_dirty_pct"),
                 "checkpoints": [{"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints],
+                "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
                 "aligned_spikes": rows,
                 "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                 "baseline": {"latency_ms": round(usual, 3)},

@@ -91,9 +91,11 @@ def detect(ctx: Context) -> list[Finding]:
         rows = ctx.window(start, end)
         costs = []
         spikes = [s for s in write_spikes if s.start <= end and s.end >= start]
+        usual = None
         if spikes:
             peak = max(spikes, key=lambda s: s.peak_ms)
-            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms against {peak.baseline_ms:,.1f} ms")
+            usual = ctx.usual_latency_ms(peak, start)
+            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms")
         if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
             costs.append("write tickets ran out")
         dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
@@ -118,7 +120,7 @@ def detect(ctx: Context) -> list[Finding]:
                        + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
             evidence={
                 "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
-                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"]},
+                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"], **({"latency_ms": round(usual, 3)} if usual is not None else {})},
                 "thresholds": {"burst": f"a pass whose busiest minute deletes ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
                 "at_peak_load": at_peak,
             },
