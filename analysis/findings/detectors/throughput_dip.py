@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Optional
 
 import polars as pl
@@ -28,6 +29,7 @@ from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
 from analysis.findings.detectors.record import Detector
 from analysis.series.spikes import ADJECTIVE
+from analysis.series.windows import between
 from analysis.text import duration, pct
 
 KIND = "throughput_dip"
@@ -129,7 +131,7 @@ def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta)
     """`end`, or later: the time of the last sample from the last bucket on whose own interval the rate was still
     below `below` operations/s. Stalled operations are credited when they finish, so a bucket that holds a stall's
     release averages the dip away, while the samples before the release measured it."""
-    after = ctx.series.filter(pl.col(TIME_COLUMN) > end - width).select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
+    after = between(ctx.series, end - width, closed="right").select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
     last = end
     for time, ops, gap in after.iter_rows():
         if gap or ops is None or ops >= below:
@@ -182,7 +184,7 @@ def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]
         while last + 1 < len(times) and adjacent(last, last + 1) and below(last + 1, LOW_SHARE, baseline):
             last += 1
         lowest = min((i for i in range(first, last + 1) if ops[i] is not None), key=lambda i: ops[i], default=dip)
-        worst = next(((a, b) for a, b in _runs(range(first, last + 1), lambda i: below(i, DIP_SHARE, baseline), adjacent) if a <= lowest <= b), (dip, dip))
+        worst = next(((a, b) for a, b in _runs(range(first, last + 1), partial(below, share=DIP_SHARE, baseline=baseline), adjacent) if a <= lowest <= b), (dip, dip))
         out.append({"first": first, "last": last, "baseline": baseline, "lowest": lowest, "worst_first": worst[0], "worst_last": worst[1]})
     return out
 
