@@ -102,7 +102,7 @@ def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
             err.print(f"error: {as_shown(_one_line(e))}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(EXIT_BAD_INPUT)
+            raise typer.Exit(EXIT_BAD_INPUT) from e
         _print_warnings(caught)
 
 
@@ -166,7 +166,6 @@ def summary(
     import analysis
     from analysis.analyze import STAGES
     from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
-    from analysis.nodes import unfolded
     from analysis.outputs.report import FORMATS as REPORT_FORMATS
 
     with user_errors():
@@ -185,11 +184,10 @@ def summary(
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")
         if redact:
-            from analysis.outputs.report import Redactor, redact_all, write_key
+            from analysis.outputs.report import Redactor, redact_result, write_key
 
             redactor = Redactor()
-            result.nodes, result.cross_node = redact_all(result.nodes, result.cross_node, redactor)
-            result.incidents = unfolded(result.nodes, result.cross_node)  # told again from the redacted findings
+            result = redact_result(result, redactor)
             if redact_key is not None:
                 write_key(redactor, redact_key)
         # One time for both: `--json` prints the document `--report x.json` writes.
@@ -197,7 +195,7 @@ def summary(
         if report is not None:
             from analysis.outputs.report import build_report, write_report
 
-            written = write_report(build_report(result.nodes, result.cross_node, redacted=redact, generated=generated), report)
+            written = write_report(build_report(result, redacted=redact, generated=generated), report)
     several = len(result.nodes) > 1
     if as_json:
         out.print_json(json.dumps(result.to_dict(redacted=redact, generated=generated)))

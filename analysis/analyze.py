@@ -2,7 +2,10 @@
 
 logs -> files read once: the catalog (metric names, metadata) and the values of
 every metric the detectors could need (projection) -> derived series ->
-thresholds, checkpoints -> detectors -> culprits from the log -> `Analysis`.
+thresholds, checkpoints -> detectors -> culprits from the log -> incidents -> `Analysis`.
+Each stage takes values and returns new ones: an `Analysis` is frozen, and a later
+step that changes its findings (another node's view, redaction) makes a new one
+with `retold`, whose incidents come from the same builder.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import os
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import polars as pl
 
@@ -35,19 +38,19 @@ from analysis.workbench import audit as audit_module
 from analysis.outputs import display
 from analysis.incidents import grouping
 from analysis.outputs import schema
-from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RELATE
+from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents.incident import Incident
-from analysis.series.metrics import candidates, resolve as resolve_metrics
+from analysis.series.metrics import Resolved, candidates, resolve as resolve_metrics
 from analysis.workbench.overview import Overview, summarize
 from analysis.series.thresholds import Thresholds, effective_thresholds
-from analysis.advice.vetting import vet_analysis
+from analysis.advice.vetting import NodeFacts, vetted
 
 LogsArg = Union[None, LogFrames, PathArg]
 STAGES = ("logs", "samples", "series", "analyses")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Analysis:
     node: NodeInfo
     overview: Overview
@@ -55,12 +58,14 @@ class Analysis:
     series: pl.DataFrame
     """The derived frame the detectors used (`columns` says what each column is)."""
     findings: list[Finding]
+    resolved: Resolved = field(repr=False)
+    """Which of the node's metric paths stand for what: the series' sources, part of the detectors' `context`."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
     logs: Optional[LogFrames] = None
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Derived column -> (unit, meaning)."""
     incidents: list[Incident] = field(default_factory=list)
-    """The warning and critical findings grouped into episodes, root cause first (`refresh_incidents`)."""
+    """The warning and critical findings grouped into episodes, root cause first (`told`)."""
     related: list[Finding] = field(default_factory=list)
     """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
     audit: list[audit_module.AuditItem] = field(default_factory=list)
@@ -79,13 +84,10 @@ class Analysis:
         """The incidents in `analysis.outputs.schema.INCIDENTS_SCHEMA`."""
         return pl.from_arrow(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
-    def refresh_incidents(self) -> None:
-        """Numbers the findings in rank order and groups them into incidents again (after findings change)."""
-        for number, finding in enumerate(self.findings, 1):
-            finding.id = f"F{number}"
-            finding.recommendations = [replace(r, findings=(finding.id,)) for r in finding.recommendations]
-        self.incidents = grouping.build(self, self.findings + self.related)
-        vet_analysis(self)
+    @property
+    def context(self) -> Context:
+        """What the detectors were given, and what incidents are explained with."""
+        return Context(self.series, self.resolved, self.thresholds, self.checkpoints, self.node, self.logs)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
@@ -96,6 +98,23 @@ class Analysis:
 
     def _repr_html_(self) -> str:
         return display.html(self)
+
+
+def told(findings: Sequence[Finding], ctx: Context, related: Sequence[Finding] = ()) -> tuple[list[Finding], list[Incident]]:
+    """The findings numbered in rank order (F1, F2...) and the incidents they make with `related` (cross-node findings
+    about this node) folded in, every recommendation vetted: the findings -> incidents stage."""
+    numbered = [replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
+                for n, f in enumerate(findings, 1)]
+    incidents, numbered = vetted(grouping.build(numbered + list(related), ctx), numbered, NodeFacts.of(ctx))
+    return numbered, incidents
+
+
+def retold(analysis: Analysis, findings: Optional[Sequence[Finding]] = None, related: Optional[Sequence[Finding]] = None) -> Analysis:
+    """`analysis` with these findings and related findings (its own when not given), numbered and told as incidents again."""
+    findings = analysis.findings if findings is None else findings
+    related = analysis.related if related is None else related
+    numbered, incidents = told(findings, analysis.context, related)
+    return replace(analysis, findings=numbered, related=list(related), incidents=incidents)
 
 
 # The log columns analyses and reports use.
@@ -206,27 +225,28 @@ def analyze(
     ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:
-        relate(findings)
+        findings = relate(findings)
     # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.
     slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
-    for finding in findings:
-        # Replication findings are about other members: this node's operations do not explain them.
-        if finding.severity != "info" and finding.kind not in NOT_ATTRIBUTED:
-            attribute(finding, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice)
-    findings.sort(key=Finding.rank)
+    # Replication findings are about other members: this node's operations do not explain them.
+    findings = [attribute(f, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice,
+                          reading_holds=RECORDS[f.kind].reading_holds)
+                if f.severity != "info" and f.kind not in NOT_ATTRIBUTED else f for f in findings]
+    findings, incidents = told(sorted(findings, key=Finding.rank), ctx)
     result = Analysis(
         node=metadata.node,
         overview=overview,
         thresholds=thresholds,
         series=derived,
         findings=findings,
+        resolved=resolved,
         checkpoints=checkpoints,
         logs=log_frames,
         columns=series_module.describe(resolved),
+        incidents=incidents,
         audit=audit_module.audit(audit_module.facts(metadata.documents, log_frames.events if log_frames else None,
                                                     derived["cache_max_bytes"].max() if "cache_max_bytes" in derived.columns else None, overview.last)),
     )
-    result.refresh_incidents()
     progress(STAGES[3])
     return result

@@ -47,7 +47,8 @@ from ftdc.untrusted import safe_name
 from analysis.analyze import analyze
 from analysis.findings.finding import Finding
 from analysis.findings.detectors import REPLICA_SET_WIDE
-from analysis.nodes import cross_node_findings, leave_to_the_replica_set, self_members
+from analysis.members import self_members
+from analysis.nodes import cross_node_findings, leave_to_the_replica_set
 from analysis.outputs.tables import (FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, incident_rows, series_table, spark_ddl,
                      to_table)
 
@@ -127,7 +128,7 @@ def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=N
                "error": own["error"][0].as_py(), "findings": _ipc(own)}
     else:
         key, info = key or analysis_key(analysis, path), analysis.node
-        taken = leave_to_the_replica_set(analysis) if info.replica_set is not None else []
+        analysis, taken = leave_to_the_replica_set(analysis) if info.replica_set is not None else (analysis, [])
         own = to_table(finding_rows(analysis.findings, info, key))
         incidents = to_table(incident_rows(analysis.incidents, info, key), INCIDENTS_SCHEMA)
         row = {"node": key, "host": info.host, "port": info.port, "address": info.address, "replica_set": info.replica_set,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 import polars as pl
@@ -22,8 +22,9 @@ from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 
-from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs
+from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
 from analysis.incidents import grouping
+from analysis.members import Member, member_addresses, self_members
 from analysis.findings.detectors import REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import change_finding, lag_finding
 from analysis.findings.finding import Finding
@@ -39,7 +40,7 @@ def node_name(analysis: Analysis, index: int) -> str:
     return analysis.node.address or f"node {index + 1}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class NodesAnalysis:
     nodes: list[Analysis]
     cross_node: list[Finding] = field(default_factory=list)
@@ -55,21 +56,6 @@ class NodesAnalysis:
         return document(self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated)
 
 
-Member = tuple[Optional[str], str]
-"""(replica set, member index): an index means something only within its replica set."""
-
-
-def self_members(analysis: Analysis) -> list[str]:
-    """The replica-set member indices this node recorded as itself."""
-    return [c.removeprefix("member_self.") for c in analysis.series.columns
-            if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0]
-
-
-def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:
-    """(replica set, member index) -> the address of the node that is that member (`members`: each node's `self_members`)."""
-    return {(a.node.replica_set, member): a.node.address for a, mine in zip(nodes, members) if a.node.address for member in mine}
-
-
 def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member, str]) -> Finding:
     """The finding again, its members named by the addresses of the nodes of its replica set that are them."""
     name = lambda member: addresses.get((replica_set, member), f"member {member}")  # noqa: E731
@@ -79,11 +65,24 @@ def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member,
     return change_finding(name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end)
 
 
+Window = tuple[dt.datetime, dt.datetime]
+
+
+def _window(finding: Finding) -> Optional[Window]:
+    """A finding's [start, end]; None for context about a node with no sample (no election or lag is one)."""
+    return None if finding.start is None or finding.end is None else (finding.start, finding.end)
+
+
 def _same(a: Finding, b: Finding) -> bool:
     """The same event seen by two members of one replica set (callers compare the set)."""
     if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get("member", b.evidence.get("to_member")):
         return False
-    return a.start - SAME_EVENT <= b.end and b.start - SAME_EVENT <= a.end
+    return _overlap(_window(a), _window(b), SAME_EVENT)
+
+
+def _overlap(a: Optional[Window], b: Optional[Window], slack: dt.timedelta = dt.timedelta(0)) -> bool:
+    """Two windows within `slack` of each other (a missing one meets nothing)."""
+    return a is not None and b is not None and a[0] - slack <= b[1] and b[0] - slack <= a[1]
 
 
 def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Optional[Sequence[list[str]]] = None) -> list[Finding]:
@@ -96,35 +95,44 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
         for finding in analysis.findings:
             if finding.kind not in REPLICA_SET_WIDE:
                 continue
-            twin = next((m for m in merged if m[2] == replica_set and _same(m[0], finding)), None)
+            twin = next((i for i, m in enumerate(merged) if m[2] == replica_set and _same(m[0], finding)), None)
             if twin is None:
                 merged.append((finding, [name], replica_set))
                 continue
             # The same event seen by another node, or its other side (lag across an election): one window.
-            first = twin[0]
-            first.start, first.end = min(first.start, finding.start), max(first.end, finding.end)
-            if finding.kind == "replication_lag":
-                first.evidence["lag_s_peak"] = max(first.evidence["lag_s_peak"], finding.evidence["lag_s_peak"])
-            if name not in twin[1]:
-                twin[1].append(name)
+            first, seen_by, _ = merged[twin]
+            merged[twin] = (_widened(first, finding), seen_by if name in seen_by else [*seen_by, name], replica_set)
     problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in REPLICA_SET_WIDE]
-    out = []
-    for first, seen_by, replica_set in merged:
-        finding = _named(first, replica_set, addresses)
-        finding.evidence["seen_by"] = seen_by
-        for key in ("member", "from_member"):
-            if (replica_set, first.evidence.get(key)) in addresses:
-                finding.evidence[key.replace("member", "address")] = addresses[(replica_set, first.evidence[key])]
-        during = [(p, n) for p, n in problems if p.start <= finding.end and p.end >= finding.start]
-        if finding.kind == "primary_change":
-            finding.severity = "warning" if during else "info"
-            if during:
-                finding.explanation += " It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
-        out.append(finding)
-    out.sort(key=Finding.rank)
-    for number, finding in enumerate(out, 1):
-        finding.id = f"X{number}"
-    return out
+    out = sorted((_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank)
+    return [replace(f, id=f"X{number}") for number, f in enumerate(out, 1)]
+
+
+def _widened(first: Finding, other: Finding) -> Finding:
+    """One event from two members' findings (`_same` met them, so both have windows): the window covering both,
+    the lag's greater peak."""
+    evidence = first.evidence
+    if first.kind == "replication_lag":
+        evidence = {**evidence, "lag_s_peak": max(evidence["lag_s_peak"], other.evidence["lag_s_peak"])}
+    windows = [w for w in (_window(first), _window(other)) if w is not None]
+    return replace(first, start=min(w[0] for w in windows), end=max(w[1] for w in windows), evidence=evidence)
+
+
+def _seen(first: Finding, seen_by: list[str], replica_set: Optional[str], addresses: dict[Member, str],
+          problems: list[tuple[Finding, str]]) -> Finding:
+    """The replica set's finding of one event: its members by address, who saw it; an election during
+    another node's problem is a warning that says which."""
+    finding = _named(first, replica_set, addresses)
+    evidence = {**finding.evidence, "seen_by": seen_by}
+    for key in ("member", "from_member"):
+        if (replica_set, first.evidence.get(key)) in addresses:
+            evidence[key.replace("member", "address")] = addresses[(replica_set, first.evidence[key])]
+    finding = replace(finding, evidence=evidence)
+    if finding.kind != "primary_change":
+        return finding
+    during = [(p, n) for p, n in problems if _overlap(_window(p), _window(finding))]
+    if not during:
+        return replace(finding, severity="info")
+    return replace(finding, severity="warning").noted("It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + ".")
 
 
 def analyze_nodes(
@@ -156,41 +164,41 @@ def analyze_nodes(
         _warn_unmatched(frames, nodes)
     if len(nodes) < 2:
         return NodesAnalysis(nodes)
-    cross = cross_node_findings(nodes, NodesAnalysis(nodes).names)
-    for analysis in nodes:
-        analysis.findings = [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]
-    return NodesAnalysis(nodes, cross, fold_cross_node(nodes, cross))
+    return folded(nodes, cross_node_findings(nodes, NodesAnalysis(nodes).names))
 
 
-def subject(finding: Finding, nodes: list[Analysis]) -> Analysis | None:
+def subject(finding: Finding, nodes: Sequence[Analysis]) -> Analysis | None:
     """The node a cross-node finding is about: the lagging member, or the member that lost the primary."""
     address = finding.evidence.get("address", finding.evidence.get("from_address"))
     return next((a for a in nodes if a.node.address and a.node.address == address), None)
 
 
-def fold_cross_node(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
-    """Each node's incidents told again with the cross-node findings about it (a member's slow disk and its
-    lag are one incident); the cross-node findings no node's incident took are incidents of their own."""
-    for analysis in nodes:
-        analysis.related = [f for f in cross if subject(f, nodes) is analysis]
-        analysis.refresh_incidents()
-    return unfolded(nodes, cross)
+def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
+    """The nodes with the replica set's findings `cross` in place of their own elections and lag: each node's incidents
+    told again with the cross-node findings about it (a member's slow disk and its lag are one incident); the
+    cross-node findings no node's incident took are incidents of their own."""
+    told = [retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a]) for a in nodes]
+    return with_cross_node(told, cross)
 
 
-def unfolded(nodes: list[Analysis], cross: list[Finding]) -> list[Incident]:
+def with_cross_node(nodes: Sequence[Analysis], cross: Sequence[Finding]) -> NodesAnalysis:
+    """The nodes (their incidents already told with what they fold in) and the replica set's findings, with the
+    incidents of those no node's incident took."""
+    return NodesAnalysis(list(nodes), list(cross), unfolded(nodes, list(cross)) if nodes else [])
+
+
+def unfolded(nodes: Sequence[Analysis], cross: list[Finding]) -> list[Incident]:
     """The incidents (ids C1, C2...) of the cross-node findings no node's incident folded in."""
-    folded = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
-    rest = [f for f in cross if f.id not in folded]
-    return grouping.build(nodes[0], rest, prefix="C") if rest else []
+    folded_in = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
+    rest = [f for f in cross if f.id not in folded_in]
+    return grouping.build(rest, nodes[0].context, prefix="C") if rest else []
 
 
-def leave_to_the_replica_set(analysis: Analysis) -> list[Finding]:
-    """Takes the elections and lag out of a node's analysis (the replica set's findings merge them),
-    numbering its findings and incidents again; returns what it took."""
+def leave_to_the_replica_set(analysis: Analysis) -> tuple[Analysis, list[Finding]]:
+    """The node's analysis without its elections and lag (the replica set's findings merge them), its findings and
+    incidents numbered again, and what it left out."""
     taken = [f for f in analysis.findings if f.kind in REPLICA_SET_WIDE]
-    analysis.findings = [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]
-    analysis.refresh_incidents()
-    return taken
+    return retold(analysis, [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]), taken
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:

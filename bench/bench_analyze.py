@@ -158,7 +158,7 @@ def build_log(target: Path, days: float, gigabytes: float = 1.0) -> Path:
         for k in range(copies):
             shift = dt.timedelta(days=days) * k / copies + (T0 - first) + dt.timedelta(minutes=5)
             moved = {old: (when + shift).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z" for old, when in stamps.items()}
-            out.write(_DATE.sub(lambda m: b'"$date":"' + moved[m.group(1)] + b'"', sample))
+            out.write(_DATE.sub(lambda m, moved=moved: b'"$date":"' + moved[m.group(1)] + b'"', sample))
     partial.rename(target)
     return target
 
@@ -192,6 +192,7 @@ def median(values) -> float:
 def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path) -> dict:
     """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given)."""
     import analysis
+    from analysis.analyze import retold
     from analysis.outputs.report import build_report, explore, write_explorer, write_report
 
     metrics = needed_metrics(directory)
@@ -203,9 +204,9 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
         start = time.perf_counter()
         result = analysis.analyze(directory, log)
         analyses.append(time.perf_counter() - start)
-        incidents.append(timed(result.refresh_incidents))
-        reports.append(timed(lambda: write_report(build_report([result]), html)))
-        explores.append(timed(lambda: write_explorer(explore(result, directory, "bench"), page)))
+        incidents.append(timed(lambda result=result: retold(result)))
+        reports.append(timed(lambda result=result: write_report(build_report([result]), html)))
+        explores.append(timed(lambda result=result: write_explorer(explore(result, directory, "bench"), page)))
         loads.append(round((load + os.getloadavg()[0]) / 2, 1))
         print(f"  floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (x {analyses[-1] / floors[-1]:.2f}), "
               f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "

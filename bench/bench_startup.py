@@ -41,7 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
     loads = []
-    for name, command in COMMANDS.items():
+    for command in COMMANDS.values():
         timed(command)  # warm the page cache
     for _ in range(args.rounds):
         loads.append(os.getloadavg()[0])

@@ -10,14 +10,14 @@ import polars as pl
 
 from . import _native
 from .errors import FTDCWarning, require_documents
-from .frames import TIME_COLUMN
+from .frames import TIME_COLUMN, Dtype
 from .paths import FtdcFile, PathArg, resolve
 from .timeutil import outside_python_range
 
-KIND_DTYPES = {0: pl.Int64, 1: pl.Boolean, 2: pl.Datetime("ms", "UTC")}
 TIME_DTYPE = pl.Datetime("ms", "UTC")
+KIND_DTYPES: dict[int, pl.DataType] = {0: pl.Int64(), 1: pl.Boolean(), 2: TIME_DTYPE}
 
-_DOCUMENT_SCHEMA = {
+_DOCUMENT_SCHEMA: dict[str, Dtype] = {
     "file": pl.String,
     "offset": pl.Int64,
     "type": pl.Int64,
@@ -25,7 +25,7 @@ _DOCUMENT_SCHEMA = {
     "count": pl.Int64,
     "doc": pl.Binary,
 }
-_CHUNK_SCHEMA = {
+_CHUNK_SCHEMA: dict[str, Dtype] = {
     "file": pl.String,
     "offset": pl.Int64,
     "_id": TIME_DTYPE,
@@ -57,7 +57,7 @@ class Catalog:
                     continue
                 dtype = KIND_DTYPES[kind]
                 if name in schema and schema[name] != dtype:
-                    dtype = pl.Int64  # kinds disagree between chunks: the decoder yields int64
+                    dtype = pl.Int64()  # kinds disagree between chunks: the decoder yields int64
                 schema[name] = dtype
         return schema
 
@@ -70,7 +70,7 @@ def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catal
     return catalog_of(files, raw)
 
 
-def catalog_of(files: list[FtdcFile], raw: dict) -> Catalog:
+def catalog_of(files: list[FtdcFile], raw: _native.CatalogDict) -> Catalog:
     """The `Catalog` of the native catalog's lists (`_native.catalog`, or a read's `DecodedFrame.catalog()`);
     its problems are the caller's to report."""
     return Catalog(

@@ -48,7 +48,7 @@ from .atomic import PARTIAL, named_after, umask, uninterrupted
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
 from .errors import FTDCError
-from .frames import TIME_COLUMN
+from .frames import TIME_COLUMN, Dtype
 from .leftovers import sweep
 from .metadata import NodeInfo, catalog_metadata
 from .paths import FtdcFile, PathArg, resolve
@@ -58,7 +58,7 @@ from .timeutil import TimeArg, time_range, to_ms
 from .untrusted import safe_name
 
 SAMPLES, NODES = "samples", "nodes"
-NODE_FACTS = {
+NODE_FACTS: dict[str, Dtype] = {
     "node": pl.String, "address": pl.String, "family": pl.String, "host": pl.String, "port": pl.Int64, "replica_set": pl.String,
     "version": pl.String, "os": pl.String, "cpus": pl.Int64, "memory_mb": pl.Int64, "cache_size_gb": pl.Float64,
     "first": pl.Datetime("us", "UTC"), "last": pl.Datetime("us", "UTC"), "samples": pl.Int64, "metrics": pl.Int64, "files": pl.Int64,
@@ -109,7 +109,7 @@ def archive_names(catalog: Catalog) -> list[str]:
 def _capture(node: Node) -> Capture:
     chunks = node.catalog.chunks
     identity = tuple(getattr(node.info, name) for name in IDENTITY)
-    first, last = (chunks["first"].min(), chunks["last"].max()) if chunks.height else (None, None)
+    first, last = chunks.select(pl.col("first").min(), pl.col("last").max()).row(0)  # nulls when there are no chunks
     return Capture(node.key, node.info.address, identity, first, last, frozenset(archive_names(node.catalog)), node.source)
 
 
@@ -271,7 +271,8 @@ def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: Ti
     columns = distinct_names(schema)
     folder = Path(SAMPLES) / f"family={node.family}" / f"node={node.key}"
     parts: list[Path] = []
-    day, writer = None, None
+    day = None
+    writer: pq.ParquetWriter | None = None
     try:
         windows = time_windows(node.catalog, len(schema), lower, upper, budget)
         for frame in decode_windows(node.catalog, schema, windows, time_field, budget):
@@ -279,7 +280,7 @@ def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: Ti
             days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
             for (date,), part in days.items():
                 part = part.to_arrow()
-                if date != day:
+                if date != day or writer is None:
                     if writer is not None:
                         writer.close()
                     day, place = date, folder / f"date={date.isoformat()}"
@@ -289,7 +290,7 @@ def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: Ti
                 writer.write_table(part, row_group_size=1 << 20)
             progress()
         if writer is not None:
-            writer, closing = None, writer
+            closing, writer = writer, None
             closing.close()
     except BaseException:
         if writer is not None:

@@ -6,6 +6,7 @@ import warnings
 from typing import TYPE_CHECKING, Collection
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from .errors import FTDCWarning
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     from . import _native
 
 TIME_COLUMN = "start"
+# A column's type as a schema spells it: a class (pl.String) or an instance (pl.Datetime("ms", "UTC")).
+Dtype = DataTypeClass | pl.DataType
 _INT64, _BOOL, _DATE = 0, 1, 2
 
 

@@ -25,7 +25,7 @@ SERVICE_SECTIONS = ("common", "shard", "router")
 _BOUNDARY_KEYS = {"start", "end"}
 DEFAULT_PORTS = {"shardsvr": 27018, "configsvr": 27019}
 # Dates outside Python's range (corrupt or sentinel values) stay DatetimeMS.
-_CODEC = bson.CodecOptions(tz_aware=True, datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
+_CODEC: bson.CodecOptions[dict[str, Any]] = bson.CodecOptions(tz_aware=True, datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
 
 
 @dataclass(frozen=True)
@@ -114,11 +114,11 @@ def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[s
     orphans = 0
     for time, count, doc in documents:
         sections = {k: v for k, v in doc.items() if isinstance(v, dict)}
-        if count != 0 and state is None:
-            orphans += 1
-            continue
         if count == 0:
             state = {name: dict(values) for name, values in sections.items()}
+        elif state is None:
+            orphans += 1
+            continue
         else:
             for name, changed in sections.items():
                 state.setdefault(name, {}).update(changed)

@@ -6,13 +6,13 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Union
+from typing import Iterable
 
 from .errors import FTDCError, FTDCWarning
 from .inputs import is_archive, looks_like_log, one_node, refuse_special
 
-PathLike = Union[str, os.PathLike]
-PathArg = Union[PathLike, Iterable[PathLike]]
+PathLike = str | os.PathLike
+PathArg = PathLike | Iterable[PathLike]
 
 INTERIM_PREFIX = "metrics.interim"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Collection, Iterable, Optional, Union
+from typing import Callable, Collection, Iterable, Optional
 
 import polars as pl
 
@@ -15,7 +15,7 @@ from .paths import FtdcFile, PathArg, resolve
 from .select import unmatched, warn_unmatched
 from .timeutil import TimeArg, outside_python_range, time_range, to_ms
 
-Metrics = Optional[Union[str, Iterable[str]]]
+Metrics = str | Iterable[str] | None
 
 
 def metric_list(metrics: Metrics) -> Optional[list[str]]:
@@ -57,13 +57,19 @@ def read_with_catalog(
     decoded = _native.read(*_read_arguments(files, metrics, start, end, TIME_COLUMN, None), catalog=True)
     require_documents(files, decoded.documents, decoded.problems)
     report_problems(decoded, TIME_COLUMN)  # damage first, then any refusal: the last line says why it stopped
-    catalog = catalog_of(files, decoded.catalog())
+    raw_catalog = decoded.catalog()
+    assert raw_catalog is not None, "read(catalog=True) returns the catalog"
+    catalog = catalog_of(files, raw_catalog)
     vet(catalog)
     _raise_refusal(files, decoded)
     return catalog, _frame(files, decoded)
 
 
-def _read_arguments(files: list[FtdcFile], metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, max_values: Optional[int]) -> tuple:
+# `_native.read`'s positional arguments: paths, interim flags, metrics, start and end in ms, time field, max values.
+ReadArguments = tuple[list[str], list[bool], list[str] | None, int | None, int | None, str, int | None]
+
+
+def _read_arguments(files: list[FtdcFile], metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, max_values: Optional[int]) -> ReadArguments:
     return ([str(f.path) for f in files], [f.interim for f in files], metric_list(metrics), to_ms(start), to_ms(end), time_field, max_values)
 
 

@@ -8,12 +8,12 @@ ISO-8601 UTC with `Z`, milliseconds only when they are not zero.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     import polars as pl
 
-TimeArg = Union[None, int, str, dt.datetime, dt.date]
+TimeArg = int | str | dt.datetime | dt.date | None
 
 TIME_HELP = "ISO-8601, UTC unless it has an offset, e.g. 2024-05-14T09:30:00Z"
 

@@ -502,7 +502,7 @@ def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, fl
         "lock": lambda us: {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": us}}}},
         **({"ticket": lambda us: {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": us}}}} if layout.startswith("8.0") else {}),
     }
-    for start, end in checkpoints:
+    for _, end in checkpoints:
         for _ in range(rng.randint(3, 6)):  # enough that, had they been working, they would hold the window
             ms = rng.randint(1000, 4000)
             extra = waits[rng.choice(sorted(waits))](int(ms * 1000 * rng.uniform(0.7, 0.95)))

@@ -276,7 +276,7 @@ def test_an_election_during_an_incident_is_a_warning():
     change = next(f for f in found if f.kind == "primary_change")
     assert change.severity == "info" and change.title == "Primary changed from member 0 (this node, a:1) to member 1"
     incident = Finding("cache_pressure", "critical", T0 + dt.timedelta(seconds=50), T0 + dt.timedelta(seconds=90), "cache full", "e")
-    replication.relate([change, incident])
+    change, _ = replication.relate([change, incident])
     assert change.severity == "warning" and "cache full" in change.explanation
 
 

@@ -2,7 +2,7 @@
 `chromium`, which `.ci/run` installs when it is missing) over the DevTools protocol.
 
 It must render (title, one headline per incident, the incident cards first, the first of them on
-the first screen, then the finding cards, every card's plot decoded and laid out),
+the first screen, then the finding cards, every card's plot laid out with its text where it belongs),
 log no console error or exception, and request nothing but `file:` and `data:` URLs.
 Without Chromium the test is skipped locally and fails under CI=true.
 
@@ -240,12 +240,26 @@ def png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
-# Each card's plot as laid out: decoded, sized, visible.
+# Each card's plot as laid out: sized, visible, and its text as the browser set it: every text inside the
+# figure, threshold labels inside their panel, legends above it and clear of its title, span labels apart.
 PLOT = """const plot = card => {
-  const img = card.querySelector(':scope > img.plot');
-  if (!img) return null;
-  const box = img.getBoundingClientRect(), style = getComputedStyle(img);
-  return {alt: img.alt, complete: img.complete, naturalWidth: img.naturalWidth, naturalHeight: img.naturalHeight,
+  const holder = card.querySelector(':scope > div.plot');
+  if (!holder) return null;
+  const svg = holder.querySelector(':scope > svg'), box = svg.getBoundingClientRect(), style = getComputedStyle(svg);
+  const inside = (a, b) => a.x >= b.x - 1 && a.y >= b.y - 1 && a.x + a.width <= b.x + b.width + 1 && a.y + a.height <= b.y + b.height + 1;
+  const apart = (a, b) => a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+  const texts = [...svg.querySelectorAll('text')], view = svg.viewBox.baseVal, misplaced = [];
+  texts.filter(t => !inside(t.getBBox(), view)).forEach(t => misplaced.push('outside the figure: ' + t.textContent));
+  svg.querySelectorAll('g.panel').forEach(panel => {
+    const outlines = panel.querySelectorAll(':scope > rect[fill=none]'), frame = outlines[outlines.length - 1].getBBox();
+    const title = panel.querySelector('text.title').getBBox();
+    panel.querySelectorAll('text.threshold').forEach(t => { if (!inside(t.getBBox(), frame)) misplaced.push('threshold: ' + t.textContent); });
+    panel.querySelectorAll('text.legend').forEach(t => { const b = t.getBBox();
+      if (b.y + b.height > frame.y + 1 || !apart(b, title)) misplaced.push('legend: ' + t.textContent); });
+  });
+  const spans = [...svg.querySelectorAll('text.span-label')].map(t => t.getBBox());
+  spans.forEach((a, i) => spans.slice(i + 1).forEach(b => { if (!apart(a, b)) misplaced.push('span labels overlap'); }));
+  return {label: holder.getAttribute('aria-label'), texts: texts.length, misplaced,
           width: box.width, height: box.height, display: style.display, visibility: style.visibility, opacity: style.opacity};
 };"""
 # Each finding card outside a closed <details> (the context findings), with its plot.
@@ -257,7 +271,7 @@ INCIDENTS = f"""(() => {{ {PLOT} return [...document.querySelectorAll('.incident
 
 
 def assert_laid_out(plot: dict) -> None:
-    assert plot["complete"] and plot["naturalWidth"] > 0 and plot["naturalHeight"] > 0, plot
+    assert plot["label"] and plot["texts"] > 10 and plot["misplaced"] == [], plot
     assert plot["width"] > 0 and plot["height"] > 0, plot
     assert plot["display"] != "none" and plot["visibility"] == "visible" and float(plot["opacity"]) > 0, plot
 
@@ -333,8 +347,8 @@ LAYOUT = """(() => {
     const box = t.parentElement.getBoundingClientRect(), card = t.closest('.incident,.finding,details,body').getBoundingClientRect();
     const th = Math.max(0, ...[...t.querySelectorAll('th')].map(h => h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight)));
     return {cls: t.className, boxRight: box.right, cardRight: card.right, headerLines: th}; });
-  const plots = [...document.querySelectorAll('img.plot')].filter(open).map(img => ({width: img.getBoundingClientRect().width,
-    room: img.parentElement.clientWidth - parseFloat(getComputedStyle(img.parentElement).paddingLeft) - parseFloat(getComputedStyle(img.parentElement).paddingRight)}));
+  const plots = [...document.querySelectorAll('div.plot')].filter(open).map(d => ({width: d.querySelector('svg').getBoundingClientRect().width,
+    room: d.parentElement.clientWidth - parseFloat(getComputedStyle(d.parentElement).paddingLeft) - parseFloat(getComputedStyle(d.parentElement).paddingRight)}));
   const findings = document.querySelector('[id$=-findings]');
   return {nodes: bottom('table.nodes'), headlines: bottom('ul.headline'), toc: bottom('nav.toc'),
           findings: findings ? findings.getBoundingClientRect().top + scrollY : null,
@@ -396,10 +410,15 @@ def test_slow_operation_table_sorts_in_the_page(chromium, busy_report):
     path, report = busy_report
     queries = report.nodes[0].workload.queries
     table_id = "slow-ops"  # the table's id ends with this
-    column = lambda name: f"""(() => {{ const t = document.querySelector('table[id$={table_id}]');
+
+    def column(name: str) -> str:
+        return f"""(() => {{ const t = document.querySelector('table[id$={table_id}]');
         const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.startsWith('{name}'));
         return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.v ?? r.cells[i].textContent); }})()"""
-    click = lambda selector: browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def click(selector: str) -> None:
+        browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+
     with Chromium(chromium, width=1400, height=900) as browser:
         browser.open(path.as_uri())
         # One click from the table of contents opens the section.

@@ -5,28 +5,45 @@ silently. These checks make each omission a failure that names it."""
 import ast
 import importlib
 import pkgutil
+import re
 from pathlib import Path
 
+import pytest
+
 import analysis.findings.detectors as detectors
-from analysis.findings.detectors.record import Detector
-from analysis.series.derived import COLUMNS
+from analysis.findings.detectors.record import CANDIDATES, Detector
+from analysis.series.derived import CACHE_PERCENTAGES, COLUMNS
+from analysis.series.thresholds import SPEC
 
 ROOT = Path(__file__).resolve().parents[1]
-NOT_DETECTORS = {"record"}  # the record's own module
 KINDS = set(detectors.RECORDS)
+DERIVED = (ROOT / "analysis" / "series" / "derived.py").read_text()
+# Every derived column a record may name: the declared ones, each cache threshold in %, and the
+# per-device or per-member families ("disk_util_pct." stands for every device's).
+NAMES = {c.name for c in COLUMNS} | {f"{name}_pct" for name in CACHE_PERCENTAGES}
+FAMILIES = set(re.findall(r'Column\(f"([a-z_]+\.)\{', DERIVED))
 
 
 def _modules():
     for info in pkgutil.iter_modules(detectors.__path__):
-        if info.name not in NOT_DETECTORS:
+        if info.name not in detectors.NOT_DETECTORS:
             yield importlib.import_module(f"analysis.findings.detectors.{info.name}")
 
 
 def test_every_module_under_detectors_is_registered_with_its_record():
     for module in _modules():
-        assert module in detectors.MODULES, f"{module.__name__} is not in analysis.detectors.MODULES: it would never run"
+        assert module in detectors.MODULES, f"{module.__name__} is not in analysis.findings.detectors.MODULES: it would never run"
         assert isinstance(getattr(module, "DETECTOR", None), Detector), f"{module.__name__} declares no DETECTOR record"
         assert module.detect in detectors.DETECTORS
+
+
+def test_modules_run_in_their_records_order():
+    orders = [m.DETECTOR.order for m in detectors.MODULES]
+    assert orders == sorted(orders) and len(set(orders)) == len(orders), "two detectors share an order: which runs first would be the folder's"
+    # The order findings are produced in, as it was declared by hand before the folder was read.
+    assert [m.__name__.rsplit(".", 1)[1] for m in detectors.MODULES] == [
+        "checkpoint_stall", "cache_pressure", "ticket_exhaustion", "ttl_burst", "disk_saturation", "dhandle_pressure",
+        "throughput_dip", "connection_storm", "replication", "restart_loop", "node_events"]
 
 
 def test_each_kind_has_one_record():
@@ -59,18 +76,66 @@ def test_every_kind_a_finding_can_carry_has_its_record():
         assert emitted <= set(module.DETECTOR.kinds), f"{module.__name__} emits {sorted(emitted - set(module.DETECTOR.kinds))} without a record"
 
 
+def _column_exists(column: str) -> bool:
+    return column in FAMILIES if column.endswith(".") else column in NAMES
+
+
 def test_what_records_name_exists():
-    names = {c.name for c in COLUMNS}
-    series_source = (ROOT / "analysis" / "series" / "derived.py").read_text()
     for kind, record in detectors.RECORDS.items():
         assert set(record.sets_off) <= KINDS, (kind, sorted(set(record.sets_off) - KINDS))
         assert record.method.strip(), f"{kind}: no method text"
+        assert set(record.explained_by) <= set(CANDIDATES), (kind, record.explained_by)
+        assert set(record.settings) <= set(SPEC), (kind, sorted(set(record.settings) - set(SPEC)))
+        for column in record.reads:
+            assert _column_exists(column), (kind, "reads", column)
         for title, columns, _ in record.panels:
             for column in columns:
-                if column.endswith("."):  # every device's or member's: built per device or member in series
-                    assert f'f"{column}{{' in series_source, (kind, title, column)
-                else:
-                    assert column in names, (kind, title, column)
+                assert _column_exists(column), (kind, title, column)
+
+
+@pytest.mark.parametrize("record", [Detector(kinds=("x",), order=1, method="m", reads=("no_such_column",)),
+                                    Detector(kinds=("x",), order=1, method="m", sets_off=("no_such_kind",)),
+                                    Detector(kinds=("x",), order=1, method="m", settings=("no_such_setting",)),
+                                    Detector(kinds=("x",), order=1, method="m", panels=(("t", ("no_such_device_family.",), False),))])
+def test_a_record_naming_what_does_not_exist_fails(record, monkeypatch):
+    monkeypatch.setitem(detectors.RECORDS, "x", record)
+    with pytest.raises(AssertionError):
+        test_what_records_name_exists()
+
+
+def test_a_record_naming_an_unknown_candidate_or_root_is_refused():
+    with pytest.raises(ValueError, match="explained_by"):
+        Detector(kinds=("x",), order=1, method="m", explained_by=("no_such_candidate",))
+    with pytest.raises(ValueError, match="root"):
+        Detector(kinds=("x",), order=1, method="m", root="no_such_root")
+
+
+def _columns_named(module) -> set[str]:
+    """The derived columns `detect` and its helpers name: string constants and f-strings such as
+    f"{rw}_tickets_available" (as every column ending so), outside the record itself."""
+    named = set()
+    for node in ast.parse(Path(module.__file__).read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "DETECTOR" for t in node.targets):
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _column_exists(sub.value):
+                named.add(sub.value)
+            elif (isinstance(sub, ast.JoinedStr) and len(sub.values) == 2 and isinstance(sub.values[1], ast.Constant)
+                  and str(sub.values[1].value).startswith("_")):
+                family = {n for n in NAMES if n.endswith(sub.values[1].value) and "_" not in n[:-len(sub.values[1].value)]}
+                if family:
+                    named.add(frozenset(family))
+    return named
+
+
+def test_every_derived_column_a_detector_reads_is_in_its_record():
+    for module in _modules():
+        reads = set(module.DETECTOR.reads)
+        for column in _columns_named(module):
+            if isinstance(column, frozenset):  # an f-string: one of the columns it can build is declared
+                assert column & reads, f"{module.__name__} builds one of {sorted(column)} and its record's reads names none"
+            else:
+                assert column in reads, f"{module.__name__} reads {column} and its record's reads does not name it"
 
 
 def _string_lists(path: Path):

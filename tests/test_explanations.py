@@ -1,7 +1,10 @@
 """Issue 18: explanations a support engineer can sign. Each defect found is kept here as the simulated node
 that showed it (samples/families.py), judged as the families judge them (`failures`), with what the text says."""
 
+import re
 from pathlib import Path
+
+import polars as pl
 
 from samples.families import Incident, Shape, analyzed, build, failures
 
@@ -91,7 +94,9 @@ def test_a_dip_that_begins_at_a_restart_is_explained_by_it():
     [incident] = result.incidents
     assert [f.kind for f in incident.findings] == ["throughput_dip"]
     assert incident.root_cause.kind == "restart" and incident.root_cause.evidence["restarted_at"] == restarted_at
-    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput fell")
+    # The work came back over 1 min 30 s, its first minute under a tenth: the episode, then its worst part (issue 18 §4).
+    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput at about ")
+    assert ", at worst " in incident.title
 
 
 def test_clients_closing_their_leaked_connections_are_no_throughput_dip():
@@ -211,6 +216,13 @@ def test_a_steady_write_load_is_named_and_not_called_the_change():
     assert list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"] and cause.evidence["carried_by"][0]["app"] == "orders-service"
     assert incident.title.startswith("Checkpoints up to 10 s (usually 1.9 s) under an unchanged write load")
     assert "the load is not what changed" in cause.summary
+    # Load in what users count (issue 18 §4): each counter in its unit, documents beside operations, and "in all" the
+    # requests finished, not opcounters' sum of queries, getMore batches and documents inserted ("insert 400/s").
+    assert re.search(r"[\d,]+ queries/s", cause.summary) and re.search(r"documents [\d,]+ returned/s, [\d,]+ inserted/s", cause.summary)
+    assert not re.search(r"\b(?:insert|query|getmore) [\d,]+/s", cause.summary) and cause.evidence["documents_per_s"]["inserted"] > 0
+    during = result.series.filter(pl.col("start").is_between(incident.start, incident.end))
+    finished = during.select(pl.sum_horizontal("reads_per_s", "writes_per_s", "commands_per_s").mean()).item()
+    assert cause.evidence["operations_per_s_all"] == round(finished) < round(during["ops_per_s"].mean())
 
 
 def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_set():
@@ -221,3 +233,27 @@ def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_s
     assert cause.kind == "resource" and cause.evidence["mechanism"] == "cache_too_small" and cause.evidence["share_near_trigger"] >= 0.8
     assert cause.evidence["read_mb_per_s"] >= 1.5 * cause.evidence["read_mb_per_s_before"]
     assert "eviction_trigger changed to 90" in " ".join(c.summary for c in incident.candidates)  # considered, after it
+
+
+def test_a_long_shallow_dip_is_told_as_its_episode_then_its_worst_part():
+    # Half the work for 6 minutes, its worst 10 s at 45 %: the rolling baseline followed the depression down, so the
+    # finding was "fell to 45 % of normal for 10 s" while the plot showed half the throughput for 6 minutes (issue 18 §4).
+    import itertools
+
+    from analysis.findings.detectors import throughput_dip
+    from tests.test_analysis_units import SS, T0, run_detector, series_of
+
+    calm, low = 1200, 360  # seconds: 20 minutes at 2,000 operations/s, then 6 minutes at about 52 % of it
+    rates = [2000.0] * calm + [1040.0 + 40 * (s % 3 - 1) for s in range(low)] + [2000.0] * 300
+    rates[calm + 120:calm + 130] = [900.0] * 10
+    queued = [0] * calm + [20] * low + [0] * 300
+    seconds = range(len(rates))
+    counters = {SS + f"opcounters.{op}": [0] * len(rates) for op in ("insert", "update", "delete", "getmore", "command")}
+    found = run_detector(throughput_dip.detect, series_of({**counters, SS + "opcounters.query": list(itertools.accumulate(rates)),
+                                                           SS + "globalLock.currentQueue.readers": queued}, seconds))
+    [dip] = found
+    assert abs((dip.start - T0).total_seconds() - calm) <= 5 and abs((dip.end - T0).total_seconds() - (calm + low)) <= 5
+    assert dip.title.startswith("Throughput at about 52 % of normal for 6 min, at worst 45 % for 10 s"), dip.title
+    episode = dip.evidence["episode"]
+    assert (episode["start"], episode["end"]) == (dip.start, dip.end) and episode["worst"]["ops_per_s_min"] == 900
+    assert abs((episode["worst"]["end"] - episode["worst"]["start"]).total_seconds() - 10) <= 5

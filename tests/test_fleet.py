@@ -76,7 +76,7 @@ def test_spark_findings_and_incidents_equal_the_per_node_analyses(fleet_run, nod
             want = analysis.analyze(path)
             key = analysis_key(want, path)
             if want.node.replica_set is not None:
-                leave_to_the_replica_set(want)
+                want, _ = leave_to_the_replica_set(want)
             mine = found.filter((pl.col("node") == key) & (pl.col("scope") == "node")).to_arrow().cast(FINDINGS_SCHEMA)
             assert _rows(mine) == _rows(to_table(finding_rows(want.findings, want.node, key))), path
             mine = incidents.filter(pa.compute.equal(incidents["node"], key))

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -58,7 +58,7 @@ def defaults(**configured: tuple[float, str]) -> Thresholds:
 
 @dataclass
 class Node:
-    """What incidents read of an `Analysis`."""
+    """What incidents read of a node's `Context`."""
 
     thresholds: Thresholds = field(default_factory=defaults)
     node: NodeInfo = field(default_factory=NodeInfo)
@@ -68,9 +68,7 @@ class Node:
 
 
 def incidents(findings: list[Finding], node: Optional[Node] = None):
-    for n, f in enumerate(findings, 1):
-        f.id = f"F{n}"
-    return episodes.build(node or Node(), findings)
+    return episodes.build([replace(f, id=f"F{n}") for n, f in enumerate(findings, 1)], node or Node())
 
 
 # --- the contract ----------------------------------------------------------------------------------
@@ -164,8 +162,7 @@ def scan(end_s: float, ms: int, ns: str = "shop.orders", waited_ms: int = 0) -> 
 
 def attributed(kind: str, start_s: float, end_s: float, ops: pl.DataFrame, advice: dict, resource=None) -> Finding:
     f = finding(kind, start_s, end_s, severity="critical", resource=resource, recs=(f"{kind} advice",))
-    attribute(f, ops, pl.DataFrame(), replica_set=False, advice=advice)
-    return f
+    return attribute(f, ops, pl.DataFrame(), replica_set=False, advice=advice, reading_holds=RECORDS[kind].reading_holds)
 
 
 def test_an_operation_that_held_the_window_is_the_root_cause_and_its_fix_comes_first():
@@ -369,3 +366,25 @@ def test_an_incident_lists_its_findings_ids_in_order_and_its_findings_in_time_or
     [incident] = incidents([finding("checkpoint_stall", 100, 200), finding("cache_pressure", 30, 150)])
     assert incident.finding_ids == ["F1", "F2"] and [f.id for f in incident.findings] == ["F2", "F1"]
     assert all(step.findings == sorted(step.findings) for step in incident.chain)
+
+
+def test_an_incident_names_each_step_by_its_findings_subject_never_a_cut_title():
+    # A subject may hold ": " itself: the title is rendered from the finding's parts, never cut at the first one.
+    tickets = replace(finding("ticket_exhaustion", 100, 130, resource="write"), subject='Write tickets exhausted on "shard: a"', statement="0 of 8 available")
+    [incident] = incidents([finding("checkpoint_stall", 0, 60), tickets])
+    assert incident.chain[-1].text == 'Write tickets exhausted on "shard: a": 0 of 8 available' == tickets.title
+    assert incident.title.endswith('; write tickets exhausted on "shard: a"')
+
+
+def test_findings_and_incidents_are_frozen_and_later_stages_add_notes():
+    import dataclasses
+
+    [incident] = incidents([finding("checkpoint_stall", 0, 60)])
+    for value, name in ((incident, "title"), (incident.chain[0], "text"), (incident.root_cause, "summary"), (incident.findings[0], "subject")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(value, name, "changed")
+    told = Finding("checkpoint_stall", "warning", at(0), at(60), "Long checkpoints", "They ran long.", statement="2 over 1 min")
+    noted = told.noted("Cause: a scan.")
+    assert (noted.title, noted.explanation) == ("Long checkpoints: 2 over 1 min", "They ran long. Cause: a scan.")
+    assert told.explanation == "They ran long." and noted.to_dict()["explanation"] == noted.explanation
+    assert list(noted.to_dict())[:6] == ["kind", "severity", "start", "end", "title", "explanation"]

@@ -132,7 +132,7 @@ def _problems(frames) -> list[tuple]:
 def test_deep_event_attributes_are_dropped_and_reported(tmp_path):
     deep = "[" * 5000 + "]" * 5000
     checkpoint = ('{"t":{"$date":"2024-01-02T02:00:00.000Z"},"s":"I","c":"STORAGE","id":22430,"ctx":"x",'
-                  '"msg":"WiredTiger message","attr":{"message":%s}}' % deep)
+                  '"msg":"WiredTiger message","attr":{"message":' + deep + '}}')
     frames = _read_lines(tmp_path, EVENT, EVENT.replace('"1.2.3.4:5"', deep), checkpoint)
     assert frames.events["kind"].to_list() == ["connection_accepted", "connection_accepted", "wiredtiger"]
     assert frames.events["connection_count"].to_list() == [3, None, None]

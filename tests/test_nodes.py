@@ -105,3 +105,22 @@ def test_member_indices_are_named_within_their_own_replica_set(ftdc_samples):
     # rs-prod's own election is still named by its members' addresses and seen by its three nodes only.
     rs_prod = [f for f in both.cross_node if f.kind == "primary_change" and address not in f.evidence["seen_by"]]
     assert [f.title for f in rs_prod] == ["Primary changed from rs1-a.example.net:27017 to rs1-b.example.net:27017"]
+
+
+def test_merging_the_members_findings_leaves_each_nodes_own_as_it_was():
+    """The replica set's finding of one lag is a new value: the members' findings it merges keep their windows and peaks."""
+    import copy
+    from types import SimpleNamespace
+
+    from analysis.findings.detectors.replication import lag_finding
+    from analysis.nodes import cross_node_findings
+    from ftdc.metadata import NodeInfo
+
+    t0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
+    a = lag_finding("member 2", "2", t0, t0 + dt.timedelta(seconds=60), 12.0)
+    b = lag_finding("member 2", "2", t0 + dt.timedelta(seconds=20), t0 + dt.timedelta(seconds=90), 30.0)
+    before = copy.deepcopy([a, b])
+    nodes = [SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=[f]) for h, f in (("a", a), ("b", b))]
+    [merged] = cross_node_findings(nodes, ["a:27017", "b:27017"], [[], []])
+    assert (merged.start, merged.end, merged.evidence["lag_s_peak"], merged.evidence["seen_by"]) == (a.start, b.end, 30.0, ["a:27017", "b:27017"])
+    assert [a, b] == before

@@ -1,21 +1,25 @@
-"""Incident reports: HTML (self-contained), Markdown with its PNGs, JSON with a schema version."""
+"""Incident reports: HTML (self-contained), Markdown with its SVG figures, JSON with a schema version."""
 
 import base64
 import datetime as dt
 import hashlib
 import json
 import re
-import struct
 import subprocess
 import sys
 import warnings
 from html import escape
 from pathlib import Path
+from xml.etree import ElementTree
 
+import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import analysis
+from analysis.analyze import retold
 from analysis.outputs import document
 from analysis.outputs.report import build_report, content, explorer_page, html, plots, write_report
 
@@ -32,16 +36,6 @@ def demo():
 @pytest.fixture(scope="module")
 def report(demo):
     return build_report([demo])
-
-
-def png_chunks(data: bytes) -> list[str]:
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    chunks, pos = [], 8
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunks.append(kind.decode("ascii"))
-        pos += 12 + length
-    return chunks
 
 
 def test_html_is_self_contained_and_complete(report, demo, tmp_path):
@@ -65,8 +59,8 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     problems = demo.problems
     cards = re.findall(r'<div class="finding (critical|warning)"', page)
     assert len(cards) == len(problems)
-    # Every incident has its own plot (a data: PNG), which draws the findings folded into it, plus the timeline and the system panels.
-    assert page.count('src="data:image/png;base64,') == len(demo.incidents) + 2
+    # Every incident has its own plot (an inline SVG), which draws the findings folded into it, plus the timeline and the system panels.
+    assert page.count('<div class="plot" role="img"') == page.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot"') == len(demo.incidents) + 2
     assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
 
 
@@ -79,7 +73,7 @@ def test_markdown_writes_its_figures_beside_it(report, tmp_path):
     assert set(written[1:]) == {tmp_path / link for link in links}
     assert text.startswith("# ftdc-analyze report") and "| shop.orders | aggregate | COLLSCAN |" in text
     # Incidents first: the first figure and the first section after the headlines are the incident's.
-    assert text.index("## Incidents") < text.index("## Findings") and links[0].endswith("-i1.png")
+    assert text.index("## Incidents") < text.index("## Findings") and links[0].endswith("-i1.svg")
 
 
 def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_path):
@@ -95,11 +89,37 @@ def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_pat
     assert all(f["id"] for f in node["findings"]) and all(set(i["finding_ids"]) <= ids for i in node["incidents"])
 
 
-def test_plots_carry_no_text_metadata(report):
-    figures = [report.nodes[0].timeline, *report.nodes[0].evidence.values(), *(c.figure for c in report.incidents)]
+# What a figure may hold: shapes, text and a gradient. No script, link, image, style sheet, metadata or comment.
+DRAWING = {"svg", "g", "path", "rect", "text", "tspan", "defs", "linearGradient", "stop"}
+
+
+def test_plots_are_well_formed_drawings_that_carry_nothing_else(report):
+    figures = [report.nodes[0].timeline, report.nodes[0].system_figure, *report.nodes[0].evidence.values(), *(c.figure for c in report.incidents)]
     assert figures
     for figure in figures:
-        assert not {"tEXt", "iTXt", "zTXt"} & set(png_chunks(figure.png))
+        root = ElementTree.fromstring(figure.svg)  # well-formed XML, or this raises
+        tags = {element.tag.split("}")[1] for element in root.iter()}
+        assert tags <= DRAWING, tags - DRAWING
+        assert not any("href" in name for element in root.iter() for name in element.attrib)
+        assert "<!--" not in figure.svg and "<?" not in figure.svg
+
+
+def test_figure_text_from_input_is_escaped_and_well_formed():
+    """A namespace is the customer's text: markup in it stays text, a control character (invalid in XML) is shown as an escape."""
+    hostile = "<script>alert(1)</script>&\x01\x1b[31m\ud800\"x'"
+    drawn = plots.text(hostile)
+    root = ElementTree.fromstring(f'<svg xmlns="http://www.w3.org/2000/svg"><text data-label="{drawn}">{drawn}</text></svg>')
+    [element] = list(root)
+    assert element.text == element.get("data-label") == "<script>alert(1)</script>&\\x01\\x1b[31m\ufffd\"x'"
+
+
+@settings(max_examples=200)
+@given(st.text())
+def test_any_text_is_drawn_as_well_formed_xml(value):
+    drawn = plots.text(value)
+    [element] = list(ElementTree.fromstring(f'<svg><text a="{drawn}">{drawn}</text></svg>'))
+    assert (element.text or "") == element.get("a")
+    assert all(ch not in (element.text or "") for ch in "\x00\x01\x1b\x7f")
 
 
 def test_downsampling_keeps_a_one_sample_spike():
@@ -108,8 +128,8 @@ def test_downsampling_keeps_a_one_sample_spike():
     values = [1.0] * n
     values[123_457] = 500.0
     frame = pl.DataFrame({"start": pl.datetime_range(t0, t0 + dt.timedelta(seconds=n - 1), "1s", eager=True, time_zone="UTC"), "x": values})
-    small = plots.downsample(frame, ["x"], t0, t0 + dt.timedelta(seconds=n), pixels=1000)
-    assert small.height <= 1001 and small["x_max"].max() == 500.0 and small["x_min"].min() == 1.0
+    small = plots.pixel_columns(frame, ["x"], t0, t0 + dt.timedelta(seconds=n), pixels=1000)
+    assert small.axis.columns <= 1000 and np.nanmax(small.pairs["x"][:, 1]) == 500.0 and np.nanmin(small.pairs["x"][:, 0]) == 1.0
 
 
 def test_a_failed_write_leaves_the_previous_report(report, tmp_path, monkeypatch):
@@ -147,8 +167,7 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     import dataclasses
 
     many = [dataclasses.replace(f, start=f.start + dt.timedelta(hours=h), end=f.end + dt.timedelta(hours=h)) for h in range(16) for f in demo.problems]
-    busy = dataclasses.replace(demo, findings=sorted(many, key=analysis.Finding.rank))
-    busy.refresh_incidents()
+    busy = retold(demo, sorted(many, key=analysis.Finding.rank))
     report = build_report([busy])
     section = report.nodes[0]
     assert len(section.carded) == document.MAX_CARDS and len(section.listed) == len(many) - document.MAX_CARDS

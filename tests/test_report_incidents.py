@@ -1,6 +1,6 @@
 """The report a support engineer reads (issue 12 §2, §3b): incidents first, each card's plot of its own
 chain and window, numbers that agree between text and plots, plots that can be read, several nodes
-told as one replica set. The figures are drawn and measured, not just built."""
+told as one replica set. The figures are drawn (SVG) and measured from what they draw, not just built."""
 
 import datetime as dt
 import json
@@ -8,18 +8,19 @@ import re
 import warnings
 from html import escape
 from pathlib import Path
+from xml.etree import ElementTree
 
-import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import analysis
 from analysis.advice import wording
+from analysis.findings.detectors import RECORDS
 from analysis.findings import culprits
+from analysis.findings.detectors import RECORDS
 from analysis.findings.finding import Culprit
-from analysis.outputs.report import build_report, culprit_table, figures, plots, write_report
+from analysis.outputs.report import build_report, culprit_table, explorer, figures, plots, write_report
 from conftest import require_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -61,15 +62,71 @@ def chunk_80(ftdc_samples):
     return quiet(analysis.analyze, next(path.glob("metric-*")))
 
 
-def drawn(fig):
-    """The figure drawn as the PNG is: its renderer, for measuring what is on it."""
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    return canvas.get_renderer()
+SVG = "{http://www.w3.org/2000/svg}"
 
 
-def titles(fig) -> list[str]:
-    return [t.get_text() for ax in fig.axes for t in ax.texts if tuple(t.get_position()) == (0, 1.03)]
+def parsed(fig: str) -> ElementTree.Element:
+    return ElementTree.fromstring(fig)
+
+
+def of_class(root, cls: str) -> list:
+    return [e for e in root.iter() if e.get("class") == cls]
+
+
+def texts(fig: str, cls: str = "") -> list[str]:
+    return ["".join(e.itertext()) for e in parsed(fig).iter(f"{SVG}text") if not cls or e.get("class") == cls]
+
+
+def titles(fig: str) -> list[str]:
+    return texts(fig, "title")
+
+
+def frame(panel) -> tuple[float, float, float, float]:
+    """A panel's plot area: (left, top, right, bottom), its outline the panel's last rectangle."""
+    rect = [r for r in panel.iter(f"{SVG}rect") if r.get("fill") == "none"][-1]
+    x, y = float(rect.get("x")), float(rect.get("y"))
+    return x, y, x + float(rect.get("width")), y + float(rect.get("height"))
+
+
+def span(fig: str) -> tuple[dt.datetime, dt.datetime]:
+    root = parsed(fig)
+    return dt.datetime.fromisoformat(root.get("data-start")), dt.datetime.fromisoformat(root.get("data-end"))
+
+
+def steps(d: str) -> list[tuple[float, float, float]]:
+    """A step path's horizontal runs (x0, x1, y), from its M, h and v commands."""
+    out, x, y = [], 0.0, 0.0
+    for command, a, b in re.findall(r"([MhvH])([-\d.]+)(?: ([-\d.]+))?", d):
+        if command == "M":
+            x, y = float(a), float(b)
+        elif command in "hH":
+            end = x + float(a) if command == "h" else float(a)
+            out.append((x, end, y))
+            x = end
+        else:
+            y += float(a)
+    return out
+
+
+def number(label: str) -> float:
+    return float(label[:-1]) * {"k": 1e3, "M": 1e6, "G": 1e9}[label[-1]] if label[-1] in "kMG" else float(label)
+
+
+def value_of(panel):
+    """A linear panel's pixel row -> value, from its tick labels (each drawn 4 px below its tick)."""
+    ticks = [(number(t.text), float(t.get("y")) - 4) for t in panel.iter(f"{SVG}text") if t.get("class") == "ytick"]
+    (v0, y0), (v1, y1) = ticks[0], ticks[-1]
+    return lambda y: v0 + (y - y0) * (v1 - v0) / (y1 - y0)
+
+
+def width(text: str, size: float = plots.FONT) -> float:
+    """The figure's own generous estimate of a text's width (plots._width)."""
+    return plots._width(text, size)
+
+
+def x_of(fig: str, t: dt.datetime) -> float:
+    start, end = span(fig)
+    return plots.LEFT + plots.PIXELS * (t - start) / (end - start)
 
 
 # --- §2: incidents first -----------------------------------------------------------------------
@@ -84,7 +141,7 @@ def test_the_first_screen_is_the_headlines_then_the_incident_cards(demo, demo_re
     assert demo_page.index('class="headline"') < first_incident < first_finding
     card = demo_page[first_incident:first_finding]
     incident = demo.incidents[0]
-    assert escape(incident.root_cause.summary) in card and card.count("<img") == 1 and card.count("<ul>") == 1
+    assert escape(incident.root_cause.summary) in card and card.count('<div class="plot"') == 1 and card.count("<ul>") == 1
     for step in incident.chain:  # every step names its findings
         assert escape(step.text) in card and ", ".join(step.findings) in card
 
@@ -96,7 +153,7 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     [headline] = report.headlines
     assert "No incident" in headline and f"{node.overview.samples:,} samples" in headline
     assert node.overview.first.strftime("%Y-%m-%dT%H:%M") in headline and node.overview.last.strftime("%Y-%m-%dT%H:%M") in headline
-    assert all(kind in headline for kind in analysis.detectors.RECORDS)
+    assert all(kind in headline for kind in RECORDS)
     assert not report.incidents
 
 
@@ -106,15 +163,14 @@ def test_each_card_plots_its_own_window(demo, demo_report):
     section = demo_report.nodes[0]
     # The demo's findings are all folded into its incident, drawn there; a finding's own plot is drawn as the detail needs it.
     assert not section.evidence
-    pngs = [c.figure.png for c in demo_report.incidents] + [plots.png(figures.finding(demo, demo.findings[i])) for i in section.carded]
-    assert len(set(pngs)) == len(pngs) == len(demo.incidents) + len(section.carded)
+    drawings = [c.figure.svg for c in demo_report.incidents] + [figures.finding(demo, demo.findings[i]) for i in section.carded]
+    assert len(set(drawings)) == len(drawings) == len(demo.incidents) + len(section.carded)
     for f in (demo.findings[i] for i in section.carded):
-        low, high = figures.finding(demo, f).axes[0].get_xlim()
-        assert mdates.num2date(low) <= f.start and f.end <= mdates.num2date(high)
+        low, high = span(figures.finding(demo, f))
+        assert low <= f.start and f.end <= high
         # Centred on its own window (cut only where the data ends).
-        margin_before, margin_after = f.start - mdates.num2date(low), mdates.num2date(high) - f.end
-        assert abs(margin_before - margin_after) < dt.timedelta(seconds=2) or mdates.num2date(low) == demo.overview.first \
-            or mdates.num2date(high) == demo.overview.last
+        margin_before, margin_after = f.start - low, high - f.end
+        assert abs(margin_before - margin_after) < dt.timedelta(seconds=2) or low == demo.overview.first or high == demo.overview.last
 
 
 def test_an_incident_plot_stacks_its_chain_cause_above_effect(demo):
@@ -171,20 +227,34 @@ def test_the_culprit_table_says_what_its_seconds_and_share_are_of(demo_report, t
 
 
 def test_the_queue_in_a_title_is_the_queue_plotted(chunk_80):
+    """The peak the title says is the peak drawn: exactly in the pixel columns the figure draws, and to the pixel
+    in the drawing (read back through the panel's own tick labels)."""
     tickets = [f for f in chunk_80.findings if f.kind == "ticket_exhaustion" and "queued at peak" in f.title]
     assert tickets
     for f in tickets:
         said = float(re.search(r"([\d,]+) \w+ queued at peak", f.title).group(1).replace(",", ""))
         fig = figures.finding(chunk_80, f)
-        plotted, waiters = [], []
-        for ax in fig.axes:
-            for line in ax.get_lines():
-                label = line.get_label()
+        start, end = span(fig)
+        left, right = x_of(fig, f.start), x_of(fig, f.end)
+        plotted, drawn, waiters = [], [], []
+        for panel in of_class(parsed(fig), "panel"):
+            top, bottom = frame(panel)[1::2]
+            value = value_of(panel) if any(t.get("class") == "ytick" for t in panel.iter(f"{SVG}text")) else None
+            for group in of_class(panel, "series"):
+                label = group.get("data-label")
                 if f.resource in label and ("queue" in label or "waiters" in label):
-                    t = np.array(mdates.date2num(line.get_xdata()))
-                    inside = (t >= mdates.date2num(f.start)) & (t <= mdates.date2num(f.end))
-                    (waiters if "waiters" in label else plotted).append(np.nanmax(np.asarray(line.get_ydata(), float)[inside]))
+                    line = list(group)[-1].get("d")
+                    peak = value(min(y for x0, x1, y in steps(line) if x1 > left and x0 < right))
+                    (waiters if "waiters" in label else drawn).append(peak)
+                    if "waiters" not in label:
+                        reduced = plots.pixel_columns(chunk_80.series, [group.get("data-column")], start, end,
+                                                      sampling_ms=explorer.period_ms(chunk_80))
+                        at = reduced.axis.first_ms + reduced.axis.column_ms * np.arange(reduced.axis.columns)
+                        inside = (at + reduced.axis.column_ms > f.start.timestamp() * 1000) & (at <= f.end.timestamp() * 1000)
+                        plotted.append(np.nanmax(reduced.pairs[group.get("data-column")][inside, 1]))
+                    pixel = abs(value(top) - value(bottom)) / (bottom - top)
         assert plotted and max(plotted) == said, (f.title, plotted)
+        assert abs(max(drawn) - said) <= pixel, (f.title, drawn)
         # The mean waiters run higher than any sampled queue: plotted too, and the explanation gives their peak.
         assert waiters and max(waiters) > said and f"{max(waiters):,.0f} waiting on average" in f.explanation
 
@@ -216,58 +286,75 @@ def every_figure(demo, replica_set):
 
 def test_every_plot_says_its_times_are_utc(demo, replica_set):
     for fig in every_figure(demo, replica_set):
-        assert "UTC" in fig.axes[-1].get_xlabel()
+        [label] = texts(fig, "xlabel")
+        assert "UTC" in label
+        assert texts(fig, "xtick")
 
 
 def test_legends_sit_off_the_data(demo, replica_set):
     for fig in every_figure(demo, replica_set):
-        renderer = drawn(fig)
-        for ax in fig.axes:
-            legend = ax.get_legend()
-            if legend is not None:
-                assert legend.get_window_extent(renderer).y0 >= ax.get_window_extent(renderer).y1 - 1
+        legends = 0
+        for panel in of_class(parsed(fig), "panel"):
+            top = frame(panel)[1]
+            for legend in of_class(panel, "legend"):
+                legends += 1
+                assert float(legend.get("y")) + 3 <= top  # its baseline and descenders above the panel
+        assert legends
 
 
 def test_threshold_labels_are_whole_and_inside_their_panel(demo):
     fig = figures.incident(demo, demo.incidents[0])
-    renderer = drawn(fig)
-    labels = [(ax, t) for ax in fig.axes for t in ax.texts if re.match(r"eviction_\w+ [\d.]+ % \(", t.get_text())]
+    labels = [(panel, t) for panel in of_class(parsed(fig), "panel") for t in of_class(panel, "threshold")]
     assert len(labels) >= 3
-    for ax, text in labels:
-        name = text.get_text().split(" ")[0]
-        assert text.get_text().endswith(f"({demo.thresholds.source(name)})") and "…" not in text.get_text()
-        box, panel = text.get_window_extent(renderer), ax.get_window_extent(renderer)
-        assert panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1 + 1, text.get_text()
+    for panel, text in labels:
+        left, top, right, bottom = frame(panel)
+        said = text.text
+        name = said.split(" ")[0]
+        assert re.match(r"eviction_\w+ [\d.]+ % \(", said) and said.endswith(f"({demo.thresholds.source(name)})") and "…" not in said
+        x, y = float(text.get("x")), float(text.get("y"))
+        x0, x1 = (x - width(said), x) if text.get("text-anchor") == "end" else (x, x + width(said))
+        assert left <= x0 and x1 <= right and top <= y - plots.FONT and y <= bottom, said
 
 
 def test_span_labels_are_not_printed_over_each_other(demo):
     fig = figures.timeline(demo)
-    renderer = drawn(fig)
     ids = {f.id for f in demo.problems}
-    labels = [t for t in fig.axes[0].texts if set(t.get_text().split(", ")) <= ids]
-    assert sorted(i for t in labels for i in t.get_text().split(", ")) == sorted(ids)
-    boxes = [t.get_window_extent(renderer) for t in labels]
-    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    labels = [t for t in of_class(parsed(fig), "span-label") if set(t.text.split(", ")) <= ids]
+    assert sorted(i for t in labels for i in t.text.split(", ")) == sorted(ids)
+    boxes = sorted((float(t.get("x")), float(t.get("x")) + width(t.text)) for t in labels)
+    assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:])), boxes
+
+
+def opacity(gradient, x: float) -> float:
+    """The gradient's opacity at pixel column x (its stops in pairs bounding each run of one opacity)."""
+    stops = [(float(s.get("offset")), float(s.get("stop-opacity"))) for s in gradient]
+    at = (x - plots.LEFT) / plots.PIXELS
+    return next(o for (a, o), (b, _) in zip(stops[::2], stops[1::2]) if a <= at < b)
 
 
 def test_checkpoints_show_beneath_a_findings_shading(demo):
+    """The strip along each panel's foot is dark where a checkpoint ran, drawn above the finding's tint, and clear
+    where none ran."""
     stall = next(f for f in demo.problems if f.kind == "checkpoint_stall")
     checkpoint = next(c for c in demo.checkpoints if c.start >= stall.start and c.end <= stall.end)
     fig = figures.finding(demo, stall)
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    pixels = np.asarray(canvas.buffer_rgba())[:, :, :3].astype(int)
-    ax = fig.axes[0]
-    row = pixels.shape[0] - 1 - int(ax.transAxes.transform((0, plots.STRIP / 2))[1])
+    root = parsed(fig)
+    gradients = {g.get("id"): g for g in root.iter(f"{SVG}linearGradient")}
+    panel = of_class(root, "panel")[0]
+    shapes = list(panel)
+    [strip] = of_class(panel, "checkpoint-strip")
+    tint = next(r for r in shapes if r.tag == f"{SVG}rect" and r.get("fill") == plots.SEVERITY_COLORS[stall.severity])
+    assert shapes.index(tint) < shapes.index(strip)  # drawn over the tint
+    gradient = gradients[strip.get("fill")[5:-1]]
+    assert {s.get("stop-color") for s in gradient} == {"#595959"}  # dark grey, not the finding's red
+    inside = [opacity(gradient, x_of(fig, checkpoint.start + (checkpoint.end - checkpoint.start) * k / 10)) for k in range(2, 9)]
+    assert min(inside) > 0.9
+    before = [opacity(gradient, x_of(fig, stall.start - dt.timedelta(seconds=s))) for s in range(20, 41, 5)]
+    assert max(before) == 0  # no checkpoint there
 
-    def strip(start: dt.datetime, end: dt.datetime) -> np.ndarray:
-        """The strip's median colour across [start, end] (a data line may cross it here and there)."""
-        xs = [int(ax.transData.transform((mdates.date2num(start + (end - start) * k / 20), 0))[0]) for k in range(1, 20)]
-        return np.median(pixels[row, xs], axis=0)
 
-    during = strip(checkpoint.start, checkpoint.end)
-    assert during.max() < 140 and abs(during[0] - during[2]) < 40  # dark grey, not the finding's red
-    assert strip(stall.start - dt.timedelta(seconds=40), stall.start - dt.timedelta(seconds=20)).min() > 200  # no checkpoint there
+def labels_drawn(fig: str) -> list[str]:
+    return [g.get("data-label") for g in of_class(parsed(fig), "series")]
 
 
 def test_the_4_2_write_queue_is_plotted(ftdc_samples, demo):
@@ -276,12 +363,10 @@ def test_the_4_2_write_queue_is_plotted(ftdc_samples, demo):
     node = quiet(analysis.analyze, require_samples("ftdc", "mongod-4.2.1") / "diagnostic.data")
     assert "write_queued" in node.series.columns and node.series["write_queued"].max() == 0  # globalLock.currentQueue.writers
     fig = figures.timeline(node)
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert any(t.startswith("zero throughout:") and "writers queued" in t for t in texts), texts
-    assert not any(line.get_label() == "writers queued" for ax in fig.axes for line in ax.get_lines())
+    assert any(t.startswith("zero throughout:") and "writers queued" in t for t in texts(fig, "zero")), texts(fig)
+    assert "writers queued" not in labels_drawn(fig)
     assert demo.series["write_queued"].max() > 0
-    drawn = figures.timeline(demo)
-    assert any(line.get_label() == "writers queued" for ax in drawn.axes for line in ax.get_lines())
+    assert "writers queued" in labels_drawn(figures.timeline(demo))
 
 
 # --- §3b: several nodes -------------------------------------------------------------------------
@@ -296,13 +381,14 @@ def test_several_nodes_one_headline_per_incident(replica_set):
 
 def test_several_nodes_get_a_replica_set_timeline_with_states_and_the_election(replica_set, tmp_path):
     fig = figures.members(replica_set.nodes, replica_set.cross_node)
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    rows = texts(fig, "row")
     for node in replica_set.nodes:  # every member's state row, named by its address
-        assert node.node.address in texts
+        assert node.node.address in rows
     election = next(f for f in replica_set.cross_node if f.kind == "primary_change")
-    assert any(t.startswith("election:") for t in texts)
-    marked = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "--"]
-    assert any(mdates.date2num(line.get_xdata()[0]) == pytest.approx(mdates.date2num(election.end)) for line in marked)
+    assert any(t.startswith("election:") for t in texts(fig, "mark-label"))
+    marked = of_class(parsed(fig), "mark")
+    assert any(dt.datetime.fromisoformat(line.get("data-at")) == election.end for line in marked)
+    assert all(line.get("d").count("M") == len(of_class(parsed(fig), "panel")) for line in marked)  # across every panel
     path = tmp_path / "rs.html"
     write_report(build_report(replica_set.nodes, replica_set.cross_node), path)
     page = path.read_text()

@@ -20,7 +20,7 @@ What breaks a rule is not made; it is kept, with the reason, as `Withheld` evide
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
 import polars as pl
@@ -31,7 +31,9 @@ from analysis.advice.settings import MEANINGS, max_cache_bytes
 from analysis.series.thresholds import Thresholds
 
 if TYPE_CHECKING:
-    from analysis.analyze import Analysis
+    from analysis.findings.context import Context
+    from analysis.findings.finding import Culprit, Finding
+    from analysis.incidents.incident import Incident
 
 # First version whose ticket pools are sized by throughput probing unless set.
 PROBING_VERSION = (7, 0)
@@ -53,10 +55,10 @@ class NodeFacts:
     usual: dict[str, float]  # a level's median over the capture (cache fill, dirty, updates: % of the cache)
 
     @classmethod
-    def of(cls, analysis: "Analysis") -> "NodeFacts":
-        levels = {m.level for m in MEANINGS.values() if m.level and m.level in analysis.series.columns}
-        usual = {c: float(v) for c in levels if (v := analysis.series.select(pl.col(c).median()).item()) is not None}
-        return cls(analysis.thresholds, analysis.node.version, analysis.node.memory_mb, usual)
+    def of(cls, ctx: "Context") -> "NodeFacts":
+        levels = {m.level for m in MEANINGS.values() if m.level and m.level in ctx.series.columns}
+        usual = {c: float(v) for c in levels if (v := ctx.series.select(pl.col(c).median()).item()) is not None}
+        return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual)
 
 
 def broken_rule(rec: Recommendation, facts: NodeFacts, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> Optional[str]:
@@ -126,20 +128,37 @@ class Vetting:
         return kept, withheld
 
 
-def vet_analysis(analysis: "Analysis") -> None:
-    """Every recommendation of one node's analysis through the rules, in report order: incidents
-    (root cause first), then findings and their culprits. What breaks a rule moves to the evidence."""
-    vetting = Vetting(NodeFacts.of(analysis))
-    for incident in analysis.incidents:
-        for cause in [incident.root_cause, *incident.candidates]:
-            cause.recommendations, withheld = vetting.vet(cause.recommendations, incident.start, incident.end)
-            incident.withheld += withheld
-        incident.recommendations, withheld = vetting.vet(incident.recommendations, incident.start, incident.end)
-        incident.withheld = list(dict.fromkeys(incident.withheld + withheld))
-    for finding in analysis.findings:
-        finding.recommendations, withheld = vetting.vet(finding.recommendations, finding.start, finding.end)
-        for culprit in finding.culprits + finding.causes:
-            culprit.recommendations, more = vetting.vet(culprit.recommendations, finding.start, finding.end)
-            withheld += more
-        if withheld:
-            finding.withheld = list(dict.fromkeys(finding.withheld + withheld))
+def vetted(incidents: list["Incident"], findings: list["Finding"], facts: NodeFacts) -> tuple[list["Incident"], list["Finding"]]:
+    """One node's incidents and findings again, every recommendation through the rules in report order: incidents
+    (root cause first), then findings and their culprits. What breaks a rule moves to the evidence (`withheld`)."""
+    vetting = Vetting(facts)
+    told = [_incident(incident, vetting) for incident in incidents]
+    kept = [_finding(finding, vetting) for finding in findings]
+    # An incident holds the findings it folds in as the report shows them: vetted.
+    by_id = {id(old): new for old, new in zip(findings, kept)}
+    return [replace(i, findings=[by_id.get(id(f), f) for f in i.findings]) for i in told], kept
+
+
+def _incident(incident: "Incident", vetting: Vetting) -> "Incident":
+    causes, withheld = [], []
+    for cause in [incident.root_cause, *incident.candidates]:
+        recs, held = vetting.vet(cause.recommendations, incident.start, incident.end)
+        causes.append(replace(cause, recommendations=recs))
+        withheld += held
+    recs, held = vetting.vet(incident.recommendations, incident.start, incident.end)
+    return replace(incident, root_cause=causes[0], candidates=causes[1:], recommendations=recs,
+                   withheld=list(dict.fromkeys(incident.withheld + withheld + held)))
+
+
+def _finding(finding: "Finding", vetting: Vetting) -> "Finding":
+    recs, withheld = vetting.vet(finding.recommendations, finding.start, finding.end)
+    # A culprit named as a cause is listed twice (culprits and causes): vetted as often, as one value.
+    culprits: dict[int, "Culprit"] = {}
+    for culprit in finding.culprits + finding.causes:
+        now = culprits.get(id(culprit), culprit)
+        kept, more = vetting.vet(now.recommendations, finding.start, finding.end)
+        culprits[id(culprit)] = replace(now, recommendations=kept)
+        withheld += more
+    return replace(finding, recommendations=recs, culprits=[culprits[id(c)] for c in finding.culprits],
+                   causes=[culprits[id(c)] for c in finding.causes],
+                   withheld=list(dict.fromkeys(finding.withheld + withheld)) if withheld else finding.withheld)

@@ -91,7 +91,8 @@ class Context:
             severity="info",
             start=self.first,
             end=self.last,
-            title=f"{what} not checked: this node ({version}) did not record {', '.join(missing)}",
-            explanation=f"The {kind} detector needs {', '.join(missing)}; no file of this node holds them, so nothing can be said either way.",
+            subject=f"{what} not checked",
+            statement=f"this node ({version}) did not record {', '.join(missing)}",
+            reasoning=f"The {kind} detector needs {', '.join(missing)}; no file of this node holds them, so nothing can be said either way.",
             evidence={"missing": missing},
         )

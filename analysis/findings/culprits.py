@@ -15,6 +15,7 @@ collection-scan counters are reported instead, and nothing is named.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -46,9 +47,8 @@ COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_
 # disk reads: the device's time, which a checkpoint or another scan may hold.
 WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
          "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros")
-# Cache pressure is the one resource reading from disk takes: the pages read fill the cache, so
-# there a scan's reading is the time it held it.
-READING_HOLDS = ("cache_pressure",)
+# Where a scan's reading is the time it held the resource (cache pressure: the pages read fill the cache),
+# its detector's record says (`Detector.reading_holds`); everywhere else reading from disk is a wait.
 # A COLLSCAN reads the collection it scans: its disk reads are its work, not a wait, except the part of its
 # run a checkpoint overlapped (the checkpoint's writes hold the device then; `checkpoint_share`).
 SCAN_READS = "read_micros"
@@ -274,41 +274,51 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
 
 
 def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool,
-              advice: Optional[dict[tuple, list[Recommendation]]] = None) -> None:
-    """Fills `finding.culprits` and `causes` and says in its explanation what the operations were, or what FTDC
-    can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis."""
+              advice: Optional[dict[tuple, list[Recommendation]]] = None, *, reading_holds: bool) -> Finding:
+    """The finding again with its `culprits` and `causes`, its explanation saying what the operations were, or what
+    FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis;
+    `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`)."""
     advice = {} if advice is None else advice
-    if slow_ops is not None:
-        waits = tuple(w for w in WAITS if w != "read_micros") if finding.kind in READING_HOLDS else WAITS
-        finding.culprits = rank(slow_ops, finding.start, finding.end, resource=finding.resource, waits=waits,
-                                pools=pools_in(series, finding.start, finding.end))
-        named = causes(finding.culprits, finding.seconds)
-        finding.causes = named
-        if named:
-            finding.explanation += " Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in named) + "."
-            for culprit in named:
-                key = (culprit.ns, culprit.command, culprit.shape, culprit.query_hash, culprit.collscan)
-                if key not in advice:
-                    advice[key] = recommendations(culprit, slow_ops, replica_set)
-                culprit.recommendations = advice[key]
-                finding.recommendations = culprit.recommendations + finding.recommendations
-        elif finding.culprits and not victim(finding.culprits[0]):
-            finding.explanation += f" No collection scan carried a real share of the window; the longest slow operations there: {describe(finding.culprits[0], finding.seconds)}."
-        elif finding.culprits:
-            # What the log shows there only waited: naming it as what worked there would blame a victim.
-            finding.explanation += (" The slow operations the log shows there spent most of their time waiting (victims of the window, not its cause), "
-                                    f"the first {describe(finding.culprits[0], finding.seconds)}.")
-        else:
-            finding.explanation += " The log has no slow operation in this window."
-        return
+    if slow_ops is None:
+        return _without_log(finding, series)
+    waits = tuple(w for w in WAITS if w != "read_micros") if reading_holds else WAITS
+    ranked = rank(slow_ops, finding.start, finding.end, resource=finding.resource, waits=waits, pools=pools_in(series, finding.start, finding.end))
+    named = causes(ranked, finding.seconds)
+    if not named:
+        return replace(finding, culprits=ranked, causes=[]).noted(_no_cause(ranked, finding.seconds))
+    for culprit in named:
+        key = (culprit.ns, culprit.command, culprit.shape, culprit.query_hash, culprit.collscan)
+        if key not in advice:
+            advice[key] = recommendations(culprit, slow_ops, replica_set)
+    # A culprit named as a cause carries its advice wherever it is listed (the culprits and the causes alike).
+    advised = {id(c): replace(c, recommendations=advice[(c.ns, c.command, c.shape, c.query_hash, c.collscan)]) for c in named}
+    causing = [advised[id(c)] for c in named]
+    return replace(finding, culprits=[advised.get(id(c), c) for c in ranked], causes=causing,
+                   # Each cause's advice before the finding's own, the last named first.
+                   recommendations=[r for c in reversed(causing) for r in c.recommendations] + finding.recommendations,
+                   ).noted("Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in causing) + ".")
+
+
+def _no_cause(culprits: list[Culprit], seconds: float) -> str:
+    """What the log shows in a window where no operation carried a real share of it."""
+    if culprits and not victim(culprits[0]):
+        return f"No collection scan carried a real share of the window; the longest slow operations there: {describe(culprits[0], seconds)}."
+    if culprits:
+        # What the log shows there only waited: naming it as what worked there would blame a victim.
+        return ("The slow operations the log shows there spent most of their time waiting (victims of the window, not its cause), "
+                f"the first {describe(culprits[0], seconds)}.")
+    return "The log has no slow operation in this window."
+
+
+def _without_log(finding: Finding, series: pl.DataFrame) -> Finding:
+    """Without a log: the collection scans FTDC counted in the window, when there were any."""
     counters = scan_counters(series, finding.start, finding.end)
-    if counters and counters["collscans"] > 0:
-        finding.evidence["collection_scans"] = counters
-        before = counters.get("scanned_objects_per_s_before")
-        examined = ""
-        if counters.get("scanned_objects_per_s") is not None and before is not None:
-            examined = f", {counters['scanned_objects_per_s']:,.0f} documents examined/s against {before:,.0f}/s before"
-        finding.explanation += (
-            f" {counters['collscans']} collection scan(s) finished in or just after the window ({counters['collscans_per_s']:.2f}/s{examined}); "
-            "give the log to name them."
-        )
+    if not counters or counters["collscans"] <= 0:
+        return finding
+    before = counters.get("scanned_objects_per_s_before")
+    examined = ""
+    if counters.get("scanned_objects_per_s") is not None and before is not None:
+        examined = f", {counters['scanned_objects_per_s']:,.0f} documents examined/s against {before:,.0f}/s before"
+    return replace(finding, evidence={**finding.evidence, "collection_scans": counters}).noted(
+        f"{counters['collscans']} collection scan(s) finished in or just after the window ({counters['collscans_per_s']:.2f}/s{examined}); "
+        "give the log to name them.")

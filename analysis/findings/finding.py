@@ -1,9 +1,13 @@
-"""The one shape every analysis reports in: `Finding`, with its ranked `Culprit`s."""
+"""The one shape every analysis reports in: `Finding`, with its ranked `Culprit`s.
+
+Both are frozen: a stage that has more to say about a finding (the operations the log names, the
+incident an election happened during) makes a new one (`dataclasses.replace`). Its text is kept in
+parts and rendered from them (`title`, `explanation`), so nothing downstream parses a sentence back."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Optional
 
 from ftdc.timeutil import format_time
@@ -16,7 +20,7 @@ SEVERITIES = ("critical", "warning", "info")
 RESOURCES = ("read", "write")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Culprit:
     """Slow operations of one shape that overlapped a finding's window."""
 
@@ -39,14 +43,14 @@ class Culprit:
     error: Optional[str] = None  # the commonest error name of those runs
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     kind: str
     severity: str
     start: Optional[dt.datetime]  # None only for context about a node with no sample
     end: Optional[dt.datetime]
-    title: str
-    explanation: str
+    subject: str  # what happened, as an incident's title names it ("Connection storm"); the whole title when `statement` is empty
+    reasoning: str  # the detector's explanation: its evidence and the mechanism
     evidence: dict[str, Any] = field(default_factory=dict)
     culprits: list[Culprit] = field(default_factory=list)
     recommendations: list[Recommendation] = field(default_factory=list)
@@ -54,12 +58,28 @@ class Finding:
     causes: list[Culprit] = field(default_factory=list)  # the culprits attribution names as the cause (typed, not prose)
     id: str = ""  # "F1", "F2"...: unique within its analysis, set once findings are ranked
     withheld: list[Withheld] = field(default_factory=list)  # advice the validator did not make, with why (`analysis.advice.vetting`)
+    statement: str = field(default="", kw_only=True)  # the title's figures after its subject ("700 connections opened in 40 s")
+    notes: tuple[str, ...] = field(default=(), kw_only=True)  # sentences later stages add: the operations the log names, an election's incident
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {SEVERITIES}, not {self.severity!r}")
         if self.resource is not None and self.resource not in RESOURCES:
             raise ValueError(f"resource must be one of {RESOURCES} or None, not {self.resource!r}")
+
+    @property
+    def title(self) -> str:
+        """Subject: statement."""
+        return f"{self.subject}: {self.statement}" if self.statement else self.subject
+
+    @property
+    def explanation(self) -> str:
+        """The detector's reasoning, then each later stage's note."""
+        return self.reasoning + "".join(f" {note}" for note in self.notes)
+
+    def noted(self, note: str) -> "Finding":
+        """This finding with one more sentence of explanation."""
+        return replace(self, notes=(*self.notes, note))
 
     @property
     def seconds(self) -> float:
@@ -86,6 +106,8 @@ def jsonable(value: Any) -> Any:
         return jsonable(wording.as_dict(value))
     if isinstance(value, Withheld):
         return jsonable(wording.withheld_dict(value))
+    if isinstance(value, Finding):
+        return jsonable(_told(value))
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in fields(value) if f.repr}
     if isinstance(value, dict):
@@ -97,6 +119,17 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float):
         return json_number(round(value, 3))
     return value
+
+
+def _told(finding: Finding) -> dict[str, Any]:
+    """A finding's fields as a reader gets them: its title and explanation rendered from their parts, where those stand."""
+    rendered = {"subject": ("title", finding.title), "reasoning": ("explanation", finding.explanation)}
+    out = {}
+    for f in fields(finding):
+        if f.repr and f.name not in ("statement", "notes"):
+            name, value = rendered.get(f.name, (f.name, getattr(finding, f.name)))
+            out[name] = value
+    return out
 
 
 def json_number(value: float) -> float | int:

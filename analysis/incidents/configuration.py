@@ -16,11 +16,11 @@ from typing import Optional
 from ftdc.metadata import NodeInfo
 
 from analysis.advice import changes
+from analysis.findings.detectors import bearing_settings
 from analysis.incidents.incident import RootCause
 from analysis.advice.recommendation import Recommendation
 from analysis.series.thresholds import SPEC, Setting, Thresholds
 
-CHECKPOINT_KINDS = {"checkpoint_stall", "cache_pressure"}
 DEFAULT_TICKETS = 128
 # A cache under this share of mongod's default for the host's RAM is small for it.
 SMALL_CACHE_SHARE = 0.25
@@ -60,11 +60,10 @@ def _default_cache_bytes(node: NodeInfo) -> Optional[float]:
 def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """The configuration outliers in effect during [start, end] that bear on `kinds`, the strongest mechanism first."""
     out: list[RootCause] = []
-    if kinds & CHECKPOINT_KINDS:
+    bearing = bearing_settings(kinds)  # each kind's record names the settings that bear on it
+    if "checkpoint_interval" in bearing:
         out += [c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))]
-    if "cache_pressure" in kinds:
-        # Not for checkpoints: the dirty data a checkpoint writes is bounded by a share of the cache, so a small cache
-        # shortens them, and more cache would lengthen them.
+    if "cache_size" in bearing:
         default = _default_cache_bytes(node)
         for s in thresholds.in_effect("cache_size", start, end):
             if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
@@ -73,7 +72,8 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                                   changes.change("cache_size", changes.current_of("cache_size", s), float(round(default)),
                                                 "Raise the cache towards mongod's default for this RAM", action="resize"),
                                   default_bytes=round(default)))
-        for name in EVICTION_SETTINGS:
+    for name in EVICTION_SETTINGS:
+        if name in bearing:
             default = SPEC[name].default
             for s in thresholds.in_effect(name, start, end):
                 if default is not None and changes.set_by_node(s) and s.value != default:
@@ -81,8 +81,8 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                                       changes.change(name, changes.current_of(name, s), default, f"Return {name} to its default",
                                                     "unless it was set for a reason that still holds"), default=default))
     for rw in ("read", "write"):
-        if "ticket_exhaustion" not in kinds:
-            break
+        if f"{rw}_tickets" not in bearing:
+            continue
         for s in thresholds.in_effect(f"{rw}_tickets", start, end):
             if changes.set_by_node(s) and s.value < DEFAULT_TICKETS:
                 out.append(_cause(f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})", f"{rw}_tickets", s,

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import TYPE_CHECKING
 
+from analysis.findings.context import Context
 from analysis.findings.detectors import LINKS
 from analysis.findings.finding import SEVERITIES, Finding
 from analysis.incidents.incident import Incident, RootCause, Step
 from analysis.advice.recommendation import Recommendation, merged
 from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
 from analysis.text import duration
-
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
 # An effect follows its cause within this much (a queue builds, clients time out and reconnect).
 LINK_GAP = dt.timedelta(seconds=60)
@@ -101,10 +98,16 @@ def _step(kind: str, findings: list[Finding]) -> Step:
                 end=max(f.end for f in findings), metrics=metrics, thresholds=dict(top.evidence.get("thresholds", {})))
 
 
-def _title(cause: RootCause, chain: list[Step]) -> str:
+def _effect(findings: list[Finding], step: Step) -> str:
+    """What an incident's title names of one step: its worst finding's subject, or the whole step when that title has no more to it."""
+    top = worst(findings)
+    return top.subject if top.statement else step.text
+
+
+def _title(cause: RootCause, chain: list[tuple[Step, str]]) -> str:
     """Cause → effect: the root cause's phrase, then what the chain's steps did (the cause's own finding left out)."""
     own = cause.evidence.get("finding")
-    effects = list(dict.fromkeys(s.text.split(": ")[0] for s in chain if own not in s.findings))
+    effects = list(dict.fromkeys(effect for step, effect in chain if own not in step.findings))
     phrase = cause.headline or cause.summary
     head = phrase[0].upper() + phrase[1:]
     if not effects:
@@ -120,20 +123,21 @@ def _recommendations(causes: list[RootCause], chain: list[str], kinds: dict[str,
     return merged(recs)
 
 
-def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incident:
+def incident(findings: list[Finding], ctx: Context, name: str) -> Incident:
     kinds = by_kind(findings)
-    causes = rank_causes(analysis, findings)
+    causes = rank_causes(ctx, findings)
     # The story starts where the root cause acts: the kinds of the findings it names lead, in causal order.
     named = {f.kind for f in findings if f.id in causes[0].findings}
     chain = sorted(order(kinds), key=lambda k: k not in named)
-    steps = [_step(k, same) for k in chain for same in by_resource(kinds[k])]
+    parts = [same for k in chain for same in by_resource(kinds[k])]
+    steps = [_step(same[0].kind, same) for same in parts]
     in_time = sorted(findings, key=lambda f: (f.start is None, f.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc)))
     return Incident(
         id=name,
         start=in_time[0].start,
         end=max((f.end for f in findings if f.end is not None), default=None),
         severity=min((f.severity for f in findings), key=SEVERITIES.index),
-        title=_title(causes[0], steps),
+        title=_title(causes[0], [(step, _effect(same, step)) for step, same in zip(steps, parts)]),
         chain=steps,
         root_cause=causes[0],
         finding_ids=id_order(findings),
@@ -143,8 +147,9 @@ def incident(analysis: "Analysis", findings: list[Finding], name: str) -> Incide
     )
 
 
-def build(analysis: "Analysis", findings: list[Finding], prefix: str = "I") -> list[Incident]:
-    """The incidents `findings` (their ids set) make on `analysis`'s node, in time order, numbered `I1`, `I2`..."""
-    return [incident(analysis, g, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
+def build(findings: list[Finding], ctx: Context, prefix: str = "I") -> list[Incident]:
+    """The incidents `findings` (their ids set) make on the node `ctx` describes, in time order, numbered `I1`, `I2`...
+    The one place incidents are made: an analysis, its redacted copy and the replica set's incidents all come from here."""
+    return [incident(g, ctx, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
 
 

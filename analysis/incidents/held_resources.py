@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import polars as pl
 
@@ -25,17 +25,18 @@ from ftdc.frames import TIME_COLUMN
 
 from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation, advise
+from analysis.findings.context import Context
+from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.thresholds import SPEC, Setting
 from analysis.text import duration
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
-# The kinds an index build's scan and bulk load, or history kept in the cache, set off.
-CACHE_KINDS = ("cache_pressure", "checkpoint_stall")
+# The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
+INDEX_BUILD_KINDS = explained_by("index_build")
+PINNED_HISTORY_KINDS = explained_by("pinned_history")
 PINNED_FACTOR = 10.0
 MIN_PINNED = 10_000
 BEFORE = dt.timedelta(hours=1)
@@ -43,10 +44,10 @@ BEFORE = dt.timedelta(hours=1)
 USUAL_FLOOR = 100
 
 
-def _during(analysis: "Analysis", column: str, start: dt.datetime, end: dt.datetime) -> pl.Series:
-    if column not in analysis.series.columns:
+def _during(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> pl.Series:
+    if column not in ctx.series.columns:
         return pl.Series(column, [], pl.Float64)
-    return analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))[column].drop_nulls()
+    return ctx.series.filter(pl.col(TIME_COLUMN).is_between(start, end))[column].drop_nulls()
 
 
 def _paths(*names: str) -> list[str]:
@@ -64,15 +65,15 @@ def _index_key(command_json: Optional[str]) -> Optional[str]:
     return json.dumps(key, separators=(", ", ": ")) if isinstance(key, dict) else None
 
 
-def index_builds(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """An index build running in the window, from FTDC's build counters and the log's createIndexes."""
-    present = [k for k in CACHE_KINDS if k in kinds]
+    present = [k for k in INDEX_BUILD_KINDS if k in kinds]
     if not present:
         return []
-    running = _during(analysis, "index_builds_running", start, end)
+    running = _during(ctx, "index_builds_running", start, end)
     builds = pl.DataFrame()
-    if analysis.logs is not None and "command" in analysis.logs.slow_ops.columns:
-        builds = analysis.logs.slow_ops.filter(pl.col("command") == "createIndexes", pl.col("started") <= end, pl.col("ts") >= start)
+    if ctx.logs is not None and "command" in ctx.logs.slow_ops.columns:
+        builds = ctx.logs.slow_ops.filter(pl.col("command") == "createIndexes", pl.col("started") <= end, pl.col("ts") >= start)
     if builds.is_empty() and not (running.len() and running.max() > 0):
         return []
     evidence: dict[str, Any] = {"mechanism": "index_build", "metrics": _paths("index.builds_started", "index.builds_committed")}
@@ -113,23 +114,23 @@ def reaper_period_s(limit_s: float) -> float:
     return min(high, max(low, limit_s / 2))
 
 
-def _pin_span(analysis: "Analysis", start: dt.datetime, end: dt.datetime, usual_ids: float) -> tuple[Optional[dt.datetime], Optional[dt.datetime]]:
+def _pin_span(ctx: Context, start: dt.datetime, end: dt.datetime, usual_ids: float) -> tuple[Optional[dt.datetime], Optional[dt.datetime]]:
     """When the pinned range began to climb above its usual (the pin's start, looking back up to BEFORE) and when it fell back
     (the pin released, looking up to BEFORE past the window): the range resets when the oldest transaction or cursor ends."""
-    if "pinned_txn_ids" not in analysis.series.columns:
+    if "pinned_txn_ids" not in ctx.series.columns:
         return None, None
-    near = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start - BEFORE, end + BEFORE)).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
+    near = ctx.series.filter(pl.col(TIME_COLUMN).is_between(start - BEFORE, end + BEFORE)).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
     low = near.filter(pl.col("pinned_txn_ids") <= max(2 * usual_ids, USUAL_FLOOR))
     before, after = low.filter(pl.col(TIME_COLUMN) < start), low.filter(pl.col(TIME_COLUMN) > start)
     return (before[TIME_COLUMN].max() if before.height else None), (after[TIME_COLUMN].min() if after.height else None)
 
 
-def _reaped(analysis: "Analysis", start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
+def _reaped(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
     """The log's reaper aborts (id 20707) from the window's start to one reaper period past its end."""
-    if analysis.logs is None or analysis.logs.events.is_empty():
+    if ctx.logs is None or ctx.logs.events.is_empty():
         return pl.DataFrame()
     until = end + dt.timedelta(seconds=REAPER_PERIOD_S[1])
-    return analysis.logs.events.filter(pl.col("kind") == "transaction_expired", pl.col("ts").is_between(start, until))
+    return ctx.logs.events.filter(pl.col("kind") == "transaction_expired", pl.col("ts").is_between(start, until))
 
 
 def _lower_lifetime(limit: Setting, pinned_s: Optional[float]) -> Optional[Recommendation]:
@@ -146,43 +147,43 @@ def _lower_lifetime(limit: Setting, pinned_s: Optional[float]) -> Optional[Recom
         caveat=LOWER_LIFETIME)
 
 
-def pinned_history(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """A transaction or cursor kept open: WiredTiger's pinned range far above its usual, with the transactions open,
     the reaper's aborts and the node's transaction lifetime."""
-    present = [k for k in CACHE_KINDS if k in kinds]
-    pinned = _during(analysis, "pinned_txn_ids", start, end)
+    present = [k for k in PINNED_HISTORY_KINDS if k in kinds]
+    pinned = _during(ctx, "pinned_txn_ids", start, end)
     if not present or not pinned.len():
         return []
-    usual = _during(analysis, "pinned_txn_ids", start - BEFORE, start - dt.timedelta(microseconds=1))
+    usual = _during(ctx, "pinned_txn_ids", start - BEFORE, start - dt.timedelta(microseconds=1))
     usual_ids = float(usual.median()) if usual.len() else 0.0
     peak = float(pinned.max())
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
         return []
-    limit = analysis.thresholds.within(start, end).current("transaction_lifetime_limit")
+    limit = ctx.thresholds.within(start, end).current("transaction_lifetime_limit")
     evidence: dict[str, Any] = {"mechanism": "pinned_history", "pinned_txn_ids_peak": int(peak), "pinned_txn_ids_before": int(usual_ids),
                                 "thresholds": {"pinned": f"≥ {PINNED_FACTOR:g}× the median of the hour before and ≥ {MIN_PINNED:,} IDs"},
                                 "transaction_lifetime_limit_s": limit.value, "transaction_lifetime_limit_source": limit.source,
                                 "metrics": _paths("txn.pinned_ids", "txn.open", "txn.inactive", "cache.history_store_bytes")}
-    began, released = _pin_span(analysis, start, end, usual_ids)
+    began, released = _pin_span(ctx, start, end, usual_ids)
     pinned_s = ((released or end) - began).total_seconds() if began else None
     if pinned_s is not None:
         evidence["pinned_s"] = round(pinned_s)
     held = ""
-    open_ = _during(analysis, "transactions_open", start, end)
+    open_ = _during(ctx, "transactions_open", start, end)
     transaction = bool(open_.len() and open_.max() > 0)
     if transaction:
-        idle = _during(analysis, "transactions_inactive", start, end)
+        idle = _during(ctx, "transactions_inactive", start, end)
         evidence.update(transactions_open=int(open_.max()), transactions_inactive=int(idle.max()) if idle.len() else None)
         held = f" with {int(open_.max())} transaction(s) open" + (f", {int(idle.max())} idle between statements" if idle.len() and idle.max() > 0 else "")
     elif open_.len():
         held = " with no multi-document transaction open (a cursor or a long read's snapshot, which transactionLifetimeLimitSeconds does not bound)"
     evidence["holder"] = "transaction" if transaction else ("not a transaction" if open_.len() else None)
     grew = ""
-    store = _during(analysis, "history_store_mb", start, end)
+    store = _during(ctx, "history_store_mb", start, end)
     if store.len() >= 2 and store[-1] > store[0]:
         evidence["history_store_growth_mb"] = round(float(store[-1] - store[0]), 1)
         grew = f"; the history store grew by {store[-1] - store[0]:,.0f} MB"
-    reaped = _reaped(analysis, start, end)
+    reaped = _reaped(ctx, start, end)
     aborts = ""
     if not reaped.is_empty():
         evidence.update(reaper_aborts=reaped.height, reaper_abort_first=reaped["ts"].min(), reaper_abort_last=reaped["ts"].max())

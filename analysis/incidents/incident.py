@@ -5,7 +5,8 @@ window, the worst severity, a title stating cause → effect, the chain of
 steps each pointing at the findings and metrics it rests on, the root cause
 (ranked among candidates, each with its evidence), the findings folded into
 it (by id) and one list of recommendations, the root cause's fix first.
-`analysis.incidents.grouping` builds them.
+`analysis.incidents.grouping` builds them (`build`, the one place incidents are made); like the findings
+they fold in, they are frozen values.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from analysis.advice.recommendation import Recommendation, Withheld
 ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Step:
     """One link of the causal chain: what happened, and the evidence it rests on."""
 
@@ -34,7 +35,7 @@ class Step:
     thresholds: dict[str, Any] = field(default_factory=dict)  # name -> value with its source
 
 
-@dataclass
+@dataclass(frozen=True)
 class RootCause:
     kind: str  # one of ROOT_KINDS
     summary: str  # what it was, with its numbers
@@ -48,7 +49,7 @@ class RootCause:
             raise ValueError(f"root cause kind must be one of {ROOT_KINDS}, not {self.kind!r}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Incident:
     id: str
     start: Optional[dt.datetime]  # None only for a finding that has no window

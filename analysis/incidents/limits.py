@@ -11,29 +11,32 @@ resource root cause of cache incidents; the fix is memory, not a setting.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
+from analysis.findings.context import Context
+from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.text import pct
 from analysis.advice.recommendation import advise
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
+# The kinds a cache too small for the working set sets off (cache pressure: its detector's record says).
+KINDS = explained_by("cache_too_small")
 NEAR = 2.0  # points of the cache
 MOST = 0.8
 RISING = 1.5
 
 
-def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
-    series = analysis.series
-    if "cache_pressure" not in kinds or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
+def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+    series = ctx.series
+    present = [k for k in KINDS if k in kinds]
+    if not present or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
         return []
     fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
     if not fill.height:
@@ -41,7 +44,7 @@ def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start
     near = float((fill["cache_fill_pct"] >= fill["eviction_trigger_pct"] - NEAR).mean())
     if near < MOST:
         return []
-    trigger = analysis.thresholds.describe("eviction_trigger")
+    trigger = ctx.thresholds.describe("eviction_trigger")
     evidence: dict[str, Any] = {"mechanism": "cache_too_small", "share_near_trigger": round(near, 3), "eviction_trigger": trigger,
                                 "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
                                 "thresholds": {"near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",
@@ -66,6 +69,6 @@ def cache_too_small(analysis: "Analysis", kinds: dict[str, list[Finding]], start
         recommendations=[advise("resize", "Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), "
                                           "or shrink the working set (indexes that fit, documents read less often, an archive of cold data)",
                                 "settings alone only move where it tips over")],
-        findings=[f.id for f in kinds["cache_pressure"]],
+        findings=[f.id for k in present for f in kinds[k]],
         headline="A cache too small for the working set",
     )]

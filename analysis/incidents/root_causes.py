@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
@@ -27,17 +27,16 @@ from analysis.incidents import held_resources
 from analysis.incidents import limits
 from analysis.incidents import workload
 from analysis.findings.culprits import describe as describe_culprit
-from analysis.findings.detectors import LINKS, RECORDS
+from analysis.findings.context import Context
+from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
 from analysis.text import duration, pct
 from analysis.series.thresholds import SPEC
 
-if TYPE_CHECKING:
-    from analysis.analyze import Analysis
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
-WRITE_LOAD_KINDS = ("checkpoint_stall", "cache_pressure")
+WRITE_LOAD_KINDS = explained_by("write_load")
 # A rate this far from the hour before it is a change worth naming.
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
@@ -49,7 +48,7 @@ BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
 AFTER_RESTART = (dt.timedelta(seconds=10), dt.timedelta(seconds=60))
 # The kinds a restart sets off by itself: the work drops while clients reconnect, and they reconnect at once.
-RESTART_KINDS = ("throughput_dip", "connection_storm")
+RESTART_KINDS = explained_by("restart")
 
 
 def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -135,10 +134,10 @@ def _figures(finding: Finding) -> dict[str, Any]:
     return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
 
 
-def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
+def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """Dirty data outrunning eviction and checkpoints: the write rate, dirty data and checkpoint time the file holds."""
     present = [k for k in WRITE_LOAD_KINDS if k in kinds]
-    series = analysis.series
+    series = ctx.series
     if not present or "writes_per_s" not in series.columns:
         return []
     during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
@@ -149,30 +148,34 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
     usual = float(before["writes_per_s"].median() or 0) if before.height else None
     evidence: dict[str, Any] = {"writes_per_s": round(writes), "writes_per_s_before": None if usual is None else round(usual)}
     load = f"{writes:,.0f} write operations/s"
-    if "ops_per_s" in during.columns and during["ops_per_s"].mean():
-        evidence["ops_per_s"] = round(float(during["ops_per_s"].mean()))
-        load += f", {evidence['ops_per_s']:,} operations/s in all"
+    # Operations as clients count them: each request finished (opLatencies), not opcounters' mix of units.
+    finished = [c for c in ("reads_per_s", "writes_per_s", "commands_per_s") if c in during.columns]
+    total = float(during.select(pl.sum_horizontal(finished).mean()).item() or 0)
+    if total > writes:
+        evidence["operations_per_s_all"] = round(total)
+        load += f", {evidence['operations_per_s_all']:,} operations/s in all"
     changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
     evidence["writes_changed"] = changed if usual is not None else None
     if changed:
         load += f", against {usual:,.0f} writes/s before"
-    rates, carried = workload.mix(during), workload.carriers(analysis.logs.slow_ops if analysis.logs is not None else None, start, end)
-    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, carried_by=carried)
+    rates, docs = workload.mix(during), workload.documents(during)
+    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
+    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, documents_per_s={done: round(rate) for done, rate in docs}, carried_by=carried)
     parts = [f"write load ({load})"]
-    if rates or carried:
-        parts.append(workload.told(rates, carried))
+    if rates or docs or carried:
+        parts.append(workload.told(rates, docs, carried))
     if usual is not None and not changed:
         parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
-        target = analysis.thresholds.value("eviction_dirty_target")
+        target = ctx.thresholds.value("eviction_dirty_target")
         evidence["dirty_pct_peak"] = round(dirty, 2)
-        evidence["eviction_dirty_target"] = analysis.thresholds.describe("eviction_dirty_target")
+        evidence["eviction_dirty_target"] = ctx.thresholds.describe("eviction_dirty_target")
         if target is not None and dirty > target:
             parts.append(f"dirty data up to {dirty:.1f} % of the cache against the {target:g} % target")
-    checkpoints = [c for c in analysis.checkpoints if c.end >= start and c.start <= end]
+    checkpoints = [c for c in ctx.checkpoints if c.end >= start and c.start <= end]
     if checkpoints:
-        parts.append(_checkpoint_behaviour(analysis, checkpoints, start, end, evidence))
+        parts.append(_checkpoint_behaviour(ctx, checkpoints, start, end, evidence))
     outran = "checkpoints" if checkpoints else "eviction"
     headline = f"Write load ({load}) outran {outran}"
     if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
@@ -183,16 +186,16 @@ def _write_load(analysis: "Analysis", kinds: dict[str, list[Finding]], start: dt
                       findings=[f.id for k in present for f in kinds[k]])]
 
 
-def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.datetime, end: dt.datetime, evidence: dict[str, Any]) -> str:
+def _checkpoint_behaviour(ctx: Context, checkpoints: list, start: dt.datetime, end: dt.datetime, evidence: dict[str, Any]) -> str:
     """How the checkpoints in the window ran: how many, how long, how much of the time, how often they started
     against the interval in effect (when that is the assumed default, checkpoints starting far more often say it was set shorter)."""
     busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in checkpoints)
     share = min(busy / max((end - start).total_seconds(), 1.0), 1.0)
     longest = max(c.seconds for c in checkpoints)
-    interval = analysis.thresholds.current("checkpoint_interval")
+    interval = ctx.thresholds.current("checkpoint_interval")
     evidence.update(checkpoints=len(checkpoints), checkpoint_longest_s=round(longest, 1), checkpoint_time_share=round(share, 3),
-                    checkpoint_interval=analysis.thresholds.describe("checkpoint_interval"))
-    earlier = [c.seconds for c in analysis.checkpoints if start - BEFORE <= c.start and c.end < start]
+                    checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"))
+    earlier = [c.seconds for c in ctx.checkpoints if start - BEFORE <= c.start and c.end < start]
     # Counted over the whole incident (a finding's title counts its own window, or only the checkpoints that ran long): said so.
     text = (f"{len(checkpoints)} checkpoints{' back to back' if share >= BACK_TO_BACK else ''} in the incident's "
             f"{duration((end - start).total_seconds())}, up to {duration(longest)} each ({pct(share)} of the time)")
@@ -211,12 +214,12 @@ def _checkpoint_behaviour(analysis: "Analysis", checkpoints: list, start: dt.dat
     return text
 
 
-def _restarted(analysis: "Analysis", chain: list[str], kinds: dict[str, list[Finding]], start: dt.datetime) -> list[RootCause]:
+def _restarted(ctx: Context, chain: list[str], kinds: dict[str, list[Finding]], start: dt.datetime) -> list[RootCause]:
     """A restart the series shows just before the chain began, when the chain starts with what a restart does."""
-    if not chain or chain[0] not in RESTART_KINDS or "restart" not in analysis.series.columns:
+    if not chain or chain[0] not in RESTART_KINDS or "restart" not in ctx.series.columns:
         return []
     before, after = AFTER_RESTART
-    marks = analysis.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
+    marks = ctx.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
         pl.col("restart"), pl.col(TIME_COLUMN).is_between(start - after, start + before))
     if marks.is_empty():
         return []
@@ -229,32 +232,32 @@ def _restarted(analysis: "Analysis", chain: list[str], kinds: dict[str, list[Fin
                       headline=f"a restart at {first:%H:%M:%S}")]
 
 
-def _undetermined(analysis: "Analysis", findings: list[Finding]) -> RootCause:
+def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
     missing = []
-    if analysis.logs is None:
+    if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
     missing.append("a longer capture (the hour before shows what changed)")
     return RootCause(kind="undetermined", summary="cause not determined",
                      evidence={"would_tell": missing}, findings=[f.id for f in findings])
 
 
-def rank_causes(analysis: "Analysis", findings: list[Finding]) -> list[RootCause]:
+def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
     if any(f.start is None or f.end is None for f in findings):
-        return [_undetermined(analysis, findings)]  # no window to read the series or the log in
+        return [_undetermined(ctx, findings)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
     chain = order(kinds)
     starters = _starters(chain, kinds)
-    load = _write_load(analysis, kinds, start, end)
+    load = _write_load(ctx, kinds, start, end)
     candidates = (_operations(findings, (end - start).total_seconds())
-                  + held_resources.index_builds(analysis, kinds, start, end) + held_resources.pinned_history(analysis, kinds, start, end)
-                  + [c for c in starters if c.kind == "restart"] + _restarted(analysis, chain, kinds, start)
-                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(analysis, kinds, start, end)
+                  + held_resources.index_builds(ctx, kinds, start, end) + held_resources.pinned_history(ctx, kinds, start, end)
+                  + [c for c in starters if c.kind == "restart"] + _restarted(ctx, chain, kinds, start)
+                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(ctx, kinds, start, end)
                   + [c for c in starters if c.kind == "workload"]
-                  + [_under_load(c, load) for c in configuration.outliers(analysis.thresholds, analysis.node, set(kinds), start, end)]
+                  + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
                   + load)
-    return candidates or [_undetermined(analysis, findings)]
+    return candidates or [_undetermined(ctx, findings)]
 
 
 def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:

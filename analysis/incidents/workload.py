@@ -1,8 +1,11 @@
-"""Whose load it is: the operation types FTDC counts, and the namespaces, commands and clients the log shows carrying it.
+"""Whose load it is: the operations and documents FTDC counts, and the namespaces, commands and clients the log
+shows carrying it.
 
-opcounters count every operation by type (insert, query, update, delete, getmore, command) as it is processed;
-the log names the slow ones with their namespace and the client's appName. A workload root cause says both,
-and whether the load changed against the hour before (`root_causes`).
+opcounters count operations by type as they are processed, each in its own unit (`derived.COUNTED`: an insert
+batch counts its documents, a getMore its batch); metrics.document counts the documents returned, inserted,
+updated and deleted. The log names the slow operations with their namespace and the client's appName. A
+workload root cause says all three, each in its unit, and whether the load changed against the hour before
+(`root_causes`).
 """
 
 from __future__ import annotations
@@ -13,15 +16,23 @@ from typing import Any, Optional
 import polars as pl
 
 from analysis.findings.culprits import overlapping
-from analysis.series.derived import OPCOUNTERS
+from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 
 TOP = 3
 
 
+def _busiest(rates: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    return sorted(((name, rate) for name, rate in rates if rate >= 0.5), key=lambda r: -r[1])
+
+
 def mix(during: pl.DataFrame) -> list[tuple[str, float]]:
-    """Operations per second by opcounters type over the window, busiest first (types with none left out)."""
-    rates = [(op, float(during[f"{op}_ops_per_s"].mean() or 0)) for op in OPCOUNTERS if f"{op}_ops_per_s" in during.columns]
-    return sorted(((op, rate) for op, rate in rates if rate >= 0.5), key=lambda r: -r[1])
+    """Each opcounter's rate over the window (its own unit: `COUNTED`), busiest first (types with none left out)."""
+    return _busiest([(op, float(during[f"{op}_ops_per_s"].mean() or 0)) for op in OPCOUNTERS if f"{op}_ops_per_s" in during.columns])
+
+
+def documents(during: pl.DataFrame) -> list[tuple[str, float]]:
+    """Documents per second over the window by what was done to them (metrics.document), busiest first."""
+    return _busiest([(done, float(during[column].mean() or 0)) for done, column in DOCUMENTS.items() if column in during.columns])
 
 
 def carriers(slow_ops: Optional[pl.DataFrame], start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
@@ -40,9 +51,14 @@ def carriers(slow_ops: Optional[pl.DataFrame], start: dt.datetime, end: dt.datet
             for r in top.iter_rows(named=True)]
 
 
-def told(rates: list[tuple[str, float]], carried: list[dict[str, Any]]) -> str:
-    """`inserts 400/s, updates 280/s; carried in the log by shop.orders update (62 %, app orders-service), ...`"""
-    text = ", ".join(f"{op} {rate:,.0f}/s" for op, rate in rates[:TOP])
+def told(rates: list[tuple[str, float]], docs: list[tuple[str, float]], carried: list[dict[str, Any]]) -> str:
+    """`2,000 queries/s, 300 commands/s, 279 update statements/s; documents 4,400 returned/s, 400 inserted/s; the log's
+    slow operations mostly shop.orders update (62 %, app orders-service), ...`: operations in their counters' units
+    (documents inserted among documents), then documents."""
+    operations = [(op, rate) for op, rate in rates if not (op == "insert" and docs)]
+    text = ", ".join(f"{rate:,.0f} {COUNTED[op]}/s" for op, rate in operations[:TOP])
+    if docs:
+        text += ("; " if text else "") + "documents " + ", ".join(f"{rate:,.0f} {done}/s" for done, rate in docs[:TOP])
     if carried:
         text += ("; " if text else "") + "the log's slow operations mostly " + ", ".join(
             f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({c['share']:.0%}" + (f", app {c['app']})" if c["app"] else ")")

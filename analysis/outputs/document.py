@@ -17,6 +17,7 @@ from analysis.findings import detectors
 from analysis.analyze import Analysis
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
+from analysis.workbench import system
 from analysis.workbench.log_overview import workload
 from analysis.text import duration
 
@@ -85,8 +86,6 @@ def headlines(analyses: Sequence[Analysis], names: Sequence[str], cross_incident
 def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
     """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
     (`analyses` are the report's nodes, which name the replica set's members)."""
-    from analysis.workbench import system  # here: system names members through nodes, which builds this document
-
     found = workload(analysis.logs)
     return {**(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
             "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),

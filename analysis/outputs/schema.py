@@ -152,13 +152,14 @@ def _recommendations(rows: Optional[list[dict[str, Any]]]) -> list[Recommendatio
 
 
 def finding_of(row: dict[str, Any]) -> Finding:
-    """A FINDINGS_SCHEMA row (as `to_pylist` gives it) as a `Finding` again."""
+    """A FINDINGS_SCHEMA row (as `to_pylist` gives it) as a `Finding` again. A row holds the title and explanation
+    as told: they come back whole, the title as the subject (nothing is parsed back into its parts)."""
     def culprits(column: str) -> list[Culprit]:
         return [Culprit(**{**c, "first_started": _time(c["first_started"]), "last_ended": _time(c["last_ended"]),
                            "recommendations": _recommendations(c["recommendations"])}) for c in row[column] or []]
 
-    return Finding(kind=row["kind"], severity=row["severity"], start=row["start"], end=row["end"], title=row["title"],
-                   explanation=row["explanation"], evidence=json.loads(row["evidence"]), culprits=culprits("culprits"),
+    return Finding(kind=row["kind"], severity=row["severity"], start=row["start"], end=row["end"], subject=row["title"],
+                   reasoning=row["explanation"], evidence=json.loads(row["evidence"]), culprits=culprits("culprits"),
                    recommendations=_recommendations(row["recommendations"]), resource=row["resource"], causes=culprits("causes"), id=row["id"] or "")
 
 

@@ -30,6 +30,13 @@ GAP_PERIODS = 3
 PERIOD_WINDOW = 5
 OP_CLASSES = ("reads", "writes", "commands", "transactions")
 OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
+# What each opcounter counts, in the words a user counts in: mongod adds the documents of an insert batch one by one
+# (`gotInserts(batch.size())`), an update or delete statement once however many documents it touched, a getMore
+# once per batch of a cursor, and every other command (aggregate, hello, heartbeats) under `command`.
+COUNTED = {"insert": "documents inserted", "query": "queries", "update": "update statements", "delete": "delete statements",
+           "getmore": "getMore batches", "command": "commands"}
+# metrics.document.*: documents as users count them, by what was done to them.
+DOCUMENTS = {"returned": "returned_per_s", "inserted": "documents_inserted_per_s", "updated": "documents_updated_per_s", "deleted": "documents_deleted_per_s"}
 WAITERS = {"read": "readers", "write": "writers"}  # who queues for each kind of ticket (globalLock.currentQueue's names)
 
 
@@ -97,9 +104,9 @@ def _columns_per_resource() -> list[Column]:
 
 COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
-    Column("ops_per_s", "1/s", "all operations per second (opcounters)", tuple(f"opcounters.{o}" for o in OPCOUNTERS),
-           lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
-    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
+    Column("ops_per_s", "1/s", "opcounters per second, all types (queries, getMore batches, commands, update and delete statements, documents inserted)",
+           tuple(f"opcounters.{o}" for o in OPCOUNTERS), lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second: {COUNTED[o]}", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
     Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
            lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),
     # Cache

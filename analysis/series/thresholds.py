@@ -297,7 +297,7 @@ def effective_thresholds(
     """Thresholds from `metadata` and the log's wiredtiger_open strings `(time, text, where)`;
     `starts` are the times processes started (FTDC restarts, log start-up lines)."""
     startups = _startups(metadata, list(open_strings), list(starts))
-    layers = sorted(startups + _runtime(metadata), key=lambda l: (l.time is not None, l.time or dt.datetime.min))
+    layers = sorted(startups + _runtime(metadata), key=lambda layer: (layer.time is not None, layer.time or dt.datetime.min))
     timeline: dict[str, list[Setting]] = {}
     configured: dict[str, tuple[float, str]] = {}  # the current process's start-up settings
     runtime: dict[str, tuple[float, str]] = {}  # changed since it started

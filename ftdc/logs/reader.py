@@ -41,14 +41,14 @@ def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
 def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) -> BlockResult:
     """One block of a legacy text log; JSON lines in it (4.4+ appended after an
     in-place upgrade) go to the JSON decoder and keep their own line numbers."""
-    problems = ProblemLog(file)
-    slow, evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problems, years)
-    if slow["line"] or evts["line"]:
-        slow = columns.finish_slow_ops(columns.drop_implausible_durations(columns.raw_frame(slow, RAW_SLOW_OPS), problems), file)
-        evts = columns.finish_events(columns.raw_frame(evts, RAW_EVENTS), file)
+    problem_log = ProblemLog(file)
+    raw_slow, raw_evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problem_log, years)
+    if raw_slow["line"] or raw_evts["line"]:
+        slow = columns.finish_slow_ops(columns.drop_implausible_durations(columns.raw_frame(raw_slow, RAW_SLOW_OPS), problem_log), file)
+        evts = columns.finish_events(columns.raw_frame(raw_evts, RAW_EVENTS), file)
     else:  # no log line: a file of junk costs its problems, not a dozen polars steps (20,000 of them took 88 s)
         slow, evts = _no_slow_ops(), _no_events()
-    problems = problems.frame()
+    problems = problem_log.frame()
     lines = data.split(b"\n")
     json_at = pl.Series("line", [n for n, line in enumerate(lines, 1) if line.lstrip().startswith(b"{")], dtype=pl.Int64)
     if len(json_at):
@@ -357,28 +357,29 @@ def _patched(column: pl.Series, rows: pl.Series, values: pl.Series) -> pl.Series
     return pl.concat(pieces, rechunk=False) if pieces else column
 
 
-def _node_names(evts: pl.DataFrame) -> tuple[dict, dict]:
+def _node_names(evts: pl.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
     """host:port from start-up lines, per file and per group (a node's rotated files)."""
     started = evts.filter(pl.col("host").is_not_null())
-    return tuple(
-        dict(started.group_by(key, maintain_order=True).agg(pl.col("host").first()).iter_rows())
-        for key in ("file", "group")
-    )
+
+    def by(key: str) -> dict[str, str]:
+        return dict(started.group_by(key, maintain_order=True).agg(pl.col("host").first()).iter_rows())
+
+    return by("file"), by("group")
 
 
-def _groups_apart(by_group: dict, slow: pl.DataFrame, evts: pl.DataFrame) -> dict:
+def _groups_apart(by_group: dict[str, str], slow: pl.DataFrame, evts: pl.DataFrame) -> dict[str, str]:
     """Node names for groups (a folder's rotated files) that name the same host:port as an earlier
     group while their lines overlap in time: two nodes sharing an address (test rigs on
     localhost:27017), not one node's logs, which cover each moment once. Each is named
     `host:port (its folder)`, with a warning; groups of one address on different days stay one node."""
-    spans = pl.concat([slow.select("group", "ts"), evts.select("group", "ts")]).drop_nulls().group_by("group").agg(
+    span_rows = pl.concat([slow.select("group", "ts"), evts.select("group", "ts")]).drop_nulls().group_by("group").agg(
         first=pl.col("ts").min(), last=pl.col("ts").max())
-    spans = {g: (first, last) for g, first, last in spans.iter_rows()}
-    kept: dict[str, list[tuple]] = {}
-    apart = {}
+    spans: dict[str, tuple[dt.datetime, dt.datetime]] = {g: (first, last) for g, first, last in span_rows.iter_rows()}
+    kept: dict[str, list[tuple[str, tuple[dt.datetime, dt.datetime]]]] = {}
+    apart: dict[str, str] = {}
     for group in sorted((g for g in by_group if g in spans), key=lambda g: spans[g]):
         host, (first, last) = by_group[group], spans[group]
-        overlapping = [g for g, (f, l) in kept.get(host, []) if f <= last and first <= l]
+        overlapping = [g for g, (kept_first, kept_last) in kept.get(host, []) if kept_first <= last and first <= kept_last]
         if overlapping:
             apart[group] = f"{host} ({group})"
             warnings.warn(f"{group}: another node at {host} than {overlapping[0]} (their lines overlap in time): named {apart[group]}",

@@ -6,11 +6,17 @@ WRITE lines are left out: their batch's COMMAND line already counts the time
 rows group by the server's hash instead (queryShapeHash, else queryHash).
 """
 
+from typing import TypeVar
+
 import polars as pl
+
+from ..frames import Dtype
+
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
 SORT_KEYS = {"total": "total_ms", "p95": "p95_ms", "count": "count"}
 
-SUMMARY = {
+SUMMARY: dict[str, Dtype] = {
     "ns": pl.String,
     "command": pl.String,
     "shape": pl.String,
@@ -49,7 +55,7 @@ def _group_key() -> pl.Expr:
     )
 
 
-def queries(slow_ops: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+def queries(slow_ops: Frame) -> Frame:
     """The slow operations that are queries, each counted once: per-statement WRITE lines
     that repeat their command's line and index builds (STORAGE lines of type "none") left out.
     A filter copies every column it keeps: give it the columns you need, or a LazyFrame."""
@@ -97,5 +103,5 @@ def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total", *, by_node: b
         docs_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("docs_examined") / pl.col("nreturned")),
         plan_kinds=pl.when(pl.col("plan_kinds") != "").then(pl.col("plan_kinds")),
     )
-    schema = ({"node": pl.String} if by_node else {}) | SUMMARY
+    schema = pl.Schema({"node": pl.String, **SUMMARY} if by_node else SUMMARY)
     return summary.sort(SORT_KEYS[sort], "total_ms", descending=True).select(*schema, *extra).cast(schema)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Optional, Union
+from typing import Optional
 
 import bson
 from bson.codec_options import CodecOptions, DatetimeConversion
@@ -17,7 +17,7 @@ TYPE_METRIC_CHUNK = 1
 # Raw access to one top-level field; Dates come back as exact milliseconds.
 RAW_MS = CodecOptions(document_class=RawBSONDocument, datetime_conversion=DatetimeConversion.DATETIME_MS)
 
-Document = Union[bytes, bytearray, memoryview, RawBSONDocument, Mapping]
+Document = bytes | bytearray | memoryview | RawBSONDocument | Mapping
 
 
 def to_bson(document: Document) -> bytes:

@@ -1,34 +1,16 @@
 """Every detector: `detect(ctx) -> list[Finding]`, one module per kind, each declaring its `DETECTOR` record
-(`record.Detector`); the registries below are read from those records."""
+(`record.Detector`); the registries below are read from those records. `MODULES` is every module of this
+folder but the record's own, so a new detector cannot be left out: it runs in its record's `order`."""
 
-from analysis.findings.detectors import (
-    cache_pressure,
-    checkpoint_stall,
-    connection_storm,
-    node_events,
-    dhandle_pressure,
-    disk_saturation,
-    replication,
-    restart_loop,
-    throughput_dip,
-    ticket_exhaustion,
-    ttl_burst,
-)
+import importlib
+import pkgutil
+
+from analysis.findings.detectors import replication
 from analysis.findings.detectors.record import Detector
 
-MODULES = (
-    checkpoint_stall,
-    cache_pressure,
-    ticket_exhaustion,
-    ttl_burst,
-    disk_saturation,
-    dhandle_pressure,
-    throughput_dip,
-    connection_storm,
-    replication,
-    restart_loop,
-    node_events,
-)
+NOT_DETECTORS = ("record",)  # the record's own module
+MODULES = tuple(sorted((importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
+                        if info.name not in NOT_DETECTORS), key=lambda m: m.DETECTOR.order))
 DETECTORS = tuple(m.detect for m in MODULES)
 # Kind -> the record of the detector that emits it.
 RECORDS: dict[str, Detector] = {kind: m.DETECTOR for m in MODULES for kind in m.DETECTOR.kinds}
@@ -38,5 +20,16 @@ LINKS: dict[str, tuple[str, ...]] = {kind: record.sets_off for kind, record in R
 NOT_ATTRIBUTED = tuple(kind for kind, record in RECORDS.items() if not record.attributed)
 REPLICA_SET_WIDE = tuple(kind for kind, record in RECORDS.items() if record.replica_set_wide)
 
-# Run after every detector: findings that change meaning beside others.
+
+def explained_by(candidate: str) -> tuple[str, ...]:
+    """The kinds whose chains the root-cause candidate (`record.CANDIDATES`) is tested for, in detector order."""
+    return tuple(kind for kind, record in RECORDS.items() if candidate in record.explained_by)
+
+
+def bearing_settings(kinds) -> set[str]:
+    """The settings whose outliers bear on any of `kinds` (`configuration`)."""
+    return {setting for kind in kinds if kind in RECORDS for setting in RECORDS[kind].settings}
+
+
+# Run after every detector, each returning the findings again: findings that change meaning beside others.
 RELATE = (replication.relate,)

@@ -48,11 +48,20 @@ METHOD = (
     f"{CRITICAL_S / 60:g} minutes or more."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    order=20, kinds=(KIND,), method=METHOD,
+    reads=("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct", "cache_max_bytes", "eviction_trigger_pct", "eviction_dirty_trigger_pct",
+           "eviction_updates_trigger_pct", "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
     # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
     sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
     panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
             ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
+    # Pages read from disk fill the cache: a scan's reading is time it held it.
+    reading_holds=True,
+    # Dirty data outrunning eviction: the write load, an index build, pinned history, or a cache too small for the working set;
+    # the checkpoint interval, the cache size and the eviction targets and triggers bear on it.
+    explained_by=("write_load", "index_build", "pinned_history", "cache_too_small"),
+    settings=("checkpoint_interval", "cache_size", "eviction_target", "eviction_trigger", "eviction_dirty_target", "eviction_dirty_trigger",
+              "eviction_updates_trigger"),
 )
 
 
@@ -137,8 +146,9 @@ def detect(ctx: Context) -> list[Finding]:
             severity=severity,
             start=window.start,
             end=window.end,
-            title=f"Cache past its eviction trigger for {duration(window.seconds)}: {what}",
-            explanation=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
+            subject=f"Cache past its eviction trigger for {duration(window.seconds)}",
+            statement=what,
+            reasoning=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
             evidence={
                 "metrics": ctx.paths(*(level for _, level, _, _ in checks), "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
                 "breaches": breached,

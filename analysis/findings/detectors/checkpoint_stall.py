@@ -60,11 +60,16 @@ METHOD = (
     f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD,  # its root is the write load or a setting (analysis.root_causes)
+    order=10, kinds=(KIND,), method=METHOD,
+    reads=("reads_latency_ms", "writes_latency_ms", "commands_latency_ms", "checkpoint_running", "checkpoint_time_ms", "checkpoint_last_ms",
+           "cache_dirty_pct"),
     # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
     # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
     sets_off=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
     panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
+    # A chain of long checkpoints: the write load, an index build or pinned history behind it. The interval bears on it; the
+    # cache size does not: the dirty data a checkpoint writes is bounded by a share of the cache, so a small cache shortens them.
+    explained_by=("write_load", "index_build", "pinned_history"), settings=("checkpoint_interval",),
 )
 
 
@@ -242,8 +247,9 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
         start=start,
         end=end,
-        title=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}: up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
-        explanation=(
+        subject=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}",
+        statement=f"up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
+        reasoning=(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
@@ -307,8 +313,8 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             severity="critical" if peak.peak_ms >= CRITICAL_MS or longest.seconds >= 2 * interval else "warning",
             start=start,
             end=end,
-            title=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
-            explanation=(
+            subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
+            reasoning=(
                 f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
                 f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
                 f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {usual:,.1f} ms baseline"

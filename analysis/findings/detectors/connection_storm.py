@@ -34,9 +34,11 @@ METHOD = (
     f"{RISE_SHARE * 100:g} % or more. Critical when the node refused connections or had none left."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="workload",
+    order=80, kinds=(KIND,), method=METHOD, root="workload",
+    reads=("connections", "connections_available", "connections_created_per_s", "connections_rejected"),
     sets_off=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
     panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
+    explained_by=("restart",),  # a new process: its clients reconnect at once
 )
 
 
@@ -84,14 +86,15 @@ def detect(ctx: Context) -> list[Finding]:
             severity="critical" if refused else "warning",
             start=window.start,
             end=window.end,
-            title=f"Connection storm: {created:,.0f} connections opened in {duration(window.seconds)}, open count {start_count:,.0f} → {peak:,.0f}"
+            subject="Connection storm",
+            statement=f"{created:,.0f} connections opened in {duration(window.seconds)}, open count {start_count:,.0f} → {peak:,.0f}"
                   + (", connections refused" if refused else ""),
-            explanation=(f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
-                         f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
-                         f"{start_count:,.0f} to {peak:,.0f}."
-                         + (f" {rejected:,.0f} were rejected." if rejected else "")
-                         + (" No connections were left available." if exhausted else "")
-                         + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")),
+            reasoning=(f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
+                       f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
+                       f"{start_count:,.0f} to {peak:,.0f}."
+                       + (f" {rejected:,.0f} were rejected." if rejected else "")
+                       + (" No connections were left available." if exhausted else "")
+                       + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")),
             evidence={
                 "metrics": ctx.paths("connections", "connections_created_per_s", "connections_rejected", "connections_available"),
                 "created": created, "open_before": start_count, "open_peak": peak, "rejected": rejected,

@@ -41,7 +41,8 @@ METHOD = (
     f"least {MIN_S:g} s. Handles growing by {GROWTH * 100:g} % and at least {MIN_GROWTH:,} alone is informational."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="workload",
+    order=60, kinds=(KIND,), method=METHOD, root="workload",
+    reads=("dhandles", "dhandles_swept", "dhandle_lock_wait_threads", "schema_lock_wait_threads", "checkpoint_gather_handles_ms"),
     sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
     panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
 )
@@ -76,8 +77,8 @@ def detect(ctx: Context) -> list[Finding]:
             severity="warning",
             start=window.start,
             end=window.end,
-            title=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
-            explanation=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
+            subject=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
+            reasoning=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
             evidence={
                 "metrics": ctx.paths("dhandles", *waits, "checkpoint_gather_handles_ms", "dhandles_swept"),
                 "dhandles_peak": handles,
@@ -98,8 +99,8 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="info",
                 start=counts["start"][0],
                 end=at,
-                title=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
-                explanation=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
+                subject=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
+                reasoning=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
                             + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
                 evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
                 recommendations=_recommendations(ctx, peak, counts["start"][0], at),

@@ -36,7 +36,8 @@ METHOD = (
     f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="resource",
+    order=50, kinds=(KIND,), method=METHOD, root="resource",
+    reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
     sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
 )
@@ -47,10 +48,11 @@ def _windows_not_checked(ctx: Context) -> Finding:
     devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
     return Finding(
         kind=KIND, severity="info", start=ctx.first, end=ctx.last,
-        title=f"Disk saturation not checked: this Windows node's PhysicalDisk counters ({', '.join(devices)}) do not record the time its disks were busy",
-        explanation=("mongod on Windows samples PhysicalDisk performance counters per disk: reads, writes, bytes and the time requests took "
-                     "(read: time per request, requests in flight, IOPS and throughput are in the disk panels), but not the time a disk was busy "
-                     f"(% Idle Time), and saturation needs a disk busy at least {UTIL_PCT:g} % of the time, so nothing is said either way about it."),
+        subject="Disk saturation not checked",
+        statement=f"this Windows node's PhysicalDisk counters ({', '.join(devices)}) do not record the time its disks were busy",
+        reasoning=("mongod on Windows samples PhysicalDisk performance counters per disk: reads, writes, bytes and the time requests took "
+                   "(read: time per request, requests in flight, IOPS and throughput are in the disk panels), but not the time a disk was busy "
+                   f"(% Idle Time), and saturation needs a disk busy at least {UTIL_PCT:g} % of the time, so nothing is said either way about it."),
         evidence={"layout": "windows PhysicalDisk", "devices": devices, "not_recorded": "% Idle Time",
                   "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))]},
     )
@@ -96,9 +98,10 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
                 start=window.start,
                 end=window.end,
-                title=f"Disk {dev} saturated for {duration(window.seconds)}: ≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
-                explanation=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
-                             f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
+                subject=f"Disk {dev} saturated for {duration(window.seconds)}",
+                statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                reasoning=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
+                           f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
                 evidence={
                     "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
                     "device": dev,

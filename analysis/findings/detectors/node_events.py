@@ -22,7 +22,7 @@ from analysis.findings.detectors.restart_loop import loops
 # Context for the other findings (`info`): what it bounds, nothing it causes.
 METHOD = (f"A restart is a new process (its pid changed or its uptime went back); a gap is more than {GAP_PERIODS} sampling periods "
           "without a sample (mongod down, or too stalled to collect). Both bound what the other findings can see.")
-DETECTOR = Detector(kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
+DETECTOR = Detector(order=110, kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
 
 MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
 
@@ -37,25 +37,25 @@ def detect(ctx: Context) -> list[Finding]:
         down = (row[TIME_COLUMN] - row["previous"]).total_seconds()
         findings.append(Finding(
             kind="restart", severity="info", start=row["previous"], end=row[TIME_COLUMN],
-            title=f"mongod restarted between {dated_span(row['previous'], row[TIME_COLUMN], 'and')}, down for at most {duration(down)}",
-            explanation=(f"A new process (its pid changed or its uptime went back): the old one's last sample and the new one's first are "
-                         f"{duration(down)} apart. Counters restart from zero, so no rate is taken across it."),
+            subject=f"mongod restarted between {dated_span(row['previous'], row[TIME_COLUMN], 'and')}, down for at most {duration(down)}",
+            reasoning=(f"A new process (its pid changed or its uptime went back): the old one's last sample and the new one's first are "
+                       f"{duration(down)} apart. Counters restart from zero, so no rate is taken across it."),
             evidence={"metrics": [p for p in (ctx.resolved.path("pid"), ctx.resolved.path("uptime_ms") or ctx.resolved.path("uptime_s")) if p]},
         ))
     gaps = marks.filter(pl.col("gap") & ~pl.col("restart")).with_columns(seconds=(pl.col(TIME_COLUMN) - pl.col("previous")).dt.total_milliseconds() / 1000)
     for row in gaps.sort("seconds", descending=True).head(MAX_GAPS).sort(TIME_COLUMN).iter_rows(named=True):
         findings.append(Finding(
             kind="ftdc_gap", severity="info", start=row["previous"], end=row[TIME_COLUMN],
-            title=f"No FTDC samples for {duration(row['seconds'])}",
-            explanation=f"No sample from {dated_span(row['previous'], row[TIME_COLUMN])}: mongod was down, or too stalled to collect.",
+            subject=f"No FTDC samples for {duration(row['seconds'])}",
+            reasoning=f"No sample from {dated_span(row['previous'], row[TIME_COLUMN])}: mongod was down, or too stalled to collect.",
             evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
         ))
     if gaps.height > MAX_GAPS:
         rest = gaps.sort("seconds", descending=True).slice(MAX_GAPS)
         findings.append(Finding(
             kind="ftdc_gap", severity="info", start=rest[TIME_COLUMN].min(), end=rest[TIME_COLUMN].max(),
-            title=f"{rest.height} shorter FTDC gaps",
-            explanation=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(float(rest['seconds'].max()))}.",
+            subject=f"{rest.height} shorter FTDC gaps",
+            reasoning=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(float(rest['seconds'].max()))}.",
             evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
         ))
     return findings

@@ -1,20 +1,32 @@
 """The one record each detector declares about itself; the registries read it.
 
 A detector module states, in one `DETECTOR = Detector(...)` block near its
-top: the kinds of finding it emits, the evidence panels that show them, whether
-the log's operations can explain its windows, whether members' copies merge
-into one cross-node finding, its method (for the report's readers: values, not
-constant names; the module docstring is for developers), and its causal
-links: the kinds its mechanism can set off. Incidents group findings along
-those links (`analysis.incidents.incident`); what a kind is caused by is the inverse.
+top, everything the rest of the pipeline needs to know about it: where it runs
+among the detectors, the kinds of finding it emits, how it decides (for the
+report's readers: values, not constant names; the module docstring is for
+developers), the derived columns it reasons about, the evidence panels that
+show it, whether the log's operations can explain its windows, whether every
+member of a replica set sees it (members' copies merge into one finding), the
+kinds its mechanism can set off (incidents group findings along those links,
+`analysis.incidents.grouping`; what a kind is caused by is the inverse), and its
+part in root causes: the root a chain starting with it has, the candidates a
+chain holding it is tested for, the settings whose outliers bear on it, and
+whether a slow operation's disk reads hold its resource (culprits).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 # What a chain that starts at a finding of this detector has as its root cause
-# when no operation or configuration explains it better (see `analysis.incidents.incident`).
+# when no operation or configuration explains it better (see `analysis.incidents.root_causes`).
 ROOTS = ("workload", "resource", "restart", "undetermined")
+# The root-cause candidates, beyond a COLLSCAN the log names and the record's own root, that
+# a chain holding the kind is tested for, each by one function: the write load behind dirty data
+# and checkpoints (`root_causes`), an index build and history pinned in the cache
+# (`held_resources`), a cache too small for the working set (`limits`), and a restart just
+# before a chain this kind starts (`root_causes`).
+CANDIDATES = ("write_load", "index_build", "pinned_history", "cache_too_small", "restart")
 
 # (title, derived columns, log scale); a column ending in "." stands for every device's or member's.
 Panel = tuple[str, tuple[str, ...], bool]
@@ -23,13 +35,20 @@ Panel = tuple[str, tuple[str, ...], bool]
 @dataclass(frozen=True)
 class Detector:
     kinds: tuple[str, ...]
+    order: int  # where it runs among the detectors (findings are produced in this order)
     method: str  # how it decides, in words for the report's readers (the values its constants stand for)
+    reads: tuple[str, ...] = ()  # the derived columns (`analysis.series.derived`) it reasons about, "." ending a family as in Panel
     sets_off: tuple[str, ...] = ()  # kinds its mechanism can set off (its effects; `Finding.causes` are a finding's causes)
     panels: tuple[Panel, ...] = ()  # two at most: each panel costs a figure as much as drawing it
     attributed: bool = True  # the log's slow operations can explain its windows (culprits)
+    reading_holds: bool = False  # a slow operation's disk reads are time holding its resource (culprits), not a wait
     replica_set_wide: bool = False  # every member of the replica set sees it: members' copies merge into one finding
     root: str = "undetermined"  # the root cause a chain starting here has, failing a better one
+    explained_by: tuple[str, ...] = ()  # CANDIDATES a chain holding it is tested for
+    settings: tuple[str, ...] = ()  # settings (`analysis.series.thresholds`) whose outliers set it off or worsen it (`configuration`)
 
     def __post_init__(self) -> None:
         if self.root not in ROOTS:
             raise ValueError(f"root must be one of {ROOTS}, not {self.root!r}")
+        if unknown := set(self.explained_by) - set(CANDIDATES):
+            raise ValueError(f"explained_by must name {CANDIDATES}, not {sorted(unknown)}")

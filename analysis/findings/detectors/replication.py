@@ -16,6 +16,8 @@ context (`info`) unless it happened during another finding's window, which
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from ftdc.frames import TIME_COLUMN
@@ -42,7 +44,8 @@ METHOD = (
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
-    kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    order=90, kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    reads=("member_state.", "member_lag_s.", "member_self."),
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
     sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
     panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
@@ -73,14 +76,14 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
         severity="critical" if peak >= CRITICAL_LAG_S else "warning",
         start=start,
         end=end,
-        title=f"{_opening(name)} lagged the primary by up to {duration(peak)} for {duration((end - start).total_seconds())}",
-        explanation=(f"From {span(start, end)}, {name}'s last applied operation trailed the primary's by "
-                     f"{LAG_S:g} s or more (peak {duration(peak)}), as replSetGetStatus saw it. Reads from it were that stale, "
-                     "and majority writes waited on the members that kept up."),
+        subject=f"{_opening(name)} lagged the primary by up to {duration(peak)} for {duration((end - start).total_seconds())}",
+        reasoning=(f"From {span(start, end)}, {name}'s last applied operation trailed the primary's by "
+                   f"{LAG_S:g} s or more (peak {duration(peak)}), as replSetGetStatus saw it. Reads from it were that stale, "
+                   "and majority writes waited on the members that kept up."),
         evidence={
             "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
             "member": member, "lag_s_peak": peak,
-            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly (docs/metrics.md §11); heartbeats and no-op writes add 10 s of noise"},
+            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly; heartbeats and no-op writes add 10 s of noise"},
         },
         recommendations=[
             advise("investigate", "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog"),
@@ -113,9 +116,9 @@ def change_finding(old: str, new: str, from_member: str, to_member: str, since, 
         severity="info",
         start=since,
         end=at,
-        title=f"Primary changed from {old} to {new}",
-        explanation=(f"{_opening(old)} was primary at {since:%H:%M:%S}; {new} was at {at:%H:%M:%S}"
-                     f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."),
+        subject=f"Primary changed from {old} to {new}",
+        reasoning=(f"{_opening(old)} was primary at {since:%H:%M:%S}; {new} was at {at:%H:%M:%S}"
+                   f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."),
         evidence={"metrics": [f"replSetGetStatus.members.{m}.state" for m in (from_member, to_member)], "from_member": from_member, "to_member": to_member},
     )
 
@@ -128,11 +131,13 @@ def detect(ctx: Context) -> list[Finding]:
     return findings + _primary_changes(ctx, names)
 
 
-def relate(findings: list[Finding]) -> None:
-    """A primary change during another finding's window is part of that incident: a warning."""
+def relate(findings: list[Finding]) -> list[Finding]:
+    """The findings again, a primary change during another finding's window made part of that incident: a warning."""
     problems = [f for f in findings if f.severity != "info" and f.kind != "primary_change"]
-    for change in (f for f in findings if f.kind == "primary_change"):
-        during = [p for p in problems if p.start <= change.end and p.end >= change.start]
-        if during:
-            change.severity = "warning"
-            change.explanation += " It happened during: " + "; ".join(p.title for p in during) + "."
+    return [_during(f, [p for p in problems if p.start <= f.end and p.end >= f.start]) if f.kind == "primary_change" else f for f in findings]
+
+
+def _during(change: Finding, during: list[Finding]) -> Finding:
+    if not during:
+        return change
+    return replace(change, severity="warning").noted("It happened during: " + "; ".join(p.title for p in during) + ".")

@@ -35,7 +35,7 @@ METHOD = (f"A restart is a new process (its pid changed or its uptime went back)
           "and the processes' median lifetime. Why a process ended is in the log's last lines before each restart (a fatal assertion, "
           "the host's out-of-memory killer, a service manager), not in FTDC.")
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, attributed=False, root="restart",
+    order=100, kinds=(KIND,), method=METHOD, attributed=False, root="restart",
     sets_off=("throughput_dip", "connection_storm"),  # each restart drops the work and reconnects the clients
     panels=(("operations/s", ("ops_per_s",), False),),
 )
@@ -73,11 +73,12 @@ def detect(ctx: Context) -> list[Finding]:
         down = [(b - a).total_seconds() for a, b in loop.restarts]
         findings.append(Finding(
             kind=KIND, severity="warning", start=loop.start, end=loop.end,
-            title=f"mongod restarted {len(loop.restarts)} times in {duration((loop.end - loop.start).total_seconds())}: each process lived a median {duration(life)}",
-            explanation=(f"{len(loop.restarts)} new processes (the pid changed or the uptime went back) from {dated_span(loop.start, loop.end)}, "
-                         f"each living {duration(min(loop.lives_s))} to {duration(max(loop.lives_s))} (median {duration(life)}), "
-                         f"down for up to {duration(max(down))} between them: a restart loop, not {len(loop.restarts)} separate restarts. "
-                         "Counters restart from zero each time, so no rate is taken across a restart."),
+            subject=f"mongod restarted {len(loop.restarts)} times in {duration((loop.end - loop.start).total_seconds())}",
+            statement=f"each process lived a median {duration(life)}",
+            reasoning=(f"{len(loop.restarts)} new processes (the pid changed or the uptime went back) from {dated_span(loop.start, loop.end)}, "
+                       f"each living {duration(min(loop.lives_s))} to {duration(max(loop.lives_s))} (median {duration(life)}), "
+                       f"down for up to {duration(max(down))} between them: a restart loop, not {len(loop.restarts)} separate restarts. "
+                       "Counters restart from zero each time, so no rate is taken across a restart."),
             evidence={"metrics": [p for p in (ctx.resolved.path("pid"), ctx.resolved.path("uptime_ms") or ctx.resolved.path("uptime_s")) if p],
                       "restarts": len(loop.restarts), "median_life_s": round(life, 1), "shortest_life_s": round(min(loop.lives_s), 1),
                       "longest_down_s": round(max(down), 1),

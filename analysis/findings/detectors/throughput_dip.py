@@ -1,4 +1,4 @@
-"""`throughput_dip`: five seconds in which the node did far less work, for a server-side reason.
+"""`throughput_dip`: a stretch in which the node did far less work, for a server-side reason.
 
 Operations per second (opcounters) in 5-second buckets (one sampling period
 when longer) are compared with the median bucket of the 10 minutes before. A dip is below DIP_SHARE of that
@@ -6,11 +6,18 @@ while the baseline is busy enough to mean something. Clients pausing also
 make dips, so a dip counts only when the server shows why: operations queued
 for tickets or the global lock, serverStatus itself stalling, a latency
 spike, or a sample missing.
+
+A dip is told as its episode: the buckets around it still below LOW_SHARE of the baseline the episode
+began from (a rolling baseline would follow a long depression down and cut it short), with its typical
+depth, then its worst part, the run of dip buckets holding the lowest one. A node at half its work for
+six minutes whose worst ten seconds fell to 47 % is one finding saying both, its window the six minutes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 import polars as pl
 
@@ -26,21 +33,71 @@ from analysis.text import duration, pct
 KIND = "throughput_dip"
 BUCKET_S = 5  # or one sampling period, when longer: a bucket without a sample is no bucket
 DIP_SHARE = 0.5
+# The episode around a dip: buckets still this far below the baseline. A steady load varies well inside a
+# quarter of its median from one bucket to the next, so a bucket below three quarters of it is still the dip's.
+LOW_SHARE = 0.75
 MIN_BASELINE_OPS = 100.0
 STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     f"Operations per second in {BUCKET_S}-second buckets (one sampling period when longer) compared with the "
     f"median bucket of the 10 minutes before: a dip is below {DIP_SHARE * 100:g} % of it while that baseline is at least "
-    f"{MIN_BASELINE_OPS:g} operations/s. Clients pausing make dips too, so a dip counts only when the server shows "
+    f"{MIN_BASELINE_OPS:g} operations/s. Its episode runs on while the buckets stay below {LOW_SHARE * 100:g} % of the "
+    "baseline before it began, and is told with its typical depth, then its worst part. Clients pausing make dips too, so a dip counts only when the server shows "
     "why: operations queued for tickets or the global lock, serverStatus itself taking "
     f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a latency spike, or a sample missing."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD,
+    order=70, kinds=(KIND,), method=METHOD,
+    reads=("ops_per_s", "collect_ms", "connections", "read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"),
     sets_off=(),  # an effect only: it names the queue, stall or latency behind it
     panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
+    explained_by=("restart",),  # a new process: the work drops while clients reconnect
 )
+
+
+@dataclass(frozen=True)
+class Episode:
+    """A dip as people read it: the whole stretch of lower work with its typical rate, then its worst part."""
+
+    start: dt.datetime
+    end: dt.datetime
+    baseline: float  # operations/s in the 10 minutes before it began
+    typical: float  # the median bucket's operations/s over the episode
+    worst_start: dt.datetime
+    worst_end: dt.datetime
+    lowest: float  # the lowest bucket's operations/s
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+    @property
+    def worst_seconds(self) -> float:
+        return (self.worst_end - self.worst_start).total_seconds()
+
+    @property
+    def one_part(self) -> bool:
+        """The worst part is (nearly) all of it: one depth and one length say it."""
+        return self.worst_seconds >= 0.8 * self.seconds
+
+    def told(self) -> str:
+        """`Throughput at about 52 % of normal for 6 min, at worst 47 % for 10 s`."""
+        if self.one_part:
+            return f"Throughput fell to {pct(self.lowest / self.baseline)} of normal for {duration(self.seconds)}"
+        return (f"Throughput at about {pct(self.typical / self.baseline)} of normal for {duration(self.seconds)}, "
+                f"at worst {pct(self.lowest / self.baseline)} for {duration(self.worst_seconds)}")
+
+    def explained(self) -> str:
+        before = f"against {self.baseline:,.0f}/s in the 10 minutes before, from {self.start:%H:%M:%S} for {duration(self.seconds)}"
+        if self.one_part:
+            return f"Operations fell to {self.lowest:,.0f}/s {before}"
+        return (f"Operations fell to {self.typical:,.0f}/s (the median 5-second bucket) {before}; at worst "
+                f"{self.lowest:,.0f}/s from {self.worst_start:%H:%M:%S} for {duration(self.worst_seconds)}")
+
+    def evidence(self) -> dict[str, Any]:
+        return {"start": self.start, "end": self.end, "ops_per_s_median": self.typical, "share_median": self.typical / self.baseline,
+                "worst": {"start": self.worst_start, "end": self.worst_end, "ops_per_s_min": self.lowest, "share_min": self.lowest / self.baseline}}
 
 
 def _bucket(ctx: Context) -> dt.timedelta:
@@ -68,14 +125,14 @@ def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
                                 usual_connections=pl.col("connections").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
 
 
-def _last_low(ctx: Context, end: dt.datetime, baseline: float, width: dt.timedelta) -> dt.datetime:
-    """`end`, or later: the time of the last sample from the episode's last bucket on whose own interval the rate was
-    still a dip. Stalled operations are credited when they finish, so a bucket that holds a stall's release averages
-    the dip away, while the samples before the release measured it."""
+def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta) -> dt.datetime:
+    """`end`, or later: the time of the last sample from the last bucket on whose own interval the rate was still
+    below `below` operations/s. Stalled operations are credited when they finish, so a bucket that holds a stall's
+    release averages the dip away, while the samples before the release measured it."""
     after = ctx.series.filter(pl.col(TIME_COLUMN) > end - width).select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
     last = end
     for time, ops, gap in after.iter_rows():
-        if gap or ops is None or ops >= DIP_SHARE * baseline:
+        if gap or ops is None or ops >= below:
             break
         last = max(last, time)
     return last
@@ -87,23 +144,61 @@ def _clients_left(episode: dict) -> bool:
     return now is not None and bool(usual) and now < DIP_SHARE * usual
 
 
+def _runs(rows: range, inside: Callable[[int], bool], adjacent: Callable[[int, int], bool]) -> list[tuple[int, int]]:
+    """The runs (first, last) of adjacent rows that are `inside`."""
+    runs: list[tuple[int, int]] = []
+    for i in rows:
+        if not inside(i):
+            continue
+        if runs and runs[-1][1] == i - 1 and adjacent(i - 1, i):
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]]:
+    """Each dip's episode, as bucket rows: `first`, `last`, the `baseline` it began from, and its worst part
+    (`worst_first`, `worst_last`: the run of dip buckets holding the lowest). A bucket with no rate (its samples all
+    came after a gap) is inside a dip: the node did not answer."""
+    times, ops, baselines = buckets[TIME_COLUMN].to_list(), buckets["ops"].to_list(), buckets["baseline"].to_list()
+
+    def adjacent(a: int, b: int) -> bool:
+        return times[b] - times[a] <= width
+
+    def below(i: int, share: float, baseline: Optional[float]) -> bool:
+        return baseline is not None and (ops[i] is None or ops[i] < share * baseline)
+
+    dips = buckets.with_row_index("row").filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))["row"].to_list()
+    out: list[dict[str, Any]] = []
+    for dip in dips:
+        if out and dip <= out[-1]["last"]:
+            continue  # inside the episode found from an earlier dip
+        first = dip
+        while first > 0 and adjacent(first - 1, first) and below(first - 1, LOW_SHARE, baselines[first - 1]):
+            first -= 1  # each earlier bucket judged against its own baseline, untouched by the episode
+        baseline = baselines[first] if baselines[first] is not None else baselines[dip]
+        last = dip
+        while last + 1 < len(times) and adjacent(last, last + 1) and below(last + 1, LOW_SHARE, baseline):
+            last += 1
+        lowest = min((i for i in range(first, last + 1) if ops[i] is not None), key=lambda i: ops[i], default=dip)
+        worst = next(((a, b) for a, b in _runs(range(first, last + 1), lambda i: below(i, DIP_SHARE, baseline), adjacent) if a <= lowest <= b), (dip, dip))
+        out.append({"first": first, "last": last, "baseline": baseline, "lowest": lowest, "worst_first": worst[0], "worst_last": worst[1]})
+    return out
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ops_per_s"):
         return [ctx.not_checked(KIND, "Throughput dips", ["opcounters"])]
     width = _bucket(ctx)
     buckets = _buckets(ctx, width)
-    dips = buckets.filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))
-    if dips.is_empty():
-        return []
     spikes = ctx.spikes
-    # Adjacent dip buckets are one episode.
-    episodes = dips.with_columns(episode=(pl.col(TIME_COLUMN).diff() > width).fill_null(True).cum_sum()).group_by("episode", maintain_order=True).agg(
-        start=pl.col(TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last() + width, ops=pl.col("ops").min(), baseline=pl.col("baseline").median(),
-        queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
-        connections=pl.col("connections").min(), usual_connections=pl.col("usual_connections").first(),
-    )
     findings = []
-    for e in episodes.iter_rows(named=True):
+    for found in _episodes(buckets, width):
+        rows = buckets.slice(found["first"], found["last"] - found["first"] + 1)
+        baseline = found["baseline"]
+        e = {"start": rows[TIME_COLUMN][0], "end": rows[TIME_COLUMN][-1] + width, "queued": rows["queued"].max(), "collect_ms": rows["collect_ms"].max(),
+             "gap": bool(rows["gap"].any()), "connections": rows["connections"].min(), "usual_connections": rows["usual_connections"][0]}
         reasons = []
         if e["queued"]:
             reasons.append(f"{e['queued']:,.0f} operations queued")
@@ -117,20 +212,26 @@ def detect(ctx: Context) -> list[Finding]:
             reasons.append(f"{ADJECTIVE[peak.op]} latency {peak.peak_ms:,.0f} ms")
         if not reasons or (_clients_left(e) and not (e["queued"] or inside or (e["collect_ms"] or 0) >= STALLED_COLLECT_MS)):
             continue  # clients sent less, or left: not the server's doing
-        e["end"] = _last_low(ctx, e["end"], e["baseline"], width)
-        seconds = (e["end"] - e["start"]).total_seconds()
+        end = _last_low(ctx, e["end"], LOW_SHARE * baseline, width)
+        worst_start = buckets[TIME_COLUMN][found["worst_first"]]
+        worst_end = min(_last_low(ctx, buckets[TIME_COLUMN][found["worst_last"]] + width, DIP_SHARE * baseline, width), end)
+        low = buckets["ops"][found["lowest"]]
+        episode = Episode(start=e["start"], end=end, baseline=baseline, typical=float(rows["ops"].median() or 0.0),
+                          worst_start=worst_start, worst_end=worst_end, lowest=float(low) if low is not None else 0.0)
         findings.append(Finding(
             kind=KIND,
             severity="warning",
-            start=e["start"],
-            end=e["end"],
-            title=f"Throughput fell to {pct(e['ops'] / e['baseline'])} of normal for {duration(seconds)}: {reasons[0]}",
-            explanation=(f"Operations fell to {e['ops']:,.0f}/s against {e['baseline']:,.0f}/s in the 10 minutes before, "
-                         f"from {e['start']:%H:%M:%S} for {duration(seconds)}, while " + "; ".join(reasons) + "."),
+            start=episode.start,
+            end=episode.end,
+            subject=episode.told(),
+            statement=reasons[0],
+            reasoning=(f"{episode.explained()}, while " + "; ".join(reasons) + "."),
             evidence={
                 "metrics": ctx.paths("ops_per_s", "read_queued", "write_queued", "collect_ms"),
-                "ops_per_s_min": e["ops"], "baseline": {"ops_per_s": e["baseline"]},
-                "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s"},
+                "baseline": {"ops_per_s": baseline}, "episode": episode.evidence(),
+                "ops_per_s_min": episode.lowest,
+                "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s",
+                               "episode": f"< {LOW_SHARE:.0%} of the baseline before it began"},
                 "reasons": reasons,
             },
             recommendations=[advise("investigate", "Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput")],

@@ -39,10 +39,14 @@ METHOD = (
     "many operations queued as the pool holds."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD,
+    order=30, kinds=(KIND,), method=METHOD,
+    reads=(*(f"{rw}_{c}" for rw in ("read", "write") for c in ("tickets_available", "tickets_out", "tickets_total", "ticket_queue", "queued",
+                                                          "ticket_waiters")),
+           "reads_latency_ms", "writes_latency_ms"),
     sets_off=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
     panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
             ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
+    settings=("read_tickets", "write_tickets"),  # a pool fixed below its default
 )
 
 
@@ -136,11 +140,11 @@ def detect(ctx: Context) -> list[Finding]:
                 resource=rw,
                 start=window.start,
                 end=window.end,
-                title=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
-                       else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}")
-                      + f": {available} of {total} available{queue_text}",
-                explanation=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
-                             f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
+                subject=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
+                         else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}"),
+                statement=f"{available} of {total} available{queue_text}",
+                reasoning=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
+                           f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
                 evidence={
                     "metrics": ctx.paths(*needed, *queue_cols, latency),
                     "tickets_total": total,

@@ -42,7 +42,8 @@ METHOD = (
     "it ran; a burst that cost nothing is informational."
 )
 DETECTOR = Detector(
-    kinds=(KIND,), method=METHOD, root="workload",
+    order=40, kinds=(KIND,), method=METHOD, root="workload",
+    reads=("ttl_deleted", "ops_per_s", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct", "eviction_dirty_target_pct"),
     # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
     sets_off=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
     panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
@@ -109,11 +110,12 @@ def detect(ctx: Context) -> list[Finding]:
             severity="warning" if costs else "info",
             start=start,
             end=end,
-            title=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}" + (f": {costs[0]}" if costs else ""),
-            explanation=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
-                         f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
-                         + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
-                         + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
+            subject=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}",
+            statement=costs[0] if costs else "",
+            reasoning=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
+                       f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
+                       + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
+                       + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
             evidence={
                 "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
                 "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"]},

@@ -1,6 +1,6 @@
 """Incident reports: one file a colleague opens and understands in two minutes.
 
-    write_report(build_report([analysis]), "incident.html")   # .html, .md (+ PNG folder) or .json
+    write_report(build_report([analysis]), "incident.html")   # .html, .md (+ SVG folder) or .json
     write_explorer(explore(analysis, "diagnostic.data", "node"), "node.html")  # every metric on one time axis
 
 `content` decides what the report says (once); `figures` chooses its pictures and `plots` draws them; `html`,
@@ -19,22 +19,20 @@ from ftdc.atomic import replacing
 
 from analysis.analyze import Analysis
 from analysis.findings.finding import Finding
-from analysis.nodes import node_name, unfolded
+from analysis.nodes import NodesAnalysis, with_cross_node
 from analysis.outputs.report import content, explorer_page, figures, html, markdown
 from analysis.outputs.report.explorer import Explorer, explore
-from analysis.outputs.report.redact import Redactor, redact_all
+from analysis.outputs.report.redact import Redactor, redact_all, redact_result
 
-__all__ = ["FORMATS", "Explorer", "Redactor", "build_report", "explore", "redact_all", "write_explorer", "write_key", "write_report"]
+__all__ = ["FORMATS", "Explorer", "Redactor", "build_report", "explore", "redact_all", "redact_result", "write_explorer", "write_key", "write_report"]
 
-def build_report(analyses: Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False,
+def build_report(nodes: NodesAnalysis | Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False,
                  generated: Optional[dt.datetime] = None) -> content.Report:
-    """The report of these nodes. For an attachment, pass analyses from `redact_all` and `redacted=True`.
-    The cross-node incidents are told here from the findings given, so a redacted report tells them redacted."""
-    analyses, cross_node = list(analyses), list(cross_node)
-    names = [node_name(a, i) for i, a in enumerate(analyses)]
-    cross_incidents = unfolded(analyses, cross_node) if analyses and cross_node else []
-    sections = [content.node_section(a, n, figures.member_names(analyses, a)) for a, n in zip(analyses, names)]
-    return content.build(sections, cross_node, cross_incidents, redacted=redacted, generated=generated)
+    """The report of these nodes: a `NodesAnalysis` as told, or analyses and the cross-node findings about them.
+    For an attachment, pass what `redact_result` (or `redact_all`) returns and `redacted=True`."""
+    result = nodes if isinstance(nodes, NodesAnalysis) else with_cross_node(list(nodes), list(cross_node))
+    sections = [content.node_section(a, n, figures.member_names(result.nodes, a)) for a, n in zip(result.nodes, result.names)]
+    return content.build(sections, result.cross_node, result.incidents, redacted=redacted, generated=generated)
 
 
 def write_key(redactor: Redactor, path: str | os.PathLike) -> None:

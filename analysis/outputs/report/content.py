@@ -24,8 +24,8 @@ from analysis.incidents.incident import Incident
 from analysis.text import duration
 from analysis.workbench.log_overview import Workload, workload
 from analysis.workbench import system
-from analysis.outputs.report import figures, plots
-from analysis.outputs.report.explorer import Explorer, explorer_data
+from analysis.outputs.report import figures
+from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 
 
 
@@ -33,11 +33,11 @@ from analysis.outputs.report.explorer import Explorer, explorer_data
 class Figure:
     name: str  # file name in a Markdown report's folder
     caption: str
-    png: bytes
+    svg: str  # the picture as an SVG document: inline in the HTML report, a file beside the Markdown one
 
 
-def _figure(fig, name: str, caption: str) -> Optional[Figure]:
-    return Figure(name, caption, plots.png(fig)) if fig is not None else None
+def _figure(svg: Optional[str], name: str, caption: str) -> Optional[Figure]:
+    return Figure(name, caption, svg) if svg is not None else None
 
 
 @dataclass
@@ -158,7 +158,7 @@ def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slu
     """A card per incident (the MAX_CARDS most severe; all are in the JSON), each with the plot of its own chain and window;
     `members` names the replica set's members by address (`figures.member_names`)."""
     return [IncidentCard(i, node, incident_headline(i, node),
-                         _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.png", f"{node} {i.id}: {i.title}"))
+                         _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.svg", f"{node} {i.id}: {i.title}"))
             for i in worst_incidents(incidents)]
 
 
@@ -169,6 +169,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
     view = system.view(analysis, members)
+    series = full_range(analysis)  # reduced once: the explorer's and the whole-range figures' series
     return NodeSection(
         name=name,
         analysis=analysis,
@@ -177,14 +178,14 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
-        timeline=_figure(figures.timeline(analysis), f"{key}-timeline.png", f"{name}: timeline"),
-        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{key}-finding-{i + 1}.png",
+        timeline=_figure(figures.timeline(analysis, series), f"{key}-timeline.svg", f"{name}: timeline"),
+        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{key}-finding-{i + 1}.svg",
                                                              f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
         carded=carded,
         workload=workload(analysis.logs),
         system=view,
-        system_figure=_figure(figures.system(analysis, view, members), f"{key}-system.png", f"{name}: system panels"),
-        explorer=explorer_data(analysis, name),
+        system_figure=_figure(figures.system(analysis, view, members, series), f"{key}-system.svg", f"{name}: system panels"),
+        explorer=explorer_data(analysis, name, reduced=series),
     )
 
 
@@ -207,7 +208,7 @@ def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_inc
         cross_node=list(cross_node),
         cross_incidents=cross_cards,
         cross_all=list(cross_incidents),
-        members=_figure(figures.members(analyses, cross_node), "replica-set-timeline.png", "replica set: member states, lag and elections")
+        members=_figure(figures.members(analyses, cross_node), "replica-set-timeline.svg", "replica set: member states, lag and elections")
         if len(sections) > 1 else None,
         methods=methods(),
         redacted=redacted,

@@ -1,4 +1,4 @@
-/* The metric explorer (analysis/report/explorer_page.py embeds this file, uPlot and the data).
+/* The metric explorer (the report embeds this file, uPlot and the data beside it).
  * Every <section class="explorer"> of the page: find a metric by name, add it as a panel; every
  * panel of a section shares one time axis (drag to zoom, wheel to zoom, buttons to pan, double-click
  * or "whole range" to reset); the node's incidents are shaded and its checkpoints are the strip

@@ -59,8 +59,9 @@ class Axis:
     columns: int
 
     @classmethod
-    def spanning(cls, first_ms: int, last_ms: int, period_ms: int = 1000) -> "Axis":
-        width = max(period_ms, 1, math.ceil((last_ms - first_ms + 1) / COLUMNS))
+    def spanning(cls, first_ms: int, last_ms: int, period_ms: int = 1000, columns: int = COLUMNS) -> "Axis":
+        """At most `columns` columns from `first_ms` to `last_ms`, none narrower than a sampling period."""
+        width = max(period_ms, 1, math.ceil((last_ms - first_ms + 1) / columns))
         return cls(first_ms, width, max(1, math.ceil((last_ms - first_ms + 1) / width)))
 
     def column(self) -> pl.Expr:
@@ -100,25 +101,28 @@ class Explorer:
     opening: tuple[str, ...] = field(default=())  # panels shown first
 
 
-def _finite(expr: pl.Expr) -> pl.Expr:
-    expr = expr.cast(pl.Float64)
-    return pl.when(expr.is_finite()).then(expr)
-
-
-def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
-    """Per column of `axis`: `lo{i}` and `hi{i}`, the extremes of `values[i]` (over the rows after the first `skip`).
-    `frame` is in time order, so each column's rows are one run: numpy reduces the runs, ignoring NaN."""
-    named = [_finite(v).alias(f"v{i}") for i, v in enumerate(values)]
-    computed = frame.select(axis.column(), *named).slice(skip)
+def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns of `axis` that hold rows of `frame` (over the rows after the first `skip`), and the minimum and
+    the maximum of each of `values` in each (rows: those columns; one column per value; NaN where it holds none,
+    infinities ignored). `frame` is in time order, so each column's rows are one run: numpy reduces the runs,
+    all values at once (one matrix: a column at a time costs six times as much)."""
+    computed = frame.select(axis.column(), *[v.cast(pl.Float64).alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
     columns = computed[BUCKET].to_numpy()
-    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.array([], dtype=np.int64)
-    out: dict[str, np.ndarray] = {BUCKET: columns[starts]}
-    empty = len(starts) == 0
+    matrix = computed.drop(BUCKET).to_numpy() if values else np.empty((len(columns), 0))  # Float64: a null reads as NaN
+    infinite = np.isinf(matrix)
+    if infinite.any():
+        matrix = np.where(infinite, np.nan, matrix)  # a copy: the matrix may be the frame's own, read-only
+    if not len(columns):
+        return columns, matrix[:0], matrix[:0]
+    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]])
     with np.errstate(invalid="ignore"):
-        for i in range(len(values)):
-            v = computed[f"v{i}"].fill_null(np.nan).to_numpy()
-            out[f"lo{i}"] = v[:0] if empty else np.fmin.reduceat(v, starts)
-            out[f"hi{i}"] = v[:0] if empty else np.fmax.reduceat(v, starts)
+        return columns[starts], np.fmin.reduceat(matrix, starts, axis=0), np.fmax.reduceat(matrix, starts, axis=0)
+
+
+def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
+    """Per column of `axis` holding rows: `lo{i}` and `hi{i}`, the extremes of `values[i]` (`_extremes` as a frame)."""
+    at, lows, highs = _extremes(frame, values, axis, skip)
+    out = {BUCKET: at, **{f"lo{i}": lows[:, i] for i in range(len(values))}, **{f"hi{i}": highs[:, i] for i in range(len(values))}}
     return pl.DataFrame(out, schema={BUCKET: pl.Int32, **{k: pl.Float64 for k in out if k != BUCKET}}).fill_nan(None)
 
 
@@ -130,32 +134,83 @@ def _merged(parts: list[pl.DataFrame], count: int) -> pl.DataFrame:
     return frame.group_by(BUCKET).agg(agg for i in range(count) for agg in (pl.col(f"lo{i}").min(), pl.col(f"hi{i}").max()))
 
 
-def _levels(extremes: pl.DataFrame, i: int, axis: Axis) -> Optional[tuple[float, float, bytes]]:
-    """(low, high, levels) of series `i`, or None when it holds no value."""
+def column_pairs(extremes: pl.DataFrame, i: int, axis: Axis) -> np.ndarray:
+    """Series `i`'s (minimum, maximum) in each column of `axis`, NaN where it holds no value."""
+    out = np.full((axis.columns, 2), np.nan)
     at = extremes[BUCKET].to_numpy()
-    pairs = np.full((axis.columns, 2), np.nan)
-    pairs[at, 0] = extremes[f"lo{i}"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    pairs[at, 1] = extremes[f"hi{i}"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    present = ~np.isnan(pairs)
+    out[at, 0] = extremes[f"lo{i}"].to_numpy()  # Float64 (column_extremes' and _merged's): a null reads as NaN
+    out[at, 1] = extremes[f"hi{i}"].to_numpy()
+    return out
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """Series at one (minimum, maximum) per column of `axis`: what the explorer stores as levels and the
+    report's figures draw."""
+
+    axis: Axis
+    pairs: dict[str, np.ndarray]  # series -> (axis.columns, 2), NaN where the column holds no value
+    sampled: np.ndarray  # per column: whether it holds a sample at all (one without continues the step before it)
+
+    def coarser(self, most: int, names: Iterable[str]) -> "Reduced":
+        """Series `names` (those held) at most `most` columns, each `k` of these merged (the extremes of extremes are exact)."""
+        k = math.ceil(self.axis.columns / most)
+        names = [n for n in names if n in self.pairs]
+        if k <= 1:
+            return Reduced(self.axis, {n: self.pairs[n] for n in names}, self.sampled)
+        n = math.ceil(self.axis.columns / k)
+
+        def grouped(values: np.ndarray, fill) -> np.ndarray:
+            padded = np.full((n * k, *values.shape[1:]), fill, dtype=values.dtype)
+            padded[:len(values)] = values
+            return padded.reshape(n, k, *values.shape[1:])
+
+        pairs = {name: np.stack([np.fmin.reduce(g[:, :, 0], axis=1), np.fmax.reduce(g[:, :, 1], axis=1)], axis=1)
+                 for name, g in ((name, grouped(self.pairs[name], np.nan)) for name in names)}
+        return Reduced(Axis(self.axis.first_ms, self.axis.column_ms * k, n), pairs, grouped(self.sampled, False).any(axis=1))
+
+
+def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
+    """`names` of `frame` (in time order) at one minimum and maximum per column of `axis`."""
+    rows = frame.filter(pl.col(TIME_COLUMN).dt.epoch("ms").is_between(axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1))
+    at, lows, highs = _extremes(rows, [pl.col(n) for n in names], axis)
+    pairs = {}
+    for i, name in enumerate(names):
+        pairs[name] = np.full((axis.columns, 2), np.nan)
+        pairs[name][at, 0], pairs[name][at, 1] = lows[:, i], highs[:, i]
+    sampled = np.zeros(axis.columns, dtype=bool)
+    sampled[at] = True
+    return Reduced(axis, pairs, sampled)
+
+
+def _levels(values: np.ndarray) -> Optional[tuple[float, float, bytes]]:
+    """(low, high, levels) of a series' column pairs, or None when it holds no value."""
+    present = ~np.isnan(values)
     if not present.any():
         return None
-    low, high = float(np.nanmin(pairs)), float(np.nanmax(pairs))
+    low, high = float(np.nanmin(values)), float(np.nanmax(values))
     scale = (EMPTY - 1) / (high - low) if high > low else 0.0
-    levels = np.full(pairs.shape, EMPTY, dtype="<u2")
-    levels[present] = np.rint((pairs[present] - low) * scale).astype("<u2")
+    levels = np.full(values.shape, EMPTY, dtype="<u2")
+    levels[present] = np.rint((values[present] - low) * scale).astype("<u2")
     return low, high, levels.tobytes()
 
 
-def derived(analysis: Analysis, axis: Axis) -> list[Series]:
-    """The analysis's derived series (rates, latencies, percentages, thresholds in effect)."""
-    frame = analysis.series
-    names = [c for c, dtype in frame.schema.items() if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)]
-    if not names or frame.height == 0:
+def drawn_columns(analysis: Analysis) -> list[str]:
+    """The derived series that can be drawn: numbers and flags, not the bookkeeping ones."""
+    return [c for c, dtype in analysis.series.schema.items()
+            if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)]
+
+
+def derived(analysis: Analysis, axis: Axis, reduced: Optional[Reduced] = None) -> list[Series]:
+    """The analysis's derived series (rates, latencies, percentages, thresholds in effect); `reduced`, when given,
+    holds them on `axis` already (`reduce(analysis.series, drawn_columns(analysis), axis)`)."""
+    names = drawn_columns(analysis)
+    if not names or analysis.series.height == 0:
         return []
-    extremes = _extremes(frame, [pl.col(n) for n in names], axis)
+    reduced = reduced or reduce(analysis.series, names, axis)
     out = []
-    for i, name in enumerate(names):
-        kept = _levels(extremes, i, axis)
+    for name in names:
+        kept = _levels(reduced.pairs[name])
         if kept is not None:
             unit, meaning = analysis.columns.get(name, ("", ""))
             out.append(Series(name, "derived", unit, meaning, *kept))
@@ -204,7 +259,7 @@ def recorded(path: PathArg, metrics: list[str], axis: Axis, start: TimeArg = Non
     for frame, skip, resolved in _windows(path, metrics, start, end):
         kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
         values = [pl.col(n) for n in metrics] + [series_module.rate(n) for n in metrics]
-        parts.append(_extremes(frame, values, axis, skip))
+        parts.append(column_extremes(frame, values, axis, skip))
         steps = [pl.col(n).diff() for n in metrics]
         flags.append(frame.select(*[(s > 0).any().alias(f"rose{i}") for i, s in enumerate(steps)],
                                   *[(pl.col("valid") & (s < 0)).any().alias(f"fell{i}") for i, s in enumerate(steps)]))
@@ -215,7 +270,7 @@ def recorded(path: PathArg, metrics: list[str], axis: Axis, start: TimeArg = Non
     out = []
     for i, name in enumerate(metrics):
         rated = counter(name, kinds, flag[f"rose{i}"], flag[f"fell{i}"])
-        kept = _levels(extremes, i + len(metrics) if rated else i, axis)
+        kept = _levels(column_pairs(extremes, i + len(metrics) if rated else i, axis))
         if kept is not None:
             meaning = "cumulative counter, shown as a per-second rate" if rated else "as recorded"
             out.append(Series(name, "ftdc", "/s" if rated else "", meaning, *kept))
@@ -233,23 +288,33 @@ def drawable(schema: dict[str, pl.DataType]) -> list[str]:
     return [n for n, dtype in schema.items() if n != TIME_COLUMN and (dtype.is_numeric() or dtype == pl.Boolean)]
 
 
+def period_ms(analysis: Analysis) -> int:
+    """The node's usual sampling period (the overview's most common): no column is narrower."""
+    usual = next(iter(analysis.overview.periods_ms), None)
+    return usual if usual and usual > 0 else 1000
+
+
 def axis_of(analysis: Analysis) -> Axis:
     times = analysis.series[TIME_COLUMN]
-    first, last = times.min(), times.max()
-    period = analysis.series["period_s"].median() if "period_s" in analysis.series.columns else None
-    period_ms = int(round(1000 * period)) if period and period > 0 else 1000
-    return Axis.spanning(int(first.timestamp() * 1000), int(last.timestamp() * 1000), period_ms)
+    return Axis.spanning(int(times.min().timestamp() * 1000), int(times.max().timestamp() * 1000), period_ms(analysis))
+
+
+def full_range(analysis: Analysis) -> Reduced:
+    """Every drawable derived series over the node's whole range at the explorer's columns: reduced once for the
+    explorer and the report's whole-range figures (`Reduced.coarser`)."""
+    return reduce(analysis.series, drawn_columns(analysis), axis_of(analysis))
 
 
 def _ms(t) -> int:
     return int(t.timestamp() * 1000)
 
 
-def explorer_data(analysis: Analysis, node: str, recorded_series: Iterable[Series] = (), others: Iterable[str] = ()) -> Explorer:
-    """The explorer of one analysed node: its derived series, any `recorded` ones (on `axis_of(analysis)`),
-    its incidents and checkpoints."""
+def explorer_data(analysis: Analysis, node: str, recorded_series: Iterable[Series] = (), others: Iterable[str] = (),
+                  reduced: Optional[Reduced] = None) -> Explorer:
+    """The explorer of one analysed node: its derived series (`reduced` when given: `full_range(analysis)`), any
+    `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints."""
     axis = axis_of(analysis)
-    series = derived(analysis, axis) + list(recorded_series)
+    series = derived(analysis, axis, reduced) + list(recorded_series)
     incidents = tuple(Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.incidents if i.start and i.end)
     checkpoints = tuple((_ms(c.start), _ms(c.end)) for c in analysis.checkpoints)
     drawn = {s.name for s in series}

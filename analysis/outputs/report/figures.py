@@ -9,18 +9,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Optional, Sequence
 
-from matplotlib.figure import Figure
-
-
 from analysis.analyze import Analysis
 from analysis.findings.detectors import LINKS, RECORDS
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.series.derived import WAITERS
 from analysis.workbench.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
-from analysis.outputs.report.plots import Panel, Span, figure
+from analysis.outputs.report.explorer import Reduced
+from analysis.outputs.report.plots import Mark, Panel, Span, figure
 
-DETAIL_PANEL_IN = 1.2  # a finding's plot: the detail below the incidents, kept short
+DETAIL_PANEL = 108  # pixels, a finding's plot: the detail below the incidents, kept short
 # An incident's figure draws this many panels at most: its cause's and effects' first.
 MAX_PANELS = 7
 COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
@@ -54,17 +52,19 @@ def _panels(analysis: Analysis) -> list[Panel]:
     return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])
 
 
-SYSTEM_PANEL_IN = 1.1
+SYSTEM_PANEL = 99
 
 
-def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None) -> Optional[Figure]:
-    """The system panels (`analysis.workbench.system.SystemView`) over the node's whole range, the findings marked."""
+def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None, series: Optional[Reduced] = None) -> Optional[str]:
+    """The system panels (`analysis.workbench.system.SystemView`) over the node's whole range, the findings marked;
+    `series`: that range already reduced (`explorer.full_range`)."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None or not view.panels:
         return None
     panels = [Panel(title, [(c, s.label, None) for c in columns for s in view.series if s.column == c]) for title, columns in view.panels]
     spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
-    return figure(panels, analysis, first, last, spans, title="System: what the node recorded, findings by id", panel_in=SYSTEM_PANEL_IN)
+    return figure(panels, analysis, first, last, spans, title="System: what the node recorded, findings by id", panel_px=SYSTEM_PANEL,
+                  series=series)
 
 
 def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
@@ -73,13 +73,14 @@ def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[
     return max(first - margin, analysis.overview.first or first), min(last + margin, analysis.overview.last or last)
 
 
-def timeline(analysis: Analysis) -> Optional[Figure]:
-    """Latency, cache with its thresholds, tickets and COLLSCAN runs over the whole range, the findings numbered."""
+def timeline(analysis: Analysis, series: Optional[Reduced] = None) -> Optional[str]:
+    """Latency, cache with its thresholds, tickets and COLLSCAN runs over the whole range, the findings numbered;
+    `series`: that range already reduced (`explorer.full_range`)."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None:
         return None
     spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
-    return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id")
+    return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id", series=series)
 
 
 STATES_TITLE = "member state (green primary, blue secondary, red any other)"
@@ -113,7 +114,7 @@ def _new(panels: list[Panel], drawn: set[str]) -> list[Panel]:
     return out
 
 
-def finding(analysis: Analysis, f: Finding) -> Optional[Figure]:
+def finding(analysis: Analysis, f: Finding) -> Optional[str]:
     """The metrics one finding rests on, around its own window; None when none can be drawn."""
     panels = _new(_kind_panels(analysis, f.kind), set())
     if not panels or f.start is None:
@@ -121,7 +122,7 @@ def finding(analysis: Analysis, f: Finding) -> Optional[Figure]:
     if analysis.logs is not None and RECORDS[f.kind].attributed:  # _kind_panels found its record
         panels.append(COLLSCAN_RUNS)
     start, end = _around(analysis, f.start, f.end)
-    return figure(panels, analysis, start, end, [Span(f.start, f.end, f.severity, f.id)], panel_in=DETAIL_PANEL_IN)
+    return figure(panels, analysis, start, end, [Span(f.start, f.end, f.severity, f.id)], panel_px=DETAIL_PANEL)
 
 
 def _cause_context(kind: str) -> list[str]:
@@ -132,7 +133,7 @@ def _cause_context(kind: str) -> list[str]:
     return [k for k, effects in LINKS.items() if kind in effects and not RECORDS[k].replica_set_wide]
 
 
-def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]] = None) -> Optional[Figure]:
+def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]] = None) -> Optional[str]:
     """The incident's chain on one time axis: the root cause's operations first, then each step's
     evidence in chain order (cause above effect), each marked with its own window, the incident's shaded.
     `members`: replica-set member index -> address (`member_names`), for the lag and state legends."""
@@ -153,7 +154,7 @@ def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]
     return figure(panels[:MAX_PANELS], analysis, start, end, [Span(inc.start, inc.end, inc.severity, inc.id)])
 
 
-def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Optional[Figure]:
+def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Optional[str]:
     """The replica set across its nodes: each member's state as a coloured bar, each member's lag,
     elections marked by a line and the member that took over; lag findings shaded."""
     seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.series.columns)), None)
@@ -164,13 +165,7 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Opti
     lags = [(c, series_label(c, names), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
     panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + ([Panel("lag behind the primary, s", lags)] if lags else [])
     spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind != "primary_change" and f.start is not None]
-    fig = figure(panels, seen, seen.overview.first, seen.overview.last, spans,
-                 title="Replica set: member states and lag as each node's FTDC saw them, elections marked")
-    for f in cross_node:
-        if f.kind == "primary_change" and f.end is not None:
-            for ax in fig.axes:
-                ax.axvline(f.end, color="black", linewidth=1.2, linestyle="--")
-            fig.axes[0].annotate(f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary", xy=(f.end, 1.0),
-                                 xycoords=("data", "axes fraction"), xytext=(3, -10), textcoords="offset points", fontsize=9, ha="left", va="top",
-                                 bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
-    return fig
+    elections = [Mark(f.end, f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary")
+                 for f in cross_node if f.kind == "primary_change" and f.end is not None]
+    return figure(panels, seen, seen.overview.first, seen.overview.last, spans,
+                  title="Replica set: member states and lag as each node's FTDC saw them, elections marked", marks=elections)

@@ -1,4 +1,4 @@
-"""The report as one self-contained HTML file: CSS, PNGs and scripts inline (the tables' sorting, the metric
+"""The report as one self-contained HTML file: CSS, SVG figures and scripts inline (the tables' sorting, the metric
 explorer's uPlot and code), each pinned by its hash in the Content-Security-Policy, no request to any network.
 
 The first screen holds the nodes, the incidents' headlines and a table of contents; the incident
@@ -42,7 +42,7 @@ h1{font-size:22px;margin:24px 0 6px}h2{font-size:18px;margin:30px 0 8px;border-b
 table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-word}
-img{max-width:100%;height:auto;display:block;margin:8px 0}img.plot{width:100%}
+div.plot{margin:8px 0}div.plot svg{width:100%;height:auto;display:block}
 .incident,.finding{overflow-wrap:anywhere}table.culprits th{min-width:8.5em}
 nav.toc{columns:3 220px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
 table.nodes td,table.nodes th{font-size:13px}
@@ -54,10 +54,10 @@ pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8
 
 
 def _img(figure: Optional[Figure]) -> str:
+    """The figure's SVG inline (its text escaped when drawn), named by its caption for a screen reader."""
     if figure is None:
         return ""
-    data = base64.b64encode(figure.png).decode("ascii")
-    return f'<img class="plot" alt="{escape(figure.caption)}" src="data:image/png;base64,{data}">'
+    return f'<div class="plot" role="img" aria-label="{escape(figure.caption)}">{figure.svg}</div>'
 
 
 def _culprits(culprits: list[Culprit]) -> str:
@@ -225,7 +225,7 @@ def page(title: str, body: str, scripts: list[str], styles: str = "") -> str:
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         # Nothing on this page may reach a network: no fonts, no remote images, only the scripts below (by hash).
-        f"<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src {hashes}\">"
+        f"<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; script-src {hashes}\">"
         f"<meta name=viewport content=\"width=device-width,initial-scale=1\"><title>{escape(title)}</title>"
         f"<style>{CSS}{styles}</style></head><body>{body}{''.join(f'<script>{s}</script>' for s in scripts)}</body></html>\n"
     )

@@ -1,4 +1,4 @@
-"""The report as Markdown, its PNGs in a folder beside it (`report.md` + `report_files/`)."""
+"""The report as Markdown, its figures (SVG) in a folder beside it (`report.md` + `report_files/`)."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
     written = []
     for figure in figures:
         if figure is not None:
-            (stage / figure.name).write_bytes(figure.png)
+            (stage / figure.name).write_text(figure.svg, encoding="utf-8")
             written.append(figure.name)
     out = [f"# {_text(report.title)}", ""] + [f"> - {_text(h)}" for h in report.headlines] + [
         "", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]

@@ -1,137 +1,62 @@
-"""How the report draws (matplotlib, no display): panels stacked on one UTC time axis, as a PNG.
+"""How the report draws: panels stacked on one UTC time axis, written as SVG.
 
-Long ranges are cut into one bucket per pixel and drawn as each bucket's
-min-max band, so a one-second spike in a week still shows. Thresholds are
-drawn as they were in effect at each time and labelled in full with their
-source; checkpoints are shaded on every panel, with a solid strip along its
-foot that a finding's shading cannot hide. Times are UTC and say so.
-`figures` decides what each of the report's figures shows.
+Each series is first reduced to one minimum and one maximum per pixel column (the
+explorer's reduction, `explorer.column_extremes`), so a one-second spike in a week
+still shows and a figure's size does not grow with the days; the band between
+them is drawn with the maximum as its line. The browser lays out the text (titles,
+legends, tick labels), which is what made drawing with matplotlib cost more than
+the analysis. Thresholds are drawn as they were in effect at each time and
+labelled in full with their source; checkpoints are shaded on every panel, with a
+solid strip along its foot that a finding's shading cannot hide. Times are UTC and
+say so. Every string from input (namespaces, member addresses) is XML-escaped, its
+control characters shown as escapes, so a figure is well-formed XML whatever the
+input held. `figures` decides what each of the report's figures shows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import io
+import hashlib
+import math
+import re
 from dataclasses import dataclass
+from html import escape
 from typing import Optional, Sequence
 
-import matplotlib.dates as mdates
 import numpy as np
 import polars as pl
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-from PIL import Image
 
 from ftdc.frames import TIME_COLUMN
 
 from analysis.analyze import Analysis
+from analysis.outputs.report.explorer import Axis, Reduced, period_ms, reduce
 
-# 1080 px: a card's width at 1400 px, drawn 1:1 there; at 800 px shrunk to about 0.67, where 9 pt labels (11 px) are still 7.5 px.
-WIDTH_IN, DPI = 12.0, 90
-PIXELS = int(WIDTH_IN * DPI)
-PANEL_IN = 1.4  # an incident's panels and its card leave the findings within three screens at 1400 px
-# Fixed margins (inches): tight_layout measures every label twice and costs as much as drawing.
-LEFT_IN, RIGHT_IN, TOP_IN, BOTTOM_IN, GAP_IN = 1.0, 0.15, 0.45, 0.6, 0.5
+# Pixels (CSS px at the card's full width, 1080 px at a 1400 px window; the page scales the whole picture).
+WIDTH = 1080
+LEFT, RIGHT, TOP, BOTTOM, GAP = 90, 14, 42, 56, 46
+PIXELS = WIDTH - LEFT - RIGHT  # the plot area: one column of extremes per pixel at most
+PANEL = 126  # an incident's panels and its card leave the findings within three screens at 1400 px
+TITLE = 26  # room a figure's own title takes above its first panel
+FONT, SMALL, LARGE = 12, 11, 14
 SEVERITY_COLORS = {"critical": "#d62728", "warning": "#ff9f1c"}
 SHADE = "#999999"
-# Plots are a few flat colours: a palette of this many keeps them legible at a quarter of the bytes
-# (a report is attached to tickets). The re-encoding also writes no text chunk, so no PNG carries
-# metadata ("Software" or other) that a redacted report could leak.
-PALETTE = 64
-
-
-def downsample(frame: pl.DataFrame, columns: list[str], start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> pl.DataFrame:
-    """`columns` of `frame` within [start, end] as min/max per pixel-wide bucket (`<col>_min`, `<col>_max`, `start`)."""
-    rows = frame.filter(pl.col(TIME_COLUMN).is_between(start, end)).select(TIME_COLUMN, *columns)
-    if rows.height <= 2 * pixels:
-        return rows.with_columns(*(pl.col(c).alias(f"{c}_min") for c in columns), *(pl.col(c).alias(f"{c}_max") for c in columns))
-    every_ms = max(1, int((end - start).total_seconds() * 1000 / pixels))
-    return rows.group_by_dynamic(TIME_COLUMN, every=f"{every_ms}ms").agg(
-        *(pl.col(c).min().alias(f"{c}_min") for c in columns), *(pl.col(c).max().alias(f"{c}_max") for c in columns)
-    )
-
-
-def _times(frame: pl.DataFrame) -> np.ndarray:
-    """The frame's times as numpy datetime64 in UTC: matplotlib converts those in bulk, Python datetimes one by one."""
-    return frame[TIME_COLUMN].dt.replace_time_zone(None).to_numpy()
-
-
-def _band(ax, frame: pl.DataFrame, column: str, label: str, color: Optional[str] = None) -> None:
-    if f"{column}_min" not in frame.columns:
-        return
-    t = _times(frame)
-    lo, hi = frame[f"{column}_min"].to_numpy(), frame[f"{column}_max"].to_numpy()
-    ax.fill_between(t, lo, hi, color=color, alpha=0.35, linewidth=0, step="post")
-    ax.plot(t, hi, color=color, linewidth=0.8, label=label, drawstyle="steps-post")
-
-
-def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> np.ndarray:
-    """The share of each pixel's time spent in checkpoints: a week holds ten thousand of them,
-    so each is a fraction of a pixel; an hour shows each one whole. Covered time up to x is
-    sum(x - start) over checkpoints started before x minus sum(x - end) over those ended before
-    it; each pixel's share is its difference across the pixel."""
-    if not analysis.checkpoints or end <= start:
-        return np.zeros(pixels)
-    starts = np.sort([c.start.timestamp() for c in analysis.checkpoints])
-    ends = np.sort([c.end.timestamp() for c in analysis.checkpoints])
-    edges = np.linspace(start.timestamp(), end.timestamp(), pixels + 1)
-
-    def covered(times: np.ndarray) -> np.ndarray:
-        n = np.searchsorted(times, edges)
-        before = np.concatenate([[0.0], np.cumsum(times)])[n]
-        return n * edges - before
-
-    share = np.diff(covered(starts) - covered(ends)) / (edges[1] - edges[0])
-    return np.clip(share, 0, 1)
-
-
-# Grey whose opacity is the share of time checkpointing.
-_CHECKPOINT_SHADE = ListedColormap([(0.55, 0.55, 0.55, 0.3 * a) for a in np.linspace(0, 1, 64)])
-
-
-_CHECKPOINT_STRIP = ListedColormap([(0.35, 0.35, 0.35, a) for a in np.linspace(0, 1, 64)])
+# matplotlib's default colours, in its order: series without a colour of their own take these.
+CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 STRIP = 0.05  # the share of a panel's height the checkpoint strip along its foot takes
+SHADE_LEVELS = 16  # a checkpoint share is drawn in this many opacities: runs of one are one gradient stop
+# Text over data: a white halo keeps it readable without hiding the panel behind a box.
+HALO = 'stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"'
+KEY = "grey: checkpoints (dark strip: share of time checkpointing) · tinted between coloured lines: the finding's or incident's window"
+STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
+# Characters XML 1.0 cannot hold, and the C1 controls a terminal would act on: shown as escapes.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
-def _below_the_data(ax) -> None:
-    """Extends the y range down by the strip's height (in the panel's own scale, linear or symlog),
-    so no series drawn at zero covers the checkpoint strip."""
-    scale = ax.yaxis.get_transform()
-    low, high = scale.transform(ax.get_ylim())
-    ax.set_ylim(bottom=scale.inverted().transform(low - (high - low) * STRIP / (1 - STRIP)))
-
-
-def _shade_checkpoints(ax, share: np.ndarray, start: dt.datetime, end: dt.datetime) -> None:
-    if share.any():
-        _below_the_data(ax)
-        edges = mdates.date2num([start, end])
-        limits = ax.get_ylim()  # the data's own; the shade must not rescale the panel
-        for cmap, top in ((_CHECKPOINT_SHADE, 1), (_CHECKPOINT_STRIP, STRIP)):
-            ax.imshow(share[np.newaxis, :], extent=(edges[0], edges[1], 0, top), transform=ax.get_xaxis_transform(), aspect="auto",
-                      cmap=cmap, vmin=0, vmax=1, interpolation="nearest", zorder=0)
-        ax.set_ylim(limits)
-
-
-def _thresholds(ax, analysis: Analysis, frame: pl.DataFrame, names: Sequence[tuple[str, str]]) -> None:
-    """Each threshold as the step line it was, labelled in full with its value and source inside the
-    panel: the y range gets room above the highest. Labels sit at the right end (a window's label is
-    at its start, a quarter in); one close in height to the one before goes to the left end."""
-    top, previous = ax.get_ylim()[1], None
-    for column, name in names:
-        values = frame[f"{column}_max"].drop_nulls() if f"{column}_max" in frame.columns else []
-        if not len(values):
-            continue
-        ax.plot(_times(frame), frame[f"{column}_max"].to_numpy(), color="black", linestyle=":", linewidth=0.9, drawstyle="steps-post")
-        top, last = max(top, float(values.max()) * 1.18), float(values[-1])
-        right = previous is None or not previous[1] or abs(last - previous[0]) >= 0.1 * top
-        previous = (last, right)
-        ax.annotate(f"{name} {last:g} % ({analysis.thresholds.source(name)})", xy=(1.0 if right else 0.0, last),
-                    xycoords=("axes fraction", "data"), xytext=(-4 if right else 4, 2), textcoords="offset points",
-                    ha="right" if right else "left", va="bottom", fontsize=9,
-                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.75, "linewidth": 0})
-    ax.set_ylim(top=top)
+def text(value: str) -> str:
+    """`value` as SVG text or attribute content: escaped, its control characters written as `\\xNN` (a tab or a
+    line break as a character reference: an attribute would turn it into a space)."""
+    shown = escape(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "\ufffd", value), quote=True)
+    return shown.replace("\t", "&#9;").replace("\n", "&#10;").replace("\r", "&#13;")
 
 
 @dataclass(frozen=True)
@@ -156,60 +81,215 @@ class Span:
     label: str
 
 
-def _format_axes(axes, start: dt.datetime, end: dt.datetime) -> None:
-    """Date ticks chosen once for the figure; only the bottom panel has tick marks and labels (in UTC),
-    every panel the same grid lines drawn as one collection (a tick costs matplotlib a few objects to make)."""
-    locator = mdates.AutoDateLocator(tz=dt.timezone.utc)
-    ticks = locator.tick_values(start, end)
-    for ax in axes:
-        ax.set_xlim(start, end)
-        ax.xaxis.set_major_locator(NullLocator())
-        ax.vlines(ticks, 0, 1, transform=ax.get_xaxis_transform(), linewidth=0.3, color="#b0b0b0", zorder=0.5)
-        ax.grid(True, axis="y", linewidth=0.3, alpha=0.5)
-    axes[-1].xaxis.set_major_locator(FixedLocator(ticks))
-    axes[-1].xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, tz=dt.timezone.utc))
-    axes[-1].set_xlabel("time (UTC)", fontsize=9, loc="left")
+@dataclass(frozen=True)
+class Mark:
+    """An instant drawn as a dashed line across every panel, labelled on the first (an election)."""
+
+    at: dt.datetime
+    label: str
 
 
-def _title(ax, text: str) -> None:
-    # Placed text, not set_title, which measures the whole axes to position itself on every draw.
-    ax.text(0, 1.03, text, transform=ax.transAxes, fontsize=11, ha="left", va="bottom")
+def _ms(t: dt.datetime) -> int:
+    return int(t.timestamp() * 1000)
 
 
-def _legend(ax, count: int) -> None:
-    """Above the panel's right end, beside its title: never over the data."""
-    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=9, ncols=min(8, count), frameon=False,
-              borderaxespad=0.1, handlelength=1.5, columnspacing=1.0)
+def pixel_columns(frame: pl.DataFrame, columns: Sequence[str], start: dt.datetime, end: dt.datetime, pixels: int = PIXELS,
+            sampling_ms: int = 1000) -> Reduced:
+    """`columns` of `frame` within [start, end] at one minimum and maximum per pixel column (none narrower than a sample)."""
+    return reduce(frame, [c for c in columns if c in frame.columns], Axis.spanning(_ms(start), _ms(end), sampling_ms, pixels))
 
 
-def _collscans(ax, analysis: Analysis, start: dt.datetime, end: dt.datetime) -> None:
-    """COLLSCAN operations from the log as bars over [start, end] of each run."""
-    scans = analysis.logs.slow_ops.filter(pl.col("plan_kind") == "COLLSCAN", pl.col("started") <= end, pl.col("ts") >= start,
-                                          ~pl.col("write_statement").fill_null(False)).sort("started")
-    if scans.is_empty():
-        ax.text(0.5, 0.5, "no COLLSCAN in the log", transform=ax.transAxes, ha="center", va="center", fontsize=9, color="#666")
-        ax.set_yticks([])
-        return
-    namespaces = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
-    # At least two pixels wide, so a 300 ms scan still shows in a week.
-    least = (end - start) * 2 / PIXELS
-    for row in scans.select("started", "ts", "ns").iter_rows():
-        y = namespaces.index(row[2] or "?")
-        ax.plot([row[0], max(row[1], row[0] + least)], [y, y], linewidth=6, solid_capstyle="butt", color="#d62728", alpha=0.7)
-    rows(ax, namespaces)
+def _checkpoint_times(analysis: Analysis) -> tuple[np.ndarray, np.ndarray]:
+    """The checkpoints' starts and ends in epoch seconds, each sorted: converted once per analysis, not per figure
+    (a week holds ten thousand checkpoints; the last analysis' are kept)."""
+    if _CHECKPOINTS and _CHECKPOINTS[0] is analysis.checkpoints:
+        return _CHECKPOINTS[1]
+    times = (np.sort([c.start.timestamp() for c in analysis.checkpoints]), np.sort([c.end.timestamp() for c in analysis.checkpoints]))
+    _CHECKPOINTS[:] = [analysis.checkpoints, times]
+    return times
 
 
-def _telling(frame: pl.DataFrame, columns: list[tuple[str, str, Optional[str]]]) -> tuple[list, list[str]]:
-    """The series worth a line, and the names of those at zero throughout the range (six queues of an idle pool
-    are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
-    def flat(column: str) -> bool:
-        ends = [frame[f"{column}_{end}"] for end in ("min", "max") if f"{column}_{end}" in frame.columns]
-        return bool(ends) and all(e.fill_null(0).abs().max() == 0 for e in ends)
+_CHECKPOINTS: list = []
 
-    zero = [c for c in columns if flat(c[0])]
-    if len(zero) == len(columns):
-        return columns, []
-    return [c for c in columns if c not in zero], [name for _, name, _ in zero]
+
+def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, pixels: int = PIXELS) -> np.ndarray:
+    """The share of each pixel's time spent in checkpoints: a week holds ten thousand of them,
+    so each is a fraction of a pixel; an hour shows each one whole. Covered time up to x is
+    sum(x - start) over checkpoints started before x minus sum(x - end) over those ended before
+    it; each pixel's share is its difference across the pixel."""
+    if not analysis.checkpoints or end <= start:
+        return np.zeros(pixels)
+    starts, ends = _checkpoint_times(analysis)
+    edges = np.linspace(start.timestamp(), end.timestamp(), pixels + 1)
+
+    def covered(times: np.ndarray) -> np.ndarray:
+        n = np.searchsorted(times, edges)
+        before = np.concatenate([[0.0], np.cumsum(times)])[n]
+        return n * edges - before
+
+    share = np.diff(covered(starts) - covered(ends)) / (edges[1] - edges[0])
+    return np.clip(share, 0, 1)
+
+
+# --- scales -------------------------------------------------------------------------------------
+
+def _symlog(v):
+    """matplotlib's symlog with linthresh 1: linear within [-1, 1], one unit per decade beyond."""
+    v = np.asarray(v, dtype=float)
+    a = np.abs(v)
+    return np.sign(v) * np.where(a <= 1, a, 1 + np.log10(np.maximum(a, 1)))
+
+
+@dataclass(frozen=True)
+class YScale:
+    low: float
+    high: float
+    log: bool
+    top: float  # the panel's pixel rows
+    height: float
+
+    def f(self, v):
+        return _symlog(v) if self.log else np.asarray(v, dtype=float)
+
+    def y(self, v) -> np.ndarray:
+        low, high = self.f(self.low), self.f(self.high)
+        return self.top + self.height * (1 - (self.f(v) - low) / (high - low))
+
+    def ticks(self) -> list[float]:
+        if self.log:
+            out = [0.0] + [10.0 ** k for k in range(0, int(math.floor(math.log10(max(self.high, 1)))) + 1)]
+            return out if len(out) <= 6 else out[::2]
+        span = self.high - self.low
+        step = 10 ** math.floor(math.log10(span / 4))
+        step *= next(m for m in (1, 2, 2.5, 5, 10) if span / (step * m) <= 5)
+        first = math.ceil(self.low / step)
+        return [k * step for k in range(first, int(math.floor(self.high / step)) + 1)]
+
+
+def _number(v: float) -> str:
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if abs(v) >= size:
+            return f"{v / size:g}{suffix}"
+    return f"{v:g}"
+
+
+def _y_range(values: list[np.ndarray], thresholds: list[np.ndarray], log: bool, strip: bool) -> tuple[float, float]:
+    """The panel's range: its data from zero (or below) with a margin above, room above the highest
+    threshold for its label, and (when checkpoints are shaded) room below for their strip."""
+    finite = [v[np.isfinite(v)] for v in values]
+    finite = [v for v in finite if v.size]
+    low = min([0.0] + [float(v.min()) for v in finite])
+    high = max([low] + [float(v.max()) for v in finite])
+    if log:
+        high = max(10.0, high * 1.5)
+    else:
+        high = high + 0.05 * (high - low) if high > low else low + 1
+    for t in thresholds:
+        t = t[np.isfinite(t)]
+        if t.size:
+            high = max(high, float(t.max()) * 1.18)
+    if strip:
+        f = _symlog if log else (lambda x: x)
+        below = float(f(low)) - (float(f(high)) - float(f(low))) * STRIP / (1 - STRIP)
+        low = float(np.sign(below) * (10 ** (abs(below) - 1)) if log and abs(below) > 1 else below)
+    return low, high
+
+
+# --- the time axis ------------------------------------------------------------------------------
+
+_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+
+
+def time_ticks(start: dt.datetime, end: dt.datetime, most: int = 9) -> tuple[list[dt.datetime], str]:
+    """Ticks at round UTC times, at most `most`, and the strftime format their spacing needs."""
+    seconds = max((end - start).total_seconds(), 1)
+    step = next((s for s in _STEPS if seconds / s <= most), _STEPS[-1] * math.ceil(seconds / most / _STEPS[-1]))
+    first = math.ceil(start.timestamp() / step) * step
+    ticks = [dt.datetime.fromtimestamp(t, dt.timezone.utc) for t in range(int(first), int(end.timestamp()) + 1, step)]
+    return ticks, "%H:%M:%S" if step < 60 else "%H:%M" if step < 86400 else "%m-%d"
+
+
+# --- drawing ------------------------------------------------------------------------------------
+
+def _f(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+class _Canvas:
+    """The figure's time scale and its SVG elements, in drawing order."""
+
+    def __init__(self, start: dt.datetime, end: dt.datetime):
+        self.start_ms, self.end_ms = _ms(start), _ms(end)
+        self.parts: list[str] = []
+
+    def x(self, t) -> float:
+        return float(self.xs(_ms(t) if isinstance(t, dt.datetime) else t))
+
+    def xs(self, ms):
+        """Epoch milliseconds (one, or an array) as pixel columns, within the plot area."""
+        return LEFT + PIXELS * np.clip((ms - self.start_ms) / max(self.end_ms - self.start_ms, 1), 0.0, 1.0)
+
+    def add(self, element: str) -> None:
+        self.parts.append(element)
+
+    def label(self, x: float, y: float, value: str, size: int = FONT, anchor: str = "start", color: str = "#000", halo: bool = True,
+              cls: str = "") -> None:
+        self.add(f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" text-anchor="{anchor}" fill="{color}"'
+                 f'{" " + HALO if halo else ""}{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{text(value)}</text>')
+
+
+def _steps(xs: np.ndarray, ys: np.ndarray) -> str:
+    """A step line through (xs[i], ys[i]) held to xs[i + 1] (`xs` has one more edge than `ys`): x to a tenth of a
+    pixel, y to a pixel (the raster's own precision), in relative moves between the rounded points (no drift);
+    a level held over several columns is one segment."""
+    x, y = np.round(np.asarray(xs, dtype=float) * 10).astype(np.int64), np.round(ys).astype(np.int64)
+    change = np.flatnonzero(np.diff(y)) + 1
+    across = np.diff(np.r_[x[0], x[change], x[-1]]).tolist()  # before each change of level, and after the last
+    up = np.diff(y[np.r_[0, change]]).tolist()
+    return f"M{x[0] / 10:g} {y[0]}" + "".join([f"h{a / 10:g}v{b}" for a, b in zip(across, up)]) + f"h{across[-1] / 10:g}"
+
+
+def _runs(finite: np.ndarray) -> list[tuple[int, int]]:
+    """[a, b) of each run of True."""
+    edges = np.flatnonzero(np.diff(np.r_[0, finite.astype(np.int8), 0]))
+    return list(zip(edges[::2], edges[1::2]))
+
+
+def _held(pairs: np.ndarray, sampled: np.ndarray) -> np.ndarray:
+    """A column without a sample next to one with (columns are a sampling period wide at least, so one falls
+    between two samples now and then) continues the step before it; two or more in a row are a gap in the
+    data and stay a break, as does a sampled column without a value (a rate across a restart)."""
+    out = pairs.copy()
+    for i in np.flatnonzero(~sampled):
+        if i and sampled[i - 1]:
+            out[i] = out[i - 1, 1]
+    return out
+
+
+def _band(canvas: _Canvas, edges: np.ndarray, pairs: np.ndarray, scale: YScale, color: str, column: str, label: str) -> None:
+    lo, hi = scale.y(pairs[:, 0]), scale.y(pairs[:, 1])
+    paths, lines = [], []
+    for a, b in _runs(np.isfinite(pairs[:, 1])):
+        top = _steps(edges[a:b + 1], hi[a:b])
+        back = _steps(edges[a:b + 1][::-1], lo[a:b][::-1])
+        paths.append(top + "L" + back[1:] + "Z")
+        lines.append(top)
+    if paths:
+        canvas.add(f'<g class="series" data-column="{text(column)}" data-label="{text(label)}"><path d="{"".join(paths)}" fill="{color}" fill-opacity="0.35"/>'
+                   f'<path d="{"".join(lines)}" fill="none" stroke="{color}" stroke-width="1.1"/></g>')
+
+
+def _gradient(ident: str, share: np.ndarray, color: str, opacity: float) -> str:
+    """A horizontal gradient across the plot area whose opacity is `opacity` times the share, in SHADE_LEVELS steps."""
+    levels = np.rint(share * SHADE_LEVELS) / SHADE_LEVELS
+    stops = []
+    change = np.flatnonzero(np.diff(levels)) + 1
+    bounds = np.r_[0, change, len(levels)]
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        o = f'stop-color="{color}" stop-opacity="{levels[a] * opacity:.3g}"'
+        stops.append(f'<stop offset="{a / len(levels):.5g}" {o}/><stop offset="{b / len(levels):.5g}" {o}/>')
+    return (f'<linearGradient id="{ident}" gradientUnits="userSpaceOnUse" x1="{LEFT}" x2="{LEFT + PIXELS}" y1="0" y2="0">'
+            f'{"".join(stops)}</linearGradient>')
 
 
 def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
@@ -236,97 +316,188 @@ def _labels(spans: list[Span], start: dt.datetime, end: dt.datetime, width_px: f
     return [(t, ", ".join(labels)) for t, labels in out]
 
 
-def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "",
-           panel_in: float = PANEL_IN) -> Figure:
-    """`panels` stacked on one UTC time axis over [start, end], each `panel_in` inches tall, `spans` shaded and labelled."""
-    rows = max(len(panels), 1)
-    top_in = TOP_IN + (0.3 if title else 0)  # a figure's title above the first panel's
-    height = top_in + BOTTOM_IN + rows * panel_in + (rows - 1) * GAP_IN
-    # A Figure of its own, not pyplot's: no backend is chosen or changed (a notebook's
-    # inline plots keep working) and nothing stays registered after the PNG is saved.
-    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI)
-    axes = fig.subplots(rows, 1, squeeze=False)[:, 0]  # one x range set on each (shared axes would share the bottom's ticks)
-    fig.subplots_adjust(left=LEFT_IN / WIDTH_IN, right=1 - RIGHT_IN / WIDTH_IN, top=1 - top_in / height, bottom=BOTTOM_IN / height,
-                        hspace=GAP_IN / panel_in)
-    columns = sorted({c for p in panels for c, _, _ in p.columns} | {c for p in panels for c, _ in p.thresholds})
-    frame = downsample(analysis.series, columns, start, end)
-    share = checkpoint_share(analysis, start, end)
-    spans = [s for s in spans if s.end >= start and s.start <= end]
-    for ax, panel in zip(axes, panels):
-        if panel.runs:
-            _collscans(ax, analysis, start, end)
-        if panel.states:
-            state_bands(ax, analysis, [c for c, _, _ in panel.columns], [name for _, name, _ in panel.columns], start, end)
-        drawn, zero = _telling(frame, [] if panel.states else list(panel.columns))
-        for column, name, color in drawn:
-            _band(ax, frame, column, name, color)
-        if panel.log_scale:
-            # Up to 10 at least: below one decade symlog labels its one tick with an offset the margin cuts.
-            ax.set_yscale("symlog", linthresh=1)
-            ax.set_ylim(bottom=0, top=max(10, ax.get_ylim()[1]))
-            # Plain numbers (1, 10, 100), not mathtext powers: as readable, a tenth of the drawing time.
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-            ax.yaxis.set_minor_locator(NullLocator())
-        _thresholds(ax, analysis, frame, panel.thresholds)
-        _shade_checkpoints(ax, share, start, end)
-        _title(ax, panel.title)
-        if zero:  # inside the panel's top left: the title's line holds the legend
-            ax.text(0.003, 0.96, f"zero throughout: {', '.join(zero)}", transform=ax.transAxes, fontsize=9, color="#555", ha="left", va="top",
-                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
-        if drawn:
-            _legend(ax, len(drawn))
-        if panel.window is not None:
-            ax.axvspan(*panel.window, ymin=0.97, ymax=1.0, color=SEVERITY_COLORS.get(panel.severity, SHADE), alpha=0.9, linewidth=0)
-    for ax in axes:
-        for first, last, severity in _union(spans):
-            # Tinted and edged in its severity's colour: told apart from the checkpoints' grey beneath.
-            color = SEVERITY_COLORS.get(severity, SHADE)
-            ax.axvspan(first, last, color=color, alpha=0.12, linewidth=0, zorder=-1)
-            for edge in (first, last):
-                ax.axvline(edge, color=color, linewidth=0.9, alpha=0.9, zorder=1)
-    _format_axes(axes, start, end)
-    fig.text(0.5, 0.1 / height, KEY, ha="center", va="bottom", fontsize=8, color="#444")
-    for at, label in _labels(spans, start, end):
-        axes[0].annotate(label, xy=(at, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -6), textcoords="offset points",
-                         fontsize=9, color="#a00", ha="left", va="top",
-                         bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
-    if title:
-        fig.suptitle(title, x=0.01, y=1 - 0.08 / height, ha="left", va="top", fontsize=11)
-    return fig
+def _telling(reduced: Reduced, columns: list[tuple[str, str, Optional[str]]]) -> tuple[list, list[str]]:
+    """The series worth a line, and the names of those at zero throughout the range (six queues of an idle pool
+    are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
+    def flat(column: str) -> bool:
+        pairs = reduced.pairs.get(column)
+        return pairs is not None and bool(np.all(np.nan_to_num(pairs) == 0))
+
+    present = [c for c in columns if c[0] in reduced.pairs]
+    zero = [c for c in present if flat(c[0])]
+    if len(zero) == len(present):
+        return present, []
+    return [c for c in present if c not in zero], [name for _, name, _ in zero]
 
 
-KEY = "grey: checkpoints (dark strip: share of time checkpointing) · tinted between coloured lines: the finding's or incident's window"
-STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
+def _width(value: str, size: int) -> float:
+    """A generous estimate of `value`'s width in a sans-serif font: enough to keep two texts apart."""
+    return 0.6 * size * len(value)
 
 
-def state_bands(ax, analysis: Analysis, columns: list[str], names: list[str], start: dt.datetime, end: dt.datetime) -> None:
+def _legend(canvas: _Canvas, top: float, drawn: list[tuple[str, str, str]], title_width: float) -> None:
+    """Above the panel's right end, beside its title (above it when both do not fit): never over the data."""
+    entries = "".join(f'<tspan fill="{color}" font-weight="bold">━━</tspan><tspan fill="#000"> {text(name)}   </tspan>' for _, name, color in drawn)
+    width = sum(_width(f"━━ {name}   ", FONT) for _, name, _ in drawn)
+    y = top - 5 if title_width + width + 20 < PIXELS else top - 24
+    canvas.add(f'<text class="legend" x="{LEFT + PIXELS}" y="{y}" font-size="{FONT}" text-anchor="end" xml:space="preserve">{entries}</text>')
+
+
+def _thresholds(canvas: _Canvas, analysis: Analysis, reduced: Reduced, edges: np.ndarray, names: Sequence[tuple[str, str]],
+                scale: YScale) -> None:
+    """Each threshold as the step line it was, labelled in full with its value and source inside the panel.
+    Labels sit at the right end; one close in height to the one before goes to the left end."""
+    previous = None
+    for column, name in names:
+        pairs = reduced.pairs.get(column)
+        if pairs is None or not np.isfinite(pairs[:, 1]).any():
+            continue
+        ys = scale.y(pairs[:, 1])
+        path = "".join(_steps(edges[a:b + 1], ys[a:b]) for a, b in _runs(np.isfinite(pairs[:, 1])))
+        canvas.add(f'<path d="{path}" fill="none" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>')
+        last = float(pairs[np.isfinite(pairs[:, 1]), 1][-1])
+        right = previous is None or not previous[1] or abs(last - previous[0]) >= 0.1 * scale.high
+        previous = (last, right)
+        canvas.label(LEFT + PIXELS - 5 if right else LEFT + 5, float(scale.y(last)) - 3, f"{name} {last:g} % ({analysis.thresholds.source(name)})",
+                     anchor="end" if right else "start", cls="threshold")
+
+
+def _bars(canvas: _Canvas, rows: list[list[tuple[float, float, str]]], scale: YScale, height: float) -> None:
+    """Bars per row, (x0, x1, colour) each, those touching in one colour merged: a pixel holds one bar, not thousands."""
+    for y, bars in enumerate(rows):
+        merged: list[list] = []
+        for x0, x1, color in sorted(bars):
+            if merged and merged[-1][2] == color and x0 <= merged[-1][1] + 0.5:
+                merged[-1][1] = max(merged[-1][1], x1)
+            else:
+                merged.append([x0, x1, color])
+        middle = float(scale.y(y))
+        canvas.add("".join(f'<rect x="{_f(a)}" y="{_f(middle - height / 2)}" width="{_f(b - a)}" height="{_f(height)}" fill="{c}"/>'
+                           for a, b, c in merged))
+
+
+def _row_names(canvas: _Canvas, names: list[str], scale: YScale) -> None:
+    """Each bar row's name inside the panel above its row (the left margin cannot hold an address)."""
+    for y, name in enumerate(names):
+        canvas.label(LEFT + 4, float(scale.y(y + 0.22)), name, cls="row")
+
+
+def _collscans(canvas: _Canvas, analysis: Analysis, start: dt.datetime, end: dt.datetime, top: float, height: float) -> None:
+    """COLLSCAN operations from the log as bars over [start, end] of each run, at least two pixels wide."""
+    scans = analysis.logs.slow_ops.filter(pl.col("plan_kind") == "COLLSCAN", pl.col("started") <= end, pl.col("ts") >= start,
+                                          ~pl.col("write_statement").fill_null(False)).sort("started")
+    if scans.is_empty():
+        canvas.label(LEFT + PIXELS / 2, top + height / 2 + 4, "no COLLSCAN in the log", anchor="middle", color="#666", halo=False)
+        return
+    names = list(dict.fromkeys(scans["ns"].fill_null("?").to_list()))
+    scale = YScale(-0.6, len(names) - 0.2, False, top, height)
+    rows: list[list] = [[] for _ in names]
+    for began, ended, ns in scans.select("started", "ts", "ns").iter_rows():
+        x0 = canvas.x(began)
+        rows[names.index(ns or "?")].append((x0, max(canvas.x(ended), x0 + 2), "#e06666"))
+    _bars(canvas, rows, scale, 7.5)
+    _row_names(canvas, names, scale)
+
+
+def _states(canvas: _Canvas, analysis: Analysis, columns: list[str], names: list[str], start: dt.datetime, end: dt.datetime,
+            top: float, height: float) -> None:
     """Each member's state as runs of one colour over [start, end] (a state holds for minutes; a bar per run, not per sample)."""
     series = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
-    for y, column in enumerate(columns):
+    scale = YScale(-0.6, len(names) - 0.2, False, top, height)
+    rows = []
+    for column in columns:
         runs = (series.select(TIME_COLUMN, state=pl.col(column))
                 .with_columns(run=(pl.col("state") != pl.col("state").shift(1)).fill_null(True).cum_sum())
                 .group_by("run", maintain_order=True).agg(pl.col(TIME_COLUMN).first().alias("from"), pl.col(TIME_COLUMN).last().alias("to"),
                                                           pl.col("state").first()))
-        for row in runs.iter_rows(named=True):
-            if row["state"] is not None:
-                ax.plot([row["from"], row["to"]], [y, y], linewidth=8, solid_capstyle="butt", color=STATE_COLORS.get(int(row["state"]), "#d62728"))
-    rows(ax, names)
+        rows.append([(canvas.x(a), max(canvas.x(b), canvas.x(a) + 1), STATE_COLORS.get(int(s), "#d62728"))
+                     for a, b, s in runs.select("from", "to", "state").iter_rows() if s is not None])
+    _bars(canvas, rows, scale, 10)
+    _row_names(canvas, names, scale)
 
 
-def png(fig: Figure) -> bytes:
-    """The figure drawn once and encoded once, as a palette PNG."""
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    image = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
-    out = io.BytesIO()
-    image.quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE).save(out, format="PNG")
-    return out.getvalue()
-
-
-def rows(ax, names: list[str]) -> None:
-    """One bar row per name, the name written inside the panel above its row (the left margin cannot hold an address)."""
-    for y, name in enumerate(names):
-        ax.text(0.003, y + 0.22, name, transform=ax.get_yaxis_transform(), fontsize=9, ha="left", va="bottom",
-                bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "alpha": 0.8, "linewidth": 0})
-    ax.set_yticks([])
-    ax.set_ylim(-0.6, len(names) - 0.2)
+def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "",
+           panel_px: int = PANEL, marks: Sequence[Mark] = (), series: Optional[Reduced] = None) -> str:
+    """`panels` stacked on one UTC time axis over [start, end], each `panel_px` tall, `spans` shaded and labelled,
+    `marks` drawn as dashed lines: the figure as an SVG document. `series`: the node's whole range already reduced
+    (`explorer.full_range`), for a figure of the whole range."""
+    rows = max(len(panels), 1)
+    first_top = TOP + (TITLE if title else 0)
+    height = first_top + BOTTOM + rows * panel_px + (rows - 1) * GAP
+    columns = sorted({c for p in panels for c, _, _ in p.columns if not p.states} | {c for p in panels for c, _ in p.thresholds})
+    reduced = series.coarser(PIXELS, columns) if series is not None else \
+        pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
+    axis = reduced.axis
+    canvas = _Canvas(start, end)
+    edges = canvas.xs(axis.first_ms + axis.column_ms * np.arange(axis.columns + 1))
+    share = checkpoint_share(analysis, start, end)
+    spans = [s for s in spans if s.end >= start and s.start <= end]
+    ticks, fmt = time_ticks(start, end)
+    ident = "f" + hashlib.sha1(f"{title}|{start}|{end}|{[p.title for p in panels]}|{spans}".encode() + share.tobytes()).hexdigest()[:10]
+    shaded = bool(share.any())
+    if shaded:
+        canvas.add(f"<defs>{_gradient(ident + 's', share, '#8c8c8c', 0.3)}{_gradient(ident + 'k', share, '#595959', 1.0)}</defs>")
+    if title:
+        canvas.label(8, 20, title, size=LARGE, halo=False, cls="figure-title")
+    tops = [first_top + n * (panel_px + GAP) for n in range(rows)]
+    for panel, top in zip(panels, tops):
+        canvas.add(f'<g class="panel" data-title="{text(panel.title)}">')
+        for first, last, severity in _union(spans):  # tinted beneath the checkpoints' grey
+            x0, x1 = canvas.x(first), canvas.x(last)
+            canvas.add(f'<rect x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 0.5))}" height="{panel_px}" '
+                       f'fill="{SEVERITY_COLORS.get(severity, SHADE)}" fill-opacity="0.12"/>')
+        if shaded:
+            canvas.add(f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="url(#{ident}s)"/>'
+                       f'<rect class="checkpoint-strip" x="{LEFT}" y="{_f(top + panel_px * (1 - STRIP))}" width="{PIXELS}" '
+                       f'height="{_f(panel_px * STRIP)}" fill="url(#{ident}k)"/>')
+        grid = "".join(f"M{_f(canvas.x(t))} {top}V{top + panel_px}" for t in ticks)
+        canvas.add(f'<path d="{grid}" stroke="#b0b0b0" stroke-width="0.5"/>')
+        drawn, zero = _telling(reduced, [] if panel.states or panel.runs else list(panel.columns))
+        drawn = [(c, name, color or CYCLE[i % len(CYCLE)]) for i, (c, name, color) in enumerate(drawn)]
+        thresholds = [reduced.pairs[c][:, 1] for c, _ in panel.thresholds if c in reduced.pairs]
+        scale = YScale(*_y_range([_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn], thresholds, panel.log_scale, shaded),
+                       panel.log_scale, top, panel_px)
+        if drawn:
+            ticks_y = scale.ticks()
+            canvas.add('<path d="' + "".join(f"M{LEFT} {_f(float(scale.y(v)))}H{LEFT + PIXELS}" for v in ticks_y)
+                       + '" stroke="#d8d8d8" stroke-width="0.5"/>')
+            for v in ticks_y:
+                canvas.label(LEFT - 5, float(scale.y(v)) + 4, _number(v), anchor="end", halo=False, cls="ytick")
+        for first, last, severity in _union(spans):  # edged in its severity's colour: told apart from the checkpoints
+            color = SEVERITY_COLORS.get(severity, SHADE)
+            canvas.add(f'<path d="M{_f(canvas.x(first))} {top}v{panel_px}M{_f(canvas.x(last))} {top}v{panel_px}" stroke="{color}" stroke-width="1.1"/>')
+        if panel.runs:
+            _collscans(canvas, analysis, start, end, top, panel_px)
+        if panel.states:
+            _states(canvas, analysis, [c for c, _, _ in panel.columns], [name for _, name, _ in panel.columns], start, end, top, panel_px)
+        for column, name, color in drawn:
+            _band(canvas, edges, _held(reduced.pairs[column], reduced.sampled), scale, color, column, name)
+        _thresholds(canvas, analysis, reduced, edges, panel.thresholds, scale)
+        if panel.window is not None:
+            x0, x1 = canvas.x(panel.window[0]), canvas.x(panel.window[1])
+            canvas.add(f'<rect class="step-window" x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 1))}" height="{_f(panel_px * 0.03)}" '
+                       f'fill="{SEVERITY_COLORS.get(panel.severity, SHADE)}" fill-opacity="0.9"/>')
+        if zero:  # inside the panel's top left: the title's line holds the legend
+            canvas.label(LEFT + 4, top + 14, f"zero throughout: {', '.join(zero)}", color="#555", cls="zero")
+        canvas.label(LEFT, top - 5, panel.title, size=LARGE, halo=False, cls="title")
+        if drawn:
+            _legend(canvas, top, drawn, _width(panel.title, LARGE))
+        canvas.add(f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="none" stroke="#000" stroke-width="0.8"/></g>')
+    for mark in marks:
+        x = _f(canvas.x(mark.at))
+        canvas.add(f'<path class="mark" data-at="{mark.at.isoformat()}" d="' + "".join(f"M{x} {top}v{panel_px}" for top in tops)
+                   + '" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"/>')
+        canvas.label(canvas.x(mark.at) + 4, tops[0] + 26, mark.label, cls="mark-label")
+    for at, label in _labels(spans, start, end):
+        canvas.label(canvas.x(at) + 3, tops[0] + 13, label, color="#a00", cls="span-label")
+    bottom = tops[-1] + panel_px
+    for t in ticks:
+        canvas.add(f'<path d="M{_f(canvas.x(t))} {bottom}v4" stroke="#000" stroke-width="0.8"/>')
+        canvas.label(canvas.x(t), bottom + 16, t.strftime(fmt), anchor="middle", halo=False, cls="xtick")
+    dates = sorted({t.date() for t in ticks} | {start.astimezone(dt.timezone.utc).date()})
+    canvas.label(LEFT, bottom + 32, f"time (UTC) · {dates[0]:%Y-%m-%d}" + (f" – {dates[-1]:%Y-%m-%d}" if len(dates) > 1 else ""),
+                 halo=False, cls="xlabel")
+    canvas.label(WIDTH / 2, height - 6, KEY, size=SMALL, anchor="middle", color="#444", halo=False, cls="key")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
+            f'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" data-start="{start.isoformat()}" data-end="{end.isoformat()}">'
+            f'<rect width="{WIDTH}" height="{height}" fill="#fff"/>{"".join(canvas.parts)}</svg>')

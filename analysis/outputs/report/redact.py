@@ -7,14 +7,14 @@ throughout one report. Culprit examples keep only the query's shape (no
 literal values), file paths only their file name. A key mapping pseudonyms
 back can be written for the sender to keep.
 
-The report is built from redacted copies of the analyses, so every format
-(and every picture's labels) is made from pseudonyms; one text pass over
-every string catches names inside sentences and sources.
+Redaction is a transform of a finished result: `redact_result` returns new
+analyses (their incidents told by the same builder from the redacted findings),
+so every format (and every picture's labels) is made from pseudonyms; one text
+pass over every string catches names inside sentences and sources.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import re
 from typing import Any, Iterable
@@ -23,8 +23,9 @@ import polars as pl
 
 from ftdc.logs import LogFrames
 
-from analysis.analyze import Analysis
+from analysis.analyze import Analysis, retold
 from analysis.findings.finding import Culprit, Finding
+from analysis.nodes import NodesAnalysis, with_cross_node
 from analysis.advice.recommendation import Recommendation, Withheld
 
 IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
@@ -155,7 +156,8 @@ def _advice(rec: Recommendation, r: Redactor) -> Recommendation:
 
 def _finding(f: Finding, r: Redactor) -> Finding:
     return dataclasses.replace(
-        f, title=r.text(f.title), explanation=r.text(f.explanation), evidence=r.deep(f.evidence),
+        f, subject=r.text(f.subject), statement=r.text(f.statement), reasoning=r.text(f.reasoning), notes=tuple(r.text(n) for n in f.notes),
+        evidence=r.deep(f.evidence),
         culprits=[_culprit(c, r) for c in f.culprits], causes=[_culprit(c, r) for c in f.causes],
         recommendations=[_advice(x, r) for x in f.recommendations],
         withheld=[Withheld(_advice(w.recommendation, r), r.text(w.reason)) for w in f.withheld],
@@ -178,21 +180,15 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
 
 
 def redact(analysis: Analysis, r: Redactor) -> Analysis:
-    """A copy of `analysis` with pseudonyms and shapes only."""
+    """A new `analysis` with pseudonyms and shapes only, its incidents told again from the redacted findings."""
     node = dataclasses.replace(analysis.node, host=r.host(analysis.node.host), replica_set=r.replica_set(analysis.node.replica_set))
-    overview = copy.copy(analysis.overview)
-    overview.node = node
-    overview.problems = [r.text(p) for p in analysis.overview.problems]
-    thresholds = copy.deepcopy(analysis.thresholds)
-    for name, steps in thresholds.timeline.items():
-        thresholds.timeline[name] = [dataclasses.replace(s, source=r.text(s.source)) for s in steps]
-    redacted = dataclasses.replace(
-        analysis, node=node, overview=overview, thresholds=thresholds, findings=[_finding(f, r) for f in analysis.findings],
-        related=[_finding(f, r) for f in analysis.related], logs=_logs(analysis.logs, r),
+    overview = dataclasses.replace(analysis.overview, node=node, problems=[r.text(p) for p in analysis.overview.problems])
+    thresholds = dataclasses.replace(analysis.thresholds, timeline={
+        name: [dataclasses.replace(s, source=r.text(s.source)) for s in steps] for name, steps in analysis.thresholds.timeline.items()})
+    return retold(dataclasses.replace(
+        analysis, node=node, overview=overview, thresholds=thresholds, logs=_logs(analysis.logs, r),
         audit=[dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit],
-    )
-    redacted.refresh_incidents()  # told again from the redacted findings
-    return redacted
+    ), [_finding(f, r) for f in analysis.findings], [_finding(f, r) for f in analysis.related])
 
 
 def redact_all(analyses: list[Analysis], cross_node: list[Finding], r: Redactor) -> tuple[list[Analysis], list[Finding]]:
@@ -200,3 +196,8 @@ def redact_all(analyses: list[Analysis], cross_node: list[Finding], r: Redactor)
     learn(r, analyses)
     return [redact(a, r) for a in analyses], [_finding(f, r) for f in cross_node]
 
+
+def redact_result(result: NodesAnalysis, r: Redactor) -> NodesAnalysis:
+    """A new `result` with pseudonyms and shapes only: its nodes (`redact_all`), and the replica set's incidents told
+    from its redacted findings by the builder that told them first."""
+    return with_cross_node(*redact_all(result.nodes, result.cross_node, r))

@@ -165,6 +165,6 @@ def audit(items: list[AuditItem]) -> str:
     rows = "".join(f"<tr><td><span class='badge {i.severity}'>{i.severity}</span>{escape(i.title)}</td><td>{escape(i.has)}</td>"
                    f"<td>{escape(i.why)}</td><td>{escape(i.change or '-')}</td><td>{escape(i.source)}</td></tr>" for i in items)
     return ("<p class=window>Advice on the node's set-up, from its own files; none of it is an incident. "
-            "What each item checks and the production notes behind it: docs/config-audit.md.</p>"
+            "What each item checks and the production notes behind it are in the Configuration audit page of ftdc-analyze's documentation.</p>"
             "<div class=wide><table class=audit><thead><tr><th>item</th><th>this node</th><th>why it matters</th><th>what to change</th>"
             f"<th>from</th></tr></thead><tbody>{rows}</tbody></table></div>")

@@ -1,0 +1,113 @@
+"""The packages' import graph has no cycle (issue 21 §6): a module can be read, tested and moved after
+the modules it imports, never in a knot with them. Built from the source with `ast`, so an import only
+a type checker runs (`if TYPE_CHECKING:`) or one inside a function counts as much as any other: each
+still says that one module needs the other. A package's `__init__` making its submodules' names
+available lazily (`ftdc.lazy`) imports nothing at load and is no edge."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("analysis", "ftdc")
+
+
+def module_names() -> dict[str, Path]:
+    """Every module of PACKAGES by dotted name (a package by its own name, for its `__init__`)."""
+    out = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+        # The native extension is a module of its own (`from . import _native` needs it, not the package).
+        for path in (ROOT / package).rglob("*.so"):
+            out[".".join((*path.relative_to(ROOT).parent.parts, path.name.split(".")[0]))] = path
+    return out
+
+
+def _absolute(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The dotted name an ImportFrom names, relative levels resolved against `module`."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(module: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The modules of PACKAGES that `module` imports anywhere in its source."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(module, path, node)
+            # `from package import submodule` needs the submodule; `from module import name` the module.
+            out |= {f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names}
+    return {m for m in out if m in known and m != module}
+
+
+def graph() -> dict[str, set[str]]:
+    known = module_names()
+    return {module: imports(module, path, known) for module, path in known.items() if path.suffix == ".py"}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_every_kind_of_import():
+    edges = graph()
+    # A module-level import, a relative one, one under `if TYPE_CHECKING:` and one inside a function.
+    assert "ftdc.frames" in edges["analysis.analyze"]
+    assert "analysis.findings.finding" in edges["analysis"]  # under TYPE_CHECKING in analysis/__init__
+    assert edges["ftdc"], "ftdc/__init__ imports what it exports at once"
+
+
+@pytest.mark.parametrize("edges, want", [
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ({"a": {"b"}, "b": set(), "c": {"b"}}, []),
+])
+def test_cycles_finds_each_knot_once(edges, want):
+    assert cycles(edges) == want
+
+
+def test_no_import_cycle_in_analysis_or_ftdc():
+    edges = graph()
+    knots = cycles(edges)
+    described = ["; ".join(f"{m} -> {', '.join(sorted(edges[m] & set(knot)))}" for m in knot) for knot in knots]
+    assert not knots, "import cycles:\n" + "\n".join(described)
