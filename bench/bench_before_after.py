@@ -26,9 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 # `import ftdc` loaded it at once, this one at the first decode), except for --version.
 ANALYZE = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from analysis import analyze;"
            "t = time.perf_counter(); analyze(sys.argv[1]); print(time.perf_counter() - t)")
-READ = ("import sys, time, json, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, read_catalog;"
-        "from analysis.metrics import resolve; m = resolve(read_catalog(sys.argv[1]).schema()).wanted;"
-        "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)")
+READ = """
+import sys, time, warnings, pyarrow
+warnings.simplefilter('ignore')
+from ftdc import read_ftdc, read_catalog
+try:
+    from analysis.series.metrics import resolve
+except ImportError:  # a checkout before analysis/ was regrouped (9fc7e34)
+    from analysis.metrics import resolve
+m = resolve(read_catalog(sys.argv[1]).schema()).wanted
+t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)
+"""
 READ_20 = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, list_metrics;"
            "names = [n for n in list_metrics(sys.argv[1])['name'].to_list() if n != 'start']; m = [names[i * len(names) // 20] for i in range(20)];"
            "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)")

@@ -18,7 +18,7 @@ from analysis.series.metrics import resolve
 from analysis.series.derived import derive, prepare
 from analysis.series.stats import at_least
 from analysis.series.thresholds import effective_thresholds
-from analysis.series.windows import sustained
+from analysis.series.windows import between, sustained
 from ftdc.metadata import Metadata
 
 UTC = dt.timezone.utc
@@ -106,6 +106,22 @@ def test_sustained_windows_are_ordered_disjoint_and_start_and_end_on_held_sample
         assert flags[w.first] and flags[w.last] and w.seconds + 1 >= minimum
     assert all(any(w.first <= i <= w.last for w in found) for i, f in enumerate(flags) if f) or minimum > 1
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), st.lists(st.integers(0, 40), min_size=1, max_size=30), st.sampled_from(["ms", "us"]), st.sampled_from(["both", "left", "right", "none"]))
+def test_between_keeps_the_rows_is_between_keeps(data, steps, unit, closed):
+    """Bisection finds the rows a filter finds: repeated times, no bound, and bounds a little before, at or after
+    a sample to the microsecond (polars cuts a bound to the column's unit) included."""
+    seconds = list(itertools.accumulate(steps))
+    frame = pl.DataFrame({"start": pl.Series([T0 + dt.timedelta(seconds=s) for s in seconds], dtype=pl.Datetime(unit, "UTC")),
+                          "row": range(len(seconds))})
+    near = st.sampled_from([-1001, -1000, -999, -300, 0, 300, 999, 1000, 1001])
+    bound = st.one_of(st.none(), st.builds(lambda s, us: T0 + dt.timedelta(seconds=s, microseconds=us), st.sampled_from(seconds + [-1, seconds[-1] + 1]), near))
+    lo, hi = data.draw(bound), data.draw(bound)
+    far = dt.timedelta(days=1)
+    keep = pl.col("start").is_between(T0 - far if lo is None else lo, T0 + far if hi is None else hi, closed=closed)
+    assert between(frame, lo, hi, closed=closed)["row"].to_list() == frame.filter(keep)["row"].to_list()
 
 # --- statistics
 

@@ -20,6 +20,7 @@ from analysis.series.metrics import Resolved
 from analysis.series.derived import columns_for
 from analysis.series.spikes import Spike, all_spikes
 from analysis.series.thresholds import Thresholds
+from analysis.series.windows import between
 
 # Baselines look back this far before a window.
 BASELINE = dt.timedelta(hours=1)
@@ -76,11 +77,11 @@ class Context:
         return out
 
     def window(self, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
-        return self.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+        return between(self.series, start, end)
 
     def baseline(self, column: str, start: dt.datetime) -> Optional[float]:
         """The median of `column` over the hour before `start` (all data before it when shorter)."""
-        before = self.series.select(pl.col(column).filter(pl.col(TIME_COLUMN).is_between(start - BASELINE, start, closed="left"))).to_series().drop_nulls()
+        before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
         return float(before.median()) if len(before) else None
 
     def not_checked(self, kind: str, what: str, missing: list[str]) -> Finding:

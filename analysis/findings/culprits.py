@@ -26,6 +26,7 @@ from ftdc.frames import TIME_COLUMN
 from analysis.findings.finding import Culprit, Finding
 from analysis.advice.indexes import recommend_index
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, advise
+from analysis.series.windows import between
 
 # A COLLSCAN is a cause when it holds at least this share of the time slow operations
 # held inside the window...
@@ -173,7 +174,7 @@ def pools_in(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> dict
     """The read and write ticket pools in the window (their median size; 7.0+ resizes them), those the series records."""
     if TIME_COLUMN not in series.columns:
         return {}
-    during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+    during = between(series, start, end)
     out = {}
     for rw in ("read", "write"):
         column = f"{rw}_tickets_total"
@@ -198,16 +199,13 @@ def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     """FTDC's collection-scan evidence for a window: scans finished in it or just after, documents examined against before."""
     if "collscans_per_s" not in series.columns:
         return None
-    # Only the columns used are filtered: filtering the whole derived frame copies a hundred columns per finding.
-    series = series.select(TIME_COLUMN, "interval_s", *(c for c in ("collscans_per_s", "scanned_objects_per_s") if c in series.columns))
-    span = pl.col(TIME_COLUMN).is_between(start, end + COMPLETION_GRACE)
-    inside = series.filter(span)
-    before = series.filter(pl.col(TIME_COLUMN) < start).tail(600)
+    inside = between(series, start, end + COMPLETION_GRACE)
+    before = between(series, end=start, closed="left").tail(600)
     scans = float((inside["collscans_per_s"] * inside["interval_s"]).sum() or 0)
     seconds = float(inside["interval_s"].sum() or 0)
     out = {"collscans": int(round(scans)), "collscans_per_s": scans / seconds if seconds else 0.0}
     if "scanned_objects_per_s" in series.columns:
-        during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))["scanned_objects_per_s"]
+        during = between(series, start, end)["scanned_objects_per_s"]
         out["scanned_objects_per_s"] = float(during.mean() or 0)
         out["scanned_objects_per_s_before"] = float(before["scanned_objects_per_s"].median() or 0) if before.height else None
     return out

@@ -31,6 +31,7 @@ from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.thresholds import SPEC, Setting
+from analysis.series.windows import between
 from analysis.text import duration
 
 
@@ -47,7 +48,7 @@ USUAL_FLOOR = 100
 def _during(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> pl.Series:
     if column not in ctx.series.columns:
         return pl.Series(column, [], pl.Float64)
-    return ctx.series.filter(pl.col(TIME_COLUMN).is_between(start, end))[column].drop_nulls()
+    return between(ctx.series, start, end)[column].drop_nulls()
 
 
 def _paths(*names: str) -> list[str]:
@@ -119,7 +120,7 @@ def _pin_span(ctx: Context, start: dt.datetime, end: dt.datetime, usual_ids: flo
     (the pin released, looking up to BEFORE past the window): the range resets when the oldest transaction or cursor ends."""
     if "pinned_txn_ids" not in ctx.series.columns:
         return None, None
-    near = ctx.series.filter(pl.col(TIME_COLUMN).is_between(start - BEFORE, end + BEFORE)).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
+    near = between(ctx.series, start - BEFORE, end + BEFORE).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
     low = near.filter(pl.col("pinned_txn_ids") <= max(2 * usual_ids, USUAL_FLOOR))
     before, after = low.filter(pl.col(TIME_COLUMN) < start), low.filter(pl.col(TIME_COLUMN) > start)
     return (before[TIME_COLUMN].max() if before.height else None), (after[TIME_COLUMN].min() if after.height else None)

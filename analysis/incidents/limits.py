@@ -13,15 +13,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import polars as pl
 
-from ftdc.frames import TIME_COLUMN
 
 from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
+from analysis.series.windows import between
 from analysis.text import pct
 from analysis.advice.recommendation import advise
 
@@ -52,8 +51,8 @@ def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dat
                                 "metrics": [BY_NAME["cache.bytes"].paths[0], BY_NAME["cache.bytes_read_into"].paths[0]]}
     reads = ""
     if "cache_read_mb_per_s" in series.columns:
-        during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))["cache_read_mb_per_s"].drop_nulls()
-        before = series.filter(pl.col(TIME_COLUMN) < start)["cache_read_mb_per_s"].drop_nulls()
+        during = between(series, start, end)["cache_read_mb_per_s"].drop_nulls()
+        before = between(series, end=start, closed="left")["cache_read_mb_per_s"].drop_nulls()
         if not during.len() or not before.len():
             return []
         now, usual = float(during.mean()), float(before.median())

@@ -31,6 +31,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import RootCause
+from analysis.series.windows import between
 from analysis.text import duration, pct
 from analysis.series.thresholds import SPEC
 
@@ -140,8 +141,8 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     series = ctx.series
     if not present or "writes_per_s" not in series.columns:
         return []
-    during = series.filter(pl.col(TIME_COLUMN).is_between(start, end))
-    before = series.filter(pl.col(TIME_COLUMN) < start).tail(3600)
+    during = between(series, start, end)
+    before = between(series, end=start, closed="left").tail(3600)
     writes = float(during["writes_per_s"].mean() or 0)
     if not writes:
         return []

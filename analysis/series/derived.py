@@ -14,13 +14,13 @@ or a notebook can say what each one is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable, Optional
 
 import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
-from analysis.series.metrics import COUNTER, CPU_STATES, Resolved
+from analysis.series.metrics import CPU_STATES, Resolved
 from analysis.series.thresholds import CACHE_PERCENTAGES, Thresholds
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one
@@ -272,26 +272,37 @@ def columns_for(resolved: Resolved) -> list[Column]:
             if resolved.has(*c.needs)]
 
 
-def _canonical(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
-    """`raw` with one column per canonical name: a node upgraded mid-directory
-    (7.0 -> 8.0) wrote two paths for one quantity, so they are coalesced."""
-    exprs = [pl.col(TIME_COLUMN)]
-    for name, paths in resolved.paths.items():
-        present = [p for p in paths if p in raw.columns]
+# The plans run on frames already in memory. The streaming engine would cut them into morsels, and
+# polars divides a morsel by a constant either exactly or by its reciprocal depending on where the
+# morsel ends: the same column could differ in its last bit from one run's layout to another's.
+ENGINE = "in-memory"
+# What restarts are told from (the alias layer picks each layout's path, 8.0 `shard.` included).
+IDENTITY = ("pid", "uptime_ms", "uptime_s")
+
+
+def _canonical(columns: Iterable[str], resolved: Resolved, names: Iterable[str]) -> list[pl.Expr]:
+    """One expression per canonical name among `names` whose paths are among `columns`: a node
+    upgraded mid-directory (7.0 -> 8.0) wrote two paths for one quantity, so they are coalesced."""
+    present_columns = set(columns)
+    exprs = []
+    for name in names:
+        present = [p for p in resolved.paths.get(name, ()) if p in present_columns]
         if present:
             exprs.append(pl.coalesce(present).alias(name) if len(present) > 1 else pl.col(present[0]).alias(name))
-    return raw.select(exprs)
+    return exprs
 
 
-def _bookkeeping(frame: pl.DataFrame) -> pl.DataFrame:
-    """interval_s, restart, gap, valid (the interval ending at each row can be rated)."""
+def _bookkeeping(frame: pl.LazyFrame, identity: Iterable[str]) -> pl.LazyFrame:
+    """interval_s, period_s, restart, gap, valid (the interval ending at each row can be rated) of a time-ordered
+    `frame` holding the `identity` columns it has."""
+    identity = set(identity)
     step = pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000
     period = step.shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
     restart = pl.lit(False)
-    if "pid" in frame.columns:
+    if "pid" in identity:
         restart = restart | (pl.col("pid").diff().fill_null(0) != 0)
     for uptime in ("uptime_ms", "uptime_s"):
-        if uptime in frame.columns:
+        if uptime in identity:
             restart = restart | (pl.col(uptime).diff().fill_null(0) < 0)
             break
     # The period a gap is measured against is the larger of the medians before and after the
@@ -299,32 +310,44 @@ def _bookkeeping(frame: pl.DataFrame) -> pl.DataFrame:
     after = step.reverse().shift(1).rolling_median(PERIOD_WINDOW, min_samples=1).reverse()
     frame = frame.with_columns(interval_s=step, period_s=period.fill_null(step), gap_period_s=pl.max_horizontal(period, after), restart=restart)
     # Repeated timestamps (period 0: samples timed by their chunk) say nothing about gaps.
-    frame = frame.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s"))).drop("gap_period_s")
+    frame = frame.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s")))
     return frame.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
 
 
-def threshold_columns(frame: pl.DataFrame, thresholds: Thresholds) -> list[pl.Series]:
-    """Each cache threshold in effect at each sample, in % (values above 100 are bytes)."""
+def threshold_exprs(thresholds: Thresholds, cache_max_bytes: Optional[pl.Expr]) -> list[pl.Expr]:
+    """Each cache threshold in effect at each sample, in % (values above 100 are bytes, made % of `cache_max_bytes`)."""
     out = []
     for name in CACHE_PERCENTAGES:
-        values = thresholds.at(name, frame[TIME_COLUMN])
-        if "cache_max_bytes" in frame.columns:
-            values = pl.select(pl.when(values > 100).then(100 * values / frame["cache_max_bytes"]).otherwise(values)).to_series()
-        out.append(values.alias(f"{name}_pct"))
+        value = thresholds.expr(name, pl.col(TIME_COLUMN))
+        if cache_max_bytes is not None:
+            value = pl.when(value > 100).then(100 * value / cache_max_bytes).otherwise(value)
+        out.append(value.alias(f"{name}_pct"))
     return out
 
 
 def prepare(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
-    """`raw` (a read_ftdc frame of `resolved.wanted`) by canonical name, sorted by time,
-    with the bookkeeping columns (restarts are known from here on)."""
-    return _bookkeeping(_canonical(raw.sort(TIME_COLUMN), resolved))
+    """`raw` (a read_ftdc frame of `resolved.wanted`) in time order with the bookkeeping columns beside its own
+    (restarts are known from here on: the thresholds in effect need them before `derive` runs). Only the few
+    identity columns are computed on; the rest are the same buffers, not copies."""
+    ordered = raw.sort(TIME_COLUMN, maintain_order=True)  # free when the decoder flagged it sorted
+    identity = _canonical(ordered.columns, resolved, IDENTITY)
+    book = _bookkeeping(ordered.lazy().select(TIME_COLUMN, *identity), [e.meta.output_name() for e in identity])
+    return ordered.hstack(book.select(*BOOKKEEPING).collect(engine=ENGINE).get_columns())
 
 
-def derive(frame: pl.DataFrame, resolved: Resolved, thresholds: Thresholds) -> pl.DataFrame:
-    """The derived series of a `prepare`d frame."""
+def derive(prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds) -> pl.DataFrame:
+    """The derived series of a `prepare`d frame: one lazy plan (canonical names, every column's expression,
+    the thresholds in effect), collected once, so a counter's Δ that several columns use is computed once."""
     columns = columns_for(resolved)
-    derived = frame.select(TIME_COLUMN, *BOOKKEEPING, *(c.build().alias(c.name) for c in columns))
-    return derived.with_columns(threshold_columns(derived, thresholds))
+    canonical = _canonical(prepared.columns, resolved, resolved.paths)
+    cache_max = "cache_max_bytes" in {c.name for c in columns}
+    return (
+        prepared.lazy()
+        .select(TIME_COLUMN, *BOOKKEEPING, *canonical)
+        .select(TIME_COLUMN, *BOOKKEEPING, *(c.build().alias(c.name) for c in columns))
+        .with_columns(threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None))
+        .collect(engine=ENGINE)
+    )
 
 
 BOOKKEEPING = {

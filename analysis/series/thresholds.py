@@ -33,6 +33,8 @@ from analysis.series import wtconfig
 SAME_STARTUP = dt.timedelta(minutes=5)
 
 DEFAULT_SOURCE = "default"
+# `since` of a setting in effect from the start of the data.
+_EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -238,14 +240,18 @@ class Thresholds:
 
     def at(self, name: str, times: pl.Series) -> pl.Series:
         """The value in effect at each time (the first setting also covers earlier times)."""
+        return pl.select(self.expr(name, pl.lit(times))).to_series().alias(name)
+
+    def expr(self, name: str, times: pl.Expr) -> pl.Expr:
+        """`at` as an expression over `times`, for a plan to compute beside other columns: the value of the last
+        setting since at or before each time, the first setting's for earlier times and where that value is unknown."""
         steps = self.timeline[name]
-        frame = pl.DataFrame(
-            {"since": [s.since for s in steps], "value": [s.value for s in steps]},
-            schema={"since": pl.Datetime("ms", "UTC"), "value": pl.Float64},
-        ).with_columns(pl.col("since").fill_null(dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)))
-        joined = pl.DataFrame({"t": times}).with_row_index("row").sort("t").join_asof(frame.sort("since"), left_on="t", right_on="since")
-        filled = joined.sort("row")["value"]
-        return filled.fill_null(steps[0].value).alias(name)
+        first = pl.lit(steps[0].value, pl.Float64)
+        value = first
+        for step in steps[1:] if steps[0].since is None else steps:
+            since = pl.lit(step.since if step.since is not None else _EARLIEST).cast(pl.Datetime("ms", "UTC"))
+            value = pl.when(times >= since).then(pl.lit(step.value, pl.Float64)).otherwise(value)
+        return value.fill_null(first)
 
     def in_effect(self, name: str, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> list[Setting]:
         """The settings of `name` in effect at some time in [start, end], in time order (all of them without a window)."""

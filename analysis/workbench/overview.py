@@ -21,8 +21,6 @@ from analysis.series.metrics import resolve as resolve_metrics
 
 # Steps jitter by a few ms; periods are set in whole 100 ms (the minimum).
 PERIOD_ROUNDING_MS = 100
-# What restarts are told from (the alias layer picks each layout's path, 8.0 `shard.` included).
-IDENTITY = ("pid", "uptime_ms", "uptime_s")
 
 
 @dataclass
@@ -97,7 +95,7 @@ def overview(path: PathArg, *, time_field: str = TIME_COLUMN, progress: Callable
     catalog = catalog_files(files, time_field)
     progress(STAGES[0])
     resolved = resolve_metrics(catalog.schema())
-    identity = Resolved({name: resolved.paths[name] for name in IDENTITY if name in resolved.paths}, resolved.kinds)
+    identity = Resolved({name: resolved.paths[name] for name in derived.IDENTITY if name in resolved.paths}, resolved.kinds)
     frame = derived.prepare(decode_files(files, identity.wanted, time_field=time_field, reported=catalog.problems), identity)
     progress(STAGES[1])
     node = catalog_metadata(catalog).node

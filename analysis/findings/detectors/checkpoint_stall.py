@@ -20,9 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-import polars as pl
 
-from ftdc.frames import TIME_COLUMN
 
 from analysis.advice import changes
 from analysis.series import spikes as spikes_module
@@ -33,6 +31,7 @@ from analysis.advice.recommendation import Recommendation, advise
 from analysis.findings.detectors.record import Detector
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
+from analysis.series.windows import between
 from analysis.text import duration, pct, span
 
 KIND = "checkpoint_stall"
@@ -112,7 +111,7 @@ def _aligned(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], check
 def _dirty_at(ctx: Context, when: dt.datetime) -> float | None:
     if not ctx.has("cache_dirty_pct"):
         return None
-    before = ctx.series.filter(pl.col(TIME_COLUMN) <= when).tail(1)["cache_dirty_pct"]
+    before = between(ctx.series, end=when).tail(1)["cache_dirty_pct"]
     return float(before[0]) if len(before) and before[0] is not None else None
 
 

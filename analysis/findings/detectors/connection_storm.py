@@ -19,7 +19,7 @@ from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
 from analysis.findings.detectors.record import Detector
 from analysis.text import duration
-from analysis.series.windows import Window, sustained
+from analysis.series.windows import Window, between, sustained
 
 KIND = "connection_storm"
 STORM_FACTOR = 10.0
@@ -68,7 +68,7 @@ def detect(ctx: Context) -> list[Finding]:
         window = _extended(series, found)
         covered = window.last
         rows = window.rows(ctx.series)
-        before = ctx.series.filter(pl.col(TIME_COLUMN) < window.start).tail(1)["connections"]
+        before = between(ctx.series, end=window.start, closed="left").tail(1)["connections"]
         start_count = float(before[0]) if len(before) and before[0] is not None else float(rows["connections"][0])
         peak = float(rows["connections"].max())
         if peak < (1 + RISE_SHARE) * max(start_count, 1):

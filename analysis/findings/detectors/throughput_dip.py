@@ -28,6 +28,7 @@ from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
 from analysis.findings.detectors.record import Detector
 from analysis.series.spikes import ADJECTIVE
+from analysis.series.windows import between
 from analysis.text import duration, pct
 
 KIND = "throughput_dip"
@@ -129,7 +130,7 @@ def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta)
     """`end`, or later: the time of the last sample from the last bucket on whose own interval the rate was still
     below `below` operations/s. Stalled operations are credited when they finish, so a bucket that holds a stall's
     release averages the dip away, while the samples before the release measured it."""
-    after = ctx.series.filter(pl.col(TIME_COLUMN) > end - width).select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
+    after = between(ctx.series, end - width, closed="right").select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
     last = end
     for time, ops, gap in after.iter_rows():
         if gap or ops is None or ops >= below:
