@@ -7,7 +7,8 @@ reported with the load average.
 
 Measures: `ftdc-analyze --version`; `analyze` of the bench's FTDC-only node (bench_analyze
 builds it); `read_ftdc` of the metrics the analyses use (the decoder must not regress);
-and `read_ftdc` of 20 metrics over bench_ftdc's 40 files.
+`read_ftdc` of 20 metrics over bench_ftdc's 40 files; and deriving the series of the node
+(`prepare` and `derive` of a frame already read; `--only derive analyze` runs just those).
 """
 
 from __future__ import annotations
@@ -37,6 +38,24 @@ except ImportError:  # a checkout before analysis/ was regrouped (9fc7e34)
 m = resolve(read_catalog(sys.argv[1]).schema()).wanted
 t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)
 """
+# Deriving the series alone (issue 22's lazy plan): prepare and derive of a read frame. Both checkouts must be
+# after analysis/ was regrouped (9fc7e34), where these modules live.
+DERIVE = """
+import sys, time, warnings, pyarrow
+warnings.simplefilter('ignore')
+from ftdc.metadata import catalog_metadata
+from ftdc.paths import resolve as files_of
+from ftdc.reader import read_with_catalog
+from analysis.series import derived
+from analysis.series.metrics import candidates, resolve
+from analysis.series.thresholds import effective_thresholds
+catalog, raw = read_with_catalog(files_of(sys.argv[1]), candidates(), None, None)
+resolved, metadata = resolve(catalog.schema()), catalog_metadata(catalog)
+t = time.perf_counter()
+prepared = derived.prepare(raw, resolved)
+derived.derive(prepared, resolved, effective_thresholds(metadata, [], prepared.filter(prepared['restart'])['start'].to_list()))
+print(time.perf_counter() - t)
+"""
 READ_20 = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, list_metrics;"
            "names = [n for n in list_metrics(sys.argv[1])['name'].to_list() if n != 'start']; m = [names[i * len(names) // 20] for i in range(20)];"
            "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)")
@@ -55,11 +74,15 @@ def main() -> None:
     parser.add_argument("--old", type=Path, required=True)
     parser.add_argument("--days", type=float, default=1)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", nargs="+", help="the measures to run, by the start of their names (`derive`, `analyze`, ...)")
     args = parser.parse_args()
     node = ROOT / "bench" / "data" / f"analyze-{args.days:g}d" / "diagnostic.data"
     forty = ROOT / "bench" / "data" / "ftdc-40"
     measures = {"--version": (VERSION,), f"analyze {args.days:g} d": (ANALYZE, str(node)),
-                f"read_ftdc analyses' metrics {args.days:g} d": (READ, str(node)), "read_ftdc 20 metrics of 40 files": (READ_20, str(forty))}
+                f"read_ftdc analyses' metrics {args.days:g} d": (READ, str(node)), "read_ftdc 20 metrics of 40 files": (READ_20, str(forty)),
+                f"derive {args.days:g} d": (DERIVE, str(node))}
+    if args.only:
+        measures = {name: measure for name, measure in measures.items() if name.startswith(tuple(args.only))}
     ratios: dict[str, list[float]] = {name: [] for name in measures}
     loads = []
     for _ in range(args.rounds):
