@@ -15,7 +15,7 @@ import os
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence
 
 import polars as pl
 
@@ -46,7 +46,7 @@ from analysis.workbench.overview import Overview, summarize
 from analysis.series.thresholds import Thresholds, effective_thresholds
 from analysis.advice.vetting import NodeFacts, vetted
 
-LogsArg = Union[None, LogFrames, PathArg]
+LogsArg = LogFrames | PathArg | None
 STAGES = ("logs", "samples", "series", "analyses")
 
 
@@ -78,11 +78,11 @@ class Analysis:
 
     def findings_frame(self) -> pl.DataFrame:
         """The findings in `analysis.outputs.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
-        return pl.from_arrow(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
+        return pl.DataFrame(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
 
     def incidents_frame(self) -> pl.DataFrame:
         """The incidents in `analysis.outputs.schema.INCIDENTS_SCHEMA`."""
-        return pl.from_arrow(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
+        return pl.DataFrame(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
     @property
     def context(self) -> Context:
@@ -221,7 +221,7 @@ def analyze(
     derived = series_module.derive(prepared, resolved, thresholds)
     del prepared
     checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
-    thresholds = infer_interval(thresholds, checkpoints, float(derived["period_s"].median() or 1))
+    thresholds = infer_interval(thresholds, checkpoints, float(derived.select(pl.median("period_s")).item() or 1))
     ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
     findings = [finding for detect in DETECTORS for finding in detect(ctx)]
     for relate in RELATE:
@@ -246,7 +246,7 @@ def analyze(
         columns=series_module.describe(resolved),
         incidents=incidents,
         audit=audit_module.audit(audit_module.facts(metadata.documents, log_frames.events if log_frames else None,
-                                                    derived["cache_max_bytes"].max() if "cache_max_bytes" in derived.columns else None, overview.last)),
+                                                    derived.select(pl.max("cache_max_bytes")).item() if "cache_max_bytes" in derived.columns else None, overview.last)),
     )
     progress(STAGES[3])
     return result

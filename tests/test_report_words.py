@@ -63,8 +63,8 @@ def internals(text: str) -> list[str]:
 
 def test_the_check_sees_what_it_looks_for():
     assert {"MIN_S", "EPISODE_GAP", "DIP_SHARE", "LOW_SHARE"} <= CONSTANTS and {"throughput_dip.py", "metrics.md", "explorer.js"} <= OWN_FILES
-    said = "below DIP_SHARE of it (throughput_dip.py, conn_cache.c, METRICS.md §5, docs/config-audit.md)"
-    assert internals(said) == ["DIP_SHARE", "METRICS.md", "config-audit.md", "conn_cache.c", "throughput_dip.py", "§"]
+    said = "below DIP_SHARE of it (throughput_dip.py, conn_cache.c, SERVER-STATUS.md §5, docs/config-audit.md)"
+    assert internals(said) == ["DIP_SHARE", "SERVER-STATUS.md", "config-audit.md", "conn_cache.c", "throughput_dip.py", "§"]
 
 
 def test_no_internal_name_in_any_report_or_on_the_console(analyzed, tmp_path):

@@ -393,3 +393,57 @@ def test_refused_samples(tmp_path):
             writer.add_sample({"serverStatus": {"uptime": 1}})
     with pytest.raises(ValueError):
         ChunkCompressor(samples_per_chunk=1)
+
+
+# ---------------------------------------------------------------------------
+# Columns that are 0 throughout (most of a real node's) share one buffer.
+
+
+def zero_sample(i: int, second: int, interleaved: bool) -> bytes:
+    """Sample i of file A (even seconds) or B (odd): metrics 0 throughout, and metrics 0
+    except in one place (a reference value, a delta, or a whole chunk of file B)."""
+    pairs = [
+        ("start", ("date", T0_MS + 1000 * second)),
+        ("zero", ("int64", 0)),
+        ("flag", ("bool", False)),
+        ("when", ("date", 0)),
+        ("const", ("int64", 7)),
+        ("late", ("int64", 5 if interleaved and i >= 3 else 0)),
+        ("first", ("int64", 4 if i == 0 and not interleaved else 0)),
+        ("blip", ("int64", 3 if i == 1 else 0)),
+    ]
+    if i >= 3 and not interleaved:
+        pairs.append(("sometimes", ("int64", 0)))  # a schema change: A's second chunk only
+    return encode_document(pairs)
+
+
+def test_columns_zero_throughout_share_one_buffer(tmp_path):
+    # 1,785 of the 7.0 sample's 2,325 metrics stay 0: the decoder gives such columns neither
+    # decoding nor memory (a fresh process's read of every metric faulted in 3 x the pages).
+    # Two files whose samples interleave in time take the path that merges chunks.
+    files = []
+    for interleaved in (False, True):
+        directory = tmp_path / ("b" if interleaved else "a")
+        with FTDCWriter(directory, samples_per_chunk=3) as writer:
+            for i in range(6):
+                writer.add_sample(zero_sample(i, 2 * i + interleaved, interleaved))
+        files += sorted(directory.glob("metrics.2*"))
+    frame = ftdc.read_ftdc(files)
+    assert frame.height == 12
+    assert frame.schema["flag"] == pl.Boolean and frame.schema["when"] == pl.Datetime("ms", "UTC")
+    from_a = [i % 2 == 0 for i in range(12)]
+    assert as_int64(frame.drop("start")).to_dict(as_series=False) == {
+        "zero": [0] * 12,
+        "flag": [0] * 12,
+        "when": [0] * 12,
+        "const": [7] * 12,
+        "late": [5 if not a and s // 2 >= 3 else 0 for s, a in zip(range(12), from_a)],
+        "first": [4] + [0] * 11,
+        "blip": [3 if s // 2 == 1 else 0 for s in range(12)],
+        "sometimes": [0 if a and s // 2 >= 3 else None for s, a in zip(range(12), from_a)],
+    }
+    decoded = _native.read([str(f) for f in files], [False] * len(files))
+    address = {name: values for name, _, values, _ in decoded.columns()}
+    shared = {address[name] for name in ("zero", "flag", "when", "sometimes")}
+    assert len(shared) == 1
+    assert len({address[name] for name in ("const", "late", "first", "blip")} | shared) == 5

@@ -7,7 +7,8 @@ naming the FTDC metric it comes from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Optional, Sequence
 
 import polars as pl
@@ -92,7 +93,32 @@ class SystemSeries:
 class SystemView:
     panels: list[tuple[str, list[str]]]  # (title, columns) the node recorded
     missing: list[str]  # panel titles the node recorded nothing for
-    series: list[SystemSeries]
+    analysis: Analysis = field(repr=False, compare=False)  # whose series `series` summarises
+    members: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # member index -> address
+
+    def label(self, column: str) -> str:
+        return label(column, self.members)
+
+    @cached_property
+    def series(self) -> list[SystemSeries]:
+        """Each series' summary over the analysis's span, computed when a format shows it (the HTML report draws
+        the panels and shows no summary: a median and a p95 of every series cost a third of its report)."""
+        shown = [c for _, found in self.panels for c in found]
+        # Each series sorted once: a sorted column's median and quantile are read, not found again.
+        ordered = self.analysis.series.select(pl.col(c).cast(pl.Float64).sort() for c in shown)
+        stats = ordered.select(
+            *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
+            *(pl.col(c).median().alias(f"{c}\0median") for c in shown),
+            *(pl.col(c).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
+            *(pl.col(c).max().alias(f"{c}\0max") for c in shown),
+        ).row(0, named=True) if shown else {}
+        series = []
+        for title, found in self.panels:
+            for c in found:
+                unit, meaning = self.analysis.columns.get(c, ("", ""))
+                series.append(SystemSeries(title, c, self.label(c), unit, meaning,
+                                           *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max"))))
+        return series
 
     def to_dict(self) -> dict[str, Any]:
         return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing}
@@ -103,23 +129,8 @@ def _number(value: Any) -> Optional[float]:
 
 
 def view(analysis: Analysis, members: dict[str, str]) -> SystemView:
-    """The panels this node recorded, and each series' summary over the analysis's span."""
+    """The panels this node recorded; each series' summary over the analysis's span when asked (`SystemView.series`)."""
     columns = analysis.series.columns
     panels = [(title, found) for title, wanted in PANELS if (found := matching(columns, wanted))]
     missing = [title for title, wanted in PANELS if not matching(columns, wanted)]
-    shown = [c for _, found in panels for c in found]
-    # Each series sorted once: a sorted column's median and quantile are read, not found again (a third less time).
-    ordered = analysis.series.select(pl.col(c).cast(pl.Float64).sort() for c in shown)
-    stats = ordered.select(
-        *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
-        *(pl.col(c).median().alias(f"{c}\0median") for c in shown),
-        *(pl.col(c).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
-        *(pl.col(c).max().alias(f"{c}\0max") for c in shown),
-    ).row(0, named=True) if shown else {}
-    series = []
-    for title, found in panels:
-        for c in found:
-            unit, meaning = analysis.columns.get(c, ("", ""))
-            series.append(SystemSeries(title, c, label(c, members), unit, meaning,
-                                       *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max"))))
-    return SystemView(panels, missing, series)
+    return SystemView(panels, missing, analysis, members)

@@ -2,11 +2,20 @@
 //!
 //! A full read materialises hundreds of MB, and on these machines the
 //! kernel's page faults and zeroing cost more than decoding. So the arena is
-//! one anonymous mapping advised for transparent huge pages (512x fewer
-//! faults), and the last arena a process frees is kept for the next read, as
-//! allocators such as jemalloc keep freed memory: advised MADV_FREE, so the
-//! kernel may still reclaim it under pressure. Contents are unspecified;
-//! readers write every value they expose (validity bitmaps cover the rest).
+//! one anonymous mapping, and the last arena a process frees is kept for the
+//! next read, as allocators such as jemalloc keep freed memory: advised
+//! MADV_FREE, so the kernel may still reclaim it under pressure. Contents are
+//! unspecified; readers write every value they expose (validity bitmaps cover
+//! the rest).
+//!
+//! On Linux a new mapping is populated in the one `mmap` call (MAP_POPULATE),
+//! not by a fault per 4 KB page as the decoder first writes it: a fresh
+//! process's read of every metric took 0.81x the time at the median
+//! (bench_before_after). It is not advised for transparent huge pages: 512x
+//! fewer faults, but on these VMs a fresh 2 MB page is often one the host must
+//! back anew, and the first touch of 330 MB took 0.25 s or 5 s from one process
+//! to the next (4 KB pages: about 1 s every time), which made that read 1.9x
+//! slower at the median (issue 22).
 
 use std::ptr::NonNull;
 use std::sync::Mutex;
@@ -24,33 +33,74 @@ unsafe impl Send for Mapping {}
 
 impl Mapping {
     fn new(bytes: usize) -> Mapping {
-        // Safety: anonymous private mapping, checked for failure.
-        unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            if p == libc::MAP_FAILED {
-                panic!("cannot map {bytes} bytes for decoded columns");
-            }
-            // Advice only; failure (no THP support) is harmless.
-            libc::madvise(p, bytes, libc::MADV_HUGEPAGE);
-            Mapping { ptr: NonNull::new(p as *mut i64).unwrap(), bytes }
-        }
+        // Safety: `bytes` is at least 8 (Arena::new), and `memory::take` never returns null.
+        Mapping { ptr: NonNull::new(unsafe { memory::take(bytes) } as *mut i64).unwrap(), bytes }
     }
 }
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // Safety: unmaps exactly the mapping made in `new`.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, self.bytes);
-        }
+        // Safety: gives back exactly the memory taken in `new`.
+        unsafe { memory::give_back(self.ptr.as_ptr() as *mut u8, self.bytes) }
     }
+}
+
+/// Where arenas come from: anonymous mappings where there is `mmap` (unix), the global
+/// allocator elsewhere (Windows). Only Linux populates a mapping as it makes it, and
+/// only systems with `MADV_FREE` (Linux, macOS, FreeBSD) let the kernel reclaim a kept
+/// spare; elsewhere it stays resident until the next read reuses or replaces it.
+#[cfg(unix)]
+mod memory {
+    /// `bytes` of private memory, contents unspecified.
+    pub unsafe fn take(bytes: usize) -> *mut u8 {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let populate = libc::MAP_POPULATE;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let populate = 0;
+        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | populate;
+        let p = libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0);
+        if p == libc::MAP_FAILED {
+            panic!("cannot map {bytes} bytes for decoded columns");
+        }
+        p as *mut u8
+    }
+
+    pub unsafe fn give_back(p: *mut u8, bytes: usize) {
+        libc::munmap(p as *mut libc::c_void, bytes);
+    }
+
+    /// Memory kept for reuse whose pages the kernel may reclaim meanwhile (they then read
+    /// as zero, which is fine for unspecified contents).
+    pub unsafe fn may_reclaim(p: *mut u8, bytes: usize) {
+        #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple", target_os = "freebsd"))]
+        libc::madvise(p as *mut libc::c_void, bytes, libc::MADV_FREE);
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple", target_os = "freebsd")))]
+        let _ = (p, bytes);
+    }
+}
+
+#[cfg(not(unix))]
+mod memory {
+    use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+
+    /// Page-aligned, as a mapping would be.
+    fn layout(bytes: usize) -> Layout {
+        Layout::from_size_align(bytes, 4096).expect("an arena's size fits a layout")
+    }
+
+    pub unsafe fn take(bytes: usize) -> *mut u8 {
+        let p = alloc(layout(bytes));
+        if p.is_null() {
+            handle_alloc_error(layout(bytes));
+        }
+        p
+    }
+
+    pub unsafe fn give_back(p: *mut u8, bytes: usize) {
+        dealloc(p, layout(bytes));
+    }
+
+    pub unsafe fn may_reclaim(_p: *mut u8, _bytes: usize) {}
 }
 
 /// The most recently freed large mapping, for the next read to reuse.
@@ -94,11 +144,8 @@ impl Drop for Arena {
         if mapping.bytes < KEEP_FROM_BYTES {
             return;
         }
-        // Safety: advice on our own mapping; its pages may be reclaimed, after
-        // which they read as zero, which is fine for unspecified contents.
-        unsafe {
-            libc::madvise(mapping.ptr.as_ptr() as *mut libc::c_void, mapping.bytes, libc::MADV_FREE);
-        }
+        // Safety: our own memory, whose contents are unspecified.
+        unsafe { memory::may_reclaim(mapping.ptr.as_ptr() as *mut u8, mapping.bytes) }
         // Replacing an older spare unmaps it.
         *SPARE.lock().unwrap() = Some(mapping);
     }

@@ -62,10 +62,7 @@ pub fn document_len(buf: &[u8], pos: usize) -> Result<usize, BsonError> {
     }
     let len = len as usize;
     if pos + len > buf.len() {
-        return Err(BsonError::new(
-            pos,
-            format!("document claims {len} bytes but only {} remain", buf.len() - pos),
-        ));
+        return Err(BsonError::new(pos, format!("document claims {len} bytes but only {} remain", buf.len() - pos)));
     }
     if buf[pos + len - 1] != 0 {
         return Err(BsonError::new(pos + len - 1, "document does not end with a NUL byte"));
@@ -169,11 +166,7 @@ fn string_len(buf: &[u8], pos: usize, end: usize) -> Result<usize, BsonError> {
 }
 
 fn cstring_len(buf: &[u8], pos: usize, end: usize) -> Result<usize, BsonError> {
-    buf[pos.min(end)..end]
-        .iter()
-        .position(|&b| b == 0)
-        .map(|n| n + 1)
-        .ok_or_else(|| BsonError::new(pos, "C string is not terminated"))
+    buf[pos.min(end)..end].iter().position(|&b| b == 0).map(|n| n + 1).ok_or_else(|| BsonError::new(pos, "C string is not terminated"))
 }
 
 /// Byte length of a value of type `etype` at `pos`, which must end by `end`.
@@ -187,9 +180,7 @@ fn value_len(buf: &[u8], pos: usize, end: usize, etype: u8) -> Result<usize, Bso
         UNDEFINED | NULL | MIN_KEY | MAX_KEY => Ok(0),
         STRING | JAVASCRIPT | SYMBOL => string_len(buf, pos, end),
         DOCUMENT | ARRAY | JAVASCRIPT_WITH_SCOPE => {
-            let n = read_i32(buf, pos)
-                .filter(|_| pos + 4 <= end)
-                .ok_or_else(|| BsonError::new(pos, "embedded length cut off"))?;
+            let n = read_i32(buf, pos).filter(|_| pos + 4 <= end).ok_or_else(|| BsonError::new(pos, "embedded length cut off"))?;
             if n < 5 {
                 return Err(BsonError::new(pos, format!("embedded length {n} is invalid")));
             }
@@ -200,9 +191,7 @@ fn value_len(buf: &[u8], pos: usize, end: usize, etype: u8) -> Result<usize, Bso
             Ok(n)
         }
         BINARY => {
-            let n = read_i32(buf, pos)
-                .filter(|_| pos + 4 <= end)
-                .ok_or_else(|| BsonError::new(pos, "binary length cut off"))?;
+            let n = read_i32(buf, pos).filter(|_| pos + 4 <= end).ok_or_else(|| BsonError::new(pos, "binary length cut off"))?;
             if n < 0 {
                 return Err(BsonError::new(pos, format!("binary length {n} is invalid")));
             }

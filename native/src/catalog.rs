@@ -66,9 +66,8 @@ pub type NamesCache = FingerprintCache<(Vec<String>, Vec<u8>)>;
 pub fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NamesCache) -> Result<Seen, String> {
     let payload = inflate(data).map_err(|e| e.message)?;
     let (header, values) = open_reference(&payload)?;
-    let names = cache.get_or_build(values.fingerprint(), || {
-        metric_names(&payload[..header.ref_len]).map_err(|e| format!("reference document: {e}"))
-    })?;
+    let names = cache
+        .get_or_build(values.fingerprint(), || metric_names(&payload[..header.ref_len]).map_err(|e| format!("reference document: {e}")))?;
     let dc = header.delta_count as u64;
     let metrics = header.metric_count as u64;
     let deltas_start = header.deltas_start();
@@ -90,14 +89,7 @@ pub fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NamesCach
         }
     };
     reader.finish().map_err(invalid)?;
-    Ok(Seen {
-        fingerprint: values.fingerprint(),
-        names,
-        samples: header.samples(),
-        metrics: header.metric_count as usize,
-        first,
-        last,
-    })
+    Ok(Seen { fingerprint: values.fingerprint(), names, samples: header.samples(), metrics: header.metric_count as usize, first, last })
 }
 
 /// Every metric chunk of `documents`, in file and offset order.
@@ -113,10 +105,8 @@ pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
     let (documents, mut problems) = documents_of(sources);
     let wanted = metric_chunks(&documents);
     let cache = NamesCache::default();
-    let seen: Vec<Result<Seen, String>> = wanted
-        .par_iter()
-        .map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache))
-        .collect();
+    let seen: Vec<Result<Seen, String>> =
+        wanted.par_iter().map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache)).collect();
     let mut readable = Vec::with_capacity(seen.len());
     for ((s, d), p) in wanted.iter().zip(seen) {
         match p {
@@ -129,7 +119,12 @@ pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
 
 /// The catalog of `documents` whose readable chunks are `readable`
 /// (source, offset, `_id`, what was seen), in file and offset order.
-pub fn assemble(sources: &[Source], documents: Vec<Vec<Document>>, readable: Vec<(usize, usize, Option<i64>, Seen)>, problems: Vec<String>) -> Catalog {
+pub fn assemble(
+    sources: &[Source],
+    documents: Vec<Vec<Document>>,
+    readable: Vec<(usize, usize, Option<i64>, Seen)>,
+    problems: Vec<String>,
+) -> Catalog {
     let mut layouts = Vec::new();
     let mut layout_of: HashMap<u64, usize> = HashMap::new();
     let chunks = readable

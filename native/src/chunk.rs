@@ -76,7 +76,11 @@ impl<'a> Inflater<'a> {
                 .z
                 .decompress_vec(&self.stream[consumed..], &mut self.out, FlushDecompress::Finish)
                 .map_err(|e| err(4 + self.z.total_in() as usize, format!("zlib: {e}")))?;
-            if status != Status::StreamEnd && self.z.total_in() as usize == consumed && self.out.len() == produced && self.out.len() < self.out.capacity() {
+            if status != Status::StreamEnd
+                && self.z.total_in() as usize == consumed
+                && self.out.len() == produced
+                && self.out.len() < self.out.capacity()
+            {
                 return Err(err(4 + consumed, "zlib stream makes no progress"));
             }
             if self.out.len() > self.declared {

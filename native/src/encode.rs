@@ -13,8 +13,7 @@ use crate::varint::{DeltaReader, DeltaWriter};
 /// The element types mongod's schema comparison looks at (`isFTDCType`);
 /// everything else is skipped on both sides since SERVER-34864.
 fn is_compared(etype: u8) -> bool {
-    is_number(etype)
-        || matches!(etype, bson::BOOL | bson::DATE | bson::TIMESTAMP | bson::DOCUMENT | bson::ARRAY)
+    is_number(etype) || matches!(etype, bson::BOOL | bson::DATE | bson::TIMESTAMP | bson::DOCUMENT | bson::ARRAY)
 }
 
 fn is_number(etype: u8) -> bool {
@@ -45,8 +44,7 @@ fn objects_match(reference: &[u8], r_start: usize, sample: &[u8], s_start: usize
         if r.key != s.key || (r.etype != s.etype && !(is_number(r.etype) && is_number(s.etype))) {
             return Ok(false);
         }
-        if matches!(s.etype, bson::DOCUMENT | bson::ARRAY)
-            && !objects_match(reference, r.value_offset, sample, s.value_offset, depth + 1)?
+        if matches!(s.etype, bson::DOCUMENT | bson::ARRAY) && !objects_match(reference, r.value_offset, sample, s.value_offset, depth + 1)?
         {
             return Ok(false);
         }

@@ -59,9 +59,7 @@ pub fn read_documents(buf: &[u8]) -> (Vec<Document>, Vec<Problem>) {
         if read_i32(buf, pos) == Some(0) {
             break;
         }
-        let parsed = document_len(buf, pos)
-            .map_err(|e| e.message)
-            .and_then(|len| parse_envelope(buf, pos, len).map(|d| (len, d)));
+        let parsed = document_len(buf, pos).map_err(|e| e.message).and_then(|len| parse_envelope(buf, pos, len).map(|d| (len, d)));
         match parsed {
             Ok((len, doc)) => {
                 docs.push(doc);

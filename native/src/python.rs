@@ -73,13 +73,16 @@ impl DecodedFrame {
     }
 
     /// `(name, kind, values address, validity address or None)` per column;
-    /// kind 0 = int64, 1 = bool, 2 = Date.
+    /// kind 0 = int64, 1 = bool, 2 = Date. Columns that are 0 throughout share one address.
     fn columns(&self) -> Vec<(String, u8, usize, Option<usize>)> {
         self.frame
             .columns
             .iter()
             .map(|c| {
-                let values = self.frame.values.as_slice()[c.offset..].as_ptr() as usize;
+                let values = match c.offset {
+                    Some(offset) => self.frame.values.as_slice()[offset..].as_ptr(),
+                    None => self.frame.zeros.as_ptr(),
+                } as usize;
                 (c.name.clone(), c.kind, values, c.validity.as_ref().map(|v| v.as_ptr() as usize))
             })
             .collect()

@@ -9,11 +9,7 @@ pub fn open_reference(payload: &[u8]) -> Result<(Header, ValueSink), String> {
     let header = parse_header(payload).map_err(|e| format!("payload offset {}: {}", e.offset, e.message))?;
     let values = metric_values(&payload[..header.ref_len]).map_err(|e| format!("reference document: {e}"))?;
     if values.values.len() != header.metric_count as usize {
-        return Err(format!(
-            "reference document has {} metrics but metricCount is {}",
-            values.values.len(),
-            header.metric_count
-        ));
+        return Err(format!("reference document has {} metrics but metricCount is {}", values.values.len(), header.metric_count));
     }
     Ok((header, values))
 }

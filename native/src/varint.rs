@@ -112,9 +112,10 @@ impl<'a> DeltaReader<'a> {
         Ok(())
     }
 
-    /// Consumes `n` deltas without keeping them.
-    pub fn skip(&mut self, n: u64) -> Result<(), VarintError> {
+    /// Consumes `n` deltas without keeping them; true when every one was zero.
+    pub fn skip(&mut self, n: u64) -> Result<bool, VarintError> {
         let mut left = n;
+        let mut all_zero = true;
         while left > 0 {
             if self.pending_zeros > 0 {
                 let k = self.pending_zeros.min(left);
@@ -122,10 +123,10 @@ impl<'a> DeltaReader<'a> {
                 left -= k;
                 continue;
             }
-            self.start_delta()?;
+            all_zero &= self.start_delta()? == 0;
             left -= 1;
         }
-        Ok(())
+        Ok(all_zero)
     }
 
     /// The stream must end exactly after the last column with no zeros pending.
@@ -232,6 +233,19 @@ mod tests {
         let mut out = vec![0; 4];
         r.decode_column(1, &mut out).unwrap();
         assert_eq!(out, vec![2, 3, 4, 5]);
+        r.finish().unwrap();
+    }
+
+    #[test]
+    fn skip_says_whether_every_delta_was_zero() {
+        // Columns [0 0 0 0 9] [3 3 3 3 3] [1 2 3 4 5]: a zero run crosses from the first into the second.
+        let mut w = DeltaWriter::new();
+        for d in [0, 0, 0, 9, 0, 0, 0, 0, 1, 1, 1, 1] {
+            w.push(d);
+        }
+        let bytes = w.finish();
+        let mut r = DeltaReader::new(&bytes);
+        assert_eq!([r.skip(4), r.skip(4), r.skip(4)].map(Result::unwrap), [false, true, false]);
         r.finish().unwrap();
     }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Optional
 
 import polars as pl
@@ -183,7 +184,7 @@ def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]
         while last + 1 < len(times) and adjacent(last, last + 1) and below(last + 1, LOW_SHARE, baseline):
             last += 1
         lowest = min((i for i in range(first, last + 1) if ops[i] is not None), key=lambda i: ops[i], default=dip)
-        worst = next(((a, b) for a, b in _runs(range(first, last + 1), lambda i: below(i, DIP_SHARE, baseline), adjacent) if a <= lowest <= b), (dip, dip))
+        worst = next(((a, b) for a, b in _runs(range(first, last + 1), partial(below, share=DIP_SHARE, baseline=baseline), adjacent) if a <= lowest <= b), (dip, dip))
         out.append({"first": first, "last": last, "baseline": baseline, "lowest": lowest, "worst_first": worst[0], "worst_last": worst[1]})
     return out
 

@@ -61,7 +61,7 @@ def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None, s
     first, last = analysis.overview.first, analysis.overview.last
     if first is None or not view.panels:
         return None
-    panels = [Panel(title, [(c, s.label, None) for c in columns for s in view.series if s.column == c]) for title, columns in view.panels]
+    panels = [Panel(title, [(c, view.label(c), None) for c in columns]) for title, columns in view.panels]
     spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
     return figure(panels, analysis, first, last, spans, title="System: what the node recorded, findings by id", panel_px=SYSTEM_PANEL,
                   series=series)

@@ -152,7 +152,7 @@ class YScale:
         return _symlog(v) if self.log else np.asarray(v, dtype=float)
 
     def y(self, v) -> np.ndarray:
-        low, high = self.f(self.low), self.f(self.high)
+        low, high = (float(x) for x in self.f([self.low, self.high]))
         return self.top + self.height * (1 - (self.f(v) - low) / (high - low))
 
     def ticks(self) -> list[float]:
@@ -321,7 +321,7 @@ def _telling(reduced: Reduced, columns: list[tuple[str, str, Optional[str]]]) ->
     are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
     def flat(column: str) -> bool:
         pairs = reduced.pairs.get(column)
-        return pairs is not None and bool(np.all(np.nan_to_num(pairs) == 0))
+        return pairs is not None and not pairs[~np.isnan(pairs)].any()
 
     present = [c for c in columns if c[0] in reduced.pairs]
     zero = [c for c in present if flat(c[0])]

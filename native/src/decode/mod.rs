@@ -64,8 +64,9 @@ pub fn default_max_values(sources: &[Source]) -> u64 {
 pub struct Column {
     pub name: String,
     pub kind: u8,
-    /// Where this column's `rows` values start in `Frame::values`.
-    pub offset: usize,
+    /// Where this column's `rows` values start in `Frame::values`; None when
+    /// every value is 0 (they are `Frame::zeros`, shared by all such columns).
+    pub offset: Option<usize>,
     /// Arrow-style validity bitmap (bit set = present); None when all present.
     pub validity: Option<Vec<u8>>,
 }
@@ -73,8 +74,10 @@ pub struct Column {
 pub struct Frame {
     pub time: Vec<i64>,
     pub columns: Vec<Column>,
-    /// Every column's values, one after another.
+    /// Every stored column's values, one after another.
     pub values: Arena,
+    /// `rows` zeros: the values of every column whose offset is None.
+    pub zeros: Vec<i64>,
     /// "file: offset N: message" for each damaged document or chunk.
     pub problems: Vec<String>,
     /// Chunks whose time came from `_id` because the time field is missing.
@@ -114,6 +117,7 @@ fn refused(problems: Vec<String>, documents: usize, message: String, catalog: Op
         time: Vec::new(),
         columns: Vec::new(),
         values: Arena::new(0),
+        zeros: Vec::new(),
         problems,
         chunks_without_time: 0,
         documents,
@@ -178,7 +182,9 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     }
     let time = place::time_column(&groups, &chunks, rows);
     let (columns, values) = output::decode(&groups, &chunks, plan, rows);
-    Frame { time, columns, values, problems, chunks_without_time, documents, error: None, catalog }
+    // Allocated zeroed (calloc, so mostly pages no one writes), never written.
+    let zeros = if columns.iter().any(|c| c.offset.is_none()) { vec![0; rows] } else { Vec::new() };
+    Frame { time, columns, values, zeros, problems, chunks_without_time, documents, error: None, catalog }
 }
 
 /// The catalog of a read: what its decoded chunks showed (None: refused as damaged),

@@ -16,6 +16,8 @@ use crate::metrics::KIND_INT;
 pub struct ColumnPlan {
     pub names: Vec<String>,
     kinds: Vec<u8>,
+    /// Per column: 0 in every chunk that has it.
+    zero: Vec<bool>,
     chunk_columns: Vec<Arc<Vec<usize>>>,
 }
 
@@ -43,7 +45,11 @@ pub fn plan_columns(chunks: &[Prepared]) -> ColumnPlan {
         });
         chunk_columns.push(columns.clone());
     }
-    ColumnPlan { names, kinds, chunk_columns }
+    let mut zero = vec![true; names.len()];
+    for (p, columns) in chunks.iter().zip(&chunk_columns) {
+        columns.iter().zip(&p.zero).for_each(|(&col, &z)| zero[col] &= z);
+    }
+    ColumnPlan { names, kinds, zero, chunk_columns }
 }
 
 #[derive(Clone, Copy)]
@@ -52,11 +58,26 @@ struct SharedOut(*mut i64);
 unsafe impl Send for SharedOut {}
 unsafe impl Sync for SharedOut {}
 
-/// Decodes every group into a fresh arena holding `rows` values per column.
+/// Decodes every group into a fresh arena holding `rows` values per column
+/// that is not 0 throughout; the others are not decoded and take no memory.
+/// Building the frame, not decoding, bounds a read of every metric: each new
+/// page costs a fault and zeroing, and 3 in 4 metrics of a real node stay 0.
 pub fn decode(groups: &[Group], chunks: &[Prepared], plan: ColumnPlan, rows: usize) -> (Vec<Column>, Arena) {
-    let values = Arena::new(rows * plan.names.len());
-    // Safety: column c owns values[c * rows .. (c + 1) * rows].
-    let outs: Vec<SharedOut> = (0..plan.names.len()).map(|c| SharedOut(unsafe { values.as_mut_ptr().add(c * rows) })).collect();
+    let mut stored = 0;
+    let offsets: Vec<Option<usize>> = plan
+        .zero
+        .iter()
+        .map(|&zero| {
+            (!zero).then(|| {
+                stored += 1;
+                (stored - 1) * rows
+            })
+        })
+        .collect();
+    let values = Arena::new(rows * stored);
+    // Safety: a stored column owns values[offset .. offset + rows].
+    let outs: Vec<Option<SharedOut>> =
+        offsets.iter().map(|o| o.map(|o| SharedOut(unsafe { values.as_mut_ptr().add(o) }))).collect();
     groups.par_iter().for_each(|g| decode_group(g, chunks, &plan.chunk_columns, &outs));
     let validity = validity_bitmaps(groups, chunks, &plan.chunk_columns, plan.names.len(), rows);
     let columns = plan
@@ -64,20 +85,22 @@ pub fn decode(groups: &[Group], chunks: &[Prepared], plan: ColumnPlan, rows: usi
         .into_iter()
         .zip(plan.kinds)
         .zip(validity)
-        .enumerate()
-        .map(|(c, ((name, kind), validity))| Column { name, kind, offset: c * rows, validity })
+        .zip(offsets)
+        .map(|(((name, kind), validity), offset)| Column { name, kind, offset, validity })
         .collect();
     (columns, values)
 }
 
-/// Decodes a group's selected columns into its rows of the output buffers.
-fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>], outs: &[SharedOut]) {
+/// Decodes a group's stored columns into its rows of the output buffers.
+fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>], outs: &[Option<SharedOut>]) {
     // Safety: rows g.offset..g.offset+g.rows belong to this group alone.
-    let output = |col: usize| unsafe { std::slice::from_raw_parts_mut(outs[col].0.add(g.offset), g.rows) };
+    let output = |col: usize| outs[col].map(|out| unsafe { std::slice::from_raw_parts_mut(out.0.add(g.offset), g.rows) });
     let Some(order) = &g.order else {
         let c = g.chunks[0];
         for (s, &col) in chunk_columns[c].iter().enumerate() {
-            chunks[c].decode(s, output(col));
+            if let Some(out) = output(col) {
+                chunks[c].decode(s, out);
+            }
         }
         return;
     };
@@ -92,7 +115,7 @@ fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>
     let mut scratch = vec![0i64; *starts.last().unwrap()];
     let mut feeding: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     for (j, &c) in g.chunks.iter().enumerate() {
-        for (s, &col) in chunk_columns[c].iter().enumerate() {
+        for (s, &col) in chunk_columns[c].iter().enumerate().filter(|&(_, &col)| outs[col].is_some()) {
             feeding.entry(col).or_default().push((j, s));
         }
     }
@@ -101,7 +124,7 @@ fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>
         for &(j, s) in &sources {
             chunks[g.chunks[j]].decode(s, &mut scratch[starts[j]..starts[j + 1]]);
         }
-        let out = output(col);
+        let out = output(col).expect("only stored columns are fed");
         if sources.len() == g.chunks.len() {
             for (value, &at) in out.iter_mut().zip(&gather) {
                 *value = scratch[at as usize];

@@ -17,8 +17,7 @@ pub fn kept_rows(chunks: &[Prepared], interim: &[bool], start: Option<i64>, end:
         .iter()
         .zip(interim)
         .map(|(p, &interim)| {
-            let wanted =
-                |t: i64| start.is_none_or(|s| t >= s) && end.is_none_or(|e| t <= e) && !(interim && archived.contains(&t));
+            let wanted = |t: i64| start.is_none_or(|s| t >= s) && end.is_none_or(|e| t <= e) && !(interim && archived.contains(&t));
             if p.times.iter().all(|&t| wanted(t)) {
                 None
             } else {

@@ -118,6 +118,9 @@ pub struct Prepared {
     /// The selected columns' delta bytes; `segments[s]` resumes column s.
     deltas: Vec<u8>,
     segments: Vec<Segment>,
+    /// Per selected column: every value of this chunk is 0 (most metrics of a
+    /// real node are; such columns need neither decoding nor memory of their own).
+    pub zero: Vec<bool>,
     pub delta_count: usize,
     fingerprint: u64,
 }
@@ -161,6 +164,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let invalid = |e: VarintError| e.in_payload(deltas_start);
     let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
     let mut ranges = Vec::with_capacity(layout.selected.len());
+    let mut zero = Vec::with_capacity(layout.selected.len());
     let mut selected = layout.selected.iter().peekable();
     for m in 0..layout.names().len() {
         if Some(m) == layout.time_index {
@@ -168,7 +172,8 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             reader.decode_column(times[0] as u64, &mut times[1..]).map_err(invalid)?;
         } else if selected.next_if_eq(&&m).is_some() {
             let (offset, pending_zeros) = reader.position();
-            reader.skip(dc as u64).map_err(invalid)?;
+            let zero_deltas = reader.skip(dc as u64).map_err(invalid)?;
+            zero.push(zero_deltas && values.values[m] == 0);
             ranges.push((offset, reader.position().0, pending_zeros));
         } else {
             reader.skip(dc as u64).map_err(invalid)?;
@@ -195,5 +200,5 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             .collect();
         (kept, segments)
     };
-    Ok(Prepared { layout, reference, times, deltas, segments, delta_count: dc, fingerprint: values.fingerprint() })
+    Ok(Prepared { layout, reference, times, deltas, segments, zero, delta_count: dc, fingerprint: values.fingerprint() })
 }

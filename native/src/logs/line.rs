@@ -475,9 +475,7 @@ fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, Failure> {
 /// Python's JSON readers (and so the text-based tools) read it. Values are
 /// written back compactly, as mongod writes them.
 pub(super) fn without_duplicate_keys(line: &[u8]) -> Result<String, Failure> {
-    serde_json::from_slice::<serde_json::Value>(line)
-        .map(|v| v.to_string())
-        .map_err(|e| Failure::Reason(format!("not JSON: {e}")))
+    serde_json::from_slice::<serde_json::Value>(line).map(|v| v.to_string()).map_err(|e| Failure::Reason(format!("not JSON: {e}")))
 }
 
 // Not boxed: every line is decoded into one of these and dropped at once, and the slow-query

@@ -379,7 +379,9 @@ mod tests {
         let cut = &SLOW[..120];
         let mut data = format!("{SLOW}\n\n   \ncontainer prefix: not json\n[1,2]\n{cut}\n").into_bytes();
         data.extend_from_slice(b"\x00\xff\xfe junk\n");
-        data.extend_from_slice(SLOW.replace("conn7", "conn\u{e9}").as_bytes().iter().map(|&b| if b == 0xc3 { 0xff } else { b }).collect::<Vec<_>>().as_slice());
+        data.extend_from_slice(
+            SLOW.replace("conn7", "conn\u{e9}").as_bytes().iter().map(|&b| if b == 0xc3 { 0xff } else { b }).collect::<Vec<_>>().as_slice(),
+        );
         data.extend_from_slice(b"\n{\"t\":{\"$date\":\"x\"},\"id\":1} trailing\n");
         let block = decode_block(&data, 1, &[]);
         assert_eq!(rows(&block.slow_ops), 1);
@@ -427,7 +429,13 @@ mod tests {
     fn ranges_keep_line_numbers_and_order() {
         let mut data = String::new();
         for i in 0..500 {
-            data.push_str(&if i % 7 == 3 { "junk".to_string() } else if i % 2 == 0 { SLOW.to_string() } else { EVENT.to_string() });
+            data.push_str(&if i % 7 == 3 {
+                "junk".to_string()
+            } else if i % 2 == 0 {
+                SLOW.to_string()
+            } else {
+                EVENT.to_string()
+            });
             data.push('\n');
         }
         data.push_str(SLOW); // no final newline

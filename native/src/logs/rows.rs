@@ -46,7 +46,11 @@ pub fn utc_millis(t: &str) -> Option<i64> {
             if h > 23 || m > 59 {
                 return None;
             }
-            if *sign == b'+' { h * 60 + m } else { -(h * 60 + m) }
+            if *sign == b'+' {
+                h * 60 + m
+            } else {
+                -(h * 60 + m)
+            }
         }
         _ => return None,
     };
@@ -81,7 +85,11 @@ const COLLECTION_COMMANDS: [&str; 5] = ["insert", "update", "delete", "findAndMo
 fn command_target(command: &str) -> Option<&str> {
     let rest = command.strip_prefix('{')?.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix('"')?;
     let rest = &rest[rest.find('"')? + 1..];
-    let rest = rest.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix(':')?.trim_start_matches([' ', '\t', '\n', '\r']).strip_prefix('"')?;
+    let rest = rest
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix(':')?
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix('"')?;
     let name = &rest[..rest.find('"')?];
     (!name.is_empty() && !name.contains('\\')).then_some(name)
 }
@@ -134,14 +142,32 @@ impl SlowColumns {
 
     pub(super) fn push(&mut self, line: &SlowLine, number: i64, interned: &mut Interned, dropped: &mut Vec<&'static str>) {
         static NO_ATTR: SlowAttr<'static> = SlowAttr {
-            op_type: Field::Absent, ns: Field::Absent, app_name: Field::Absent, command: None,
-            originating_command: None, plan_summary: Field::Absent, keys_examined: Field::Absent,
-            docs_examined: Field::Absent, nreturned: Field::Absent, num_yields: Field::Absent,
-            write_conflicts: Field::Absent, query_hash: Field::Absent, plan_cache_shape_hash: Field::Absent,
-            plan_cache_key: Field::Absent, query_shape_hash: Field::Absent, ok: Field::Absent,
-            err_name: Field::Absent, err_code: Field::Absent, reslen: Field::Absent, locks: LockWaits(None),
-            flow_control: Field::Absent, storage: Field::Absent, queues: Field::Absent,
-            working_millis: Field::Absent, cpu_nanos: Field::Absent, remote: Field::Absent,
+            op_type: Field::Absent,
+            ns: Field::Absent,
+            app_name: Field::Absent,
+            command: None,
+            originating_command: None,
+            plan_summary: Field::Absent,
+            keys_examined: Field::Absent,
+            docs_examined: Field::Absent,
+            nreturned: Field::Absent,
+            num_yields: Field::Absent,
+            write_conflicts: Field::Absent,
+            query_hash: Field::Absent,
+            plan_cache_shape_hash: Field::Absent,
+            plan_cache_key: Field::Absent,
+            query_shape_hash: Field::Absent,
+            ok: Field::Absent,
+            err_name: Field::Absent,
+            err_code: Field::Absent,
+            reslen: Field::Absent,
+            locks: LockWaits(None),
+            flow_control: Field::Absent,
+            storage: Field::Absent,
+            queues: Field::Absent,
+            working_millis: Field::Absent,
+            cpu_nanos: Field::Absent,
+            remote: Field::Absent,
             duration_millis: Field::Absent,
         };
         if line.c.is_null_or_wrong() {
@@ -234,9 +260,29 @@ fn attr_name(name: &'static str) -> &'static str {
         };
     }
     prefixed!(
-        "type", "ns", "appName", "planSummary", "keysExamined", "docsExamined", "nreturned", "numYields",
-        "writeConflicts", "queryHash", "planCacheShapeHash", "planCacheKey", "queryShapeHash", "ok", "errName",
-        "errCode", "reslen", "flowControl", "storage", "queues", "workingMillis", "cpuNanos", "remote",
+        "type",
+        "ns",
+        "appName",
+        "planSummary",
+        "keysExamined",
+        "docsExamined",
+        "nreturned",
+        "numYields",
+        "writeConflicts",
+        "queryHash",
+        "planCacheShapeHash",
+        "planCacheKey",
+        "queryShapeHash",
+        "ok",
+        "errName",
+        "errCode",
+        "reslen",
+        "flowControl",
+        "storage",
+        "queues",
+        "workingMillis",
+        "cpuNanos",
+        "remote",
         "durationMillis"
     )
 }
@@ -278,9 +324,20 @@ mod tests {
         assert_eq!(at("2024-02-29T00:00:00.000Z"), Some(1_709_164_800_000));
         assert_eq!(at("1969-12-31T23:59:59.999Z"), Some(-1));
         // Left to polars: other forms, impossible dates, junk.
-        for t in ["2024-02-30T00:00:00.000Z", "2023-02-29T00:00:00.000Z", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05.6789Z",
-                  "2024-01-02T24:00:00.000Z", "2024-01-02T03:04:05.678+24:00", "2024-01-02T03:04:05.678+01:0", "2024-01-02 03:04:05.678Z",
-                  "2024-01-02T03:04:05.678", "2024-01-02T03:04:05.678Zx", "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}", ""] {
+        for t in [
+            "2024-02-30T00:00:00.000Z",
+            "2023-02-29T00:00:00.000Z",
+            "2024-01-02T03:04:05Z",
+            "2024-01-02T03:04:05.6789Z",
+            "2024-01-02T24:00:00.000Z",
+            "2024-01-02T03:04:05.678+24:00",
+            "2024-01-02T03:04:05.678+01:0",
+            "2024-01-02 03:04:05.678Z",
+            "2024-01-02T03:04:05.678",
+            "2024-01-02T03:04:05.678Zx",
+            "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}",
+            "",
+        ] {
             assert_eq!(at(t), None, "{t}");
         }
     }

@@ -19,8 +19,22 @@ use super::FastMap;
 
 /// Single-key objects that stand for one value in Extended JSON.
 const EJSON_WRAPPERS: [&str; 17] = [
-    "$oid", "$date", "$numberLong", "$numberInt", "$numberDouble", "$numberDecimal", "$binary", "$uuid",
-    "$timestamp", "$regularExpression", "$regex", "$symbol", "$code", "$minKey", "$maxKey", "$undefined",
+    "$oid",
+    "$date",
+    "$numberLong",
+    "$numberInt",
+    "$numberDouble",
+    "$numberDecimal",
+    "$binary",
+    "$uuid",
+    "$timestamp",
+    "$regularExpression",
+    "$regex",
+    "$symbol",
+    "$code",
+    "$minKey",
+    "$maxKey",
+    "$undefined",
     "$dbPointer",
 ];
 
@@ -241,7 +255,8 @@ mod tests {
     #[test]
     fn values_become_one_and_keys_keep_their_order() {
         assert_eq!(
-            shape(r#"{"find":"c","filter":{"b":{"$in":[1,2,3]},"a":{"$oid":"x"},"$or":[{"a":1},{"b":"z"}]},"sort":{"a":-1},"limit":3}"#).as_deref(),
+            shape(r#"{"find":"c","filter":{"b":{"$in":[1,2,3]},"a":{"$oid":"x"},"$or":[{"a":1},{"b":"z"}]},"sort":{"a":-1},"limit":3}"#)
+                .as_deref(),
             Some(r#"{"filter":{"b":{"$in":1},"a":1,"$or":[{"a":1},{"b":1}]},"sort":{"a":1}}"#)
         );
         assert_eq!(shape(r#"{"find":"c","filter":{"a":[]}}"#).as_deref(), Some(r#"{"filter":{"a":1}}"#));
@@ -250,8 +265,18 @@ mod tests {
 
     #[test]
     fn commands_without_a_query_have_no_shape() {
-        for command in ["", "null", "[1]", "{}", r#"{"insert":"c"}"#, r#"{"find":"c"}"#, r#"{"update":"c","updates":[]}"#,
-                        r#"{"update":"c","updates":[{"u":{}}]}"#, "{\"find\":", r#"{"find":"c","filter":{"a":1E400}}"#] {
+        for command in [
+            "",
+            "null",
+            "[1]",
+            "{}",
+            r#"{"insert":"c"}"#,
+            r#"{"find":"c"}"#,
+            r#"{"update":"c","updates":[]}"#,
+            r#"{"update":"c","updates":[{"u":{}}]}"#,
+            "{\"find\":",
+            r#"{"find":"c","filter":{"a":1E400}}"#,
+        ] {
             assert_eq!(shape(command), None, "{command}");
         }
     }
@@ -267,8 +292,10 @@ mod tests {
             shape(r#"{"distinct":"c","key":"a\u0001é","query":{"x":null}}"#).as_deref(),
             Some("{\"key\":\"a\\u0001é\",\"query\":{\"x\":1}}")
         );
-        assert_eq!(shape(r#"{"distinct":"c","key":[1e16,1.5e-7,0.00001,12345600.0,-0.0,5e-324,18446744073709551616]}"#).as_deref(),
-                   Some(r#"{"key":[1e+16,1.5e-7,0.00001,12345600.0,-0.0,5e-324,1.8446744073709552e+19]}"#));
+        assert_eq!(
+            shape(r#"{"distinct":"c","key":[1e16,1.5e-7,0.00001,12345600.0,-0.0,5e-324,18446744073709551616]}"#).as_deref(),
+            Some(r#"{"key":[1e+16,1.5e-7,0.00001,12345600.0,-0.0,5e-324,1.8446744073709552e+19]}"#)
+        );
     }
 
     #[test]
