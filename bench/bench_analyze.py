@@ -27,7 +27,7 @@ then measures, side by side in one process, alternating rounds, the load average
   and, with --log, the peak RSS (VmHWM) of analyze in a fresh subprocess.
 Each figure is a ratio of two timings of one round; the median over rounds is reported.
 
-    python -m bench.bench_analyze [--days 1 2 4 7] [--rounds 3] [--log]
+    python -m bench.bench_analyze [--days 1 2 4 7] [--rounds 3] [--log] [--analysis-only]
 """
 
 from __future__ import annotations
@@ -189,8 +189,9 @@ def median(values) -> float:
     return round(statistics.median(values), 2)
 
 
-def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path) -> dict:
-    """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given)."""
+def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Path, outputs: bool = True) -> dict:
+    """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given;
+    the report and the explorer only with `outputs`)."""
     import analysis
     from analysis.analyze import retold
     from analysis.outputs.report import build_report, explore, write_explorer, write_report
@@ -205,23 +206,30 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
         result = analysis.analyze(directory, log)
         analyses.append(time.perf_counter() - start)
         incidents.append(timed(lambda result=result: retold(result)))
-        reports.append(timed(lambda result=result: write_report(build_report([result]), html)))
-        explores.append(timed(lambda result=result: write_explorer(explore(result, directory, "bench"), page)))
+        if outputs:
+            reports.append(timed(lambda result=result: write_report(build_report([result]), html)))
+            explores.append(timed(lambda result=result: write_explorer(explore(result, directory, "bench"), page)))
         loads.append(round((load + os.getloadavg()[0]) / 2, 1))
         print(f"  floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (x {analyses[-1] / floors[-1]:.2f}), "
-              f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
-              f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis), load {loads[-1]}", file=sys.stderr)
-    return {
-        "floor_s": median(floors), "analyze_s": median(analyses), "report_s": median(reports),
+              + (f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
+                 f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis), " if outputs else "")
+              + f"load {loads[-1]}", file=sys.stderr)
+    figures = {
+        "floor_s": median(floors), "analyze_s": median(analyses),
         "analyze_over_floor": median(a / f for a, f in zip(analyses, floors)),
-        "report_over_analysis": median(r / a for r, a in zip(reports, analyses)),
+        "analyze_over_floor_all": [round(a / f, 2) for a, f in zip(analyses, floors)],
         "incidents_over_analysis": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
-        "report_html_mb": round(html.stat().st_size / 1e6, 2),
-        "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
-        "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "explorer_series": page.read_text().count('"levels":'),
         "findings": len(result.findings), "incidents": len(result.incidents),
         "load_average": loads,
     }
+    if outputs:
+        figures.update({
+            "report_s": median(reports), "report_over_analysis": median(r / a for r, a in zip(reports, analyses)),
+            "report_html_mb": round(html.stat().st_size / 1e6, 2),
+            "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
+            "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "explorer_series": page.read_text().count('"levels":'),
+        })
+    return figures
 
 
 def main() -> None:
@@ -229,6 +237,7 @@ def main() -> None:
     parser.add_argument("--days", type=float, nargs="+", default=[7])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--log", action="store_true", help="also measure with a 1 GB log (built once per length)")
+    parser.add_argument("--analysis-only", action="store_true", help="measure the floor and analyze only, not the report and the explorer")
     args = parser.parse_args()
     import warnings
 
@@ -241,10 +250,11 @@ def main() -> None:
         size_mb = sum(p.stat().st_size for p in directory.glob("metrics.*")) / 1e6
         print(f"{days:g} d: FTDC {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files, "
               f"{len(needed_metrics(directory))} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}", file=sys.stderr)
-        figures = {"ftdc_mb": round(size_mb), "ftdc_only": measure(directory, None, args.rounds, base / "report.html", base / "explorer.html")}
+        outputs = not args.analysis_only
+        figures = {"ftdc_mb": round(size_mb), "ftdc_only": measure(directory, None, args.rounds, base / "report.html", base / "explorer.html", outputs)}
         if args.log:
             log = build_log(base / "mongod.log", days)
-            figures["with_log"] = measure(directory, log, args.rounds, base / "report.html", base / "explorer.html")
+            figures["with_log"] = measure(directory, log, args.rounds, base / "report.html", base / "explorer.html", outputs)
             figures["with_log"]["peak_rss_mb"] = round(peak_rss_mb(directory, log))
         out[f"{days:g}d"] = figures
         print(json.dumps({f"{days:g}d": figures}), file=sys.stderr)

@@ -7,9 +7,10 @@ reported with the load average.
 
 Measures: `ftdc-analyze --version`; `analyze` of the bench's FTDC-only node (bench_analyze
 builds it); `read_ftdc` of the metrics the analyses use (the decoder must not regress);
-`read_ftdc` of 20 metrics over bench_ftdc's 40 files; and `read_ftdc` of every metric of 4 of
-them as the first read of a fresh process (building the frame bounds it), with its peak RSS.
-`--only` keeps the measures whose names contain one of its words.
+`read_ftdc` of 20 metrics over bench_ftdc's 40 files; `read_ftdc` of every metric of 4 of
+them as the first read of a fresh process (building the frame bounds it), with its peak RSS;
+and deriving the series of the node (`prepare` and `derive` of a frame already read).
+`--only` keeps the measures whose names contain one of its words (`--only derive analyze`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,24 @@ except ImportError:  # a checkout before analysis/ was regrouped (9fc7e34)
     from analysis.metrics import resolve
 m = resolve(read_catalog(sys.argv[1]).schema()).wanted
 t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)
+"""
+# Deriving the series alone (issue 22's lazy plan): prepare and derive of a read frame. Both checkouts must be
+# after analysis/ was regrouped (9fc7e34), where these modules live.
+DERIVE = """
+import sys, time, warnings, pyarrow
+warnings.simplefilter('ignore')
+from ftdc.metadata import catalog_metadata
+from ftdc.paths import resolve as files_of
+from ftdc.reader import read_with_catalog
+from analysis.series import derived
+from analysis.series.metrics import candidates, resolve
+from analysis.series.thresholds import effective_thresholds
+catalog, raw = read_with_catalog(files_of(sys.argv[1]), candidates(), None, None)
+resolved, metadata = resolve(catalog.schema()), catalog_metadata(catalog)
+t = time.perf_counter()
+prepared = derived.prepare(raw, resolved)
+derived.derive(prepared, resolved, effective_thresholds(metadata, [], prepared.filter(prepared['restart'])['start'].to_list()))
+print(time.perf_counter() - t)
 """
 READ_20 = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, list_metrics;"
            "names = [n for n in list_metrics(sys.argv[1])['name'].to_list() if n != 'start']; m = [names[i * len(names) // 20] for i in range(20)];"
@@ -72,7 +91,8 @@ def main() -> None:
     forty = ROOT / "bench" / "data" / "ftdc-40"
     measures = {"--version": (VERSION,), f"analyze {args.days:g} d": (ANALYZE, str(node)),
                 f"read_ftdc analyses' metrics {args.days:g} d": (READ, str(node)), "read_ftdc 20 metrics of 40 files": (READ_20, str(forty)),
-                "read_ftdc every metric of 4 files, fresh process": (READ_ALL, *map(str, sorted(forty.glob("metrics.*"))[:4]))}
+                "read_ftdc every metric of 4 files, fresh process": (READ_ALL, *map(str, sorted(forty.glob("metrics.*"))[:4])),
+                f"derive {args.days:g} d": (DERIVE, str(node))}
     measures = {name: m for name, m in measures.items() if not args.only or any(word in name for word in args.only)}
     # Per measure, per round: (old, new) seconds, and peak RSS where the measure prints one.
     seconds: dict[str, list[tuple[float, float]]] = {name: [] for name in measures}
