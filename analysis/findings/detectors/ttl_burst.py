@@ -94,8 +94,8 @@ def detect(ctx: Context) -> list[Finding]:
         usual = None
         if spikes:
             peak = max(spikes, key=lambda s: s.peak_ms)
-            usual = ctx.usual_latency_ms(peak, start)
-            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms")
+            usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
+            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms")
         if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
             costs.append("write tickets ran out")
         dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
@@ -114,13 +114,14 @@ def detect(ctx: Context) -> list[Finding]:
             end=end,
             subject=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}",
             statement=costs[0] if costs else "",
+            usual=usual,  # the latency costs[0] names
             reasoning=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
                        f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
                        + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
                        + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
             evidence={
                 "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
-                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"], **({"latency_ms": round(usual, 3)} if usual is not None else {})},
+                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"], **({"latency_ms": round(usual.latency_ms, 3)} if usual is not None else {})},
                 "thresholds": {"burst": f"a pass whose busiest minute deletes ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
                 "at_peak_load": at_peak,
             },
