@@ -106,6 +106,12 @@ COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
     Column("ops_per_s", "1/s", "opcounters per second, all types (queries, getMore batches, commands, update and delete statements, documents inserted)",
            tuple(f"opcounters.{o}" for o in OPCOUNTERS), lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    # What users count: requests finished (opLatencies counts each once, a getMore or an insert batch of any size) and documents.
+    Column("finished_per_s", "1/s", "operations finished per second, all classes (opLatencies reads + writes + commands: each request once)",
+           tuple(f"latency.{op}.ops" for op in OP_CLASSES[:3]), lambda: rate("latency.reads.ops") + rate("latency.writes.ops") + rate("latency.commands.ops")),
+    Column("documents_per_s", "1/s", "documents returned, inserted, updated and deleted per second (metrics.document.*)",
+           ("query.returned", *(f"documents.{op}" for op in ("inserted", "updated", "deleted"))),
+           lambda: rate("query.returned") + rate("documents.inserted") + rate("documents.updated") + rate("documents.deleted")),
     *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second: {COUNTED[o]}", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
     Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
            lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),

@@ -43,7 +43,7 @@ METHOD = (
 )
 DETECTOR = Detector(
     order=40, kinds=(KIND,), method=METHOD, root="workload",
-    reads=("ttl_deleted", "ops_per_s", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct", "eviction_dirty_target_pct"),
+    reads=("ttl_deleted", "finished_per_s", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct", "eviction_dirty_target_pct"),
     # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
     sets_off=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
     panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
@@ -52,10 +52,10 @@ DETECTOR = Detector(
 
 def _minutes(series: pl.DataFrame) -> pl.DataFrame:
     """Calendar minutes: deletes, load, and the usual deletes a minute in the hour before each."""
-    frame = series.select(TIME_COLUMN, "ttl_deleted", *(["ops_per_s"] if "ops_per_s" in series.columns else []))
+    frame = series.select(TIME_COLUMN, "ttl_deleted", *(["finished_per_s"] if "finished_per_s" in series.columns else []))
     aggs = [pl.col("ttl_deleted").sum().alias("deleted")]
-    if "ops_per_s" in frame.columns:
-        aggs.append(pl.col("ops_per_s").mean().alias("ops_per_s"))
+    if "finished_per_s" in frame.columns:
+        aggs.append(pl.col("finished_per_s").mean().alias("finished_per_s"))
     minutes = frame.group_by_dynamic(TIME_COLUMN, every=MINUTE).agg(aggs)
     usual = pl.col("deleted").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0).clip(lower_bound=MIN_BASELINE)
     return minutes.with_columns(usual=usual)
@@ -67,12 +67,12 @@ def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
     which counts only minutes before)."""
     frame = series.select(
         TIME_COLUMN, deleted=pl.col("ttl_deleted").fill_null(0), previous=pl.col(TIME_COLUMN).shift(1),
-        ops_per_s=pl.col("ops_per_s") if "ops_per_s" in series.columns else pl.lit(None, pl.Float64),
+        finished_per_s=pl.col("finished_per_s") if "finished_per_s" in series.columns else pl.lit(None, pl.Float64),
     ).with_columns(busiest=pl.col("deleted").rolling_sum_by(TIME_COLUMN, MINUTE))
     deleting = frame.filter(pl.col("deleted") > 0)
     passes = deleting.with_columns(run=(pl.col(TIME_COLUMN).diff() > PASS_GAP).fill_null(True).cum_sum()).group_by("run", maintain_order=True).agg(
         start=pl.coalesce("previous", TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last(), deleted=pl.col("deleted").sum(),
-        busiest=pl.col("busiest").max(), ops_per_s=pl.col("ops_per_s").mean())
+        busiest=pl.col("busiest").max(), finished_per_s=pl.col("finished_per_s").mean())
     return passes.sort("start").join_asof(minutes.select(TIME_COLUMN, "usual"), left_on="start", right_on=TIME_COLUMN, strategy="backward") \
         .with_columns(pl.col("usual").fill_null(MIN_BASELINE))
 
@@ -81,7 +81,7 @@ def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ttl_deleted"):
         return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
     minutes = _minutes(ctx.series)
-    busy = minutes["ops_per_s"].quantile(PEAK_QUANTILE) if "ops_per_s" in minutes.columns else None
+    busy = minutes["finished_per_s"].quantile(PEAK_QUANTILE) if "finished_per_s" in minutes.columns else None
     bursts = _passes(ctx.series, minutes).filter(pl.col("busiest") >= BURST_FACTOR * pl.col("usual"), pl.col("busiest") >= MIN_DOCS)
     write_spikes = [s for s in ctx.spikes if s.op == "writes"]
     findings = []
@@ -101,8 +101,8 @@ def detect(ctx: Context) -> list[Finding]:
         dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
         if ctx.has("cache_dirty_pct") and dirty_target is not None and (rows["cache_dirty_pct"].max() or 0) > dirty_target:
             costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
-        at_peak = busy is not None and row.get("ops_per_s") is not None and row["ops_per_s"] >= busy
-        peak_text = f" at peak load ({row['ops_per_s']:,.0f} ops/s, the busiest fifth of this data)" if at_peak else ""
+        at_peak = busy is not None and row.get("finished_per_s") is not None and row["finished_per_s"] >= busy
+        peak_text = f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, the busiest fifth of this data)" if at_peak else ""
         ttl_lines = 0
         if ctx.logs is not None:
             # The pass's line is written as it finishes, after its last deletes were sampled.
