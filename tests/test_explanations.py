@@ -140,6 +140,9 @@ def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linu
         assert windows[f"{column}.0 C:"].to_list() == pytest.approx(linux[f"{column}.sda"].to_list(), nan_ok=True)
     assert windows["disk_iops.0 C:"].max() > 0 and windows["disk_queue.0 C:"].min() >= 0
     assert [m for m in view(analyses[True], {}).missing if "disk" in m] == ["disk busy, %"]  # the one disk figure Windows does not record
+    # Its CPU is Processor counters, a layout not read: said so, not that the node did not record a CPU.
+    assert view(analyses[True], {}).unread == ["CPU, % of all cores"] and "CPU, % of all cores" not in view(analyses[True], {}).missing
+    assert view(analyses[False], {}).unread == []
 
 
 def test_an_index_build_that_filled_the_cache_is_its_root_cause():

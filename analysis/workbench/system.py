@@ -44,6 +44,8 @@ def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]
 
 
 # Panels, each (title, its columns; a name ending in "." every device's or member's column).
+# Panels a Windows node records in Windows' own layout, which this version does not read.
+WINDOWS_UNREAD = ("CPU, % of all cores",)
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU, % of all cores", ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct")),
     ("memory, MB (mongod resident, host swap used)", ("resident_mb", "swap_used_mb")),
@@ -95,6 +97,7 @@ class SystemView:
     missing: list[str]  # panel titles the node recorded nothing for
     analysis: Analysis = field(repr=False, compare=False)  # whose series `series` summarises
     members: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # member index -> address
+    unread: list[str] = field(default_factory=list)  # panel titles recorded in a layout this version does not read
 
     def label(self, column: str) -> str:
         return label(column, self.members)
@@ -121,7 +124,7 @@ class SystemView:
         return series
 
     def to_dict(self) -> dict[str, Any]:
-        return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing}
+        return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing, "not_read": self.unread}
 
 
 def _number(value: Any) -> Optional[float]:
@@ -133,4 +136,8 @@ def view(analysis: Analysis, members: dict[str, str]) -> SystemView:
     columns = analysis.series.columns
     panels = [(title, found) for title, wanted in PANELS if (found := matching(columns, wanted))]
     missing = [title for title, wanted in PANELS if not matching(columns, wanted)]
-    return SystemView(panels, missing, analysis, members)
+    # Windows records its CPU as Processor performance counters (ftdc_system_stats_windows.cpp), a layout not
+    # read here: saying the node "did not record" them would be false (its disks' counters are read).
+    windows = "windows" in (analysis.overview.node.os or "").lower() or bool(analysis.resolved.matching("disk.windows_"))
+    unread = [title for title in missing if windows and title in WINDOWS_UNREAD]
+    return SystemView(panels, [t for t in missing if t not in unread], analysis, members, unread=unread)

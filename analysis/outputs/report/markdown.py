@@ -118,6 +118,8 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                       for s in section.system.series], {3, 4, 5, 6})
         if section.system.missing:
             out += [f"Not recorded by this node: {_text(', '.join(section.system.missing))}.", ""]
+        if section.system.unread:
+            out += [f"Recorded in Windows' layout, which this version does not read: {_text(', '.join(section.system.unread))}.", ""]
     if section.analysis.audit:
         out += [f"{h} Configuration audit", "", "Advice on the node's set-up, from its own files; none of it is an incident.", ""]
         out += _rows(["item", "severity", "this node", "why it matters", "what to change", "from"],

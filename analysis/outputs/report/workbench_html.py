@@ -156,7 +156,8 @@ def messages(workload: Workload, slug: str) -> str:
 
 
 def system_notes(view: SystemView) -> str:
-    return f"<p class=window>Not recorded by this node: {escape(', '.join(view.missing))}.</p>" if view.missing else ""
+    unread = f"<p class=window>Recorded in Windows' layout, which this version does not read: {escape(', '.join(view.unread))}.</p>" if view.unread else ""
+    return (f"<p class=window>Not recorded by this node: {escape(', '.join(view.missing))}.</p>" if view.missing else "") + unread
 
 
 def audit(items: list[AuditItem]) -> str:
