@@ -138,8 +138,8 @@ def test_rates_and_deltas_only_over_intervals_that_can_be_rated(raw):
 def test_latency_is_the_interval_mean_and_shares_need_a_denominator(raw):
     s = series(raw, no_thresholds())
     latency, ops, working = (deltas(raw, n) for n in ("latency.writes.micros", "latency.writes.ops", "working.writes.micros"))
-    assert close(s["writes_latency_ms"].to_list(), [l / o / 1000 if l is not None and o else None for l, o in zip(latency, ops)])
-    assert close(s["writes_waiting_pct"].to_list(), [100 * (1 - w / l) if w is not None and l else None for w, l in zip(working, latency)])
+    assert close(s["writes_latency_ms"].to_list(), [lat / o / 1000 if lat is not None and o else None for lat, o in zip(latency, ops)])
+    assert close(s["writes_waiting_pct"].to_list(), [100 * (1 - w / lat) if w is not None and lat else None for w, lat in zip(working, latency)])
     cache, maximum = raw[path("cache.bytes")].to_list(), raw[path("cache.max_bytes")].to_list()
     assert close(s["cache_fill_pct"].to_list(), [100 * c / m if m else None for c, m in zip(cache, maximum)])
     states = [deltas(raw, f"cpu.{x}_ms") for x in ("user", "system", "idle")]
