@@ -21,7 +21,7 @@ DERIVED = (ROOT / "analysis" / "series" / "derived.py").read_text()
 # Every derived column a record may name: the declared ones, each cache threshold in %, and the
 # per-device or per-member families ("disk_util_pct." stands for every device's).
 NAMES = {c.name for c in COLUMNS} | {f"{name}_pct" for name in CACHE_PERCENTAGES}
-FAMILIES = set(re.findall(r'Column\(f"([a-z_]+\.)\{', DERIVED))
+FAMILIES = set(re.findall(r'Column\(\s*f"([a-z_]+\.)\{', DERIVED))  # \s*: however `ruff format` wraps the call
 
 
 def _modules():
