@@ -7,9 +7,10 @@ naming the FTDC metric it comes from.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -27,6 +28,8 @@ def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
 
 
 MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
+
+
 def series_label(column: str, members: dict[str, str]) -> str:
     """A series' legend: a replica-set member's column by the member's address when known."""
     prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
@@ -40,7 +43,6 @@ def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]
     """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
     addresses = member_addresses(analyses, [self_members(a) for a in analyses])
     return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
-
 
 
 # Panels, each (title, its columns; a name ending in "." every device's or member's column).
@@ -63,9 +65,18 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("oplog window, hours", ("oplog_window_h",)),
 )
 # Short legends: the column's distinguishing part.
-_LABELS = {"cpu_user_pct": "user", "cpu_system_pct": "system", "cpu_iowait_pct": "iowait", "cpu_steal_pct": "steal",
-           "resident_mb": "resident", "swap_used_mb": "swap used", "network_in_mb_per_s": "in", "network_out_mb_per_s": "out",
-           **{f"{op}_ops_per_s": COUNTED[op] for op in OPCOUNTERS}, **{column: done for done, column in DOCUMENTS.items()}}
+_LABELS = {
+    "cpu_user_pct": "user",
+    "cpu_system_pct": "system",
+    "cpu_iowait_pct": "iowait",
+    "cpu_steal_pct": "steal",
+    "resident_mb": "resident",
+    "swap_used_mb": "swap used",
+    "network_in_mb_per_s": "in",
+    "network_out_mb_per_s": "out",
+    **{f"{op}_ops_per_s": COUNTED[op] for op in OPCOUNTERS},
+    **{column: done for done, column in DOCUMENTS.items()},
+}
 
 
 def label(column: str, members: dict[str, str]) -> str:
@@ -82,10 +93,10 @@ class SystemSeries:
     label: str
     unit: str
     meaning: str
-    min: Optional[float]
-    median: Optional[float]
-    p95: Optional[float]
-    max: Optional[float]
+    min: float | None
+    median: float | None
+    p95: float | None
+    max: float | None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -109,25 +120,37 @@ class SystemView:
         shown = [c for _, found in self.panels for c in found]
         # Each series sorted once: a sorted column's median and quantile are read, not found again.
         ordered = self.analysis.series.select(pl.col(c).cast(pl.Float64).sort() for c in shown)
-        stats = ordered.select(
-            *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
-            *(pl.col(c).median().alias(f"{c}\0median") for c in shown),
-            *(pl.col(c).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
-            *(pl.col(c).max().alias(f"{c}\0max") for c in shown),
-        ).row(0, named=True) if shown else {}
+        stats = (
+            ordered.select(
+                *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
+                *(pl.col(c).median().alias(f"{c}\0median") for c in shown),
+                *(pl.col(c).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
+                *(pl.col(c).max().alias(f"{c}\0max") for c in shown),
+            ).row(0, named=True)
+            if shown
+            else {}
+        )
         series = []
         for title, found in self.panels:
             for c in found:
                 unit, meaning = self.analysis.columns.get(c, ("", ""))
-                series.append(SystemSeries(title, c, self.label(c), unit, meaning,
-                                           *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max"))))
+                series.append(
+                    SystemSeries(
+                        title,
+                        c,
+                        self.label(c),
+                        unit,
+                        meaning,
+                        *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max")),
+                    )
+                )
         return series
 
     def to_dict(self) -> dict[str, Any]:
         return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing, "not_read": self.unread}
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
