@@ -1,10 +1,10 @@
 """`ftdc-analyze`: a thin command line over the `ftdc` and `analysis` APIs.
 
-    ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, then findings
-    ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
-    ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
-    ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
-    ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomable time axis, offline
+ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, then findings
+ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
+ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
+ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
+ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomable time axis, offline
 """
 
 from __future__ import annotations
@@ -13,23 +13,23 @@ import datetime as dt
 import json
 import signal
 import sys
-from importlib.metadata import version
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
-from typing import Iterator, List, Optional
 
 import typer
-from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 from typer.core import TyperGroup
 
 # Only what defining the commands needs is imported here (`ftdc` names load when used):
 # each command imports the rest itself, so `--version` and `--help` start without polars,
 # pyarrow, matplotlib or Spark (tests/test_cli_startup.py).
 import ftdc
-from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.errors import UnmatchedMetric, no_samples
+from ftdc.inputs import as_shown, gather, logs_beside
 from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 from ftdc.untrusted import printable
@@ -83,7 +83,7 @@ class Terminated(SystemExit):
 
 
 @contextmanager
-def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
+def user_errors(writing: Path | None = None) -> Iterator[None]:
     """Bad input ends with one line and exit code 2; damage warnings print one line each.
     A metric name or glob that matches nothing, a warning in the library, is an error here:
     raised where the library selects metrics, before anything is written. Stopped by SIGTERM
@@ -96,8 +96,12 @@ def user_errors(writing: Optional[Path] = None) -> Iterator[None]:
             yield
         except Terminated:
             if writing is not None:
-                err.print(f"error: {writing}: stopped by SIGTERM before it was complete; nothing half-written is left there",
-                          markup=False, highlight=False, soft_wrap=True)
+                err.print(
+                    f"error: {writing}: stopped by SIGTERM before it was complete; nothing half-written is left there",
+                    markup=False,
+                    highlight=False,
+                    soft_wrap=True,
+                )
             raise
         except (ftdc.FTDCError, UnmatchedMetric, ValueError, OSError, EOFError) as e:
             _print_warnings(caught)  # what was wrong along the way, then why it stopped: the last line
@@ -118,7 +122,9 @@ def _one_line(e: Exception) -> str:
 
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     # Several passes over one file report the same damage; say it once.
-    messages = dict.fromkeys(as_shown(str(w.message)) for w in caught if issubclass(w.category, (ftdc.FTDCWarning, ftdc.LogWarning)))
+    messages = dict.fromkeys(
+        as_shown(str(w.message)) for w in caught if issubclass(w.category, (ftdc.FTDCWarning, ftdc.LogWarning))
+    )
     for message in messages:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
@@ -126,8 +132,9 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
 def progress_bar(*columns) -> Progress:
     """A progress bar on stderr while a terminal watches; nothing at all (not even a blank
     line) when stderr is a file or a pipe."""
-    return Progress(*columns, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal)
-
+    return Progress(
+        *columns, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal
+    )
 
 
 def _logs_to_read(found, given: list, no_log: bool, start, end):
@@ -149,17 +156,32 @@ def _logs_to_read(found, given: list, no_log: bool, start, end):
     logs = read_found_logs(inside or beside, start, end)
     return logs, beside if logs is not None else []
 
+
 @app.command()
 def summary(
-    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories (or dbpaths, FTDC files, .tar/.tar.gz/.zip support bundles): one or several nodes"),
-    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
-    start: Optional[str] = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
-    end: Optional[str] = typer.Option(None, help="analyse up to this time"),
-    as_json: bool = typer.Option(False, "--json", help="print the JSON report (the document --report x.json writes): nodes, incidents, findings"),
-    list_findings: bool = typer.Option(False, "--findings", help="list the individual findings instead of the incidents they make up"),
-    report: Optional[Path] = typer.Option(None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"),
-    redact: bool = typer.Option(False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"),
-    redact_key: Optional[Path] = typer.Option(None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"),
+    paths: list[Path] = typer.Argument(
+        ..., help="diagnostic.data directories (or dbpaths, FTDC files, .tar/.tar.gz/.zip support bundles): one or several nodes"
+    ),
+    log: list[Path] | None = typer.Option(
+        None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"
+    ),
+    start: str | None = typer.Option(None, help=f"analyse from this time ({TIME_HELP})"),
+    end: str | None = typer.Option(None, help="analyse up to this time"),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the JSON report (the document --report x.json writes): nodes, incidents, findings"
+    ),
+    list_findings: bool = typer.Option(
+        False, "--findings", help="list the individual findings instead of the incidents they make up"
+    ),
+    report: Path | None = typer.Option(
+        None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"
+    ),
+    redact: bool = typer.Option(
+        False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"
+    ),
+    redact_key: Path | None = typer.Option(
+        None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"
+    ),
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
@@ -173,14 +195,21 @@ def summary(
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
         found = gather(paths)
         if not found.ftdc:
-            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
-                                 + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else ""))
+            raise ftdc.FTDCError(
+                f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
+                + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else "")
+            )
         given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
         logs, beside = _logs_to_read(found, given, no_log, start, end)
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
-            result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
-                                            progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+            result = analysis.analyze_nodes(
+                found.ftdc,
+                logs,
+                start=start,
+                end=end,
+                progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
+            )
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")
         if redact:
@@ -211,17 +240,24 @@ def summary(
             else:
                 out.print(render_incidents(node, out.width), soft_wrap=not node.incidents)
     if beside:
-        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
-                  markup=False, highlight=False, soft_wrap=True)
+        err.print(
+            f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     if report is not None:
-        err.print(f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
-                  markup=False, highlight=False)
+        err.print(
+            f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
+            markup=False,
+            highlight=False,
+        )
 
 
 @app.command()
 def metrics(
     path: Path = typer.Argument(..., help="diagnostic.data directory or FTDC file"),
-    match: Optional[str] = typer.Option(None, "--match", "-m", help="glob on metric names, e.g. 'serverStatus.wiredTiger.cache.*'"),
+    match: str | None = typer.Option(None, "--match", "-m", help="glob on metric names, e.g. 'serverStatus.wiredTiger.cache.*'"),
 ) -> None:
     """List metric names with their type and the time span they were seen in."""
     import polars as pl
@@ -241,12 +277,16 @@ def metrics(
 
 @app.command()
 def export(
-    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, FTDC files, dbpaths or support bundles"),
-    out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="one node's samples to one file: .parquet or .csv"),
-    dataset: Optional[Path] = typer.Option(None, "--dataset", help="every node's samples to a Parquet dataset here (samples/family=/node=/date=, nodes/): new, or one to add nodes and days to"),
-    metric: Optional[List[str]] = typer.Option(None, "--metrics", help="metric names or globs (repeatable)"),
-    start: Optional[str] = typer.Option(None, help=f"inclusive start time ({TIME_HELP})"),
-    end: Optional[str] = typer.Option(None, help="inclusive end time"),
+    paths: list[Path] = typer.Argument(..., help="diagnostic.data directories, FTDC files, dbpaths or support bundles"),
+    out_file: Path | None = typer.Option(None, "--out", "-o", help="one node's samples to one file: .parquet or .csv"),
+    dataset: Path | None = typer.Option(
+        None,
+        "--dataset",
+        help="every node's samples to a Parquet dataset here (samples/family=/node=/date=, nodes/): new, or one to add nodes and days to",
+    ),
+    metric: list[str] | None = typer.Option(None, "--metrics", help="metric names or globs (repeatable)"),
+    start: str | None = typer.Option(None, help=f"inclusive start time ({TIME_HELP})"),
+    end: str | None = typer.Option(None, help="inclusive end time"),
 ) -> None:
     """Export samples to Parquet (zstd), CSV or a Parquet dataset of many nodes, streaming with bounded memory."""
     writers = {".parquet": ftdc.to_parquet, ".csv": ftdc.to_csv}
@@ -269,7 +309,10 @@ def export(
                 facts = ftdc.to_dataset(nodes, dataset, metric or None, start, end, progress=advance)
                 rows, target = int(facts["samples"].sum()), f"{dataset} ({facts.height} node(s))"
             else:
-                rows, target = writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance), out_file
+                rows, target = (
+                    writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance),
+                    out_file,
+                )
         if rows == 0:  # a new dataset holding no row (an --out export refuses before replacing the file)
             raise no_samples(", ".join(map(str, paths)), None, *time_range(start, end))
     err.print(f"wrote {rows:,} rows to {target}", markup=False, highlight=False)
@@ -277,50 +320,83 @@ def export(
 
 @app.command()
 def explore(
-    path: Path = typer.Argument(..., help="one node's diagnostic.data directory (or dbpath, FTDC file, support bundle of one node)"),
+    path: Path = typer.Argument(
+        ..., help="one node's diagnostic.data directory (or dbpath, FTDC file, support bundle of one node)"
+    ),
     out_file: Path = typer.Option(..., "--out", "-o", help="the page to write (.html): self-contained, opens offline"),
-    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): its checkpoints and culprits shape the incidents drawn"),
-    metric: Optional[List[str]] = typer.Option(None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"),
-    start: Optional[str] = typer.Option(None, help=f"from this time ({TIME_HELP})"),
-    end: Optional[str] = typer.Option(None, help="up to this time"),
+    log: list[Path] | None = typer.Option(
+        None,
+        "--log",
+        "-l",
+        help="mongod log file, directory or archive (repeatable): its checkpoints and culprits shape the incidents drawn",
+    ),
+    metric: list[str] | None = typer.Option(
+        None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"
+    ),
+    start: str | None = typer.Option(None, help=f"from this time ({TIME_HELP})"),
+    end: str | None = typer.Option(None, help="up to this time"),
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
     import analysis
     from analysis.analyze import STAGES
-    from analysis.outputs.report import explore as explorer_of, write_explorer
+    from analysis.outputs.report import explore as explorer_of
+    from analysis.outputs.report import write_explorer
 
     with user_errors():
         if out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
         found = gather([path])
         if len(found.ftdc) != 1:
-            raise ftdc.FTDCError(f"{path}: no FTDC (diagnostic.data) in it" if not found.ftdc
-                                 else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
+            raise ftdc.FTDCError(
+                f"{path}: no FTDC (diagnostic.data) in it"
+                if not found.ftdc
+                else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time"
+            )
         logs, beside = _logs_to_read(found, log or [], no_log, start, end)
         with progress_bar(TextColumn("{task.description}")) as bar:
             task = bar.add_task("reading", total=len(STAGES) + 1)
-            result = analysis.analyze_nodes(found.ftdc, logs, start=start, end=end,
-                                            progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"))
+            result = analysis.analyze_nodes(
+                found.ftdc,
+                logs,
+                start=start,
+                end=end,
+                progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
+            )
             bar.update(task, description="reducing the metrics")
             explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)
         write_explorer(explorer, out_file)
     if beside:
-        err.print(f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
-                  markup=False, highlight=False, soft_wrap=True)
-    err.print(f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
-              markup=False, highlight=False, soft_wrap=True)
+        err.print(
+            f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    err.print(
+        f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()
 def fleet(
-    paths: List[Path] = typer.Argument(..., help="diagnostic.data directories, dbpaths or support bundles: one or many nodes"),
-    out_dir: Path = typer.Option(..., "--out", "-o", help="the dataset to write findings/ and series/ into (new, or one to add to)"),
-    engine: str = typer.Option("pool", help="loop (this process), pool (spawn processes) or spark (pyspark, local or the cluster SPARK_REMOTE/--master names)"),
-    workers: Optional[int] = typer.Option(None, help="processes for --engine pool (default: one per core)"),
+    paths: list[Path] = typer.Argument(..., help="diagnostic.data directories, dbpaths or support bundles: one or many nodes"),
+    out_dir: Path = typer.Option(
+        ..., "--out", "-o", help="the dataset to write findings/ and series/ into (new, or one to add to)"
+    ),
+    engine: str = typer.Option(
+        "pool",
+        help="loop (this process), pool (spawn processes) or spark (pyspark, local or the cluster SPARK_REMOTE/--master names)",
+    ),
+    workers: int | None = typer.Option(None, help="processes for --engine pool (default: one per core)"),
     master: str = typer.Option("local[*]", help="Spark master for --engine spark"),
     samples: bool = typer.Option(False, "--samples", help="also write every node's raw samples (samples/, nodes/)"),
-    log: Optional[List[Path]] = typer.Option(None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"),
+    log: list[Path] | None = typer.Option(
+        None, "--log", "-l", help="mongod log file, directory or archive (repeatable): names the operations behind each finding"
+    ),
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
     from analysis import fleet as fleet_module
@@ -350,17 +426,24 @@ def fleet(
     for message in errors:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
     if beside:
-        err.print(f"read the logs found beside the FTDC: {', '.join(map(str, beside))} (--log names others)",
-                  markup=False, highlight=False, soft_wrap=True)
-    err.print(f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
-              markup=False, highlight=False)
+        err.print(
+            f"read the logs found beside the FTDC: {', '.join(map(str, beside))} (--log names others)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    err.print(
+        f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
+        markup=False,
+        highlight=False,
+    )
 
 
 @app.command()
 def logs(
-    paths: List[Path] = typer.Argument(..., help="mongod log files, directories or .tar/.tar.gz archives"),
-    start: Optional[str] = typer.Option(None, help=f"keep operations running at or after this time ({TIME_HELP})"),
-    end: Optional[str] = typer.Option(None, help="keep operations that started at or before this time"),
+    paths: list[Path] = typer.Argument(..., help="mongod log files, directories or .tar/.tar.gz archives"),
+    start: str | None = typer.Option(None, help=f"keep operations running at or after this time ({TIME_HELP})"),
+    end: str | None = typer.Option(None, help="keep operations that started at or before this time"),
     top: int = typer.Option(20, help="number of query shapes to show"),
     sort: str = typer.Option("total", help="order by: total, p95 or count"),
     fmt: str = typer.Option("table", "--format", help="table, json or csv"),
@@ -370,8 +453,11 @@ def logs(
     from ftdc.logs import report
 
     if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS or top < 1:
-        err.print("error: --sort must be total, p95 or count; --format table, json or csv; --top a positive number",
-                  markup=False, soft_wrap=True)
+        err.print(
+            "error: --sort must be total, p95 or count; --format table, json or csv; --top a positive number",
+            markup=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
         with progress_bar(TextColumn("reading logs")) as bar:
@@ -380,8 +466,10 @@ def logs(
                 paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)
             )
         if (start or end) and frames.slow_ops.is_empty() and frames.events.is_empty():
-            raise ValueError(f"{', '.join(map(str, paths))}: no log line between {start or 'the start'} and {end or 'the end'}; "
-                             "the lines it holds are outside that range")
+            raise ValueError(
+                f"{', '.join(map(str, paths))}: no log line between {start or 'the start'} and {end or 'the end'}; "
+                "the lines it holds are outside that range"
+            )
         several = frames.slow_ops["node"].drop_nulls().n_unique() > 1
         summary = ftdc.summarize_queries(frames.slow_ops, sort=sort, by_node=several).head(top)
     warning = report.problems_warning(frames.problems)
@@ -418,7 +506,12 @@ def main() -> None:
             e.show()  # no arguments at all: the help
         else:
             command = e.ctx.command_path
-            err.print(f"error: {e.format_message()} (`{command} --help` lists the options)", markup=False, highlight=False, soft_wrap=True)
+            err.print(
+                f"error: {e.format_message()} (`{command} --help` lists the options)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         sys.exit(e.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ftdc.lazy import lazy_exports
-
 from analysis.analyze import Analysis, analyze
+from ftdc.lazy import lazy_exports
 
 _EXPORTS = {
     "Culprit": "findings.finding",

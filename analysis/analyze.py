@@ -13,12 +13,28 @@ from __future__ import annotations
 import datetime as dt
 import os
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import polars as pl
 
+from analysis.advice.vetting import NodeFacts, vetted
+from analysis.findings.context import Context
+from analysis.findings.culprits import attribute, culprit_key, during_checkpoints
+from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
+from analysis.findings.finding import Finding, jsonable
+from analysis.incidents import grouping
+from analysis.incidents.incident import Incident
+from analysis.outputs import display, schema
+from analysis.series import derived as series_module
+from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
+from analysis.series.metrics import Resolved, candidates
+from analysis.series.metrics import resolve as resolve_metrics
+from analysis.series.thresholds import Thresholds, effective_thresholds
+from analysis.workbench import audit as audit_module
+from analysis.workbench.overview import Overview, summarize
 from ftdc.batches import require_splittable
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
@@ -28,23 +44,7 @@ from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import read_with_catalog
-from ftdc.timeutil import TimeArg, format_time, time_range, to_ms
-
-from analysis.series import derived as series_module
-from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
-from analysis.findings.context import Context
-from analysis.findings.culprits import attribute, culprit_key, during_checkpoints
-from analysis.workbench import audit as audit_module
-from analysis.outputs import display
-from analysis.incidents import grouping
-from analysis.outputs import schema
-from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
-from analysis.findings.finding import Finding, jsonable
-from analysis.incidents.incident import Incident
-from analysis.series.metrics import Resolved, candidates, resolve as resolve_metrics
-from analysis.workbench.overview import Overview, summarize
-from analysis.series.thresholds import Thresholds, effective_thresholds
-from analysis.advice.vetting import NodeFacts, vetted
+from ftdc.timeutil import TimeArg, time_range, to_ms
 
 LogsArg = LogFrames | PathArg | None
 STAGES = ("logs", "samples", "series", "analyses")
@@ -61,7 +61,7 @@ class Analysis:
     resolved: Resolved = field(repr=False)
     """Which of the node's metric paths stand for what: the series' sources, part of the detectors' `context`."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
-    logs: Optional[LogFrames] = None
+    logs: LogFrames | None = None
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Derived column -> (unit, meaning)."""
     incidents: list[Incident] = field(default_factory=list)
@@ -93,8 +93,15 @@ class Analysis:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
         summary = self.overview.to_dict()
         node = summary.pop("node")
-        return jsonable({"node": node, "summary": summary, "thresholds": self.thresholds.to_dict(),
-                     "incidents": [i.to_dict() for i in self.incidents], "findings": [f.to_dict() for f in self.findings]})
+        return jsonable(
+            {
+                "node": node,
+                "summary": summary,
+                "thresholds": self.thresholds.to_dict(),
+                "incidents": [i.to_dict() for i in self.incidents],
+                "findings": [f.to_dict() for f in self.findings],
+            }
+        )
 
     def _repr_html_(self) -> str:
         return display.html(self)
@@ -103,15 +110,17 @@ class Analysis:
 def told(findings: Sequence[Finding], ctx: Context, related: Sequence[Finding] = ()) -> tuple[list[Finding], list[Incident]]:
     """The findings numbered in rank order (F1, F2...) and the incidents they make with `related` (cross-node findings
     about this node) folded in, every recommendation vetted: the findings -> incidents stage."""
-    numbered = [replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
-                for n, f in enumerate(findings, 1)]
+    numbered = [
+        replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
+        for n, f in enumerate(findings, 1)
+    ]
     judged = grouping.one_baseline(numbered + list(related), ctx)  # one latency baseline per class in an incident's card
-    numbered, related = judged[:len(numbered)], judged[len(numbered):]
+    numbered, related = judged[: len(numbered)], judged[len(numbered) :]
     incidents, numbered = vetted(grouping.build(numbered + related, ctx), numbered, NodeFacts.of(ctx))
     return numbered, incidents
 
 
-def retold(analysis: Analysis, findings: Optional[Sequence[Finding]] = None, related: Optional[Sequence[Finding]] = None) -> Analysis:
+def retold(analysis: Analysis, findings: Sequence[Finding] | None = None, related: Sequence[Finding] | None = None) -> Analysis:
     """`analysis` with these findings and related findings (its own when not given), numbered and told as incidents again."""
     findings = analysis.findings if findings is None else findings
     related = analysis.related if related is None else related
@@ -120,19 +129,64 @@ def retold(analysis: Analysis, findings: Optional[Sequence[Finding]] = None, rel
 
 
 # The log columns analyses and reports use.
-SLOW_OP_COLUMNS = ["ts", "started", "duration_ms", "node", "ns", "command", "op_type", "write_statement", "plan_summary", "plan_kind",
-                   "shape", "query_hash", "query_shape_hash", "command_json", "app_name",
-                   "cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
-                   "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros", "ok", "err_name",
-                   # the report's slow-operation table (analysis.log_overview): summarize_queries' and its extras
-                   "keys_examined", "docs_examined", "nreturned", "truncated", "working_ms"]
-EVENT_COLUMNS = ["ts", "started", "node", "kind", "component", "id", "ctx", "duration_ms", "connection_count", "remote", "new_state",
-                 "old_state", "version", "text", "file", "line",
-                 # the report's connections by client and messages by severity (analysis.log_overview), the audit's startup warnings
-                 "severity", "msg", "driver", "app_name"]
+SLOW_OP_COLUMNS = [
+    "ts",
+    "started",
+    "duration_ms",
+    "node",
+    "ns",
+    "command",
+    "op_type",
+    "write_statement",
+    "plan_summary",
+    "plan_kind",
+    "shape",
+    "query_hash",
+    "query_shape_hash",
+    "command_json",
+    "app_name",
+    "cache_wait_micros",
+    "lock_wait_micros",
+    "execution_queued_micros",
+    "flow_control_micros",
+    "schema_lock_wait_micros",
+    "handle_lock_wait_micros",
+    "read_micros",
+    "ok",
+    "err_name",
+    # the report's slow-operation table (analysis.log_overview): summarize_queries' and its extras
+    "keys_examined",
+    "docs_examined",
+    "nreturned",
+    "truncated",
+    "working_ms",
+]
+EVENT_COLUMNS = [
+    "ts",
+    "started",
+    "node",
+    "kind",
+    "component",
+    "id",
+    "ctx",
+    "duration_ms",
+    "connection_count",
+    "remote",
+    "new_state",
+    "old_state",
+    "version",
+    "text",
+    "file",
+    "line",
+    # the report's connections by client and messages by severity (analysis.log_overview), the audit's startup warnings
+    "severity",
+    "msg",
+    "driver",
+    "app_name",
+]
 
 
-def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
+def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None) -> LogFrames | None:
     """The log frames, narrowed to the columns used and holding only their own text,
     so a large log's text is freed before the FTDC is decoded. Culprit examples show
     the longest run of a shape, so only those runs keep their command."""
@@ -147,19 +201,22 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     return compact
 
 
-def read_found_logs(found: list, start: TimeArg = None, end: TimeArg = None) -> Optional[LogFrames]:
+def read_found_logs(found: list, start: TimeArg = None, end: TimeArg = None) -> LogFrames | None:
     """Logs that were found (in a bundle, beside a `diagnostic.data`), not given: read when they can be;
     otherwise a `LogWarning` names them and the analysis goes on without a log (an empty
     `mongod.log`, as a fresh rotation leaves, must not end an analysis nobody asked a log of)."""
     try:
         return read_compact_logs(found, start, end)
     except (NotALog, OSError, EOFError) as e:
-        warnings.warn(f"{e}: found with the FTDC, not given, so not read; analysed without a log "
-                      "(--log names one, --no-log does not look)", LogWarning, stacklevel=2)
+        warnings.warn(
+            f"{e}: found with the FTDC, not given, so not read; analysed without a log (--log names one, --no-log does not look)",
+            LogWarning,
+            stacklevel=2,
+        )
         return None
 
 
-def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:
+def for_node(logs: LogFrames | None, node: NodeInfo) -> LogFrames | None:
     """The log rows of `node` when the logs name several nodes (a replica set's archive);
     logs that name one node or none cannot be told apart and are all kept."""
     if logs is None or node.host is None:
@@ -172,16 +229,18 @@ def for_node(logs: Optional[LogFrames], node: NodeInfo) -> Optional[LogFrames]:
     return LogFrames(logs.slow_ops.filter(keep), logs.events.filter(keep), logs.problems)
 
 
-def _open_strings(logs: Optional[LogFrames]) -> list[tuple[dt.datetime, str, str]]:
+def _open_strings(logs: LogFrames | None) -> list[tuple[dt.datetime, str, str]]:
     if logs is None:
         return []
     rows = logs.events.filter(pl.col("kind") == "storage_config", pl.col("text").is_not_null(), pl.col("ts").is_not_null())
     # The file's name, not where it lay on this machine: the source is quoted to the customer.
-    return [(ts, text, f"log 22315 Opening WiredTiger ({Path(file or '').name}:{line})")
-            for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()]
+    return [
+        (ts, text, f"log 22315 Opening WiredTiger ({Path(file or '').name}:{line})")
+        for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()
+    ]
 
 
-def _starts(prepared: pl.DataFrame, logs: Optional[LogFrames]) -> list[dt.datetime]:
+def _starts(prepared: pl.DataFrame, logs: LogFrames | None) -> list[dt.datetime]:
     starts = prepared.filter(pl.col("restart"))[TIME_COLUMN].to_list()
     if logs is not None:
         starts += logs.events.filter(pl.col("kind") == "startup", pl.col("ts").is_not_null())["ts"].to_list()
@@ -206,7 +265,9 @@ def analyze(
     progress(STAGES[0])
     # One pass: the metrics any analysis could use are decoded while the catalog is taken,
     # then the node's own names decide which of them stand for what.
-    catalog, raw = read_with_catalog(files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)))
+    catalog, raw = read_with_catalog(
+        files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper))
+    )
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
     log_frames = for_node(all_logs, metadata.node)
@@ -232,9 +293,19 @@ def analyze(
     slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
     # Replication findings are about other members: this node's operations do not explain them.
-    findings = [attribute(f, slow_ops, derived, replica_set=metadata.node.replica_set is not None, advice=advice,
-                          reading_holds=RECORDS[f.kind].reading_holds)
-                if f.severity != "info" and f.kind not in NOT_ATTRIBUTED else f for f in findings]
+    findings = [
+        attribute(
+            f,
+            slow_ops,
+            derived,
+            replica_set=metadata.node.replica_set is not None,
+            advice=advice,
+            reading_holds=RECORDS[f.kind].reading_holds,
+        )
+        if f.severity != "info" and f.kind not in NOT_ATTRIBUTED
+        else f
+        for f in findings
+    ]
     findings, incidents = told(sorted(findings, key=Finding.rank), ctx)
     result = Analysis(
         node=metadata.node,
@@ -247,8 +318,14 @@ def analyze(
         logs=log_frames,
         columns=series_module.describe(resolved),
         incidents=incidents,
-        audit=audit_module.audit(audit_module.facts(metadata.documents, log_frames.events if log_frames else None,
-                                                    derived.select(pl.max("cache_max_bytes")).item() if "cache_max_bytes" in derived.columns else None, overview.last)),
+        audit=audit_module.audit(
+            audit_module.facts(
+                metadata.documents,
+                log_frames.events if log_frames else None,
+                derived.select(pl.max("cache_max_bytes")).item() if "cache_max_bytes" in derived.columns else None,
+                overview.last,
+            )
+        ),
     )
     progress(STAGES[3])
     return result

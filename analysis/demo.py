@@ -7,12 +7,11 @@ The checkout's `samples/` sits beside the `analysis` package (an editable instal
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 
-def samples_dir(cwd: Optional[Path] = None) -> Path:
+def samples_dir(cwd: Path | None = None) -> Path:
     """The `samples/` folder holding the demo's `diagnostic.data`: relative to the working directory
     when it is below it (what a notebook then shows reads `samples/mongod.log`), else absolute."""
     here = (cwd or Path.cwd()).resolve()
@@ -20,5 +19,7 @@ def samples_dir(cwd: Optional[Path] = None) -> Path:
         if (folder / "samples" / "diagnostic.data").is_dir():
             found = folder / "samples"
             return found.relative_to(here) if found.is_relative_to(here) else found
-    raise FileNotFoundError(f"no samples/diagnostic.data beside {CHECKOUT} or above {here}: "
-                            "give the notebook's DIAG parameter your node's diagnostic.data")
+    raise FileNotFoundError(
+        f"no samples/diagnostic.data beside {CHECKOUT} or above {here}: "
+        "give the notebook's DIAG parameter your node's diagnostic.data"
+    )

@@ -26,16 +26,33 @@ import io
 import multiprocessing
 import os
 import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Sequence
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from analysis.analyze import analyze
+from analysis.findings.detectors import REPLICA_SET_WIDE
+from analysis.findings.finding import Finding
+from analysis.members import self_members
+from analysis.nodes import cross_node_findings, leave_to_the_replica_set
+from analysis.outputs.tables import (
+    FINDINGS_SCHEMA,
+    INCIDENTS_SCHEMA,
+    analysis_key,
+    error_table,
+    finding_of,
+    finding_rows,
+    incident_rows,
+    series_table,
+    spark_ddl,
+    to_table,
+)
 from ftdc.dataset import commit, open_node, parquet_options, read_nodes, staging, told_apart, write_file
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.frames import TIME_COLUMN
@@ -44,26 +61,25 @@ from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
 from ftdc.untrusted import safe_name
 
-from analysis.analyze import analyze
-from analysis.findings.finding import Finding
-from analysis.findings.detectors import REPLICA_SET_WIDE
-from analysis.members import self_members
-from analysis.nodes import cross_node_findings, leave_to_the_replica_set
-from analysis.outputs.tables import (FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, error_table, finding_of, finding_rows, incident_rows, series_table, spark_ddl,
-                     to_table)
-
 FINDINGS, INCIDENTS, SERIES = "findings", "incidents", "series"
 # What a node's step returns to the replica-set step (and Spark's first stage holds).
-NODE_SCHEMA = pa.schema([
-    ("node", pa.string()), ("source", pa.string()), ("host", pa.string()), ("port", pa.int64()), ("address", pa.string()),
-    ("replica_set", pa.string()), ("version", pa.string()),
-    ("members", pa.list_(pa.string())),  # the replica-set member indices this node recorded as itself
-    ("findings", pa.binary()),  # its FINDINGS_SCHEMA table, elections and lag included, as an Arrow IPC stream
-    ("error", pa.string()),
-])
+NODE_SCHEMA = pa.schema(
+    [
+        ("node", pa.string()),
+        ("source", pa.string()),
+        ("host", pa.string()),
+        ("port", pa.int64()),
+        ("address", pa.string()),
+        ("replica_set", pa.string()),
+        ("version", pa.string()),
+        ("members", pa.list_(pa.string())),  # the replica-set member indices this node recorded as itself
+        ("findings", pa.binary()),  # its FINDINGS_SCHEMA table, elections and lag included, as an Arrow IPC stream
+        ("error", pa.string()),
+    ]
+)
 
 
-def spawn_pool(workers: Optional[int] = None) -> ProcessPoolExecutor:
+def spawn_pool(workers: int | None = None) -> ProcessPoolExecutor:
     """The project's process pool: spawn, never fork (see the module's docstring)."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
@@ -83,20 +99,26 @@ def _stage_series(stage: Path, key: str, series: pa.Table) -> list[Path]:
     """The node's derived series, a folder per day, written under `stage`; returns their places."""
     folder = Path(SERIES) / f"node={key}"
     frame = pl.from_arrow(series)
-    days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
+    days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by(
+        "_day", as_dict=True, include_key=False, maintain_order=True
+    )
     places = []
     for (day,), part in days.items():
-        places.append(_stage_table(stage, folder / f"date={day.isoformat()}" / "part-0.parquet", part.to_arrow().cast(series.schema), TIME_COLUMN))
+        places.append(
+            _stage_table(
+                stage, folder / f"date={day.isoformat()}" / "part-0.parquet", part.to_arrow().cast(series.schema), TIME_COLUMN
+            )
+        )
     return [p.parent for p in places]
 
 
-def _stage_table(stage: Path, place: Path, table: pa.Table, sorted_by: Optional[str] = None) -> Path:
+def _stage_table(stage: Path, place: Path, table: pa.Table, sorted_by: str | None = None) -> Path:
     (stage / place).parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, stage / place, **parquet_options(table.schema, sorted_by))
     return place
 
 
-def node_keys(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None) -> list[Optional[str]]:
+def node_keys(paths: Sequence[PathArg], root: str | os.PathLike | None = None) -> list[str | None]:
     """Each path's node key, nodes that share an address told apart (`ftdc.addresses`), also from
     the nodes already in the dataset at `root`; None for a path that cannot be read (its step
     says why). From the catalogs alone, in the driver: the one place that sees every node."""
@@ -111,8 +133,14 @@ def node_keys(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None
     return [keys.get(n) for n in range(len(paths))]
 
 
-def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=None, start: TimeArg = None, end: TimeArg = None,
-                 key: Optional[str] = None) -> dict:
+def analyse_node(
+    path: PathArg,
+    root: str | os.PathLike | None = None,
+    logs=None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    key: str | None = None,
+) -> dict:
     """One node: analysed, its own findings, incidents and series written under `root` when given;
     returns a NODE_SCHEMA row. A replica-set member's elections and lag go to its replica set's
     step (numbered there), its findings numbered without them as `analyze_nodes` does. Its incidents
@@ -124,23 +152,43 @@ def analyse_node(path: PathArg, root: Optional[str | os.PathLike] = None, logs=N
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
         own, incidents = error_table(path, e), error_table(path, e, INCIDENTS_SCHEMA)
-        row = {"node": None, "host": None, "port": None, "address": None, "replica_set": None, "version": None, "members": [],
-               "error": own["error"][0].as_py(), "findings": _ipc(own)}
+        row = {
+            "node": None,
+            "host": None,
+            "port": None,
+            "address": None,
+            "replica_set": None,
+            "version": None,
+            "members": [],
+            "error": own["error"][0].as_py(),
+            "findings": _ipc(own),
+        }
     else:
         key, info = key or analysis_key(analysis, path), analysis.node
         analysis, taken = leave_to_the_replica_set(analysis) if info.replica_set is not None else (analysis, [])
         own = to_table(finding_rows(analysis.findings, info, key))
         incidents = to_table(incident_rows(analysis.incidents, info, key), INCIDENTS_SCHEMA)
-        row = {"node": key, "host": info.host, "port": info.port, "address": info.address, "replica_set": info.replica_set,
-               "version": info.version, "members": self_members(analysis), "error": None,
-               "findings": _ipc(pa.concat_tables([own, to_table(finding_rows(taken, info, key))]))}
+        row = {
+            "node": key,
+            "host": info.host,
+            "port": info.port,
+            "address": info.address,
+            "replica_set": info.replica_set,
+            "version": info.version,
+            "members": self_members(analysis),
+            "error": None,
+            "findings": _ipc(pa.concat_tables([own, to_table(finding_rows(taken, info, key))])),
+        }
     if root is not None:
         # The node's series, findings and incidents committed together: a retried or stopped task
         # leaves the node's files as they were or as they are now, never a mix.
         name = row["node"] or "unreadable-" + safe_name(str(path))
         with staging(Path(root)) as stage:
             parts = [] if row["error"] is not None else _stage_series(stage, name, series_table(analysis))
-            parts += [_stage_table(stage, Path(FINDINGS) / f"{name}.parquet", own), _stage_table(stage, Path(INCIDENTS) / f"{name}.parquet", incidents)]
+            parts += [
+                _stage_table(stage, Path(FINDINGS) / f"{name}.parquet", own),
+                _stage_table(stage, Path(INCIDENTS) / f"{name}.parquet", incidents),
+            ]
             commit(stage, Path(root), parts)
     return {**row, "source": str(path)}
 
@@ -164,7 +212,7 @@ def node_findings(rows: Iterable[dict]) -> pa.Table:
     return pa.concat_tables(tables) if tables else FINDINGS_SCHEMA.empty_table()
 
 
-def replica_set_findings(rows: Sequence[dict], root: Optional[str | os.PathLike] = None) -> pa.Table:
+def replica_set_findings(rows: Sequence[dict], root: str | os.PathLike | None = None) -> pa.Table:
     """Elections and lag of one replica set's members (NODE_SCHEMA rows), merged as `analyze_nodes` does."""
     # Ordered by key, so every engine (whatever order its groups arrive in) merges alike.
     rows = sorted((r for r in rows if r["error"] is None and r["replica_set"] is not None), key=lambda r: r["node"])
@@ -172,13 +220,20 @@ def replica_set_findings(rows: Sequence[dict], root: Optional[str | os.PathLike]
         return FINDINGS_SCHEMA.empty_table()
     replica_set = rows[0]["replica_set"]
     assert all(r["replica_set"] == replica_set for r in rows), "rows of one replica set"
-    nodes = [_Reported(NodeInfo(host=r["host"], port=r["port"], version=r["version"], replica_set=replica_set),
-                       [finding_of(f) for f in _from_ipc(r["findings"]).to_pylist()]) for r in rows]
+    nodes = [
+        _Reported(
+            NodeInfo(host=r["host"], port=r["port"], version=r["version"], replica_set=replica_set),
+            [finding_of(f) for f in _from_ipc(r["findings"]).to_pylist()],
+        )
+        for r in rows
+    ]
     names = [r["address"] or r["node"] for r in rows]
     merged = cross_node_findings(nodes, names, [r["members"] for r in rows])
     table = to_table(finding_rows(merged, NodeInfo(replica_set=replica_set), None, scope="replica_set"))
     if root is not None:
-        write_file(table, Path(root) / FINDINGS / f"replica_set={safe_name(replica_set)}.parquet", **parquet_options(table.schema, None))
+        write_file(
+            table, Path(root) / FINDINGS / f"replica_set={safe_name(replica_set)}.parquet", **parquet_options(table.schema, None)
+        )
     return table
 
 
@@ -190,8 +245,12 @@ def warn_same_node(rows: Iterable[dict]) -> None:
             sources.setdefault(row["node"], []).append(row["source"])
     for key, paths in sources.items():
         if len(paths) > 1:
-            warnings.warn(f"{', '.join(paths)}: the same node ({key}); its findings file holds one of them: analyse them one at a time "
-                          "or give each its own dataset", FTDCWarning, stacklevel=3)
+            warnings.warn(
+                f"{', '.join(paths)}: the same node ({key}); its findings file holds one of them: analyse them one at a time "
+                "or give each its own dataset",
+                FTDCWarning,
+                stacklevel=3,
+            )
 
 
 def _by_replica_set(rows: list[dict]) -> dict[str, list[dict]]:
@@ -202,11 +261,20 @@ def _by_replica_set(rows: list[dict]) -> dict[str, list[dict]]:
     return groups
 
 
-def run(paths: Sequence[PathArg], root: Optional[str | os.PathLike] = None, *, workers: Optional[int] = 1, logs=None,
-        start: TimeArg = None, end: TimeArg = None) -> pa.Table:
+def run(
+    paths: Sequence[PathArg],
+    root: str | os.PathLike | None = None,
+    *,
+    workers: int | None = 1,
+    logs=None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+) -> pa.Table:
     """The fleet's findings (FINDINGS_SCHEMA): nodes analysed in this process (`workers=1`) or a
     spawn pool, then per replica set; written under `root` when given."""
-    args = [(str(p), str(root) if root is not None else None, logs, start, end, key) for p, key in zip(paths, node_keys(paths, root))]
+    args = [
+        (str(p), str(root) if root is not None else None, logs, start, end, key) for p, key in zip(paths, node_keys(paths, root))
+    ]
     if workers == 1:
         rows = [analyse_node(*a) for a in args]
     else:
@@ -226,8 +294,16 @@ def _batches_of(rows_of: Iterator[pa.RecordBatch]) -> Iterator[dict]:
         yield from batch.to_pylist()
 
 
-def run_spark(spark, paths: Sequence[str], root: Optional[str] = None, *, logs=None, start: TimeArg = None, end: TimeArg = None,
-              partitions: Optional[int] = None):
+def run_spark(
+    spark,
+    paths: Sequence[str],
+    root: str | None = None,
+    *,
+    logs=None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    partitions: int | None = None,
+):
     """The fleet's findings as a Spark DataFrame (FINDINGS_DDL), nodes analysed on the executors
     (`partitions` tasks, two per core by default); written under `root` when given.
 

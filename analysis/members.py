@@ -4,21 +4,25 @@ address behind each index. The replica set's findings (`nodes`) and the report's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from analysis.analyze import Analysis
 
-Member = tuple[Optional[str], str]
+Member = tuple[str | None, str]
 """(replica set, member index): an index means something only within its replica set."""
 
 
-def self_members(analysis: "Analysis") -> list[str]:
+def self_members(analysis: Analysis) -> list[str]:
     """The replica-set member indices this node recorded as itself."""
-    return [c.removeprefix("member_self.") for c in analysis.series.columns
-            if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0]
+    return [
+        c.removeprefix("member_self.")
+        for c in analysis.series.columns
+        if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0
+    ]
 
 
-def member_addresses(nodes: Sequence["Analysis"], members: Sequence[list[str]]) -> dict[Member, str]:
+def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:
     """(replica set, member index) -> the address of the node that is that member (`members`: each node's `self_members`)."""
     return {(a.node.replica_set, member): a.node.address for a, mine in zip(nodes, members) if a.node.address for member in mine}

@@ -12,24 +12,24 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import polars as pl
 
+from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
+from analysis.findings.detectors import REPLICA_SET_WIDE
+from analysis.findings.detectors.replication import change_finding, lag_finding
+from analysis.findings.finding import Finding
+from analysis.incidents import grouping
+from analysis.incidents.incident import Incident
+from analysis.members import Member, member_addresses, self_members
+from analysis.outputs.document import document
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
 from ftdc.timeutil import TimeArg
-
-from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
-from analysis.incidents import grouping
-from analysis.members import Member, member_addresses, self_members
-from analysis.findings.detectors import REPLICA_SET_WIDE
-from analysis.findings.detectors.replication import change_finding, lag_finding
-from analysis.findings.finding import Finding
-from analysis.outputs.document import document
-from analysis.incidents.incident import Incident
 
 # One election seen by several nodes: their samples fall this close together.
 SAME_EVENT = dt.timedelta(seconds=30)
@@ -51,45 +51,49 @@ class NodesAnalysis:
     def names(self) -> list[str]:
         return [node_name(a, i) for i, a in enumerate(self.nodes)]
 
-    def to_dict(self, *, redacted: bool = False, generated: Optional[dt.datetime] = None) -> dict[str, Any]:
+    def to_dict(self, *, redacted: bool = False, generated: dt.datetime | None = None) -> dict[str, Any]:
         """The JSON report of these nodes (`analysis.outputs.document`): the same document `--report x.json` writes."""
         return document(self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated)
 
 
-def _named(finding: Finding, replica_set: Optional[str], addresses: dict[Member, str]) -> Finding:
+def _named(finding: Finding, replica_set: str | None, addresses: dict[Member, str]) -> Finding:
     """The finding again, its members named by the addresses of the nodes of its replica set that are them."""
     name = lambda member: addresses.get((replica_set, member), f"member {member}")  # noqa: E731
     e = finding.evidence
     if finding.kind == "replication_lag":
         return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
-    return change_finding(name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end)
+    return change_finding(
+        name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end
+    )
 
 
 Window = tuple[dt.datetime, dt.datetime]
 
 
-def _window(finding: Finding) -> Optional[Window]:
+def _window(finding: Finding) -> Window | None:
     """A finding's [start, end]; None for context about a node with no sample (no election or lag is one)."""
     return None if finding.start is None or finding.end is None else (finding.start, finding.end)
 
 
 def _same(a: Finding, b: Finding) -> bool:
     """The same event seen by two members of one replica set (callers compare the set)."""
-    if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get("member", b.evidence.get("to_member")):
+    if a.kind != b.kind or a.evidence.get("member", a.evidence.get("to_member")) != b.evidence.get(
+        "member", b.evidence.get("to_member")
+    ):
         return False
     return _overlap(_window(a), _window(b), SAME_EVENT)
 
 
-def _overlap(a: Optional[Window], b: Optional[Window], slack: dt.timedelta = dt.timedelta(0)) -> bool:
+def _overlap(a: Window | None, b: Window | None, slack: dt.timedelta = dt.timedelta(0)) -> bool:
     """Two windows within `slack` of each other (a missing one meets nothing)."""
     return a is not None and b is not None and a[0] - slack <= b[1] and b[0] - slack <= a[1]
 
 
-def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Optional[Sequence[list[str]]] = None) -> list[Finding]:
+def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Sequence[list[str]] | None = None) -> list[Finding]:
     """Elections and lag seen by any node, once each, named by address, related to every node's incidents.
     `nodes` need only `node` and `findings` (a fleet's workers send those and `members`, each node's `self_members`)."""
     addresses = member_addresses(nodes, members if members is not None else [self_members(a) for a in nodes])
-    merged: list[tuple[Finding, list[str], Optional[str]]] = []
+    merged: list[tuple[Finding, list[str], str | None]] = []
     for analysis, name in zip(nodes, names):
         replica_set = analysis.node.replica_set
         for finding in analysis.findings:
@@ -102,8 +106,12 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Op
             # The same event seen by another node, or its other side (lag across an election): one window.
             first, seen_by, _ = merged[twin]
             merged[twin] = (_widened(first, finding), seen_by if name in seen_by else [*seen_by, name], replica_set)
-    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in REPLICA_SET_WIDE]
-    out = sorted((_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank)
+    problems = [
+        (f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in REPLICA_SET_WIDE
+    ]
+    out = sorted(
+        (_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank
+    )
     return [replace(f, id=f"X{number}") for number, f in enumerate(out, 1)]
 
 
@@ -117,8 +125,9 @@ def _widened(first: Finding, other: Finding) -> Finding:
     return replace(first, start=min(w[0] for w in windows), end=max(w[1] for w in windows), evidence=evidence)
 
 
-def _seen(first: Finding, seen_by: list[str], replica_set: Optional[str], addresses: dict[Member, str],
-          problems: list[tuple[Finding, str]]) -> Finding:
+def _seen(
+    first: Finding, seen_by: list[str], replica_set: str | None, addresses: dict[Member, str], problems: list[tuple[Finding, str]]
+) -> Finding:
     """The replica set's finding of one event: its members by address, who saw it; an election during
     another node's problem is a warning that says which."""
     finding = _named(first, replica_set, addresses)
@@ -132,7 +141,9 @@ def _seen(first: Finding, seen_by: list[str], replica_set: Optional[str], addres
     during = [(p, n) for p, n in problems if _overlap(_window(p), _window(finding))]
     if not during:
         return replace(finding, severity="info")
-    return replace(finding, severity="warning").noted("It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + ".")
+    return replace(finding, severity="warning").noted(
+        "It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
+    )
 
 
 def analyze_nodes(
@@ -177,7 +188,10 @@ def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
     """The nodes with the replica set's findings `cross` in place of their own elections and lag: each node's incidents
     told again with the cross-node findings about it (a member's slow disk and its lag are one incident); the
     cross-node findings no node's incident took are incidents of their own."""
-    told = [retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a]) for a in nodes]
+    told = [
+        retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a])
+        for a in nodes
+    ]
     return with_cross_node(told, cross)
 
 
@@ -206,6 +220,8 @@ def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
     node = pl.col("node").str.split(":").list.first().str.to_lowercase()
     unmatched = frames.slow_ops.filter(node.is_null() | ~node.is_in(list(hosts))).height
     if unmatched:
-        warnings.warn(f"{unmatched} slow operation(s) in the logs name no host of these nodes (no start-up line in their file): left out",
-                      FTDCWarning, stacklevel=3)
-
+        warnings.warn(
+            f"{unmatched} slow operation(s) in the logs name no host of these nodes (no start-up line in their file): left out",
+            FTDCWarning,
+            stacklevel=3,
+        )

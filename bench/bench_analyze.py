@@ -86,14 +86,25 @@ class _Incident:
     def __init__(self, names: list[str]):
         at = {name: i for i, name in enumerate(names)}
         self.max = at[WT + "cache.maximum bytes configured"]
-        self.gauges = {at[WT + "cache.bytes currently in the cache"]: 0.96, at[WT + "cache.tracked dirty bytes in the cache"]: 0.22}
-        self.tickets = (at[WT + "concurrentTransactions.write.available"], at[WT + "concurrentTransactions.write.out"],
-                        at[WT + "concurrentTransactions.write.totalTickets"], at[WT + "concurrentTransactions.write.normalPriority.queueLength"])
+        self.gauges = {
+            at[WT + "cache.bytes currently in the cache"]: 0.96,
+            at[WT + "cache.tracked dirty bytes in the cache"]: 0.22,
+        }
+        self.tickets = (
+            at[WT + "concurrentTransactions.write.available"],
+            at[WT + "concurrentTransactions.write.out"],
+            at[WT + "concurrentTransactions.write.totalTickets"],
+            at[WT + "concurrentTransactions.write.normalPriority.queueLength"],
+        )
         # Counters, per second while it runs: pages evicted, µs evicting, µs waiting for cache, µs queued, write latency µs.
-        self.rates = {at[WT + "cache.pages evicted by application threads"]: 600, at[WT + "thread-yield.application thread time evicting (usecs)"]: 3_000_000,
-                      at[WT + "thread-yield.application thread time waiting for cache (usecs)"]: 8_000_000,
-                      at[WT + "concurrentTransactions.write.normalPriority.totalTimeQueuedMicros"]: 30_000_000,
-                      at["serverStatus.opLatencies.writes.latency"]: 40_000_000, at["serverStatus.opLatencies.writes.ops"]: 1000}
+        self.rates = {
+            at[WT + "cache.pages evicted by application threads"]: 600,
+            at[WT + "thread-yield.application thread time evicting (usecs)"]: 3_000_000,
+            at[WT + "thread-yield.application thread time waiting for cache (usecs)"]: 8_000_000,
+            at[WT + "concurrentTransactions.write.normalPriority.totalTimeQueuedMicros"]: 30_000_000,
+            at["serverStatus.opLatencies.writes.latency"]: 40_000_000,
+            at["serverStatus.opLatencies.writes.ops"]: 1000,
+        }
         self.added = np.zeros(len(names), dtype=np.int64)
 
     def apply(self, values: np.ndarray, running: bool) -> np.ndarray:
@@ -157,7 +168,10 @@ def build_log(target: Path, days: float, gigabytes: float = 1.0) -> Path:
     with open(partial, "wb") as out:
         for k in range(copies):
             shift = dt.timedelta(days=days) * k / copies + (T0 - first) + dt.timedelta(minutes=5)
-            moved = {old: (when + shift).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z" for old, when in stamps.items()}
+            moved = {
+                old: (when + shift).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3].encode() + b"Z"
+                for old, when in stamps.items()
+            }
             out.write(_DATE.sub(lambda m, moved=moved: b'"$date":"' + moved[m.group(1)] + b'"', sample))
     partial.rename(target)
     return target
@@ -181,7 +195,9 @@ def peak_rss_mb(directory: Path, log: Path) -> float:
         "a = analysis.analyze(sys.argv[1], sys.argv[2]);"
         "print(len(a.findings)); print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(directory), str(log)], capture_output=True, text=True, check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(directory), str(log)], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     return int(out.stdout.split()[-1]) / 1024
 
 
@@ -210,25 +226,38 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
             reports.append(timed(lambda result=result: write_report(build_report([result]), html)))
             explores.append(timed(lambda result=result: write_explorer(explore(result, directory, "bench"), page)))
         loads.append(round((load + os.getloadavg()[0]) / 2, 1))
-        print(f"  floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (x {analyses[-1] / floors[-1]:.2f}), "
-              + (f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
-                 f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis), " if outputs else "")
-              + f"load {loads[-1]}", file=sys.stderr)
+        print(
+            f"  floor {floors[-1]:.2f} s, analyze {analyses[-1]:.2f} s (x {analyses[-1] / floors[-1]:.2f}), "
+            + (
+                f"report {reports[-1]:.2f} s ({reports[-1] / analyses[-1]:.0%} of the analysis), "
+                f"explore {explores[-1]:.2f} s ({explores[-1] / analyses[-1]:.0%} of the analysis), "
+                if outputs
+                else ""
+            )
+            + f"load {loads[-1]}",
+            file=sys.stderr,
+        )
     figures = {
-        "floor_s": median(floors), "analyze_s": median(analyses),
+        "floor_s": median(floors),
+        "analyze_s": median(analyses),
         "analyze_over_floor": median(a / f for a, f in zip(analyses, floors)),
         "analyze_over_floor_all": [round(a / f, 2) for a, f in zip(analyses, floors)],
         "incidents_over_analysis": round(statistics.median(i / a for i, a in zip(incidents, analyses)), 4),
-        "findings": len(result.findings), "incidents": len(result.incidents),
+        "findings": len(result.findings),
+        "incidents": len(result.incidents),
         "load_average": loads,
     }
     if outputs:
-        figures.update({
-            "report_s": median(reports), "report_over_analysis": median(r / a for r, a in zip(reports, analyses)),
-            "report_html_mb": round(html.stat().st_size / 1e6, 2),
-            "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
-            "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "explorer_series": page.read_text().count('"levels":'),
-        })
+        figures.update(
+            {
+                "report_s": median(reports),
+                "report_over_analysis": median(r / a for r, a in zip(reports, analyses)),
+                "report_html_mb": round(html.stat().st_size / 1e6, 2),
+                "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
+                "explorer_html_mb": round(page.stat().st_size / 1e6, 2),
+                "explorer_series": page.read_text().count('"levels":'),
+            }
+        )
     return figures
 
 
@@ -237,7 +266,9 @@ def main() -> None:
     parser.add_argument("--days", type=float, nargs="+", default=[7])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--log", action="store_true", help="also measure with a 1 GB log (built once per length)")
-    parser.add_argument("--analysis-only", action="store_true", help="measure the floor and analyze only, not the report and the explorer")
+    parser.add_argument(
+        "--analysis-only", action="store_true", help="measure the floor and analyze only, not the report and the explorer"
+    )
     args = parser.parse_args()
     import warnings
 
@@ -248,10 +279,16 @@ def main() -> None:
         base.mkdir(parents=True, exist_ok=True)
         directory = build_ftdc(base / "diagnostic.data", days)
         size_mb = sum(p.stat().st_size for p in directory.glob("metrics.*")) / 1e6
-        print(f"{days:g} d: FTDC {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files, "
-              f"{len(needed_metrics(directory))} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}", file=sys.stderr)
+        print(
+            f"{days:g} d: FTDC {size_mb:,.0f} MB in {len(list(directory.glob('metrics.*')))} files, "
+            f"{len(needed_metrics(directory))} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}",
+            file=sys.stderr,
+        )
         outputs = not args.analysis_only
-        figures = {"ftdc_mb": round(size_mb), "ftdc_only": measure(directory, None, args.rounds, base / "report.html", base / "explorer.html", outputs)}
+        figures = {
+            "ftdc_mb": round(size_mb),
+            "ftdc_only": measure(directory, None, args.rounds, base / "report.html", base / "explorer.html", outputs),
+        }
         if args.log:
             log = build_log(base / "mongod.log", days)
             figures["with_log"] = measure(directory, log, args.rounds, base / "report.html", base / "explorer.html", outputs)

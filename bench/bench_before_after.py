@@ -27,8 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Each prints the seconds its work took, imports outside the clock (pyarrow too: an older
 # `import ftdc` loaded it at once, this one at the first decode), except for --version.
-ANALYZE = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from analysis import analyze;"
-           "t = time.perf_counter(); analyze(sys.argv[1]); print(time.perf_counter() - t)")
+ANALYZE = (
+    "import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from analysis import analyze;"
+    "t = time.perf_counter(); analyze(sys.argv[1]); print(time.perf_counter() - t)"
+)
 READ = """
 import sys, time, warnings, pyarrow
 warnings.simplefilter('ignore')
@@ -58,14 +60,20 @@ prepared = derived.prepare(raw, resolved)
 derived.derive(prepared, resolved, effective_thresholds(metadata, [], prepared.filter(prepared['restart'])['start'].to_list()))
 print(time.perf_counter() - t)
 """
-READ_20 = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, list_metrics;"
-           "names = [n for n in list_metrics(sys.argv[1])['name'].to_list() if n != 'start']; m = [names[i * len(names) // 20] for i in range(20)];"
-           "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)")
-READ_ALL = ("import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc;"
-            "t = time.perf_counter(); read_ftdc(sys.argv[1:]); s = time.perf_counter() - t;"
-            "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024, s)")
-VERSION = ("import subprocess, sys, time; t = time.perf_counter();"
-           "subprocess.run([sys.executable, '-m', 'cli', '--version'], check=True, stdout=subprocess.DEVNULL); print(time.perf_counter() - t)")
+READ_20 = (
+    "import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc, list_metrics;"
+    "names = [n for n in list_metrics(sys.argv[1])['name'].to_list() if n != 'start']; m = [names[i * len(names) // 20] for i in range(20)];"
+    "t = time.perf_counter(); read_ftdc(sys.argv[1], m); print(time.perf_counter() - t)"
+)
+READ_ALL = (
+    "import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc;"
+    "t = time.perf_counter(); read_ftdc(sys.argv[1:]); s = time.perf_counter() - t;"
+    "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024, s)"
+)
+VERSION = (
+    "import subprocess, sys, time; t = time.perf_counter();"
+    "subprocess.run([sys.executable, '-m', 'cli', '--version'], check=True, stdout=subprocess.DEVNULL); print(time.perf_counter() - t)"
+)
 
 
 def run(checkout: Path, code: str, *args: str) -> list[float]:
@@ -89,10 +97,14 @@ def main() -> None:
     args = parser.parse_args()
     node = ROOT / "bench" / "data" / f"analyze-{args.days:g}d" / "diagnostic.data"
     forty = ROOT / "bench" / "data" / "ftdc-40"
-    measures = {"--version": (VERSION,), f"analyze {args.days:g} d": (ANALYZE, str(node)),
-                f"read_ftdc analyses' metrics {args.days:g} d": (READ, str(node)), "read_ftdc 20 metrics of 40 files": (READ_20, str(forty)),
-                "read_ftdc every metric of 4 files, fresh process": (READ_ALL, *map(str, sorted(forty.glob("metrics.*"))[:4])),
-                f"derive {args.days:g} d": (DERIVE, str(node))}
+    measures = {
+        "--version": (VERSION,),
+        f"analyze {args.days:g} d": (ANALYZE, str(node)),
+        f"read_ftdc analyses' metrics {args.days:g} d": (READ, str(node)),
+        "read_ftdc 20 metrics of 40 files": (READ_20, str(forty)),
+        "read_ftdc every metric of 4 files, fresh process": (READ_ALL, *map(str, sorted(forty.glob("metrics.*"))[:4])),
+        f"derive {args.days:g} d": (DERIVE, str(node)),
+    }
     measures = {name: m for name, m in measures.items() if not args.only or any(word in name for word in args.only)}
     # Per measure, per round: (old, new) seconds, and peak RSS where the measure prints one.
     seconds: dict[str, list[tuple[float, float]]] = {name: [] for name in measures}
@@ -108,11 +120,19 @@ def main() -> None:
                 peaks.setdefault(name, []).append((old_peak[0], new_peak[0]))
             print(f"  {name}: old {old:.2f} s, new {new:.2f} s", file=sys.stderr)
     ratios = {name: [new / old for old, new in pairs] for name, pairs in seconds.items()}
-    print(json.dumps({"new_over_old_median": {n: round(statistics.median(r), 2) for n, r in ratios.items()},
-                      "new_over_old_all": {n: [round(x, 2) for x in r] for n, r in ratios.items()},
-                      "old_new_seconds_median": {n: medians(p) for n, p in seconds.items()},
-                      "peak_rss_mb_old_new_median": {n: medians(p) for n, p in peaks.items()},
-                      "load_average": loads, "rounds": args.rounds}, indent=1))
+    print(
+        json.dumps(
+            {
+                "new_over_old_median": {n: round(statistics.median(r), 2) for n, r in ratios.items()},
+                "new_over_old_all": {n: [round(x, 2) for x in r] for n, r in ratios.items()},
+                "old_new_seconds_median": {n: medians(p) for n, p in seconds.items()},
+                "peak_rss_mb_old_new_median": {n: medians(p) for n, p in peaks.items()},
+                "load_average": loads,
+                "rounds": args.rounds,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

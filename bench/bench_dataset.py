@@ -36,7 +36,9 @@ def fleet() -> list[Path]:
 
 
 def load_before(ref: str):
-    source = subprocess.run(["git", "show", f"{ref}:ftdc/dataset.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    source = subprocess.run(
+        ["git", "show", f"{ref}:ftdc/dataset.py"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
     spec = importlib.util.spec_from_loader("ftdc._dataset_before", loader=None)
     module = importlib.util.module_from_spec(spec)
     module.__package__ = "ftdc"
@@ -70,7 +72,9 @@ def main() -> None:
             shutil.rmtree(out.parent)
     print(f"{len(nodes)} nodes, {raw / 1e6:.1f} MB of FTDC, {args.rounds} round(s)")
     for name in writers:
-        print(f"{name:7s} {statistics.median(times[name]):6.1f} s  dataset {sizes[name] / 1e6:6.1f} MB = {sizes[name] / raw:.2f}x the FTDC")
+        print(
+            f"{name:7s} {statistics.median(times[name]):6.1f} s  dataset {sizes[name] / 1e6:6.1f} MB = {sizes[name] / raw:.2f}x the FTDC"
+        )
     print(f"speed-up {statistics.median(times['before']) / statistics.median(times['after']):.1f}x")
 
 

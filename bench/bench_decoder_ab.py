@@ -47,8 +47,16 @@ def main() -> None:
         loads.append(round(os.getloadavg()[0], 1))
         before, now, after = timed(old), timed(new), timed(old)
         ratios.append(now / ((before + after) / 2))
-    print(json.dumps({"new_over_old_median": round(statistics.median(ratios), 2), "new_over_old": [round(r, 2) for r in ratios],
-                      "load_average": loads}, indent=1))
+    print(
+        json.dumps(
+            {
+                "new_over_old_median": round(statistics.median(ratios), 2),
+                "new_over_old": [round(r, 2) for r in ratios],
+                "load_average": loads,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,20 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from samples.families import KINDS, analyzed, build, build_quiet, failures
-from samples.family_strategies import AT_LIMITS, DEFAULTS_80, IDLE, INDEX_BUILDS, LONG_READS, OWN_QUEUE, PINNED, QUIET, STEADY, VICTIMS, cases, shapes
+from samples.family_strategies import (
+    AT_LIMITS,
+    DEFAULTS_80,
+    IDLE,
+    INDEX_BUILDS,
+    LONG_READS,
+    OWN_QUEUE,
+    PINNED,
+    QUIET,
+    STEADY,
+    VICTIMS,
+    cases,
+    shapes,
+)
 
 
 def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
@@ -28,13 +41,16 @@ def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
     ran, failed = [], []
 
     @seed(at)
-    @settings(max_examples=examples, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck)
+    )
     @given(case=strategy)
     def draw(case):
         ran.append(case)
         wrong = failures(*analyzed(make, *case))
         if wrong:
             failed.append((case, wrong))
+
     draw()
     return len(ran), failed
 
@@ -43,19 +59,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=100)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--only", nargs="*", default=None, help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle)")
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=None,
+        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle)",
+    )
     args = parser.parse_args()
-    families = {**{kind: (cases(kind), build, args.examples) for kind in KINDS},
-                "victims": (VICTIMS, build, args.examples),
-                "own_queue": (OWN_QUEUE, build, args.examples),
-                "long_reads": (LONG_READS, build, args.examples),
-                "index_builds": (INDEX_BUILDS, build, args.examples),
-                "pinned": (PINNED, build, args.examples),
-                "defaults_80": (DEFAULTS_80, build, args.examples),
-                "steady": (STEADY, build, args.examples),
-                "at_limits": (AT_LIMITS, build, args.examples),
-                "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
-                "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4))}
+    families = {
+        **{kind: (cases(kind), build, args.examples) for kind in KINDS},
+        "victims": (VICTIMS, build, args.examples),
+        "own_queue": (OWN_QUEUE, build, args.examples),
+        "long_reads": (LONG_READS, build, args.examples),
+        "index_builds": (INDEX_BUILDS, build, args.examples),
+        "pinned": (PINNED, build, args.examples),
+        "defaults_80": (DEFAULTS_80, build, args.examples),
+        "steady": (STEADY, build, args.examples),
+        "at_limits": (AT_LIMITS, build, args.examples),
+        "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
+        "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4)),
+    }
     print("| family | drawn | passed | rate |")
     print("|---|---:|---:|---:|")
     for name, (strategy, make, examples) in families.items():

@@ -78,7 +78,9 @@ def _analyse_measured(path: str) -> tuple[float, float]:
 
 def one_node_rss(path: Path) -> float:
     code = f"import sys, warnings; warnings.simplefilter('ignore'); import bench.bench_fleet as b; print(b._analyse_measured({str(path)!r})[1])"
-    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1])
+    return float(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1]
+    )
 
 
 def spark_workers(spark, paths: list[Path]) -> tuple[list[float], float]:
@@ -112,8 +114,12 @@ def main() -> None:
     paths = build(args.nodes, args.hours)
     size = sum(f.stat().st_size for p in paths for f in p.iterdir())
     began = time.perf_counter()
-    spark = (SparkSession.builder.master(f"local[{args.workers}]").config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", str(args.workers)).getOrCreate())
+    spark = (
+        SparkSession.builder.master(f"local[{args.workers}]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(args.workers))
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     spark.range(1).collect()
     startup = time.perf_counter() - began
@@ -143,14 +149,18 @@ def main() -> None:
 
     median = {name: statistics.median(t) for name, t in times.items()}
     print(f"{len(paths)} nodes x {args.hours:g} h ({size / 1e6:.0f} MB of FTDC), {args.workers} workers, {args.rounds} round(s)")
-    print(f"per-node analyse: median {statistics.median(per_node):.2f} s (min {min(per_node):.2f}, max {max(per_node):.2f}); "
-          f"in a pool worker {statistics.median(s for s, _ in in_pool):.2f} s, in a Spark worker {statistics.median(in_spark):.2f} s")
+    print(
+        f"per-node analyse: median {statistics.median(per_node):.2f} s (min {min(per_node):.2f}, max {max(per_node):.2f}); "
+        f"in a pool worker {statistics.median(s for s, _ in in_pool):.2f} s, in a Spark worker {statistics.median(in_spark):.2f} s"
+    )
     for name in engines:
         print(f"{name:6s} {median[name]:7.1f} s   ({', '.join(f'{t:.1f}' for t in times[name])})")
     by_round = [spark / pool for spark, pool in zip(times["spark"], times["pool"])]
     later = f"{statistics.median(by_round[1:]):.2f}x" if len(by_round) > 1 else "(one round)"
-    print(f"spark / pool by round {', '.join(f'{r:.2f}' for r in by_round)} (load {', '.join(f'{x:.1f}' for x in loads)}): "
-          f"first round {by_round[0]:.2f}x, later rounds {later} (target <= 1.3)")
+    print(
+        f"spark / pool by round {', '.join(f'{r:.2f}' for r in by_round)} (load {', '.join(f'{x:.1f}' for x in loads)}): "
+        f"first round {by_round[0]:.2f}x, later rounds {later} (target <= 1.3)"
+    )
     print(f"pool speed-up over loop {median['loop'] / median['pool']:.2f}x; Spark start-up {startup:.1f} s not counted")
     print(f"peak RSS: pool worker {pool_rss:.0f} MB, Spark Python worker {spark_rss:.0f} MB, one node alone {alone:.0f} MB")
 

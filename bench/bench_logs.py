@@ -146,14 +146,18 @@ def main() -> None:
             print(f"round {round_no} {name:10s} {seconds:7.2f} s  ({size_mb / seconds:6.0f} MB/s)  -> {result}")
     print(", ".join(f"{name} {seconds:.2f} s" for name, seconds in best.items()))
     for name in ("read_logs", "read_logs/1"):
-        print(f"{name}: {best['json.loads'] / best[name]:.2f}x faster than the json.loads loop (target >= 3),"
-              f" {best[name] / best['floor']:.2f}x the floor (target <= 3)")
+        print(
+            f"{name}: {best['json.loads'] / best[name]:.2f}x faster than the json.loads loop (target >= 3),"
+            f" {best[name] / best['floor']:.2f}x the floor (target <= 3)"
+        )
     rss = peak_rss(path)
     print(f"peak RSS of read_logs: {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops")
     for worst in build_short_slow(args.gb):
         rss = peak_rss(worst)
-        print(f"peak RSS of read_logs, short slow queries only, {worst.name} ({worst.stat().st_size / 1e6:.0f} MB on disk):"
-              f" {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops")
+        print(
+            f"peak RSS of read_logs, short slow queries only, {worst.name} ({worst.stat().st_size / 1e6:.0f} MB on disk):"
+            f" {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops"
+        )
 
 
 if __name__ == "__main__":

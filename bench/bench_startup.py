@@ -48,13 +48,21 @@ def main() -> None:
         for name, command in COMMANDS.items():
             times[name].append(timed(command))
     polars = times["import polars"]
-    print(json.dumps({
-        "seconds_median": {name: round(statistics.median(t), 3) for name, t in times.items()},
-        "over_import_polars_median": {name: round(statistics.median(a / b for a, b in zip(t, polars)), 2)
-                                      for name, t in times.items() if name != "import polars"},
-        "load_average": [round(min(loads), 1), round(max(loads), 1)],
-        "rounds": args.rounds,
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "seconds_median": {name: round(statistics.median(t), 3) for name, t in times.items()},
+                "over_import_polars_median": {
+                    name: round(statistics.median(a / b for a, b in zip(t, polars)), 2)
+                    for name, t in times.items()
+                    if name != "import polars"
+                },
+                "load_average": [round(min(loads), 1), round(max(loads), 1)],
+                "rounds": args.rounds,
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ import zlib
 from pathlib import Path
 
 import polars as pl
+from bson import decode_all
+from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.raw_bson import RawBSONDocument
 from hypothesis import strategies as st
 
 import analysis
@@ -28,10 +31,6 @@ import ftdc
 from ftdc import FTDCError
 from ftdc.logs import report
 from ftdc.logs.sources import NotALog
-from bson import decode_all
-from bson.codec_options import CodecOptions, DatetimeConversion
-from bson.raw_bson import RawBSONDocument
-
 from ftdc.writer.documents import chunk_document
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +96,7 @@ def mutated_ftdc(seed: bytes, draw) -> bytes:
     offset, doc = draw(st.sampled_from(chunks))
     inflated = mutate(zlib.decompress(bytes(doc["data"])[4:]), draw)
     data = struct.pack("<I", len(inflated)) + zlib.compress(inflated)
-    return seed[:offset] + chunk_document(int(doc["_id"]), data) + seed[offset + len(doc.raw):]
+    return seed[:offset] + chunk_document(int(doc["_id"]), data) + seed[offset + len(doc.raw) :]
 
 
 # Edits that real damage makes to a log line, beside mongod_4.2.11.log's own oddities.

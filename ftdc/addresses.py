@@ -15,8 +15,8 @@ import datetime as dt
 import hashlib
 import warnings
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
 
 from .errors import FTDCWarning
 
@@ -28,15 +28,15 @@ class Capture:
     """What tells one node from another under one address."""
 
     key: str
-    address: Optional[str]
+    address: str | None
     identity: tuple
-    first: Optional[dt.datetime]
-    last: Optional[dt.datetime]
+    first: dt.datetime | None
+    last: dt.datetime | None
     files: frozenset[str]  # FTDC archive file names (metrics.interim, in every capture, left out)
     source: str
 
 
-def _why_apart(a: Capture, b: Capture) -> Optional[str]:
+def _why_apart(a: Capture, b: Capture) -> str | None:
     """Why `a` and `b` are two nodes; None when they can be one node's captures."""
     differ = [name.replace("_", " ") for name, x, y in zip(IDENTITY, a.identity, b.identity) if x != y]
     if differ:
@@ -67,12 +67,17 @@ def keys_apart(captures: Sequence[Capture], known: Sequence[Capture] = ()) -> li
         for e in earlier:
             by_key[e.key].append(e)
         # One node's captures: this one must fit every capture already under the key.
-        reasons = {key: next((why for e in nodes if (why := _why_apart(e, c)) is not None), None) for key, nodes in by_key.items()}
+        reasons = {
+            key: next((why for e in nodes if (why := _why_apart(e, c)) is not None), None) for key, nodes in by_key.items()
+        }
         same = next((key for key, why in reasons.items() if why is None), None)
         key = c.key if not earlier else same if same is not None else f"{c.key}-same-address-{_digest(c)}"
         if earlier and same is None:
-            warnings.warn(f"{c.source}: another node at {c.address} than {earlier[0].source} ({reasons[earlier[0].key]}): kept apart as {key}",
-                          FTDCWarning, stacklevel=3)
+            warnings.warn(
+                f"{c.source}: another node at {c.address} than {earlier[0].source} ({reasons[earlier[0].key]}): kept apart as {key}",
+                FTDCWarning,
+                stacklevel=3,
+            )
         taken[c.key].append(replace(c, key=key))
         keys.append(key)
     return keys

@@ -10,9 +10,10 @@ import errno
 import os
 import signal
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 from .leftovers import sweep
 

@@ -7,8 +7,8 @@ files and the decoder's own time range keeps rows from being repeated.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Optional
 
 import polars as pl
 
@@ -25,8 +25,8 @@ DEFAULT_BUDGET = 32_000_000  # values per streaming window: 256 MB of int64
 @dataclass(frozen=True)
 class Window:
     files: list[FtdcFile]
-    start: Optional[int]  # inclusive epoch ms; None = unbounded
-    end: Optional[int]
+    start: int | None  # inclusive epoch ms; None = unbounded
+    end: int | None
 
 
 def _ms(column: str) -> pl.Expr:
@@ -36,8 +36,8 @@ def _ms(column: str) -> pl.Expr:
 def time_windows(
     catalog: Catalog,
     columns: int,
-    start: Optional[int] = None,
-    end: Optional[int] = None,
+    start: int | None = None,
+    end: int | None = None,
     budget: int = DEFAULT_BUDGET,
 ) -> Iterator[Window]:
     """Windows covering [start, end] in time order, each about `budget` values."""
@@ -79,7 +79,7 @@ def time_windows(
         yield Window([f for f in catalog.files if str(f.path) in names], lo, hi)
 
 
-def require_splittable(catalog: Catalog, start: Optional[int] = None, end: Optional[int] = None) -> None:
+def require_splittable(catalog: Catalog, start: int | None = None, end: int | None = None) -> None:
     """Raise, as an export of every metric would, when chunks claim more values at one
     instant than a streaming window may hold: a file is refused by every command or none."""
     for _ in time_windows(catalog, len(catalog.schema()), start, end):
@@ -117,6 +117,13 @@ def decode_windows(
     whole = len(schema) == len(catalog.schema())
     metrics = None if whole else [n for n in schema if n != TIME_COLUMN]
     for window in windows:
-        frame = decode_files(window.files, metrics, window.start, window.end, time_field, max_values=window_limit(budget),
-                             reported=catalog.problems)
+        frame = decode_files(
+            window.files,
+            metrics,
+            window.start,
+            window.end,
+            time_field,
+            max_values=window_limit(budget),
+            reported=catalog.problems,
+        )
         yield conform(frame, schema)

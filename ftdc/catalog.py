@@ -76,7 +76,9 @@ def catalog_of(files: list[FtdcFile], raw: _native.CatalogDict) -> Catalog:
     return Catalog(
         files=files,
         documents=_without_impossible_times(pl.DataFrame(raw["documents"], schema=_DOCUMENT_SCHEMA, orient="row"), ["_id"]),
-        chunks=_without_impossible_times(pl.DataFrame(raw["chunks"], schema=_CHUNK_SCHEMA, orient="row"), ["_id", "first", "last"]),
+        chunks=_without_impossible_times(
+            pl.DataFrame(raw["chunks"], schema=_CHUNK_SCHEMA, orient="row"), ["_id", "first", "last"]
+        ),
         layouts=raw["layouts"],
         problems=raw["problems"],
     )
@@ -102,11 +104,7 @@ def list_metrics(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.DataFram
     """Every metric name with its dtype and the first/last sample time it was seen in."""
     cat = read_catalog(path, time_field=time_field)
     spans = cat.chunks.group_by("layout").agg(pl.col("first").min(), pl.col("last").max())
-    rows = [
-        (layout, position, name)
-        for layout, (names, _) in enumerate(cat.layouts)
-        for position, name in enumerate(names)
-    ]
+    rows = [(layout, position, name) for layout, (names, _) in enumerate(cat.layouts) for position, name in enumerate(names)]
     names = pl.DataFrame(rows, schema={"layout": pl.Int64, "position": pl.Int64, "name": pl.String}, orient="row")
     schema = cat.schema()
     return (

@@ -35,9 +35,9 @@ import re
 import shutil
 import tempfile
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import polars as pl
 import pyarrow as pa
@@ -59,9 +59,22 @@ from .untrusted import safe_name
 
 SAMPLES, NODES = "samples", "nodes"
 NODE_FACTS: dict[str, Dtype] = {
-    "node": pl.String, "address": pl.String, "family": pl.String, "host": pl.String, "port": pl.Int64, "replica_set": pl.String,
-    "version": pl.String, "os": pl.String, "cpus": pl.Int64, "memory_mb": pl.Int64, "cache_size_gb": pl.Float64,
-    "first": pl.Datetime("us", "UTC"), "last": pl.Datetime("us", "UTC"), "samples": pl.Int64, "metrics": pl.Int64, "files": pl.Int64,
+    "node": pl.String,
+    "address": pl.String,
+    "family": pl.String,
+    "host": pl.String,
+    "port": pl.Int64,
+    "replica_set": pl.String,
+    "version": pl.String,
+    "os": pl.String,
+    "cpus": pl.Int64,
+    "memory_mb": pl.Int64,
+    "cache_size_gb": pl.Float64,
+    "first": pl.Datetime("us", "UTC"),
+    "last": pl.Datetime("us", "UTC"),
+    "samples": pl.Int64,
+    "metrics": pl.Int64,
+    "files": pl.Int64,
     "source": pl.String,
     # The FTDC archive files of every capture written (metrics.<time>-00000): what tells copies of one
     # capture (one node) from another node at the same address (`ftdc.addresses`).
@@ -116,17 +129,25 @@ def _capture(node: Node) -> Capture:
 def _captured(facts: dict) -> Capture:
     """A node already in a dataset, as its facts describe it."""
     identity = tuple(facts[name] for name in IDENTITY)
-    return Capture(facts["node"], facts["address"], identity, facts["first"], facts["last"], frozenset(facts.get("ftdc_files") or ()), facts["source"])
+    return Capture(
+        facts["node"],
+        facts["address"],
+        identity,
+        facts["first"],
+        facts["last"],
+        frozenset(facts.get("ftdc_files") or ()),
+        facts["source"],
+    )
 
 
-def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN, known: Optional[pl.DataFrame] = None) -> list[Node]:
+def manifest(paths: Sequence[PathArg], time_field: str = TIME_COLUMN, known: pl.DataFrame | None = None) -> list[Node]:
     """Each path's node: key, address, replica set, version, family and metrics, from the catalogs alone.
     Nodes that share an address are told apart (`ftdc.addresses`), from each other and from the
     `known` nodes (a dataset's facts) whose keys they would take."""
     return told_apart([open_node(p, time_field) for p in paths], known)
 
 
-def told_apart(nodes: Sequence[Node], known: Optional[pl.DataFrame] = None) -> list[Node]:
+def told_apart(nodes: Sequence[Node], known: pl.DataFrame | None = None) -> list[Node]:
     """`nodes` with keys that tell nodes sharing an address apart (see `manifest`)."""
     earlier = [_captured(row) for row in known.iter_rows(named=True)] if known is not None else []
     keys = keys_apart([_capture(n) for n in nodes], earlier)
@@ -163,13 +184,17 @@ def original_name(column: str) -> str:
     return re.sub(r"\^(.)", lambda m: m[1] if m[1] == "^" else m[1].upper(), column)
 
 
-def parquet_options(schema: pa.Schema, sorted_by: Optional[str] = TIME_COLUMN) -> dict:
+def parquet_options(schema: pa.Schema, sorted_by: str | None = TIME_COLUMN) -> dict:
     """How the dataset's files are written: integers and times delta encoded (FTDC's own idea:
     counters change by little), zstd, statistics only where readers prune on them."""
     delta = [f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_timestamp(f.type)]
-    return dict(compression="zstd", use_dictionary=[f.name for f in schema if pa.types.is_string(f.type)],
-                column_encoding={name: "DELTA_BINARY_PACKED" for name in delta}, coerce_timestamps="us",
-                write_statistics=[sorted_by] if sorted_by in schema.names else False)
+    return dict(
+        compression="zstd",
+        use_dictionary=[f.name for f in schema if pa.types.is_string(f.type)],
+        column_encoding={name: "DELTA_BINARY_PACKED" for name in delta},
+        coerce_timestamps="us",
+        write_statistics=[sorted_by] if sorted_by in schema.names else False,
+    )
 
 
 def write_file(table: pa.Table, target: Path, **options) -> None:
@@ -217,7 +242,7 @@ def commit(stage: Path, root: Path, parts: Sequence[Path]) -> None:
     replacing what is there, as one step: SIGINT and SIGTERM wait until it is done, and if
     one move fails those already made are undone. Renames only, so nothing here fills a disk."""
     aside = stage / ".replaced"
-    done: list[tuple[Path, Optional[Path]]] = []
+    done: list[tuple[Path, Path | None]] = []
     with uninterrupted():
         try:
             for n, part in enumerate(parts):
@@ -262,8 +287,17 @@ def write_node(
     return facts
 
 
-def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int,
-                progress: Callable[[], None]) -> tuple[dict, list[Path]]:
+def _stage_node(
+    node: Node,
+    root: Path,
+    stage: Path,
+    metrics: Metrics,
+    start: TimeArg,
+    end: TimeArg,
+    time_field: str,
+    budget: int,
+    progress: Callable[[], None],
+) -> tuple[dict, list[Path]]:
     """The node's day folders and facts file written under `stage`, in the layout of the dataset
     `root`; returns the facts and those parts (days first, facts last)."""
     lower, upper = map(to_ms, time_range(start, end))
@@ -277,7 +311,9 @@ def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: Ti
         windows = time_windows(node.catalog, len(schema), lower, upper, budget)
         for frame in decode_windows(node.catalog, schema, windows, time_field, budget):
             frame = frame.rename(columns)
-            days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by("_day", as_dict=True, include_key=False, maintain_order=True)
+            days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by(
+                "_day", as_dict=True, include_key=False, maintain_order=True
+            )
             for (date,), part in days.items():
                 part = part.to_arrow()
                 if date != day or writer is None:
@@ -308,20 +344,43 @@ def _stage_node(node: Node, root: Path, stage: Path, metrics: Metrics, start: Ti
 def _facts(node: Node, root: Path, stage: Path, parts: list[Path], place: Path) -> dict:
     """The node's facts row: what this capture says of it, and what the dataset will hold of it once
     `parts` are committed (its days kept from earlier captures too: samples, span, metrics, files)."""
-    kept = [p for p in root.glob(f"{SAMPLES}/family=*/node={node.key}/date=*/part-0.parquet") if p.parent.relative_to(root) not in parts]
+    kept = [
+        p
+        for p in root.glob(f"{SAMPLES}/family=*/node={node.key}/date=*/part-0.parquet")
+        if p.parent.relative_to(root) not in parts
+    ]
     days = kept + [stage / p / "part-0.parquet" for p in parts]
     held = {"first": None, "last": None, "samples": 0}
     if days:
         times = pl.concat([pl.scan_parquet(f).select(TIME_COLUMN) for f in days])
-        held = times.select(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max(), samples=pl.len()).collect().row(0, named=True)
+        held = (
+            times.select(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max(), samples=pl.len())
+            .collect()
+            .row(0, named=True)
+        )
     metrics = set().union(*(pq.read_schema(f).names for f in days)) - {TIME_COLUMN}
     before = pl.read_parquet(root / place).row(0, named=True) if (root / place).exists() else {}
     files = sorted(set(before.get("ftdc_files") or ()) | set(archive_names(node.catalog)))
     sources = dict.fromkeys([*(before["source"].split("; ") if before.get("source") else []), node.source])
     i = node.info
-    return {"node": node.key, "address": i.address, "family": node.family, "host": i.host, "port": i.port, "replica_set": i.replica_set,
-            "version": i.version, "os": i.os, "cpus": i.cpus, "memory_mb": i.memory_mb, "cache_size_gb": i.cache_size_gb,
-            **held, "metrics": len(metrics), "files": len(files), "source": "; ".join(sources), "ftdc_files": files}
+    return {
+        "node": node.key,
+        "address": i.address,
+        "family": node.family,
+        "host": i.host,
+        "port": i.port,
+        "replica_set": i.replica_set,
+        "version": i.version,
+        "os": i.os,
+        "cpus": i.cpus,
+        "memory_mb": i.memory_mb,
+        "cache_size_gb": i.cache_size_gb,
+        **held,
+        "metrics": len(metrics),
+        "files": len(files),
+        "source": "; ".join(sources),
+        "ftdc_files": files,
+    }
 
 
 def to_dataset(
@@ -333,7 +392,7 @@ def to_dataset(
     *,
     time_field: str = TIME_COLUMN,
     budget: int = DEFAULT_BUDGET,
-    progress: Optional[Callable[[int, int], None]] = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> pl.DataFrame:
     """Writes the nodes' samples (each path: one node's diagnostic.data) into the dataset `out`
     (new, or an existing one to add days or nodes to). Returns the facts of the nodes written, one
@@ -350,7 +409,10 @@ def to_dataset(
     lower, upper = map(to_ms, time_range(start, end))
     nodes = manifest(paths, time_field, None if fresh else read_nodes(out))
     wanted = metric_list(metrics)
-    total = sum(len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted, n.source)), lower, upper, budget))) for n in nodes)
+    total = sum(
+        len(list(time_windows(n.catalog, len(select_schema(n.catalog.schema(), wanted, n.source)), lower, upper, budget)))
+        for n in nodes
+    )
     finished = 0
 
     def done() -> None:

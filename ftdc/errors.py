@@ -31,9 +31,11 @@ def no_samples(where: str, chunks, lower, upper) -> NoSamples:
     from .timeutil import format_time
 
     if chunks is not None and chunks.height and (lower is not None or upper is not None):
-        return NoSamples(f"{where}: no sample between {format_time(lower) if lower else 'the start'} and "
-                         f"{format_time(upper) if upper else 'the end'}; the data covers "
-                         f"{format_time(chunks['first'].min())} – {format_time(chunks['last'].max())}")
+        return NoSamples(
+            f"{where}: no sample between {format_time(lower) if lower else 'the start'} and "
+            f"{format_time(upper) if upper else 'the end'}; the data covers "
+            f"{format_time(chunks['first'].min())} – {format_time(chunks['last'].max())}"
+        )
     if chunks is None and (lower is not None or upper is not None):
         return NoSamples(f"{where}: no readable sample in that range")
     return NoSamples(f"{where}: no readable sample (only metadata, or every chunk damaged)")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Optional
+from typing import BinaryIO
 
 import polars as pl
 import pyarrow.parquet as pq
 
+from .atomic import replacing
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
 from .errors import no_samples
@@ -15,15 +17,14 @@ from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
 from .reader import Metrics, metric_list
 from .select import select_schema
-from .atomic import replacing
-from .untrusted import csv_header
 from .timeutil import TimeArg, time_range, times_as_text, to_ms
+from .untrusted import csv_header
 
 Progress = Callable[[int, int], None]
 
 
 def _frames(
-    path: PathArg, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int, progress: Optional[Progress]
+    path: PathArg, metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, budget: int, progress: Progress | None
 ) -> tuple[Catalog, dict[str, pl.DataType], Iterator[pl.DataFrame]]:
     catalog = catalog_files(resolve(path), time_field)
     schema = select_schema(catalog.schema(), metric_list(metrics), str(path))
@@ -52,7 +53,7 @@ def _export(write: Callable[[BinaryIO, dict[str, pl.DataType], Iterator[pl.DataF
         *,
         time_field: str = TIME_COLUMN,
         budget: int = DEFAULT_BUDGET,
-        progress: Optional[Progress] = None,
+        progress: Progress | None = None,
     ) -> int:
         catalog, schema, frames = _frames(path, metrics, start, end, time_field, budget, progress)
         with replacing(out) as sink:

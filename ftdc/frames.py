@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Collection
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 import polars as pl
 from polars.datatypes import DataTypeClass
@@ -21,7 +22,7 @@ Dtype = DataTypeClass | pl.DataType
 _INT64, _BOOL, _DATE = 0, 1, 2
 
 
-def _array(decoded, arrow_type: "pa.DataType", values: int, validity: int | None) -> "pa.Array":
+def _array(decoded, arrow_type: pa.DataType, values: int, validity: int | None) -> pa.Array:
     import pyarrow as pa
 
     rows = decoded.rows
@@ -30,7 +31,7 @@ def _array(decoded, arrow_type: "pa.DataType", values: int, validity: int | None
     return pa.Array.from_buffers(arrow_type, rows, [bits, data])
 
 
-def to_polars(decoded: "_native.DecodedFrame") -> pl.DataFrame:
+def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:
     """A frame with `start` first, then the metrics in first-seen order."""
     # Imported here: every module takes TIME_COLUMN from this one, and only a decode needs Arrow.
     import pyarrow as pa
@@ -52,7 +53,7 @@ def to_polars(decoded: "_native.DecodedFrame") -> pl.DataFrame:
     return frame
 
 
-def report_problems(decoded: "_native.DecodedFrame", time_field: str, reported: Collection[str] = ()) -> None:
+def report_problems(decoded: _native.DecodedFrame, time_field: str, reported: Collection[str] = ()) -> None:
     """Every damaged document becomes one warning naming its file and offset, unless
     `reported` (a catalog's problems: the catalog checks chunks as the decoder does,
     in the same words) has already said so."""

@@ -51,8 +51,12 @@ class Inputs:
     logs: list[Path] = field(default_factory=list)
 
 
-_SPECIAL = ((stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-            (stat.S_ISSOCK, "a socket"))
+_SPECIAL = (
+    (stat.S_ISFIFO, "a pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def special_kind(path: str | os.PathLike) -> str | None:
@@ -107,7 +111,9 @@ def is_ftdc_name(name: str) -> bool:
 
 def is_log_name(name: str) -> bool:
     name = name.lower()
-    return not is_ftdc_name(name) and (any(h in name for h in _LOG_HINTS) or name.endswith(".gz") and not name.endswith(_ARCHIVES))
+    return not is_ftdc_name(name) and (
+        any(h in name for h in _LOG_HINTS) or name.endswith(".gz") and not name.endswith(_ARCHIVES)
+    )
 
 
 def looks_like_log(path: Path) -> bool:
@@ -147,8 +153,10 @@ class _Budget:
     def take(self, size: int) -> None:
         self.used += size
         if self.used > self.limit:
-            raise FTDCError(f"{self.archive}: unpacks to more than {_size(self.limit)} ({MAX_RATIO}x its size, at most {_size(MAX_BYTES)}), "
-                            "more than a support bundle holds; unpack it yourself")
+            raise FTDCError(
+                f"{self.archive}: unpacks to more than {_size(self.limit)} ({MAX_RATIO}x its size, at most {_size(MAX_BYTES)}), "
+                "more than a support bundle holds; unpack it yourself"
+            )
         if self.used > self.free:
             raise FTDCError(f"{self.archive}: unpacking needs more than the {_size(self.free)} free in {tempfile.gettempdir()}")
 
@@ -159,7 +167,9 @@ def _size(size: int) -> str:
 
 def _count(archive: Path, members: int) -> None:
     if members > MAX_MEMBERS:
-        raise FTDCError(f"{archive}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory")
+        raise FTDCError(
+            f"{archive}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory"
+        )
 
 
 def _copy(source, out: Path, budget: _Budget) -> None:
@@ -264,10 +274,12 @@ def _scan(root: Path) -> Inputs:
 def _unreadable(root: Path):
     """os.walk's error handler: the folder given cannot be read is an error (not "no FTDC
     in it"); one below it is a warning, and the rest is still searched."""
+
     def handle(exc: OSError) -> None:
         if os.fspath(exc.filename) == os.fspath(root):
             raise exc
         warnings.warn(f"{exc.filename}: {(exc.strerror or str(exc)).lower()}: not searched", FTDCWarning, stacklevel=2)
+
     return handle
 
 
@@ -318,5 +330,7 @@ def one_node(path: str | os.PathLike) -> Path:
         raise FTDCError(f"{path}: no FTDC files (metrics.*) in it")
     if len(found.ftdc) > 1:
         listed = ", ".join(str(p) for p in found.ftdc[:5]) + (" ..." if len(found.ftdc) > 5 else "")
-        raise FTDCError(f"{path}: holds {len(found.ftdc)} nodes' FTDC ({listed}); name one, or give them all to `ftdc-analyze` to analyse several nodes")
+        raise FTDCError(
+            f"{path}: holds {len(found.ftdc)} nodes' FTDC ({listed}); name one, or give them all to `ftdc-analyze` to analyse several nodes"
+        )
     return found.ftdc[0]

@@ -32,7 +32,7 @@ def sweep(folder: str | os.PathLike, prefix: str, suffix: str = "") -> None:
     for entry in entries:
         if not (entry.name.startswith(prefix) and entry.name.endswith(suffix)):
             continue
-        pid = _PID.match(entry.name[len(prefix):])
+        pid = _PID.match(entry.name[len(prefix) :])
         if pid is None or int(pid.group(1)) == os.getpid() or alive(int(pid.group(1))):
             continue
         if entry.is_dir(follow_symlinks=False):

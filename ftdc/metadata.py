@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import bson
 import bson.errors
@@ -25,31 +26,33 @@ SERVICE_SECTIONS = ("common", "shard", "router")
 _BOUNDARY_KEYS = {"start", "end"}
 DEFAULT_PORTS = {"shardsvr": 27018, "configsvr": 27019}
 # Dates outside Python's range (corrupt or sentinel values) stay DatetimeMS.
-_CODEC: bson.CodecOptions[dict[str, Any]] = bson.CodecOptions(tz_aware=True, datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
+_CODEC: bson.CodecOptions[dict[str, Any]] = bson.CodecOptions(
+    tz_aware=True, datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO
+)
 
 
 @dataclass(frozen=True)
 class MetadataDocument:
     file: str
     offset: int
-    time: Optional[dt.datetime]
+    time: dt.datetime | None
     doc: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class NodeInfo:
-    host: Optional[str] = None
-    port: Optional[int] = None
-    version: Optional[str] = None
-    replica_set: Optional[str] = None
-    storage_engine: Optional[str] = None
-    cache_size_gb: Optional[float] = None
-    os: Optional[str] = None
-    cpus: Optional[int] = None
-    memory_mb: Optional[int] = None
+    host: str | None = None
+    port: int | None = None
+    version: str | None = None
+    replica_set: str | None = None
+    storage_engine: str | None = None
+    cache_size_gb: float | None = None
+    os: str | None = None
+    cpus: int | None = None
+    memory_mb: int | None = None
 
     @property
-    def address(self) -> Optional[str]:
+    def address(self) -> str | None:
         return None if self.host is None else f"{self.host}:{self.port or 27017}"
 
 
@@ -62,7 +65,7 @@ class Metadata:
     node: NodeInfo = field(default_factory=NodeInfo)
 
 
-def find_section(doc: dict[str, Any], name: str) -> Optional[dict[str, Any]]:
+def find_section(doc: dict[str, Any], name: str) -> dict[str, Any] | None:
     """`doc[name]`, also looking inside the 8.0 multi-service sections."""
     if isinstance(doc.get(name), dict):
         return doc[name]
@@ -73,7 +76,7 @@ def find_section(doc: dict[str, Any], name: str) -> Optional[dict[str, Any]]:
     return None
 
 
-def _path(doc: Optional[dict[str, Any]], *keys: str) -> Any:
+def _path(doc: dict[str, Any] | None, *keys: str) -> Any:
     for key in keys:
         if not isinstance(doc, dict):
             return None
@@ -105,11 +108,11 @@ def node_info(doc: dict[str, Any]) -> NodeInfo:
     )
 
 
-def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[str, Any]]]) -> pl.DataFrame:
+def replay_periodic(documents: Iterable[tuple[dt.datetime | None, int, dict[str, Any]]]) -> pl.DataFrame:
     """Rebuild each type-2 snapshot: a `count == 0` document is complete, and
     each later delta overwrites only the `section.field`s it carries.
     Deltas before the first complete document have nothing to apply to."""
-    state: Optional[dict[str, dict[str, Any]]] = None
+    state: dict[str, dict[str, Any]] | None = None
     rows = []
     orphans = 0
     for time, count, doc in documents:
@@ -127,7 +130,9 @@ def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[s
                 if key not in _BOUNDARY_KEYS:
                     rows.append((time, name, key, json_util.dumps(value, json_options=json_util.RELAXED_JSON_OPTIONS)))
     if orphans:
-        warnings.warn(f"{orphans} periodic metadata delta(s) precede any complete document and were skipped", FTDCWarning, stacklevel=3)
+        warnings.warn(
+            f"{orphans} periodic metadata delta(s) precede any complete document and were skipped", FTDCWarning, stacklevel=3
+        )
     return pl.DataFrame(
         rows,
         schema={TIME_COLUMN: pl.Datetime("ms", "UTC"), "section": pl.String, "parameter": pl.String, "value": pl.String},
@@ -135,7 +140,7 @@ def replay_periodic(documents: Iterable[tuple[Optional[dt.datetime], int, dict[s
     )
 
 
-def _decoded(cat: Catalog, doc_type: int) -> list[tuple[str, int, Optional[dt.datetime], int, dict[str, Any]]]:
+def _decoded(cat: Catalog, doc_type: int) -> list[tuple[str, int, dt.datetime | None, int, dict[str, Any]]]:
     """The `doc` of every document of `doc_type`; a damaged one is a warning, not an error."""
     rows = cat.documents.filter(pl.col("type") == doc_type, pl.col("doc").is_not_null())
     decoded = []
@@ -161,4 +166,3 @@ def catalog_metadata(cat: Catalog) -> Metadata:
     parameters = replay_periodic((t, count, d) for _, _, t, count, d in periodic)
     node = node_info(documents[-1].doc) if documents else NodeInfo()
     return Metadata(documents, parameters, node)
-

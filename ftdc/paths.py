@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from .errors import FTDCError, FTDCWarning
 from .inputs import is_archive, looks_like_log, one_node, refuse_special
@@ -86,6 +86,8 @@ def resolve(path: PathArg) -> list[FtdcFile]:
             files.append(FtdcFile(item))
     kept = _plausible(files)
     if not kept:
-        raise FTDCError(f"{', '.join(str(f.path) for f in files[:3])}{' ...' if len(files) > 3 else ''}: no FTDC file that can be read "
-                        "(each is named in a warning above)")
+        raise FTDCError(
+            f"{', '.join(str(f.path) for f in files[:3])}{' ...' if len(files) > 3 else ''}: no FTDC file that can be read "
+            "(each is named in a warning above)"
+        )
     return kept

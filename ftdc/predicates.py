@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
 
-Bounds = tuple[Optional[int], Optional[int]]
+Bounds = tuple[int | None, int | None]
 
 _FLIP = {"Gt": "Lt", "GtEq": "LtEq", "Lt": "Gt", "LtEq": "GtEq", "Eq": "Eq"}
 
@@ -30,7 +30,7 @@ def _mentions_column(node: Any) -> bool:
     return False
 
 
-def _evaluate_ms(node: Any) -> Optional[int]:
+def _evaluate_ms(node: Any) -> int | None:
     """Value of a column-free expression as epoch milliseconds (naive times are UTC)."""
     if _mentions_column(node):
         return None
@@ -42,7 +42,7 @@ def _evaluate_ms(node: Any) -> Optional[int]:
     return None if value is None else int(value)
 
 
-def _tighten(bounds: Bounds, lower: Optional[int], upper: Optional[int]) -> Bounds:
+def _tighten(bounds: Bounds, lower: int | None, upper: int | None) -> Bounds:
     lo, hi = bounds
     if lower is not None:
         lo = lower if lo is None else max(lo, lower)
@@ -82,7 +82,7 @@ def _bounds(node: Any, column: str) -> Bounds:
     return None, None
 
 
-def time_bounds(predicate: Optional[pl.Expr], column: str) -> Bounds:
+def time_bounds(predicate: pl.Expr | None, column: str) -> Bounds:
     """Inclusive (lower, upper) epoch-ms bounds on `column` that `predicate` implies."""
     if predicate is None:
         return None, None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Callable, Collection, Iterable, Optional
+from collections.abc import Callable, Collection, Iterable
 
 import polars as pl
 
@@ -18,7 +18,7 @@ from .timeutil import TimeArg, outside_python_range, time_range, to_ms
 Metrics = str | Iterable[str] | None
 
 
-def metric_list(metrics: Metrics) -> Optional[list[str]]:
+def metric_list(metrics: Metrics) -> list[str] | None:
     if metrics is None:
         return None
     return [metrics] if isinstance(metrics, str) else list(metrics)
@@ -30,7 +30,7 @@ def decode_files(
     start: TimeArg = None,
     end: TimeArg = None,
     time_field: str = TIME_COLUMN,
-    max_values: Optional[int] = None,
+    max_values: int | None = None,
     reported: Collection[str] = (),
 ) -> pl.DataFrame:
     """Decodes already-resolved files; the building block of every reader. Problems in
@@ -69,22 +69,36 @@ def read_with_catalog(
 ReadArguments = tuple[list[str], list[bool], list[str] | None, int | None, int | None, str, int | None]
 
 
-def _read_arguments(files: list[FtdcFile], metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, max_values: Optional[int]) -> ReadArguments:
-    return ([str(f.path) for f in files], [f.interim for f in files], metric_list(metrics), to_ms(start), to_ms(end), time_field, max_values)
+def _read_arguments(
+    files: list[FtdcFile], metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, max_values: int | None
+) -> ReadArguments:
+    return (
+        [str(f.path) for f in files],
+        [f.interim for f in files],
+        metric_list(metrics),
+        to_ms(start),
+        to_ms(end),
+        time_field,
+        max_values,
+    )
 
 
-def _raise_refusal(files: list[FtdcFile], decoded: "_native.DecodedFrame") -> None:
+def _raise_refusal(files: list[FtdcFile], decoded: _native.DecodedFrame) -> None:
     if decoded.error:
         raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
 
 
-def _frame(files: list[FtdcFile], decoded: "_native.DecodedFrame") -> pl.DataFrame:
+def _frame(files: list[FtdcFile], decoded: _native.DecodedFrame) -> pl.DataFrame:
     """The frame of a native read that was not refused, without impossible times."""
     frame = to_polars(decoded)
     where = f"{files[0].path}{' and others' if len(files) > 1 else ''}"
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
     if impossible.any():
-        warnings.warn(f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped", FTDCWarning, stacklevel=3)
+        warnings.warn(
+            f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped",
+            FTDCWarning,
+            stacklevel=3,
+        )
         frame = frame.filter(~impossible)
     # The decoder's rows are in time order (ties in chunk order): said, so that sorting is free.
     return _without_impossible_dates(frame, where).with_columns(pl.col(TIME_COLUMN).set_sorted())
@@ -101,8 +115,16 @@ def _without_impossible_dates(frame: pl.DataFrame, where: str) -> pl.DataFrame:
     damaged = [name for name, count in zip(dates, counts) if count]
     for name, count in zip(dates, counts):
         if count:
-            warnings.warn(f"{where}: {count:,} value(s) of {name} dated outside years 1-9999 (damaged): read as null", FTDCWarning, stacklevel=4)
-    return frame.with_columns(pl.when(~outside_python_range(pl.col(name))).then(pl.col(name)).alias(name) for name in damaged) if damaged else frame
+            warnings.warn(
+                f"{where}: {count:,} value(s) of {name} dated outside years 1-9999 (damaged): read as null",
+                FTDCWarning,
+                stacklevel=4,
+            )
+    return (
+        frame.with_columns(pl.when(~outside_python_range(pl.col(name))).then(pl.col(name)).alias(name) for name in damaged)
+        if damaged
+        else frame
+    )
 
 
 def read_ftdc(
@@ -112,7 +134,7 @@ def read_ftdc(
     end: TimeArg = None,
     *,
     time_field: str = TIME_COLUMN,
-    max_values: Optional[int] = None,
+    max_values: int | None = None,
 ) -> pl.DataFrame:
     """Read FTDC samples as a frame sorted by the root `start` time.
 

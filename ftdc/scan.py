@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 import polars as pl
 from polars.io.plugins import register_io_source
@@ -27,10 +27,10 @@ def scan_ftdc(path: PathArg, *, time_field: str = TIME_COLUMN) -> pl.LazyFrame:
     full = catalog.schema()
 
     def source(
-        with_columns: Optional[list[str]],
-        predicate: Optional[pl.Expr],
-        n_rows: Optional[int],
-        batch_size: Optional[int],
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
         wanted = list(full) if with_columns is None else list(with_columns)
         if predicate is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import warnings
-from typing import Optional
 
 import polars as pl
 
@@ -39,7 +38,7 @@ def closest(pattern: str, names: list[str], n: int = 3) -> list[str]:
     return [h + tail for h in difflib.get_close_matches(head, heads, n=n, cutoff=0.4)]
 
 
-def unmatched_message(patterns: list[str], names: list[str]) -> Optional[str]:
+def unmatched_message(patterns: list[str], names: list[str]) -> str | None:
     """One line naming each pattern that matches nothing, with the closest existing metrics."""
     missing = unmatched(patterns, names)
     if not missing:
@@ -51,7 +50,7 @@ def unmatched_message(patterns: list[str], names: list[str]) -> Optional[str]:
     return "; ".join(said) + "; `ftdc-analyze metrics PATH` lists them"
 
 
-def warn_unmatched(patterns: Optional[list[str]], names: list[str]) -> None:
+def warn_unmatched(patterns: list[str] | None, names: list[str]) -> None:
     message = unmatched_message(patterns, names) if patterns else None
     if message:
         warnings.warn(message, UnmatchedMetric, stacklevel=3)
@@ -63,7 +62,7 @@ def warn_unmatched(patterns: Optional[list[str]], names: list[str]) -> None:
 MAX_OUTPUT_METRICS = 50_000
 
 
-def select_schema(schema: dict[str, pl.DataType], patterns: Optional[list[str]], where: str) -> dict[str, pl.DataType]:
+def select_schema(schema: dict[str, pl.DataType], patterns: list[str] | None, where: str) -> dict[str, pl.DataType]:
     """The schema an output of `where` writes: `schema` restricted to `start` and the metrics
     `patterns` select (all when None). A pattern that selects nothing is an `FTDCWarning`
     naming the closest metrics; more than MAX_OUTPUT_METRICS is an `FTDCError`."""
@@ -72,6 +71,8 @@ def select_schema(schema: dict[str, pl.DataType], patterns: Optional[list[str]],
         keep = set(select_names(patterns, list(schema)))
         schema = {name: dtype for name, dtype in schema.items() if name == TIME_COLUMN or name in keep}
     if len(schema) - 1 > MAX_OUTPUT_METRICS:
-        raise FTDCError(f"{where}: {len(schema) - 1:,} metrics, more than the {MAX_OUTPUT_METRICS:,} an export writes "
-                        "(mongod records a few thousand): select some (--metrics, metrics=)")
+        raise FTDCError(
+            f"{where}: {len(schema) - 1:,} metrics, more than the {MAX_OUTPUT_METRICS:,} an export writes "
+            "(mongod records a few thousand): select some (--metrics, metrics=)"
+        )
     return dict(schema)

@@ -8,7 +8,7 @@ ISO-8601 UTC with `Z`, milliseconds only when they are not zero.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import polars as pl
@@ -18,7 +18,7 @@ TimeArg = int | str | dt.datetime | dt.date | None
 TIME_HELP = "ISO-8601, UTC unless it has an offset, e.g. 2024-05-14T09:30:00Z"
 
 
-def to_utc(value: TimeArg) -> Optional[dt.datetime]:
+def to_utc(value: TimeArg) -> dt.datetime | None:
     """None, epoch milliseconds, an ISO-8601 string, a date or a datetime, as an aware UTC datetime."""
     if value is None:
         return None
@@ -39,7 +39,7 @@ def to_utc(value: TimeArg) -> Optional[dt.datetime]:
     return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
 
 
-def to_ms(value: TimeArg) -> Optional[int]:
+def to_ms(value: TimeArg) -> int | None:
     """`to_utc` as milliseconds since the epoch."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
@@ -47,7 +47,7 @@ def to_ms(value: TimeArg) -> Optional[int]:
     return None if when is None else int(when.timestamp() * 1000)
 
 
-def time_range(start: TimeArg, end: TimeArg) -> tuple[Optional[dt.datetime], Optional[dt.datetime]]:
+def time_range(start: TimeArg, end: TimeArg) -> tuple[dt.datetime | None, dt.datetime | None]:
     """Both bounds as UTC datetimes; a start after the end is an error, not an empty answer."""
     lower, upper = to_utc(start), to_utc(end)
     if lower is not None and upper is not None and lower > upper:
@@ -55,7 +55,7 @@ def time_range(start: TimeArg, end: TimeArg) -> tuple[Optional[dt.datetime], Opt
     return lower, upper
 
 
-def format_time(value: Optional[dt.datetime]) -> str:
+def format_time(value: dt.datetime | None) -> str:
     """`2024-05-14T09:30:00Z`, or `2024-05-14T09:30:00.250Z` when there are milliseconds; "-" for None."""
     if value is None:
         return "-"
@@ -70,6 +70,7 @@ def format_time(value: Optional[dt.datetime]) -> str:
 def format_time_expr(expr: pl.Expr) -> pl.Expr:
     """`format_time` for a polars Datetime column (as a String column)."""
     import polars as pl  # here, so that the CLI's help (TIME_HELP) starts without polars
+
     utc = expr.dt.convert_time_zone("UTC")
     whole = utc.dt.strftime("%Y-%m-%dT%H:%M:%SZ")
     return pl.when(utc.dt.millisecond() == 0).then(whole).otherwise(utc.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
@@ -78,6 +79,7 @@ def format_time_expr(expr: pl.Expr) -> pl.Expr:
 def times_as_text(schema: dict[str, pl.DataType]) -> list[pl.Expr]:
     """Every datetime column of `schema` as `format_time_expr` text, under its own name."""
     import polars as pl
+
     return [format_time_expr(pl.col(name)).alias(name) for name, dtype in schema.items() if isinstance(dtype, pl.Datetime)]
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the CLI imports this module to start; polars loads when a frame is made safe
     import polars as pl
@@ -56,7 +57,7 @@ def cell(text: str) -> str:
     return text
 
 
-def csv_cells(frame: "pl.DataFrame") -> "pl.DataFrame":
+def csv_cells(frame: pl.DataFrame) -> pl.DataFrame:
     """`frame` with every text cell made a `cell`."""
     import polars as pl
 

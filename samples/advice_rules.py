@@ -17,8 +17,16 @@ from analysis.advice.wording import text
 INTERNAL = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w/]+\.(?:py|c|rst)\b|METRICS\.md|§\s*\d|/(?:work|home|tmp|root|Users)/")
 
 # Where application threads join eviction: the trigger and the level it is compared with (% of the cache).
-TRIGGER_LEVELS = {"eviction_trigger": "cache_fill_pct", "eviction_dirty_trigger": "cache_dirty_pct", "eviction_updates_trigger": "cache_updates_pct"}
-TARGET_OF = {"eviction_target": "eviction_trigger", "eviction_dirty_target": "eviction_dirty_trigger", "eviction_updates_target": "eviction_updates_trigger"}
+TRIGGER_LEVELS = {
+    "eviction_trigger": "cache_fill_pct",
+    "eviction_dirty_trigger": "cache_dirty_pct",
+    "eviction_updates_trigger": "cache_updates_pct",
+}
+TARGET_OF = {
+    "eviction_target": "eviction_trigger",
+    "eviction_dirty_target": "eviction_dirty_trigger",
+    "eviction_updates_target": "eviction_updates_trigger",
+}
 WRITES = {"update", "delete", "findAndModify", "findandmodify", "bulkWrite"}
 
 
@@ -62,21 +70,32 @@ def advice_problems(analysis) -> list[str]:
         if rec.proposed == rec.current.value:
             problems.append(f"{where}: {name} proposed at the value it has, {rec.proposed}")
         if name == "checkpoint_interval" and not 10 <= rec.proposed < 300:
-            problems.append(f"{where}: syncdelay {rec.proposed} proposed (0 turns checkpoints off; seconds or many minutes are the problem)")
+            problems.append(
+                f"{where}: syncdelay {rec.proposed} proposed (0 turns checkpoints off; seconds or many minutes are the problem)"
+            )
         if name.endswith("_tickets") and (rec.current.value == 0 or rec.proposed < 1):
             problems.append(f"{where}: {name} {rec.current.value} → {rec.proposed} (0 is throughput probing on 7.0+)")
         if name in TRIGGER_LEVELS and (usual := _usual(analysis, TRIGGER_LEVELS[name])) is not None and rec.proposed <= usual:
             problems.append(f"{where}: {name}={rec.proposed} where the node usually runs ({usual:.1f} %)")
-        if name in TARGET_OF and (trigger := t.within(start, end).value(TARGET_OF[name])) is not None and trigger <= 100 and rec.proposed >= trigger:
+        if (
+            name in TARGET_OF
+            and (trigger := t.within(start, end).value(TARGET_OF[name])) is not None
+            and trigger <= 100
+            and rec.proposed >= trigger
+        ):
             problems.append(f"{where}: {name}={rec.proposed} not below {TARGET_OF[name]}={trigger}")
         if name.startswith("eviction_threads") and not 1 <= rec.proposed <= 20:
             problems.append(f"{where}: {name}={rec.proposed} outside WiredTiger's 1-20")
         if name == "transaction_lifetime_limit" and not (1 <= rec.proposed < rec.current.value and rec.caveat):
-            problems.append(f"{where}: transactionLifetimeLimitSeconds {rec.current.value} → {rec.proposed} (only ever lowered, to 1 s at least, "
-                            "saying that longer transactions are aborted)")
+            problems.append(
+                f"{where}: transactionLifetimeLimitSeconds {rec.current.value} → {rec.proposed} (only ever lowered, to 1 s at least, "
+                "saying that longer transactions are aborted)"
+            )
         if name == "cache_size" and analysis.node.memory_mb and rec.proposed > 0.8 * analysis.node.memory_mb * 2**20:
             problems.append(f"{where}: a {rec.proposed / 2**30:.1f} GB cache on {analysis.node.memory_mb} MB of RAM")
-    problems += [f"{name} proposed at {sorted(values)}: one setting, one value" for name, values in proposed.items() if len(values) > 1]
+    problems += [
+        f"{name} proposed at {sorted(values)}: one setting, one value" for name, values in proposed.items() if len(values) > 1
+    ]
     for f in analysis.findings:
         breaches = f.evidence.get("breaches") if f.kind == "cache_pressure" else None
         if breaches and "fill" not in breaches and f.recommendations and f.recommendations[0].action == "resize":

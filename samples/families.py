@@ -16,9 +16,9 @@ from __future__ import annotations
 import datetime as dt
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional
 
 from samples.make_scenarios import DEFAULT_OPEN, Healthy, json_log, ordinary_slow_finds
 from samples.simulate import Config, JsonLog, Run, TextLog, Tick, write_ftdc
@@ -43,7 +43,9 @@ class Shape:
     checkpoint_interval: int = 60  # storage.syncPeriodSecs, configured when not 60
     eviction_trigger: int = 95  # configured when not WiredTiger's default
     dirty_trigger: int = 20
-    tickets: Optional[int] = None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0; 0: 8.0's default recorded
+    tickets: int | None = (
+        None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0; 0: 8.0's default recorded
+    )
     seed: int = 0
 
     @property
@@ -51,16 +53,28 @@ class Shape:
         return not self.tickets and self.layout not in ("4.2", "6.0")
 
     def config(self) -> Config:
-        cache = f"eviction_trigger={self.eviction_trigger},eviction_dirty_trigger={self.dirty_trigger}" \
-            if (self.eviction_trigger, self.dirty_trigger) != (95, 20) else None
+        cache = (
+            f"eviction_trigger={self.eviction_trigger},eviction_dirty_trigger={self.dirty_trigger}"
+            if (self.eviction_trigger, self.dirty_trigger) != (95, 20)
+            else None
+        )
         pool = None
         if self.tickets is not None:
             prefix = "wiredTigerConcurrent" if self.layout in ("4.2", "6.0") else "storageEngineConcurrent"
             pool = {f"{prefix}ReadTransactions": self.tickets, f"{prefix}WriteTransactions": self.tickets}
-        return Config(version=VERSIONS[self.layout], layout=self.layout, cache_gb=self.cache_gb, config_string=cache, seed=self.seed,
-                      checkpoint_interval=self.checkpoint_interval, first_checkpoint=self.checkpoint_interval // 2,
-                      sync_period_s=self.checkpoint_interval if self.checkpoint_interval != 60 else None, parameters=pool,
-                      log_tz=dt.timezone(dt.timedelta(minutes=self.tz_minutes)), host=f"db-{self.seed % 1000:03d}.example.net")
+        return Config(
+            version=VERSIONS[self.layout],
+            layout=self.layout,
+            cache_gb=self.cache_gb,
+            config_string=cache,
+            seed=self.seed,
+            checkpoint_interval=self.checkpoint_interval,
+            first_checkpoint=self.checkpoint_interval // 2,
+            sync_period_s=self.checkpoint_interval if self.checkpoint_interval != 60 else None,
+            parameters=pool,
+            log_tz=dt.timezone(dt.timedelta(minutes=self.tz_minutes)),
+            host=f"db-{self.seed % 1000:03d}.example.net",
+        )
 
 
 @dataclass(frozen=True)
@@ -78,12 +92,16 @@ class Incident:
     long_reads: bool = False  # checkpoint_stall: aggregates of minutes finishing at random times, credited at completion
     steady: bool = False  # the load did not change: a workload root cause must say so, and name the operations carrying it
     index_build: bool = False  # cache_pressure (fill): an index build's collection scan fills the cache (its root cause)
-    at_limits: bool = False  # cache_pressure (fill): the cache sits at its trigger all along and the working set grows (its root cause)
+    at_limits: bool = (
+        False  # cache_pressure (fill): the cache sits at its trigger all along and the working set grows (its root cause)
+    )
     pinned: bool = False  # cache_pressure (dirty): an idle transaction pins history while the load is unchanged (its root cause)
     # What pins it: a transaction the client ends with the window, within its transactionLifetimeLimitSeconds ("transaction");
     # one the server's reaper aborts then, having outlived the limit ("reaped"); or a cursor, no transaction open ("cursor").
     pinned_by: str = "transaction"
-    own_queue: bool = False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
+    own_queue: bool = (
+        False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
+    )
 
 
 @dataclass(frozen=True)
@@ -102,11 +120,11 @@ class Quiet:
 @dataclass
 class Expected:
     kind: str
-    resource: Optional[str]
+    resource: str | None
     start: dt.datetime
     end: dt.datetime
     tolerance_s: float
-    culprit: Optional[tuple[str, str]] = None  # (ns, command) of the COLLSCAN that must be named the cause
+    culprit: tuple[str, str] | None = None  # (ns, command) of the COLLSCAN that must be named the cause
 
 
 @dataclass(frozen=True)
@@ -124,10 +142,10 @@ class Scenario:
     log: Path
     expected: list[Expected] = field(default_factory=list)
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
-    root: Optional[tuple[str, Optional[str]]] = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
+    root: tuple[str, str | None] | None = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
     pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
     steady: bool = False  # the load was steady: the root cause says the writes did not change (or names a checkpoint interval that is the problem)
-    pinned: Optional[Pinned] = None
+    pinned: Pinned | None = None
 
 
 # -- the healthy node
@@ -151,8 +169,14 @@ class Baseline:
     def __call__(self, s: int) -> Tick:
         tick = self.healthy(s)
         total = self.total(s)
-        tick = replace(tick, read_latency_us=tick.read_latency_us * self.scale, write_latency_us=tick.write_latency_us * self.scale,
-                       command_latency_us=tick.command_latency_us * self.scale, read_total=total, write_total=total)
+        tick = replace(
+            tick,
+            read_latency_us=tick.read_latency_us * self.scale,
+            write_latency_us=tick.write_latency_us * self.scale,
+            command_latency_us=tick.command_latency_us * self.scale,
+            read_total=total,
+            write_total=total,
+        )
         if self.shape.probing:
             held = [total if self.rng.random() < 0.35 else self.rng.randint(0, total) for _ in range(2)]
             tick = replace(tick, read_out=held[0], write_out=held[1])
@@ -177,8 +201,11 @@ class Timeline:
 def _slowed(tick: Tick, base: Baseline, factor: float, reads: bool = True, writes: bool = True) -> Tick:
     """Operations `factor` times slower than the node's healthy mean (not this second's draw, which
     varies ±17 %: the rise is the one drawn)."""
-    return replace(tick, read_latency_us=factor * HEALTHY_READ_US * base.scale if reads else tick.read_latency_us,
-                   write_latency_us=factor * HEALTHY_WRITE_US * base.scale if writes else tick.write_latency_us)
+    return replace(
+        tick,
+        read_latency_us=factor * HEALTHY_READ_US * base.scale if reads else tick.read_latency_us,
+        write_latency_us=factor * HEALTHY_WRITE_US * base.scale if writes else tick.write_latency_us,
+    )
 
 
 def _cache(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
@@ -193,8 +220,19 @@ def _cache(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int]
             dirty = (shape.dirty_trigger + excess) / 100
             tick = replace(tick, dirty=dirty, updates=dirty / 2)
         else:
-            tick = replace(tick, cache_fill=min(0.999, (shape.eviction_trigger + excess) / 100), scanned_objects=tick.scanned_objects + 80_000 * incident.culprit)
-        return _slowed(replace(tick, app_evicted_pages=r.uniform(300, 1500), app_evict_us=r.uniform(1e6, 4e6), app_wait_us=r.uniform(1e6, 6e6)), base, incident.factor)
+            tick = replace(
+                tick,
+                cache_fill=min(0.999, (shape.eviction_trigger + excess) / 100),
+                scanned_objects=tick.scanned_objects + 80_000 * incident.culprit,
+            )
+        return _slowed(
+            replace(
+                tick, app_evicted_pages=r.uniform(300, 1500), app_evict_us=r.uniform(1e6, 4e6), app_wait_us=r.uniform(1e6, 6e6)
+            ),
+            base,
+            incident.factor,
+        )
+
     return plan
 
 
@@ -208,6 +246,7 @@ def _tickets(incident: Incident, base: Baseline, line: Timeline) -> Callable[[in
             return tick
         held = {f"{rw}_out": tick.read_total, f"{rw}_queue": max(1, int(queue * r.uniform(0.7, 1.0)))}
         return _slowed(replace(tick, **held), base, incident.factor, reads=rw == "read", writes=rw == "write")
+
     return plan
 
 
@@ -222,8 +261,16 @@ def _ttl(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], 
             return replace(tick, ttl_deleted=0, ttl_pass=False)
         if not line.start <= s < line.end:
             return tick
-        dirty = min(tick.dirty + 0.0005 * (s - line.start), (base.shape.dirty_trigger - 2) / 100)  # the deletes dirty the cache, under its trigger
-        return _slowed(replace(tick, ttl_deleted=rate, ttl_pass=s == line.start, dirty=max(tick.dirty, dirty)), base, incident.factor, reads=False)
+        dirty = min(
+            tick.dirty + 0.0005 * (s - line.start), (base.shape.dirty_trigger - 2) / 100
+        )  # the deletes dirty the cache, under its trigger
+        return _slowed(
+            replace(tick, ttl_deleted=rate, ttl_pass=s == line.start, dirty=max(tick.dirty, dirty)),
+            base,
+            incident.factor,
+            reads=False,
+        )
+
     return plan
 
 
@@ -235,8 +282,18 @@ def _disk(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int],
         tick = base(s)
         if not line.start <= s < line.end:
             return tick
-        return _slowed(replace(tick, disk_util=1.0, disk_await_ms=wait * r.uniform(0.8, 1.2), io_full_share=r.uniform(0.1, 0.45), disk_mb=r.uniform(100, 400)),
-                       base, incident.factor)
+        return _slowed(
+            replace(
+                tick,
+                disk_util=1.0,
+                disk_await_ms=wait * r.uniform(0.8, 1.2),
+                io_full_share=r.uniform(0.1, 0.45),
+                disk_mb=r.uniform(100, 400),
+            ),
+            base,
+            incident.factor,
+        )
+
     return plan
 
 
@@ -249,7 +306,12 @@ def _dhandles(incident: Incident, base: Baseline, line: Timeline) -> Callable[[i
         tick = replace(base(s), dhandles=handles, gather_handles_us=300_000)
         if not line.start <= s < line.end:
             return tick
-        return _slowed(replace(tick, dhandle_wait_us=waiting * 1e6 * r.uniform(0.8, 1.2), gather_handles_us=r.uniform(1.2e6, 4e6)), base, incident.factor)
+        return _slowed(
+            replace(tick, dhandle_wait_us=waiting * 1e6 * r.uniform(0.8, 1.2), gather_handles_us=r.uniform(1.2e6, 4e6)),
+            base,
+            incident.factor,
+        )
+
     return plan
 
 
@@ -264,10 +326,16 @@ def _storm(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int]
         tick = base(s)
         if line.start <= s < line.end:
             count["open"] = min(limit, count["open"] + int(rate * 0.6))  # most stay open: the count climbs
-            return replace(tick, connections=count["open"], connections_created=rate, connections_rejected=int(rate * 0.4) if count["open"] >= limit else 0)
+            return replace(
+                tick,
+                connections=count["open"],
+                connections_created=rate,
+                connections_rejected=int(rate * 0.4) if count["open"] >= limit else 0,
+            )
         if s >= line.end and count["open"] > 300:
             count["open"] = max(300, count["open"] - 200)  # idle connections time out
         return replace(tick, connections=max(tick.connections, count["open"]))
+
     return plan
 
 
@@ -282,9 +350,18 @@ def _dip(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], 
         tick = base(s)
         if not line.start <= s < line.end:
             return tick
-        return replace(tick, reads_stalled=True, writes_stalled=True, collect_ms=collect_ms, read_out=tick.read_total, write_out=tick.write_total,
-                       read_queue=r.randint(20, 300), write_queue=r.randint(20, 300),
-                       missing=collect_ms >= 1000 * base.shape.period_s and (s - line.start) % 3 != 0)  # a collection outlasting the period misses the next
+        return replace(
+            tick,
+            reads_stalled=True,
+            writes_stalled=True,
+            collect_ms=collect_ms,
+            read_out=tick.read_total,
+            write_out=tick.write_total,
+            read_queue=r.randint(20, 300),
+            write_queue=r.randint(20, 300),
+            missing=collect_ms >= 1000 * base.shape.period_s and (s - line.start) % 3 != 0,
+        )  # a collection outlasting the period misses the next
+
     return plan
 
 
@@ -302,7 +379,7 @@ def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable
     interval = base.shape.checkpoint_interval
     first = interval // 2
 
-    def started(s: int) -> Optional[int]:
+    def started(s: int) -> int | None:
         """The start of the episode's checkpoint running at second `s`, if one is."""
         start = line.start if incident.variant == "long" else first + (s - first) // interval * interval
         return start if line.start <= start < line.end and start <= s < start + length(start) else None
@@ -319,6 +396,7 @@ def _checkpoints(incident: Incident, base: Baseline, line: Timeline) -> Callable
         # The latter part (dirty pages left for the end): 30 %, and two samples so that one is slow throughout.
         slow_from = start + length(start) - max(2 * base.shape.period_s, int(length(start) * 0.3))
         return _slowed(tick, base, incident.factor, reads=False) if s >= slow_from else tick
+
     return plan
 
 
@@ -339,23 +417,36 @@ def _index_build(plan: Callable[[int], Tick], span: tuple[int, int]) -> Callable
 def _pinning(plan: Callable[[int], Tick], since: int, until: int, transaction: bool) -> Callable[[int], Tick]:
     """`plan` with one transaction (or a cursor) left open and idle from `since` to `until`: every write since pins another
     ID in WiredTiger, and the history store grows with the updates it keeps."""
+
     def pinned(s: int) -> Tick:
         tick = plan(s)
         if not since <= s < until:
             return tick
-        return replace(tick, txn_open=int(transaction), txn_inactive=int(transaction), pinned_ids=30 + int(tick.writes * (s - since)),
-                       history_store_bytes=tick.history_store_bytes + (s - since) * 2 * 2**20)
+        return replace(
+            tick,
+            txn_open=int(transaction),
+            txn_inactive=int(transaction),
+            pinned_ids=30 + int(tick.writes * (s - since)),
+            history_store_bytes=tick.history_store_bytes + (s - since) * 2 * 2**20,
+        )
+
     return pinned
 
 
 def _at_limits(plan: Callable[[int], Tick], shape: Shape, line: Timeline, rng: random.Random) -> Callable[[int], Tick]:
     """`plan` on a node whose cache sits a point under its trigger all along, reading more and more into it; during the
     incident the working set outgrows it: three times the reads, and the fill past the trigger (the incident's own plan)."""
+
     def limited(s: int) -> Tick:
         tick = plan(s)
         if line.start <= s < line.end:
             return replace(tick, disk_mb=tick.disk_mb * 3)
-        return replace(tick, cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100, disk_mb=tick.disk_mb * (1 + 0.3 * s / line.seconds))
+        return replace(
+            tick,
+            cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100,
+            disk_mb=tick.disk_mb * (1 + 0.3 * s / line.seconds),
+        )
+
     return limited
 
 
@@ -373,7 +464,11 @@ def _lifetime(holder: str, held_s: int, rng: random.Random) -> int:
     expired up to one reaper period earlier; one the client ends lived within it; a cursor's is any."""
     if holder == "reaped":
         return held_s - rng.randrange(max(1, min(60, held_s // 3)))
-    fits = [limit for limit in (DEFAULT_LIFETIME_S, *RAISED_LIFETIMES_S) if holder == "cursor" or limit + reaper_period_s(limit) > held_s]
+    fits = [
+        limit
+        for limit in (DEFAULT_LIFETIME_S, *RAISED_LIFETIMES_S)
+        if holder == "cursor" or limit + reaper_period_s(limit) > held_s
+    ]
     return rng.choice(fits[:2])
 
 
@@ -384,26 +479,45 @@ def _log_index_build(log: JsonLog | TextLog, run: Run, span: tuple[int, int], rn
     spec = {"key": {"customer": 1, "ts": -1}, "name": "customer_1_ts_-1"}
     if isinstance(log, JsonLog):
         for at, id_, msg in ((span[0], 20384, "Index build: starting"), (span[1], 20663, "Index build: completed successfully")):
-            log.line(run.at(at), "INDEX", id_, "IndexBuildsCoordinatorMongod-0", msg, {"namespace": ns, "properties": {"v": 2, **spec}})
-    log.slow(run.at(span[1]) + dt.timedelta(milliseconds=30), f"conn{rng.randint(100, 999)}", ns, {"createIndexes": collection, "indexes": [spec], "$db": db},
-             "", (span[1] - span[0]) * 1000 + 30, keys=0, docs=0, nreturned=0)
+            log.line(
+                run.at(at), "INDEX", id_, "IndexBuildsCoordinatorMongod-0", msg, {"namespace": ns, "properties": {"v": 2, **spec}}
+            )
+    log.slow(
+        run.at(span[1]) + dt.timedelta(milliseconds=30),
+        f"conn{rng.randint(100, 999)}",
+        ns,
+        {"createIndexes": collection, "indexes": [spec], "$db": db},
+        "",
+        (span[1] - span[0]) * 1000 + 30,
+        keys=0,
+        docs=0,
+        nreturned=0,
+    )
     return ns
 
 
 def _credited(plan: Callable[[int], Tick], ends: dict[int, int]) -> Callable[[int], Tick]:
     """`plan` with each long read's whole latency credited to the second it ends (opLatencies counts an operation
     when it finishes, docs/metrics.md §1): that second's mean read latency carries it; no other read is slower."""
+
     def credited(s: int) -> Tick:
         tick = plan(s)
         if s not in ends:
             return tick
         return replace(tick, read_latency_us=tick.read_latency_us + ends[s] * 1000 / max(tick.reads, 1))
+
     return credited
 
 
 KINDS: dict[str, Callable[[Incident, Baseline, Timeline], Callable[[int], Tick]]] = {
-    "cache_pressure": _cache, "ticket_exhaustion": _tickets, "ttl_burst": _ttl, "disk_saturation": _disk,
-    "dhandle_pressure": _dhandles, "connection_storm": _storm, "throughput_dip": _dip, "checkpoint_stall": _checkpoints,
+    "cache_pressure": _cache,
+    "ticket_exhaustion": _tickets,
+    "ttl_burst": _ttl,
+    "disk_saturation": _disk,
+    "dhandle_pressure": _dhandles,
+    "connection_storm": _storm,
+    "throughput_dip": _dip,
+    "checkpoint_stall": _checkpoints,
 }
 
 
@@ -427,7 +541,9 @@ def node_log(shape: Shape, config: Config, run: Run) -> JsonLog | TextLog:
     """The log mongod writes at this version (JSON from 4.4, legacy text before), from a start-up a day
     earlier with the node's configuration in its open string, and the usual few slow indexed finds."""
     boot = run.t0 - dt.timedelta(days=1)
-    open_string = DEFAULT_OPEN.format(cache=int(config.cache_gb * 1024)) + (f",{config.config_string}" if config.config_string else "")
+    open_string = DEFAULT_OPEN.format(cache=int(config.cache_gb * 1024)) + (
+        f",{config.config_string}" if config.config_string else ""
+    )
     if shape.layout == "4.2":
         log = TextLog(config)
         log.startup(boot, open_string)
@@ -447,18 +563,43 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
     db, collection = ns.split(".")
     length_ms = (line.end - line.start) * 1000
     if incident.kind == "cache_pressure":  # one analytics aggregation that reads the collection through the cache
-        log.slow(run.at(line.end) + dt.timedelta(milliseconds=400), "conn2231", ns,
-                 {"aggregate": collection, "pipeline": [{"$match": {"status": "shipped"}}, {"$group": {"_id": "$customer", "n": {"$sum": 1}}}], "cursor": {}, "$db": db},
-                 "COLLSCAN", length_ms + 400 + rng.randint(0, 2000), keys=0, docs=38_000_000, nreturned=101, queryHash="5C5B0E3A")
+        log.slow(
+            run.at(line.end) + dt.timedelta(milliseconds=400),
+            "conn2231",
+            ns,
+            {
+                "aggregate": collection,
+                "pipeline": [{"$match": {"status": "shipped"}}, {"$group": {"_id": "$customer", "n": {"$sum": 1}}}],
+                "cursor": {},
+                "$db": db,
+            },
+            "COLLSCAN",
+            length_ms + 400 + rng.randint(0, 2000),
+            keys=0,
+            docs=38_000_000,
+            nreturned=101,
+            queryHash="5C5B0E3A",
+        )
         return ns, "aggregate"
     if incident.own_queue:
         return _own_queue(log, incident, line, run, rng, ns)
     if incident.variant == "read":  # finds without an index holding read tickets, started just before the queue forms
         for k in range(rng.randint(3, 8)):
             ms = length_ms + rng.randint(2_000, 20_000)
-            log.slow(run.at(line.start) - dt.timedelta(milliseconds=ms - length_ms - rng.randint(0, 1500)) + dt.timedelta(milliseconds=ms), f"conn{700 + k}", ns,
-                     {"find": collection, "filter": {"type": "click", "day": {"$gte": "2024-05-01"}}, "sort": {"ts": -1}, "$db": db},
-                     "COLLSCAN", ms, keys=0, docs=4_500_000 + k, nreturned=101, queryHash="7D2E7C1B")
+            log.slow(
+                run.at(line.start)
+                - dt.timedelta(milliseconds=ms - length_ms - rng.randint(0, 1500))
+                + dt.timedelta(milliseconds=ms),
+                f"conn{700 + k}",
+                ns,
+                {"find": collection, "filter": {"type": "click", "day": {"$gte": "2024-05-01"}}, "sort": {"ts": -1}, "$db": db},
+                "COLLSCAN",
+                ms,
+                keys=0,
+                docs=4_500_000 + k,
+                nreturned=101,
+                queryHash="7D2E7C1B",
+            )
         return ns, "find"
     # updates whose filter has no index, back to back through the episode, each statement a COLLSCAN
     s = line.start - 25
@@ -467,14 +608,37 @@ def _collscans(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
         end = run.at(s) + dt.timedelta(milliseconds=ms)
         statement = {"q": {"sku": f"A-{s}"}, "u": {"$inc": {"stock": -1}}, "multi": False, "upsert": False}
         ctx = f"conn{rng.randint(100, 999)}"
-        log.slow(end - dt.timedelta(milliseconds=1), ctx, ns, statement, "COLLSCAN", ms - 1, component="WRITE", op_type="update",
-                 keys=0, docs=2_400_000, nMatched=1, nModified=1)
-        log.slow(end, ctx, f"{db}.$cmd", {"update": collection, "updates": [statement], "ordered": True, "$db": db}, "COLLSCAN", ms, keys=0, docs=2_400_000)
+        log.slow(
+            end - dt.timedelta(milliseconds=1),
+            ctx,
+            ns,
+            statement,
+            "COLLSCAN",
+            ms - 1,
+            component="WRITE",
+            op_type="update",
+            keys=0,
+            docs=2_400_000,
+            nMatched=1,
+            nModified=1,
+        )
+        log.slow(
+            end,
+            ctx,
+            f"{db}.$cmd",
+            {"update": collection, "updates": [statement], "ordered": True, "$db": db},
+            "COLLSCAN",
+            ms,
+            keys=0,
+            docs=2_400_000,
+        )
         s += rng.randint(5, 14)
     return ns, "update"
 
 
-def _own_queue(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: Run, rng: random.Random, ns: str) -> tuple[str, str]:
+def _own_queue(
+    log: JsonLog | TextLog, incident: Incident, line: Timeline, run: Run, rng: random.Random, ns: str
+) -> tuple[str, str]:
     """One COLLSCAN find run so often that its runs hold every read ticket and the rest of them queue: pool + queue
     runs in flight, each spending the queue's share of its time queued for a ticket (the queue behind its own runs)
     and most of its working time reading the collection from disk, as 8.0's slow-query line records both."""
@@ -486,10 +650,20 @@ def _own_queue(log: JsonLog | TextLog, incident: Incident, line: Timeline, run: 
     while s < line.end:
         ms = rng.randint(20_000, 40_000)
         queued, reading = ms * queue / in_flight, ms * pool / in_flight * rng.uniform(0.5, 0.7)
-        log.slow(run.at(s) + dt.timedelta(milliseconds=ms), f"conn{rng.randint(100, 9999)}", ns,
-                 {"find": collection, "filter": {"region": "emea", "total": {"$gt": 100}}, "$db": db}, "COLLSCAN", ms, keys=0, docs=900_000, nreturned=12,
-                 queryHash="3A9C51D0", queues={"execution": {"admissions": 1, "totalTimeQueuedMicros": int(queued * 1000)}},
-                 storage={"data": {"bytesRead": 700_000_000, "timeReadingMicros": int(reading * 1000)}})
+        log.slow(
+            run.at(s) + dt.timedelta(milliseconds=ms),
+            f"conn{rng.randint(100, 9999)}",
+            ns,
+            {"find": collection, "filter": {"region": "emea", "total": {"$gt": 100}}, "$db": db},
+            "COLLSCAN",
+            ms,
+            keys=0,
+            docs=900_000,
+            nreturned=12,
+            queryHash="3A9C51D0",
+            queues={"execution": {"admissions": 1, "totalTimeQueuedMicros": int(queued * 1000)}},
+            storage={"data": {"bytesRead": 700_000_000, "timeReadingMicros": int(reading * 1000)}},
+        )
         s += ms / 1000 / in_flight
     return ns, "find"
 
@@ -500,27 +674,44 @@ def _victims(log: JsonLog | TextLog, run: Run, checkpoints: list[tuple[float, fl
     waits = {
         "cache": lambda us: {"storage": {"data": {"bytesRead": 40_000}, "timeWaitingMicros": {"cache": us}}},
         "lock": lambda us: {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": us}}}},
-        **({"ticket": lambda us: {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": us}}}} if layout.startswith("8.0") else {}),
+        **(
+            {"ticket": lambda us: {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": us}}}}
+            if layout.startswith("8.0")
+            else {}
+        ),
     }
     for _, end in checkpoints:
         for _ in range(rng.randint(3, 6)):  # enough that, had they been working, they would hold the window
             ms = rng.randint(1000, 4000)
             extra = waits[rng.choice(sorted(waits))](int(ms * 1000 * rng.uniform(0.7, 0.95)))
-            log.slow(run.at(end) - dt.timedelta(milliseconds=rng.randint(0, 400)), f"conn{rng.randint(100, 999)}", "shop.settings",
-                     {"find": "settings", "filter": {"key": "banner"}, "$db": "shop"}, "COLLSCAN", ms, keys=0, docs=rng.randint(50, 900), queryHash="0F3D88B2", **extra)
+            log.slow(
+                run.at(end) - dt.timedelta(milliseconds=rng.randint(0, 400)),
+                f"conn{rng.randint(100, 999)}",
+                "shop.settings",
+                {"find": "settings", "filter": {"key": "banner"}, "$db": "shop"},
+                "COLLSCAN",
+                ms,
+                keys=0,
+                docs=rng.randint(50, 900),
+                queryHash="0F3D88B2",
+                **extra,
+            )
 
 
 # -- scenarios
 
 
-def _expected(incident: Incident, line: Timeline, run: Run, culprit: Optional[tuple[str, str]]) -> list[Expected]:
+def _expected(incident: Incident, line: Timeline, run: Run, culprit: tuple[str, str] | None) -> list[Expected]:
     at, tolerance = run.at, line.tolerance
     kind = incident.kind
     if kind == "checkpoint_stall":
         episode = [(a, b) for a, b in run.checkpoints if line.start <= a < line.end]
         return [Expected(kind, None, at(episode[0][0]), at(episode[-1][1]), tolerance)]
     if kind == "throughput_dip":  # a stall holds every ticket: both pools are exhausted with it
-        return [Expected(k, rw, at(line.start), at(line.end), tolerance) for k, rw in ((kind, None), ("ticket_exhaustion", "read"), ("ticket_exhaustion", "write"))]
+        return [
+            Expected(k, rw, at(line.start), at(line.end), tolerance)
+            for k, rw in ((kind, None), ("ticket_exhaustion", "read"), ("ticket_exhaustion", "write"))
+        ]
     resource = incident.variant if kind == "ticket_exhaustion" else None
     return [Expected(kind, resource, at(line.start), at(line.end), tolerance, culprit)]
 
@@ -542,7 +733,9 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     pinned = None
     if incident.pinned:
         plan = _pinning(plan, line.start - lead, line.end, incident.pinned_by != "cursor")
-        pinned = Pinned(incident.pinned_by, _lifetime(incident.pinned_by, line.end - line.start + lead, held), line.end - line.start + lead)
+        pinned = Pinned(
+            incident.pinned_by, _lifetime(incident.pinned_by, line.end - line.start + lead, held), line.end - line.start + lead
+        )
         if pinned.limit_s != DEFAULT_LIFETIME_S:
             config = replace(config, parameters={**(config.parameters or {}), "transactionLifetimeLimitSeconds": pinned.limit_s})
     if incident.at_limits:
@@ -561,15 +754,37 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     if incident.at_limits:
         root = ("cache_too_small", None)
     for s, ms in ends.items():
-        log.slow(run.at(s) + dt.timedelta(milliseconds=500), f"conn{rng.randint(100, 999)}", "reports.sales",
-                 {"aggregate": "sales", "pipeline": [{"$match": {"year": 2024}}, {"$group": {"_id": "$region", "total": {"$sum": "$amount"}}}], "cursor": {}, "$db": "reports"},
-                 "IXSCAN { year: 1 }", ms, keys=5_000_000, docs=5_000_000, nreturned=12, queryHash="91AA03F4")
+        log.slow(
+            run.at(s) + dt.timedelta(milliseconds=500),
+            f"conn{rng.randint(100, 999)}",
+            "reports.sales",
+            {
+                "aggregate": "sales",
+                "pipeline": [{"$match": {"year": 2024}}, {"$group": {"_id": "$region", "total": {"$sum": "$amount"}}}],
+                "cursor": {},
+                "$db": "reports",
+            },
+            "IXSCAN { year: 1 }",
+            ms,
+            keys=5_000_000,
+            docs=5_000_000,
+            nreturned=12,
+            queryHash="91AA03F4",
+        )
     culprit = _collscans(log, incident, line, run, rng) if incident.culprit else None
     if incident.victims:
         _victims(log, run, [(a, b) for a, b in run.checkpoints if line.start <= a < line.end], shape.layout, rng)
     log.write(out / "mongod.log")
-    return Scenario(out / "diagnostic.data", out / "mongod.log", _expected(incident, line, run, culprit), incident.victims, root, not shape.tickets,
-                    incident.steady, pinned)
+    return Scenario(
+        out / "diagnostic.data",
+        out / "mongod.log",
+        _expected(incident, line, run, culprit),
+        incident.victims,
+        root,
+        not shape.tickets,
+        incident.steady,
+        pinned,
+    )
 
 
 def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
@@ -582,9 +797,27 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
         base = Baseline(shape)
 
         def plan(s: int) -> Tick:
-            return Tick(reads=rng.uniform(0, 4), writes=rng.uniform(0, 2), commands=rng.uniform(2, 6), connections=12, connections_created=0.01,
-                        cache_fill=0.05, dirty=0.0001, updates=0.0, disk_util=0.01, disk_iops=3, disk_mb=0.05, dhandles=120, read_out=0, write_out=0,
-                        read_total=base.total(s), write_total=base.total(s), scanned_objects=5, returned=5)
+            return Tick(
+                reads=rng.uniform(0, 4),
+                writes=rng.uniform(0, 2),
+                commands=rng.uniform(2, 6),
+                connections=12,
+                connections_created=0.01,
+                cache_fill=0.05,
+                dirty=0.0001,
+                updates=0.0,
+                disk_util=0.01,
+                disk_iops=3,
+                disk_mb=0.05,
+                dhandles=120,
+                read_out=0,
+                write_out=0,
+                read_total=base.total(s),
+                write_total=base.total(s),
+                scanned_objects=5,
+                returned=5,
+            )
+
         run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=period)
     else:
         seconds = quiet.minutes * 60
@@ -605,13 +838,30 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
                 tick = _slowed(tick, base, blips[s], reads=False)
             missing = any(w and w[0] <= s < w[1] for w in (down, gap))
             return replace(tick, missing=missing)
-        run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s,
-                         restarts={down[1]: config.pid + 1} if down else None)
+
+        run = write_ftdc(
+            out / "diagnostic.data",
+            config,
+            T0,
+            seconds,
+            plan,
+            period=shape.period_s,
+            restarts={down[1]: config.pid + 1} if down else None,
+        )
     log = node_log(shape, config, run)
     if quiet.fast_collscans and not quiet.idle_days:
         for s in sorted(rng.sample(range(60, seconds - 60), min(200, seconds // 30))):
-            log.slow(run.at(s) + dt.timedelta(milliseconds=rng.randint(0, 999)), f"conn{rng.randint(100, 999)}", "shop.settings",
-                     {"find": "settings", "filter": {}, "$db": "shop"}, "COLLSCAN", rng.randint(100, 400), keys=0, docs=rng.randint(5, 900), queryHash="0F3D88B2")
+            log.slow(
+                run.at(s) + dt.timedelta(milliseconds=rng.randint(0, 999)),
+                f"conn{rng.randint(100, 999)}",
+                "shop.settings",
+                {"find": "settings", "filter": {}, "$db": "shop"},
+                "COLLSCAN",
+                rng.randint(100, 400),
+                keys=0,
+                docs=rng.randint(5, 900),
+                queryHash="0F3D88B2",
+            )
     log.write(out / "mongod.log")
     return Scenario(out / "diagnostic.data", out / "mongod.log")
 
@@ -623,22 +873,40 @@ def _pinned_problems(pinned: Pinned, result) -> list[str]:
     """The pinned history's evidence against what held it: the node's transaction lifetime, the reaper's aborts when it
     aborted the transaction, no transaction when a cursor held it; and its lifetime lowered (never raised) back to the
     default exactly when a transaction outlived what the default allows, with what that costs."""
-    causes = [c for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("mechanism") == "pinned_history"]
+    causes = [
+        c for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("mechanism") == "pinned_history"
+    ]
     if not causes:
         return []  # the root cause check has said so
     evidence, wrong = causes[0].evidence, []
     if evidence.get("transaction_lifetime_limit_s") != pinned.limit_s:
-        wrong.append(f"pinned: transaction lifetime {evidence.get('transaction_lifetime_limit_s')} quoted, the node had {pinned.limit_s}")
+        wrong.append(
+            f"pinned: transaction lifetime {evidence.get('transaction_lifetime_limit_s')} quoted, the node had {pinned.limit_s}"
+        )
     if bool(evidence.get("reaper_aborts")) != (pinned.holder == "reaped"):
         wrong.append(f"pinned by {pinned.holder}: reaper aborts {evidence.get('reaper_aborts')}")
     if (evidence.get("holder") == "transaction") != (pinned.holder != "cursor"):
         wrong.append(f"pinned by {pinned.holder}: told as held by {evidence.get('holder')}")
-    lowered = [r for i in result.incidents for c in (i.root_cause, *i.candidates) for r in c.recommendations if r.setting == "transaction_lifetime_limit"]
-    outlived = pinned.holder != "cursor" and pinned.limit_s > DEFAULT_LIFETIME_S and pinned.held_s > DEFAULT_LIFETIME_S + reaper_period_s(DEFAULT_LIFETIME_S) + 20
+    lowered = [
+        r
+        for i in result.incidents
+        for c in (i.root_cause, *i.candidates)
+        for r in c.recommendations
+        if r.setting == "transaction_lifetime_limit"
+    ]
+    outlived = (
+        pinned.holder != "cursor"
+        and pinned.limit_s > DEFAULT_LIFETIME_S
+        and pinned.held_s > DEFAULT_LIFETIME_S + reaper_period_s(DEFAULT_LIFETIME_S) + 20
+    )
     if (pinned.holder == "cursor" or pinned.limit_s <= DEFAULT_LIFETIME_S) and lowered:
-        wrong.append(f"pinned by {pinned.holder} under a {pinned.limit_s} s lifetime: told to lower it {[(r.current.value, r.proposed) for r in lowered]}")
+        wrong.append(
+            f"pinned by {pinned.holder} under a {pinned.limit_s} s lifetime: told to lower it {[(r.current.value, r.proposed) for r in lowered]}"
+        )
     if outlived and [(r.proposed, bool(r.caveat)) for r in lowered] != [(DEFAULT_LIFETIME_S, True)]:
-        wrong.append(f"a transaction held {pinned.held_s} s under a {pinned.limit_s} s lifetime: lowering it to the default not advised with its cost")
+        wrong.append(
+            f"a transaction held {pinned.held_s} s under a {pinned.limit_s} s lifetime: lowering it to the default not advised with its cost"
+        )
     return wrong
 
 
@@ -662,41 +930,71 @@ def failures(scenario: Scenario, result) -> list[str]:
     named, anything else warning/critical, a COLLSCAN blamed where none was injected, or a victim
     made an incident's root cause, or advice that breaks issue 18's rules (samples/advice_rules.py)."""
     from analysis.findings.culprits import causes
-
     from samples.advice_rules import advice_problems
 
     wrong, matched = [], set()
     for want in scenario.expected:
         tolerance = dt.timedelta(seconds=want.tolerance_s)
-        found = [f for f in result.problems if f.kind == want.kind and f.resource == want.resource
-                 and abs(f.start - want.start) <= tolerance and abs(f.end - want.end) <= tolerance]
+        found = [
+            f
+            for f in result.problems
+            if f.kind == want.kind
+            and f.resource == want.resource
+            and abs(f.start - want.start) <= tolerance
+            and abs(f.end - want.end) <= tolerance
+        ]
         if not found:
-            near = [(f.kind, f.resource, f.severity, f"{f.start:%H:%M:%S}", f"{f.end:%H:%M:%S}") for f in result.findings if f.kind == want.kind]
+            near = [
+                (f.kind, f.resource, f.severity, f"{f.start:%H:%M:%S}", f"{f.end:%H:%M:%S}")
+                for f in result.findings
+                if f.kind == want.kind
+            ]
             wrong.append(f"missing {want.kind} {want.resource or ''} {want.start:%H:%M:%S}-{want.end:%H:%M:%S}; found {near}")
             continue
         matched.update(id(f) for f in found)
         if want.culprit:
             top = found[0].culprits[0] if found[0].culprits else None
             if top is None or (top.ns, top.command) != want.culprit or not causes(found[0].culprits, found[0].seconds):
-                wrong.append(f"{want.kind}: culprit {want.culprit} not named the cause; top {top and (top.ns, top.command, top.plan_summary)}")
+                wrong.append(
+                    f"{want.kind}: culprit {want.culprit} not named the cause; top {top and (top.ns, top.command, top.plan_summary)}"
+                )
     for f in result.problems:
         if id(f) not in matched:
             wrong.append(f"also raised: {f.kind} {f.resource or ''} {f.severity} {f.start:%H:%M:%S}-{f.end:%H:%M:%S}: {f.title}")
         elif not any(w.culprit for w in scenario.expected) and causes(f.culprits, f.seconds):
-            wrong.append(f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}")
-    if scenario.root and not any(i.root_cause.evidence.get("mechanism") == scenario.root[0] and scenario.root[1] in (None, i.root_cause.evidence.get("ns"))
-                                 for i in result.incidents):
+            wrong.append(
+                f"{f.kind}: a COLLSCAN blamed where none was injected: {[(c.ns, c.plan_summary) for c in causes(f.culprits, f.seconds)]}"
+            )
+    if scenario.root and not any(
+        i.root_cause.evidence.get("mechanism") == scenario.root[0] and scenario.root[1] in (None, i.root_cause.evidence.get("ns"))
+        for i in result.incidents
+    ):
         wrong.append(f"root cause {scenario.root} not found: {[i.root_cause.summary for i in result.incidents]}")
-    named = [c.summary for i in result.incidents for c in (i.root_cause, *i.candidates) if c.evidence.get("setting") in ("read_tickets", "write_tickets")]
+    named = [
+        c.summary
+        for i in result.incidents
+        for c in (i.root_cause, *i.candidates)
+        if c.evidence.get("setting") in ("read_tickets", "write_tickets")
+    ]
     if scenario.pools_unset and named:
         wrong.append(f"a ticket pool named as a cause where none was fixed: {named}")
-    loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.kind == "workload" and "writes_changed" in i.root_cause.evidence]
+    loads = [
+        i.root_cause.evidence
+        for i in result.incidents
+        if i.root_cause.kind == "workload" and "writes_changed" in i.root_cause.evidence
+    ]
     if scenario.steady and any(e["writes_changed"] is not False or not e["operations_per_s"] for e in loads):
         wrong.append(f"a steady load told as changed or unnamed: {[(e['writes_changed'], e['operations_per_s']) for e in loads]}")
     # A steady load's stalls are told as the write load that did not change, or as a checkpoint interval that is itself the problem.
-    if scenario.steady and not any(i.root_cause.kind == "workload" and i.root_cause.evidence.get("writes_changed") is False
-                                   or i.root_cause.evidence.get("setting") == "checkpoint_interval" for i in result.incidents):
-        wrong.append(f"a steady load's stall without the load or the interval as its root cause: {[i.root_cause.summary for i in result.incidents]}")
+    if scenario.steady and not any(
+        i.root_cause.kind == "workload"
+        and i.root_cause.evidence.get("writes_changed") is False
+        or i.root_cause.evidence.get("setting") == "checkpoint_interval"
+        for i in result.incidents
+    ):
+        wrong.append(
+            f"a steady load's stall without the load or the interval as its root cause: {[i.root_cause.summary for i in result.incidents]}"
+        )
     if scenario.pinned:
         wrong += _pinned_problems(scenario.pinned, result)
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):

@@ -15,7 +15,11 @@ from samples.families import KINDS, Incident, Quiet, Shape, stall_seconds
 HOUR = 3600
 LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services")
 # UTC offsets hosts use, in minutes (whole, half and quarter hours, -12:00 to +14:00).
-OFFSETS = st.one_of(st.just(0), st.integers(-12, 14).map(lambda h: 60 * h), st.sampled_from([-570, -210, 210, 270, 330, 345, 390, 525, 570, 630, 765]))
+OFFSETS = st.one_of(
+    st.just(0),
+    st.integers(-12, 14).map(lambda h: 60 * h),
+    st.sampled_from([-570, -210, 210, 270, 330, 345, 390, 525, 570, 630, 765]),
+)
 
 
 @st.composite
@@ -40,7 +44,9 @@ def shapes(draw) -> Shape:
     )
 
 
-FACTORS = st.floats(3.4, 100.0)  # the spike rule is 3× its baseline; the simulator's noise is ±10 %, so 3.4× is a rise of 3× at least
+FACTORS = st.floats(
+    3.4, 100.0
+)  # the spike rule is 3× its baseline; the simulator's noise is ±10 %, so 3.4× is a rise of 3× at least
 STRENGTHS = st.floats(0.0, 1.0)
 
 
@@ -70,9 +76,18 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
         return Incident(kind, count * interval, factor, variant, strength, victims=draw(st.booleans()))
     if kind == "cache_pressure":
         variant = draw(st.sampled_from(["fill", "dirty"]))
-        return Incident(kind, draw(_length(shape, 30)), factor, variant, strength, culprit=variant == "fill" and draw(st.booleans()))
+        return Incident(
+            kind, draw(_length(shape, 30)), factor, variant, strength, culprit=variant == "fill" and draw(st.booleans())
+        )
     if kind == "ticket_exhaustion":
-        return Incident(kind, draw(_length(shape, 30)), factor, draw(st.sampled_from(["read", "write"])), strength, culprit=draw(st.booleans()))
+        return Incident(
+            kind,
+            draw(_length(shape, 30)),
+            factor,
+            draw(st.sampled_from(["read", "write"])),
+            strength,
+            culprit=draw(st.booleans()),
+        )
     if kind == "disk_saturation":  # saturation is a minute or more by definition (docs/metrics.md §11)
         return Incident(kind, draw(_length(shape, 60)), factor, strength=strength)
     if kind == "connection_storm":  # clients reconnect for seconds to minutes; beyond, the count has long hit its limit
@@ -102,27 +117,96 @@ def cases(kind: str):
 
 ANY_CASE = st.sampled_from(list(KINDS)).flatmap(cases)
 # A checkpoint stall with short COLLSCANs in the log that spent their time waiting on it.
-VICTIMS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).filter(lambda i: i.variant == "repeated")
-                           .map(lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, victims=True))))
+VICTIMS = shapes().flatmap(
+    lambda shape: (
+        incidents("checkpoint_stall", shape)
+        .filter(lambda i: i.variant == "repeated")
+        .map(lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, victims=True)))
+    )
+)
 # A COLLSCAN find whose runs fill the read pool of an 8.0 node (which logs time queued) and queue behind each other.
-OWN_QUEUE = shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
-    lambda shape: st.tuples(st.just(shape), st.builds(Incident, st.just("ticket_exhaustion"), st.integers(max(30, 3 * shape.period_s), 300), FACTORS,
-                                                      st.just("read"), STRENGTHS, culprit=st.just(True), own_queue=st.just(True))))
+OWN_QUEUE = (
+    shapes()
+    .filter(lambda shape: shape.layout.startswith("8.0"))
+    .flatmap(
+        lambda shape: st.tuples(
+            st.just(shape),
+            st.builds(
+                Incident,
+                st.just("ticket_exhaustion"),
+                st.integers(max(30, 3 * shape.period_s), 300),
+                FACTORS,
+                st.just("read"),
+                STRENGTHS,
+                culprit=st.just(True),
+                own_queue=st.just(True),
+            ),
+        )
+    )
+)
 # Checkpoint stalls of writes beside long reads whose whole latency is credited to the second each one ends.
-LONG_READS = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(
-    lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, long_reads=True))))
+LONG_READS = shapes().flatmap(
+    lambda shape: incidents("checkpoint_stall", shape).map(
+        lambda i: (shape, Incident(i.kind, i.length_s, i.factor, i.variant, i.strength, long_reads=True))
+    )
+)
 # A cache filled by an index build's scan (the build its root cause), and dirty data kept by an idle transaction (ended by the
 # client or by the server's reaper) or a cursor pinning history.
-INDEX_BUILDS = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
-    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, index_build=st.just(True))))
-PINNED = shapes().filter(lambda shape: shape.layout != "4.2").flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
-    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("dirty"), STRENGTHS, pinned=st.just(True),
-    pinned_by=st.sampled_from(["transaction", "reaped", "cursor"]))))
+INDEX_BUILDS = (
+    shapes()
+    .filter(lambda shape: shape.layout != "4.2")
+    .flatmap(
+        lambda shape: st.tuples(
+            st.just(shape),
+            st.builds(
+                Incident,
+                st.just("cache_pressure"),
+                _length(shape, 30),
+                FACTORS,
+                st.just("fill"),
+                STRENGTHS,
+                index_build=st.just(True),
+            ),
+        )
+    )
+)
+PINNED = (
+    shapes()
+    .filter(lambda shape: shape.layout != "4.2")
+    .flatmap(
+        lambda shape: st.tuples(
+            st.just(shape),
+            st.builds(
+                Incident,
+                st.just("cache_pressure"),
+                _length(shape, 30),
+                FACTORS,
+                st.just("dirty"),
+                STRENGTHS,
+                pinned=st.just(True),
+                pinned_by=st.sampled_from(["transaction", "reaped", "cursor"]),
+            ),
+        )
+    )
+)
 # 8.0 nodes with their defaults recorded: ticket parameters 0 (the node sizes the pools), any detector's incident.
-DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(lambda kind: shapes().filter(lambda shape: shape.layout.startswith("8.0")).flatmap(
-    lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))))
+DEFAULTS_80 = st.sampled_from(list(KINDS)).flatmap(
+    lambda kind: (
+        shapes()
+        .filter(lambda shape: shape.layout.startswith("8.0"))
+        .flatmap(
+            lambda shape: incidents(kind, replace(shape, tickets=0)).map(lambda incident: (replace(shape, tickets=0), incident))
+        )
+    )
+)
 # Checkpoint stalls under a load that did not change: the root cause says so and says what did.
 STEADY = shapes().flatmap(lambda shape: incidents("checkpoint_stall", shape).map(lambda i: (shape, replace(i, steady=True))))
 # Nodes living at their limits: the cache at its trigger all along, the working set outgrowing it.
-AT_LIMITS = shapes().flatmap(lambda shape: st.tuples(st.just(shape), st.builds(
-    Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, at_limits=st.just(True))))
+AT_LIMITS = shapes().flatmap(
+    lambda shape: st.tuples(
+        st.just(shape),
+        st.builds(
+            Incident, st.just("cache_pressure"), _length(shape, 30), FACTORS, st.just("fill"), STRENGTHS, at_limits=st.just(True)
+        ),
+    )
+)

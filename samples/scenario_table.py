@@ -30,8 +30,13 @@ def _label(kind: str, resource) -> str:
 
 def _matches(found, want) -> bool:
     tolerance = dt.timedelta(seconds=want["tolerance_s"])
-    return any(f.kind == want["kind"] and f.resource == want["resource"] and abs(f.start - _time(want["start"])) <= tolerance
-               and abs(f.end - _time(want["end"])) <= tolerance for f in found)
+    return any(
+        f.kind == want["kind"]
+        and f.resource == want["resource"]
+        and abs(f.start - _time(want["start"])) <= tolerance
+        and abs(f.end - _time(want["end"])) <= tolerance
+        for f in found
+    )
 
 
 def nodes_row(folder: Path) -> str:
@@ -44,9 +49,15 @@ def nodes_row(folder: Path) -> str:
     wanted = [(w, result.cross_node) for w in truth["cross_node"]]
     for name, node in zip(result.names, result.nodes):
         wanted += [(w, node.problems) for w in truth["node_findings"].get(name, [])]
-    ok = all(_matches(found, w) for w, found in wanted) and sum(len(n.problems) for n in result.nodes) == len(wanted) - len(truth["cross_node"])
+    ok = all(_matches(found, w) for w, found in wanted) and sum(len(n.problems) for n in result.nodes) == len(wanted) - len(
+        truth["cross_node"]
+    )
     expected = Counter(_label(w["kind"], w["resource"]) for w, _ in wanted)
-    found = Counter(_label(f.kind, f.resource) for f in [*result.cross_node, *(f for n in result.nodes for f in n.problems)] if f.severity != "info")
+    found = Counter(
+        _label(f.kind, f.resource)
+        for f in [*result.cross_node, *(f for n in result.nodes for f in n.problems)]
+        if f.severity != "info"
+    )
     incidents = _incidents(truth, [*result.incidents, *(i for n in result.nodes for i in n.incidents)])
     return f"| {folder.name} ({len(nodes)} nodes) | {_show(expected)} | {_show(found)} | {'yes' if ok else 'no'} | {' | '.join(incidents[:2])} | {'yes' if incidents[2] else 'no'} |"
 
@@ -55,10 +66,17 @@ def _incidents(truth: dict, found: list) -> tuple[str, str, bool]:
     """Expected and found incidents as `root cause` (and how many findings each folds), and whether they agree."""
     want = [w["root_cause"] + (f" {w['ns']}" if "ns" in w else "") for w in truth["incidents"]]
     got = sorted((i for i in found if i.severity != "info"), key=lambda i: i.start)
-    shown = [f"{i.root_cause.kind}" + (f" {i.root_cause.evidence['ns']}" if i.root_cause.kind == "operation" else "") + f" ({len(i.finding_ids)} folded)"
-             for i in got]
-    ok = len(got) == len(want) and all(i.root_cause.kind == w["root_cause"] and i.root_cause.evidence.get("ns", w.get("ns")) == w.get("ns", i.root_cause.evidence.get("ns"))
-                                       for i, w in zip(got, truth["incidents"]))
+    shown = [
+        f"{i.root_cause.kind}"
+        + (f" {i.root_cause.evidence['ns']}" if i.root_cause.kind == "operation" else "")
+        + f" ({len(i.finding_ids)} folded)"
+        for i in got
+    ]
+    ok = len(got) == len(want) and all(
+        i.root_cause.kind == w["root_cause"]
+        and i.root_cause.evidence.get("ns", w.get("ns")) == w.get("ns", i.root_cause.evidence.get("ns"))
+        for i, w in zip(got, truth["incidents"])
+    )
     return "; ".join(want) or "none", "; ".join(shown) or "none", ok
 
 
@@ -81,8 +99,10 @@ def row(folder: Path) -> str:
 
 
 def main() -> None:
-    print("| scenario | injected (warning or critical) | found | windows match, nothing else raised "
-          "| injected incidents (root cause) | found incidents (root cause, findings folded) | incidents match |")
+    print(
+        "| scenario | injected (warning or critical) | found | windows match, nothing else raised "
+        "| injected incidents (root cause) | found incidents (root cause, findings folded) | incidents match |"
+    )
     print("|---|---|---|---|---|---|---|")
     for folder in sorted(p for p in SCENARIOS.iterdir() if (p / "truth.json").exists()):
         print(row(folder) if (folder / "diagnostic.data").is_dir() else nodes_row(folder))

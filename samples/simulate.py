@@ -19,9 +19,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 from ftdc.writer import FTDCWriter
 
@@ -90,18 +90,18 @@ class Config:
     layout: str = "7.0"  # 4.2 | 6.0 | 7.0 | 8.0 | 8.0-services
     host: str = "db-prod-01.example.net"
     port: int = 27017
-    replica_set: Optional[str] = "rs0"
+    replica_set: str | None = "rs0"
     cache_gb: float = 8.0
     cores: int = 8
     memory_mb: int = 32000
-    config_string: Optional[str] = None  # storage.wiredTiger.engineConfig.configString
+    config_string: str | None = None  # storage.wiredTiger.engineConfig.configString
     checkpoint_interval: int = 60
     first_checkpoint: int = 30  # seconds after the first sample
     pid: int = 41873
     seed: int = 7
     # Recorded in getCmdLineOpts when set: storage.syncPeriodSecs (the checkpoint interval) and setParameter.
-    sync_period_s: Optional[int] = None
-    parameters: Optional[dict] = None
+    sync_period_s: int | None = None
+    parameters: dict | None = None
     log_tz: dt.tzinfo = dt.timezone.utc  # the offset the log's timestamps are written in (the host's local time)
     windows: bool = False  # systemMetrics as mongod samples Windows performance counters (ftdc_system_stats_windows.cpp)
     # serverStatus's indexBuilds, indexBulkBuilder and transactions sections, WiredTiger's pinned range, history store size
@@ -115,12 +115,16 @@ class Node:
     def __init__(self, config: Config):
         self.c = config
         self.rng = random.Random(config.seed)
-        self.n = {k: 0 for k in (
-            "reads_ops reads_lat writes_ops writes_lat cmd_ops cmd_lat insert query update delete getmore command "
-            "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
-            "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
-            "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
-            "dhandle_wait schema_wait sweeps swept builds_started builds_committed").split()}
+        self.n = {
+            k: 0
+            for k in (
+                "reads_ops reads_lat writes_ops writes_lat cmd_ops cmd_lat insert query update delete getmore command "
+                "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
+                "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
+                "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
+                "dhandle_wait schema_wait sweeps swept builds_started builds_committed"
+            ).split()
+        }
         self.building = False
         self.pid = config.pid
         self.boot_s = 0.0
@@ -135,7 +139,10 @@ class Node:
 
     def restart(self, pid: int) -> None:
         """A new process: every serverStatus and WiredTiger counter starts again (systemMetrics do not)."""
-        keep = {k: self.n[k] for k in ("reads", "writes", "rsect", "wsect", "rtime", "wtime", "io_time", "io_queued", "iowait", "psi_full")}
+        keep = {
+            k: self.n[k]
+            for k in ("reads", "writes", "rsect", "wsect", "rtime", "wtime", "io_time", "io_queued", "iowait", "psi_full")
+        }
         self.n = {k: 0 for k in self.n} | keep
         self.pid, self.uptime_s, self.generation, self.last_checkpoint_ms = pid, 0.0, 0, 0
 
@@ -241,12 +248,26 @@ class Node:
         doc = {"out": out, "available": max(0, total - out), "totalTickets": total}
         layout = self.c.layout
         if layout == "6.0":
-            doc.update(addedToQueue=self.n["added"], removedFromQueue=self.n["added"], queueLength=queue, processing=out,
-                       totalTimeProcessingMicros=self.n["queued_us"] * 3)
+            doc.update(
+                addedToQueue=self.n["added"],
+                removedFromQueue=self.n["added"],
+                queueLength=queue,
+                processing=out,
+                totalTimeProcessingMicros=self.n["queued_us"] * 3,
+            )
         elif layout.startswith(("7.0", "8.0")):
-            priority = {"addedToQueue": self.n["added"], "removedFromQueue": self.n["added"], "queueLength": queue, "startedProcessing": self.n["added"],
-                        "processing": out, "finishedProcessing": self.n["added"], "totalTimeProcessingMicros": self.n["queued_us"] * 3,
-                        "canceled": 0, "newAdmissions": self.n["added"], "totalTimeQueuedMicros": self.n["queued_us"] if rw == "write" else 0}
+            priority = {
+                "addedToQueue": self.n["added"],
+                "removedFromQueue": self.n["added"],
+                "queueLength": queue,
+                "startedProcessing": self.n["added"],
+                "processing": out,
+                "finishedProcessing": self.n["added"],
+                "totalTimeProcessingMicros": self.n["queued_us"] * 3,
+                "canceled": 0,
+                "newAdmissions": self.n["added"],
+                "totalTimeQueuedMicros": self.n["queued_us"] if rw == "write" else 0,
+            }
             doc["normalPriority"] = priority
             if layout == "7.0":
                 doc["lowPriority"] = {**{k: 0 for k in priority}, "expedited": 0, "bypassed": 0}
@@ -256,12 +277,34 @@ class Node:
         """serverStatus.indexBuilds (builds registered, and how many reached each phase) and indexBulkBuilder (one bulk
         builder per index built) as 6.0+ report them: a build is running between its registration and its commit."""
         started, committed = self.n["builds_started"], self.n["builds_committed"]
-        phases = {"scanCollection": started, "drainSideWritesTable": started, "drainSideWritesTablePreCommit": committed, "waitForCommitQuorum": committed,
-                  "drainSideWritesTableOnCommit": committed, "processConstraintsViolatonTableOnCommit": committed, "commit": committed}
-        return {"indexBuilds": {"total": started, "killedDueToInsufficientDiskSpace": 0, "failedDueToDataCorruption": 0, "phases": phases},
-                "indexBulkBuilder": {"count": started, "resumed": 0, "filesOpenedForExternalSort": started * 4, "filesClosedForExternalSort": committed * 4,
-                                     "spilledRanges": started * 4, "bytesSpilled": started * 800_000_000, "numSorted": started * 50_000_000,
-                                     "bytesSorted": started * 2_000_000_000, "memUsage": 200 * 2**20 if self.building else 0}}
+        phases = {
+            "scanCollection": started,
+            "drainSideWritesTable": started,
+            "drainSideWritesTablePreCommit": committed,
+            "waitForCommitQuorum": committed,
+            "drainSideWritesTableOnCommit": committed,
+            "processConstraintsViolatonTableOnCommit": committed,
+            "commit": committed,
+        }
+        return {
+            "indexBuilds": {
+                "total": started,
+                "killedDueToInsufficientDiskSpace": 0,
+                "failedDueToDataCorruption": 0,
+                "phases": phases,
+            },
+            "indexBulkBuilder": {
+                "count": started,
+                "resumed": 0,
+                "filesOpenedForExternalSort": started * 4,
+                "filesClosedForExternalSort": committed * 4,
+                "spilledRanges": started * 4,
+                "bytesSpilled": started * 800_000_000,
+                "numSorted": started * 50_000_000,
+                "bytesSorted": started * 2_000_000_000,
+                "memUsage": 200 * 2**20 if self.building else 0,
+            },
+        }
 
     def _wiredtiger(self, tick: Tick) -> dict:
         n, cache_max = self.n, int(self.c.cache_gb * GB)
@@ -287,29 +330,49 @@ class Node:
         else:
             thread_yield["application thread time evicting (usecs)"] = n["evict_us"]
         if new_names:
-            checkpoint = {"progress state": self.checkpoint_running, "number of checkpoints started by api": n["ckpt_started"],
-                          "total succeed number of checkpoints": n["ckpt_succeeded"], "total failed number of checkpoints": 0,
-                          "most recent time (msecs)": self.last_checkpoint_ms, "total time (msecs)": n["ckpt_total_ms"],
-                          "generation": self.generation, "scrub most recent time (msecs)": 0,
-                          "most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us)}
+            checkpoint = {
+                "progress state": self.checkpoint_running,
+                "number of checkpoints started by api": n["ckpt_started"],
+                "total succeed number of checkpoints": n["ckpt_succeeded"],
+                "total failed number of checkpoints": 0,
+                "most recent time (msecs)": self.last_checkpoint_ms,
+                "total time (msecs)": n["ckpt_total_ms"],
+                "generation": self.generation,
+                "scrub most recent time (msecs)": 0,
+                "most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us),
+            }
             sections = {"checkpoint": checkpoint}
         else:
-            checkpoint = {"transaction checkpoint currently running": self.checkpoint_running, "transaction checkpoint generation": self.generation,
-                          "transaction checkpoint most recent time (msecs)": self.last_checkpoint_ms, "transaction checkpoint scrub time (msecs)": 0,
-                          "transaction checkpoint total time (msecs)": n["ckpt_total_ms"], "transaction checkpoints": n["ckpt_started"],
-                          "transaction checkpoint most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us)}
+            checkpoint = {
+                "transaction checkpoint currently running": self.checkpoint_running,
+                "transaction checkpoint generation": self.generation,
+                "transaction checkpoint most recent time (msecs)": self.last_checkpoint_ms,
+                "transaction checkpoint scrub time (msecs)": 0,
+                "transaction checkpoint total time (msecs)": n["ckpt_total_ms"],
+                "transaction checkpoints": n["ckpt_started"],
+                "transaction checkpoint most recent duration for gathering all handles (usecs)": int(tick.gather_handles_us),
+            }
             sections = {"transaction": checkpoint}
         if self.c.full_status:  # the oldest running transaction's snapshot, and every ID since, stays pinned
             sections.setdefault("transaction", {})["transaction range of IDs currently pinned"] = tick.pinned_ids
         wt = {
-            "block-manager": {"bytes read": n["bytes_read"], "bytes written": n["bytes_written"], "bytes written for checkpoint": n["ckpt_bytes"]},
+            "block-manager": {
+                "bytes read": n["bytes_read"],
+                "bytes written": n["bytes_written"],
+                "bytes written for checkpoint": n["ckpt_bytes"],
+            },
             "cache": cache,
             **sections,
             "connection": {"files currently open": tick.dhandles // 2},
-            "data-handle": {"connection data handles currently active": tick.dhandles, "connection sweeps": n["sweeps"],
-                            "connection sweep dhandles closed": n["swept"]},
-            "lock": {"dhandle lock application thread time waiting (usecs)": n["dhandle_wait"],
-                     "schema lock application thread wait time (usecs)": n["schema_wait"]},
+            "data-handle": {
+                "connection data handles currently active": tick.dhandles,
+                "connection sweeps": n["sweeps"],
+                "connection sweep dhandles closed": n["swept"],
+            },
+            "lock": {
+                "dhandle lock application thread time waiting (usecs)": n["dhandle_wait"],
+                "schema lock application thread wait time (usecs)": n["schema_wait"],
+            },
             "thread-yield": thread_yield,
         }
         if not new_names:
@@ -321,14 +384,30 @@ class Node:
         end = start + dt.timedelta(milliseconds=tick.collect_ms * r.uniform(0.8, 1.2))
         queue = tick.read_queue + tick.write_queue
         doc = {
-            "start": start, "host": c.host, "version": c.version, "process": "mongod", "pid": self.pid,
-            "uptime": float(int(self.uptime_s)), "uptimeMillis": int(self.uptime_s * 1000), "localTime": start,
-            "connections": {"current": tick.connections, "available": max(0, 51200 - tick.connections) if not tick.connections_rejected else 0,
-                            "totalCreated": n["created"] + 10_000, "active": min(tick.connections, 20 + queue)},
-            "globalLock": {"currentQueue": {"total": queue, "readers": tick.read_queue, "writers": tick.write_queue},
-                           "activeClients": {"total": 20, "readers": tick.read_out, "writers": tick.write_out}},
-            "opLatencies": {"reads": {"latency": n["reads_lat"], "ops": n["reads_ops"]}, "writes": {"latency": n["writes_lat"], "ops": n["writes_ops"]},
-                            "commands": {"latency": n["cmd_lat"], "ops": n["cmd_ops"]}, "transactions": {"latency": 0, "ops": 0}},
+            "start": start,
+            "host": c.host,
+            "version": c.version,
+            "process": "mongod",
+            "pid": self.pid,
+            "uptime": float(int(self.uptime_s)),
+            "uptimeMillis": int(self.uptime_s * 1000),
+            "localTime": start,
+            "connections": {
+                "current": tick.connections,
+                "available": max(0, 51200 - tick.connections) if not tick.connections_rejected else 0,
+                "totalCreated": n["created"] + 10_000,
+                "active": min(tick.connections, 20 + queue),
+            },
+            "globalLock": {
+                "currentQueue": {"total": queue, "readers": tick.read_queue, "writers": tick.write_queue},
+                "activeClients": {"total": 20, "readers": tick.read_out, "writers": tick.write_out},
+            },
+            "opLatencies": {
+                "reads": {"latency": n["reads_lat"], "ops": n["reads_ops"]},
+                "writes": {"latency": n["writes_lat"], "ops": n["writes_ops"]},
+                "commands": {"latency": n["cmd_lat"], "ops": n["cmd_ops"]},
+                "transactions": {"latency": 0, "ops": 0},
+            },
             "opcounters": {k: n[k] for k in ("insert", "query", "update", "delete", "getmore", "command")},
             "wiredTiger": self._wiredtiger(tick),
             "metrics": {
@@ -347,8 +426,14 @@ class Node:
         if c.full_status and c.layout != "4.2":
             doc.update(self._index_builds())
         if c.full_status:
-                doc["transactions"] = {"currentOpen": tick.txn_open, "currentActive": tick.txn_open - tick.txn_inactive, "currentInactive": tick.txn_inactive,
-                                   "totalStarted": n["writes_ops"] // 50, "totalCommitted": n["writes_ops"] // 50, "totalAborted": 0}
+            doc["transactions"] = {
+                "currentOpen": tick.txn_open,
+                "currentActive": tick.txn_open - tick.txn_inactive,
+                "currentInactive": tick.txn_inactive,
+                "totalStarted": n["writes_ops"] // 50,
+                "totalCommitted": n["writes_ops"] // 50,
+                "totalAborted": 0,
+            }
         doc["end"] = end
         return doc
 
@@ -356,44 +441,87 @@ class Node:
         """Windows' layout: PDH raw counters by group, disks by PhysicalDisk instance (the _Total instance left out); a
         precision counter's raw second value follows it as "<name> Base"; times in 100 ns units (perfctr_collect.cpp)."""
         n, ticks = self.n, int(self.uptime_s * 1e7)
-        disk = {"\\PhysicalDisk\\% Disk Read Time": n["rtime"] * 10_000, "\\PhysicalDisk\\% Disk Read Time Base": ticks,
-                "\\PhysicalDisk\\% Disk Write Time": n["wtime"] * 10_000, "\\PhysicalDisk\\% Disk Write Time Base": ticks,
-                "\\PhysicalDisk\\Avg. Disk Read Queue Length": n["rtime"] * 10_000, "\\PhysicalDisk\\Avg. Disk Write Queue Length": n["wtime"] * 10_000,
-                "\\PhysicalDisk\\Disk Read Bytes/sec": n["rsect"] * 512, "\\PhysicalDisk\\Disk Write Bytes/sec": n["wsect"] * 512,
-                "\\PhysicalDisk\\Disk Reads/sec": n["reads"], "\\PhysicalDisk\\Disk Writes/sec": n["writes"],
-                "\\PhysicalDisk\\Current Disk Queue Length": 0}
-        return {"start": start, "timebase": 10_000_000,
-                "cpu": {"\\Processor\\% Idle Time": int(self.uptime_s * 4e7), "\\Processor\\% User Time": int(self.uptime_s * 3e7),
-                        "\\System\\Processes": 90},
-                "memory": {"\\Memory\\Available Bytes": 12 * GB},
-                "disks": {"0 C:": disk}, "end": start + dt.timedelta(milliseconds=1)}
+        disk = {
+            "\\PhysicalDisk\\% Disk Read Time": n["rtime"] * 10_000,
+            "\\PhysicalDisk\\% Disk Read Time Base": ticks,
+            "\\PhysicalDisk\\% Disk Write Time": n["wtime"] * 10_000,
+            "\\PhysicalDisk\\% Disk Write Time Base": ticks,
+            "\\PhysicalDisk\\Avg. Disk Read Queue Length": n["rtime"] * 10_000,
+            "\\PhysicalDisk\\Avg. Disk Write Queue Length": n["wtime"] * 10_000,
+            "\\PhysicalDisk\\Disk Read Bytes/sec": n["rsect"] * 512,
+            "\\PhysicalDisk\\Disk Write Bytes/sec": n["wsect"] * 512,
+            "\\PhysicalDisk\\Disk Reads/sec": n["reads"],
+            "\\PhysicalDisk\\Disk Writes/sec": n["writes"],
+            "\\PhysicalDisk\\Current Disk Queue Length": 0,
+        }
+        return {
+            "start": start,
+            "timebase": 10_000_000,
+            "cpu": {
+                "\\Processor\\% Idle Time": int(self.uptime_s * 4e7),
+                "\\Processor\\% User Time": int(self.uptime_s * 3e7),
+                "\\System\\Processes": 90,
+            },
+            "memory": {"\\Memory\\Available Bytes": 12 * GB},
+            "disks": {"0 C:": disk},
+            "end": start + dt.timedelta(milliseconds=1),
+        }
 
     def system_metrics(self, start: dt.datetime) -> dict:
         if self.c.windows:
             return self.windows_metrics(start)
         n = self.n
-        disks = {"sda": {"reads": n["reads"], "reads_merged": 0, "read_sectors": n["rsect"], "read_time_ms": n["rtime"],
-                         "writes": n["writes"], "writes_merged": 0, "write_sectors": n["wsect"], "write_time_ms": n["wtime"],
-                         "io_in_progress": 0, "io_time_ms": n["io_time"], "io_queued_ms": n["io_queued"]}}
-        doc = {"start": start, "cpu": {"user_ms": int(self.uptime_s * 3000), "system_ms": int(self.uptime_s * 500), "iowait_ms": n["iowait"],
-                                       "idle_ms": int(self.uptime_s * 4000)}, "disks": disks}
+        disks = {
+            "sda": {
+                "reads": n["reads"],
+                "reads_merged": 0,
+                "read_sectors": n["rsect"],
+                "read_time_ms": n["rtime"],
+                "writes": n["writes"],
+                "writes_merged": 0,
+                "write_sectors": n["wsect"],
+                "write_time_ms": n["wtime"],
+                "io_in_progress": 0,
+                "io_time_ms": n["io_time"],
+                "io_queued_ms": n["io_queued"],
+            }
+        }
+        doc = {
+            "start": start,
+            "cpu": {
+                "user_ms": int(self.uptime_s * 3000),
+                "system_ms": int(self.uptime_s * 500),
+                "iowait_ms": n["iowait"],
+                "idle_ms": int(self.uptime_s * 4000),
+            },
+            "disks": disks,
+        }
         if self.c.layout in ("7.0",) or self.c.layout.startswith("8.0"):
             doc["pressure"] = {"io": {"some": {"totalMicros": n["psi_full"] * 2}, "full": {"totalMicros": n["psi_full"]}}}
         doc["end"] = start + dt.timedelta(milliseconds=1)
         return doc
 
-    def sample(self, start: dt.datetime, tick: Tick, extra: Optional[dict] = None) -> dict:
+    def sample(self, start: dt.datetime, tick: Tick, extra: dict | None = None) -> dict:
         status = self.server_status(start, tick)
         system = self.system_metrics(status["end"])
         if self.c.layout == "8.0-services":
             # 8.0 with an embedded router: collectors nest under their service (docs/ftdc-format.md §6).
-            return {"start": start, "shard": {"serverStatus": status, **(extra or {})}, "common": {"systemMetrics": system}, "end": system["end"]}
+            return {
+                "start": start,
+                "shard": {"serverStatus": status, **(extra or {})},
+                "common": {"systemMetrics": system},
+                "end": system["end"],
+            }
         return {"start": start, "serverStatus": status, **(extra or {}), "systemMetrics": system, "end": system["end"]}
 
     def metadata(self, start: dt.datetime) -> dict:
         c = self.c
         engine = {"cacheSizeGB": c.cache_gb, **({"configString": c.config_string} if c.config_string else {})}
-        storage = {"dbPath": "/var/lib/mongo", **({"syncPeriodSecs": c.sync_period_s} if c.sync_period_s else {}), "wiredTiger": {"engineConfig": engine}}
+        storage = {
+            "dbPath": "/var/lib/mongo",
+            **({"syncPeriodSecs": c.sync_period_s} if c.sync_period_s else {}),
+            "wiredTiger": {"engineConfig": engine},
+        }
         parsed = {"net": {"port": c.port, "bindIp": "0.0.0.0"}, "storage": storage}
         if c.parameters:
             parsed["setParameter"] = c.parameters
@@ -401,11 +529,21 @@ class Node:
             parsed["replication"] = {"replSetName": c.replica_set}
         build = {"start": start, "version": c.version, "gitVersion": "0" * 40, "end": start}
         opts = {"start": start, "argv": ["mongod", "--config", "/etc/mongod.conf"], "parsed": parsed, "end": start}
-        host = {"start": start, "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
-                "os": {"type": "Windows", "name": "Microsoft Windows Server 2022", "version": "10.0"} if c.windows else
-                {"type": "Linux", "name": "Ubuntu", "version": "22.04"}, "end": start}
+        host = {
+            "start": start,
+            "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
+            "os": {"type": "Windows", "name": "Microsoft Windows Server 2022", "version": "10.0"}
+            if c.windows
+            else {"type": "Linux", "name": "Ubuntu", "version": "22.04"},
+            "end": start,
+        }
         if c.layout == "8.0-services":
-            return {"start": start, "shard": {"buildInfo": build, "getCmdLineOpts": opts}, "common": {"hostInfo": host}, "end": start}
+            return {
+                "start": start,
+                "shard": {"buildInfo": build, "getCmdLineOpts": opts},
+                "common": {"hostInfo": host},
+                "end": start,
+            }
         return {"start": start, "buildInfo": build, "getCmdLineOpts": opts, "hostInfo": host, "end": start}
 
 
@@ -421,9 +559,19 @@ class Run:
         return self.t0 + dt.timedelta(seconds=s)
 
 
-def write_ftdc(directory: Path, config: Config, t0: dt.datetime, seconds: int, plan: Callable[[int], Tick],
-               *, restarts: dict[int, int] = None, extra: Callable[[int, Tick], dict] = None, flush: bool = True,
-               metadata: bool = True, period: int = 1) -> Run:
+def write_ftdc(
+    directory: Path,
+    config: Config,
+    t0: dt.datetime,
+    seconds: int,
+    plan: Callable[[int], Tick],
+    *,
+    restarts: dict[int, int] = None,
+    extra: Callable[[int, Tick], dict] = None,
+    flush: bool = True,
+    metadata: bool = True,
+    period: int = 1,
+) -> Run:
     """Simulates `seconds` seconds from `plan(s)` and writes a sample every `period` seconds (mongod's
     diagnosticDataCollectionPeriodMillis; counters keep counting between samples); `restarts` maps a second
     to a new pid; `metadata=False` writes no configuration document (a lone metric chunk, as support cases
@@ -467,7 +615,7 @@ class JsonLog:
         self.c = config
         self.lines: list[tuple[dt.datetime, str]] = []
 
-    def line(self, t: dt.datetime, c: str, id_: int, ctx: str, msg: str, attr: Optional[dict] = None, s: str = "I") -> None:
+    def line(self, t: dt.datetime, c: str, id_: int, ctx: str, msg: str, attr: dict | None = None, s: str = "I") -> None:
         doc = {"t": {"$date": _stamp(t, self.c.log_tz)}, "s": s, "c": c, "id": id_, "ctx": ctx, "msg": msg}
         if attr is not None:
             doc["attr"] = attr
@@ -475,37 +623,101 @@ class JsonLog:
 
     def startup(self, t: dt.datetime, open_string: str) -> None:
         c = self.c
-        self.line(t, "CONTROL", 4615611, "initandlisten", "MongoDB starting", {"pid": c.pid, "port": c.port, "dbPath": "/var/lib/mongo", "host": c.host})
+        self.line(
+            t,
+            "CONTROL",
+            4615611,
+            "initandlisten",
+            "MongoDB starting",
+            {"pid": c.pid, "port": c.port, "dbPath": "/var/lib/mongo", "host": c.host},
+        )
         self.line(t, "CONTROL", 23403, "initandlisten", "Build Info", {"buildInfo": {"version": c.version}})
         self.line(t, "STORAGE", 22315, "initandlisten", "Opening WiredTiger", {"config": open_string})
 
     def checkpoint(self, t: dt.datetime, text: str) -> None:
-        self.line(t, "WTCHKPT", 22430, "Checkpointer", "WiredTiger message", {"message": {
-            "ts_sec": int(t.timestamp()), "ts_usec": t.microsecond, "thread": f"{self.c.pid}:0x7f1c2a", "session_name": "WT_SESSION.checkpoint",
-            "category": "WT_VERB_CHECKPOINT_PROGRESS", "category_id": 7, "verbose_level": "INFO", "verbose_level_id": 0, "msg": text}})
+        self.line(
+            t,
+            "WTCHKPT",
+            22430,
+            "Checkpointer",
+            "WiredTiger message",
+            {
+                "message": {
+                    "ts_sec": int(t.timestamp()),
+                    "ts_usec": t.microsecond,
+                    "thread": f"{self.c.pid}:0x7f1c2a",
+                    "session_name": "WT_SESSION.checkpoint",
+                    "category": "WT_VERB_CHECKPOINT_PROGRESS",
+                    "category_id": 7,
+                    "verbose_level": "INFO",
+                    "verbose_level_id": 0,
+                    "msg": text,
+                }
+            },
+        )
 
     def checkpoints(self, run: Run) -> None:
         """The checkpoint lines WiredTiger writes (docs/log-format.md §5): progress every 20 s, the snapshot near the end."""
         for start, end in run.checkpoints:
             length = end - start
             for running in range(20, int(length), 20):
-                self.checkpoint(run.at(start + running), f"Checkpoint has been running for {running} seconds and wrote: {running * 9000} pages ({running * 70} MB)")
+                self.checkpoint(
+                    run.at(start + running),
+                    f"Checkpoint has been running for {running} seconds and wrote: {running * 9000} pages ({running * 70} MB)",
+                )
             if length >= 20:
-                self.checkpoint(run.at(end) + dt.timedelta(milliseconds=5), f"Checkpoint ran for {int(length)} seconds and wrote: {int(length) * 9000} pages ({int(length) * 70} MB)")
-            self.checkpoint(run.at(end) - dt.timedelta(milliseconds=300),
-                            f"saving checkpoint snapshot min: {1000 + int(start)}, snapshot max: {1000 + int(start)} snapshot count: 0, oldest timestamp: (0, 0) , meta checkpoint timestamp: (0, 0) base write gen: {20000 + int(start)}")
+                self.checkpoint(
+                    run.at(end) + dt.timedelta(milliseconds=5),
+                    f"Checkpoint ran for {int(length)} seconds and wrote: {int(length) * 9000} pages ({int(length) * 70} MB)",
+                )
+            self.checkpoint(
+                run.at(end) - dt.timedelta(milliseconds=300),
+                f"saving checkpoint snapshot min: {1000 + int(start)}, snapshot max: {1000 + int(start)} snapshot count: 0, oldest timestamp: (0, 0) , meta checkpoint timestamp: (0, 0) base write gen: {20000 + int(start)}",
+            )
 
-    def slow(self, end: dt.datetime, ctx: str, ns: str, command: dict, plan: str, ms: int, *, component: str = "COMMAND", op_type: str = "command",
-             keys: int = 1, docs: int = 1, nreturned: int = 1, **extra) -> None:
+    def slow(
+        self,
+        end: dt.datetime,
+        ctx: str,
+        ns: str,
+        command: dict,
+        plan: str,
+        ms: int,
+        *,
+        component: str = "COMMAND",
+        op_type: str = "command",
+        keys: int = 1,
+        docs: int = 1,
+        nreturned: int = 1,
+        **extra,
+    ) -> None:
         """A slow-query line (id 51803), written when the operation finished."""
-        attr = {"type": op_type, "ns": ns, "appName": "orders-service", "command": command, "planSummary": plan, "keysExamined": keys,
-                "docsExamined": docs, "numYields": docs // 1000, "nreturned": nreturned, **extra, "protocol": "op_msg", "durationMillis": ms}
+        attr = {
+            "type": op_type,
+            "ns": ns,
+            "appName": "orders-service",
+            "command": command,
+            "planSummary": plan,
+            "keysExamined": keys,
+            "docsExamined": docs,
+            "numYields": docs // 1000,
+            "nreturned": nreturned,
+            **extra,
+            "protocol": "op_msg",
+            "durationMillis": ms,
+        }
         self.line(end, component, 51803, ctx, "Slow query", attr)
 
     def transaction_expired(self, t: dt.datetime, session: str, txn_number: int) -> None:
         """The reaper aborting a transaction older than transactionLifetimeLimitSeconds (id 20707, killAllExpiredTransactions)."""
-        self.line(t, "COMMAND", 20707, "abortExpiredTransactions", "Aborting transaction because it has been running for longer than 'transactionLifetimeLimitSeconds'",
-                  {"sessionId": {"$uuid": session}, "txnNumberAndRetryCounter": {"txnNumber": txn_number, "txnRetryCounter": 0}})
+        self.line(
+            t,
+            "COMMAND",
+            20707,
+            "abortExpiredTransactions",
+            "Aborting transaction because it has been running for longer than 'transactionLifetimeLimitSeconds'",
+            {"sessionId": {"$uuid": session}, "txnNumberAndRetryCounter": {"txnNumber": txn_number, "txnRetryCounter": 0}},
+        )
 
     def write(self, path: Path) -> None:
         path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))
@@ -525,24 +737,68 @@ class TextLog:
 
     def startup(self, t: dt.datetime, open_string: str) -> None:
         c = self.c
-        self.line(t, "CONTROL", "initandlisten", f"MongoDB starting : pid={c.pid} port={c.port} dbpath=/var/lib/mongo 64-bit host={c.host}")
+        self.line(
+            t,
+            "CONTROL",
+            "initandlisten",
+            f"MongoDB starting : pid={c.pid} port={c.port} dbpath=/var/lib/mongo 64-bit host={c.host}",
+        )
         self.line(t, "CONTROL", "initandlisten", f"db version v{c.version}")
         self.line(t, "STORAGE", "initandlisten", "wiredtiger_open config: " + open_string)
 
     def transaction_expired(self, t: dt.datetime, session: str, txn_number: int) -> None:
         """The reaper's abort as 4.2 words it (TransactionParticipant, the lsid's UUID bare)."""
-        self.line(t, "COMMAND", "abortExpiredTransactions", f"Aborting transaction with txnNumber {txn_number} on session with lsid "
-                  f"{session} because it has been running for longer than 'transactionLifetimeLimitSeconds'")
+        self.line(
+            t,
+            "COMMAND",
+            "abortExpiredTransactions",
+            f"Aborting transaction with txnNumber {txn_number} on session with lsid "
+            f"{session} because it has been running for longer than 'transactionLifetimeLimitSeconds'",
+        )
 
-    def slow(self, end: dt.datetime, ctx: str, ns: str, command: dict, plan: str, ms: int, *, component: str = "COMMAND", op_type: str = "command",
-             keys: int = 1, docs: int = 1, nreturned: int = 1, **extra) -> None:
+    def slow(
+        self,
+        end: dt.datetime,
+        ctx: str,
+        ns: str,
+        command: dict,
+        plan: str,
+        ms: int,
+        *,
+        component: str = "COMMAND",
+        op_type: str = "command",
+        keys: int = 1,
+        docs: int = 1,
+        nreturned: int = 1,
+        **extra,
+    ) -> None:
         """A slow operation as 4.2 writes it (JsonLog.slow's arguments): `command ns command: find { ... }`, or for a
         write statement (component WRITE) `update ns command: { q: ... }`; `locks` and `storage` render in shell notation."""
-        head = f"command {ns} command: {next(iter(command))} {_shell(command)}" if op_type == "command" else f"{op_type} {ns} command: {_shell(command)}"
+        head = (
+            f"command {ns} command: {next(iter(command))} {_shell(command)}"
+            if op_type == "command"
+            else f"{op_type} {ns} command: {_shell(command)}"
+        )
         # Counters print bare (nMatched:1, queryHash:7D2E7C1B); the locks and storage documents print as the shell would.
         fields = [f"{k}:{v if isinstance(v, (str, int)) else _shell(v)}" for k, v in extra.items()]
-        self.line(end, component, ctx, " ".join([head, f"planSummary: {plan or 'NONE'}", f"keysExamined:{keys}", f"docsExamined:{docs}",
-                                                 f"numYields:{docs // 1000}", f"nreturned:{nreturned}", *fields, "protocol:op_msg", f"{ms}ms"]))
+        self.line(
+            end,
+            component,
+            ctx,
+            " ".join(
+                [
+                    head,
+                    f"planSummary: {plan or 'NONE'}",
+                    f"keysExamined:{keys}",
+                    f"docsExamined:{docs}",
+                    f"numYields:{docs // 1000}",
+                    f"nreturned:{nreturned}",
+                    *fields,
+                    "protocol:op_msg",
+                    f"{ms}ms",
+                ]
+            ),
+        )
 
     def write(self, path: Path) -> None:
         path.write_text("".join(line + "\n" for _, line in sorted(self.lines, key=lambda x: x[0])))

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from samples.families import T0, Baseline, Scenario, Shape, node_log
 from samples.simulate import Tick, write_ftdc
 
 
-def _write(shape: Shape, out: Path, seconds: int, plan: Callable[[int], Tick], restarts: dict[int, int] | None = None) -> Scenario:
+def _write(
+    shape: Shape, out: Path, seconds: int, plan: Callable[[int], Tick], restarts: dict[int, int] | None = None
+) -> Scenario:
     config = shape.config()
     run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s, restarts=restarts)
     log = node_log(shape, config, run)
@@ -52,9 +54,16 @@ def restart_dip(shape: Shape, out: Path) -> tuple[Scenario, dt.datetime]:
         tick = replace(base(t), missing=down <= t < back)
         if back <= t < back + 120:
             share = 0.05 + 0.95 * (t - back) / 120
-            tick = replace(tick, reads=tick.reads * share, writes=tick.writes * share, commands=tick.commands * share,
-                           read_latency_us=tick.read_latency_us * 20, cache_fill=0.05 + 0.75 * (t - back) / 120)
+            tick = replace(
+                tick,
+                reads=tick.reads * share,
+                writes=tick.writes * share,
+                commands=tick.commands * share,
+                read_latency_us=tick.read_latency_us * 20,
+                cache_fill=0.05 + 0.75 * (t - back) / 120,
+            )
         return tick
+
     return _write(shape, out, 3600, plan, {back: shape.config().pid + 1}), T0 + dt.timedelta(seconds=back)
 
 
@@ -70,10 +79,24 @@ def clients_leave(shape: Shape, out: Path) -> Scenario:
         tick = replace(base(t), read_out=0, write_out=0)
         if t < leak_end:
             open_ = 183 + int(1825 * min(1.0, t / 2400))
-            return replace(tick, reads=260 * rng.uniform(0.95, 1.05), writes=90 * rng.uniform(0.95, 1.05), commands=49, connections=open_,
-                           connections_created=open_ / 2400 + 0.76)
-        return replace(tick, reads=2 * rng.uniform(0.5, 1.5), writes=1 * rng.uniform(0.5, 1.5), commands=22, connections=183,
-                       connections_created=0.1, missing=t in (leak_end + 2, leak_end + 3, leak_end + 4, leak_end + 5))
+            return replace(
+                tick,
+                reads=260 * rng.uniform(0.95, 1.05),
+                writes=90 * rng.uniform(0.95, 1.05),
+                commands=49,
+                connections=open_,
+                connections_created=open_ / 2400 + 0.76,
+            )
+        return replace(
+            tick,
+            reads=2 * rng.uniform(0.5, 1.5),
+            writes=1 * rng.uniform(0.5, 1.5),
+            commands=22,
+            connections=183,
+            connections_created=0.1,
+            missing=t in (leak_end + 2, leak_end + 3, leak_end + 4, leak_end + 5),
+        )
+
     return _write(shape, out, seconds, plan)
 
 

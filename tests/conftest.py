@@ -18,7 +18,12 @@ from hypothesis import HealthCheck, settings
 # database stays off (a clean clone has none). These machines are shared and noisy: no
 # per-example deadline either.
 settings.register_profile(
-    "project", suppress_health_check=[HealthCheck.too_slow], deadline=None, derandomize=True, database=None, print_blob=True,
+    "project",
+    suppress_health_check=[HealthCheck.too_slow],
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
 )
 settings.load_profile("project")
 
@@ -29,8 +34,10 @@ def require_samples(*parts: str) -> Path:
     """Path under ../shared/samples; skip locally when absent, fail under CI=true."""
     path = SHARED_SAMPLES.joinpath(*parts)
     if not path.exists():
-        message = (f"sample data missing: {path}; fetch it from its public origins with "
-                   f"`python3 scripts/fetch_samples.py` (checks each file's SHA-256)")
+        message = (
+            f"sample data missing: {path}; fetch it from its public origins with "
+            f"`python3 scripts/fetch_samples.py` (checks each file's SHA-256)"
+        )
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
@@ -64,10 +71,16 @@ def spark():
         if os.environ.get("CI") == "true":
             pytest.fail(missing)
         pytest.skip(missing)
-    session = (SparkSession.builder.master("local[2]").appName("ftdc-analyze-tests")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.default.parallelism", "2")
-               .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-               .config("spark.driver.memory", "1g").getOrCreate())
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("ftdc-analyze-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import require_samples
 
 import analysis
-from analysis.advice.wording import text
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.series.thresholds import SPECS, Setting, Thresholds
 from analysis.advice.vetting import NodeFacts, Vetting, broken_rule
-from conftest import require_samples
+from analysis.advice.wording import text
+from analysis.series.thresholds import SPECS, Setting, Thresholds
 from samples.advice_rules import advice_problems
 from samples.simulate import Config, Tick, write_ftdc
 
@@ -49,15 +49,25 @@ def test_every_scenarios_advice_keeps_the_rules(name):
 
 def test_the_replica_sets_and_the_demos_advice_keeps_the_rules():
     members = sorted((SCENARIOS / "replica-set").iterdir())
-    nodes = quietly(analysis.analyze_nodes, [m / "diagnostic.data" for m in members if m.is_dir()], [m / "mongod.log" for m in members if m.is_dir()])
+    nodes = quietly(
+        analysis.analyze_nodes,
+        [m / "diagnostic.data" for m in members if m.is_dir()],
+        [m / "mongod.log" for m in members if m.is_dir()],
+    )
     demo = quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
     for result in [*nodes.nodes, demo]:
         assert advice_problems(result) == []
 
 
-@pytest.mark.parametrize("sample", [("mongod-4.2.1", "diagnostic.data"), ("mongod-7.0", "diagnostic.data"),
-                                    ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson"),
-                                    ("go-writer-synthetic", "perf_metrics_small.ftdc")])
+@pytest.mark.parametrize(
+    "sample",
+    [
+        ("mongod-4.2.1", "diagnostic.data"),
+        ("mongod-7.0", "diagnostic.data"),
+        ("mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson"),
+        ("go-writer-synthetic", "perf_metrics_small.ftdc"),
+    ],
+)
 def test_every_real_samples_advice_keeps_the_rules(sample):
     result = quietly(analysis.analyze, require_samples("ftdc", *sample))
     assert advice_problems(result) == []
@@ -81,7 +91,9 @@ def test_every_node_from_the_wild_keeps_the_rules(node, tmp_path):
 def test_a_configstring_checkpoint_wait_is_the_nodes_interval(tmp_path):
     # configString checkpoint=(wait=25): WiredTiger checkpoints every 25 s; the advice must not say "now 60 s".
     config = Config(config_string="checkpoint=(wait=25)", checkpoint_interval=25)
-    write_ftdc(tmp_path / "diagnostic.data", config, T0, 900, lambda s: Tick(writes_stalled=s % 25 in (12, 13), checkpoint_seconds=4))
+    write_ftdc(
+        tmp_path / "diagnostic.data", config, T0, 900, lambda s: Tick(writes_stalled=s % 25 in (12, 13), checkpoint_seconds=4)
+    )
     result = quietly(analysis.analyze, tmp_path / "diagnostic.data")
     setting = result.thresholds.current("checkpoint_interval")
     assert setting.value == 25 and "configString" in setting.source
@@ -102,38 +114,71 @@ def _probing_node(tmp_path, parameters):
 
 
 def test_a_ticket_parameter_of_0_on_8_0_is_throughput_probing_never_a_pool_to_raise_from_0(tmp_path):
-    result = _probing_node(tmp_path, {"storageEngineConcurrentReadTransactions": 0, "storageEngineConcurrentWriteTransactions": 0})
+    result = _probing_node(
+        tmp_path, {"storageEngineConcurrentReadTransactions": 0, "storageEngineConcurrentWriteTransactions": 0}
+    )
     assert any(f.kind == "ticket_exhaustion" and f.severity != "info" for f in result.findings)
     assert result.thresholds.value("read_tickets") is None  # not set: probing sizes it
-    advice = [r for i in result.incidents for c in [i.root_cause, *i.candidates] for r in c.recommendations] \
-        + [r for f in result.findings for r in f.recommendations]
+    advice = [r for i in result.incidents for c in [i.root_cause, *i.candidates] for r in c.recommendations] + [
+        r for f in result.findings for r in f.recommendations
+    ]
     assert not any(r.setting == "read_tickets" and r.current.value == 0 for r in advice)
-    assert not any("from 0" in text(r) or "tickets fixed at 0" in i.root_cause.summary for i in result.incidents for r in i.recommendations)
+    assert not any(
+        "from 0" in text(r) or "tickets fixed at 0" in i.root_cause.summary for i in result.incidents for r in i.recommendations
+    )
     assert advice_problems(result) == []
 
 
 def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
-    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS} | {"read_tickets": [Setting(0.0, "getParameter")]})
+    t = Thresholds(
+        {s.name: [Setting(s.default, s.default_source)] for s in SPECS} | {"read_tickets": [Setting(0.0, "getParameter")]}
+    )
     facts = NodeFacts(t, "8.0.4", 32000, {})
-    zero = Recommendation("set_setting", "Raise the read ticket pool", setting="read_tickets",
-                          current=Current(0.0, "count", "getParameter", "configured"), proposed=128)
+    zero = Recommendation(
+        "set_setting",
+        "Raise the read ticket pool",
+        setting="read_tickets",
+        current=Current(0.0, "count", "getParameter", "configured"),
+        proposed=128,
+    )
     assert "throughput probing" in broken_rule(zero, facts, T0, T0)
-    off = Recommendation("set_setting", "Checkpoint less", setting="checkpoint_interval",
-                         current=Current(60.0, "s", "mongod default (storage.syncPeriodSecs / syncdelay)", "default"), proposed=0)
+    off = Recommendation(
+        "set_setting",
+        "Checkpoint less",
+        setting="checkpoint_interval",
+        current=Current(60.0, "s", "mongod default (storage.syncPeriodSecs / syncdelay)", "default"),
+        proposed=0,
+    )
     assert "turns periodic checkpoints off" in broken_rule(off, facts, T0, T0)
 
 
 def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_aborts():
     # A longer lifetime only lets an open transaction pin history longer; a shorter one aborts the transactions that run longer.
-    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS} | {"transaction_lifetime_limit": [Setting(600.0, "setParameter")]})
+    t = Thresholds(
+        {s.name: [Setting(s.default, s.default_source)] for s in SPECS}
+        | {"transaction_lifetime_limit": [Setting(600.0, "setParameter")]}
+    )
     facts = NodeFacts(t, "7.0.12", 32000, {})
     now = Current(600.0, "s", "setParameter", "configured")
-    raised = Recommendation("set_setting", "Let transactions live longer", setting="transaction_lifetime_limit", current=now, proposed=3600,
-                            caveat="aborts nothing")
+    raised = Recommendation(
+        "set_setting",
+        "Let transactions live longer",
+        setting="transaction_lifetime_limit",
+        current=now,
+        proposed=3600,
+        caveat="aborts nothing",
+    )
     assert "only lets an open transaction pin history longer" in broken_rule(raised, facts, T0, T0)
     silent = Recommendation("set_setting", "Lower it", setting="transaction_lifetime_limit", current=now, proposed=60)
     assert "must say that transactions running longer are aborted" in broken_rule(silent, facts, T0, T0)
-    said = Recommendation("set_setting", "Lower it", setting="transaction_lifetime_limit", current=now, proposed=60, caveat="longer ones are aborted")
+    said = Recommendation(
+        "set_setting",
+        "Lower it",
+        setting="transaction_lifetime_limit",
+        current=now,
+        proposed=60,
+        caveat="longer ones are aborted",
+    )
     assert broken_rule(said, facts, T0, T0) is None
     assert "below the least sensible value" in broken_rule(replace(said, proposed=0), facts, T0, T0)
 
@@ -142,7 +187,9 @@ def test_one_setting_gets_one_value_across_the_whole_report():
     t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS})
     vetting = Vetting(NodeFacts(t, "7.0.12", 32000, {}))
     now = Current(5.0, "%", "WiredTiger default", "default")
-    first, second = (Recommendation("set_setting", "Lower it", setting="eviction_dirty_target", current=now, proposed=p) for p in (2, 1))
+    first, second = (
+        Recommendation("set_setting", "Lower it", setting="eviction_dirty_target", current=now, proposed=p) for p in (2, 1)
+    )
     assert vetting.vet([first], T0, T0) == ([first], [])
     kept, withheld = vetting.vet([second, first], T0, T0)  # another incident, later in the report
     assert kept == [first] and withheld[0].recommendation == second and "proposed for this node already" in withheld[0].reason
@@ -153,7 +200,12 @@ def test_a_node_living_at_its_raised_triggers_is_not_told_to_return_to_the_defau
     # have application threads evicting all day. Two minutes past the fill trigger make an incident.
     def plan(s):
         over = 600 <= s < 720
-        return Tick(cache_fill=0.985 if over else 0.96, dirty=0.23, app_evicted_pages=400 if over else 0, app_wait_us=300_000 if over else 0)
+        return Tick(
+            cache_fill=0.985 if over else 0.96,
+            dirty=0.23,
+            app_evicted_pages=400 if over else 0,
+            app_wait_us=300_000 if over else 0,
+        )
 
     config = Config(config_string="eviction_trigger=97,eviction_dirty_trigger=25")
     write_ftdc(tmp_path / "diagnostic.data", config, T0, 1800, plan)
@@ -161,7 +213,12 @@ def test_a_node_living_at_its_raised_triggers_is_not_told_to_return_to_the_defau
     assert result.thresholds.value("eviction_trigger") == 97 and result.incidents
     proposals = {(r.setting, r.proposed) for i in result.incidents for r in i.recommendations if r.setting}
     assert ("eviction_trigger", 95) not in proposals and ("eviction_dirty_trigger", 20) not in proposals
-    withheld = [w for i in result.incidents for w in i.withheld if w.recommendation.setting in ("eviction_trigger", "eviction_dirty_trigger")]
+    withheld = [
+        w
+        for i in result.incidents
+        for w in i.withheld
+        if w.recommendation.setting in ("eviction_trigger", "eviction_dirty_trigger")
+    ]
     assert withheld and all("runs at most of the time" in w.reason for w in withheld)
     assert advice_problems(result) == []
 
@@ -170,8 +227,12 @@ def test_dirty_data_past_its_trigger_is_first_answered_by_writing_it_out_not_by_
     # Fill and dirty data both past their triggers for five minutes under a write load: the mechanism is dirty data.
     def plan(s):
         over = 600 <= s < 900
-        return Tick(cache_fill=0.97 if over else 0.8, dirty=0.26 if over else 0.03, app_evicted_pages=300 if over else 0,
-                    app_wait_us=200_000 if over else 0)
+        return Tick(
+            cache_fill=0.97 if over else 0.8,
+            dirty=0.26 if over else 0.03,
+            app_evicted_pages=300 if over else 0,
+            app_wait_us=200_000 if over else 0,
+        )
 
     write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 1500, plan)
     result = quietly(analysis.analyze, tmp_path / "diagnostic.data")
@@ -185,14 +246,47 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
     from analysis.findings.culprits import recommendations
     from analysis.findings.finding import Culprit
 
-    schema = {"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "duration_ms": pl.Int64, "ns": pl.String, "command": pl.String,
-              "op_type": pl.String, "write_statement": pl.Boolean, "plan_summary": pl.String, "plan_kind": pl.String, "shape": pl.String,
-              "query_hash": pl.String, "query_shape_hash": pl.String, "command_json": pl.String}
-    run = {"ts": T0, "started": T0 - dt.timedelta(seconds=90), "duration_ms": 90_000, "ns": "shop.orders", "command": "update", "op_type": "command",
-           "write_statement": False, "plan_summary": "COLLSCAN", "plan_kind": "COLLSCAN", "shape": "s"}
+    schema = {
+        "ts": pl.Datetime("ms", "UTC"),
+        "started": pl.Datetime("ms", "UTC"),
+        "duration_ms": pl.Int64,
+        "ns": pl.String,
+        "command": pl.String,
+        "op_type": pl.String,
+        "write_statement": pl.Boolean,
+        "plan_summary": pl.String,
+        "plan_kind": pl.String,
+        "shape": pl.String,
+        "query_hash": pl.String,
+        "query_shape_hash": pl.String,
+        "command_json": pl.String,
+    }
+    run = {
+        "ts": T0,
+        "started": T0 - dt.timedelta(seconds=90),
+        "duration_ms": 90_000,
+        "ns": "shop.orders",
+        "command": "update",
+        "op_type": "command",
+        "write_statement": False,
+        "plan_summary": "COLLSCAN",
+        "plan_kind": "COLLSCAN",
+        "shape": "s",
+    }
     ops = pl.DataFrame([{**{k: None for k in schema}, **run}], schema=schema)
-    culprit = Culprit("shop.orders", "COLLSCAN", "s", None, 1, 90.0, 1.0, 90_000, '{"update": "orders", "updates": [{"q": {"a": 1}}]}',
-                      collscan=True, command="update")
+    culprit = Culprit(
+        "shop.orders",
+        "COLLSCAN",
+        "s",
+        None,
+        1,
+        90.0,
+        1.0,
+        90_000,
+        '{"update": "orders", "updates": [{"q": {"a": 1}}]}',
+        collscan=True,
+        command="update",
+    )
     [limit] = [r for r in recommendations(culprit, ops, replica_set=False) if r.action == "add_max_time_ms"]
     assert limit.caveat and "stay changed" in limit.caveat and "Caveat:" in text(limit)
 
@@ -200,7 +294,9 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
 def test_recommendations_are_objects_in_the_json_with_their_structure():
     demo = quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
     document = json.loads(json.dumps(demo.to_dict()))
-    recs = [r for i in document["incidents"] for r in i["recommendations"]] + [r for f in document["findings"] for r in f["recommendations"]]
+    recs = [r for i in document["incidents"] for r in i["recommendations"]] + [
+        r for f in document["findings"] for r in f["recommendations"]
+    ]
     assert recs and all({"text", "action"} <= set(r) for r in recs)
     settings = [r for r in recs if r["setting"]]
     assert all({"value", "unit", "source", "origin"} <= set(r["current"]) and r["proposed"] is not None for r in settings)

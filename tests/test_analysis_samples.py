@@ -66,19 +66,31 @@ def test_70_disk_saturation_is_real(results, ftdc_samples):
     assert problems(results["7.0"]) == [("disk_saturation", None)]
     finding = results["7.0"].problems[0]
     d = "systemMetrics.disks.sda."
-    raw = ftdc.read_ftdc(ftdc_samples / "mongod-7.0" / "diagnostic.data",
-                         [d + m for m in ("io_time_ms", "reads", "writes", "read_time_ms", "write_time_ms")] + ["systemMetrics.pressure.io.full.totalMicros"])
+    raw = ftdc.read_ftdc(
+        ftdc_samples / "mongod-7.0" / "diagnostic.data",
+        [d + m for m in ("io_time_ms", "reads", "writes", "read_time_ms", "write_time_ms")]
+        + ["systemMetrics.pressure.io.full.totalMicros"],
+    )
     step = pl.col("start").diff().dt.total_milliseconds()
     hand = raw.with_columns(
         util=100 * pl.col(d + "io_time_ms").diff() / step,
-        await_ms=(pl.col(d + "read_time_ms").diff() + pl.col(d + "write_time_ms").diff()) / (pl.col(d + "reads").diff() + pl.col(d + "writes").diff()),
+        await_ms=(pl.col(d + "read_time_ms").diff() + pl.col(d + "write_time_ms").diff())
+        / (pl.col(d + "reads").diff() + pl.col(d + "writes").diff()),
         psi=100 * pl.col("systemMetrics.pressure.io.full.totalMicros").diff() / 1000 / step,
     )
     usual = hand["await_ms"].median()
-    inside = hand.filter(pl.col("start").is_between(dt.datetime(2025, 7, 10, 20, 21, 10, tzinfo=UTC), dt.datetime(2025, 7, 10, 20, 21, 50, tzinfo=UTC)))
-    assert inside.height == 5 and inside["util"].min() >= 90 and inside["await_ms"].min() >= 5 * usual and inside["psi"].min() >= 40
+    inside = hand.filter(
+        pl.col("start").is_between(
+            dt.datetime(2025, 7, 10, 20, 21, 10, tzinfo=UTC), dt.datetime(2025, 7, 10, 20, 21, 50, tzinfo=UTC)
+        )
+    )
+    assert (
+        inside.height == 5 and inside["util"].min() >= 90 and inside["await_ms"].min() >= 5 * usual and inside["psi"].min() >= 40
+    )
     assert finding.evidence["device"] == "sda"
-    assert finding.start == dt.datetime(2025, 7, 10, 20, 21, tzinfo=UTC) and finding.end == dt.datetime(2025, 7, 10, 20, 21, 50, tzinfo=UTC)
+    assert finding.start == dt.datetime(2025, 7, 10, 20, 21, tzinfo=UTC) and finding.end == dt.datetime(
+        2025, 7, 10, 20, 21, 50, tzinfo=UTC
+    )
 
 
 def test_80_write_tickets_and_cache_are_real(results, ftdc_samples):
@@ -94,14 +106,24 @@ def test_80_write_tickets_and_cache_are_real(results, ftdc_samples):
     assert all(c["seconds"] > 1 for c in stall.evidence["checkpoints"])
     q = SS + "queues.execution.write."
     c = WT + "cache."
-    raw = ftdc.read_ftdc(ftdc_samples / CHUNK_80, [q + "available", q + "normalPriority.queueLength", c + "bytes allocated for updates",
-                                                   c + "maximum bytes configured", c + "pages evicted by application threads"])
+    raw = ftdc.read_ftdc(
+        ftdc_samples / CHUNK_80,
+        [
+            q + "available",
+            q + "normalPriority.queueLength",
+            c + "bytes allocated for updates",
+            c + "maximum bytes configured",
+            c + "pages evicted by application threads",
+        ],
+    )
     exhausted = raw.filter((pl.col(q + "available") == 0) & (pl.col(q + "normalPriority.queueLength") > 0))
     tickets = next(f for f in results["8.0"].problems if f.kind == "ticket_exhaustion")
     assert exhausted.height >= 60 and exhausted[q + "normalPriority.queueLength"].max() >= 100
     assert tickets.start <= exhausted["start"].min() and tickets.end >= exhausted["start"].max()
-    over = raw.with_columns(updates=pl.col(c + "bytes allocated for updates") / pl.col(c + "maximum bytes configured"),
-                            evicted=pl.col(c + "pages evicted by application threads").diff()).filter(pl.col("updates") > 0.10)
+    over = raw.with_columns(
+        updates=pl.col(c + "bytes allocated for updates") / pl.col(c + "maximum bytes configured"),
+        evicted=pl.col(c + "pages evicted by application threads").diff(),
+    ).filter(pl.col("updates") > 0.10)
     cache = next(f for f in results["8.0"].problems if f.kind == "cache_pressure")
     assert over.height >= 10 and over["evicted"].sum() > 0
     assert cache.start <= over["start"].min() and cache.end >= over["start"].max()

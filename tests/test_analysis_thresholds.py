@@ -26,13 +26,23 @@ def metadata(*docs: tuple[dt.datetime, dict], parameters: list[tuple[dt.datetime
 
 
 def test_wt_config_nesting_lists_and_last_value_wins():
-    parsed = wtconfig.parse("create,cache_size=8G,eviction=(threads_min=4,threads_max=8),verbose=[a,b],eviction_trigger=90,eviction_trigger=97")
-    assert parsed == {"create": "true", "cache_size": "8G", "eviction.threads_min": "4", "eviction.threads_max": "8",
-                      "verbose": "[a,b]", "eviction_trigger": "97"}
+    parsed = wtconfig.parse(
+        "create,cache_size=8G,eviction=(threads_min=4,threads_max=8),verbose=[a,b],eviction_trigger=90,eviction_trigger=97"
+    )
+    assert parsed == {
+        "create": "true",
+        "cache_size": "8G",
+        "eviction.threads_min": "4",
+        "eviction.threads_max": "8",
+        "verbose": "[a,b]",
+        "eviction_trigger": "97",
+    }
     assert wtconfig.size_bytes("8192M") == 8 << 30 and wtconfig.size_bytes("1GB") == 1 << 30 and wtconfig.size_bytes("x") is None
 
 
-@given(st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), st.from_regex(r"[a-z0-9]{1,6}", fullmatch=True), max_size=8))
+@given(
+    st.dictionaries(st.from_regex(r"[a-z_]{1,12}", fullmatch=True), st.from_regex(r"[a-z0-9]{1,6}", fullmatch=True), max_size=8)
+)
 def test_wt_config_round_trip(settings):
     text = ",".join(f"{k}={v}" for k, v in settings.items())
     assert wtconfig.parse(text) == settings
@@ -48,7 +58,10 @@ def test_defaults_when_nothing_is_configured():
 
 def test_config_string_and_runtime_config_from_the_command_line():
     parsed = {
-        "storage": {"syncPeriodSecs": 30, "wiredTiger": {"engineConfig": {"configString": "eviction_trigger=97,eviction_dirty_trigger=25", "cacheSizeGB": 4}}},
+        "storage": {
+            "syncPeriodSecs": 30,
+            "wiredTiger": {"engineConfig": {"configString": "eviction_trigger=97,eviction_dirty_trigger=25", "cacheSizeGB": 4}},
+        },
         "setParameter": {"wiredTigerEngineRuntimeConfig": "eviction=(threads_max=8)"},
     }
     t = effective_thresholds(metadata((BOOT, parsed)))
@@ -62,27 +75,44 @@ def test_config_string_and_runtime_config_from_the_command_line():
 def test_log_open_string_and_a_rotated_file_of_the_same_process():
     """A rotated file's metadata (a day later, same process) does not reset the open string's values."""
     later = BOOT + dt.timedelta(days=1)
-    t = effective_thresholds(metadata((later, {})), [(BOOT, "create,cache_size=1G,eviction_dirty_trigger=30", "mongod.log:3")], [BOOT])
-    assert t.value("eviction_dirty_trigger") == 30 and t.source("eviction_dirty_trigger") == "mongod.log:3: eviction_dirty_trigger=30"
+    t = effective_thresholds(
+        metadata((later, {})), [(BOOT, "create,cache_size=1G,eviction_dirty_trigger=30", "mongod.log:3")], [BOOT]
+    )
+    assert (
+        t.value("eviction_dirty_trigger") == 30
+        and t.source("eviction_dirty_trigger") == "mongod.log:3: eviction_dirty_trigger=30"
+    )
     assert len(t.timeline["eviction_dirty_trigger"]) == 1
 
 
 def test_a_restart_drops_the_previous_configuration():
     restart = BOOT + dt.timedelta(hours=5)
-    t = effective_thresholds(metadata((BOOT, {"storage": {"wiredTiger": {"engineConfig": {"configString": "eviction_trigger=97"}}}}), (restart, {})),
-                             starts=[BOOT, restart])
+    t = effective_thresholds(
+        metadata((BOOT, {"storage": {"wiredTiger": {"engineConfig": {"configString": "eviction_trigger=97"}}}}), (restart, {})),
+        starts=[BOOT, restart],
+    )
     steps = t.timeline["eviction_trigger"]
     assert [(s.since, s.value) for s in steps] == [(None, 97), (restart, 95)]
-    times = pl.Series([BOOT, restart - dt.timedelta(seconds=1), restart + dt.timedelta(seconds=1)], dtype=pl.Datetime("ms", "UTC"))
+    times = pl.Series(
+        [BOOT, restart - dt.timedelta(seconds=1), restart + dt.timedelta(seconds=1)], dtype=pl.Datetime("ms", "UTC")
+    )
     assert t.at("eviction_trigger", times).to_list() == [97, 97, 95]
 
 
 def test_80_runtime_changes_from_periodic_get_parameter():
     changed = BOOT + dt.timedelta(hours=2)
-    t = effective_thresholds(metadata((BOOT, {}), parameters=[
-        (BOOT, "wiredTigerEngineRuntimeConfig", ""), (BOOT, "syncdelay", 60),
-        (changed, "wiredTigerEngineRuntimeConfig", "eviction_dirty_trigger=15"), (changed, "syncdelay", 20),
-    ]), starts=[BOOT])
+    t = effective_thresholds(
+        metadata(
+            (BOOT, {}),
+            parameters=[
+                (BOOT, "wiredTigerEngineRuntimeConfig", ""),
+                (BOOT, "syncdelay", 60),
+                (changed, "wiredTigerEngineRuntimeConfig", "eviction_dirty_trigger=15"),
+                (changed, "syncdelay", 20),
+            ],
+        ),
+        starts=[BOOT],
+    )
     assert t.value("eviction_dirty_trigger") == 15 and "getParameter" in t.source("eviction_dirty_trigger")
     assert [s.value for s in t.timeline["checkpoint_interval"]] == [60, 20]
     assert t.timeline["eviction_dirty_trigger"][-1].since == changed

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.series.checkpoints import checkpoint_windows
-from analysis.findings.culprits import CAUSE_SHARE, causes, max_time_ms, rank
-from analysis.findings.finding import Culprit, Finding
 from analysis.advice.indexes import esr_keys, recommend_index
-from analysis.series.metrics import resolve
+from analysis.findings.culprits import CAUSE_SHARE, causes, max_time_ms, rank
+from analysis.findings.finding import Finding
+from analysis.series.checkpoints import checkpoint_windows
 from analysis.series.derived import derive, prepare
+from analysis.series.metrics import resolve
 from analysis.series.stats import at_least
 from analysis.series.thresholds import effective_thresholds
 from analysis.series.windows import between, sustained
@@ -24,7 +24,9 @@ from ftdc.metadata import Metadata
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
 SS, WT = "serverStatus.", "serverStatus.wiredTiger."
-NO_METADATA = Metadata([], pl.DataFrame(schema={"start": pl.Datetime("ms", "UTC"), "section": pl.String, "parameter": pl.String, "value": pl.String}))
+NO_METADATA = Metadata(
+    [], pl.DataFrame(schema={"start": pl.Datetime("ms", "UTC"), "section": pl.String, "parameter": pl.String, "value": pl.String})
+)
 
 
 def times(seconds):
@@ -43,8 +45,13 @@ def series_of(columns: dict, seconds) -> pl.DataFrame:
 
 def test_aliases_follow_versions_and_service_prefixes():
     old = resolve([WT + "transaction.transaction checkpoint currently running", WT + "concurrentTransactions.write.available"])
-    new = resolve(["shard." + WT + "checkpoint.progress state", "shard." + SS + "queues.execution.write.available",
-                   "common.systemMetrics.disks.nvme0n1.io_time_ms"])
+    new = resolve(
+        [
+            "shard." + WT + "checkpoint.progress state",
+            "shard." + SS + "queues.execution.write.available",
+            "common.systemMetrics.disks.nvme0n1.io_time_ms",
+        ]
+    )
     assert old.path("checkpoint.running") == WT + "transaction.transaction checkpoint currently running"
     assert new.path("checkpoint.running") == "shard." + WT + "checkpoint.progress state"
     assert old.path("tickets.write.available") == WT + "concurrentTransactions.write.available"
@@ -55,7 +62,10 @@ def test_aliases_follow_versions_and_service_prefixes():
 
 def test_an_upgrade_mid_directory_coalesces_both_paths():
     """7.0 wrote concurrentTransactions, 8.0 queues.execution: one column."""
-    raw = {WT + "concurrentTransactions.write.available": [5, 4, None, None], SS + "queues.execution.write.available": [None, None, 3, 0]}
+    raw = {
+        WT + "concurrentTransactions.write.available": [5, 4, None, None],
+        SS + "queues.execution.write.available": [None, None, 3, 0],
+    }
     assert series_of(raw, range(4))["write_tickets_available"].to_list() == [5, 4, 3, 0]
 
 
@@ -78,8 +88,11 @@ def test_rates_use_real_intervals_and_skip_gaps_restarts_and_resets():
 
 
 def test_cache_percentages_and_thresholds_in_bytes():
-    raw = {WT + "cache.maximum bytes configured": [1000, 1000], WT + "cache.bytes currently in the cache": [960, 800],
-           WT + "cache.tracked dirty bytes in the cache": [250, 10]}
+    raw = {
+        WT + "cache.maximum bytes configured": [1000, 1000],
+        WT + "cache.bytes currently in the cache": [960, 800],
+        WT + "cache.tracked dirty bytes in the cache": [250, 10],
+    }
     s = series_of(raw, [0, 1])
     assert s["cache_fill_pct"].to_list() == [96.0, 80.0] and s["cache_dirty_pct"].to_list() == [25.0, 1.0]
     assert s["eviction_trigger_pct"].to_list() == [95.0, 95.0]
@@ -89,8 +102,13 @@ def test_cache_percentages_and_thresholds_in_bytes():
 
 
 def test_sustained_merges_short_dips_and_drops_short_runs():
-    frame = pl.DataFrame({"start": times(range(30)), "period_s": [1.0] * 30,
-                          "x": [0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]})
+    frame = pl.DataFrame(
+        {
+            "start": times(range(30)),
+            "period_s": [1.0] * 30,
+            "x": [0, 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1],
+        }
+    )
     found = sustained(frame, pl.col("x") == 1, min_s=3, merge_s=3)
     assert [(w.start.second, w.end.second, w.first, w.last) for w in found] == [(1, 6, 1, 6), (12, 18, 12, 18)]
 
@@ -107,29 +125,46 @@ def test_sustained_windows_are_ordered_disjoint_and_start_and_end_on_held_sample
     assert all(any(w.first <= i <= w.last for w in found) for i, f in enumerate(flags) if f) or minimum > 1
 
 
-
 @settings(max_examples=200, deadline=None)
-@given(st.data(), st.lists(st.integers(0, 40), min_size=1, max_size=30), st.sampled_from(["ms", "us"]), st.sampled_from(["both", "left", "right", "none"]))
+@given(
+    st.data(),
+    st.lists(st.integers(0, 40), min_size=1, max_size=30),
+    st.sampled_from(["ms", "us"]),
+    st.sampled_from(["both", "left", "right", "none"]),
+)
 def test_between_keeps_the_rows_is_between_keeps(data, steps, unit, closed):
     """Bisection finds the rows a filter finds: repeated times, no bound, and bounds a little before, at or after
     a sample to the microsecond (polars cuts a bound to the column's unit) included."""
     seconds = list(itertools.accumulate(steps))
-    frame = pl.DataFrame({"start": pl.Series([T0 + dt.timedelta(seconds=s) for s in seconds], dtype=pl.Datetime(unit, "UTC")),
-                          "row": range(len(seconds))})
+    frame = pl.DataFrame(
+        {
+            "start": pl.Series([T0 + dt.timedelta(seconds=s) for s in seconds], dtype=pl.Datetime(unit, "UTC")),
+            "row": range(len(seconds)),
+        }
+    )
     near = st.sampled_from([-1001, -1000, -999, -300, 0, 300, 999, 1000, 1001])
-    bound = st.one_of(st.none(), st.builds(lambda s, us: T0 + dt.timedelta(seconds=s, microseconds=us), st.sampled_from(seconds + [-1, seconds[-1] + 1]), near))
+    bound = st.one_of(
+        st.none(),
+        st.builds(
+            lambda s, us: T0 + dt.timedelta(seconds=s, microseconds=us), st.sampled_from(seconds + [-1, seconds[-1] + 1]), near
+        ),
+    )
     lo, hi = data.draw(bound), data.draw(bound)
     far = dt.timedelta(days=1)
     keep = pl.col("start").is_between(T0 - far if lo is None else lo, T0 + far if hi is None else hi, closed=closed)
     assert between(frame, lo, hi, closed=closed)["row"].to_list() == frame.filter(keep)["row"].to_list()
+
 
 # --- statistics
 
 
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=8), st.integers(0, 9))
 def test_poisson_binomial_tail_matches_enumeration(ps, k):
-    exact = sum(math.prod(p if hit else 1 - p for p, hit in zip(ps, outcome))
-                for outcome in itertools.product([0, 1], repeat=len(ps)) if sum(outcome) >= k)
+    exact = sum(
+        math.prod(p if hit else 1 - p for p, hit in zip(ps, outcome))
+        for outcome in itertools.product([0, 1], repeat=len(ps))
+        if sum(outcome) >= k
+    )
     assert at_least(ps, k) == pytest.approx(exact, abs=1e-9)
 
 
@@ -144,8 +179,16 @@ def test_esr_order_equality_sort_range():
 
 
 def test_index_from_logged_commands():
-    agg = json.dumps({"aggregate": "orders", "pipeline": [{"$match": {"status": "x", "total": {"$gt": 1}}}, {"$sort": {"ts": 1}}, {"$group": {"_id": 1}}]})
-    assert recommend_index("shop.orders", agg) == 'db.getSiblingDB("shop").getCollection("orders").createIndex({ status: 1, ts: 1, total: 1 })'
+    agg = json.dumps(
+        {
+            "aggregate": "orders",
+            "pipeline": [{"$match": {"status": "x", "total": {"$gt": 1}}}, {"$sort": {"ts": 1}}, {"$group": {"_id": 1}}],
+        }
+    )
+    assert (
+        recommend_index("shop.orders", agg)
+        == 'db.getSiblingDB("shop").getCollection("orders").createIndex({ status: 1, ts: 1, total: 1 })'
+    )
     update = json.dumps({"update": "orders", "updates": [{"q": {"sku": "a"}, "u": {"$set": {"n": 1}}}]})
     assert recommend_index("shop.orders", update).endswith("createIndex({ sku: 1 })")
     assert recommend_index("shop.orders", json.dumps({"find": "orders", "filter": {}})) is None
@@ -155,8 +198,15 @@ def test_index_from_logged_commands():
 field = st.from_regex(r"[a-z]{1,5}", fullmatch=True)
 
 
-@given(st.dictionaries(field, st.one_of(st.integers(), st.fixed_dictionaries({"$gt": st.integers()}), st.fixed_dictionaries({"$in": st.lists(st.integers())}))),
-       st.dictionaries(field, st.sampled_from([1, -1]), max_size=3))
+@given(
+    st.dictionaries(
+        field,
+        st.one_of(
+            st.integers(), st.fixed_dictionaries({"$gt": st.integers()}), st.fixed_dictionaries({"$in": st.lists(st.integers())})
+        ),
+    ),
+    st.dictionaries(field, st.sampled_from([1, -1]), max_size=3),
+)
 def test_esr_keys_are_unique_and_ordered(filter_doc, sort):
     keys = esr_keys(filter_doc, sort)
     names = [k for k, _ in keys]
@@ -170,21 +220,45 @@ def test_esr_keys_are_unique_and_ordered(filter_doc, sort):
 
 
 def slow_ops(rows):
-    schema = {"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "duration_ms": pl.Int64, "ns": pl.String, "command": pl.String,
-              "op_type": pl.String, "write_statement": pl.Boolean, "plan_summary": pl.String, "plan_kind": pl.String, "shape": pl.String,
-              "query_hash": pl.String, "query_shape_hash": pl.String, "command_json": pl.String}
+    schema = {
+        "ts": pl.Datetime("ms", "UTC"),
+        "started": pl.Datetime("ms", "UTC"),
+        "duration_ms": pl.Int64,
+        "ns": pl.String,
+        "command": pl.String,
+        "op_type": pl.String,
+        "write_statement": pl.Boolean,
+        "plan_summary": pl.String,
+        "plan_kind": pl.String,
+        "shape": pl.String,
+        "query_hash": pl.String,
+        "query_shape_hash": pl.String,
+        "command_json": pl.String,
+    }
     return pl.DataFrame([{**{k: None for k in schema}, **r} for r in rows], schema=schema)
 
 
 def op(end_s, ms, ns="shop.orders", plan="IXSCAN", statement=False, command="find"):
     end = T0 + dt.timedelta(seconds=end_s)
-    return {"ts": end, "started": end - dt.timedelta(milliseconds=ms), "duration_ms": ms, "ns": ns, "command": command, "op_type": "command",
-            "write_statement": statement, "plan_summary": plan, "plan_kind": plan.split()[0], "shape": f"{ns}-{plan}",
-            "command_json": json.dumps({"find": ns.split(".")[1], "filter": {"status": "a"}})}
+    return {
+        "ts": end,
+        "started": end - dt.timedelta(milliseconds=ms),
+        "duration_ms": ms,
+        "ns": ns,
+        "command": command,
+        "op_type": "command",
+        "write_statement": statement,
+        "plan_summary": plan,
+        "plan_kind": plan.split()[0],
+        "shape": f"{ns}-{plan}",
+        "command_json": json.dumps({"find": ns.split(".")[1], "filter": {"status": "a"}}),
+    }
 
 
 def test_culprits_ranked_by_seconds_inside_the_window():
-    ops = slow_ops([op(100, 90_000, plan="COLLSCAN"), op(50, 1_000), op(70, 20_000, ns="shop.users"), op(65, 5_000, statement=True)])
+    ops = slow_ops(
+        [op(100, 90_000, plan="COLLSCAN"), op(50, 1_000), op(70, 20_000, ns="shop.users"), op(65, 5_000, statement=True)]
+    )
     found = rank(ops, T0 + dt.timedelta(seconds=60), T0 + dt.timedelta(seconds=80))
     # The scan overlaps 20 s, the users find 10 s (50..70 → 60..70); the 1 s find ended before; the WRITE line repeats its command.
     assert [(c.ns, c.overlap_s, c.collscan) for c in found] == [("shop.orders", 20.0, True), ("shop.users", 10.0, False)]
@@ -216,9 +290,14 @@ def test_checkpoint_windows_from_counters_flag_and_log():
     running = [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0]
     total_ms = [0, 0, 0, 0, 3900, 3900, 3900, 3900, 3900, 4300, 4300, 4300]
     last_ms = [0, 0, 0, 0, 3900, 3900, 3900, 3900, 3900, 400, 400, 400]
-    s = series_of({WT + "transaction.transaction checkpoint currently running": running,
-                   WT + "transaction.transaction checkpoint total time (msecs)": total_ms,
-                   WT + "transaction.transaction checkpoint most recent time (msecs)": last_ms}, range(12))
+    s = series_of(
+        {
+            WT + "transaction.transaction checkpoint currently running": running,
+            WT + "transaction.transaction checkpoint total time (msecs)": total_ms,
+            WT + "transaction.transaction checkpoint most recent time (msecs)": last_ms,
+        },
+        range(12),
+    )
     found = checkpoint_windows(s, "6.0.0")
     # The counter moved at 4 while the flag still read 1; its fall at 5 is the same checkpoint.
     # The second one's 400 ms would start it at 8.6 s, but the flag was seen set at 8 s
@@ -227,8 +306,10 @@ def test_checkpoint_windows_from_counters_flag_and_log():
         (T0 + dt.timedelta(seconds=0.1), T0 + dt.timedelta(seconds=4), "ftdc"),
         (T0 + dt.timedelta(seconds=8), T0 + dt.timedelta(seconds=9), "ftdc"),
     ]
-    events = pl.DataFrame({"ts": [T0 + dt.timedelta(seconds=9, milliseconds=300)], "kind": ["checkpoint"], "duration_ms": [1000]},
-                          schema={"ts": pl.Datetime("ms", "UTC"), "kind": pl.String, "duration_ms": pl.Int64})
+    events = pl.DataFrame(
+        {"ts": [T0 + dt.timedelta(seconds=9, milliseconds=300)], "kind": ["checkpoint"], "duration_ms": [1000]},
+        schema={"ts": pl.Datetime("ms", "UTC"), "kind": pl.String, "duration_ms": pl.Int64},
+    )
     merged = checkpoint_windows(s, "6.0.0", events)
     assert merged[1].source == "ftdc+log" and merged[1].seconds == 1.0 and merged[1].corroborated
 
@@ -241,17 +322,23 @@ def member_series(seconds, states, optimes_s, self_member="0"):
     raw = {}
     for m in ("0", "1"):
         raw[f"replSetGetStatus.members.{m}.state"] = [s[int(m)] for s in states]
-        raw[f"replSetGetStatus.members.{m}.optimeDate"] = pl.Series([T0 + dt.timedelta(seconds=o[int(m)]) for o in optimes_s], dtype=pl.Datetime("ms", "UTC"))
+        raw[f"replSetGetStatus.members.{m}.optimeDate"] = pl.Series(
+            [T0 + dt.timedelta(seconds=o[int(m)]) for o in optimes_s], dtype=pl.Datetime("ms", "UTC")
+        )
     raw[f"replSetGetStatus.members.{self_member}.self"] = [1] * len(seconds)
     return series_of(raw, seconds)
 
 
 def run_detector(detect, series):
-    from analysis.series.checkpoints import checkpoint_windows
     from analysis.findings.context import Context
+    from analysis.series.checkpoints import checkpoint_windows
     from ftdc.metadata import NodeInfo
 
-    return detect(Context(series, resolve([]), effective_thresholds(NO_METADATA), checkpoint_windows(series, None), NodeInfo(host="a", port=1)))
+    return detect(
+        Context(
+            series, resolve([]), effective_thresholds(NO_METADATA), checkpoint_windows(series, None), NodeInfo(host="a", port=1)
+        )
+    )
 
 
 def test_a_secondary_that_keeps_up_is_not_lagging():
@@ -269,7 +356,11 @@ def test_a_stuck_secondary_lags():
 
     seconds = list(range(300))
     optimes = [(s, s if s < 100 else 100) for s in seconds]  # member 1 stops applying at 100 s
-    lag = [f for f in run_detector(replication.detect, member_series(seconds, [(1, 2)] * 300, optimes)) if f.kind == "replication_lag"]
+    lag = [
+        f
+        for f in run_detector(replication.detect, member_series(seconds, [(1, 2)] * 300, optimes))
+        if f.kind == "replication_lag"
+    ]
     assert len(lag) == 1 and lag[0].severity == "warning" and lag[0].evidence["member"] == "1"
     assert lag[0].start == T0 + dt.timedelta(seconds=110) and lag[0].end == T0 + dt.timedelta(seconds=299)
     assert "Member 1 lagged the primary by up to 3 min 19 s" in lag[0].title
@@ -291,7 +382,9 @@ def test_an_election_during_an_incident_is_a_warning():
     found = run_detector(replication.detect, member_series(seconds, states, [(s, s) for s in seconds]))
     change = next(f for f in found if f.kind == "primary_change")
     assert change.severity == "info" and change.title == "Primary changed from member 0 (this node, a:1) to member 1"
-    incident = Finding("cache_pressure", "critical", T0 + dt.timedelta(seconds=50), T0 + dt.timedelta(seconds=90), "cache full", "e")
+    incident = Finding(
+        "cache_pressure", "critical", T0 + dt.timedelta(seconds=50), T0 + dt.timedelta(seconds=90), "cache full", "e"
+    )
     change, _ = replication.relate([change, incident])
     assert change.severity == "warning" and "cache full" in change.explanation
 

@@ -35,21 +35,38 @@ def log_archive(path: Path, members: int, data: bytes = LINE) -> Path:
 def run_child(code: str, *args, tmpdir: Path) -> tuple[subprocess.CompletedProcess, int]:
     """`code` in a fresh interpreter with TMPDIR=tmpdir; its peak RSS (VmHWM) in MB."""
     code += "\nimport sys; print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)\n"
-    result = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "TMPDIR": str(tmpdir), "COLUMNS": "100"}, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TMPDIR": str(tmpdir), "COLUMNS": "100"},
+        cwd=ROOT,
+    )
     *lines, peak = result.stderr.strip().splitlines()
-    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout, "\n".join(lines) + "\n" * bool(lines)), int(peak) // 1024
+    return subprocess.CompletedProcess(result.args, result.returncode, result.stdout, "\n".join(lines) + "\n" * bool(lines)), int(
+        peak
+    ) // 1024
 
 
 def cli_code(*settings_: str) -> str:
     """Run the CLI on sys.argv[1:], after `settings_` (e.g. a lowered cap), keeping the exit code."""
-    return "\n".join(["import sys, cli", "from ftdc import inputs", "from ftdc.logs import sources", *settings_,
-                      "sys.argv = ['ftdc-analyze', *sys.argv[1:]]", "code = 0",
-                      "try:\n    cli.main()\nexcept SystemExit as e:\n    code = e.code",
-                      "print('exit', code)"])
+    return "\n".join(
+        [
+            "import sys, cli",
+            "from ftdc import inputs",
+            "from ftdc.logs import sources",
+            *settings_,
+            "sys.argv = ['ftdc-analyze', *sys.argv[1:]]",
+            "code = 0",
+            "try:\n    cli.main()\nexcept SystemExit as e:\n    code = e.code",
+            "print('exit', code)",
+        ]
+    )
 
 
 # --- the logs command reads an archive in one pass ---------------------------------------
+
 
 @settings(max_examples=12)
 @given(members=st.integers(1, 60))
@@ -80,7 +97,10 @@ def test_too_many_members_stop_while_listing_with_bounded_memory(tmp_path):
     for command in (["logs"], []):
         result, peak = run_child(cli_code("inputs.MAX_MEMBERS = sources.MAX_MEMBERS = 2_000"), *command, archive, tmpdir=tmp_path)
         assert result.stdout == "exit 2\n", result.stderr
-        assert result.stderr == f"error: {archive}: more than 2,000 members, more than a support bundle holds; unpack it yourself and point at a directory\n"
+        assert (
+            result.stderr
+            == f"error: {archive}: more than 2,000 members, more than a support bundle holds; unpack it yourself and point at a directory\n"
+        )
         assert peak < 400, peak
     assert sorted(p.name for p in tmp_path.iterdir()) == ["many.tar.gz"]
 
@@ -98,7 +118,7 @@ def test_a_cut_archive_keeps_the_members_before_the_cut(tmp_path):
 @given(data=st.data())
 def test_an_archive_cut_anywhere_is_read_or_refused_in_one_line(tmp_path_factory, data):
     folder = tmp_path_factory.mktemp("cut")
-    whole = (folder / "whole.tar.gz")
+    whole = folder / "whole.tar.gz"
     with tarfile.open(whole, "w:gz") as tar:
         tar.add(LOG, arcname="node/mongod.log")
         tar.add(LOG, arcname="node/mongod.log.1")
@@ -116,6 +136,7 @@ def test_an_archive_cut_anywhere_is_read_or_refused_in_one_line(tmp_path_factory
 
 
 # --- bombs: the budget is checked on bytes written, and nothing is left behind ------------
+
 
 def zip_bomb(path: Path, size: int) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
@@ -152,8 +173,10 @@ def test_a_decompression_bomb_stops_at_the_budget(tmp_path, make):
     assert bomb.stat().st_size < 1 << 20
     result, peak = run_child(cli_code(), bomb, tmpdir=tmp_path)
     assert result.stdout == "exit 2\n", result.stderr
-    assert result.stderr == (f"error: {bomb}: unpacks to more than 64 MB (100x its size, at most 64.0 GB), "
-                             "more than a support bundle holds; unpack it yourself\n")
+    assert result.stderr == (
+        f"error: {bomb}: unpacks to more than 64 MB (100x its size, at most 64.0 GB), "
+        "more than a support bundle holds; unpack it yourself\n"
+    )
     assert peak < 400, peak
     assert [p.name for p in tmp_path.iterdir()] == [bomb.name]  # the partial unpacking is gone
 
@@ -175,8 +198,11 @@ def test_a_zip_declaring_too_many_entries_is_refused_before_listing(tmp_path, mo
 
 # --- a sparse or huge metrics file is not read whole -------------------------------------
 
-@pytest.mark.parametrize("size, reason", [(2 << 30, "2.0 GB, larger than any FTDC file mongod writes"),
-                                          (512 << 20, "a sparse file, 0 MB of its 512 MB ever written")])
+
+@pytest.mark.parametrize(
+    "size, reason",
+    [(2 << 30, "2.0 GB, larger than any FTDC file mongod writes"), (512 << 20, "a sparse file, 0 MB of its 512 MB ever written")],
+)
 def test_a_sparse_or_huge_file_is_skipped_without_reading_it(tmp_path, size, reason):
     node = tmp_path / "node" / "diagnostic.data"
     node.mkdir(parents=True)
@@ -186,7 +212,9 @@ def test_a_sparse_or_huge_file_is_skipped_without_reading_it(tmp_path, size, rea
     result, peak = run_child(cli_code(), node, tmpdir=tmp_path)
     assert result.stdout == "exit 2\n" and peak < 400, (result.stderr, peak)
     assert result.stderr.splitlines()[0].startswith(f"warning: {bogus}: {reason}")
-    (node / "metrics.2024-05-14T09-00-00Z-00000").write_bytes((ROOT / "samples" / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000").read_bytes())
+    (node / "metrics.2024-05-14T09-00-00Z-00000").write_bytes(
+        (ROOT / "samples" / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000").read_bytes()
+    )
     result, peak = run_child(cli_code(), node, "--json", tmpdir=tmp_path)
     assert result.stdout.endswith("exit 0\n") and peak < 600, (result.stderr, peak)
     assert result.stderr.startswith(f"warning: {bogus}: {reason}")

@@ -60,13 +60,7 @@ def run_in_child(code: str, *args) -> tuple[list[str], int]:
     return lines, int(peak) // 1024
 
 
-READ = (
-    "import sys, ftdc\n"
-    "try:\n"
-    "    ftdc.read_ftdc(sys.argv[1])\n"
-    "except ftdc.FTDCError as e:\n"
-    "    print('refused', e)\n"
-)
+READ = "import sys, ftdc\ntry:\n    ftdc.read_ftdc(sys.argv[1])\nexcept ftdc.FTDCError as e:\n    print('refused', e)\n"
 EXPORT = (
     "import sys, ftdc\n"
     "try:\n"
@@ -182,8 +176,11 @@ def test_read_budget_follows_real_density_and_says_how_to_raise_it(tmp_path):
 
 
 def test_real_samples_are_far_below_the_read_budget(ftdc_samples):
-    for path in [ftdc_samples / "mongod-4.2.1" / "diagnostic.data", ftdc_samples / "mongod-7.0" / "diagnostic.data",
-                 next((ftdc_samples / "mongod-8.0-chunk").iterdir())]:
+    for path in [
+        ftdc_samples / "mongod-4.2.1" / "diagnostic.data",
+        ftdc_samples / "mongod-7.0" / "diagnostic.data",
+        next((ftdc_samples / "mongod-8.0-chunk").iterdir()),
+    ]:
         catalog = ftdc.read_catalog(path)
         size = sum(f.path.stat().st_size for f in catalog.files)
         values = int((catalog.chunks["samples"] * (catalog.chunks["metrics"] + 1)).sum())
@@ -196,5 +193,7 @@ def test_the_chunk_sample_limit_and_its_message_agree(tmp_path):
     assert ftdc.read_ftdc(legal).height == 2_001
     over = tmp_path / "metrics.over"
     over.write_bytes(zero_run_chunk(metrics=10, samples=100_001))
-    with pytest.warns(ftdc.FTDCWarning, match="10 metrics x 100001 samples is implausible: this reader takes up to 100000 samples"):
+    with pytest.warns(
+        ftdc.FTDCWarning, match="10 metrics x 100001 samples is implausible: this reader takes up to 100000 samples"
+    ):
         assert ftdc.read_ftdc(over).height == 0

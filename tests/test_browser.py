@@ -21,20 +21,32 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
 BROWSERS = ("chromium", "chromium-browser")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions", "--mute-audio",
-         "--hide-scrollbars", "--remote-debugging-port=0")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def find_chromium() -> Optional[str]:
+def find_chromium() -> str | None:
     return next((path for path in map(shutil.which, BROWSERS) if path), None)
 
 
@@ -64,14 +76,14 @@ class Chromium:
         self.binary, self.width, self.height, self.timeout = binary, width, height, timeout
         self.events: list[tuple[str, dict]] = []
         self._next_id = 0
-        self._process: Optional[subprocess.Popen] = None
+        self._process: subprocess.Popen | None = None
         self._socket = None
-        self._session: Optional[str] = None
-        self._profile: Optional[str] = None
+        self._session: str | None = None
+        self._profile: str | None = None
         self._consumed = 0  # events already returned by wait_for
 
     # -- life cycle
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         try:
             self._start()
         except BaseException:
@@ -89,7 +101,10 @@ class Chromium:
         log = open(os.path.join(self._profile, "stderr.log"), "wb")
         self._process = subprocess.Popen(
             [self.binary, *FLAGS, f"--user-data-dir={self._profile}", f"--window-size={self.width},{self.height}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
         )
         log.close()
         port_file = Path(self._profile) / "DevToolsActivePort"
@@ -152,7 +167,7 @@ class Chromium:
             self.events.append((message["method"], message.get("params", {})))
         return message
 
-    def call(self, method: str, timeout: Optional[float] = None, **params: Any) -> dict:
+    def call(self, method: str, timeout: float | None = None, **params: Any) -> dict:
         """Sends one command (to the page once attached) and returns its result."""
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
@@ -167,7 +182,7 @@ class Chromium:
                     raise BrowserError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
 
-    def wait_for(self, event: str, timeout: Optional[float] = None) -> dict:
+    def wait_for(self, event: str, timeout: float | None = None) -> dict:
         """The first `event` of the page not seen by an earlier wait."""
         deadline = time.monotonic() + (timeout or self.timeout)
         seen = self._consumed
@@ -197,8 +212,10 @@ class Chromium:
         params: dict[str, Any] = {"format": "png"}
         if full_page:
             size = self.call("Page.getLayoutMetrics")["cssContentSize"]
-            params.update(captureBeyondViewport=True,
-                          clip={"x": 0, "y": 0, "width": max(size["width"], self.width), "height": size["height"], "scale": 1})
+            params.update(
+                captureBeyondViewport=True,
+                clip={"x": 0, "y": 0, "width": max(size["width"], self.width), "height": size["height"], "scale": 1},
+            )
         return base64.b64decode(self.call("Page.captureScreenshot", **params)["data"])
 
     # -- what the page did
@@ -210,7 +227,9 @@ class Chromium:
                 details = params.get("exceptionDetails", {})
                 found.append(f"exception: {details.get('text')} {details.get('exception', {}).get('description', '')}")
             elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-                found.append(f"console.{params['type']}: {[a.get('value', a.get('description')) for a in params.get('args', [])]}")
+                found.append(
+                    f"console.{params['type']}: {[a.get('value', a.get('description')) for a in params.get('args', [])]}"
+                )
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
                 entry = params["entry"]
                 found.append(f"log ({entry.get('source')}): {entry.get('text')} {entry.get('url', '')}")
@@ -292,9 +311,11 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
     section = report.nodes[0]
     with Chromium(chromium) as browser:
         browser.open(path.as_uri())
-        state = browser.evaluate("({title: document.title, readyState: document.readyState, "
-                                 "headlines: [...document.querySelectorAll('ul.headline li')].map(li => li.innerText), "
-                                 "headlineHeight: document.querySelector('ul.headline')?.getBoundingClientRect().height ?? 0})")
+        state = browser.evaluate(
+            "({title: document.title, readyState: document.readyState, "
+            "headlines: [...document.querySelectorAll('ul.headline li')].map(li => li.innerText), "
+            "headlineHeight: document.querySelector('ul.headline')?.getBoundingClientRect().height ?? 0})"
+        )
         incidents = browser.evaluate(INCIDENTS)
         cards = browser.evaluate(CARDS)
         png = browser.screenshot(full_page=True)

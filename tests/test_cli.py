@@ -28,11 +28,33 @@ def test_summary_json(directory):
     result = runner.invoke(app, [str(directory), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)  # --json prints the JSON report (issue 21 §3): one node here
-    assert set(report) == {"schema_version", "generated", "title", "headlines", "redacted", "nodes", "cross_node_findings", "cross_node_incidents"}
+    assert set(report) == {
+        "schema_version",
+        "generated",
+        "title",
+        "headlines",
+        "redacted",
+        "nodes",
+        "cross_node_findings",
+        "cross_node_incidents",
+    }
     [doc] = report["nodes"]
     # The node's entry is the JSON report's: its analysis, then its workbench.
-    assert set(doc) == {"name", "headlines", "node", "summary", "thresholds", "incidents", "findings",
-                        "shapes", "slow_operations", "connections", "log_messages", "system", "audit"}
+    assert set(doc) == {
+        "name",
+        "headlines",
+        "node",
+        "summary",
+        "thresholds",
+        "incidents",
+        "findings",
+        "shapes",
+        "slow_operations",
+        "connections",
+        "log_messages",
+        "system",
+        "audit",
+    }
     summary = doc["summary"]
     assert doc["node"]["version"] == "7.0.0-rc6"
     assert summary["samples"] == 36722 and summary["files"] == 3 and summary["chunks"] == 150
@@ -50,7 +72,9 @@ def test_summary_table_mentions_the_node(directory):
 
 
 def test_gaps_ignore_period_changes():
-    times = pl.Series("t", [0, 100, 200, 300, 400, 1400, 2400, 3400, 4400, 9400, 10400, 11400], dtype=pl.Int64).cast(pl.Datetime("ms"))
+    times = pl.Series("t", [0, 100, 200, 300, 400, 1400, 2400, 3400, 4400, 9400, 10400, 11400], dtype=pl.Int64).cast(
+        pl.Datetime("ms")
+    )
     gaps = find_gaps(times)
     assert [g.seconds for g in gaps] == [5.0]
 
@@ -64,7 +88,9 @@ def test_metrics_match(directory):
 
 def test_export_parquet(directory, tmp_path):
     out = tmp_path / "x.parquet"
-    result = runner.invoke(app, ["export", str(directory), "--out", str(out), "--metrics", "serverStatus.uptime", "--start", "2025-07-10T16:00:00Z"])
+    result = runner.invoke(
+        app, ["export", str(directory), "--out", str(out), "--metrics", "serverStatus.uptime", "--start", "2025-07-10T16:00:00Z"]
+    )
     assert result.exit_code == 0, result.output
     assert pl.read_parquet(out).equals(ftdc.read_ftdc(directory, ["serverStatus.uptime"], start="2025-07-10T16:00:00Z"))
 
@@ -100,12 +126,16 @@ def test_incidents_follow_the_summary(tmp_path):
     assert text.index("time range") < text.index("Incidents")
     # One incident, its root cause the scan, the four findings folded into it.
     assert text.count("I1.") >= 1 and "I2." not in text
-    assert "Root cause (operation): COLLSCANs of shop.orders" in text and "[F3, F4]" in text  # two ticket windows, one step, ids in order (issue 18 §4)
+    assert (
+        "Root cause (operation): COLLSCANs of shop.orders" in text and "[F3, F4]" in text
+    )  # two ticket windows, one step, ids in order (issue 18 §4)
     assert "createIndex({ status: 1, total: 1 })" in text
 
 
 def test_findings_flag_lists_the_findings(tmp_path):
-    result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--findings"], terminal_width=80)
+    result = runner.invoke(
+        app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--findings"], terminal_width=80
+    )
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert text.index("time range") < text.index("Findings") and "Incidents" not in text
@@ -114,7 +144,9 @@ def test_findings_flag_lists_the_findings(tmp_path):
 
 
 def test_findings_as_json():
-    result = runner.invoke(app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--json", "--start", "2024-05-14T09:40:00Z"])
+    result = runner.invoke(
+        app, [str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--json", "--start", "2024-05-14T09:40:00Z"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)["nodes"][0]
     findings = doc["findings"]
@@ -161,7 +193,9 @@ def test_a_match_that_selects_nothing_is_an_error_naming_the_closest(directory):
 
 
 def test_an_export_of_no_metric_is_an_error_and_writes_nothing(directory, tmp_path):
-    line = one_error_line(run_cli("export", str(directory), "--out", str(tmp_path / "x.parquet"), "--metrics", "serverStatus.uptim"))
+    line = one_error_line(
+        run_cli("export", str(directory), "--out", str(tmp_path / "x.parquet"), "--metrics", "serverStatus.uptim")
+    )
     assert "closest: serverStatus.uptime" in line and not list(tmp_path.iterdir())
 
 

@@ -32,7 +32,9 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 
 
 def imported_by(*args: str) -> set[str]:
-    result = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return set(json.loads(result.stdout.splitlines()[-1]))
 
@@ -47,7 +49,9 @@ def test_metrics_imports_no_arrow_plotting_or_spark(tmp_path):
         for i in range(3):
             when = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i)
             writer.add_sample({"start": when, "serverStatus": {"uptime": i}, "end": when})
-    result = subprocess.run([sys.executable, "-m", "cli", "metrics", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "metrics", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
     assert "serverStatus.uptime\tInt64" in result.stdout  # the probe below lists a real file
     loaded = imported_by("metrics", str(tmp_path))
     assert loaded.isdisjoint({"pyarrow", "matplotlib", "pyspark"})

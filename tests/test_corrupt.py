@@ -11,12 +11,12 @@ import zlib
 from pathlib import Path
 
 import pytest
+from ftdc_files import chunk_samples, documents, payload
 
 import ftdc
 from ftdc import FTDCError, FTDCWarning
 from ftdc.writer import FTDCWriter
 from ftdc.writer.documents import chunk_document
-from ftdc_files import chunk_samples, documents, payload
 
 SMALL_42 = ("mongod-4.2.1", "diagnostic.data", "metrics.2021-07-13T01-43-32Z-00000")
 
@@ -131,7 +131,9 @@ def rewrite_counts(ftdc_file: Path, index: int, metric_count=None, delta_count=N
     old_metrics, old_deltas = struct.unpack_from("<II", inflated, reference_length)
     body = inflated[reference_length + 8 :] if deltas is None else deltas
     new = inflated[:reference_length] + struct.pack(
-        "<II", old_metrics if metric_count is None else metric_count(old_metrics), old_deltas if delta_count is None else delta_count(old_deltas)
+        "<II",
+        old_metrics if metric_count is None else metric_count(old_metrics),
+        old_deltas if delta_count is None else delta_count(old_deltas),
     )
     new += body
     replace_chunk_data(ftdc_file, index, struct.pack("<I", len(new)) + zlib.compress(new))

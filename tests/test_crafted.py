@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ftdc_files import documents
 
 DEMO = Path(__file__).resolve().parents[1] / "samples"
@@ -17,7 +16,9 @@ DEMO_FILE = DEMO / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000"
 
 def run_cli(*args: str, columns: int = 100, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def one_error_line(result: subprocess.CompletedProcess) -> str:
@@ -39,6 +40,7 @@ def metadata_only(folder: Path) -> Path:
 
 # --- §1, §3: a node with no readable sample, a range past the data -----------------------
 
+
 @pytest.mark.parametrize("extra", [[], ["--json"], ["--report", "r.html"]])
 def test_no_readable_sample_is_one_line(tmp_path, extra):
     node = metadata_only(tmp_path)
@@ -50,8 +52,11 @@ def test_no_readable_sample_is_one_line(tmp_path, extra):
 
 def test_start_past_the_data_says_nothing_was_read_there():
     line = one_error_line(run_cli(DEMO / "diagnostic.data", "--start", "2030-01-01T00:00:00Z"))
-    assert line == ("error: " f"{DEMO / 'diagnostic.data'}: no sample between 2030-01-01T00:00:00Z and the end; "
-                    "the data covers 2024-05-14T09:00:00Z – 2024-05-14T10:30:30Z")
+    assert line == (
+        "error: "
+        f"{DEMO / 'diagnostic.data'}: no sample between 2030-01-01T00:00:00Z and the end; "
+        "the data covers 2024-05-14T09:00:00Z – 2024-05-14T10:30:30Z"
+    )
 
 
 def test_one_unreadable_node_leaves_the_others_analysed(tmp_path):
@@ -59,7 +64,10 @@ def test_one_unreadable_node_leaves_the_others_analysed(tmp_path):
     result = run_cli(DEMO / "diagnostic.data", bad, "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["nodes"][0]["node"]["host"] == "db-prod-01.example.net"
-    assert result.stderr.splitlines()[0] == f"warning: {bad}: no readable sample (only metadata, or every chunk damaged): this node is left out"
+    assert (
+        result.stderr.splitlines()[0]
+        == f"warning: {bad}: no readable sample (only metadata, or every chunk damaged): this node is left out"
+    )
 
 
 def test_every_node_unreadable_is_an_error(tmp_path):
@@ -70,8 +78,21 @@ def test_every_node_unreadable_is_an_error(tmp_path):
 
 # --- §1: slow queries whose duration or time cannot be used -------------------------------
 
-SLOW = {"t": {"$date": "2024-05-14T09:30:00.000+00:00"}, "s": "I", "c": "COMMAND", "id": 51803, "ctx": "conn1", "msg": "Slow query",
-        "attr": {"type": "command", "ns": "db.c", "command": {"find": "c", "filter": {"a": 1}}, "planSummary": "COLLSCAN", "durationMillis": 150}}
+SLOW = {
+    "t": {"$date": "2024-05-14T09:30:00.000+00:00"},
+    "s": "I",
+    "c": "COMMAND",
+    "id": 51803,
+    "ctx": "conn1",
+    "msg": "Slow query",
+    "attr": {
+        "type": "command",
+        "ns": "db.c",
+        "command": {"find": "c", "filter": {"a": 1}},
+        "planSummary": "COLLSCAN",
+        "durationMillis": 150,
+    },
+}
 
 
 def slow_line(**attr) -> str:
@@ -111,6 +132,7 @@ def test_a_slow_query_without_a_time(tmp_path):
 
 
 # --- §1: customer strings are text, never markup ------------------------------------------
+
 
 def renamed_node(folder: Path, hostname: str, replica_set: str) -> Path:
     """The demo node with its metadata document naming another host and replica set."""
@@ -157,11 +179,17 @@ def test_pipes_and_devices_are_refused_with_one_line(tmp_path, device, command):
     line = one_error_line(run_cli(*args, timeout=60))
     reading_logs = command in (["logs"], ["--log"])
     if device == tmp_path / "fifo":
-        assert line == (f"error: {device}: no mongod log line in it (not a JSON 4.4+ or text log)" if reading_logs else
-                        f"error: {device}: a pipe (FIFO), not a file: FTDC is read from files and directories (copy it to a file first)")
+        assert line == (
+            f"error: {device}: no mongod log line in it (not a JSON 4.4+ or text log)"
+            if reading_logs
+            else f"error: {device}: a pipe (FIFO), not a file: FTDC is read from files and directories (copy it to a file first)"
+        )
     else:
-        assert line == (f"error: {device}: a character device, not a log file" if reading_logs else
-                        f"error: {device}: a character device, not a file: FTDC is read from files and directories (copy it to a file first)")
+        assert line == (
+            f"error: {device}: a character device, not a log file"
+            if reading_logs
+            else f"error: {device}: a character device, not a file: FTDC is read from files and directories (copy it to a file first)"
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == (["fifo"] if device == tmp_path / "fifo" else [])
 
 
@@ -177,7 +205,9 @@ def test_a_pipe_inside_a_log_directory_is_skipped_with_a_warning(tmp_path):
 def test_process_substitution_reads_the_log_as_a_stream(command):
     log = f"<(cat {DEMO / 'mongod.log'})"
     shell = f"{sys.executable} -m cli " + command.format(log=log, node=DEMO / "diagnostic.data")
-    result = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"})
+    result = subprocess.run(
+        ["bash", "-c", shell], capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "100"}
+    )
     assert result.returncode == 0 and result.stderr == "", result.stderr
     if "--json" in command:
         culprits = [c for f in json.loads(result.stdout)["nodes"][0]["findings"] for c in f["culprits"]]
@@ -188,11 +218,15 @@ def test_process_substitution_reads_the_log_as_a_stream(command):
 
 # --- §4: one line for every error, naming the user's file --------------------------------
 
-@pytest.mark.parametrize("args, message", [
-    (["export"], "error: Missing argument 'paths'. (`ftdc-analyze export --help` lists the options)"),
-    (["logs", "x.log", "--top", "abc"], "error: Invalid value for '--top': "),
-    (["metrics", "x", "--bogus"], "error: No such option: --bogus"),
-])
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["export"], "error: Missing argument 'paths'. (`ftdc-analyze export --help` lists the options)"),
+        (["logs", "x.log", "--top", "abc"], "error: Invalid value for '--top': "),
+        (["metrics", "x", "--bogus"], "error: No such option: --bogus"),
+    ],
+)
 def test_usage_errors_are_one_line(args, message):
     assert one_error_line(run_cli(*args)).startswith(message)
 
@@ -200,7 +234,10 @@ def test_usage_errors_are_one_line(args, message):
 def test_a_directory_given_as_the_output_file(tmp_path):
     target = tmp_path / "out.parquet"
     target.mkdir()
-    assert one_error_line(run_cli("export", DEMO / "diagnostic.data", "--out", target)) == f"error: {target}: a directory; give a file name"
+    assert (
+        one_error_line(run_cli("export", DEMO / "diagnostic.data", "--out", target))
+        == f"error: {target}: a directory; give a file name"
+    )
     assert list(tmp_path.iterdir()) == [target] and not list(target.iterdir())
 
 
@@ -250,6 +287,7 @@ def test_an_unreadable_directory_is_not_called_empty(tmp_path, monkeypatch):
             if os.fspath(path) == str(dbpath):
                 raise PermissionError(13, "Permission denied", os.fspath(path))
             return real(path)
+
         return call
 
     monkeypatch.setattr(os, "scandir", denied(real_scandir))
@@ -283,13 +321,18 @@ def test_messages_name_the_member_of_a_bundle_not_a_temporary_path(tmp_path):
 
 # --- §3: one verdict for one input; nothing read is not "nothing unusual" -------------------
 
+
 def test_chunks_that_time_cannot_split_get_the_same_verdict_everywhere(tmp_path):
     from test_bounds import crafted_file
 
     path = crafted_file(tmp_path / "metrics.same", same_time=True)
-    refusals = {one_error_line(run_cli(*command)) for command in ([path], [path, "--json"], ["export", path, "--out", tmp_path / "x.csv"])}
+    refusals = {
+        one_error_line(run_cli(*command)) for command in ([path], [path, "--json"], ["export", path, "--out", tmp_path / "x.csv"])
+    }
     assert len(refusals) == 1
-    assert refusals.pop().startswith(f"error: {path}: offset 0: 30 chunk(s) from 2024-01-01T00:00:00Z claim 483,000,000 values that time cannot split")
+    assert refusals.pop().startswith(
+        f"error: {path}: offset 0: 30 chunk(s) from 2024-01-01T00:00:00Z claim 483,000,000 values that time cannot split"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.same"]
 
 
@@ -297,20 +340,29 @@ def test_chunks_that_time_cannot_split_get_the_same_verdict_everywhere(tmp_path)
 def test_an_export_of_nothing_is_an_error_and_keeps_the_old_file(tmp_path, case):
     out = tmp_path / "x.parquet"
     out.write_bytes(b"the user's previous export")
-    node, extra = (metadata_only(tmp_path), []) if case == "metadata only" else (DEMO / "diagnostic.data", ["--start", "2030-01-01T00:00:00Z"])
+    node, extra = (
+        (metadata_only(tmp_path), [])
+        if case == "metadata only"
+        else (DEMO / "diagnostic.data", ["--start", "2030-01-01T00:00:00Z"])
+    )
     line = one_error_line(run_cli("export", node, "--out", out, *extra))
     assert line.startswith(f"error: {node}: no ") and ("no readable sample" in line or "the data covers" in line)
     assert out.read_bytes() == b"the user's previous export"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["x.parquet", *(["diagnostic.data"] if case == "metadata only" else [])])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["x.parquet", *(["diagnostic.data"] if case == "metadata only" else [])]
+    )
 
 
 def test_logs_outside_the_range_asked_are_an_error():
     line = one_error_line(run_cli("logs", DEMO / "mongod.log", "--start", "2030-01-01T00:00:00Z"))
-    assert line == (f"error: {DEMO / 'mongod.log'}: no log line between 2030-01-01T00:00:00Z and the end; "
-                    "the lines it holds are outside that range")
+    assert line == (
+        f"error: {DEMO / 'mongod.log'}: no log line between 2030-01-01T00:00:00Z and the end; "
+        "the lines it holds are outside that range"
+    )
 
 
 # --- §4: JSON numbers and times --------------------------------------------------------------
+
 
 def whole_floats(value, path=""):
     if isinstance(value, dict):
@@ -338,7 +390,9 @@ def test_year_one_is_written_one_way_everywhere(tmp_path):
 
     with FTDCWriter(tmp_path / "diagnostic.data") as writer:
         for i in range(20):
-            writer.add_sample({"start": dt.datetime(1, 1, 1, 0, 0, i, tzinfo=dt.timezone.utc), "serverStatus": {"uptime": i, "pid": 1}})
+            writer.add_sample(
+                {"start": dt.datetime(1, 1, 1, 0, 0, i, tzinfo=dt.timezone.utc), "serverStatus": {"uptime": i, "pid": 1}}
+            )
     node = tmp_path / "diagnostic.data"
     assert "time range        0001-01-01T00:00:00Z – 0001-01-01T00:00:19Z" in run_cli(node).stdout
     assert json.loads(run_cli(node, "--json").stdout)["nodes"][0]["summary"]["first"] == "0001-01-01T00:00:00Z"
@@ -350,7 +404,10 @@ def test_a_duration_over_a_year_does_not_start_the_operation_in_year_one(tmp_pat
     log.write_text(slow_line(durationMillis=9 * 10**18) + "\n" + slow_line() + "\n")
     result = run_cli("logs", log)
     assert "2024-05-14T09:29:59.850Z – 2024-05-14T09:30:00Z" in result.stdout and "0001" not in result.stdout
-    assert result.stderr == f"warning: 1 line(s) could not be read; the first: {log}:1: durationMillis 9000000000000000000 is over a year: dropped\n"
+    assert (
+        result.stderr
+        == f"warning: 1 line(s) could not be read; the first: {log}:1: durationMillis 9000000000000000000 is over a year: dropped\n"
+    )
 
 
 # --- §5: the newcomer's path ------------------------------------------------------------------
@@ -360,7 +417,7 @@ ROOT = DEMO.parent
 
 def test_the_readme_makes_a_virtualenv_before_installing():
     readme = (ROOT / "README.md").read_text()
-    setup = readme[readme.index("## Set-up"): readme.index("## Where to read on")]
+    setup = readme[readme.index("## Set-up") : readme.index("## Where to read on")]
     assert setup.index("python3 -m venv .venv") < setup.index("pip install -e .")
     assert "about a minute" in setup
     assert ".venv/" in (ROOT / ".gitignore").read_text().splitlines()
@@ -370,8 +427,14 @@ def test_the_main_job_reads_the_log_beside_the_demo_and_says_so():
     readme = (ROOT / "README.md").read_text()
     command = next(line for line in readme.splitlines() if line.startswith("pip install -e . && "))
     args = command.split("&& ftdc-analyze ")[1].split()
-    result = subprocess.run([sys.executable, "-m", "cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            env={**os.environ, "COLUMNS": "100"})
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "100"},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr == "read the log found beside the FTDC: samples/mongod.log (--log names another)\n"
     text = " ".join(result.stdout.split())
@@ -379,6 +442,7 @@ def test_the_main_job_reads_the_log_beside_the_demo_and_says_so():
 
 
 # --- §4: the Markdown report: customer strings as text, written whole or not at all ----------
+
 
 def test_markdown_shows_customer_strings_as_text(tmp_path):
     node = renamed_node(tmp_path, "<script>alert(1)</script>", "<img src=x onerror=alert(1)>")
@@ -417,6 +481,7 @@ def test_markdown_report_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
 
 
 # --- §1: dates no Python datetime can hold (found by the bit-flip family) ----------------------
+
 
 @pytest.mark.parametrize("where", ["metadata _id", "sample start"])
 def test_a_date_outside_years_1_to_9999_is_damage_not_a_panic(tmp_path, where):

@@ -27,7 +27,9 @@ def check(args: list[str]) -> None:
     lines = result.stderr.splitlines()
     assert result.exit_code in (0, 2), (result.exit_code, result.stderr)
     if result.exit_code == 2:
-        assert lines and lines[-1].startswith("error: ") and all(line.startswith("warning: ") for line in lines[:-1]), result.stderr
+        assert lines and lines[-1].startswith("error: ") and all(line.startswith("warning: ") for line in lines[:-1]), (
+            result.stderr
+        )
         assert result.stdout == ""
     else:
         assert all(line.startswith(("warning: ", "read the log")) for line in lines), result.stderr

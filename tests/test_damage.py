@@ -18,6 +18,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from ftdc_files import chunk_samples, documents
+from test_crafted import DEMO, run_cli
 
 import analysis
 import ftdc
@@ -25,8 +27,6 @@ import ftdc.logs.problems
 from ftdc import FTDCWarning
 from ftdc.writer import FTDCWriter
 from ftdc.writer.documents import chunk_document
-from ftdc_files import chunk_samples, documents
-from test_crafted import DEMO, run_cli
 
 START = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
 SMALL_42 = ("mongod-4.2.1", "diagnostic.data", "metrics.2021-07-13T01-43-32Z-00000")
@@ -45,11 +45,17 @@ def flip_bit(path: Path, offset: int, bit: int) -> None:
 
 
 def sample(i: int, member: bool, start: dt.datetime = START) -> dict:
-    status = {"uptime": i, "opcounters": {"insert": 10 * i, "query": 20 * i, "update": i, "delete": 0, "getmore": 0, "command": 30 * i},
-              "connections": {"current": 10, "totalCreated": 10}}
+    status = {
+        "uptime": i,
+        "opcounters": {"insert": 10 * i, "query": 20 * i, "update": i, "delete": 0, "getmore": 0, "command": 30 * i},
+        "connections": {"current": 10, "totalCreated": 10},
+    }
     doc = {"start": start + dt.timedelta(seconds=i), "serverStatus": status}
     if member:  # the node joined a replica set: a schema change, so a chunk of its own
-        doc["replSetGetStatus"] = {"myState": 1, "members": [{"state": 1, "optimeDate": start + dt.timedelta(seconds=i), "self": True}]}
+        doc["replSetGetStatus"] = {
+            "myState": 1,
+            "members": [{"state": 1, "optimeDate": start + dt.timedelta(seconds=i), "self": True}],
+        }
     return doc
 
 
@@ -122,6 +128,7 @@ def test_a_fleet_analyses_the_node_with_a_damaged_chunk(tmp_path):
 
 # --- a BSON Date no calendar holds ---------------------------------------------------------
 
+
 def flip_reference_date(path: Path, chunk: int, key: bytes = b"\x09localTime\x00", bits=(61, 62)) -> int:
     """Flips two high bits of a Date in chunk `chunk`'s reference document (inside the zlib
     stream, so the chunk is otherwise intact); returns the chunk's sample count."""
@@ -132,7 +139,7 @@ def flip_reference_date(path: Path, chunk: int, key: bytes = b"\x09localTime\x00
     (value,) = struct.unpack_from("<q", payload, at)
     struct.pack_into("<q", payload, at, value ^ sum(1 << b for b in bits))
     rebuilt = chunk_document(int(doc["_id"]), struct.pack("<I", len(payload)) + zlib.compress(bytes(payload)))
-    path.write_bytes(data[:offset] + rebuilt + data[offset + len(doc.raw):])
+    path.write_bytes(data[:offset] + rebuilt + data[offset + len(doc.raw) :])
     return chunk_samples(documents(path)[[o for o, d in documents(path)].index(offset)][1])
 
 
@@ -150,8 +157,10 @@ def test_an_impossible_date_is_null_with_one_warning_and_the_sample_kept(node_wi
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         frame = ftdc.read_ftdc(folder)
-    assert ftdc_warnings(caught) == [f"{folder / SMALL_42[-1]}: {damaged:,} value(s) of serverStatus.localTime dated outside years 1-9999 "
-                                     "(damaged): read as null"]
+    assert ftdc_warnings(caught) == [
+        f"{folder / SMALL_42[-1]}: {damaged:,} value(s) of serverStatus.localTime dated outside years 1-9999 "
+        "(damaged): read as null"
+    ]
     assert frame["serverStatus.localTime"].null_count() == damaged and frame.height == 865
     assert frame["start"].null_count() == 0
 
@@ -160,12 +169,17 @@ def test_an_impossible_date_is_null_with_one_warning_and_the_sample_kept(node_wi
 def test_every_writer_keeps_the_node_with_an_impossible_date(node_with_an_impossible_date, tmp_path, how):
     folder, damaged = node_with_an_impossible_date
     target = tmp_path / f"out.{how}"
-    args = {"csv": ["export", folder, "--out", target], "parquet": ["export", folder, "--out", target],
-            "dataset": ["export", folder, "--dataset", target],
-            "fleet": ["fleet", folder, "--out", target, "--samples", "--engine", "loop"]}[how]
+    args = {
+        "csv": ["export", folder, "--out", target],
+        "parquet": ["export", folder, "--out", target],
+        "dataset": ["export", folder, "--dataset", target],
+        "fleet": ["fleet", folder, "--out", target, "--samples", "--engine", "loop"],
+    }[how]
     result = run_cli(*args)
     assert result.returncode == 0 and "Traceback" not in result.stderr and "panic" not in result.stderr.lower(), result.stderr
-    assert result.stderr.startswith(f"warning: {folder / SMALL_42[-1]}: {damaged:,} value(s) of serverStatus.localTime"), result.stderr
+    assert result.stderr.startswith(f"warning: {folder / SMALL_42[-1]}: {damaged:,} value(s) of serverStatus.localTime"), (
+        result.stderr
+    )
     if how in ("csv", "parquet"):
         frame = pl.read_csv(target, try_parse_dates=True) if how == "csv" else pl.read_parquet(target)
         assert frame.height == 865 and frame["serverStatus.localTime"].null_count() == damaged
@@ -176,9 +190,13 @@ def test_every_writer_keeps_the_node_with_an_impossible_date(node_with_an_imposs
 
 # --- a log line dated year 0 -------------------------------------------------------------
 
-YEAR_0_JSON = ('{"t":{"$date":"0000-05-14T09:30:00.000+00:00"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn1","msg":"Slow query",'
-               '"attr":{"type":"command","ns":"db.c","command":{"find":"c"},"planSummary":"COLLSCAN","durationMillis":150}}')
-YEAR_0_TEXT = '0000-05-14T09:30:00.000+0000 I COMMAND  [conn1] command db.c command: find { find: "c" } planSummary: COLLSCAN 150ms'
+YEAR_0_JSON = (
+    '{"t":{"$date":"0000-05-14T09:30:00.000+00:00"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn1","msg":"Slow query",'
+    '"attr":{"type":"command","ns":"db.c","command":{"find":"c"},"planSummary":"COLLSCAN","durationMillis":150}}'
+)
+YEAR_0_TEXT = (
+    '0000-05-14T09:30:00.000+0000 I COMMAND  [conn1] command db.c command: find { find: "c" } planSummary: COLLSCAN 150ms'
+)
 
 
 @pytest.mark.parametrize("line", [YEAR_0_JSON, YEAR_0_TEXT], ids=["json", "text"])
@@ -204,6 +222,7 @@ def test_a_log_given_with_a_line_dated_year_0_is_analysed(tmp_path):
 
 
 # --- a log found beside diagnostic.data, not given -----------------------------------------
+
 
 @pytest.fixture
 def demo_beside(tmp_path) -> Path:
@@ -243,7 +262,9 @@ def test_no_log_does_not_look_beside(demo_beside):
     assert looked.stderr.startswith("read the log found beside the FTDC"), looked.stderr
     result = run_cli(demo_beside / "diagnostic.data", "--json", "--no-log")
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    assert json.loads(result.stdout)["nodes"][0]["findings"] != json.loads(looked.stdout)["nodes"][0]["findings"]  # culprits come from the log
+    assert (
+        json.loads(result.stdout)["nodes"][0]["findings"] != json.loads(looked.stdout)["nodes"][0]["findings"]
+    )  # culprits come from the log
     both = run_cli(demo_beside / "diagnostic.data", "--no-log", "--log", demo_beside / "mongod.log")
     assert both.returncode == 2 and both.stderr.startswith("error: --no-log, yet logs were given"), both.stderr
 
@@ -255,6 +276,7 @@ def test_a_given_unreadable_log_is_still_an_error(demo_beside):
 
 
 # --- NUL padding, sparse logs -------------------------------------------------------------
+
 
 def demo_lines() -> int:
     return len((DEMO / "mongod.log").read_bytes().splitlines())
@@ -300,6 +322,7 @@ def test_a_sparse_log_is_refused_up_front(tmp_path):
 
 # --- §2: memory bounds that crafted shapes broke ------------------------------------------
 
+
 def peak_of(code: str, *args) -> tuple[list[str], int]:
     """Runs `code` in a child; its output lines and peak RSS (VmHWM) in MB."""
     code += "\nprint(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])\n"
@@ -315,21 +338,25 @@ def test_millions_of_bad_lines_are_counted_not_held(tmp_path):
     path = tmp_path / "mongod.log.gz"
     with gzip.open(path, "wb", compresslevel=9) as out:
         out.write(b"{}\n" * 6_000_000)
-    code = ("import sys, ftdc\n"
-            "from ftdc.logs.reader import decode_json_block\n"
-            "from ftdc.logs.sources import blocks, expand\n"
-            "listed = unlisted = 0\n"
-            "for block, end in blocks(expand(sys.argv[1])[0], lambda n: None, print):\n"
-            "    problems = decode_json_block(sys.argv[1], block, end)[3]\n"
-            "    more = problems.filter(problems['line'].is_null())['reason'].str.extract(r'^(\\d+) more').cast(int).sum()\n"
-            "    listed, unlisted = listed + problems['line'].is_not_null().sum(), unlisted + more\n"
-            "print(listed, unlisted)\n")
+    code = (
+        "import sys, ftdc\n"
+        "from ftdc.logs.reader import decode_json_block\n"
+        "from ftdc.logs.sources import blocks, expand\n"
+        "listed = unlisted = 0\n"
+        "for block, end in blocks(expand(sys.argv[1])[0], lambda n: None, print):\n"
+        "    problems = decode_json_block(sys.argv[1], block, end)[3]\n"
+        "    more = problems.filter(problems['line'].is_null())['reason'].str.extract(r'^(\\d+) more').cast(int).sum()\n"
+        "    listed, unlisted = listed + problems['line'].is_not_null().sum(), unlisted + more\n"
+        "print(listed, unlisted)\n"
+    )
     lines, peak_mb = peak_of(code, path)
     listed, unlisted = map(int, lines[-1].split())
     assert listed + unlisted == 6_000_000 and listed <= 10 * ftdc.logs.problems.MAX_LISTED
     assert peak_mb < 600, peak_mb
     result = run_cli("logs", path, timeout=300)
-    assert result.returncode == 2 and result.stderr.strip().endswith("no mongod log line in it (not a JSON 4.4+ or text log)"), result.stderr
+    assert result.returncode == 2 and result.stderr.strip().endswith("no mongod log line in it (not a JSON 4.4+ or text log)"), (
+        result.stderr
+    )
 
 
 def wide_node(folder: Path, metrics: int, chunks: int) -> Path:
@@ -337,7 +364,9 @@ def wide_node(folder: Path, metrics: int, chunks: int) -> Path:
     with FTDCWriter(folder, metadata={"start": START}, samples_per_chunk=2) as writer:
         for c in range(chunks):
             for s in range(2):
-                writer.add_sample({"start": START + dt.timedelta(seconds=2 * c + s), "m": {f"c{c}_{i}": s for i in range(metrics)}})
+                writer.add_sample(
+                    {"start": START + dt.timedelta(seconds=2 * c + s), "m": {f"c{c}_{i}": s for i in range(metrics)}}
+                )
     return folder
 
 
@@ -356,13 +385,21 @@ def test_an_export_wider_than_its_bound_is_refused_before_writing(tmp_path, how)
 
     folder = wide_node(tmp_path / "diagnostic.data", 15_000, 4)
     target = tmp_path / ("x.parquet" if how == "--out" else "ds")
-    code = ("import sys, ftdc, ftdc.select\nftdc.select.MAX_OUTPUT_METRICS = 40_000\n"
-            "from cli import main\nsys.argv = ['ftdc-analyze', 'export', *sys.argv[1:]]\nmain()\n")
-    out = subprocess.run([sys.executable, "-c", code, str(folder), how, str(target)], capture_output=True, text=True, timeout=600,
-                         cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import sys, ftdc, ftdc.select\nftdc.select.MAX_OUTPUT_METRICS = 40_000\n"
+        "from cli import main\nsys.argv = ['ftdc-analyze', 'export', *sys.argv[1:]]\nmain()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(folder), how, str(target)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert out.returncode == 2 and out.stderr.strip() == (
         f"error: {folder}: 60,000 metrics, more than the 40,000 an export writes (mongod records a few thousand): "
-        "select some (--metrics, metrics=)"), out.stderr
+        "select some (--metrics, metrics=)"
+    ), out.stderr
     assert not target.exists() or not any(target.rglob("*.parquet"))
     assert select.MAX_OUTPUT_METRICS == 50_000
     selected = run_cli("export", folder, how, target, "--metrics", "m.c0_*")

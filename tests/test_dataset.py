@@ -39,7 +39,11 @@ def test_layout_and_node_facts(dataset):
     assert sorted(p.name for p in (out / "samples").iterdir()) == ["family=mongod-4.2", "family=mongod-7.0"]
     assert facts.sort("node").equals(read_nodes(out).sort("node"))
     assert facts["family"].to_list() == ["mongod-7.0", "mongod-7.0", "mongod-4.2"]
-    assert facts["node"].to_list() == ["byron-ThinkCentre-M910q_27017", "db-prod-01.example.net_27017", "M-C02F13T4MD6M.sanmiguel.local_27017"]
+    assert facts["node"].to_list() == [
+        "byron-ThinkCentre-M910q_27017",
+        "db-prod-01.example.net_27017",
+        "M-C02F13T4MD6M.sanmiguel.local_27017",
+    ]
     assert facts["replica_set"].to_list() == [None, "rs0", "rs0"] and facts["samples"].to_list()[1] == 5431
     # One file per node and day, each holding that node's own metrics.
     for key, metrics in zip(facts["node"], facts["metrics"]):
@@ -103,8 +107,14 @@ def test_a_lock_mode_is_one_column_on_every_node():
     # A node that recorded only the exclusive mode names it as one that recorded both does.
     alone = distinct_names(["serverStatus.locks.Global.acquireCount.W"])
     both = distinct_names(["serverStatus.locks.Global.acquireCount.w", "serverStatus.locks.Global.acquireCount.W"])
-    assert alone["serverStatus.locks.Global.acquireCount.W"] == both["serverStatus.locks.Global.acquireCount.W"] == "serverStatus.locks.Global.acquireCount.^w"
-    assert distinct_names(["serverStatus.opcounters.insert"]) == {"serverStatus.opcounters.insert": "serverStatus.opcounters.insert"}
+    assert (
+        alone["serverStatus.locks.Global.acquireCount.W"]
+        == both["serverStatus.locks.Global.acquireCount.W"]
+        == "serverStatus.locks.Global.acquireCount.^w"
+    )
+    assert distinct_names(["serverStatus.opcounters.insert"]) == {
+        "serverStatus.opcounters.insert": "serverStatus.opcounters.insert"
+    }
 
 
 def test_real_lock_modes_differing_by_case(dataset, tmp_path):

@@ -15,9 +15,9 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from crafted_nodes import write_node
 
 import ftdc
-from crafted_nodes import write_node
 from ftdc.dataset import read_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,8 +64,14 @@ def stopped_export(tmp_path: Path, node: Path, out: Path) -> subprocess.Complete
     """`export --dataset out` sent SIGTERM once its first day is written."""
     flag = tmp_path / "flag"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", PAUSED_CLI, str(flag), "export", str(node), "--dataset", str(out)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_CLI, str(flag), "export", str(node), "--dataset", str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     while not flag.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -79,7 +85,10 @@ def test_sigterm_during_a_new_dataset_leaves_nothing_and_says_so(tmp_path, days_
     out = tmp_path / "NEW"
     result = stopped_export(tmp_path, days_node, out)
     assert result.returncode == 128 + signal.SIGTERM
-    assert result.stderr.strip().splitlines()[-1] == f"error: {out}: stopped by SIGTERM before it was complete; nothing half-written is left there"
+    assert (
+        result.stderr.strip().splitlines()[-1]
+        == f"error: {out}: stopped by SIGTERM before it was complete; nothing half-written is left there"
+    )
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["flag"]  # no staging folder left beside it
 
@@ -109,6 +118,7 @@ def file_too_large(limit: int):
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing the process
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return preexec
 
 
@@ -116,8 +126,15 @@ def test_a_write_the_system_refuses_names_the_dataset_and_leaves_nothing(tmp_pat
     """A real refusal from the kernel (a file-size limit: EFBIG, as a full disk gives ENOSPC) while a day is written."""
     out = tmp_path / "NEW"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    result = subprocess.run([sys.executable, "-m", "cli", "export", str(days_node), "--dataset", str(out)], cwd=ROOT, env=env,
-                            capture_output=True, text=True, preexec_fn=file_too_large(2048), timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "export", str(days_node), "--dataset", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=file_too_large(2048),
+        timeout=300,
+    )
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"error: {out}: file too large"]
     assert sorted(p.name for p in tmp_path.iterdir()) == []

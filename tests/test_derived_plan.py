@@ -20,8 +20,19 @@ from ftdc.frames import TIME_COLUMN
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
-COUNTERS = ("conn.created", "conn.rejected", "latency.writes.micros", "latency.writes.ops", "working.writes.micros",
-            "opcounters.insert", "opcounters.query", "disk.io_time_ms.sda", "cpu.user_ms", "cpu.system_ms", "cpu.idle_ms")
+COUNTERS = (
+    "conn.created",
+    "conn.rejected",
+    "latency.writes.micros",
+    "latency.writes.ops",
+    "working.writes.micros",
+    "opcounters.insert",
+    "opcounters.query",
+    "disk.io_time_ms.sda",
+    "cpu.user_ms",
+    "cpu.system_ms",
+    "cpu.idle_ms",
+)
 GAUGES = ("cache.bytes", "cache.max_bytes", "conn.current")
 
 
@@ -38,7 +49,9 @@ def nodes(draw):
     """Sample times (ms steps: a period of 1 s, jitter, repeats, changes of period, gaps), a pid that changes
     at restarts, counters that mostly rise but sometimes go back, and gauges."""
     n = draw(st.integers(2, 40))
-    steps = draw(st.lists(st.sampled_from([1000, 1000, 1000, 999, 1001, 0, 10_000, 10_000, 45_000]), min_size=n - 1, max_size=n - 1))
+    steps = draw(
+        st.lists(st.sampled_from([1000, 1000, 1000, 999, 1001, 0, 10_000, 10_000, 45_000]), min_size=n - 1, max_size=n - 1)
+    )
     restarts = draw(st.lists(st.booleans().map(lambda b: b and draw(st.integers(0, 5)) == 0), min_size=n, max_size=n))
     ms = [0]
     for s in steps:
@@ -47,7 +60,10 @@ def nodes(draw):
     for r in restarts:
         pid += r
         pids.append(pid)
-    columns = {TIME_COLUMN: pl.Series([T0 + dt.timedelta(milliseconds=m) for m in ms], dtype=pl.Datetime("ms", "UTC")), path("pid"): pids}
+    columns = {
+        TIME_COLUMN: pl.Series([T0 + dt.timedelta(milliseconds=m) for m in ms], dtype=pl.Datetime("ms", "UTC")),
+        path("pid"): pids,
+    }
     for name in COUNTERS:
         moves = draw(st.lists(st.integers(-30, 5000), min_size=n, max_size=n))
         value, values = 1_000_000, []
@@ -65,7 +81,9 @@ def timelines(draw, times: list[dt.datetime]):
     """A threshold's settings over time: the first from the start of the data, later ones anywhere (before,
     inside and after the samples, and at a sample), values as %, as bytes (above 100) or unknown."""
     value = st.one_of(st.none(), st.floats(1, 99).map(round), st.integers(101, 50_000).map(float))
-    anywhere = st.integers(-5000, int((times[-1] - times[0]).total_seconds() * 1000) + 5000).map(lambda ms: times[0] + dt.timedelta(milliseconds=ms))
+    anywhere = st.integers(-5000, int((times[-1] - times[0]).total_seconds() * 1000) + 5000).map(
+        lambda ms: times[0] + dt.timedelta(milliseconds=ms)
+    )
     since = sorted(draw(st.lists(st.one_of(st.sampled_from(times), anywhere), max_size=4)))
     return [Setting(draw(value), "first", None)] + [Setting(draw(value), f"since {t}", t) for t in since]
 
@@ -83,8 +101,8 @@ def valid_rows(raw: pl.DataFrame) -> list[bool]:
     steps = [None] + [(b - a).total_seconds() for a, b in zip(times, times[1:])]
     out = []
     for i, step in enumerate(steps):
-        before = median_of(steps[max(0, i - PERIOD_WINDOW):i])
-        after = median_of(steps[i + 1:i + 1 + PERIOD_WINDOW])
+        before = median_of(steps[max(0, i - PERIOD_WINDOW) : i])
+        after = median_of(steps[i + 1 : i + 1 + PERIOD_WINDOW])
         period = max((p for p in (before, after) if p is not None), default=None)
         gap = None if step is None or period is None else period > 0 and step > GAP_PERIODS * period
         if period == 0:
@@ -112,7 +130,9 @@ def series(raw: pl.DataFrame, thresholds: Thresholds) -> pl.DataFrame:
 def close(actual: list, expected: list) -> bool:
     """Equal, floats to the last bits (polars divides by a constant through its reciprocal)."""
     return len(actual) == len(expected) and all(
-        (a is None) == (e is None) and (a is None or a == pytest.approx(e, rel=1e-12, abs=1e-12)) for a, e in zip(actual, expected))
+        (a is None) == (e is None) and (a is None or a == pytest.approx(e, rel=1e-12, abs=1e-12))
+        for a, e in zip(actual, expected)
+    )
 
 
 def no_thresholds() -> Thresholds:
@@ -130,7 +150,10 @@ def test_rates_and_deltas_only_over_intervals_that_can_be_rated(raw):
     assert close(s["connections_created_per_s"].to_list(), [d / t if d is not None else None for d, t in zip(created, interval)])
     assert s["connections_rejected"].to_list() == deltas(raw, "conn.rejected")
     busy = deltas(raw, "disk.io_time_ms.sda")
-    assert close(s["disk_util_pct.sda"].to_list(), [min(100.0, 100 * d / t / 1000) if d is not None else None for d, t in zip(busy, interval)])
+    assert close(
+        s["disk_util_pct.sda"].to_list(),
+        [min(100.0, 100 * d / t / 1000) if d is not None else None for d, t in zip(busy, interval)],
+    )
 
 
 @settings(max_examples=50, deadline=None)
@@ -138,8 +161,13 @@ def test_rates_and_deltas_only_over_intervals_that_can_be_rated(raw):
 def test_latency_is_the_interval_mean_and_shares_need_a_denominator(raw):
     s = series(raw, no_thresholds())
     latency, ops, working = (deltas(raw, n) for n in ("latency.writes.micros", "latency.writes.ops", "working.writes.micros"))
-    assert close(s["writes_latency_ms"].to_list(), [l / o / 1000 if l is not None and o else None for l, o in zip(latency, ops)])
-    assert close(s["writes_waiting_pct"].to_list(), [100 * (1 - w / l) if w is not None and l else None for w, l in zip(working, latency)])
+    assert close(
+        s["writes_latency_ms"].to_list(), [lat / o / 1000 if lat is not None and o else None for lat, o in zip(latency, ops)]
+    )
+    assert close(
+        s["writes_waiting_pct"].to_list(),
+        [100 * (1 - w / lat) if w is not None and lat else None for w, lat in zip(working, latency)],
+    )
     cache, maximum = raw[path("cache.bytes")].to_list(), raw[path("cache.max_bytes")].to_list()
     assert close(s["cache_fill_pct"].to_list(), [100 * c / m if m else None for c, m in zip(cache, maximum)])
     states = [deltas(raw, f"cpu.{x}_ms") for x in ("user", "system", "idle")]
@@ -171,7 +199,9 @@ def test_the_plan_gives_each_column_what_its_expression_gives_alone(raw):
     resolved = resolve(raw.columns)
     prepared = prepare(raw, resolved)
     together = derive(prepared, resolved, no_thresholds())
-    canonical = prepared.select(TIME_COLUMN, *BOOKKEEPING, *(pl.col(paths[0]).alias(name) for name, paths in resolved.paths.items()))
+    canonical = prepared.select(
+        TIME_COLUMN, *BOOKKEEPING, *(pl.col(paths[0]).alias(name) for name, paths in resolved.paths.items())
+    )
     columns = columns_for(resolved)
     assert together.columns == [TIME_COLUMN, *BOOKKEEPING, *(c.name for c in columns), *(f"{n}_pct" for n in CACHE_PERCENTAGES)]
     for column in columns:

@@ -36,12 +36,21 @@ def test_real_legacy_update_command_takes_its_statement_plan(log_samples):
 def _text_update_batch(log: TextLog, end: dt.datetime, ctx: str, ms: int, plans: list[tuple[str, int]]) -> None:
     """A 4.2 update batch: one WRITE line per statement (each with its plan), then the COMMAND line, without one."""
     for n, (plan, docs) in enumerate(plans):
-        log.line(end - dt.timedelta(milliseconds=len(plans) - n), "WRITE", ctx,
-                 f"update shop.orders command: {{ q: {{ status: \"open\", n: {n} }}, u: {{ $set: {{ seen: true }} }}, multi: true, upsert: false }} "
-                 f"planSummary: {plan} keysExamined:0 docsExamined:{docs} nMatched:1 nModified:1 numYields:{docs // 1000} "
-                 f"locks:{{ Global: {{ acquireCount: {{ r: 1, w: 1 }} }} }} {ms - 5}ms")
-    log.line(end, "COMMAND", ctx, "command shop.$cmd command: update { update: \"orders\", ordered: true, $db: \"shop\" } numYields:0 reslen:60 "
-             f"locks:{{ Global: {{ acquireCount: {{ r: 3, w: 1 }} }} }} protocol:op_msg {ms}ms")
+        log.line(
+            end - dt.timedelta(milliseconds=len(plans) - n),
+            "WRITE",
+            ctx,
+            f'update shop.orders command: {{ q: {{ status: "open", n: {n} }}, u: {{ $set: {{ seen: true }} }}, multi: true, upsert: false }} '
+            f"planSummary: {plan} keysExamined:0 docsExamined:{docs} nMatched:1 nModified:1 numYields:{docs // 1000} "
+            f"locks:{{ Global: {{ acquireCount: {{ r: 1, w: 1 }} }} }} {ms - 5}ms",
+        )
+    log.line(
+        end,
+        "COMMAND",
+        ctx,
+        'command shop.$cmd command: update { update: "orders", ordered: true, $db: "shop" } numYields:0 reslen:60 '
+        f"locks:{{ Global: {{ acquireCount: {{ r: 3, w: 1 }} }} }} protocol:op_msg {ms}ms",
+    )
 
 
 def test_legacy_42_update_is_one_collscan_operation(tmp_path):
@@ -59,8 +68,13 @@ def test_legacy_42_update_is_one_collscan_operation(tmp_path):
 
 def test_statements_with_different_plans_give_the_worst_and_list_the_others(tmp_path):
     log = TextLog(Config(version="4.2.24", layout="4.2"))
-    _text_update_batch(log, T0 + dt.timedelta(seconds=30), "conn41", 9_000,
-                       [("IXSCAN { status: 1 }", 10), ("COLLSCAN", 500_000), ("IXSCAN { status: 1 }", 12)])
+    _text_update_batch(
+        log,
+        T0 + dt.timedelta(seconds=30),
+        "conn41",
+        9_000,
+        [("IXSCAN { status: 1 }", 10), ("COLLSCAN", 500_000), ("IXSCAN { status: 1 }", 12)],
+    )
     log.write(tmp_path / "mongod.log")
     command = _command_rows(read_logs(tmp_path / "mongod.log").slow_ops).row(0, named=True)
     assert command["plan_kind"] == "COLLSCAN"
@@ -74,15 +88,43 @@ def test_json_update_command_and_write_lines_are_one_collscan_operation(tmp_path
     log = JsonLog(Config(version=version, layout=version[:3]))
     end = T0 + dt.timedelta(seconds=30)
     statement = {"q": {"status": "open"}, "u": {"$set": {"seen": True}}, "multi": True, "upsert": False}
-    log.slow(end - dt.timedelta(milliseconds=3), "conn77", "shop.orders", statement, "COLLSCAN", 14_990, component="WRITE", op_type="update",
-             keys=0, docs=3_000_000, nMatched=10, nModified=10)
-    log.line(end, "COMMAND", 51803, "conn77", "Slow query", {
-        "type": "command", "ns": command_ns, "appName": "orders-service", "command": {"update": "orders", "ordered": True, "$db": "shop"},
-        "numYields": 0, "reslen": 60, "protocol": "op_msg", "durationMillis": 15_000})
+    log.slow(
+        end - dt.timedelta(milliseconds=3),
+        "conn77",
+        "shop.orders",
+        statement,
+        "COLLSCAN",
+        14_990,
+        component="WRITE",
+        op_type="update",
+        keys=0,
+        docs=3_000_000,
+        nMatched=10,
+        nModified=10,
+    )
+    log.line(
+        end,
+        "COMMAND",
+        51803,
+        "conn77",
+        "Slow query",
+        {
+            "type": "command",
+            "ns": command_ns,
+            "appName": "orders-service",
+            "command": {"update": "orders", "ordered": True, "$db": "shop"},
+            "numYields": 0,
+            "reslen": 60,
+            "protocol": "op_msg",
+            "durationMillis": 15_000,
+        },
+    )
     log.write(tmp_path / "mongod.log")
     slow = read_logs(tmp_path / "mongod.log").slow_ops
     culprits = rank(slow, T0, end + dt.timedelta(seconds=5))
-    assert [(c.ns, c.command, c.plan_summary, c.collscan, c.count) for c in culprits] == [("shop.orders", "update", "COLLSCAN", True, 1)]
+    assert [(c.ns, c.command, c.plan_summary, c.collscan, c.count) for c in culprits] == [
+        ("shop.orders", "update", "COLLSCAN", True, 1)
+    ]
     assert causes(culprits, 35) == culprits
 
 
@@ -98,7 +140,14 @@ def restarted_over_midnight(tmp_path_factory):
     folder = tmp_path_factory.mktemp("midnight") / "diagnostic.data"
     t0 = dt.datetime(2024, 3, 4, 23, 55, tzinfo=UTC)
     missing = set(range(100, 102)) | set(range(150, 160)) | set(range(240, 600)) | set(range(700, 705))
-    write_ftdc(folder, Config(layout="8.0-services", version="8.0.4"), t0, 900, lambda s: Tick(missing=s in missing), restarts={600: 5555})
+    write_ftdc(
+        folder,
+        Config(layout="8.0-services", version="8.0.4"),
+        t0,
+        900,
+        lambda s: Tick(missing=s in missing),
+        restarts={600: 5555},
+    )
     return folder, analysis.analyze(folder)
 
 
@@ -109,8 +158,14 @@ def test_overview_and_analysis_agree_on_gaps_and_restarts(restarted_over_midnigh
     view = overview(folder)
     gaps = [(f.start, f.end) for f in result.findings if f.kind == "ftdc_gap"]
     restarts = [f.end for f in result.findings if f.kind == "restart"]
-    assert [(g.start, g.end) for g in view.gaps] == gaps == [(T0.replace(day=4, hour=23, minute=57, second=29), T0.replace(day=4, hour=23, minute=57, second=40)),
-                                                             (T0.replace(day=5, hour=0, minute=6, second=39), T0.replace(day=5, hour=0, minute=6, second=45))]
+    assert (
+        [(g.start, g.end) for g in view.gaps]
+        == gaps
+        == [
+            (T0.replace(day=4, hour=23, minute=57, second=29), T0.replace(day=4, hour=23, minute=57, second=40)),
+            (T0.replace(day=5, hour=0, minute=6, second=39), T0.replace(day=5, hour=0, minute=6, second=45)),
+        ]
+    )
     assert view.restarts == restarts == [dt.datetime(2024, 3, 5, 0, 5, tzinfo=UTC)]
     assert result.overview.gaps == view.gaps and result.overview.restarts == view.restarts
 
@@ -197,11 +252,18 @@ def test_interval_without_configuration_is_said_to_be_assumed(tmp_path):
     # A lone chunk with no configuration, checkpointing every 60 s: the default fits, and is said to be assumed.
     write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 900, lambda s: Tick(writes_stalled=s % 60 in (31, 32)), metadata=False)
     result = analysis.analyze(tmp_path / "diagnostic.data")
-    assert result.thresholds.assumed("checkpoint_interval") and result.to_dict()["thresholds"]["checkpoint_interval"]["assumed"] is True
+    assert (
+        result.thresholds.assumed("checkpoint_interval")
+        and result.to_dict()["thresholds"]["checkpoint_interval"]["assumed"] is True
+    )
     stalls = [f for f in result.findings if f.kind == "checkpoint_stall"]
     assert stalls and all("assumed" in f.evidence["thresholds"]["checkpoint_interval"] for f in stalls)
-    assert any((r.setting, r.current.value, r.proposed, r.current.origin) == ("checkpoint_interval", 60, 30, "assumed") and "assumed" in text(r)
-               for f in stalls for r in f.recommendations)
+    assert any(
+        (r.setting, r.current.value, r.proposed, r.current.origin) == ("checkpoint_interval", 60, 30, "assumed")
+        and "assumed" in text(r)
+        for f in stalls
+        for r in f.recommendations
+    )
 
 
 def test_interval_with_configuration_is_not_assumed(tmp_path):
@@ -263,7 +325,6 @@ def test_idle_handle_advice_closes_sooner_or_gives_never_closed_handles_a_lifeti
 @pytest.mark.parametrize(("memory_mb", "raise_it"), [(64_000, True), (14_000, False), (None, True)])
 def test_cache_advice_stays_within_the_host_memory(memory_mb, raise_it):
     from analysis.advice.changes import larger_cache
-
     from analysis.advice.recommendation import Current
 
     advice = larger_cache(Current(10.0 * 2**30, "bytes", "test", "configured"), 97.0, 80.0, memory_mb)  # 12.1 GB wanted
@@ -316,20 +377,34 @@ def test_fifteen_fold_mean_latency_at_every_checkpoint_is_a_checkpoint_stall(tmp
 def _victim_scenario(folder: Path) -> None:
     """A 7.0 node whose checkpoints (every 60 s, 8 s long) slow writes from 1 ms to 12 ms for half an hour: write
     tickets run out for 7 s in each, and a short COLLSCAN in each spends nearly all its 4 s waiting (locks, disk reads, cache)."""
+
     def plan(s):
         stalled = 600 <= s < 2400 and s % 60 in range(31, 38)
-        return Tick(checkpoint_seconds=8, write_latency_us=12_000 if stalled else 1_000, write_out=128 if stalled else 2,
-                    write_queue=30 if stalled else 0)
+        return Tick(
+            checkpoint_seconds=8,
+            write_latency_us=12_000 if stalled else 1_000,
+            write_out=128 if stalled else 2,
+            write_queue=30 if stalled else 0,
+        )
 
     config = Config()
     run = write_ftdc(folder / "diagnostic.data", config, T0, 3000, plan)
     log = JsonLog(config)
     for minute in range(10, 40):
         end = run.at(minute * 60 + 36)
-        log.slow(end, f"conn{300 + minute}", "shop.events", {"find": "events", "filter": {"kind": "click"}, "$db": "shop"}, "COLLSCAN", 4_000,
-                 keys=0, docs=20_000, nreturned=3,
-                 locks={"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": 1_500_000}}},
-                 storage={"data": {"bytesRead": 90_000_000, "timeReadingMicros": 2_000_000}, "timeWaitingMicros": {"cache": 200_000}})
+        log.slow(
+            end,
+            f"conn{300 + minute}",
+            "shop.events",
+            {"find": "events", "filter": {"kind": "click"}, "$db": "shop"},
+            "COLLSCAN",
+            4_000,
+            keys=0,
+            docs=20_000,
+            nreturned=3,
+            locks={"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": 1_500_000}}},
+            storage={"data": {"bytesRead": 90_000_000, "timeReadingMicros": 2_000_000}, "timeWaitingMicros": {"cache": 200_000}},
+        )
     log.write(folder / "mongod.log")
 
 
@@ -339,7 +414,11 @@ def test_operations_that_mostly_waited_are_not_named_as_the_cause(tmp_path):
     _victim_scenario(tmp_path)
     result = analysis.analyze(tmp_path / "diagnostic.data", tmp_path / "mongod.log")
     stalls = [f for f in result.problems if f.kind == "checkpoint_stall"]
-    assert len(stalls) == 1 and stalls[0].start <= T0 + dt.timedelta(seconds=640) and stalls[0].end >= T0 + dt.timedelta(seconds=2370)
+    assert (
+        len(stalls) == 1
+        and stalls[0].start <= T0 + dt.timedelta(seconds=640)
+        and stalls[0].end >= T0 + dt.timedelta(seconds=2370)
+    )
     tickets = [f for f in result.problems if f.kind == "ticket_exhaustion"]
     assert tickets  # the tickets did run out: that is real
     assert not [f.title for f in result.problems if "Cause: COLLSCAN" in f.explanation or causes(f.culprits, f.seconds)]

@@ -21,7 +21,7 @@ DERIVED = (ROOT / "analysis" / "series" / "derived.py").read_text()
 # Every derived column a record may name: the declared ones, each cache threshold in %, and the
 # per-device or per-member families ("disk_util_pct." stands for every device's).
 NAMES = {c.name for c in COLUMNS} | {f"{name}_pct" for name in CACHE_PERCENTAGES}
-FAMILIES = set(re.findall(r'Column\(f"([a-z_]+\.)\{', DERIVED))
+FAMILIES = set(re.findall(r'Column\(\s*f"([a-z_]+\.)\{', DERIVED))  # \s*: however `ruff format` wraps the call
 
 
 def _modules():
@@ -39,11 +39,23 @@ def test_every_module_under_detectors_is_registered_with_its_record():
 
 def test_modules_run_in_their_records_order():
     orders = [m.DETECTOR.order for m in detectors.MODULES]
-    assert orders == sorted(orders) and len(set(orders)) == len(orders), "two detectors share an order: which runs first would be the folder's"
+    assert orders == sorted(orders) and len(set(orders)) == len(orders), (
+        "two detectors share an order: which runs first would be the folder's"
+    )
     # The order findings are produced in, as it was declared by hand before the folder was read.
     assert [m.__name__.rsplit(".", 1)[1] for m in detectors.MODULES] == [
-        "checkpoint_stall", "cache_pressure", "ticket_exhaustion", "ttl_burst", "disk_saturation", "dhandle_pressure",
-        "throughput_dip", "connection_storm", "replication", "restart_loop", "node_events"]
+        "checkpoint_stall",
+        "cache_pressure",
+        "ticket_exhaustion",
+        "ttl_burst",
+        "disk_saturation",
+        "dhandle_pressure",
+        "throughput_dip",
+        "connection_storm",
+        "replication",
+        "restart_loop",
+        "node_events",
+    ]
 
 
 def test_each_kind_has_one_record():
@@ -73,7 +85,9 @@ def test_every_kind_a_finding_can_carry_has_its_record():
     for module in _modules():
         emitted = _kinds_set(module)
         assert emitted, f"{module.__name__} emits no finding kind"
-        assert emitted <= set(module.DETECTOR.kinds), f"{module.__name__} emits {sorted(emitted - set(module.DETECTOR.kinds))} without a record"
+        assert emitted <= set(module.DETECTOR.kinds), (
+            f"{module.__name__} emits {sorted(emitted - set(module.DETECTOR.kinds))} without a record"
+        )
 
 
 def _column_exists(column: str) -> bool:
@@ -93,10 +107,15 @@ def test_what_records_name_exists():
                 assert _column_exists(column), (kind, title, column)
 
 
-@pytest.mark.parametrize("record", [Detector(kinds=("x",), order=1, method="m", reads=("no_such_column",)),
-                                    Detector(kinds=("x",), order=1, method="m", sets_off=("no_such_kind",)),
-                                    Detector(kinds=("x",), order=1, method="m", settings=("no_such_setting",)),
-                                    Detector(kinds=("x",), order=1, method="m", panels=(("t", ("no_such_device_family.",), False),))])
+@pytest.mark.parametrize(
+    "record",
+    [
+        Detector(kinds=("x",), order=1, method="m", reads=("no_such_column",)),
+        Detector(kinds=("x",), order=1, method="m", sets_off=("no_such_kind",)),
+        Detector(kinds=("x",), order=1, method="m", settings=("no_such_setting",)),
+        Detector(kinds=("x",), order=1, method="m", panels=(("t", ("no_such_device_family.",), False),)),
+    ],
+)
 def test_a_record_naming_what_does_not_exist_fails(record, monkeypatch):
     monkeypatch.setitem(detectors.RECORDS, "x", record)
     with pytest.raises(AssertionError):
@@ -120,9 +139,13 @@ def _columns_named(module) -> set[str]:
         for sub in ast.walk(node):
             if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and _column_exists(sub.value):
                 named.add(sub.value)
-            elif (isinstance(sub, ast.JoinedStr) and len(sub.values) == 2 and isinstance(sub.values[1], ast.Constant)
-                  and str(sub.values[1].value).startswith("_")):
-                family = {n for n in NAMES if n.endswith(sub.values[1].value) and "_" not in n[:-len(sub.values[1].value)]}
+            elif (
+                isinstance(sub, ast.JoinedStr)
+                and len(sub.values) == 2
+                and isinstance(sub.values[1], ast.Constant)
+                and str(sub.values[1].value).startswith("_")
+            ):
+                family = {n for n in NAMES if n.endswith(sub.values[1].value) and "_" not in n[: -len(sub.values[1].value)]}
                 if family:
                     named.add(frozenset(family))
     return named
@@ -157,4 +180,6 @@ def test_kind_lists_outside_the_records_name_only_registered_kinds():
             continue
         for name, line, values in _string_lists(path):
             if len(set(values) & KINDS) >= 2:
-                assert set(values) <= KINDS, f"{path.relative_to(ROOT)}:{line} {name} names unknown kinds {sorted(set(values) - KINDS)}"
+                assert set(values) <= KINDS, (
+                    f"{path.relative_to(ROOT)}:{line} {name} names unknown kinds {sorted(set(values) - KINDS)}"
+                )

@@ -28,9 +28,15 @@ def test_every_block_not_run_says_why():
             assert why is None or why.strip(), f"{page.relative_to(ROOT)}:{line}"
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if any(why is None for _, _, why in blocks(p))], ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if any(why is None for _, _, why in blocks(p))], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_the_python_examples_run(page, tmp_path, monkeypatch):
-    for name, target in [("diagnostic.data", "samples/diagnostic.data"), ("mongod.log", "samples/mongod.log"), ("scenarios", "samples/scenarios")]:
+    for name, target in [
+        ("diagnostic.data", "samples/diagnostic.data"),
+        ("mongod.log", "samples/mongod.log"),
+        ("scenarios", "samples/scenarios"),
+    ]:
         os.symlink(ROOT / target, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
@@ -59,8 +65,13 @@ def test_the_site_builds_with_every_link_and_anchor_resolved(tmp_path):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                            cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (tmp_path / "site" / "internals" / "index.html").is_file()
 
@@ -71,8 +82,12 @@ CITATION = re.compile(r"docs/(?P<page>[a-z-]+\.md)(?: (?:§|section )(?P<section
 def test_comments_cite_pages_and_sections_that_exist():
     """Code cites the reference by page and section (`docs/metrics.md §3`): both must exist here,
     not in a document outside the repository."""
-    sources = [p for folder in ("analysis", "ftdc", "samples", "bench", "scripts", "tests", "native/src")
-               for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".rs")] + [ROOT / "cli.py"]
+    sources = [
+        p
+        for folder in ("analysis", "ftdc", "samples", "bench", "scripts", "tests", "native/src")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".rs")
+    ] + [ROOT / "cli.py"]
     for path in sources:
         text = path.read_text()
         for outside in ("METRICS", "FTDC-FORMAT", "LOG-FORMAT"):  # the shared documents these pages replace
@@ -81,16 +96,26 @@ def test_comments_cite_pages_and_sections_that_exist():
             page = ROOT / "docs" / m["page"]
             assert page.is_file(), f"{path.relative_to(ROOT)} cites docs/{m['page']}"
             if m["section"]:
-                assert re.search(rf"^#+ {m['section']}\. ", page.read_text(), re.M), f"{path.relative_to(ROOT)} cites docs/{m['page']} §{m['section']}"
+                assert re.search(rf"^#+ {m['section']}\. ", page.read_text(), re.M), (
+                    f"{path.relative_to(ROOT)} cites docs/{m['page']} §{m['section']}"
+                )
 
 
 def test_nothing_edits_sys_path():
     """The simulator, the benchmarks, the scripts and the notebooks' helper are packages the tests
     import through pytest's `pythonpath` (pyproject.toml); code run from the checkout runs as modules."""
     edits = re.compile(r"sys\.path\.(insert|append)|sys\.path\s*=")
-    sources = [p for folder in ("tests", "bench", "samples", "scripts", "notebooks", "analysis", "ftdc") for p in (ROOT / folder).rglob("*.py")]
-    offenders = [f"{p.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}" for p in sources
-                 for text in [p.read_text()] for m in edits.finditer(text)]
+    sources = [
+        p
+        for folder in ("tests", "bench", "samples", "scripts", "notebooks", "analysis", "ftdc")
+        for p in (ROOT / folder).rglob("*.py")
+    ]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+        for p in sources
+        for text in [p.read_text()]
+        for m in edits.finditer(text)
+    ]
     assert not offenders, offenders
 
 

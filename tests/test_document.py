@@ -13,10 +13,9 @@ import pyarrow as pa
 import pytest
 
 import analysis
-from analysis.outputs import document
-from analysis.outputs import schema
 from analysis.findings.finding import Finding
 from analysis.nodes import NodesAnalysis, unfolded
+from analysis.outputs import document, schema
 from analysis.outputs.report import build_report, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +32,16 @@ def replica_set():
 
 def test_json_and_the_json_report_are_one_document(tmp_path):
     report = tmp_path / "r.json"
-    args = [sys.executable, "-m", "cli", *(str(m / "diagnostic.data") for m in MEMBERS), *(a for m in MEMBERS for a in ("--log", str(m / "mongod.log"))),
-            "--json", "--report", str(report)]
+    args = [
+        sys.executable,
+        "-m",
+        "cli",
+        *(str(m / "diagnostic.data") for m in MEMBERS),
+        *(a for m in MEMBERS for a in ("--log", str(m / "mongod.log"))),
+        "--json",
+        "--report",
+        str(report),
+    ]
     run = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert run.returncode == 0, run.stderr
     printed, written = json.loads(run.stdout), json.loads(report.read_text())
@@ -44,8 +51,18 @@ def test_json_and_the_json_report_are_one_document(tmp_path):
 def test_the_json_report_holds_every_incident_whatever_the_cards_show(replica_set, monkeypatch, tmp_path):
     # Three lag episodes hours apart that no member's incident folds in: three cross-node incidents, one card.
     start = replica_set.nodes[0].overview.first
-    lags = [Finding("replication_lag", "warning", start + dt.timedelta(hours=h), start + dt.timedelta(hours=h, minutes=5), f"lag {h}", "",
-                    id=f"X{10 + h}") for h in (3, 6, 9)]
+    lags = [
+        Finding(
+            "replication_lag",
+            "warning",
+            start + dt.timedelta(hours=h),
+            start + dt.timedelta(hours=h, minutes=5),
+            f"lag {h}",
+            "",
+            id=f"X{10 + h}",
+        )
+        for h in (3, 6, 9)
+    ]
     nodes = NodesAnalysis(replica_set.nodes, lags, unfolded(replica_set.nodes, lags))
     assert len(nodes.incidents) == 3
     monkeypatch.setattr(document, "MAX_CARDS", 1)

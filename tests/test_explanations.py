@@ -12,7 +12,9 @@ from samples.families import Incident, Shape, analyzed, build, failures
 def test_a_collscan_queueing_behind_its_own_runs_is_the_cause_not_its_victim():
     # Its runs fill the read pool and the rest queue: 2/3 of each run queued for a ticket, most of its working time reading
     # the collection. Both were counted as waits, so 100 % of the slow-operation time was "cause not determined".
-    scenario, result = analyzed(build, Shape(layout="8.0", seed=3), Incident("ticket_exhaustion", 120, 10.0, "read", 0.5, culprit=True, own_queue=True))
+    scenario, result = analyzed(
+        build, Shape(layout="8.0", seed=3), Incident("ticket_exhaustion", 120, 10.0, "read", 0.5, culprit=True, own_queue=True)
+    )
     assert failures(scenario, result) == []
     tickets = [f for f in result.problems if f.kind == "ticket_exhaustion"]
     assert "No collection scan carried a real share" not in tickets[0].explanation and "Cause: COLLSCAN" in tickets[0].explanation
@@ -20,7 +22,9 @@ def test_a_collscan_queueing_behind_its_own_runs_is_the_cause_not_its_victim():
 
 
 def test_victims_of_a_checkpoint_stall_are_named_as_waiting_not_as_what_worked_there():
-    scenario, result = analyzed(build, Shape(layout="8.0", seed=5), Incident("checkpoint_stall", 600, 10.0, "repeated", 0.5, victims=True))
+    scenario, result = analyzed(
+        build, Shape(layout="8.0", seed=5), Incident("checkpoint_stall", 600, 10.0, "repeated", 0.5, victims=True)
+    )
     assert failures(scenario, result) == []
     told = [f for f in result.problems if "shop.settings" in f.explanation]
     assert told and all("spent most of their time waiting (victims of the window, not its cause)" in f.explanation for f in told)
@@ -29,7 +33,9 @@ def test_victims_of_a_checkpoint_stall_are_named_as_waiting_not_as_what_worked_t
 def test_long_reads_credited_at_completion_neither_hide_nor_stretch_a_checkpoint_stall():
     # Aggregates of minutes, each credited in the one second it ended, became read "spikes": those that fell in a checkpoint
     # joined the write stalls' episode, stretched it by five minutes and diluted its test with the reads that did not.
-    scenario, result = analyzed(build, Shape(baseline_ms=0.05), Incident("checkpoint_stall", 300, 3.4, "repeated", 0.0, long_reads=True))
+    scenario, result = analyzed(
+        build, Shape(baseline_ms=0.05), Incident("checkpoint_stall", 300, 3.4, "repeated", 0.0, long_reads=True)
+    )
     assert failures(scenario, result) == []
     [stall] = [f for f in result.problems if f.kind == "checkpoint_stall"]
     assert stall.title.startswith("write latency spiked")
@@ -46,14 +52,28 @@ def test_a_long_operation_credited_at_completion_is_no_stall_but_many_released_a
     t0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
     at = [t0 + dt.timedelta(seconds=s) for s in range(3)]
     # 2,000 reads in the second ending at 2 s, one of them a 300 s aggregate: 0.3 ms each otherwise, 150 ms on average.
-    series = pl.DataFrame({"start": at, "interval_s": [1.0] * 3, "reads_per_s": [2000.0] * 3, "reads_latency_ms": [0.3, 0.3, (300_000 + 1999 * 0.3) / 2000]})
+    series = pl.DataFrame(
+        {
+            "start": at,
+            "interval_s": [1.0] * 3,
+            "reads_per_s": [2000.0] * 3,
+            "reads_latency_ms": [0.3, 0.3, (300_000 + 1999 * 0.3) / 2000],
+        }
+    )
     spike = Spike("reads", at[1], at[2], 150.0, 0.3, at[2])
 
     def log(*durations_ms):
         end = at[2] - dt.timedelta(milliseconds=100)
-        return pl.DataFrame({"ts": [end] * len(durations_ms), "started": [end - dt.timedelta(milliseconds=d) for d in durations_ms],
-                             "duration_ms": list(durations_ms), "command": ["aggregate"] * len(durations_ms), "op_type": ["command"] * len(durations_ms),
-                             "write_statement": [False] * len(durations_ms)})
+        return pl.DataFrame(
+            {
+                "ts": [end] * len(durations_ms),
+                "started": [end - dt.timedelta(milliseconds=d) for d in durations_ms],
+                "duration_ms": list(durations_ms),
+                "command": ["aggregate"] * len(durations_ms),
+                "op_type": ["command"] * len(durations_ms),
+                "write_statement": [False] * len(durations_ms),
+            }
+        )
 
     samples = series.slice(2, 1)
     assert credited(spike, samples, log(300_000))
@@ -131,7 +151,9 @@ def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linu
 
     shape, analyses = Shape(seed=11), {}
     for windows in (False, True):
-        write_ftdc(tmp_path / str(windows), dataclasses.replace(shape.config(), windows=windows), T0, 900, Baseline(shape), period=1)
+        write_ftdc(
+            tmp_path / str(windows), dataclasses.replace(shape.config(), windows=windows), T0, 900, Baseline(shape), period=1
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             analyses[windows] = analysis.analyze(tmp_path / str(windows))
@@ -139,12 +161,24 @@ def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linu
     for column in ("disk_await_ms", "disk_iops", "disk_mb_per_s"):
         assert windows[f"{column}.0 C:"].to_list() == pytest.approx(linux[f"{column}.sda"].to_list(), nan_ok=True)
     assert windows["disk_iops.0 C:"].max() > 0 and windows["disk_queue.0 C:"].min() >= 0
-    assert [m for m in view(analyses[True], {}).missing if "disk" in m] == ["disk busy, %"]  # the one disk figure Windows does not record
+    assert [m for m in view(analyses[True], {}).missing if "disk" in m] == [
+        "disk busy, %"
+    ]  # the one disk figure Windows does not record
+    # Its CPU is Processor counters, a layout not read: said so, not that the node did not record a CPU.
+    assert (
+        view(analyses[True], {}).unread == ["CPU, % of all cores"]
+        and "CPU, % of all cores" not in view(analyses[True], {}).missing
+    )
+    assert view(analyses[False], {}).unread == []
 
 
 def test_an_index_build_that_filled_the_cache_is_its_root_cause():
     # Only a COLLSCAN could be an operation root cause: the build's scan filling the cache came out as a raised eviction trigger.
-    scenario, result = analyzed(build, Shape(layout="8.0", eviction_trigger=86, seed=1780), Incident("cache_pressure", 600, 3.7, "fill", 0.2, index_build=True))
+    scenario, result = analyzed(
+        build,
+        Shape(layout="8.0", eviction_trigger=86, seed=1780),
+        Incident("cache_pressure", 600, 3.7, "fill", 0.2, index_build=True),
+    )
     assert failures(scenario, result) == []
     [incident] = result.incidents
     cause = incident.root_cause
@@ -154,7 +188,9 @@ def test_an_index_build_that_filled_the_cache_is_its_root_cause():
 
 
 def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_under_an_unchanged_load():
-    scenario, result = analyzed(build, Shape(layout="7.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True))
+    scenario, result = analyzed(
+        build, Shape(layout="7.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True)
+    )
     assert failures(scenario, result) == []
     [incident] = result.incidents
     cause = incident.root_cause
@@ -166,11 +202,15 @@ def test_an_idle_transaction_pinning_history_is_the_root_cause_of_dirty_cache_un
 def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_raised_lifetime_lowered_with_its_cost():
     # The reaper's abort lines and the node's transactionLifetimeLimitSeconds were not read: the advice said "60 s by default"
     # on a node that let transactions live 635 s, and nothing told the reaper ended the pin.
-    scenario, result = analyzed(build, Shape(layout="8.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True, pinned_by="reaped"))
+    scenario, result = analyzed(
+        build, Shape(layout="8.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True, pinned_by="reaped")
+    )
     assert failures(scenario, result) == []
     [incident] = result.incidents
     cause = incident.root_cause
-    assert cause.evidence["reaper_aborts"] == 1 and cause.evidence["transaction_lifetime_limit_s"] == scenario.pinned.limit_s == 635
+    assert (
+        cause.evidence["reaper_aborts"] == 1 and cause.evidence["transaction_lifetime_limit_s"] == scenario.pinned.limit_s == 635
+    )
     assert "setParameter.transactionLifetimeLimitSeconds=635" in cause.evidence["transaction_lifetime_limit_source"]
     assert "reaper aborted 1 transaction(s) for outliving transactionLifetimeLimitSeconds (635 s" in cause.summary
     [lower] = [r for r in cause.recommendations if r.setting == "transaction_lifetime_limit"]
@@ -178,7 +218,9 @@ def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_r
 
 
 def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_transactions():
-    scenario, result = analyzed(build, Shape(layout="6.0", seed=8), Incident("cache_pressure", 300, 5.0, "dirty", 0.5, pinned=True, pinned_by="cursor"))
+    scenario, result = analyzed(
+        build, Shape(layout="6.0", seed=8), Incident("cache_pressure", 300, 5.0, "dirty", 0.5, pinned=True, pinned_by="cursor")
+    )
     assert failures(scenario, result) == []
     cause = result.incidents[0].root_cause
     assert cause.evidence["holder"] == "not a transaction" and "does not bound" in cause.summary
@@ -188,8 +230,11 @@ def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_trans
 def test_a_small_cache_is_no_root_cause_of_checkpoint_stalls_under_a_steady_load():
     # "A small cache: 1.0 GB against 31 GB of RAM" came first, advising more cache: the dirty data a checkpoint writes is a
     # share of the cache, so more cache lengthens checkpoints. The steady family now asks for the load (or the interval).
-    scenario, result = analyzed(build, Shape(layout="6.0", cache_gb=1.0, baseline_ms=0.98, tz_minutes=765, eviction_trigger=92, dirty_trigger=18, seed=557),
-                                Incident("checkpoint_stall", 745, 11.2, "long", 0.26, steady=True))
+    scenario, result = analyzed(
+        build,
+        Shape(layout="6.0", cache_gb=1.0, baseline_ms=0.98, tz_minutes=765, eviction_trigger=92, dirty_trigger=18, seed=557),
+        Incident("checkpoint_stall", 745, 11.2, "long", 0.26, steady=True),
+    )
     assert failures(scenario, result) == []
     [incident] = result.incidents
     assert incident.root_cause.kind == "workload" and incident.root_cause.evidence["writes_changed"] is False
@@ -198,9 +243,14 @@ def test_a_small_cache_is_no_root_cause_of_checkpoint_stalls_under_a_steady_load
 
 def test_eight_zero_ticket_parameters_of_zero_are_no_pool_fixed_at_zero():
     # 8.0 records storageEngineConcurrent*Transactions: 0 when the node sizes its pools: "Read tickets fixed at 0 (default 128)" was the root cause.
-    scenario, result = analyzed(build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5))
+    scenario, result = analyzed(
+        build, Shape(layout="8.0", tickets=0, seed=4), Incident("ticket_exhaustion", 120, 10.0, "write", 0.5)
+    )
     assert failures(scenario, result) == []
-    assert result.thresholds.value("read_tickets") is None and "sized by the node" in result.thresholds.current("read_tickets").source
+    assert (
+        result.thresholds.value("read_tickets") is None
+        and "sized by the node" in result.thresholds.current("read_tickets").source
+    )
     [incident] = result.incidents
     assert not [r for r in incident.recommendations if r.setting in ("read_tickets", "write_tickets") and r.current.value == 0]
     assert any(r.setting == "write_tickets" and "throughput probing sized it down" in r.why for r in incident.recommendations)
@@ -213,13 +263,20 @@ def test_a_steady_write_load_is_named_and_not_called_the_change():
     [incident] = result.incidents
     cause = incident.root_cause
     assert cause.kind == "workload" and cause.evidence["writes_changed"] is False
-    assert list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"] and cause.evidence["carried_by"][0]["app"] == "orders-service"
+    assert (
+        list(cause.evidence["operations_per_s"])[:2] == ["query", "insert"]
+        and cause.evidence["carried_by"][0]["app"] == "orders-service"
+    )
     assert incident.title.startswith("Checkpoints up to 10 s (usually 1.9 s) under an unchanged write load")
     assert "the load is not what changed" in cause.summary
     # Load in what users count (issue 18 §4): each counter in its unit, documents beside operations, and "in all" the
     # requests finished, not opcounters' sum of queries, getMore batches and documents inserted ("insert 400/s").
-    assert re.search(r"[\d,]+ queries/s", cause.summary) and re.search(r"documents [\d,]+ returned/s, [\d,]+ inserted/s", cause.summary)
-    assert not re.search(r"\b(?:insert|query|getmore) [\d,]+/s", cause.summary) and cause.evidence["documents_per_s"]["inserted"] > 0
+    assert re.search(r"[\d,]+ queries/s", cause.summary) and re.search(
+        r"documents [\d,]+ returned/s, [\d,]+ inserted/s", cause.summary
+    )
+    assert (
+        not re.search(r"\b(?:insert|query|getmore) [\d,]+/s", cause.summary) and cause.evidence["documents_per_s"]["inserted"] > 0
+    )
     during = result.series.filter(pl.col("start").is_between(incident.start, incident.end))
     finished = during.select(pl.sum_horizontal("reads_per_s", "writes_per_s", "commands_per_s").mean()).item()
     assert cause.evidence["operations_per_s_all"] == round(finished) < round(during["ops_per_s"].mean())
@@ -259,11 +316,17 @@ def test_a_throughput_dip_is_judged_on_the_requests_finished_with_documents_besi
 
 
 def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_set():
-    scenario, result = analyzed(build, Shape(eviction_trigger=90, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, at_limits=True))
+    scenario, result = analyzed(
+        build, Shape(eviction_trigger=90, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, at_limits=True)
+    )
     assert failures(scenario, result) == []
     [incident] = result.incidents
     cause = incident.root_cause
-    assert cause.kind == "resource" and cause.evidence["mechanism"] == "cache_too_small" and cause.evidence["share_near_trigger"] >= 0.8
+    assert (
+        cause.kind == "resource"
+        and cause.evidence["mechanism"] == "cache_too_small"
+        and cause.evidence["share_near_trigger"] >= 0.8
+    )
     assert cause.evidence["read_mb_per_s"] >= 1.5 * cause.evidence["read_mb_per_s_before"]
     assert "eviction_trigger changed to 90" in " ".join(c.summary for c in incident.candidates)  # considered, after it
 
@@ -278,7 +341,7 @@ def test_a_long_shallow_dip_is_told_as_its_episode_then_its_worst_part():
 
     calm, low = 1200, 360  # seconds: 20 minutes at 2,000 operations/s, then 6 minutes at about 52 % of it
     rates = [2000.0] * calm + [1040.0 + 40 * (s % 3 - 1) for s in range(low)] + [2000.0] * 300
-    rates[calm + 120:calm + 130] = [900.0] * 10
+    rates[calm + 120 : calm + 130] = [900.0] * 10
     queued = [0] * calm + [20] * low + [0] * 300
     seconds = range(len(rates))
     finished = {SS + f"opLatencies.{op}.ops": [0] * len(rates) for op in ("writes", "commands")}  # the queries finished are the requests

@@ -4,7 +4,6 @@ The browser half (search, add, zoom, no request, both widths) is tests/test_expl
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import re
@@ -40,8 +39,12 @@ def decoded(series: ex.Series) -> tuple[np.ndarray, np.ndarray]:
 
 def frame_of(values: np.ndarray, period_s: int = 1) -> SimpleNamespace:
     """What `derived` reads of an Analysis: a series frame and its columns' descriptions."""
-    times = pl.datetime_range(START, START + dt.timedelta(seconds=period_s * (len(values) - 1)), f"{period_s}s", eager=True, time_zone="UTC")
-    return SimpleNamespace(series=pl.DataFrame({"start": times.dt.cast_time_unit("ms"), "level": values}), columns={"level": ("%", "a level")})
+    times = pl.datetime_range(
+        START, START + dt.timedelta(seconds=period_s * (len(values) - 1)), f"{period_s}s", eager=True, time_zone="UTC"
+    )
+    return SimpleNamespace(
+        series=pl.DataFrame({"start": times.dt.cast_time_unit("ms"), "level": values}), columns={"level": ("%", "a level")}
+    )
 
 
 def test_a_one_second_spike_in_a_week_is_drawn():
@@ -87,11 +90,17 @@ def write_node(directory: Path, seconds: int = 600, restart_at: int | None = Non
         for i in range(seconds):
             restarted = restart_at is not None and i >= restart_at
             count = (i - restart_at) * 5 if restarted else count + 5
-            writer.add_sample({"start": START + dt.timedelta(seconds=i), "serverStatus": {
-                "pid": 2 if restarted else 1, "uptime": i - restart_at if restarted else 1000 + i,
-                "made up": {"operations": count, "level": (i * 7) % 13, "busy": i % 2 == 0},
-                CRAFTED: i,
-            }})
+            writer.add_sample(
+                {
+                    "start": START + dt.timedelta(seconds=i),
+                    "serverStatus": {
+                        "pid": 2 if restarted else 1,
+                        "uptime": i - restart_at if restarted else 1000 + i,
+                        "made up": {"operations": count, "level": (i * 7) % 13, "busy": i % 2 == 0},
+                        CRAFTED: i,
+                    },
+                }
+            )
     return directory
 
 
@@ -169,10 +178,13 @@ def test_explore_writes_one_page_with_the_metrics_asked_for(tmp_path):
     assert all(n not in names for n in data["others"]) and data["others"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-o", "{tmp}/node.txt"], "node.txt: the explorer is an .html page"),
-    (["-o", "{tmp}/node.html", "--metrics", "nothing.like.this*"], "'nothing.like.this*' matches no metric"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-o", "{tmp}/node.txt"], "node.txt: the explorer is an .html page"),
+        (["-o", "{tmp}/node.html", "--metrics", "nothing.like.this*"], "'nothing.like.this*' matches no metric"),
+    ],
+)
 def test_explore_refuses_with_one_line(tmp_path, args, message):
     result = run_cli("explore", DEMO, *[a.format(tmp=tmp_path) for a in args])
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr

@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
+from test_browser import Chromium, require_chromium
+from test_explorer import CRAFTED, write_node
 
 import analysis
 from analysis.outputs.report import explore, write_explorer
-from test_browser import Chromium, require_chromium
-from test_explorer import CRAFTED, write_node
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples"
@@ -40,13 +40,22 @@ def demo_page(tmp_path_factory) -> tuple[Path, object]:
 
 
 def box(browser: Chromium, selector: str) -> dict:
-    return browser.evaluate(f"(() => {{ const r = document.querySelector({selector!r}).getBoundingClientRect(); "
-                            "return {left: r.left, top: r.top, width: r.width, height: r.height}; })()")
+    return browser.evaluate(
+        f"(() => {{ const r = document.querySelector({selector!r}).getBoundingClientRect(); "
+        "return {left: r.left, top: r.top, width: r.width, height: r.height}; })()"
+    )
 
 
 def mouse(browser: Chromium, kind: str, x: float, y: float, buttons: int = 0) -> None:
-    browser.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left" if kind != "mouseMoved" or buttons else "none",
-                 buttons=buttons, clickCount=1 if kind != "mouseMoved" else 0)
+    browser.call(
+        "Input.dispatchMouseEvent",
+        type=kind,
+        x=x,
+        y=y,
+        button="left" if kind != "mouseMoved" or buttons else "none",
+        buttons=buttons,
+        clickCount=1 if kind != "mouseMoved" else 0,
+    )
 
 
 def click(browser: Chromium, selector: str) -> None:
@@ -89,7 +98,7 @@ def test_search_add_and_zoom(chromium, demo_page, width, tmp_path):
 
         # Drag across the new panel from 30 % to 60 % of its plot: every panel now shows that range.
         browser.evaluate(f"document.querySelector('[data-metric=\"{DIRTY}\"]').scrollIntoView({{block: 'center'}})")
-        over = box(browser, f"[data-metric=\"{DIRTY}\"] .u-over")
+        over = box(browser, f'[data-metric="{DIRTY}"] .u-over')
         y = over["top"] + over["height"] / 2
         x0, x1 = over["left"] + 0.3 * over["width"], over["left"] + 0.6 * over["width"]
         mouse(browser, "mousePressed", x0, y, 1)
@@ -99,10 +108,14 @@ def test_search_add_and_zoom(chromium, demo_page, width, tmp_path):
         zoomed = browser.evaluate(STATE)
         span, pixel = whole[1] - whole[0], (whole[1] - whole[0]) / over["width"]
         expected = (whole[0] + 0.3 * span, whole[0] + 0.6 * span)
-        assert zoomed["min"] == pytest.approx(expected[0], abs=2 * pixel) and zoomed["max"] == pytest.approx(expected[1], abs=2 * pixel)
+        assert zoomed["min"] == pytest.approx(expected[0], abs=2 * pixel) and zoomed["max"] == pytest.approx(
+            expected[1], abs=2 * pixel
+        )
         assert {(p["min"], p["max"]) for p in zoomed["panels"]} == {(zoomed["min"], zoomed["max"])}
         first, last = shown(zoomed["label"])
-        assert first.timestamp() == pytest.approx(zoomed["min"], abs=0.001) and last.timestamp() == pytest.approx(zoomed["max"], abs=0.001)
+        assert first.timestamp() == pytest.approx(zoomed["min"], abs=0.001) and last.timestamp() == pytest.approx(
+            zoomed["max"], abs=0.001
+        )
 
         # The incident's button: its window with a margin, on every panel.
         incident = explorer.incidents[0]
@@ -128,8 +141,9 @@ def test_names_from_the_input_show_as_text(chromium, tmp_path):
         search(browser, 'alert("name")')
         click(browser, ".explorer-results button")
         state = browser.evaluate(STATE)
-        heading = browser.evaluate("[document.title, document.querySelector('h1').textContent, "
-                                   "document.querySelector('.explorer-panel b').textContent]")
+        heading = browser.evaluate(
+            "[document.title, document.querySelector('h1').textContent, document.querySelector('.explorer-panel b').textContent]"
+        )
         dialogs = [m for m, _ in browser.events if m == "Page.javascriptDialogOpening"]
         errors = browser.errors()
     assert [p["metric"] for p in state["panels"]] == [name] and state["scripts"] == 3

@@ -41,7 +41,9 @@ def test_csv_round_trip(directory, tmp_path):
     metrics = ["serverStatus.uptime", "serverStatus.connections.current"]
     rows = ftdc.to_csv(directory, out, metrics, budget=100_000)
     frame = ftdc.read_ftdc(directory, metrics)
-    back = pl.read_csv(out, try_parse_dates=True).with_columns(pl.col("start").dt.convert_time_zone("UTC").dt.cast_time_unit("ms"))
+    back = pl.read_csv(out, try_parse_dates=True).with_columns(
+        pl.col("start").dt.convert_time_zone("UTC").dt.cast_time_unit("ms")
+    )
     assert rows == frame.height and back.equals(frame)
 
 
@@ -65,18 +67,26 @@ def test_an_unwritable_place_is_one_plain_error(directory, tmp_path):
 
 
 def test_a_metric_that_matches_nothing_warns_with_the_closest(directory, tmp_path):
-    with pytest.warns(ftdc.FTDCWarning, match=r"'serverStatus.conection.current' matches no metric \(closest: serverStatus.connections.current"):
+    with pytest.warns(
+        ftdc.FTDCWarning, match=r"'serverStatus.conection.current' matches no metric \(closest: serverStatus.connections.current"
+    ):
         frame = ftdc.read_ftdc(directory, ["serverStatus.uptime", "serverStatus.conection.current"])
     assert frame.columns == ["start", "serverStatus.uptime"]
-    with pytest.warns(ftdc.FTDCWarning, match=r"'serverStatus.wiredTiger.cach.\*' matches no metric \(closest: serverStatus.wiredTiger.cache.\*"):
+    with pytest.warns(
+        ftdc.FTDCWarning, match=r"'serverStatus.wiredTiger.cach.\*' matches no metric \(closest: serverStatus.wiredTiger.cache.\*"
+    ):
         ftdc.to_parquet(directory, tmp_path / "x.parquet", ["serverStatus.wiredTiger.cach.*"])
 
 
-@pytest.mark.parametrize("read", [
-    lambda d, tmp: ftdc.read_ftdc(d, ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
-    lambda d, tmp: ftdc.to_csv(d, tmp / "x.csv", ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
-    lambda d, tmp: ftdc.to_dataset([d], tmp / "ds", ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
-], ids=["read_ftdc", "to_csv", "to_dataset"])
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda d, tmp: ftdc.read_ftdc(d, ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
+        lambda d, tmp: ftdc.to_csv(d, tmp / "x.csv", ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
+        lambda d, tmp: ftdc.to_dataset([d], tmp / "ds", ["serverStatus.uptime"], "2025-07-10T18:00:00Z", "2025-07-10T17:00:00Z"),
+    ],
+    ids=["read_ftdc", "to_csv", "to_dataset"],
+)
 def test_start_after_end_is_an_error(directory, tmp_path, read):
     with pytest.raises(ValueError, match="start 2025-07-10T18:00:00Z is after end 2025-07-10T17:00:00Z"):
         read(directory, tmp_path)

@@ -17,7 +17,21 @@ import pytest
 from hypothesis import Phase, example, given, settings
 
 from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures
-from samples.family_strategies import ANY_CASE, AT_LIMITS, DEFAULTS_80, IDLE, INDEX_BUILDS, LONG_READS, OWN_QUEUE, PINNED, QUIET, STEADY, VICTIMS, cases, shapes
+from samples.family_strategies import (
+    ANY_CASE,
+    AT_LIMITS,
+    DEFAULTS_80,
+    IDLE,
+    INDEX_BUILDS,
+    LONG_READS,
+    OWN_QUEUE,
+    PINNED,
+    QUIET,
+    STEADY,
+    VICTIMS,
+    cases,
+    shapes,
+)
 
 # A few draws per test in CI (the whole file in about a minute on 2 cores); more on demand.
 EXAMPLES = int(os.environ.get("FTDC_FAMILY_EXAMPLES", "8"))
@@ -40,28 +54,72 @@ def test_incident_is_found_with_its_window_and_culprit(kind):
     @given(case=cases(kind))
     def check(case):
         found_right(*case)
+
     check()
 
 
 # Failures the families found, each kept as it shrank (the detector fixed, or the generator when it drew what mongod does not do).
 @settings(phases=[Phase.explicit])
-@example(case=(Shape(baseline_ms=1.0), Incident("disk_saturation", 959, 4.0)))  # the usual await was the whole data's median: half of it saturated
-@example(case=(Shape(baseline_ms=1.0), Incident("connection_storm", 664, 4.0)))  # the storm's own samples raised the hour's median and ended it early
-@example(case=(Shape(baseline_ms=1.0), Incident("ttl_burst", 721, 4.0)))  # likewise the burst's own minutes, the usual of the hour before
-@example(case=(Shape(seed=45), Incident("ttl_burst", 30, 4.0)))  # 12,000 deletes straddling a calendar minute: 6,000 in each, no burst
-@example(case=(Shape(period_s=10), Incident("throughput_dip", 30, 4.0)))  # 5 s buckets at 10 s sampling: every other bucket empty, one dip in three
-@example(case=(Shape(baseline_ms=1.0, period_s=5, seed=37), Incident("throughput_dip", 15, 4.0)))  # a rate bucketed at its sample's time, one period late
+@example(
+    case=(Shape(baseline_ms=1.0), Incident("disk_saturation", 959, 4.0))
+)  # the usual await was the whole data's median: half of it saturated
+@example(
+    case=(Shape(baseline_ms=1.0), Incident("connection_storm", 664, 4.0))
+)  # the storm's own samples raised the hour's median and ended it early
+@example(
+    case=(Shape(baseline_ms=1.0), Incident("ttl_burst", 721, 4.0))
+)  # likewise the burst's own minutes, the usual of the hour before
+@example(
+    case=(Shape(seed=45), Incident("ttl_burst", 30, 4.0))
+)  # 12,000 deletes straddling a calendar minute: 6,000 in each, no burst
+@example(
+    case=(Shape(period_s=10), Incident("throughput_dip", 30, 4.0))
+)  # 5 s buckets at 10 s sampling: every other bucket empty, one dip in three
+@example(
+    case=(Shape(baseline_ms=1.0, period_s=5, seed=37), Incident("throughput_dip", 15, 4.0))
+)  # a rate bucketed at its sample's time, one period late
 # 24 of 24 aligned, one in every checkpoint, yet never twice chance: 15 s checkpoints at 5 s sampling take 60 % of the sample times
 @example(case=(Shape(baseline_ms=1.0, period_s=5), Incident("checkpoint_stall", 1440, 4.0, "repeated", 0.0)))
 # Checkpoints of 28-34 s seen twice (FTDC, and the log's progress lines): a spike in every one counted as in half of them
-@example(case=(Shape(layout="8.0", cache_gb=128.0, baseline_ms=1.9, period_s=10, tz_minutes=765, checkpoint_interval=120, dirty_trigger=33, seed=66),
-               Incident("checkpoint_stall", 3360, 58.7, "repeated", 0.85)))
-@example(case=(Shape(layout="6.0", cache_gb=32.0, baseline_ms=33.4, period_s=10, tz_minutes=330, checkpoint_interval=120, eviction_trigger=85, tickets=30, seed=30),
-               Incident("checkpoint_stall", 3600, 3.4, "repeated", 0.92, victims=True)))
+@example(
+    case=(
+        Shape(
+            layout="8.0",
+            cache_gb=128.0,
+            baseline_ms=1.9,
+            period_s=10,
+            tz_minutes=765,
+            checkpoint_interval=120,
+            dirty_trigger=33,
+            seed=66,
+        ),
+        Incident("checkpoint_stall", 3360, 58.7, "repeated", 0.85),
+    )
+)
+@example(
+    case=(
+        Shape(
+            layout="6.0",
+            cache_gb=32.0,
+            baseline_ms=33.4,
+            period_s=10,
+            tz_minutes=330,
+            checkpoint_interval=120,
+            eviction_trigger=85,
+            tickets=30,
+            seed=30,
+        ),
+        Incident("checkpoint_stall", 3600, 3.4, "repeated", 0.92, victims=True),
+    )
+)
 # A stall that makes serverStatus take 1.5-3 s misses two samples in three: the release of the stalled operations lands in
 # the last interval, and the 5 s bucket holding it averaged the dip away, ending it 6-7 s before the stall did
-@example(case=(Shape(layout="6.0", cache_gb=2.0, baseline_ms=0.05, checkpoint_interval=120, dirty_trigger=35, tickets=201, seed=40),
-               Incident("throughput_dip", 105, 3.4, strength=0.53)))
+@example(
+    case=(
+        Shape(layout="6.0", cache_gb=2.0, baseline_ms=0.05, checkpoint_interval=120, dirty_trigger=35, tickets=201, seed=40),
+        Incident("throughput_dip", 105, 3.4, strength=0.53),
+    )
+)
 @example(case=(Shape(baseline_ms=1.0, seed=1), Incident("throughput_dip", 92, 4.0, strength=1.0)))
 @given(case=ANY_CASE)
 def test_failures_found_before(case):

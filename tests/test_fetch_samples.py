@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import SHARED_SAMPLES, require_samples
 
 from scripts import fetch_samples
-from conftest import SHARED_SAMPLES, require_samples
 
 
 def test_the_manifest_lists_every_shared_sample_and_each_is_right():

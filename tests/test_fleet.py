@@ -12,14 +12,40 @@ import pyarrow as pa
 import pytest
 
 import analysis
+import ftdc
 from analysis import fleet
 from analysis.nodes import leave_to_the_replica_set
-from analysis.outputs.tables import FINDINGS_SCHEMA, INCIDENTS_SCHEMA, analysis_key, finding_rows, incident_rows, incidents_table, series_table, to_table
-import ftdc
+from analysis.outputs.tables import (
+    FINDINGS_SCHEMA,
+    INCIDENTS_SCHEMA,
+    analysis_key,
+    finding_rows,
+    incident_rows,
+    incidents_table,
+    series_table,
+    to_table,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPARED = ["node", "replica_set", "version", "scope", "id", "kind", "severity", "resource", "start", "end", "title", "explanation", "evidence",
-            "culprits", "causes", "recommendations", "error"]
+COMPARED = [
+    "node",
+    "replica_set",
+    "version",
+    "scope",
+    "id",
+    "kind",
+    "severity",
+    "resource",
+    "start",
+    "end",
+    "title",
+    "explanation",
+    "evidence",
+    "culprits",
+    "causes",
+    "recommendations",
+    "error",
+]
 
 
 def written_nodes(root: Path) -> list[Path]:
@@ -29,9 +55,11 @@ def written_nodes(root: Path) -> list[Path]:
     from samples.simulate import Config, write_ftdc
 
     t0 = dt.datetime(2025, 2, 3, 4, 0, tzinfo=dt.timezone.utc)
-    configs = [Config(version="8.0.4", layout="8.0-services", host="svc-01.example.net", replica_set=None, seed=21),
-               Config(version="6.0.14", layout="6.0", host="rs2-a.example.net", replica_set="rs-two", seed=22),
-               Config(version="6.0.14", layout="6.0", host="rs2-b.example.net", replica_set="rs-two", seed=23)]
+    configs = [
+        Config(version="8.0.4", layout="8.0-services", host="svc-01.example.net", replica_set=None, seed=21),
+        Config(version="6.0.14", layout="6.0", host="rs2-a.example.net", replica_set="rs-two", seed=22),
+        Config(version="6.0.14", layout="6.0", host="rs2-b.example.net", replica_set="rs-two", seed=23),
+    ]
     for config in configs:
         write_ftdc(root / config.host / "diagnostic.data", config, t0, 3600, Healthy(config.seed))
     return [root / c.host / "diagnostic.data" for c in configs]
@@ -39,8 +67,11 @@ def written_nodes(root: Path) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def nodes(ftdc_samples, tmp_path_factory):
-    real = [ftdc_samples / "mongod-4.2.1" / "diagnostic.data", ftdc_samples / "mongod-7.0" / "diagnostic.data",
-            ftdc_samples / "mongod-8.0-chunk" / "metric-2025-03-12_15-58-06.0_+00-00-00.bson"]
+    real = [
+        ftdc_samples / "mongod-4.2.1" / "diagnostic.data",
+        ftdc_samples / "mongod-7.0" / "diagnostic.data",
+        ftdc_samples / "mongod-8.0-chunk" / "metric-2025-03-12_15-58-06.0_+00-00-00.bson",
+    ]
     # The scenario nodes (the demo shares checkpoint-stall's address: one node, another day).
     scenarios = sorted(p for p in (ROOT / "samples" / "scenarios").rglob("diagnostic.data") if p.is_dir())
     found = real + scenarios + written_nodes(tmp_path_factory.mktemp("written"))
@@ -62,7 +93,9 @@ def fleet_run(spark, nodes, tmp_path_factory):
 
 
 def _rows(table: pa.Table, columns=COMPARED) -> list[tuple]:
-    return sorted((tuple(json.dumps(r[c], default=str, sort_keys=True) for c in columns) for r in table.select(columns).to_pylist()))
+    return sorted(
+        tuple(json.dumps(r[c], default=str, sort_keys=True) for c in columns) for r in table.select(columns).to_pylist()
+    )
 
 
 def test_spark_findings_and_incidents_equal_the_per_node_analyses(fleet_run, nodes):
@@ -116,15 +149,24 @@ def test_spark_duckdb_and_polars_answer_the_same_questions(spark, fleet_run, nod
     """Max cache fill and minutes with write tickets exhausted (the detector's test) per node, one call each."""
     root, _ = fleet_run
     series = root / "series"
-    sql = ("select node, max(cache_fill_pct) as fill, round(sum(case when write_tickets_exhausted then interval_s else 0 end) / 60, 3) as minutes "
-           "from {} group by node order by node")
+    sql = (
+        "select node, max(cache_fill_pct) as fill, round(sum(case when write_tickets_exhausted then interval_s else 0 end) / 60, 3) as minutes "
+        "from {} group by node order by node"
+    )
     spark.read.parquet(str(series)).createOrReplaceTempView("series")
     by_spark = [tuple(r) for r in spark.sql(sql.format("series")).collect()]
     by_duckdb = duckdb.sql(sql.format(f"read_parquet('{series}/**/*.parquet', hive_partitioning = true)")).fetchall()
-    by_polars = (pl.scan_parquet(series, hive_partitioning=True).group_by("node")
-                 .agg(fill=pl.col("cache_fill_pct").max(),
-                      minutes=(pl.when(pl.col("write_tickets_exhausted")).then(pl.col("interval_s")).otherwise(0).sum() / 60).round(3))
-                 .sort("node").collect().rows())
+    by_polars = (
+        pl.scan_parquet(series, hive_partitioning=True)
+        .group_by("node")
+        .agg(
+            fill=pl.col("cache_fill_pct").max(),
+            minutes=(pl.when(pl.col("write_tickets_exhausted")).then(pl.col("interval_s")).otherwise(0).sum() / 60).round(3),
+        )
+        .sort("node")
+        .collect()
+        .rows()
+    )
     assert by_spark == by_duckdb == by_polars
     assert len(by_spark) == len(nodes)
     # The answers are the analyses' own: the write-queue node's minutes cover its ticket_exhaustion finding.
@@ -132,7 +174,9 @@ def test_spark_duckdb_and_polars_answer_the_same_questions(spark, fleet_run, nod
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         queued = analysis.analyze(ROOT / "samples" / "scenarios" / "write-queue-7.0" / "diagnostic.data")
-    key = ftdc.dataset.node_key(queued.node, ftdc.paths.resolve(ROOT / "samples" / "scenarios" / "write-queue-7.0" / "diagnostic.data"))
+    key = ftdc.dataset.node_key(
+        queued.node, ftdc.paths.resolve(ROOT / "samples" / "scenarios" / "write-queue-7.0" / "diagnostic.data")
+    )
     exhausted = [f for f in queued.findings if f.kind == "ticket_exhaustion" and f.resource == "write"]
     assert exhausted and answers[key][1] * 60 >= exhausted[0].evidence["seconds_exhausted"] - 1
     assert answers[key][0] == pytest.approx(series_table(queued)["cache_fill_pct"].to_pandas().max())
@@ -157,8 +201,22 @@ def test_a_spawn_pool_and_the_command_give_the_loop_s_findings(tmp_path):
         loop = fleet.run(members, workers=1, logs=logs)
         pool = fleet.run(members, workers=2, logs=logs)
     assert _rows(pool) == _rows(loop) and loop.num_rows >= 4
-    run = subprocess.run([sys.executable, "-m", "cli", "fleet", str(ROOT / "samples" / "scenarios" / "replica-set"), "--out", str(tmp_path / "d"),
-                          "--engine", "loop"], capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "fleet",
+            str(ROOT / "samples" / "scenarios" / "replica-set"),
+            "--out",
+            str(tmp_path / "d"),
+            "--engine",
+            "loop",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr
     assert _rows(pl.read_parquet(tmp_path / "d" / "findings" / "*.parquet").to_arrow().cast(FINDINGS_SCHEMA)) == _rows(loop)
 
@@ -168,13 +226,20 @@ def test_every_engine_reads_the_whole_sample_tree_in_one_call(spark, fleet_run):
     root, _ = fleet_run
     samples = root / "samples"
     facts = sorted(ftdc.dataset.read_nodes(root).select("node", "family", "samples").rows())
-    sql = "select node, family, count(*) as n, max(\"serverStatus.locks.Global.acquireCount.^w\") as w from {} group by node, family order by node"
+    sql = 'select node, family, count(*) as n, max("serverStatus.locks.Global.acquireCount.^w") as w from {} group by node, family order by node'
     spark.read.option("mergeSchema", "true").parquet(str(samples)).createOrReplaceTempView("samples")
     by_spark = [tuple(r) for r in spark.sql(sql.replace('"', "`").format("samples")).collect()]
-    by_duckdb = duckdb.sql(sql.format(f"read_parquet('{samples}/**/*.parquet', hive_partitioning = true, union_by_name = true)")).fetchall()
-    by_polars = (pl.scan_parquet(samples, hive_partitioning=True, missing_columns="insert", extra_columns="ignore")
-                 .group_by("node", "family").agg(n=pl.len().cast(pl.Int64), w=pl.col("serverStatus.locks.Global.acquireCount.^w").max())
-                 .sort("node").collect().rows())
+    by_duckdb = duckdb.sql(
+        sql.format(f"read_parquet('{samples}/**/*.parquet', hive_partitioning = true, union_by_name = true)")
+    ).fetchall()
+    by_polars = (
+        pl.scan_parquet(samples, hive_partitioning=True, missing_columns="insert", extra_columns="ignore")
+        .group_by("node", "family")
+        .agg(n=pl.len().cast(pl.Int64), w=pl.col("serverStatus.locks.Global.acquireCount.^w").max())
+        .sort("node")
+        .collect()
+        .rows()
+    )
     assert by_spark == by_duckdb == by_polars
     assert [row[:3] for row in by_spark] == facts
     assert any(row[3] is not None for row in by_spark)

@@ -13,8 +13,20 @@ def test_text_strategies_pass_with_a_cold_hypothesis_cache(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(tmp_path / "hypothesis")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_logs_robustness.py::test_shape_stable_under_value_changes"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_logs_robustness.py::test_shape_stable_under_value_changes",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout[-2000:]
     assert (tmp_path / "hypothesis").is_dir()  # the cache was cold: this run built it
@@ -28,6 +40,8 @@ def test_hypothesis_draws_the_same_way_with_and_without_ci():
         env = {k: v for k, v in os.environ.items() if k != "CI"}
         if ci:
             env["CI"] = ci
-        result = subprocess.run([sys.executable, "-c", code], cwd=ROOT / "tests", env=env, capture_output=True, text=True, timeout=120, check=True)
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT / "tests", env=env, capture_output=True, text=True, timeout=120, check=True
+        )
         profiles.append(result.stdout)
     assert profiles[0] == profiles[1] and profiles[0].startswith("True True None")

@@ -11,15 +11,15 @@ import zlib
 from pathlib import Path
 
 import pytest
+from ftdc_files import chunks, payload
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ftdc
+from bench.fuzz_targets import mutate
 from ftdc import FTDCError
 from ftdc.writer import FTDCWriter
 from ftdc.writer.documents import chunk_document
-from bench.fuzz_targets import mutate
-from ftdc_files import chunks, payload
 
 FUZZ = settings(max_examples=600, deadline=2000, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -37,7 +37,11 @@ def seeds(tmp_path_factory) -> dict[str, bytes]:
     with FTDCWriter(directory, metadata={"start": start}, samples_per_chunk=6) as writer:
         for i in range(20):
             writer.add_sample(
-                {"start": start + dt.timedelta(seconds=i), "a": {"n": i * 1000, "f": i / 3, "b": i % 2 == 0, "s": "x"}, "l": [i, -i]}
+                {
+                    "start": start + dt.timedelta(seconds=i),
+                    "a": {"n": i * 1000, "f": i / 3, "b": i % 2 == 0, "s": "x"},
+                    "l": [i, -i],
+                }
             )
     out["writer"] = writer.files[0].read_bytes()
     return out

@@ -6,10 +6,9 @@ import json
 import bson
 import polars as pl
 import pytest
+from conftest import SHARED_SAMPLES, require_samples
 
 import ftdc
-
-from conftest import SHARED_SAMPLES, require_samples
 
 
 def expected_samples():
@@ -66,9 +65,7 @@ def test_duplicate_keys_are_kept():
     chunk = require_samples("ftdc", "mongod-8.0-chunk", "metric-2025-03-12_15-58-06.0_+00-00-00.bson")
     frame = ftdc.read_ftdc(chunk, metrics=["systemMetrics.mounts./boot/efi*"])
     assert sorted(frame.columns[1:]) == sorted(
-        f"systemMetrics.mounts./boot/efi{suffix}.{field}"
-        for suffix in ("", "#2")
-        for field in ("capacity", "available", "free")
+        f"systemMetrics.mounts./boot/efi{suffix}.{field}" for suffix in ("", "#2") for field in ("capacity", "available", "free")
     )
 
 
@@ -89,7 +86,10 @@ def test_interim_repeats_are_dropped(ftdc_samples):
 
 
 def test_types_follow_bson(ftdc_samples):
-    frame = ftdc.read_ftdc(ftdc_samples / "mongod-7.0" / "diagnostic.data", metrics=["serverStatus.flowControl.enabled", "serverStatus.localTime", "serverStatus.pid"])
+    frame = ftdc.read_ftdc(
+        ftdc_samples / "mongod-7.0" / "diagnostic.data",
+        metrics=["serverStatus.flowControl.enabled", "serverStatus.localTime", "serverStatus.pid"],
+    )
     assert frame.schema["serverStatus.flowControl.enabled"] == pl.Boolean
     assert frame.schema["serverStatus.localTime"] == pl.Datetime("ms", "UTC")
     assert frame.schema["serverStatus.pid"] == pl.Int64

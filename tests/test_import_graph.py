@@ -98,10 +98,13 @@ def test_the_graph_sees_every_kind_of_import():
     assert edges["ftdc"], "ftdc/__init__ imports what it exports at once"
 
 
-@pytest.mark.parametrize("edges, want", [
-    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
-    ({"a": {"b"}, "b": set(), "c": {"b"}}, []),
-])
+@pytest.mark.parametrize(
+    "edges, want",
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+        ({"a": {"b"}, "b": set(), "c": {"b"}}, []),
+    ],
+)
 def test_cycles_finds_each_knot_once(edges, want):
     assert cycles(edges) == want
 

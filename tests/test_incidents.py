@@ -12,22 +12,21 @@ import sys
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
 
 import polars as pl
 import pytest
 
 import analysis
-from analysis.incidents import grouping as episodes
+from analysis.advice.recommendation import Current, Recommendation, advise
+from analysis.advice.wording import text
 from analysis.findings.culprits import attribute
 from analysis.findings.detectors import LINKS, MODULES, RECORDS
-from analysis.advice.wording import text
 from analysis.findings.finding import Finding
-from samples.advice_rules import INTERNAL
-from analysis.advice.recommendation import Current, Recommendation, advise
+from analysis.incidents import grouping as episodes
 from analysis.series.thresholds import SPECS, Setting, Thresholds
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
+from samples.advice_rules import INTERNAL
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
@@ -41,7 +40,9 @@ def at(seconds: float) -> dt.datetime:
 def finding(kind: str, start_s: float, end_s: float, severity: str = "warning", recs: tuple = (), resource=None) -> Finding:
     """A finding whose advice is `recs`: `Recommendation`s, or words standing for advice to investigate."""
     advice = [advise("investigate", r) if isinstance(r, str) else r for r in recs]
-    return Finding(kind, severity, at(start_s), at(end_s), f"{kind} from {start_s:g} s", "", recommendations=advice, resource=resource)
+    return Finding(
+        kind, severity, at(start_s), at(end_s), f"{kind} from {start_s:g} s", "", recommendations=advice, resource=resource
+    )
 
 
 def texts(recs) -> list[str]:
@@ -64,10 +65,10 @@ class Node:
     node: NodeInfo = field(default_factory=NodeInfo)
     series: pl.DataFrame = field(default_factory=lambda: pl.DataFrame({TIME_COLUMN: [T0]}))
     checkpoints: list = field(default_factory=list)
-    logs: Optional[object] = None
+    logs: object | None = None
 
 
-def incidents(findings: list[Finding], node: Optional[Node] = None):
+def incidents(findings: list[Finding], node: Node | None = None):
     return episodes.build([replace(f, id=f"F{n}") for n, f in enumerate(findings, 1)], node or Node())
 
 
@@ -75,7 +76,14 @@ def incidents(findings: list[Finding], node: Optional[Node] = None):
 
 
 def test_every_causal_link_names_a_declared_kind_and_every_kind_has_one_record():
-    assert set(RECORDS) >= {"checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag", "primary_change"}
+    assert set(RECORDS) >= {
+        "checkpoint_stall",
+        "cache_pressure",
+        "ticket_exhaustion",
+        "throughput_dip",
+        "replication_lag",
+        "primary_change",
+    }
     assert all(effect in RECORDS for effects in LINKS.values() for effect in effects)
     # Each module declares one record; every kind belongs to one module.
     # The method is written for the report's readers (issue 18 §4): no constant, file or document-section names.
@@ -84,9 +92,13 @@ def test_every_causal_link_names_a_declared_kind_and_every_kind_has_one_record()
 
 
 def test_the_model_does_not_import_its_renderer():
-    code = ("import sys, analysis, analysis.findings, analysis.incidents, analysis.analyze, analysis.nodes;"
-            "print(sorted(m for m in sys.modules if m.startswith(('analysis.outputs.report', 'analysis.outputs.render', 'matplotlib'))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import sys, analysis, analysis.findings, analysis.incidents, analysis.analyze, analysis.nodes;"
+        "print(sorted(m for m in sys.modules if m.startswith(('analysis.outputs.report', 'analysis.outputs.render', 'matplotlib'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1]
+    )
     assert out.stdout.strip() == "[]"
     # Nor anywhere in its source, not even inside a function (how _repr_html_ used to reach it).
     package = Path(analysis.__file__).parent
@@ -95,7 +107,9 @@ def test_the_model_does_not_import_its_renderer():
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom):
-                assert not (node.module or "").split(".")[-1] in ("render", "report") and "report" not in (node.module or ""), path
+                assert (node.module or "").split(".")[-1] not in ("render", "report") and "report" not in (node.module or ""), (
+                    path
+                )
 
 
 # --- grouping --------------------------------------------------------------------------------------
@@ -116,7 +130,9 @@ def test_a_mechanism_joins_findings_that_do_not_overlap():
 
 
 def test_the_chain_puts_each_cause_before_its_effects_whatever_the_finding_order():
-    found = incidents([finding("throughput_dip", 5, 10), finding("ticket_exhaustion", 0, 30, resource="read"), finding("ttl_burst", 0, 60)])
+    found = incidents(
+        [finding("throughput_dip", 5, 10), finding("ticket_exhaustion", 0, 30, resource="read"), finding("ttl_burst", 0, 60)]
+    )
     [incident] = found
     assert [s.kind for s in incident.chain] == ["ttl_burst", "ticket_exhaustion", "throughput_dip"]
     assert incident.root_cause.kind == "workload" and incident.root_cause.evidence["finding"] == "F3"
@@ -148,16 +164,40 @@ def test_info_findings_make_no_incident():
 
 
 def slow_ops(rows: list[dict]) -> pl.DataFrame:
-    schema = {"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "duration_ms": pl.Int64, "ns": pl.String, "command": pl.String,
-              "op_type": pl.String, "write_statement": pl.Boolean, "plan_summary": pl.String, "plan_kind": pl.String, "shape": pl.String,
-              "query_hash": pl.String, "query_shape_hash": pl.String, "command_json": pl.String, "lock_wait_micros": pl.Int64}
+    schema = {
+        "ts": pl.Datetime("ms", "UTC"),
+        "started": pl.Datetime("ms", "UTC"),
+        "duration_ms": pl.Int64,
+        "ns": pl.String,
+        "command": pl.String,
+        "op_type": pl.String,
+        "write_statement": pl.Boolean,
+        "plan_summary": pl.String,
+        "plan_kind": pl.String,
+        "shape": pl.String,
+        "query_hash": pl.String,
+        "query_shape_hash": pl.String,
+        "command_json": pl.String,
+        "lock_wait_micros": pl.Int64,
+    }
     return pl.DataFrame([{**{k: None for k in schema}, **r} for r in rows], schema=schema)
 
 
 def scan(end_s: float, ms: int, ns: str = "shop.orders", waited_ms: int = 0) -> dict:
-    return {"ts": at(end_s), "started": at(end_s) - dt.timedelta(milliseconds=ms), "duration_ms": ms, "ns": ns, "command": "find",
-            "op_type": "command", "write_statement": False, "plan_summary": "COLLSCAN", "plan_kind": "COLLSCAN", "shape": f"{ns}-scan",
-            "command_json": json.dumps({"find": ns.split(".")[1], "filter": {"status": "a"}}), "lock_wait_micros": waited_ms * 1000}
+    return {
+        "ts": at(end_s),
+        "started": at(end_s) - dt.timedelta(milliseconds=ms),
+        "duration_ms": ms,
+        "ns": ns,
+        "command": "find",
+        "op_type": "command",
+        "write_statement": False,
+        "plan_summary": "COLLSCAN",
+        "plan_kind": "COLLSCAN",
+        "shape": f"{ns}-scan",
+        "command_json": json.dumps({"find": ns.split(".")[1], "filter": {"status": "a"}}),
+        "lock_wait_micros": waited_ms * 1000,
+    }
 
 
 def attributed(kind: str, start_s: float, end_s: float, ops: pl.DataFrame, advice: dict, resource=None) -> Finding:
@@ -174,7 +214,9 @@ def test_an_operation_that_held_the_window_is_the_root_cause_and_its_fix_comes_f
     assert incident.root_cause.kind == "operation" and incident.root_cause.evidence["ns"] == "shop.orders"
     assert incident.title.startswith("COLLSCAN find on shop.orders (1 run, up to 4 min 50 s)") and "→" in incident.title
     assert texts(incident.recommendations)[0].startswith("Give shop.orders an index")
-    assert texts(incident.recommendations).index("checkpoint advice") > texts(incident.recommendations).index("ticket_exhaustion advice")
+    assert texts(incident.recommendations).index("checkpoint advice") > texts(incident.recommendations).index(
+        "ticket_exhaustion advice"
+    )
 
 
 def test_a_culprits_advice_is_the_same_in_every_window_and_listed_once():
@@ -205,7 +247,9 @@ def writes_series() -> pl.DataFrame:
 
 
 def test_a_configuration_outlier_outranks_the_write_load_and_only_where_it_bears():
-    node = Node(thresholds=defaults(checkpoint_interval=(1, "getParameter (8.0 periodic metadata).syncdelay=1")), series=writes_series())
+    node = Node(
+        thresholds=defaults(checkpoint_interval=(1, "getParameter (8.0 periodic metadata).syncdelay=1")), series=writes_series()
+    )
     [incident] = incidents([finding("checkpoint_stall", 0, 240), finding("cache_pressure", 30, 200)], node)
     assert incident.root_cause.kind == "configuration" and incident.root_cause.evidence["setting"] == "checkpoint_interval"
     assert "syncdelay=1" in incident.root_cause.summary and "write load" in incident.root_cause.summary
@@ -220,11 +264,17 @@ def test_a_configuration_outlier_outranks_the_write_load_and_only_where_it_bears
 
 
 def test_a_default_value_is_no_outlier_and_a_lowered_ticket_pool_is():
-    node = Node(thresholds=defaults(checkpoint_interval=(60, "getCmdLineOpts.parsed.storage.syncPeriodSecs=60"),
-                                    write_tickets=(16, "getCmdLineOpts.parsed.setParameter.wiredTigerConcurrentWriteTransactions=16")),
-                series=writes_series())
+    node = Node(
+        thresholds=defaults(
+            checkpoint_interval=(60, "getCmdLineOpts.parsed.storage.syncPeriodSecs=60"),
+            write_tickets=(16, "getCmdLineOpts.parsed.setParameter.wiredTigerConcurrentWriteTransactions=16"),
+        ),
+        series=writes_series(),
+    )
     [incident] = incidents([finding("checkpoint_stall", 0, 240), finding("ticket_exhaustion", 10, 200, resource="write")], node)
-    assert [c.evidence.get("setting") for c in [incident.root_cause, *incident.candidates] if c.kind == "configuration"] == ["write_tickets"]
+    assert [c.evidence.get("setting") for c in [incident.root_cause, *incident.candidates] if c.kind == "configuration"] == [
+        "write_tickets"
+    ]
 
 
 def test_nothing_to_go_on_says_cause_not_determined_and_what_would_tell():
@@ -253,7 +303,7 @@ def _run(folder: Path):
         return analysis.analyze(folder / "diagnostic.data", folder / "mongod.log")
 
 
-def found_incidents(result) -> list[tuple[Optional[str], object]]:
+def found_incidents(result) -> list[tuple[str | None, object]]:
     """(node name or None, incident) of the warning and critical incidents, in time order."""
     if isinstance(result, analysis.NodesAnalysis):
         pairs = [(n, i) for n, a in zip(result.names, result.nodes) for i in a.incidents] + [(None, i) for i in result.incidents]
@@ -302,7 +352,12 @@ def test_the_80_write_stress_is_one_incident_rooted_in_the_checkpoint_interval_u
     assert sorted(incident.finding_ids) == sorted(f.id for f in result.problems)
     # One piece of advice for the interval, whichever finding also gives it.
     syncdelay = [r for r in incident.recommendations if r.setting == "checkpoint_interval"]
-    assert len(syncdelay) == 1 and syncdelay[0].proposed == 60 and syncdelay[0].current.origin == "inferred" and incident.recommendations[0] == syncdelay[0]
+    assert (
+        len(syncdelay) == 1
+        and syncdelay[0].proposed == 60
+        and syncdelay[0].current.origin == "inferred"
+        and incident.recommendations[0] == syncdelay[0]
+    )
     assert text(syncdelay[0]).startswith("Set syncdelay back to the default: syncdelay 1 s → 60 s")
 
 
@@ -330,24 +385,41 @@ def test_redacted_incidents_are_told_from_the_redacted_findings():
     [redacted], _ = redact_all([result], [], Redactor())
     text = json.dumps([i.to_dict() for i in redacted.incidents])
     assert "shop" not in text and "db-1.coll-" in redacted.incidents[0].title
-    assert redacted.incidents[0].root_cause.kind == "operation" and redacted.incidents[0].finding_ids == result.incidents[0].finding_ids
+    assert (
+        redacted.incidents[0].root_cause.kind == "operation"
+        and redacted.incidents[0].finding_ids == result.incidents[0].finding_ids
+    )
 
 
 def _change(name: str, now: float, proposed: float, what: str):
-    return Recommendation("set_setting", what, setting=name, current=Current(now, "s", "mongod default", "default"), proposed=proposed)
+    return Recommendation(
+        "set_setting", what, setting=name, current=Current(now, "s", "mongod default", "default"), proposed=proposed
+    )
 
 
 def test_one_change_worded_by_two_detectors_is_advised_once():
-    checkpoint = finding("checkpoint_stall", 0, 240, recs=(
-        _change("checkpoint_interval", 60, 30, "Checkpoint more often so each one writes less"),
-        _change("eviction_threads_max", 4, 8, "Let eviction write dirty data out between checkpoints"),
-        _change("eviction_dirty_target", 5, 2, "Let eviction write dirty data out between checkpoints"),
-        "Check the disk during checkpoints"))
-    cache = finding("cache_pressure", 30, 200, recs=(
-        _change("checkpoint_interval", 60, 30, "Dirty data outran eviction: checkpoint more often"),
-        _change("eviction_dirty_target", 5, 2, "Start dirty eviction earlier"),
-        _change("eviction_threads_max", 4, 8, "Give eviction more worker threads"),
-        "Check the disk during checkpoints"))
+    checkpoint = finding(
+        "checkpoint_stall",
+        0,
+        240,
+        recs=(
+            _change("checkpoint_interval", 60, 30, "Checkpoint more often so each one writes less"),
+            _change("eviction_threads_max", 4, 8, "Let eviction write dirty data out between checkpoints"),
+            _change("eviction_dirty_target", 5, 2, "Let eviction write dirty data out between checkpoints"),
+            "Check the disk during checkpoints",
+        ),
+    )
+    cache = finding(
+        "cache_pressure",
+        30,
+        200,
+        recs=(
+            _change("checkpoint_interval", 60, 30, "Dirty data outran eviction: checkpoint more often"),
+            _change("eviction_dirty_target", 5, 2, "Start dirty eviction earlier"),
+            _change("eviction_threads_max", 4, 8, "Give eviction more worker threads"),
+            "Check the disk during checkpoints",
+        ),
+    )
     [incident] = incidents([checkpoint, cache])
     recs = incident.recommendations
     assert [r.setting for r in recs if r.setting] == ["checkpoint_interval", "eviction_threads_max", "eviction_dirty_target"]
@@ -370,7 +442,11 @@ def test_an_incident_lists_its_findings_ids_in_order_and_its_findings_in_time_or
 
 def test_an_incident_names_each_step_by_its_findings_subject_never_a_cut_title():
     # A subject may hold ": " itself: the title is rendered from the finding's parts, never cut at the first one.
-    tickets = replace(finding("ticket_exhaustion", 100, 130, resource="write"), subject='Write tickets exhausted on "shard: a"', statement="0 of 8 available")
+    tickets = replace(
+        finding("ticket_exhaustion", 100, 130, resource="write"),
+        subject='Write tickets exhausted on "shard: a"',
+        statement="0 of 8 available",
+    )
     [incident] = incidents([finding("checkpoint_stall", 0, 60), tickets])
     assert incident.chain[-1].text == 'Write tickets exhausted on "shard: a": 0 of 8 available' == tickets.title
     assert incident.title.endswith('; write tickets exhausted on "shard: a"')
@@ -380,7 +456,12 @@ def test_findings_and_incidents_are_frozen_and_later_stages_add_notes():
     import dataclasses
 
     [incident] = incidents([finding("checkpoint_stall", 0, 60)])
-    for value, name in ((incident, "title"), (incident.chain[0], "text"), (incident.root_cause, "summary"), (incident.findings[0], "subject")):
+    for value, name in (
+        (incident, "title"),
+        (incident.chain[0], "text"),
+        (incident.root_cause, "summary"),
+        (incident.findings[0], "subject"),
+    ):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(value, name, "changed")
     told = Finding("checkpoint_stall", "warning", at(0), at(60), "Long checkpoints", "They ran long.", statement="2 over 1 min")

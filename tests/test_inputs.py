@@ -87,7 +87,9 @@ def test_several_nodes_need_naming_for_a_single_node_reader(tmp_path):
 def test_a_log_given_instead_of_ftdc_says_what_to_use(tmp_path):
     with pytest.raises(ftdc.FTDCError, match="use `ftdc-analyze logs`"):
         ftdc.read_ftdc(ROOT / "samples" / "mongod.log")
-    run = subprocess.run([sys.executable, "-m", "cli", str(ROOT / "samples" / "mongod.log")], capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "cli", str(ROOT / "samples" / "mongod.log")], capture_output=True, text=True, cwd=ROOT
+    )
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "ftdc-analyze logs" in run.stderr
 
 

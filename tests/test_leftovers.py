@@ -9,15 +9,18 @@ import tarfile
 import time
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples" / "diagnostic.data"
 
 
 def start_cli(*args, tmpdir: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "cli", *map(str, args)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "TMPDIR": str(tmpdir)})
+    return subprocess.Popen(
+        [sys.executable, "-m", "cli", *map(str, args)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+    )
 
 
 def wait_for(folder: Path, pattern: str, process: subprocess.Popen) -> None:
@@ -72,8 +75,14 @@ def test_a_run_sweeps_what_killed_runs_left_and_nothing_else(tmp_path):
     bundle = tmp_path / "bundle.tar"
     with tarfile.open(bundle, "w") as tar:
         tar.add(DEMO, arcname="node/diagnostic.data")
-    run = subprocess.run([sys.executable, "-m", "cli", "export", str(bundle), "--out", str(out / "x.csv"), "--metrics", "serverStatus.uptime"],
-                         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "TMPDIR": str(temp)}, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "cli", "export", str(bundle), "--out", str(out / "x.csv"), "--metrics", "serverStatus.uptime"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(temp)},
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert sorted(p.name for p in temp.iterdir()) == sorted([f"ftdc-analyze-{live}-abc", "ftdc-analyze-notmine"])
     assert sorted(p.name for p in out.iterdir()) == sorted([f".x.csv.{live}-abc.partial", ".x.csv.99999999ab_c.partial", "x.csv"])

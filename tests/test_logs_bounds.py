@@ -18,11 +18,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _slow(i: int) -> bytes:
-    return json.dumps({
-        "t": {"$date": f"2024-01-02T03:{i // 60:02d}:{i % 60:02d}.000Z"}, "s": "I", "c": "COMMAND", "id": 51803, "ctx": "conn7",
-        "msg": "Slow query", "attr": {"type": "command", "ns": "db.c", "command": {"find": "c", "filter": {"n": i}},
-                                      "planSummary": "COLLSCAN", "durationMillis": 100 + i},
-    }).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "t": {"$date": f"2024-01-02T03:{i // 60:02d}:{i % 60:02d}.000Z"},
+                "s": "I",
+                "c": "COMMAND",
+                "id": 51803,
+                "ctx": "conn7",
+                "msg": "Slow query",
+                "attr": {
+                    "type": "command",
+                    "ns": "db.c",
+                    "command": {"find": "c", "filter": {"n": i}},
+                    "planSummary": "COLLSCAN",
+                    "durationMillis": 100 + i,
+                },
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
 def _write(path: Path, data: bytes) -> Path:

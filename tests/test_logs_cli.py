@@ -39,7 +39,9 @@ def test_table_and_sort(log_samples):
 
 
 def test_csv_output(log_samples):
-    result = runner.invoke(cli.app, ["logs", str(log_samples / "mongod-6.0.11"), "--format", "csv", "--top", "3", "--sort", "count"])
+    result = runner.invoke(
+        cli.app, ["logs", str(log_samples / "mongod-6.0.11"), "--format", "csv", "--top", "3", "--sort", "count"]
+    )
     assert result.exit_code == 0
     lines = result.stdout.strip().splitlines()
     assert lines[0].startswith("ns,command,shape") and len(lines) == 4
@@ -128,12 +130,15 @@ def test_times_are_iso_utc_with_z(log_samples, fmt):
     assert rows and all(ISO_Z.match(r["first_seen"]) and ISO_Z.match(r["last_seen"]) for r in rows)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--top", "0"], "--top a positive number"),
-    (["--top", "-3"], "--top a positive number"),
-    (["--start", "2024-05-15", "--end", "2024-05-14"], "start 2024-05-15T00:00:00Z is after end 2024-05-14T00:00:00Z"),
-    (["--start", "yesterday"], "not a valid time: 'yesterday' (ISO-8601"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--top", "0"], "--top a positive number"),
+        (["--top", "-3"], "--top a positive number"),
+        (["--start", "2024-05-15", "--end", "2024-05-14"], "start 2024-05-15T00:00:00Z is after end 2024-05-14T00:00:00Z"),
+        (["--start", "yesterday"], "not a valid time: 'yesterday' (ISO-8601"),
+    ],
+)
 def test_bad_options_are_one_line_exit_2(args, message):
     result = run_cli("logs", str(DEMO_LOG), *args)
     assert result.returncode == 2 and result.stdout == ""

@@ -64,10 +64,14 @@ def test_a_directory_without_logs_is_an_error(tmp_path):
         ftdc.read_logs(tmp_path)
 
 
-@pytest.mark.parametrize("first", [
-    b"2024-05-14T09:00:00.000+0000 I CONTROL  [initandlisten] MongoDB starting\n",
-    b'{"t":{"$date":"2024-05-14T09:00:00.000+00:00"},"s":"I","c":"CONTROL","id":1,"ctx":"main","msg":"starting"}\n',
-], ids=["text", "json"])
+@pytest.mark.parametrize(
+    "first",
+    [
+        b"2024-05-14T09:00:00.000+0000 I CONTROL  [initandlisten] MongoDB starting\n",
+        b'{"t":{"$date":"2024-05-14T09:00:00.000+00:00"},"s":"I","c":"CONTROL","id":1,"ctx":"main","msg":"starting"}\n',
+    ],
+    ids=["text", "json"],
+)
 def test_problems_are_capped_per_block(tmp_path, first):
     # One real line first: a file with no log line at all is not a log (an error).
     junk = b"".join(b"junk line %d\n" % i for i in range(3 * problems.MAX_LISTED))

@@ -64,7 +64,13 @@ def test_collscan_query_24(frames):
     #  ... nscanned:100000 ... nreturned:1 reslen:68 29ms"
     rows = frames.slow_ops.filter(pl.col("file").str.ends_with("collscans.log"), pl.col("op_type") == "query")
     row = rows.row(0, named=True)
-    assert (row["command"], row["ns"], row["duration_ms"], row["keys_examined"], row["nreturned"]) == ("find", "test.docs", 29, 100000, 1)
+    assert (row["command"], row["ns"], row["duration_ms"], row["keys_examined"], row["nreturned"]) == (
+        "find",
+        "test.docs",
+        29,
+        100000,
+        1,
+    )
     assert row["shape"] == '{"filter":{"foo":1},"sort":{"foo":1}}'
     assert row["started"] == row["ts"] - dt.timedelta(milliseconds=29)
     assert (row["ts"].month, row["ts"].day, row["ts"].hour) == (3, 5, 17)
@@ -116,19 +122,25 @@ def _read_lines(tmp_path, *lines: str):
 @pytest.mark.parametrize("depth", [300, 2000])
 def test_deep_filter_has_no_shape_and_is_reported(tmp_path, depth):
     deep = "{ a: " * depth + "1" + " }" * depth
-    frames = _read_lines(tmp_path, STAMP + 'command db.c command: find { find: "c", filter: { a: 1 } } 3ms',
-                         STAMP + f'command db.c command: find {{ find: "c", filter: {deep} }} planSummary: COLLSCAN 5ms')
+    frames = _read_lines(
+        tmp_path,
+        STAMP + 'command db.c command: find { find: "c", filter: { a: 1 } } 3ms',
+        STAMP + f'command db.c command: find {{ find: "c", filter: {deep} }} planSummary: COLLSCAN 5ms',
+    )
     assert frames.slow_ops["shape"].to_list() == ['{"filter":{"a":1}}', None]
     assert frames.slow_ops["duration_ms"].to_list() == [3, 5]
     assert frames.problems.select("line", "reason").rows() == [(2, "no shape: document nested deeper than 100 levels")]
 
 
-@pytest.mark.parametrize("text", [
-    "query db.c " + "1" * 1_000_000,
-    "query db.c " + "1" * 1_000_000 + "ms",
-    "query db.c x" + " " * 1_000_000,
-    "query db.c x" + " " * 1_000_000 + "x 5ms",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "query db.c " + "1" * 1_000_000,
+        "query db.c " + "1" * 1_000_000 + "ms",
+        "query db.c x" + " " * 1_000_000,
+        "query db.c x" + " " * 1_000_000 + "x 5ms",
+    ],
+)
 def test_pathological_lines_decode_in_linear_time(tmp_path, text):
     # Backtracking regexes took 30 s on 80 KB of these. Measured against an ordinary line of the
     # same length read in the same way, so that a loaded machine slows both sides alike.
@@ -151,15 +163,20 @@ def test_numbers_beyond_int64_are_dropped_and_reported(tmp_path):
 
 def test_lines_end_at_newline_only(tmp_path):
     # A form feed or U+2028 inside a string is not a line break.
-    frames = _read_lines(tmp_path, STAMP + 'query db.c query: { a: "x\x0cy\u2028z" } 7ms', STAMP + "query db.c query: { b: 1 } 8ms")
+    frames = _read_lines(
+        tmp_path, STAMP + 'query db.c query: { a: "x\x0cy\u2028z" } 7ms', STAMP + "query db.c query: { b: 1 } 8ms"
+    )
     assert frames.slow_ops.select("line", "duration_ms").rows() == [(1, 7), (2, 8)]
     assert frames.problems.is_empty()
 
 
 def test_unreadable_stamp_is_no_timestamp(tmp_path):
-    frames = _read_lines(tmp_path, STAMP + "query db.c query: { a: 1 } 7ms",
-                         "2019-13-18T11:59:16.516+0100 I COMMAND  [conn1] query db.c query: { a: 1 } 8ms",
-                         "2019-02-30T11:59:16.516+0100 I NETWORK  [conn1] end connection 1.2.3.4:5 (1 connection now open)")
+    frames = _read_lines(
+        tmp_path,
+        STAMP + "query db.c query: { a: 1 } 7ms",
+        "2019-13-18T11:59:16.516+0100 I COMMAND  [conn1] query db.c query: { a: 1 } 8ms",
+        "2019-02-30T11:59:16.516+0100 I NETWORK  [conn1] end connection 1.2.3.4:5 (1 connection now open)",
+    )
     assert frames.slow_ops["line"].to_list() == [1] and frames.events.is_empty()
     assert frames.problems.select("line", "reason").rows() == [(2, "no timestamp"), (3, "no timestamp")]
 
@@ -171,10 +188,13 @@ def test_write_commands_against_cmd_name_their_collection(tmp_path):
         '2023-03-21T09:40:00.000+0000 I  COMMAND  [conn7] command shop.$cmd command: update { update: "orders", updates: [ { q: { sku: "A-1" }, '
         'u: { $inc: { stock: -1 } } } ], ordered: true, $db: "shop" } numYields:0 reslen:45 protocol:op_msg 25000ms\n'
         '2023-03-21T09:40:01.000+0000 I  COMMAND  [conn8] command admin.$cmd command: getLog { getLog: "startupWarnings", $db: "admin" } '
-        'numYields:0 reslen:45 protocol:op_msg 150ms\n'
+        "numYields:0 reslen:45 protocol:op_msg 150ms\n"
     )
     slow = read_logs(path).slow_ops
-    assert slow.select("ns", "db", "coll", "command").rows() == [("shop.orders", "shop", "orders", "update"), ("admin.$cmd", "admin", "$cmd", "getLog")]
+    assert slow.select("ns", "db", "coll", "command").rows() == [
+        ("shop.orders", "shop", "orders", "update"),
+        ("admin.$cmd", "admin", "$cmd", "getLog"),
+    ]
 
 
 def test_the_transaction_reapers_aborts_are_typed_in_both_formats(tmp_path):

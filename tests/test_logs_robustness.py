@@ -1,6 +1,5 @@
 """Shapes (hypothesis) and bad input: junk, cut lines, truncated gzip never raise."""
 
-import datetime as dt
 import gzip
 import json
 
@@ -11,15 +10,25 @@ from hypothesis import strategies as st
 from ftdc.logs import read_logs
 from ftdc.logs.shapes import shape_of_command, shape_of_command_json
 
-SLOW = ('{"t":{"$date":"2024-01-02T03:04:05.678+01:00"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn7",'
-        '"msg":"Slow query","attr":{"type":"command","ns":"db.c","command":%s,"planSummary":"COLLSCAN",'
-        '"docsExamined":10,"nreturned":1,"durationMillis":%d}}')
+SLOW = (
+    '{"t":{"$date":"2024-01-02T03:04:05.678+01:00"},"s":"I","c":"COMMAND","id":51803,"ctx":"conn7",'
+    '"msg":"Slow query","attr":{"type":"command","ns":"db.c","command":%s,"planSummary":"COLLSCAN",'
+    '"docsExamined":10,"nreturned":1,"durationMillis":%d}}'
+)
 EVENT = '{"t":{"$date":"2024-01-02T02:00:00.000Z"},"s":"I","c":"NETWORK","id":22943,"ctx":"listener","msg":"Connection accepted","attr":{"remote":"1.2.3.4:5","connectionCount":3}}'
 
 field_names = st.text(st.characters(min_codepoint=97, max_codepoint=122), min_size=1, max_size=6)
-scalars = st.one_of(st.integers(-10**12, 10**12), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8), st.booleans(), st.none(),
-                    st.builds(lambda s: {"$oid": s}, st.text(max_size=4)))
-filters = st.dictionaries(field_names, st.one_of(scalars, st.dictionaries(st.sampled_from(["$gt", "$lt", "$in"]), scalars, min_size=1)), max_size=5)
+scalars = st.one_of(
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+    st.booleans(),
+    st.none(),
+    st.builds(lambda s: {"$oid": s}, st.text(max_size=4)),
+)
+filters = st.dictionaries(
+    field_names, st.one_of(scalars, st.dictionaries(st.sampled_from(["$gt", "$lt", "$in"]), scalars, min_size=1)), max_size=5
+)
 
 
 def _with_new_values(doc, values):
@@ -50,7 +59,10 @@ def test_shape_tells_field_sets_apart(first, second):
 
 
 def test_in_lists_collapse_and_wrappers_are_values():
-    assert shape_of_command({"find": "c", "filter": {"a": {"$in": [1, 2, 3]}, "b": {"$oid": "x"}}}) == '{"filter":{"a":{"$in":1},"b":1}}'
+    assert (
+        shape_of_command({"find": "c", "filter": {"a": {"$in": [1, 2, 3]}, "b": {"$oid": "x"}}})
+        == '{"filter":{"a":{"$in":1},"b":1}}'
+    )
     assert shape_of_command({"find": "c", "filter": {"$or": [{"a": 1}, {"b": 2}]}}) == '{"filter":{"$or":[{"a":1},{"b":1}]}}'
 
 
@@ -131,8 +143,10 @@ def _problems(frames) -> list[tuple]:
 
 def test_deep_event_attributes_are_dropped_and_reported(tmp_path):
     deep = "[" * 5000 + "]" * 5000
-    checkpoint = ('{"t":{"$date":"2024-01-02T02:00:00.000Z"},"s":"I","c":"STORAGE","id":22430,"ctx":"x",'
-                  '"msg":"WiredTiger message","attr":{"message":' + deep + '}}')
+    checkpoint = (
+        '{"t":{"$date":"2024-01-02T02:00:00.000Z"},"s":"I","c":"STORAGE","id":22430,"ctx":"x",'
+        '"msg":"WiredTiger message","attr":{"message":' + deep + "}}"
+    )
     frames = _read_lines(tmp_path, EVENT, EVENT.replace('"1.2.3.4:5"', deep), checkpoint)
     assert frames.events["kind"].to_list() == ["connection_accepted", "connection_accepted", "wiredtiger"]
     assert frames.events["connection_count"].to_list() == [3, None, None]
@@ -153,8 +167,13 @@ def test_unreadable_event_attributes_are_reported(tmp_path):
 
 def test_unreadable_timestamps_are_no_timestamp(tmp_path):
     garbage = '{"$date":"garbage"}'
-    frames = _read_lines(tmp_path, SLOW % ("{}", 5), (SLOW % ("{}", 5)).replace('{"$date":"2024-01-02T03:04:05.678+01:00"}', garbage),
-                         EVENT.replace('{"$date":"2024-01-02T02:00:00.000Z"}', garbage), EVENT)
+    frames = _read_lines(
+        tmp_path,
+        SLOW % ("{}", 5),
+        (SLOW % ("{}", 5)).replace('{"$date":"2024-01-02T03:04:05.678+01:00"}', garbage),
+        EVENT.replace('{"$date":"2024-01-02T02:00:00.000Z"}', garbage),
+        EVENT,
+    )
     assert frames.slow_ops["line"].to_list() == [1] and frames.events["line"].to_list() == [4]
     assert _problems(frames) == [(2, "no timestamp"), (3, "no timestamp")]
     assert frames.slow_ops["ts"].null_count() == frames.events["ts"].null_count() == 0

@@ -9,7 +9,10 @@ import pytest
 from ftdc.logs import read_logs, summarize_queries
 
 UTC = dt.timezone.utc
-SAMPLES = ["mongod-6.0.11/sample-mongod.log.gz", "atlas-8.0.12/" + "cluster0-shard-00-00.ufghn.mongodb.net_2025-08-17T19_50_00_2025-08-18T19_55_21_MONGODB.log.gz"]
+SAMPLES = [
+    "mongod-6.0.11/sample-mongod.log.gz",
+    "atlas-8.0.12/" + "cluster0-shard-00-00.ufghn.mongodb.net_2025-08-17T19_50_00_2025-08-18T19_55_21_MONGODB.log.gz",
+]
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +82,10 @@ def test_client_from_metadata_6011(frames):
     ops = slow.filter(pl.col("connection") == "conn22", pl.col("ts") >= meta["ts"])
     assert ops.height > 0 and ops["client"].unique().to_list() == [meta["driver"]]
     unannounced = set(slow["connection"]) - set(events.filter(pl.col("kind") == "client_metadata")["ctx"])
-    assert slow.filter(pl.col("connection").is_in(list(unannounced)))["client"].null_count() == slow.filter(
-        pl.col("connection").is_in(list(unannounced))).height
+    assert (
+        slow.filter(pl.col("connection").is_in(list(unannounced)))["client"].null_count()
+        == slow.filter(pl.col("connection").is_in(list(unannounced))).height
+    )
 
 
 def test_atlas_80_fields(frames):

@@ -96,7 +96,9 @@ def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
     frames = read_logs(log_samples / "mongod-6.0.11" / "sample-mongod.log.gz")
     columns = ["ts", "ns", "command_json", "shape"]
     compact = frames.compact(columns, ["ts", "kind", "text"])
-    assert compact.slow_ops.equals(frames.slow_ops.select(columns)) and compact.events.equals(frames.events.select("ts", "kind", "text"))
+    assert compact.slow_ops.equals(frames.slow_ops.select(columns)) and compact.events.equals(
+        frames.events.select("ts", "kind", "text")
+    )
     code = (
         "import sys, ftdc\nfrom ftdc.memory import release_free_memory\n"
         "rss = lambda: int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024\n"
@@ -112,22 +114,55 @@ def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
 def test_write_lines_count_unless_their_batch_logged_itself(tmp_path):
     """A WRITE line repeats the COMMAND line of its batch (same connection and collection, logged
     after it, begun before it ended); one no command line covers is an operation of its own."""
-    def line(t, c, ctx, attr):
-        return json.dumps({"t": {"$date": f"2024-05-14T09:00:{t}Z"}, "s": "I", "c": c, "id": 51803, "ctx": ctx, "msg": "Slow query", "attr": attr})
 
-    statement = {"type": "update", "ns": "shop.orders", "command": {"q": {"_id": 1}, "u": {"$set": {"a": 1}}}, "planSummary": "IDHACK"}
-    batch = {"type": "command", "ns": "shop.$cmd", "command": {"update": "orders", "updates": [], "$db": "shop"}, "planSummary": "IDHACK"}
+    def line(t, c, ctx, attr):
+        return json.dumps(
+            {
+                "t": {"$date": f"2024-05-14T09:00:{t}Z"},
+                "s": "I",
+                "c": c,
+                "id": 51803,
+                "ctx": ctx,
+                "msg": "Slow query",
+                "attr": attr,
+            }
+        )
+
+    statement = {
+        "type": "update",
+        "ns": "shop.orders",
+        "command": {"q": {"_id": 1}, "u": {"$set": {"a": 1}}},
+        "planSummary": "IDHACK",
+    }
+    batch = {
+        "type": "command",
+        "ns": "shop.$cmd",
+        "command": {"update": "orders", "updates": [], "$db": "shop"},
+        "planSummary": "IDHACK",
+    }
     path = tmp_path / "mongod.log"
-    path.write_text("\n".join([
-        line("01.500", "WRITE", "conn1", {**statement, "durationMillis": 500}),  # its batch follows: repeated
-        line("01.501", "COMMAND", "conn1", {**batch, "durationMillis": 498}),
-        line("05.000", "WRITE", "conn2", {**statement, "durationMillis": 900}),  # no batch line: counts
-        line("07.000", "WRITE", "conn3", {**statement, "durationMillis": 300}),  # the next batch began after it ended: counts
-        line("09.000", "COMMAND", "conn3", {**batch, "durationMillis": 1000}),
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                line("01.500", "WRITE", "conn1", {**statement, "durationMillis": 500}),  # its batch follows: repeated
+                line("01.501", "COMMAND", "conn1", {**batch, "durationMillis": 498}),
+                line("05.000", "WRITE", "conn2", {**statement, "durationMillis": 900}),  # no batch line: counts
+                line(
+                    "07.000", "WRITE", "conn3", {**statement, "durationMillis": 300}
+                ),  # the next batch began after it ended: counts
+                line("09.000", "COMMAND", "conn3", {**batch, "durationMillis": 1000}),
+            ]
+        )
+        + "\n"
+    )
     slow = read_logs(path).slow_ops
     assert slow.select("connection", "component", "write_statement").rows() == [
-        ("conn1", "WRITE", True), ("conn1", "COMMAND", False), ("conn2", "WRITE", False), ("conn3", "WRITE", False), ("conn3", "COMMAND", False)]
+        ("conn1", "WRITE", True),
+        ("conn1", "COMMAND", False),
+        ("conn2", "WRITE", False),
+        ("conn3", "WRITE", False),
+        ("conn3", "COMMAND", False),
+    ]
 
 
 def test_demo_slow_updates_are_counted():

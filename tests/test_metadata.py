@@ -65,7 +65,17 @@ def test_multi_service_metadata_is_found(tmp_path):
     doc = {
         "start": T0,
         "common": section(0, hostInfo={"system": {"hostname": "db1", "numCores": 8}}),
-        "shard": section(0, buildInfo={"version": "8.0.4"}, getCmdLineOpts={"parsed": {"net": {"port": 27018}, "replication": {"replSetName": "sh0"}, "storage": {"wiredTiger": {"engineConfig": {"cacheSizeGB": 2.5}}}}}),
+        "shard": section(
+            0,
+            buildInfo={"version": "8.0.4"},
+            getCmdLineOpts={
+                "parsed": {
+                    "net": {"port": 27018},
+                    "replication": {"replSetName": "sh0"},
+                    "storage": {"wiredTiger": {"engineConfig": {"cacheSizeGB": 2.5}}},
+                }
+            },
+        ),
         "end": T0,
     }
     path = tmp_path / "metrics.2025-03-01T12-00-00Z-00000"
@@ -100,7 +110,11 @@ def test_deltas_before_any_full_snapshot_are_skipped(tmp_path):
 
 
 def test_shard_port_default_follows_the_cluster_role(tmp_path):
-    doc = {"start": T0, "getCmdLineOpts": {"parsed": {"sharding": {"clusterRole": "shardsvr"}, "storage": {"engine": "inMemory"}}}, "end": T0}
+    doc = {
+        "start": T0,
+        "getCmdLineOpts": {"parsed": {"sharding": {"clusterRole": "shardsvr"}, "storage": {"engine": "inMemory"}}},
+        "end": T0,
+    }
     path = tmp_path / "metrics.2025-03-01T12-00-00Z-00000"
     path.write_bytes(envelope(0, 0, doc))
     node = ftdc.read_metadata(path).node

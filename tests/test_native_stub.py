@@ -47,4 +47,7 @@ def test_functions_and_methods_take_the_parameters_the_module_takes():
                 elif item.name == "__init__":
                     assert _parameters(item) == list(inspect.signature(cls).parameters), name
                 else:
-                    assert _parameters(item) == [p for p in inspect.signature(runtime).parameters if p != "self"], (name, item.name)
+                    assert _parameters(item) == [p for p in inspect.signature(runtime).parameters if p != "self"], (
+                        name,
+                        item.name,
+                    )

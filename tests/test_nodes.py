@@ -35,7 +35,10 @@ def truth():
 def result():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return analysis.analyze_nodes([SET / n / "diagnostic.data" for n in ("node1", "node2", "node3")], [SET / n / "mongod.log" for n in ("node1", "node2", "node3")])
+        return analysis.analyze_nodes(
+            [SET / n / "diagnostic.data" for n in ("node1", "node2", "node3")],
+            [SET / n / "mongod.log" for n in ("node1", "node2", "node3")],
+        )
 
 
 def test_nodes_identified_from_their_metadata(result, truth):
@@ -76,7 +79,9 @@ def test_a_support_bundle_from_the_command_line(tmp_path):
     with tarfile.open(bundle, "w:gz") as tar:
         tar.add(SET, arcname="replica-set")
     report = tmp_path / "report.html"
-    run = subprocess.run([sys.executable, "-m", "cli", str(bundle), "--json", "--report", str(report)], capture_output=True, text=True, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, "-m", "cli", str(bundle), "--json", "--report", str(report)], capture_output=True, text=True, cwd=ROOT
+    )
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     assert [n["node"]["host"] for n in doc["nodes"]] == ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net"]
@@ -101,7 +106,11 @@ def test_member_indices_are_named_within_their_own_replica_set(ftdc_samples):
     assert len(elections) == sum(f.kind == "primary_change" for f in alone.findings) > 0
     for finding in elections:
         assert "rs1-" not in finding.title, finding.title
-        assert address in finding.title if "0" in (finding.evidence["from_member"], finding.evidence["to_member"]) else "member " in finding.title
+        assert (
+            address in finding.title
+            if "0" in (finding.evidence["from_member"], finding.evidence["to_member"])
+            else "member " in finding.title
+        )
     # rs-prod's own election is still named by its members' addresses and seen by its three nodes only.
     rs_prod = [f for f in both.cross_node if f.kind == "primary_change" and address not in f.evidence["seen_by"]]
     assert [f.title for f in rs_prod] == ["Primary changed from rs1-a.example.net:27017 to rs1-b.example.net:27017"]
@@ -122,5 +131,10 @@ def test_merging_the_members_findings_leaves_each_nodes_own_as_it_was():
     before = copy.deepcopy([a, b])
     nodes = [SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=[f]) for h, f in (("a", a), ("b", b))]
     [merged] = cross_node_findings(nodes, ["a:27017", "b:27017"], [[], []])
-    assert (merged.start, merged.end, merged.evidence["lag_s_peak"], merged.evidence["seen_by"]) == (a.start, b.end, 30.0, ["a:27017", "b:27017"])
+    assert (merged.start, merged.end, merged.evidence["lag_s_peak"], merged.evidence["seen_by"]) == (
+        a.start,
+        b.end,
+        30.0,
+        ["a:27017", "b:27017"],
+    )
     assert [a, b] == before

@@ -74,7 +74,7 @@ print(_json.dumps({
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def execute(notebook: Path) -> tuple[nbformat.NotebookNode, dict | None]:
     """The executed notebook (raises nbclient's CellExecutionError, with the traceback, on
     any cell error) and what its probe printed."""

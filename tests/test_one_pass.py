@@ -66,8 +66,10 @@ _component = st.text(st.sampled_from("abcxyz019_-[]?*"), min_size=1, max_size=6)
 _paths = [path for alias in ALIASES for path in alias.paths]
 
 
-@given(st.lists(st.tuples(st.sampled_from(SERVICE_PREFIXES), st.sampled_from(_paths), _component), min_size=1, max_size=30),
-       st.lists(st.text(min_size=1, max_size=20), max_size=10))
+@given(
+    st.lists(st.tuples(st.sampled_from(SERVICE_PREFIXES), st.sampled_from(_paths), _component), min_size=1, max_size=30),
+    st.lists(st.text(min_size=1, max_size=20), max_size=10),
+)
 def test_the_candidates_cover_any_names_resolve_takes(chosen, noise):
     """Whatever a node holds, a read of the candidates decodes every path `resolve` picks."""
     names = [prefix + path.replace("{key}", key) for prefix, path, key in chosen] + noise

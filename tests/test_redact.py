@@ -1,6 +1,7 @@
 """Redacted reports: no host, IP, user, replica set, namespace or literal value of the input
 anywhere in the output bytes of any format, PNGs and HTML attributes included."""
 
+import datetime as dt
 import html
 import json
 import re
@@ -9,21 +10,31 @@ import sys
 import warnings
 from pathlib import Path
 
-import datetime as dt
-
 import polars as pl
 import pytest
 
 import analysis
 import ftdc
-from analysis.outputs.report import Redactor, build_report, redact_all, redact_result, write_key, write_report
+from analysis.outputs.report import Redactor, build_report, redact_all, redact_result, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples"
 # What the demo's files hold that must not leave: host, replica set, namespaces, and
 # literal values of the logged queries (a status, an amount, an ObjectId, an e-mail).
-DEMO_SECRETS = ["db-prod-01.example.net", "db-prod-01", "shop.orders", "shop.customers", '"shop"', '"orders"', '"customers"',
-                "pending", "66433a2f9d1e8b0012345678", '"paid"', '"x"', "rs0"]
+DEMO_SECRETS = [
+    "db-prod-01.example.net",
+    "db-prod-01",
+    "shop.orders",
+    "shop.customers",
+    '"shop"',
+    '"orders"',
+    '"customers"',
+    "pending",
+    "66433a2f9d1e8b0012345678",
+    '"paid"',
+    '"x"',
+    "rs0",
+]
 
 
 def texts_of(path: Path) -> list[tuple[str, bytes]]:
@@ -80,15 +91,23 @@ def test_demo_report_in_every_format_holds_no_original_name_or_value(demo, tmp_p
     assert_clean(files, DEMO_SECRETS)
     page = (tmp_path / "report.html").read_text()
     # The report is still useful: pseudonyms, shapes, and the index advice on the pseudonymous namespace.
-    assert "host-1:27017" in page and "db-1.coll-2" in page and 'getSiblingDB(&quot;db-1&quot;).getCollection(&quot;coll-2&quot;)' in page
-    assert '{&quot;pipeline&quot;:[{&quot;$match&quot;:{&quot;status&quot;:1,&quot;total&quot;:{&quot;$gt&quot;:1}}}]}' in page
+    assert (
+        "host-1:27017" in page
+        and "db-1.coll-2" in page
+        and "getSiblingDB(&quot;db-1&quot;).getCollection(&quot;coll-2&quot;)" in page
+    )
+    assert "{&quot;pipeline&quot;:[{&quot;$match&quot;:{&quot;status&quot;:1,&quot;total&quot;:{&quot;$gt&quot;:1}}}]}" in page
     key = redactor.key()
     assert key["host-1"] == "db-prod-01.example.net" and key["db-1.coll-2"] == "shop.orders" and key["rs-1"] == "rs0"
 
 
 def test_pseudonyms_are_stable_within_a_report():
     r = Redactor()
-    assert r.host("db1.example.com:27017") == "host-1:27017" and r.host("DB1.example.com") == "host-1" and r.host("db2.example.com") == "host-2"
+    assert (
+        r.host("db1.example.com:27017") == "host-1:27017"
+        and r.host("DB1.example.com") == "host-1"
+        and r.host("db2.example.com") == "host-2"
+    )
     assert r.ns("app.users") == "db-1.coll-1" and r.ns("app.orders") == "db-1.coll-2" and r.ns("app.users") == "db-1.coll-1"
     assert r.ns("billing.users") == "db-2.coll-3"
     text = r.text('slow on app.users from 10.1.2.3:5555 and [fe80::1]; /home/alice/mongod.log:3 at 09:50:00 "users"')
@@ -114,8 +133,11 @@ def test_real_log_operations_redacted(ftdc_samples, log_samples, tmp_path):
     the stressed 8.0 node's incident so that they are its culprits."""
     frames = ftdc.read_logs(log_samples / "mongod-6.0.11" / "sample-mongod.log.gz")
     shift = dt.datetime(2025, 3, 12, 16, 0, 30, tzinfo=dt.timezone.utc) - frames.slow_ops["started"].min()
-    moved = ftdc.LogFrames(frames.slow_ops.with_columns(pl.col("ts") + shift, pl.col("started") + shift),
-                           frames.events.with_columns(pl.col("ts") + shift), frames.problems)
+    moved = ftdc.LogFrames(
+        frames.slow_ops.with_columns(pl.col("ts") + shift, pl.col("started") + shift),
+        frames.events.with_columns(pl.col("ts") + shift),
+        frames.problems,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = analysis.analyze(ftdc_samples / "mongod-8.0-chunk" / "metric-2025-03-12_15-58-06.0_+00-00-00.bson", moved)
@@ -132,8 +154,12 @@ def test_cli_redacts_terminal_json_and_report_and_writes_the_key(tmp_path):
     report, key = tmp_path / "r.md", tmp_path / "key.json"
 
     def run(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--redact", *extra],
-                              capture_output=True, text=True, cwd=ROOT)
+        return subprocess.run(
+            [sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--redact", *extra],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
 
     shown = run("--report", str(report), "--redact-key", str(key))
     as_json = run("--json")
@@ -144,7 +170,12 @@ def test_cli_redacts_terminal_json_and_report_and_writes_the_key(tmp_path):
     assert json.loads(key.read_text())["db-1.coll-2"] == "shop.orders"
     assert_clean([report, *sorted((tmp_path / "r_files").iterdir())], DEMO_SECRETS)
     assert json.loads(as_json.stdout)["nodes"][0]["node"]["host"] == "host-1" and json.loads(as_json.stdout)["redacted"] is True
-    lonely = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--redact-key", str(key)], capture_output=True, text=True, cwd=ROOT)
+    lonely = subprocess.run(
+        [sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--redact-key", str(key)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert lonely.returncode == 2 and "--redact-key needs --redact" in lonely.stderr
 
 
@@ -153,7 +184,9 @@ def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_include
     scenario = DEMO / "scenarios" / "replica-set"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = analysis.analyze_nodes([scenario / "node1" / "diagnostic.data", scenario / "node2" / "diagnostic.data"], scenario)
+        result = analysis.analyze_nodes(
+            [scenario / "node1" / "diagnostic.data", scenario / "node2" / "diagnostic.data"], scenario
+        )
     assert result.incidents and any(i.chain for i in result.incidents)
     secrets = ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net", "rs-prod", "app.events"]
     plain = leaks(result.nodes, tmp_path)

@@ -48,7 +48,9 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     # script could be loaded from. The explorer's data is a JSON block, which is not run.
     scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
     assert scripts == [html.workbench.SCRIPT, *explorer_page.scripts()]
-    assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">'] + ["<script>"] * len(scripts)
+    assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">'] + ["<script>"] * len(
+        scripts
+    )
     policy = re.search(r'Content-Security-Policy content="([^"]+)"', page)[1]
     directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
     digests = [f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts]
@@ -60,7 +62,11 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     cards = re.findall(r'<div class="finding (critical|warning)"', page)
     assert len(cards) == len(problems)
     # Every incident has its own plot (an inline SVG), which draws the findings folded into it, plus the timeline and the system panels.
-    assert page.count('<div class="plot" role="img"') == page.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot"') == len(demo.incidents) + 2
+    assert (
+        page.count('<div class="plot" role="img"')
+        == page.count('<svg xmlns="http://www.w3.org/2000/svg" class="plot"')
+        == len(demo.incidents) + 2
+    )
     assert "createIndex({ status: 1, total: 1 })" in page and "Methods" in page and "checkpoint_stall" in page
 
 
@@ -81,10 +87,21 @@ def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_pat
     write_report(report, path)
     doc = json.loads(path.read_text())
     assert doc["schema_version"] == content.SCHEMA_VERSION == 3
-    assert set(doc) == {"schema_version", "generated", "title", "headlines", "redacted", "nodes", "cross_node_findings", "cross_node_incidents"}
+    assert set(doc) == {
+        "schema_version",
+        "generated",
+        "title",
+        "headlines",
+        "redacted",
+        "nodes",
+        "cross_node_findings",
+        "cross_node_incidents",
+    }
     node = doc["nodes"][0]
     assert node["findings"] == demo.to_dict()["findings"] and node["node"]["host"] == "db-prod-01.example.net"
-    assert node["incidents"] == demo.to_dict()["incidents"] and len(node["headlines"]) == len(demo.incidents) == len(doc["headlines"])
+    assert node["incidents"] == demo.to_dict()["incidents"] and len(node["headlines"]) == len(demo.incidents) == len(
+        doc["headlines"]
+    )
     ids = {f["id"] for f in node["findings"]}
     assert all(f["id"] for f in node["findings"]) and all(set(i["finding_ids"]) <= ids for i in node["incidents"])
 
@@ -94,7 +111,12 @@ DRAWING = {"svg", "g", "path", "rect", "text", "tspan", "defs", "linearGradient"
 
 
 def test_plots_are_well_formed_drawings_that_carry_nothing_else(report):
-    figures = [report.nodes[0].timeline, report.nodes[0].system_figure, *report.nodes[0].evidence.values(), *(c.figure for c in report.incidents)]
+    figures = [
+        report.nodes[0].timeline,
+        report.nodes[0].system_figure,
+        *report.nodes[0].evidence.values(),
+        *(c.figure for c in report.incidents),
+    ]
     assert figures
     for figure in figures:
         root = ElementTree.fromstring(figure.svg)  # well-formed XML, or this raises
@@ -127,7 +149,9 @@ def test_downsampling_keeps_a_one_sample_spike():
     n = 200_000
     values = [1.0] * n
     values[123_457] = 500.0
-    frame = pl.DataFrame({"start": pl.datetime_range(t0, t0 + dt.timedelta(seconds=n - 1), "1s", eager=True, time_zone="UTC"), "x": values})
+    frame = pl.DataFrame(
+        {"start": pl.datetime_range(t0, t0 + dt.timedelta(seconds=n - 1), "1s", eager=True, time_zone="UTC"), "x": values}
+    )
     small = plots.pixel_columns(frame, ["x"], t0, t0 + dt.timedelta(seconds=n), pixels=1000)
     assert small.axis.columns <= 1000 and np.nanmax(small.pairs["x"][:, 1]) == 500.0 and np.nanmin(small.pairs["x"][:, 0]) == 1.0
 
@@ -147,12 +171,20 @@ def test_a_failed_write_leaves_the_previous_report(report, tmp_path, monkeypatch
 
 def test_report_from_the_command_line(tmp_path):
     out = tmp_path / "r.html"
-    result = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--report", str(out)],
-                            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--log", str(DEMO / "mongod.log"), "--report", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert result.returncode == 0, result.stderr
     assert out.stat().st_size > 10_000 and f"wrote {out}" in result.stderr
-    bad = subprocess.run([sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--report", str(tmp_path / "r.pdf")],
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1])
+    bad = subprocess.run(
+        [sys.executable, "-m", "cli", str(DEMO / "diagnostic.data"), "--report", str(tmp_path / "r.pdf")],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "unsupported report type" in bad.stderr
 
 
@@ -166,7 +198,11 @@ def test_findings_render_in_jupyter(demo):
 def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp_path):
     import dataclasses
 
-    many = [dataclasses.replace(f, start=f.start + dt.timedelta(hours=h), end=f.end + dt.timedelta(hours=h)) for h in range(16) for f in demo.problems]
+    many = [
+        dataclasses.replace(f, start=f.start + dt.timedelta(hours=h), end=f.end + dt.timedelta(hours=h))
+        for h in range(16)
+        for f in demo.problems
+    ]
     busy = retold(demo, sorted(many, key=analysis.Finding.rank))
     report = build_report([busy])
     section = report.nodes[0]
@@ -176,13 +212,18 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     assert set(section.evidence) == {i for i in section.carded if section.findings[i].id not in in_cards}
     # The incidents likewise: the most severe as cards with a headline each, then how many more.
     assert len(busy.incidents) > document.MAX_CARDS and len(section.incidents) == document.MAX_CARDS
-    assert len(report.headlines) == document.MAX_CARDS + 1 and f"{len(busy.incidents) - document.MAX_CARDS} more, less severe incident(s)" in report.headlines[-1]
+    assert (
+        len(report.headlines) == document.MAX_CARDS + 1
+        and f"{len(busy.incidents) - document.MAX_CARDS} more, less severe incident(s)" in report.headlines[-1]
+    )
     assert len(report.more_incidents) == len(busy.incidents) - document.MAX_CARDS
     path = tmp_path / "busy.html"
     write_report(report, path)
     page = path.read_text()
     assert page.count('<div class="finding ') == document.MAX_CARDS
-    assert f"{len(many) - document.MAX_CARDS} more finding(s)" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
+    assert (
+        f"{len(many) - document.MAX_CARDS} more finding(s)" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
+    )
     assert len(json.loads(report_json(report))["nodes"][0]["findings"]) == len(many)
 
 

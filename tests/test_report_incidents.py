@@ -13,15 +13,14 @@ from xml.etree import ElementTree
 import numpy as np
 import polars as pl
 import pytest
+from conftest import require_samples
 
 import analysis
 from analysis.advice import wording
-from analysis.findings.detectors import RECORDS
 from analysis.findings import culprits
 from analysis.findings.detectors import RECORDS
 from analysis.findings.finding import Culprit
 from analysis.outputs.report import build_report, culprit_table, explorer, figures, plots, write_report
-from conftest import require_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 DEMO = SAMPLES
@@ -131,6 +130,7 @@ def x_of(fig: str, t: dt.datetime) -> float:
 
 # --- §2: incidents first -----------------------------------------------------------------------
 
+
 def test_the_first_screen_is_the_headlines_then_the_incident_cards(demo, demo_report, demo_page):
     assert demo.incidents
     assert len(demo_report.headlines) == len(demo.incidents)
@@ -152,12 +152,15 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     report = build_report([node])
     [headline] = report.headlines
     assert "No incident" in headline and f"{node.overview.samples:,} samples" in headline
-    assert node.overview.first.strftime("%Y-%m-%dT%H:%M") in headline and node.overview.last.strftime("%Y-%m-%dT%H:%M") in headline
+    assert (
+        node.overview.first.strftime("%Y-%m-%dT%H:%M") in headline and node.overview.last.strftime("%Y-%m-%dT%H:%M") in headline
+    )
     assert all(kind in headline for kind in RECORDS)
     assert not report.incidents
 
 
 # --- §3b: each card's plot shows its own window and chain -------------------------------------
+
 
 def test_each_card_plots_its_own_window(demo, demo_report):
     section = demo_report.nodes[0]
@@ -170,7 +173,11 @@ def test_each_card_plots_its_own_window(demo, demo_report):
         assert low <= f.start and f.end <= high
         # Centred on its own window (cut only where the data ends).
         margin_before, margin_after = f.start - low, high - f.end
-        assert abs(margin_before - margin_after) < dt.timedelta(seconds=2) or low == demo.overview.first or high == demo.overview.last
+        assert (
+            abs(margin_before - margin_after) < dt.timedelta(seconds=2)
+            or low == demo.overview.first
+            or high == demo.overview.last
+        )
 
 
 def test_an_incident_plot_stacks_its_chain_cause_above_effect(demo):
@@ -191,9 +198,22 @@ def test_the_report_of_a_real_chunk_is_small(chunk_80, tmp_path):
 
 # --- §3b: numbers that agree ------------------------------------------------------------------
 
+
 def test_operation_seconds_are_named_and_give_concurrency():
-    culprit = Culprit(ns="app.events", plan_summary="COLLSCAN", shape=None, query_hash=None, count=300, overlap_s=93_274.0, share=0.9,
-                      max_ms=400_000, example=None, collscan=True, command="aggregate", held_s=90_000.0)
+    culprit = Culprit(
+        ns="app.events",
+        plan_summary="COLLSCAN",
+        shape=None,
+        query_hash=None,
+        count=300,
+        overlap_s=93_274.0,
+        share=0.9,
+        max_ms=400_000,
+        example=None,
+        collscan=True,
+        command="aggregate",
+        held_s=90_000.0,
+    )
     text = culprits.describe(culprit, 378.0)
     assert "93,274 operation-seconds" in text and f"{93_274 / 378:,.1f} running at once" in text
 
@@ -208,7 +228,13 @@ def test_a_root_causes_culprit_is_told_with_its_findings_table_numbers(demo):
     cause = demo.incidents[0].root_cause
     text = cause.evidence["culprit"]
     where = re.match(r"in (\w+)'s window: ", text).group(1)
-    [row] = [c for f in demo.findings if f.id == where for c in f.culprits if (c.ns, c.command) == (cause.evidence["ns"], cause.evidence["command"])]
+    [row] = [
+        c
+        for f in demo.findings
+        if f.id == where
+        for c in f.culprits
+        if (c.ns, c.command) == (cause.evidence["ns"], cause.evidence["command"])
+    ]
     said = float(re.search(r"([\d,.]+) operation-seconds", text).group(1).replace(",", ""))
     assert abs(said - row.overlap_s) <= 0.5 and f"({row.share:.0%} of the time slow operations worked there)" in text
 
@@ -222,7 +248,9 @@ def test_the_culprit_table_says_what_its_seconds_and_share_are_of(demo_report, t
     assert all(shown(h) in text for h in culprit_table.HEADERS) and shown(culprit_table.NOTE) in text
     share = [h for h in culprit_table.HEADERS if "share" in h]
     seconds = [h for h in culprit_table.HEADERS if "seconds" in h and h not in share]
-    assert len(seconds) == 2 and all("op-seconds" in h for h in seconds) and share == ["share of all slow ops' working op-seconds"]
+    assert (
+        len(seconds) == 2 and all("op-seconds" in h for h in seconds) and share == ["share of all slow ops' working op-seconds"]
+    )
     assert ">s in window<" not in text and "| s in window |" not in text
 
 
@@ -247,8 +275,9 @@ def test_the_queue_in_a_title_is_the_queue_plotted(chunk_80):
                     peak = value(min(y for x0, x1, y in steps(line) if x1 > left and x0 < right))
                     (waiters if "waiters" in label else drawn).append(peak)
                     if "waiters" not in label:
-                        reduced = plots.pixel_columns(chunk_80.series, [group.get("data-column")], start, end,
-                                                      sampling_ms=explorer.period_ms(chunk_80))
+                        reduced = plots.pixel_columns(
+                            chunk_80.series, [group.get("data-column")], start, end, sampling_ms=explorer.period_ms(chunk_80)
+                        )
                         at = reduced.axis.first_ms + reduced.axis.column_ms * np.arange(reduced.axis.columns)
                         inside = (at + reduced.axis.column_ms > f.start.timestamp() * 1000) & (at <= f.end.timestamp() * 1000)
                         plotted.append(np.nanmax(reduced.pairs[group.get("data-column")][inside, 1]))
@@ -276,6 +305,7 @@ def test_one_index_and_one_max_time_per_query_across_the_report(report_of, reque
 
 
 # --- §3b: plots that can be read ----------------------------------------------------------------
+
 
 def every_figure(demo, replica_set):
     yield figures.timeline(demo)
@@ -310,7 +340,9 @@ def test_threshold_labels_are_whole_and_inside_their_panel(demo):
         left, top, right, bottom = frame(panel)
         said = text.text
         name = said.split(" ")[0]
-        assert re.match(r"eviction_\w+ [\d.]+ % \(", said) and said.endswith(f"({demo.thresholds.source(name)})") and "…" not in said
+        assert (
+            re.match(r"eviction_\w+ [\d.]+ % \(", said) and said.endswith(f"({demo.thresholds.source(name)})") and "…" not in said
+        )
         x, y = float(text.get("x")), float(text.get("y"))
         x0, x1 = (x - width(said), x) if text.get("text-anchor") == "end" else (x, x + width(said))
         assert left <= x0 and x1 <= right and top <= y - plots.FONT and y <= bottom, said
@@ -371,6 +403,7 @@ def test_the_4_2_write_queue_is_plotted(ftdc_samples, demo):
 
 # --- §3b: several nodes -------------------------------------------------------------------------
 
+
 def test_several_nodes_one_headline_per_incident(replica_set):
     report = build_report(replica_set.nodes, replica_set.cross_node)
     incidents = [(name, i) for name, node in zip(replica_set.names, replica_set.nodes) for i in node.incidents]
@@ -392,11 +425,17 @@ def test_several_nodes_get_a_replica_set_timeline_with_states_and_the_election(r
     path = tmp_path / "rs.html"
     write_report(build_report(replica_set.nodes, replica_set.cross_node), path)
     page = path.read_text()
-    assert page.index("<h2 id=incidents>Incidents</h2>") < page.index("<h2 id=replica-set>Replica set</h2>") < page.index(escape(replica_set.names[0]) + "</h2>")
+    assert (
+        page.index("<h2 id=incidents>Incidents</h2>")
+        < page.index("<h2 id=replica-set>Replica set</h2>")
+        < page.index(escape(replica_set.names[0]) + "</h2>")
+    )
 
 
 def test_a_lagging_members_card_shows_its_own_disk_and_cache(replica_set):
-    lagging = [(node, i) for node in replica_set.nodes for i in node.incidents if any(s.kind == "replication_lag" for s in i.chain)]
+    lagging = [
+        (node, i) for node in replica_set.nodes for i in node.incidents if any(s.kind == "replication_lag" for s in i.chain)
+    ]
     assert lagging
     for node, incident in lagging:
         names = titles(figures.incident(node, incident))
@@ -406,6 +445,7 @@ def test_a_lagging_members_card_shows_its_own_disk_and_cache(replica_set):
 
 
 # --- §3b: failed operations ---------------------------------------------------------------------
+
 
 def test_failed_operations_are_named_as_such(tmp_path):
     log = tmp_path / "mongod.log"
@@ -431,13 +471,32 @@ def test_failed_operations_are_named_as_such(tmp_path):
 
 def test_a_run_that_succeeded_is_not_called_failed():
     t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-    ops = pl.DataFrame({
-        "ts": [t0 + dt.timedelta(seconds=10)] * 2, "started": [t0] * 2, "duration_ms": [10_000] * 2, "ns": ["a.b"] * 2,
-        "command": ["find"] * 2, "op_type": ["query"] * 2, "write_statement": [False] * 2, "plan_summary": ["IXSCAN { a: 1 }"] * 2,
-        "plan_kind": ["IXSCAN"] * 2, "shape": ["{}"] * 2, "query_hash": [None] * 2, "query_shape_hash": [None] * 2, "command_json": [None] * 2,
-        "ok": [True, False], "err_name": [None, "MaxTimeMSExpired"],
-    }, schema_overrides={"ts": pl.Datetime("ms", "UTC"), "started": pl.Datetime("ms", "UTC"), "query_hash": pl.String,
-                         "query_shape_hash": pl.String, "command_json": pl.String})
+    ops = pl.DataFrame(
+        {
+            "ts": [t0 + dt.timedelta(seconds=10)] * 2,
+            "started": [t0] * 2,
+            "duration_ms": [10_000] * 2,
+            "ns": ["a.b"] * 2,
+            "command": ["find"] * 2,
+            "op_type": ["query"] * 2,
+            "write_statement": [False] * 2,
+            "plan_summary": ["IXSCAN { a: 1 }"] * 2,
+            "plan_kind": ["IXSCAN"] * 2,
+            "shape": ["{}"] * 2,
+            "query_hash": [None] * 2,
+            "query_shape_hash": [None] * 2,
+            "command_json": [None] * 2,
+            "ok": [True, False],
+            "err_name": [None, "MaxTimeMSExpired"],
+        },
+        schema_overrides={
+            "ts": pl.Datetime("ms", "UTC"),
+            "started": pl.Datetime("ms", "UTC"),
+            "query_hash": pl.String,
+            "query_shape_hash": pl.String,
+            "command_json": pl.String,
+        },
+    )
     [culprit] = culprits.rank(ops, t0, t0 + dt.timedelta(seconds=10))
     assert culprit.count == 2 and culprit.failed == 1 and culprit.error == "MaxTimeMSExpired"
     assert culprit_table.plan(culprit) == "IXSCAN { a: 1 } (failed 1 of 2 run(s): MaxTimeMSExpired)"

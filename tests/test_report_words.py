@@ -29,13 +29,21 @@ def _constants() -> set[str]:
     for path in [*ROOT.glob("analysis/**/*.py"), *ROOT.glob("ftdc/**/*.py"), ROOT / "cli.py"]:
         for node in ast.parse(path.read_text()).body:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-            names.update(t.id.lstrip("_") for t in targets if isinstance(t, ast.Name) and re.fullmatch(r"_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", t.id))
+            names.update(
+                t.id.lstrip("_")
+                for t in targets
+                if isinstance(t, ast.Name) and re.fullmatch(r"_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", t.id)
+            )
     return names
 
 
 CONSTANTS = _constants()
 # The project's own files (code, scripts, documentation pages) by name.
-OWN_FILES = {p.name for p in ROOT.rglob("*") if p.suffix in (".py", ".js", ".rs", ".md") and ".git" not in p.parts and p.name != "README.md"}
+OWN_FILES = {
+    p.name
+    for p in ROOT.rglob("*")
+    if p.suffix in (".py", ".js", ".rs", ".md") and ".git" not in p.parts and p.name != "README.md"
+}
 # Server and WiredTiger sources, document sections.
 SOURCES = re.compile(r"\b[\w-]+\.(?:py|c|cc|cpp|h|rst|md)\b|§")
 
@@ -59,12 +67,21 @@ def analyzed(request):
 
 
 def internals(text: str) -> list[str]:
-    return sorted({*(n for n in CONSTANTS if re.search(rf"\b{n}\b", text)), *(f for f in OWN_FILES if f in text),
-                   *(m.group(0) for m in SOURCES.finditer(text))})
+    return sorted(
+        {
+            *(n for n in CONSTANTS if re.search(rf"\b{n}\b", text)),
+            *(f for f in OWN_FILES if f in text),
+            *(m.group(0) for m in SOURCES.finditer(text)),
+        }
+    )
 
 
 def test_the_check_sees_what_it_looks_for():
-    assert {"MIN_S", "EPISODE_GAP", "DIP_SHARE", "LOW_SHARE"} <= CONSTANTS and {"throughput_dip.py", "metrics.md", "explorer.js"} <= OWN_FILES
+    assert {"MIN_S", "EPISODE_GAP", "DIP_SHARE", "LOW_SHARE"} <= CONSTANTS and {
+        "throughput_dip.py",
+        "metrics.md",
+        "explorer.js",
+    } <= OWN_FILES
     said = "below DIP_SHARE of it (throughput_dip.py, conn_cache.c, SERVER-STATUS.md §5, docs/config-audit.md)"
     assert internals(said) == ["DIP_SHARE", "SERVER-STATUS.md", "config-audit.md", "conn_cache.c", "throughput_dip.py", "§"]
 
@@ -111,11 +128,20 @@ def test_one_count_of_checkpoints_per_window_in_a_report(analyzed):
                     counted.setdefault((w.start, w.end), set()).add((w.count, w.longest_s, w.time_share))
                 if isinstance(d.get("checkpoints"), int):  # a root cause's figures are the value it quotes
                     w = d["checkpoints_in_window"]
-                    assert (d["checkpoints"], d["checkpoint_longest_s"], d["checkpoint_time_share"]) == (w.count, w.longest_s, w.time_share)
+                    assert (d["checkpoints"], d["checkpoint_longest_s"], d["checkpoint_time_share"]) == (
+                        w.count,
+                        w.longest_s,
+                        w.time_share,
+                    )
         assert all(len(values) == 1 for values in counted.values()), (name, counted)
         for incident in node.incidents:
             stalls = [f for f in incident.findings if f.kind == "checkpoint_stall"]
-            quoted = [d for c in (incident.root_cause, *incident.candidates) for d in _dicts(c.evidence) if isinstance(d.get("checkpoints"), int)]
+            quoted = [
+                d
+                for c in (incident.root_cause, *incident.candidates)
+                for d in _dicts(c.evidence)
+                if isinstance(d.get("checkpoints"), int)
+            ]
             if len(stalls) == 1 and quoted:
                 assert all(d["checkpoints_in_window"] is stalls[0].evidence["checkpoints_in_window"] for d in quoted), name
 

@@ -15,10 +15,9 @@ import pytest
 
 import analysis
 import ftdc
-from analysis.workbench import audit
 from analysis.analyze import read_compact_logs
-from analysis.workbench import system
 from analysis.outputs.report import build_report, write_report
+from analysis.workbench import audit, system
 from analysis.workbench.log_overview import workload
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
@@ -31,7 +30,9 @@ KEY = ["ns", "command", "shape", "query_hash"]
 @pytest.fixture(scope="module", autouse=True)
 def samples():
     if not SHARED.is_dir():
-        pytest.skip("../shared/samples is missing") if __import__("os").environ.get("CI") != "true" else pytest.fail("samples missing")
+        pytest.skip("../shared/samples is missing") if __import__("os").environ.get("CI") != "true" else pytest.fail(
+            "samples missing"
+        )
 
 
 @pytest.mark.parametrize("log", sorted(LOGS))
@@ -40,7 +41,18 @@ def test_slow_operation_table_is_summarize_queries(log):
     full = ftdc.read_logs(LOGS[log]).slow_ops
     expected = ftdc.summarize_queries(full)
     assert table.height == expected.height > 0
-    stats = ["count", "total_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms", "keys_examined", "docs_examined", "nreturned", "collscan_share"]
+    stats = [
+        "count",
+        "total_ms",
+        "p50_ms",
+        "p95_ms",
+        "p99_ms",
+        "max_ms",
+        "keys_examined",
+        "docs_examined",
+        "nreturned",
+        "collscan_share",
+    ]
     joined = table.join(expected, on=KEY, how="full", suffix="_expected", nulls_equal=True)
     assert joined.height == expected.height
     for column in stats:
@@ -48,8 +60,11 @@ def test_slow_operation_table_is_summarize_queries(log):
     # The clients and 8.0's working time of each shape are its runs' (per-statement WRITE lines counted once).
     runs = ftdc.logs.summary.queries(full)
     for row in table.iter_rows(named=True):
-        mine = runs.filter(pl.col("ns").eq_missing(row["ns"]), pl.col("command").eq_missing(row["command"]),
-                           pl.col("shape").eq_missing(row["shape"]))
+        mine = runs.filter(
+            pl.col("ns").eq_missing(row["ns"]),
+            pl.col("command").eq_missing(row["command"]),
+            pl.col("shape").eq_missing(row["shape"]),
+        )
         if mine.height != row["count"]:
             continue  # grouped by the server's hash (a truncated command): compared above
         assert row["working_ms"] == (mine["working_ms"].sum() or 0)
@@ -83,9 +98,18 @@ def _raw(path, names):
 
 def test_system_series_are_the_ftdc_metrics_they_show(node70):
     series = node70.series
-    raw = _raw(FTDC_70, [f"systemMetrics.cpu.{s}_ms" for s in audit_states()] + ["serverStatus.mem.resident", "serverStatus.network.bytesIn",
-                                                                                  "systemMetrics.disks.sda.reads", "systemMetrics.disks.sda.writes",
-                                                                                  "serverStatus.opcounters.insert", "serverStatus.connections.current"])
+    raw = _raw(
+        FTDC_70,
+        [f"systemMetrics.cpu.{s}_ms" for s in audit_states()]
+        + [
+            "serverStatus.mem.resident",
+            "serverStatus.network.bytesIn",
+            "systemMetrics.disks.sda.reads",
+            "systemMetrics.disks.sda.writes",
+            "serverStatus.opcounters.insert",
+            "serverStatus.connections.current",
+        ],
+    )
     assert raw["start"].to_list() == series["start"].to_list()
     valid = series["valid"].to_numpy()
     dt_s = series["interval_s"].to_numpy()
@@ -102,10 +126,14 @@ def test_system_series_are_the_ftdc_metrics_they_show(node70):
     assert series["resident_mb"].to_list() == raw["serverStatus.mem.resident"].to_list()
     assert series["connections"].to_list() == raw["serverStatus.connections.current"].to_list()
     ok = valid
-    assert np.allclose(series["network_in_mb_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.network.bytesIn") / dt_s / 1e6)[ok])
+    assert np.allclose(
+        series["network_in_mb_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.network.bytesIn") / dt_s / 1e6)[ok]
+    )
     iops = (delta("systemMetrics.disks.sda.reads") + delta("systemMetrics.disks.sda.writes")) / dt_s
     assert np.allclose(series["disk_iops.sda"].to_numpy()[ok].astype(float), iops[ok])
-    assert np.allclose(series["insert_ops_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.opcounters.insert") / dt_s)[ok])
+    assert np.allclose(
+        series["insert_ops_per_s"].to_numpy()[ok].astype(float), (delta("serverStatus.opcounters.insert") / dt_s)[ok]
+    )
     # Each panel's summary is its series' own.
     view = system.view(node70, {})
     by_column = {s.column: s for s in view.series}
@@ -127,13 +155,23 @@ def test_oplog_window_is_the_oplog_collstats_span():
     raw = _raw(FTDC_42, ["local.oplog.rs.stats.start", "local.oplog.rs.stats.end"])
     expected = (raw["local.oplog.rs.stats.end"] - raw["local.oplog.rs.stats.start"]).dt.total_milliseconds() / 3.6e6
     assert node.series["oplog_window_h"].to_list() == expected.to_list()
-    assert "oplog window, hours" not in system.view(node, {}).missing and "CPU, % of all cores" in system.view(node, {}).missing  # macOS
+    assert (
+        "oplog window, hours" not in system.view(node, {}).missing and "CPU, % of all cores" in system.view(node, {}).missing
+    )  # macOS
 
 
 # -- the configuration audit
 
 
-def facts(cmdline=None, host=None, build=None, ulimits=None, warnings_=None, cache_gb=None, last=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)):
+def facts(
+    cmdline=None,
+    host=None,
+    build=None,
+    ulimits=None,
+    warnings_=None,
+    cache_gb=None,
+    last=dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc),
+):
     startup = None if warnings_ is None else pl.DataFrame({"msg": warnings_}, schema={"msg": pl.String})
     return audit.Facts(cmdline, host, build, ulimits, startup, cache_gb * 2**30 if cache_gb else None, last)
 
@@ -158,19 +196,35 @@ def test_audit_items_with_and_without_each_setting():
     assert not items(facts(warnings_=[]))["swappiness"].recorded  # mongod does not always check it: no warning says nothing
     assert items(facts(host={"os": {"type": "Darwin"}}, warnings_=[]))["transparent_huge_pages"].has == "not applicable (Darwin)"
     mounts = [{"mountPoint": "/", "type": "ext4"}, {"mountPoint": "/data", "type": "xfs"}]
-    assert items(facts(cmdline={"storage": {"dbPath": "/data/db"}}, host={"extra": {"mountInfo": mounts}}))["file_system"].severity == "info"
-    assert items(facts(cmdline={"storage": {"dbPath": "/var/lib/mongo"}}, host={"extra": {"mountInfo": mounts}}))["file_system"].severity == "warning"
+    assert (
+        items(facts(cmdline={"storage": {"dbPath": "/data/db"}}, host={"extra": {"mountInfo": mounts}}))["file_system"].severity
+        == "info"
+    )
+    assert (
+        items(facts(cmdline={"storage": {"dbPath": "/var/lib/mongo"}}, host={"extra": {"mountInfo": mounts}}))[
+            "file_system"
+        ].severity
+        == "warning"
+    )
     assert items(facts(host={"system": {"numaEnabled": True, "numNumaNodes": 2}}))["numa"].severity == "warning"
     assert items(facts(host={"system": {"numaEnabled": False}}))["numa"].severity == "info"
-    low = items(facts(ulimits={"fileDescriptors": {"soft": 1024, "hard": 4096}, "processes": {"soft": 64000, "hard": 64000}}))["limits"]
+    low = items(facts(ulimits={"fileDescriptors": {"soft": 1024, "hard": 4096}, "processes": {"soft": 64000, "hard": 64000}}))[
+        "limits"
+    ]
     assert low.severity == "warning" and "open files 1024" in low.has and low.change.startswith("raise open files to")
     assert items(facts(ulimits={"fileDescriptors": {"soft": 64000}, "processes": {"soft": -1}}))["limits"].severity == "info"
     host = {"system": {"memSizeMB": 16384}}
-    assert items(facts(host=host, cmdline={"storage": {"wiredTiger": {"engineConfig": {"cacheSizeGB": 12}}}}))["cache_size"].severity == "warning"
+    assert (
+        items(facts(host=host, cmdline={"storage": {"wiredTiger": {"engineConfig": {"cacheSizeGB": 12}}}}))["cache_size"].severity
+        == "warning"
+    )
     assert items(facts(host=host, cache_gb=7.5))["cache_size"].severity == "info"
     assert items(facts(build={"version": "4.4.29"}))["end_of_life"].severity == "warning"
     assert items(facts(build={"version": "7.0.12"}))["end_of_life"].severity == "info"
-    assert items(facts(build={"version": "6.0.11"}, last=dt.datetime(2025, 8, 1, tzinfo=dt.timezone.utc)))["end_of_life"].severity == "warning"
+    assert (
+        items(facts(build={"version": "6.0.11"}, last=dt.datetime(2025, 8, 1, tzinfo=dt.timezone.utc)))["end_of_life"].severity
+        == "warning"
+    )
 
 
 def test_audit_on_the_real_nodes(node70):
@@ -204,18 +258,41 @@ def test_crafted_strings_reach_the_page_as_text():
     """Namespaces, shapes, application names, drivers and log messages are the customer's: escaped, never markup."""
     import datetime as dt_
 
+    from analysis.outputs.report import workbench_html
     from ftdc.logs import LogFrames
     from ftdc.logs.schema import EVENTS, PROBLEMS, SLOW_OPS
-    from analysis.outputs.report import workbench_html
 
     evil = "<img src=x onerror=alert(1)>'\""
     t = dt_.datetime(2024, 1, 1, tzinfo=dt_.timezone.utc)
-    slow = pl.DataFrame([{"ts": t, "started": t, "duration_ms": 5, "ns": f"db.{evil}", "command": evil, "shape": evil, "app_name": evil,
-                          "write_statement": False, "op_type": "command", "plan_kind": "COLLSCAN", "ok": False, "err_name": evil}],
-                        schema=SLOW_OPS)
-    events = pl.DataFrame([{"ts": t, "kind": "client_metadata", "app_name": evil, "driver": evil},
-                           {"ts": t, "kind": "other", "severity": "W", "id": 1, "msg": evil}], schema=EVENTS)
+    slow = pl.DataFrame(
+        [
+            {
+                "ts": t,
+                "started": t,
+                "duration_ms": 5,
+                "ns": f"db.{evil}",
+                "command": evil,
+                "shape": evil,
+                "app_name": evil,
+                "write_statement": False,
+                "op_type": "command",
+                "plan_kind": "COLLSCAN",
+                "ok": False,
+                "err_name": evil,
+            }
+        ],
+        schema=SLOW_OPS,
+    )
+    events = pl.DataFrame(
+        [
+            {"ts": t, "kind": "client_metadata", "app_name": evil, "driver": evil},
+            {"ts": t, "kind": "other", "severity": "W", "id": 1, "msg": evil},
+        ],
+        schema=EVENTS,
+    )
     w = workload(LogFrames(slow, events, pl.DataFrame(schema=PROBLEMS)))
     page = workbench_html.slow_operations(w, "n") + workbench_html.connections(w, "n") + workbench_html.messages(w, "n")
     assert "<img" not in page and "onerror=alert(1)>'" not in page
-    assert page.count("&lt;img src=x onerror=alert(1)&gt;&#x27;&quot;") >= 6  # ns, command, shape, app, failure, client, driver, message
+    assert (
+        page.count("&lt;img src=x onerror=alert(1)&gt;&#x27;&quot;") >= 6
+    )  # ns, command, shape, app, failure, client, driver, message

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from crafted_nodes import START, write_node
 
 import ftdc
 from analysis import fleet
-from crafted_nodes import START, write_node
 from ftdc.dataset import read_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,13 @@ def rigs(tmp_path_factory) -> dict[str, Path]:
         "a1": write_node(root / "a1" / "diagnostic.data", hostname="localhost", replica_set="rs0"),
         "a2": write_node(root / "a2" / "diagnostic.data", hostname="localhost", replica_set="rs0", start=START + DAY, seconds=60),
         "b": write_node(root / "b" / "diagnostic.data", hostname="localhost", replica_set="rs-test", seconds=90),
-        "c": write_node(root / "c" / "diagnostic.data", hostname="localhost", replica_set="rs0", start=START + dt.timedelta(seconds=30), seconds=30),
+        "c": write_node(
+            root / "c" / "diagnostic.data",
+            hostname="localhost",
+            replica_set="rs0",
+            start=START + dt.timedelta(seconds=30),
+            seconds=30,
+        ),
     }
     return made
 
@@ -51,12 +57,22 @@ def test_nodes_whose_identity_or_time_differ_are_kept_apart_and_named(tmp_path, 
     out = tmp_path / "d"
     facts, warned = export([rigs["a1"], rigs["b"], rigs["c"]], out)
     keys = facts["node"].to_list()
-    assert keys[0] == "localhost_27017" and all(k.startswith("localhost_27017-same-address-") for k in keys[1:]) and len(set(keys)) == 3
+    assert (
+        keys[0] == "localhost_27017"
+        and all(k.startswith("localhost_27017-same-address-") for k in keys[1:])
+        and len(set(keys)) == 3
+    )
     assert held(out) == dict(zip(keys, [120, 90, 30]))
     assert read_nodes(out).sort("node").equals(facts.sort("node"))
     assert len(warned) == 2
-    assert f"{rigs['b']}: another node at localhost:27017 than {rigs['a1']} (replica set differ): kept apart as {keys[1]}" == warned[0]
-    assert f"{rigs['c']}: another node at localhost:27017 than {rigs['a1']} (their samples overlap in time): kept apart as {keys[2]}" == warned[1]
+    assert (
+        f"{rigs['b']}: another node at localhost:27017 than {rigs['a1']} (replica set differ): kept apart as {keys[1]}"
+        == warned[0]
+    )
+    assert (
+        f"{rigs['c']}: another node at localhost:27017 than {rigs['a1']} (their samples overlap in time): kept apart as {keys[2]}"
+        == warned[1]
+    )
 
 
 def test_captures_of_one_node_on_different_days_are_one_node(tmp_path, rigs):
@@ -86,8 +102,13 @@ def test_a_dataset_added_to_keeps_its_nodes_apart_and_together(tmp_path, rigs):
 
 def test_the_cli_counts_the_nodes_the_dataset_holds(tmp_path, rigs):
     out = tmp_path / "d"
-    result = subprocess.run([sys.executable, "-m", "cli", "export", *map(str, rigs.values()), "--dataset", str(out)],
-                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "export", *map(str, rigs.values()), "--dataset", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("another node at localhost:27017") == 2
     assert " ".join(result.stderr.split()).endswith(f"wrote 300 rows to {out} (3 node(s))")
@@ -106,8 +127,23 @@ def test_fleet_keeps_nodes_sharing_an_address_apart(tmp_path, rigs):
 
 def test_fleet_findings_carry_their_culprits_from_the_logs(tmp_path):
     """The demo node: its log beside its diagnostic.data names the operations behind its findings."""
-    result = subprocess.run([sys.executable, "-m", "cli", "fleet", str(ROOT / "samples" / "diagnostic.data"), "--out", str(tmp_path / "f"),
-                             "--engine", "loop"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "fleet",
+            str(ROOT / "samples" / "diagnostic.data"),
+            "--out",
+            str(tmp_path / "f"),
+            "--engine",
+            "loop",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr
     assert "read the logs found beside the FTDC" in result.stderr
     findings = pl.read_parquet(tmp_path / "f" / "findings" / "*.parquet")
@@ -130,7 +166,9 @@ def test_logs_of_two_nodes_at_one_address_are_two_nodes(tmp_path):
         frames = ftdc.read_logs([a, b])
     nodes = dict(frames.slow_ops.group_by("node").agg(pl.col("ns").unique().first()).iter_rows())
     assert nodes == {"localhost:27017": "app.a", f"localhost:27017 ({b})": "app.b"}
-    result = subprocess.run([sys.executable, "-m", "cli", "logs", str(a), str(b), "--format", "csv"], capture_output=True, text=True, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "logs", str(a), str(b), "--format", "csv"], capture_output=True, text=True, cwd=ROOT
+    )
     assert result.returncode == 0 and "another node at localhost:27017" in result.stderr
     import csv
     import io

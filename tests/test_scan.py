@@ -67,10 +67,14 @@ def test_head_and_aggregates(directory):
         (pl.col("start") <= dt.datetime(2024, 1, 1), (None, 1704067200000)),
         (pl.lit(dt.datetime(2024, 1, 1, tzinfo=UTC)) < pl.col("start"), (1704067200000, None)),
         (
-            (pl.col("start") >= dt.datetime(2024, 1, 1, tzinfo=UTC)) & (pl.col("start") < pl.lit(dt.datetime(2024, 1, 1, tzinfo=UTC)) + pl.duration(hours=1)),
+            (pl.col("start") >= dt.datetime(2024, 1, 1, tzinfo=UTC))
+            & (pl.col("start") < pl.lit(dt.datetime(2024, 1, 1, tzinfo=UTC)) + pl.duration(hours=1)),
             (1704067200000, 1704070800000),
         ),
-        (pl.col("start").is_between(dt.datetime(2024, 1, 1, tzinfo=UTC), dt.datetime(2024, 1, 2, tzinfo=UTC)), (1704067200000, 1704153600000)),
+        (
+            pl.col("start").is_between(dt.datetime(2024, 1, 1, tzinfo=UTC), dt.datetime(2024, 1, 2, tzinfo=UTC)),
+            (1704067200000, 1704153600000),
+        ),
         ((pl.col("start") > dt.datetime(2024, 1, 1, tzinfo=UTC)) | (pl.col("x") > 1), (None, None)),
         (pl.col("x") > 5, (None, None)),
         (None, (None, None)),

@@ -35,8 +35,14 @@ def matching(result, want):
     """Findings of the truth's kind and resource whose window is the truth's, within its tolerance."""
     tolerance = dt.timedelta(seconds=want["tolerance_s"])
     start, end = parse(want["start"]), parse(want["end"])
-    return [f for f in result.findings if f.kind == want["kind"] and f.resource == want["resource"]
-            and abs(f.start - start) <= tolerance and abs(f.end - end) <= tolerance]
+    return [
+        f
+        for f in result.findings
+        if f.kind == want["kind"]
+        and f.resource == want["resource"]
+        and abs(f.start - start) <= tolerance
+        and abs(f.end - end) <= tolerance
+    ]
 
 
 def test_every_injected_incident_is_found_with_its_window(scenario):
@@ -74,7 +80,9 @@ def test_each_stall_lines_up_with_its_checkpoint(scenario):
         finding = matching(result, want)[0]
         spikes = finding.evidence["aligned_spikes"]
         period = dt.timedelta(seconds=1)
-        missing = [t for t in want["aligned_spikes"] if not any(s["spike_start"] <= parse(t) <= s["spike_end"] + period for s in spikes)]
+        missing = [
+            t for t in want["aligned_spikes"] if not any(s["spike_start"] <= parse(t) <= s["spike_end"] + period for s in spikes)
+        ]
         assert not missing, f"{len(missing)} of {len(want['aligned_spikes'])} stalls not among the aligned spikes: {missing[:3]}"
 
 
@@ -90,8 +98,10 @@ def test_nothing_else_is_raised(scenario):
 def test_context_is_reported(scenario):
     truth, result = scenario
     for want in truth.get("context", []):
-        assert any(f.kind == want["kind"] and f.severity == "info" and abs(f.start - parse(want["start"])) <= dt.timedelta(seconds=5)
-                   for f in result.findings), want
+        assert any(
+            f.kind == want["kind"] and f.severity == "info" and abs(f.start - parse(want["start"])) <= dt.timedelta(seconds=5)
+            for f in result.findings
+        ), want
 
 
 def test_scenarios_rebuild_identically(tmp_path):

@@ -52,7 +52,9 @@ def test_time_range_equals_filter(directory, full, a, b):
 def test_time_bounds_accept_strings_and_epoch_ms(directory, full):
     t0 = dt.datetime(2021, 7, 13, 3, 0, tzinfo=dt.timezone.utc)
     by_string = ftdc.read_ftdc(directory, "serverStatus.uptime", start="2021-07-13T03:00:00Z", end="2021-07-13T03:10:00")
-    by_ms = ftdc.read_ftdc(directory, "serverStatus.uptime", start=int(t0.timestamp() * 1000), end=int(t0.timestamp() * 1000) + 600_000)
+    by_ms = ftdc.read_ftdc(
+        directory, "serverStatus.uptime", start=int(t0.timestamp() * 1000), end=int(t0.timestamp() * 1000) + 600_000
+    )
     assert by_string.equals(by_ms) and by_string.height > 500
     with pytest.raises(ValueError):
         ftdc.read_ftdc(directory, start="yesterday")

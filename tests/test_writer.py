@@ -13,13 +13,13 @@ import polars as pl
 import pytest
 from bson.decimal128 import Decimal128
 from bson.objectid import ObjectId
+from ftdc_files import chunk_samples, chunks, documents, payload, sample_files
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import ftdc
 from ftdc import _native
 from ftdc.writer import ChunkCompressor, FTDCWriter
-from ftdc_files import chunk_samples, chunks, documents, payload, sample_files
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 T0_MS = 1_700_000_000_000
@@ -110,8 +110,10 @@ def decimal_metric(bid: bytes) -> int:
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 # The milliseconds Python's datetime (and so CSV, Arrow's microseconds) can hold: years 1-9999.
-PYTHON_DATE_MS = tuple((d - _EPOCH) // dt.timedelta(milliseconds=1) for d in (
-    dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc)))
+PYTHON_DATE_MS = tuple(
+    (d - _EPOCH) // dt.timedelta(milliseconds=1)
+    for d in (dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=dt.timezone.utc))
+)
 
 
 def expected_metrics(pairs, prefix: str = "") -> list[tuple[str, int]]:
@@ -150,14 +152,13 @@ KEYS = st.text(alphabet="abxy", min_size=1, max_size=2)  # short keys repeat oft
 
 def scalar(kind: str):
     return {
-        "double": st.floats(allow_nan=True, allow_infinity=True)
-        | st.sampled_from([2.0**63, -(2.0**63), 9.3e18, -0.5, 1e300]),
+        "double": st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([2.0**63, -(2.0**63), 9.3e18, -0.5, 1e300]),
         "int32": st.integers(-(2**31), 2**31 - 1),
         "int64": st.integers(INT64_MIN, INT64_MAX) | st.sampled_from([INT64_MIN, INT64_MAX, 2**53 + 1]),
         "decimal": st.binary(min_size=16, max_size=16)
-        | st.sampled_from(["2.5", "3.5", "-2.5", "1E+30", "9223372036854775807", "-9223372036854775808", "NaN", "-Infinity", "1E-40"]).map(
-            lambda s: Decimal128(s).bid
-        ),
+        | st.sampled_from(
+            ["2.5", "3.5", "-2.5", "1E+30", "9223372036854775807", "-9223372036854775808", "NaN", "-Infinity", "1E-40"]
+        ).map(lambda s: Decimal128(s).bid),
         "bool": st.booleans(),
         "date": st.integers(INT64_MIN, INT64_MAX),
         "timestamp": st.tuples(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)),
@@ -219,8 +220,12 @@ def as_int64(frame: pl.DataFrame) -> pl.DataFrame:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(samples=sample_series(), samples_per_chunk=st.integers(2, 5))
 # Found in CI: a Date a millisecond before year 1 (damage) reads as null, not as its value.
-@example(samples=[[("start", ("date", 1_700_000_000_000)), ("a", ("date", -62_135_596_800_001)), ("b", ("date", 253_402_300_800_000))]],
-         samples_per_chunk=2)
+@example(
+    samples=[
+        [("start", ("date", 1_700_000_000_000)), ("a", ("date", -62_135_596_800_001)), ("b", ("date", 253_402_300_800_000))]
+    ],
+    samples_per_chunk=2,
+)
 def test_random_documents_round_trip(tmp_path_factory, samples, samples_per_chunk):
     directory = tmp_path_factory.mktemp("rt")
     with FTDCWriter(directory, samples_per_chunk=samples_per_chunk, samples_per_interim_update=2) as writer:

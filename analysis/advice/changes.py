@@ -14,8 +14,6 @@ against the node before it is kept.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from analysis.advice.recommendation import Current, Recommendation
 from analysis.advice.settings import MEANINGS, max_cache_bytes
 from analysis.series.thresholds import SPEC, Setting, Thresholds
@@ -52,7 +50,9 @@ def current(thresholds: Thresholds, name: str) -> Current:
     return current_of(name, thresholds.current(name), thresholds.assumed(name))
 
 
-def change(name: str, now: Current, proposed: float, what: str, why: str = "", action: str = "set_setting") -> Optional[Recommendation]:
+def change(
+    name: str, now: Current, proposed: float, what: str, why: str = "", action: str = "set_setting"
+) -> Recommendation | None:
     """Setting `name` from `now` to `proposed`, or None when that changes nothing."""
     if now.value == proposed:
         return None
@@ -70,11 +70,15 @@ def interval_problem(interval: float) -> str | None:
     if interval == 0:
         return "syncdelay 0 turns periodic checkpoints off: dirty data is written only when the cache forces it"
     if interval < MIN_SYNCDELAY_S:
-        return (f"a checkpoint interval of {interval:g} s, far below mongod's {DEFAULT_SYNCDELAY_S} s, starts each checkpoint moments after "
-                "the last one ended, so one is nearly always running")
+        return (
+            f"a checkpoint interval of {interval:g} s, far below mongod's {DEFAULT_SYNCDELAY_S} s, starts each checkpoint moments after "
+            "the last one ended, so one is nearly always running"
+        )
     if interval >= LONG_SYNCDELAY_S:
-        return (f"a checkpoint interval of {interval:g} s, far above mongod's {DEFAULT_SYNCDELAY_S} s, lets each checkpoint gather "
-                "that long a build-up of dirty data to write at once")
+        return (
+            f"a checkpoint interval of {interval:g} s, far above mongod's {DEFAULT_SYNCDELAY_S} s, lets each checkpoint gather "
+            "that long a build-up of dirty data to write at once"
+        )
     return None
 
 
@@ -84,14 +88,18 @@ def unusual_interval(thresholds: Thresholds) -> str | None:
     return None if interval is None else interval_problem(interval)
 
 
-def restore_interval(now: Current) -> Optional[Recommendation]:
+def restore_interval(now: Current) -> Recommendation | None:
     """An interval that is itself the problem back to the default."""
     problem = None if now.value is None else interval_problem(now.value)
-    return None if problem is None else change("checkpoint_interval", now, DEFAULT_SYNCDELAY_S, "Set syncdelay back to the default", problem)
+    return (
+        None
+        if problem is None
+        else change("checkpoint_interval", now, DEFAULT_SYNCDELAY_S, "Set syncdelay back to the default", problem)
+    )
 
 
-def checkpoint_more_often(thresholds: Thresholds, what: str) -> Optional[Recommendation]:
-    """"Checkpoint more often" as a value this node can take, or the interval's own problem."""
+def checkpoint_more_often(thresholds: Thresholds, what: str) -> Recommendation | None:
+    """ "Checkpoint more often" as a value this node can take, or the interval's own problem."""
     now = current(thresholds, "checkpoint_interval")
     if now.value is None:
         return None
@@ -101,7 +109,7 @@ def checkpoint_more_often(thresholds: Thresholds, what: str) -> Optional[Recomme
     return change("checkpoint_interval", now, max(MIN_SYNCDELAY_S, int(now.value // 2)), what)
 
 
-def more_eviction_threads(thresholds: Thresholds, what: str) -> Optional[Recommendation]:
+def more_eviction_threads(thresholds: Thresholds, what: str) -> Recommendation | None:
     """Doubling eviction's worker threads, or None at WiredTiger's maximum."""
     now = current(thresholds, "eviction_threads_max")
     threads = int(now.value or SPEC["eviction_threads_max"].default)
@@ -109,7 +117,7 @@ def more_eviction_threads(thresholds: Thresholds, what: str) -> Optional[Recomme
     return change("eviction_threads_max", now, wanted, what) if wanted > threads else None
 
 
-def earlier_dirty_eviction(thresholds: Thresholds, what: str, why: str = "") -> Optional[Recommendation]:
+def earlier_dirty_eviction(thresholds: Thresholds, what: str, why: str = "") -> Recommendation | None:
     """The dirty target at half the current one, or None at WiredTiger's minimum."""
     now = current(thresholds, "eviction_dirty_target")
     target = now.value or SPEC["eviction_dirty_target"].default
@@ -121,13 +129,15 @@ def earlier_dirty_eviction(thresholds: Thresholds, what: str, why: str = "") -> 
 IDLE_LIFETIME_S = 600
 
 
-def sooner_sweep(thresholds: Thresholds) -> Optional[Recommendation]:
+def sooner_sweep(thresholds: Thresholds) -> Recommendation | None:
     """Closing idle handles sooner than now, or None."""
     now = current(thresholds, "close_idle_time")
     if now.value is None:
         return None
     if now.value == 0:
-        return change("close_idle_time", now, IDLE_LIFETIME_S, "Give idle handles a lifetime", "close_idle_time 0 never closes them")
+        return change(
+            "close_idle_time", now, IDLE_LIFETIME_S, "Give idle handles a lifetime", "close_idle_time 0 never closes them"
+        )
     wanted = max(MEANINGS["close_idle_time"].minimum, int(now.value // 2))
     return change("close_idle_time", now, wanted, "Sweep idle handles sooner") if wanted < now.value else None
 
@@ -138,12 +148,21 @@ def larger_cache(now: Current, peak_pct: float, target_pct: float, memory_mb: in
     limit = max_cache_bytes(memory_mb)
     if limit and wanted > limit:
         return Recommendation(
-            action="resize", what="Add memory to this host, or shard: the working set has outgrown it",
-            why=(f"a cache large enough to hold the {peak_pct:.0f} % peak at the {target_pct:g} % eviction target ({wanted / 2**30:.1f} GB, "
-                 f"now {now.value / 2**30:.1f} GB) would take more than {limit / memory_mb / 2**20:.0%} of the host's {memory_mb / 1024:.0f} GB of RAM"),
-            caveat="only if no scan is behind the fill")
+            action="resize",
+            what="Add memory to this host, or shard: the working set has outgrown it",
+            why=(
+                f"a cache large enough to hold the {peak_pct:.0f} % peak at the {target_pct:g} % eviction target ({wanted / 2**30:.1f} GB, "
+                f"now {now.value / 2**30:.1f} GB) would take more than {limit / memory_mb / 2**20:.0%} of the host's {memory_mb / 1024:.0f} GB of RAM"
+            ),
+            caveat="only if no scan is behind the fill",
+        )
     memory = f"; the host has {memory_mb / 1024:.0f} GB of RAM" if memory_mb else ""
-    return Recommendation(action="resize", what="If the working set has outgrown the cache, raise the cache size", setting="cache_size",
-                          current=now, proposed=float(round(wanted / 2**30, 1) * 2**30),
-                          why=f"so the {peak_pct:.0f} % peak sits at the {target_pct:g} % eviction target{memory}",
-                          caveat="only if no scan is behind the fill")
+    return Recommendation(
+        action="resize",
+        what="If the working set has outgrown the cache, raise the cache size",
+        setting="cache_size",
+        current=now,
+        proposed=float(round(wanted / 2**30, 1) * 2**30),
+        why=f"so the {peak_pct:.0f} % peak sits at the {target_pct:g} % eviction target{memory}",
+        caveat="only if no scan is behind the fill",
+    )

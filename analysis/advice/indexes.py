@@ -10,16 +10,29 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional
+from typing import Any
 
 EQUALITY_OPERATORS = {"$eq", "$in"}
 # Extended JSON writes some values as one-key documents ({"$oid": ...}): a value, not an operator.
-EJSON_VALUES = {"$oid", "$date", "$numberLong", "$numberInt", "$numberDouble", "$numberDecimal", "$binary", "$uuid",
-                "$timestamp", "$minKey", "$maxKey", "$symbol", "$code"}
+EJSON_VALUES = {
+    "$oid",
+    "$date",
+    "$numberLong",
+    "$numberInt",
+    "$numberDouble",
+    "$numberDecimal",
+    "$binary",
+    "$uuid",
+    "$timestamp",
+    "$minKey",
+    "$maxKey",
+    "$symbol",
+    "$code",
+}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
-def query_parts(command: dict[str, Any]) -> tuple[Optional[dict], Optional[dict]]:
+def query_parts(command: dict[str, Any]) -> tuple[dict | None, dict | None]:
     """(filter, sort) of a logged command: find, aggregate, count, distinct,
     findAndModify, update/delete (the command or one logged statement)."""
     if "filter" in command:  # find
@@ -30,7 +43,7 @@ def query_parts(command: dict[str, Any]) -> tuple[Optional[dict], Optional[dict]
         for stage in command["pipeline"]:
             if not isinstance(stage, dict) or len(stage) != 1:
                 break
-            (name, body), = stage.items()
+            ((name, body),) = stage.items()
             if name == "$match" and isinstance(body, dict) and sort is None:
                 match = {**match, **body}
             elif name == "$sort" and isinstance(body, dict):
@@ -49,7 +62,7 @@ def query_parts(command: dict[str, Any]) -> tuple[Optional[dict], Optional[dict]
     return None, None
 
 
-def _dict(value: Any) -> Optional[dict]:
+def _dict(value: Any) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
@@ -72,7 +85,7 @@ def _predicates(filter_doc: dict) -> list[tuple[str, str]]:
     return out
 
 
-def esr_keys(filter_doc: Optional[dict], sort: Optional[dict]) -> list[tuple[str, int]]:
+def esr_keys(filter_doc: dict | None, sort: dict | None) -> list[tuple[str, int]]:
     """The index key pattern, as (field, direction) pairs."""
     predicates = _predicates(filter_doc or {})
     keys: list[tuple[str, int]] = []
@@ -103,10 +116,10 @@ def create_index(ns: str, keys: list[tuple[str, int]]) -> str:
     """The mongosh command creating the index."""
     db, _, coll = ns.partition(".")
     pattern = ", ".join(f"{_key(f)}: {d}" for f, d in keys)
-    return f'db.getSiblingDB({json.dumps(db)}).getCollection({json.dumps(coll)}).createIndex({{ {pattern} }})'
+    return f"db.getSiblingDB({json.dumps(db)}).getCollection({json.dumps(coll)}).createIndex({{ {pattern} }})"
 
 
-def recommend_index(ns: Optional[str], command_json: Optional[str]) -> Optional[str]:
+def recommend_index(ns: str | None, command_json: str | None) -> str | None:
     """A createIndex command for the query logged as `command_json`, or None when there is no filter or sort to serve."""
     if not ns or not command_json or "." not in ns:
         return None

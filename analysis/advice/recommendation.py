@@ -9,7 +9,6 @@ window (`Current`: where it came from, or that it was assumed or inferred) and t
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
 
 # What a recommendation asks for.
 ACTIONS = (
@@ -38,7 +37,7 @@ WRITE_COMMANDS = frozenset({"update", "delete", "findAndModify", "findandmodify"
 class Current:
     """A setting's value on the node during the window it is quoted for."""
 
-    value: Optional[float]
+    value: float | None
     unit: str  # "%" (of the cache), "s", "count", "bytes"
     source: str  # where the value was read, in words
     origin: str  # one of ORIGINS
@@ -53,13 +52,13 @@ class Recommendation:
     action: str  # one of ACTIONS
     what: str  # the change in words, without its numbers ("Checkpoint more often so each one writes less")
     why: str = ""  # the evidence it answers, in words
-    setting: Optional[str] = None  # a threshold name (`thresholds.SPEC`) for a change of setting
-    current: Optional[Current] = None
-    proposed: Optional[float] = None  # the setting's new value (its unit), or a maxTimeMS limit in ms
-    target: Optional[str] = None  # the namespace it acts on
-    operation: Optional[str] = None  # the command it is about (find, update...)
-    command: Optional[str] = None  # how to apply it, as typed (a createIndex call)
-    caveat: Optional[str] = None
+    setting: str | None = None  # a threshold name (`thresholds.SPEC`) for a change of setting
+    current: Current | None = None
+    proposed: float | None = None  # the setting's new value (its unit), or a maxTimeMS limit in ms
+    target: str | None = None  # the namespace it acts on
+    operation: str | None = None  # the command it is about (find, update...)
+    command: str | None = None  # how to apply it, as typed (a createIndex call)
+    caveat: str | None = None
     findings: tuple[str, ...] = ()  # ids of the findings it answers
 
     def __post_init__(self) -> None:
@@ -75,7 +74,7 @@ class Recommendation:
             return ("setting", self.setting)
         return (self.action, self.target, self.operation, self.command, self.what)
 
-    def answering(self, ids: tuple[str, ...] | list[str]) -> "Recommendation":
+    def answering(self, ids: tuple[str, ...] | list[str]) -> Recommendation:
         """The same advice, also answering the findings `ids`."""
         return replace(self, findings=tuple(dict.fromkeys((*self.findings, *ids))))
 

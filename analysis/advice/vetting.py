@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Withheld
-from analysis.findings.context import major_minor
 from analysis.advice.settings import MEANINGS, max_cache_bytes
+from analysis.findings.context import major_minor
 from analysis.series.thresholds import Thresholds
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 PROBING_VERSION = (7, 0)
 
 
-def probing(version: Optional[str]) -> bool:
+def probing(version: str | None) -> bool:
     """On this version an unset ticket pool (0) is sized by throughput probing."""
     known = major_minor(version)
     return known is not None and known >= PROBING_VERSION
@@ -50,18 +50,18 @@ class NodeFacts:
     """What the rules read about one node."""
 
     thresholds: Thresholds
-    version: Optional[str]
-    memory_mb: Optional[int]
+    version: str | None
+    memory_mb: int | None
     usual: dict[str, float]  # a level's median over the capture (cache fill, dirty, updates: % of the cache)
 
     @classmethod
-    def of(cls, ctx: "Context") -> "NodeFacts":
+    def of(cls, ctx: Context) -> NodeFacts:
         levels = {m.level for m in MEANINGS.values() if m.level and m.level in ctx.series.columns}
         usual = {c: float(v) for c in levels if (v := ctx.series.select(pl.col(c).median()).item()) is not None}
         return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual)
 
 
-def broken_rule(rec: Recommendation, facts: NodeFacts, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> Optional[str]:
+def broken_rule(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
     """Why `rec`, answering the window [start, end], must not be made; None when it passes every rule."""
     if rec.action == "add_max_time_ms" and rec.operation in WRITE_COMMANDS and not rec.caveat:
         return "maxTimeMS on a write must say that an interrupted multi-document write stays partly applied"
@@ -92,14 +92,16 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, start: Optional[dt.dateti
     return _levels(name, proposed, facts, start, end)
 
 
-def _levels(name: str, proposed: float, facts: NodeFacts, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> Optional[str]:
+def _levels(name: str, proposed: float, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
     """A trigger above where the node usually runs and above its target; a target below its trigger."""
     meaning = MEANINGS[name]
     window = facts.thresholds.within(start, end)
     usual = facts.usual.get(meaning.level) if meaning.level else None
     if usual is not None and proposed <= usual:
-        return (f"{name}={proposed:g} is at or below the {usual:.1f} % the node runs at most of the time: application threads would evict all day; "
-                "a node without that headroom needs a larger cache or a smaller working set")
+        return (
+            f"{name}={proposed:g} is at or below the {usual:.1f} % the node runs at most of the time: application threads would evict all day; "
+            "a node without that headroom needs a larger cache or a smaller working set"
+        )
     if meaning.below and (trigger := window.value(meaning.below)) is not None and trigger <= 100 and proposed >= trigger:
         return f"{name}={proposed:g} is not below {meaning.below}={trigger:g}"
     for target, other in MEANINGS.items():
@@ -115,7 +117,9 @@ class Vetting:
         self.facts = facts
         self.proposed: dict[str, float] = {}
 
-    def vet(self, recs: list[Recommendation], start: Optional[dt.datetime], end: Optional[dt.datetime]) -> tuple[list[Recommendation], list[Withheld]]:
+    def vet(
+        self, recs: list[Recommendation], start: dt.datetime | None, end: dt.datetime | None
+    ) -> tuple[list[Recommendation], list[Withheld]]:
         kept, withheld = [], []
         for rec in recs:
             reason = broken_rule(rec, self.facts, start, end)
@@ -128,7 +132,7 @@ class Vetting:
         return kept, withheld
 
 
-def vetted(incidents: list["Incident"], findings: list["Finding"], facts: NodeFacts) -> tuple[list["Incident"], list["Finding"]]:
+def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts) -> tuple[list[Incident], list[Finding]]:
     """One node's incidents and findings again, every recommendation through the rules in report order: incidents
     (root cause first), then findings and their culprits. What breaks a rule moves to the evidence (`withheld`)."""
     vetting = Vetting(facts)
@@ -139,26 +143,35 @@ def vetted(incidents: list["Incident"], findings: list["Finding"], facts: NodeFa
     return [replace(i, findings=[by_id.get(id(f), f) for f in i.findings]) for i in told], kept
 
 
-def _incident(incident: "Incident", vetting: Vetting) -> "Incident":
+def _incident(incident: Incident, vetting: Vetting) -> Incident:
     causes, withheld = [], []
     for cause in [incident.root_cause, *incident.candidates]:
         recs, held = vetting.vet(cause.recommendations, incident.start, incident.end)
         causes.append(replace(cause, recommendations=recs))
         withheld += held
     recs, held = vetting.vet(incident.recommendations, incident.start, incident.end)
-    return replace(incident, root_cause=causes[0], candidates=causes[1:], recommendations=recs,
-                   withheld=list(dict.fromkeys(incident.withheld + withheld + held)))
+    return replace(
+        incident,
+        root_cause=causes[0],
+        candidates=causes[1:],
+        recommendations=recs,
+        withheld=list(dict.fromkeys(incident.withheld + withheld + held)),
+    )
 
 
-def _finding(finding: "Finding", vetting: Vetting) -> "Finding":
+def _finding(finding: Finding, vetting: Vetting) -> Finding:
     recs, withheld = vetting.vet(finding.recommendations, finding.start, finding.end)
     # A culprit named as a cause is listed twice (culprits and causes): vetted as often, as one value.
-    culprits: dict[int, "Culprit"] = {}
+    culprits: dict[int, Culprit] = {}
     for culprit in finding.culprits + finding.causes:
         now = culprits.get(id(culprit), culprit)
         kept, more = vetting.vet(now.recommendations, finding.start, finding.end)
         culprits[id(culprit)] = replace(now, recommendations=kept)
         withheld += more
-    return replace(finding, recommendations=recs, culprits=[culprits[id(c)] for c in finding.culprits],
-                   causes=[culprits[id(c)] for c in finding.causes],
-                   withheld=list(dict.fromkeys(finding.withheld + withheld)) if withheld else finding.withheld)
+    return replace(
+        finding,
+        recommendations=recs,
+        culprits=[culprits[id(c)] for c in finding.culprits],
+        causes=[culprits[id(c)] for c in finding.causes],
+        withheld=list(dict.fromkeys(finding.withheld + withheld)) if withheld else finding.withheld,
+    )

@@ -6,7 +6,7 @@ then why, then any caveat; other advice reads its words, then the command that a
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from analysis.advice.recommendation import Current, Recommendation, Withheld
 from analysis.advice.settings import MEANINGS
@@ -14,7 +14,7 @@ from analysis.advice.settings import MEANINGS
 ASSUMED = "assumed: these files do not record the node's configuration"
 
 
-def amount(value: Optional[float], unit: str) -> str:
+def amount(value: float | None, unit: str) -> str:
     """A setting's value in its unit: `20 %`, `60 s`, `4`, `2.0 GB`; `not set` for none."""
     if value is None:
         return "not set"
@@ -41,8 +41,10 @@ def text(rec: Recommendation) -> str:
     if rec.setting is not None:
         meaning = MEANINGS[rec.setting]
         how = meaning.how.replace("{value}", _setting_value(rec.setting, rec.proposed))
-        body = (f"{rec.what}: {meaning.label} {amount(rec.current.value, rec.current.unit)} → {amount(rec.proposed, rec.current.unit)} "
-                f"({how}; now {current_words(rec.current)})")
+        body = (
+            f"{rec.what}: {meaning.label} {amount(rec.current.value, rec.current.unit)} → {amount(rec.proposed, rec.current.unit)} "
+            f"({how}; now {current_words(rec.current)})"
+        )
     elif rec.command:
         body = f"{rec.what}: {rec.command}"
     else:
@@ -56,11 +58,25 @@ def text(rec: Recommendation) -> str:
 
 def as_dict(rec: Recommendation) -> dict[str, Any]:
     """JSON and table rows: the words with the structure they come from."""
-    current = None if rec.current is None else {"value": rec.current.value, "unit": rec.current.unit, "source": rec.current.source,
-                                                  "origin": rec.current.origin}
-    return {"text": text(rec), "action": rec.action, "what": rec.what, "setting": rec.setting, "current": current, "proposed": rec.proposed,
-            "why": rec.why or None, "target": rec.target, "operation": rec.operation, "command": rec.command, "caveat": rec.caveat,
-            "findings": list(rec.findings)}
+    current = (
+        None
+        if rec.current is None
+        else {"value": rec.current.value, "unit": rec.current.unit, "source": rec.current.source, "origin": rec.current.origin}
+    )
+    return {
+        "text": text(rec),
+        "action": rec.action,
+        "what": rec.what,
+        "setting": rec.setting,
+        "current": current,
+        "proposed": rec.proposed,
+        "why": rec.why or None,
+        "target": rec.target,
+        "operation": rec.operation,
+        "command": rec.command,
+        "caveat": rec.caveat,
+        "findings": list(rec.findings),
+    }
 
 
 def withheld_dict(item: Withheld) -> dict[str, Any]:

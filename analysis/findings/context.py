@@ -5,28 +5,26 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Optional
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-from ftdc.logs import LogFrames
-from ftdc.metadata import NodeInfo
-
+from analysis.findings.finding import Finding, Usual
 from analysis.series.checkpoints import Checkpoint
 from analysis.series.completions import stalls
-from analysis.findings.finding import Finding, Usual
-from analysis.series.metrics import Resolved
 from analysis.series.derived import columns_for
+from analysis.series.metrics import Resolved
 from analysis.series.spikes import Spike, all_spikes
 from analysis.series.thresholds import Thresholds
 from analysis.series.windows import between
+from ftdc.frames import TIME_COLUMN
+from ftdc.logs import LogFrames
+from ftdc.metadata import NodeInfo
 
 # Baselines look back this far before a window.
 BASELINE = dt.timedelta(hours=1)
 
 
-def major_minor(version: Optional[str]) -> Optional[tuple[int, int]]:
+def major_minor(version: str | None) -> tuple[int, int] | None:
     """(7, 0) for "7.0.12"; None when unknown."""
     try:
         major, minor = (int(x) for x in (version or "").split(".")[:2])
@@ -42,7 +40,7 @@ class Context:
     thresholds: Thresholds
     checkpoints: list[Checkpoint]
     node: NodeInfo
-    logs: Optional[LogFrames] = None
+    logs: LogFrames | None = None
 
     @cached_property
     def spikes(self) -> list[Spike]:
@@ -51,15 +49,15 @@ class Context:
         return stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None)
 
     @property
-    def first(self) -> Optional[dt.datetime]:
+    def first(self) -> dt.datetime | None:
         return self.series[TIME_COLUMN].min() if self.series.height else None
 
     @property
-    def last(self) -> Optional[dt.datetime]:
+    def last(self) -> dt.datetime | None:
         return self.series[TIME_COLUMN].max() if self.series.height else None
 
     @property
-    def major_minor(self) -> Optional[tuple[int, int]]:
+    def major_minor(self) -> tuple[int, int] | None:
         return major_minor(self.node.version)
 
     def has(self, *columns: str) -> bool:
@@ -79,7 +77,7 @@ class Context:
     def window(self, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
         return between(self.series, start, end)
 
-    def baseline(self, column: str, start: dt.datetime) -> Optional[float]:
+    def baseline(self, column: str, start: dt.datetime) -> float | None:
         """The median of `column` over the hour before `start` (all data before it when shorter)."""
         before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
         return float(before.median()) if len(before) else None

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
-from typing import Optional
 
 import numpy as np
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
-from analysis.findings.finding import Culprit, Finding
 from analysis.advice.indexes import recommend_index
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, advise
+from analysis.findings.finding import Culprit, Finding
 from analysis.series.windows import between
+from ftdc.frames import TIME_COLUMN
 
 # A COLLSCAN is a cause when it holds at least this share of the time slow operations
 # held inside the window...
@@ -46,8 +44,15 @@ COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_
 # What a slow-query line says an operation waited for (microseconds): docs/log-format.md §3. Lock
 # acquisition, the ticket queue, flow control, cache space, WiredTiger's schema and handle locks, and
 # disk reads: the device's time, which a checkpoint or another scan may hold.
-WAITS = ("cache_wait_micros", "lock_wait_micros", "execution_queued_micros", "flow_control_micros",
-         "schema_lock_wait_micros", "handle_lock_wait_micros", "read_micros")
+WAITS = (
+    "cache_wait_micros",
+    "lock_wait_micros",
+    "execution_queued_micros",
+    "flow_control_micros",
+    "schema_lock_wait_micros",
+    "handle_lock_wait_micros",
+    "read_micros",
+)
 # Where a scan's reading is the time it held the resource (cache pressure: the pages read fill the cache),
 # its detector's record says (`Detector.reading_holds`); everywhere else reading from disk is a wait.
 # A COLLSCAN reads the collection it scans: its disk reads are its work, not a wait, except the part of its
@@ -59,8 +64,9 @@ QUEUE = "execution_queued_micros"
 # The pool a ticket queue waits on when the series does not record it: mongod's fixed default before 7.0.
 DEFAULT_POOL = 128
 # The operations that take a write ticket (an intent-exclusive lock); every other one takes a read ticket.
-WRITES = pl.col("command").is_in(["insert", "update", "delete", "remove", "findAndModify", "findandmodify"]) | \
-    pl.col("op_type").is_in(["insert", "update", "remove"])
+WRITES = pl.col("command").is_in(["insert", "update", "delete", "remove", "findAndModify", "findandmodify"]) | pl.col(
+    "op_type"
+).is_in(["insert", "update", "remove"])
 
 
 def during_checkpoints(slow_ops: pl.DataFrame, checkpoints: list) -> pl.DataFrame:
@@ -82,7 +88,9 @@ def during_checkpoints(slow_ops: pl.DataFrame, checkpoints: list) -> pl.DataFram
     ended = slow_ops["ts"].dt.epoch("ms").to_numpy().astype(float) / 1000
     inside = np.interp(ended, points, levels) - np.interp(started, points, levels)
     length = np.maximum(ended - started, 1e-3)
-    return slow_ops.with_columns(checkpoint_share=pl.Series(np.nan_to_num(np.clip(inside / length, 0.0, 1.0))))  # a run without times: 0
+    return slow_ops.with_columns(
+        checkpoint_share=pl.Series(np.nan_to_num(np.clip(inside / length, 0.0, 1.0)))
+    )  # a run without times: 0
 
 
 def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, waits: tuple[str, ...] = WAITS) -> pl.DataFrame:
@@ -109,12 +117,24 @@ def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, wa
 
 def culprit_key() -> list[pl.Expr]:
     """What makes operations one culprit: namespace, command, shape (or the server's hash), COLLSCAN or not."""
-    return [pl.col("ns"), pl.col("command"), pl.coalesce("shape", pl.lit("hash:") + pl.coalesce("query_shape_hash", "query_hash")),
-            pl.col("plan_kind") == "COLLSCAN"]
+    return [
+        pl.col("ns"),
+        pl.col("command"),
+        pl.coalesce("shape", pl.lit("hash:") + pl.coalesce("query_shape_hash", "query_hash")),
+        pl.col("plan_kind") == "COLLSCAN",
+    ]
 
 
-def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: int = TOP, *,
-         resource: Optional[str] = None, waits: tuple[str, ...] = WAITS, pools: Optional[dict[str, float]] = None) -> list[Culprit]:
+def rank(
+    slow_ops: pl.DataFrame,
+    start: dt.datetime,
+    end: dt.datetime,
+    limit: int = TOP,
+    *,
+    resource: str | None = None,
+    waits: tuple[str, ...] = WAITS,
+    pools: dict[str, float] | None = None,
+) -> list[Culprit]:
     """The culprits of [start, end]; for a ticket `resource` ("read" | "write"), only the operations that take such a ticket.
     `pools` gives the read and write ticket pools in the window (DEFAULT_POOL for one not given)."""
     ops = overlapping(slow_ops, start, end, waits)
@@ -147,12 +167,18 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
             error=(pl.col("err_name").drop_nulls().mode().first() if "err_name" in ops.columns else pl.lit(None, pl.String)),
             # The longest run's command as logged; a log read by analyze keeps only each shape's
             # longest command, which may lie outside this window: then the shape stands for it.
-            example=pl.coalesce(pl.col("command_json").sort_by("duration_ms", descending=True).drop_nulls().first(), pl.col("shape").first()),
+            example=pl.coalesce(
+                pl.col("command_json").sort_by("duration_ms", descending=True).drop_nulls().first(), pl.col("shape").first()
+            ),
             first_started=pl.col("started").min(),
             last_ended=pl.col("ts").max(),
         )
         # The pool was full while runs queued: the share of it this shape's working runs held is the share of its queueing spent behind itself.
-        .with_columns(pool=pl.when(pl.col("writes")).then(pl.lit(float(pools.get("write") or DEFAULT_POOL))).otherwise(pl.lit(float(pools.get("read") or DEFAULT_POOL))))
+        .with_columns(
+            pool=pl.when(pl.col("writes"))
+            .then(pl.lit(float(pools.get("write") or DEFAULT_POOL)))
+            .otherwise(pl.lit(float(pools.get("read") or DEFAULT_POOL)))
+        )
         .with_columns(held_s=pl.col("held_s") + pl.col("queued_s") * (pl.col("held_s") / window_s / pl.col("pool")).clip(0, 1))
     )
     total = groups["held_s"].sum()
@@ -161,10 +187,22 @@ def rank(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, limit: in
     groups = groups.sort("held_s", "overlap_s", descending=True).head(limit)
     return [
         Culprit(
-            ns=r["ns"], plan_summary=r["plan_summary"], shape=r["shape"], query_hash=r["query_hash"], count=r["count"],
-            overlap_s=r["overlap_s"], held_s=r["held_s"], share=r["held_s"] / total, max_ms=r["max_ms"], example=r["example"],
-            collscan=bool(r["collscan"]), command=r["command"], first_started=r["first_started"], last_ended=r["last_ended"],
-            failed=r["failed"], error=r["error"],
+            ns=r["ns"],
+            plan_summary=r["plan_summary"],
+            shape=r["shape"],
+            query_hash=r["query_hash"],
+            count=r["count"],
+            overlap_s=r["overlap_s"],
+            held_s=r["held_s"],
+            share=r["held_s"] / total,
+            max_ms=r["max_ms"],
+            example=r["example"],
+            collscan=bool(r["collscan"]),
+            command=r["command"],
+            first_started=r["first_started"],
+            last_ended=r["last_ended"],
+            failed=r["failed"],
+            error=r["error"],
         )
         for r in groups.iter_rows(named=True)
     ]
@@ -191,11 +229,14 @@ def victim(culprit: Culprit) -> bool:
 def causes(culprits: list[Culprit], window_s: float) -> list[Culprit]:
     """The COLLSCANs that overlapped and held a real share of the window; one that spent most of
     its time there waiting is a victim, however few other operations the log shows."""
-    return [c for c in culprits if c.collscan and c.share >= CAUSE_SHARE and c.held_s >= CAUSE_COVERAGE * max(window_s, 1.0)
-            and not victim(c)]
+    return [
+        c
+        for c in culprits
+        if c.collscan and c.share >= CAUSE_SHARE and c.held_s >= CAUSE_COVERAGE * max(window_s, 1.0) and not victim(c)
+    ]
 
 
-def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> Optional[dict]:
+def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> dict | None:
     """FTDC's collection-scan evidence for a window: scans finished in it or just after, documents examined against before."""
     if "collscans_per_s" not in series.columns:
         return None
@@ -222,16 +263,20 @@ def describe(culprit: Culprit, window_s: float) -> str:
     waited = culprit.overlap_s - culprit.held_s
     waiting = f", {_amount(waited)} of them waiting" if waited >= 0.5 else ""
     failed = f", {culprit.failed} failed" + (f" ({culprit.error})" if culprit.error else "") if culprit.failed else ""
-    return (f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s){failed}, "
-            f"{_amount(culprit.overlap_s)} operation-seconds inside the window ({culprit.overlap_s / max(window_s, 1.0):,.1f} running at once "
-            f"on average){waiting} ({culprit.share:.0%} of the time slow operations worked there), longest {culprit.max_ms / 1000:,.1f} s")
+    return (
+        f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s){failed}, "
+        f"{_amount(culprit.overlap_s)} operation-seconds inside the window ({culprit.overlap_s / max(window_s, 1.0):,.1f} running at once "
+        f"on average){waiting} ({culprit.share:.0%} of the time slow operations worked there), longest {culprit.max_ms / 1000:,.1f} s"
+    )
 
 
 def runs_of(slow_ops: pl.DataFrame, culprit: Culprit) -> pl.DataFrame:
     """Every logged run of the culprit's shape (namespace, command, shape or hash, COLLSCAN or not), in or out of any window."""
     ns, command, shape, collscan = culprit_key()
     group = culprit.shape if culprit.shape is not None else f"hash:{culprit.query_hash}"
-    return slow_ops.filter(COUNTED, ns.eq_missing(culprit.ns), command.eq_missing(culprit.command), shape == group, collscan == culprit.collscan)
+    return slow_ops.filter(
+        COUNTED, ns.eq_missing(culprit.ns), command.eq_missing(culprit.command), shape == group, collscan == culprit.collscan
+    )
 
 
 def max_time_ms(durations_ms: pl.Series) -> int:
@@ -241,8 +286,10 @@ def max_time_ms(durations_ms: pl.Series) -> int:
 
 
 # An interrupted write keeps what it did: only a transaction rolls back.
-PARTIAL_WRITE = ("maxTimeMS stops a multi-document update or delete part-way: the documents it already changed stay changed "
-                 "(run it in a transaction, or make it idempotent, to retry it safely)")
+PARTIAL_WRITE = (
+    "maxTimeMS stops a multi-document update or delete part-way: the documents it already changed stay changed "
+    "(run it in a transaction, or make it idempotent, to retry it safely)"
+)
 
 
 def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool) -> list[Recommendation]:
@@ -250,29 +297,62 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
     recs = []
     index = recommend_index(culprit.ns, culprit.example)
     if index:
-        recs.append(advise("create_index", f"Give {culprit.ns} an index for this query (equality, sort, range order)", target=culprit.ns,
-                           operation=culprit.command, command=index))
+        recs.append(
+            advise(
+                "create_index",
+                f"Give {culprit.ns} an index for this query (equality, sort, range order)",
+                target=culprit.ns,
+                operation=culprit.command,
+                command=index,
+            )
+        )
     else:
-        recs.append(advise("change_workload", f"The {culprit.ns} {culprit.command or 'query'} has no filter or sort an index could serve: "
-                                              "restrict it, or move it off this node", target=culprit.ns,
-                           operation=culprit.command))
+        recs.append(
+            advise(
+                "change_workload",
+                f"The {culprit.ns} {culprit.command or 'query'} has no filter or sort an index could serve: "
+                "restrict it, or move it off this node",
+                target=culprit.ns,
+                operation=culprit.command,
+            )
+        )
     durations = runs_of(slow_ops, culprit)["duration_ms"]
     limit = max_time_ms(durations)
-    recs.append(advise(
-        "add_max_time_ms", "Bound it with maxTimeMS",
-        f"its longest of {len(durations)} logged run(s) took {(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), "
-        f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident",
-        proposed=float(limit), target=culprit.ns, operation=culprit.command, command=f"maxTimeMS: {limit}",
-        caveat=PARTIAL_WRITE if culprit.command in WRITE_COMMANDS else None))
+    recs.append(
+        advise(
+            "add_max_time_ms",
+            "Bound it with maxTimeMS",
+            f"its longest of {len(durations)} logged run(s) took {(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), "
+            f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident",
+            proposed=float(limit),
+            target=culprit.ns,
+            operation=culprit.command,
+            command=f"maxTimeMS: {limit}",
+            caveat=PARTIAL_WRITE if culprit.command in WRITE_COMMANDS else None,
+        )
+    )
     if replica_set and (culprit.command or "") in ("find", "aggregate", "count", "distinct"):
-        recs.append(advise("read_from_secondaries", f"Run this {culprit.command} on a secondary (readPreference \"secondaryPreferred\", "
-                                                    "or an analytics node by tag) so it does not compete with the primary's workload", target=culprit.ns,
-                           operation=culprit.command))
+        recs.append(
+            advise(
+                "read_from_secondaries",
+                f'Run this {culprit.command} on a secondary (readPreference "secondaryPreferred", '
+                "or an analytics node by tag) so it does not compete with the primary's workload",
+                target=culprit.ns,
+                operation=culprit.command,
+            )
+        )
     return recs
 
 
-def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.DataFrame, replica_set: bool,
-              advice: Optional[dict[tuple, list[Recommendation]]] = None, *, reading_holds: bool) -> Finding:
+def attribute(
+    finding: Finding,
+    slow_ops: pl.DataFrame | None,
+    series: pl.DataFrame,
+    replica_set: bool,
+    advice: dict[tuple, list[Recommendation]] | None = None,
+    *,
+    reading_holds: bool,
+) -> Finding:
     """The finding again with its `culprits` and `causes`, its explanation saying what the operations were, or what
     FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis;
     `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`)."""
@@ -280,7 +360,14 @@ def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.Dat
     if slow_ops is None:
         return _without_log(finding, series)
     waits = tuple(w for w in WAITS if w != "read_micros") if reading_holds else WAITS
-    ranked = rank(slow_ops, finding.start, finding.end, resource=finding.resource, waits=waits, pools=pools_in(series, finding.start, finding.end))
+    ranked = rank(
+        slow_ops,
+        finding.start,
+        finding.end,
+        resource=finding.resource,
+        waits=waits,
+        pools=pools_in(series, finding.start, finding.end),
+    )
     named = causes(ranked, finding.seconds)
     if not named:
         return replace(finding, culprits=ranked, causes=[]).noted(_no_cause(ranked, finding.seconds))
@@ -291,10 +378,13 @@ def attribute(finding: Finding, slow_ops: Optional[pl.DataFrame], series: pl.Dat
     # A culprit named as a cause carries its advice wherever it is listed (the culprits and the causes alike).
     advised = {id(c): replace(c, recommendations=advice[(c.ns, c.command, c.shape, c.query_hash, c.collscan)]) for c in named}
     causing = [advised[id(c)] for c in named]
-    return replace(finding, culprits=[advised.get(id(c), c) for c in ranked], causes=causing,
-                   # Each cause's advice before the finding's own, the last named first.
-                   recommendations=[r for c in reversed(causing) for r in c.recommendations] + finding.recommendations,
-                   ).noted("Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in causing) + ".")
+    return replace(
+        finding,
+        culprits=[advised.get(id(c), c) for c in ranked],
+        causes=causing,
+        # Each cause's advice before the finding's own, the last named first.
+        recommendations=[r for c in reversed(causing) for r in c.recommendations] + finding.recommendations,
+    ).noted("Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in causing) + ".")
 
 
 def _no_cause(culprits: list[Culprit], seconds: float) -> str:
@@ -303,8 +393,10 @@ def _no_cause(culprits: list[Culprit], seconds: float) -> str:
         return f"No collection scan carried a real share of the window; the longest slow operations there: {describe(culprits[0], seconds)}."
     if culprits:
         # What the log shows there only waited: naming it as what worked there would blame a victim.
-        return ("The slow operations the log shows there spent most of their time waiting (victims of the window, not its cause), "
-                f"the first {describe(culprits[0], seconds)}.")
+        return (
+            "The slow operations the log shows there spent most of their time waiting (victims of the window, not its cause), "
+            f"the first {describe(culprits[0], seconds)}."
+        )
     return "The log has no slow operation in this window."
 
 
@@ -319,4 +411,5 @@ def _without_log(finding: Finding, series: pl.DataFrame) -> Finding:
         examined = f", {counters['scanned_objects_per_s']:,.0f} documents examined/s against {before:,.0f}/s before"
     return replace(finding, evidence={**finding.evidence, "collection_scans": counters}).noted(
         f"{counters['collscans']} collection scan(s) finished in or just after the window ({counters['collscans_per_s']:.2f}/s{examined}); "
-        "give the log to name them.")
+        "give the log to name them."
+    )

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, Optional
-
-from ftdc.timeutil import format_time
+from typing import Any
 
 from analysis.advice import wording
-from analysis.outputs import display
 from analysis.advice.recommendation import Recommendation, Withheld
+from analysis.outputs import display
+from ftdc.timeutil import format_time
 
 SEVERITIES = ("critical", "warning", "info")
 RESOURCES = ("read", "write")
@@ -24,23 +23,25 @@ RESOURCES = ("read", "write")
 class Culprit:
     """Slow operations of one shape that overlapped a finding's window."""
 
-    ns: Optional[str]
-    plan_summary: Optional[str]
-    shape: Optional[str]
-    query_hash: Optional[str]
+    ns: str | None
+    plan_summary: str | None
+    shape: str | None
+    query_hash: str | None
     count: int
     overlap_s: float  # operation-seconds inside the window
     share: float  # of the time all slow operations held inside the window (see held_s)
     max_ms: int
-    example: Optional[str]  # the longest run's command, as logged
+    example: str | None  # the longest run's command, as logged
     collscan: bool = False
-    command: Optional[str] = None
+    command: str | None = None
     held_s: float = 0.0  # overlap_s less what the log says its runs waited (cache, locks, tickets): what ranks it
-    first_started: Optional[dt.datetime] = None  # when its earliest run began
-    last_ended: Optional[dt.datetime] = None  # when its last run ended
-    recommendations: list[Recommendation] = field(default_factory=list)  # when named as a cause: computed once per culprit from its own runs
+    first_started: dt.datetime | None = None  # when its earliest run began
+    last_ended: dt.datetime | None = None  # when its last run ended
+    recommendations: list[Recommendation] = field(
+        default_factory=list
+    )  # when named as a cause: computed once per culprit from its own runs
     failed: int = 0  # runs the log says failed (ok: 0, an error code: interrupted, a client that disconnected)
-    error: Optional[str] = None  # the commonest error name of those runs
+    error: str | None = None  # the commonest error name of those runs
 
 
 @dataclass(frozen=True)
@@ -61,20 +62,26 @@ class Usual:
 class Finding:
     kind: str
     severity: str
-    start: Optional[dt.datetime]  # None only for context about a node with no sample
-    end: Optional[dt.datetime]
+    start: dt.datetime | None  # None only for context about a node with no sample
+    end: dt.datetime | None
     subject: str  # what happened, as an incident's title names it ("Connection storm"); the whole title when `statement` is empty
     reasoning: str  # the detector's explanation: its evidence and the mechanism
     evidence: dict[str, Any] = field(default_factory=dict)
     culprits: list[Culprit] = field(default_factory=list)
     recommendations: list[Recommendation] = field(default_factory=list)
-    resource: Optional[str] = None  # "read" | "write" for tickets
+    resource: str | None = None  # "read" | "write" for tickets
     causes: list[Culprit] = field(default_factory=list)  # the culprits attribution names as the cause (typed, not prose)
     id: str = ""  # "F1", "F2"...: unique within its analysis, set once findings are ranked
-    withheld: list[Withheld] = field(default_factory=list)  # advice the validator did not make, with why (`analysis.advice.vetting`)
+    withheld: list[Withheld] = field(
+        default_factory=list
+    )  # advice the validator did not make, with why (`analysis.advice.vetting`)
     statement: str = field(default="", kw_only=True)  # the title's figures after its subject ("700 connections opened in 40 s")
-    notes: tuple[str, ...] = field(default=(), kw_only=True)  # sentences later stages add: the operations the log names, an election's incident
-    usual: Optional[Usual] = field(default=None, kw_only=True, repr=False)  # the latency baseline its text quotes (evidence's baseline.latency_ms)
+    notes: tuple[str, ...] = field(
+        default=(), kw_only=True
+    )  # sentences later stages add: the operations the log names, an election's incident
+    usual: Optional[Usual] = field(
+        default=None, kw_only=True, repr=False
+    )  # the latency baseline its text quotes (evidence's baseline.latency_ms)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -99,7 +106,7 @@ class Finding:
         baseline = {**self.evidence.get("baseline", {}), "latency_ms": round(usual.latency_ms, 3)}
         return replace(self, usual=usual, evidence={**self.evidence, "baseline": baseline})
 
-    def noted(self, note: str) -> "Finding":
+    def noted(self, note: str) -> Finding:
         """This finding with one more sentence of explanation."""
         return replace(self, notes=(*self.notes, note))
 
@@ -111,7 +118,11 @@ class Finding:
 
     def rank(self) -> tuple:
         """Most severe first, then the longest, then the earliest; context (`info`) in time order."""
-        return (SEVERITIES.index(self.severity), 0 if self.severity == "info" else -self.seconds, self.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc))
+        return (
+            SEVERITIES.index(self.severity),
+            0 if self.severity == "info" else -self.seconds,
+            self.start or dt.datetime.min.replace(tzinfo=dt.timezone.utc),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: times ISO-8601 with Z, advice as its words and its structure."""
@@ -159,7 +170,7 @@ def json_number(value: float) -> float | int:
     return int(value) if value.is_integer() and abs(value) < 2**63 else value
 
 
-def top_culprit(finding: Finding) -> Optional[str]:
+def top_culprit(finding: Finding) -> str | None:
     if not finding.culprits:
         return None
     c = finding.culprits[0]

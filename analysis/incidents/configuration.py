@@ -11,30 +11,36 @@ lengthen checkpoints), eviction targets and triggers moved from their defaults. 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Optional
-
-from ftdc.metadata import NodeInfo
 
 from analysis.advice import changes
+from analysis.advice.recommendation import Recommendation
 from analysis.findings.detectors import bearing_settings
 from analysis.incidents.incident import RootCause
-from analysis.advice.recommendation import Recommendation
 from analysis.series.thresholds import SPEC, Setting, Thresholds
+from ftdc.metadata import NodeInfo
 
 DEFAULT_TICKETS = 128
 # A cache under this share of mongod's default for the host's RAM is small for it.
 SMALL_CACHE_SHARE = 0.25
-EVICTION_SETTINGS = ("eviction_target", "eviction_trigger", "eviction_dirty_target", "eviction_dirty_trigger", "eviction_updates_trigger")
+EVICTION_SETTINGS = (
+    "eviction_target",
+    "eviction_trigger",
+    "eviction_dirty_target",
+    "eviction_dirty_trigger",
+    "eviction_updates_trigger",
+)
 
 
-def _cause(summary: str, name: str, setting: Setting, recommendation: Optional[Recommendation], **evidence) -> RootCause:
-    return RootCause(kind="configuration", summary=summary,
-                     evidence={"setting": name, "value": setting.value, "source": setting.source,
-                               "since": setting.since, **evidence},
-                     recommendations=[recommendation] if recommendation else [])
+def _cause(summary: str, name: str, setting: Setting, recommendation: Recommendation | None, **evidence) -> RootCause:
+    return RootCause(
+        kind="configuration",
+        summary=summary,
+        evidence={"setting": name, "value": setting.value, "source": setting.source, "since": setting.since, **evidence},
+        recommendations=[recommendation] if recommendation else [],
+    )
 
 
-def _interval(setting: Setting) -> Optional[RootCause]:
+def _interval(setting: Setting) -> RootCause | None:
     """An interval that is itself the problem (off, seconds, many minutes), with the same advice its findings give."""
     value = setting.value
     recommendation = changes.restore_interval(changes.current_of("checkpoint_interval", setting))
@@ -42,15 +48,22 @@ def _interval(setting: Setting) -> Optional[RootCause]:
         return None
     default = changes.DEFAULT_SYNCDELAY_S
     if value == 0:
-        return _cause("Periodic checkpoints turned off (syncdelay=0)", "checkpoint_interval", setting, recommendation, default_s=default)
+        return _cause(
+            "Periodic checkpoints turned off (syncdelay=0)", "checkpoint_interval", setting, recommendation, default_s=default
+        )
     # An interval read from the node's configuration is named as set; one inferred from the cadence says so.
     how = "inferred from the checkpoints' cadence" if setting.source.startswith("inferred") else f"syncdelay={value:g}"
     effect = "checkpoints run back to back" if value < default else "each checkpoint writes a long build-up"
-    return _cause(f"A {value:g} s checkpoint interval ({how}; default {default} s): {effect}", "checkpoint_interval", setting,
-                  recommendation, default_s=default)
+    return _cause(
+        f"A {value:g} s checkpoint interval ({how}; default {default} s): {effect}",
+        "checkpoint_interval",
+        setting,
+        recommendation,
+        default_s=default,
+    )
 
 
-def _default_cache_bytes(node: NodeInfo) -> Optional[float]:
+def _default_cache_bytes(node: NodeInfo) -> float | None:
     """mongod's default: 50 % of (RAM - 1 GB), at least 256 MB."""
     if not node.memory_mb:
         return None
@@ -62,30 +75,67 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
     out: list[RootCause] = []
     bearing = bearing_settings(kinds)  # each kind's record names the settings that bear on it
     if "checkpoint_interval" in bearing:
-        out += [c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))]
+        out += [
+            c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))
+        ]
     if "cache_size" in bearing:
         default = _default_cache_bytes(node)
         for s in thresholds.in_effect("cache_size", start, end):
             if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
-                out.append(_cause(f"A small cache: {s.value / 2**30:.1f} GB against {node.memory_mb / 1024:.0f} GB of RAM "
-                                  f"(mongod's default would be {default / 2**30:.1f} GB)", "cache_size", s,
-                                  changes.change("cache_size", changes.current_of("cache_size", s), float(round(default)),
-                                                "Raise the cache towards mongod's default for this RAM", action="resize"),
-                                  default_bytes=round(default)))
+                out.append(
+                    _cause(
+                        f"A small cache: {s.value / 2**30:.1f} GB against {node.memory_mb / 1024:.0f} GB of RAM "
+                        f"(mongod's default would be {default / 2**30:.1f} GB)",
+                        "cache_size",
+                        s,
+                        changes.change(
+                            "cache_size",
+                            changes.current_of("cache_size", s),
+                            float(round(default)),
+                            "Raise the cache towards mongod's default for this RAM",
+                            action="resize",
+                        ),
+                        default_bytes=round(default),
+                    )
+                )
     for name in EVICTION_SETTINGS:
         if name in bearing:
             default = SPEC[name].default
             for s in thresholds.in_effect(name, start, end):
                 if default is not None and changes.set_by_node(s) and s.value != default:
-                    out.append(_cause(f"{name} changed to {s.value:g} (default {default:g})", name, s,
-                                      changes.change(name, changes.current_of(name, s), default, f"Return {name} to its default",
-                                                    "unless it was set for a reason that still holds"), default=default))
+                    out.append(
+                        _cause(
+                            f"{name} changed to {s.value:g} (default {default:g})",
+                            name,
+                            s,
+                            changes.change(
+                                name,
+                                changes.current_of(name, s),
+                                default,
+                                f"Return {name} to its default",
+                                "unless it was set for a reason that still holds",
+                            ),
+                            default=default,
+                        )
+                    )
     for rw in ("read", "write"):
         if f"{rw}_tickets" not in bearing:
             continue
         for s in thresholds.in_effect(f"{rw}_tickets", start, end):
             if changes.set_by_node(s) and s.value < DEFAULT_TICKETS:
-                out.append(_cause(f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})", f"{rw}_tickets", s,
-                                  changes.change(f"{rw}_tickets", changes.current_of(f"{rw}_tickets", s), DEFAULT_TICKETS,
-                                                f"Raise the {rw} ticket pool", "if CPU and disk have headroom"), default=DEFAULT_TICKETS))
+                out.append(
+                    _cause(
+                        f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})",
+                        f"{rw}_tickets",
+                        s,
+                        changes.change(
+                            f"{rw}_tickets",
+                            changes.current_of(f"{rw}_tickets", s),
+                            DEFAULT_TICKETS,
+                            f"Raise the {rw} ticket pool",
+                            "if CPU and disk have headroom",
+                        ),
+                        default=DEFAULT_TICKETS,
+                    )
+                )
     return out

@@ -15,11 +15,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from analysis.advice.recommendation import Recommendation, merged
 from analysis.findings.context import Context
 from analysis.findings.detectors import LINKS
 from analysis.findings.finding import SEVERITIES, Finding, Usual
 from analysis.incidents.incident import Incident, RootCause, Step
-from analysis.advice.recommendation import Recommendation, merged
 from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
 from analysis.text import duration
 
@@ -48,7 +48,10 @@ def group(findings: list[Finding]) -> list[list[Finding]]:
     """The warning and critical findings in groups connected by `linked`, each in time order, groups by start;
     a finding without a window (nothing to place it by) is a group of its own, last."""
     untimed = [[f] for f in findings if f.severity != "info" and (f.start is None or f.end is None)]
-    problems = sorted((f for f in findings if f.severity != "info" and f.start is not None and f.end is not None), key=lambda f: (f.start, f.end))
+    problems = sorted(
+        (f for f in findings if f.severity != "info" and f.start is not None and f.end is not None),
+        key=lambda f: (f.start, f.end),
+    )
     parent = list(range(len(problems)))
 
     def root(i: int) -> int:
@@ -98,6 +101,7 @@ def by_resource(findings: list[Finding]) -> list[list[Finding]]:
 
 def id_order(findings: list[Finding]) -> list[str]:
     """The findings' ids as a reader counts them: F2 before F10 (the findings section lists them so)."""
+
     def number(finding: Finding) -> tuple[str, int]:
         prefix, digits = re.fullmatch(r"(\D*)(\d*)", finding.id).groups()
         return prefix, int(digits or 0)
@@ -112,8 +116,15 @@ def _step(kind: str, findings: list[Finding]) -> Step:
     if len(findings) > 1:
         text += f" (worst of {len(findings)} over {duration((max(f.end for f in findings) - min(f.start for f in findings)).total_seconds())})"
     metrics = list(dict.fromkeys(m for f in findings for m in f.evidence.get("metrics", [])))
-    return Step(kind=kind, text=text, findings=id_order(findings), start=min(f.start for f in findings),
-                end=max(f.end for f in findings), metrics=metrics, thresholds=dict(top.evidence.get("thresholds", {})))
+    return Step(
+        kind=kind,
+        text=text,
+        findings=id_order(findings),
+        start=min(f.start for f in findings),
+        end=max(f.end for f in findings),
+        metrics=metrics,
+        thresholds=dict(top.evidence.get("thresholds", {})),
+    )
 
 
 def _effect(findings: list[Finding], step: Step) -> str:
@@ -169,5 +180,3 @@ def build(findings: list[Finding], ctx: Context, prefix: str = "I") -> list[Inci
     """The incidents `findings` (their ids set) make on the node `ctx` describes, in time order, numbered `I1`, `I2`...
     The one place incidents are made: an analysis, its redacted copy and the replica set's incidents all come from here."""
     return [incident(g, ctx, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
-
-

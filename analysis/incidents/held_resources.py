@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
-
-from ftdc.frames import TIME_COLUMN
 
 from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation, advise
@@ -33,7 +31,7 @@ from analysis.series.metrics import BY_NAME
 from analysis.series.thresholds import SPEC, Setting
 from analysis.series.windows import between
 from analysis.text import duration
-
+from ftdc.frames import TIME_COLUMN
 
 # The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
 INDEX_BUILD_KINDS = explained_by("index_build")
@@ -56,7 +54,7 @@ def _paths(*names: str) -> list[str]:
     return [BY_NAME[n].paths[0] for n in names]
 
 
-def _index_key(command_json: Optional[str]) -> Optional[str]:
+def _index_key(command_json: str | None) -> str | None:
     """The first index's key of a logged createIndexes command, as the shell writes it."""
     try:
         indexes = json.loads(command_json or "").get("indexes") or []
@@ -84,30 +82,48 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
     if not builds.is_empty():
         longest = builds.sort("duration_ms", descending=True).row(0, named=True)
         key = _index_key(longest.get("command_json"))
-        evidence.update(ns=longest["ns"], index=key, started=longest["started"], ended=longest["ts"], duration_s=round(longest["duration_ms"] / 1000, 1))
+        evidence.update(
+            ns=longest["ns"],
+            index=key,
+            started=longest["started"],
+            ended=longest["ts"],
+            duration_s=round(longest["duration_ms"] / 1000, 1),
+        )
         what = f"An index build on {longest['ns'] or 'an unknown namespace'}" + (f" {key}" if key else "")
-        when = f" ran from {longest['started']:%H:%M:%S} for {duration(longest['duration_ms'] / 1000)} (its createIndexes command)"
+        when = (
+            f" ran from {longest['started']:%H:%M:%S} for {duration(longest['duration_ms'] / 1000)} (its createIndexes command)"
+        )
     else:
         when = " ran through the window (indexBuilds: registered and not yet committed)"
     ns = evidence.get("ns")
-    return [RootCause(
-        kind="operation",
-        summary=f"{what}{when}: its collection scan reads every document through the cache and its bulk load writes the whole index, dirty data checkpoints must write",
-        evidence=evidence,
-        recommendations=[advise("change_workload", f"Build indexes{' on ' + ns if ns else ''} outside the busy hours, or one member at a time "
-                                                   "(on each secondary in turn, then on the primary after stepping it down)",
-                                "so its scan and bulk load do not meet the workload", target=ns)],
-        findings=[f.id for k in present for f in kinds[k]],
-        headline=what,
-    )]
+    return [
+        RootCause(
+            kind="operation",
+            summary=f"{what}{when}: its collection scan reads every document through the cache and its bulk load writes the whole index, dirty data checkpoints must write",
+            evidence=evidence,
+            recommendations=[
+                advise(
+                    "change_workload",
+                    f"Build indexes{' on ' + ns if ns else ''} outside the busy hours, or one member at a time "
+                    "(on each secondary in turn, then on the primary after stepping it down)",
+                    "so its scan and bulk load do not meet the workload",
+                    target=ns,
+                )
+            ],
+            findings=[f.id for k in present for f in kinds[k]],
+            headline=what,
+        )
+    ]
 
 
 # The reaper aborting expired transactions wakes every half of transactionLifetimeLimitSeconds, 1 to 60 s
 # (periodic_runner_job_abort_expired_transactions.cpp): a transaction lives at most the limit and one period.
 REAPER_PERIOD_S = (1.0, 60.0)
 DEFAULT_LIFETIME_S = SPEC["transaction_lifetime_limit"].default
-LOWER_LIFETIME = ("transactions running longer than that are aborted and their writes rolled back "
-                  "(the application sees TransactionExceededLifetimeLimitSeconds or NoSuchTransaction and must retry them)")
+LOWER_LIFETIME = (
+    "transactions running longer than that are aborted and their writes rolled back "
+    "(the application sees TransactionExceededLifetimeLimitSeconds or NoSuchTransaction and must retry them)"
+)
 
 
 def reaper_period_s(limit_s: float) -> float:
@@ -115,7 +131,9 @@ def reaper_period_s(limit_s: float) -> float:
     return min(high, max(low, limit_s / 2))
 
 
-def _pin_span(ctx: Context, start: dt.datetime, end: dt.datetime, usual_ids: float) -> tuple[Optional[dt.datetime], Optional[dt.datetime]]:
+def _pin_span(
+    ctx: Context, start: dt.datetime, end: dt.datetime, usual_ids: float
+) -> tuple[dt.datetime | None, dt.datetime | None]:
     """When the pinned range began to climb above its usual (the pin's start, looking back up to BEFORE) and when it fell back
     (the pin released, looking up to BEFORE past the window): the range resets when the oldest transaction or cursor ends."""
     if "pinned_txn_ids" not in ctx.series.columns:
@@ -134,18 +152,24 @@ def _reaped(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
     return ctx.logs.events.filter(pl.col("kind") == "transaction_expired", pl.col("ts").is_between(start, until))
 
 
-def _lower_lifetime(limit: Setting, pinned_s: Optional[float]) -> Optional[Recommendation]:
+def _lower_lifetime(limit: Setting, pinned_s: float | None) -> Recommendation | None:
     """transactionLifetimeLimitSeconds back to mongod's default when the node's is longer and the pin outlived what the
     default allows (the limit and one reaper period); otherwise a lower limit would not have ended it sooner."""
     allowed = DEFAULT_LIFETIME_S + reaper_period_s(DEFAULT_LIFETIME_S)
     if limit.value is None or limit.value <= DEFAULT_LIFETIME_S or pinned_s is None or pinned_s <= allowed:
         return None
     return Recommendation(
-        action="set_setting", what="Lower the transaction lifetime back to mongod's default", setting="transaction_lifetime_limit",
-        current=changes.current_of("transaction_lifetime_limit", limit), proposed=DEFAULT_LIFETIME_S,
-        why=(f"a transaction may stay open {limit.value:g} s here and this one pinned history for {duration(pinned_s)}; "
-             f"at {DEFAULT_LIFETIME_S:g} s the reaper aborts it within {allowed:g} s"),
-        caveat=LOWER_LIFETIME)
+        action="set_setting",
+        what="Lower the transaction lifetime back to mongod's default",
+        setting="transaction_lifetime_limit",
+        current=changes.current_of("transaction_lifetime_limit", limit),
+        proposed=DEFAULT_LIFETIME_S,
+        why=(
+            f"a transaction may stay open {limit.value:g} s here and this one pinned history for {duration(pinned_s)}; "
+            f"at {DEFAULT_LIFETIME_S:g} s the reaper aborts it within {allowed:g} s"
+        ),
+        caveat=LOWER_LIFETIME,
+    )
 
 
 def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
@@ -161,10 +185,15 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
         return []
     limit = ctx.thresholds.within(start, end).current("transaction_lifetime_limit")
-    evidence: dict[str, Any] = {"mechanism": "pinned_history", "pinned_txn_ids_peak": int(peak), "pinned_txn_ids_before": int(usual_ids),
-                                "thresholds": {"pinned": f"≥ {PINNED_FACTOR:g}× the median of the hour before and ≥ {MIN_PINNED:,} IDs"},
-                                "transaction_lifetime_limit_s": limit.value, "transaction_lifetime_limit_source": limit.source,
-                                "metrics": _paths("txn.pinned_ids", "txn.open", "txn.inactive", "cache.history_store_bytes")}
+    evidence: dict[str, Any] = {
+        "mechanism": "pinned_history",
+        "pinned_txn_ids_peak": int(peak),
+        "pinned_txn_ids_before": int(usual_ids),
+        "thresholds": {"pinned": f"≥ {PINNED_FACTOR:g}× the median of the hour before and ≥ {MIN_PINNED:,} IDs"},
+        "transaction_lifetime_limit_s": limit.value,
+        "transaction_lifetime_limit_source": limit.source,
+        "metrics": _paths("txn.pinned_ids", "txn.open", "txn.inactive", "cache.history_store_bytes"),
+    }
     began, released = _pin_span(ctx, start, end, usual_ids)
     pinned_s = ((released or end) - began).total_seconds() if began else None
     if pinned_s is not None:
@@ -175,7 +204,9 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     if transaction:
         idle = _during(ctx, "transactions_inactive", start, end)
         evidence.update(transactions_open=int(open_.max()), transactions_inactive=int(idle.max()) if idle.len() else None)
-        held = f" with {int(open_.max())} transaction(s) open" + (f", {int(idle.max())} idle between statements" if idle.len() and idle.max() > 0 else "")
+        held = f" with {int(open_.max())} transaction(s) open" + (
+            f", {int(idle.max())} idle between statements" if idle.len() and idle.max() > 0 else ""
+        )
     elif open_.len():
         held = " with no multi-document transaction open (a cursor or a long read's snapshot, which transactionLifetimeLimitSeconds does not bound)"
     evidence["holder"] = "transaction" if transaction else ("not a transaction" if open_.len() else None)
@@ -188,21 +219,32 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     aborts = ""
     if not reaped.is_empty():
         evidence.update(reaper_aborts=reaped.height, reaper_abort_first=reaped["ts"].min(), reaper_abort_last=reaped["ts"].max())
-        aborts = (f"; the server's reaper aborted {reaped.height} transaction(s) for outliving transactionLifetimeLimitSeconds "
-                  f"({limit.value:g} s, {limit.source}) from {reaped['ts'].min():%H:%M:%S}")
+        aborts = (
+            f"; the server's reaper aborted {reaped.height} transaction(s) for outliving transactionLifetimeLimitSeconds "
+            f"({limit.value:g} s, {limit.source}) from {reaped['ts'].min():%H:%M:%S}"
+        )
     elif transaction and limit.value is not None:
         aborts = f"; transactions may live {limit.value:g} s here ({limit.source})"
-    recommendations = [advise("change_workload", "Find the open transaction or cursor ($currentOp with idleSessions and idleCursors) and end it; "
-                                                 "commit transactions promptly and exhaust or kill long-lived cursors",
-                              f"while it is open WiredTiger keeps every update since its snapshot{' (' + duration(pinned_s) + ' here)' if pinned_s else ''}")]
+    recommendations = [
+        advise(
+            "change_workload",
+            "Find the open transaction or cursor ($currentOp with idleSessions and idleCursors) and end it; "
+            "commit transactions promptly and exhaust or kill long-lived cursors",
+            f"while it is open WiredTiger keeps every update since its snapshot{' (' + duration(pinned_s) + ' here)' if pinned_s else ''}",
+        )
+    ]
     if transaction and (lower := _lower_lifetime(limit, pinned_s)):
         recommendations.append(lower)
-    return [RootCause(
-        kind="operation",
-        summary=(f"A long-running transaction or cursor pinned history: WiredTiger kept {peak:,.0f} transaction IDs pinned "
-                 f"(usually {usual_ids:,.0f}){held}{grew}{aborts}: updates it may still read cannot be evicted, so dirty and update bytes climb under an unchanged load"),
-        evidence=evidence,
-        recommendations=recommendations,
-        findings=[f.id for k in present for f in kinds[k]],
-        headline="A long-running transaction or cursor pinning history",
-    )]
+    return [
+        RootCause(
+            kind="operation",
+            summary=(
+                f"A long-running transaction or cursor pinned history: WiredTiger kept {peak:,.0f} transaction IDs pinned "
+                f"(usually {usual_ids:,.0f}){held}{grew}{aborts}: updates it may still read cannot be evicted, so dirty and update bytes climb under an unchanged load"
+            ),
+            evidence=evidence,
+            recommendations=recommendations,
+            findings=[f.id for k in present for f in kinds[k]],
+            headline="A long-running transaction or cursor pinning history",
+        )
+    ]

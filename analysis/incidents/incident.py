@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field, fields
-from typing import Any, Optional
+from typing import Any
 
-from analysis.outputs import display
-from analysis.findings.finding import Finding, jsonable
 from analysis.advice.recommendation import Recommendation, Withheld
+from analysis.findings.finding import Finding, jsonable
+from analysis.outputs import display
 
 ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
 
@@ -29,8 +29,8 @@ class Step:
     kind: str
     text: str
     findings: list[str] = field(default_factory=list)  # ids of the findings folded into this step
-    start: Optional[dt.datetime] = None
-    end: Optional[dt.datetime] = None
+    start: dt.datetime | None = None
+    end: dt.datetime | None = None
     metrics: list[str] = field(default_factory=list)  # the node's metric paths
     thresholds: dict[str, Any] = field(default_factory=dict)  # name -> value with its source
 
@@ -52,8 +52,8 @@ class RootCause:
 @dataclass(frozen=True)
 class Incident:
     id: str
-    start: Optional[dt.datetime]  # None only for a finding that has no window
-    end: Optional[dt.datetime]
+    start: dt.datetime | None  # None only for a finding that has no window
+    end: dt.datetime | None
     severity: str
     title: str  # cause → effect
     chain: list[Step]
@@ -61,7 +61,9 @@ class Incident:
     finding_ids: list[str]
     recommendations: list[Recommendation]  # the root cause's fix first, each once
     candidates: list[RootCause] = field(default_factory=list)  # the other causes considered, in rank order
-    withheld: list[Withheld] = field(default_factory=list)  # advice the validator did not make, with why (`analysis.advice.vetting`)
+    withheld: list[Withheld] = field(
+        default_factory=list
+    )  # advice the validator did not make, with why (`analysis.advice.vetting`)
     findings: list[Finding] = field(default_factory=list, repr=False)
 
     @property

@@ -13,8 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-
-
+from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
@@ -22,8 +21,6 @@ from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.windows import between
 from analysis.text import pct
-from analysis.advice.recommendation import advise
-
 
 # The kinds a cache too small for the working set sets off (cache pressure: its detector's record says).
 KINDS = explained_by("cache_too_small")
@@ -44,11 +41,17 @@ def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dat
     if near < MOST:
         return []
     trigger = ctx.thresholds.describe("eviction_trigger")
-    evidence: dict[str, Any] = {"mechanism": "cache_too_small", "share_near_trigger": round(near, 3), "eviction_trigger": trigger,
-                                "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
-                                "thresholds": {"near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",
-                                               "reads": f"bytes read into the cache ≥ {RISING:g}× their median before the window"},
-                                "metrics": [BY_NAME["cache.bytes"].paths[0], BY_NAME["cache.bytes_read_into"].paths[0]]}
+    evidence: dict[str, Any] = {
+        "mechanism": "cache_too_small",
+        "share_near_trigger": round(near, 3),
+        "eviction_trigger": trigger,
+        "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
+        "thresholds": {
+            "near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",
+            "reads": f"bytes read into the cache ≥ {RISING:g}× their median before the window",
+        },
+        "metrics": [BY_NAME["cache.bytes"].paths[0], BY_NAME["cache.bytes_read_into"].paths[0]],
+    }
     reads = ""
     if "cache_read_mb_per_s" in series.columns:
         during = between(series, start, end)["cache_read_mb_per_s"].drop_nulls()
@@ -60,14 +63,23 @@ def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dat
             return []  # the working set did not grow past the cache: what else pushed it over decides
         evidence.update(read_mb_per_s=round(now, 1), read_mb_per_s_before=round(usual, 1))
         reads = f", and it read {now:,.1f} MB/s into the cache against {usual:,.1f} MB/s before"
-    return [RootCause(
-        kind="resource",
-        summary=(f"The cache is too small for the working set: its fill sat within {NEAR:g} points of the eviction trigger ({trigger}) in "
-                 f"{pct(near)} of the samples (median {evidence['fill_pct_median']:g} %){reads}"),
-        evidence=evidence,
-        recommendations=[advise("resize", "Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), "
-                                          "or shrink the working set (indexes that fit, documents read less often, an archive of cold data)",
-                                "settings alone only move where it tips over")],
-        findings=[f.id for k in present for f in kinds[k]],
-        headline="A cache too small for the working set",
-    )]
+    return [
+        RootCause(
+            kind="resource",
+            summary=(
+                f"The cache is too small for the working set: its fill sat within {NEAR:g} points of the eviction trigger ({trigger}) in "
+                f"{pct(near)} of the samples (median {evidence['fill_pct_median']:g} %){reads}"
+            ),
+            evidence=evidence,
+            recommendations=[
+                advise(
+                    "resize",
+                    "Give the node more cache for its working set (more memory, then storage.wiredTiger.engineConfig.cacheSizeGB), "
+                    "or shrink the working set (indexes that fit, documents read less often, an archive of cold data)",
+                    "settings alone only move where it tips over",
+                )
+            ],
+            findings=[f.id for k in present for f in kinds[k]],
+            headline="A cache too small for the working set",
+        )
+    ]

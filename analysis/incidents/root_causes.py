@@ -16,26 +16,21 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
-from analysis.incidents import configuration
-from analysis.incidents import held_resources
-from analysis.incidents import limits
-from analysis.incidents import workload
-from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.context import Context
+from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
+from analysis.incidents import configuration, held_resources, limits, workload
 from analysis.incidents.incident import RootCause
-from analysis.series.windows import between
-from analysis.text import duration, pct
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.thresholds import SPEC
-
+from analysis.series.windows import between
+from analysis.text import duration, pct
+from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
 WRITE_LOAD_KINDS = explained_by("write_load")
@@ -103,18 +98,30 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
     for culprit, ids, where in sorted(held.values(), key=lambda v: -v[0].held_s):
         total, recs = culprit.held_s, culprit.recommendations
         runs = f"{culprit.count} run{'s' if culprit.count != 1 else ''}"
-        out.append(RootCause(
-            kind="operation",
-            summary=(f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {runs}, "
-                     f"longest {duration(culprit.max_ms / 1000)}" + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")),
-            # Told in the window of the finding where it held the most: the numbers its culprit table shows.
-            evidence={"culprit": f"in {where.id}'s window: {describe_culprit(culprit, where.seconds)}", "ns": culprit.ns, "command": culprit.command, "plan_summary": culprit.plan_summary,
-                      "shape": culprit.shape, "query_hash": culprit.query_hash, "held_s": round(total, 1),
-                      "concurrency": round(total / seconds, 2) if seconds > 0 else None},
-            recommendations=recs,
-            findings=list(dict.fromkeys(ids)),
-            headline=f"COLLSCAN {culprit.command or 'queries'} on {culprit.ns or 'an unknown namespace'} ({runs}, up to {duration(culprit.max_ms / 1000)})",
-        ))
+        out.append(
+            RootCause(
+                kind="operation",
+                summary=(
+                    f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {runs}, "
+                    f"longest {duration(culprit.max_ms / 1000)}"
+                    + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")
+                ),
+                # Told in the window of the finding where it held the most: the numbers its culprit table shows.
+                evidence={
+                    "culprit": f"in {where.id}'s window: {describe_culprit(culprit, where.seconds)}",
+                    "ns": culprit.ns,
+                    "command": culprit.command,
+                    "plan_summary": culprit.plan_summary,
+                    "shape": culprit.shape,
+                    "query_hash": culprit.query_hash,
+                    "held_s": round(total, 1),
+                    "concurrency": round(total / seconds, 2) if seconds > 0 else None,
+                },
+                recommendations=recs,
+                findings=list(dict.fromkeys(ids)),
+                headline=f"COLLSCAN {culprit.command or 'queries'} on {culprit.ns or 'an unknown namespace'} ({runs}, up to {duration(culprit.max_ms / 1000)})",
+            )
+        )
     return out
 
 
@@ -126,8 +133,15 @@ def _starters(chain: list[str], kinds: dict[str, list[Finding]]) -> list[RootCau
         if record.root == "undetermined":
             continue
         top = worst(kinds[kind])
-        out.append(RootCause(kind=record.root, summary=top.title, evidence={"finding": top.id, **_figures(top)},
-                             recommendations=list(top.recommendations), findings=[f.id for f in kinds[kind]]))
+        out.append(
+            RootCause(
+                kind=record.root,
+                summary=top.title,
+                evidence={"finding": top.id, **_figures(top)},
+                recommendations=list(top.recommendations),
+                findings=[f.id for f in kinds[kind]],
+            )
+        )
     return out
 
 
@@ -162,7 +176,11 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
         load += f", against {usual:,.0f} writes/s before"
     rates, docs = workload.mix(during), workload.documents(during)
     carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
-    evidence.update(operations_per_s={op: round(rate) for op, rate in rates}, documents_per_s={done: round(rate) for done, rate in docs}, carried_by=carried)
+    evidence.update(
+        operations_per_s={op: round(rate) for op, rate in rates},
+        documents_per_s={done: round(rate) for done, rate in docs},
+        carried_by=carried,
+    )
     parts = [f"write load ({load})"]
     if rates or docs or carried:
         parts.append(workload.told(rates, docs, carried))
@@ -183,13 +201,29 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     headline = f"Write load ({load}) outran {outran}"
     if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
         usual_s = evidence.get("checkpoint_usual_s")
-        headline = (f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}" + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
-                    + f" under an unchanged write load ({load})") if checkpoints else f"Eviction fell behind an unchanged write load ({load})"
-    return [RootCause(kind="workload", summary="; ".join(parts), evidence=evidence, headline=headline,
-                      findings=[f.id for k in present for f in kinds[k]])]
+        headline = (
+            (
+                f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}"
+                + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
+                + f" under an unchanged write load ({load})"
+            )
+            if checkpoints
+            else f"Eviction fell behind an unchanged write load ({load})"
+        )
+    return [
+        RootCause(
+            kind="workload",
+            summary="; ".join(parts),
+            evidence=evidence,
+            headline=headline,
+            findings=[f.id for k in present for f in kinds[k]],
+        )
+    ]
 
 
-def _counted_checkpoints(ctx: Context, stalls: list[Finding], start: dt.datetime, end: dt.datetime) -> tuple[Optional[InWindow], str]:
+def _counted_checkpoints(
+    ctx: Context, stalls: list[Finding], start: dt.datetime, end: dt.datetime
+) -> tuple[InWindow | None, str]:
     """The checkpoints the root cause quotes, and whose window they were counted in: those the one checkpoint finding
     counted in its own window (the value it carries, not counted again), else those of the incident's window."""
     if len(stalls) == 1 and isinstance(counted := stalls[0].evidence.get("checkpoints_in_window"), InWindow):
@@ -202,11 +236,18 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
     against the interval in effect (when that is the assumed default, checkpoints starting far more often say it was set shorter)."""
     start, end = counted.start, counted.end
     interval = ctx.thresholds.current("checkpoint_interval")
-    evidence.update(checkpoints_in_window=counted, checkpoints=counted.count, checkpoint_longest_s=counted.longest_s,
-                    checkpoint_time_share=counted.time_share, checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"))
+    evidence.update(
+        checkpoints_in_window=counted,
+        checkpoints=counted.count,
+        checkpoint_longest_s=counted.longest_s,
+        checkpoint_time_share=counted.time_share,
+        checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"),
+    )
     earlier = [c.seconds for c in ctx.checkpoints if start - BEFORE <= c.start and c.end < start]
-    text = (f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
-            f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)")
+    text = (
+        f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
+        f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)"
+    )
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
         text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
@@ -216,8 +257,10 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
         evidence["checkpoint_every_s"] = round(every, 1)
         if interval.value and every < interval.value / 3:
             assumed = " assumed" if interval.source == SPEC["checkpoint_interval"].default_source else ""
-            evidence["checkpoint_interval_note"] = (f"checkpoints started every {every:.0f} s against the{assumed} {interval.value:g} s interval"
-                                                    + ("; these files record no configuration, so syncdelay was likely set shorter" if assumed else ""))
+            evidence["checkpoint_interval_note"] = (
+                f"checkpoints started every {every:.0f} s against the{assumed} {interval.value:g} s interval"
+                + ("; these files record no configuration, so syncdelay was likely set shorter" if assumed else "")
+            )
             text += f", starting every {every:.0f} s (not every {interval.value:g} s{': the interval was likely set shorter' if assumed else ''})"
     return text
 
@@ -228,16 +271,25 @@ def _restarted(ctx: Context, chain: list[str], kinds: dict[str, list[Finding]], 
         return []
     before, after = AFTER_RESTART
     marks = ctx.series.select(TIME_COLUMN, "restart", previous=pl.col(TIME_COLUMN).shift(1)).filter(
-        pl.col("restart"), pl.col(TIME_COLUMN).is_between(start - after, start + before))
+        pl.col("restart"), pl.col(TIME_COLUMN).is_between(start - after, start + before)
+    )
     if marks.is_empty():
         return []
     last, first = marks.row(-1)[2], marks.row(-1)[0]
     down = (first - last).total_seconds() if last is not None else None
-    return [RootCause(kind="restart", summary=(f"mongod restarted at {first:%H:%M:%S}" + (f" (down for at most {duration(down)})" if down is not None else "")
-                                               + ": the work came back to a new process (clients reconnecting, counters from zero, a cold cache)"),
-                      evidence={"restarted_at": first, "last_sample_before": last, "down_s": down},
-                      findings=[f.id for k in chain if k in RESTART_KINDS for f in kinds[k]],
-                      headline=f"a restart at {first:%H:%M:%S}")]
+    return [
+        RootCause(
+            kind="restart",
+            summary=(
+                f"mongod restarted at {first:%H:%M:%S}"
+                + (f" (down for at most {duration(down)})" if down is not None else "")
+                + ": the work came back to a new process (clients reconnecting, counters from zero, a cold cache)"
+            ),
+            evidence={"restarted_at": first, "last_sample_before": last, "down_s": down},
+            findings=[f.id for k in chain if k in RESTART_KINDS for f in kinds[k]],
+            headline=f"a restart at {first:%H:%M:%S}",
+        )
+    ]
 
 
 def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
@@ -245,8 +297,9 @@ def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
     if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
     missing.append("a longer capture (the hour before shows what changed)")
-    return RootCause(kind="undetermined", summary="cause not determined",
-                     evidence={"would_tell": missing}, findings=[f.id for f in findings])
+    return RootCause(
+        kind="undetermined", summary="cause not determined", evidence={"would_tell": missing}, findings=[f.id for f in findings]
+    )
 
 
 def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
@@ -258,13 +311,18 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     chain = order(kinds)
     starters = _starters(chain, kinds)
     load = _write_load(ctx, kinds, start, end)
-    candidates = (_operations(findings, (end - start).total_seconds())
-                  + held_resources.index_builds(ctx, kinds, start, end) + held_resources.pinned_history(ctx, kinds, start, end)
-                  + [c for c in starters if c.kind == "restart"] + _restarted(ctx, chain, kinds, start)
-                  + [c for c in starters if c.kind == "resource"] + limits.cache_too_small(ctx, kinds, start, end)
-                  + [c for c in starters if c.kind == "workload"]
-                  + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
-                  + load)
+    candidates = (
+        _operations(findings, (end - start).total_seconds())
+        + held_resources.index_builds(ctx, kinds, start, end)
+        + held_resources.pinned_history(ctx, kinds, start, end)
+        + [c for c in starters if c.kind == "restart"]
+        + _restarted(ctx, chain, kinds, start)
+        + [c for c in starters if c.kind == "resource"]
+        + limits.cache_too_small(ctx, kinds, start, end)
+        + [c for c in starters if c.kind == "workload"]
+        + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
+        + load
+    )
     return candidates or [_undetermined(ctx, findings)]
 
 
@@ -272,6 +330,11 @@ def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:
     """A checkpoint interval told with what it did: the write load it met and how the checkpoints ran."""
     if cause.evidence.get("setting") != "checkpoint_interval" or not load:
         return cause
-    return RootCause(kind=cause.kind, summary=f"{cause.summary}, under a {load[0].summary}", evidence={**cause.evidence, "write_load": load[0].evidence},
-                     recommendations=cause.recommendations, findings=list(dict.fromkeys(cause.findings + load[0].findings)),
-                     headline=cause.summary)
+    return RootCause(
+        kind=cause.kind,
+        summary=f"{cause.summary}, under a {load[0].summary}",
+        evidence={**cause.evidence, "write_load": load[0].evidence},
+        recommendations=cause.recommendations,
+        findings=list(dict.fromkeys(cause.findings + load[0].findings)),
+        headline=cause.summary,
+    )

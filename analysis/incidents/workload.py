@@ -11,7 +11,7 @@ workload root cause says all three, each in its unit, and whether the load chang
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
 
@@ -27,7 +27,9 @@ def _busiest(rates: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def mix(during: pl.DataFrame) -> list[tuple[str, float]]:
     """Each opcounter's rate over the window (its own unit: `COUNTED`), busiest first (types with none left out)."""
-    return _busiest([(op, float(during[f"{op}_ops_per_s"].mean() or 0)) for op in OPCOUNTERS if f"{op}_ops_per_s" in during.columns])
+    return _busiest(
+        [(op, float(during[f"{op}_ops_per_s"].mean() or 0)) for op in OPCOUNTERS if f"{op}_ops_per_s" in during.columns]
+    )
 
 
 def documents(during: pl.DataFrame) -> list[tuple[str, float]]:
@@ -35,7 +37,7 @@ def documents(during: pl.DataFrame) -> list[tuple[str, float]]:
     return _busiest([(done, float(during[column].mean() or 0)) for done, column in DOCUMENTS.items() if column in during.columns])
 
 
-def carriers(slow_ops: Optional[pl.DataFrame], start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
+def carriers(slow_ops: pl.DataFrame | None, start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
     """The namespaces and commands (with their clients' appName) whose slow operations ran longest in the window,
     each with its share of the slow operations' time there."""
     if slow_ops is None or slow_ops.is_empty():
@@ -45,10 +47,16 @@ def carriers(slow_ops: Optional[pl.DataFrame], start: dt.datetime, end: dt.datet
     if not total:
         return []
     apps = pl.col("app_name").drop_nulls().mode().first() if "app_name" in ops.columns else pl.lit(None, pl.String)
-    top = (ops.group_by("ns", "command").agg(seconds=pl.col("overlap_s").sum(), runs=pl.len(), app=apps)
-           .sort("seconds", "runs", descending=True).head(TOP))
-    return [{"ns": r["ns"], "command": r["command"], "runs": r["runs"], "share": round(r["seconds"] / total, 3), "app": r["app"]}
-            for r in top.iter_rows(named=True)]
+    top = (
+        ops.group_by("ns", "command")
+        .agg(seconds=pl.col("overlap_s").sum(), runs=pl.len(), app=apps)
+        .sort("seconds", "runs", descending=True)
+        .head(TOP)
+    )
+    return [
+        {"ns": r["ns"], "command": r["command"], "runs": r["runs"], "share": round(r["seconds"] / total, 3), "app": r["app"]}
+        for r in top.iter_rows(named=True)
+    ]
 
 
 def told(rates: list[tuple[str, float]], docs: list[tuple[str, float]], carried: list[dict[str, Any]]) -> str:
@@ -60,7 +68,13 @@ def told(rates: list[tuple[str, float]], docs: list[tuple[str, float]], carried:
     if docs:
         text += ("; " if text else "") + "documents " + ", ".join(f"{rate:,.0f} {done}/s" for done, rate in docs[:TOP])
     if carried:
-        text += ("; " if text else "") + "the log's slow operations mostly " + ", ".join(
-            f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({c['share']:.0%}" + (f", app {c['app']})" if c["app"] else ")")
-            for c in carried)
+        text += (
+            ("; " if text else "")
+            + "the log's slow operations mostly "
+            + ", ".join(
+                f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({c['share']:.0%}"
+                + (f", app {c['app']})" if c["app"] else ")")
+                for c in carried
+            )
+        )
     return text

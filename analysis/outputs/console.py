@@ -9,15 +9,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ftdc.timeutil import format_time
-
 from analysis.advice import wording
 from analysis.analyze import Analysis
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
-from analysis.workbench.overview import Overview
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import duration
+from analysis.workbench.overview import Overview
+from ftdc.timeutil import format_time
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 # Recommendations shown per problem; --json and the report carry all of them.
@@ -47,9 +46,11 @@ def findings_table(findings: list[Finding], width: int, title: str = "Findings")
     for f in findings:
         kind = f.kind + (f" ({f.resource})" if f.resource else "")
         culprit = top_culprit(f)
-        cells = [kind, escape(f.title), escape(culprit or "")] if wide else [
-            f"[bold]{kind}[/bold]\n{escape(f.title)}" + (f"\n[dim]culprit: {escape(culprit)}[/dim]" if culprit else "")
-        ]
+        cells = (
+            [kind, escape(f.title), escape(culprit or "")]
+            if wide
+            else [f"[bold]{kind}[/bold]\n{escape(f.title)}" + (f"\n[dim]culprit: {escape(culprit)}[/dim]" if culprit else "")]
+        )
         table.add_row(Text(f.severity, STYLE[f.severity]), _window(f), *cells)
     return Group(Text(title, style="italic"), table)
 
@@ -74,14 +75,18 @@ def incidents_table(incidents: list[Incident], width: int, title: str = "Inciden
     for i in incidents:
         cause = f"{i.root_cause.kind}: {i.root_cause.summary}"
         folded = f"{len(i.finding_ids)}: {', '.join(i.finding_ids)}"
-        cells = [f"{i.id}. {escape(i.title)}", escape(cause), folded] if wide else [
-            f"[bold]{i.id}. {escape(i.title)}[/bold]\n[dim]root cause {escape(cause)}; findings {folded}[/dim]"]
+        cells = (
+            [f"{i.id}. {escape(i.title)}", escape(cause), folded]
+            if wide
+            else [f"[bold]{i.id}. {escape(i.title)}[/bold]\n[dim]root cause {escape(cause)}; findings {folded}[/dim]"]
+        )
         table.add_row(Text(i.severity, STYLE[i.severity]), _incident_window(i), *cells)
     return Group(Text(title, style="italic"), table)
 
 
 def incident_details(incidents: list[Incident], width: int = 80) -> list[RenderableType]:
     """Each incident's chain of steps and first recommendations, wrapped between words."""
+
     def fill(text: str, first: str = "", rest: str = "") -> str:
         return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
 
@@ -99,6 +104,7 @@ def incident_details(incidents: list[Incident], width: int = 80) -> list[Rendera
 def problem_details(findings: list[Finding], width: int = 80) -> list[RenderableType]:
     """Each problem's explanation and first recommendations, wrapped here between words
     (rich would leave a space at the end of each wrapped line)."""
+
     def fill(text: str, first: str = "", rest: str = "") -> str:
         return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
 
@@ -128,7 +134,11 @@ def _periods(periods: dict[int, int]) -> str:
 
 def _host(view: Overview) -> str:
     node = view.node
-    return ", ".join(x for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{node.memory_mb:,} MB RAM" if node.memory_mb else None) if x)
+    return ", ".join(
+        x
+        for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{node.memory_mb:,} MB RAM" if node.memory_mb else None)
+        if x
+    )
 
 
 def _rows(view: Overview) -> list[tuple[str, str]]:
@@ -141,8 +151,12 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("replica set", node.replica_set),
         ("host", _host(view)),
         ("storage", f"{node.storage_engine}, {cache}" if node.storage_engine else None),
-        ("time range", f"{format_time(view.first)} – {format_time(view.last)} ({_whole(duration((view.last - view.first).total_seconds()))})"
-         if view.first else "no samples"),
+        (
+            "time range",
+            f"{format_time(view.first)} – {format_time(view.last)} ({_whole(duration((view.last - view.first).total_seconds()))})"
+            if view.first
+            else "no samples",
+        ),
         ("samples", f"{view.samples:,} in {view.files} file(s)"),
         ("sampling period", _periods(view.periods_ms)),
         ("metrics", f"{view.metrics:,}"),
@@ -150,7 +164,10 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
         ("restarts", str(len(view.restarts))),
     ]
-    rows += [("  gap", f"{format_time(g.start)} – {format_time(g.end)} ({_whole(duration(g.seconds))})") for g in view.gaps[:MAX_GAPS_SHOWN]]
+    rows += [
+        ("  gap", f"{format_time(g.start)} – {format_time(g.end)} ({_whole(duration(g.seconds))})")
+        for g in view.gaps[:MAX_GAPS_SHOWN]
+    ]
     if len(view.gaps) > MAX_GAPS_SHOWN:
         rows.append(("", f"... and {len(view.gaps) - MAX_GAPS_SHOWN} more"))
     rows += [("  restart", format_time(r)) for r in view.restarts]

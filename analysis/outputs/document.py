@@ -8,18 +8,18 @@ document. Cards (the HTML's and Markdown's) choose what to draw; the document li
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Optional, Sequence
-
-from ftdc.timeutil import format_time
+from collections.abc import Sequence
+from typing import Any
 
 from analysis.advice import wording
-from analysis.findings import detectors
 from analysis.analyze import Analysis
+from analysis.findings import detectors
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
+from analysis.text import duration
 from analysis.workbench import system
 from analysis.workbench.log_overview import workload
-from analysis.text import duration
+from ftdc.timeutil import format_time
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 # 3: recommendations are objects (text, action, setting, current, proposed...); advice withheld by the
@@ -30,9 +30,11 @@ SCHEMA_VERSION = 3
 MAX_CARDS = 12
 
 
-def window(start: Optional[dt.datetime], end: Optional[dt.datetime]) -> str:
+def window(start: dt.datetime | None, end: dt.datetime | None) -> str:
     """`start – end (how long)`, as every card and headline gives a window."""
-    return f"{format_time(start)} – {format_time(end)} ({duration((end - start).total_seconds())})" if start and end else "no window"
+    return (
+        f"{format_time(start)} – {format_time(end)} ({duration((end - start).total_seconds())})" if start and end else "no window"
+    )
 
 
 def incident_headline(incident: Incident, node: str) -> str:
@@ -44,13 +46,18 @@ def incident_headline(incident: Incident, node: str) -> str:
 def checked(analysis: Analysis, name: str) -> str:
     """For a node without incident: "No incident", and what was checked over what span."""
     view = analysis.overview
-    span = f"from {format_time(view.first)} to {format_time(view.last)} ({duration((view.last - view.first).total_seconds())}, " \
-           f"{view.samples:,} samples)" if view.first else "(no sample)"
+    span = (
+        f"from {format_time(view.first)} to {format_time(view.last)} ({duration((view.last - view.first).total_seconds())}, "
+        f"{view.samples:,} samples)"
+        if view.first
+        else "(no sample)"
+    )
     kinds = ", ".join(k for m in detectors.MODULES for k in m.DETECTOR.kinds)
     log = "with its log's slow operations" if analysis.logs is not None else "without a log"
     notes = sum(f.severity == "info" for f in analysis.findings)
-    return (f"{name}: No incident {span}. Checked, {log}: {kinds}; none reached warning or critical."
-            + (f" {notes} note(s) on context and what could not be checked are below." if notes else ""))
+    return f"{name}: No incident {span}. Checked, {log}: {kinds}; none reached warning or critical." + (
+        f" {notes} note(s) on context and what could not be checked are below." if notes else ""
+    )
 
 
 def worst_incidents(incidents: Sequence[Incident]) -> list[Incident]:
@@ -62,12 +69,18 @@ def worst_incidents(incidents: Sequence[Incident]) -> list[Incident]:
 def _more(incidents: Sequence[Incident], node: str) -> list[str]:
     """Beyond the cards, one line saying how many more (a week of short incidents is not forty headlines)."""
     rest = len(incidents) - MAX_CARDS
-    return [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."] if rest > 0 else []
+    return (
+        [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."]
+        if rest > 0
+        else []
+    )
 
 
 def node_headlines(analysis: Analysis, name: str) -> list[str]:
     """One per incident given a card, a line for the rest; or "No incident" with what was checked."""
-    return [incident_headline(i, name) for i in worst_incidents(analysis.incidents)] + _more(analysis.incidents, name) or [checked(analysis, name)]
+    return [incident_headline(i, name) for i in worst_incidents(analysis.incidents)] + _more(analysis.incidents, name) or [
+        checked(analysis, name)
+    ]
 
 
 def replica_set_name(analyses: Sequence[Analysis]) -> str:
@@ -87,22 +100,36 @@ def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
     """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
     (`analyses` are the report's nodes, which name the replica set's members)."""
     found = workload(analysis.logs)
-    return {**(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
-            "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
-            "audit": [item.to_dict() for item in analysis.audit]}
+    return {
+        **(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
+        "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
+        "audit": [item.to_dict() for item in analysis.audit],
+    }
 
 
-def document(analyses: Sequence[Analysis], names: Sequence[str], cross_node: Sequence[Finding] = (), cross_incidents: Sequence[Incident] = (),
-             *, redacted: bool = False, generated: Optional[dt.datetime] = None) -> dict[str, Any]:
+def document(
+    analyses: Sequence[Analysis],
+    names: Sequence[str],
+    cross_node: Sequence[Finding] = (),
+    cross_incidents: Sequence[Incident] = (),
+    *,
+    redacted: bool = False,
+    generated: dt.datetime | None = None,
+) -> dict[str, Any]:
     """The JSON report of these nodes: everything, whatever the cards show."""
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
-    return jsonable({
-        "schema_version": SCHEMA_VERSION,
-        "generated": generated,
-        "title": f"ftdc-analyze report: {', '.join(names)}",
-        "headlines": headlines(analyses, names, cross_incidents),
-        "redacted": redacted,
-        "nodes": [{"name": n, "headlines": node_headlines(a, n), **a.to_dict(), **workbench(a, list(analyses))} for a, n in zip(analyses, names)],
-        "cross_node_findings": [f.to_dict() for f in cross_node],
-        "cross_node_incidents": [i.to_dict() for i in cross_incidents],
-    })
+    return jsonable(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "generated": generated,
+            "title": f"ftdc-analyze report: {', '.join(names)}",
+            "headlines": headlines(analyses, names, cross_incidents),
+            "redacted": redacted,
+            "nodes": [
+                {"name": n, "headlines": node_headlines(a, n), **a.to_dict(), **workbench(a, list(analyses))}
+                for a, n in zip(analyses, names)
+            ],
+            "cross_node_findings": [f.to_dict() for f in cross_node],
+            "cross_node_incidents": [i.to_dict() for i in cross_incidents],
+        }
+    )

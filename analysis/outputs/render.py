@@ -5,9 +5,8 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from ftdc.timeutil import format_time
-
 from analysis.outputs.report import html
+from ftdc.timeutil import format_time
 
 if TYPE_CHECKING:
     from analysis.analyze import Analysis
@@ -34,23 +33,29 @@ def _styled(body: str) -> str:
     return f'<div class="{SCOPE}"><style>{_scoped_css()}</style>{body}</div>'
 
 
-def finding_html(finding: "Finding") -> str:
+def finding_html(finding: Finding) -> str:
     return _styled(html.finding_html(finding))
 
 
-def incident_html(incident: "Incident") -> str:
+def incident_html(incident: Incident) -> str:
     """The report's incident card (its plot needs the node's series: the report draws it)."""
     return _styled(html.incident_html(incident))
 
 
-def analysis_html(analysis: "Analysis") -> str:
+def analysis_html(analysis: Analysis) -> str:
     view = analysis.overview
     span = f"{format_time(view.first)} – {format_time(view.last)}" if view.first else "no samples"
-    head = (f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
-            f"{escape(span)} · {view.samples:,} samples</p>")
+    head = (
+        f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
+        f"{escape(span)} · {view.samples:,} samples</p>"
+    )
     problems = analysis.problems
     body = "".join(map(html.finding_html, problems)) if problems else "<p>No problems found: no warning or critical finding.</p>"
     context = [f for f in analysis.findings if f.severity == "info"]
     if context:
-        body += f"<details><summary>context ({len(context)})</summary><ul>" + "".join(f"<li>{escape(f.title)}</li>" for f in context) + "</ul></details>"
+        body += (
+            f"<details><summary>context ({len(context)})</summary><ul>"
+            + "".join(f"<li>{escape(f.title)}</li>" for f in context)
+            + "</ul></details>"
+        )
     return _styled(head + body)

@@ -14,20 +14,29 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
+from analysis.analyze import Analysis, LogsArg, analyze
+from analysis.findings.detectors.ticket_exhaustion import exhausted
+from analysis.outputs.schema import (  # noqa: F401  (the published names: fleet jobs and users import them from here)
+    CULPRIT,
+    FINDINGS_DDL,
+    FINDINGS_SCHEMA,
+    INCIDENTS_DDL,
+    INCIDENTS_SCHEMA,
+    RECOMMENDATION,
+    TIME,
+    finding_of,
+    finding_rows,
+    incident_rows,
+    spark_ddl,
+    to_table,
+)
+from analysis.series.derived import BOOKKEEPING, COLUMNS
+from analysis.series.thresholds import CACHE_PERCENTAGES
 from ftdc.dataset import node_key
 from ftdc.errors import FTDCError
 from ftdc.frames import TIME_COLUMN
 from ftdc.paths import PathArg, resolve
 from ftdc.timeutil import TimeArg
-
-from analysis.analyze import Analysis, LogsArg, analyze
-from analysis.findings.detectors.ticket_exhaustion import exhausted
-from analysis.outputs.schema import (  # noqa: F401  (the published names: fleet jobs and users import them from here)
-    CULPRIT, FINDINGS_DDL, FINDINGS_SCHEMA, INCIDENTS_DDL, INCIDENTS_SCHEMA, RECOMMENDATION, TIME, finding_of, finding_rows,
-    incident_rows, spark_ddl, to_table,
-)
-from analysis.series.derived import BOOKKEEPING, COLUMNS
-from analysis.series.thresholds import CACHE_PERCENTAGES
 
 
 def error_table(path: PathArg, error: BaseException, schema: pa.Schema = FINDINGS_SCHEMA) -> pa.Table:
@@ -76,9 +85,14 @@ def series_table(analysis: Analysis) -> pa.Table:
     frame = analysis.series
     version = analysis.node.version
     flags = {f"{rw}_tickets_exhausted": exhausted(frame.columns, version, rw) for rw in ("read", "write")}
-    frame = frame.with_columns((e.fill_null(False) if e is not None else pl.lit(None, pl.Boolean)).alias(n) for n, e in flags.items())
+    frame = frame.with_columns(
+        (e.fill_null(False) if e is not None else pl.lit(None, pl.Boolean)).alias(n) for n, e in flags.items()
+    )
     dtype = lambda f: pl.Boolean if pa.types.is_boolean(f.type) else pl.Float64  # noqa: E731
-    exprs = [pl.col(f.name).cast(dtype(f)) if f.name in frame.columns else pl.lit(None, dtype(f)).alias(f.name)
-             for f in SERIES_SCHEMA if f.name != TIME_COLUMN]
+    exprs = [
+        pl.col(f.name).cast(dtype(f)) if f.name in frame.columns else pl.lit(None, dtype(f)).alias(f.name)
+        for f in SERIES_SCHEMA
+        if f.name != TIME_COLUMN
+    ]
     out = frame.sort(TIME_COLUMN).select(pl.col(TIME_COLUMN).dt.cast_time_unit("us"), *exprs)
     return out.to_arrow().cast(SERIES_SCHEMA)

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Optional
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
 from analysis.series.thresholds import Setting, Thresholds
+from ftdc.frames import TIME_COLUMN
 
 # Two ends this close describe the same checkpoint.
 SAME_END = dt.timedelta(seconds=3)
@@ -53,7 +51,7 @@ class InWindow:
     time_share: float  # of the window spent checkpointing
 
 
-def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetime) -> Optional[InWindow]:
+def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetime) -> InWindow | None:
     """The checkpoints overlapping [start, end]; None when none ran."""
     inside = [c for c in checkpoints if c.end >= start and c.start <= end]
     if not inside:
@@ -63,7 +61,7 @@ def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetim
     return InWindow(start, end, len(inside), round(max(c.seconds for c in inside), 1), round(share, 3))
 
 
-def _scrub_before_duration(version: Optional[str]) -> bool:
+def _scrub_before_duration(version: str | None) -> bool:
     """Up to 7.2 "most recent time" starts after scrub; from 7.3 at API entry."""
     if not version:
         return True
@@ -74,9 +72,11 @@ def _scrub_before_duration(version: Optional[str]) -> bool:
     return (major, minor) < (7, 3)
 
 
-def from_ftdc(series: pl.DataFrame, version: Optional[str]) -> list[Checkpoint]:
+def from_ftdc(series: pl.DataFrame, version: str | None) -> list[Checkpoint]:
     cols = series.columns
-    if "checkpoint_last_ms" not in cols or not ({"checkpoint_time_ms", "checkpoints_succeeded", "checkpoint_running"} & set(cols)):
+    if "checkpoint_last_ms" not in cols or not (
+        {"checkpoint_time_ms", "checkpoints_succeeded", "checkpoint_running"} & set(cols)
+    ):
         return []
     zero = pl.lit(0)
     ended = pl.lit(False)
@@ -88,7 +88,9 @@ def from_ftdc(series: pl.DataFrame, version: Optional[str]) -> list[Checkpoint]:
     running = pl.col("checkpoint_running").fill_null(0) if "checkpoint_running" in cols else zero
     falls = (running.shift(1) > 0) & (running == 0) & pl.col("valid")
     rises = (running > 0) & ((running.shift(1) == 0) | ~pl.col("valid"))
-    scrub = pl.col("checkpoint_scrub_ms").fill_null(0) if "checkpoint_scrub_ms" in cols and _scrub_before_duration(version) else zero
+    scrub = (
+        pl.col("checkpoint_scrub_ms").fill_null(0) if "checkpoint_scrub_ms" in cols and _scrub_before_duration(version) else zero
+    )
     marks = series.select(
         pl.col(TIME_COLUMN),
         previous=pl.col(TIME_COLUMN).shift(1),
@@ -121,7 +123,7 @@ def from_ftdc(series: pl.DataFrame, version: Optional[str]) -> list[Checkpoint]:
     return found
 
 
-def from_log(events: Optional[pl.DataFrame]) -> list[Checkpoint]:
+def from_log(events: pl.DataFrame | None) -> list[Checkpoint]:
     """Completed checkpoints whose line states the duration (id 22430, "Checkpoint ran for N seconds")."""
     if events is None or events.is_empty():
         return []
@@ -129,7 +131,7 @@ def from_log(events: Optional[pl.DataFrame]) -> list[Checkpoint]:
     return [Checkpoint(t - dt.timedelta(milliseconds=ms), t, "log") for t, ms in done.select("ts", "duration_ms").iter_rows()]
 
 
-def checkpoint_windows(series: pl.DataFrame, version: Optional[str], events: Optional[pl.DataFrame] = None) -> list[Checkpoint]:
+def checkpoint_windows(series: pl.DataFrame, version: str | None, events: pl.DataFrame | None = None) -> list[Checkpoint]:
     """Every checkpoint seen, by start time; a log line that states its duration wins over the estimate."""
     ftdc = from_ftdc(series, version)
     log = from_log(events)
@@ -169,6 +171,8 @@ def infer_interval(thresholds: Thresholds, checkpoints: list[Checkpoint], period
     if pause - slack <= assumed <= cadence + slack:
         return thresholds
     inferred = max(1, round(pause))
-    source = (f"inferred from the checkpoint cadence: {len(done)} checkpoints, a median {pause:.1f} s from one's end to the next's start; "
-              f"these files do not record the node's configuration, and mongod's default of {assumed:g} s does not fit")
+    source = (
+        f"inferred from the checkpoint cadence: {len(done)} checkpoints, a median {pause:.1f} s from one's end to the next's start; "
+        f"these files do not record the node's configuration, and mongod's default of {assumed:g} s does not fit"
+    )
     return Thresholds({**thresholds.timeline, "checkpoint_interval": [Setting(float(inferred), source)]}, thresholds.configured)

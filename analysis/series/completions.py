@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
 from analysis.findings.culprits import COUNTED, WRITES
 from analysis.series.spikes import MIN_OPS, SPIKE_FACTOR, Spike
+from ftdc.frames import TIME_COLUMN
 
 # The commands opLatencies counts as reads (the rest of the non-writes are commands).
 READS = ("find", "aggregate", "count", "distinct", "getMore", "getmore")

@@ -13,15 +13,14 @@ or a notebook can say what each one is.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
 from analysis.series.metrics import CPU_STATES, Resolved
 from analysis.series.thresholds import CACHE_PERCENTAGES, Thresholds
+from ftdc.frames import TIME_COLUMN
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one
 # definition of a gap and a restart (overview.py and the context findings read these flags).
@@ -33,10 +32,21 @@ OPCOUNTERS = ("insert", "query", "update", "delete", "getmore", "command")
 # What each opcounter counts, in the words a user counts in: mongod adds the documents of an insert batch one by one
 # (`gotInserts(batch.size())`), an update or delete statement once however many documents it touched, a getMore
 # once per batch of a cursor, and every other command (aggregate, hello, heartbeats) under `command`.
-COUNTED = {"insert": "documents inserted", "query": "queries", "update": "update statements", "delete": "delete statements",
-           "getmore": "getMore batches", "command": "commands"}
+COUNTED = {
+    "insert": "documents inserted",
+    "query": "queries",
+    "update": "update statements",
+    "delete": "delete statements",
+    "getmore": "getMore batches",
+    "command": "commands",
+}
 # metrics.document.*: documents as users count them, by what was done to them.
-DOCUMENTS = {"returned": "returned_per_s", "inserted": "documents_inserted_per_s", "updated": "documents_updated_per_s", "deleted": "documents_deleted_per_s"}
+DOCUMENTS = {
+    "returned": "returned_per_s",
+    "inserted": "documents_inserted_per_s",
+    "updated": "documents_updated_per_s",
+    "deleted": "documents_deleted_per_s",
+}
 WAITERS = {"read": "readers", "write": "writers"}  # who queues for each kind of ticket (globalLock.currentQueue's names)
 
 
@@ -72,11 +82,21 @@ def _columns_per_op() -> list[Column]:
     for op in OP_CLASSES:
         lat, ops, work = f"latency.{op}.micros", f"latency.{op}.ops", f"working.{op}.micros"
         out += [
-            Column(f"{op}_latency_ms", "ms", f"mean latency of the {op} finished in the interval (Δlatency / Δops)", (lat, ops),
-                   lambda lat=lat, ops=ops: ratio(delta(lat), delta(ops)) / 1000),
+            Column(
+                f"{op}_latency_ms",
+                "ms",
+                f"mean latency of the {op} finished in the interval (Δlatency / Δops)",
+                (lat, ops),
+                lambda lat=lat, ops=ops: ratio(delta(lat), delta(ops)) / 1000,
+            ),
             Column(f"{op}_per_s", "1/s", f"{op} finished per second", (ops,), lambda ops=ops: rate(ops)),
-            Column(f"{op}_waiting_pct", "%", f"share of {op} latency spent waiting (locks, tickets, write concern; 8.0 opWorkingTime)",
-                   (lat, work), lambda lat=lat, work=work: 100 * (1 - ratio(delta(work), delta(lat)))),
+            Column(
+                f"{op}_waiting_pct",
+                "%",
+                f"share of {op} latency spent waiting (locks, tickets, write concern; 8.0 opWorkingTime)",
+                (lat, work),
+                lambda lat=lat, work=work: 100 * (1 - ratio(delta(work), delta(lat))),
+            ),
         ]
     return out
 
@@ -87,113 +107,348 @@ def _columns_per_resource() -> list[Column]:
         t = f"tickets.{rw}."
         out += [
             Column(f"{rw}_tickets_out", "count", f"{rw} tickets held", (t + "out",), lambda t=t: pl.col(t + "out")),
-            Column(f"{rw}_tickets_available", "count", f"{rw} tickets free", (t + "available",), lambda t=t: pl.col(t + "available")),
-            Column(f"{rw}_tickets_total", "count", f"{rw} ticket pool size (varies on 7.0 with throughput probing)", (t + "total",),
-                   lambda t=t: pl.col(t + "total")),
-            Column(f"{rw}_tickets_used_pct", "%", f"{rw} tickets held, % of the pool at that sample (7.0 resizes it)", (t + "out", t + "total"),
-                   lambda t=t: 100 * ratio(pl.col(t + "out"), pl.col(t + "total"))),
-            Column(f"{rw}_ticket_queue", "count", f"operations queued for a {rw} ticket (ticket statistics, 6.1+)", (t + "queue_length",),
-                   lambda t=t: pl.col(t + "queue_length")),
-            Column(f"{rw}_ticket_waiters", "count", f"mean operations waiting for a {rw} ticket over the interval (ΔtotalTimeQueuedMicros / Δt)",
-                   (t + "queued_micros",), lambda t=t: rate(t + "queued_micros") / 1e6),
-            Column(f"{rw}_queued", "count", f"{WAITERS[rw]} queued on the global lock (globalLock.currentQueue)", (f"queue.{WAITERS[rw]}",),
-                   lambda rw=rw: pl.col(f"queue.{WAITERS[rw]}")),
+            Column(
+                f"{rw}_tickets_available", "count", f"{rw} tickets free", (t + "available",), lambda t=t: pl.col(t + "available")
+            ),
+            Column(
+                f"{rw}_tickets_total",
+                "count",
+                f"{rw} ticket pool size (varies on 7.0 with throughput probing)",
+                (t + "total",),
+                lambda t=t: pl.col(t + "total"),
+            ),
+            Column(
+                f"{rw}_tickets_used_pct",
+                "%",
+                f"{rw} tickets held, % of the pool at that sample (7.0 resizes it)",
+                (t + "out", t + "total"),
+                lambda t=t: 100 * ratio(pl.col(t + "out"), pl.col(t + "total")),
+            ),
+            Column(
+                f"{rw}_ticket_queue",
+                "count",
+                f"operations queued for a {rw} ticket (ticket statistics, 6.1+)",
+                (t + "queue_length",),
+                lambda t=t: pl.col(t + "queue_length"),
+            ),
+            Column(
+                f"{rw}_ticket_waiters",
+                "count",
+                f"mean operations waiting for a {rw} ticket over the interval (ΔtotalTimeQueuedMicros / Δt)",
+                (t + "queued_micros",),
+                lambda t=t: rate(t + "queued_micros") / 1e6,
+            ),
+            Column(
+                f"{rw}_queued",
+                "count",
+                f"{WAITERS[rw]} queued on the global lock (globalLock.currentQueue)",
+                (f"queue.{WAITERS[rw]}",),
+                lambda rw=rw: pl.col(f"queue.{WAITERS[rw]}"),
+            ),
         ]
     return out
 
 
 COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
-    Column("ops_per_s", "1/s", "opcounters per second, all types (queries, getMore batches, commands, update and delete statements, documents inserted)",
-           tuple(f"opcounters.{o}" for o in OPCOUNTERS), lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS])),
+    Column(
+        "ops_per_s",
+        "1/s",
+        "opcounters per second, all types (queries, getMore batches, commands, update and delete statements, documents inserted)",
+        tuple(f"opcounters.{o}" for o in OPCOUNTERS),
+        lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS]),
+    ),
     # What users count: requests finished (opLatencies counts each once, a getMore or an insert batch of any size) and documents.
-    Column("finished_per_s", "1/s", "operations finished per second, all classes (opLatencies reads + writes + commands: each request once)",
-           tuple(f"latency.{op}.ops" for op in OP_CLASSES[:3]), lambda: rate("latency.reads.ops") + rate("latency.writes.ops") + rate("latency.commands.ops")),
-    Column("documents_per_s", "1/s", "documents returned, inserted, updated and deleted per second (metrics.document.*)",
-           ("query.returned", *(f"documents.{op}" for op in ("inserted", "updated", "deleted"))),
-           lambda: rate("query.returned") + rate("documents.inserted") + rate("documents.updated") + rate("documents.deleted")),
-    *(Column(f"{o}_ops_per_s", "1/s", f"opcounters.{o} per second: {COUNTED[o]}", (f"opcounters.{o}",), lambda o=o: rate(f"opcounters.{o}")) for o in OPCOUNTERS),
-    Column("collect_ms", "ms", "serverStatus collection time (grows when the server stalls)", ("collect.start", "collect.end"),
-           lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds()),
+    Column(
+        "finished_per_s",
+        "1/s",
+        "operations finished per second, all classes (opLatencies reads + writes + commands: each request once)",
+        tuple(f"latency.{op}.ops" for op in OP_CLASSES[:3]),
+        lambda: rate("latency.reads.ops") + rate("latency.writes.ops") + rate("latency.commands.ops"),
+    ),
+    Column(
+        "documents_per_s",
+        "1/s",
+        "documents returned, inserted, updated and deleted per second (metrics.document.*)",
+        ("query.returned", *(f"documents.{op}" for op in ("inserted", "updated", "deleted"))),
+        lambda: rate("query.returned") + rate("documents.inserted") + rate("documents.updated") + rate("documents.deleted"),
+    ),
+    *(
+        Column(
+            f"{o}_ops_per_s",
+            "1/s",
+            f"opcounters.{o} per second: {COUNTED[o]}",
+            (f"opcounters.{o}",),
+            lambda o=o: rate(f"opcounters.{o}"),
+        )
+        for o in OPCOUNTERS
+    ),
+    Column(
+        "collect_ms",
+        "ms",
+        "serverStatus collection time (grows when the server stalls)",
+        ("collect.start", "collect.end"),
+        lambda: (pl.col("collect.end") - pl.col("collect.start")).dt.total_milliseconds(),
+    ),
     # Cache
     Column("cache_max_bytes", "bytes", "WiredTiger cache size", ("cache.max_bytes",), lambda: pl.col("cache.max_bytes")),
-    Column("cache_fill_pct", "%", "bytes in the cache / maximum", ("cache.bytes", "cache.max_bytes"),
-           lambda: 100 * ratio(pl.col("cache.bytes"), pl.col("cache.max_bytes"))),
-    Column("cache_dirty_pct", "%", "tracked dirty bytes / maximum (WiredTiger tests dirty leaf bytes: slightly less)", ("cache.dirty_bytes", "cache.max_bytes"),
-           lambda: 100 * ratio(pl.col("cache.dirty_bytes"), pl.col("cache.max_bytes"))),
-    Column("cache_updates_pct", "%", "bytes allocated for updates / maximum (4.4+)", ("cache.updates_bytes", "cache.max_bytes"),
-           lambda: 100 * ratio(pl.col("cache.updates_bytes"), pl.col("cache.max_bytes"))),
-    Column("app_evicted_pages_per_s", "1/s", "pages evicted by application threads per second", ("cache.app_evicted_pages",),
-           lambda: rate("cache.app_evicted_pages")),
-    Column("app_evict_threads", "threads", "application-thread time evicting per second (≈ threads busy evicting)", ("cache.app_evict_micros",),
-           lambda: rate("cache.app_evict_micros") / 1e6),
-    Column("app_wait_threads", "threads", "application-thread time waiting for cache per second", ("cache.app_wait_micros",),
-           lambda: rate("cache.app_wait_micros") / 1e6),
-    Column("cache_timeouts", "count", "operations timed out waiting for space in cache in the interval", ("cache.timeouts",),
-           lambda: delta("cache.timeouts")),
+    Column(
+        "cache_fill_pct",
+        "%",
+        "bytes in the cache / maximum",
+        ("cache.bytes", "cache.max_bytes"),
+        lambda: 100 * ratio(pl.col("cache.bytes"), pl.col("cache.max_bytes")),
+    ),
+    Column(
+        "cache_dirty_pct",
+        "%",
+        "tracked dirty bytes / maximum (WiredTiger tests dirty leaf bytes: slightly less)",
+        ("cache.dirty_bytes", "cache.max_bytes"),
+        lambda: 100 * ratio(pl.col("cache.dirty_bytes"), pl.col("cache.max_bytes")),
+    ),
+    Column(
+        "cache_updates_pct",
+        "%",
+        "bytes allocated for updates / maximum (4.4+)",
+        ("cache.updates_bytes", "cache.max_bytes"),
+        lambda: 100 * ratio(pl.col("cache.updates_bytes"), pl.col("cache.max_bytes")),
+    ),
+    Column(
+        "app_evicted_pages_per_s",
+        "1/s",
+        "pages evicted by application threads per second",
+        ("cache.app_evicted_pages",),
+        lambda: rate("cache.app_evicted_pages"),
+    ),
+    Column(
+        "app_evict_threads",
+        "threads",
+        "application-thread time evicting per second (≈ threads busy evicting)",
+        ("cache.app_evict_micros",),
+        lambda: rate("cache.app_evict_micros") / 1e6,
+    ),
+    Column(
+        "app_wait_threads",
+        "threads",
+        "application-thread time waiting for cache per second",
+        ("cache.app_wait_micros",),
+        lambda: rate("cache.app_wait_micros") / 1e6,
+    ),
+    Column(
+        "cache_timeouts",
+        "count",
+        "operations timed out waiting for space in cache in the interval",
+        ("cache.timeouts",),
+        lambda: delta("cache.timeouts"),
+    ),
     # Checkpoints (windows are found from these, checkpoints.py)
-    Column("checkpoint_running", "flag", "checkpoint running (7.1+: progress state non-zero)", ("checkpoint.running",),
-           lambda: (pl.col("checkpoint.running") > 0).cast(pl.Int8)),
-    Column("checkpoints_started", "count", "checkpoints started in the interval", ("checkpoint.started",), lambda: delta("checkpoint.started")),
-    Column("checkpoints_succeeded", "count", "checkpoints that succeeded in the interval (7.3+)", ("checkpoint.succeeded",),
-           lambda: delta("checkpoint.succeeded")),
-    Column("checkpoints_failed", "count", "checkpoints that failed in the interval (7.3+)", ("checkpoint.failed",), lambda: delta("checkpoint.failed")),
-    Column("checkpoint_time_ms", "ms", "checkpoint time accumulated in the interval (Δ total time)", ("checkpoint.total_ms",),
-           lambda: delta("checkpoint.total_ms")),
-    Column("checkpoint_last_ms", "ms", "duration of the most recent checkpoint", ("checkpoint.last_ms",), lambda: pl.col("checkpoint.last_ms")),
-    Column("checkpoint_scrub_ms", "ms", "scrub time of the most recent checkpoint", ("checkpoint.scrub_ms",), lambda: pl.col("checkpoint.scrub_ms")),
-    Column("checkpoint_write_mb_per_s", "MB/s", "bytes written for checkpoint per second", ("checkpoint.bytes_written",),
-           lambda: rate("checkpoint.bytes_written") / 1e6),
-    Column("checkpoint_gather_handles_ms", "ms", "most recent checkpoint's time gathering handles", ("checkpoint.gather_handles_micros",),
-           lambda: pl.col("checkpoint.gather_handles_micros") / 1000),
+    Column(
+        "checkpoint_running",
+        "flag",
+        "checkpoint running (7.1+: progress state non-zero)",
+        ("checkpoint.running",),
+        lambda: (pl.col("checkpoint.running") > 0).cast(pl.Int8),
+    ),
+    Column(
+        "checkpoints_started",
+        "count",
+        "checkpoints started in the interval",
+        ("checkpoint.started",),
+        lambda: delta("checkpoint.started"),
+    ),
+    Column(
+        "checkpoints_succeeded",
+        "count",
+        "checkpoints that succeeded in the interval (7.3+)",
+        ("checkpoint.succeeded",),
+        lambda: delta("checkpoint.succeeded"),
+    ),
+    Column(
+        "checkpoints_failed",
+        "count",
+        "checkpoints that failed in the interval (7.3+)",
+        ("checkpoint.failed",),
+        lambda: delta("checkpoint.failed"),
+    ),
+    Column(
+        "checkpoint_time_ms",
+        "ms",
+        "checkpoint time accumulated in the interval (Δ total time)",
+        ("checkpoint.total_ms",),
+        lambda: delta("checkpoint.total_ms"),
+    ),
+    Column(
+        "checkpoint_last_ms",
+        "ms",
+        "duration of the most recent checkpoint",
+        ("checkpoint.last_ms",),
+        lambda: pl.col("checkpoint.last_ms"),
+    ),
+    Column(
+        "checkpoint_scrub_ms",
+        "ms",
+        "scrub time of the most recent checkpoint",
+        ("checkpoint.scrub_ms",),
+        lambda: pl.col("checkpoint.scrub_ms"),
+    ),
+    Column(
+        "checkpoint_write_mb_per_s",
+        "MB/s",
+        "bytes written for checkpoint per second",
+        ("checkpoint.bytes_written",),
+        lambda: rate("checkpoint.bytes_written") / 1e6,
+    ),
+    Column(
+        "checkpoint_gather_handles_ms",
+        "ms",
+        "most recent checkpoint's time gathering handles",
+        ("checkpoint.gather_handles_micros",),
+        lambda: pl.col("checkpoint.gather_handles_micros") / 1000,
+    ),
     # Admission
     *_columns_per_resource(),
     # Query execution
-    Column("collscans_per_s", "1/s", "collection scans finished per second", ("query.collscans",), lambda: rate("query.collscans")),
-    Column("scanned_objects_per_s", "1/s", "documents examined per second", ("query.scanned_objects",), lambda: rate("query.scanned_objects")),
-    Column("scanned_keys_per_s", "1/s", "index keys examined per second", ("query.scanned_keys",), lambda: rate("query.scanned_keys")),
+    Column(
+        "collscans_per_s", "1/s", "collection scans finished per second", ("query.collscans",), lambda: rate("query.collscans")
+    ),
+    Column(
+        "scanned_objects_per_s",
+        "1/s",
+        "documents examined per second",
+        ("query.scanned_objects",),
+        lambda: rate("query.scanned_objects"),
+    ),
+    Column(
+        "scanned_keys_per_s", "1/s", "index keys examined per second", ("query.scanned_keys",), lambda: rate("query.scanned_keys")
+    ),
     Column("returned_per_s", "1/s", "documents returned per second", ("query.returned",), lambda: rate("query.returned")),
     # TTL
-    Column("ttl_deleted", "count", "documents deleted by the TTL monitor in the interval", ("ttl.deleted",), lambda: delta("ttl.deleted")),
+    Column(
+        "ttl_deleted",
+        "count",
+        "documents deleted by the TTL monitor in the interval",
+        ("ttl.deleted",),
+        lambda: delta("ttl.deleted"),
+    ),
     Column("ttl_passes", "count", "TTL monitor passes in the interval", ("ttl.passes",), lambda: delta("ttl.passes")),
-    Column("io_full_pct", "%", "share of time every task stalled on I/O (Linux PSI)", ("pressure.io_full_micros",),
-           lambda: 100 * rate("pressure.io_full_micros") / 1e6),
+    Column(
+        "io_full_pct",
+        "%",
+        "share of time every task stalled on I/O (Linux PSI)",
+        ("pressure.io_full_micros",),
+        lambda: 100 * rate("pressure.io_full_micros") / 1e6,
+    ),
     # Index builds and transactions
-    Column("index_builds_running", "count", "index builds registered and not yet committed (indexBuilds.total - phases.commit)",
-           ("index.builds_started", "index.builds_committed"), lambda: pl.col("index.builds_started") - pl.col("index.builds_committed")),
+    Column(
+        "index_builds_running",
+        "count",
+        "index builds registered and not yet committed (indexBuilds.total - phases.commit)",
+        ("index.builds_started", "index.builds_committed"),
+        lambda: pl.col("index.builds_started") - pl.col("index.builds_committed"),
+    ),
     Column("transactions_open", "count", "multi-document transactions open", ("txn.open",), lambda: pl.col("txn.open")),
-    Column("transactions_inactive", "count", "open transactions idle between statements", ("txn.inactive",), lambda: pl.col("txn.inactive")),
-    Column("pinned_txn_ids", "count", "WiredTiger transaction IDs pinned by the oldest running transaction", ("txn.pinned_ids",),
-           lambda: pl.col("txn.pinned_ids")),
-    Column("cache_read_mb_per_s", "MB/s", "bytes read into the cache per second (pages read from disk)", ("cache.bytes_read_into",),
-           lambda: rate("cache.bytes_read_into") / 2**20),
-    Column("history_store_mb", "MB", "history store table on disk", ("cache.history_store_bytes",), lambda: pl.col("cache.history_store_bytes") / 2**20),
+    Column(
+        "transactions_inactive",
+        "count",
+        "open transactions idle between statements",
+        ("txn.inactive",),
+        lambda: pl.col("txn.inactive"),
+    ),
+    Column(
+        "pinned_txn_ids",
+        "count",
+        "WiredTiger transaction IDs pinned by the oldest running transaction",
+        ("txn.pinned_ids",),
+        lambda: pl.col("txn.pinned_ids"),
+    ),
+    Column(
+        "cache_read_mb_per_s",
+        "MB/s",
+        "bytes read into the cache per second (pages read from disk)",
+        ("cache.bytes_read_into",),
+        lambda: rate("cache.bytes_read_into") / 2**20,
+    ),
+    Column(
+        "history_store_mb",
+        "MB",
+        "history store table on disk",
+        ("cache.history_store_bytes",),
+        lambda: pl.col("cache.history_store_bytes") / 2**20,
+    ),
     # Connections
     Column("connections", "count", "open connections", ("conn.current",), lambda: pl.col("conn.current")),
     Column("connections_available", "count", "connections still allowed", ("conn.available",), lambda: pl.col("conn.available")),
     Column("connections_created_per_s", "1/s", "connections opened per second", ("conn.created",), lambda: rate("conn.created")),
-    Column("connections_rejected", "count", "connections refused in the interval", ("conn.rejected",), lambda: delta("conn.rejected")),
+    Column(
+        "connections_rejected", "count", "connections refused in the interval", ("conn.rejected",), lambda: delta("conn.rejected")
+    ),
     # Data handles
     Column("dhandles", "count", "open data handles", ("dhandle.active",), lambda: pl.col("dhandle.active")),
     Column("files_open", "count", "files WiredTiger holds open", ("files.open",), lambda: pl.col("files.open")),
-    Column("dhandle_lock_wait_threads", "threads", "application-thread time waiting for the dhandle lock per second", ("dhandle.lock_wait_micros",),
-           lambda: rate("dhandle.lock_wait_micros") / 1e6),
-    Column("schema_lock_wait_threads", "threads", "application-thread time waiting for the schema lock per second", ("dhandle.schema_lock_wait_micros",),
-           lambda: rate("dhandle.schema_lock_wait_micros") / 1e6),
-    Column("dhandles_swept", "count", "data handles closed by sweeps in the interval", ("dhandle.sweep_closed",), lambda: delta("dhandle.sweep_closed")),
-    Column("repl_state", "state", "replica-set member state (1 primary, 2 secondary)", ("repl.state",), lambda: pl.col("repl.state")),
+    Column(
+        "dhandle_lock_wait_threads",
+        "threads",
+        "application-thread time waiting for the dhandle lock per second",
+        ("dhandle.lock_wait_micros",),
+        lambda: rate("dhandle.lock_wait_micros") / 1e6,
+    ),
+    Column(
+        "schema_lock_wait_threads",
+        "threads",
+        "application-thread time waiting for the schema lock per second",
+        ("dhandle.schema_lock_wait_micros",),
+        lambda: rate("dhandle.schema_lock_wait_micros") / 1e6,
+    ),
+    Column(
+        "dhandles_swept",
+        "count",
+        "data handles closed by sweeps in the interval",
+        ("dhandle.sweep_closed",),
+        lambda: delta("dhandle.sweep_closed"),
+    ),
+    Column(
+        "repl_state", "state", "replica-set member state (1 primary, 2 secondary)", ("repl.state",), lambda: pl.col("repl.state")
+    ),
     # The host and the process (the report's system panels)
     Column("resident_mb", "MB", "mongod's resident memory", ("mem.resident_mb",), lambda: pl.col("mem.resident_mb")),
-    Column("swap_used_mb", "MB", "the host's swap in use (SwapTotal - SwapFree)", ("mem.swap_total_kb", "mem.swap_free_kb"),
-           lambda: (pl.col("mem.swap_total_kb") - pl.col("mem.swap_free_kb")) / 1024),
-    Column("page_faults_per_s", "1/s", "mongod's page faults per second (extra_info.page_faults)", ("mem.page_faults",), lambda: rate("mem.page_faults")),
-    Column("network_in_mb_per_s", "MB/s", "bytes mongod received per second", ("net.bytes_in",), lambda: rate("net.bytes_in") / 1e6),
-    Column("network_out_mb_per_s", "MB/s", "bytes mongod sent per second", ("net.bytes_out",), lambda: rate("net.bytes_out") / 1e6),
+    Column(
+        "swap_used_mb",
+        "MB",
+        "the host's swap in use (SwapTotal - SwapFree)",
+        ("mem.swap_total_kb", "mem.swap_free_kb"),
+        lambda: (pl.col("mem.swap_total_kb") - pl.col("mem.swap_free_kb")) / 1024,
+    ),
+    Column(
+        "page_faults_per_s",
+        "1/s",
+        "mongod's page faults per second (extra_info.page_faults)",
+        ("mem.page_faults",),
+        lambda: rate("mem.page_faults"),
+    ),
+    Column(
+        "network_in_mb_per_s", "MB/s", "bytes mongod received per second", ("net.bytes_in",), lambda: rate("net.bytes_in") / 1e6
+    ),
+    Column(
+        "network_out_mb_per_s", "MB/s", "bytes mongod sent per second", ("net.bytes_out",), lambda: rate("net.bytes_out") / 1e6
+    ),
     Column("requests_per_s", "1/s", "requests mongod received per second", ("net.requests",), lambda: rate("net.requests")),
-    *(Column(f"documents_{op}_per_s", "1/s", f"documents {op} per second (metrics.document.{op})", (f"documents.{op}",),
-             lambda op=op: rate(f"documents.{op}")) for op in ("inserted", "updated", "deleted")),
-    Column("oplog_window_h", "h", "time between the oplog's first and last entries", ("oplog.first", "oplog.last"),
-           lambda: (pl.col("oplog.last") - pl.col("oplog.first")).dt.total_milliseconds() / 3.6e6),
+    *(
+        Column(
+            f"documents_{op}_per_s",
+            "1/s",
+            f"documents {op} per second (metrics.document.{op})",
+            (f"documents.{op}",),
+            lambda op=op: rate(f"documents.{op}"),
+        )
+        for op in ("inserted", "updated", "deleted")
+    ),
+    Column(
+        "oplog_window_h",
+        "h",
+        "time between the oplog's first and last entries",
+        ("oplog.first", "oplog.last"),
+        lambda: (pl.col("oplog.last") - pl.col("oplog.first")).dt.total_milliseconds() / 3.6e6,
+    ),
 )
 
 
@@ -204,8 +459,17 @@ def _cpu_columns(resolved: Resolved) -> list[Column]:
         return []
     needs = tuple(f"cpu.{s}_ms" for s in states)
     total = lambda: pl.sum_horizontal([delta(n) for n in needs])  # noqa: E731
-    return [Column(f"cpu_{s}_pct", "%", f"CPU time in {s}, % of all cores' time (Δ{s}_ms / Δ every state's)", needs,
-                   lambda s=s: 100 * ratio(delta(f"cpu.{s}_ms"), total())) for s in ("user", "system", "iowait", "steal") if s in states]
+    return [
+        Column(
+            f"cpu_{s}_pct",
+            "%",
+            f"CPU time in {s}, % of all cores' time (Δ{s}_ms / Δ every state's)",
+            needs,
+            lambda s=s: 100 * ratio(delta(f"cpu.{s}_ms"), total()),
+        )
+        for s in ("user", "system", "iowait", "steal")
+        if s in states
+    ]
 
 
 def _disk_columns(resolved: Resolved) -> list[Column]:
@@ -215,16 +479,41 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
         dev = name.removeprefix("disk.io_time_ms.")
         d = lambda field, dev=dev: f"disk.{field}.{dev}"  # noqa: E731
         out += [
-            Column(f"disk_util_pct.{dev}", "%", f"{dev}: time busy (Δio_time_ms / Δt)", (d("io_time_ms"),),
-                   lambda d=d: (100 * rate(d("io_time_ms")) / 1000).clip(upper_bound=100)),
-            Column(f"disk_queue.{dev}", "count", f"{dev}: mean requests in flight (Δio_queued_ms / Δt)", (d("io_queued_ms"),),
-                   lambda d=d: rate(d("io_queued_ms")) / 1000),
-            Column(f"disk_await_ms.{dev}", "ms", f"{dev}: mean time per request", (d("read_time_ms"), d("write_time_ms"), d("reads"), d("writes")),
-                   lambda d=d: ratio(delta(d("read_time_ms")) + delta(d("write_time_ms")), delta(d("reads")) + delta(d("writes")))),
-            Column(f"disk_mb_per_s.{dev}", "MB/s", f"{dev}: bytes read and written per second", (d("read_sectors"), d("write_sectors")),
-                   lambda d=d: (rate(d("read_sectors")) + rate(d("write_sectors"))) * 512 / 1e6),
-            Column(f"disk_iops.{dev}", "1/s", f"{dev}: requests completed per second (reads and writes)", (d("reads"), d("writes")),
-                   lambda d=d: rate(d("reads")) + rate(d("writes"))),
+            Column(
+                f"disk_util_pct.{dev}",
+                "%",
+                f"{dev}: time busy (Δio_time_ms / Δt)",
+                (d("io_time_ms"),),
+                lambda d=d: (100 * rate(d("io_time_ms")) / 1000).clip(upper_bound=100),
+            ),
+            Column(
+                f"disk_queue.{dev}",
+                "count",
+                f"{dev}: mean requests in flight (Δio_queued_ms / Δt)",
+                (d("io_queued_ms"),),
+                lambda d=d: rate(d("io_queued_ms")) / 1000,
+            ),
+            Column(
+                f"disk_await_ms.{dev}",
+                "ms",
+                f"{dev}: mean time per request",
+                (d("read_time_ms"), d("write_time_ms"), d("reads"), d("writes")),
+                lambda d=d: ratio(delta(d("read_time_ms")) + delta(d("write_time_ms")), delta(d("reads")) + delta(d("writes"))),
+            ),
+            Column(
+                f"disk_mb_per_s.{dev}",
+                "MB/s",
+                f"{dev}: bytes read and written per second",
+                (d("read_sectors"), d("write_sectors")),
+                lambda d=d: (rate(d("read_sectors")) + rate(d("write_sectors"))) * 512 / 1e6,
+            ),
+            Column(
+                f"disk_iops.{dev}",
+                "1/s",
+                f"{dev}: requests completed per second (reads and writes)",
+                (d("reads"), d("writes")),
+                lambda d=d: rate(d("reads")) + rate(d("writes")),
+            ),
         ]
     return out
 
@@ -238,14 +527,36 @@ def _windows_disk_columns(resolved: Resolved) -> list[Column]:
         dev = name.removeprefix("disk.windows_reads.")
         w = lambda field, dev=dev: f"disk.windows_{field}.{dev}"  # noqa: E731
         out += [
-            Column(f"disk_queue.{dev}", "count", f"{dev}: mean requests in flight (Δ(% Disk Read Time + % Disk Write Time) / Δt, 100 ns sums)",
-                   (w("read_time_100ns"), w("write_time_100ns")), lambda w=w: (rate(w("read_time_100ns")) + rate(w("write_time_100ns"))) / 1e7),
-            Column(f"disk_await_ms.{dev}", "ms", f"{dev}: mean time per request", (w("read_time_100ns"), w("write_time_100ns"), w("reads"), w("writes")),
-                   lambda w=w: ratio((delta(w("read_time_100ns")) + delta(w("write_time_100ns"))) / 1e4, delta(w("reads")) + delta(w("writes")))),
-            Column(f"disk_mb_per_s.{dev}", "MB/s", f"{dev}: bytes read and written per second", (w("read_bytes"), w("write_bytes")),
-                   lambda w=w: (rate(w("read_bytes")) + rate(w("write_bytes"))) / 1e6),
-            Column(f"disk_iops.{dev}", "1/s", f"{dev}: requests completed per second (reads and writes)", (w("reads"), w("writes")),
-                   lambda w=w: rate(w("reads")) + rate(w("writes"))),
+            Column(
+                f"disk_queue.{dev}",
+                "count",
+                f"{dev}: mean requests in flight (Δ(% Disk Read Time + % Disk Write Time) / Δt, 100 ns sums)",
+                (w("read_time_100ns"), w("write_time_100ns")),
+                lambda w=w: (rate(w("read_time_100ns")) + rate(w("write_time_100ns"))) / 1e7,
+            ),
+            Column(
+                f"disk_await_ms.{dev}",
+                "ms",
+                f"{dev}: mean time per request",
+                (w("read_time_100ns"), w("write_time_100ns"), w("reads"), w("writes")),
+                lambda w=w: ratio(
+                    (delta(w("read_time_100ns")) + delta(w("write_time_100ns"))) / 1e4, delta(w("reads")) + delta(w("writes"))
+                ),
+            ),
+            Column(
+                f"disk_mb_per_s.{dev}",
+                "MB/s",
+                f"{dev}: bytes read and written per second",
+                (w("read_bytes"), w("write_bytes")),
+                lambda w=w: (rate(w("read_bytes")) + rate(w("write_bytes"))) / 1e6,
+            ),
+            Column(
+                f"disk_iops.{dev}",
+                "1/s",
+                f"{dev}: requests completed per second (reads and writes)",
+                (w("reads"), w("writes")),
+                lambda w=w: rate(w("reads")) + rate(w("writes")),
+            ),
         ]
     return out
 
@@ -258,24 +569,59 @@ def _member_columns(resolved: Resolved) -> list[Column]:
     applied operation trails the primary's, and whether it is this node."""
     members = [name.removeprefix("member.state.") for name in resolved.matching("member.state.")]
     optimes = [m for m in members if resolved.has(f"member.optime.{m}")]
-    primary = pl.max_horizontal([pl.when(pl.col(f"member.state.{m}") == PRIMARY).then(pl.col(f"member.optime.{m}")) for m in optimes]) if optimes else None
+    primary = (
+        pl.max_horizontal([pl.when(pl.col(f"member.state.{m}") == PRIMARY).then(pl.col(f"member.optime.{m}")) for m in optimes])
+        if optimes
+        else None
+    )
     out = []
     for m in members:
-        out.append(Column(f"member_state.{m}", "state", f"replica-set member {m}: 1 primary, 2 secondary, 7 arbiter, 8 down", (f"member.state.{m}",),
-                          lambda m=m: pl.col(f"member.state.{m}")))
+        out.append(
+            Column(
+                f"member_state.{m}",
+                "state",
+                f"replica-set member {m}: 1 primary, 2 secondary, 7 arbiter, 8 down",
+                (f"member.state.{m}",),
+                lambda m=m: pl.col(f"member.state.{m}"),
+            )
+        )
         if m in optimes:
-            out.append(Column(f"member_lag_s.{m}", "s", f"member {m}: how far its last applied operation trails the primary's (secondaries only)",
-                              (f"member.state.{m}", f"member.optime.{m}"),
-                              lambda m=m: pl.when(pl.col(f"member.state.{m}") == SECONDARY)
-                              .then((primary - pl.col(f"member.optime.{m}")).dt.total_milliseconds() / 1000)))
-        out.append(Column(f"member_self.{m}", "flag", f"member {m} is this node", (f"member.self.{m}",), lambda m=m: pl.col(f"member.self.{m}")))
+            out.append(
+                Column(
+                    f"member_lag_s.{m}",
+                    "s",
+                    f"member {m}: how far its last applied operation trails the primary's (secondaries only)",
+                    (f"member.state.{m}", f"member.optime.{m}"),
+                    lambda m=m: pl.when(pl.col(f"member.state.{m}") == SECONDARY).then(
+                        (primary - pl.col(f"member.optime.{m}")).dt.total_milliseconds() / 1000
+                    ),
+                )
+            )
+        out.append(
+            Column(
+                f"member_self.{m}",
+                "flag",
+                f"member {m} is this node",
+                (f"member.self.{m}",),
+                lambda m=m: pl.col(f"member.self.{m}"),
+            )
+        )
     return out
 
 
 def columns_for(resolved: Resolved) -> list[Column]:
     """The derived columns this node's metrics allow."""
-    return [c for c in (*COLUMNS, *_cpu_columns(resolved), *_disk_columns(resolved), *_windows_disk_columns(resolved), *_member_columns(resolved))
-            if resolved.has(*c.needs)]
+    return [
+        c
+        for c in (
+            *COLUMNS,
+            *_cpu_columns(resolved),
+            *_disk_columns(resolved),
+            *_windows_disk_columns(resolved),
+            *_member_columns(resolved),
+        )
+        if resolved.has(*c.needs)
+    ]
 
 
 # The plans run on frames already in memory. The streaming engine would cut them into morsels, and
@@ -314,13 +660,15 @@ def _bookkeeping(frame: pl.LazyFrame, identity: Iterable[str]) -> pl.LazyFrame:
     # The period a gap is measured against is the larger of the medians before and after the
     # step, so a change of sampling period (1 s -> 10 s) is not taken for a gap.
     after = step.reverse().shift(1).rolling_median(PERIOD_WINDOW, min_samples=1).reverse()
-    frame = frame.with_columns(interval_s=step, period_s=period.fill_null(step), gap_period_s=pl.max_horizontal(period, after), restart=restart)
+    frame = frame.with_columns(
+        interval_s=step, period_s=period.fill_null(step), gap_period_s=pl.max_horizontal(period, after), restart=restart
+    )
     # Repeated timestamps (period 0: samples timed by their chunk) say nothing about gaps.
     frame = frame.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s")))
     return frame.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
 
 
-def threshold_exprs(thresholds: Thresholds, cache_max_bytes: Optional[pl.Expr]) -> list[pl.Expr]:
+def threshold_exprs(thresholds: Thresholds, cache_max_bytes: pl.Expr | None) -> list[pl.Expr]:
     """Each cache threshold in effect at each sample, in % (values above 100 are bytes, made % of `cache_max_bytes`)."""
     out = []
     for name in CACHE_PERCENTAGES:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 SS = "serverStatus."
 WT = "serverStatus.wiredTiger."
@@ -27,8 +27,14 @@ COUNTER, GAUGE = "counter", "gauge"
 # /proc/stat's states as systemMetrics.cpu names them; their sum is all the cores' time.
 CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 # Windows' PhysicalDisk counters the disk columns read, by the name they take here.
-WINDOWS_DISK_COUNTERS = {"reads": "Disk Reads/sec", "writes": "Disk Writes/sec", "read_bytes": "Disk Read Bytes/sec",
-                         "write_bytes": "Disk Write Bytes/sec", "read_time_100ns": "% Disk Read Time", "write_time_100ns": "% Disk Write Time"}
+WINDOWS_DISK_COUNTERS = {
+    "reads": "Disk Reads/sec",
+    "writes": "Disk Writes/sec",
+    "read_bytes": "Disk Read Bytes/sec",
+    "write_bytes": "Disk Write Bytes/sec",
+    "read_time_100ns": "% Disk Read Time",
+    "write_time_100ns": "% Disk Write Time",
+}
 
 
 @dataclass(frozen=True)
@@ -51,8 +57,19 @@ def _tickets() -> list[Alias]:
             _alias(f"tickets.{rw}.available", GAUGE, old + "available", new + "available"),
             _alias(f"tickets.{rw}.total", GAUGE, old + "totalTickets", new + "totalTickets"),
             # 6.1-6.x keep the queue at the top level, 7.0+ per priority (docs/metrics.md §4).
-            _alias(f"tickets.{rw}.queue_length", GAUGE, old + "normalPriority.queueLength", new + "normalPriority.queueLength", old + "queueLength"),
-            _alias(f"tickets.{rw}.queued_micros", COUNTER, old + "normalPriority.totalTimeQueuedMicros", new + "normalPriority.totalTimeQueuedMicros"),
+            _alias(
+                f"tickets.{rw}.queue_length",
+                GAUGE,
+                old + "normalPriority.queueLength",
+                new + "normalPriority.queueLength",
+                old + "queueLength",
+            ),
+            _alias(
+                f"tickets.{rw}.queued_micros",
+                COUNTER,
+                old + "normalPriority.totalTimeQueuedMicros",
+                new + "normalPriority.totalTimeQueuedMicros",
+            ),
             _alias(f"tickets.{rw}.low_queue_length", GAUGE, old + "lowPriority.queueLength"),
         ]
     return out
@@ -79,32 +96,71 @@ ALIASES: tuple[Alias, ...] = (
     _alias("collect.start", GAUGE, SS + "start"),
     _alias("collect.end", GAUGE, SS + "end"),
     *_latencies(),
-    *(_alias(f"opcounters.{op}", COUNTER, f"{SS}opcounters.{op}") for op in ("insert", "query", "update", "delete", "getmore", "command")),
+    *(
+        _alias(f"opcounters.{op}", COUNTER, f"{SS}opcounters.{op}")
+        for op in ("insert", "query", "update", "delete", "getmore", "command")
+    ),
     # WiredTiger cache (docs/metrics.md §3).
     _alias("cache.max_bytes", GAUGE, WT + "cache.maximum bytes configured"),
     _alias("cache.bytes", GAUGE, WT + "cache.bytes currently in the cache"),
     _alias("cache.dirty_bytes", GAUGE, WT + "cache.tracked dirty bytes in the cache"),
     _alias("cache.updates_bytes", GAUGE, WT + "cache.bytes allocated for updates"),
-    _alias("cache.app_evicted_pages", COUNTER, WT + "cache.pages evicted by application threads", WT + "cache.page evict attempts by application threads"),
+    _alias(
+        "cache.app_evicted_pages",
+        COUNTER,
+        WT + "cache.pages evicted by application threads",
+        WT + "cache.page evict attempts by application threads",
+    ),
     _alias("cache.app_evicted_modified", COUNTER, WT + "cache.modified pages evicted by application threads"),
-    _alias("cache.app_evict_micros", COUNTER, WT + "thread-yield.application thread time evicting (usecs)", WT + "cache.application thread time evicting (usecs)"),
+    _alias(
+        "cache.app_evict_micros",
+        COUNTER,
+        WT + "thread-yield.application thread time evicting (usecs)",
+        WT + "cache.application thread time evicting (usecs)",
+    ),
     _alias("cache.app_wait_micros", COUNTER, WT + "thread-yield.application thread time waiting for cache (usecs)"),
     _alias("cache.timeouts", COUNTER, WT + "cache.operations timed out waiting for space in cache"),
     _alias("cache.aggressive", GAUGE, WT + "cache.eviction currently operating in aggressive mode"),
     # Checkpoints: 3.6-7.0 `transaction.*`, 7.1+ `checkpoint.*` (WT-11171; docs/metrics.md §2).
-    _alias("checkpoint.running", GAUGE, WT + "transaction.transaction checkpoint currently running", WT + "checkpoint.progress state"),
-    _alias("checkpoint.started", COUNTER, WT + "transaction.transaction checkpoints", WT + "checkpoint.number of checkpoints started",
-           WT + "checkpoint.number of checkpoints started by api"),
+    _alias(
+        "checkpoint.running", GAUGE, WT + "transaction.transaction checkpoint currently running", WT + "checkpoint.progress state"
+    ),
+    _alias(
+        "checkpoint.started",
+        COUNTER,
+        WT + "transaction.transaction checkpoints",
+        WT + "checkpoint.number of checkpoints started",
+        WT + "checkpoint.number of checkpoints started by api",
+    ),
     _alias("checkpoint.succeeded", COUNTER, WT + "checkpoint.total succeed number of checkpoints"),
     _alias("checkpoint.failed", COUNTER, WT + "checkpoint.total failed number of checkpoints"),
-    _alias("checkpoint.last_ms", GAUGE, WT + "transaction.transaction checkpoint most recent time (msecs)", WT + "checkpoint.most recent time (msecs)"),
-    _alias("checkpoint.total_ms", COUNTER, WT + "transaction.transaction checkpoint total time (msecs)", WT + "checkpoint.total time (msecs)"),
+    _alias(
+        "checkpoint.last_ms",
+        GAUGE,
+        WT + "transaction.transaction checkpoint most recent time (msecs)",
+        WT + "checkpoint.most recent time (msecs)",
+    ),
+    _alias(
+        "checkpoint.total_ms",
+        COUNTER,
+        WT + "transaction.transaction checkpoint total time (msecs)",
+        WT + "checkpoint.total time (msecs)",
+    ),
     _alias("checkpoint.generation", GAUGE, WT + "transaction.transaction checkpoint generation", WT + "checkpoint.generation"),
     # Scrub time precedes "most recent time" up to 7.2 (WT-11999); 7.3+ names it per checkpoint.
-    _alias("checkpoint.scrub_ms", GAUGE, WT + "transaction.transaction checkpoint scrub time (msecs)", WT + "checkpoint.scrub time (msecs)"),
+    _alias(
+        "checkpoint.scrub_ms",
+        GAUGE,
+        WT + "transaction.transaction checkpoint scrub time (msecs)",
+        WT + "checkpoint.scrub time (msecs)",
+    ),
     _alias("checkpoint.bytes_written", COUNTER, WT + "block-manager.bytes written for checkpoint"),
-    _alias("checkpoint.gather_handles_micros", GAUGE, WT + "transaction.transaction checkpoint most recent duration for gathering all handles (usecs)",
-           WT + "checkpoint.most recent duration for gathering all handles (usecs)"),
+    _alias(
+        "checkpoint.gather_handles_micros",
+        GAUGE,
+        WT + "transaction.transaction checkpoint most recent duration for gathering all handles (usecs)",
+        WT + "checkpoint.most recent duration for gathering all handles (usecs)",
+    ),
     # Admission (docs/metrics.md §4).
     *_tickets(),
     _alias("queue.readers", GAUGE, SS + "globalLock.currentQueue.readers"),
@@ -121,14 +177,27 @@ ALIASES: tuple[Alias, ...] = (
     _alias("ttl.passes", COUNTER, SS + "metrics.ttl.passes"),
     _alias("ttl.subpasses", COUNTER, SS + "metrics.ttl.subPasses"),
     # Disks, per device, counted since boot (docs/metrics.md §8).
-    *(_alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
-      for field in ("io_time_ms", "io_queued_ms", "reads", "writes", "read_time_ms", "write_time_ms", "read_sectors", "write_sectors")),
+    *(
+        _alias(f"disk.{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.{field}")
+        for field in (
+            "io_time_ms",
+            "io_queued_ms",
+            "reads",
+            "writes",
+            "read_time_ms",
+            "write_time_ms",
+            "read_sectors",
+            "write_sectors",
+        )
+    ),
     # Windows records its disks as PhysicalDisk performance counters per instance ("0 C:"; ftdc_system_stats_windows.cpp), each
     # counter's raw cumulative value (perfctr_collect.cpp): requests and bytes, and the time requests took in 100 ns units
     # (% Disk Read/Write Time's first value; FTDC's own sample times stand in for its clock). The time the disk was busy
     # (% Idle Time) is not among them.
-    *(_alias(f"disk.windows_{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.\\PhysicalDisk\\{counter}")
-      for field, counter in WINDOWS_DISK_COUNTERS.items()),
+    *(
+        _alias(f"disk.windows_{field}.{{key}}", COUNTER, f"systemMetrics.disks.{{key}}.\\PhysicalDisk\\{counter}")
+        for field, counter in WINDOWS_DISK_COUNTERS.items()
+    ),
     # The host's CPU time by state, summed over its cores (ms since boot; the report's system panels).
     *(_alias(f"cpu.{state}_ms", COUNTER, f"systemMetrics.cpu.{state}_ms") for state in CPU_STATES),
     # Memory, paging and the network as mongod and the host see them (the report's system panels).
@@ -143,7 +212,12 @@ ALIASES: tuple[Alias, ...] = (
     # The oplog's first and last entries (collStats of local.oplog.rs): its window.
     _alias("oplog.first", GAUGE, "local.oplog.rs.stats.start"),
     _alias("oplog.last", GAUGE, "local.oplog.rs.stats.end"),
-    _alias("pressure.io_full_micros", COUNTER, "systemMetrics.pressure.io.full.totalMicros", SS + "extra_info.pressure.io.full.totalMicros"),
+    _alias(
+        "pressure.io_full_micros",
+        COUNTER,
+        "systemMetrics.pressure.io.full.totalMicros",
+        SS + "extra_info.pressure.io.full.totalMicros",
+    ),
     # Index builds (6.0+): registered, and committed; a build runs between the two (IndexBuildsCoordinator::IndexBuildsSSS).
     _alias("index.builds_started", COUNTER, SS + "indexBuilds.total"),
     _alias("index.builds_committed", COUNTER, SS + "indexBuilds.phases.commit"),
@@ -202,7 +276,9 @@ class Resolved:
 
 
 def _pattern(path: str) -> re.Pattern:
-    return re.compile("^" + "".join("(?P<key>[^.]+)" if part == "{key}" else re.escape(part) for part in re.split(r"(\{key\})", path)) + "$")
+    return re.compile(
+        "^" + "".join("(?P<key>[^.]+)" if part == "{key}" else re.escape(part) for part in re.split(r"(\{key\})", path)) + "$"
+    )
 
 
 _PATTERNS = {p: _pattern(p) for a in ALIASES for p in a.paths if "{key}" in p}
@@ -220,10 +296,10 @@ def resolve(available: Iterable[str]) -> Resolved:
                 if "{key}" in path:
                     pattern, head = _PATTERNS[path], prefix + path.split("{key}")[0]
                     # Names sharing the path's text before `{key}` sit together in sorted order.
-                    for name in names[bisect.bisect_left(names, head):]:
+                    for name in names[bisect.bisect_left(names, head) :]:
                         if not name.startswith(head):
                             break
-                        match = pattern.match(name[len(prefix):])
+                        match = pattern.match(name[len(prefix) :])
                         if match:
                             canonical = alias.name.replace("{key}", match["key"])
                             paths.setdefault(canonical, []).append(name)

@@ -25,7 +25,6 @@ import polars as pl
 
 from ftdc.frames import TIME_COLUMN
 
-
 BASELINE = "10m"
 MIN_BASELINE_SAMPLES = 30
 SPIKE_FACTOR = 3.0
@@ -33,8 +32,10 @@ SPIKE_IQRS = 5.0
 RESOLUTION_MS = 0.01
 MIN_OPS = 10
 OP_CLASSES = ("reads", "writes", "commands")
-RULE = (f"≥ {SPIKE_FACTOR:g}× the {BASELINE} median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
-        f"at least {RESOLUTION_MS * 1000:g} µs above it, over ≥ {MIN_OPS} operations")
+RULE = (
+    f"≥ {SPIKE_FACTOR:g}× the {BASELINE} median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
+    f"at least {RESOLUTION_MS * 1000:g} µs above it, over ≥ {MIN_OPS} operations"
+)
 # "write latency", not "writes latency".
 ADJECTIVE = {"reads": "read", "writes": "write", "commands": "command", "transactions": "transaction"}
 
@@ -53,7 +54,14 @@ class Spike:
         return self.peak_ms / self.baseline_ms if self.baseline_ms else float("inf")
 
     def to_dict(self) -> dict:
-        return {"op": self.op, "start": self.start, "end": self.end, "peak_ms": self.peak_ms, "baseline_ms": self.baseline_ms, "peak_at": self.peak_at}
+        return {
+            "op": self.op,
+            "start": self.start,
+            "end": self.end,
+            "peak_ms": self.peak_ms,
+            "baseline_ms": self.baseline_ms,
+            "peak_at": self.peak_at,
+        }
 
 
 def _flags(series: pl.DataFrame, op: str) -> pl.DataFrame:
@@ -88,16 +96,21 @@ def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
         return []
     # One event: spike samples with at most one quiet sample between them.
     event = ((pl.col("row").diff().fill_null(99)) > 2).cum_sum()
-    events = flagged.with_columns(event=event).group_by("event", maintain_order=True).agg(
-        start=pl.coalesce("previous", TIME_COLUMN).first(),
-        end=pl.col(TIME_COLUMN).last(),
-        peak_ms=pl.col("latency").max(),
-        baseline_ms=pl.col("baseline").first(),
-        peak_at=pl.col(TIME_COLUMN).sort_by("latency", descending=True).first(),
+    events = (
+        flagged.with_columns(event=event)
+        .group_by("event", maintain_order=True)
+        .agg(
+            start=pl.coalesce("previous", TIME_COLUMN).first(),
+            end=pl.col(TIME_COLUMN).last(),
+            peak_ms=pl.col("latency").max(),
+            baseline_ms=pl.col("baseline").first(),
+            peak_at=pl.col(TIME_COLUMN).sort_by("latency", descending=True).first(),
+        )
     )
-    return [Spike(op, r["start"], r["end"], r["peak_ms"], r["baseline_ms"] or 0.0, r["peak_at"]) for r in events.iter_rows(named=True)]
+    return [
+        Spike(op, r["start"], r["end"], r["peak_ms"], r["baseline_ms"] or 0.0, r["peak_at"]) for r in events.iter_rows(named=True)
+    ]
 
 
 def all_spikes(series: pl.DataFrame) -> list[Spike]:
     return sorted((s for op in OP_CLASSES for s in latency_spikes(series, op)), key=lambda s: s.start)
-

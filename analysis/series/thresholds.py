@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import polars as pl
 
+from analysis.series import wtconfig
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import Metadata, find_section
 from ftdc.timeutil import format_time
-
-from analysis.series import wtconfig
 
 # A start-up's log line and its FTDC metadata document are seconds apart; this
 # much apart they still describe the same start-up.
@@ -41,9 +41,9 @@ _EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 class Spec:
     name: str
     unit: str  # "%" (of the cache; values above 100 are bytes), "s", "count", "bytes"
-    default: Optional[float]
+    default: float | None
     default_source: str
-    wt_key: Optional[str] = None  # key in a WiredTiger configuration string
+    wt_key: str | None = None  # key in a WiredTiger configuration string
 
 
 SPECS: tuple[Spec, ...] = (
@@ -86,9 +86,9 @@ _RUNTIME_CONFIG = "wiredTigerEngineRuntimeConfig"
 
 @dataclass(frozen=True)
 class Setting:
-    value: Optional[float]
+    value: float | None
     source: str
-    since: Optional[dt.datetime] = None  # None: from the start of the data
+    since: dt.datetime | None = None  # None: from the start of the data
 
 
 def described(name: str, setting: Setting) -> str:
@@ -98,7 +98,7 @@ def described(name: str, setting: Setting) -> str:
     return f"{shown} ({setting.source})"
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -159,7 +159,7 @@ def _startup_from_metadata(doc: dict[str, Any]) -> dict[str, tuple[float, str]]:
 
 @dataclass
 class _Layer:
-    time: Optional[dt.datetime]
+    time: dt.datetime | None
     startup: bool  # replaces earlier settings (True) or adds to them (runtime changes)
     settings: dict[str, tuple[float, str]]
     sources: int = 0  # configuration records seen for it (a start-up with none keeps the last one's)
@@ -174,7 +174,7 @@ def _startups(metadata: Metadata, open_strings: list[tuple[dt.datetime, str, str
     layers = {t: _Layer(t, True, {}) for t in known}
     first = _Layer(None, True, {})
 
-    def owner(time: Optional[dt.datetime]) -> _Layer:
+    def owner(time: dt.datetime | None) -> _Layer:
         if time is None:
             return first
         candidates = [t for t in known if t <= time + SAME_STARTUP]
@@ -228,7 +228,7 @@ class Thresholds:
         """The latest value (the one a report quotes first)."""
         return self.timeline[name][-1]
 
-    def value(self, name: str) -> Optional[float]:
+    def value(self, name: str) -> float | None:
         return self.current(name).value
 
     def source(self, name: str) -> str:
@@ -253,7 +253,7 @@ class Thresholds:
             value = pl.when(times >= since).then(pl.lit(step.value, pl.Float64)).otherwise(value)
         return value.fill_null(first)
 
-    def in_effect(self, name: str, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> list[Setting]:
+    def in_effect(self, name: str, start: dt.datetime | None, end: dt.datetime | None) -> list[Setting]:
         """The settings of `name` in effect at some time in [start, end], in time order (all of them without a window)."""
         steps = self.timeline.get(name, [])
         if start is None or end is None:
@@ -265,9 +265,11 @@ class Thresholds:
                 out.append(step)
         return out
 
-    def within(self, start: Optional[dt.datetime], end: Optional[dt.datetime]) -> "Thresholds":
+    def within(self, start: dt.datetime | None, end: dt.datetime | None) -> Thresholds:
         """The thresholds as they were in [start, end]: `current` is the last value in effect there, not the capture's last."""
-        return Thresholds({name: self.in_effect(name, start, end) or steps[:1] for name, steps in self.timeline.items()}, self.configured)
+        return Thresholds(
+            {name: self.in_effect(name, start, end) or steps[:1] for name, steps in self.timeline.items()}, self.configured
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -276,17 +278,22 @@ class Thresholds:
                 "unit": SPEC[name].unit,
                 "source": steps[-1].source,
                 "assumed": self.assumed(name),
-                "changes": [{"since": format_time(s.since) if s.since else None, "value": s.value, "source": s.source} for s in steps],
+                "changes": [
+                    {"since": format_time(s.since) if s.since else None, "value": s.value, "source": s.source} for s in steps
+                ],
             }
             for name, steps in self.timeline.items()
         }
 
 
-def _defaults(values: dict[str, tuple[Optional[float], str]]) -> None:
+def _defaults(values: dict[str, tuple[float | None, str]]) -> None:
     """Fills the settings a layer leaves unset with defaults, deriving the updates ones."""
     for spec in SPECS:
         values.setdefault(spec.name, (spec.default, spec.default_source))
-    for updates, dirty in (("eviction_updates_target", "eviction_dirty_target"), ("eviction_updates_trigger", "eviction_dirty_trigger")):
+    for updates, dirty in (
+        ("eviction_updates_target", "eviction_dirty_target"),
+        ("eviction_updates_trigger", "eviction_dirty_trigger"),
+    ):
         base = values[dirty][0]
         if values[updates][0] is not None or base is None:
             continue
@@ -315,7 +322,7 @@ def effective_thresholds(
             runtime = {}
         else:
             runtime.update(layer.settings)
-        state: dict[str, tuple[Optional[float], str]] = {**configured, **runtime}
+        state: dict[str, tuple[float | None, str]] = {**configured, **runtime}
         _defaults(state)
         since = None if index == 0 else layer.time
         for name, (value, source) in state.items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Literal
 
 import polars as pl
 
@@ -39,8 +39,13 @@ def sustained(frame: pl.DataFrame, condition: pl.Expr, *, min_s: float, merge_s:
     period = pl.col("period_s") if "period_s" in frame.columns else pl.lit(0.0)
     gap = pl.col("gap").fill_null(False) if "gap" in frame.columns else pl.lit(False)
     held = (
-        frame.select(pl.col(TIME_COLUMN), held=condition.fill_null(False), previous=pl.col(TIME_COLUMN).shift(1),
-                     period=period.fill_null(0.0), after_gap=gap)
+        frame.select(
+            pl.col(TIME_COLUMN),
+            held=condition.fill_null(False),
+            previous=pl.col(TIME_COLUMN).shift(1),
+            period=period.fill_null(0.0),
+            after_gap=gap,
+        )
         .with_row_index("row")
         .filter(pl.col("held"))
     )
@@ -76,8 +81,13 @@ def _ticks(when: dt.datetime, unit: str) -> int:
     return micros // 1000 if unit == "ms" else micros * 1000 if unit == "ns" else micros
 
 
-def between(frame: pl.DataFrame, start: Optional[dt.datetime] = None, end: Optional[dt.datetime] = None, *,
-            closed: Literal["both", "left", "right", "none"] = "both") -> pl.DataFrame:
+def between(
+    frame: pl.DataFrame,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+    *,
+    closed: Literal["both", "left", "right", "none"] = "both",
+) -> pl.DataFrame:
     """The rows of a time-ordered `frame` (a derived series) that `pl.col(TIME_COLUMN).is_between(start, end, closed)`
     keeps, no bound where None: found by bisecting the time column, not by testing every row and copying every
     column of those kept (a derived frame holds a hundred), so a window of a week costs what one of a minute does."""

@@ -9,8 +9,6 @@ appends `engineConfig.configString` to its defaults so that it overrides them.
 
 from __future__ import annotations
 
-from typing import Optional
-
 _UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 
 
@@ -33,7 +31,7 @@ def _split(text: str) -> list[str]:
     return [item.strip() for item in items if item.strip()]
 
 
-def parse(text: Optional[str], prefix: str = "") -> dict[str, str]:
+def parse(text: str | None, prefix: str = "") -> dict[str, str]:
     """Flattened `key.subkey -> value` of a configuration string; lists stay as text."""
     out: dict[str, str] = {}
     for item in _split(text or ""):
@@ -48,7 +46,7 @@ def parse(text: Optional[str], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def size_bytes(value: str) -> Optional[int]:
+def size_bytes(value: str) -> int | None:
     """`8G`, `512MB`, `1073741824` as bytes; None when it is not a size."""
     text = value.strip().upper().removesuffix("B") or "B"
     unit = _UNITS.get(text[-1], None)

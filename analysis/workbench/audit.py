@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -20,8 +21,14 @@ from ftdc.metadata import find_section
 
 # End of life of each release series (MongoDB's legacy support policy; docs/config-audit.md).
 END_OF_LIFE = {
-    "3.4": dt.date(2020, 1, 31), "3.6": dt.date(2021, 4, 30), "4.0": dt.date(2022, 4, 30), "4.2": dt.date(2023, 4, 30),
-    "4.4": dt.date(2024, 2, 29), "5.0": dt.date(2024, 10, 31), "6.0": dt.date(2025, 7, 31), "7.0": dt.date(2027, 8, 31),
+    "3.4": dt.date(2020, 1, 31),
+    "3.6": dt.date(2021, 4, 30),
+    "4.0": dt.date(2022, 4, 30),
+    "4.2": dt.date(2023, 4, 30),
+    "4.4": dt.date(2024, 2, 29),
+    "5.0": dt.date(2024, 10, 31),
+    "6.0": dt.date(2025, 7, 31),
+    "7.0": dt.date(2027, 8, 31),
     "8.0": dt.date(2029, 10, 31),
 }
 # The production notes' minimum for open files and processes (ulimit -n / -u).
@@ -54,15 +61,15 @@ class AuditItem:
 class Facts:
     """What the audit reads: the first metadata document's sections, the log's startup lines."""
 
-    cmdline: Optional[dict]  # getCmdLineOpts.parsed
-    host: Optional[dict]  # hostInfo
-    build: Optional[dict]  # buildInfo
-    ulimits: Optional[dict]  # FTDC's ulimits section (4.4+)
-    startup: Optional[pl.DataFrame]  # the log's warning lines (msg) when it holds the start-up; None otherwise
-    cache_bytes: Optional[float]  # WiredTiger's configured maximum as serverStatus reports it
-    last: Optional[dt.datetime]  # the data's last time: the end-of-life check is as of then
+    cmdline: dict | None  # getCmdLineOpts.parsed
+    host: dict | None  # hostInfo
+    build: dict | None  # buildInfo
+    ulimits: dict | None  # FTDC's ulimits section (4.4+)
+    startup: pl.DataFrame | None  # the log's warning lines (msg) when it holds the start-up; None otherwise
+    cache_bytes: float | None  # WiredTiger's configured maximum as serverStatus reports it
+    last: dt.datetime | None  # the data's last time: the end-of-life check is as of then
 
-    def warning(self, pattern: str) -> Optional[str]:
+    def warning(self, pattern: str) -> str | None:
         """The first start-up line matching `pattern` (case-insensitive), or None."""
         if self.startup is None:
             return None
@@ -70,7 +77,7 @@ class Facts:
         return hit["msg"][0] if hit.height else None
 
 
-def _get(doc: Optional[dict], *keys: str) -> Any:
+def _get(doc: dict | None, *keys: str) -> Any:
     for key in keys:
         if not isinstance(doc, dict):
             return None
@@ -90,14 +97,28 @@ def access_control(f: Facts) -> AuditItem:
     why = "without authorization any client that reaches the port reads and writes every database"
     title = "access control"
     security = _get(f.cmdline, "security") or {}
-    if security.get("authorization") == "enabled" or security.get("keyFile") or security.get("clusterAuthMode") in ("keyFile", "x509", "sendX509"):
-        how = "security.authorization enabled" if security.get("authorization") == "enabled" else "a keyFile / cluster authentication (implies authorization)"
+    if (
+        security.get("authorization") == "enabled"
+        or security.get("keyFile")
+        or security.get("clusterAuthMode") in ("keyFile", "x509", "sendX509")
+    ):
+        how = (
+            "security.authorization enabled"
+            if security.get("authorization") == "enabled"
+            else "a keyFile / cluster authentication (implies authorization)"
+        )
         return _item("access_control", title, "info", how, why, "", "getCmdLineOpts")
     line = f.warning("Access control is not enabled")
     if line or f.cmdline is not None:
-        return _item("access_control", title, "warning", "off (security.authorization not set)", why,
-                     "enable security.authorization and create users with the least roles they need",
-                     "log start-up warning 22120" if line else "getCmdLineOpts (no security section: authorization is off by default)")
+        return _item(
+            "access_control",
+            title,
+            "warning",
+            "off (security.authorization not set)",
+            why,
+            "enable security.authorization and create users with the least roles they need",
+            "log start-up warning 22120" if line else "getCmdLineOpts (no security section: authorization is off by default)",
+        )
     return _unrecorded("access_control", title, why, "no getCmdLineOpts nor start-up log")
 
 
@@ -110,13 +131,21 @@ def bind_address(f: Facts) -> AuditItem:
     net = _get(f.cmdline, "net") or {}
     bind = net.get("bindIp")
     if net.get("bindIpAll") or (isinstance(bind, str) and set(x.strip() for x in bind.split(",")) & _EVERY_ADDRESS):
-        return _item("bind_address", title, "warning", f"every address ({'bindIpAll' if net.get('bindIpAll') else 'bindIp ' + str(bind)})", why,
-                     "bind to the addresses clients use (net.bindIp) and restrict the port with a firewall; keep authorization on",
-                     "getCmdLineOpts")
+        return _item(
+            "bind_address",
+            title,
+            "warning",
+            f"every address ({'bindIpAll' if net.get('bindIpAll') else 'bindIp ' + str(bind)})",
+            why,
+            "bind to the addresses clients use (net.bindIp) and restrict the port with a firewall; keep authorization on",
+            "getCmdLineOpts",
+        )
     if bind:
         return _item("bind_address", title, "info", f"bindIp {bind}", why, "", "getCmdLineOpts")
     if f.cmdline is not None:
-        return _item("bind_address", title, "info", "localhost only (no bindIp: the default since 3.6)", why, "", "getCmdLineOpts")
+        return _item(
+            "bind_address", title, "info", "localhost only (no bindIp: the default since 3.6)", why, "", "getCmdLineOpts"
+        )
     return _unrecorded("bind_address", title, why, "no getCmdLineOpts")
 
 
@@ -132,26 +161,50 @@ def _startup_check(key: str, title: str, why: str, pattern: str, change: str, ch
         if system not in (None, "Linux"):
             return _item(key, title, "info", f"not applicable ({system})", why, "", "hostInfo.os")
         if checked and f.startup is not None:
-            return _item(key, title, "info", "no start-up warning (mongod checks it at every start on Linux)", why, "", "log start-up lines")
-        return _unrecorded(key, title, why, "give the log that holds the node's start-up" if checked else f"mongod's files do not hold it; {change}")
+            return _item(
+                key,
+                title,
+                "info",
+                "no start-up warning (mongod checks it at every start on Linux)",
+                why,
+                "",
+                "log start-up lines",
+            )
+        return _unrecorded(
+            key,
+            title,
+            why,
+            "give the log that holds the node's start-up" if checked else f"mongod's files do not hold it; {change}",
+        )
 
     rule.__name__ = key
     return rule
 
 
 transparent_huge_pages = _startup_check(
-    "transparent_huge_pages", "transparent huge pages",
+    "transparent_huge_pages",
+    "transparent huge pages",
     "THP in the wrong mode for the version stalls the allocator (up to 7.0 disable it; 8.0's TCMalloc wants it enabled)",
     r"transparent_hugepage|transparent huge ?pages",
-    "set /sys/kernel/mm/transparent_hugepage/enabled (and defrag) as the warning says, persistently (a systemd unit or tuned profile)", True)
+    "set /sys/kernel/mm/transparent_hugepage/enabled (and defrag) as the warning says, persistently (a systemd unit or tuned profile)",
+    True,
+)
 swappiness = _startup_check(
-    "swappiness", "swappiness",
+    "swappiness",
+    "swappiness",
     "a high vm.swappiness lets the kernel swap mongod's memory out while file cache stays, and swapped pages stall operations",
-    r"swappiness", "check sysctl vm.swappiness and set it to 1 (persisted in /etc/sysctl.conf)", False)
+    r"swappiness",
+    "check sysctl vm.swappiness and set it to 1 (persisted in /etc/sysctl.conf)",
+    False,
+)
 read_ahead = _startup_check(
-    "read_ahead", "read-ahead",
+    "read_ahead",
+    "read-ahead",
     "a large read-ahead reads pages WiredTiger never asked for and fills the file system cache with them",
-    r"read.?ahead", "check blockdev --getra on the data device and set 8-32 sectors (blockdev --setra), per the production notes", False)
+    r"read.?ahead",
+    "check blockdev --getra on the data device and set 8-32 sectors (blockdev --setra), per the production notes",
+    False,
+)
 
 
 def numa(f: Facts) -> AuditItem:
@@ -159,15 +212,30 @@ def numa(f: Facts) -> AuditItem:
     title = "NUMA"
     line = f.warning(r"NUMA")
     if line:
-        return _item("numa", title, "warning", _clip(line), why,
-                     "start mongod with numactl --interleave=all and set vm.zone_reclaim_mode to 0", "log start-up warning")
+        return _item(
+            "numa",
+            title,
+            "warning",
+            _clip(line),
+            why,
+            "start mongod with numactl --interleave=all and set vm.zone_reclaim_mode to 0",
+            "log start-up warning",
+        )
     enabled = _get(f.host, "system", "numaEnabled")
     if enabled is None:
         return _unrecorded("numa", title, why, "no hostInfo.system.numaEnabled nor start-up log")
     nodes = _get(f.host, "system", "numNumaNodes")
     has = f"NUMA {'enabled' if enabled else 'not enabled'}" + (f", {nodes} node(s)" if nodes else "")
     severity = "warning" if enabled and (nodes or 2) > 1 else "info"
-    return _item("numa", title, severity, has, why, "start mongod with numactl --interleave=all" if severity == "warning" else "", "hostInfo")
+    return _item(
+        "numa",
+        title,
+        severity,
+        has,
+        why,
+        "start mongod with numactl --interleave=all" if severity == "warning" else "",
+        "hostInfo",
+    )
 
 
 def file_system(f: Facts) -> AuditItem:
@@ -176,22 +244,44 @@ def file_system(f: Facts) -> AuditItem:
     mounts = _get(f.host, "extra", "mountInfo")
     db_path = _get(f.cmdline, "storage", "dbPath") or "/data/db"
     if isinstance(mounts, list) and mounts:
-        mine = max((m for m in mounts if isinstance(m, dict) and isinstance(m.get("mountPoint"), str)
-                    and (db_path.rstrip("/") + "/").startswith(m["mountPoint"].rstrip("/") + "/")),
-                   key=lambda m: len(m["mountPoint"]), default=None)
+        mine = max(
+            (
+                m
+                for m in mounts
+                if isinstance(m, dict)
+                and isinstance(m.get("mountPoint"), str)
+                and (db_path.rstrip("/") + "/").startswith(m["mountPoint"].rstrip("/") + "/")
+            ),
+            key=lambda m: len(m["mountPoint"]),
+            default=None,
+        )
         if mine is not None:
             kind = str(mine.get("type"))
             has = f"{kind} (mount {mine['mountPoint']}, holding the dbPath)"
             if kind == "xfs":
-                return _item("file_system", title, "info", has, why, "", "hostInfo.extra.mountInfo, getCmdLineOpts storage.dbPath")
-            return _item("file_system", title, "warning", has, why, "move the data files to an XFS volume", "hostInfo.extra.mountInfo, getCmdLineOpts storage.dbPath")
+                return _item(
+                    "file_system", title, "info", has, why, "", "hostInfo.extra.mountInfo, getCmdLineOpts storage.dbPath"
+                )
+            return _item(
+                "file_system",
+                title,
+                "warning",
+                has,
+                why,
+                "move the data files to an XFS volume",
+                "hostInfo.extra.mountInfo, getCmdLineOpts storage.dbPath",
+            )
     line = f.warning(r"XFS")
     if line:
-        return _item("file_system", title, "warning", _clip(line), why, "move the data files to an XFS volume", "log start-up warning")
-    return _unrecorded("file_system", title, why, "no hostInfo.extra.mountInfo (recorded by Linux mongod 4.4+) nor XFS start-up warning")
+        return _item(
+            "file_system", title, "warning", _clip(line), why, "move the data files to an XFS volume", "log start-up warning"
+        )
+    return _unrecorded(
+        "file_system", title, why, "no hostInfo.extra.mountInfo (recorded by Linux mongod 4.4+) nor XFS start-up warning"
+    )
 
 
-def _limit(value: Any) -> Optional[int]:
+def _limit(value: Any) -> int | None:
     """A ulimit's soft value (FTDC records {soft, hard}; -1 is unlimited)."""
     soft = value.get("soft") if isinstance(value, dict) else value
     return int(soft) if isinstance(soft, (int, float)) else None
@@ -208,13 +298,35 @@ def open_files_and_processes(f: Facts) -> AuditItem:
     line = f.warning(r"rlimits")
     if files is None and processes is None:
         if line:
-            return _item("limits", title, "warning", _clip(line), why, f"raise nofile and nproc to {RECOMMENDED_LIMIT:,} or more", "log start-up warning")
+            return _item(
+                "limits",
+                title,
+                "warning",
+                _clip(line),
+                why,
+                f"raise nofile and nproc to {RECOMMENDED_LIMIT:,} or more",
+                "log start-up warning",
+            )
         return _unrecorded("limits", title, why, "no ulimits (FTDC 4.4+) nor hostInfo.extra.maxOpenFiles")
-    low = [(name, v) for name, v in (("open files", files), ("processes", processes)) if v is not None and 0 <= v < RECOMMENDED_LIMIT]
-    has = ", ".join(f"{name} {'unlimited' if v is not None and v < 0 else v}" for name, v in (("open files", files), ("processes", processes)) if v is not None)
+    low = [
+        (name, v) for name, v in (("open files", files), ("processes", processes)) if v is not None and 0 <= v < RECOMMENDED_LIMIT
+    ]
+    has = ", ".join(
+        f"{name} {'unlimited' if v is not None and v < 0 else v}"
+        for name, v in (("open files", files), ("processes", processes))
+        if v is not None
+    )
     if low or line:
-        return _item("limits", title, "warning", has, why, f"raise {' and '.join(n for n, _ in low) or 'the limits'} to {RECOMMENDED_LIMIT:,} or more "
-                     "(limits.conf or the systemd unit's LimitNOFILE / LimitNPROC)", source)
+        return _item(
+            "limits",
+            title,
+            "warning",
+            has,
+            why,
+            f"raise {' and '.join(n for n, _ in low) or 'the limits'} to {RECOMMENDED_LIMIT:,} or more "
+            "(limits.conf or the systemd unit's LimitNOFILE / LimitNPROC)",
+            source,
+        )
     return _item("limits", title, "info", has, why, "", source)
 
 
@@ -230,12 +342,20 @@ def cache_size(f: Facts) -> AuditItem:
     default = max(0.25, 0.5 * (ram_gb - 1))
     share = cache_gb / ram_gb
     has = f"{cache_gb:.1f} GB of {ram_gb:.1f} GB RAM ({share:.0%}; mongod's default here {default:.1f} GB)" + (
-        " set by cacheSizeGB" if configured is not None else "")
+        " set by cacheSizeGB" if configured is not None else ""
+    )
     source = "getCmdLineOpts cacheSizeGB, hostInfo" if configured is not None else "serverStatus cache maximum, hostInfo"
     if share > CACHE_SHARE_WARNING:
-        return _item("cache_size", title, "warning", has, why,
-                     f"lower storage.wiredTiger.engineConfig.cacheSizeGB to about {default:.1f} (the default) unless the host runs nothing else and "
-                     "the working set needs it", source)
+        return _item(
+            "cache_size",
+            title,
+            "warning",
+            has,
+            why,
+            f"lower storage.wiredTiger.engineConfig.cacheSizeGB to about {default:.1f} (the default) unless the host runs nothing else and "
+            "the working set needs it",
+            source,
+        )
     return _item("cache_size", title, "info", has, why, "", source)
 
 
@@ -250,25 +370,56 @@ def end_of_life(f: Facts) -> AuditItem:
     eol = END_OF_LIFE.get(series or "")
     if eol is None:
         older = match is not None and (int(match[1]), int(match[2])) < (3, 4)
-        return _item("end_of_life", title, "warning" if older else "info",
-                     f"{version}" + (" (end of life long ago)" if older else " (no end-of-life date known for this series)"), why,
-                     "upgrade to a supported release" if older else "", "buildInfo")
+        return _item(
+            "end_of_life",
+            title,
+            "warning" if older else "info",
+            f"{version}" + (" (end of life long ago)" if older else " (no end-of-life date known for this series)"),
+            why,
+            "upgrade to a supported release" if older else "",
+            "buildInfo",
+        )
     when = (f.last or dt.datetime.now(dt.timezone.utc)).date()
     if when > eol:
-        return _item("end_of_life", title, "warning", f"{version}: series {series} reached end of life on {eol.isoformat()}", why,
-                     "upgrade to a supported release series (one major release at a time)", "buildInfo, MongoDB's support policy")
-    return _item("end_of_life", title, "info", f"{version}: series {series} supported until {eol.isoformat()}", why, "", "buildInfo, MongoDB's support policy")
+        return _item(
+            "end_of_life",
+            title,
+            "warning",
+            f"{version}: series {series} reached end of life on {eol.isoformat()}",
+            why,
+            "upgrade to a supported release series (one major release at a time)",
+            "buildInfo, MongoDB's support policy",
+        )
+    return _item(
+        "end_of_life",
+        title,
+        "info",
+        f"{version}: series {series} supported until {eol.isoformat()}",
+        why,
+        "",
+        "buildInfo, MongoDB's support policy",
+    )
 
 
-RULES: Sequence[Callable[[Facts], AuditItem]] = (access_control, bind_address, transparent_huge_pages, swappiness, file_system, numa,
-                                                 open_files_and_processes, read_ahead, cache_size, end_of_life)
+RULES: Sequence[Callable[[Facts], AuditItem]] = (
+    access_control,
+    bind_address,
+    transparent_huge_pages,
+    swappiness,
+    file_system,
+    numa,
+    open_files_and_processes,
+    read_ahead,
+    cache_size,
+    end_of_life,
+)
 
 
 def _clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def facts(documents: Sequence[Any], events: Optional[pl.DataFrame], cache_bytes: Optional[float], last: Optional[dt.datetime]) -> Facts:
+def facts(documents: Sequence[Any], events: pl.DataFrame | None, cache_bytes: float | None, last: dt.datetime | None) -> Facts:
     """The audit's facts from the metadata documents (`ftdc.metadata.MetadataDocument`, the latest start of the process
     first wins: its settings are the ones in effect at the end) and the log's events."""
     doc = documents[-1].doc if documents else {}
@@ -277,9 +428,15 @@ def facts(documents: Sequence[Any], events: Optional[pl.DataFrame], cache_bytes:
         # Warnings only: JSON logs' severity W, legacy text's "** WARNING:" lines (severity I).
         warned = (pl.col("severity") == "W") | pl.col("msg").str.contains("WARNING", literal=True)
         startup = events.filter(warned).select("msg").drop_nulls()
-    return Facts(cmdline=_get(find_section(doc, "getCmdLineOpts"), "parsed"), host=find_section(doc, "hostInfo"),
-                 build=find_section(doc, "buildInfo"), ulimits=find_section(doc, "ulimits"), startup=startup,
-                 cache_bytes=cache_bytes, last=last)
+    return Facts(
+        cmdline=_get(find_section(doc, "getCmdLineOpts"), "parsed"),
+        host=find_section(doc, "hostInfo"),
+        build=find_section(doc, "buildInfo"),
+        ulimits=find_section(doc, "ulimits"),
+        startup=startup,
+        cache_bytes=cache_bytes,
+        last=last,
+    )
 
 
 def audit(f: Facts) -> list[AuditItem]:

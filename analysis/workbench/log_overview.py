@@ -7,7 +7,7 @@ log's warnings and errors by message. A support engineer's first look at a ticke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import polars as pl
 
@@ -43,8 +43,12 @@ class Workload:
     messages: pl.DataFrame  # severity, id, msg, count, first, last
 
     def to_dict(self) -> dict[str, Any]:
-        return {"shapes": self.shapes, "slow_operations": _rows(self.queries.drop("example_command")),
-                "connections": _rows(self.connections), "log_messages": _rows(self.messages)}
+        return {
+            "shapes": self.shapes,
+            "slow_operations": _rows(self.queries.drop("example_command")),
+            "connections": _rows(self.connections),
+            "log_messages": _rows(self.messages),
+        }
 
 
 def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
@@ -63,28 +67,38 @@ def plan_text(row: dict) -> str:
 def queries(logs: LogFrames) -> pl.DataFrame:
     """Every query shape of the log: `summarize_queries` (by total time) with QUERY_EXTRAS."""
     table = summarize_queries(logs.slow_ops, "total", extra=QUERY_EXTRAS)
-    return table.with_columns(keys_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("keys_examined") / pl.col("nreturned")))
+    return table.with_columns(
+        keys_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("keys_examined") / pl.col("nreturned"))
+    )
 
 
 def connections(events: pl.DataFrame) -> pl.DataFrame:
     """Client metadata lines (one per connection that sent it) by application and driver."""
     meta = events.filter(pl.col("kind") == "client_metadata")
-    return (meta.group_by(app=pl.col("app_name").fill_null("(none)"), driver=pl.col("driver").fill_null("(none)"))
-            .agg(connections=pl.len(), first=pl.col("ts").min(), last=pl.col("ts").max())
-            .sort("connections", "app", "driver", descending=[True, False, False]))
+    return (
+        meta.group_by(app=pl.col("app_name").fill_null("(none)"), driver=pl.col("driver").fill_null("(none)"))
+        .agg(connections=pl.len(), first=pl.col("ts").min(), last=pl.col("ts").max())
+        .sort("connections", "app", "driver", descending=[True, False, False])
+    )
 
 
 def messages(events: pl.DataFrame) -> pl.DataFrame:
     """Warning, error and fatal lines by message (its id and text as mongod wrote it), most frequent first."""
     lines = events.filter(pl.col("severity").is_in(MESSAGE_SEVERITIES))
-    return (lines.group_by("severity", "id", msg=pl.col("msg").fill_null(""))
-            .agg(count=pl.len(), first=pl.col("ts").min(), last=pl.col("ts").max())
-            .sort(pl.col("severity").replace_strict({s: i for i, s in enumerate(MESSAGE_SEVERITIES)}, return_dtype=pl.Int8),
-                  pl.col("count"), "msg", descending=[False, True, False])
-            .head(MAX_MESSAGES))
+    return (
+        lines.group_by("severity", "id", msg=pl.col("msg").fill_null(""))
+        .agg(count=pl.len(), first=pl.col("ts").min(), last=pl.col("ts").max())
+        .sort(
+            pl.col("severity").replace_strict({s: i for i, s in enumerate(MESSAGE_SEVERITIES)}, return_dtype=pl.Int8),
+            pl.col("count"),
+            "msg",
+            descending=[False, True, False],
+        )
+        .head(MAX_MESSAGES)
+    )
 
 
-def workload(logs: Optional[LogFrames]) -> Optional[Workload]:
+def workload(logs: LogFrames | None) -> Workload | None:
     """The log's workload over the analysis's span; None without a log."""
     if logs is None:
         return None

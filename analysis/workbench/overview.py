@@ -4,20 +4,20 @@ sampling periods, chunk and schema churn, gaps and restarts."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import polars as pl
 
+from analysis.series import derived
+from analysis.series.metrics import Resolved
+from analysis.series.metrics import resolve as resolve_metrics
 from ftdc.catalog import Catalog, catalog_files
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import decode_files
-
-from analysis.series import derived
-from analysis.series.metrics import Resolved
-from analysis.series.metrics import resolve as resolve_metrics
 
 # Steps jitter by a few ms; periods are set in whole 100 ms (the minimum).
 PERIOD_ROUNDING_MS = 100
@@ -34,8 +34,8 @@ class Gap:
 class Overview:
     node: NodeInfo
     files: int
-    first: Optional[dt.datetime]
-    last: Optional[dt.datetime]
+    first: dt.datetime | None
+    last: dt.datetime | None
     samples: int
     periods_ms: dict[int, int]
     """Sampling period (ms, to the nearest 100) -> steps at that period, most common first."""
@@ -67,8 +67,10 @@ def gaps_of(prepared: pl.DataFrame) -> list[Gap]:
     """FTDC gaps of a `derived.prepare`d frame (its `gap` flag, the one definition), in time order;
     a restart is not counted as a gap too."""
     found = _marks(prepared).filter(pl.col("gap") & ~pl.col("restart"))
-    return [Gap(start=row["previous"], end=row[TIME_COLUMN], seconds=(row[TIME_COLUMN] - row["previous"]).total_seconds())
-            for row in found.iter_rows(named=True)]
+    return [
+        Gap(start=row["previous"], end=row[TIME_COLUMN], seconds=(row[TIME_COLUMN] - row["previous"]).total_seconds())
+        for row in found.iter_rows(named=True)
+    ]
 
 
 def restarts_of(prepared: pl.DataFrame) -> list[dt.datetime]:

@@ -7,9 +7,10 @@ naming the FTDC metric it comes from.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -27,6 +28,8 @@ def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
 
 
 MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
+
+
 def series_label(column: str, members: dict[str, str]) -> str:
     """A series' legend: a replica-set member's column by the member's address when known."""
     prefix = next((p for p in MEMBER_COLUMNS if column.startswith(p)), None)
@@ -42,8 +45,9 @@ def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]
     return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
 
 
-
 # Panels, each (title, its columns; a name ending in "." every device's or member's column).
+# Panels a Windows node records in Windows' own layout, which this version does not read.
+WINDOWS_UNREAD = ("CPU, % of all cores",)
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("CPU, % of all cores", ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct")),
     ("memory, MB (mongod resident, host swap used)", ("resident_mb", "swap_used_mb")),
@@ -61,9 +65,18 @@ PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("oplog window, hours", ("oplog_window_h",)),
 )
 # Short legends: the column's distinguishing part.
-_LABELS = {"cpu_user_pct": "user", "cpu_system_pct": "system", "cpu_iowait_pct": "iowait", "cpu_steal_pct": "steal",
-           "resident_mb": "resident", "swap_used_mb": "swap used", "network_in_mb_per_s": "in", "network_out_mb_per_s": "out",
-           **{f"{op}_ops_per_s": COUNTED[op] for op in OPCOUNTERS}, **{column: done for done, column in DOCUMENTS.items()}}
+_LABELS = {
+    "cpu_user_pct": "user",
+    "cpu_system_pct": "system",
+    "cpu_iowait_pct": "iowait",
+    "cpu_steal_pct": "steal",
+    "resident_mb": "resident",
+    "swap_used_mb": "swap used",
+    "network_in_mb_per_s": "in",
+    "network_out_mb_per_s": "out",
+    **{f"{op}_ops_per_s": COUNTED[op] for op in OPCOUNTERS},
+    **{column: done for done, column in DOCUMENTS.items()},
+}
 
 
 def label(column: str, members: dict[str, str]) -> str:
@@ -80,10 +93,10 @@ class SystemSeries:
     label: str
     unit: str
     meaning: str
-    min: Optional[float]
-    median: Optional[float]
-    p95: Optional[float]
-    max: Optional[float]
+    min: float | None
+    median: float | None
+    p95: float | None
+    max: float | None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -95,6 +108,7 @@ class SystemView:
     missing: list[str]  # panel titles the node recorded nothing for
     analysis: Analysis = field(repr=False, compare=False)  # whose series `series` summarises
     members: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # member index -> address
+    unread: list[str] = field(default_factory=list)  # panel titles recorded in a layout this version does not read
 
     def label(self, column: str) -> str:
         return label(column, self.members)
@@ -106,25 +120,37 @@ class SystemView:
         shown = [c for _, found in self.panels for c in found]
         # Each series sorted once: a sorted column's median and quantile are read, not found again.
         ordered = self.analysis.series.select(pl.col(c).cast(pl.Float64).sort() for c in shown)
-        stats = ordered.select(
-            *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
-            *(pl.col(c).median().alias(f"{c}\0median") for c in shown),
-            *(pl.col(c).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
-            *(pl.col(c).max().alias(f"{c}\0max") for c in shown),
-        ).row(0, named=True) if shown else {}
+        stats = (
+            ordered.select(
+                *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
+                *(pl.col(c).median().alias(f"{c}\0median") for c in shown),
+                *(pl.col(c).quantile(0.95, "linear").alias(f"{c}\0p95") for c in shown),
+                *(pl.col(c).max().alias(f"{c}\0max") for c in shown),
+            ).row(0, named=True)
+            if shown
+            else {}
+        )
         series = []
         for title, found in self.panels:
             for c in found:
                 unit, meaning = self.analysis.columns.get(c, ("", ""))
-                series.append(SystemSeries(title, c, self.label(c), unit, meaning,
-                                           *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max"))))
+                series.append(
+                    SystemSeries(
+                        title,
+                        c,
+                        self.label(c),
+                        unit,
+                        meaning,
+                        *(_number(stats[f"{c}\0{k}"]) for k in ("min", "median", "p95", "max")),
+                    )
+                )
         return series
 
     def to_dict(self) -> dict[str, Any]:
-        return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing}
+        return {"series": [s.to_dict() for s in self.series], "not_recorded": self.missing, "not_read": self.unread}
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
@@ -133,4 +159,8 @@ def view(analysis: Analysis, members: dict[str, str]) -> SystemView:
     columns = analysis.series.columns
     panels = [(title, found) for title, wanted in PANELS if (found := matching(columns, wanted))]
     missing = [title for title, wanted in PANELS if not matching(columns, wanted)]
-    return SystemView(panels, missing, analysis, members)
+    # Windows records its CPU as Processor performance counters (ftdc_system_stats_windows.cpp), a layout not
+    # read here: saying the node "did not record" them would be false (its disks' counters are read).
+    windows = "windows" in (analysis.overview.node.os or "").lower() or bool(analysis.resolved.matching("disk.windows_"))
+    unread = [title for title in missing if windows and title in WINDOWS_UNREAD]
+    return SystemView(panels, [t for t in missing if t not in unread], analysis, members, unread=unread)

@@ -86,23 +86,25 @@ def finish_slow_ops(raw: pl.DataFrame, file: str) -> pl.DataFrame:
     and `client` are added across files later."""
     is_statement = pl.col("component") == "WRITE"
     namespace = pl.col("ns").str.splitn(".", 2)
-    return raw.with_columns(
-        ts=parse_ts(),
-        write_statement=is_statement.fill_null(False),
-        command=pl.col("command_name"),
-        db=namespace.struct.field("field_0"),
-        coll=namespace.struct.field("field_1"),
-        plan_kind=pl.col("plan_summary").str.extract(r"^([A-Z_]+)"),
-        shape=pl.col("legacy_shape"),
-        file=pl.lit(file, pl.String),
-    ).with_columns(started=_started()).select(SLOW_OPS_BEFORE_JOINS)
+    return (
+        raw.with_columns(
+            ts=parse_ts(),
+            write_statement=is_statement.fill_null(False),
+            command=pl.col("command_name"),
+            db=namespace.struct.field("field_0"),
+            coll=namespace.struct.field("field_1"),
+            plan_kind=pl.col("plan_summary").str.extract(r"^([A-Z_]+)"),
+            shape=pl.col("legacy_shape"),
+            file=pl.lit(file, pl.String),
+        )
+        .with_columns(started=_started())
+        .select(SLOW_OPS_BEFORE_JOINS)
+    )
 
 
 def finish_events(raw: pl.DataFrame, file: str) -> pl.DataFrame:
     return (
-        raw.with_columns(ts=parse_ts(), file=pl.lit(file, pl.String))
-        .with_columns(started=_started())
-        .select(EVENTS_BEFORE_JOINS)
+        raw.with_columns(ts=parse_ts(), file=pl.lit(file, pl.String)).with_columns(started=_started()).select(EVENTS_BEFORE_JOINS)
     )
 
 
@@ -114,4 +116,3 @@ def raw_frame(columns: dict, schema: dict) -> pl.DataFrame:
         schema=schema,
         strict=False,
     )
-

@@ -10,8 +10,17 @@ import re
 import msgspec
 
 TYPED_COLUMNS = (
-    "kind", "duration_ms", "connection_count", "remote", "driver", "app_name",
-    "new_state", "old_state", "version", "host", "text",
+    "kind",
+    "duration_ms",
+    "connection_count",
+    "remote",
+    "driver",
+    "app_name",
+    "new_state",
+    "old_state",
+    "version",
+    "host",
+    "text",
 )
 # `text` holds: the message of WiredTiger lines, the wiredtiger_open string of
 # storage_config lines (22315, or the legacy "wiredtiger_open config:" line),
@@ -63,6 +72,7 @@ def int64(digits: str) -> int | None:
         return None
     value = int(digits)
     return value if value <= INT64_MAX else None
+
 
 # Checkpoint progress messages (WiredTiger txn_ckpt.c / meta_ckpt.c).
 _CHECKPOINT_RAN = re.compile(r"Checkpoint (?:ran|took) (?:for )?(\d+) seconds")
@@ -132,10 +142,17 @@ def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: 
 
 # Legacy text events (≤ 4.2), in the order they are tried.
 _TEXT_RULES = [
-    ("connection_accepted", re.compile(r"connection accepted from (?P<remote>\S+) #\d+ \((?P<count>\d+) connections? now open\)")),
+    (
+        "connection_accepted",
+        re.compile(r"connection accepted from (?P<remote>\S+) #\d+ \((?P<count>\d+) connections? now open\)"),
+    ),
     ("connection_ended", re.compile(r"end connection (?P<remote>\S+) \((?P<count>\d+) connections? now open\)")),
-    ("client_metadata", re.compile(
-        r"received client metadata from (?P<remote>\S+) \S+: .*?driver: \{ name: \"(?P<driver>[^\"]*)\", version: \"(?P<driver_version>[^\"]*)\"")),
+    (
+        "client_metadata",
+        re.compile(
+            r"received client metadata from (?P<remote>\S+) \S+: .*?driver: \{ name: \"(?P<driver>[^\"]*)\", version: \"(?P<driver_version>[^\"]*)\""
+        ),
+    ),
     ("startup", re.compile(r"(?:MongoDB|MongoS version \S+) starting ?: pid=\d+ port=(?P<port>\d+) .*?host=(?P<host>\S+)")),
     ("build_info", re.compile(r"^db version v(?P<version>\S+?),?(?: |$)")),
     ("storage_config", re.compile(r"^wiredtiger_open config: (?P<config>.*)$")),
@@ -143,8 +160,13 @@ _TEXT_RULES = [
     ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
     ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
     ("log_rotation", re.compile(r"[Ll]og rotation")),
-    ("transaction_expired", re.compile(r"^Aborting transaction with txnNumber \d+ on session with lsid .* because it has been running for longer than "
-                                       r"'transactionLifetimeLimitSeconds'")),
+    (
+        "transaction_expired",
+        re.compile(
+            r"^Aborting transaction with txnNumber \d+ on session with lsid .* because it has been running for longer than "
+            r"'transactionLifetimeLimitSeconds'"
+        ),
+    ),
     ("slow_transaction", re.compile(r"^transaction parameters:.* (?P<duration>\d+)ms$")),
     ("slow_network", re.compile(r"DNS resolution .* took (?P<duration>\d+)ms|Slow network")),
     ("slow_wt_transaction", re.compile(r"Slow WT transaction")),

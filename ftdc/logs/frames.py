@@ -27,7 +27,9 @@ class LogFrames:
         from, so keeping any of them keeps all of that text; a long job that
         holds the frames (analysis) keeps the columns it uses and lets the rest go.
         """
-        return LogFrames(_own_strings(self.slow_ops.select(slow_columns)), _own_strings(self.events.select(event_columns)), self.problems)
+        return LogFrames(
+            _own_strings(self.slow_ops.select(slow_columns)), _own_strings(self.events.select(event_columns)), self.problems
+        )
 
 
 def _own_strings(frame: pl.DataFrame) -> pl.DataFrame:

@@ -6,7 +6,7 @@ text; typed decoding skips every attribute the event columns do not use.
 `gc=False`: they hold no cycles.
 """
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import msgspec
 
@@ -20,39 +20,39 @@ class _Struct(msgspec.Struct, gc=False):
 
 
 class Driver(_Struct):
-    name: Optional[str] = None
-    version: Optional[str] = None
+    name: str | None = None
+    version: str | None = None
 
 
 class Application(_Struct):
-    name: Optional[str] = None
+    name: str | None = None
 
 
 class ClientDoc(_Struct):
-    driver: Optional[Driver] = None
-    application: Optional[Application] = None
+    driver: Driver | None = None
+    application: Application | None = None
 
 
 class BuildInfo(_Struct):
-    version: Optional[str] = None
+    version: str | None = None
 
 
 class EventAttr(_Struct):
     """Attributes of the event ids that get typed columns (events.TYPED_IDS)."""
 
-    connectionCount: Optional[Int64] = None
-    remote: Optional[str] = None
-    doc: Optional[ClientDoc] = None
-    newState: Optional[str] = None
-    oldState: Optional[str] = None
+    connectionCount: Int64 | None = None
+    remote: str | None = None
+    doc: ClientDoc | None = None
+    newState: str | None = None
+    oldState: str | None = None
     # A string in 4.4-5.2, an object in 5.3+ (docs/log-format.md §5).
     message: msgspec.Raw = msgspec.Raw(b"")
-    durationMillis: Optional[Int64] = None
-    buildInfo: Optional[BuildInfo] = None
-    host: Optional[str] = None
-    port: Optional[Int64] = None
+    durationMillis: Int64 | None = None
+    buildInfo: BuildInfo | None = None
+    host: str | None = None
+    port: Int64 | None = None
     # 22315 "Opening WiredTiger": the whole wiredtiger_open string (cache, eviction, checkpoint settings).
-    config: Optional[str] = None
+    config: str | None = None
 
 
 def coerce(struct_type: type, mapping: dict) -> tuple[msgspec.Struct, list[str]]:

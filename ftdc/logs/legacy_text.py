@@ -44,10 +44,16 @@ _COUNTERS = re.compile(
     r"(?<![\w.])(keysExamined|docsExamined|nscanned|nscannedObjects|nreturned|numYields|writeConflicts|reslen|errCode|code):(\d+)"
 )
 _COUNTER_COLUMN = {
-    "keysExamined": "keys_examined", "nscanned": "keys_examined",
-    "docsExamined": "docs_examined", "nscannedObjects": "docs_examined",
-    "nreturned": "nreturned", "numYields": "num_yields", "writeConflicts": "write_conflicts",
-    "reslen": "reslen", "errCode": "err_code", "code": "err_code",
+    "keysExamined": "keys_examined",
+    "nscanned": "keys_examined",
+    "docsExamined": "docs_examined",
+    "nscannedObjects": "docs_examined",
+    "nreturned": "nreturned",
+    "numYields": "num_yields",
+    "writeConflicts": "write_conflicts",
+    "reslen": "reslen",
+    "errCode": "err_code",
+    "code": "err_code",
 }
 _PLAN = re.compile(r"planSummary: ([A-Z_]+(?: \{[^}]*\})?(?:, [A-Z_]+(?: \{[^}]*\})?)*)")
 _APP_NAME = re.compile(r'appName: "((?:[^"\\]|\\.)*)"')
@@ -68,7 +74,11 @@ _STORAGE = {
     "handle_lock_wait_micros": re.compile(r"handleLock: (\d+)"),
 }
 _NUMBER_COLUMNS = (
-    "duration_ms", *dict.fromkeys(_COUNTER_COLUMN.values()), "lock_wait_micros", "flow_control_micros", *_STORAGE,
+    "duration_ms",
+    *dict.fromkeys(_COUNTER_COLUMN.values()),
+    "lock_wait_micros",
+    "flow_control_micros",
+    *_STORAGE,
 )
 _COMMAND_OF_OP = {"query": "find", "getmore": "getMore", "killcursors": "killCursors"}
 
@@ -144,20 +154,23 @@ def decode_text(text: str, problems: ProblemLog, years: YearTracker) -> tuple[di
         body, component = m.group("text"), m.group("comp")
         oversize = _OVERSIZE.match(body)
         if oversize:
-            body = body[oversize.end():]
+            body = body[oversize.end() :]
         op = slow_op(body)
         if op is not None:
             row, reasons = slow_op_row(*op, component)
             for reason in reasons:
                 problems.add(number, reason, line)
-            row.update(t=ts, connection=m.group("ctx"), line=number,
-                       truncated=f'"line of {oversize.group(1)} KB shortened by the server"' if oversize else None)
+            row.update(
+                t=ts,
+                connection=m.group("ctx"),
+                line=number,
+                truncated=f'"line of {oversize.group(1)} KB shortened by the server"' if oversize else None,
+            )
             for name in RAW_SLOW_OPS:
                 slow[name].append(row.get(name))
         else:
             values = dict(zip(events.TYPED_COLUMNS, events.text_values(body)))
-            values.update(t=ts, severity=m.group("sev"), component=component, id=None,
-                          ctx=m.group("ctx"), msg=body, line=number)
+            values.update(t=ts, severity=m.group("sev"), component=component, id=None, ctx=m.group("ctx"), msg=body, line=number)
             for name in RAW_EVENTS:
                 evts[name].append(values.get(name))
     return _without_unreadable_ts(slow, problems), _without_unreadable_ts(evts, problems)
@@ -192,7 +205,7 @@ def slow_op(text: str) -> tuple[str, str, str, str] | None:
     if start == end:
         return None
     # The head ends in a space, so the digits start at or after its end.
-    return head.group(1), head.group(2), text[head.end():start].removesuffix(" "), text[start:end]
+    return head.group(1), head.group(2), text[head.end() : start].removesuffix(" "), text[start:end]
 
 
 def slow_op_row(verb: str, ns: str, body: str, ms: str, component: str | None) -> tuple[dict, list[str]]:

@@ -14,8 +14,8 @@ import functools
 import os
 import warnings
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable
 
 import polars as pl
 
@@ -24,7 +24,6 @@ from . import columns, json_lines, legacy_text, sources
 from .frames import LogFrames
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
-
 
 # (file, slow ops, events, problems, lines): one block's results, its lines numbered from 1.
 BlockResult = tuple[str, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]
@@ -44,7 +43,9 @@ def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) ->
     problem_log = ProblemLog(file)
     raw_slow, raw_evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problem_log, years)
     if raw_slow["line"] or raw_evts["line"]:
-        slow = columns.finish_slow_ops(columns.drop_implausible_durations(columns.raw_frame(raw_slow, RAW_SLOW_OPS), problem_log), file)
+        slow = columns.finish_slow_ops(
+            columns.drop_implausible_durations(columns.raw_frame(raw_slow, RAW_SLOW_OPS), problem_log), file
+        )
         evts = columns.finish_events(columns.raw_frame(raw_evts, RAW_EVENTS), file)
     else:  # no log line: a file of junk costs its problems, not a dozen polars steps (20,000 of them took 88 s)
         slow, evts = _no_slow_ops(), _no_events()
@@ -302,16 +303,29 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     statements = rows.filter(pl.col("write_statement")).drop_nulls(["ts", "started"]).sort("ts")
     if statements.is_empty():
         return slow
-    commands = (rows.filter(~pl.col("write_statement") & pl.col("command").is_in(WRITE_COMMANDS)).drop_nulls(["ts", "started"])
-                .select(*keys, pl.col("row").alias("command_row"), pl.col("ns").alias("command_ns"), pl.col("ts").alias("command_ts"),
-                        pl.col("started").alias("command_started"))
-                .sort("command_ts"))
-    covered = statements.join_asof(commands, left_on="ts", right_on="command_ts", by=keys, strategy="forward", check_sortedness=False).filter(
-        (pl.col("command_started") <= pl.col("ts") + TRUNCATION) & (pl.col("command_ns") == pl.col("ns"))).select("row", "command_row")
+    commands = (
+        rows.filter(~pl.col("write_statement") & pl.col("command").is_in(WRITE_COMMANDS))
+        .drop_nulls(["ts", "started"])
+        .select(
+            *keys,
+            pl.col("row").alias("command_row"),
+            pl.col("ns").alias("command_ns"),
+            pl.col("ts").alias("command_ts"),
+            pl.col("started").alias("command_started"),
+        )
+        .sort("command_ts")
+    )
+    covered = (
+        statements.join_asof(commands, left_on="ts", right_on="command_ts", by=keys, strategy="forward", check_sortedness=False)
+        .filter((pl.col("command_started") <= pl.col("ts") + TRUNCATION) & (pl.col("command_ns") == pl.col("ns")))
+        .select("row", "command_row")
+    )
     if covered.is_empty():
         return slow.with_columns(write_statement=pl.lit(False))
     repeated = pl.Series(range(slow.height)).is_in(covered["row"].implode())
-    slow = slow.with_columns(write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"]))
+    slow = slow.with_columns(
+        write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"])
+    )
     return _with_statement_plans(slow, covered)
 
 
@@ -327,15 +341,25 @@ def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataF
     summed. Only the blocks holding such commands are rewritten, and no hashes: whole new string
     columns, allocated while the log's own are alive, stay resident after it is compacted."""
     # A line repeated word for word (the same statement logged twice) counts once.
-    plans = slow.select(*PLAN_COLUMNS, "started", "ts").with_row_index("row").join(covered, on="row").unique(
-        ["command_row", *PLAN_COLUMNS, "started", "ts"], maintain_order=True)
-    worst_first = [pl.col("plan_kind").replace_strict(PLAN_RANK, default=1, return_dtype=pl.Int8).fill_null(2),
-                   -pl.col("docs_examined").fill_null(0)]
-    merged = plans.sort(worst_first).group_by("command_row").agg(
-        *(pl.col(c).drop_nulls().first() for c in ("plan_kind", "shape")),
-        plan_summary=pl.col("plan_summary").drop_nulls().unique(maintain_order=True).str.join("; also "),
-        keys_examined=pl.col("keys_examined").sum(),
-        docs_examined=pl.col("docs_examined").sum(),
+    plans = (
+        slow.select(*PLAN_COLUMNS, "started", "ts")
+        .with_row_index("row")
+        .join(covered, on="row")
+        .unique(["command_row", *PLAN_COLUMNS, "started", "ts"], maintain_order=True)
+    )
+    worst_first = [
+        pl.col("plan_kind").replace_strict(PLAN_RANK, default=1, return_dtype=pl.Int8).fill_null(2),
+        -pl.col("docs_examined").fill_null(0),
+    ]
+    merged = (
+        plans.sort(worst_first)
+        .group_by("command_row")
+        .agg(
+            *(pl.col(c).drop_nulls().first() for c in ("plan_kind", "shape")),
+            plan_summary=pl.col("plan_summary").drop_nulls().unique(maintain_order=True).str.join("; also "),
+            keys_examined=pl.col("keys_examined").sum(),
+            docs_examined=pl.col("docs_examined").sum(),
+        )
     )
     merged = merged.with_columns(pl.col("plan_summary").replace("", None))
     rows = merged["command_row"]
@@ -372,8 +396,12 @@ def _groups_apart(by_group: dict[str, str], slow: pl.DataFrame, evts: pl.DataFra
     group while their lines overlap in time: two nodes sharing an address (test rigs on
     localhost:27017), not one node's logs, which cover each moment once. Each is named
     `host:port (its folder)`, with a warning; groups of one address on different days stay one node."""
-    span_rows = pl.concat([slow.select("group", "ts"), evts.select("group", "ts")]).drop_nulls().group_by("group").agg(
-        first=pl.col("ts").min(), last=pl.col("ts").max())
+    span_rows = (
+        pl.concat([slow.select("group", "ts"), evts.select("group", "ts")])
+        .drop_nulls()
+        .group_by("group")
+        .agg(first=pl.col("ts").min(), last=pl.col("ts").max())
+    )
     spans: dict[str, tuple[dt.datetime, dt.datetime]] = {g: (first, last) for g, first, last in span_rows.iter_rows()}
     kept: dict[str, list[tuple[str, tuple[dt.datetime, dt.datetime]]]] = {}
     apart: dict[str, str] = {}
@@ -382,8 +410,11 @@ def _groups_apart(by_group: dict[str, str], slow: pl.DataFrame, evts: pl.DataFra
         overlapping = [g for g, (kept_first, kept_last) in kept.get(host, []) if kept_first <= last and first <= kept_last]
         if overlapping:
             apart[group] = f"{host} ({group})"
-            warnings.warn(f"{group}: another node at {host} than {overlapping[0]} (their lines overlap in time): named {apart[group]}",
-                          sources.LogWarning, stacklevel=4)
+            warnings.warn(
+                f"{group}: another node at {host} than {overlapping[0]} (their lines overlap in time): named {apart[group]}",
+                sources.LogWarning,
+                stacklevel=4,
+            )
         else:
             kept.setdefault(host, []).append((group, (first, last)))
     return apart
@@ -404,7 +435,11 @@ def _with_clients(slow: pl.DataFrame, evts: pl.DataFrame) -> pl.DataFrame:
         return slow.with_columns(client=pl.lit(None, pl.String))
     keys = slow.select("ts", "group", "connection").with_row_index("row").sort("ts")
     clients = keys.join_asof(
-        metadata, left_on="ts", right_on="meta_ts", by=["group", "connection"], strategy="backward",
+        metadata,
+        left_on="ts",
+        right_on="meta_ts",
+        by=["group", "connection"],
+        strategy="backward",
         check_sortedness=False,  # sorted on ts just above; the check cannot see through `by`
     ).sort("row")["client"]
     return slow.with_columns(client=_chunked_like(clients, slow["ts"]))

@@ -18,7 +18,6 @@ from ..untrusted import csv_cells, json_printable, printable
 from .frames import LogFrames
 from .summary import queries
 
-
 SHAPE_WIDTH = 70
 PROBLEM_TEXT_WIDTH = 60
 WHERE_WIDTH = 40
@@ -130,7 +129,9 @@ def render_table(summary: pl.DataFrame, width: int = 80) -> Table:
             "docs/ret": "" if ratio is None else f"{ratio:.1f}",
         }
         node = f"[bold]{escape(row['node'] or 'unnamed node')}[/bold]\n" if "node" in row else ""
-        query = f"{node}{escape(row['ns'] or '')} {escape(row['command'] or '')}" + (f"\n[dim]{escape(shape)}[/dim]" if shape else "")
+        query = f"{node}{escape(row['ns'] or '')} {escape(row['command'] or '')}" + (
+            f"\n[dim]{escape(shape)}[/dim]" if shape else ""
+        )
         table.add_row(plan, query, *(cells[name] for name in numbers))
     return table
 
@@ -146,7 +147,9 @@ def render_problems_table(problems: pl.DataFrame) -> Table:
     fold into a narrow column."""
     folder = _shared_folder(problems["file"].drop_nulls().unique().to_list())
     table = Table(title=f"in {escape(folder)}" if folder else None)
-    places = [_relative(row["file"] or "", folder) + f":{row['line']}" for row in problems.select("file", "line").iter_rows(named=True)]
+    places = [
+        _relative(row["file"] or "", folder) + f":{row['line']}" for row in problems.select("file", "line").iter_rows(named=True)
+    ]
     # A place stays on one line while it fits in half an 80-column console.
     table.add_column("where", overflow="fold", width=min(max(map(len, places), default=5), WHERE_WIDTH))
     table.add_column("reason", overflow="fold")

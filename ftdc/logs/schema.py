@@ -73,6 +73,7 @@ SLOW_OPS = {
     "line": pl.Int64,
 }
 
+
 # Raw slow-op columns in the order the text decoder fills them: its own
 # (RAW_SLOW_OPS_ONLY) and, with their final dtypes, ones SLOW_OPS has.
 def _raw(own: dict, final: dict, names: tuple) -> dict:

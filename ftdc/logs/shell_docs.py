@@ -115,9 +115,9 @@ def document_after(text: str, label: str):
         return None
     start = text.find("{", at + len(label))
     # The label may name the command before its document: "command: find { ... }".
-    if start < 0 or text[at + len(label):start].strip(" ").count(" ") > 0:
+    if start < 0 or text[at + len(label) : start].strip(" ").count(" ") > 0:
         return None
     try:
-        return parse(text[start:balanced_end(text, start)])
+        return parse(text[start : balanced_end(text, start)])
     except ShellSyntaxError:
         return None

@@ -13,10 +13,9 @@ import re
 import tarfile
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..inputs import MAX_MEMBERS, special_kind, written_extent
 from ..paths import SPARSE_FROM_BYTES
@@ -183,8 +182,10 @@ def _mostly_holes(path: Path, size: int) -> str | None:
     first, written = written_extent(path)
     span = size - first
     if span > SPARSE_FROM_BYTES and written < span // 2:
-        return (f"{path}: a sparse file, {written / 2**20:,.0f} MB of its {span / 2**20:,.0f} MB (from the first byte written) "
-                "ever written: not a log as mongod writes it; not read")
+        return (
+            f"{path}: a sparse file, {written / 2**20:,.0f} MB of its {span / 2**20:,.0f} MB (from the first byte written) "
+            "ever written: not a log as mongod writes it; not read"
+        )
     return None
 
 
@@ -192,7 +193,11 @@ def _mostly_holes(path: Path, size: int) -> str | None:
 _TAR_MAGIC_AT = 257
 _TAR_MAGIC = b"ustar"
 # The compressions tarfile opens ("r:*"), by their own signatures.
-_COMPRESSED = {_GZIP_MAGIC: lambda: zlib.decompressobj(wbits=31), b"BZh": bz2.BZ2Decompressor, b"\xfd7zXZ\x00": lzma.LZMADecompressor}
+_COMPRESSED = {
+    _GZIP_MAGIC: lambda: zlib.decompressobj(wbits=31),
+    b"BZh": bz2.BZ2Decompressor,
+    b"\xfd7zXZ\x00": lzma.LZMADecompressor,
+}
 
 
 def _is_tar(path: Path) -> bool:
@@ -213,7 +218,7 @@ def _is_tar(path: Path) -> bool:
             return False
         if named and len(head) < _TAR_MAGIC_AT + len(_TAR_MAGIC):
             raise NotALog(f"{path}: not a readable archive (it ends before its first member's header)")
-    return head[_TAR_MAGIC_AT:_TAR_MAGIC_AT + len(_TAR_MAGIC)] == _TAR_MAGIC
+    return head[_TAR_MAGIC_AT : _TAR_MAGIC_AT + len(_TAR_MAGIC)] == _TAR_MAGIC
 
 
 def _tar_sources(path: Path) -> list[LogSource]:
@@ -227,12 +232,17 @@ def _tar_sources(path: Path) -> list[LogSource]:
         for count, member in enumerate(archive.tar, 1):
             if count > MAX_MEMBERS:
                 archive.close()
-                raise NotALog(f"{path}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory")
+                raise NotALog(
+                    f"{path}: more than {MAX_MEMBERS:,} members, more than a support bundle holds; unpack it yourself and point at a directory"
+                )
             if member.isfile() and _looks_like_log(Path(member.name).name):
                 members.append(member)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        warnings.warn(f"{path}: archive damaged after {len(members)} log member(s) ({exc or type(exc).__name__}): the rest is not read",
-                      LogWarning, stacklevel=4)
+        warnings.warn(
+            f"{path}: archive damaged after {len(members)} log member(s) ({exc or type(exc).__name__}): the rest is not read",
+            LogWarning,
+            stacklevel=4,
+        )
     archive.expect(len(members))
     return [
         LogSource(f"{path}!{m.name}", f"{path}!{os.path.dirname(m.name)}", m.size, float(m.mtime), _member_opener(archive, m))

@@ -41,8 +41,24 @@ SUMMARY: dict[str, Dtype] = {
 
 
 # The slow-op columns a summary reads.
-_READ = ["ns", "command", "shape", "query_shape_hash", "query_hash", "truncated", "duration_ms", "keys_examined",
-         "docs_examined", "nreturned", "plan_kind", "started", "ts", "command_json", "write_statement", "op_type"]
+_READ = [
+    "ns",
+    "command",
+    "shape",
+    "query_shape_hash",
+    "query_hash",
+    "truncated",
+    "duration_ms",
+    "keys_examined",
+    "docs_examined",
+    "nreturned",
+    "plan_kind",
+    "started",
+    "ts",
+    "command_json",
+    "write_statement",
+    "op_type",
+]
 
 
 def _group_key() -> pl.Expr:
@@ -62,8 +78,9 @@ def queries(slow_ops: Frame) -> Frame:
     return slow_ops.filter(~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none"))
 
 
-def summarize_queries(slow_ops: pl.DataFrame, sort: str = "total", *, by_node: bool = False,
-                      extra: dict[str, pl.Expr] | None = None) -> pl.DataFrame:
+def summarize_queries(
+    slow_ops: pl.DataFrame, sort: str = "total", *, by_node: bool = False, extra: dict[str, pl.Expr] | None = None
+) -> pl.DataFrame:
     """One row per (namespace, command, shape), sorted by `sort` (total, p95, count);
     with `by_node`, per node too (a `node` column first: a replica set's logs).
     Only `queries(slow_ops)` count; the rest stays in `slow_ops`. `extra` adds

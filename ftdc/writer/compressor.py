@@ -5,7 +5,6 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass
-from typing import Optional
 
 from .. import _native
 
@@ -41,7 +40,7 @@ class ChunkCompressor:
             raise ValueError(f"samples_per_chunk must be at least {MIN_SAMPLES_PER_CHUNK}")
         # The reference is the first sample, so a chunk holds one delta fewer.
         self._max_deltas = samples_per_chunk - 1
-        self._encoder: Optional[_native.ChunkEncoder] = None
+        self._encoder: _native.ChunkEncoder | None = None
         self._date_ms = 0
 
     @property
@@ -49,7 +48,7 @@ class ChunkCompressor:
         """Samples in the open chunk after its reference."""
         return self._encoder.delta_count if self._encoder else 0
 
-    def add_sample(self, sample: bytes, date_ms: int) -> Optional[Chunk]:
+    def add_sample(self, sample: bytes, date_ms: int) -> Chunk | None:
         """Adds one BSON sample; returns the chunk this closed, if any.
 
         A sample mongod would refuse (malformed BSON, nesting deeper than 10
@@ -68,7 +67,7 @@ class ChunkCompressor:
             return closed
         return None
 
-    def compressed(self) -> Optional[Chunk]:
+    def compressed(self) -> Chunk | None:
         """The open chunk as it stands (for metrics.interim and for flushing)."""
         if self._encoder is None:
             return None

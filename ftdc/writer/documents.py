@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Optional
 
 import bson
 from bson.codec_options import CodecOptions, DatetimeConversion
@@ -31,7 +30,7 @@ def to_bson(document: Document) -> bytes:
     raise TypeError(f"a sample must be a mapping or BSON bytes, not {type(document).__name__}")
 
 
-def root_start_ms(raw: bytes) -> Optional[int]:
+def root_start_ms(raw: bytes) -> int | None:
     """The root `start` Date (the sample time mongod uses), in ms; None if absent."""
     value = RawBSONDocument(raw, RAW_MS).get("start")
     return int(value) if isinstance(value, DatetimeMS) else None

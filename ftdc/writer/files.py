@@ -6,8 +6,8 @@ import datetime as dt
 import os
 import struct
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from bson.raw_bson import RawBSONDocument
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import BinaryIO, Optional
+from typing import BinaryIO
 
 from ..timeutil import TimeArg, to_ms
 from .compressor import Chunk, ChunkCompressor
@@ -34,7 +34,7 @@ class FTDCWriter:
         self,
         directory: str | os.PathLike,
         *,
-        metadata: Optional[Document] = None,
+        metadata: Document | None = None,
         samples_per_chunk: int = 300,
         samples_per_interim_update: int = 10,
         file_size_mb: float = 10,
@@ -47,12 +47,12 @@ class FTDCWriter:
         self._interim_every = samples_per_interim_update
         self._max_file_bytes = file_size_mb * MB
         self._compressor = ChunkCompressor(samples_per_chunk)
-        self._archive: Optional[BinaryIO] = None
+        self._archive: BinaryIO | None = None
         self._size = 0
         self._started = False
         self.files: list[Path] = []
 
-    def __enter__(self) -> "FTDCWriter":
+    def __enter__(self) -> FTDCWriter:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -94,7 +94,7 @@ class FTDCWriter:
             open_chunk = self._compressor.compressed()
             write_interim(self.directory, chunk_document(open_chunk.date_ms, open_chunk.data))
 
-    def _flush(self, chunk: Optional[Chunk]) -> None:
+    def _flush(self, chunk: Chunk | None) -> None:
         if chunk is not None:
             self._append(chunk_document(chunk.date_ms, chunk.data))
         remove_interim(self.directory)

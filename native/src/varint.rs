@@ -69,9 +69,7 @@ impl<'a> DeltaReader<'a> {
         let start = self.pos;
         let mut value = 0u64;
         for i in 0..MAX_VARINT_BYTES {
-            let b = *buf
-                .get(start + i)
-                .ok_or(VarintError { offset: start, message: "varint cut off at end of stream" })?;
+            let b = *buf.get(start + i).ok_or(VarintError { offset: start, message: "varint cut off at end of stream" })?;
             value |= ((b & 0x7f) as u64) << (7 * i);
             if b < 0x80 {
                 self.pos = start + i + 1;

@@ -9,8 +9,16 @@ from analysis.findings.detectors import replication
 from analysis.findings.detectors.record import Detector
 
 NOT_DETECTORS = ("record",)  # the record's own module
-MODULES = tuple(sorted((importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)
-                        if info.name not in NOT_DETECTORS), key=lambda m: m.DETECTOR.order))
+MODULES = tuple(
+    sorted(
+        (
+            importlib.import_module(f"{__name__}.{info.name}")
+            for info in pkgutil.iter_modules(__path__)
+            if info.name not in NOT_DETECTORS
+        ),
+        key=lambda m: m.DETECTOR.order,
+    )
+)
 DETECTORS = tuple(m.detect for m in MODULES)
 # Kind -> the record of the detector that emits it.
 RECORDS: dict[str, Detector] = {kind: m.DETECTOR for m in MODULES for kind in m.DETECTOR.kinds}

@@ -15,12 +15,12 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.advice import changes
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.text import duration, span
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
+from analysis.findings.finding import Finding
 from analysis.series.windows import sustained
+from analysis.text import duration, span
 
 KIND = "cache_pressure"
 MIN_S = 10.0  # "sustained" as support tooling counts it (docs/metrics.md §11: anomaly ≥ 10 s)
@@ -48,20 +48,42 @@ METHOD = (
     f"{CRITICAL_S / 60:g} minutes or more."
 )
 DETECTOR = Detector(
-    order=20, kinds=(KIND,), method=METHOD,
-    reads=("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct", "cache_max_bytes", "eviction_trigger_pct", "eviction_dirty_trigger_pct",
-           "eviction_updates_trigger_pct", "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
+    order=20,
+    kinds=(KIND,),
+    method=METHOD,
+    reads=(
+        "cache_fill_pct",
+        "cache_dirty_pct",
+        "cache_updates_pct",
+        "cache_max_bytes",
+        "eviction_trigger_pct",
+        "eviction_dirty_trigger_pct",
+        "eviction_updates_trigger_pct",
+        "app_evicted_pages_per_s",
+        "app_evict_threads",
+        "app_wait_threads",
+        "cache_timeouts",
+    ),
     # Application threads evict while holding tickets; dirty data past the trigger makes checkpoints long.
     sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
-    panels=(("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
-            ("application threads waiting for cache (threads)", ("app_wait_threads",), False)),
+    panels=(
+        ("cache, %", ("cache_fill_pct", "cache_dirty_pct", "cache_updates_pct"), False),
+        ("application threads waiting for cache (threads)", ("app_wait_threads",), False),
+    ),
     # Pages read from disk fill the cache: a scan's reading is time it held it.
     reading_holds=True,
     # Dirty data outrunning eviction: the write load, an index build, pinned history, or a cache too small for the working set;
     # the checkpoint interval, the cache size and the eviction targets and triggers bear on it.
     explained_by=("write_load", "index_build", "pinned_history", "cache_too_small"),
-    settings=("checkpoint_interval", "cache_size", "eviction_target", "eviction_trigger", "eviction_dirty_target", "eviction_dirty_trigger",
-              "eviction_updates_trigger"),
+    settings=(
+        "checkpoint_interval",
+        "cache_size",
+        "eviction_target",
+        "eviction_trigger",
+        "eviction_dirty_target",
+        "eviction_dirty_trigger",
+        "eviction_updates_trigger",
+    ),
 )
 
 
@@ -83,7 +105,9 @@ def _cache_now(ctx: Context) -> Current | None:
         return changes.current(t, "cache_size")
     if not ctx.has("cache_max_bytes") or not ctx.series["cache_max_bytes"].max():
         return None
-    return Current(float(ctx.series["cache_max_bytes"].max()), "bytes", "the cache's maximum as serverStatus reports it", "configured")
+    return Current(
+        float(ctx.series["cache_max_bytes"].max()), "bytes", "the cache's maximum as serverStatus reports it", "configured"
+    )
 
 
 def _recommendations(ctx: Context, window, breached: dict[str, dict], app_threads_evicted: bool) -> list[Recommendation]:
@@ -91,13 +115,26 @@ def _recommendations(ctx: Context, window, breached: dict[str, dict], app_thread
     a full cache by a larger one (or a smaller working set)."""
     t = ctx.thresholds.within(window.start, window.end)
     dirty = "dirty" in breached or "updates" in breached
-    writes = [changes.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often"),
-              changes.earlier_dirty_eviction(t, "Start dirty eviction earlier")] if dirty else []
-    threads = [changes.more_eviction_threads(t, "Give eviction more worker threads so application threads need not evict (check the disk keeps up)")
-               if app_threads_evicted else None]
+    writes = (
+        [
+            changes.checkpoint_more_often(t, "Dirty data outran eviction: checkpoint more often"),
+            changes.earlier_dirty_eviction(t, "Start dirty eviction earlier"),
+        ]
+        if dirty
+        else []
+    )
+    threads = [
+        changes.more_eviction_threads(
+            t, "Give eviction more worker threads so application threads need not evict (check the disk keeps up)"
+        )
+        if app_threads_evicted
+        else None
+    ]
     cache = []
     if "fill" in breached and (now := _cache_now(ctx)) is not None:
-        cache.append(changes.larger_cache(now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb))
+        cache.append(
+            changes.larger_cache(now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb)
+        )
     ordered = writes + threads + cache if dirty else cache + threads
     return [r for r in ordered if r is not None]
 
@@ -137,28 +174,39 @@ def detect(ctx: Context) -> list[Finding]:
         what = ", ".join(f"{label} {b['peak_pct']:.1f} % > {b['threshold_pct']:g} %" for label, b in breached.items())
         thresholds = "; ".join(f"{name} {ctx.thresholds.describe(name)}" for label, _, _, name in checks if label in breached)
         if corroborated:
-            effect = (f"Application threads evicted {pages:,.0f} pages, spent {duration(evicting_s)} evicting and {duration(waiting_s)} waiting for cache"
-                      + (f"; {timeouts:,.0f} operations timed out waiting for space" if timeouts else "") + ".")
+            effect = (
+                f"Application threads evicted {pages:,.0f} pages, spent {duration(evicting_s)} evicting and {duration(waiting_s)} waiting for cache"
+                + (f"; {timeouts:,.0f} operations timed out waiting for space" if timeouts else "")
+                + "."
+            )
         else:
             effect = "Application threads did not evict: eviction kept up (the tracked dirty figure counts more than the leaf pages WiredTiger tests)."
-        findings.append(Finding(
-            kind=KIND,
-            severity=severity,
-            start=window.start,
-            end=window.end,
-            subject=f"Cache past its eviction trigger for {duration(window.seconds)}",
-            statement=what,
-            reasoning=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
-            evidence={
-                "metrics": ctx.paths(*(level for _, level, _, _ in checks), "app_evicted_pages_per_s", "app_evict_threads", "app_wait_threads", "cache_timeouts"),
-                "breaches": breached,
-                "app_evicted_pages": round(pages),
-                "app_evict_seconds": round(evicting_s, 2),
-                "app_wait_seconds": round(waiting_s, 2),
-                "peak_app_wait_threads": round(peak_wait, 3),
-                "timeouts": round(timeouts),
-                "thresholds": {name: ctx.thresholds.describe(name) for _, _, _, name in checks},
-            },
-            recommendations=_recommendations(ctx, window, breached, corroborated),
-        ))
+        findings.append(
+            Finding(
+                kind=KIND,
+                severity=severity,
+                start=window.start,
+                end=window.end,
+                subject=f"Cache past its eviction trigger for {duration(window.seconds)}",
+                statement=what,
+                reasoning=f"From {span(window.start, window.end)} the cache stood past its trigger ({what}). Thresholds: {thresholds}. {effect}",
+                evidence={
+                    "metrics": ctx.paths(
+                        *(level for _, level, _, _ in checks),
+                        "app_evicted_pages_per_s",
+                        "app_evict_threads",
+                        "app_wait_threads",
+                        "cache_timeouts",
+                    ),
+                    "breaches": breached,
+                    "app_evicted_pages": round(pages),
+                    "app_evict_seconds": round(evicting_s, 2),
+                    "app_wait_seconds": round(waiting_s, 2),
+                    "peak_app_wait_threads": round(peak_wait, 3),
+                    "timeouts": round(timeouts),
+                    "thresholds": {name: ctx.thresholds.describe(name) for _, _, _, name in checks},
+                },
+                recommendations=_recommendations(ctx, window, breached, corroborated),
+            )
+        )
     return findings

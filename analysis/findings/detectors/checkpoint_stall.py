@@ -20,15 +20,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-
-
 from analysis.advice import changes
+from analysis.advice.recommendation import Recommendation, advise
+from analysis.findings.context import Context
+from analysis.findings.detectors.record import Detector
+from analysis.findings.finding import Finding
 from analysis.series import spikes as spikes_module
 from analysis.series.checkpoints import Checkpoint, in_window
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
-from analysis.advice.recommendation import Recommendation, advise
-from analysis.findings.detectors.record import Detector
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
@@ -59,16 +57,29 @@ METHOD = (
     f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
 )
 DETECTOR = Detector(
-    order=10, kinds=(KIND,), method=METHOD,
-    reads=("reads_latency_ms", "writes_latency_ms", "commands_latency_ms", "checkpoint_running", "checkpoint_time_ms", "checkpoint_last_ms",
-           "cache_dirty_pct"),
+    order=10,
+    kinds=(KIND,),
+    method=METHOD,
+    reads=(
+        "reads_latency_ms",
+        "writes_latency_ms",
+        "commands_latency_ms",
+        "checkpoint_running",
+        "checkpoint_time_ms",
+        "checkpoint_last_ms",
+        "cache_dirty_pct",
+    ),
     # Writes stall behind the checkpoint: tickets held, throughput down, clients time out and reconnect;
     # dirty data left behind pushes the cache past its triggers; secondaries fall behind; a primary too stalled to answer heartbeats loses its role.
     sets_off=("cache_pressure", "ticket_exhaustion", "throughput_dip", "connection_storm", "replication_lag", "primary_change"),
-    panels=(("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True), ("dirty, %", ("cache_dirty_pct",), False)),
+    panels=(
+        ("latency, ms", ("reads_latency_ms", "writes_latency_ms", "commands_latency_ms"), True),
+        ("dirty, %", ("cache_dirty_pct",), False),
+    ),
     # A chain of long checkpoints: the write load, an index build or pinned history behind it. The interval bears on it; the
     # cache size does not: the dirty data a checkpoint writes is bounded by a share of the cache, so a small cache shortens them.
-    explained_by=("write_load", "index_build", "pinned_history"), settings=("checkpoint_interval",),
+    explained_by=("write_load", "index_build", "pinned_history"),
+    settings=("checkpoint_interval",),
 )
 
 
@@ -92,7 +103,9 @@ def _union_s(spans: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: 
     return total
 
 
-def _chance(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime, period: dt.timedelta) -> float:
+def _chance(
+    spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime, period: dt.timedelta
+) -> float:
     """Share of [lo, hi] where a spike as long as this one would start and touch a checkpoint. Spikes
     start on sample times and touching counts, so the starts from a - length to b, both included,
     are one period more than the span between them."""
@@ -122,8 +135,15 @@ def _spike_row(ctx: Context, aligned: _Aligned, previous_end: dt.datetime | None
     after_previous = _dirty_at(ctx, previous_end) if previous_end else None
     target = ctx.thresholds.value("eviction_dirty_target")
     return {
-        "op": s.op, "spike_start": s.start, "spike_end": s.end, "peak_ms": round(s.peak_ms, 1), "baseline_ms": round(s.baseline_ms, 2),
-        "checkpoint_start": c.start, "checkpoint_end": c.end, "checkpoint_s": round(c.seconds, 1), "checkpoint_source": c.source,
+        "op": s.op,
+        "spike_start": s.start,
+        "spike_end": s.end,
+        "peak_ms": round(s.peak_ms, 1),
+        "baseline_ms": round(s.baseline_ms, 2),
+        "checkpoint_start": c.start,
+        "checkpoint_end": c.end,
+        "checkpoint_s": round(c.seconds, 1),
+        "checkpoint_source": c.source,
         "dirty_pct_at_checkpoint_start": None if at_start is None else round(at_start, 2),
         "dirty_pct_after_previous_checkpoint": None if after_previous is None else round(after_previous, 2),
         # Dirty data built up when the checkpoint started above the dirty target eviction works towards.
@@ -151,14 +171,25 @@ def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt
     built = [r for r in checkpoints.values() if r["dirty_built_up"]]
     if built:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
-        why = (f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) "
-               f"(dirty target {t.describe('eviction_dirty_target')})")
-        recs += [changes.more_eviction_threads(t, "Let eviction write dirty data out between checkpoints with more worker threads"),
-                 changes.earlier_dirty_eviction(t, "Let eviction write dirty data out between checkpoints from a lower dirty target", why)]
+        why = (
+            f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) "
+            f"(dirty target {t.describe('eviction_dirty_target')})"
+        )
+        recs += [
+            changes.more_eviction_threads(t, "Let eviction write dirty data out between checkpoints with more worker threads"),
+            changes.earlier_dirty_eviction(
+                t, "Let eviction write dirty data out between checkpoints from a lower dirty target", why
+            ),
+        ]
     if more_often and not unusual:
         recs.append(more_often)
-    recs.append(advise("investigate", "Check the disk during checkpoints (utilisation, wait per request)",
-                       "a device that cannot absorb the checkpoint's writes stalls the operations that wait on it"))
+    recs.append(
+        advise(
+            "investigate",
+            "Check the disk during checkpoints (utilisation, wait per request)",
+            "a device that cannot absorb the checkpoint's writes stalls the operations that wait on it",
+        )
+    )
     return [r for r in recs if r is not None]
 
 
@@ -190,7 +221,9 @@ class _Verdict:
     hi: dt.datetime
 
 
-def _judged(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> _Verdict | None:
+def _judged(
+    ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta
+) -> _Verdict | None:
     """The episode's spikes of one operation class tested against chance on their own: another class's spikes
     (a long read's completion credited in one sample) neither dilute nor lift them."""
     lo = episode[0].spike.start - pad * 2
@@ -211,10 +244,15 @@ def _judged(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoi
     return _Verdict(episode, len(local), k, expected, p_value, coverage, lo, hi)
 
 
-def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta) -> Finding | None:
+def _episode_finding(
+    ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta
+) -> Finding | None:
     """One finding for the operation classes whose spikes in the episode each pass the test on their own."""
-    verdicts = [v for op in sorted({a.spike.op for a in episode})
-                if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, checkpoints, pad)) is not None]
+    verdicts = [
+        v
+        for op in sorted({a.spike.op for a in episode})
+        if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, checkpoints, pad)) is not None
+    ]
     if not verdicts:
         return None
     episode = sorted((a for v in verdicts for a in v.aligned), key=lambda a: a.spike.start)
@@ -247,12 +285,21 @@ def _episode_finding(ctx: Context, episode: list[_Aligned], spikes: list[Spike],
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
         ),
         evidence={
-            "metrics": ctx.paths(*(f"{op}_latency_ms" for op in sorted(ops)), "checkpoint_time_ms", "checkpoint_last_ms", "checkpoint_running", "cache_dirty_pct"),
+            "metrics": ctx.paths(
+                *(f"{op}_latency_ms" for op in sorted(ops)),
+                "checkpoint_time_ms",
+                "checkpoint_last_ms",
+                "checkpoint_running",
+                "cache_dirty_pct",
+            ),
             "aligned_spikes": rows,
-            "spikes": total, "aligned": k, "expected_by_chance": round(expected, 2), "p_value": p_value,
-            "checkpoint_time_share": round(coverage, 4), "checkpoints_in_window": in_window(checkpoints, start, end),
-            "thresholds": {"spike": spikes_module.RULE,
-                           "checkpoint_interval": changes.interval_text(ctx.thresholds)},
+            "spikes": total,
+            "aligned": k,
+            "expected_by_chance": round(expected, 2),
+            "p_value": p_value,
+            "checkpoint_time_share": round(coverage, 4),
+            "checkpoints_in_window": in_window(checkpoints, start, end),
+            "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },
         recommendations=_recommendations(ctx, rows, start, end),
@@ -263,7 +310,9 @@ def _episode_gap(interval_s: float) -> dt.timedelta:
     return max(EPISODE_GAP * dt.timedelta(seconds=interval_s), MIN_EPISODE_GAP)
 
 
-def _long_episodes(ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set, interval: float) -> list[list[tuple[Checkpoint, list[Spike]]]]:
+def _long_episodes(
+    ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set, interval: float
+) -> list[list[tuple[Checkpoint, list[Spike]]]]:
     """Checkpoints longer than the interval with a latency spike inside, those less than
     EPISODE_GAP intervals apart in one episode."""
     episodes: list[list[tuple[Checkpoint, list[Spike]]]] = []
@@ -293,37 +342,48 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         start, end = checkpoints[0].start, checkpoints[-1].end
         peak = max(inside, key=lambda s: s.peak_ms)
         ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
-        stalled = sum(min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found)
+        stalled = sum(
+            min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found
+        )
         dirty = _dirty_at(ctx, longest.start)
         usual = ctx.usual_latency(peak.op, start, peak.baseline_ms)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
-        what = (f"A {duration(longest.seconds)} checkpoint" if len(episode) == 1
-                else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},")
+        what = (
+            f"A {duration(longest.seconds)} checkpoint"
+            if len(episode) == 1
+            else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},"
+        )
         unusual = changes.unusual_interval(ctx.thresholds)
-        out.append(Finding(
-            kind=KIND,
-            severity="critical" if peak.peak_ms >= CRITICAL_MS or longest.seconds >= 2 * interval else "warning",
-            start=start,
-            end=end,
-            subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
-            reasoning=(
-                f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
-                f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
-                f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
-                + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
-                + (f" The interval itself is the problem: {unusual}." if unusual else "")
-            ),
-            evidence={
-                "metrics": ctx.paths(*(f"{s.op}_latency_ms" for s in inside), "checkpoint_last_ms", "checkpoint_time_ms", "cache_dirty_pct"),
-                "checkpoints": [{"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints],
-                "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
-                "aligned_spikes": rows,
-                "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
-                "baseline": {"latency_ms": round(usual.latency_ms, 3)},
-            },
-            recommendations=_recommendations(ctx, rows, start, end),
-            usual=usual,
-        ))
+        out.append(
+            Finding(
+                kind=KIND,
+                severity="critical" if peak.peak_ms >= CRITICAL_MS or longest.seconds >= 2 * interval else "warning",
+                start=start,
+                end=end,
+                subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
+                reasoning=(
+                    f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
+                    f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
+                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
+                    + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
+                    + (f" The interval itself is the problem: {unusual}." if unusual else "")
+                ),
+                evidence={
+                    "metrics": ctx.paths(
+                        *(f"{s.op}_latency_ms" for s in inside), "checkpoint_last_ms", "checkpoint_time_ms", "cache_dirty_pct"
+                    ),
+                    "checkpoints": [
+                        {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints
+                    ],
+                    "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
+                    "aligned_spikes": rows,
+                    "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
+                    "baseline": {"latency_ms": round(usual.latency_ms, 3)},
+                },
+                recommendations=_recommendations(ctx, rows, start, end),
+                usual=usual,
+            )
+        )
     return out
 
 

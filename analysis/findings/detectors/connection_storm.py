@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
-from analysis.text import duration
+from analysis.findings.finding import Finding
 from analysis.series.windows import Window, between, sustained
+from analysis.text import duration
+from ftdc.frames import TIME_COLUMN
 
 KIND = "connection_storm"
 STORM_FACTOR = 10.0
@@ -34,7 +33,10 @@ METHOD = (
     f"{RISE_SHARE * 100:g} % or more. Critical when the node refused connections or had none left."
 )
 DETECTOR = Detector(
-    order=80, kinds=(KIND,), method=METHOD, root="workload",
+    order=80,
+    kinds=(KIND,),
+    method=METHOD,
+    root="workload",
     reads=("connections", "connections_available", "connections_created_per_s", "connections_rejected"),
     sets_off=("ticket_exhaustion", "throughput_dip"),  # every new connection authenticates and competes for tickets
     panels=(("connections", ("connections",), False), ("opened/s", ("connections_created_per_s",), False)),
@@ -62,7 +64,9 @@ def detect(ctx: Context) -> list[Finding]:
     bar = pl.max_horizontal(STORM_FACTOR * usual, pl.lit(MIN_RATE))
     series = ctx.series.with_columns(bar=bar)
     findings, covered = [], None
-    for found in sustained(series, pl.col("connections_created_per_s") >= pl.col("bar"), min_s=MIN_S, merge_s=MERGE_S, interval=True):
+    for found in sustained(
+        series, pl.col("connections_created_per_s") >= pl.col("bar"), min_s=MIN_S, merge_s=MERGE_S, interval=True
+    ):
         if covered is not None and found.last <= covered:
             continue  # inside the storm before, extended
         window = _extended(series, found)
@@ -78,32 +82,51 @@ def detect(ctx: Context) -> list[Finding]:
         exhausted = ctx.has("connections_available") and (rows["connections_available"].min() or 1) <= 0
         refused_lines = 0
         if ctx.logs is not None:
-            refused_lines = ctx.logs.events.filter(pl.col("kind") == "connection_refused", pl.col("ts").is_between(window.start, window.end)).height
+            refused_lines = ctx.logs.events.filter(
+                pl.col("kind") == "connection_refused", pl.col("ts").is_between(window.start, window.end)
+            ).height
         refused = rejected > 0 or exhausted or refused_lines > 0
         baseline = ctx.baseline("connections_created_per_s", window.start)
-        findings.append(Finding(
-            kind=KIND,
-            severity="critical" if refused else "warning",
-            start=window.start,
-            end=window.end,
-            subject="Connection storm",
-            statement=f"{created:,.0f} connections opened in {duration(window.seconds)}, open count {start_count:,.0f} → {peak:,.0f}"
-                  + (", connections refused" if refused else ""),
-            reasoning=(f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
-                       f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
-                       f"{start_count:,.0f} to {peak:,.0f}."
-                       + (f" {rejected:,.0f} were rejected." if rejected else "")
-                       + (" No connections were left available." if exhausted else "")
-                       + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")),
-            evidence={
-                "metrics": ctx.paths("connections", "connections_created_per_s", "connections_rejected", "connections_available"),
-                "created": created, "open_before": start_count, "open_peak": peak, "rejected": rejected,
-                "baseline": {"created_per_s": baseline},
-                "thresholds": {"storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"},
-            },
-            recommendations=[
-                advise("limit_clients", "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)"),
-                advise("investigate", "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream"),
-            ],
-        ))
+        findings.append(
+            Finding(
+                kind=KIND,
+                severity="critical" if refused else "warning",
+                start=window.start,
+                end=window.end,
+                subject="Connection storm",
+                statement=f"{created:,.0f} connections opened in {duration(window.seconds)}, open count {start_count:,.0f} → {peak:,.0f}"
+                + (", connections refused" if refused else ""),
+                reasoning=(
+                    f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
+                    f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
+                    f"{start_count:,.0f} to {peak:,.0f}."
+                    + (f" {rejected:,.0f} were rejected." if rejected else "")
+                    + (" No connections were left available." if exhausted else "")
+                    + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")
+                ),
+                evidence={
+                    "metrics": ctx.paths(
+                        "connections", "connections_created_per_s", "connections_rejected", "connections_available"
+                    ),
+                    "created": created,
+                    "open_before": start_count,
+                    "open_peak": peak,
+                    "rejected": rejected,
+                    "baseline": {"created_per_s": baseline},
+                    "thresholds": {
+                        "storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"
+                    },
+                },
+                recommendations=[
+                    advise(
+                        "limit_clients",
+                        "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)",
+                    ),
+                    advise(
+                        "investigate",
+                        "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream",
+                    ),
+                ],
+            )
+        )
     return findings

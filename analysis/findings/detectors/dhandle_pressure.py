@@ -15,12 +15,12 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.advice import changes
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import Recommendation, advise
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
-from analysis.text import duration
+from analysis.findings.finding import Finding
 from analysis.series.windows import sustained
+from analysis.text import duration
 
 KIND = "dhandle_pressure"
 LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
@@ -41,18 +41,29 @@ METHOD = (
     f"least {MIN_S:g} s. Handles growing by {GROWTH * 100:g} % and at least {MIN_GROWTH:,} alone is informational."
 )
 DETECTOR = Detector(
-    order=60, kinds=(KIND,), method=METHOD, root="workload",
+    order=60,
+    kinds=(KIND,),
+    method=METHOD,
+    root="workload",
     reads=("dhandles", "dhandles_swept", "dhandle_lock_wait_threads", "schema_lock_wait_threads", "checkpoint_gather_handles_ms"),
     sets_off=("checkpoint_stall", "ticket_exhaustion", "throughput_dip"),  # checkpoints gather handles; threads wait for the lock
-    panels=(("data handles", ("dhandles",), False), ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False)),
+    panels=(
+        ("data handles", ("dhandles",), False),
+        ("lock waits (threads)", ("dhandle_lock_wait_threads", "schema_lock_wait_threads"), False),
+    ),
 )
 
 
 def _recommendations(ctx: Context, handles: float | None, start, end) -> list[Recommendation]:
     recs = []
     if handles:
-        recs.append(advise("change_workload", "Drop unused collections and indexes, and avoid a collection per tenant or day at this scale",
-                           f"{handles:,.0f} handles are open: each collection and index is one"))
+        recs.append(
+            advise(
+                "change_workload",
+                "Drop unused collections and indexes, and avoid a collection per tenant or day at this scale",
+                f"{handles:,.0f} handles are open: each collection and index is one",
+            )
+        )
     sweep = changes.sooner_sweep(ctx.thresholds.within(start, end))
     return recs + ([sweep] if sweep else [])
 
@@ -69,40 +80,52 @@ def detect(ctx: Context) -> list[Finding]:
     for window in sustained(ctx.series, pl.any_horizontal(pressure), min_s=MIN_S, merge_s=MERGE_S) if pressure else []:
         rows = window.rows(ctx.series)
         handles = float(rows["dhandles"].max() or 0)
-        parts = [f"{c.split('_lock')[0].replace('_', ' ')} lock: {float(rows[c].mean()):.2f} threads waiting on average" for c in waits]
+        parts = [
+            f"{c.split('_lock')[0].replace('_', ' ')} lock: {float(rows[c].mean()):.2f} threads waiting on average" for c in waits
+        ]
         if ctx.has("checkpoint_gather_handles_ms"):
-            parts.append(f"checkpoints spent up to {float(rows['checkpoint_gather_handles_ms'].max() or 0):,.0f} ms gathering handles")
-        findings.append(Finding(
-            kind=KIND,
-            severity="warning",
-            start=window.start,
-            end=window.end,
-            subject=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
-            reasoning=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
-            evidence={
-                "metrics": ctx.paths("dhandles", *waits, "checkpoint_gather_handles_ms", "dhandles_swept"),
-                "dhandles_peak": handles,
-                "thresholds": {"lock_wait_threads": LOCK_WAIT_THREADS, "gather_ms": GATHER_MS, "sustained_s": MIN_S,
-                               "close_idle_time": ctx.thresholds.describe("close_idle_time"),
-                               "close_handle_minimum": ctx.thresholds.describe("close_handle_minimum")},
-            },
-            recommendations=_recommendations(ctx, handles, window.start, window.end),
-        ))
+            parts.append(
+                f"checkpoints spent up to {float(rows['checkpoint_gather_handles_ms'].max() or 0):,.0f} ms gathering handles"
+            )
+        findings.append(
+            Finding(
+                kind=KIND,
+                severity="warning",
+                start=window.start,
+                end=window.end,
+                subject=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
+                reasoning=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
+                evidence={
+                    "metrics": ctx.paths("dhandles", *waits, "checkpoint_gather_handles_ms", "dhandles_swept"),
+                    "dhandles_peak": handles,
+                    "thresholds": {
+                        "lock_wait_threads": LOCK_WAIT_THREADS,
+                        "gather_ms": GATHER_MS,
+                        "sustained_s": MIN_S,
+                        "close_idle_time": ctx.thresholds.describe("close_idle_time"),
+                        "close_handle_minimum": ctx.thresholds.describe("close_handle_minimum"),
+                    },
+                },
+                recommendations=_recommendations(ctx, handles, window.start, window.end),
+            )
+        )
     counts = ctx.series.select("start", "dhandles").drop_nulls()
     if counts.height >= 2:
         first, peak = float(counts["dhandles"][0]), float(counts["dhandles"].max())
         if peak - first >= MIN_GROWTH and peak >= (1 + GROWTH) * max(first, 1):
             at = counts.filter(pl.col("dhandles") == peak)["start"][0]
             swept = float(ctx.series["dhandles_swept"].sum() or 0) if ctx.has("dhandles_swept") else None
-            findings.append(Finding(
-                kind=KIND,
-                severity="info",
-                start=counts["start"][0],
-                end=at,
-                subject=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
-                reasoning=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
-                            + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
-                evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
-                recommendations=_recommendations(ctx, peak, counts["start"][0], at),
-            ))
+            findings.append(
+                Finding(
+                    kind=KIND,
+                    severity="info",
+                    start=counts["start"][0],
+                    end=at,
+                    subject=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
+                    reasoning=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
+                    + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
+                    evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
+                    recommendations=_recommendations(ctx, peak, counts["start"][0], at),
+                )
+            )
     return findings

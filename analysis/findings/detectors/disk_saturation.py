@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
-from analysis.text import duration, span
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
+from analysis.findings.finding import Finding
 from analysis.series.windows import overlap_s, sustained
+from analysis.text import duration, span
 
 KIND = "disk_saturation"
 UTIL_PCT = 90.0
@@ -36,7 +36,10 @@ METHOD = (
     f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
 )
 DETECTOR = Detector(
-    order=50, kinds=(KIND,), method=METHOD, root="resource",
+    order=50,
+    kinds=(KIND,),
+    method=METHOD,
+    root="resource",
     reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
     sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
@@ -47,14 +50,23 @@ def _windows_not_checked(ctx: Context) -> Finding:
     """An `info` finding: a Windows node's PhysicalDisk counters are read (requests, bytes, their time), but hold no busy time."""
     devices = [n.split(".", 2)[2] for n in ctx.resolved.matching("disk.windows_reads.")]
     return Finding(
-        kind=KIND, severity="info", start=ctx.first, end=ctx.last,
+        kind=KIND,
+        severity="info",
+        start=ctx.first,
+        end=ctx.last,
         subject="Disk saturation not checked",
         statement=f"this Windows node's PhysicalDisk counters ({', '.join(devices)}) do not record the time its disks were busy",
-        reasoning=("mongod on Windows samples PhysicalDisk performance counters per disk: reads, writes, bytes and the time requests took "
-                   "(read: time per request, requests in flight, IOPS and throughput are in the disk panels), but not the time a disk was busy "
-                   f"(% Idle Time), and saturation needs a disk busy at least {UTIL_PCT:g} % of the time, so nothing is said either way about it."),
-        evidence={"layout": "windows PhysicalDisk", "devices": devices, "not_recorded": "% Idle Time",
-                  "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))]},
+        reasoning=(
+            "mongod on Windows samples PhysicalDisk performance counters per disk: reads, writes, bytes and the time requests took "
+            "(read: time per request, requests in flight, IOPS and throughput are in the disk panels), but not the time a disk was busy "
+            f"(% Idle Time), and saturation needs a disk busy at least {UTIL_PCT:g} % of the time, so nothing is said either way about it."
+        ),
+        evidence={
+            "layout": "windows PhysicalDisk",
+            "devices": devices,
+            "not_recorded": "% Idle Time",
+            "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))],
+        },
     )
 
 
@@ -93,30 +105,41 @@ def detect(ctx: Context) -> list[Finding]:
                 details.append(f"{throughput:,.0f} MB/s")
             if psi is not None:
                 details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
-            findings.append(Finding(
-                kind=KIND,
-                severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
-                start=window.start,
-                end=window.end,
-                subject=f"Disk {dev} saturated for {duration(window.seconds)}",
-                statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
-                reasoning=(f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
-                           f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): " + "; ".join(details) + "."),
-                evidence={
-                    "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
-                    "device": dev,
-                    "util_pct_mean": round(float(rows[util].mean()), 1),
-                    "await_ms_peak": round(peak_wait, 1),
-                    "baseline": {"await_ms": round(usual, 2)},
-                    "thresholds": {"util_pct": UTIL_PCT, "await_ms": round(bar, 1), "sustained_s": MIN_S},
-                    "seconds_in_checkpoints": round(in_checkpoints, 1),
-                },
-                recommendations=[
-                    advise("resize", "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
-                           f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request"),
-                    advise("batch_writes", "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
-                                           "and bulk loads scheduled at the same time"),
-                ],
-            ))
+            findings.append(
+                Finding(
+                    kind=KIND,
+                    severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
+                    start=window.start,
+                    end=window.end,
+                    subject=f"Disk {dev} saturated for {duration(window.seconds)}",
+                    statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                    reasoning=(
+                        f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
+                        f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): "
+                        + "; ".join(details)
+                        + "."
+                    ),
+                    evidence={
+                        "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
+                        "device": dev,
+                        "util_pct_mean": round(float(rows[util].mean()), 1),
+                        "await_ms_peak": round(peak_wait, 1),
+                        "baseline": {"await_ms": round(usual, 2)},
+                        "thresholds": {"util_pct": UTIL_PCT, "await_ms": round(bar, 1), "sustained_s": MIN_S},
+                        "seconds_in_checkpoints": round(in_checkpoints, 1),
+                    },
+                    recommendations=[
+                        advise(
+                            "resize",
+                            "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
+                            f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request",
+                        ),
+                        advise(
+                            "batch_writes",
+                            "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
+                            "and bulk loads scheduled at the same time",
+                        ),
+                    ],
+                )
+            )
     return findings
-

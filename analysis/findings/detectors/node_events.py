@@ -10,52 +10,82 @@ from __future__ import annotations
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
 from analysis.findings.context import Context
+from analysis.findings.detectors.record import Detector
+from analysis.findings.detectors.restart_loop import loops
 from analysis.findings.finding import Finding
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import dated_span, duration
-from analysis.findings.detectors.record import Detector
-from analysis.findings.detectors.restart_loop import loops
+from ftdc.frames import TIME_COLUMN
 
 # Context for the other findings (`info`): what it bounds, nothing it causes.
-METHOD = (f"A restart is a new process (its pid changed or its uptime went back); a gap is more than {GAP_PERIODS} sampling periods "
-          "without a sample (mongod down, or too stalled to collect). Both bound what the other findings can see.")
-DETECTOR = Detector(order=110, kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),))
+METHOD = (
+    f"A restart is a new process (its pid changed or its uptime went back); a gap is more than {GAP_PERIODS} sampling periods "
+    "without a sample (mongod down, or too stalled to collect). Both bound what the other findings can see."
+)
+DETECTOR = Detector(
+    order=110, kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),)
+)
 
 MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding
 
 
 def detect(ctx: Context) -> list[Finding]:
-    marks = ctx.series.select(TIME_COLUMN, "restart", "gap", previous=pl.col(TIME_COLUMN).shift(1)).filter(pl.col("restart") | pl.col("gap"))
+    marks = ctx.series.select(TIME_COLUMN, "restart", "gap", previous=pl.col(TIME_COLUMN).shift(1)).filter(
+        pl.col("restart") | pl.col("gap")
+    )
     # A restart loop's restarts, and the gaps between them, are told once by its own finding (restart_loop).
     for loop in loops(ctx.series):
         marks = marks.filter(~pl.col(TIME_COLUMN).is_between(loop.start, loop.end))
     findings = []
     for row in marks.filter(pl.col("restart")).iter_rows(named=True):
         down = (row[TIME_COLUMN] - row["previous"]).total_seconds()
-        findings.append(Finding(
-            kind="restart", severity="info", start=row["previous"], end=row[TIME_COLUMN],
-            subject=f"mongod restarted between {dated_span(row['previous'], row[TIME_COLUMN], 'and')}, down for at most {duration(down)}",
-            reasoning=(f"A new process (its pid changed or its uptime went back): the old one's last sample and the new one's first are "
-                       f"{duration(down)} apart. Counters restart from zero, so no rate is taken across it."),
-            evidence={"metrics": [p for p in (ctx.resolved.path("pid"), ctx.resolved.path("uptime_ms") or ctx.resolved.path("uptime_s")) if p]},
-        ))
-    gaps = marks.filter(pl.col("gap") & ~pl.col("restart")).with_columns(seconds=(pl.col(TIME_COLUMN) - pl.col("previous")).dt.total_milliseconds() / 1000)
+        findings.append(
+            Finding(
+                kind="restart",
+                severity="info",
+                start=row["previous"],
+                end=row[TIME_COLUMN],
+                subject=f"mongod restarted between {dated_span(row['previous'], row[TIME_COLUMN], 'and')}, down for at most {duration(down)}",
+                reasoning=(
+                    f"A new process (its pid changed or its uptime went back): the old one's last sample and the new one's first are "
+                    f"{duration(down)} apart. Counters restart from zero, so no rate is taken across it."
+                ),
+                evidence={
+                    "metrics": [
+                        p
+                        for p in (ctx.resolved.path("pid"), ctx.resolved.path("uptime_ms") or ctx.resolved.path("uptime_s"))
+                        if p
+                    ]
+                },
+            )
+        )
+    gaps = marks.filter(pl.col("gap") & ~pl.col("restart")).with_columns(
+        seconds=(pl.col(TIME_COLUMN) - pl.col("previous")).dt.total_milliseconds() / 1000
+    )
     for row in gaps.sort("seconds", descending=True).head(MAX_GAPS).sort(TIME_COLUMN).iter_rows(named=True):
-        findings.append(Finding(
-            kind="ftdc_gap", severity="info", start=row["previous"], end=row[TIME_COLUMN],
-            subject=f"No FTDC samples for {duration(row['seconds'])}",
-            reasoning=f"No sample from {dated_span(row['previous'], row[TIME_COLUMN])}: mongod was down, or too stalled to collect.",
-            evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
-        ))
+        findings.append(
+            Finding(
+                kind="ftdc_gap",
+                severity="info",
+                start=row["previous"],
+                end=row[TIME_COLUMN],
+                subject=f"No FTDC samples for {duration(row['seconds'])}",
+                reasoning=f"No sample from {dated_span(row['previous'], row[TIME_COLUMN])}: mongod was down, or too stalled to collect.",
+                evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
+            )
+        )
     if gaps.height > MAX_GAPS:
         rest = gaps.sort("seconds", descending=True).slice(MAX_GAPS)
-        findings.append(Finding(
-            kind="ftdc_gap", severity="info", start=rest[TIME_COLUMN].min(), end=rest[TIME_COLUMN].max(),
-            subject=f"{rest.height} shorter FTDC gaps",
-            reasoning=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(float(rest['seconds'].max()))}.",
-            evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
-        ))
+        findings.append(
+            Finding(
+                kind="ftdc_gap",
+                severity="info",
+                start=rest[TIME_COLUMN].min(),
+                end=rest[TIME_COLUMN].max(),
+                subject=f"{rest.height} shorter FTDC gaps",
+                reasoning=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(float(rest['seconds'].max()))}.",
+                evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
+            )
+        )
     return findings

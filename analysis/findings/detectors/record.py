@@ -37,7 +37,9 @@ class Detector:
     kinds: tuple[str, ...]
     order: int  # where it runs among the detectors (findings are produced in this order)
     method: str  # how it decides, in words for the report's readers (the values its constants stand for)
-    reads: tuple[str, ...] = ()  # the derived columns (`analysis.series.derived`) it reasons about, "." ending a family as in Panel
+    reads: tuple[
+        str, ...
+    ] = ()  # the derived columns (`analysis.series.derived`) it reasons about, "." ending a family as in Panel
     sets_off: tuple[str, ...] = ()  # kinds its mechanism can set off (its effects; `Finding.causes` are a finding's causes)
     panels: tuple[Panel, ...] = ()  # two at most: each panel costs a figure as much as drawing it
     attributed: bool = True  # the log's slow operations can explain its windows (culprits)
@@ -45,7 +47,9 @@ class Detector:
     replica_set_wide: bool = False  # every member of the replica set sees it: members' copies merge into one finding
     root: str = "undetermined"  # the root cause a chain starting here has, failing a better one
     explained_by: tuple[str, ...] = ()  # CANDIDATES a chain holding it is tested for
-    settings: tuple[str, ...] = ()  # settings (`analysis.series.thresholds`) whose outliers set it off or worsen it (`configuration`)
+    settings: tuple[
+        str, ...
+    ] = ()  # settings (`analysis.series.thresholds`) whose outliers set it off or worsen it (`configuration`)
 
     def __post_init__(self) -> None:
         if self.root not in ROOTS:

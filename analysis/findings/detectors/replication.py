@@ -20,16 +20,14 @@ from dataclasses import replace
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
-from analysis.series.derived import PRIMARY
-from analysis.text import duration, span
-from analysis.series.windows import sustained
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
-
+from analysis.findings.finding import Finding
+from analysis.series.derived import PRIMARY
+from analysis.series.windows import sustained
+from analysis.text import duration, span
+from ftdc.frames import TIME_COLUMN
 
 LAG_S = 10.0
 MIN_S = 30.0
@@ -44,11 +42,18 @@ METHOD = (
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
-    order=90, kinds=("replication_lag", "primary_change"), method=METHOD, attributed=False, replica_set_wide=True,
+    order=90,
+    kinds=("replication_lag", "primary_change"),
+    method=METHOD,
+    attributed=False,
+    replica_set_wide=True,
     reads=("member_state.", "member_lag_s.", "member_self."),
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
     sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
-    panels=(("lag behind the primary, s", ("member_lag_s.",), False), ("member state (1 primary, 2 secondary)", ("member_state.",), False)),
+    panels=(
+        ("lag behind the primary, s", ("member_lag_s.",), False),
+        ("member state (1 primary, 2 secondary)", ("member_state.",), False),
+    ),
 )
 
 
@@ -77,17 +82,30 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
         start=start,
         end=end,
         subject=f"{_opening(name)} lagged the primary by up to {duration(peak)} for {duration((end - start).total_seconds())}",
-        reasoning=(f"From {span(start, end)}, {name}'s last applied operation trailed the primary's by "
-                   f"{LAG_S:g} s or more (peak {duration(peak)}), as replSetGetStatus saw it. Reads from it were that stale, "
-                   "and majority writes waited on the members that kept up."),
+        reasoning=(
+            f"From {span(start, end)}, {name}'s last applied operation trailed the primary's by "
+            f"{LAG_S:g} s or more (peak {duration(peak)}), as replSetGetStatus saw it. Reads from it were that stale, "
+            "and majority writes waited on the members that kept up."
+        ),
         evidence={
             "metrics": [f"replSetGetStatus.members.{member}.optimeDate", f"replSetGetStatus.members.{member}.state"],
-            "member": member, "lag_s_peak": peak,
-            "thresholds": {"lag_s": LAG_S, "sustained_s": MIN_S, "source": "support tooling: lag over 5 s is an anomaly; heartbeats and no-op writes add 10 s of noise"},
+            "member": member,
+            "lag_s_peak": peak,
+            "thresholds": {
+                "lag_s": LAG_S,
+                "sustained_s": MIN_S,
+                "source": "support tooling: lag over 5 s is an anomaly; heartbeats and no-op writes add 10 s of noise",
+            },
         },
         recommendations=[
-            advise("investigate", "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog"),
-            advise("investigate", "Check the network between the members and the oplog window (replication lag beyond it needs a resync)"),
+            advise(
+                "investigate",
+                "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
+            ),
+            advise(
+                "investigate",
+                "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
+            ),
         ],
     )
 
@@ -95,8 +113,10 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
 def _lag(ctx: Context, member: str) -> list[Finding]:
     column = f"member_lag_s.{member}"
     # No merging across dips: a member that keeps up touches zero every no-op cycle.
-    return [lag_finding(member_name(ctx, member), member, w.start, w.end, float(w.rows(ctx.series)[column].max()))
-            for w in sustained(ctx.series, pl.col(column) >= LAG_S, min_s=MIN_S, merge_s=0)]
+    return [
+        lag_finding(member_name(ctx, member), member, w.start, w.end, float(w.rows(ctx.series)[column].max()))
+        for w in sustained(ctx.series, pl.col(column) >= LAG_S, min_s=MIN_S, merge_s=0)
+    ]
 
 
 def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
@@ -104,9 +124,19 @@ def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
     primary = pl.coalesce([pl.when(pl.col(c) == PRIMARY).then(pl.lit(m)) for c, m in zip(states, names)])
     frame = ctx.series.select(TIME_COLUMN, primary=primary).filter(pl.col("primary").is_not_null())
     changes = frame.with_columns(before=pl.col("primary").shift(1), since=pl.col(TIME_COLUMN).shift(1)).filter(
-        pl.col("before").is_not_null() & (pl.col("primary") != pl.col("before")))
-    return [change_finding(member_name(ctx, row["before"]), member_name(ctx, row["primary"]), row["before"], row["primary"], row["since"], row[TIME_COLUMN])
-            for row in changes.iter_rows(named=True)]
+        pl.col("before").is_not_null() & (pl.col("primary") != pl.col("before"))
+    )
+    return [
+        change_finding(
+            member_name(ctx, row["before"]),
+            member_name(ctx, row["primary"]),
+            row["before"],
+            row["primary"],
+            row["since"],
+            row[TIME_COLUMN],
+        )
+        for row in changes.iter_rows(named=True)
+    ]
 
 
 def change_finding(old: str, new: str, from_member: str, to_member: str, since, at) -> Finding:
@@ -117,9 +147,15 @@ def change_finding(old: str, new: str, from_member: str, to_member: str, since, 
         start=since,
         end=at,
         subject=f"Primary changed from {old} to {new}",
-        reasoning=(f"{_opening(old)} was primary at {since:%H:%M:%S}; {new} was at {at:%H:%M:%S}"
-                   f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."),
-        evidence={"metrics": [f"replSetGetStatus.members.{m}.state" for m in (from_member, to_member)], "from_member": from_member, "to_member": to_member},
+        reasoning=(
+            f"{_opening(old)} was primary at {since:%H:%M:%S}; {new} was at {at:%H:%M:%S}"
+            f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."
+        ),
+        evidence={
+            "metrics": [f"replSetGetStatus.members.{m}.state" for m in (from_member, to_member)],
+            "from_member": from_member,
+            "to_member": to_member,
+        },
     )
 
 
@@ -134,7 +170,10 @@ def detect(ctx: Context) -> list[Finding]:
 def relate(findings: list[Finding]) -> list[Finding]:
     """The findings again, a primary change during another finding's window made part of that incident: a warning."""
     problems = [f for f in findings if f.severity != "info" and f.kind != "primary_change"]
-    return [_during(f, [p for p in problems if p.start <= f.end and p.end >= f.start]) if f.kind == "primary_change" else f for f in findings]
+    return [
+        _during(f, [p for p in problems if p.start <= f.end and p.end >= f.start]) if f.kind == "primary_change" else f
+        for f in findings
+    ]
 
 
 def _during(change: Finding, during: list[Finding]) -> Finding:

@@ -17,21 +17,21 @@ six minutes whose worst ten seconds fell to 47 % is one finding saying both, its
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import Any
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
+from analysis.findings.finding import Finding
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
 from analysis.text import duration, pct
+from ftdc.frames import TIME_COLUMN
 
 KIND = "throughput_dip"
 BUCKET_S = 5  # or one sampling period, when longer: a bucket without a sample is no bucket
@@ -51,7 +51,9 @@ METHOD = (
     f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a latency spike, or a sample missing."
 )
 DETECTOR = Detector(
-    order=70, kinds=(KIND,), method=METHOD,
+    order=70,
+    kinds=(KIND,),
+    method=METHOD,
     reads=("finished_per_s", "documents_per_s", "collect_ms", "connections", "read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"),
     sets_off=(),  # an effect only: it names the queue, stall or latency behind it
     panels=(("operations/s", ("finished_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
@@ -88,19 +90,35 @@ class Episode:
         """`Throughput at about 52 % of normal for 6 min, at worst 47 % for 10 s`."""
         if self.one_part:
             return f"Throughput fell to {pct(self.lowest / self.baseline)} of normal for {duration(self.seconds)}"
-        return (f"Throughput at about {pct(self.typical / self.baseline)} of normal for {duration(self.seconds)}, "
-                f"at worst {pct(self.lowest / self.baseline)} for {duration(self.worst_seconds)}")
+        return (
+            f"Throughput at about {pct(self.typical / self.baseline)} of normal for {duration(self.seconds)}, "
+            f"at worst {pct(self.lowest / self.baseline)} for {duration(self.worst_seconds)}"
+        )
 
     def explained(self) -> str:
-        before = f"against {self.baseline:,.0f}/s in the 10 minutes before, from {self.start:%H:%M:%S} for {duration(self.seconds)}"
+        before = (
+            f"against {self.baseline:,.0f}/s in the 10 minutes before, from {self.start:%H:%M:%S} for {duration(self.seconds)}"
+        )
         if self.one_part:
             return f"Operations finished fell to {self.lowest:,.0f}/s {before}"
-        return (f"Operations finished fell to {self.typical:,.0f}/s (the median 5-second bucket) {before}; at worst "
-                f"{self.lowest:,.0f}/s from {self.worst_start:%H:%M:%S} for {duration(self.worst_seconds)}")
+        return (
+            f"Operations finished fell to {self.typical:,.0f}/s (the median 5-second bucket) {before}; at worst "
+            f"{self.lowest:,.0f}/s from {self.worst_start:%H:%M:%S} for {duration(self.worst_seconds)}"
+        )
 
     def evidence(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "ops_per_s_median": self.typical, "share_median": self.typical / self.baseline,
-                "worst": {"start": self.worst_start, "end": self.worst_end, "ops_per_s_min": self.lowest, "share_min": self.lowest / self.baseline}}
+        return {
+            "start": self.start,
+            "end": self.end,
+            "ops_per_s_median": self.typical,
+            "share_median": self.typical / self.baseline,
+            "worst": {
+                "start": self.worst_start,
+                "end": self.worst_end,
+                "ops_per_s_min": self.lowest,
+                "share_min": self.lowest / self.baseline,
+            },
+        }
 
 
 def _bucket(ctx: Context) -> dt.timedelta:
@@ -115,17 +133,24 @@ def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
     after_gap = pl.col("gap").fill_null(False)
     interval_ms = (pl.when(after_gap).then(0).otherwise(pl.col("interval_s").fill_null(0)) * 1000).round().cast(pl.Int64)
     frame = ctx.series.select(
-        pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms), "finished_per_s", gap=after_gap,
+        pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms),
+        "finished_per_s",
+        gap=after_gap,
         queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
         connections=pl.col("connections") if ctx.has("connections") else pl.lit(None, pl.Float64),
     )
     buckets = frame.group_by_dynamic(TIME_COLUMN, every=width).agg(
-        ops=pl.col("finished_per_s").filter(~pl.col("gap")).mean(), queued=pl.col("queued").max(), collect_ms=pl.col("collect_ms").max(), gap=pl.col("gap").any(),
+        ops=pl.col("finished_per_s").filter(~pl.col("gap")).mean(),
+        queued=pl.col("queued").max(),
+        collect_ms=pl.col("collect_ms").max(),
+        gap=pl.col("gap").any(),
         connections=pl.col("connections").cast(pl.Float64).mean(),
     )
-    return buckets.with_columns(baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"),
-                                usual_connections=pl.col("connections").rolling_median_by(TIME_COLUMN, "10m", closed="left"))
+    return buckets.with_columns(
+        baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"),
+        usual_connections=pl.col("connections").rolling_median_by(TIME_COLUMN, "10m", closed="left"),
+    )
 
 
 def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta) -> dt.datetime:
@@ -181,10 +206,14 @@ def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]
     def adjacent(a: int, b: int) -> bool:
         return times[b] - times[a] <= width
 
-    def below(i: int, share: float, baseline: Optional[float]) -> bool:
+    def below(i: int, share: float, baseline: float | None) -> bool:
         return baseline is not None and (ops[i] is None or ops[i] < share * baseline)
 
-    dips = buckets.with_row_index("row").filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))["row"].to_list()
+    dips = (
+        buckets.with_row_index("row")
+        .filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))["row"]
+        .to_list()
+    )
     out: list[dict[str, Any]] = []
     for dip in dips:
         if out and dip <= out[-1]["last"]:
@@ -197,8 +226,24 @@ def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]
         while last + 1 < len(times) and adjacent(last, last + 1) and below(last + 1, LOW_SHARE, baseline):
             last += 1
         lowest = min((i for i in range(first, last + 1) if ops[i] is not None), key=lambda i: ops[i], default=dip)
-        worst = next(((a, b) for a, b in _runs(range(first, last + 1), partial(below, share=DIP_SHARE, baseline=baseline), adjacent) if a <= lowest <= b), (dip, dip))
-        out.append({"first": first, "last": last, "baseline": baseline, "lowest": lowest, "worst_first": worst[0], "worst_last": worst[1]})
+        worst = next(
+            (
+                (a, b)
+                for a, b in _runs(range(first, last + 1), partial(below, share=DIP_SHARE, baseline=baseline), adjacent)
+                if a <= lowest <= b
+            ),
+            (dip, dip),
+        )
+        out.append(
+            {
+                "first": first,
+                "last": last,
+                "baseline": baseline,
+                "lowest": lowest,
+                "worst_first": worst[0],
+                "worst_last": worst[1],
+            }
+        )
     return out
 
 
@@ -212,8 +257,15 @@ def detect(ctx: Context) -> list[Finding]:
     for found in _episodes(buckets, width):
         rows = buckets.slice(found["first"], found["last"] - found["first"] + 1)
         baseline = found["baseline"]
-        e = {"start": rows[TIME_COLUMN][0], "end": rows[TIME_COLUMN][-1] + width, "queued": rows["queued"].max(), "collect_ms": rows["collect_ms"].max(),
-             "gap": bool(rows["gap"].any()), "connections": rows["connections"].min(), "usual_connections": rows["usual_connections"][0]}
+        e = {
+            "start": rows[TIME_COLUMN][0],
+            "end": rows[TIME_COLUMN][-1] + width,
+            "queued": rows["queued"].max(),
+            "collect_ms": rows["collect_ms"].max(),
+            "gap": bool(rows["gap"].any()),
+            "connections": rows["connections"].min(),
+            "usual_connections": rows["usual_connections"][0],
+        }
         reasons = []
         if e["queued"]:
             reasons.append(f"{e['queued']:,.0f} operations queued")
@@ -231,26 +283,44 @@ def detect(ctx: Context) -> list[Finding]:
         worst_start = buckets[TIME_COLUMN][found["worst_first"]]
         worst_end = min(_last_low(ctx, buckets[TIME_COLUMN][found["worst_last"]] + width, DIP_SHARE * baseline, width), end)
         low = buckets["ops"][found["lowest"]]
-        episode = Episode(start=e["start"], end=end, baseline=baseline, typical=float(rows["ops"].median() or 0.0),
-                          worst_start=worst_start, worst_end=worst_end, lowest=float(low) if low is not None else 0.0)
+        episode = Episode(
+            start=e["start"],
+            end=end,
+            baseline=baseline,
+            typical=float(rows["ops"].median() or 0.0),
+            worst_start=worst_start,
+            worst_end=worst_end,
+            lowest=float(low) if low is not None else 0.0,
+        )
         documents = _documents(ctx, episode)
         said = f" Documents: {documents['episode']:,}/s against {documents['before']:,}/s before." if documents else ""
-        findings.append(Finding(
-            kind=KIND,
-            severity="warning",
-            start=episode.start,
-            end=episode.end,
-            subject=episode.told(),
-            statement=reasons[0],
-            reasoning=f"{episode.explained()}, while " + "; ".join(reasons) + "." + said,
-            evidence={
-                "metrics": ctx.paths("finished_per_s", "documents_per_s", "read_queued", "write_queued", "collect_ms"),
-                "baseline": {"ops_per_s": baseline}, "episode": episode.evidence(), "documents_per_s": documents,
-                "ops_per_s_min": episode.lowest,
-                "thresholds": {"dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} operations finished/s",
-                               "episode": f"< {LOW_SHARE:.0%} of the baseline before it began"},
-                "reasons": reasons,
-            },
-            recommendations=[advise("investigate", "Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput")],
-        ))
+        findings.append(
+            Finding(
+                kind=KIND,
+                severity="warning",
+                start=episode.start,
+                end=episode.end,
+                subject=episode.told(),
+                statement=reasons[0],
+                reasoning=f"{episode.explained()}, while " + "; ".join(reasons) + "." + said,
+                evidence={
+                    "metrics": ctx.paths("finished_per_s", "documents_per_s", "read_queued", "write_queued", "collect_ms"),
+                    "baseline": {"ops_per_s": baseline},
+                    "episode": episode.evidence(),
+                    "documents_per_s": documents,
+                    "ops_per_s_min": episode.lowest,
+                    "thresholds": {
+                        "dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} operations finished/s",
+                        "episode": f"< {LOW_SHARE:.0%} of the baseline before it began",
+                    },
+                    "reasons": reasons,
+                },
+                recommendations=[
+                    advise(
+                        "investigate",
+                        "Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput",
+                    )
+                ],
+            )
+        )
     return findings

@@ -9,18 +9,18 @@ ticket queue length, time queued, or the global lock queue (docs/metrics.md §4)
 
 from __future__ import annotations
 
-from typing import Collection, Optional
+from collections.abc import Collection
 
 import polars as pl
 
 from analysis.advice import changes
-from analysis.findings.context import Context, major_minor
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import Recommendation, advise
-from analysis.series.derived import WAITERS
-from analysis.text import duration, span
+from analysis.findings.context import Context, major_minor
 from analysis.findings.detectors.record import Detector
+from analysis.findings.finding import Finding
+from analysis.series.derived import WAITERS
 from analysis.series.windows import sustained
+from analysis.text import duration, span
 
 KIND = "ticket_exhaustion"
 MIN_S = 5.0
@@ -39,13 +39,34 @@ METHOD = (
     "many operations queued as the pool holds."
 )
 DETECTOR = Detector(
-    order=30, kinds=(KIND,), method=METHOD,
-    reads=(*(f"{rw}_{c}" for rw in ("read", "write") for c in ("tickets_available", "tickets_out", "tickets_total", "ticket_queue", "queued",
-                                                          "ticket_waiters")),
-           "reads_latency_ms", "writes_latency_ms"),
+    order=30,
+    kinds=(KIND,),
+    method=METHOD,
+    reads=(
+        *(
+            f"{rw}_{c}"
+            for rw in ("read", "write")
+            for c in ("tickets_available", "tickets_out", "tickets_total", "ticket_queue", "queued", "ticket_waiters")
+        ),
+        "reads_latency_ms",
+        "writes_latency_ms",
+    ),
     sets_off=("throughput_dip", "connection_storm"),  # work queues, clients time out and reconnect
-    panels=(("tickets available", ("read_tickets_available", "write_tickets_available"), False),
-            ("queued", ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue", "read_ticket_waiters", "write_ticket_waiters"), False)),
+    panels=(
+        ("tickets available", ("read_tickets_available", "write_tickets_available"), False),
+        (
+            "queued",
+            (
+                "read_queued",
+                "write_queued",
+                "read_ticket_queue",
+                "write_ticket_queue",
+                "read_ticket_waiters",
+                "write_ticket_waiters",
+            ),
+            False,
+        ),
+    ),
     settings=("read_tickets", "write_tickets"),  # a pool fixed below its default
 )
 
@@ -59,7 +80,7 @@ def _queued(columns: Collection[str], rw: str) -> list[pl.Expr]:
     return gauges + waiting
 
 
-def _needs_queue(columns: Collection[str], version: Optional[str], rw: str) -> bool:
+def _needs_queue(columns: Collection[str], version: str | None, rw: str) -> bool:
     """7.0+: no ticket available is not overload by itself (throughput probing)."""
     known = major_minor(version)
     return known >= (7, 0) if known else f"{rw}_ticket_waiters" in columns
@@ -70,7 +91,7 @@ def _probing(ctx: Context, rw: str) -> bool:
     return _needs_queue(ctx.series.columns, ctx.node.version, rw) and ctx.thresholds.value(f"{rw}_tickets") is None
 
 
-def exhausted(columns: Collection[str], version: Optional[str], rw: str) -> pl.Expr | None:
+def exhausted(columns: Collection[str], version: str | None, rw: str) -> pl.Expr | None:
     """Per sample of a derived series with `columns`: no `rw` ticket available, and from 7.0 work
     queued for one; None when the series cannot tell."""
     if f"{rw}_tickets_available" not in columns:
@@ -85,19 +106,41 @@ def exhausted(columns: Collection[str], version: Optional[str], rw: str) -> pl.E
 def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
     recs = []
     if rw == "read":
-        recs.append(advise("change_workload", "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index, "
-                                              "or move analytics reads to a secondary"))
+        recs.append(
+            advise(
+                "change_workload",
+                "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index, "
+                "or move analytics reads to a secondary",
+            )
+        )
     else:
-        recs.append(advise("investigate", "Look at cache pressure and checkpoints in the same window before changing the write pool",
-                           "write tickets are held while writes wait on the storage engine"))
+        recs.append(
+            advise(
+                "investigate",
+                "Look at cache pressure and checkpoints in the same window before changing the write pool",
+                "write tickets are held while writes wait on the storage engine",
+            )
+        )
     if _probing(ctx, rw) and total < FIXED_POOL:
         cores = ctx.node.cpus
         now = changes.current(ctx.thresholds.within(window.start, window.end), f"{rw}_tickets")
-        recs.append(changes.change(f"{rw}_tickets", now, FIXED_POOL, f"If the storage engine is not the bottleneck, fix the {rw} pool",
-                                  f"throughput probing sized it down to {total}" + (f" (probing starts from 2 × {cores} cores)" if cores else "")))
+        recs.append(
+            changes.change(
+                f"{rw}_tickets",
+                now,
+                FIXED_POOL,
+                f"If the storage engine is not the bottleneck, fix the {rw} pool",
+                f"throughput probing sized it down to {total}" + (f" (probing starts from 2 × {cores} cores)" if cores else ""),
+            )
+        )
     else:
-        recs.append(advise("investigate", f"Raise the {total}-ticket {rw} pool only when CPU and disk have headroom",
-                           "more tickets only add concurrency inside a saturated storage engine"))
+        recs.append(
+            advise(
+                "investigate",
+                f"Raise the {total}-ticket {rw} pool only when CPU and disk have headroom",
+                "more tickets only add concurrency inside a saturated storage engine",
+            )
+        )
     return recs
 
 
@@ -130,32 +173,46 @@ def detect(ctx: Context) -> list[Finding]:
             severity = "critical" if window.seconds >= CRITICAL_S or (total and queued_peak >= total) else "warning"
             queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
             waiters = peaks.get(f"{rw}_ticket_waiters")
-            waiting_text = (f" (time queued says {waiters:,.0f} waiting on average over the worst interval: the queue between samples)"
-                            if gauges and waiters is not None and waiters > queued_peak else "")
+            waiting_text = (
+                f" (time queued says {waiters:,.0f} waiting on average over the worst interval: the queue between samples)"
+                if gauges and waiters is not None and waiters > queued_peak
+                else ""
+            )
             latency_text = f" Mean {rw} latency reached {lat_peak:,.0f} ms." if lat_peak is not None else ""
-            findings.append(Finding(
-                kind=KIND,
-                severity=severity,
-                resource=rw,
-                start=window.start,
-                end=window.end,
-                subject=(f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}" if held >= 0.9 * window.seconds
-                         else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}"),
-                statement=f"{available} of {total} available{queue_text}",
-                reasoning=(f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
-                           f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"),
-                evidence={
-                    "metrics": ctx.paths(*needed, *queue_cols, latency),
-                    "tickets_total": total,
-                    "seconds_exhausted": round(held, 1),
-                    "tickets_available_min": available,
-                    "queued_peak": peaks,
-                    "latency_ms_peak": lat_peak,
-                    "baseline": {"latency_ms": None if usual is None else round(usual.latency_ms, 3)},
-                    "thresholds": {"exhausted": "no ticket available" + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
-                                   "sustained_s": MIN_S, f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets")},
-                },
-                recommendations=_recommendations(ctx, window, rw, total),
-                usual=usual,
-            ))
+            findings.append(
+                Finding(
+                    kind=KIND,
+                    severity=severity,
+                    resource=rw,
+                    start=window.start,
+                    end=window.end,
+                    subject=(
+                        f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}"
+                        if held >= 0.9 * window.seconds
+                        else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}"
+                    ),
+                    statement=f"{available} of {total} available{queue_text}",
+                    reasoning=(
+                        f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
+                        f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"
+                    ),
+                    evidence={
+                        "metrics": ctx.paths(*needed, *queue_cols, latency),
+                        "tickets_total": total,
+                        "seconds_exhausted": round(held, 1),
+                        "tickets_available_min": available,
+                        "queued_peak": peaks,
+                        "latency_ms_peak": lat_peak,
+                        "baseline": {"latency_ms": None if usual is None else round(usual.latency_ms, 3)},
+                        "thresholds": {
+                            "exhausted": "no ticket available"
+                            + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
+                            "sustained_s": MIN_S,
+                            f"{rw}_tickets": ctx.thresholds.describe(f"{rw}_tickets"),
+                        },
+                    },
+                    recommendations=_recommendations(ctx, window, rw, total),
+                    usual=usual,
+                )
+            )
     return findings

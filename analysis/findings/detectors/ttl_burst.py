@@ -16,13 +16,12 @@ import datetime as dt
 
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
-from analysis.findings.context import Context
-from analysis.findings.finding import Finding
 from analysis.advice.recommendation import advise
-from analysis.text import duration
+from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
+from analysis.findings.finding import Finding
+from analysis.text import duration
+from ftdc.frames import TIME_COLUMN
 
 KIND = "ttl_burst"
 MINUTE = "1m"
@@ -42,8 +41,18 @@ METHOD = (
     "it ran; a burst that cost nothing is informational."
 )
 DETECTOR = Detector(
-    order=40, kinds=(KIND,), method=METHOD, root="workload",
-    reads=("ttl_deleted", "finished_per_s", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct", "eviction_dirty_target_pct"),
+    order=40,
+    kinds=(KIND,),
+    method=METHOD,
+    root="workload",
+    reads=(
+        "ttl_deleted",
+        "finished_per_s",
+        "writes_latency_ms",
+        "write_tickets_available",
+        "cache_dirty_pct",
+        "eviction_dirty_target_pct",
+    ),
     # The deletes dirty the cache, hold write tickets and write to disk like any other writes.
     sets_off=("cache_pressure", "checkpoint_stall", "ticket_exhaustion", "throughput_dip", "disk_saturation"),
     panels=(("TTL deletes per sample", ("ttl_deleted",), False), ("latency, ms", ("writes_latency_ms",), True)),
@@ -66,15 +75,28 @@ def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
     its busiest 60 s, mean load, and the usual minute before it (that of the minute it began in,
     which counts only minutes before)."""
     frame = series.select(
-        TIME_COLUMN, deleted=pl.col("ttl_deleted").fill_null(0), previous=pl.col(TIME_COLUMN).shift(1),
+        TIME_COLUMN,
+        deleted=pl.col("ttl_deleted").fill_null(0),
+        previous=pl.col(TIME_COLUMN).shift(1),
         finished_per_s=pl.col("finished_per_s") if "finished_per_s" in series.columns else pl.lit(None, pl.Float64),
     ).with_columns(busiest=pl.col("deleted").rolling_sum_by(TIME_COLUMN, MINUTE))
     deleting = frame.filter(pl.col("deleted") > 0)
-    passes = deleting.with_columns(run=(pl.col(TIME_COLUMN).diff() > PASS_GAP).fill_null(True).cum_sum()).group_by("run", maintain_order=True).agg(
-        start=pl.coalesce("previous", TIME_COLUMN).first(), end=pl.col(TIME_COLUMN).last(), deleted=pl.col("deleted").sum(),
-        busiest=pl.col("busiest").max(), finished_per_s=pl.col("finished_per_s").mean())
-    return passes.sort("start").join_asof(minutes.select(TIME_COLUMN, "usual"), left_on="start", right_on=TIME_COLUMN, strategy="backward") \
+    passes = (
+        deleting.with_columns(run=(pl.col(TIME_COLUMN).diff() > PASS_GAP).fill_null(True).cum_sum())
+        .group_by("run", maintain_order=True)
+        .agg(
+            start=pl.coalesce("previous", TIME_COLUMN).first(),
+            end=pl.col(TIME_COLUMN).last(),
+            deleted=pl.col("deleted").sum(),
+            busiest=pl.col("busiest").max(),
+            finished_per_s=pl.col("finished_per_s").mean(),
+        )
+    )
+    return (
+        passes.sort("start")
+        .join_asof(minutes.select(TIME_COLUMN, "usual"), left_on="start", right_on=TIME_COLUMN, strategy="backward")
         .with_columns(pl.col("usual").fill_null(MIN_BASELINE))
+    )
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -82,7 +104,9 @@ def detect(ctx: Context) -> list[Finding]:
         return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
     minutes = _minutes(ctx.series)
     busy = minutes["finished_per_s"].quantile(PEAK_QUANTILE) if "finished_per_s" in minutes.columns else None
-    bursts = _passes(ctx.series, minutes).filter(pl.col("busiest") >= BURST_FACTOR * pl.col("usual"), pl.col("busiest") >= MIN_DOCS)
+    bursts = _passes(ctx.series, minutes).filter(
+        pl.col("busiest") >= BURST_FACTOR * pl.col("usual"), pl.col("busiest") >= MIN_DOCS
+    )
     write_spikes = [s for s in ctx.spikes if s.op == "writes"]
     findings = []
     for row in bursts.iter_rows(named=True):
@@ -107,29 +131,46 @@ def detect(ctx: Context) -> list[Finding]:
         if ctx.logs is not None:
             # The pass's line is written as it finishes, after its last deletes were sampled.
             ttl_lines = ctx.logs.events.filter(pl.col("kind") == "ttl", pl.col("ts").is_between(start, end + PASS_GAP)).height
-        findings.append(Finding(
-            kind=KIND,
-            severity="warning" if costs else "info",
-            start=start,
-            end=end,
-            subject=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}",
-            statement=costs[0] if costs else "",
-            usual=usual,  # the latency costs[0] names
-            reasoning=(f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
-                       f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
-                       + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
-                       + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")),
-            evidence={
-                "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
-                "deleted": row["deleted"], "baseline": {"deleted_per_minute": row["usual"], **({"latency_ms": round(usual.latency_ms, 3)} if usual is not None else {})},
-                "thresholds": {"burst": f"a pass whose busiest minute deletes ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"},
-                "at_peak_load": at_peak,
-            },
-            recommendations=[
-                advise("batch_writes", "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads"),
-                advise("batch_writes", "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
-                                       "(setParameter ttlMonitorEnabled: false) and resume it after"),
-            ] if costs else [],
-        ))
+        findings.append(
+            Finding(
+                kind=KIND,
+                severity="warning" if costs else "info",
+                start=start,
+                end=end,
+                subject=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}",
+                statement=costs[0] if costs else "",
+                usual=usual,  # the latency costs[0] names
+                reasoning=(
+                    f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
+                    f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
+                    + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
+                    + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")
+                ),
+                evidence={
+                    "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
+                    "deleted": row["deleted"],
+                    "baseline": {
+                        "deleted_per_minute": row["usual"],
+                        **({"latency_ms": round(usual.latency_ms, 3)} if usual is not None else {}),
+                    },
+                    "thresholds": {
+                        "burst": f"a pass whose busiest minute deletes ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"
+                    },
+                    "at_peak_load": at_peak,
+                },
+                recommendations=[
+                    advise(
+                        "batch_writes",
+                        "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads",
+                    ),
+                    advise(
+                        "batch_writes",
+                        "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "
+                        "(setParameter ttlMonitorEnabled: false) and resume it after",
+                    ),
+                ]
+                if costs
+                else [],
+            )
+        )
     return findings
-

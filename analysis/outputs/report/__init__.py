@@ -12,10 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, Optional
-
-from ftdc.atomic import replacing
+from typing import Optional
 
 from analysis.analyze import Analysis
 from analysis.findings.finding import Finding
@@ -23,11 +22,29 @@ from analysis.nodes import NodesAnalysis, with_cross_node
 from analysis.outputs.report import content, explorer_page, figures, html, markdown
 from analysis.outputs.report.explorer import Explorer, explore
 from analysis.outputs.report.redact import Redactor, redact_all, redact_result
+from ftdc.atomic import replacing
 
-__all__ = ["FORMATS", "Explorer", "Redactor", "build_report", "explore", "redact_all", "redact_result", "write_explorer", "write_key", "write_report"]
+__all__ = [
+    "FORMATS",
+    "Explorer",
+    "Redactor",
+    "build_report",
+    "explore",
+    "redact_all",
+    "redact_result",
+    "write_explorer",
+    "write_key",
+    "write_report",
+]
 
-def build_report(nodes: NodesAnalysis | Iterable[Analysis], cross_node: Iterable[Finding] = (), *, redacted: bool = False,
-                 generated: Optional[dt.datetime] = None) -> content.Report:
+
+def build_report(
+    nodes: NodesAnalysis | Iterable[Analysis],
+    cross_node: Iterable[Finding] = (),
+    *,
+    redacted: bool = False,
+    generated: dt.datetime | None = None,
+) -> content.Report:
     """The report of these nodes: a `NodesAnalysis` as told, or analyses and the cross-node findings about them.
     For an attachment, pass what `redact_result` (or `redact_all`) returns and `redacted=True`."""
     result = nodes if isinstance(nodes, NodesAnalysis) else with_cross_node(list(nodes), list(cross_node))
@@ -63,7 +80,11 @@ def _write_json(report: content.Report, path: Path) -> list[Path]:
 
 
 # Each report format's writer, by the file's suffix: `report` to `path`, returning every file written.
-WRITERS: dict[str, Callable[[content.Report, Path], list[Path]]] = {".html": _write_html, ".md": markdown.write, ".json": _write_json}
+WRITERS: dict[str, Callable[[content.Report, Path], list[Path]]] = {
+    ".html": _write_html,
+    ".md": markdown.write,
+    ".json": _write_json,
+}
 FORMATS = tuple(WRITERS)
 
 

@@ -11,22 +11,29 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
-from ftdc.timeutil import format_time
-
-from analysis.findings import detectors
-from analysis.outputs import document as documents
-from analysis.outputs.document import SCHEMA_VERSION, document, headlines, incident_headline, node_headlines, replica_set_name, window, worst_incidents  # noqa: F401
 from analysis.analyze import Analysis
-from analysis.findings.finding import SEVERITIES, Finding
+from analysis.findings import detectors
+from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
-from analysis.text import duration
-from analysis.workbench.log_overview import Workload, workload
-from analysis.workbench import system
+from analysis.outputs import document as documents
+from analysis.outputs.document import (  # noqa: F401
+    SCHEMA_VERSION,
+    document,
+    headlines,
+    incident_headline,
+    node_headlines,
+    replica_set_name,
+    window,
+    worst_incidents,
+)
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
-
+from analysis.text import duration
+from analysis.workbench import system
+from analysis.workbench.log_overview import Workload, workload
+from ftdc.timeutil import format_time
 
 
 @dataclass
@@ -36,7 +43,7 @@ class Figure:
     svg: str  # the picture as an SVG document: inline in the HTML report, a file beside the Markdown one
 
 
-def _figure(svg: Optional[str], name: str, caption: str) -> Optional[Figure]:
+def _figure(svg: str | None, name: str, caption: str) -> Figure | None:
     return Figure(name, caption, svg) if svg is not None else None
 
 
@@ -45,7 +52,7 @@ class IncidentCard:
     incident: Incident
     node: str  # the node it happened on; the replica set's name for a cross-node incident
     headline: str
-    figure: Optional[Figure]
+    figure: Figure | None
 
 
 @dataclass
@@ -56,14 +63,14 @@ class NodeSection:
     incidents: list[IncidentCard]
     facts: list[tuple[str, str]]
     coverage: list[tuple[str, str]]
-    timeline: Optional[Figure]
+    timeline: Figure | None
     more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
-    workload: Optional[Workload] = None  # the log's slow operations, clients and messages over the whole span
-    system: Optional[system.SystemView] = None  # the system panels' series, summarised
-    system_figure: Optional[Figure] = None
-    explorer: Optional[Explorer] = None  # the derived series on one zoomable time axis (the HTML report's explorer)
+    workload: Workload | None = None  # the log's slow operations, clients and messages over the whole span
+    system: system.SystemView | None = None  # the system panels' series, summarised
+    system_figure: Figure | None = None
+    explorer: Explorer | None = None  # the derived series on one zoomable time axis (the HTML report's explorer)
 
     @property
     def findings(self) -> list[Finding]:
@@ -89,7 +96,7 @@ class Report:
     cross_node: list[Finding] = field(default_factory=list)
     cross_incidents: list[IncidentCard] = field(default_factory=list)  # cards of the replica set's incidents no node's took
     cross_all: list[Incident] = field(default_factory=list)  # every one of those incidents, carded or not
-    members: Optional[Figure] = None  # the replica set's timeline: member states, lag, elections
+    members: Figure | None = None  # the replica set's timeline: member states, lag, elections
     methods: list[tuple[str, str]] = field(default_factory=list)
     redacted: bool = False
 
@@ -106,8 +113,14 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         """The JSON report: the one document `analysis.outputs.document` builds from the data model (every incident), the one
         `--json` prints."""
-        return document([n.analysis for n in self.nodes], [n.name for n in self.nodes], self.cross_node, self.cross_all,
-                        redacted=self.redacted, generated=self.generated)
+        return document(
+            [n.analysis for n in self.nodes],
+            [n.name for n in self.nodes],
+            self.cross_node,
+            self.cross_all,
+            redacted=self.redacted,
+            generated=self.generated,
+        )
 
 
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
@@ -124,11 +137,31 @@ def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
         ("node", name),
         ("version", node.version or "unknown"),
         ("replica set", node.replica_set or "-"),
-        ("host", ", ".join(x for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{node.memory_mb:,} MB RAM" if node.memory_mb else None) if x) or "-"),
+        (
+            "host",
+            ", ".join(
+                x
+                for x in (
+                    node.os,
+                    f"{node.cpus} cores" if node.cpus else None,
+                    f"{node.memory_mb:,} MB RAM" if node.memory_mb else None,
+                )
+                if x
+            )
+            or "-",
+        ),
         ("WiredTiger cache", f"{cache / 2**30:.1f} GB" if cache else "-"),
         ("tickets (pool size seen)", ", ".join(tickets) or "-"),
     ]
-    for key in ("eviction_trigger", "eviction_dirty_trigger", "eviction_updates_trigger", "eviction_target", "eviction_dirty_target", "eviction_threads_max", "checkpoint_interval"):
+    for key in (
+        "eviction_trigger",
+        "eviction_dirty_trigger",
+        "eviction_updates_trigger",
+        "eviction_target",
+        "eviction_dirty_target",
+        "eviction_threads_max",
+        "checkpoint_interval",
+    ):
         facts.append((key, t.describe(key)))
     return facts
 
@@ -143,9 +176,13 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
         ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
         ("restarts", ", ".join(format_time(r) for r in view.restarts) or "none"),
         ("damaged input", f"{len(view.problems)} problem(s)" if view.problems else "none"),
-        ("log", "none given" if analysis.logs is None else
-         f"{analysis.logs.slow_ops.height:,} slow operations, {analysis.logs.events.height:,} other lines"
-         + (f", {analysis.logs.problems.height:,} unreadable" if analysis.logs.problems.height else "")),
+        (
+            "log",
+            "none given"
+            if analysis.logs is None
+            else f"{analysis.logs.slow_ops.height:,} slow operations, {analysis.logs.events.height:,} other lines"
+            + (f", {analysis.logs.problems.height:,} unreadable" if analysis.logs.problems.height else ""),
+        ),
     ]
 
 
@@ -154,18 +191,26 @@ def methods() -> list[tuple[str, str]]:
     return [(", ".join(m.DETECTOR.kinds), m.DETECTOR.method) for m in detectors.MODULES]
 
 
-def incident_cards(analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]) -> list[IncidentCard]:
+def incident_cards(
+    analysis: Analysis, incidents: list[Incident], node: str, slug: str, members: dict[str, str]
+) -> list[IncidentCard]:
     """A card per incident (the MAX_CARDS most severe; all are in the JSON), each with the plot of its own chain and window;
     `members` names the replica set's members by address (`figures.member_names`)."""
-    return [IncidentCard(i, node, incident_headline(i, node),
-                         _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.svg", f"{node} {i.id}: {i.title}"))
-            for i in worst_incidents(incidents)]
+    return [
+        IncidentCard(
+            i,
+            node,
+            incident_headline(i, node),
+            _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.svg", f"{node} {i.id}: {i.title}"),
+        )
+        for i in worst_incidents(incidents)
+    ]
 
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
     key = node_slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, key, members)
-    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][:documents.MAX_CARDS]  # the cards' one limit
+    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][: documents.MAX_CARDS]  # the cards' one limit
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
     view = system.view(analysis, members)
@@ -179,8 +224,18 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
         timeline=_figure(figures.timeline(analysis, series), f"{key}-timeline.svg", f"{name}: timeline"),
-        evidence={i: fig for i in carded if analysis.findings[i].id not in drawn and (fig := _figure(figures.finding(analysis, analysis.findings[i]), f"{key}-finding-{i + 1}.svg",
-                                                             f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}"))},
+        evidence={
+            i: fig
+            for i in carded
+            if analysis.findings[i].id not in drawn
+            and (
+                fig := _figure(
+                    figures.finding(analysis, analysis.findings[i]),
+                    f"{key}-finding-{i + 1}.svg",
+                    f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}",
+                )
+            )
+        },
         carded=carded,
         workload=workload(analysis.logs),
         system=view,
@@ -194,12 +249,27 @@ def node_slug(text: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in text).strip("-").lower() or "node"
 
 
-def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_incidents: list[Incident] = (), *, redacted: bool = False,
-          generated: Optional[dt.datetime] = None) -> Report:
+def build(
+    sections: list[NodeSection],
+    cross_node: list[Finding] = (),
+    cross_incidents: list[Incident] = (),
+    *,
+    redacted: bool = False,
+    generated: dt.datetime | None = None,
+) -> Report:
     """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.unfolded`)."""
     analyses, names = [s.analysis for s in sections], [s.name for s in sections]
-    cross_cards = incident_cards(analyses[0], list(cross_incidents), replica_set_name(analyses), "replica-set", figures.member_names(analyses, analyses[0])) \
-        if sections else []
+    cross_cards = (
+        incident_cards(
+            analyses[0],
+            list(cross_incidents),
+            replica_set_name(analyses),
+            "replica-set",
+            figures.member_names(analyses, analyses[0]),
+        )
+        if sections
+        else []
+    )
     return Report(
         title=f"ftdc-analyze report: {', '.join(names)}",
         generated=generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
@@ -208,8 +278,11 @@ def build(sections: list[NodeSection], cross_node: list[Finding] = (), cross_inc
         cross_node=list(cross_node),
         cross_incidents=cross_cards,
         cross_all=list(cross_incidents),
-        members=_figure(figures.members(analyses, cross_node), "replica-set-timeline.svg", "replica set: member states, lag and elections")
-        if len(sections) > 1 else None,
+        members=_figure(
+            figures.members(analyses, cross_node), "replica-set-timeline.svg", "replica set: member states, lag and elections"
+        )
+        if len(sections) > 1
+        else None,
         methods=methods(),
         redacted=redacted,
     )

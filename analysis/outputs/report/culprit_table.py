@@ -12,11 +12,22 @@ from __future__ import annotations
 
 from analysis.findings.finding import Culprit
 
-HEADERS = ("namespace", "command", "plan", "runs", "op-seconds in window", "op-seconds working (less waits)",
-           "share of all slow ops' working op-seconds", "longest ms", "shape")
+HEADERS = (
+    "namespace",
+    "command",
+    "plan",
+    "runs",
+    "op-seconds in window",
+    "op-seconds working (less waits)",
+    "share of all slow ops' working op-seconds",
+    "longest ms",
+    "shape",
+)
 NUMERIC = (False, False, False, True, True, True, True, True, False)
-NOTE = ("op-seconds: each run's time inside the window, summed, so they can exceed the window; working: less what the log says "
-        "the runs waited (cache, locks, tickets, disk); the share is of every slow operation's working op-seconds in the window.")
+NOTE = (
+    "op-seconds: each run's time inside the window, summed, so they can exceed the window; working: less what the log says "
+    "the runs waited (cache, locks, tickets, disk); the share is of every slow operation's working op-seconds in the window."
+)
 
 
 def plan(c: Culprit) -> str:
@@ -29,6 +40,15 @@ def plan(c: Culprit) -> str:
 
 def cells(c: Culprit) -> list[tuple[str, bool]]:
     """The row's texts, each with whether it is a number (right-aligned)."""
-    values = (c.ns or "", c.command or "", plan(c), f"{c.count:,}", f"{c.overlap_s:,.1f}", f"{c.held_s:,.1f}", f"{c.share:.0%}",
-              f"{c.max_ms:,}", c.shape or c.query_hash or "")
+    values = (
+        c.ns or "",
+        c.command or "",
+        plan(c),
+        f"{c.count:,}",
+        f"{c.overlap_s:,.1f}",
+        f"{c.held_s:,.1f}",
+        f"{c.share:.0%}",
+        f"{c.max_ms:,}",
+        c.shape or c.query_hash or "",
+    )
     return list(zip(values, NUMERIC))

@@ -16,23 +16,22 @@ checkpoints; `explorer_page` renders it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional
 
 import numpy as np
 import polars as pl
 
+from analysis.analyze import Analysis
+from analysis.series import derived as series_module
+from analysis.series.metrics import COUNTER, Resolved
+from analysis.series.metrics import resolve as resolve_metrics
 from ftdc.batches import decode_windows, time_windows
 from ftdc.catalog import catalog_files
 from ftdc.frames import TIME_COLUMN
 from ftdc.paths import PathArg, resolve
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TimeArg, time_range, to_ms
-
-from analysis.series import derived as series_module
-from analysis.analyze import Analysis
-from analysis.series.metrics import COUNTER, Resolved
-from analysis.series.metrics import resolve as resolve_metrics
 
 # Pixel columns of the widest view (a panel across a 2560 px screen): one minimum and one maximum each.
 COLUMNS = 2400
@@ -41,8 +40,14 @@ EMPTY = 0xFFFF
 # Values per streaming window while reading recorded metrics (64 MB of int64).
 WINDOW_VALUES = 8_000_000
 # The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
-SYSTEM_METRICS = ("systemMetrics.*", "serverStatus.extra_info.*", "serverStatus.mem.*", "serverStatus.tcmalloc.generic.*",
-                  "serverStatus.network.bytes*", "serverStatus.network.numRequests")
+SYSTEM_METRICS = (
+    "systemMetrics.*",
+    "serverStatus.extra_info.*",
+    "serverStatus.mem.*",
+    "serverStatus.tcmalloc.generic.*",
+    "serverStatus.network.bytes*",
+    "serverStatus.network.numRequests",
+)
 # Bookkeeping flags of the derived frame: what they say is drawn as the overlays and gaps.
 NOT_DRAWN = ("restart", "gap", "valid")
 # Panels shown when the page opens, those the node has.
@@ -59,7 +64,7 @@ class Axis:
     columns: int
 
     @classmethod
-    def spanning(cls, first_ms: int, last_ms: int, period_ms: int = 1000, columns: int = COLUMNS) -> "Axis":
+    def spanning(cls, first_ms: int, last_ms: int, period_ms: int = 1000, columns: int = COLUMNS) -> Axis:
         """At most `columns` columns from `first_ms` to `last_ms`, none narrower than a sampling period."""
         width = max(period_ms, 1, math.ceil((last_ms - first_ms + 1) / columns))
         return cls(first_ms, width, max(1, math.ceil((last_ms - first_ms + 1) / width)))
@@ -122,7 +127,11 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
 def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
     """Per column of `axis` holding rows: `lo{i}` and `hi{i}`, the extremes of `values[i]` (`_extremes` as a frame)."""
     at, lows, highs = _extremes(frame, values, axis, skip)
-    out = {BUCKET: at, **{f"lo{i}": lows[:, i] for i in range(len(values))}, **{f"hi{i}": highs[:, i] for i in range(len(values))}}
+    out = {
+        BUCKET: at,
+        **{f"lo{i}": lows[:, i] for i in range(len(values))},
+        **{f"hi{i}": highs[:, i] for i in range(len(values))},
+    }
     return pl.DataFrame(out, schema={BUCKET: pl.Int32, **{k: pl.Float64 for k in out if k != BUCKET}}).fill_nan(None)
 
 
@@ -152,7 +161,7 @@ class Reduced:
     pairs: dict[str, np.ndarray]  # series -> (axis.columns, 2), NaN where the column holds no value
     sampled: np.ndarray  # per column: whether it holds a sample at all (one without continues the step before it)
 
-    def coarser(self, most: int, names: Iterable[str]) -> "Reduced":
+    def coarser(self, most: int, names: Iterable[str]) -> Reduced:
         """Series `names` (those held) at most `most` columns, each `k` of these merged (the extremes of extremes are exact)."""
         k = math.ceil(self.axis.columns / most)
         names = [n for n in names if n in self.pairs]
@@ -162,17 +171,21 @@ class Reduced:
 
         def grouped(values: np.ndarray, fill) -> np.ndarray:
             padded = np.full((n * k, *values.shape[1:]), fill, dtype=values.dtype)
-            padded[:len(values)] = values
+            padded[: len(values)] = values
             return padded.reshape(n, k, *values.shape[1:])
 
-        pairs = {name: np.stack([np.fmin.reduce(g[:, :, 0], axis=1), np.fmax.reduce(g[:, :, 1], axis=1)], axis=1)
-                 for name, g in ((name, grouped(self.pairs[name], np.nan)) for name in names)}
+        pairs = {
+            name: np.stack([np.fmin.reduce(g[:, :, 0], axis=1), np.fmax.reduce(g[:, :, 1], axis=1)], axis=1)
+            for name, g in ((name, grouped(self.pairs[name], np.nan)) for name in names)
+        }
         return Reduced(Axis(self.axis.first_ms, self.axis.column_ms * k, n), pairs, grouped(self.sampled, False).any(axis=1))
 
 
 def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     """`names` of `frame` (in time order) at one minimum and maximum per column of `axis`."""
-    rows = frame.filter(pl.col(TIME_COLUMN).dt.epoch("ms").is_between(axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1))
+    rows = frame.filter(
+        pl.col(TIME_COLUMN).dt.epoch("ms").is_between(axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1)
+    )
     at, lows, highs = _extremes(rows, [pl.col(n) for n in names], axis)
     pairs = {}
     for i, name in enumerate(names):
@@ -183,7 +196,7 @@ def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     return Reduced(axis, pairs, sampled)
 
 
-def _levels(values: np.ndarray) -> Optional[tuple[float, float, bytes]]:
+def _levels(values: np.ndarray) -> tuple[float, float, bytes] | None:
     """(low, high, levels) of a series' column pairs, or None when it holds no value."""
     present = ~np.isnan(values)
     if not present.any():
@@ -197,11 +210,14 @@ def _levels(values: np.ndarray) -> Optional[tuple[float, float, bytes]]:
 
 def drawn_columns(analysis: Analysis) -> list[str]:
     """The derived series that can be drawn: numbers and flags, not the bookkeeping ones."""
-    return [c for c, dtype in analysis.series.schema.items()
-            if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)]
+    return [
+        c
+        for c, dtype in analysis.series.schema.items()
+        if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)
+    ]
 
 
-def derived(analysis: Analysis, axis: Axis, reduced: Optional[Reduced] = None) -> list[Series]:
+def derived(analysis: Analysis, axis: Axis, reduced: Reduced | None = None) -> list[Series]:
     """The analysis's derived series (rates, latencies, percentages, thresholds in effect); `reduced`, when given,
     holds them on `axis` already (`reduce(analysis.series, drawn_columns(analysis), axis)`)."""
     names = drawn_columns(analysis)
@@ -232,7 +248,7 @@ def _windows(path: PathArg, metrics: list[str], start: TimeArg, end: TimeArg) ->
     identity = _identity(resolved)
     projected = {TIME_COLUMN: schema[TIME_COLUMN], **{n: schema[n] for n in dict.fromkeys([*metrics, *identity])}}
     lower, upper = (to_ms(t) for t in time_range(start, end))
-    carry: Optional[pl.DataFrame] = None
+    carry: pl.DataFrame | None = None
     windows = time_windows(catalog, len(projected), lower, upper, WINDOW_VALUES)
     flags = [n for n in metrics if projected[n] == pl.Boolean]
     for frame in decode_windows(catalog, projected, windows, budget=WINDOW_VALUES):
@@ -261,8 +277,12 @@ def recorded(path: PathArg, metrics: list[str], axis: Axis, start: TimeArg = Non
         values = [pl.col(n) for n in metrics] + [series_module.rate(n) for n in metrics]
         parts.append(column_extremes(frame, values, axis, skip))
         steps = [pl.col(n).diff() for n in metrics]
-        flags.append(frame.select(*[(s > 0).any().alias(f"rose{i}") for i, s in enumerate(steps)],
-                                  *[(pl.col("valid") & (s < 0)).any().alias(f"fell{i}") for i, s in enumerate(steps)]))
+        flags.append(
+            frame.select(
+                *[(s > 0).any().alias(f"rose{i}") for i, s in enumerate(steps)],
+                *[(pl.col("valid") & (s < 0)).any().alias(f"fell{i}") for i, s in enumerate(steps)],
+            )
+        )
     if not parts:
         return []
     extremes = _merged(parts, 2 * len(metrics))
@@ -309,8 +329,13 @@ def _ms(t) -> int:
     return int(t.timestamp() * 1000)
 
 
-def explorer_data(analysis: Analysis, node: str, recorded_series: Iterable[Series] = (), others: Iterable[str] = (),
-                  reduced: Optional[Reduced] = None) -> Explorer:
+def explorer_data(
+    analysis: Analysis,
+    node: str,
+    recorded_series: Iterable[Series] = (),
+    others: Iterable[str] = (),
+    reduced: Reduced | None = None,
+) -> Explorer:
     """The explorer of one analysed node: its derived series (`reduced` when given: `full_range(analysis)`), any
     `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints."""
     axis = axis_of(analysis)
@@ -318,12 +343,20 @@ def explorer_data(analysis: Analysis, node: str, recorded_series: Iterable[Serie
     incidents = tuple(Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.incidents if i.start and i.end)
     checkpoints = tuple((_ms(c.start), _ms(c.end)) for c in analysis.checkpoints)
     drawn = {s.name for s in series}
-    return Explorer(node, axis, tuple(series), incidents, checkpoints, tuple(n for n in others if n not in drawn),
-                    tuple(n for n in OPENING if n in drawn))
+    return Explorer(
+        node,
+        axis,
+        tuple(series),
+        incidents,
+        checkpoints,
+        tuple(n for n in others if n not in drawn),
+        tuple(n for n in OPENING if n in drawn),
+    )
 
 
-def explore(analysis: Analysis, path: PathArg, node: str, patterns: Optional[list[str]] = None,
-            start: TimeArg = None, end: TimeArg = None) -> Explorer:
+def explore(
+    analysis: Analysis, path: PathArg, node: str, patterns: list[str] | None = None, start: TimeArg = None, end: TimeArg = None
+) -> Explorer:
     """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series, the default
     recorded metrics (the detectors' and the system's) and those `patterns` select, every other metric named.
     A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""

@@ -14,9 +14,8 @@ from functools import lru_cache
 from html import escape
 from pathlib import Path
 
-from ftdc.timeutil import format_time, to_utc
-
 from analysis.outputs.report.explorer import Explorer
+from ftdc.timeutil import format_time, to_utc
 
 HERE = Path(__file__).resolve().parent
 UPLOT = HERE / "vendor" / "uplot"
@@ -57,7 +56,12 @@ def assets() -> str:
 
 def script_json(value) -> str:
     """JSON that may sit inside a <script> element: no `<`, `>` or `&` to end it or open a comment."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return (
+        json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
 
 
 def _payload(explorer: Explorer) -> dict:
@@ -65,12 +69,26 @@ def _payload(explorer: Explorer) -> dict:
     seconds = lambda ms: round(ms / 1000, 3)  # noqa: E731
     return {
         "node": explorer.node,
-        "first": seconds(axis.first_ms), "step": seconds(axis.column_ms), "columns": axis.columns,
-        "series": [{"name": s.name, "source": s.source, "unit": s.unit, "meaning": s.meaning, "low": s.low, "high": s.high,
-                    "levels": base64.b64encode(s.levels).decode("ascii")} for s in explorer.series],
+        "first": seconds(axis.first_ms),
+        "step": seconds(axis.column_ms),
+        "columns": axis.columns,
+        "series": [
+            {
+                "name": s.name,
+                "source": s.source,
+                "unit": s.unit,
+                "meaning": s.meaning,
+                "low": s.low,
+                "high": s.high,
+                "levels": base64.b64encode(s.levels).decode("ascii"),
+            }
+            for s in explorer.series
+        ],
         "others": list(explorer.others),
-        "incidents": [{"label": i.label, "severity": i.severity, "title": i.title, "start": seconds(i.start_ms), "end": seconds(i.end_ms)}
-                      for i in explorer.incidents],
+        "incidents": [
+            {"label": i.label, "severity": i.severity, "title": i.title, "start": seconds(i.start_ms), "end": seconds(i.end_ms)}
+            for i in explorer.incidents
+        ],
         "checkpoints": [[seconds(s), seconds(e)] for s, e in explorer.checkpoints],
         "opening": list(explorer.opening),
     }

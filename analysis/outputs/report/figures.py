@@ -7,16 +7,16 @@ record's `panels` (the registry); nothing here is keyed by kind.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from analysis.analyze import Analysis
 from analysis.findings.detectors import LINKS, RECORDS
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
-from analysis.series.derived import WAITERS
-from analysis.workbench.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 from analysis.outputs.report.explorer import Reduced
 from analysis.outputs.report.plots import Mark, Panel, Span, figure
+from analysis.series.derived import WAITERS
+from analysis.workbench.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 
 DETAIL_PANEL = 108  # pixels, a finding's plot: the detail below the incidents, kept short
 # An incident's figure draws this many panels at most: its cause's and effects' first.
@@ -25,8 +25,11 @@ COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
 
 
 # The threshold each cache series is held against (series column, threshold name).
-_THRESHOLDS = {"cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"), "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
-               "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger")}
+_THRESHOLDS = {
+    "cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"),
+    "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
+    "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger"),
+}
 
 
 COLLSCAN_RUNS = Panel("COLLSCAN operations in the log (bar = run time)", runs=True)
@@ -38,15 +41,26 @@ def _panels(analysis: Analysis) -> list[Panel]:
     latency = [(f"{op}_latency_ms", op, COLORS[op]) for op in ("reads", "writes", "commands") if f"{op}_latency_ms" in have]
     if latency:
         panels.append(Panel("latency, ms (interval mean)", latency, log_scale=True))
-    cache = [(c, label, color) for c, label, color in (("cache_fill_pct", "fill", "#9467bd"), ("cache_dirty_pct", "dirty", "#ff7f0e"),
-                                                     ("cache_updates_pct", "updates", "#8c564b")) if c in have]
+    cache = [
+        (c, label, color)
+        for c, label, color in (
+            ("cache_fill_pct", "fill", "#9467bd"),
+            ("cache_dirty_pct", "dirty", "#ff7f0e"),
+            ("cache_updates_pct", "updates", "#8c564b"),
+        )
+        if c in have
+    ]
     if cache:
         panels.append(Panel("cache, % of maximum", cache, thresholds=[_THRESHOLDS[c] for c, _, _ in cache]))
     # Tickets in use as a share of the pool (128 free tickets drawn as counts are flat lines at the top), and the
     # queues, those at zero throughout named in the panel instead of drawn (plots._telling): two lines, not eight.
     tickets = [(f"{rw}_tickets_used_pct", f"{rw} in use", None) for rw in ("read", "write") if f"{rw}_tickets_used_pct" in have]
-    tickets += [(c, label, None) for rw in ("read", "write")
-                for c, label in ((f"{rw}_queued", f"{WAITERS[rw]} queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue")) if c in have]
+    tickets += [
+        (c, label, None)
+        for rw in ("read", "write")
+        for c, label in ((f"{rw}_queued", f"{WAITERS[rw]} queued"), (f"{rw}_ticket_queue", f"{rw} ticket queue"))
+        if c in have
+    ]
     if tickets:
         panels.append(Panel("tickets in use, % of the pool; operations queued (when any)", tickets))
     return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])
@@ -55,7 +69,7 @@ def _panels(analysis: Analysis) -> list[Panel]:
 SYSTEM_PANEL = 99
 
 
-def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None, series: Optional[Reduced] = None) -> Optional[str]:
+def system(analysis: Analysis, view, members: dict[str, str] | None = None, series: Reduced | None = None) -> str | None:
     """The system panels (`analysis.workbench.system.SystemView`) over the node's whole range, the findings marked;
     `series`: that range already reduced (`explorer.full_range`)."""
     first, last = analysis.overview.first, analysis.overview.last
@@ -63,8 +77,16 @@ def system(analysis: Analysis, view, members: Optional[dict[str, str]] = None, s
         return None
     panels = [Panel(title, [(c, view.label(c), None) for c in columns]) for title, columns in view.panels]
     spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
-    return figure(panels, analysis, first, last, spans, title="System: what the node recorded, findings by id", panel_px=SYSTEM_PANEL,
-                  series=series)
+    return figure(
+        panels,
+        analysis,
+        first,
+        last,
+        spans,
+        title="System: what the node recorded, findings by id",
+        panel_px=SYSTEM_PANEL,
+        series=series,
+    )
 
 
 def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
@@ -73,33 +95,50 @@ def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[
     return max(first - margin, analysis.overview.first or first), min(last + margin, analysis.overview.last or last)
 
 
-def timeline(analysis: Analysis, series: Optional[Reduced] = None) -> Optional[str]:
+def timeline(analysis: Analysis, series: Reduced | None = None) -> str | None:
     """Latency, cache with its thresholds, tickets and COLLSCAN runs over the whole range, the findings numbered;
     `series`: that range already reduced (`explorer.full_range`)."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None:
         return None
     spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
-    return figure(_panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id", series=series)
+    return figure(
+        _panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id", series=series
+    )
 
 
 STATES_TITLE = "member state (green primary, blue secondary, red any other)"
 
 
-def _kind_panels(analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning",
-                 members: Optional[dict[str, str]] = None) -> list[Panel]:
+def _kind_panels(
+    analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning", members: dict[str, str] | None = None
+) -> list[Panel]:
     """The evidence panels the kind's detector record declares, with the columns this node has."""
     panels = []
     record = RECORDS.get(kind)
     for title, wanted, log_scale in record.panels if record else ():
         columns = matching(analysis.series.columns, wanted)
         if columns and all(c.startswith("member_state.") for c in columns):
-            panels.append(Panel(f"{label}{STATES_TITLE}", [(c, series_label(c, members or {}), None) for c in columns], states=True,
-                                window=window, severity=severity))
+            panels.append(
+                Panel(
+                    f"{label}{STATES_TITLE}",
+                    [(c, series_label(c, members or {}), None) for c in columns],
+                    states=True,
+                    window=window,
+                    severity=severity,
+                )
+            )
         elif columns:
-            panels.append(Panel(f"{label}{title}", [(c, series_label(c, members or {}), None) for c in columns],
-                                thresholds=[_THRESHOLDS[c] for c in columns if c in _THRESHOLDS], log_scale=log_scale,
-                                window=window, severity=severity))
+            panels.append(
+                Panel(
+                    f"{label}{title}",
+                    [(c, series_label(c, members or {}), None) for c in columns],
+                    thresholds=[_THRESHOLDS[c] for c in columns if c in _THRESHOLDS],
+                    log_scale=log_scale,
+                    window=window,
+                    severity=severity,
+                )
+            )
     return panels
 
 
@@ -114,7 +153,7 @@ def _new(panels: list[Panel], drawn: set[str]) -> list[Panel]:
     return out
 
 
-def finding(analysis: Analysis, f: Finding) -> Optional[str]:
+def finding(analysis: Analysis, f: Finding) -> str | None:
     """The metrics one finding rests on, around its own window; None when none can be drawn."""
     panels = _new(_kind_panels(analysis, f.kind), set())
     if not panels or f.start is None:
@@ -133,7 +172,7 @@ def _cause_context(kind: str) -> list[str]:
     return [k for k, effects in LINKS.items() if kind in effects and not RECORDS[k].replica_set_wide]
 
 
-def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]] = None) -> Optional[str]:
+def incident(analysis: Analysis, inc: Incident, members: dict[str, str] | None = None) -> str | None:
     """The incident's chain on one time axis: the root cause's operations first, then each step's
     evidence in chain order (cause above effect), each marked with its own window, the incident's shaded.
     `members`: replica-set member index -> address (`member_names`), for the lag and state legends."""
@@ -148,13 +187,15 @@ def incident(analysis: Analysis, inc: Incident, members: Optional[dict[str, str]
         panels += _new(_kind_panels(analysis, step.kind, f"{label}: ", window, inc.severity, members), drawn)
     if not panels:
         return None
-    if inc.root_cause.kind == "operation" and "culprit" in inc.root_cause.evidence and analysis.logs is not None:  # a COLLSCAN's runs (not an index build's)
+    if (
+        inc.root_cause.kind == "operation" and "culprit" in inc.root_cause.evidence and analysis.logs is not None
+    ):  # a COLLSCAN's runs (not an index build's)
         panels.insert(0, Panel(f"root cause: {COLLSCAN_RUNS.title}", runs=True))
     start, end = _around(analysis, inc.start, inc.end)
     return figure(panels[:MAX_PANELS], analysis, start, end, [Span(inc.start, inc.end, inc.severity, inc.id)])
 
 
-def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Optional[str]:
+def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> str | None:
     """The replica set across its nodes: each member's state as a coloured bar, each member's lag,
     elections marked by a line and the member that took over; lag findings shaded."""
     seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.series.columns)), None)
@@ -163,9 +204,21 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> Opti
     names = member_names(analyses, seen)
     states = sorted(c for c in seen.series.columns if c.startswith("member_state."))
     lags = [(c, series_label(c, names), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
-    panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + ([Panel("lag behind the primary, s", lags)] if lags else [])
+    panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + (
+        [Panel("lag behind the primary, s", lags)] if lags else []
+    )
     spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind != "primary_change" and f.start is not None]
-    elections = [Mark(f.end, f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary")
-                 for f in cross_node if f.kind == "primary_change" and f.end is not None]
-    return figure(panels, seen, seen.overview.first, seen.overview.last, spans,
-                  title="Replica set: member states and lag as each node's FTDC saw them, elections marked", marks=elections)
+    elections = [
+        Mark(f.end, f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary")
+        for f in cross_node
+        if f.kind == "primary_change" and f.end is not None
+    ]
+    return figure(
+        panels,
+        seen,
+        seen.overview.first,
+        seen.overview.last,
+        spans,
+        title="Replica set: member states and lag as each node's FTDC saw them, elections marked",
+        marks=elections,
+    )

@@ -13,20 +13,20 @@ import base64
 import hashlib
 import json
 from html import escape
-from typing import Optional
-
-from ftdc.timeutil import format_time
 
 from analysis.advice import wording
-from analysis.findings.finding import Culprit, Finding, jsonable
 from analysis.advice.recommendation import Recommendation
+from analysis.findings.finding import Culprit, Finding, jsonable
 from analysis.incidents.incident import Incident
-from analysis.text import duration
-from analysis.outputs.report import explorer_page, workbench_html as workbench
+from analysis.outputs.report import explorer_page
+from analysis.outputs.report import workbench_html as workbench
 from analysis.outputs.report.content import Figure, IncidentCard, NodeSection, Report, node_slug, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, cells
+from analysis.text import duration
+from ftdc.timeutil import format_time
 
-CSS = """
+CSS = (
+    """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1140px;padding:0 16px 40px;color:#1d1d1f}
 h1{font-size:22px;margin:24px 0 6px}h2{font-size:18px;margin:30px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:0 0 6px}
 .headline{font-size:16px;background:#f6f8fa;border-left:4px solid #444;padding:10px 14px 10px 34px;margin:10px 0}
@@ -50,10 +50,12 @@ details.section>summary{margin:14px 0 4px}summary h2,summary h3{display:inline;b
 details{margin:6px 0}summary{cursor:pointer;color:#444}
 pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap}
 .methods dt{font-weight:600;margin-top:8px}.methods dd{margin:2px 0 0 16px;white-space:pre-wrap}
-""" + workbench.CSS
+"""
+    + workbench.CSS
+)
 
 
-def _img(figure: Optional[Figure]) -> str:
+def _img(figure: Figure | None) -> str:
     """The figure's SVG inline (its text escaped when drawn), named by its caption for a screen reader."""
     if figure is None:
         return ""
@@ -64,14 +66,20 @@ def _culprits(culprits: list[Culprit]) -> str:
     if not culprits:
         return ""
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADERS)
-    rows = "".join("<tr>" + "".join(f"<td class=num>{escape(v)}</td>" if numeric else f"<td>{escape(v)}</td>" for v, numeric in cells(c)) + "</tr>"
-                   for c in culprits)
+    rows = "".join(
+        "<tr>"
+        + "".join(f"<td class=num>{escape(v)}</td>" if numeric else f"<td>{escape(v)}</td>" for v, numeric in cells(c))
+        + "</tr>"
+        for c in culprits
+    )
     example = next((c.example for c in culprits if c.example), None)
-    example_html = f"<details><summary>example command of the top culprit</summary><pre>{escape(example)}</pre></details>" if example else ""
+    example_html = (
+        f"<details><summary>example command of the top culprit</summary><pre>{escape(example)}</pre></details>" if example else ""
+    )
     return f"<div class=wide><table class=culprits><tr>{head}</tr>{rows}</table></div><p class=window>{escape(NOTE)}</p>{example_html}"
 
 
-def finding_html(finding: Finding, figure: Optional[Figure] = None) -> str:
+def finding_html(finding: Finding, figure: Figure | None = None) -> str:
     """One finding: severity, id (as incidents and their chains name it), title, window, explanation, plot, culprits, what to do, evidence."""
     prefix = f"{escape(finding.id)}. " if finding.id else ""
     when = window(finding.start, finding.end) if finding.start else ""
@@ -95,19 +103,22 @@ def _evidence(evidence: dict) -> str:
     return _table(rows) if rows else ""
 
 
-def incident_html(incident: Incident, node: str = "", figure: Optional[Figure] = None) -> str:
+def incident_html(incident: Incident, node: str = "", figure: Figure | None = None) -> str:
     """One incident: title (cause → effect), window, root cause with its evidence, its plot, the chain
     (each step naming its findings), one list of what to do."""
     root = incident.root_cause
     where = f"{escape(node)} · " if node else ""
-    chain = "".join(f"<li>{escape(step.text)} <span class=ids>({escape(', '.join(step.findings))}"
-                    + (f"; {escape(format_time(step.start))} – {escape(format_time(step.end))}" if step.start else "") + ")</span></li>"
-                    for step in incident.chain)
+    chain = "".join(
+        f"<li>{escape(step.text)} <span class=ids>({escape(', '.join(step.findings))}"
+        + (f"; {escape(format_time(step.start))} – {escape(format_time(step.end))}" if step.start else "")
+        + ")</span></li>"
+        for step in incident.chain
+    )
     return (
         f'<div class="incident {incident.severity}" data-id="{escape(incident.id)}">'
         f'<h3><span class="badge {incident.severity}">{incident.severity}</span>{where}{escape(incident.id)}. {escape(incident.title)}</h3>'
         f'<div class="window">{escape(window(incident.start, incident.end))}'
-        f' · findings {escape(", ".join(incident.finding_ids))}</div>'
+        f" · findings {escape(', '.join(incident.finding_ids))}</div>"
         f'<div class="rootcause"><b>Root cause ({escape(root.kind)})</b>: {escape(root.summary)}'
         f"<details><summary>its evidence</summary>{_evidence(root.evidence)}</details></div>"
         f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>{_what_to_do(incident.recommendations)}</div>"
@@ -115,10 +126,19 @@ def incident_html(incident: Incident, node: str = "", figure: Optional[Figure] =
 
 
 def _incidents(cards: list[IncidentCard], more: list[tuple[str, Incident]]) -> str:
-    rows = "".join(f"<tr><td>{i.severity}</td><td>{escape(node)}</td><td>{escape(format_time(i.start))}</td><td>{escape(duration(i.seconds))}</td>"
-                   f"<td>{escape(i.id)}. {escape(i.title)}</td></tr>" for node, i in more)
-    table = (f"<p>{len(more)} more, less severe incident(s) (all of them, in full, are in the JSON report):</p><table class=more>"
-             f"<tr><th>severity</th><th>node</th><th>start</th><th>for</th><th>incident</th></tr>{rows}</table>") if more else ""
+    rows = "".join(
+        f"<tr><td>{i.severity}</td><td>{escape(node)}</td><td>{escape(format_time(i.start))}</td><td>{escape(duration(i.seconds))}</td>"
+        f"<td>{escape(i.id)}. {escape(i.title)}</td></tr>"
+        for node, i in more
+    )
+    table = (
+        (
+            f"<p>{len(more)} more, less severe incident(s) (all of them, in full, are in the JSON report):</p><table class=more>"
+            f"<tr><th>severity</th><th>node</th><th>start</th><th>for</th><th>incident</th></tr>{rows}</table>"
+        )
+        if more
+        else ""
+    )
     return "".join(incident_html(c.incident, c.node, c.figure) for c in cards) + table
 
 
@@ -128,8 +148,10 @@ def _table(rows: list[tuple[str, str]]) -> str:
 
 def _section(anchor: str, title: str, content: str, h: str, open_: bool = False) -> str:
     """A part of the report one click away: a <details> the table of contents links to (the script opens it)."""
-    return (f"<details class=section id='{escape(anchor)}'{' open' if open_ else ''}><summary><{h}>{escape(title)}</{h}></summary>"
-            f"{content}</details>")
+    return (
+        f"<details class=section id='{escape(anchor)}'{' open' if open_ else ''}><summary><{h}>{escape(title)}</{h}></summary>"
+        f"{content}</details>"
+    )
 
 
 def _parts(section: NodeSection) -> list[tuple[str, str]]:
@@ -138,10 +160,15 @@ def _parts(section: NodeSection) -> list[tuple[str, str]]:
     warnings = sum(i.severity == "warning" for i in section.analysis.audit)
     parts = [(f"{key}-findings", section.findings_heading)]
     if section.workload is not None:
-        parts.append((f"{key}-workload", f"Slow operations of the whole span ({section.workload.shapes:,} shapes), clients, log messages"))
-    parts += [(f"{key}-system", "System panels: CPU, memory, disks, network, connections, operations, replication"),
-              (f"{key}-audit", f"Configuration audit ({warnings} warning(s))"), (f"{key}-timeline", "Timeline"),
-              (f"{key}-node", "Node and data coverage")]
+        parts.append(
+            (f"{key}-workload", f"Slow operations of the whole span ({section.workload.shapes:,} shapes), clients, log messages")
+        )
+    parts += [
+        (f"{key}-system", "System panels: CPU, memory, disks, network, connections, operations, replication"),
+        (f"{key}-audit", f"Configuration audit ({warnings} warning(s))"),
+        (f"{key}-timeline", "Timeline"),
+        (f"{key}-node", "Node and data coverage"),
+    ]
     if section.explorer is not None:
         parts.append((f"explorer-{key}", "Metric explorer: any metric on one zoomable time axis"))
     return parts
@@ -158,25 +185,44 @@ def _node(section: NodeSection, several: bool) -> str:
         parts.append(f"<p>{escape(section.headlines[0])}</p>" if several else "<p>No warning or critical finding.</p>")
     parts += [finding_html(section.findings[i], section.evidence.get(i)) for i in section.carded]
     if section.listed:
-        rows = "".join(f"<tr><td>{f.severity}</td><td>{escape(format_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(f.kind)}</td>"
-                       f"<td>{escape(f.title)}</td></tr>" for f in section.listed)
-        parts.append(f"<p>{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):</p>"
-                     f"<div class=wide><table class=more><tr><th>severity</th><th>start</th><th>for</th><th>kind</th><th>what happened</th></tr>{rows}</table></div>")
+        rows = "".join(
+            f"<tr><td>{f.severity}</td><td>{escape(format_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(f.kind)}</td>"
+            f"<td>{escape(f.title)}</td></tr>"
+            for f in section.listed
+        )
+        parts.append(
+            f"<p>{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):</p>"
+            f"<div class=wide><table class=more><tr><th>severity</th><th>start</th><th>for</th><th>kind</th><th>what happened</th></tr>{rows}</table></div>"
+        )
     if context:
-        parts.append("<details><summary>context and what could not be checked "
-                     f"({len(context)})</summary>" + "".join(finding_html(f, section.evidence.get(i)) for i, f in context) + "</details>")
+        parts.append(
+            "<details><summary>context and what could not be checked "
+            f"({len(context)})</summary>" + "".join(finding_html(f, section.evidence.get(i)) for i, f in context) + "</details>"
+        )
     if section.workload is not None:
         sub = "h4" if several else "h3"
-        parts.append(_section(f"{key}-workload", titles[f"{key}-workload"],
-                              f"<{sub}>Query shapes</{sub}>{workbench.slow_operations(section.workload, key)}"
-                              f"<{sub}>Connections by application and driver</{sub}>{workbench.connections(section.workload, key)}"
-                              f"<{sub}>Warnings and errors by message</{sub}>{workbench.messages(section.workload, key)}", h))
-    parts += [_section(f"{key}-system", titles[f"{key}-system"],
-                       (_img(section.system_figure) or "<p>The node recorded none of these metrics.</p>")
-                       + (workbench.system_notes(section.system) if section.system else ""), h),
-              _section(f"{key}-audit", titles[f"{key}-audit"], workbench.audit(section.analysis.audit), h),
-              _section(f"{key}-timeline", "Timeline", _img(section.timeline), h),
-              _section(f"{key}-node", "Node and data coverage", _table(section.facts) + _table(section.coverage), h)]
+        parts.append(
+            _section(
+                f"{key}-workload",
+                titles[f"{key}-workload"],
+                f"<{sub}>Query shapes</{sub}>{workbench.slow_operations(section.workload, key)}"
+                f"<{sub}>Connections by application and driver</{sub}>{workbench.connections(section.workload, key)}"
+                f"<{sub}>Warnings and errors by message</{sub}>{workbench.messages(section.workload, key)}",
+                h,
+            )
+        )
+    parts += [
+        _section(
+            f"{key}-system",
+            titles[f"{key}-system"],
+            (_img(section.system_figure) or "<p>The node recorded none of these metrics.</p>")
+            + (workbench.system_notes(section.system) if section.system else ""),
+            h,
+        ),
+        _section(f"{key}-audit", titles[f"{key}-audit"], workbench.audit(section.analysis.audit), h),
+        _section(f"{key}-timeline", "Timeline", _img(section.timeline), h),
+        _section(f"{key}-node", "Node and data coverage", _table(section.facts) + _table(section.coverage), h),
+    ]
     if section.explorer is not None:
         # Open, not in a <details>: uPlot sizes its panels to the width it is given when the page loads.
         parts += [f"<{h}>{escape(titles[f'explorer-{key}'])}</{h}>", explorer_page.section(section.explorer, f"explorer-{key}")]
@@ -185,11 +231,16 @@ def _node(section: NodeSection, several: bool) -> str:
 
 def _first_screen(report: Report) -> str:
     """The nodes in one table, the headlines, the table of contents."""
-    rows = "".join(f"<tr><td>{escape(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
-                   f"<td>{escape(dict(s.facts).get('host', ''))}</td><td>{escape(dict(s.coverage).get('time range', ''))}</td>"
-                   f"<td class=num>{len(s.analysis.incidents)}</td></tr>" for s in report.nodes)
-    nodes = ("<div class=wide><table class=nodes><tr><th>node</th><th>version</th><th>replica set</th><th>host</th><th>span (UTC)</th><th>incidents</th></tr>"
-             f"{rows}</table></div>")
+    rows = "".join(
+        f"<tr><td>{escape(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
+        f"<td>{escape(dict(s.facts).get('host', ''))}</td><td>{escape(dict(s.coverage).get('time range', ''))}</td>"
+        f"<td class=num>{len(s.analysis.incidents)}</td></tr>"
+        for s in report.nodes
+    )
+    nodes = (
+        "<div class=wide><table class=nodes><tr><th>node</th><th>version</th><th>replica set</th><th>host</th><th>span (UTC)</th><th>incidents</th></tr>"
+        f"{rows}</table></div>"
+    )
     headlines = "".join(f"<li>{escape(h)}</li>" for h in report.headlines)
     toc = []
     if report.incidents:
@@ -200,23 +251,35 @@ def _first_screen(report: Report) -> str:
         links = "".join(f"<li><a href='#{escape(anchor)}'>{escape(title)}</a></li>" for anchor, title in _parts(section))
         toc.append(f"<li>{escape(section.name)}<ul>{links}</ul></li>")
     toc.append("<li><a href='#methods'>Methods: how each detector decides</a></li>")
-    return f"{nodes}<ul class=\"headline\">{headlines}</ul><nav class=toc><b>Contents</b><ul>{''.join(toc)}</ul></nav>"
+    return f'{nodes}<ul class="headline">{headlines}</ul><nav class=toc><b>Contents</b><ul>{"".join(toc)}</ul></nav>'
 
 
 def render(report: Report) -> str:
     several = len(report.nodes) > 1
-    body = [f"<h1>{escape(report.title)}</h1>", _first_screen(report),
-            f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>',
-            f"<h2 id=incidents>Incidents</h2>{_incidents(report.incidents, report.more_incidents)}" if report.incidents else ""]
+    body = [
+        f"<h1>{escape(report.title)}</h1>",
+        _first_screen(report),
+        f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>',
+        f"<h2 id=incidents>Incidents</h2>{_incidents(report.incidents, report.more_incidents)}" if report.incidents else "",
+    ]
     if several:
-        body.append("<h2 id=replica-set>Replica set</h2>" + _img(report.members)
-                    + "".join(map(finding_html, report.cross_node)))
+        body.append("<h2 id=replica-set>Replica set</h2>" + _img(report.members) + "".join(map(finding_html, report.cross_node)))
     body += [_node(section, several) for section in report.nodes]
-    body.append(_section("methods", "Methods", "<dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods)
-                         + "</dl>", "h2"))
+    body.append(
+        _section(
+            "methods",
+            "Methods",
+            "<dl class=methods>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in report.methods) + "</dl>",
+            "h2",
+        )
+    )
     explorer = any(section.explorer is not None for section in report.nodes)
-    return page(report.title, "".join(body), [workbench.SCRIPT, *(explorer_page.scripts() if explorer else [])],
-                explorer_page.styles() if explorer else "")
+    return page(
+        report.title,
+        "".join(body),
+        [workbench.SCRIPT, *(explorer_page.scripts() if explorer else [])],
+        explorer_page.styles() if explorer else "",
+    )
 
 
 def page(title: str, body: str, scripts: list[str], styles: str = "") -> str:
@@ -226,6 +289,6 @@ def page(title: str, body: str, scripts: list[str], styles: str = "") -> str:
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         # Nothing on this page may reach a network: no fonts, no remote images, only the scripts below (by hash).
         f"<meta http-equiv=Content-Security-Policy content=\"default-src 'none'; style-src 'unsafe-inline'; script-src {hashes}\">"
-        f"<meta name=viewport content=\"width=device-width,initial-scale=1\"><title>{escape(title)}</title>"
+        f'<meta name=viewport content="width=device-width,initial-scale=1"><title>{escape(title)}</title>'
         f"<style>{CSS}{styles}</style></head><body>{body}{''.join(f'<script>{s}</script>' for s in scripts)}</body></html>\n"
     )

@@ -9,18 +9,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from analysis.advice import wording
+from analysis.advice.recommendation import Recommendation
+from analysis.findings.finding import Finding, jsonable
+from analysis.outputs.report.content import Figure, IncidentCard, Report, window
+from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
+from analysis.text import duration
+from analysis.workbench.log_overview import TOP_SHAPES, plan_text
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import format_time
-
-from analysis.advice import wording
-from analysis.findings.finding import Finding, jsonable
-from analysis.advice.recommendation import Recommendation
-from analysis.text import duration
-from analysis.outputs.report.content import Figure, IncidentCard, Report, window
-from analysis.workbench.log_overview import TOP_SHAPES, plan_text
-from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
-
 
 # Characters Markdown (or the HTML it may carry) acts on: customer strings (hosts,
 # namespaces, commands) are text, so each is backslash-escaped, which CommonMark renders as itself.
@@ -47,9 +45,14 @@ def _figure(figure: Figure, folder: str) -> str:
 
 
 def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###") -> str:
-    lines = [f"{heading} {f.id}. {f.severity.upper()}: {_text(f.title)}", "",
-             f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {window(f.start, f.end)}", "",
-             _text(f.explanation), ""]
+    lines = [
+        f"{heading} {f.id}. {f.severity.upper()}: {_text(f.title)}",
+        "",
+        f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {window(f.start, f.end)}",
+        "",
+        _text(f.explanation),
+        "",
+    ]
     if figure:
         lines.append(_figure(figure, folder))
     if f.culprits:
@@ -67,19 +70,38 @@ def _what_to_do(recommendations: list[Recommendation]) -> list[str]:
 
 def _incident(card: IncidentCard, folder: str) -> str:
     i, root = card.incident, card.incident.root_cause
-    lines = [f"### {i.severity.upper()}: {_text(card.node)} {i.id}. {_text(i.title)}", "",
-             f"{window(i.start, i.end)} · findings {', '.join(i.finding_ids)}", "",
-             f"**Root cause ({root.kind})**: {_text(root.summary)}", ""]
-    lines += [f"- {_text(k)}: {_text(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}" for k, v in jsonable(root.evidence).items()]
+    lines = [
+        f"### {i.severity.upper()}: {_text(card.node)} {i.id}. {_text(i.title)}",
+        "",
+        f"{window(i.start, i.end)} · findings {', '.join(i.finding_ids)}",
+        "",
+        f"**Root cause ({root.kind})**: {_text(root.summary)}",
+        "",
+    ]
+    lines += [
+        f"- {_text(k)}: {_text(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}"
+        for k, v in jsonable(root.evidence).items()
+    ]
     lines += ["", _figure(card.figure, folder)] if card.figure else [""]
-    lines += ["Chain:", ""] + [f"{n}. {_text(s.text)} ({', '.join(s.findings)}" + (f"; {format_time(s.start)} – {format_time(s.end)}" if s.start else "") + ")"
-                               for n, s in enumerate(i.chain, 1)] + [""]
+    lines += (
+        ["Chain:", ""]
+        + [
+            f"{n}. {_text(s.text)} ({', '.join(s.findings)}"
+            + (f"; {format_time(s.start)} – {format_time(s.end)}" if s.start else "")
+            + ")"
+            for n, s in enumerate(i.chain, 1)
+        ]
+        + [""]
+    )
     return "\n".join(lines + _what_to_do(i.recommendations))
 
 
 def _rows(headers: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> list[str]:
-    return (["| " + " | ".join(headers) + " |", "|" + "|".join("--:" if i in numeric else "---" for i in range(len(headers))) + "|"]
-            + ["| " + " | ".join(row) + " |" for row in rows] + [""])
+    return (
+        ["| " + " | ".join(headers) + " |", "|" + "|".join("--:" if i in numeric else "---" for i in range(len(headers))) + "|"]
+        + ["| " + " | ".join(row) + " |" for row in rows]
+        + [""]
+    )
 
 
 def _n(value, spec: str = ",.0f") -> str:
@@ -91,37 +113,119 @@ def _workbench(section, h: str, folder: str) -> list[str]:
     out = []
     w = section.workload
     if w is not None:
-        out += [f"{h} Slow operations of the whole span", "",
-                f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
-                "(all of them, up to 500, are in the JSON report):", ""]
-        rows = [[_cell(r["ns"]), _cell(r["command"]), _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
-                 f"{r['count']:,}", f"{r['total_ms'] / 1000:,.1f}", _n(r["p50_ms"]), _n(r["p95_ms"]), _n(r["p99_ms"]), _n(r["max_ms"]),
-                 _n(r["keys_examined_per_returned"], ",.1f"), _n(r["docs_examined_per_returned"], ",.1f"), _cell(r["apps"]),
-                 _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"), _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
-                 _code(r["shape"] or r["query_hash"]) if r["shape"] or r["query_hash"] else ""] for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)]
-        out += _rows(["namespace", "operation", "plan", "count", "total s", "p50 ms", "p95 ms", "p99 ms", "max ms", "keys / returned",
-                      "docs / returned", "clients", "working s (8.0)", "queued s (8.0)", "shape"], rows, {3, 4, 5, 6, 7, 8, 9, 10, 12, 13})
+        out += [
+            f"{h} Slow operations of the whole span",
+            "",
+            f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
+            "(all of them, up to 500, are in the JSON report):",
+            "",
+        ]
+        rows = [
+            [
+                _cell(r["ns"]),
+                _cell(r["command"]),
+                _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
+                f"{r['count']:,}",
+                f"{r['total_ms'] / 1000:,.1f}",
+                _n(r["p50_ms"]),
+                _n(r["p95_ms"]),
+                _n(r["p99_ms"]),
+                _n(r["max_ms"]),
+                _n(r["keys_examined_per_returned"], ",.1f"),
+                _n(r["docs_examined_per_returned"], ",.1f"),
+                _cell(r["apps"]),
+                _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
+                _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
+                _code(r["shape"] or r["query_hash"]) if r["shape"] or r["query_hash"] else "",
+            ]
+            for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)
+        ]
+        out += _rows(
+            [
+                "namespace",
+                "operation",
+                "plan",
+                "count",
+                "total s",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+                "max ms",
+                "keys / returned",
+                "docs / returned",
+                "clients",
+                "working s (8.0)",
+                "queued s (8.0)",
+                "shape",
+            ],
+            rows,
+            {3, 4, 5, 6, 7, 8, 9, 10, 12, 13},
+        )
         if w.connections.height:
             out += [f"{h} Connections by application and driver", ""] + _rows(
                 ["application", "driver", "connections", "first", "last"],
-                [[_cell(r["app"]), _cell(r["driver"]), f"{r['connections']:,}", format_time(r["first"]), format_time(r["last"])]
-                 for r in w.connections.head(20).iter_rows(named=True)], {2})
+                [
+                    [
+                        _cell(r["app"]),
+                        _cell(r["driver"]),
+                        f"{r['connections']:,}",
+                        format_time(r["first"]),
+                        format_time(r["last"]),
+                    ]
+                    for r in w.connections.head(20).iter_rows(named=True)
+                ],
+                {2},
+            )
         if w.messages.height:
             out += [f"{h} Warnings and errors by message", ""] + _rows(
                 ["severity", "id", "message", "count", "first", "last"],
-                [[r["severity"], str(r["id"] or ""), _cell(r["msg"]), f"{r['count']:,}", format_time(r["first"]), format_time(r["last"])]
-                 for r in w.messages.head(20).iter_rows(named=True)], {3})
+                [
+                    [
+                        r["severity"],
+                        str(r["id"] or ""),
+                        _cell(r["msg"]),
+                        f"{r['count']:,}",
+                        format_time(r["first"]),
+                        format_time(r["last"]),
+                    ]
+                    for r in w.messages.head(20).iter_rows(named=True)
+                ],
+                {3},
+            )
     if section.system is not None and section.system.series:
         out += [f"{h} System panels", ""] + ([_figure(section.system_figure, folder)] if section.system_figure else [])
-        out += _rows(["panel", "series", "unit", "min", "median", "p95", "max"],
-                     [[_cell(s.panel), _cell(s.label), s.unit, _n(s.min, ",.2f"), _n(s.median, ",.2f"), _n(s.p95, ",.2f"), _n(s.max, ",.2f")]
-                      for s in section.system.series], {3, 4, 5, 6})
+        out += _rows(
+            ["panel", "series", "unit", "min", "median", "p95", "max"],
+            [
+                [
+                    _cell(s.panel),
+                    _cell(s.label),
+                    s.unit,
+                    _n(s.min, ",.2f"),
+                    _n(s.median, ",.2f"),
+                    _n(s.p95, ",.2f"),
+                    _n(s.max, ",.2f"),
+                ]
+                for s in section.system.series
+            ],
+            {3, 4, 5, 6},
+        )
         if section.system.missing:
             out += [f"Not recorded by this node: {_text(', '.join(section.system.missing))}.", ""]
+        if section.system.unread:
+            out += [
+                f"Recorded in Windows' layout, which this version does not read: {_text(', '.join(section.system.unread))}.",
+                "",
+            ]
     if section.analysis.audit:
         out += [f"{h} Configuration audit", "", "Advice on the node's set-up, from its own files; none of it is an incident.", ""]
-        out += _rows(["item", "severity", "this node", "why it matters", "what to change", "from"],
-                     [[_cell(i.title), i.severity, _cell(i.has), _cell(i.why), _cell(i.change or "-"), _cell(i.source)] for i in section.analysis.audit])
+        out += _rows(
+            ["item", "severity", "this node", "why it matters", "what to change", "from"],
+            [
+                [_cell(i.title), i.severity, _cell(i.has), _cell(i.why), _cell(i.change or "-"), _cell(i.source)]
+                for i in section.analysis.audit
+            ],
+        )
     return out
 
 
@@ -161,22 +265,34 @@ def _umask() -> int:
 
 
 def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
-    figures = [*(c.figure for c in report.incidents), report.members,
-               *(f for section in report.nodes for f in (*section.evidence.values(), section.timeline, section.system_figure))]
+    figures = [
+        *(c.figure for c in report.incidents),
+        report.members,
+        *(f for section in report.nodes for f in (*section.evidence.values(), section.timeline, section.system_figure)),
+    ]
     written = []
     for figure in figures:
         if figure is not None:
             (stage / figure.name).write_text(figure.svg, encoding="utf-8")
             written.append(figure.name)
-    out = [f"# {_text(report.title)}", ""] + [f"> - {_text(h)}" for h in report.headlines] + [
-        "", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
+    out = (
+        [f"# {_text(report.title)}", ""]
+        + [f"> - {_text(h)}" for h in report.headlines]
+        + ["", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
+    )
     if report.incidents:
         out += ["## Incidents", ""] + [_incident(card, folder.name) for card in report.incidents]
         if report.more_incidents:
-            out += [f"{len(report.more_incidents)} more, less severe incident(s) (all of them, in full, are in the JSON report):", "",
-                    "| severity | node | start | for | incident |", "|---|---|---|---|---|"]
-            out += [f"| {i.severity} | {_cell(node)} | {format_time(i.start)} | {duration(i.seconds)} | {i.id}. {_cell(i.title)} |"
-                    for node, i in report.more_incidents] + [""]
+            out += [
+                f"{len(report.more_incidents)} more, less severe incident(s) (all of them, in full, are in the JSON report):",
+                "",
+                "| severity | node | start | for | incident |",
+                "|---|---|---|---|---|",
+            ]
+            out += [
+                f"| {i.severity} | {_cell(node)} | {format_time(i.start)} | {duration(i.seconds)} | {i.id}. {_cell(i.title)} |"
+                for node, i in report.more_incidents
+            ] + [""]
     several = len(report.nodes) > 1
     if several:
         out += ["## Replica set", ""] + ([_figure(report.members, folder.name)] if report.members else [])
@@ -190,9 +306,16 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
             out += [_text(section.headlines[0]) if several else "No warning or critical finding.", ""]
         out += [_finding(section.findings[i], section.evidence.get(i), folder.name, h + "#") for i in section.carded]
         if section.listed:
-            out += [f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):", "",
-                    "| severity | start | for | kind | what happened |", "|---|---|---|---|---|"]
-            out += [f"| {f.severity} | {format_time(f.start)} | {duration(f.seconds)} | {f.kind} | {_cell(f.title)} |" for f in section.listed] + [""]
+            out += [
+                f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):",
+                "",
+                "| severity | start | for | kind | what happened |",
+                "|---|---|---|---|---|",
+            ]
+            out += [
+                f"| {f.severity} | {format_time(f.start)} | {duration(f.seconds)} | {f.kind} | {_cell(f.title)} |"
+                for f in section.listed
+            ] + [""]
         context = [f for f in section.findings if f.severity == "info"]
         if context:
             out += [f"{h} Context and what could not be checked", ""] + [f"- {_text(f.title)}" for f in context] + [""]
@@ -200,7 +323,11 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         if section.timeline:
             out += [f"{h} Timeline", "", _figure(section.timeline, folder.name)]
         out += [f"{h} Node", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.facts] + [""]
-        out += [f"{h} Data coverage", "", "| | |", "|---|---|"] + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.coverage] + [""]
+        out += (
+            [f"{h} Data coverage", "", "| | |", "|---|---|"]
+            + [f"| {_cell(k)} | {_cell(v)} |" for k, v in section.coverage]
+            + [""]
+        )
     out += ["## Methods", ""] + [f"**{k}**: {' '.join(v.split())}\n" for k, v in report.methods]
     with replacing(path) as sink:
         sink.write("\n".join(out).encode("utf-8"))

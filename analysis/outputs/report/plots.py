@@ -19,17 +19,16 @@ import datetime as dt
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Optional, Sequence
 
 import numpy as np
 import polars as pl
 
-from ftdc.frames import TIME_COLUMN
-
 from analysis.analyze import Analysis
 from analysis.outputs.report.explorer import Axis, Reduced, period_ms, reduce
+from ftdc.frames import TIME_COLUMN
 
 # Pixels (CSS px at the card's full width, 1080 px at a 1400 px window; the page scales the whole picture).
 WIDTH = 1080
@@ -62,12 +61,12 @@ def text(value: str) -> str:
 @dataclass(frozen=True)
 class Panel:
     title: str
-    columns: Sequence[tuple[str, str, Optional[str]]] = ()  # (series column, label, colour)
+    columns: Sequence[tuple[str, str, str | None]] = ()  # (series column, label, colour)
     thresholds: Sequence[tuple[str, str]] = ()  # (series column, threshold name)
     log_scale: bool = False
     runs: bool = False  # the log's COLLSCAN runs as bars instead of series
     states: bool = False  # each column a replica-set member's state, drawn as coloured bands (a state is not a quantity)
-    window: Optional[tuple[dt.datetime, dt.datetime]] = None  # the chain step it shows, marked along its top
+    window: tuple[dt.datetime, dt.datetime] | None = None  # the chain step it shows, marked along its top
     severity: str = "warning"
 
 
@@ -93,8 +92,14 @@ def _ms(t: dt.datetime) -> int:
     return int(t.timestamp() * 1000)
 
 
-def pixel_columns(frame: pl.DataFrame, columns: Sequence[str], start: dt.datetime, end: dt.datetime, pixels: int = PIXELS,
-            sampling_ms: int = 1000) -> Reduced:
+def pixel_columns(
+    frame: pl.DataFrame,
+    columns: Sequence[str],
+    start: dt.datetime,
+    end: dt.datetime,
+    pixels: int = PIXELS,
+    sampling_ms: int = 1000,
+) -> Reduced:
     """`columns` of `frame` within [start, end] at one minimum and maximum per pixel column (none narrower than a sample)."""
     return reduce(frame, [c for c in columns if c in frame.columns], Axis.spanning(_ms(start), _ms(end), sampling_ms, pixels))
 
@@ -104,7 +109,10 @@ def _checkpoint_times(analysis: Analysis) -> tuple[np.ndarray, np.ndarray]:
     (a week holds ten thousand checkpoints; the last analysis' are kept)."""
     if _CHECKPOINTS and _CHECKPOINTS[0] is analysis.checkpoints:
         return _CHECKPOINTS[1]
-    times = (np.sort([c.start.timestamp() for c in analysis.checkpoints]), np.sort([c.end.timestamp() for c in analysis.checkpoints]))
+    times = (
+        np.sort([c.start.timestamp() for c in analysis.checkpoints]),
+        np.sort([c.end.timestamp() for c in analysis.checkpoints]),
+    )
     _CHECKPOINTS[:] = [analysis.checkpoints, times]
     return times
 
@@ -133,6 +141,7 @@ def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, p
 
 # --- scales -------------------------------------------------------------------------------------
 
+
 def _symlog(v):
     """matplotlib's symlog with linthresh 1: linear within [-1, 1], one unit per decade beyond."""
     v = np.asarray(v, dtype=float)
@@ -157,7 +166,7 @@ class YScale:
 
     def ticks(self) -> list[float]:
         if self.log:
-            out = [0.0] + [10.0 ** k for k in range(0, int(math.floor(math.log10(max(self.high, 1)))) + 1)]
+            out = [0.0] + [10.0**k for k in range(0, int(math.floor(math.log10(max(self.high, 1)))) + 1)]
             return out if len(out) <= 6 else out[::2]
         span = self.high - self.low
         step = 10 ** math.floor(math.log10(span / 4))
@@ -211,6 +220,7 @@ def time_ticks(start: dt.datetime, end: dt.datetime, most: int = 9) -> tuple[lis
 
 # --- drawing ------------------------------------------------------------------------------------
 
+
 def _f(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
 
@@ -232,10 +242,21 @@ class _Canvas:
     def add(self, element: str) -> None:
         self.parts.append(element)
 
-    def label(self, x: float, y: float, value: str, size: int = FONT, anchor: str = "start", color: str = "#000", halo: bool = True,
-              cls: str = "") -> None:
-        self.add(f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" text-anchor="{anchor}" fill="{color}"'
-                 f'{" " + HALO if halo else ""}{f" class={chr(34)}{cls}{chr(34)}" if cls else ""}>{text(value)}</text>')
+    def label(
+        self,
+        x: float,
+        y: float,
+        value: str,
+        size: int = FONT,
+        anchor: str = "start",
+        color: str = "#000",
+        halo: bool = True,
+        cls: str = "",
+    ) -> None:
+        self.add(
+            f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" text-anchor="{anchor}" fill="{color}"'
+            f"{' ' + HALO if halo else ''}{f' class={chr(34)}{cls}{chr(34)}' if cls else ''}>{text(value)}</text>"
+        )
 
 
 def _steps(xs: np.ndarray, ys: np.ndarray) -> str:
@@ -270,13 +291,15 @@ def _band(canvas: _Canvas, edges: np.ndarray, pairs: np.ndarray, scale: YScale, 
     lo, hi = scale.y(pairs[:, 0]), scale.y(pairs[:, 1])
     paths, lines = [], []
     for a, b in _runs(np.isfinite(pairs[:, 1])):
-        top = _steps(edges[a:b + 1], hi[a:b])
-        back = _steps(edges[a:b + 1][::-1], lo[a:b][::-1])
+        top = _steps(edges[a : b + 1], hi[a:b])
+        back = _steps(edges[a : b + 1][::-1], lo[a:b][::-1])
         paths.append(top + "L" + back[1:] + "Z")
         lines.append(top)
     if paths:
-        canvas.add(f'<g class="series" data-column="{text(column)}" data-label="{text(label)}"><path d="{"".join(paths)}" fill="{color}" fill-opacity="0.35"/>'
-                   f'<path d="{"".join(lines)}" fill="none" stroke="{color}" stroke-width="1.1"/></g>')
+        canvas.add(
+            f'<g class="series" data-column="{text(column)}" data-label="{text(label)}"><path d="{"".join(paths)}" fill="{color}" fill-opacity="0.35"/>'
+            f'<path d="{"".join(lines)}" fill="none" stroke="{color}" stroke-width="1.1"/></g>'
+        )
 
 
 def _gradient(ident: str, share: np.ndarray, color: str, opacity: float) -> str:
@@ -288,8 +311,10 @@ def _gradient(ident: str, share: np.ndarray, color: str, opacity: float) -> str:
     for a, b in zip(bounds[:-1], bounds[1:]):
         o = f'stop-color="{color}" stop-opacity="{levels[a] * opacity:.3g}"'
         stops.append(f'<stop offset="{a / len(levels):.5g}" {o}/><stop offset="{b / len(levels):.5g}" {o}/>')
-    return (f'<linearGradient id="{ident}" gradientUnits="userSpaceOnUse" x1="{LEFT}" x2="{LEFT + PIXELS}" y1="0" y2="0">'
-            f'{"".join(stops)}</linearGradient>')
+    return (
+        f'<linearGradient id="{ident}" gradientUnits="userSpaceOnUse" x1="{LEFT}" x2="{LEFT + PIXELS}" y1="0" y2="0">'
+        f"{''.join(stops)}</linearGradient>"
+    )
 
 
 def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
@@ -316,9 +341,10 @@ def _labels(spans: list[Span], start: dt.datetime, end: dt.datetime, width_px: f
     return [(t, ", ".join(labels)) for t, labels in out]
 
 
-def _telling(reduced: Reduced, columns: list[tuple[str, str, Optional[str]]]) -> tuple[list, list[str]]:
+def _telling(reduced: Reduced, columns: list[tuple[str, str, str | None]]) -> tuple[list, list[str]]:
     """The series worth a line, and the names of those at zero throughout the range (six queues of an idle pool
     are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
+
     def flat(column: str) -> bool:
         pairs = reduced.pairs.get(column)
         return pairs is not None and not pairs[~np.isnan(pairs)].any()
@@ -337,14 +363,20 @@ def _width(value: str, size: int) -> float:
 
 def _legend(canvas: _Canvas, top: float, drawn: list[tuple[str, str, str]], title_width: float) -> None:
     """Above the panel's right end, beside its title (above it when both do not fit): never over the data."""
-    entries = "".join(f'<tspan fill="{color}" font-weight="bold">━━</tspan><tspan fill="#000"> {text(name)}   </tspan>' for _, name, color in drawn)
+    entries = "".join(
+        f'<tspan fill="{color}" font-weight="bold">━━</tspan><tspan fill="#000"> {text(name)}   </tspan>'
+        for _, name, color in drawn
+    )
     width = sum(_width(f"━━ {name}   ", FONT) for _, name, _ in drawn)
     y = top - 5 if title_width + width + 20 < PIXELS else top - 24
-    canvas.add(f'<text class="legend" x="{LEFT + PIXELS}" y="{y}" font-size="{FONT}" text-anchor="end" xml:space="preserve">{entries}</text>')
+    canvas.add(
+        f'<text class="legend" x="{LEFT + PIXELS}" y="{y}" font-size="{FONT}" text-anchor="end" xml:space="preserve">{entries}</text>'
+    )
 
 
-def _thresholds(canvas: _Canvas, analysis: Analysis, reduced: Reduced, edges: np.ndarray, names: Sequence[tuple[str, str]],
-                scale: YScale) -> None:
+def _thresholds(
+    canvas: _Canvas, analysis: Analysis, reduced: Reduced, edges: np.ndarray, names: Sequence[tuple[str, str]], scale: YScale
+) -> None:
     """Each threshold as the step line it was, labelled in full with its value and source inside the panel.
     Labels sit at the right end; one close in height to the one before goes to the left end."""
     previous = None
@@ -353,13 +385,18 @@ def _thresholds(canvas: _Canvas, analysis: Analysis, reduced: Reduced, edges: np
         if pairs is None or not np.isfinite(pairs[:, 1]).any():
             continue
         ys = scale.y(pairs[:, 1])
-        path = "".join(_steps(edges[a:b + 1], ys[a:b]) for a, b in _runs(np.isfinite(pairs[:, 1])))
+        path = "".join(_steps(edges[a : b + 1], ys[a:b]) for a, b in _runs(np.isfinite(pairs[:, 1])))
         canvas.add(f'<path d="{path}" fill="none" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>')
         last = float(pairs[np.isfinite(pairs[:, 1]), 1][-1])
         right = previous is None or not previous[1] or abs(last - previous[0]) >= 0.1 * scale.high
         previous = (last, right)
-        canvas.label(LEFT + PIXELS - 5 if right else LEFT + 5, float(scale.y(last)) - 3, f"{name} {last:g} % ({analysis.thresholds.source(name)})",
-                     anchor="end" if right else "start", cls="threshold")
+        canvas.label(
+            LEFT + PIXELS - 5 if right else LEFT + 5,
+            float(scale.y(last)) - 3,
+            f"{name} {last:g} % ({analysis.thresholds.source(name)})",
+            anchor="end" if right else "start",
+            cls="threshold",
+        )
 
 
 def _bars(canvas: _Canvas, rows: list[list[tuple[float, float, str]]], scale: YScale, height: float) -> None:
@@ -372,8 +409,12 @@ def _bars(canvas: _Canvas, rows: list[list[tuple[float, float, str]]], scale: YS
             else:
                 merged.append([x0, x1, color])
         middle = float(scale.y(y))
-        canvas.add("".join(f'<rect x="{_f(a)}" y="{_f(middle - height / 2)}" width="{_f(b - a)}" height="{_f(height)}" fill="{c}"/>'
-                           for a, b, c in merged))
+        canvas.add(
+            "".join(
+                f'<rect x="{_f(a)}" y="{_f(middle - height / 2)}" width="{_f(b - a)}" height="{_f(height)}" fill="{c}"/>'
+                for a, b, c in merged
+            )
+        )
 
 
 def _row_names(canvas: _Canvas, names: list[str], scale: YScale) -> None:
@@ -384,8 +425,12 @@ def _row_names(canvas: _Canvas, names: list[str], scale: YScale) -> None:
 
 def _collscans(canvas: _Canvas, analysis: Analysis, start: dt.datetime, end: dt.datetime, top: float, height: float) -> None:
     """COLLSCAN operations from the log as bars over [start, end] of each run, at least two pixels wide."""
-    scans = analysis.logs.slow_ops.filter(pl.col("plan_kind") == "COLLSCAN", pl.col("started") <= end, pl.col("ts") >= start,
-                                          ~pl.col("write_statement").fill_null(False)).sort("started")
+    scans = analysis.logs.slow_ops.filter(
+        pl.col("plan_kind") == "COLLSCAN",
+        pl.col("started") <= end,
+        pl.col("ts") >= start,
+        ~pl.col("write_statement").fill_null(False),
+    ).sort("started")
     if scans.is_empty():
         canvas.label(LEFT + PIXELS / 2, top + height / 2 + 4, "no COLLSCAN in the log", anchor="middle", color="#666", halo=False)
         return
@@ -399,25 +444,49 @@ def _collscans(canvas: _Canvas, analysis: Analysis, start: dt.datetime, end: dt.
     _row_names(canvas, names, scale)
 
 
-def _states(canvas: _Canvas, analysis: Analysis, columns: list[str], names: list[str], start: dt.datetime, end: dt.datetime,
-            top: float, height: float) -> None:
+def _states(
+    canvas: _Canvas,
+    analysis: Analysis,
+    columns: list[str],
+    names: list[str],
+    start: dt.datetime,
+    end: dt.datetime,
+    top: float,
+    height: float,
+) -> None:
     """Each member's state as runs of one colour over [start, end] (a state holds for minutes; a bar per run, not per sample)."""
     series = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
     scale = YScale(-0.6, len(names) - 0.2, False, top, height)
     rows = []
     for column in columns:
-        runs = (series.select(TIME_COLUMN, state=pl.col(column))
-                .with_columns(run=(pl.col("state") != pl.col("state").shift(1)).fill_null(True).cum_sum())
-                .group_by("run", maintain_order=True).agg(pl.col(TIME_COLUMN).first().alias("from"), pl.col(TIME_COLUMN).last().alias("to"),
-                                                          pl.col("state").first()))
-        rows.append([(canvas.x(a), max(canvas.x(b), canvas.x(a) + 1), STATE_COLORS.get(int(s), "#d62728"))
-                     for a, b, s in runs.select("from", "to", "state").iter_rows() if s is not None])
+        runs = (
+            series.select(TIME_COLUMN, state=pl.col(column))
+            .with_columns(run=(pl.col("state") != pl.col("state").shift(1)).fill_null(True).cum_sum())
+            .group_by("run", maintain_order=True)
+            .agg(pl.col(TIME_COLUMN).first().alias("from"), pl.col(TIME_COLUMN).last().alias("to"), pl.col("state").first())
+        )
+        rows.append(
+            [
+                (canvas.x(a), max(canvas.x(b), canvas.x(a) + 1), STATE_COLORS.get(int(s), "#d62728"))
+                for a, b, s in runs.select("from", "to", "state").iter_rows()
+                if s is not None
+            ]
+        )
     _bars(canvas, rows, scale, 10)
     _row_names(canvas, names, scale)
 
 
-def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.datetime, spans: list[Span], title: str = "",
-           panel_px: int = PANEL, marks: Sequence[Mark] = (), series: Optional[Reduced] = None) -> str:
+def figure(
+    panels: list[Panel],
+    analysis: Analysis,
+    start: dt.datetime,
+    end: dt.datetime,
+    spans: list[Span],
+    title: str = "",
+    panel_px: int = PANEL,
+    marks: Sequence[Mark] = (),
+    series: Reduced | None = None,
+) -> str:
     """`panels` stacked on one UTC time axis over [start, end], each `panel_px` tall, `spans` shaded and labelled,
     `marks` drawn as dashed lines: the figure as an SVG document. `series`: the node's whole range already reduced
     (`explorer.full_range`), for a figure of the whole range."""
@@ -425,15 +494,21 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
     first_top = TOP + (TITLE if title else 0)
     height = first_top + BOTTOM + rows * panel_px + (rows - 1) * GAP
     columns = sorted({c for p in panels for c, _, _ in p.columns if not p.states} | {c for p in panels for c, _ in p.thresholds})
-    reduced = series.coarser(PIXELS, columns) if series is not None else \
-        pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
+    reduced = (
+        series.coarser(PIXELS, columns)
+        if series is not None
+        else pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
+    )
     axis = reduced.axis
     canvas = _Canvas(start, end)
     edges = canvas.xs(axis.first_ms + axis.column_ms * np.arange(axis.columns + 1))
     share = checkpoint_share(analysis, start, end)
     spans = [s for s in spans if s.end >= start and s.start <= end]
     ticks, fmt = time_ticks(start, end)
-    ident = "f" + hashlib.sha1(f"{title}|{start}|{end}|{[p.title for p in panels]}|{spans}".encode() + share.tobytes()).hexdigest()[:10]
+    ident = (
+        "f"
+        + hashlib.sha1(f"{title}|{start}|{end}|{[p.title for p in panels]}|{spans}".encode() + share.tobytes()).hexdigest()[:10]
+    )
     shaded = bool(share.any())
     if shaded:
         canvas.add(f"<defs>{_gradient(ident + 's', share, '#8c8c8c', 0.3)}{_gradient(ident + 'k', share, '#595959', 1.0)}</defs>")
@@ -444,49 +519,78 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         canvas.add(f'<g class="panel" data-title="{text(panel.title)}">')
         for first, last, severity in _union(spans):  # tinted beneath the checkpoints' grey
             x0, x1 = canvas.x(first), canvas.x(last)
-            canvas.add(f'<rect x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 0.5))}" height="{panel_px}" '
-                       f'fill="{SEVERITY_COLORS.get(severity, SHADE)}" fill-opacity="0.12"/>')
+            canvas.add(
+                f'<rect x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 0.5))}" height="{panel_px}" '
+                f'fill="{SEVERITY_COLORS.get(severity, SHADE)}" fill-opacity="0.12"/>'
+            )
         if shaded:
-            canvas.add(f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="url(#{ident}s)"/>'
-                       f'<rect class="checkpoint-strip" x="{LEFT}" y="{_f(top + panel_px * (1 - STRIP))}" width="{PIXELS}" '
-                       f'height="{_f(panel_px * STRIP)}" fill="url(#{ident}k)"/>')
+            canvas.add(
+                f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="url(#{ident}s)"/>'
+                f'<rect class="checkpoint-strip" x="{LEFT}" y="{_f(top + panel_px * (1 - STRIP))}" width="{PIXELS}" '
+                f'height="{_f(panel_px * STRIP)}" fill="url(#{ident}k)"/>'
+            )
         grid = "".join(f"M{_f(canvas.x(t))} {top}V{top + panel_px}" for t in ticks)
         canvas.add(f'<path d="{grid}" stroke="#b0b0b0" stroke-width="0.5"/>')
         drawn, zero = _telling(reduced, [] if panel.states or panel.runs else list(panel.columns))
         drawn = [(c, name, color or CYCLE[i % len(CYCLE)]) for i, (c, name, color) in enumerate(drawn)]
         thresholds = [reduced.pairs[c][:, 1] for c, _ in panel.thresholds if c in reduced.pairs]
-        scale = YScale(*_y_range([_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn], thresholds, panel.log_scale, shaded),
-                       panel.log_scale, top, panel_px)
+        scale = YScale(
+            *_y_range([_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn], thresholds, panel.log_scale, shaded),
+            panel.log_scale,
+            top,
+            panel_px,
+        )
         if drawn:
             ticks_y = scale.ticks()
-            canvas.add('<path d="' + "".join(f"M{LEFT} {_f(float(scale.y(v)))}H{LEFT + PIXELS}" for v in ticks_y)
-                       + '" stroke="#d8d8d8" stroke-width="0.5"/>')
+            canvas.add(
+                '<path d="'
+                + "".join(f"M{LEFT} {_f(float(scale.y(v)))}H{LEFT + PIXELS}" for v in ticks_y)
+                + '" stroke="#d8d8d8" stroke-width="0.5"/>'
+            )
             for v in ticks_y:
                 canvas.label(LEFT - 5, float(scale.y(v)) + 4, _number(v), anchor="end", halo=False, cls="ytick")
         for first, last, severity in _union(spans):  # edged in its severity's colour: told apart from the checkpoints
             color = SEVERITY_COLORS.get(severity, SHADE)
-            canvas.add(f'<path d="M{_f(canvas.x(first))} {top}v{panel_px}M{_f(canvas.x(last))} {top}v{panel_px}" stroke="{color}" stroke-width="1.1"/>')
+            canvas.add(
+                f'<path d="M{_f(canvas.x(first))} {top}v{panel_px}M{_f(canvas.x(last))} {top}v{panel_px}" stroke="{color}" stroke-width="1.1"/>'
+            )
         if panel.runs:
             _collscans(canvas, analysis, start, end, top, panel_px)
         if panel.states:
-            _states(canvas, analysis, [c for c, _, _ in panel.columns], [name for _, name, _ in panel.columns], start, end, top, panel_px)
+            _states(
+                canvas,
+                analysis,
+                [c for c, _, _ in panel.columns],
+                [name for _, name, _ in panel.columns],
+                start,
+                end,
+                top,
+                panel_px,
+            )
         for column, name, color in drawn:
             _band(canvas, edges, _held(reduced.pairs[column], reduced.sampled), scale, color, column, name)
         _thresholds(canvas, analysis, reduced, edges, panel.thresholds, scale)
         if panel.window is not None:
             x0, x1 = canvas.x(panel.window[0]), canvas.x(panel.window[1])
-            canvas.add(f'<rect class="step-window" x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 1))}" height="{_f(panel_px * 0.03)}" '
-                       f'fill="{SEVERITY_COLORS.get(panel.severity, SHADE)}" fill-opacity="0.9"/>')
+            canvas.add(
+                f'<rect class="step-window" x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 1))}" height="{_f(panel_px * 0.03)}" '
+                f'fill="{SEVERITY_COLORS.get(panel.severity, SHADE)}" fill-opacity="0.9"/>'
+            )
         if zero:  # inside the panel's top left: the title's line holds the legend
             canvas.label(LEFT + 4, top + 14, f"zero throughout: {', '.join(zero)}", color="#555", cls="zero")
         canvas.label(LEFT, top - 5, panel.title, size=LARGE, halo=False, cls="title")
         if drawn:
             _legend(canvas, top, drawn, _width(panel.title, LARGE))
-        canvas.add(f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="none" stroke="#000" stroke-width="0.8"/></g>')
+        canvas.add(
+            f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="none" stroke="#000" stroke-width="0.8"/></g>'
+        )
     for mark in marks:
         x = _f(canvas.x(mark.at))
-        canvas.add(f'<path class="mark" data-at="{mark.at.isoformat()}" d="' + "".join(f"M{x} {top}v{panel_px}" for top in tops)
-                   + '" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"/>')
+        canvas.add(
+            f'<path class="mark" data-at="{mark.at.isoformat()}" d="'
+            + "".join(f"M{x} {top}v{panel_px}" for top in tops)
+            + '" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"/>'
+        )
         canvas.label(canvas.x(mark.at) + 4, tops[0] + 26, mark.label, cls="mark-label")
     for at, label in _labels(spans, start, end):
         canvas.label(canvas.x(at) + 3, tops[0] + 13, label, color="#a00", cls="span-label")
@@ -495,9 +599,16 @@ def figure(panels: list[Panel], analysis: Analysis, start: dt.datetime, end: dt.
         canvas.add(f'<path d="M{_f(canvas.x(t))} {bottom}v4" stroke="#000" stroke-width="0.8"/>')
         canvas.label(canvas.x(t), bottom + 16, t.strftime(fmt), anchor="middle", halo=False, cls="xtick")
     dates = sorted({t.date() for t in ticks} | {start.astimezone(dt.timezone.utc).date()})
-    canvas.label(LEFT, bottom + 32, f"time (UTC) · {dates[0]:%Y-%m-%d}" + (f" – {dates[-1]:%Y-%m-%d}" if len(dates) > 1 else ""),
-                 halo=False, cls="xlabel")
+    canvas.label(
+        LEFT,
+        bottom + 32,
+        f"time (UTC) · {dates[0]:%Y-%m-%d}" + (f" – {dates[-1]:%Y-%m-%d}" if len(dates) > 1 else ""),
+        halo=False,
+        cls="xlabel",
+    )
     canvas.label(WIDTH / 2, height - 6, KEY, size=SMALL, anchor="middle", color="#444", halo=False, cls="key")
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
-            f'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" data-start="{start.isoformat()}" data-end="{end.isoformat()}">'
-            f'<rect width="{WIDTH}" height="{height}" fill="#fff"/>{"".join(canvas.parts)}</svg>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
+        f'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" data-start="{start.isoformat()}" data-end="{end.isoformat()}">'
+        f'<rect width="{WIDTH}" height="{height}" fill="#fff"/>{"".join(canvas.parts)}</svg>'
+    )

@@ -17,16 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import polars as pl
 
-from ftdc.logs import LogFrames
-
+from analysis.advice.recommendation import Recommendation, Withheld
 from analysis.analyze import Analysis, retold
 from analysis.findings.finding import Culprit, Finding
 from analysis.nodes import NodesAnalysis, with_cross_node
-from analysis.advice.recommendation import Recommendation, Withheld
+from ftdc.logs import LogFrames
 
 IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
 # IPv6 needs "::" or seven colons, so clock times (09:50:00) are never taken for one.
@@ -134,7 +134,9 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
             continue
         for ns in sorted(analysis.logs.slow_ops["ns"].drop_nulls().unique()):
             redactor.ns(ns)
-        nodes = set(analysis.logs.slow_ops["node"].drop_nulls().unique()) | set(analysis.logs.events["node"].drop_nulls().unique())
+        nodes = set(analysis.logs.slow_ops["node"].drop_nulls().unique()) | set(
+            analysis.logs.events["node"].drop_nulls().unique()
+        )
         for node in sorted(nodes):
             redactor.host(node)
         for remote in sorted(analysis.logs.events["remote"].drop_nulls().unique()):
@@ -143,22 +145,39 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
 
 def _culprit(c: Culprit, r: Redactor) -> Culprit:
     # Only the shape of the query travels: it has the field names and operators, never a value.
-    return dataclasses.replace(c, ns=r.ns(c.ns), example=c.shape, plan_summary=r.text(c.plan_summary),
-                               recommendations=[_advice(x, r) for x in c.recommendations])
+    return dataclasses.replace(
+        c,
+        ns=r.ns(c.ns),
+        example=c.shape,
+        plan_summary=r.text(c.plan_summary),
+        recommendations=[_advice(x, r) for x in c.recommendations],
+    )
 
 
 def _advice(rec: Recommendation, r: Redactor) -> Recommendation:
     """Every word of a recommendation redacted; its numbers and action stay."""
     current = None if rec.current is None else dataclasses.replace(rec.current, source=r.text(rec.current.source))
-    return dataclasses.replace(rec, what=r.text(rec.what), why=r.text(rec.why), current=current, target=r.ns(rec.target),
-                               command=r.text(rec.command), caveat=r.text(rec.caveat))
+    return dataclasses.replace(
+        rec,
+        what=r.text(rec.what),
+        why=r.text(rec.why),
+        current=current,
+        target=r.ns(rec.target),
+        command=r.text(rec.command),
+        caveat=r.text(rec.caveat),
+    )
 
 
 def _finding(f: Finding, r: Redactor) -> Finding:
     return dataclasses.replace(
-        f, subject=r.text(f.subject), statement=r.text(f.statement), reasoning=r.text(f.reasoning), notes=tuple(r.text(n) for n in f.notes),
+        f,
+        subject=r.text(f.subject),
+        statement=r.text(f.statement),
+        reasoning=r.text(f.reasoning),
+        notes=tuple(r.text(n) for n in f.notes),
         evidence=r.deep(f.evidence),
-        culprits=[_culprit(c, r) for c in f.culprits], causes=[_culprit(c, r) for c in f.causes],
+        culprits=[_culprit(c, r) for c in f.culprits],
+        causes=[_culprit(c, r) for c in f.causes],
         recommendations=[_advice(x, r) for x in f.recommendations],
         withheld=[Withheld(_advice(w.recommendation, r), r.text(w.reason)) for w in f.withheld],
     )
@@ -169,7 +188,9 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
         return None
     mapped = lambda column, fn: pl.col(column).map_elements(fn, return_dtype=pl.String)  # noqa: E731
     slow = logs.slow_ops.with_columns(
-        mapped("ns", r.ns), mapped("node", r.host), *(mapped(c, r.text) for c in ("app_name",) if c in logs.slow_ops.columns),
+        mapped("ns", r.ns),
+        mapped("node", r.host),
+        *(mapped(c, r.text) for c in ("app_name",) if c in logs.slow_ops.columns),
         # Culprit examples and index advice are made from shapes: no literal value leaves.
         pl.col("shape").alias("command_json"),
     )
@@ -181,14 +202,29 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
 
 def redact(analysis: Analysis, r: Redactor) -> Analysis:
     """A new `analysis` with pseudonyms and shapes only, its incidents told again from the redacted findings."""
-    node = dataclasses.replace(analysis.node, host=r.host(analysis.node.host), replica_set=r.replica_set(analysis.node.replica_set))
+    node = dataclasses.replace(
+        analysis.node, host=r.host(analysis.node.host), replica_set=r.replica_set(analysis.node.replica_set)
+    )
     overview = dataclasses.replace(analysis.overview, node=node, problems=[r.text(p) for p in analysis.overview.problems])
-    thresholds = dataclasses.replace(analysis.thresholds, timeline={
-        name: [dataclasses.replace(s, source=r.text(s.source)) for s in steps] for name, steps in analysis.thresholds.timeline.items()})
-    return retold(dataclasses.replace(
-        analysis, node=node, overview=overview, thresholds=thresholds, logs=_logs(analysis.logs, r),
-        audit=[dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit],
-    ), [_finding(f, r) for f in analysis.findings], [_finding(f, r) for f in analysis.related])
+    thresholds = dataclasses.replace(
+        analysis.thresholds,
+        timeline={
+            name: [dataclasses.replace(s, source=r.text(s.source)) for s in steps]
+            for name, steps in analysis.thresholds.timeline.items()
+        },
+    )
+    return retold(
+        dataclasses.replace(
+            analysis,
+            node=node,
+            overview=overview,
+            thresholds=thresholds,
+            logs=_logs(analysis.logs, r),
+            audit=[dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit],
+        ),
+        [_finding(f, r) for f in analysis.findings],
+        [_finding(f, r) for f in analysis.related],
+    )
 
 
 def redact_all(analyses: list[Analysis], cross_node: list[Finding], r: Redactor) -> tuple[list[Analysis], list[Finding]]:

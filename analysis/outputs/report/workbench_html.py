@@ -6,16 +6,15 @@ their `data-v` value, not their text.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from html import escape
-from typing import Callable, Optional, Sequence
 
 import polars as pl
-
-from ftdc.timeutil import format_time
 
 from analysis.workbench.audit import AuditItem
 from analysis.workbench.log_overview import TOP_SHAPES, Workload, plan_text
 from analysis.workbench.system import SystemView
+from ftdc.timeutil import format_time
 
 # Sorting and the "show all" buttons. Pinned by its hash in the page's Content-Security-Policy:
 # no other script runs, and it requests nothing.
@@ -59,19 +58,21 @@ button.all{margin:4px 0;font:inherit;cursor:pointer}
 """
 
 
-def _num(value, text: Optional[str] = None) -> str:
+def _num(value, text: str | None = None) -> str:
     """A numeric cell: sorted by `value`, shown as `text`."""
     if value is None:
         return "<td class=num data-v=''>-</td>"
     return f"<td class=num data-v='{float(value)!r}'>{escape(text if text is not None else f'{value:,}')}</td>"
 
 
-def _text(value: Optional[str], cls: str = "") -> str:
+def _text(value: str | None, cls: str = "") -> str:
     return f"<td{f' class={cls}' if cls else ''}>{escape(value or '')}</td>"
 
 
 def _time(value) -> str:
-    return f"<td data-v='{value.timestamp()!r}'>{escape(format_time(value))}</td>" if value is not None else "<td data-v=''>-</td>"
+    return (
+        f"<td data-v='{value.timestamp()!r}'>{escape(format_time(value))}</td>" if value is not None else "<td data-v=''>-</td>"
+    )
 
 
 def sortable(table_id: str, headers: Sequence[tuple[str, str]], rows: list[str], top: int = 0, noun: str = "rows") -> str:
@@ -79,23 +80,42 @@ def sortable(table_id: str, headers: Sequence[tuple[str, str]], rows: list[str],
     head = "".join(f"<th title='{escape(title)}'>{escape(text)}</th>" for text, title in headers)
     hidden = top > 0 and len(rows) > top
     body = "".join(row.replace("<tr>", "<tr hidden>", 1) if hidden and n >= top else row for n, row in enumerate(rows))
-    button = (f"<button class=all type=button data-table='{table_id}' data-more='show all {len(rows)} {noun}' data-less='show the top {top}'>"
-              f"show all {len(rows)} {noun}</button>") if hidden else ""
+    button = (
+        (
+            f"<button class=all type=button data-table='{table_id}' data-more='show all {len(rows)} {noun}' data-less='show the top {top}'>"
+            f"show all {len(rows)} {noun}</button>"
+        )
+        if hidden
+        else ""
+    )
     cls = "sortable collapsed" if hidden else "sortable"
-    return (f"<div class=wide><table id='{table_id}' class='{cls}' data-top='{top if hidden else 0}'><thead><tr>{head}</tr></thead>"
-            f"<tbody>{body}</tbody></table></div>{button}")
+    return (
+        f"<div class=wide><table id='{table_id}' class='{cls}' data-top='{top if hidden else 0}'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table></div>{button}"
+    )
 
 
 QUERY_HEADERS = (
-    ("namespace", ""), ("operation", "the command"), ("plan", "plan summaries seen; COLLSCAN marked"), ("count", "slow runs logged"),
-    ("total s", "sum of the runs' durations"), ("p50 ms", ""), ("p95 ms", ""), ("p99 ms", ""), ("max ms", ""),
-    ("keys / returned", "index keys examined per document returned"), ("docs / returned", "documents examined per document returned"),
+    ("namespace", ""),
+    ("operation", "the command"),
+    ("plan", "plan summaries seen; COLLSCAN marked"),
+    ("count", "slow runs logged"),
+    ("total s", "sum of the runs' durations"),
+    ("p50 ms", ""),
+    ("p95 ms", ""),
+    ("p99 ms", ""),
+    ("max ms", ""),
+    ("keys / returned", "index keys examined per document returned"),
+    ("docs / returned", "documents examined per document returned"),
     ("clients", "application names that ran it"),
 )
-WORKING_HEADERS = (("working s", "8.0 workingMillis summed: time not waiting"), ("queued s", "time queued for an execution ticket"))
+WORKING_HEADERS = (
+    ("working s", "8.0 workingMillis summed: time not waiting"),
+    ("queued s", "time queued for an execution ticket"),
+)
 
 
-def _per(numerator, denominator) -> Optional[float]:
+def _per(numerator, denominator) -> float | None:
     return numerator / denominator if numerator is not None and denominator else None
 
 
@@ -104,14 +124,24 @@ def _query_row(row: dict, working: bool) -> str:
     plan_cell = f"<td>{collscan}{escape(plan_text(row))}</td>"
     keys = _per(row["keys_examined"], row["nreturned"])
     docs = row["docs_examined_per_returned"]
-    cells = [_text(row["ns"]), _text(row["command"]), plan_cell, _num(row["count"]), _num(row["total_ms"] / 1000, f"{row['total_ms'] / 1000:,.1f}"),
-             *(_num(row[k], f"{row[k]:,.0f}") for k in ("p50_ms", "p95_ms", "p99_ms")), _num(row["max_ms"]),
-             _num(keys, f"{keys:,.1f}" if keys is not None else None), _num(docs, f"{docs:,.1f}" if docs is not None else None),
-             _text(row["apps"])]
+    cells = [
+        _text(row["ns"]),
+        _text(row["command"]),
+        plan_cell,
+        _num(row["count"]),
+        _num(row["total_ms"] / 1000, f"{row['total_ms'] / 1000:,.1f}"),
+        *(_num(row[k], f"{row[k]:,.0f}") for k in ("p50_ms", "p95_ms", "p99_ms")),
+        _num(row["max_ms"]),
+        _num(keys, f"{keys:,.1f}" if keys is not None else None),
+        _num(docs, f"{docs:,.1f}" if docs is not None else None),
+        _text(row["apps"]),
+    ]
     if working:
         runs = row["working_runs"]
-        cells += [_num(row["working_ms"] / 1000 if runs else None, f"{row['working_ms'] / 1000:,.1f}" if runs else None),
-                  _num(row["queued_ms"] / 1000 if runs else None, f"{row['queued_ms'] / 1000:,.1f}" if runs else None)]
+        cells += [
+            _num(row["working_ms"] / 1000 if runs else None, f"{row['working_ms'] / 1000:,.1f}" if runs else None),
+            _num(row["queued_ms"] / 1000 if runs else None, f"{row['queued_ms'] / 1000:,.1f}" if runs else None),
+        ]
     shape = row["shape"] or (f"hash {row['query_hash']}" if row["query_hash"] else "")
     return "<tr>" + "".join(cells) + f"<td class=shape><code>{escape(shape)}</code></td></tr>"
 
@@ -121,26 +151,49 @@ def slow_operations(workload: Workload, slug: str) -> str:
     if frame.is_empty():
         return "<p>The log holds no slow operation.</p>"
     working = bool(frame["working_runs"].sum())
-    headers = QUERY_HEADERS + (WORKING_HEADERS if working else ()) + (("shape", "the query's shape: field names and operators, no value"),)
+    headers = (
+        QUERY_HEADERS
+        + (WORKING_HEADERS if working else ())
+        + (("shape", "the query's shape: field names and operators, no value"),)
+    )
     rows = [_query_row(row, working) for row in frame.iter_rows(named=True)]
-    beyond = f" (the {frame.height:,} with the most total time of {workload.shapes:,}; the JSON report holds the same)" if workload.shapes > frame.height else ""
-    note = (f"<p class=window>Every query shape the log holds for the report's span{beyond}, most total time first; click a header to sort. "
-            "Counts and percentiles are summarize_queries' (per-statement WRITE lines counted once, by their command)."
-            + (" Working and queued: 8.0's workingMillis and ticket queueing, summed." if working else "") + "</p>")
+    beyond = (
+        f" (the {frame.height:,} with the most total time of {workload.shapes:,}; the JSON report holds the same)"
+        if workload.shapes > frame.height
+        else ""
+    )
+    note = (
+        f"<p class=window>Every query shape the log holds for the report's span{beyond}, most total time first; click a header to sort. "
+        "Counts and percentiles are summarize_queries' (per-statement WRITE lines counted once, by their command)."
+        + (" Working and queued: 8.0's workingMillis and ticket queueing, summed." if working else "")
+        + "</p>"
+    )
     return note + sortable(f"{slug}-slow-ops", headers, rows, TOP_SHAPES, "shapes")
 
 
-def _frame_table(table_id: str, frame: pl.DataFrame, headers: Sequence[tuple[str, str]], cell: Callable[[dict], str], top: int, noun: str) -> str:
+def _frame_table(
+    table_id: str, frame: pl.DataFrame, headers: Sequence[tuple[str, str]], cell: Callable[[dict], str], top: int, noun: str
+) -> str:
     return sortable(table_id, headers, ["<tr>" + cell(row) + "</tr>" for row in frame.iter_rows(named=True)], top, noun)
 
 
 def connections(workload: Workload, slug: str) -> str:
     if workload.connections.is_empty():
         return "<p>The log holds no client metadata line (mongod logs one per connection that sends it, 4.4+ JSON logs).</p>"
-    return _frame_table(f"{slug}-clients", workload.connections,
-                        (("application", ""), ("driver", "driver name and version"), ("connections", "client metadata lines"),
-                         ("first", ""), ("last", "")),
-                        lambda r: _text(r["app"]) + _text(r["driver"]) + _num(r["connections"]) + _time(r["first"]) + _time(r["last"]), 10, "clients")
+    return _frame_table(
+        f"{slug}-clients",
+        workload.connections,
+        (
+            ("application", ""),
+            ("driver", "driver name and version"),
+            ("connections", "client metadata lines"),
+            ("first", ""),
+            ("last", ""),
+        ),
+        lambda r: _text(r["app"]) + _text(r["driver"]) + _num(r["connections"]) + _time(r["first"]) + _time(r["last"]),
+        10,
+        "clients",
+    )
 
 
 SEVERITY_NAMES = {"F": "fatal", "E": "error", "W": "warning"}
@@ -149,22 +202,43 @@ SEVERITY_NAMES = {"F": "fatal", "E": "error", "W": "warning"}
 def messages(workload: Workload, slug: str) -> str:
     if workload.messages.is_empty():
         return "<p>No warning or error in the log.</p>"
-    return _frame_table(f"{slug}-messages", workload.messages,
-                        (("severity", ""), ("id", "the log message id"), ("message", ""), ("count", ""), ("first", ""), ("last", "")),
-                        lambda r: _text(SEVERITY_NAMES.get(r["severity"], r["severity"])) + _num(r["id"], str(r["id"]) if r["id"] is not None else None)
-                        + _text(r["msg"]) + _num(r["count"]) + _time(r["first"]) + _time(r["last"]), 10, "messages")
+    return _frame_table(
+        f"{slug}-messages",
+        workload.messages,
+        (("severity", ""), ("id", "the log message id"), ("message", ""), ("count", ""), ("first", ""), ("last", "")),
+        lambda r: (
+            _text(SEVERITY_NAMES.get(r["severity"], r["severity"]))
+            + _num(r["id"], str(r["id"]) if r["id"] is not None else None)
+            + _text(r["msg"])
+            + _num(r["count"])
+            + _time(r["first"])
+            + _time(r["last"])
+        ),
+        10,
+        "messages",
+    )
 
 
 def system_notes(view: SystemView) -> str:
-    return f"<p class=window>Not recorded by this node: {escape(', '.join(view.missing))}.</p>" if view.missing else ""
+    unread = (
+        f"<p class=window>Recorded in Windows' layout, which this version does not read: {escape(', '.join(view.unread))}.</p>"
+        if view.unread
+        else ""
+    )
+    return (f"<p class=window>Not recorded by this node: {escape(', '.join(view.missing))}.</p>" if view.missing else "") + unread
 
 
 def audit(items: list[AuditItem]) -> str:
     if not items:
         return "<p>No configuration recorded.</p>"
-    rows = "".join(f"<tr><td><span class='badge {i.severity}'>{i.severity}</span>{escape(i.title)}</td><td>{escape(i.has)}</td>"
-                   f"<td>{escape(i.why)}</td><td>{escape(i.change or '-')}</td><td>{escape(i.source)}</td></tr>" for i in items)
-    return ("<p class=window>Advice on the node's set-up, from its own files; none of it is an incident. "
-            "What each item checks and the production notes behind it are in the Configuration audit page of ftdc-analyze's documentation.</p>"
-            "<div class=wide><table class=audit><thead><tr><th>item</th><th>this node</th><th>why it matters</th><th>what to change</th>"
-            f"<th>from</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    rows = "".join(
+        f"<tr><td><span class='badge {i.severity}'>{i.severity}</span>{escape(i.title)}</td><td>{escape(i.has)}</td>"
+        f"<td>{escape(i.why)}</td><td>{escape(i.change or '-')}</td><td>{escape(i.source)}</td></tr>"
+        for i in items
+    )
+    return (
+        "<p class=window>Advice on the node's set-up, from its own files; none of it is an incident. "
+        "What each item checks and the production notes behind it are in the Configuration audit page of ftdc-analyze's documentation.</p>"
+        "<div class=wide><table class=audit><thead><tr><th>item</th><th>this node</th><th>why it matters</th><th>what to change</th>"
+        f"<th>from</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )

@@ -199,10 +199,8 @@ fn catalog_of_read(
     let all = metric_chunks(&docs);
     let skipped: Vec<&(usize, &Document)> = all.iter().filter(|(s, d)| !seen.contains_key(&(*s, d.offset))).collect();
     let cache = NamesCache::default();
-    let peeked: Vec<Result<Seen, String>> = skipped
-        .par_iter()
-        .map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache))
-        .collect();
+    let peeked: Vec<Result<Seen, String>> =
+        skipped.par_iter().map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache)).collect();
     for ((s, d), p) in skipped.into_iter().zip(peeked) {
         match p {
             Ok(p) => {

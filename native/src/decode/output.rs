@@ -76,8 +76,7 @@ pub fn decode(groups: &[Group], chunks: &[Prepared], plan: ColumnPlan, rows: usi
         .collect();
     let values = Arena::new(rows * stored);
     // Safety: a stored column owns values[offset .. offset + rows].
-    let outs: Vec<Option<SharedOut>> =
-        offsets.iter().map(|o| o.map(|o| SharedOut(unsafe { values.as_mut_ptr().add(o) }))).collect();
+    let outs: Vec<Option<SharedOut>> = offsets.iter().map(|o| o.map(|o| SharedOut(unsafe { values.as_mut_ptr().add(o) }))).collect();
     groups.par_iter().for_each(|g| decode_group(g, chunks, &plan.chunk_columns, &outs));
     let validity = validity_bitmaps(groups, chunks, &plan.chunk_columns, plan.names.len(), rows);
     let columns = plan
@@ -161,11 +160,8 @@ fn validity_bitmaps(
         present.iter().map(|&n| if n == rows { None } else { Some(vec![0u8; rows.div_ceil(8)]) }).collect();
     for g in groups {
         // Per chunk of the group, its columns that need a bitmap.
-        let incomplete: Vec<Vec<usize>> = g
-            .chunks
-            .iter()
-            .map(|&c| chunk_columns[c].iter().copied().filter(|&col| bitmaps[col].is_some()).collect())
-            .collect();
+        let incomplete: Vec<Vec<usize>> =
+            g.chunks.iter().map(|&c| chunk_columns[c].iter().copied().filter(|&col| bitmaps[col].is_some()).collect()).collect();
         if incomplete.iter().all(Vec::is_empty) {
             continue;
         }
