@@ -290,12 +290,19 @@ def _requests_and_documents(requests: list[float], documents: list[float], queue
     from tests.test_analysis_units import SS, series_of
 
     zeros = [0] * len(requests)
-    return series_of({SS + "opLatencies.writes.ops": list(itertools.accumulate(requests)), SS + "opLatencies.reads.ops": zeros,
-                      SS + "opLatencies.commands.ops": zeros, SS + "opcounters.insert": list(itertools.accumulate(documents)),
-                      **{SS + f"opcounters.{op}": zeros for op in ("query", "update", "delete", "getmore", "command")},
-                      SS + "metrics.document.inserted": list(itertools.accumulate(documents)),
-                      **{SS + f"metrics.document.{op}": zeros for op in ("returned", "updated", "deleted")},
-                      SS + "globalLock.currentQueue.readers": queued}, range(len(requests)))
+    return series_of(
+        {
+            SS + "opLatencies.writes.ops": list(itertools.accumulate(requests)),
+            SS + "opLatencies.reads.ops": zeros,
+            SS + "opLatencies.commands.ops": zeros,
+            SS + "opcounters.insert": list(itertools.accumulate(documents)),
+            **{SS + f"opcounters.{op}": zeros for op in ("query", "update", "delete", "getmore", "command")},
+            SS + "metrics.document.inserted": list(itertools.accumulate(documents)),
+            **{SS + f"metrics.document.{op}": zeros for op in ("returned", "updated", "deleted")},
+            SS + "globalLock.currentQueue.readers": queued,
+        },
+        range(len(requests)),
+    )
 
 
 def test_a_throughput_dip_is_judged_on_the_requests_finished_with_documents_beside_them():
@@ -307,12 +314,19 @@ def test_a_throughput_dip_is_judged_on_the_requests_finished_with_documents_besi
 
     calm, low, after = 1200, 120, 300
     queued = [0] * calm + [20] * low + [0] * after
-    smaller_batches = _requests_and_documents([200.0] * (calm + low + after), [2000.0] * calm + [400.0] * low + [2000.0] * after, queued)
+    smaller_batches = _requests_and_documents(
+        [200.0] * (calm + low + after), [2000.0] * calm + [400.0] * low + [2000.0] * after, queued
+    )
     assert run_detector(throughput_dip.detect, smaller_batches) == []
-    fewer_requests = _requests_and_documents([200.0] * calm + [40.0] * low + [200.0] * after, [2000.0] * (calm + low + after), queued)
+    fewer_requests = _requests_and_documents(
+        [200.0] * calm + [40.0] * low + [200.0] * after, [2000.0] * (calm + low + after), queued
+    )
     [dip] = run_detector(throughput_dip.detect, fewer_requests)
     assert dip.title.startswith("Throughput fell to 20 % of normal for 2 min"), dip.title
-    assert dip.evidence["documents_per_s"] == {"episode": 2000, "before": 2000} and "Documents: 2,000/s against 2,000/s before." in dip.explanation
+    assert (
+        dip.evidence["documents_per_s"] == {"episode": 2000, "before": 2000}
+        and "Documents: 2,000/s against 2,000/s before." in dip.explanation
+    )
 
 
 def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_set():
@@ -344,9 +358,20 @@ def test_a_long_shallow_dip_is_told_as_its_episode_then_its_worst_part():
     rates[calm + 120 : calm + 130] = [900.0] * 10
     queued = [0] * calm + [20] * low + [0] * 300
     seconds = range(len(rates))
-    finished = {SS + f"opLatencies.{op}.ops": [0] * len(rates) for op in ("writes", "commands")}  # the queries finished are the requests
-    found = run_detector(throughput_dip.detect, series_of({**finished, SS + "opLatencies.reads.ops": list(itertools.accumulate(rates)),
-                                                           SS + "globalLock.currentQueue.readers": queued}, seconds))
+    finished = {
+        SS + f"opLatencies.{op}.ops": [0] * len(rates) for op in ("writes", "commands")
+    }  # the queries finished are the requests
+    found = run_detector(
+        throughput_dip.detect,
+        series_of(
+            {
+                **finished,
+                SS + "opLatencies.reads.ops": list(itertools.accumulate(rates)),
+                SS + "globalLock.currentQueue.readers": queued,
+            },
+            seconds,
+        ),
+    )
     [dip] = found
     assert abs((dip.start - T0).total_seconds() - calm) <= 5 and abs((dip.end - T0).total_seconds() - (calm + low)) <= 5
     assert dip.title.startswith("Throughput at about 52 % of normal for 6 min, at worst 45 % for 10 s"), dip.title

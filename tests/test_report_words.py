@@ -150,7 +150,11 @@ def _hour_before(node, start: dt.datetime, op: str):
     """The median latency of `op` over the hour before `start`; None when the data has no hour before."""
     column = f"{op}_latency_ms"
     before = node.series.filter(pl.col("start") >= start - dt.timedelta(hours=1), pl.col("start") < start)
-    return round(float(before[column].drop_nulls().median()), 3) if column in before.columns and before[column].drop_nulls().len() else None
+    return (
+        round(float(before[column].drop_nulls().median()), 3)
+        if column in before.columns and before[column].drop_nulls().len()
+        else None
+    )
 
 
 def test_a_latency_baseline_is_the_hour_before_its_incident_in_every_finding(analyzed):
@@ -166,7 +170,10 @@ def test_a_latency_baseline_is_the_hour_before_its_incident_in_every_finding(ana
                 assert f.kind != "ttl_burst" or "write latency up to" not in f.title, (name, f.title)
                 assert f.usual is None, (name, f.id)
                 continue
-            assert f.usual is not None and round(f.usual.latency_ms, 3) == usual and f.usual.sentence() in f.explanation, (name, f.id)
+            assert f.usual is not None and round(f.usual.latency_ms, 3) == usual and f.usual.sentence() in f.explanation, (
+                name,
+                f.id,
+            )
             assert f.usual.before == began.get(f.id, f.start), (name, f.id, f.usual.before)
             hour = _hour_before(node, f.usual.before, f.usual.op)
             assert hour is None or round(usual, 3) == hour, (name, f.id, f.kind, usual, hour)  # no hour before: the spike's own
@@ -182,8 +189,12 @@ def test_one_latency_baseline_per_operation_class_in_an_incident_card(analyzed):
             quoted: dict[str, set] = {}
             for f in incident.findings:
                 if f.usual is not None:
-                    quoted.setdefault(f.usual.op, set()).add((f.usual.latency_ms, f.usual.before, f.evidence["baseline"]["latency_ms"]))
+                    quoted.setdefault(f.usual.op, set()).add(
+                        (f.usual.latency_ms, f.usual.before, f.evidence["baseline"]["latency_ms"])
+                    )
             assert all(len(values) == 1 for values in quoted.values()), (name, incident.id, quoted)
-            card = " ".join([incident.title, *(s.text for s in incident.chain), *(f.title + f.explanation for f in incident.findings)])
-            for (value, before, _), in quoted.values():
+            card = " ".join(
+                [incident.title, *(s.text for s in incident.chain), *(f.title + f.explanation for f in incident.findings)]
+            )
+            for ((value, before, _),) in quoted.values():
                 assert f"{value:,.1f} ms" in card and before == incident.start, (name, incident.id)

@@ -82,7 +82,9 @@ class Context:
         before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
         return float(before.median()) if len(before) else None
 
-    def usual_latency(self, op: str, start: dt.datetime, fallback_ms: Optional[float] = None, in_title: bool = False) -> Optional[Usual]:
+    def usual_latency(
+        self, op: str, start: dt.datetime, fallback_ms: float | None = None, in_title: bool = False
+    ) -> Usual | None:
         """The usual latency of `op` a finding quotes beside its peak: the hour before `start`, as every detector gives a
         baseline (one definition; `analysis.incidents.grouping` moves `start` to the incident's, so one card quotes one
         value per class); `fallback_ms` (a spike's own rolling baseline) when the data has no hour before."""

@@ -79,7 +79,7 @@ class Finding:
     notes: tuple[str, ...] = field(
         default=(), kw_only=True
     )  # sentences later stages add: the operations the log names, an election's incident
-    usual: Optional[Usual] = field(
+    usual: Usual | None = field(
         default=None, kw_only=True, repr=False
     )  # the latency baseline its text quotes (evidence's baseline.latency_ms)
 
@@ -101,7 +101,7 @@ class Finding:
         usual = f" {self.usual.sentence()}" if self.usual is not None else ""
         return self.reasoning + usual + "".join(f" {note}" for note in self.notes)
 
-    def usually(self, usual: Usual) -> "Finding":
+    def usually(self, usual: Usual) -> Finding:
         """This finding judged against another latency baseline: its text and its evidence quote `usual`."""
         baseline = {**self.evidence.get("baseline", {}), "latency_ms": round(usual.latency_ms, 3)}
         return replace(self, usual=usual, evidence={**self.evidence, "baseline": baseline})

@@ -54,7 +54,16 @@ DETECTOR = Detector(
     order=70,
     kinds=(KIND,),
     method=METHOD,
-    reads=("finished_per_s", "documents_per_s", "collect_ms", "connections", "read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"),
+    reads=(
+        "finished_per_s",
+        "documents_per_s",
+        "collect_ms",
+        "connections",
+        "read_queued",
+        "write_queued",
+        "read_ticket_queue",
+        "write_ticket_queue",
+    ),
     sets_off=(),  # an effect only: it names the queue, stall or latency behind it
     panels=(("operations/s", ("finished_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
     explained_by=("restart",),  # a new process: the work drops while clients reconnect
@@ -166,13 +175,15 @@ def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta)
     return last
 
 
-def _documents(ctx: Context, episode: Episode) -> Optional[dict[str, float]]:
+def _documents(ctx: Context, episode: Episode) -> dict[str, float] | None:
     """The documents per second (returned, inserted, updated, deleted) over the episode and in the 10 minutes before it,
     beside the operations: what users count of the work, where the node records it."""
     if not ctx.has("documents_per_s"):
         return None
     during = ctx.window(episode.start, episode.end)["documents_per_s"].drop_nulls()
-    before = between(ctx.series, episode.start - dt.timedelta(minutes=10), episode.start, closed="left")["documents_per_s"].drop_nulls()
+    before = between(ctx.series, episode.start - dt.timedelta(minutes=10), episode.start, closed="left")[
+        "documents_per_s"
+    ].drop_nulls()
     if not (during.len() and before.len()):
         return None
     return {"episode": round(float(during.median())), "before": round(float(before.median()))}

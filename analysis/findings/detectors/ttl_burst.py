@@ -126,7 +126,11 @@ def detect(ctx: Context) -> list[Finding]:
         if ctx.has("cache_dirty_pct") and dirty_target is not None and (rows["cache_dirty_pct"].max() or 0) > dirty_target:
             costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
         at_peak = busy is not None and row.get("finished_per_s") is not None and row["finished_per_s"] >= busy
-        peak_text = f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, the busiest fifth of this data)" if at_peak else ""
+        peak_text = (
+            f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, the busiest fifth of this data)"
+            if at_peak
+            else ""
+        )
         ttl_lines = 0
         if ctx.logs is not None:
             # The pass's line is written as it finishes, after its last deletes were sampled.
