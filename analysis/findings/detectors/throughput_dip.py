@@ -316,7 +316,7 @@ def detect(ctx: Context) -> list[Finding]:
                 reasoning=f"{episode.explained()}, while " + "; ".join(reasons) + "." + said,
                 evidence={
                     "metrics": ctx.paths("finished_per_s", "documents_per_s", "read_queued", "write_queued", "collect_ms"),
-                    "baseline": {"ops_per_s": baseline},
+                    "baseline": {"finished_per_s": baseline},
                     "episode": episode.evidence(),
                     "documents_per_s": documents,
                     "ops_per_s_min": episode.lowest,
