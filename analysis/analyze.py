@@ -22,7 +22,7 @@ import polars as pl
 
 from analysis.advice.vetting import NodeFacts, vetted
 from analysis.findings.context import Context
-from analysis.findings.culprits import attribute, culprit_key, during_checkpoints
+from analysis.findings.culprits import WAITS, attribute, culprit_key, during_checkpoints
 from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents import grouping
@@ -145,16 +145,10 @@ SLOW_OP_COLUMNS = [
     "query_shape_hash",
     "command_json",
     "app_name",
-    "cache_wait_micros",
-    "lock_wait_micros",
-    "execution_queued_micros",
-    "flow_control_micros",
-    "schema_lock_wait_micros",
-    "handle_lock_wait_micros",
-    "read_micros",
+    *WAITS,
     "ok",
     "err_name",
-    # the report's slow-operation table (analysis.log_overview): summarize_queries' and its extras
+    # the report's slow-operation table (analysis.workbench.log_overview): summarize_queries' and its extras
     "keys_examined",
     "docs_examined",
     "nreturned",
@@ -178,7 +172,7 @@ EVENT_COLUMNS = [
     "text",
     "file",
     "line",
-    # the report's connections by client and messages by severity (analysis.log_overview), the audit's startup warnings
+    # the report's connections by client and messages by severity (analysis.workbench.log_overview), the audit's startup warnings
     "severity",
     "msg",
     "driver",

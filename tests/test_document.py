@@ -79,7 +79,9 @@ def test_one_schema_per_table(replica_set):
     import analysis.findings.finding
     import analysis.incidents.incident
 
-    assert not hasattr(analysis.findings, "FINDINGS_SCHEMA") and not hasattr(analysis.incidents, "INCIDENTS_SCHEMA")
+    assert not hasattr(analysis.findings.finding, "FINDINGS_SCHEMA") and not hasattr(
+        analysis.incidents.incident, "INCIDENTS_SCHEMA"
+    )
     node = replica_set.nodes[0]
     for frame, table in ((node.findings_frame(), schema.FINDINGS_SCHEMA), (node.incidents_frame(), schema.INCIDENTS_SCHEMA)):
         assert frame.columns == table.names

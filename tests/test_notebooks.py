@@ -22,7 +22,7 @@ from notebooks.execute import executed  # how the copies in docs/notebooks/ are 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
 COPIES = NOTEBOOK_DIR.parent / "docs" / "notebooks"
-RICH_HTML = 'class="ftdc-analyze"'  # analysis.render: Analysis and Finding in Jupyter
+RICH_HTML = 'class="ftdc-analyze"'  # analysis.outputs.render: Analysis and Finding in Jupyter
 
 # Per notebook: a cell appended after the last one, printing one line of JSON.
 PROBES = {

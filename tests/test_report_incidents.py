@@ -508,7 +508,7 @@ def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypat
     dips = SAMPLES / "scenarios" / "throughput-dip"
     result = quiet(analysis.analyze, dips / "diagnostic.data", dips / "mongod.log")
     assert len(result.incidents) == 3
-    monkeypatch.setattr(document, "MAX_CARDS", 1)  # the one limit the cards and the headlines share (analysis.document)
+    monkeypatch.setattr(document, "MAX_CARDS", 1)  # the one limit the cards and the headlines share (analysis.outputs.document)
     report = build_report([result])
     section = report.nodes[0]
     [card] = section.incidents
