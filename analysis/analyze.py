@@ -114,7 +114,9 @@ def told(findings: Sequence[Finding], ctx: Context, related: Sequence[Finding] =
         replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
         for n, f in enumerate(findings, 1)
     ]
-    incidents, numbered = vetted(grouping.build(numbered + list(related), ctx), numbered, NodeFacts.of(ctx))
+    judged = grouping.one_baseline(numbered + list(related), ctx)  # one latency baseline per class in an incident's card
+    numbered, related = judged[: len(numbered)], judged[len(numbered) :]
+    incidents, numbered = vetted(grouping.build(numbered + related, ctx), numbered, NodeFacts.of(ctx))
     return numbered, incidents
 
 

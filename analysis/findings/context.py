@@ -8,7 +8,7 @@ from functools import cached_property
 
 import polars as pl
 
-from analysis.findings.finding import Finding
+from analysis.findings.finding import Finding, Usual
 from analysis.series.checkpoints import Checkpoint
 from analysis.series.completions import stalls
 from analysis.series.derived import columns_for
@@ -82,13 +82,16 @@ class Context:
         before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
         return float(before.median()) if len(before) else None
 
-    def usual_latency_ms(self, spike: Spike, start: dt.datetime) -> float:
-        """The usual latency a finding quotes beside a spike of its operations: the hour before the finding's window, as
-        every detector gives a baseline (one definition, so one value per window in a report); the spike's own rolling
-        baseline when the data has no hour before."""
-        column = f"{spike.op}_latency_ms"
+    def usual_latency(
+        self, op: str, start: dt.datetime, fallback_ms: float | None = None, in_title: bool = False
+    ) -> Usual | None:
+        """The usual latency of `op` a finding quotes beside its peak: the hour before `start`, as every detector gives a
+        baseline (one definition; `analysis.incidents.grouping` moves `start` to the incident's, so one card quotes one
+        value per class); `fallback_ms` (a spike's own rolling baseline) when the data has no hour before."""
+        column = f"{op}_latency_ms"
         usual = self.baseline(column, start) if self.has(column) else None
-        return spike.baseline_ms if usual is None else usual
+        usual = fallback_ms if usual is None else usual
+        return None if usual is None else Usual(op, usual, start, in_title)
 
     def not_checked(self, kind: str, what: str, missing: list[str]) -> Finding:
         """An `info` finding: this detector could not run on this node's metrics."""

@@ -45,6 +45,20 @@ class Culprit:
 
 
 @dataclass(frozen=True)
+class Usual:
+    """The usual mean latency of one operation class a finding quotes its peak against: the median of the hour before
+    `before` (the finding's start, then its incident's, so one card quotes one baseline per class)."""
+
+    op: str  # "reads" | "writes" | "commands"
+    latency_ms: float
+    before: dt.datetime
+    in_title: bool = False  # the title's statement ends with the peak this is compared with ("up to 900 ms")
+
+    def sentence(self) -> str:
+        return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of the hour before {self.before:%H:%M:%S}."
+
+
+@dataclass(frozen=True)
 class Finding:
     kind: str
     severity: str
@@ -65,6 +79,9 @@ class Finding:
     notes: tuple[str, ...] = field(
         default=(), kw_only=True
     )  # sentences later stages add: the operations the log names, an election's incident
+    usual: Usual | None = field(
+        default=None, kw_only=True, repr=False
+    )  # the latency baseline its text quotes (evidence's baseline.latency_ms)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -74,13 +91,20 @@ class Finding:
 
     @property
     def title(self) -> str:
-        """Subject: statement."""
-        return f"{self.subject}: {self.statement}" if self.statement else self.subject
+        """Subject: statement (against the usual latency when the statement ends with a peak)."""
+        against = f" against {self.usual.latency_ms:,.1f} ms" if self.usual is not None and self.usual.in_title else ""
+        return f"{self.subject}: {self.statement}{against}" if self.statement else self.subject
 
     @property
     def explanation(self) -> str:
-        """The detector's reasoning, then each later stage's note."""
-        return self.reasoning + "".join(f" {note}" for note in self.notes)
+        """The detector's reasoning, the usual latency it is judged against, then each later stage's note."""
+        usual = f" {self.usual.sentence()}" if self.usual is not None else ""
+        return self.reasoning + usual + "".join(f" {note}" for note in self.notes)
+
+    def usually(self, usual: Usual) -> Finding:
+        """This finding judged against another latency baseline: its text and its evidence quote `usual`."""
+        baseline = {**self.evidence.get("baseline", {}), "latency_ms": round(usual.latency_ms, 3)}
+        return replace(self, usual=usual, evidence={**self.evidence, "baseline": baseline})
 
     def noted(self, note: str) -> Finding:
         """This finding with one more sentence of explanation."""

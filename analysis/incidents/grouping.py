@@ -18,7 +18,7 @@ import re
 from analysis.advice.recommendation import Recommendation, merged
 from analysis.findings.context import Context
 from analysis.findings.detectors import LINKS
-from analysis.findings.finding import SEVERITIES, Finding
+from analysis.findings.finding import SEVERITIES, Finding, Usual
 from analysis.incidents.incident import Incident, RootCause, Step
 from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
 from analysis.text import duration
@@ -71,6 +71,24 @@ def group(findings: list[Finding]) -> list[list[Finding]]:
     for i, f in enumerate(problems):
         groups.setdefault(root(i), []).append(f)
     return sorted(groups.values(), key=lambda g: g[0].start) + untimed
+
+
+def one_baseline(findings: list[Finding], ctx: Context) -> list[Finding]:
+    """`findings`, those of one incident judged against one latency baseline per operation class: the hour before the
+    incident's start (the earliest finding's quoted value when the data has no hour before), so one card never quotes
+    two usual latencies of one class (each finding's own hour before differs when they start apart)."""
+    again: dict[int, Finding] = {}
+    for episode in group(findings):
+        if episode[0].start is None:
+            continue  # no window: no hour before it
+        start = min(f.start for f in episode)
+        for op in {f.usual.op for f in episode if f.usual is not None}:
+            quoting = sorted((f for f in episode if f.usual is not None and f.usual.op == op), key=lambda f: f.start)
+            usual = ctx.usual_latency(op, start, quoting[0].usual.latency_ms)
+            for f in quoting:
+                if (f.usual.latency_ms, f.usual.before) != (usual.latency_ms, usual.before):
+                    again[id(f)] = f.usually(Usual(op, usual.latency_ms, usual.before, f.usual.in_title))
+    return [again.get(id(f), f) for f in findings]
 
 
 def by_resource(findings: list[Finding]) -> list[list[Finding]]:

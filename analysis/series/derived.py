@@ -158,6 +158,21 @@ COLUMNS: tuple[Column, ...] = (
         tuple(f"opcounters.{o}" for o in OPCOUNTERS),
         lambda: pl.sum_horizontal([rate(f"opcounters.{o}") for o in OPCOUNTERS]),
     ),
+    # What users count: requests finished (opLatencies counts each once, a getMore or an insert batch of any size) and documents.
+    Column(
+        "finished_per_s",
+        "1/s",
+        "operations finished per second, all classes (opLatencies reads + writes + commands: each request once)",
+        tuple(f"latency.{op}.ops" for op in OP_CLASSES[:3]),
+        lambda: rate("latency.reads.ops") + rate("latency.writes.ops") + rate("latency.commands.ops"),
+    ),
+    Column(
+        "documents_per_s",
+        "1/s",
+        "documents returned, inserted, updated and deleted per second (metrics.document.*)",
+        ("query.returned", *(f"documents.{op}" for op in ("inserted", "updated", "deleted"))),
+        lambda: rate("query.returned") + rate("documents.inserted") + rate("documents.updated") + rate("documents.deleted"),
+    ),
     *(
         Column(
             f"{o}_ops_per_s",

@@ -270,14 +270,15 @@ def _episode_finding(
     op_names = "/".join(ADJECTIVE[o] for o in sorted(ops))
     start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
     end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
-    usual = ctx.usual_latency_ms(peak, start)
+    usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
         start=start,
         end=end,
         subject=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}",
-        statement=f"up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms",
+        statement=f"up to {peak.peak_ms:,.0f} ms",
+        usual=usual,
         reasoning=(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
@@ -299,7 +300,7 @@ def _episode_finding(
             "checkpoint_time_share": round(coverage, 4),
             "checkpoints_in_window": in_window(checkpoints, start, end),
             "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
-            "baseline": {"latency_ms": round(usual, 3)},
+            "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },
         recommendations=_recommendations(ctx, rows, start, end),
     )
@@ -345,7 +346,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found
         )
         dirty = _dirty_at(ctx, longest.start)
-        usual = ctx.usual_latency_ms(peak, start)
+        usual = ctx.usual_latency(peak.op, start, peak.baseline_ms)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
         what = (
             f"A {duration(longest.seconds)} checkpoint"
@@ -363,7 +364,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                 reasoning=(
                     f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
                     f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
-                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms against a {usual:,.1f} ms baseline"
+                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
                     + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                     + (f" The interval itself is the problem: {unusual}." if unusual else "")
                 ),
@@ -377,9 +378,10 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
                     "aligned_spikes": rows,
                     "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
-                    "baseline": {"latency_ms": round(usual, 3)},
+                    "baseline": {"latency_ms": round(usual.latency_ms, 3)},
                 },
                 recommendations=_recommendations(ctx, rows, start, end),
+                usual=usual,
             )
         )
     return out

@@ -1,6 +1,7 @@
 """`throughput_dip`: a stretch in which the node did far less work, for a server-side reason.
 
-Operations per second (opcounters) in 5-second buckets (one sampling period
+Operations finished per second (opLatencies: each request once, where opcounters count an insert
+batch's documents one by one and a getMore batch as one) in 5-second buckets (one sampling period
 when longer) are compared with the median bucket of the 10 minutes before. A dip is below DIP_SHARE of that
 while the baseline is busy enough to mean something. Clients pausing also
 make dips, so a dip counts only when the server shows why: operations queued
@@ -42,7 +43,7 @@ MIN_BASELINE_OPS = 100.0
 STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
-    f"Operations per second in {BUCKET_S}-second buckets (one sampling period when longer) compared with the "
+    f"Operations finished per second (each request once, however many documents it carried) in {BUCKET_S}-second buckets (one sampling period when longer) compared with the "
     f"median bucket of the 10 minutes before: a dip is below {DIP_SHARE * 100:g} % of it while that baseline is at least "
     f"{MIN_BASELINE_OPS:g} operations/s. Its episode runs on while the buckets stay below {LOW_SHARE * 100:g} % of the "
     "baseline before it began, and is told with its typical depth, then its worst part. Clients pausing make dips too, so a dip counts only when the server shows "
@@ -53,9 +54,18 @@ DETECTOR = Detector(
     order=70,
     kinds=(KIND,),
     method=METHOD,
-    reads=("ops_per_s", "collect_ms", "connections", "read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue"),
+    reads=(
+        "finished_per_s",
+        "documents_per_s",
+        "collect_ms",
+        "connections",
+        "read_queued",
+        "write_queued",
+        "read_ticket_queue",
+        "write_ticket_queue",
+    ),
     sets_off=(),  # an effect only: it names the queue, stall or latency behind it
-    panels=(("operations/s", ("ops_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
+    panels=(("operations/s", ("finished_per_s",), False), ("queued", ("read_queued", "write_queued"), False)),
     explained_by=("restart",),  # a new process: the work drops while clients reconnect
 )
 
@@ -99,9 +109,9 @@ class Episode:
             f"against {self.baseline:,.0f}/s in the 10 minutes before, from {self.start:%H:%M:%S} for {duration(self.seconds)}"
         )
         if self.one_part:
-            return f"Operations fell to {self.lowest:,.0f}/s {before}"
+            return f"Operations finished fell to {self.lowest:,.0f}/s {before}"
         return (
-            f"Operations fell to {self.typical:,.0f}/s (the median 5-second bucket) {before}; at worst "
+            f"Operations finished fell to {self.typical:,.0f}/s (the median 5-second bucket) {before}; at worst "
             f"{self.lowest:,.0f}/s from {self.worst_start:%H:%M:%S} for {duration(self.worst_seconds)}"
         )
 
@@ -133,14 +143,14 @@ def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
     interval_ms = (pl.when(after_gap).then(0).otherwise(pl.col("interval_s").fill_null(0)) * 1000).round().cast(pl.Int64)
     frame = ctx.series.select(
         pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms),
-        "ops_per_s",
+        "finished_per_s",
         gap=after_gap,
         queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
         connections=pl.col("connections") if ctx.has("connections") else pl.lit(None, pl.Float64),
     )
     buckets = frame.group_by_dynamic(TIME_COLUMN, every=width).agg(
-        ops=pl.col("ops_per_s").filter(~pl.col("gap")).mean(),
+        ops=pl.col("finished_per_s").filter(~pl.col("gap")).mean(),
         queued=pl.col("queued").max(),
         collect_ms=pl.col("collect_ms").max(),
         gap=pl.col("gap").any(),
@@ -156,13 +166,27 @@ def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta)
     """`end`, or later: the time of the last sample from the last bucket on whose own interval the rate was still
     below `below` operations/s. Stalled operations are credited when they finish, so a bucket that holds a stall's
     release averages the dip away, while the samples before the release measured it."""
-    after = between(ctx.series, end - width, closed="right").select(TIME_COLUMN, "ops_per_s", pl.col("gap").fill_null(False))
+    after = between(ctx.series, end - width, closed="right").select(TIME_COLUMN, "finished_per_s", pl.col("gap").fill_null(False))
     last = end
     for time, ops, gap in after.iter_rows():
         if gap or ops is None or ops >= below:
             break
         last = max(last, time)
     return last
+
+
+def _documents(ctx: Context, episode: Episode) -> dict[str, float] | None:
+    """The documents per second (returned, inserted, updated, deleted) over the episode and in the 10 minutes before it,
+    beside the operations: what users count of the work, where the node records it."""
+    if not ctx.has("documents_per_s"):
+        return None
+    during = ctx.window(episode.start, episode.end)["documents_per_s"].drop_nulls()
+    before = between(ctx.series, episode.start - dt.timedelta(minutes=10), episode.start, closed="left")[
+        "documents_per_s"
+    ].drop_nulls()
+    if not (during.len() and before.len()):
+        return None
+    return {"episode": round(float(during.median())), "before": round(float(before.median()))}
 
 
 def _clients_left(episode: dict) -> bool:
@@ -235,8 +259,8 @@ def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]
 
 
 def detect(ctx: Context) -> list[Finding]:
-    if not ctx.has("ops_per_s"):
-        return [ctx.not_checked(KIND, "Throughput dips", ["opcounters"])]
+    if not ctx.has("finished_per_s"):
+        return [ctx.not_checked(KIND, "Throughput dips", ["opLatencies"])]
     width = _bucket(ctx)
     buckets = _buckets(ctx, width)
     spikes = ctx.spikes
@@ -279,6 +303,8 @@ def detect(ctx: Context) -> list[Finding]:
             worst_end=worst_end,
             lowest=float(low) if low is not None else 0.0,
         )
+        documents = _documents(ctx, episode)
+        said = f" Documents: {documents['episode']:,}/s against {documents['before']:,}/s before." if documents else ""
         findings.append(
             Finding(
                 kind=KIND,
@@ -287,14 +313,15 @@ def detect(ctx: Context) -> list[Finding]:
                 end=episode.end,
                 subject=episode.told(),
                 statement=reasons[0],
-                reasoning=(f"{episode.explained()}, while " + "; ".join(reasons) + "."),
+                reasoning=f"{episode.explained()}, while " + "; ".join(reasons) + "." + said,
                 evidence={
-                    "metrics": ctx.paths("ops_per_s", "read_queued", "write_queued", "collect_ms"),
-                    "baseline": {"ops_per_s": baseline},
+                    "metrics": ctx.paths("finished_per_s", "documents_per_s", "read_queued", "write_queued", "collect_ms"),
+                    "baseline": {"finished_per_s": baseline},
                     "episode": episode.evidence(),
+                    "documents_per_s": documents,
                     "ops_per_s_min": episode.lowest,
                     "thresholds": {
-                        "dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} ops/s",
+                        "dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} operations finished/s",
                         "episode": f"< {LOW_SHARE:.0%} of the baseline before it began",
                     },
                     "reasons": reasons,

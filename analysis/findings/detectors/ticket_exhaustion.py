@@ -169,7 +169,7 @@ def detect(ctx: Context) -> list[Finding]:
             queued_peak = max(gauges or peaks.values(), default=0.0)
             latency = f"{op}_latency_ms"
             lat_peak = float(rows[latency].max()) if ctx.has(latency) and rows[latency].max() is not None else None
-            lat_base = ctx.baseline(latency, window.start) if ctx.has(latency) else None
+            usual = ctx.usual_latency(op, window.start) if lat_peak is not None else None
             severity = "critical" if window.seconds >= CRITICAL_S or (total and queued_peak >= total) else "warning"
             queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
             waiters = peaks.get(f"{rw}_ticket_waiters")
@@ -178,14 +178,7 @@ def detect(ctx: Context) -> list[Finding]:
                 if gauges and waiters is not None and waiters > queued_peak
                 else ""
             )
-            latency_text = (
-                (
-                    f" Mean {rw} latency reached {lat_peak:,.0f} ms"
-                    + (f" against {lat_base:,.1f} ms before." if lat_base is not None else ".")
-                )
-                if lat_peak is not None
-                else ""
-            )
+            latency_text = f" Mean {rw} latency reached {lat_peak:,.0f} ms." if lat_peak is not None else ""
             findings.append(
                 Finding(
                     kind=KIND,
@@ -210,7 +203,7 @@ def detect(ctx: Context) -> list[Finding]:
                         "tickets_available_min": available,
                         "queued_peak": peaks,
                         "latency_ms_peak": lat_peak,
-                        "baseline": {"latency_ms": lat_base},
+                        "baseline": {"latency_ms": None if usual is None else round(usual.latency_ms, 3)},
                         "thresholds": {
                             "exhausted": "no ticket available"
                             + (" with work queued (7.0+)" if _needs_queue(ctx.series.columns, ctx.node.version, rw) else ""),
@@ -219,6 +212,7 @@ def detect(ctx: Context) -> list[Finding]:
                         },
                     },
                     recommendations=_recommendations(ctx, window, rw, total),
+                    usual=usual,
                 )
             )
     return findings

@@ -47,7 +47,7 @@ DETECTOR = Detector(
     root="workload",
     reads=(
         "ttl_deleted",
-        "ops_per_s",
+        "finished_per_s",
         "writes_latency_ms",
         "write_tickets_available",
         "cache_dirty_pct",
@@ -61,10 +61,10 @@ DETECTOR = Detector(
 
 def _minutes(series: pl.DataFrame) -> pl.DataFrame:
     """Calendar minutes: deletes, load, and the usual deletes a minute in the hour before each."""
-    frame = series.select(TIME_COLUMN, "ttl_deleted", *(["ops_per_s"] if "ops_per_s" in series.columns else []))
+    frame = series.select(TIME_COLUMN, "ttl_deleted", *(["finished_per_s"] if "finished_per_s" in series.columns else []))
     aggs = [pl.col("ttl_deleted").sum().alias("deleted")]
-    if "ops_per_s" in frame.columns:
-        aggs.append(pl.col("ops_per_s").mean().alias("ops_per_s"))
+    if "finished_per_s" in frame.columns:
+        aggs.append(pl.col("finished_per_s").mean().alias("finished_per_s"))
     minutes = frame.group_by_dynamic(TIME_COLUMN, every=MINUTE).agg(aggs)
     usual = pl.col("deleted").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0).clip(lower_bound=MIN_BASELINE)
     return minutes.with_columns(usual=usual)
@@ -78,7 +78,7 @@ def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
         TIME_COLUMN,
         deleted=pl.col("ttl_deleted").fill_null(0),
         previous=pl.col(TIME_COLUMN).shift(1),
-        ops_per_s=pl.col("ops_per_s") if "ops_per_s" in series.columns else pl.lit(None, pl.Float64),
+        finished_per_s=pl.col("finished_per_s") if "finished_per_s" in series.columns else pl.lit(None, pl.Float64),
     ).with_columns(busiest=pl.col("deleted").rolling_sum_by(TIME_COLUMN, MINUTE))
     deleting = frame.filter(pl.col("deleted") > 0)
     passes = (
@@ -89,7 +89,7 @@ def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
             end=pl.col(TIME_COLUMN).last(),
             deleted=pl.col("deleted").sum(),
             busiest=pl.col("busiest").max(),
-            ops_per_s=pl.col("ops_per_s").mean(),
+            finished_per_s=pl.col("finished_per_s").mean(),
         )
     )
     return (
@@ -103,7 +103,7 @@ def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ttl_deleted"):
         return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
     minutes = _minutes(ctx.series)
-    busy = minutes["ops_per_s"].quantile(PEAK_QUANTILE) if "ops_per_s" in minutes.columns else None
+    busy = minutes["finished_per_s"].quantile(PEAK_QUANTILE) if "finished_per_s" in minutes.columns else None
     bursts = _passes(ctx.series, minutes).filter(
         pl.col("busiest") >= BURST_FACTOR * pl.col("usual"), pl.col("busiest") >= MIN_DOCS
     )
@@ -118,15 +118,19 @@ def detect(ctx: Context) -> list[Finding]:
         usual = None
         if spikes:
             peak = max(spikes, key=lambda s: s.peak_ms)
-            usual = ctx.usual_latency_ms(peak, start)
-            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms against {usual:,.1f} ms")
+            usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
+            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms")
         if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
             costs.append("write tickets ran out")
         dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
         if ctx.has("cache_dirty_pct") and dirty_target is not None and (rows["cache_dirty_pct"].max() or 0) > dirty_target:
             costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
-        at_peak = busy is not None and row.get("ops_per_s") is not None and row["ops_per_s"] >= busy
-        peak_text = f" at peak load ({row['ops_per_s']:,.0f} ops/s, the busiest fifth of this data)" if at_peak else ""
+        at_peak = busy is not None and row.get("finished_per_s") is not None and row["finished_per_s"] >= busy
+        peak_text = (
+            f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, the busiest fifth of this data)"
+            if at_peak
+            else ""
+        )
         ttl_lines = 0
         if ctx.logs is not None:
             # The pass's line is written as it finishes, after its last deletes were sampled.
@@ -139,6 +143,7 @@ def detect(ctx: Context) -> list[Finding]:
                 end=end,
                 subject=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}",
                 statement=costs[0] if costs else "",
+                usual=usual,  # the latency costs[0] names
                 reasoning=(
                     f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
                     f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
@@ -150,7 +155,7 @@ def detect(ctx: Context) -> list[Finding]:
                     "deleted": row["deleted"],
                     "baseline": {
                         "deleted_per_minute": row["usual"],
-                        **({"latency_ms": round(usual, 3)} if usual is not None else {}),
+                        **({"latency_ms": round(usual.latency_ms, 3)} if usual is not None else {}),
                     },
                     "thresholds": {
                         "burst": f"a pass whose busiest minute deletes ≥ {BURST_FACTOR:g}× the median minute of the hour before and ≥ {MIN_DOCS:,} documents"
