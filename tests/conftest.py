@@ -3,8 +3,11 @@
 import os
 from pathlib import Path
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, settings
+
+from ftdc.logs.schema import SLOW_OPS
 
 # Hypothesis builds its Unicode tables on first use (~1.3 s here); on a fresh clone that
 # lands inside the first test drawing text and trips the too_slow health check, which the
@@ -42,6 +45,12 @@ def require_samples(*parts: str) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def slow_ops(rows: list[dict]) -> pl.DataFrame:
+    """A slow-operation frame as the log reader returns it, from rows naming a few columns:
+    every column and dtype of `ftdc.logs.schema.SLOW_OPS`, null where a row says nothing."""
+    return pl.DataFrame(rows, schema=SLOW_OPS)
 
 
 @pytest.fixture(scope="session")

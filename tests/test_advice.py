@@ -9,9 +9,8 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
-import polars as pl
 import pytest
-from conftest import require_samples
+from conftest import require_samples, slow_ops
 
 import analysis
 from analysis.advice.recommendation import Current, Recommendation
@@ -246,21 +245,6 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
     from analysis.findings.culprits import recommendations
     from analysis.findings.finding import Culprit
 
-    schema = {
-        "ts": pl.Datetime("ms", "UTC"),
-        "started": pl.Datetime("ms", "UTC"),
-        "duration_ms": pl.Int64,
-        "ns": pl.String,
-        "command": pl.String,
-        "op_type": pl.String,
-        "write_statement": pl.Boolean,
-        "plan_summary": pl.String,
-        "plan_kind": pl.String,
-        "shape": pl.String,
-        "query_hash": pl.String,
-        "query_shape_hash": pl.String,
-        "command_json": pl.String,
-    }
     run = {
         "ts": T0,
         "started": T0 - dt.timedelta(seconds=90),
@@ -273,7 +257,7 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
         "plan_kind": "COLLSCAN",
         "shape": "s",
     }
-    ops = pl.DataFrame([{**{k: None for k in schema}, **run}], schema=schema)
+    ops = slow_ops([run])
     culprit = Culprit(
         "shop.orders",
         "COLLSCAN",

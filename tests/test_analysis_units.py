@@ -7,6 +7,7 @@ import math
 
 import polars as pl
 import pytest
+from conftest import slow_ops
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -217,25 +218,6 @@ def test_esr_keys_are_unique_and_ordered(filter_doc, sort):
 
 
 # --- culprits
-
-
-def slow_ops(rows):
-    schema = {
-        "ts": pl.Datetime("ms", "UTC"),
-        "started": pl.Datetime("ms", "UTC"),
-        "duration_ms": pl.Int64,
-        "ns": pl.String,
-        "command": pl.String,
-        "op_type": pl.String,
-        "write_statement": pl.Boolean,
-        "plan_summary": pl.String,
-        "plan_kind": pl.String,
-        "shape": pl.String,
-        "query_hash": pl.String,
-        "query_shape_hash": pl.String,
-        "command_json": pl.String,
-    }
-    return pl.DataFrame([{**{k: None for k in schema}, **r} for r in rows], schema=schema)
 
 
 def op(end_s, ms, ns="shop.orders", plan="IXSCAN", statement=False, command="find"):

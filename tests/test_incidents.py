@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import slow_ops
 
 import analysis
 from analysis.advice.recommendation import Current, Recommendation, advise
@@ -161,26 +162,6 @@ def test_info_findings_make_no_incident():
 
 
 # --- root causes -----------------------------------------------------------------------------------
-
-
-def slow_ops(rows: list[dict]) -> pl.DataFrame:
-    schema = {
-        "ts": pl.Datetime("ms", "UTC"),
-        "started": pl.Datetime("ms", "UTC"),
-        "duration_ms": pl.Int64,
-        "ns": pl.String,
-        "command": pl.String,
-        "op_type": pl.String,
-        "write_statement": pl.Boolean,
-        "plan_summary": pl.String,
-        "plan_kind": pl.String,
-        "shape": pl.String,
-        "query_hash": pl.String,
-        "query_shape_hash": pl.String,
-        "command_json": pl.String,
-        "lock_wait_micros": pl.Int64,
-    }
-    return pl.DataFrame([{**{k: None for k in schema}, **r} for r in rows], schema=schema)
 
 
 def scan(end_s: float, ms: int, ns: str = "shop.orders", waited_ms: int = 0) -> dict:
