@@ -357,6 +357,82 @@ def test_span_labels_are_not_printed_over_each_other(demo):
     assert all(a[1] <= b[0] for a, b in zip(boxes, boxes[1:])), boxes
 
 
+PATH_TOKEN = re.compile(r"[A-Za-z]|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def segments(d: str) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The straight segments of an SVG path in the commands the figures write (M, L, H, V, h, v, Z)."""
+    out, x, y, start, command = [], 0.0, 0.0, (0.0, 0.0), ""
+    tokens = PATH_TOKEN.findall(d)
+    i = 0
+    while i < len(tokens):
+        if tokens[i].isalpha():
+            command, i = tokens[i], i + 1
+            if command in "Zz":
+                out.append(((x, y), start))
+                x, y = start
+            continue
+        if command in "ML":
+            to = (float(tokens[i]), float(tokens[i + 1]))
+            i += 2
+            if command == "L":
+                out.append(((x, y), to))
+            else:
+                start = to
+        else:
+            v = float(tokens[i])
+            i += 1
+            to = {"h": (x + v, y), "H": (v, y), "v": (x, y + v), "V": (x, v)}[command]
+            out.append(((x, y), to))
+        x, y = to
+    return out
+
+
+def crosses(segment, box: tuple[float, float, float, float]) -> bool:
+    """Whether `segment` passes through `box` (left, top, right, bottom): Liang-Barsky clipping."""
+    (x0, y0), (x1, y1) = segment
+    left, top, right, bottom = box
+    enter, leave = 0.0, 1.0
+    for p, q in ((x0 - x1, x0 - left), (x1 - x0, right - x0), (y0 - y1, y0 - top), (y1 - y0, bottom - y0)):
+        if p == 0:
+            if q < 0:
+                return False
+        elif p < 0:
+            enter = max(enter, q / p)
+        else:
+            leave = min(leave, q / p)
+    return enter <= leave
+
+
+def text_box(element) -> tuple[float, float, float, float]:
+    """A text's box: the figure's own generous width, its ascenders and descenders around the baseline."""
+    x, y, size = float(element.get("x")), float(element.get("y")), float(element.get("font-size"))
+    wide = width("".join(element.itertext()), size)
+    left = {"end": x - wide, "middle": x - wide / 2}.get(element.get("text-anchor") or "start", x)
+    return left, y - size, left + wide, y + 0.2 * size
+
+
+def test_notes_along_a_panels_top_are_clear_of_its_lines(demo):
+    """The note naming a panel's series at zero throughout (its top left) and the span labels (the first panel's
+    top) sit in a band the panel's scale keeps free wherever a line (a series or a threshold) would pass under
+    them: the demo's queued panel and its CPU panel each once ran their line through the note."""
+    notes = labels = 0
+    drawings = [figures.incident(demo, demo.incidents[0]), figures.timeline(demo)]
+    for fig in drawings + [figures.finding(demo, f) for f in demo.problems]:
+        root = parsed(fig)
+        for n, panel in enumerate(of_class(root, "panel")):
+            lines = [p.get("d") for g in of_class(panel, "series") for p in g if p.get("fill") == "none"]
+            lines += [p.get("d") for p in panel if p.tag == f"{SVG}path" and p.get("stroke-dasharray")]
+            drawn = [s for d in lines for s in segments(d)]
+            above = of_class(panel, "zero") + (of_class(root, "span-label") if n == 0 and drawn else [])
+            notes += len(of_class(panel, "zero"))
+            labels += len(above) - len(of_class(panel, "zero"))
+            for text in above:
+                box = text_box(text)
+                assert drawn and not [s for s in drawn if crosses(s, box)], (panel.get("data-title"), text.text)
+    assert notes >= 2 and labels >= len(demo.problems)
+
+
 def opacity(gradient, x: float) -> float:
     """The gradient's opacity at pixel column x (its stops in pairs bounding each run of one opacity)."""
     stops = [(float(s.get("offset")), float(s.get("stop-opacity"))) for s in gradient]

@@ -42,6 +42,7 @@ SHADE = "#999999"
 # matplotlib's default colours, in its order: series without a colour of their own take these.
 CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 STRIP = 0.05  # the share of a panel's height the checkpoint strip along its foot takes
+NOTE = 18  # pixels a note inside a panel's top left takes (a line of FONT text, its descenders and halo)
 SHADE_LEVELS = 16  # a checkpoint share is drawn in this many opacities: runs of one are one gradient stop
 # Text over data: a white halo keeps it readable without hiding the panel behind a box.
 HALO = 'stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"'
@@ -149,6 +150,11 @@ def _symlog(v):
     return np.sign(v) * np.where(a <= 1, a, 1 + np.log10(np.maximum(a, 1)))
 
 
+def _unsymlog(u: float) -> float:
+    """The value `_symlog` maps to `u`."""
+    return float(np.sign(u) * (10 ** (abs(u) - 1)) if abs(u) > 1 else u)
+
+
 @dataclass(frozen=True)
 class YScale:
     low: float
@@ -182,9 +188,18 @@ def _number(v: float) -> str:
     return f"{v:g}"
 
 
-def _y_range(values: list[np.ndarray], thresholds: list[np.ndarray], log: bool, strip: bool) -> tuple[float, float]:
+def _y_range(
+    values: list[np.ndarray],
+    thresholds: list[np.ndarray],
+    log: bool,
+    strip: bool,
+    note: tuple[np.ndarray, float] | None = None,
+) -> tuple[float, float]:
     """The panel's range: its data from zero (or below) with a margin above, room above the highest
-    threshold for its label, and (when checkpoints are shaded) room below for their strip."""
+    threshold for its label, (when checkpoints are shaded) room below for their strip, and with a `note`
+    (the pixel columns its text covers, the share of the panel's height it takes from the top) room above
+    the highest value drawn in those columns: a line never runs through the note."""
+    f, inverse = (_symlog, _unsymlog) if log else ((lambda x: x), float)
     finite = [v[np.isfinite(v)] for v in values]
     finite = [v for v in finite if v.size]
     low = min([0.0] + [float(v.min()) for v in finite])
@@ -197,10 +212,18 @@ def _y_range(values: list[np.ndarray], thresholds: list[np.ndarray], log: bool, 
         t = t[np.isfinite(t)]
         if t.size:
             high = max(high, float(t.max()) * 1.18)
+    if note is not None:
+        covered, share = note
+        under = [u[np.isfinite(u)] for u in (v[covered] for v in values + thresholds)]
+        under = [u for u in under if u.size]
+        if under:
+            # The share of the final span (the strip below widens it by 1 / (1 - STRIP)) above the top value.
+            k = share / (1 - STRIP) if strip else share
+            top = float(f(max(float(u.max()) for u in under)))
+            high = max(high, inverse((top - k * float(f(low))) / (1 - k)))
     if strip:
-        f = _symlog if log else (lambda x: x)
         below = float(f(low)) - (float(f(high)) - float(f(low))) * STRIP / (1 - STRIP)
-        low = float(np.sign(below) * (10 ** (abs(below) - 1)) if log and abs(below) > 1 else below)
+        low = inverse(below)
     return low, high
 
 
@@ -515,6 +538,8 @@ def figure(
     if title:
         canvas.label(8, 20, title, size=LARGE, halo=False, cls="figure-title")
     tops = [first_top + n * (panel_px + GAP) for n in range(rows)]
+    # Span labels along the first panel's top, where a panel's own note goes too: (x, text) each.
+    labels = [(canvas.x(at) + 3, label) for at, label in _labels(spans, start, end)]
     for panel, top in zip(panels, tops):
         canvas.add(f'<g class="panel" data-title="{text(panel.title)}">')
         for first, last, severity in _union(spans):  # tinted beneath the checkpoints' grey
@@ -534,8 +559,21 @@ def figure(
         drawn, zero = _telling(reduced, [] if panel.states or panel.runs else list(panel.columns))
         drawn = [(c, name, color or CYCLE[i % len(CYCLE)]) for i, (c, name, color) in enumerate(drawn)]
         thresholds = [reduced.pairs[c][:, 1] for c, _ in panel.thresholds if c in reduced.pairs]
+        # Inside the panel's top left (the title's line holds the legend); the scale keeps lines below the texts
+        # along the panel's top, over the pixel columns they cover.
+        note = f"zero throughout: {', '.join(zero)}" if zero else ""
+        above = ([(LEFT + 4, note)] if note else []) + (labels if top == tops[0] else [])
+        covered = np.zeros(len(edges) - 1, dtype=bool)
+        for x, said in above:
+            covered |= (edges[1:] >= x) & (edges[:-1] <= x + _width(said, FONT))
         scale = YScale(
-            *_y_range([_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn], thresholds, panel.log_scale, shaded),
+            *_y_range(
+                [_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn],
+                thresholds,
+                panel.log_scale,
+                shaded,
+                (covered, NOTE / panel_px) if above else None,
+            ),
             panel.log_scale,
             top,
             panel_px,
@@ -576,8 +614,8 @@ def figure(
                 f'<rect class="step-window" x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 1))}" height="{_f(panel_px * 0.03)}" '
                 f'fill="{SEVERITY_COLORS.get(panel.severity, SHADE)}" fill-opacity="0.9"/>'
             )
-        if zero:  # inside the panel's top left: the title's line holds the legend
-            canvas.label(LEFT + 4, top + 14, f"zero throughout: {', '.join(zero)}", color="#555", cls="zero")
+        if note:
+            canvas.label(LEFT + 4, top + 14, note, color="#555", cls="zero")
         canvas.label(LEFT, top - 5, panel.title, size=LARGE, halo=False, cls="title")
         if drawn:
             _legend(canvas, top, drawn, _width(panel.title, LARGE))
@@ -592,8 +630,8 @@ def figure(
             + '" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
         canvas.label(canvas.x(mark.at) + 4, tops[0] + 26, mark.label, cls="mark-label")
-    for at, label in _labels(spans, start, end):
-        canvas.label(canvas.x(at) + 3, tops[0] + 13, label, color="#a00", cls="span-label")
+    for x, label in labels:
+        canvas.label(x, tops[0] + 13, label, color="#a00", cls="span-label")
     bottom = tops[-1] + panel_px
     for t in ticks:
         canvas.add(f'<path d="M{_f(canvas.x(t))} {bottom}v4" stroke="#000" stroke-width="0.8"/>')
