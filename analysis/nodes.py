@@ -19,8 +19,8 @@ from typing import Any
 import polars as pl
 
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
-from analysis.findings.detectors import REPLICA_SET_WIDE
-from analysis.findings.detectors.replication import change_finding, lag_finding
+from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
+from analysis.findings.detectors.replication import named
 from analysis.findings.finding import Finding
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
@@ -58,13 +58,7 @@ class NodesAnalysis:
 
 def _named(finding: Finding, replica_set: str | None, addresses: dict[Member, str]) -> Finding:
     """The finding again, its members named by the addresses of the nodes of its replica set that are them."""
-    name = lambda member: addresses.get((replica_set, member), f"member {member}")  # noqa: E731
-    e = finding.evidence
-    if finding.kind == "replication_lag":
-        return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
-    return change_finding(
-        name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end
-    )
+    return named(finding, lambda member: addresses.get((replica_set, member), f"member {member}"))
 
 
 Window = tuple[dt.datetime, dt.datetime]
@@ -117,10 +111,9 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
 
 def _widened(first: Finding, other: Finding) -> Finding:
     """One event from two members' findings (`_same` met them, so both have windows): the window covering both,
-    the lag's greater peak."""
-    evidence = first.evidence
-    if first.kind == "replication_lag":
-        evidence = {**evidence, "lag_s_peak": max(evidence["lag_s_peak"], other.evidence["lag_s_peak"])}
+    the greater of each peak its record names (a lag's)."""
+    peaks = [key for key in RECORDS[first.kind].peaks if key in first.evidence and key in other.evidence]
+    evidence = {**first.evidence, **{key: max(first.evidence[key], other.evidence[key]) for key in peaks}}
     windows = [w for w in (_window(first), _window(other)) if w is not None]
     return replace(first, start=min(w[0] for w in windows), end=max(w[1] for w in windows), evidence=evidence)
 
@@ -136,7 +129,7 @@ def _seen(
         if (replica_set, first.evidence.get(key)) in addresses:
             evidence[key.replace("member", "address")] = addresses[(replica_set, first.evidence[key])]
     finding = replace(finding, evidence=evidence)
-    if finding.kind != "primary_change":
+    if finding.kind not in MOMENTS:
         return finding
     during = [(p, n) for p, n in problems if _overlap(_window(p), _window(finding))]
     if not during:

@@ -127,6 +127,8 @@ def test_a_record_naming_an_unknown_candidate_or_root_is_refused():
         Detector(kinds=("x",), order=1, method="m", explained_by=("no_such_candidate",))
     with pytest.raises(ValueError, match="root"):
         Detector(kinds=("x",), order=1, method="m", root="no_such_root")
+    with pytest.raises(ValueError, match="moments"):
+        Detector(kinds=("x",), order=1, method="m", moments=("primary_change",))  # another detector's kind
 
 
 def _columns_named(module) -> set[str]:
@@ -183,3 +185,36 @@ def test_kind_lists_outside_the_records_name_only_registered_kinds():
                 assert set(values) <= KINDS, (
                     f"{path.relative_to(ROOT)}:{line} {name} names unknown kinds {sorted(set(values) - KINDS)}"
                 )
+
+
+def _kinds_compared(path: Path) -> list[str]:
+    """Where a module compares a `kind` with a registered kind's name (`f.kind == "primary_change"`,
+    `kind in ("a", "b")`): line and kind, each."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        if not any(
+            isinstance(o, ast.Attribute) and o.attr == "kind" or isinstance(o, ast.Name) and o.id == "kind" for o in operands
+        ):
+            continue
+        for o in operands:
+            for value in o.elts if isinstance(o, (ast.Tuple, ast.List, ast.Set)) else [o]:
+                if isinstance(value, ast.Constant) and value.value in KINDS:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {value.value}")
+    return found
+
+
+def test_replica_set_findings_are_merged_and_drawn_by_their_records():
+    """Merging members' copies (`analysis.nodes`, the fleet) and drawing them (the report) read what a kind is from
+    its record (`replica_set_wide`, `peaks`, `moments`), never its name: a detector renamed or added there would
+    otherwise be merged or drawn as another."""
+    paths = [
+        ROOT / "analysis" / "nodes.py",
+        ROOT / "analysis" / "fleet.py",
+        *sorted((ROOT / "analysis" / "outputs").rglob("*.py")),
+    ]
+    assert [f for path in paths for f in _kinds_compared(path)] == []
+    assert detectors.MOMENTS == ("primary_change",) and detectors.REPLICA_SET_WIDE == ("replication_lag", "primary_change")
+    assert detectors.RECORDS["replication_lag"].peaks == ("lag_s_peak",)

@@ -27,6 +27,8 @@ LINKS: dict[str, tuple[str, ...]] = {kind: record.sets_off for kind, record in R
 # Kinds the log's operations cannot explain, and kinds every member of a replica set sees (merged across nodes).
 NOT_ATTRIBUTED = tuple(kind for kind, record in RECORDS.items() if not record.attributed)
 REPLICA_SET_WIDE = tuple(kind for kind, record in RECORDS.items() if record.replica_set_wide)
+# Kinds that are a moment, not a condition (an election): marked, and context unless during another finding.
+MOMENTS = tuple(kind for kind, record in RECORDS.items() if kind in record.moments)
 
 
 def explained_by(candidate: str) -> tuple[str, ...]:

@@ -6,7 +6,9 @@ among the detectors, the kinds of finding it emits, how it decides (for the
 report's readers: values, not constant names; the module docstring is for
 developers), the derived columns it reasons about, the evidence panels that
 show it, whether the log's operations can explain its windows, whether every
-member of a replica set sees it (members' copies merge into one finding), the
+member of a replica set sees it (members' copies merge into one finding, keeping
+the greatest of its peaks), which of its kinds are a moment rather than a condition
+(an election: context unless it falls in another finding's window), the
 kinds its mechanism can set off (incidents group findings along those links,
 `analysis.incidents.grouping`; what a kind is caused by is the inverse), and its
 part in root causes: the root a chain starting with it has, the candidates a
@@ -45,6 +47,10 @@ class Detector:
     attributed: bool = True  # the log's slow operations can explain its windows (culprits)
     reading_holds: bool = False  # a slow operation's disk reads are time holding its resource (culprits), not a wait
     replica_set_wide: bool = False  # every member of the replica set sees it: members' copies merge into one finding
+    peaks: tuple[str, ...] = ()  # evidence keys holding a peak: members' copies of one event keep the greatest
+    # Kinds of its own that are a moment, not a condition (an election): context unless during another finding's
+    # window (across members too, `analysis.nodes`), drawn as a line on the members' figure, not a shaded span.
+    moments: tuple[str, ...] = ()
     root: str = "undetermined"  # the root cause a chain starting here has, failing a better one
     explained_by: tuple[str, ...] = ()  # CANDIDATES a chain holding it is tested for
     settings: tuple[
@@ -56,3 +62,5 @@ class Detector:
             raise ValueError(f"root must be one of {ROOTS}, not {self.root!r}")
         if unknown := set(self.explained_by) - set(CANDIDATES):
             raise ValueError(f"explained_by must name {CANDIDATES}, not {sorted(unknown)}")
+        if foreign := set(self.moments) - set(self.kinds):
+            raise ValueError(f"moments must name kinds of its own {self.kinds}, not {sorted(foreign)}")

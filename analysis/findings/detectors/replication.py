@@ -16,6 +16,7 @@ context (`info`) unless it happened during another finding's window, which
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import polars as pl
@@ -47,6 +48,8 @@ DETECTOR = Detector(
     method=METHOD,
     attributed=False,
     replica_set_wide=True,
+    peaks=("lag_s_peak",),
+    moments=("primary_change",),
     reads=("member_state.", "member_lag_s.", "member_self."),
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
     sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
@@ -107,6 +110,16 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
                 "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
             ),
         ],
+    )
+
+
+def named(finding: Finding, name: Callable[[str], str]) -> Finding:
+    """One of this detector's findings told again with its members named by `name` (across nodes: addresses)."""
+    e = finding.evidence
+    if finding.kind == "replication_lag":
+        return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
+    return change_finding(
+        name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end
     )
 
 

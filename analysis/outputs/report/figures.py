@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from analysis.analyze import Analysis
-from analysis.findings.detectors import LINKS, RECORDS
+from analysis.findings.detectors import LINKS, MOMENTS, RECORDS
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs.report.explorer import Reduced
@@ -207,11 +207,11 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> str 
     panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + (
         [Panel("lag behind the primary, s", lags)] if lags else []
     )
-    spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind != "primary_change" and f.start is not None]
+    spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind not in MOMENTS and f.start is not None]
     elections = [
         Mark(f.end, f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary")
         for f in cross_node
-        if f.kind == "primary_change" and f.end is not None
+        if f.kind in MOMENTS and f.end is not None
     ]
     return figure(
         panels,
