@@ -378,3 +378,22 @@ def test_a_long_shallow_dip_is_told_as_its_episode_then_its_worst_part():
     episode = dip.evidence["episode"]
     assert (episode["start"], episode["end"]) == (dip.start, dip.end) and episode["worst"]["ops_per_s_min"] == 900
     assert abs((episode["worst"]["end"] - episode["worst"]["start"]).total_seconds() - 10) <= 5
+
+
+def test_a_burst_that_ends_is_no_dip_even_with_the_next_burst_queueing_at_its_edge():
+    # A quiet node (50 requests/s) took 5-minute bursts of 1,000/s with writers queued. After each, the 10-minute median
+    # straddled the burst, so the return to quiet was "Throughput fell to 5 % of normal for 15 min | 30 operations queued":
+    # the queue quoted was the next burst's, in the episode's last bucket, where the work was already back (the bench's
+    # node showed it). What the server shows counts only from the samples whose own rate was low.
+    from analysis.findings.detectors import throughput_dip
+    from tests.test_analysis_units import run_detector
+
+    quiet, burst, between = 600, 300, 900
+    shape = [(quiet, 50.0, 0), (burst, 1000.0, 30), (between, 50.0, 0), (burst, 1000.0, 30), (quiet, 50.0, 0)]
+    requests = [rate for length, rate, _ in shape for _ in range(length)]
+    queued = [q for length, _, q in shape for _ in range(length)]
+    assert run_detector(throughput_dip.detect, _requests_and_documents(requests, requests, queued)) == []
+    # The same shape with writers still queued while the work stays down is a dip, told from the burst's level.
+    stalled = [q for length, _, q in shape[:2] for _ in range(length)] + [30] * between + queued[quiet + burst + between :]
+    [dip] = run_detector(throughput_dip.detect, _requests_and_documents(requests, requests, stalled))
+    assert dip.statement == "30 operations queued" and dip.evidence["baseline"]["finished_per_s"] >= 500

@@ -17,11 +17,10 @@ six minutes whose worst ten seconds fell to 47 % is one finding saying both, its
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from analysis.advice.recommendation import advise
@@ -134,14 +133,14 @@ def _bucket(ctx: Context) -> dt.timedelta:
     return dt.timedelta(seconds=max(BUCKET_S, round(float(ctx.series["period_s"].median() or 1))))
 
 
-def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
+def _samples(ctx: Context) -> pl.DataFrame:
+    """Each sample placed at the start of the interval its rate covers (longer when samples were missed), with
+    what the server shows of waiting work then. A sample after a gap says nothing of a period's work (nor, across
+    a restart, its counters): it stays where it is and its rate is not counted."""
     queued = [c for c in ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue") if ctx.has(c)]
-    # A sample's rate is that of the interval before it (longer when samples were missed): bucket it by
-    # when that interval began. A sample after a gap says nothing of a period's work (nor, across a
-    # restart, its counters): it stays where it is and its rate is not counted.
     after_gap = pl.col("gap").fill_null(False)
     interval_ms = (pl.when(after_gap).then(0).otherwise(pl.col("interval_s").fill_null(0)) * 1000).round().cast(pl.Int64)
-    frame = ctx.series.select(
+    return ctx.series.select(
         pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms),
         "finished_per_s",
         gap=after_gap,
@@ -149,17 +148,31 @@ def _buckets(ctx: Context, width: dt.timedelta) -> pl.DataFrame:
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
         connections=pl.col("connections") if ctx.has("connections") else pl.lit(None, pl.Float64),
     )
-    buckets = frame.group_by_dynamic(TIME_COLUMN, every=width).agg(
+
+
+def _buckets(samples: pl.DataFrame, width: dt.timedelta) -> pl.DataFrame:
+    buckets = samples.group_by_dynamic(TIME_COLUMN, every=width).agg(
         ops=pl.col("finished_per_s").filter(~pl.col("gap")).mean(),
-        queued=pl.col("queued").max(),
-        collect_ms=pl.col("collect_ms").max(),
-        gap=pl.col("gap").any(),
         connections=pl.col("connections").cast(pl.Float64).mean(),
     )
     return buckets.with_columns(
         baseline=pl.col("ops").rolling_median_by(TIME_COLUMN, "10m", closed="left"),
         usual_connections=pl.col("connections").rolling_median_by(TIME_COLUMN, "10m", closed="left"),
     )
+
+
+def _while_low(samples: pl.DataFrame, start: dt.datetime, end: dt.datetime, below: float) -> dict[str, Any]:
+    """What the server showed while the work was low: the samples of [start, end) whose own rate was under `below`
+    (or not measured). A sample at either edge that already finished the normal work is not the dip's: the queue
+    of the burst that ended before it, or of the next that begins, says nothing of why the work fell."""
+    low = between(samples, start, end, closed="left").filter(
+        pl.col("finished_per_s").is_null() | (pl.col("finished_per_s") < below)
+    )
+    return {
+        "queued": low["queued"].max(),
+        "collect_ms": low["collect_ms"].max(),
+        "gap": bool(low["gap"].any()),
+    }
 
 
 def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta) -> dt.datetime:
@@ -195,55 +208,48 @@ def _clients_left(episode: dict) -> bool:
     return now is not None and bool(usual) and now < DIP_SHARE * usual
 
 
-def _runs(rows: range, inside: Callable[[int], bool], adjacent: Callable[[int, int], bool]) -> list[tuple[int, int]]:
-    """The runs (first, last) of adjacent rows that are `inside`."""
-    runs: list[tuple[int, int]] = []
-    for i in rows:
-        if not inside(i):
-            continue
-        if runs and runs[-1][1] == i - 1 and adjacent(i - 1, i):
-            runs[-1] = (runs[-1][0], i)
-        else:
-            runs.append((i, i))
-    return runs
+def _run_end(inside: np.ndarray, joined: np.ndarray, at: int, step: int, bound: int) -> int:
+    """The last row, walking from `at` by `step` (1 or -1) no further than `bound`, of the run of adjacent `inside`
+    rows holding `at`."""
+    # A row continues the run when it is inside and joined to the row before it (walking forwards: itself joined
+    # to its predecessor; backwards: its successor joined to it).
+    if step == 1:
+        ok = inside[at + 1 : bound + 1] & joined[at + 1 : bound + 1]
+    else:
+        ok = (inside[bound:at] & joined[bound + 1 : at + 1])[::-1]
+    breaks = np.flatnonzero(~ok)
+    return at + step * (int(breaks[0]) if breaks.size else ok.size)
 
 
 def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]]:
     """Each dip's episode, as bucket rows: `first`, `last`, the `baseline` it began from, and its worst part
     (`worst_first`, `worst_last`: the run of dip buckets holding the lowest). A bucket with no rate (its samples all
     came after a gap) is inside a dip: the node did not answer."""
-    times, ops, baselines = buckets[TIME_COLUMN].to_list(), buckets["ops"].to_list(), buckets["baseline"].to_list()
-
-    def adjacent(a: int, b: int) -> bool:
-        return times[b] - times[a] <= width
-
-    def below(i: int, share: float, baseline: float | None) -> bool:
-        return baseline is not None and (ops[i] is None or ops[i] < share * baseline)
-
-    dips = (
-        buckets.with_row_index("row")
-        .filter(pl.col("baseline") >= MIN_BASELINE_OPS, pl.col("ops") < DIP_SHARE * pl.col("baseline"))["row"]
-        .to_list()
-    )
+    times = buckets[TIME_COLUMN].dt.epoch("us").to_numpy()
+    ops = buckets["ops"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    baselines = buckets["baseline"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+    # joined[i]: bucket i follows bucket i - 1 with no empty bucket between (never for the first).
+    joined = np.concatenate(([False], np.diff(times) <= width // dt.timedelta(microseconds=1)))
+    unrated = np.isnan(ops)
+    with np.errstate(invalid="ignore"):
+        # Each bucket judged against its own baseline, untouched by the episode (no baseline: never low).
+        low_on_own = ~np.isnan(baselines) & (unrated | (ops < LOW_SHARE * baselines))
+        dips = np.flatnonzero((baselines >= MIN_BASELINE_OPS) & (ops < DIP_SHARE * baselines))
     out: list[dict[str, Any]] = []
-    for dip in dips:
+    for dip in dips.tolist():
         if out and dip <= out[-1]["last"]:
             continue  # inside the episode found from an earlier dip
-        first = dip
-        while first > 0 and adjacent(first - 1, first) and below(first - 1, LOW_SHARE, baselines[first - 1]):
-            first -= 1  # each earlier bucket judged against its own baseline, untouched by the episode
-        baseline = baselines[first] if baselines[first] is not None else baselines[dip]
-        last = dip
-        while last + 1 < len(times) and adjacent(last, last + 1) and below(last + 1, LOW_SHARE, baseline):
-            last += 1
-        lowest = min((i for i in range(first, last + 1) if ops[i] is not None), key=lambda i: ops[i], default=dip)
-        worst = next(
-            (
-                (a, b)
-                for a, b in _runs(range(first, last + 1), partial(below, share=DIP_SHARE, baseline=baseline), adjacent)
-                if a <= lowest <= b
-            ),
-            (dip, dip),
+        first = _run_end(low_on_own, joined, dip, -1, 0)
+        baseline = float(baselines[first] if not np.isnan(baselines[first]) else baselines[dip])
+        with np.errstate(invalid="ignore"):
+            low, dipped = unrated | (ops < LOW_SHARE * baseline), unrated | (ops < DIP_SHARE * baseline)
+        last = _run_end(low, joined, dip, 1, len(times) - 1)
+        rated = np.flatnonzero(~unrated[first : last + 1])
+        lowest = first + int(rated[np.argmin(ops[first : last + 1][rated])]) if rated.size else dip
+        worst = (
+            (_run_end(dipped, joined, lowest, -1, first), _run_end(dipped, joined, lowest, 1, last))
+            if dipped[lowest]
+            else (dip, dip)
         )
         out.append(
             {
@@ -262,18 +268,18 @@ def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("finished_per_s"):
         return [ctx.not_checked(KIND, "Throughput dips", ["opLatencies"])]
     width = _bucket(ctx)
-    buckets = _buckets(ctx, width)
+    samples = _samples(ctx)
+    buckets = _buckets(samples, width)
     spikes = ctx.spikes
     findings = []
     for found in _episodes(buckets, width):
         rows = buckets.slice(found["first"], found["last"] - found["first"] + 1)
         baseline = found["baseline"]
+        start, end = rows[TIME_COLUMN][0], rows[TIME_COLUMN][-1] + width
         e = {
-            "start": rows[TIME_COLUMN][0],
-            "end": rows[TIME_COLUMN][-1] + width,
-            "queued": rows["queued"].max(),
-            "collect_ms": rows["collect_ms"].max(),
-            "gap": bool(rows["gap"].any()),
+            "start": start,
+            "end": end,
+            **_while_low(samples, start, end, LOW_SHARE * baseline),
             "connections": rows["connections"].min(),
             "usual_connections": rows["usual_connections"][0],
         }
