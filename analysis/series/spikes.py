@@ -64,34 +64,24 @@ class Spike:
         }
 
 
-def _flags(series: pl.DataFrame, op: str) -> pl.DataFrame:
-    latency, rate = pl.col(f"{op}_latency_ms"), pl.col(f"{op}_per_s")
-    ops = rate * pl.col("interval_s")
-    usable = pl.when(ops >= MIN_OPS).then(latency)
-    frame = series.select(TIME_COLUMN, "interval_s", "period_s", latency=usable).with_columns(
-        # The baseline ends before the sample (closed="left"), so a spike does not raise its own bar.
-        median=pl.col("latency").rolling_median_by(TIME_COLUMN, BASELINE, closed="left"),
-        q1=pl.col("latency").rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.25, closed="left"),
-        q3=pl.col("latency").rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.75, closed="left"),
-        count=pl.col("latency").is_not_null().cast(pl.Int32).rolling_sum_by(TIME_COLUMN, BASELINE, closed="left"),
-    )
+def _flag_exprs(op: str) -> list[pl.Expr]:
+    """`{op}.latency`, `{op}.baseline` and `{op}.spike` of each sample."""
+    latency = pl.when(pl.col(f"{op}_per_s") * pl.col("interval_s") >= MIN_OPS).then(pl.col(f"{op}_latency_ms"))
+    # The baseline ends before the sample (closed="left"), so a spike does not raise its own bar.
+    count = latency.is_not_null().cast(pl.Int32).rolling_sum_by(TIME_COLUMN, BASELINE, closed="left")
+    enough = count >= MIN_BASELINE_SAMPLES
     # Early samples (little history) compare against the whole range's median instead.
-    overall = frame["latency"].median()
-    enough = pl.col("count") >= MIN_BASELINE_SAMPLES
-    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(overall))
-    iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
-    spike = (
-        (pl.col("latency") - median >= RESOLUTION_MS)
-        & (pl.col("latency") >= SPIKE_FACTOR * median)
-        & (pl.col("latency") >= median + SPIKE_IQRS * iqr)
-    )
-    return frame.with_columns(baseline=median, spike=spike.fill_null(False))
+    median = pl.when(enough).then(latency.rolling_median_by(TIME_COLUMN, BASELINE, closed="left")).otherwise(latency.median())
+    q1 = latency.rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.25, closed="left")
+    q3 = latency.rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.75, closed="left")
+    iqr = pl.when(enough).then(q3 - q1).otherwise(pl.lit(0.0))
+    spike = (latency - median >= RESOLUTION_MS) & (latency >= SPIKE_FACTOR * median) & (latency >= median + SPIKE_IQRS * iqr)
+    return [latency.alias(f"{op}.latency"), median.alias(f"{op}.baseline"), spike.fill_null(False).alias(f"{op}.spike")]
 
 
-def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
-    if f"{op}_latency_ms" not in series.columns or f"{op}_per_s" not in series.columns:
-        return []
-    flagged = _flags(series, op).with_columns(previous=pl.col(TIME_COLUMN).shift(1)).with_row_index("row").filter(pl.col("spike"))
+def _events(flags: pl.DataFrame, op: str) -> list[Spike]:
+    """The spike events of `op` among `flags` (its columns beside the time, the previous time and the row)."""
+    flagged = flags.filter(pl.col(f"{op}.spike"))
     if flagged.is_empty():
         return []
     # One event: spike samples with at most one quiet sample between them.
@@ -102,9 +92,9 @@ def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
         .agg(
             start=pl.coalesce("previous", TIME_COLUMN).first(),
             end=pl.col(TIME_COLUMN).last(),
-            peak_ms=pl.col("latency").max(),
-            baseline_ms=pl.col("baseline").first(),
-            peak_at=pl.col(TIME_COLUMN).sort_by("latency", descending=True).first(),
+            peak_ms=pl.col(f"{op}.latency").max(),
+            baseline_ms=pl.col(f"{op}.baseline").first(),
+            peak_at=pl.col(TIME_COLUMN).sort_by(f"{op}.latency", descending=True).first(),
         )
     )
     return [
@@ -113,4 +103,11 @@ def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
 
 
 def all_spikes(series: pl.DataFrame) -> list[Spike]:
-    return sorted((s for op in OP_CLASSES for s in latency_spikes(series, op)), key=lambda s: s.start)
+    """Every class's spikes, by start. The classes' rolling baselines are one select: polars computes them side by side."""
+    ops = [op for op in OP_CLASSES if {f"{op}_latency_ms", f"{op}_per_s"} <= set(series.columns)]
+    if not ops:
+        return []
+    flags = series.select(
+        TIME_COLUMN, *(e for op in ops for e in _flag_exprs(op)), previous=pl.col(TIME_COLUMN).shift(1)
+    ).with_row_index("row")
+    return sorted((s for op in ops for s in _events(flags, op)), key=lambda s: s.start)
