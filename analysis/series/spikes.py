@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analysis.series.rolling import quantiles_before
 from ftdc.frames import TIME_COLUMN
 
-BASELINE = "10m"
+BASELINE = dt.timedelta(minutes=10)
 MIN_BASELINE_SAMPLES = 30
 SPIKE_FACTOR = 3.0
 SPIKE_IQRS = 5.0
@@ -33,7 +34,7 @@ RESOLUTION_MS = 0.01
 MIN_OPS = 10
 OP_CLASSES = ("reads", "writes", "commands")
 RULE = (
-    f"≥ {SPIKE_FACTOR:g}× the {BASELINE} median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
+    f"≥ {SPIKE_FACTOR:g}× the {BASELINE // dt.timedelta(minutes=1)} min median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
     f"at least {RESOLUTION_MS * 1000:g} µs above it, over ≥ {MIN_OPS} operations"
 )
 # "write latency", not "writes latency".
@@ -64,24 +65,21 @@ class Spike:
         }
 
 
-def _flag_exprs(op: str) -> list[pl.Expr]:
-    """`{op}.latency`, `{op}.baseline` and `{op}.spike` of each sample."""
-    latency = pl.when(pl.col(f"{op}_per_s") * pl.col("interval_s") >= MIN_OPS).then(pl.col(f"{op}_latency_ms"))
-    # The baseline ends before the sample (closed="left"), so a spike does not raise its own bar.
-    count = latency.is_not_null().cast(pl.Int32).rolling_sum_by(TIME_COLUMN, BASELINE, closed="left")
-    enough = count >= MIN_BASELINE_SAMPLES
+def _flags(latency: pl.Series, window: pl.DataFrame) -> pl.DataFrame:
+    """`latency` (null where unusable), its `baseline` and whether each sample is a `spike`, from its `window`
+    before each sample (`count`, `median`, `q1`, `q3`)."""
+    enough = pl.col("count") >= MIN_BASELINE_SAMPLES
     # Early samples (little history) compare against the whole range's median instead.
-    median = pl.when(enough).then(latency.rolling_median_by(TIME_COLUMN, BASELINE, closed="left")).otherwise(latency.median())
-    q1 = latency.rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.25, closed="left")
-    q3 = latency.rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.75, closed="left")
-    iqr = pl.when(enough).then(q3 - q1).otherwise(pl.lit(0.0))
-    spike = (latency - median >= RESOLUTION_MS) & (latency >= SPIKE_FACTOR * median) & (latency >= median + SPIKE_IQRS * iqr)
-    return [latency.alias(f"{op}.latency"), median.alias(f"{op}.baseline"), spike.fill_null(False).alias(f"{op}.spike")]
+    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(latency.median(), pl.Float64))
+    iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
+    value = pl.col("latency")
+    spike = (value - median >= RESOLUTION_MS) & (value >= SPIKE_FACTOR * median) & (value >= median + SPIKE_IQRS * iqr)
+    return window.with_columns(latency.alias("latency")).select("latency", baseline=median, spike=spike.fill_null(False))
 
 
 def _events(flags: pl.DataFrame, op: str) -> list[Spike]:
-    """The spike events of `op` among `flags` (its columns beside the time, the previous time and the row)."""
-    flagged = flags.filter(pl.col(f"{op}.spike"))
+    """The spike events of `op` among `flags` (`_flags` beside the time, the previous time and the row)."""
+    flagged = flags.filter(pl.col("spike"))
     if flagged.is_empty():
         return []
     # One event: spike samples with at most one quiet sample between them.
@@ -92,9 +90,9 @@ def _events(flags: pl.DataFrame, op: str) -> list[Spike]:
         .agg(
             start=pl.coalesce("previous", TIME_COLUMN).first(),
             end=pl.col(TIME_COLUMN).last(),
-            peak_ms=pl.col(f"{op}.latency").max(),
-            baseline_ms=pl.col(f"{op}.baseline").first(),
-            peak_at=pl.col(TIME_COLUMN).sort_by(f"{op}.latency", descending=True).first(),
+            peak_ms=pl.col("latency").max(),
+            baseline_ms=pl.col("baseline").first(),
+            peak_at=pl.col(TIME_COLUMN).sort_by("latency", descending=True).first(),
         )
     )
     return [
@@ -103,11 +101,28 @@ def _events(flags: pl.DataFrame, op: str) -> list[Spike]:
 
 
 def all_spikes(series: pl.DataFrame) -> list[Spike]:
-    """Every class's spikes, by start. The classes' rolling baselines are one select: polars computes them side by side."""
+    """Every class's spikes, by start."""
     ops = [op for op in OP_CLASSES if {f"{op}_latency_ms", f"{op}_per_s"} <= set(series.columns)]
     if not ops:
         return []
-    flags = series.select(
-        TIME_COLUMN, *(e for op in ops for e in _flag_exprs(op)), previous=pl.col(TIME_COLUMN).shift(1)
+    # A sample's mean latency counts over at least MIN_OPS operations.
+    frame = series.select(
+        TIME_COLUMN,
+        *(
+            pl.when(pl.col(f"{op}_per_s") * pl.col("interval_s") >= MIN_OPS).then(pl.col(f"{op}_latency_ms")).alias(op)
+            for op in ops
+        ),
+        previous=pl.col(TIME_COLUMN).shift(1),
     ).with_row_index("row")
-    return sorted((s for op in ops for s in _events(flags, op)), key=lambda s: s.start)
+    where = frame.select("row", TIME_COLUMN, "previous")
+    # The baseline ends before the sample (closed on the left), so a spike does not raise its own bar.
+    windows = quantiles_before(
+        frame[TIME_COLUMN],
+        [frame[op] for op in ops],
+        BASELINE,
+        {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.75, "nearest")},
+    )
+    return sorted(
+        (s for op, window in zip(ops, windows) for s in _events(where.hstack(_flags(frame[op], window).get_columns()), op)),
+        key=lambda s: s.start,
+    )
