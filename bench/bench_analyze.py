@@ -4,7 +4,8 @@ Builds, once per length, under bench/data/analyze-<days>d/:
   diagnostic.data/  7 days at 1 s written by ftdc.writer in the real 7.0
                     layout (the 2,323 metrics of the 7.0 sample's first file):
                     its recorded samples replayed with counters carried on and
-                    noise added, ~200 MB in 10 MB files as mongod writes them
+                    noise added, requests finished every second at varying
+                    latencies (a busy node's), ~200 MB in 10 MB files as mongod writes them
   mongod.log        ~1 GB of JSON log: the 6.0.11 sample's lines repeated,
                     each copy moved to a later point of the week
 then measures, side by side in one process, alternating rounds, the load average
@@ -80,6 +81,27 @@ def _real_samples() -> tuple[bytes, np.ndarray, np.ndarray, list[str]]:
     return reference, rows, np.array([k == 2 for k in kinds]), list(names)
 
 
+class _Busy:
+    """A busy node's requests (the recording's node was idle): every second each class finishes a few hundred
+    operations at a mean latency near half a millisecond, varying, so the latency baselines and spike tests work on
+    real values, as they do on a customer's node, not on empty series."""
+
+    CLASSES = ("reads", "writes", "commands")
+
+    def __init__(self, names: list[str], rng: np.random.Generator):
+        at = {name: i for i, name in enumerate(names)}
+        self.ops = [at[f"serverStatus.opLatencies.{op}.ops"] for op in self.CLASSES]
+        self.latency = [at[f"serverStatus.opLatencies.{op}.latency"] for op in self.CLASSES]
+        self.rng = rng
+        self.added = np.zeros(len(names), dtype=np.int64)
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        finished = self.rng.integers(200, 800, size=len(self.ops))
+        self.added[self.ops] += finished
+        self.added[self.latency] += (finished * self.rng.gamma(4.0, 125.0, size=len(self.ops))).astype(np.int64)
+        return values + self.added
+
+
 class _Incident:
     """Overrides a few metrics of a sample while an incident runs (by metric name)."""
 
@@ -126,6 +148,7 @@ def build_ftdc(target: Path, days: float) -> Path:
     reference, real, date, names = _real_samples()
     incident = _Incident(names)
     rng = np.random.default_rng(7)
+    busy = _Busy(names, rng)
     samples = int(days * 86_400)
     start_ms = int(T0.timestamp() * 1000)
     steps = np.diff(real, axis=0)
@@ -145,7 +168,7 @@ def build_ftdc(target: Path, days: float) -> Path:
             values[moving] += rng.integers(0, 1000, size=moving_count)
         if offset is not None:
             values[date] = start_ms + i * 1000 + offset[r]
-        sample = incident.apply(values, i % INCIDENT_EVERY >= INCIDENT_EVERY - INCIDENT_S)
+        sample = incident.apply(busy.apply(values), i % INCIDENT_EVERY >= INCIDENT_EVERY - INCIDENT_S)
         writer.add_sample(_native.fill_reference(reference, sample.astype("<i8").tobytes()))
         if i % 86_400 == 0:
             print(f"  day {i // 86_400 + 1} of {days:g}", file=sys.stderr)

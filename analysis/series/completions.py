@@ -17,6 +17,7 @@ import polars as pl
 
 from analysis.findings.culprits import COUNTED, WRITES
 from analysis.series.spikes import MIN_OPS, SPIKE_FACTOR, Spike
+from analysis.series.windows import between
 from ftdc.frames import TIME_COLUMN
 
 # The commands opLatencies counts as reads (the rest of the non-writes are commands).
@@ -50,12 +51,10 @@ def stalls(spikes: list[Spike], series: pl.DataFrame, slow_ops: pl.DataFrame | N
     samples and slow operations are found by binary search (a week holds hundreds of spikes and millions of lines)."""
     if slow_ops is None or slow_ops.is_empty() or not spikes:
         return spikes
-    ops = slow_ops.filter(COUNTED).sort("ts")
+    ops = slow_ops.filter(COUNTED, pl.col("ts").is_not_null()).sort("ts")
     series = series.sort(TIME_COLUMN)
-    ended_at, sampled_at = ops["ts"], series[TIME_COLUMN]
-
-    def rows(frame: pl.DataFrame, times: pl.Series, spike: Spike) -> pl.DataFrame:
-        lo, hi = (int(times.search_sorted(t, side="right")) for t in (spike.start, spike.end))
-        return frame.slice(lo, hi - lo)  # (start, end]
-
-    return [s for s in spikes if not credited(s, rows(series, sampled_at, s), rows(ops, ended_at, s))]
+    return [
+        s
+        for s in spikes
+        if not credited(s, between(series, s.start, s.end, closed="right"), between(ops, s.start, s.end, closed="right", on="ts"))
+    ]

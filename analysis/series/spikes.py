@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analysis.series.rolling import quantiles_before
 from ftdc.frames import TIME_COLUMN
 
-BASELINE = "10m"
+BASELINE = dt.timedelta(minutes=10)
 MIN_BASELINE_SAMPLES = 30
 SPIKE_FACTOR = 3.0
 SPIKE_IQRS = 5.0
@@ -33,7 +34,7 @@ RESOLUTION_MS = 0.01
 MIN_OPS = 10
 OP_CLASSES = ("reads", "writes", "commands")
 RULE = (
-    f"≥ {SPIKE_FACTOR:g}× the {BASELINE} median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
+    f"≥ {SPIKE_FACTOR:g}× the {BASELINE // dt.timedelta(minutes=1)} min median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
     f"at least {RESOLUTION_MS * 1000:g} µs above it, over ≥ {MIN_OPS} operations"
 )
 # "write latency", not "writes latency".
@@ -64,34 +65,21 @@ class Spike:
         }
 
 
-def _flags(series: pl.DataFrame, op: str) -> pl.DataFrame:
-    latency, rate = pl.col(f"{op}_latency_ms"), pl.col(f"{op}_per_s")
-    ops = rate * pl.col("interval_s")
-    usable = pl.when(ops >= MIN_OPS).then(latency)
-    frame = series.select(TIME_COLUMN, "interval_s", "period_s", latency=usable).with_columns(
-        # The baseline ends before the sample (closed="left"), so a spike does not raise its own bar.
-        median=pl.col("latency").rolling_median_by(TIME_COLUMN, BASELINE, closed="left"),
-        q1=pl.col("latency").rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.25, closed="left"),
-        q3=pl.col("latency").rolling_quantile_by(TIME_COLUMN, BASELINE, quantile=0.75, closed="left"),
-        count=pl.col("latency").is_not_null().cast(pl.Int32).rolling_sum_by(TIME_COLUMN, BASELINE, closed="left"),
-    )
-    # Early samples (little history) compare against the whole range's median instead.
-    overall = frame["latency"].median()
+def _flags(latency: pl.Series, window: pl.DataFrame) -> pl.DataFrame:
+    """`latency` (null where unusable), its `baseline` and whether each sample is a `spike`, from its `window`
+    before each sample (`count`, `median`, `q1`, `q3`)."""
     enough = pl.col("count") >= MIN_BASELINE_SAMPLES
-    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(overall))
+    # Early samples (little history) compare against the whole range's median instead.
+    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(latency.median(), pl.Float64))
     iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
-    spike = (
-        (pl.col("latency") - median >= RESOLUTION_MS)
-        & (pl.col("latency") >= SPIKE_FACTOR * median)
-        & (pl.col("latency") >= median + SPIKE_IQRS * iqr)
-    )
-    return frame.with_columns(baseline=median, spike=spike.fill_null(False))
+    value = pl.col("latency")
+    spike = (value - median >= RESOLUTION_MS) & (value >= SPIKE_FACTOR * median) & (value >= median + SPIKE_IQRS * iqr)
+    return window.with_columns(latency.alias("latency")).select("latency", baseline=median, spike=spike.fill_null(False))
 
 
-def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
-    if f"{op}_latency_ms" not in series.columns or f"{op}_per_s" not in series.columns:
-        return []
-    flagged = _flags(series, op).with_columns(previous=pl.col(TIME_COLUMN).shift(1)).with_row_index("row").filter(pl.col("spike"))
+def _events(flags: pl.DataFrame, op: str) -> list[Spike]:
+    """The spike events of `op` among `flags` (`_flags` beside the time, the previous time and the row)."""
+    flagged = flags.filter(pl.col("spike"))
     if flagged.is_empty():
         return []
     # One event: spike samples with at most one quiet sample between them.
@@ -113,4 +101,28 @@ def latency_spikes(series: pl.DataFrame, op: str) -> list[Spike]:
 
 
 def all_spikes(series: pl.DataFrame) -> list[Spike]:
-    return sorted((s for op in OP_CLASSES for s in latency_spikes(series, op)), key=lambda s: s.start)
+    """Every class's spikes, by start."""
+    ops = [op for op in OP_CLASSES if {f"{op}_latency_ms", f"{op}_per_s"} <= set(series.columns)]
+    if not ops:
+        return []
+    # A sample's mean latency counts over at least MIN_OPS operations.
+    frame = series.select(
+        TIME_COLUMN,
+        *(
+            pl.when(pl.col(f"{op}_per_s") * pl.col("interval_s") >= MIN_OPS).then(pl.col(f"{op}_latency_ms")).alias(op)
+            for op in ops
+        ),
+        previous=pl.col(TIME_COLUMN).shift(1),
+    ).with_row_index("row")
+    where = frame.select("row", TIME_COLUMN, "previous")
+    # The baseline ends before the sample (closed on the left), so a spike does not raise its own bar.
+    windows = quantiles_before(
+        frame[TIME_COLUMN],
+        [frame[op] for op in ops],
+        BASELINE,
+        {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.75, "nearest")},
+    )
+    return sorted(
+        (s for op, window in zip(ops, windows) for s in _events(where.hstack(_flags(frame[op], window).get_columns()), op)),
+        key=lambda s: s.start,
+    )

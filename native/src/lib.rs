@@ -4,7 +4,8 @@
 //! inflates a metric chunk, `metrics` turns a reference document into metric
 //! names and values, `varint` decodes the delta stream, `decode` and
 //! `catalog` work across many files, `encode` writes chunks back. `logs`
-//! decodes JSON mongod log lines into columns.
+//! decodes JSON mongod log lines into columns. `rolling` takes quantiles of
+//! time windows for the analyses' baselines.
 
 pub mod arena;
 pub mod bson;
@@ -17,6 +18,7 @@ pub mod file;
 pub mod logs;
 pub mod metrics;
 pub mod reference;
+pub mod rolling;
 pub mod select;
 pub mod varint;
 

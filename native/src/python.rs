@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::{self, Options, Source};
+use crate::rolling;
 use crate::select::Selection;
 
 /// Reads the files; a file that cannot be read becomes a problem, not an error.
@@ -173,6 +174,65 @@ fn counters() -> (u64, u64) {
     (CHUNKS_INFLATED.load(Ordering::Relaxed), BYTES_INFLATED.load(Ordering::Relaxed))
 }
 
+/// Quantiles of the time windows [t - window, t) before each row (`rolling.rs`), for several columns at once (in
+/// parallel): `times` as little-endian int64 bytes, each column as (float64 bytes, one byte a row: non-zero where
+/// the value counts), `quantiles` as (q, "linear" | "nearest"). Returns per column the count in each window
+/// (uint32 bytes) and each quantile (float64 bytes, NaN where the window is empty).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn rolling_quantiles<'py>(
+    py: Python<'py>,
+    times: &[u8],
+    columns: Vec<(Vec<u8>, Vec<u8>)>,
+    window: i64,
+    quantiles: Vec<(f64, String)>,
+) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>)>> {
+    let n = times.len() / 8;
+    if !times.len().is_multiple_of(8) || columns.iter().any(|(values, valid)| values.len() != times.len() || valid.len() != n) {
+        return Err(PyValueError::new_err(
+            "times and each column's values and valid must hold the same number of rows (8, 8 and 1 bytes each)",
+        ));
+    }
+    if window <= 0 {
+        return Err(PyValueError::new_err("the window must be positive"));
+    }
+    let mut methods = Vec::with_capacity(quantiles.len());
+    for (q, method) in &quantiles {
+        let method = match method.as_str() {
+            "linear" => rolling::Method::Linear,
+            "nearest" => rolling::Method::Nearest,
+            other => return Err(PyValueError::new_err(format!("unknown quantile method {other:?}"))),
+        };
+        if !(0.0..=1.0).contains(q) {
+            return Err(PyValueError::new_err(format!("quantile {q} is not within [0, 1]")));
+        }
+        methods.push((*q, method));
+    }
+    let times: Vec<i64> = times.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
+    if times.windows(2).any(|w| w[1] < w[0]) {
+        return Err(PyValueError::new_err("times must be in ascending order"));
+    }
+    let results = py.detach(|| {
+        use rayon::prelude::*;
+        columns
+            .par_iter()
+            .map(|(values, valid)| {
+                let values: Vec<f64> = values.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+                let valid: Vec<bool> = valid.iter().map(|&b| b != 0).collect();
+                rolling::rolling_quantiles(&times, &values, &valid, window, &methods)
+            })
+            .collect::<Vec<_>>()
+    });
+    let bytes = |column: &[f64]| PyBytes::new(py, &column.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
+    Ok(results
+        .iter()
+        .map(|(count, out)| {
+            let count: Vec<u8> = count.iter().flat_map(|c| c.to_le_bytes()).collect();
+            (PyBytes::new(py, &count), out.iter().map(|column| bytes(column)).collect())
+        })
+        .collect())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DecodedFrame>()?;
@@ -182,5 +242,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_encode::register(m)?;
     crate::python_logs::register(m)?;
     m.add_function(wrap_pyfunction!(select_names, m)?)?;
+    m.add_function(wrap_pyfunction!(rolling_quantiles, m)?)?;
     Ok(())
 }

@@ -1,0 +1,55 @@
+"""The rolling baselines' quantiles (`analysis.series.rolling`, the native core's Fenwick tree) are polars'
+`rolling_*_by(closed="left")` to the bit, on random series: repeated times, gaps, nulls, ties."""
+
+import datetime as dt
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.series.rolling import quantiles_before
+
+T0 = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
+value = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5, 3.0]), st.floats(-1e6, 1e6, allow_nan=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), value), min_size=0, max_size=80),
+    st.integers(1, 15),
+    st.sampled_from(["ms", "us"]),
+)
+def test_the_quantiles_before_each_sample_are_polars_to_the_bit(rows, window_s, unit):
+    steps, values = zip(*rows) if rows else ((), ())
+    times = [T0 + dt.timedelta(seconds=sum(steps[: i + 1]) * 0.5) for i in range(len(rows))]  # 0: a repeated time
+    frame = pl.DataFrame({"start": pl.Series(times, dtype=pl.Datetime(unit, "UTC")), "v": pl.Series(values, dtype=pl.Float64)})
+    window = dt.timedelta(seconds=window_s)
+    [got, negated] = quantiles_before(
+        frame["start"],
+        [frame["v"], -frame["v"]],
+        window,
+        {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.75, "nearest")},
+    )
+    w = f"{window_s}s"
+    for column, answer in ((pl.col("v"), got), (-pl.col("v"), negated)):  # each column of one call is its own
+        want = frame.select(
+            count=column.is_not_null().cast(pl.UInt32).rolling_sum_by("start", w, closed="left").fill_null(0),
+            median=column.rolling_median_by("start", w, closed="left"),
+            q1=column.rolling_quantile_by("start", w, quantile=0.25, closed="left"),
+            q3=column.rolling_quantile_by("start", w, quantile=0.75, closed="left"),
+        )
+        assert answer.to_dict(as_series=False) == want.to_dict(as_series=False)
+
+
+def test_bad_arguments_are_refused_not_guessed():
+    from ftdc import _native
+
+    with pytest.raises(ValueError, match="ascending"):
+        _native.rolling_quantiles((2).to_bytes(8, "little") + (1).to_bytes(8, "little"), [(bytes(16), b"\1\1")], 10, [])
+    with pytest.raises(ValueError, match="same number of rows"):
+        _native.rolling_quantiles(bytes(16), [(bytes(8), b"\1\1")], 10, [])
+    with pytest.raises(ValueError, match="method"):
+        _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 10, [(0.5, "midpoint")])
+    with pytest.raises(ValueError, match="positive"):
+        _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 0, [])
