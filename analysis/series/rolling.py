@@ -10,6 +10,8 @@ quantile costs O(log n) per sample, and one pass gives every quantile of a windo
 from __future__ import annotations
 
 import datetime as dt
+import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -20,12 +22,21 @@ from ftdc import _native
 Method = Literal["linear", "nearest"]
 
 
+@dataclass(frozen=True)
+class Rolling:
+    """One column's quantiles: `before` each row (`count` and one column per quantile, null where the window is
+    empty), and `overall`, of all its values (None when it has none)."""
+
+    before: pl.DataFrame
+    overall: dict[str, float | None]
+
+
 def quantiles_before(
     times: pl.Series, columns: list[pl.Series], window: dt.timedelta, quantiles: dict[str, tuple[float, Method]]
-) -> list[pl.DataFrame]:
+) -> list[Rolling]:
     """For each of `columns` (beside ascending `times`; the native core takes them in parallel), for each row, over the
     rows whose time is in [t - window, t) and whose value is not null: their `count`, and each of `quantiles`
-    (name -> (q, method)), null where the window is empty."""
+    (name -> (q, method)); and each quantile of the column's values."""
     answers = _native.rolling_quantiles(
         times.dt.epoch("us").to_numpy().astype("<i8").tobytes(),
         [
@@ -38,7 +49,10 @@ def quantiles_before(
         window // dt.timedelta(microseconds=1),
         list(quantiles.values()),
     )
-    return [_frame(count, columns_bytes, quantiles) for count, columns_bytes in answers]
+    return [
+        Rolling(_frame(count, before, quantiles), {name: None if math.isnan(v) else v for name, v in zip(quantiles, overall)})
+        for count, before, overall in answers
+    ]
 
 
 def _frame(count_bytes: bytes, columns: list[bytes], quantiles: dict[str, tuple[float, Method]]) -> pl.DataFrame:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.series.rolling import quantiles_before
+from analysis.series.rolling import Rolling, quantiles_before
 from ftdc.frames import TIME_COLUMN
 
 BASELINE = dt.timedelta(minutes=10)
@@ -65,16 +65,18 @@ class Spike:
         }
 
 
-def _flags(latency: pl.Series, window: pl.DataFrame) -> pl.DataFrame:
-    """`latency` (null where unusable), its `baseline` and whether each sample is a `spike`, from its `window`
-    before each sample (`count`, `median`, `q1`, `q3`)."""
+def _flags(latency: pl.Series, quantiles: Rolling) -> pl.DataFrame:
+    """`latency` (null where unusable), its `baseline` and whether each sample is a `spike`, from its `quantiles`
+    (`count`, `median`, `q1` and `q3` of the window before each sample, the median of all)."""
     enough = pl.col("count") >= MIN_BASELINE_SAMPLES
     # Early samples (little history) compare against the whole range's median instead.
-    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(latency.median(), pl.Float64))
+    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(quantiles.overall["median"], pl.Float64))
     iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
     value = pl.col("latency")
     spike = (value - median >= RESOLUTION_MS) & (value >= SPIKE_FACTOR * median) & (value >= median + SPIKE_IQRS * iqr)
-    return window.with_columns(latency.alias("latency")).select("latency", baseline=median, spike=spike.fill_null(False))
+    return quantiles.before.with_columns(latency.alias("latency")).select(
+        "latency", baseline=median, spike=spike.fill_null(False)
+    )
 
 
 def _events(flags: pl.DataFrame, op: str) -> list[Spike]:

@@ -177,7 +177,8 @@ fn counters() -> (u64, u64) {
 /// Quantiles of the time windows [t - window, t) before each row (`rolling.rs`), for several columns at once (in
 /// parallel): `times` as little-endian int64 bytes, each column as (float64 bytes, one byte a row: non-zero where
 /// the value counts), `quantiles` as (q, "linear" | "nearest"). Returns per column the count in each window
-/// (uint32 bytes) and each quantile (float64 bytes, NaN where the window is empty).
+/// (uint32 bytes), each quantile (float64 bytes, NaN where the window is empty) and each quantile of the whole
+/// column (NaN when it has no value).
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn rolling_quantiles<'py>(
@@ -186,7 +187,7 @@ fn rolling_quantiles<'py>(
     columns: Vec<(Vec<u8>, Vec<u8>)>,
     window: i64,
     quantiles: Vec<(f64, String)>,
-) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>)>> {
+) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>, Vec<f64>)>> {
     let n = times.len() / 8;
     if !times.len().is_multiple_of(8) || columns.iter().any(|(values, valid)| values.len() != times.len() || valid.len() != n) {
         return Err(PyValueError::new_err(
@@ -225,10 +226,10 @@ fn rolling_quantiles<'py>(
     });
     let bytes = |column: &[f64]| PyBytes::new(py, &column.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>());
     Ok(results
-        .iter()
-        .map(|(count, out)| {
-            let count: Vec<u8> = count.iter().flat_map(|c| c.to_le_bytes()).collect();
-            (PyBytes::new(py, &count), out.iter().map(|column| bytes(column)).collect())
+        .into_iter()
+        .map(|rolling| {
+            let count: Vec<u8> = rolling.count.iter().flat_map(|c| c.to_le_bytes()).collect();
+            (PyBytes::new(py, &count), rolling.windows.iter().map(|column| bytes(column)).collect(), rolling.overall)
         })
         .collect())
 }

@@ -53,15 +53,37 @@ impl Fenwick {
     }
 }
 
-/// For each row, the number of values in its window and each of `quantiles` (NaN where the window holds none).
-/// `times` must be in ascending order; `values[i]` counts only where `valid[i]`.
-pub fn rolling_quantiles(
-    times: &[i64],
-    values: &[f64],
-    valid: &[bool],
-    window: i64,
-    quantiles: &[(f64, Method)],
-) -> (Vec<u32>, Vec<Vec<f64>>) {
+/// The `q`-quantile by `method` of `size` values in order, the k-th smallest being `kth(k)` (polars' formulas).
+fn quantile(size: u32, q: f64, method: Method, kth: impl Fn(u32) -> f64) -> f64 {
+    let at = (size - 1) as f64 * q;
+    match method {
+        Method::Nearest => kth((at.round() as u32).min(size - 1)),
+        Method::Linear => {
+            let (low, high) = (at.floor() as u32, at.ceil() as u32);
+            let below = kth(low.min(size - 1));
+            if high == low {
+                below
+            } else {
+                (at - low as f64) * (kth(high.min(size - 1)) - below) + below
+            }
+        }
+    }
+}
+
+/// What `rolling_quantiles` gives for one column.
+#[derive(Debug, PartialEq)]
+pub struct Rolling {
+    /// The number of values in each row's window.
+    pub count: Vec<u32>,
+    /// Each quantile of each row's window (NaN where the window holds none).
+    pub windows: Vec<Vec<f64>>,
+    /// Each quantile of all the column's values (NaN when it has none).
+    pub overall: Vec<f64>,
+}
+
+/// For each row, the number of values in its window and each of `quantiles`, and each quantile of the whole
+/// column. `times` must be in ascending order; `values[i]` counts only where `valid[i]`.
+pub fn rolling_quantiles(times: &[i64], values: &[f64], valid: &[bool], window: i64, quantiles: &[(f64, Method)]) -> Rolling {
     let n = times.len().min(values.len()).min(valid.len());
     let mut order: Vec<usize> = (0..n).filter(|&i| valid[i]).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
@@ -94,24 +116,15 @@ pub fn rolling_quantiles(
         if size == 0 {
             continue;
         }
-        let last = (size - 1) as f64;
         for (column, &(q, method)) in out.iter_mut().zip(quantiles) {
-            let at = last * q;
-            column[i] = match method {
-                Method::Nearest => sorted[held.kth((at.round() as u32).min(size - 1))],
-                Method::Linear => {
-                    let (low, high) = (at.floor() as u32, at.ceil() as u32);
-                    let below = sorted[held.kth(low.min(size - 1))];
-                    if high == low {
-                        below
-                    } else {
-                        (at - low as f64) * (sorted[held.kth(high.min(size - 1))] - below) + below
-                    }
-                }
-            };
+            column[i] = quantile(size, q, method, |k| sorted[held.kth(k)]);
         }
     }
-    (count, out)
+    let overall = quantiles
+        .iter()
+        .map(|&(q, method)| if sorted.is_empty() { f64::NAN } else { quantile(sorted.len() as u32, q, method, |k| sorted[k as usize]) })
+        .collect();
+    Rolling { count, windows: out, overall }
 }
 
 #[cfg(test)]
@@ -145,18 +158,21 @@ mod tests {
         let times = [0, 1, 1, 2, 5, 6, 6, 7, 8, 20, 21, 22, 23, 24];
         let values = [5.0, 1.0, 3.0, 3.0, 2.0, 8.0, 7.0, 0.5, 4.0, 6.0, 6.0, 1.0, 9.0, 2.0];
         let valid = [true, true, false, true, true, true, true, false, true, true, true, true, true, true];
+        let mut all: Vec<f64> = (0..times.len()).filter(|&j| valid[j]).map(|j| values[j]).collect();
+        all.sort_by(f64::total_cmp);
         for window in [1, 3, 4, 10, 100] {
             for q in [0.0, 0.25, 0.5, 0.75, 1.0] {
                 for method in [Method::Linear, Method::Nearest] {
-                    let (count, got) = rolling_quantiles(&times, &values, &valid, window, &[(q, method)]);
+                    let got = rolling_quantiles(&times, &values, &valid, window, &[(q, method)]);
                     let want = plain(&times, &values, &valid, window, q, method);
-                    for i in 0..times.len() {
-                        assert!(
-                            got[0][i].to_bits() == want[i].to_bits() || (got[0][i].is_nan() && want[i].is_nan()),
-                            "row {i} window {window} q {q} {method:?}"
-                        );
-                        assert_eq!(count[i] == 0, want[i].is_nan());
+                    for (i, want) in want.iter().enumerate() {
+                        let value = got.windows[0][i];
+                        let same = value.to_bits() == want.to_bits() || (value.is_nan() && want.is_nan());
+                        assert!(same, "row {i} window {window} q {q} {method:?}");
+                        assert_eq!(got.count[i] == 0, want.is_nan());
                     }
+                    let whole = quantile(all.len() as u32, q, method, |k| all[k as usize]);
+                    assert_eq!(got.overall[0].to_bits(), whole.to_bits());
                 }
             }
         }
@@ -164,9 +180,10 @@ mod tests {
 
     #[test]
     fn empty_and_all_missing_inputs_give_empty_windows() {
-        assert_eq!(rolling_quantiles(&[], &[], &[], 10, &[(0.5, Method::Linear)]), (vec![], vec![vec![]]));
-        let (count, out) = rolling_quantiles(&[1, 2], &[1.0, 2.0], &[false, false], 10, &[(0.5, Method::Linear)]);
-        assert_eq!(count, vec![0, 0]);
-        assert!(out[0].iter().all(|v| v.is_nan()));
+        let none = rolling_quantiles(&[], &[], &[], 10, &[(0.5, Method::Linear)]);
+        assert!(none.count.is_empty() && none.windows == vec![Vec::<f64>::new()] && none.overall[0].is_nan());
+        let missing = rolling_quantiles(&[1, 2], &[1.0, 2.0], &[false, false], 10, &[(0.5, Method::Linear)]);
+        assert_eq!(missing.count, vec![0, 0]);
+        assert!(missing.windows[0].iter().all(|v| v.is_nan()) && missing.overall[0].is_nan());
     }
 }
