@@ -17,8 +17,11 @@ as aligned spikes form one episode, one finding.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import itertools
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation, advise
@@ -31,6 +34,8 @@ from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
 from analysis.text import duration, pct, span
+
+T = TypeVar("T")
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
@@ -114,11 +119,33 @@ def _chance(
     return min(1.0, _union_s([(a - length - period, b) for a, b in windows], lo, hi) / span) if span > 0 else 1.0
 
 
-def _aligned(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], checkpoints: list[Checkpoint]):
-    for (a, b), checkpoint in zip(windows, checkpoints):
-        if spike.start <= b and spike.end >= a:
-            return checkpoint
-    return None
+@dataclass(frozen=True)
+class _Spans(Generic[T]):
+    """Items in order of their spans' starts, found by bisection: a week holds ten thousand checkpoints and
+    hundreds of spikes, and testing every pair took most of the detector's time."""
+
+    items: list[T]
+    starts: list[dt.datetime]
+    reach: list[dt.datetime]  # the latest end among the items up to each (ends need not be in order)
+    ends: list[dt.datetime]
+
+    @classmethod
+    def of(cls, items: list[T], spans: list[tuple[dt.datetime, dt.datetime]]) -> _Spans[T]:
+        return cls(items, [a for a, _ in spans], list(itertools.accumulate((b for _, b in spans), max)), [b for _, b in spans])
+
+    def overlapping(self, lo: dt.datetime, hi: dt.datetime) -> list[T]:
+        """The items whose span meets [lo, hi], in order."""
+        first, last = bisect.bisect_left(self.reach, lo), bisect.bisect_right(self.starts, hi)
+        return [self.items[i] for i in range(first, last) if self.ends[i] >= lo]
+
+
+def _checkpoint_spans(checkpoints: list[Checkpoint], pad: dt.timedelta) -> _Spans[Checkpoint]:
+    return _Spans.of(checkpoints, _windows(checkpoints, pad))
+
+
+def _aligned(spike: Spike, checkpoints: _Spans[Checkpoint]) -> Checkpoint | None:
+    """The first checkpoint whose window (padded by a period) the spike meets."""
+    return next(iter(checkpoints.overlapping(spike.start, spike.end)), None)
 
 
 def _dirty_at(ctx: Context, when: dt.datetime) -> float | None:
@@ -222,7 +249,7 @@ class _Verdict:
 
 
 def _judged(
-    ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta
+    ctx: Context, episode: list[_Aligned], spikes: _Spans[Spike], checkpoints: _Spans[Checkpoint], pad: dt.timedelta
 ) -> _Verdict | None:
     """The episode's spikes of one operation class tested against chance on their own: another class's spikes
     (a long read's completion credited in one sample) neither dilute nor lift them."""
@@ -230,11 +257,11 @@ def _judged(
     hi = episode[-1].spike.end + pad * 2
     lo, hi = max(lo, ctx.first), min(hi, ctx.last)
     op = episode[0].spike.op
-    local = [s for s in spikes if s.op == op and s.end >= lo and s.start <= hi]
-    local_cks = [c for c in checkpoints if c.end + pad >= lo and c.start <= hi]
-    windows = _windows(local_cks, pad)
+    local = [s for s in spikes.overlapping(lo, hi) if s.op == op]
+    local_cks = checkpoints.overlapping(lo, hi)
+    windows, local_spans = _windows(local_cks, pad), _checkpoint_spans(local_cks, pad)
     chances = [_chance(s, windows, lo, hi, pad) for s in local]
-    k = sum(1 for s in local if _aligned(s, windows, local_cks) is not None)
+    k = sum(1 for s in local if _aligned(s, local_spans) is not None)
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
@@ -245,19 +272,19 @@ def _judged(
 
 
 def _episode_finding(
-    ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta
+    ctx: Context, episode: list[_Aligned], spikes: _Spans[Spike], spans: _Spans[Checkpoint], pad: dt.timedelta
 ) -> Finding | None:
     """One finding for the operation classes whose spikes in the episode each pass the test on their own."""
     verdicts = [
         v
         for op in sorted({a.spike.op for a in episode})
-        if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, checkpoints, pad)) is not None
+        if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, spans, pad)) is not None
     ]
     if not verdicts:
         return None
     episode = sorted((a for v in verdicts for a in v.aligned), key=lambda a: a.spike.start)
     lo, hi = min(v.lo for v in verdicts), max(v.hi for v in verdicts)
-    ops = {a.spike.op for a in episode}
+    ops, checkpoints = {a.spike.op for a in episode}, spans.items
     k, total, expected = sum(v.k for v in verdicts), sum(v.spikes for v in verdicts), sum(v.expected for v in verdicts)
     p_value, coverage = max(v.p_value for v in verdicts), max(v.coverage for v in verdicts)
     rows, previous_end = [], None
@@ -396,11 +423,12 @@ def detect(ctx: Context) -> list[Finding]:
     period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
     interval = ctx.thresholds.value("checkpoint_interval") or 60
     spikes = ctx.spikes
-    windows = _windows(ctx.checkpoints, period)
-    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, windows, ctx.checkpoints)) is not None]
+    checkpoints = _checkpoint_spans(ctx.checkpoints, period)  # both in order of start
+    spans = _Spans.of(spikes, [(s.start, s.end) for s in spikes])
+    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, checkpoints)) is not None]
     findings = []
     for episode in _episodes(aligned, _episode_gap(interval)):
-        found = _episode_finding(ctx, episode, spikes, ctx.checkpoints, period)
+        found = _episode_finding(ctx, episode, spans, checkpoints, period)
         if found is not None:
             findings.append(found)
     claimed = {(r["checkpoint_start"], r["checkpoint_end"]) for f in findings for r in f.evidence["aligned_spikes"]}
