@@ -17,11 +17,8 @@ as aligned spikes form one episode, one finding.
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
-import itertools
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
 from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation, advise
@@ -30,12 +27,11 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series import spikes as spikes_module
 from analysis.series.checkpoints import Checkpoint, in_window
+from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
 from analysis.text import duration, pct, span
-
-T = TypeVar("T")
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
@@ -119,31 +115,11 @@ def _chance(
     return min(1.0, _union_s([(a - length - period, b) for a, b in windows], lo, hi) / span) if span > 0 else 1.0
 
 
-@dataclass(frozen=True)
-class _Spans(Generic[T]):
-    """Items in order of their spans' starts, found by bisection: a week holds ten thousand checkpoints and
-    hundreds of spikes, and testing every pair took most of the detector's time."""
-
-    items: list[T]
-    starts: list[dt.datetime]
-    reach: list[dt.datetime]  # the latest end among the items up to each (ends need not be in order)
-    ends: list[dt.datetime]
-
-    @classmethod
-    def of(cls, items: list[T], spans: list[tuple[dt.datetime, dt.datetime]]) -> _Spans[T]:
-        return cls(items, [a for a, _ in spans], list(itertools.accumulate((b for _, b in spans), max)), [b for _, b in spans])
-
-    def overlapping(self, lo: dt.datetime, hi: dt.datetime) -> list[T]:
-        """The items whose span meets [lo, hi], in order."""
-        first, last = bisect.bisect_left(self.reach, lo), bisect.bisect_right(self.starts, hi)
-        return [self.items[i] for i in range(first, last) if self.ends[i] >= lo]
+def _checkpoint_spans(checkpoints: list[Checkpoint], pad: dt.timedelta) -> Spans[Checkpoint]:
+    return Spans.of(checkpoints, lambda c: (c.start, c.end + pad))
 
 
-def _checkpoint_spans(checkpoints: list[Checkpoint], pad: dt.timedelta) -> _Spans[Checkpoint]:
-    return _Spans.of(checkpoints, _windows(checkpoints, pad))
-
-
-def _aligned(spike: Spike, checkpoints: _Spans[Checkpoint]) -> Checkpoint | None:
+def _aligned(spike: Spike, checkpoints: Spans[Checkpoint]) -> Checkpoint | None:
     """The first checkpoint whose window (padded by a period) the spike meets."""
     return next(iter(checkpoints.overlapping(spike.start, spike.end)), None)
 
@@ -249,7 +225,7 @@ class _Verdict:
 
 
 def _judged(
-    ctx: Context, episode: list[_Aligned], spikes: _Spans[Spike], checkpoints: _Spans[Checkpoint], pad: dt.timedelta
+    ctx: Context, episode: list[_Aligned], spikes: Spans[Spike], checkpoints: Spans[Checkpoint], pad: dt.timedelta
 ) -> _Verdict | None:
     """The episode's spikes of one operation class tested against chance on their own: another class's spikes
     (a long read's completion credited in one sample) neither dilute nor lift them."""
@@ -272,25 +248,25 @@ def _judged(
 
 
 def _episode_finding(
-    ctx: Context, episode: list[_Aligned], spikes: _Spans[Spike], spans: _Spans[Checkpoint], pad: dt.timedelta
+    ctx: Context, episode: list[_Aligned], spikes: Spans[Spike], checkpoints: Spans[Checkpoint], pad: dt.timedelta
 ) -> Finding | None:
     """One finding for the operation classes whose spikes in the episode each pass the test on their own."""
     verdicts = [
         v
         for op in sorted({a.spike.op for a in episode})
-        if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, spans, pad)) is not None
+        if (v := _judged(ctx, [a for a in episode if a.spike.op == op], spikes, checkpoints, pad)) is not None
     ]
     if not verdicts:
         return None
     episode = sorted((a for v in verdicts for a in v.aligned), key=lambda a: a.spike.start)
     lo, hi = min(v.lo for v in verdicts), max(v.hi for v in verdicts)
-    ops, checkpoints = {a.spike.op for a in episode}, spans.items
+    ops = {a.spike.op for a in episode}
     k, total, expected = sum(v.k for v in verdicts), sum(v.spikes for v in verdicts), sum(v.expected for v in verdicts)
     p_value, coverage = max(v.p_value for v in verdicts), max(v.coverage for v in verdicts)
     rows, previous_end = [], None
     for a in episode:
-        earlier = [c.end for c in checkpoints if c.end < a.checkpoint.start]
-        previous_end = earlier[-1] if earlier else None
+        previous = ctx.checkpoint_spans.last_ended_before(a.checkpoint.start)
+        previous_end = previous.end if previous is not None else None
         rows.append(_spike_row(ctx, a, previous_end))
     peak = max(episode, key=lambda a: a.spike.peak_ms).spike
     n_ck = len({(a.checkpoint.start, a.checkpoint.end) for a in episode})
@@ -325,7 +301,7 @@ def _episode_finding(
             "expected_by_chance": round(expected, 2),
             "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
-            "checkpoints_in_window": in_window(checkpoints, start, end),
+            "checkpoints_in_window": in_window(ctx.checkpoint_spans.overlapping(start, end), start, end),
             "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },
@@ -402,7 +378,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     "checkpoints": [
                         {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints
                     ],
-                    "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
+                    "checkpoints_in_window": in_window(ctx.checkpoint_spans.overlapping(start, end), start, end),
                     "aligned_spikes": rows,
                     "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                     "baseline": {"latency_ms": round(usual.latency_ms, 3)},
@@ -423,12 +399,12 @@ def detect(ctx: Context) -> list[Finding]:
     period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
     interval = ctx.thresholds.value("checkpoint_interval") or 60
     spikes = ctx.spikes
-    checkpoints = _checkpoint_spans(ctx.checkpoints, period)  # both in order of start
-    spans = _Spans.of(spikes, [(s.start, s.end) for s in spikes])
-    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, checkpoints)) is not None]
+    # Both in order of start: a spike meets a checkpoint's window padded by one sampling period.
+    padded, spike_spans = _checkpoint_spans(ctx.checkpoints, period), Spans.of(spikes, lambda s: (s.start, s.end))
+    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, padded)) is not None]
     findings = []
     for episode in _episodes(aligned, _episode_gap(interval)):
-        found = _episode_finding(ctx, episode, spans, checkpoints, period)
+        found = _episode_finding(ctx, episode, spike_spans, padded, period)
         if found is not None:
             findings.append(found)
     claimed = {(r["checkpoint_start"], r["checkpoint_end"]) for f in findings for r in f.evidence["aligned_spikes"]}
