@@ -24,6 +24,7 @@ from analysis.findings.culprits import attribute
 from analysis.findings.detectors import LINKS, MODULES, RECORDS
 from analysis.findings.finding import Finding
 from analysis.incidents import grouping as episodes
+from analysis.series.checkpoints import by_window
 from analysis.series.thresholds import SPECS, Setting, Thresholds
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
@@ -67,6 +68,10 @@ class Node:
     series: pl.DataFrame = field(default_factory=lambda: pl.DataFrame({TIME_COLUMN: [T0]}))
     checkpoints: list = field(default_factory=list)
     logs: object | None = None
+
+    @property
+    def checkpoint_spans(self):
+        return by_window(self.checkpoints)
 
 
 def incidents(findings: list[Finding], node: Node | None = None):

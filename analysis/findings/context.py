@@ -9,10 +9,11 @@ from functools import cached_property
 import polars as pl
 
 from analysis.findings.finding import Finding, Usual
-from analysis.series.checkpoints import Checkpoint
+from analysis.series.checkpoints import Checkpoint, by_window
 from analysis.series.completions import stalls
 from analysis.series.derived import columns_for
 from analysis.series.metrics import Resolved
+from analysis.series.spans import Spans
 from analysis.series.spikes import Spike, all_spikes
 from analysis.series.thresholds import Thresholds
 from analysis.series.windows import between
@@ -47,6 +48,11 @@ class Context:
         """Latency spikes of every operation class (several detectors read them), less those the log shows to be
         long operations credited at completion (`completions`): they are no stall of the node."""
         return stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None)
+
+    @cached_property
+    def checkpoint_spans(self) -> Spans[Checkpoint]:
+        """The checkpoints by their windows, found by bisection."""
+        return by_window(self.checkpoints)
 
     @property
     def first(self) -> dt.datetime | None:

@@ -228,7 +228,7 @@ def _counted_checkpoints(
     counted in its own window (the value it carries, not counted again), else those of the incident's window."""
     if len(stalls) == 1 and isinstance(counted := stalls[0].evidence.get("checkpoints_in_window"), InWindow):
         return counted, f"{stalls[0].id}'s"
-    return in_window(ctx.checkpoints, start, end), "the incident's"
+    return in_window(ctx.checkpoint_spans.overlapping(start, end), start, end), "the incident's"
 
 
 def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence: dict[str, Any]) -> str:
@@ -243,7 +243,7 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
         checkpoint_time_share=counted.time_share,
         checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"),
     )
-    earlier = [c.seconds for c in ctx.checkpoints if start - BEFORE <= c.start and c.end < start]
+    earlier = [c.seconds for c in ctx.checkpoint_spans.starting(start - BEFORE, start) if c.end < start]
     text = (
         f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
         f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)"
@@ -251,7 +251,7 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
         text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
-    starts = sorted(c.start for c in ctx.checkpoints if c.end >= start and c.start <= end)
+    starts = sorted(c.start for c in ctx.checkpoint_spans.overlapping(start, end))
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
         evidence["checkpoint_every_s"] = round(every, 1)

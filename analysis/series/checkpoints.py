@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analysis.series.spans import Spans
 from analysis.series.thresholds import Setting, Thresholds
 from ftdc.frames import TIME_COLUMN
 
@@ -49,6 +50,11 @@ class InWindow:
     count: int
     longest_s: float
     time_share: float  # of the window spent checkpointing
+
+
+def by_window(checkpoints: list[Checkpoint]) -> Spans[Checkpoint]:
+    """`checkpoints` (in order of start) found by their windows, by bisection."""
+    return Spans.of(checkpoints, lambda c: (c.start, c.end))
 
 
 def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetime) -> InWindow | None:

@@ -27,6 +27,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series import spikes as spikes_module
 from analysis.series.checkpoints import Checkpoint, in_window
+from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
@@ -114,11 +115,13 @@ def _chance(
     return min(1.0, _union_s([(a - length - period, b) for a, b in windows], lo, hi) / span) if span > 0 else 1.0
 
 
-def _aligned(spike: Spike, windows: list[tuple[dt.datetime, dt.datetime]], checkpoints: list[Checkpoint]):
-    for (a, b), checkpoint in zip(windows, checkpoints):
-        if spike.start <= b and spike.end >= a:
-            return checkpoint
-    return None
+def _checkpoint_spans(checkpoints: list[Checkpoint], pad: dt.timedelta) -> Spans[Checkpoint]:
+    return Spans.of(checkpoints, lambda c: (c.start, c.end + pad))
+
+
+def _aligned(spike: Spike, checkpoints: Spans[Checkpoint]) -> Checkpoint | None:
+    """The first checkpoint whose window (padded by a period) the spike meets."""
+    return next(iter(checkpoints.overlapping(spike.start, spike.end)), None)
 
 
 def _dirty_at(ctx: Context, when: dt.datetime) -> float | None:
@@ -222,7 +225,7 @@ class _Verdict:
 
 
 def _judged(
-    ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta
+    ctx: Context, episode: list[_Aligned], spikes: Spans[Spike], checkpoints: Spans[Checkpoint], pad: dt.timedelta
 ) -> _Verdict | None:
     """The episode's spikes of one operation class tested against chance on their own: another class's spikes
     (a long read's completion credited in one sample) neither dilute nor lift them."""
@@ -230,11 +233,11 @@ def _judged(
     hi = episode[-1].spike.end + pad * 2
     lo, hi = max(lo, ctx.first), min(hi, ctx.last)
     op = episode[0].spike.op
-    local = [s for s in spikes if s.op == op and s.end >= lo and s.start <= hi]
-    local_cks = [c for c in checkpoints if c.end + pad >= lo and c.start <= hi]
-    windows = _windows(local_cks, pad)
+    local = [s for s in spikes.overlapping(lo, hi) if s.op == op]
+    local_cks = checkpoints.overlapping(lo, hi)
+    windows, local_spans = _windows(local_cks, pad), _checkpoint_spans(local_cks, pad)
     chances = [_chance(s, windows, lo, hi, pad) for s in local]
-    k = sum(1 for s in local if _aligned(s, windows, local_cks) is not None)
+    k = sum(1 for s in local if _aligned(s, local_spans) is not None)
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
@@ -245,7 +248,7 @@ def _judged(
 
 
 def _episode_finding(
-    ctx: Context, episode: list[_Aligned], spikes: list[Spike], checkpoints: list[Checkpoint], pad: dt.timedelta
+    ctx: Context, episode: list[_Aligned], spikes: Spans[Spike], checkpoints: Spans[Checkpoint], pad: dt.timedelta
 ) -> Finding | None:
     """One finding for the operation classes whose spikes in the episode each pass the test on their own."""
     verdicts = [
@@ -262,8 +265,8 @@ def _episode_finding(
     p_value, coverage = max(v.p_value for v in verdicts), max(v.coverage for v in verdicts)
     rows, previous_end = [], None
     for a in episode:
-        earlier = [c.end for c in checkpoints if c.end < a.checkpoint.start]
-        previous_end = earlier[-1] if earlier else None
+        previous = ctx.checkpoint_spans.last_ended_before(a.checkpoint.start)
+        previous_end = previous.end if previous is not None else None
         rows.append(_spike_row(ctx, a, previous_end))
     peak = max(episode, key=lambda a: a.spike.peak_ms).spike
     n_ck = len({(a.checkpoint.start, a.checkpoint.end) for a in episode})
@@ -298,7 +301,7 @@ def _episode_finding(
             "expected_by_chance": round(expected, 2),
             "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
-            "checkpoints_in_window": in_window(checkpoints, start, end),
+            "checkpoints_in_window": in_window(ctx.checkpoint_spans.overlapping(start, end), start, end),
             "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },
@@ -375,7 +378,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     "checkpoints": [
                         {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints
                     ],
-                    "checkpoints_in_window": in_window(ctx.checkpoints, start, end),
+                    "checkpoints_in_window": in_window(ctx.checkpoint_spans.overlapping(start, end), start, end),
                     "aligned_spikes": rows,
                     "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                     "baseline": {"latency_ms": round(usual.latency_ms, 3)},
@@ -396,11 +399,12 @@ def detect(ctx: Context) -> list[Finding]:
     period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
     interval = ctx.thresholds.value("checkpoint_interval") or 60
     spikes = ctx.spikes
-    windows = _windows(ctx.checkpoints, period)
-    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, windows, ctx.checkpoints)) is not None]
+    # Both in order of start: a spike meets a checkpoint's window padded by one sampling period.
+    padded, spike_spans = _checkpoint_spans(ctx.checkpoints, period), Spans.of(spikes, lambda s: (s.start, s.end))
+    aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, padded)) is not None]
     findings = []
     for episode in _episodes(aligned, _episode_gap(interval)):
-        found = _episode_finding(ctx, episode, spikes, ctx.checkpoints, period)
+        found = _episode_finding(ctx, episode, spike_spans, padded, period)
         if found is not None:
             findings.append(found)
     claimed = {(r["checkpoint_start"], r["checkpoint_end"]) for f in findings for r in f.evidence["aligned_spikes"]}
