@@ -52,9 +52,9 @@ class InWindow:
     time_share: float  # of the window spent checkpointing
 
 
-def by_window(checkpoints: list[Checkpoint]) -> Spans[Checkpoint]:
-    """`checkpoints` (in order of start) found by their windows, by bisection."""
-    return Spans.of(checkpoints, lambda c: (c.start, c.end))
+def by_window(checkpoints: list[Checkpoint], pad: dt.timedelta = dt.timedelta(0)) -> Spans[Checkpoint]:
+    """`checkpoints` (in order of start) found by their windows, each ending `pad` later, by bisection."""
+    return Spans.of(checkpoints, lambda c: (c.start, c.end + pad))
 
 
 def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetime) -> InWindow | None:

@@ -1,5 +1,5 @@
-//! Quantiles of time windows, for the analyses' rolling baselines (a latency's median and quartiles over the
-//! 10 minutes before each sample, a rate's median over the hour before).
+//! Quantiles of time windows, for the latency spikes' baselines (a latency's median and quartiles over the
+//! 10 minutes before each sample).
 //!
 //! polars computes `rolling_quantile_by` through a generic window machinery: 50-65 ms a column for a day at 1 s,
 //! three quantiles of three classes a node. Here the window's values are kept in order in one vector: a value

@@ -26,7 +26,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series import spikes as spikes_module
-from analysis.series.checkpoints import Checkpoint, in_window
+from analysis.series.checkpoints import Checkpoint, by_window, in_window
 from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
@@ -113,10 +113,6 @@ def _chance(
     length = spike.end - spike.start
     span = (hi - lo).total_seconds()
     return min(1.0, _union_s([(a - length - period, b) for a, b in windows], lo, hi) / span) if span > 0 else 1.0
-
-
-def _checkpoint_spans(checkpoints: list[Checkpoint], pad: dt.timedelta) -> Spans[Checkpoint]:
-    return Spans.of(checkpoints, lambda c: (c.start, c.end + pad))
 
 
 def _aligned(spike: Spike, checkpoints: Spans[Checkpoint]) -> Checkpoint | None:
@@ -235,7 +231,7 @@ def _judged(
     op = episode[0].spike.op
     local = [s for s in spikes.overlapping(lo, hi) if s.op == op]
     local_cks = checkpoints.overlapping(lo, hi)
-    windows, local_spans = _windows(local_cks, pad), _checkpoint_spans(local_cks, pad)
+    windows, local_spans = _windows(local_cks, pad), by_window(local_cks, pad)
     chances = [_chance(s, windows, lo, hi, pad) for s in local]
     k = sum(1 for s in local if _aligned(s, local_spans) is not None)
     expected = sum(chances)
@@ -400,7 +396,7 @@ def detect(ctx: Context) -> list[Finding]:
     interval = ctx.thresholds.value("checkpoint_interval") or 60
     spikes = ctx.spikes
     # Both in order of start: a spike meets a checkpoint's window padded by one sampling period.
-    padded, spike_spans = _checkpoint_spans(ctx.checkpoints, period), Spans.of(spikes, lambda s: (s.start, s.end))
+    padded, spike_spans = by_window(ctx.checkpoints, period), Spans.of(spikes, lambda s: (s.start, s.end))
     aligned = [_Aligned(s, c) for s in spikes if (c := _aligned(s, padded)) is not None]
     findings = []
     for episode in _episodes(aligned, _episode_gap(interval)):
