@@ -5,6 +5,8 @@ One place for them, so the JSON decoder, the text decoder and the tests agree.
 
 import polars as pl
 
+from ftdc.logs.events import TYPED_COLUMNS
+
 UTC_MS = pl.Datetime("ms", "UTC")
 
 # Columns the legacy text decoder fills line by line, before the vectorised
@@ -155,31 +157,13 @@ EVENTS = {
 }
 
 # Raw event columns in the order the decoders fill them: the timestamp text
-# and the start-up `host`, then, with their final dtypes, ones EVENTS has.
+# and the start-up `host`, then, with their final dtypes, ones EVENTS has (the typed ones in the
+# order events.TYPED_COLUMNS gives them).
 RAW_EVENTS_ONLY = {"t": pl.String, "host": pl.String}
 RAW_EVENTS = _raw(
     RAW_EVENTS_ONLY,
     EVENTS,
-    (
-        "t",
-        "severity",
-        "component",
-        "id",
-        "ctx",
-        "msg",
-        "kind",
-        "duration_ms",
-        "connection_count",
-        "remote",
-        "driver",
-        "app_name",
-        "new_state",
-        "old_state",
-        "version",
-        "host",
-        "text",
-        "line",
-    ),
+    ("t", "severity", "component", "id", "ctx", "msg", *TYPED_COLUMNS, "line"),
 )
 
 PROBLEMS = {
