@@ -212,13 +212,21 @@ def _run_end(inside: np.ndarray, joined: np.ndarray, at: int, step: int, bound: 
     """The last row, walking from `at` by `step` (1 or -1) no further than `bound`, of the run of adjacent `inside`
     rows holding `at`."""
     # A row continues the run when it is inside and joined to the row before it (walking forwards: itself joined
-    # to its predecessor; backwards: its successor joined to it).
-    if step == 1:
-        ok = inside[at + 1 : bound + 1] & joined[at + 1 : bound + 1]
-    else:
-        ok = (inside[bound:at] & joined[bound + 1 : at + 1])[::-1]
-    breaks = np.flatnonzero(~ok)
-    return at + step * (int(breaks[0]) if breaks.size else ok.size)
+    # to its predecessor; backwards: its successor joined to it). Looked at in growing chunks, so an episode costs
+    # its own length, not the rest of the week's buckets.
+    reached, size = at, 16
+    while reached != bound:
+        if step == 1:
+            lo, hi = reached + 1, min(bound, reached + size)
+            ok = inside[lo : hi + 1] & joined[lo : hi + 1]
+        else:
+            lo, hi = max(bound, reached - size), reached - 1
+            ok = (inside[lo : hi + 1] & joined[lo + 1 : hi + 2])[::-1]
+        breaks = np.flatnonzero(~ok)
+        if breaks.size:
+            return reached + step * int(breaks[0])
+        reached, size = reached + step * ok.size, size * 2
+    return reached
 
 
 def _episodes(buckets: pl.DataFrame, width: dt.timedelta) -> list[dict[str, Any]]:
