@@ -273,6 +273,9 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
     )
     [limit] = [r for r in recommendations(culprit, ops, replica_set=False) if r.action == "add_max_time_ms"]
     assert limit.caveat and "stay changed" in limit.caveat and "Caveat:" in text(limit)
+    # The option is named once, by the command the customer pastes ("Bound it with maxTimeMS: maxTimeMS: 9000" before).
+    head = text(limit).split(". ")[0]
+    assert head == f"Bound its run time: maxTimeMS: {int(limit.proposed)}" and head.count("maxTimeMS") == 1
 
 
 def test_recommendations_are_objects_in_the_json_with_their_structure():
