@@ -1,4 +1,4 @@
-"""The rolling baselines' quantiles (`analysis.series.rolling`, the native core's Fenwick tree) are polars'
+"""The rolling baselines' quantiles (`analysis.series.rolling`, the native core) are polars'
 `rolling_*_by(closed="left")` to the bit, on random series: repeated times, gaps, nulls, ties."""
 
 import datetime as dt
@@ -41,6 +41,35 @@ def test_the_quantiles_before_each_sample_are_polars_to_the_bit(rows, window_s, 
         )
         assert answer.before.to_dict(as_series=False) == want.to_dict(as_series=False)
         assert answer.overall["median"] == frame.select(column.median()).item()
+
+
+def test_a_long_series_taken_in_ranges_of_rows_is_polars_to_the_bit():
+    # The native core cuts each column's rows into ranges taken in parallel (4,096 rows at least): three columns of
+    # 30,000 samples at 1 s with gaps and nulls come back whole, each row in its place.
+    import numpy as np
+
+    rng = np.random.default_rng(22)
+    steps = rng.choice([0, 1, 1, 1, 1, 2, 40], size=30_000)
+    frame = pl.DataFrame(
+        {
+            "start": pl.Series([T0 + dt.timedelta(seconds=int(s)) for s in np.cumsum(steps)], dtype=pl.Datetime("us", "UTC")),
+            **{
+                c: pl.Series(rng.gamma(2, 0.3, 30_000).round(3)).scatter(np.flatnonzero(rng.random(30_000) < 0.05), None)
+                for c in "abc"
+            },
+        }
+    )
+    answers = quantiles_before(
+        frame["start"], [frame[c] for c in "abc"], dt.timedelta(minutes=5), {"median": (0.5, "linear"), "q3": (0.75, "nearest")}
+    )
+    for c, answer in zip("abc", answers):
+        want = frame.select(
+            count=pl.col(c).is_not_null().cast(pl.UInt32).rolling_sum_by("start", "5m", closed="left").fill_null(0),
+            median=pl.col(c).rolling_median_by("start", "5m", closed="left"),
+            q3=pl.col(c).rolling_quantile_by("start", "5m", quantile=0.75, closed="left"),
+        )
+        assert answer.before.equals(want)
+        assert answer.overall == {"median": frame[c].median(), "q3": frame[c].quantile(0.75, "nearest")}
 
 
 def test_bad_arguments_are_refused_not_guessed():

@@ -2,11 +2,13 @@
 //! 10 minutes before each sample).
 //!
 //! polars computes `rolling_quantile_by` through a generic window machinery: 50-65 ms a column for a day at 1 s,
-//! three quantiles of three classes a node. Here the window's values are kept in order in one vector: a value
-//! enters or leaves by bisection and a move of the values after it (a 10-minute window at 1 s holds 600), and
-//! every quantile of a window is then read at its rank, so one pass gives them all. The window of row i is the
-//! rows whose time is in [t_i - window, t_i) (polars' `closed="left"`), missing values left out; the quantiles
-//! follow polars' `linear` and `nearest` methods to the bit, so the answers are the same as before.
+//! three quantiles of three classes a node. Here the window's values are kept in order in one vector: as the
+//! window moves, the value that leaves and the one that enters are found by bisection and the values between them
+//! move by one place (a 10-minute window at 1 s holds 600), and every quantile of a window is then read at its
+//! rank, so one pass gives them all. A range of rows starts from its first window sorted afresh, so a column's
+//! rows can be cut into ranges taken in parallel. The window of row i is the rows whose time is in
+//! [t_i - window, t_i) (polars' `closed="left"`), missing values left out; the quantiles follow polars' `linear`
+//! and `nearest` methods to the bit, so the answers are the same as before.
 
 /// How a quantile between two ranks is taken (polars' `interpolation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,38 +36,70 @@ fn quantile(size: u32, q: f64, method: Method, kth: impl Fn(u32) -> f64) -> f64 
     }
 }
 
-/// What `rolling_quantiles` gives for one column.
+/// What `rolling_quantiles` gives for a range of rows of one column.
 #[derive(Debug, PartialEq)]
 pub struct Rolling {
     /// The number of values in each row's window.
     pub count: Vec<u32>,
     /// Each quantile of each row's window (NaN where the window holds none).
     pub windows: Vec<Vec<f64>>,
-    /// Each quantile of all the column's values (NaN when it has none).
-    pub overall: Vec<f64>,
 }
 
-/// For each row, the number of values in its window and each of `quantiles`, and each quantile of the whole
-/// column. `times` must be in ascending order; `values[i]` counts only where `valid[i]`.
-pub fn rolling_quantiles(times: &[i64], values: &[f64], valid: &[bool], window: i64, quantiles: &[(f64, Method)]) -> Rolling {
+/// The window's values in order: where `value` is, or would go.
+fn position(held: &[f64], value: f64) -> usize {
+    held.partition_point(|v| v.total_cmp(&value).is_lt())
+}
+
+/// For each of `rows`, the number of values in its window and each of `quantiles`. `times` must be in ascending
+/// order; `values[i]` counts only where `valid[i]`.
+pub fn rolling_quantiles(
+    times: &[i64],
+    values: &[f64],
+    valid: &[bool],
+    window: i64,
+    quantiles: &[(f64, Method)],
+    rows: std::ops::Range<usize>,
+) -> Rolling {
     let n = times.len().min(values.len()).min(valid.len());
-    let mut held: Vec<f64> = Vec::new(); // the window's values, in order
-    let (mut count, mut out) = (vec![0u32; n], vec![vec![f64::NAN; n]; quantiles.len()]);
-    let (mut first, mut end) = (0usize, 0usize);
-    for i in 0..n {
-        let (t, start) = (times[i], times[i].saturating_sub(window));
-        // Rows before this time enter; rows before the window's start leave (first <= end: start < t).
-        while end < n && times[end] < t {
-            if valid[end] {
-                held.insert(held.partition_point(|v| v.total_cmp(&values[end]).is_lt()), values[end]);
+    let rows = rows.start.min(n)..rows.end.min(n);
+    let size = rows.len();
+    let (mut count, mut out) = (vec![0u32; size], vec![vec![f64::NAN; size]; quantiles.len()]);
+    // The first row's window, sorted afresh.
+    let (mut first, mut end) = match times.get(rows.start) {
+        Some(&t) => (times[..n].partition_point(|&u| u < t.saturating_sub(window)), times[..n].partition_point(|&u| u < t)),
+        None => (0, 0),
+    };
+    let mut held: Vec<f64> = (first..end).filter(|&j| valid[j]).map(|j| values[j]).collect();
+    held.sort_unstable_by(f64::total_cmp);
+    for (i, row) in rows.enumerate() {
+        let (t, start) = (times[row], times[row].saturating_sub(window));
+        loop {
+            let enters = end < n && times[end] < t;
+            let leaves = first < end && times[first] < start;
+            if enters && leaves && valid[end] && valid[first] {
+                // One value leaves and one enters: only the values between their places move.
+                let (gone, new) = (position(&held, values[first]), position(&held, values[end]));
+                if new <= gone {
+                    held.copy_within(new..gone, new + 1);
+                    held[new] = values[end];
+                } else {
+                    held.copy_within(gone + 1..new, gone);
+                    held[new - 1] = values[end];
+                }
+                (first, end) = (first + 1, end + 1);
+            } else if enters {
+                if valid[end] {
+                    held.insert(position(&held, values[end]), values[end]);
+                }
+                end += 1;
+            } else if leaves {
+                if valid[first] {
+                    held.remove(position(&held, values[first]));
+                }
+                first += 1;
+            } else {
+                break;
             }
-            end += 1;
-        }
-        while first < end && times[first] < start {
-            if valid[first] {
-                held.remove(held.partition_point(|v| v.total_cmp(&values[first]).is_lt()));
-            }
-            first += 1;
         }
         count[i] = held.len() as u32;
         if held.is_empty() {
@@ -75,13 +109,22 @@ pub fn rolling_quantiles(times: &[i64], values: &[f64], valid: &[bool], window: 
             column[i] = quantile(held.len() as u32, q, method, |k| held[k as usize]);
         }
     }
-    let mut all: Vec<f64> = (0..n).filter(|&i| valid[i]).map(|i| values[i]).collect();
-    all.sort_unstable_by(f64::total_cmp);
-    let overall = quantiles
+    Rolling { count, windows: out }
+}
+
+/// Each of `quantiles` of all the values that count (NaN when none does), each rank found by selection.
+pub fn overall(values: &[f64], valid: &[bool], quantiles: &[(f64, Method)]) -> Vec<f64> {
+    let all = std::cell::RefCell::new(values.iter().zip(valid).filter(|(_, &ok)| ok).map(|(&v, _)| v).collect::<Vec<f64>>());
+    let size = all.borrow().len() as u32;
+    quantiles
         .iter()
-        .map(|&(q, method)| if all.is_empty() { f64::NAN } else { quantile(all.len() as u32, q, method, |k| all[k as usize]) })
-        .collect();
-    Rolling { count, windows: out, overall }
+        .map(|&(q, method)| {
+            if size == 0 {
+                return f64::NAN;
+            }
+            quantile(size, q, method, |k| *all.borrow_mut().select_nth_unstable_by(k as usize, f64::total_cmp).1)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -109,38 +152,83 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn windows_match_each_window_sorted_by_hand() {
-        // Repeated times, gaps, missing values, ties.
-        let times = [0, 1, 1, 2, 5, 6, 6, 7, 8, 20, 21, 22, 23, 24];
-        let values = [5.0, 1.0, 3.0, 3.0, 2.0, 8.0, 7.0, 0.5, 4.0, 6.0, 6.0, 1.0, 9.0, 2.0];
-        let valid = [true, true, false, true, true, true, true, false, true, true, true, true, true, true];
-        let mut all: Vec<f64> = (0..times.len()).filter(|&j| valid[j]).map(|j| values[j]).collect();
-        all.sort_by(f64::total_cmp);
-        for window in [1, 3, 4, 10, 100] {
-            for q in [0.0, 0.25, 0.5, 0.75, 1.0] {
-                for method in [Method::Linear, Method::Nearest] {
-                    let got = rolling_quantiles(&times, &values, &valid, window, &[(q, method)]);
-                    let want = plain(&times, &values, &valid, window, q, method);
-                    for (i, want) in want.iter().enumerate() {
-                        let value = got.windows[0][i];
-                        let same = value.to_bits() == want.to_bits() || (value.is_nan() && want.is_nan());
-                        assert!(same, "row {i} window {window} q {q} {method:?}");
-                        assert_eq!(got.count[i] == 0, want.is_nan());
+    fn same(a: f64, b: f64) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
+    /// The windows of `times` taken whole, and cut at every row into two ranges, against `plain`.
+    fn check(times: &[i64], values: &[f64], valid: &[bool], windows: &[i64], quantiles: &[(f64, Method)]) {
+        let n = times.len();
+        for &window in windows {
+            let wants: Vec<Vec<f64>> = quantiles.iter().map(|&(q, m)| plain(times, values, valid, window, q, m)).collect();
+            for cut in 0..=n {
+                let (a, b) = (
+                    rolling_quantiles(times, values, valid, window, quantiles, 0..cut),
+                    rolling_quantiles(times, values, valid, window, quantiles, cut..n),
+                );
+                for (k, want) in wants.iter().enumerate() {
+                    let got: Vec<f64> = a.windows[k].iter().chain(&b.windows[k]).copied().collect();
+                    let count: Vec<u32> = a.count.iter().chain(&b.count).copied().collect();
+                    for i in 0..n {
+                        assert!(same(got[i], want[i]), "row {i} window {window} cut {cut} {:?}", quantiles[k]);
+                        assert_eq!(count[i] == 0, want[i].is_nan());
                     }
-                    let whole = quantile(all.len() as u32, q, method, |k| all[k as usize]);
-                    assert_eq!(got.overall[0].to_bits(), whole.to_bits());
                 }
             }
         }
     }
 
     #[test]
+    fn windows_match_each_window_sorted_by_hand() {
+        // Repeated times, gaps, missing values, ties.
+        let times = [0, 1, 1, 2, 5, 6, 6, 7, 8, 20, 21, 22, 23, 24];
+        let values = [5.0, 1.0, 3.0, 3.0, 2.0, 8.0, 7.0, 0.5, 4.0, 6.0, 6.0, 1.0, 9.0, 2.0];
+        let valid = [true, true, false, true, true, true, true, false, true, true, true, true, true, true];
+        for q in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            for method in [Method::Linear, Method::Nearest] {
+                check(&times, &values, &valid, &[1, 3, 4, 10, 100], &[(q, method)]);
+            }
+        }
+    }
+
+    #[test]
+    fn long_windows_match_by_hand() {
+        // Windows of ~100 values, where most steps have one value leave and one enter.
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        let times: Vec<i64> = (0..300).map(|i| i * 2 - i % 3).collect();
+        let values: Vec<f64> = (0..300).map(|_| (next() % 50) as f64 / 4.0).collect();
+        let valid: Vec<bool> = (0..300).map(|_| next() % 10 != 0).collect();
+        check(&times, &values, &valid, &[200], &[(0.5, Method::Linear), (0.25, Method::Nearest), (0.75, Method::Nearest)]);
+    }
+
+    #[test]
+    fn overall_quantiles_are_those_of_all_values_sorted() {
+        let values = [5.0, 1.0, 3.0, 3.0, 2.0, 8.0, 7.0, 0.5, 4.0];
+        let valid = [true, true, false, true, true, true, true, false, true];
+        let mut all: Vec<f64> = (0..values.len()).filter(|&j| valid[j]).map(|j| values[j]).collect();
+        all.sort_by(f64::total_cmp);
+        for q in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            for method in [Method::Linear, Method::Nearest] {
+                let whole = quantile(all.len() as u32, q, method, |k| all[k as usize]);
+                assert_eq!(overall(&values, &valid, &[(q, method)])[0].to_bits(), whole.to_bits());
+            }
+        }
+    }
+
+    #[test]
     fn empty_and_all_missing_inputs_give_empty_windows() {
-        let none = rolling_quantiles(&[], &[], &[], 10, &[(0.5, Method::Linear)]);
-        assert!(none.count.is_empty() && none.windows == vec![Vec::<f64>::new()] && none.overall[0].is_nan());
-        let missing = rolling_quantiles(&[1, 2], &[1.0, 2.0], &[false, false], 10, &[(0.5, Method::Linear)]);
+        let none = rolling_quantiles(&[], &[], &[], 10, &[(0.5, Method::Linear)], 0..0);
+        assert!(none.count.is_empty() && none.windows == vec![Vec::<f64>::new()]);
+        assert!(overall(&[], &[], &[(0.5, Method::Linear)])[0].is_nan());
+        let missing = rolling_quantiles(&[1, 2], &[1.0, 2.0], &[false, false], 10, &[(0.5, Method::Linear)], 0..2);
         assert_eq!(missing.count, vec![0, 0]);
-        assert!(missing.windows[0].iter().all(|v| v.is_nan()) && missing.overall[0].is_nan());
+        assert!(missing.windows[0].iter().all(|v| v.is_nan()));
+        assert!(overall(&[1.0, 2.0], &[false, false], &[(0.5, Method::Linear)])[0].is_nan());
+        // A range past the rows is empty, not a panic.
+        assert!(rolling_quantiles(&[1, 2], &[1.0, 2.0], &[true, true], 10, &[(0.5, Method::Linear)], 5..9).count.is_empty());
     }
 }
