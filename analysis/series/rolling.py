@@ -24,10 +24,11 @@ Method = Literal["linear", "nearest"]
 
 @dataclass(frozen=True)
 class Rolling:
-    """One column's quantiles: `before` each row (`count` and one column per quantile, null where the window is
-    empty), and `overall`, of all its values (None when it has none)."""
+    """One column's quantiles: `count` of the values in each row's window, each quantile of it by name (NaN where the
+    window is empty), and `overall`, each quantile of all its values (None when it has none)."""
 
-    before: pl.DataFrame
+    count: np.ndarray
+    before: dict[str, np.ndarray]
     overall: dict[str, float | None]
 
 
@@ -38,10 +39,10 @@ def quantiles_before(
     rows whose time is in [t - window, t) and whose value is not null: their `count`, and each of `quantiles`
     (name -> (q, method)); and each quantile of the column's values."""
     answers = _native.rolling_quantiles(
-        times.dt.epoch("us").to_numpy().astype("<i8").tobytes(),
+        times.dt.epoch("us").to_numpy().astype("<i8", copy=False).tobytes(),
         [
             (
-                values.cast(pl.Float64).fill_null(0.0).to_numpy().astype("<f8").tobytes(),
+                values.cast(pl.Float64).fill_null(0.0).to_numpy().tobytes(),
                 values.is_not_null().cast(pl.UInt8).to_numpy().tobytes(),
             )
             for values in columns
@@ -50,15 +51,10 @@ def quantiles_before(
         list(quantiles.values()),
     )
     return [
-        Rolling(_frame(count, before, quantiles), {name: None if math.isnan(v) else v for name, v in zip(quantiles, overall)})
+        Rolling(
+            np.frombuffer(count, dtype="<u4"),
+            {name: np.frombuffer(column, dtype="<f8") for name, column in zip(quantiles, before)},
+            {name: None if math.isnan(v) else v for name, v in zip(quantiles, overall)},
+        )
         for count, before, overall in answers
     ]
-
-
-def _frame(count_bytes: bytes, columns: list[bytes], quantiles: dict[str, tuple[float, Method]]) -> pl.DataFrame:
-    count = pl.Series("count", np.frombuffer(count_bytes, dtype="<u4"))
-    empty = np.flatnonzero((count == 0).to_numpy())
-    return pl.DataFrame(
-        [count]
-        + [pl.Series(name, np.frombuffer(column, dtype="<f8")).scatter(empty, None) for name, column in zip(quantiles, columns)]
-    )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from analysis.series.rolling import Rolling, quantiles_before
@@ -65,23 +66,21 @@ class Spike:
         }
 
 
-def _flags(latency: pl.Series, quantiles: Rolling) -> pl.DataFrame:
-    """`latency` (null where unusable), its `baseline` and whether each sample is a `spike`, from its `quantiles`
-    (`count`, `median`, `q1` and `q3` of the window before each sample, the median of all)."""
-    enough = pl.col("count") >= MIN_BASELINE_SAMPLES
+def _flags(latency: np.ndarray, quantiles: Rolling) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's `baseline` and whether it is a `spike`, from its `latency` (NaN where unusable) and its
+    `quantiles` (`count`, `median`, `q1` and `q3` of the window before each sample, the median of all)."""
+    enough = quantiles.count >= MIN_BASELINE_SAMPLES
     # Early samples (little history) compare against the whole range's median instead.
-    median = pl.when(enough).then(pl.col("median")).otherwise(pl.lit(quantiles.overall["median"], pl.Float64))
-    iqr = pl.when(enough).then(pl.col("q3") - pl.col("q1")).otherwise(pl.lit(0.0))
-    value = pl.col("latency")
-    spike = (value - median >= RESOLUTION_MS) & (value >= SPIKE_FACTOR * median) & (value >= median + SPIKE_IQRS * iqr)
-    return quantiles.before.with_columns(latency.alias("latency")).select(
-        "latency", baseline=median, spike=spike.fill_null(False)
-    )
+    overall = quantiles.overall["median"]
+    median = np.where(enough, quantiles.before["median"], np.nan if overall is None else overall)
+    iqr = np.where(enough, quantiles.before["q3"] - quantiles.before["q1"], 0.0)
+    # NaN (no value, no baseline) compares false: no spike.
+    spike = (latency - median >= RESOLUTION_MS) & (latency >= SPIKE_FACTOR * median) & (latency >= median + SPIKE_IQRS * iqr)
+    return median, spike
 
 
-def _events(flags: pl.DataFrame, op: str) -> list[Spike]:
-    """The spike events of `op` among `flags` (`_flags` beside the time, the previous time and the row)."""
-    flagged = flags.filter(pl.col("spike"))
+def _events(flagged: pl.DataFrame, op: str) -> list[Spike]:
+    """The spike events of `op` from its spike samples (their row, time, previous time, latency and baseline)."""
     if flagged.is_empty():
         return []
     # One event: spike samples with at most one quiet sample between them.
@@ -124,7 +123,10 @@ def all_spikes(series: pl.DataFrame) -> list[Spike]:
         BASELINE,
         {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.75, "nearest")},
     )
-    return sorted(
-        (s for op, window in zip(ops, windows) for s in _events(where.hstack(_flags(frame[op], window).get_columns()), op)),
-        key=lambda s: s.start,
-    )
+    spikes = []
+    for op, window in zip(ops, windows):
+        latency = frame[op].cast(pl.Float64).to_numpy()
+        baseline, spike = _flags(latency, window)
+        rows = np.flatnonzero(spike)
+        spikes += _events(where[rows].with_columns(latency=pl.Series(latency[rows]), baseline=pl.Series(baseline[rows])), op)
+    return sorted(spikes, key=lambda s: s.start)
