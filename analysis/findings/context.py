@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -21,6 +23,7 @@ from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames
 from ftdc.metadata import NodeInfo
 
+T = TypeVar("T")
 # Baselines look back this far before a window.
 BASELINE = dt.timedelta(hours=1)
 
@@ -42,6 +45,14 @@ class Context:
     checkpoints: list[Checkpoint]
     node: NodeInfo
     logs: LogFrames | None = None
+    _once: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def once(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()`, computed once for this context under `key`: a figure of the whole range that each incident's
+        explanation quotes."""
+        if key not in self._once:
+            self._once[key] = compute()
+        return self._once[key]
 
     @cached_property
     def spikes(self) -> list[Spike]:

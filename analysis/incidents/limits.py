@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import polars as pl
+
 from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
@@ -29,23 +31,30 @@ MOST = 0.8
 RISING = 1.5
 
 
+def _near_trigger(series: pl.DataFrame) -> tuple[float, float] | None:
+    """The share of the samples whose cache fill sat within NEAR points of the eviction trigger in effect, and the
+    fill's median (None without samples holding both)."""
+    fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
+    if not fill.height:
+        return None
+    return float((fill["cache_fill_pct"] >= fill["eviction_trigger_pct"] - NEAR).mean()), float(fill["cache_fill_pct"].median())
+
+
 def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     series = ctx.series
     present = [k for k in KINDS if k in kinds]
     if not present or not {"cache_fill_pct", "eviction_trigger_pct"} <= set(series.columns):
         return []
-    fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
-    if not fill.height:
+    whole = ctx.once("cache_fill_near_trigger", lambda: _near_trigger(series))
+    if whole is None or whole[0] < MOST:
         return []
-    near = float((fill["cache_fill_pct"] >= fill["eviction_trigger_pct"] - NEAR).mean())
-    if near < MOST:
-        return []
+    near, fill_median = whole
     trigger = ctx.thresholds.describe("eviction_trigger")
     evidence: dict[str, Any] = {
         "mechanism": "cache_too_small",
         "share_near_trigger": round(near, 3),
         "eviction_trigger": trigger,
-        "fill_pct_median": round(float(fill["cache_fill_pct"].median()), 1),
+        "fill_pct_median": round(fill_median, 1),
         "thresholds": {
             "near": f"within {NEAR:g} points of eviction_trigger in ≥ {MOST:.0%} of the samples",
             "reads": f"bytes read into the cache ≥ {RISING:g}× their median before the window",

@@ -94,9 +94,10 @@ def between(
     that `pl.col(on).is_between(start, end, closed)` keeps, no bound where None: found by bisecting the time column, not by testing every row and copying every
     column of those kept (a derived frame holds a hundred), so a window of a week costs what one of a minute does."""
     column = frame[on]
-    # numpy's bisection on the column's own buffer (a view: the time column has no nulls); polars' search_sorted
-    # runs a query per call, a hundred times the cost, and windows are cut many times per analysis.
-    times, unit = column.to_physical().to_numpy(), column.dtype.time_unit
+    # numpy's bisection on the column's own buffer (a view: the time column has no nulls; `to_physical` would cost a
+    # query); polars' search_sorted runs a query per call, a hundred times the cost, and windows are cut many times
+    # per analysis.
+    times, unit = column.to_numpy().view(np.int64), column.dtype.time_unit
     first, last = 0, frame.height
     if start is not None:
         first = int(np.searchsorted(times, _ticks(start, unit), "left" if closed in ("both", "left") else "right"))
