@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from analysis.advice.indexes import esr_keys, recommend_index
 from analysis.findings.culprits import CAUSE_SHARE, causes, max_time_ms, rank
 from analysis.findings.finding import Finding
-from analysis.series.checkpoints import checkpoint_windows
+from analysis.series.checkpoints import SAME_END, Checkpoint, checkpoint_windows, merged
 from analysis.series.derived import derive, prepare
 from analysis.series.metrics import resolve
 from analysis.series.stats import at_least
@@ -379,3 +379,29 @@ def test_operations_that_mostly_waited_are_victims_not_culprits():
     carts = next(c for c in found if c.ns == "shop.carts")
     assert carts.overlap_s > found[0].overlap_s and carts.held_s == pytest.approx(carts.overlap_s * 0.1)
     assert found[0].ns == "shop.orders" and found[0].collscan and causes(found, window_s=50) == [found[0]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 30), st.integers(0, 20)), max_size=30),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 20)), max_size=30),
+)
+def test_log_checkpoints_twin_ftdc_ones_as_one_by_one_search_would(ftdc_steps, log_rows):
+    # Each FTDC checkpoint takes the earliest-ending log checkpoint not yet taken whose end is as near as SAME_END and
+    # a sample; the others within the data's span are added: what a search through the whole log for each gives.
+    t0 = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
+    at = lambda s: t0 + dt.timedelta(seconds=s)  # noqa: E731
+    ends = list(itertools.accumulate(step for step, _ in ftdc_steps))
+    ftdc = [Checkpoint(at(end - length), at(end), "ftdc") for end, (_, length) in zip(ends, ftdc_steps)]
+    log = [Checkpoint(at(end - length), at(end), "log") for end, length in log_rows]
+    first, last = at(0), at(300)
+    remaining, want = sorted(log, key=lambda c: c.end), []
+    for c in ftdc:
+        twin = next((t for t in remaining if abs(t.end - c.end) <= SAME_END + dt.timedelta(seconds=1)), None)
+        if twin is None:
+            want.append(c)
+        else:
+            want.append(Checkpoint(twin.start, twin.end, "ftdc+log", c.open, corroborated=True))
+            remaining.remove(twin)
+    want += [c for c in remaining if first <= c.end <= last]
+    assert merged(ftdc, log, first, last) == sorted(want, key=lambda c: c.start)

@@ -12,6 +12,7 @@ in where FTDC saw nothing.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from dataclasses import dataclass
 
@@ -106,23 +107,24 @@ def from_ftdc(series: pl.DataFrame, version: str | None) -> list[Checkpoint]:
         running=running > 0,
         duration_ms=pl.col("checkpoint_last_ms") + scrub,
     )
-    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises")).iter_rows(named=True)
+    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises")).select(
+        TIME_COLUMN, "previous", "counted", "falls", "rises", "duration_ms"
+    )
     found, rise, ended_since_rise = [], None, False
-    for row in rows:
+    for time, previous, counted, fell, rose, duration_ms in rows.iter_rows():
         # serverStatus can catch the counter updated while the flag is still set:
         # the flag's fall one sample later is the same checkpoint's end.
-        is_end = row["counted"] or (row["falls"] and not ended_since_rise)
-        if is_end and row["duration_ms"] is not None:
+        is_end = counted or (fell and not ended_since_rise)
+        if is_end and duration_ms is not None:
             ended_since_rise = True
-            end = row[TIME_COLUMN]
-            start = end - dt.timedelta(milliseconds=max(0, row["duration_ms"]))
-            if rise is not None and rise[1] <= end:
+            start = time - dt.timedelta(milliseconds=max(0, duration_ms))
+            if rise is not None and rise[1] <= time:
                 # The flag says it was already running at rise[1] and not at rise[0].
                 start = min(max(start, rise[0] or start), rise[1])
-            found.append(Checkpoint(start, end, "ftdc"))
+            found.append(Checkpoint(start, time, "ftdc"))
             rise = None
-        if row["rises"]:
-            rise, ended_since_rise = (row["previous"], row[TIME_COLUMN]), False
+        if rose:
+            rise, ended_since_rise = (previous, time), False
     last = marks.tail(1)
     if rise is not None and not last.is_empty() and last["running"][0]:
         found.append(Checkpoint(rise[1], last[TIME_COLUMN][0], "ftdc", open=True))
@@ -139,21 +141,34 @@ def from_log(events: pl.DataFrame | None) -> list[Checkpoint]:
 
 def checkpoint_windows(series: pl.DataFrame, version: str | None, events: pl.DataFrame | None = None) -> list[Checkpoint]:
     """Every checkpoint seen, by start time; a log line that states its duration wins over the estimate."""
-    ftdc = from_ftdc(series, version)
-    log = from_log(events)
-    merged = []
-    for checkpoint in ftdc:
-        twin = next((c for c in log if abs(c.end - checkpoint.end) <= SAME_END + dt.timedelta(seconds=1)), None)
-        if twin is not None:
-            merged.append(Checkpoint(twin.start, twin.end, "ftdc+log", checkpoint.open, corroborated=True))
-            log.remove(twin)
-        else:
-            merged.append(checkpoint)
     first = series[TIME_COLUMN].min() if series.height else None
     last = series[TIME_COLUMN].max() if series.height else None
+    return merged(from_ftdc(series, version), from_log(events), first, last)
+
+
+def merged(
+    ftdc: list[Checkpoint], log: list[Checkpoint], first: dt.datetime | None, last: dt.datetime | None
+) -> list[Checkpoint]:
+    """FTDC's checkpoints (in time order), each one a log line states (its end as near as SAME_END and a sample) taken
+    from the line, and the log's others within [first, last], by start time."""
+    log = sorted(log, key=lambda c: c.end)
+    ends, twinned = [c.end for c in log], [False] * len(log)
+    near = SAME_END + dt.timedelta(seconds=1)
+    out = []
+    for checkpoint in ftdc:
+        # The first log checkpoint not yet twinned that ended as near as this one, found by bisection (a week's log
+        # can state ten thousand).
+        at = bisect.bisect_left(ends, checkpoint.end - near)
+        while at < len(log) and twinned[at]:
+            at += 1
+        if at < len(log) and log[at].end <= checkpoint.end + near:
+            twin, twinned[at] = log[at], True
+            out.append(Checkpoint(twin.start, twin.end, "ftdc+log", checkpoint.open, corroborated=True))
+        else:
+            out.append(checkpoint)
     # Log checkpoints FTDC did not see (a gap, a missing metric), within the data's span.
-    merged += [c for c in log if first is not None and first <= c.end <= last]
-    return sorted(merged, key=lambda c: c.start)
+    out += [c for c, taken in zip(log, twinned) if not taken and first is not None and first <= c.end <= last]
+    return sorted(out, key=lambda c: c.start)
 
 
 def infer_interval(thresholds: Thresholds, checkpoints: list[Checkpoint], period_s: float) -> Thresholds:
