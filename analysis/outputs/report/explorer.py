@@ -114,14 +114,19 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
     computed = frame.select(axis.column(), *[v.cast(pl.Float64).alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
     columns = computed[BUCKET].to_numpy()
     matrix = computed.drop(BUCKET).to_numpy() if values else np.empty((len(columns), 0))  # Float64: a null reads as NaN
-    infinite = np.isinf(matrix)
-    if infinite.any():
-        matrix = np.where(infinite, np.nan, matrix)  # a copy: the matrix may be the frame's own, read-only
     if not len(columns):
         return columns, matrix[:0], matrix[:0]
     starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]])
     with np.errstate(invalid="ignore"):
-        return columns[starts], np.fmin.reduceat(matrix, starts, axis=0), np.fmax.reduceat(matrix, starts, axis=0)
+        lows, highs = np.fmin.reduceat(matrix, starts, axis=0), np.fmax.reduceat(matrix, starts, axis=0)
+    # An infinity shows as its column's extreme: only those columns are reduced again without it (looking for
+    # infinities in every value first cost more than the reduction).
+    ends = np.r_[starts[1:], len(columns)]
+    for run, value in zip(*np.nonzero(np.isinf(lows) | np.isinf(highs))):
+        finite = matrix[starts[run] : ends[run], value]
+        finite = finite[np.isfinite(finite)]
+        lows[run, value], highs[run, value] = (finite.min(), finite.max()) if finite.size else (np.nan, np.nan)
+    return columns[starts], lows, highs
 
 
 def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
