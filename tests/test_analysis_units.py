@@ -177,6 +177,10 @@ def test_esr_order_equality_sort_range():
     assert keys == [("status", 1), ("region", 1), ("createdAt", -1), ("total", 1)]
     # Extended-JSON values are values; $or/$expr cannot be served by one compound index.
     assert esr_keys({"_id": {"$oid": "66433a2f9d1e8b0012345678"}, "$or": [{"a": 1}]}, None) == [("_id", 1)]
+    # A regular expression is a value to Extended JSON but a range to an index: after the sort's keys, as $regex is.
+    literal = {"name": {"$regularExpression": {"pattern": "^ab", "options": ""}}, "status": "x"}
+    assert esr_keys(literal, {"ts": 1}) == [("status", 1), ("ts", 1), ("name", 1)]
+    assert esr_keys({"name": {"$regex": "^ab"}, "status": "x"}, {"ts": 1}) == [("status", 1), ("ts", 1), ("name", 1)]
 
 
 def test_index_from_logged_commands():

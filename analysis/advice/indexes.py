@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 EQUALITY_OPERATORS = {"$eq", "$in"}
-# Extended JSON writes some values as one-key documents ({"$oid": ...}): a value, not an operator.
+# Extended JSON writes some values as one-key documents ({"$oid": ...}): a value, not an operator. A regular
+# expression ({"$regularExpression": ...}) is one too, but not an equality to an index: like $regex, a range, so it is
+# not here (the query shapes' list in native/src/logs/shape.rs holds it: a shape replaces every value).
 EJSON_VALUES = {
     "$oid",
     "$date",
