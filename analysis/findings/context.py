@@ -86,12 +86,16 @@ class Context:
     def has(self, *columns: str) -> bool:
         return all(c in self.series.columns for c in columns)
 
+    @cached_property
+    def _needs(self) -> dict[str, tuple[str, ...]]:
+        """Derived column -> the canonical metric names it is computed from."""
+        return {c.name: c.needs for c in columns_for(self.resolved)}
+
     def paths(self, *columns: str) -> list[str]:
         """The node's metric paths behind derived columns: the evidence's metric names."""
-        needs = {c.name: c.needs for c in columns_for(self.resolved)}
         out: list[str] = []
         for column in columns:
-            for name in needs.get(column, ()):
+            for name in self._needs.get(column, ()):
                 path = self.resolved.path(name)
                 if path and path not in out:
                     out.append(path)
