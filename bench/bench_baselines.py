@@ -41,7 +41,7 @@ def busy_node(days: float) -> pl.DataFrame:
 
 
 def native(frame: pl.DataFrame) -> list[pl.DataFrame]:
-    return [r.before for r in quantiles_before(frame["start"], [frame[op] for op in OP_CLASSES], BASELINE, QUANTILES)]
+    return [r.frame() for r in quantiles_before(frame["start"], [frame[op] for op in OP_CLASSES], BASELINE, QUANTILES)]
 
 
 def with_polars(frame: pl.DataFrame) -> list[pl.DataFrame]:

@@ -8,15 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.series.rolling import Rolling, quantiles_before
-
-
-def _frame(answer: Rolling) -> pl.DataFrame:
-    """The answer as polars gives it: null, not NaN, where the window is empty (the values here hold no NaN)."""
-    return pl.DataFrame(
-        {"count": answer.count, **{name: pl.Series(values, nan_to_null=True) for name, values in answer.before.items()}}
-    )
-
+from analysis.series.rolling import quantiles_before
 
 T0 = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
 value = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5, 3.0]), st.floats(-1e6, 1e6, allow_nan=False))
@@ -47,7 +39,7 @@ def test_the_quantiles_before_each_sample_are_polars_to_the_bit(rows, window_s, 
             q1=column.rolling_quantile_by("start", w, quantile=0.25, closed="left"),
             q3=column.rolling_quantile_by("start", w, quantile=0.75, closed="left"),
         )
-        assert _frame(answer).to_dict(as_series=False) == want.to_dict(as_series=False)
+        assert answer.frame().to_dict(as_series=False) == want.to_dict(as_series=False)
         assert answer.overall["median"] == frame.select(column.median()).item()
 
 
@@ -76,7 +68,7 @@ def test_a_long_series_taken_in_ranges_of_rows_is_polars_to_the_bit():
             median=pl.col(c).rolling_median_by("start", "5m", closed="left"),
             q3=pl.col(c).rolling_quantile_by("start", "5m", quantile=0.75, closed="left"),
         )
-        assert _frame(answer).equals(want)
+        assert answer.frame().equals(want)
         assert answer.overall == {"median": frame[c].median(), "q3": frame[c].quantile(0.75, "nearest")}
 
 

@@ -31,6 +31,11 @@ class Rolling:
     before: dict[str, np.ndarray]
     overall: dict[str, float | None]
 
+    def frame(self) -> pl.DataFrame:
+        """`count` and each quantile as polars' rolling functions give them: null where the window is empty (and
+        where a quantile is NaN, which only NaN values make)."""
+        return pl.DataFrame({"count": self.count, **{name: pl.Series(v, nan_to_null=True) for name, v in self.before.items()}})
+
 
 def quantiles_before(
     times: pl.Series, columns: list[pl.Series], window: dt.timedelta, quantiles: dict[str, tuple[float, Method]]
