@@ -47,7 +47,7 @@ class Context:
     node: NodeInfo
     logs: LogFrames | None = None
     _once: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _computing: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
+    _computing: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False, compare=False)
 
     def once(self, key: str, compute: Callable[[], T]) -> T:
         """`compute()`, computed once for this context under `key`, however many detectors (which run side by side)

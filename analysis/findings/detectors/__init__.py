@@ -2,12 +2,19 @@
 (`record.Detector`); the registries below are read from those records. `MODULES` is every module of this
 folder but the record's own, so a new detector cannot be left out: it runs in its record's `order`."""
 
+from __future__ import annotations
+
 import importlib
 import pkgutil
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from analysis.findings.detectors import replication
 from analysis.findings.detectors.record import Detector
+
+if TYPE_CHECKING:
+    from analysis.findings.context import Context
+    from analysis.findings.finding import Finding
 
 NOT_DETECTORS = ("record",)  # the record's own module
 MODULES = tuple(
@@ -35,8 +42,8 @@ REPLICA_SET_WIDE = tuple(kind for kind, record in RECORDS.items() if record.repl
 MOMENTS = tuple(kind for kind, record in RECORDS.items() if kind in record.moments)
 
 
-def detect(ctx) -> list:
-    """Every detector's findings on `ctx` (`analysis.findings.context.Context`), in their records' order."""
+def detect(ctx: Context) -> list[Finding]:
+    """Every detector's findings on `ctx`, in their records' order."""
     with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="detector") as pool:
         return [finding for found in pool.map(lambda detector: detector(ctx), DETECTORS) for finding in found]
 
