@@ -644,12 +644,15 @@ def _canonical(columns: Iterable[str], resolved: Resolved, names: Iterable[str])
     return exprs
 
 
-def _bookkeeping(frame: pl.LazyFrame, identity: Iterable[str]) -> pl.LazyFrame:
+def _bookkeeping(frame: pl.DataFrame, identity: Iterable[str]) -> pl.LazyFrame:
     """interval_s, period_s, restart, gap, valid (the interval ending at each row can be rated) of a time-ordered
     `frame` holding the `identity` columns it has."""
     identity = set(identity)
-    step = pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000
-    period = step.shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
+    step = frame.select(pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000).to_series()
+    # The period in effect: the median of the PERIOD_WINDOW steps before each. The median of the steps after a row is
+    # the one PERIOD_WINDOW + 1 rows on (nulls past the end, so the last rows' take what is left): one pass for both.
+    medians = step.extend_constant(None, PERIOD_WINDOW + 1).shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
+    period, after = medians.head(frame.height), medians.slice(PERIOD_WINDOW + 1, frame.height)
     restart = pl.lit(False)
     if "pid" in identity:
         restart = restart | (pl.col("pid").diff().fill_null(0) != 0)
@@ -659,13 +662,12 @@ def _bookkeeping(frame: pl.LazyFrame, identity: Iterable[str]) -> pl.LazyFrame:
             break
     # The period a gap is measured against is the larger of the medians before and after the
     # step, so a change of sampling period (1 s -> 10 s) is not taken for a gap.
-    after = step.reverse().shift(1).rolling_median(PERIOD_WINDOW, min_samples=1).reverse()
-    frame = frame.with_columns(
+    lazy = frame.lazy().with_columns(
         interval_s=step, period_s=period.fill_null(step), gap_period_s=pl.max_horizontal(period, after), restart=restart
     )
     # Repeated timestamps (period 0: samples timed by their chunk) say nothing about gaps.
-    frame = frame.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s")))
-    return frame.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
+    lazy = lazy.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s")))
+    return lazy.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
 
 
 def threshold_exprs(thresholds: Thresholds, cache_max_bytes: pl.Expr | None) -> list[pl.Expr]:
@@ -685,7 +687,7 @@ def prepare(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
     identity columns are computed on; the rest are the same buffers, not copies."""
     ordered = raw.sort(TIME_COLUMN, maintain_order=True)  # free when the decoder flagged it sorted
     identity = _canonical(ordered.columns, resolved, IDENTITY)
-    book = _bookkeeping(ordered.lazy().select(TIME_COLUMN, *identity), [e.meta.output_name() for e in identity])
+    book = _bookkeeping(ordered.select(TIME_COLUMN, *identity), [e.meta.output_name() for e in identity])
     return ordered.hstack(book.select(*BOOKKEEPING).collect(engine=ENGINE).get_columns())
 
 
