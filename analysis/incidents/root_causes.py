@@ -228,7 +228,7 @@ def _counted_checkpoints(
     counted in its own window (the value it carries, not counted again), else those of the incident's window."""
     if len(stalls) == 1 and isinstance(counted := stalls[0].evidence.get("checkpoints_in_window"), InWindow):
         return counted, f"{stalls[0].id}'s"
-    return in_window(ctx.checkpoint_spans.overlapping(start, end), start, end), "the incident's"
+    return in_window(ctx.checkpoint_spans, start, end), "the incident's"
 
 
 def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence: dict[str, Any]) -> str:

@@ -58,9 +58,9 @@ def by_window(checkpoints: list[Checkpoint], pad: dt.timedelta = dt.timedelta(0)
     return Spans.of(checkpoints, lambda c: (c.start, c.end + pad))
 
 
-def in_window(checkpoints: list[Checkpoint], start: dt.datetime, end: dt.datetime) -> InWindow | None:
-    """The checkpoints overlapping [start, end]; None when none ran."""
-    inside = [c for c in checkpoints if c.end >= start and c.start <= end]
+def in_window(checkpoints: Spans[Checkpoint], start: dt.datetime, end: dt.datetime) -> InWindow | None:
+    """The checkpoints overlapping [start, end] (found by bisection); None when none ran."""
+    inside = checkpoints.overlapping(start, end)
     if not inside:
         return None
     busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in inside)

@@ -297,7 +297,7 @@ def _episode_finding(
             "expected_by_chance": round(expected, 2),
             "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
-            "checkpoints_in_window": in_window(ctx.checkpoint_spans.overlapping(start, end), start, end),
+            "checkpoints_in_window": in_window(ctx.checkpoint_spans, start, end),
             "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },
@@ -374,7 +374,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     "checkpoints": [
                         {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints
                     ],
-                    "checkpoints_in_window": in_window(ctx.checkpoint_spans.overlapping(start, end), start, end),
+                    "checkpoints_in_window": in_window(ctx.checkpoint_spans, start, end),
                     "aligned_spikes": rows,
                     "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                     "baseline": {"latency_ms": round(usual.latency_ms, 3)},
