@@ -250,7 +250,7 @@ fn rolling_quantiles<'py>(
 
 /// `size` values' little-endian bytes written straight into a new Python bytes object (byte by byte through an
 /// iterator they cost more than the work that made them).
-fn le_bytes<const N: usize>(py: Python<'_>, size: usize, values: impl Iterator<Item = [u8; N]>) -> PyResult<Bound<'_, PyBytes>> {
+pub(crate) fn le_bytes<const N: usize>(py: Python<'_>, size: usize, values: impl Iterator<Item = [u8; N]>) -> PyResult<Bound<'_, PyBytes>> {
     PyBytes::new_with(py, size * N, |buffer| {
         for (slot, value) in buffer.chunks_exact_mut(N).zip(values) {
             slot.copy_from_slice(&value);

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::encode;
+use crate::python::le_bytes;
 
 fn invalid(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -58,8 +59,8 @@ fn schema_matches(reference: &[u8], sample: &[u8]) -> PyResult<bool> {
 #[pyfunction]
 fn decode_chunk<'py>(py: Python<'py>, data: &[u8]) -> PyResult<(Bound<'py, PyBytes>, usize, usize, Bound<'py, PyBytes>)> {
     let chunk = encode::decode_chunk(data).map_err(invalid)?;
-    let values: Vec<u8> = chunk.values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    Ok((PyBytes::new(py, &chunk.reference), chunk.samples, chunk.metric_count, PyBytes::new(py, &values)))
+    let values = le_bytes(py, chunk.values.len(), chunk.values.iter().map(|v| v.to_le_bytes()))?;
+    Ok((PyBytes::new(py, &chunk.reference), chunk.samples, chunk.metric_count, values))
 }
 
 /// The sample with `values` (little-endian int64 bytes) in the reference's shape.
