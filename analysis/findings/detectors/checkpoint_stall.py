@@ -90,10 +90,6 @@ class _Aligned:
     checkpoint: Checkpoint
 
 
-def _windows(checkpoints: list[Checkpoint], pad: dt.timedelta) -> list[tuple[dt.datetime, dt.datetime]]:
-    return [(c.start, c.end + pad) for c in checkpoints]
-
-
 def _union_s(spans: list[tuple[dt.datetime, dt.datetime]], lo: dt.datetime, hi: dt.datetime) -> float:
     total, cursor = 0.0, lo
     for a, b in sorted(spans):
@@ -230,14 +226,14 @@ def _judged(
     lo, hi = max(lo, ctx.first), min(hi, ctx.last)
     op = episode[0].spike.op
     local = [s for s in spikes.overlapping(lo, hi) if s.op == op]
-    local_cks = checkpoints.overlapping(lo, hi)
-    windows, local_spans = _windows(local_cks, pad), by_window(local_cks, pad)
+    local_cks = by_window(checkpoints.overlapping(lo, hi), pad)
+    windows = list(zip(local_cks.starts, local_cks.ends))  # each padded by a period
     chances = [_chance(s, windows, lo, hi, pad) for s in local]
-    k = sum(1 for s in local if _aligned(s, local_spans) is not None)
+    k = sum(1 for s in local if _aligned(s, local_cks) is not None)
     expected = sum(chances)
     p_value = at_least(chances, k)
     coverage = _union_s(windows, lo, hi) / max((hi - lo).total_seconds(), 1e-9)
-    lifted = k >= MIN_LIFT * expected or (k == len(local) and _stalled_share(episode, local_cks) >= MOST_CHECKPOINTS)
+    lifted = k >= MIN_LIFT * expected or (k == len(local) and _stalled_share(episode, local_cks.items) >= MOST_CHECKPOINTS)
     if k < MIN_ALIGNED or p_value > MAX_P_VALUE or not lifted:
         return None
     return _Verdict(episode, len(local), k, expected, p_value, coverage, lo, hi)
