@@ -214,7 +214,6 @@ fn rolling_quantiles<'py>(
     if times.windows(2).any(|w| w[1] < w[0]) {
         return Err(PyValueError::new_err("times must be in ascending order"));
     }
-    let n = times.len();
     let parsed: Vec<(Vec<f64>, Vec<bool>)> = columns
         .iter()
         .map(|(values, valid)| {
