@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.series.derived import BOOKKEEPING, GAP_PERIODS, PERIOD_WINDOW, columns_for, derive, prepare
+from analysis.series.derived import BOOKKEEPING, GAP_PERIODS, PERIOD_WINDOW, columns_for, derive, increases, prepare
 from analysis.series.metrics import BY_NAME, resolve
 from analysis.series.thresholds import CACHE_PERCENTAGES, Setting, Thresholds
 from ftdc.frames import TIME_COLUMN
@@ -201,7 +201,7 @@ def test_the_plan_gives_each_column_what_its_expression_gives_alone(raw):
     together = derive(prepared, resolved, no_thresholds())
     canonical = prepared.select(
         TIME_COLUMN, *BOOKKEEPING, *(pl.col(paths[0]).alias(name) for name, paths in resolved.paths.items())
-    )
+    ).with_columns(increases(resolved, resolved.paths))  # each counter's increase, which the columns read
     columns = columns_for(resolved)
     assert together.columns == [TIME_COLUMN, *BOOKKEEPING, *(c.name for c in columns), *(f"{n}_pct" for n in CACHE_PERCENTAGES)]
     for column in columns:

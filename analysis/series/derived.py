@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.series.metrics import CPU_STATES, Resolved
+from analysis.series.metrics import COUNTER, CPU_STATES, Resolved
 from analysis.series.thresholds import CACHE_PERCENTAGES, Thresholds
 from ftdc.frames import TIME_COLUMN
 
@@ -63,10 +63,30 @@ def valid() -> pl.Expr:
     return pl.col("valid")
 
 
-def delta(name: str) -> pl.Expr:
+def increase(name: str) -> pl.Expr:
     """A counter's increase over the interval ending at each sample; null across gaps, restarts and resets."""
     d = pl.col(name).diff()
     return pl.when(valid() & (d >= 0)).then(d)
+
+
+def recorded_rate(name: str) -> pl.Expr:
+    """A recorded counter's per-second rate, on a frame with the bookkeeping columns (the explorer's)."""
+    return increase(name) / pl.col("interval_s")
+
+
+def _increase_column(name: str) -> str:
+    return f"Δ{name}"
+
+
+def increases(resolved: Resolved, names: Iterable[str]) -> list[pl.Expr]:
+    """Each counter's `increase` among canonical `names`, as the column `delta` reads: the stage before the columns."""
+    return [increase(n).alias(_increase_column(n)) for n in names if resolved.kinds.get(n) == COUNTER]
+
+
+def delta(name: str) -> pl.Expr:
+    """`increase(name)` as the derived columns read it: `derive` computes each counter's once, in a stage of its own
+    (`increases`). Inlined, the CPU columns alone held 32 copies of it, which cost polars more to plan than to compute."""
+    return pl.col(_increase_column(name))
 
 
 def rate(name: str) -> pl.Expr:
@@ -692,14 +712,16 @@ def prepare(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
 
 
 def derive(prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds) -> pl.DataFrame:
-    """The derived series of a `prepare`d frame: one lazy plan (canonical names, every column's expression,
-    the thresholds in effect), collected once, so a counter's Δ that several columns use is computed once."""
+    """The derived series of a `prepare`d frame: one lazy plan (canonical names, each counter's increase, every
+    column's expression, the thresholds in effect), collected once, so a counter's Δ that several columns use is
+    computed once."""
     columns = columns_for(resolved)
     canonical = _canonical(prepared.columns, resolved, resolved.paths)
     cache_max = "cache_max_bytes" in {c.name for c in columns}
     return (
         prepared.lazy()
         .select(TIME_COLUMN, *BOOKKEEPING, *canonical)
+        .with_columns(increases(resolved, (e.meta.output_name() for e in canonical)))
         .select(TIME_COLUMN, *BOOKKEEPING, *(c.build().alias(c.name) for c in columns))
         .with_columns(threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None))
         .collect(engine=ENGINE)

@@ -279,7 +279,7 @@ def recorded(path: PathArg, metrics: list[str], axis: Axis, start: TimeArg = Non
     parts, flags, kinds = [], [], {}
     for frame, skip, resolved in _windows(path, metrics, start, end):
         kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-        values = [pl.col(n) for n in metrics] + [series_module.rate(n) for n in metrics]
+        values = [pl.col(n) for n in metrics] + [series_module.recorded_rate(n) for n in metrics]
         parts.append(column_extremes(frame, values, axis, skip))
         steps = [pl.col(n).diff() for n in metrics]
         flags.append(
