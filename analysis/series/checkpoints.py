@@ -98,37 +98,41 @@ def from_ftdc(series: pl.DataFrame, version: str | None) -> list[Checkpoint]:
     scrub = (
         pl.col("checkpoint_scrub_ms").fill_null(0) if "checkpoint_scrub_ms" in cols and _scrub_before_duration(version) else zero
     )
+    # The rows that end or start one, their times as epoch ms (the series' resolution): the loop below reads plain
+    # numbers, and the checkpoints' times become datetimes together at the end (a week holds ten thousand).
+    epoch = pl.col(TIME_COLUMN).dt.epoch("ms")
     marks = series.select(
-        pl.col(TIME_COLUMN),
-        previous=pl.col(TIME_COLUMN).shift(1),
+        time=epoch,
+        previous=epoch.shift(1),
         counted=ended & pl.col("valid"),
         falls=falls,
         rises=rises,
         running=running > 0,
         duration_ms=pl.col("checkpoint_last_ms") + scrub,
     )
-    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises")).select(
-        TIME_COLUMN, "previous", "counted", "falls", "rises", "duration_ms"
-    )
-    found, rise, ended_since_rise = [], None, False
-    for time, previous, counted, fell, rose, duration_ms in rows.iter_rows():
+    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises"))
+    spans, rise, ended_since_rise = [], None, False
+    for time, previous, counted, fell, rose, duration_ms in zip(
+        *(rows[c].to_list() for c in ("time", "previous", "counted", "falls", "rises", "duration_ms"))
+    ):
         # serverStatus can catch the counter updated while the flag is still set:
         # the flag's fall one sample later is the same checkpoint's end.
         is_end = counted or (fell and not ended_since_rise)
         if is_end and duration_ms is not None:
             ended_since_rise = True
-            start = time - dt.timedelta(milliseconds=max(0, duration_ms))
+            start = time - max(0, round(duration_ms))
             if rise is not None and rise[1] <= time:
                 # The flag says it was already running at rise[1] and not at rise[0].
-                start = min(max(start, rise[0] or start), rise[1])
-            found.append(Checkpoint(start, time, "ftdc"))
+                start = min(max(start, start if rise[0] is None else rise[0]), rise[1])
+            spans.append((start, time, False))
             rise = None
         if rose:
             rise, ended_since_rise = (previous, time), False
-    last = marks.tail(1)
-    if rise is not None and not last.is_empty() and last["running"][0]:
-        found.append(Checkpoint(rise[1], last[TIME_COLUMN][0], "ftdc", open=True))
-    return found
+    if rise is not None and marks.height and marks["running"][-1]:
+        spans.append((rise[1], marks["time"][-1], True))
+    starts, ends, still = zip(*spans) if spans else ((), (), ())
+    as_times = lambda ms: pl.Series(ms, dtype=pl.Int64).cast(series.schema[TIME_COLUMN]).to_list()  # noqa: E731
+    return [Checkpoint(s, e, "ftdc", open=o) for s, e, o in zip(as_times(starts), as_times(ends), still)]
 
 
 def from_log(events: pl.DataFrame | None) -> list[Checkpoint]:
