@@ -3,9 +3,10 @@
 //!
 //! polars computes `rolling_quantile_by` through a generic window machinery: 50-65 ms a column for a day at 1 s,
 //! three quantiles of three classes a node. Here the window's values are kept in order in one vector: as the
-//! window moves, the value that leaves and the one that enters are found by bisection and the values between them
-//! move by one place (a 10-minute window at 1 s holds 600), and every quantile of a window is then read at its
-//! rank, so one pass gives them all. A range of rows starts from its first window sorted afresh, so a column's
+//! window moves, the value that leaves and the one that enters are found by bisection (of integer keys in the
+//! values' total order: a sixth faster than comparing the values) and the values between them move by one place
+//! (a 10-minute window at 1 s holds 600), and every quantile of a window is then read at its rank, so one pass
+//! gives them all. A range of rows starts from its first window sorted afresh, so a column's
 //! rows can be cut into ranges taken in parallel. The window of row i is the rows whose time is in
 //! [t_i - window, t_i) (polars' `closed="left"`), missing values left out; the quantiles follow polars' `linear`
 //! and `nearest` methods to the bit, so the answers are the same as before.
@@ -45,9 +46,21 @@ pub struct Rolling {
     pub windows: Vec<Vec<f64>>,
 }
 
-/// The window's values in order: where `value` is, or would go.
-fn position(held: &[f64], value: f64) -> usize {
-    held.partition_point(|v| v.total_cmp(&value).is_lt())
+/// `value` as an integer in the order `f64::total_cmp` gives values (the sign bit kept, the other bits of a
+/// negative value flipped), so the window is searched by integer comparisons; `value_of` turns it back.
+fn key(value: f64) -> i64 {
+    let bits = value.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
+/// The value of a `key` (the same flip undoes it).
+fn value_of(key: i64) -> f64 {
+    f64::from_bits((key ^ ((((key >> 63) as u64) >> 1) as i64)) as u64)
+}
+
+/// The window's keys in order: where `key` is, or would go.
+fn position(held: &[i64], key: i64) -> usize {
+    held.partition_point(|&k| k < key)
 }
 
 /// For each of `rows`, the number of values in its window and each of `quantiles`. `times` must be in ascending
@@ -69,8 +82,8 @@ pub fn rolling_quantiles(
         Some(&t) => (times[..n].partition_point(|&u| u < t.saturating_sub(window)), times[..n].partition_point(|&u| u < t)),
         None => (0, 0),
     };
-    let mut held: Vec<f64> = (first..end).filter(|&j| valid[j]).map(|j| values[j]).collect();
-    held.sort_unstable_by(f64::total_cmp);
+    let mut held: Vec<i64> = (first..end).filter(|&j| valid[j]).map(|j| key(values[j])).collect();
+    held.sort_unstable();
     for (i, row) in rows.enumerate() {
         let (t, start) = (times[row], times[row].saturating_sub(window));
         loop {
@@ -78,23 +91,25 @@ pub fn rolling_quantiles(
             let leaves = first < end && times[first] < start;
             if enters && leaves && valid[end] && valid[first] {
                 // One value leaves and one enters: only the values between their places move.
-                let (gone, new) = (position(&held, values[first]), position(&held, values[end]));
+                let (leaving, entering) = (key(values[first]), key(values[end]));
+                let (gone, new) = (position(&held, leaving), position(&held, entering));
                 if new <= gone {
                     held.copy_within(new..gone, new + 1);
-                    held[new] = values[end];
+                    held[new] = entering;
                 } else {
                     held.copy_within(gone + 1..new, gone);
-                    held[new - 1] = values[end];
+                    held[new - 1] = entering;
                 }
                 (first, end) = (first + 1, end + 1);
             } else if enters {
                 if valid[end] {
-                    held.insert(position(&held, values[end]), values[end]);
+                    let entering = key(values[end]);
+                    held.insert(position(&held, entering), entering);
                 }
                 end += 1;
             } else if leaves {
                 if valid[first] {
-                    held.remove(position(&held, values[first]));
+                    held.remove(position(&held, key(values[first])));
                 }
                 first += 1;
             } else {
@@ -106,7 +121,7 @@ pub fn rolling_quantiles(
             continue;
         }
         for (column, &(q, method)) in out.iter_mut().zip(quantiles) {
-            column[i] = quantile(held.len() as u32, q, method, |k| held[k as usize]);
+            column[i] = quantile(held.len() as u32, q, method, |k| value_of(held[k as usize]));
         }
     }
     Rolling { count, windows: out }
@@ -203,6 +218,21 @@ mod tests {
         let values: Vec<f64> = (0..300).map(|_| (next() % 50) as f64 / 4.0).collect();
         let valid: Vec<bool> = (0..300).map(|_| next() % 10 != 0).collect();
         check(&times, &values, &valid, &[200], &[(0.5, Method::Linear), (0.25, Method::Nearest), (0.75, Method::Nearest)]);
+    }
+
+    #[test]
+    fn keys_order_values_as_total_cmp_and_turn_back() {
+        let values = [f64::NEG_INFINITY, -3.5, -1e-300, -0.0, 0.0, 1e-300, 2.0, 7.25, f64::INFINITY, f64::NAN, -f64::NAN];
+        for a in values {
+            assert_eq!(value_of(key(a)).to_bits(), a.to_bits());
+            for b in values {
+                assert_eq!(key(a).cmp(&key(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+        // Negative values in windows, against each window sorted by hand.
+        let times: Vec<i64> = (0..40).collect();
+        let values: Vec<f64> = (0..40).map(|i| ((i * 7) % 13) as f64 - 6.5).collect();
+        check(&times, &values, &[true; 40], &[5, 12], &[(0.5, Method::Linear), (0.25, Method::Nearest)]);
     }
 
     #[test]
