@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.series.rolling import quantiles_before
+from analysis.series.rolling import medians_before, quantiles_before
 
 T0 = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
 value = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5, 3.0]), st.floats(-1e6, 1e6, allow_nan=False))
@@ -70,6 +70,20 @@ def test_a_long_series_taken_in_ranges_of_rows_is_polars_to_the_bit():
         )
         assert answer.frame().equals(want)
         assert answer.overall == {"median": frame[c].median(), "q3": frame[c].quantile(0.75, "nearest")}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 90), st.one_of(st.none(), st.integers(0, 10**12))), max_size=60), st.integers(1, 600))
+def test_medians_before_of_counts_are_polars_rolling_median_by(rows, window_s):
+    # The detectors' usual rates and counts (a minute's TTL deletes are integers): the helper's medians are
+    # `rolling_median_by(closed="left")`'s, nulls where the window is empty.
+    steps, values = zip(*rows) if rows else ((), ())
+    times = pl.Series([T0 + dt.timedelta(seconds=sum(steps[: i + 1])) for i in range(len(rows))], dtype=pl.Datetime("ms", "UTC"))
+    frame = pl.DataFrame({"start": times, "n": pl.Series(values, dtype=pl.Int64), "rate": pl.Series(values, dtype=pl.Int64) / 7})
+    got = medians_before(frame["start"], [frame["n"], frame["rate"]], dt.timedelta(seconds=window_s))
+    for column, answer in zip(("n", "rate"), got):
+        want = frame.select(pl.col(column).rolling_median_by("start", f"{window_s}s", closed="left")).to_series()
+        assert answer.to_list() == want.to_list()
 
 
 def test_bad_arguments_are_refused_not_guessed():

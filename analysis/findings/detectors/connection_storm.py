@@ -10,12 +10,15 @@ them (available 0).
 
 from __future__ import annotations
 
+import datetime as dt
+
 import polars as pl
 
 from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series.rolling import medians_before
 from analysis.series.windows import Window, between, sustained
 from analysis.text import duration
 from ftdc.frames import TIME_COLUMN
@@ -26,6 +29,7 @@ MIN_RATE = 20.0
 MIN_S = 5.0
 MERGE_S = 10.0
 RISE_SHARE = 0.25
+USUAL = dt.timedelta(hours=1)  # the window of the median rate a storm is measured against
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     f"Clients opening connections at {STORM_FACTOR:g} times the median rate of the hour before and at least "
@@ -60,9 +64,8 @@ def _extended(series: pl.DataFrame, window: Window) -> Window:
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("connections", "connections_created_per_s"):
         return [ctx.not_checked(KIND, "Connection storms", ["connections.totalCreated"])]
-    usual = pl.col("connections_created_per_s").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0)
-    bar = pl.max_horizontal(STORM_FACTOR * usual, pl.lit(MIN_RATE))
-    series = ctx.series.with_columns(bar=bar)
+    [usual] = medians_before(ctx.series[TIME_COLUMN], [ctx.series["connections_created_per_s"]], USUAL)
+    series = ctx.series.with_columns(bar=pl.max_horizontal(STORM_FACTOR * usual.fill_null(0), pl.lit(MIN_RATE)))
     findings, covered = [], None
     for found in sustained(
         series, pl.col("connections_created_per_s") >= pl.col("bar"), min_s=MIN_S, merge_s=MERGE_S, interval=True

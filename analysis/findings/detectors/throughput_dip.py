@@ -27,7 +27,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
-from analysis.series.rolling import quantiles_before
+from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
 from analysis.text import duration, pct
@@ -156,14 +156,9 @@ def _buckets(samples: pl.DataFrame, width: dt.timedelta) -> pl.DataFrame:
         ops=pl.col("finished_per_s").filter(~pl.col("gap")).mean(),
         connections=pl.col("connections").cast(pl.Float64).mean(),
     )
-    # The medians of the 10 minutes before each bucket (polars' rolling_median_by(closed="left"), by the native core).
-    ops, connections = quantiles_before(
-        buckets[TIME_COLUMN], [buckets["ops"], buckets["connections"]], dt.timedelta(minutes=10), {"median": (0.5, "linear")}
-    )
-    return buckets.with_columns(
-        baseline=pl.Series(ops.before["median"], nan_to_null=True),
-        usual_connections=pl.Series(connections.before["median"], nan_to_null=True),
-    )
+    # The medians of the 10 minutes before each bucket.
+    ops, connections = medians_before(buckets[TIME_COLUMN], [buckets["ops"], buckets["connections"]], dt.timedelta(minutes=10))
+    return buckets.with_columns(baseline=ops, usual_connections=connections)
 
 
 def _while_low(samples: pl.DataFrame, start: dt.datetime, end: dt.datetime, below: float) -> dict[str, Any]:
