@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import patch
 
 import numpy as np
 import polars as pl
@@ -60,17 +61,20 @@ def test_a_one_second_spike_in_a_week_is_drawn():
     assert np.nanmin(low) == 10.0 and np.count_nonzero(high > 10) == 1
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(
     st.lists(st.one_of(st.none(), st.floats(-1e12, 1e12), st.sampled_from([math.inf, -math.inf])), min_size=1, max_size=3000),
     st.integers(1, 30),
+    st.sampled_from([1, 7, 64, ex.BLOCK_ROWS]),
 )
-def test_each_column_keeps_its_minimum_and_maximum(values, period_s):
-    # Infinities (a ratio over 0) are left out: a column's extremes are its finite values'.
+def test_each_column_keeps_its_minimum_and_maximum(values, period_s, block_rows):
+    # Infinities (a ratio over 0) are left out: a column's extremes are its finite values'. The rows are reduced a
+    # block at a time, whatever the blocks' size.
     node = frame_of(np.array([np.nan if v is None else v for v in values]), period_s)
     first = int(START.timestamp() * 1000)
     axis = ex.Axis.spanning(first, first + 1000 * period_s * (len(values) - 1), 1000 * period_s)
-    found = ex.derived(node, axis)
+    with patch.object(ex, "BLOCK_ROWS", block_rows):
+        found = ex.derived(node, axis)
     values = [v if v is not None and math.isfinite(v) else None for v in values]
     present = [v for v in values if v is not None]
     if not present:
@@ -87,6 +91,25 @@ def test_each_column_keeps_its_minimum_and_maximum(values, period_s):
         else:
             assert np.isnan(low[c]) and np.isnan(high[c])
     assert series.low == min(present) and series.high == max(present)
+
+
+@pytest.mark.parametrize("block_rows", [1, 7, 64, 150, 999])
+def test_blocks_of_rows_give_the_extremes_of_the_whole(block_rows):
+    # Columns of a hundred rows each, nulls and infinities among them, the last column shorter: any size of block
+    # gives the extremes the whole range gives in one block.
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=1000)
+    values[rng.random(1000) < 0.1] = np.nan
+    values[[17, 500, 999]] = [np.inf, -np.inf, np.inf]
+    node = frame_of(values)
+    first = int(START.timestamp() * 1000)
+    axis = ex.Axis(first, 100_000, 11)
+    whole = ex._extremes(node.series, [pl.col("level"), -pl.col("level")], axis)
+    with patch.object(ex, "BLOCK_ROWS", block_rows):
+        blocked = ex._extremes(node.series, [pl.col("level"), -pl.col("level")], axis)
+    assert len(whole[0]) == 10
+    for a, b in zip(whole, blocked):
+        np.testing.assert_array_equal(a, b)
 
 
 def write_node(directory: Path, seconds: int = 600, restart_at: int | None = None) -> Path:
