@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from unittest.mock import patch
 
 import numpy as np
 import polars as pl
@@ -65,16 +64,13 @@ def test_a_one_second_spike_in_a_week_is_drawn():
 @given(
     st.lists(st.one_of(st.none(), st.floats(-1e12, 1e12), st.sampled_from([math.inf, -math.inf])), min_size=1, max_size=3000),
     st.integers(1, 30),
-    st.sampled_from([1, 7, 64, ex.BLOCK_ROWS]),
 )
-def test_each_column_keeps_its_minimum_and_maximum(values, period_s, block_rows):
-    # Infinities (a ratio over 0) are left out: a column's extremes are its finite values'. The rows are reduced a
-    # block at a time, whatever the blocks' size.
+def test_each_column_keeps_its_minimum_and_maximum(values, period_s):
+    # Infinities (a ratio over 0) are left out: a column's extremes are its finite values'.
     node = frame_of(np.array([np.nan if v is None else v for v in values]), period_s)
     first = int(START.timestamp() * 1000)
     axis = ex.Axis.spanning(first, first + 1000 * period_s * (len(values) - 1), 1000 * period_s)
-    with patch.object(ex, "BLOCK_ROWS", block_rows):
-        found = ex.derived(node, axis)
+    found = ex.derived(node, axis)
     values = [v if v is not None and math.isfinite(v) else None for v in values]
     present = [v for v in values if v is not None]
     if not present:
@@ -93,23 +89,48 @@ def test_each_column_keeps_its_minimum_and_maximum(values, period_s, block_rows)
     assert series.low == min(present) and series.high == max(present)
 
 
-@pytest.mark.parametrize("block_rows", [1, 7, 64, 150, 999])
-def test_blocks_of_rows_give_the_extremes_of_the_whole(block_rows):
-    # Columns of a hundred rows each, nulls and infinities among them, the last column shorter: any size of block
-    # gives the extremes the whole range gives in one block.
-    rng = np.random.default_rng(5)
-    values = rng.normal(size=1000)
-    values[rng.random(1000) < 0.1] = np.nan
-    values[[17, 500, 999]] = [np.inf, -np.inf, np.inf]
-    node = frame_of(values)
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1.0])),
+        min_size=1,
+        max_size=400,
+    ),
+    st.integers(1, 40),
+    st.integers(0, 30),
+    st.integers(1, 4),
+)
+def test_the_native_runs_give_what_polars_gives(values, rows_per_column, skip, chunks):
+    # Nulls, NaN and infinities left out, rows skipped (an offset into the arrays and their validity bitmaps), a
+    # frame of several chunks, an integer and a flag column cast to Float64 on the way: each run's extremes are the
+    # group's finite minimum and maximum as polars takes them.
+    n = len(values)
     first = int(START.timestamp() * 1000)
-    axis = ex.Axis(first, 100_000, 11)
-    whole = ex._extremes(node.series, [pl.col("level"), -pl.col("level")], axis)
-    with patch.object(ex, "BLOCK_ROWS", block_rows):
-        blocked = ex._extremes(node.series, [pl.col("level"), -pl.col("level")], axis)
-    assert len(whole[0]) == 10
-    for a, b in zip(whole, blocked):
-        np.testing.assert_array_equal(a, b)
+    level = pl.Series("level", values, dtype=pl.Float64, strict=False)
+    frame = pl.DataFrame(
+        {
+            "start": pl.Series([first + 1000 * i for i in range(n)]).cast(pl.Datetime("ms", "UTC")),
+            "level": level,
+            "count": pl.Series([None if v is None or not math.isfinite(v) else int(v) % 1000 for v in values], dtype=pl.Int64),
+            "flag": pl.Series([None if v is None else v > 0 for v in values], dtype=pl.Boolean),
+        }
+    )
+    cut = [frame[i * n // chunks : (i + 1) * n // chunks] for i in range(chunks)]
+    frame = pl.concat(cut, rechunk=False)
+    axis = ex.Axis(first, 1000 * rows_per_column, math.ceil(n / rows_per_column))
+    names = ["level", "count", "flag"]
+    at, lows, highs = ex._extremes(frame, [pl.col(c) for c in names], axis, skip)
+    finite = [pl.when(pl.col(c).cast(pl.Float64).is_finite()).then(pl.col(c).cast(pl.Float64)).alias(c) for c in names]
+    want = (
+        frame.slice(skip)
+        .select(axis.column(), *finite)
+        .group_by(ex.BUCKET, maintain_order=True)
+        .agg(*(pl.col(c).min().alias(f"lo{c}") for c in names), *(pl.col(c).max().alias(f"hi{c}") for c in names))
+    )
+    np.testing.assert_array_equal(at, want[ex.BUCKET].to_numpy())
+    for i, c in enumerate(names):
+        np.testing.assert_array_equal(lows[:, i], want[f"lo{c}"].to_numpy().astype(float))
+        np.testing.assert_array_equal(highs[:, i], want[f"hi{c}"].to_numpy().astype(float))
 
 
 def write_node(directory: Path, seconds: int = 600, restart_at: int | None = None) -> Path:

@@ -5,7 +5,8 @@
 //! names and values, `varint` decodes the delta stream, `decode` and
 //! `catalog` work across many files, `encode` writes chunks back. `logs`
 //! decodes JSON mongod log lines into columns. `rolling` takes quantiles of
-//! time windows for the analyses' baselines.
+//! time windows for the analyses' baselines, `extremes` the least and greatest
+//! value of runs of rows for the report's figures.
 
 pub mod arena;
 pub mod bson;
@@ -14,6 +15,7 @@ pub mod catalog;
 pub mod chunk;
 pub mod decode;
 pub mod encode;
+pub mod extremes;
 pub mod file;
 pub mod logs;
 pub mod metrics;

@@ -12,6 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::{self, Options, Source};
+use crate::extremes;
 use crate::rolling;
 use crate::select::Selection;
 
@@ -247,6 +248,61 @@ fn rolling_quantiles<'py>(
         .collect()
 }
 
+/// A chunk of a column as `run_extremes` takes it: (integer, rows, values address, (validity address, offset)).
+type ArrowChunk = (bool, usize, usize, Option<(usize, usize)>);
+
+/// The least and greatest finite value of each run of rows of each column (`extremes::run_extremes`), the columns
+/// in parallel. Each of `columns` is its chunks in order, each chunk `(integer, rows, values address, (validity
+/// bitmap address, its offset) or None)` of an Arrow Int64 (`integer`) or Float64 array, the address that of its
+/// first row; a column's chunks hold `rows` rows. `starts` are the runs' first rows (little-endian u64, ascending
+/// from 0). Returns the lows and the highs, each run's row of columns in turn (little-endian f64).
+///
+/// The addresses are read as memory: the caller (`analysis.outputs.report.explorer`) passes those of arrays it holds
+/// for the call, as pyarrow gives them.
+#[pyfunction]
+fn run_extremes<'py>(
+    py: Python<'py>,
+    columns: Vec<Vec<ArrowChunk>>,
+    rows: usize,
+    starts: PyBackedBytes,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    if !starts.len().is_multiple_of(8) {
+        return Err(PyValueError::new_err("starts must be little-endian u64"));
+    }
+    let starts: Vec<usize> = starts.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize).collect();
+    if starts.first().is_some_and(|&s| s != 0) || starts.windows(2).any(|w| w[1] <= w[0]) || starts.last().is_some_and(|&s| s >= rows) {
+        return Err(PyValueError::new_err("starts must ascend from 0 and stay below rows"));
+    }
+    if columns.iter().any(|chunks| chunks.iter().map(|&(_, size, _, _)| size).sum::<usize>() != rows) {
+        return Err(PyValueError::new_err("each column's chunks must hold rows rows"));
+    }
+    // f64 and i64 share their size and alignment.
+    if columns.iter().flatten().any(|&(_, _, values, _)| values == 0 || !values.is_multiple_of(std::mem::align_of::<f64>())) {
+        return Err(PyValueError::new_err("each chunk's values must be at an aligned, non-null address"));
+    }
+    // SAFETY: the caller holds each array for the call, with `size` values from `values` and its validity bitmap
+    // covering bits `offset..offset + size` (pyarrow's buffers: aligned, alive while their arrays are).
+    let chunk = |&(integer, size, values, validity): &ArrowChunk| extremes::Chunk {
+        values: if integer {
+            extremes::Values::Integer(unsafe { std::slice::from_raw_parts(values as *const i64, size) })
+        } else {
+            extremes::Values::Float(unsafe { std::slice::from_raw_parts(values as *const f64, size) })
+        },
+        validity: validity
+            .map(|(bits, offset)| (unsafe { std::slice::from_raw_parts(bits as *const u8, (offset + size).div_ceil(8)) }, offset)),
+    };
+    let columns: Vec<Vec<extremes::Chunk<'_>>> = columns.iter().map(|chunks| chunks.iter().map(chunk).collect()).collect();
+    let reduced: Vec<(Vec<f64>, Vec<f64>)> = py.detach(|| {
+        use rayon::prelude::*;
+        columns.par_iter().map(|chunks| extremes::run_extremes(chunks, &starts)).collect()
+    });
+    let (lows, highs): (Vec<Vec<f64>>, Vec<Vec<f64>>) = reduced.into_iter().unzip();
+    let size = starts.len() * lows.len();
+    let matrix =
+        |columns: &[Vec<f64>]| le_bytes(py, size, (0..starts.len()).flat_map(|run| columns.iter().map(move |c| c[run].to_le_bytes())));
+    Ok((matrix(&lows)?, matrix(&highs)?))
+}
+
 /// `size` values' little-endian bytes written straight into a new Python bytes object (byte by byte through an
 /// iterator they cost more than the work that made them).
 pub(crate) fn le_bytes<const N: usize>(py: Python<'_>, size: usize, values: impl Iterator<Item = [u8; N]>) -> PyResult<Bound<'_, PyBytes>> {
@@ -268,5 +324,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::python_logs::register(m)?;
     m.add_function(wrap_pyfunction!(select_names, m)?)?;
     m.add_function(wrap_pyfunction!(rolling_quantiles, m)?)?;
+    m.add_function(wrap_pyfunction!(run_extremes, m)?)?;
     Ok(())
 }

@@ -15,17 +15,21 @@ checkpoints; `explorer_page` renders it.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from analysis.analyze import Analysis
 from analysis.series import derived as series_module
 from analysis.series.metrics import COUNTER, Resolved
 from analysis.series.metrics import resolve as resolve_metrics
+from analysis.series.windows import between
+from ftdc import _native
 from ftdc.batches import decode_windows, time_windows
 from ftdc.catalog import catalog_files
 from ftdc.frames import TIME_COLUMN
@@ -35,10 +39,6 @@ from ftdc.timeutil import TimeArg, time_range, to_ms
 
 # Pixel columns of the widest view (a panel across a 2560 px screen): one minimum and one maximum each.
 COLUMNS = 2400
-# Rows reduced at a time (`_extremes`): each block's matrix is made and dropped in turn, so its memory is used again
-# and stays in cache; the whole range as one matrix (a week: 460 MB of new memory, a page fault for each 4 KB) cost
-# 2.3 times as much on a week right after its analysis.
-BLOCK_ROWS = 16_384
 # Level meaning "no sample in this column"; samples take 0..EMPTY-1.
 EMPTY = 0xFFFF
 # Values per streaming window while reading recorded metrics (64 MB of int64).
@@ -113,31 +113,53 @@ class Explorer:
 def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The columns of `axis` that hold rows of `frame` (over the rows after the first `skip`), and the minimum and
     the maximum of each of `values` in each (rows: those columns; one column per value; NaN where it holds none,
-    infinities ignored). `frame` is in time order, so each column's rows are one run: numpy reduces the runs,
-    all values at once (one matrix: a column at a time costs six times as much), a block of rows at a time."""
-    computed = frame.select(axis.column(), *[v.cast(pl.Float64).alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
-    columns, matrices = computed[BUCKET].to_numpy(), computed.drop(BUCKET)
+    infinities ignored). `frame` is in time order, so each column's rows are one run: the native core reduces the
+    runs of every value in parallel, each read where polars holds it, floats and integers as they are (numpy's
+    `reduceat` needed every value cast to a float and copied into one matrix first)."""
+    computed = frame.select(axis.column(), *[v.alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
+    cast = [name for name, dtype in computed.schema.items() if name != BUCKET and dtype not in READ_AS_THEY_ARE.values()]
+    computed = computed.with_columns(pl.col(cast).cast(pl.Float64))
+    columns = computed[BUCKET].to_numpy()
     starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.empty(0, dtype=np.int64)
-    # Blocks of whole columns of the axis, each about BLOCK_ROWS rows: a block starts at the first column to start at
-    # or after each multiple of BLOCK_ROWS.
-    first_after = np.searchsorted(starts, np.arange(0, len(columns), BLOCK_ROWS))
-    cuts = np.unique(np.r_[starts[first_after[first_after < len(starts)]], len(columns)])
-    lows, highs = [np.empty((0, len(values)))], [np.empty((0, len(values)))]
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        matrix = matrices.slice(a, b - a).to_numpy() if values else np.empty((b - a, 0))  # Float64: a null reads as NaN
-        first = starts[np.searchsorted(starts, a) : np.searchsorted(starts, b)] - a
-        with np.errstate(invalid="ignore"):
-            low, high = np.fmin.reduceat(matrix, first, axis=0), np.fmax.reduceat(matrix, first, axis=0)
-        # An infinity shows as its column's extreme: only those columns are reduced again without it (looking for
-        # infinities in every value first cost more than the reduction).
-        ends = np.r_[first[1:], b - a]
-        for run, value in zip(*np.nonzero(np.isinf(low) | np.isinf(high))):
-            finite = matrix[first[run] : ends[run], value]
-            finite = finite[np.isfinite(finite)]
-            low[run, value], high[run, value] = (finite.min(), finite.max()) if finite.size else (np.nan, np.nan)
-        lows.append(low)
-        highs.append(high)
-    return columns[starts], np.concatenate(lows), np.concatenate(highs)
+    if not len(starts) or not values:
+        return columns[starts], np.empty((len(starts), len(values))), np.empty((len(starts), len(values)))
+    chunks = _arrow_chunks(computed.drop(BUCKET))
+    lows, highs = _native.run_extremes(
+        [[_buffers(chunk) for chunk in chunks[f"v{i}"] if len(chunk)] for i in range(len(values))],
+        computed.height,
+        starts.astype("<u8").tobytes(),
+    )
+    shape = (len(starts), len(values))
+    return columns[starts], np.frombuffer(lows, dtype="<f8").reshape(shape), np.frombuffer(highs, dtype="<f8").reshape(shape)
+
+
+def _arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:
+    """Each column of `frame` as the Arrow arrays polars holds it in, without a copy. A frame goes to Arrow in one call
+    (a Series' own costs 0.1 ms each), but as record batches: columns cut into chunks of other lengths (a `diff`'s
+    two) would be copied into one, so the columns go by the lengths of their chunks."""
+    alike: dict[tuple[int, ...], list[str]] = {}
+    for name in frame.columns:
+        alike.setdefault(tuple(frame[name].chunk_lengths()), []).append(name)
+    chunks = {}
+    for names in alike.values():
+        table = frame.select(names).to_arrow()
+        chunks.update({name: table.column(name).chunks for name in names})
+    return chunks
+
+
+# The values `run_extremes` reads as they are (Arrow type: whether integer); others are cast to Float64 first.
+READ_AS_THEY_ARE = {pa.float64(): pl.Float64, pa.int64(): pl.Int64}
+
+
+def _buffers(array: pa.Array) -> tuple[bool, int, int, tuple[int, int] | None]:
+    """An Int64 or Float64 Arrow array (a chunk of a column) as `run_extremes` reads it: whether integer, its rows, its
+    first row's address, and its validity bitmap's with the array's offset into it (None without nulls). `array` must
+    be held while they are read."""
+    validity, data = array.buffers()
+    if array.type not in READ_AS_THEY_ARE or data is None or data.size < 8 * (array.offset + len(array)):
+        raise ValueError(f"not an Int64 or Float64 array with its values: {array.type}")
+    bitmap = None if validity is None or array.null_count == 0 else (validity.address, array.offset)
+    return array.type == pa.int64(), len(array), data.address + 8 * array.offset, bitmap
 
 
 def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
@@ -199,14 +221,14 @@ class Reduced:
 
 def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     """`names` of `frame` (in time order) at one minimum and maximum per column of `axis`."""
-    rows = frame.filter(
-        pl.col(TIME_COLUMN).dt.epoch("ms").is_between(axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1)
-    )
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    first, last = axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1
+    rows = between(frame, epoch + dt.timedelta(milliseconds=first), epoch + dt.timedelta(milliseconds=last))
     at, lows, highs = _extremes(rows, [pl.col(n) for n in names], axis)
-    pairs = {}
-    for i, name in enumerate(names):
-        pairs[name] = np.full((axis.columns, 2), np.nan)
-        pairs[name][at, 0], pairs[name][at, 1] = lows[:, i], highs[:, i]
+    # One array for all: a series' pairs are a view of it.
+    every = np.full((len(names), axis.columns, 2), np.nan)
+    every[:, at, 0], every[:, at, 1] = lows.T, highs.T
+    pairs = dict(zip(names, every))
     sampled = np.zeros(axis.columns, dtype=bool)
     sampled[at] = True
     return Reduced(axis, pairs, sampled)
