@@ -99,7 +99,7 @@ def _max(rows: pl.DataFrame, column: str) -> float | None:
 
 
 def _cache_now(ctx: Context) -> Current | None:
-    """The cache's size in the window: the node's setting, or the maximum serverStatus reports when none was recorded."""
+    """The cache's size: the node's setting, or the largest maximum serverStatus reports when none was recorded."""
     t = ctx.thresholds
     if t.value("cache_size") is not None:
         return changes.current(t, "cache_size")
@@ -110,7 +110,9 @@ def _cache_now(ctx: Context) -> Current | None:
     )
 
 
-def _recommendations(ctx: Context, window, breached: dict[str, dict], app_threads_evicted: bool) -> list[Recommendation]:
+def _recommendations(
+    ctx: Context, window, breached: dict[str, dict], app_threads_evicted: bool, cache_now: Current | None
+) -> list[Recommendation]:
     """The fix for the mechanism first: dirty data outrunning eviction is answered by writing it out sooner,
     a full cache by a larger one (or a smaller working set)."""
     t = ctx.thresholds.within(window.start, window.end)
@@ -131,9 +133,9 @@ def _recommendations(ctx: Context, window, breached: dict[str, dict], app_thread
         else None
     ]
     cache = []
-    if "fill" in breached and (now := _cache_now(ctx)) is not None:
+    if "fill" in breached and cache_now is not None:
         cache.append(
-            changes.larger_cache(now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb)
+            changes.larger_cache(cache_now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb)
         )
     ordered = writes + threads + cache if dirty else cache + threads
     return [r for r in ordered if r is not None]
@@ -144,18 +146,30 @@ def detect(ctx: Context) -> list[Finding]:
     if not checks:
         return [ctx.not_checked(KIND, "Cache pressure", ["WiredTiger cache statistics"])]
     breach = pl.any_horizontal([pl.col(level) > pl.col(limit) for _, level, limit, _ in checks])
+    cache_now = _cache_now(ctx)  # the whole range's: once, not per window (two passes over a week each)
+    # Each level's samples past its trigger: how many, the trigger's highest value among them, their seconds.
+    past = [
+        (
+            (over := pl.col(level) > pl.col(limit)).sum().alias(f"{label} count"),
+            pl.col(limit).filter(over).max().alias(f"{label} threshold"),
+            pl.col("interval_s").filter(over).sum().alias(f"{label} seconds"),
+            pl.col(level).max().alias(f"{label} peak"),
+        )
+        for label, level, limit, _ in checks
+    ]
     findings = []
     for window in sustained(ctx.series, breach, min_s=MIN_S, merge_s=MERGE_S, interval=True):
-        rows = window.rows(ctx.series)
+        # The window's rows of the columns read here (a filter of all the series' columns cost 1 ms a level).
+        rows = window.rows(ctx.series).select(c for c in ("interval_s", *DETECTOR.reads) if c in ctx.series.columns)
+        levels = rows.select(e for exprs in past for e in exprs).row(0, named=True)
         breached = {}
-        for label, level, limit, name in checks:
-            over = rows.filter(pl.col(level) > pl.col(limit))
-            if over.height:
+        for label, level, _, name in checks:
+            if levels[f"{label} count"]:
                 breached[label] = {
-                    "peak_pct": round(float(rows[level].max()), 2),
-                    "threshold_pct": round(float(over[limit].max()), 2),
+                    "peak_pct": round(float(levels[f"{label} peak"]), 2),
+                    "threshold_pct": round(float(levels[f"{label} threshold"]), 2),
                     "threshold_source": ctx.thresholds.source(name),
-                    "seconds_over": round(float(over["interval_s"].sum() or 0), 1),
+                    "seconds_over": round(float(levels[f"{label} seconds"] or 0), 1),
                     "baseline_pct": None if (b := ctx.baseline(level, window.start)) is None else round(b, 2),
                 }
         pages = _sum(rows, "app_evicted_pages_per_s")
@@ -206,7 +220,7 @@ def detect(ctx: Context) -> list[Finding]:
                     "timeouts": round(timeouts),
                     "thresholds": {name: ctx.thresholds.describe(name) for _, _, _, name in checks},
                 },
-                recommendations=_recommendations(ctx, window, breached, corroborated),
+                recommendations=_recommendations(ctx, window, breached, corroborated, cache_now),
             )
         )
     return findings
