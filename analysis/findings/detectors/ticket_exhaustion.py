@@ -158,7 +158,8 @@ def detect(ctx: Context) -> list[Finding]:
         op = OP_OF[rw]
         for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
             rows = window.rows(ctx.series)
-            held = float(rows.filter(condition)["interval_s"].sum() or 0)
+            # One column filtered, not the window's every column.
+            held = float(rows.select(pl.col("interval_s").filter(condition).sum()).item() or 0)
             total = int(rows[f"{rw}_tickets_total"].max() or 0)
             available = int(rows[f"{rw}_tickets_available"].min() or 0)
             queue_cols = [c for c in (f"{rw}_ticket_queue", f"{rw}_queued", f"{rw}_ticket_waiters") if ctx.has(c)]
