@@ -84,7 +84,7 @@ const LANES: usize = 4;
 
 /// The least and greatest of `values` (through `float`) whose `valid(i)` holds and that are finite; infinities when
 /// none is. A value that does not count becomes one that cannot win, and the extremes are taken by `min` and `max`:
-/// no branch to mispredict in a run of noise (branches made this three times as slow).
+/// no branch to mispredict in a run of noise (branches made this 1.7 times as slow, one pair of extremes 2 times).
 fn extremes<T: Copy>(values: &[T], float: impl Fn(T) -> f64, valid: impl Fn(usize) -> bool) -> (f64, f64) {
     let (mut low, mut high) = ([f64::INFINITY; LANES], [f64::NEG_INFINITY; LANES]);
     let take = |low: &mut f64, high: &mut f64, i: usize, value: T| {

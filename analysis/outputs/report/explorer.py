@@ -41,6 +41,8 @@ from ftdc.timeutil import TimeArg, time_range, to_ms
 COLUMNS = 2400
 # Level meaning "no sample in this column"; samples take 0..EMPTY-1.
 EMPTY = 0xFFFF
+# The values the native reduction reads as they are (by Arrow type); others are cast to Float64 first.
+READ_AS_THEY_ARE = {pa.float64(): pl.Float64, pa.int64(): pl.Int64}
 # Values per streaming window while reading recorded metrics (64 MB of int64).
 WINDOW_VALUES = 8_000_000
 # The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
@@ -147,10 +149,6 @@ def _arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:
     return chunks
 
 
-# The values `run_extremes` reads as they are (Arrow type: whether integer); others are cast to Float64 first.
-READ_AS_THEY_ARE = {pa.float64(): pl.Float64, pa.int64(): pl.Int64}
-
-
 def _buffers(array: pa.Array) -> tuple[bool, int, int, tuple[int, int] | None]:
     """An Int64 or Float64 Arrow array (a chunk of a column) as `run_extremes` reads it: whether integer, its rows, its
     first row's address, and its validity bitmap's with the array's offset into it (None without nulls). `array` must
@@ -221,9 +219,10 @@ class Reduced:
 
 def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     """`names` of `frame` (in time order) at one minimum and maximum per column of `axis`."""
+    # The rows whose epoch milliseconds fall on the axis, by bisection (a filter copied every column).
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    first, last = axis.first_ms, axis.first_ms + axis.column_ms * axis.columns - 1
-    rows = between(frame, epoch + dt.timedelta(milliseconds=first), epoch + dt.timedelta(milliseconds=last))
+    first, end = axis.first_ms, axis.first_ms + axis.column_ms * axis.columns
+    rows = between(frame, epoch + dt.timedelta(milliseconds=first), epoch + dt.timedelta(milliseconds=end), closed="left")
     at, lows, highs = _extremes(rows, [pl.col(n) for n in names], axis)
     # One array for all: a series' pairs are a view of it.
     every = np.full((len(names), axis.columns, 2), np.nan)
