@@ -21,15 +21,11 @@ pub struct Chunk<'a> {
 }
 
 impl Chunk<'_> {
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         match self.values {
             Values::Float(values) => values.len(),
             Values::Integer(values) => values.len(),
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The extremes of `rows` of this chunk (`extremes`).

@@ -15,7 +15,6 @@ checkpoints; `explorer_page` renders it.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from ftdc.catalog import catalog_files
 from ftdc.frames import TIME_COLUMN
 from ftdc.paths import PathArg, resolve
 from ftdc.select import select_names, warn_unmatched
-from ftdc.timeutil import TimeArg, time_range, to_ms
+from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
 
 # Pixel columns of the widest view (a panel across a 2560 px screen): one minimum and one maximum each.
 COLUMNS = 2400
@@ -220,9 +219,7 @@ class Reduced:
 def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     """`names` of `frame` (in time order) at one minimum and maximum per column of `axis`."""
     # The rows whose epoch milliseconds fall on the axis, by bisection (a filter copied every column).
-    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    first, end = axis.first_ms, axis.first_ms + axis.column_ms * axis.columns
-    rows = between(frame, epoch + dt.timedelta(milliseconds=first), epoch + dt.timedelta(milliseconds=end), closed="left")
+    rows = between(frame, to_utc(axis.first_ms), to_utc(axis.first_ms + axis.column_ms * axis.columns), closed="left")
     at, lows, highs = _extremes(rows, [pl.col(n) for n in names], axis)
     # One array for all: a series' pairs are a view of it.
     every = np.full((len(names), axis.columns, 2), np.nan)
