@@ -14,6 +14,7 @@ import datetime as dt
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from analysis.series import derived as series_module
 from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from analysis.series.metrics import Resolved, candidates
 from analysis.series.metrics import resolve as resolve_metrics
+from analysis.series.spikes import all_spikes
 from analysis.series.thresholds import Thresholds, effective_thresholds
 from analysis.workbench import audit as audit_module
 from analysis.workbench.overview import Overview, summarize
@@ -277,10 +279,14 @@ def analyze(
     thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
     derived = series_module.derive(prepared, resolved, thresholds)
     del prepared
-    checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
-    thresholds = infer_interval(thresholds, checkpoints, float(derived.select(pl.median("period_s")).item() or 1))
-    ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames)
-    findings = detect(ctx)
+    with ThreadPoolExecutor(1, thread_name_prefix="spikes") as ahead:
+        # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
+        # core and polars, without the GIL) while the checkpoints are found in Python.
+        spikes = ahead.submit(all_spikes, derived)
+        checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
+        thresholds = infer_interval(thresholds, checkpoints, float(derived.select(pl.median("period_s")).item() or 1))
+        ctx = Context(derived, resolved, thresholds, checkpoints, metadata.node, log_frames, spikes_ahead=spikes)
+        findings = detect(ctx)
     for relate in RELATE:
         findings = relate(findings)
     # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -46,6 +47,8 @@ class Context:
     checkpoints: list[Checkpoint]
     node: NodeInfo
     logs: LogFrames | None = None
+    spikes_ahead: Future[list[Spike]] | None = field(default=None, repr=False, compare=False)
+    """`all_spikes(series)` already under way (`analyze` starts it as soon as the series exist), or None."""
     _once: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _computing: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False, compare=False)
 
@@ -63,7 +66,11 @@ class Context:
         long operations credited at completion (`completions`): they are no stall of the node."""
         return self.once(
             "spikes",
-            lambda: stalls(all_spikes(self.series), self.series, self.logs.slow_ops if self.logs is not None else None),
+            lambda: stalls(
+                self.spikes_ahead.result() if self.spikes_ahead is not None else all_spikes(self.series),
+                self.series,
+                self.logs.slow_ops if self.logs is not None else None,
+            ),
         )
 
     @cached_property
