@@ -163,6 +163,37 @@ def test_every_derived_column_a_detector_reads_is_in_its_record():
                 assert column in reads, f"{module.__name__} reads {column} and its record's reads does not name it"
 
 
+def test_a_detector_reads_the_spikes_exactly_when_its_record_says_so():
+    """The spikes are still under way when the detectors start: one that reads them undeclared would hold a thread
+    waiting while others could run (`detectors.detect` starts the declared ones last)."""
+    for module in _modules():
+        tree = ast.parse(Path(module.__file__).read_text())
+        reads = any(isinstance(node, ast.Attribute) and node.attr == "spikes" for node in ast.walk(tree))
+        assert reads == module.DETECTOR.reads_spikes, (
+            f"{module.__name__}: reads the spikes {reads}, its record says {module.DETECTOR.reads_spikes}"
+        )
+
+
+def test_detectors_that_read_the_spikes_start_last_and_findings_keep_the_records_order(monkeypatch):
+    started = []
+
+    def recorder(module):
+        def detect(ctx):
+            started.append(module.__name__)
+            return [module.__name__]
+
+        return detect
+
+    monkeypatch.setattr(detectors, "AT_ONCE", 1)  # one at a time: the order they start in is the order they run in
+    monkeypatch.setattr(detectors, "DETECTORS", tuple(recorder(m) for m in detectors.MODULES))
+    assert detectors.detect(None) == [m.__name__ for m in detectors.MODULES]
+    spiky = [m.DETECTOR.reads_spikes for m in detectors.MODULES]
+    assert any(spiky)
+    assert started == [m.__name__ for m in detectors.MODULES if not m.DETECTOR.reads_spikes] + [
+        m.__name__ for m in detectors.MODULES if m.DETECTOR.reads_spikes
+    ]
+
+
 def _string_lists(path: Path):
     """Module-level tuples, lists and sets of strings: (name, line, values)."""
     for node in ast.parse(path.read_text()).body:

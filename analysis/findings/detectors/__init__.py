@@ -29,8 +29,9 @@ MODULES = tuple(
 )
 DETECTORS = tuple(m.detect for m in MODULES)
 # Detectors at work at once: they only read the context, and most of their time is polars' and the native core's,
-# which let go of the GIL, so two share two cores (a week's detectors take a fifth less time).
-AT_ONCE = 2
+# which let go of the GIL, so they share the two cores (a week's detectors take a fifth less time than one at a time).
+# One more than the cores: one waiting for the spikes, which are computed beside them, leaves its core to the others.
+AT_ONCE = 3
 # Kind -> the record of the detector that emits it.
 RECORDS: dict[str, Detector] = {kind: m.DETECTOR for m in MODULES for kind in m.DETECTOR.kinds}
 # Kind -> the kinds its mechanism can set off (incidents group along these).
@@ -43,9 +44,13 @@ MOMENTS = tuple(kind for kind, record in RECORDS.items() if kind in record.momen
 
 
 def detect(ctx: Context) -> list[Finding]:
-    """Every detector's findings on `ctx`, in their records' order."""
+    """Every detector's findings on `ctx`, in their records' order. Those that read the spikes start last: the others
+    keep the cores busy while the spikes are computed (side by side, a week's analysis after its decode took 0.9x the
+    time in a process whose memory was warm, 0.96-0.99x in the bench's rounds: docs/performance.md)."""
+    first = sorted(range(len(MODULES)), key=lambda i: MODULES[i].DETECTOR.reads_spikes)
     with ThreadPoolExecutor(AT_ONCE, thread_name_prefix="detector") as pool:
-        return [finding for found in pool.map(lambda detector: detector(ctx), DETECTORS) for finding in found]
+        running = {i: pool.submit(DETECTORS[i], ctx) for i in first}
+        return [finding for i in range(len(DETECTORS)) for finding in running[i].result()]
 
 
 def explained_by(candidate: str) -> tuple[str, ...]:

@@ -58,6 +58,7 @@ METHOD = (
     f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
 )
 DETECTOR = Detector(
+    reads_spikes=True,
     order=10,
     kinds=(KIND,),
     method=METHOD,

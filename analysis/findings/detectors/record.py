@@ -12,8 +12,9 @@ the greatest of its peaks), which of its kinds are a moment rather than a condit
 kinds its mechanism can set off (incidents group findings along those links,
 `analysis.incidents.grouping`; what a kind is caused by is the inverse), and its
 part in root causes: the root a chain starting with it has, the candidates a
-chain holding it is tested for, the settings whose outliers bear on it, and
-whether a slow operation's disk reads hold its resource (culprits).
+chain holding it is tested for, the settings whose outliers bear on it,
+whether a slow operation's disk reads hold its resource (culprits), and
+whether it reads the latency spikes (it starts after those that do not).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ class Detector:
     settings: tuple[
         str, ...
     ] = ()  # settings (`analysis.series.thresholds`) whose outliers set it off or worsen it (`configuration`)
+    # It reads `Context.spikes`, which are still under way when the detectors start: it is started after those that do
+    # not, so they keep the cores busy meanwhile.
+    reads_spikes: bool = False
 
     def __post_init__(self) -> None:
         if self.root not in ROOTS:

@@ -51,6 +51,7 @@ METHOD = (
     f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a latency spike, or a sample missing."
 )
 DETECTOR = Detector(
+    reads_spikes=True,
     order=70,
     kinds=(KIND,),
     method=METHOD,

@@ -41,6 +41,7 @@ METHOD = (
     "it ran; a burst that cost nothing is informational."
 )
 DETECTOR = Detector(
+    reads_spikes=True,
     order=40,
     kinds=(KIND,),
     method=METHOD,
