@@ -57,8 +57,8 @@ class Analysis:
     node: NodeInfo
     overview: Overview
     thresholds: Thresholds
-    series: pl.DataFrame
-    """The derived frame the detectors used (`columns` says what each column is)."""
+    derived: series_module.Derived = field(repr=False)
+    """The derived series: `derived.analysed` the detectors used, `series` every column."""
     findings: list[Finding]
     resolved: Resolved = field(repr=False)
     """Which of the node's metric paths stand for what: the series' sources, part of the detectors' `context`."""
@@ -72,6 +72,12 @@ class Analysis:
     """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
     audit: list[audit_module.AuditItem] = field(default_factory=list)
     """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
+
+    @property
+    def series(self) -> pl.DataFrame:
+        """Every derived column (`columns` says what each is): those the detectors used and, derived at the first
+        asking, those only shown (`analysis.series.derived.SHOWN_ONLY`)."""
+        return self.derived.full()
 
     @property
     def problems(self) -> list[Finding]:
@@ -89,7 +95,7 @@ class Analysis:
     @property
     def context(self) -> Context:
         """What the detectors were given, and what incidents are explained with."""
-        return Context(self.series, self.resolved, self.thresholds, self.checkpoints, self.node, self.logs)
+        return Context(self.derived.analysed, self.resolved, self.thresholds, self.checkpoints, self.node, self.logs)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
@@ -277,7 +283,8 @@ def analyze(
     del raw
     progress(STAGES[2])
     thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
-    derived = series_module.derive(prepared, resolved, thresholds)
+    derived_series = series_module.Derived(prepared, resolved, thresholds)
+    derived = derived_series.analysed
     del prepared
     with ThreadPoolExecutor(1, thread_name_prefix="spikes") as ahead:
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
@@ -311,7 +318,7 @@ def analyze(
         node=metadata.node,
         overview=overview,
         thresholds=thresholds,
-        series=derived,
+        derived=derived_series,
         findings=findings,
         resolved=resolved,
         checkpoints=checkpoints,

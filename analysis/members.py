@@ -16,11 +16,8 @@ Member = tuple[str | None, str]
 
 def self_members(analysis: Analysis) -> list[str]:
     """The replica-set member indices this node recorded as itself."""
-    return [
-        c.removeprefix("member_self.")
-        for c in analysis.series.columns
-        if c.startswith("member_self.") and (analysis.series[c].max() or 0) > 0
-    ]
+    series = analysis.derived.analysed  # the replication detector's columns: no need to derive those only shown
+    return [c.removeprefix("member_self.") for c in series.columns if c.startswith("member_self.") and (series[c].max() or 0) > 0]
 
 
 def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:

@@ -1,22 +1,43 @@
 """The derived series as one lazy plan (issue 22): every column as its documented meaning says,
 on crafted frames with restarts, gaps, counters going backwards, changes of sampling period and
-thresholds changing over time; and the plan gives each column what its expression gives alone."""
+thresholds changing over time; the plan gives each column what its expression gives alone; and the
+columns only shown, derived later (`Derived`), are what one plan of every column gives, and are
+read by no analysis."""
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import statistics
+from pathlib import Path
 
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
-from analysis.series.derived import BOOKKEEPING, GAP_PERIODS, PERIOD_WINDOW, columns_for, derive, increases, prepare
+import analysis.findings.detectors as detectors
+import ftdc
+from analysis.series.derived import (
+    BOOKKEEPING,
+    COLUMNS,
+    GAP_PERIODS,
+    PERIOD_WINDOW,
+    SHOWN_ONLY,
+    Derived,
+    columns_for,
+    derive,
+    increases,
+    prepare,
+    shown_only,
+)
 from analysis.series.metrics import BY_NAME, resolve
 from analysis.series.thresholds import CACHE_PERCENTAGES, Setting, Thresholds
 from ftdc.frames import TIME_COLUMN
+
+ROOT = Path(__file__).resolve().parents[1]
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
@@ -207,3 +228,53 @@ def test_the_plan_gives_each_column_what_its_expression_gives_alone(raw):
     for column in columns:
         alone = canonical.select(column.build().alias(column.name)).to_series()
         assert close(together[column.name].to_list(), alone.to_list()), column.name
+
+
+def later_is_at_once(prepared: pl.DataFrame, resolved, thresholds: Thresholds) -> None:
+    """`Derived`: its analysed columns lack exactly the SHOWN_ONLY ones, and in full it is, to the bit and in order,
+    what one plan of every column gives; derived once."""
+    whole = derive(prepared, resolved, thresholds)
+    later = Derived(prepared, resolved, thresholds)
+    assert later.analysed.columns == [c for c in whole.columns if not shown_only(c)]
+    assert later.full() is later.full()
+    assert_frame_equal(later.full(), whole, check_exact=True)
+
+
+@settings(max_examples=40, deadline=None)
+@given(nodes())
+def test_the_columns_only_shown_derived_later_are_those_of_one_plan(raw):
+    resolved = resolve(raw.columns)
+    assert any(shown_only(c.name) for c in columns_for(resolved))  # CPU states and a disk's requests
+    later_is_at_once(prepare(raw, resolved), resolved, no_thresholds())
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        "mongod-4.2.1/diagnostic.data",
+        "mongod-7.0/diagnostic.data",
+        "mongod-8.0-chunk/metric-2025-03-12_15-58-06.0_+00-00-00.bson",
+    ],
+)
+def test_the_columns_only_shown_of_real_nodes_derived_later(ftdc_samples, node):
+    directory = ftdc_samples / node
+    resolved = resolve(ftdc.read_catalog(directory).schema())
+    prepared = prepare(ftdc.read_ftdc(directory, resolved.wanted), resolved)
+    assert any(shown_only(c.name) for c in columns_for(resolved)), node
+    later_is_at_once(prepared, resolved, no_thresholds())
+
+
+def test_no_analysis_reads_a_column_only_shown():
+    """What `analyze` derives only when its series are shown is named nowhere the analyses run (detectors, root causes,
+    incidents, advice): only where series are shown. No detector declares it among what it reads."""
+    names = {c.name for c in COLUMNS} | {"cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct"}
+    assert all(s in names or s.endswith(".") for s in SHOWN_ONLY)  # each a column (or a family) derive makes
+    shown_where = ("analysis/outputs/", "analysis/workbench/", "analysis/series/derived.py")
+    for source in sorted((ROOT / "analysis").rglob("*.py")):
+        where = source.relative_to(ROOT).as_posix()
+        if not where.startswith(shown_where):
+            text = source.read_text()
+            # A name standing alone ("mem.resident_mb" is a recorded metric's canonical name, not the column).
+            assert not [s for s in SHOWN_ONLY if re.search(rf"(?<![\w.]){re.escape(s)}(?!\w)", text)], where
+    for module in detectors.MODULES:
+        assert not [c for c in module.DETECTOR.reads if shown_only(c) or c in SHOWN_ONLY], module.__name__

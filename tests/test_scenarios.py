@@ -114,3 +114,24 @@ def test_scenarios_rebuild_identically(tmp_path):
     assert files == sorted(p.relative_to(rebuilt) for p in rebuilt.rglob("*") if p.is_file())
     for name in files:
         assert (rebuilt / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_the_analyses_find_the_same_with_every_column_at_once(scenario, monkeypatch):
+    """The columns `analyze` derives only when shown (`analysis.series.derived.SHOWN_ONLY`) change nothing found: the
+    analyses given every column at once find the same findings and incidents."""
+    from analysis.series import derived
+
+    class AtOnce(derived.Derived):
+        def __init__(self, prepared, resolved, thresholds):
+            super().__init__(prepared, resolved, thresholds)
+            self.analysed = self.full()
+
+    truth, result = scenario
+    monkeypatch.setattr(derived, "Derived", AtOnce)
+    folder = SCENARIOS / truth["scenario"]
+    log = next(p for p in folder.iterdir() if p.name.startswith("mongod.log"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        every = analysis.analyze(folder / "diagnostic.data", log)
+    assert every.derived.analysed.width > result.derived.analysed.width
+    assert every.findings == result.findings and every.incidents == result.incidents

@@ -13,6 +13,7 @@ or a notebook can say what each one is.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -48,6 +49,42 @@ DOCUMENTS = {
     "deleted": "documents_deleted_per_s",
 }
 WAITERS = {"read": "readers", "write": "writers"}  # who queues for each kind of ticket (globalLock.currentQueue's names)
+
+
+# The columns only shown (the report's system panels and explorer, notebooks), "." ending a family as in a detector's
+# `reads`: no detector, root cause or incident reads them (tests/test_derived_plan.py reads the analyses' code for each), so
+# `analyze` derives them when its series are first shown (`Derived.full`), not before: a fifth of the columns, and more
+# of the time (every CPU state's share, every device's requests).
+SHOWN_ONLY = (
+    "transactions_latency_ms",
+    "transactions_per_s",
+    "transactions_waiting_pct",
+    "checkpoints_started",
+    "checkpoint_write_mb_per_s",
+    "read_tickets_used_pct",
+    "write_tickets_used_pct",
+    "scanned_keys_per_s",
+    "ttl_passes",
+    "files_open",
+    "repl_state",
+    "resident_mb",
+    "swap_used_mb",
+    "page_faults_per_s",
+    "network_in_mb_per_s",
+    "network_out_mb_per_s",
+    "requests_per_s",
+    "oplog_window_h",
+    "cpu_user_pct",
+    "cpu_system_pct",
+    "cpu_iowait_pct",
+    "cpu_steal_pct",
+    "disk_iops.",
+)
+
+
+def shown_only(name: str) -> bool:
+    """Whether the derived column `name` is among SHOWN_ONLY (a family's by its prefix)."""
+    return any(name == s or (s.endswith(".") and name.startswith(s)) for s in SHOWN_ONLY)
 
 
 @dataclass(frozen=True)
@@ -711,21 +748,56 @@ def prepare(raw: pl.DataFrame, resolved: Resolved) -> pl.DataFrame:
     return ordered.hstack(book.select(*BOOKKEEPING).collect(engine=ENGINE).get_columns())
 
 
-def derive(prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds) -> pl.DataFrame:
-    """The derived series of a `prepare`d frame: one lazy plan (canonical names, each counter's increase, every
-    column's expression, the thresholds in effect), collected once, so a counter's Δ that several columns use is
-    computed once."""
-    columns = columns_for(resolved)
-    canonical = _canonical(prepared.columns, resolved, resolved.paths)
-    cache_max = "cache_max_bytes" in {c.name for c in columns}
+def _plan(frame: pl.DataFrame, resolved: Resolved, columns: list[Column]) -> pl.LazyFrame:
+    """`columns` of a frame holding the time, the bookkeeping and the recorded paths they need: the canonical names,
+    each counter's increase (once, however many columns read it), every column's expression."""
+    canonical = _canonical(frame.columns, resolved, resolved.paths)
     return (
-        prepared.lazy()
+        frame.lazy()
         .select(TIME_COLUMN, *BOOKKEEPING, *canonical)
         .with_columns(increases(resolved, (e.meta.output_name() for e in canonical)))
         .select(TIME_COLUMN, *BOOKKEEPING, *(c.build().alias(c.name) for c in columns))
+    )
+
+
+def derive(prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds, *, shown: bool = True) -> pl.DataFrame:
+    """The derived series of a `prepare`d frame (without the SHOWN_ONLY columns unless `shown`): one lazy plan
+    (`_plan`, then the thresholds in effect), collected once, so a counter's Δ that several columns use is computed
+    once."""
+    columns = [c for c in columns_for(resolved) if shown or not shown_only(c.name)]
+    cache_max = "cache_max_bytes" in {c.name for c in columns}
+    return (
+        _plan(prepared, resolved, columns)
         .with_columns(threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None))
         .collect(engine=ENGINE)
     )
+
+
+class Derived:
+    """An analysis's derived series: `analysed`, the columns the analyses read, derived at once, and `full()`, every
+    column, the SHOWN_ONLY ones derived at its first call from the recorded columns they need (the decoded frame's
+    own buffers, held until then, not copies). Copies of an analysis share it, so they are derived once."""
+
+    def __init__(self, prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds):
+        self.analysed = derive(prepared, resolved, thresholds, shown=False)
+        self._resolved = resolved
+        self._later = [c for c in columns_for(resolved) if shown_only(c.name)]
+        paths = {p for c in self._later for name in c.needs for p in resolved.paths.get(name, ())}
+        self._sources: pl.DataFrame | None = prepared.select(
+            TIME_COLUMN, *BOOKKEEPING, *(c for c in prepared.columns if c in paths)
+        )
+        self._full: pl.DataFrame | None = None
+        self._deriving = threading.Lock()
+
+    def full(self) -> pl.DataFrame:
+        """Every derived column, in `derive`'s order; the same values, to the bit, as one plan of them all gives."""
+        with self._deriving:
+            if self._full is None:
+                assert self._sources is not None
+                later = _plan(self._sources, self._resolved, self._later).drop(TIME_COLUMN, *BOOKKEEPING).collect(engine=ENGINE)
+                self._full = self.analysed.hstack(later.get_columns()).select(TIME_COLUMN, *describe(self._resolved))
+                self._sources = None
+            return self._full
 
 
 BOOKKEEPING = {
