@@ -83,9 +83,15 @@ SHOWN_ONLY = (
 )
 
 
+def in_family(name: str, wanted: str) -> bool:
+    """Whether the derived column `name` is `wanted`, or of its family (a name ending in "." stands for every
+    device's or member's column)."""
+    return name == wanted or (wanted.endswith(".") and name.startswith(wanted))
+
+
 def shown_only(name: str) -> bool:
-    """Whether the derived column `name` is among SHOWN_ONLY (a family's by its prefix)."""
-    return any(name == s or (s.endswith(".") and name.startswith(s)) for s in SHOWN_ONLY)
+    """Whether the derived column `name` is among SHOWN_ONLY."""
+    return any(in_family(name, s) for s in SHOWN_ONLY)
 
 
 @dataclass(frozen=True)

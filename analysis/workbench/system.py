@@ -16,15 +16,12 @@ import polars as pl
 
 from analysis.analyze import Analysis
 from analysis.members import member_addresses, self_members
-from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
+from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS, in_family
 
 
 def matching(have: list[str], wanted: Sequence[str]) -> list[str]:
     """The wanted columns present; a name ending in "." stands for every device's or member's column."""
-    out = []
-    for w in wanted:
-        out += [c for c in have if c.startswith(w)] if w.endswith(".") else [w] if w in have else []
-    return out
+    return [c for w in wanted for c in have if in_family(c, w)]
 
 
 MEMBER_COLUMNS = ("member_lag_s.", "member_state.")
