@@ -56,7 +56,11 @@ def catalog(paths: list[str], interim: list[bool], time_field: str = "start") ->
 def select_names(patterns: list[str], names: list[str]) -> list[str]: ...
 def counters() -> tuple[int, int]: ...
 def rolling_quantiles(
-    times: bytes, columns: list[tuple[bytes, bytes]], window: int, quantiles: list[tuple[float, str]]
+    times: bytes,
+    columns: list[tuple[bytes, bytes]],
+    window: int,
+    quantiles: list[tuple[float, str]],
+    spike_rule: tuple[float, float, float, int] | None = None,
 ) -> list[tuple[bytes, list[bytes], list[float]]]: ...
 def run_extremes(
     columns: list[list[tuple[bool, int, int, tuple[int, int] | None]]], rows: int, starts: bytes

@@ -3,12 +3,14 @@
 
 import datetime as dt
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.series.rolling import medians_before, quantiles_before
+from analysis.series.rolling import SpikeRule, medians_before, quantiles_before
+from analysis.series.spikes import _flags
 
 T0 = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
 value = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5, 3.0]), st.floats(-1e6, 1e6, allow_nan=False))
@@ -86,6 +88,38 @@ def test_medians_before_of_counts_are_polars_rolling_median_by(rows, window_s):
         assert answer.to_list() == want.to_list()
 
 
+SPIKE_QUANTILES = {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.75, "nearest")}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.one_of(value, st.floats(0, 50), st.sampled_from([float("inf"), float("nan")]))),
+        max_size=120,
+    ),
+    st.integers(1, 40),
+    st.sampled_from([SpikeRule(3.0, 5.0, 0.01, 30), SpikeRule(1.5, 1.0, 0.0, 3), SpikeRule(3.0, 5.0, 0.01, 0)]),
+)
+def test_quantiles_where_a_spike_is_possible_decide_every_spike_as_all_quantiles_do(rows, window_s, rule):
+    # The spikes' quantiles are worked out only where a row's own value can pass the rule against its window's (the
+    # native core bounds them by counting values in bins): `_flags` flags the same rows with the same baselines, and
+    # the count of every row is the window's.
+    steps, values = zip(*rows) if rows else ((), ())
+    times = pl.Series(
+        [T0 + dt.timedelta(seconds=sum(steps[: i + 1]) * 0.5) for i in range(len(rows))], dtype=pl.Datetime("ms", "UTC")
+    )
+    column = pl.Series(values, dtype=pl.Float64)
+    window = dt.timedelta(seconds=window_s)
+    [every] = quantiles_before(times, [column], window, SPIKE_QUANTILES)
+    [possible] = quantiles_before(times, [column], window, SPIKE_QUANTILES, where=rule)
+    assert (possible.count == every.count).all() and possible.overall == every.overall
+    latency = column.to_numpy()
+    with np.errstate(invalid="ignore"):  # infinities' differences are NaN: no spike, as intended
+        (want_baseline, want), (got_baseline, got) = _flags(latency, every, rule), _flags(latency, possible, rule)
+    assert (got == want).all()
+    assert got_baseline[want].tobytes() == want_baseline[want].tobytes()
+
+
 def test_bad_arguments_are_refused_not_guessed():
     from ftdc import _native
 
@@ -97,3 +131,5 @@ def test_bad_arguments_are_refused_not_guessed():
         _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 10, [(0.5, "midpoint")])
     with pytest.raises(ValueError, match="positive"):
         _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 0, [])
+    with pytest.raises(ValueError, match="three quantiles"):
+        _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 10, [(0.5, "linear")], (3.0, 5.0, 0.01, 30))

@@ -37,12 +37,32 @@ class Rolling:
         return pl.DataFrame({"count": self.count, **{name: pl.Series(v, nan_to_null=True) for name, v in self.before.items()}})
 
 
+@dataclass(frozen=True)
+class SpikeRule:
+    """The test a row's own value must be able to pass for its window's median, q1 and q3 to be wanted:
+    `value - median >= resolution`, `value >= factor * median`, `value >= median + iqrs * (q3 - q1)`, over a
+    window of at least `min_count` values (`analysis.series.spikes`)."""
+
+    factor: float
+    iqrs: float
+    resolution: float
+    min_count: int
+
+
 def quantiles_before(
-    times: pl.Series, columns: list[pl.Series], window: dt.timedelta, quantiles: dict[str, tuple[float, Method]]
+    times: pl.Series,
+    columns: list[pl.Series],
+    window: dt.timedelta,
+    quantiles: dict[str, tuple[float, Method]],
+    where: SpikeRule | None = None,
 ) -> list[Rolling]:
     """For each of `columns` (beside ascending `times`; the native core takes them in parallel), for each row, over the
     rows whose time is in [t - window, t) and whose value is not null: their `count`, and each of `quantiles`
-    (name -> (q, method)); and each quantile of the column's values."""
+    (name -> (q, method)); and each quantile of the column's values. With `where`, `quantiles` are the median, q1 and
+    q3 in that order, and a row's are worked out only where its own value can pass the rule against them (NaN
+    elsewhere, and where its value is null or its window holds fewer than `min_count`): the native core bounds each
+    window's quantiles by counting its values in bins, and orders only the windows the bounds cannot settle, so
+    the rows that are no spike cost a few steps, not a window kept in order."""
     answers = _native.rolling_quantiles(
         times.dt.epoch("us").to_numpy().astype("<i8", copy=False).tobytes(),
         [
@@ -54,6 +74,7 @@ def quantiles_before(
         ],
         window // dt.timedelta(microseconds=1),
         list(quantiles.values()),
+        None if where is None else (where.factor, where.iqrs, where.resolution, where.min_count),
     )
     return [
         Rolling(

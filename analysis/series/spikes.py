@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analysis.series.rolling import Rolling, quantiles_before
+from analysis.series.rolling import Rolling, SpikeRule, quantiles_before
 from ftdc.frames import TIME_COLUMN
 
 BASELINE = dt.timedelta(minutes=10)
@@ -38,6 +38,9 @@ RULE = (
     f"≥ {SPIKE_FACTOR:g}× the {BASELINE // dt.timedelta(minutes=1)} min median before it and ≥ median + {SPIKE_IQRS:g} IQR, "
     f"at least {RESOLUTION_MS * 1000:g} µs above it, over ≥ {MIN_OPS} operations"
 )
+# The rule's figures as one value: `_flags` tests each sample by them, and the native core works out the quantiles of
+# only the samples that can pass them.
+RULE_FIGURES = SpikeRule(SPIKE_FACTOR, SPIKE_IQRS, RESOLUTION_MS, MIN_BASELINE_SAMPLES)
 # "write latency", not "writes latency".
 ADJECTIVE = {"reads": "read", "writes": "write", "commands": "command", "transactions": "transaction"}
 
@@ -66,16 +69,17 @@ class Spike:
         }
 
 
-def _flags(latency: np.ndarray, quantiles: Rolling) -> tuple[np.ndarray, np.ndarray]:
-    """Each sample's `baseline` and whether it is a `spike`, from its `latency` (NaN where unusable) and its
-    `quantiles` (`count`, `median`, `q1` and `q3` of the window before each sample, the median of all)."""
-    enough = quantiles.count >= MIN_BASELINE_SAMPLES
+def _flags(latency: np.ndarray, quantiles: Rolling, rule: SpikeRule = RULE_FIGURES) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's `baseline` and whether it is a `spike` by `rule`, from its `latency` (NaN where unusable) and its
+    `quantiles` (`count`, `median`, `q1` and `q3` of the window before each sample, where a spike is possible; the
+    median of all)."""
+    enough = quantiles.count >= rule.min_count
     # Early samples (little history) compare against the whole range's median instead.
     overall = quantiles.overall["median"]
     median = np.where(enough, quantiles.before["median"], np.nan if overall is None else overall)
     iqr = np.where(enough, quantiles.before["q3"] - quantiles.before["q1"], 0.0)
-    # NaN (no value, no baseline) compares false: no spike.
-    spike = (latency - median >= RESOLUTION_MS) & (latency >= SPIKE_FACTOR * median) & (latency >= median + SPIKE_IQRS * iqr)
+    # NaN (no value, no baseline, no spike possible) compares false: no spike.
+    spike = (latency - median >= rule.resolution) & (latency >= rule.factor * median) & (latency >= median + rule.iqrs * iqr)
     return median, spike
 
 
@@ -122,6 +126,8 @@ def all_spikes(series: pl.DataFrame) -> list[Spike]:
         [frame[op] for op in ops],
         BASELINE,
         {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.75, "nearest")},
+        # Only the rows that can be spikes need their window's quantiles: `_flags` reads no other row's.
+        where=RULE_FIGURES,
     )
     spikes = []
     for op, window in zip(ops, windows):

@@ -180,8 +180,10 @@ fn counters() -> (u64, u64) {
 /// parallel): `times` as little-endian int64 bytes, each column as (float64 bytes, one byte a row: non-zero where
 /// the value counts), `quantiles` as (q, "linear" | "nearest"). Returns per column the count in each window
 /// (uint32 bytes), each quantile (float64 bytes, NaN where the window is empty) and each quantile of the whole
-/// column (NaN when it has no value).
+/// column (NaN when it has no value). With `spike_rule` (factor, iqrs, resolution, min_count), `quantiles` are the
+/// median, q1 and q3, worked out only where the row's own value can be a spike by it (`rolling::spike_quantiles`).
 #[pyfunction]
+#[pyo3(signature = (times, columns, window, quantiles, spike_rule=None))]
 #[allow(clippy::type_complexity)]
 fn rolling_quantiles<'py>(
     py: Python<'py>,
@@ -189,6 +191,7 @@ fn rolling_quantiles<'py>(
     columns: Vec<(PyBackedBytes, PyBackedBytes)>,
     window: i64,
     quantiles: Vec<(f64, String)>,
+    spike_rule: Option<(f64, f64, f64, u32)>,
 ) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>, Vec<f64>)>> {
     let n = times.len() / 8;
     if !times.len().is_multiple_of(8) || columns.iter().any(|(values, valid)| values.len() != times.len() || valid.len() != n) {
@@ -211,6 +214,13 @@ fn rolling_quantiles<'py>(
         }
         methods.push((*q, method));
     }
+    let rule = spike_rule.map(|(factor, iqrs, resolution, min_count)| rolling::SpikeRule { factor, iqrs, resolution, min_count });
+    let spike_quantiles: Option<[(f64, rolling::Method); 3]> = match rule {
+        None => None,
+        Some(_) => Some(
+            methods.clone().try_into().map_err(|_| PyValueError::new_err("a spike rule takes three quantiles: the median, q1 and q3"))?,
+        ),
+    };
     let times: Vec<i64> = times.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
     if times.windows(2).any(|w| w[1] < w[0]) {
         return Err(PyValueError::new_err("times must be in ascending order"));
@@ -229,7 +239,14 @@ fn rolling_quantiles<'py>(
             (0..parsed.len()).flat_map(|c| (0..n).step_by(step).map(move |a| (c, a..(a + step).min(n)))).collect();
         let windows: Vec<(usize, rolling::Rolling)> = ranges
             .into_par_iter()
-            .map(|(c, rows)| (c, rolling::rolling_quantiles(&times, &parsed[c].0, &parsed[c].1, window, &methods, rows)))
+            .map(|(c, rows)| {
+                let (values, valid) = (&parsed[c].0, &parsed[c].1);
+                let part = match (rule, &spike_quantiles) {
+                    (Some(rule), Some(three)) => rolling::spike_quantiles(&times, values, valid, window, three, rule, rows),
+                    _ => rolling::rolling_quantiles(&times, values, valid, window, &methods, rows),
+                };
+                (c, part)
+            })
             .collect();
         let overall: Vec<Vec<f64>> = parsed.par_iter().map(|(values, valid)| rolling::overall(values, valid, &methods)).collect();
         (windows, overall)

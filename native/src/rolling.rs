@@ -166,6 +166,196 @@ pub fn rolling_quantiles(
     Rolling { count, windows: out }
 }
 
+/// The test a row's own value must be able to pass for its window's quantiles to be wanted: a latency spike's
+/// (`analysis.series.spikes`), `value - median >= resolution`, `value >= factor × median` and
+/// `value >= median + iqrs × (q3 - q1)`, over windows of at least `min_count` values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpikeRule {
+    pub factor: f64,
+    pub iqrs: f64,
+    pub resolution: f64,
+    pub min_count: u32,
+}
+
+/// A window's values counted in bins of their keys: the sign, the exponent and the top four bits of the mantissa
+/// (16 bins an octave, each at most 6.25 % of its values wide: 256 KB, which a range of rows fills anew), 256 bins a group, so
+/// the next bin holding values is at most a few hundred steps away.
+struct Histogram {
+    counts: Vec<u32>,
+    groups: Vec<u32>,
+}
+
+const BIN_BITS: u32 = 16;
+const GROUP_BITS: u32 = 8;
+const SIGN: u64 = 1 << 63;
+
+fn bin_of(key: i64) -> usize {
+    (((key as u64) ^ SIGN) >> (64 - BIN_BITS)) as usize
+}
+
+/// The least and the greatest value a bin can hold.
+fn bin_bounds(bin: usize) -> (f64, f64) {
+    let low = (bin as u64) << (64 - BIN_BITS);
+    let high = low | ((1u64 << (64 - BIN_BITS)) - 1);
+    (value_of((low ^ SIGN) as i64), value_of((high ^ SIGN) as i64))
+}
+
+impl Histogram {
+    fn new() -> Histogram {
+        Histogram { counts: vec![0; 1 << BIN_BITS], groups: vec![0; 1 << (BIN_BITS - GROUP_BITS)] }
+    }
+
+    fn add(&mut self, bin: usize, by: i32) {
+        self.counts[bin] = self.counts[bin].wrapping_add_signed(by);
+        self.groups[bin >> GROUP_BITS] = self.groups[bin >> GROUP_BITS].wrapping_add_signed(by);
+    }
+
+    /// The first bin after `bin` that holds a value.
+    fn next(&self, bin: usize) -> Option<usize> {
+        let group = bin >> GROUP_BITS;
+        let end = (group + 1) << GROUP_BITS;
+        if let Some(at) = (bin + 1..end).find(|&b| self.counts[b] > 0) {
+            return Some(at);
+        }
+        let group = (group + 1..self.groups.len()).find(|&g| self.groups[g] > 0)?;
+        (group << GROUP_BITS..(group + 1) << GROUP_BITS).find(|&b| self.counts[b] > 0)
+    }
+
+    /// The last bin before `bin` that holds a value.
+    fn previous(&self, bin: usize) -> Option<usize> {
+        let group = bin >> GROUP_BITS;
+        if let Some(at) = (group << GROUP_BITS..bin).rev().find(|&b| self.counts[b] > 0) {
+            return Some(at);
+        }
+        let group = (0..group).rev().find(|&g| self.groups[g] > 0)?;
+        (group << GROUP_BITS..(group + 1) << GROUP_BITS).rev().find(|&b| self.counts[b] > 0)
+    }
+}
+
+/// The bin of the value at one rank of the window, followed as values enter and leave: `below` values lie in lower bins.
+#[derive(Clone, Copy)]
+struct Tracker {
+    bin: usize,
+    below: u32,
+}
+
+impl Tracker {
+    fn moved(&mut self, bin: usize, by: i32) {
+        if bin < self.bin {
+            self.below = self.below.wrapping_add_signed(by);
+        }
+    }
+
+    /// Moves to the bin of the value at `rank` (which the window holds).
+    fn find(&mut self, histogram: &Histogram, rank: u32) {
+        loop {
+            if rank < self.below {
+                let Some(bin) = histogram.previous(self.bin) else { return };
+                self.below -= histogram.counts[bin];
+                self.bin = bin;
+            } else if rank >= self.below + histogram.counts[self.bin] {
+                let Some(bin) = histogram.next(self.bin) else { return };
+                self.below += histogram.counts[self.bin];
+                self.bin = bin;
+            } else {
+                return;
+            }
+        }
+    }
+}
+
+/// `rolling_quantiles` of the `median`, `q1` and `q3` (in that order in `quantiles`) where a spike by `rule` is
+/// possible, NaN elsewhere; `count` in every row. Each window's values are counted in bins (`Histogram`), the bins
+/// of the quantiles' ranks followed as the window moves: they bound each quantile, and a row whose value fails the
+/// rule against the bounds (the least median and spread the window can have; each operation of the rule only grows
+/// with them) fails it against the quantiles, so only the other rows' windows are ordered, by selection. A row
+/// whose own value does not count, or whose window holds fewer than `min_count` values, gets NaN.
+pub fn spike_quantiles(
+    times: &[i64],
+    values: &[f64],
+    valid: &[bool],
+    window: i64,
+    quantiles: &[(f64, Method); 3],
+    rule: SpikeRule,
+    rows: std::ops::Range<usize>,
+) -> Rolling {
+    let n = times.len().min(values.len()).min(valid.len());
+    let rows = rows.start.min(n)..rows.end.min(n);
+    let size = rows.len();
+    let (mut count, mut out) = (vec![0u32; size], vec![vec![f64::NAN; size]; 3]);
+    let (mut first, mut end) = match times.get(rows.start) {
+        Some(&t) => (times[..n].partition_point(|&u| u < t.saturating_sub(window)), times[..n].partition_point(|&u| u < t)),
+        None => (0, 0),
+    };
+    let mut histogram = Histogram::new();
+    let mut held = 0u32;
+    for j in first..end {
+        if valid[j] {
+            histogram.add(bin_of(key(values[j])), 1);
+            held += 1;
+        }
+    }
+    // Each quantile's lower and higher rank.
+    let mut trackers = [Tracker { bin: 0, below: 0 }; 6];
+    let mut ranks: (u32, [Rank; 3]) = (0, [Rank { low: 0, high: 0, between: 0.0 }; 3]);
+    let mut window_keys: Vec<i64> = Vec::new();
+    for (i, row) in rows.enumerate() {
+        let (t, start) = (times[row], times[row].saturating_sub(window));
+        while end < n && times[end] < t {
+            if valid[end] {
+                let bin = bin_of(key(values[end]));
+                histogram.add(bin, 1);
+                trackers.iter_mut().for_each(|tracker| tracker.moved(bin, 1));
+                held += 1;
+            }
+            end += 1;
+        }
+        while first < end && times[first] < start {
+            if valid[first] {
+                let bin = bin_of(key(values[first]));
+                histogram.add(bin, -1);
+                trackers.iter_mut().for_each(|tracker| tracker.moved(bin, -1));
+                held -= 1;
+            }
+            first += 1;
+        }
+        count[i] = held;
+        if held < rule.min_count.max(1) || !valid[row] {
+            continue;
+        }
+        if ranks.0 != held {
+            ranks = (held, quantiles.map(|(q, method)| Rank::of(held, q, method)));
+        }
+        for (k, rank) in ranks.1.iter().enumerate() {
+            trackers[2 * k].find(&histogram, rank.low);
+            trackers[2 * k + 1].find(&histogram, rank.high);
+        }
+        // The least median and spread the window can have (a bound of NaN, from bins of NaNs, settles nothing).
+        let median = bin_bounds(trackers[0].bin).0;
+        let spread = (bin_bounds(trackers[4].bin).0 - bin_bounds(trackers[3].bin).1).max(0.0);
+        let value = values[row];
+        // The rule's operations in its order, each growing with the median and the spread (rounding keeps order): a
+        // value short of the bounds' bar is short of the quantiles'.
+        if value - median < rule.resolution || value < rule.factor * median || value < median + rule.iqrs * spread {
+            continue;
+        }
+        window_keys.clear();
+        window_keys.extend((first..end).filter(|&j| valid[j]).map(|j| key(values[j])));
+        let mut wanted: Vec<usize> = ranks.1.iter().flat_map(|r| [r.low as usize, r.high as usize]).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let mut above = 0;
+        for k in wanted {
+            window_keys[above..].select_nth_unstable(k - above);
+            above = k + 1;
+        }
+        for (column, rank) in out.iter_mut().zip(&ranks.1) {
+            column[i] = rank.read(|k| value_of(window_keys[k as usize]));
+        }
+    }
+    Rolling { count, windows: out }
+}
+
 /// Each of `quantiles` of all the values that count (NaN when none does). The ranks they read are selected in
 /// ascending order, each among the values above the one before (a selection partitions the values around its
 /// rank), so three quantiles of a column cost little more than one selection over it rather than four.
@@ -316,6 +506,92 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Whether `value` is a spike by `rule` against a window's `count`, median, q1 and q3 (`_flags` in spikes.py).
+    fn spike(rule: SpikeRule, value: f64, count: u32, median: f64, q1: f64, q3: f64) -> bool {
+        let iqr = q3 - q1;
+        count >= rule.min_count && value - median >= rule.resolution && value >= rule.factor * median && value >= median + rule.iqrs * iqr
+    }
+
+    #[test]
+    fn spike_quantiles_are_the_windows_quantiles_wherever_a_spike_is_possible() {
+        let mut seed = 3u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        let three = [(0.5, Method::Linear), (0.25, Method::Nearest), (0.75, Method::Nearest)];
+        for (case, rule) in [
+            SpikeRule { factor: 3.0, iqrs: 5.0, resolution: 0.01, min_count: 30 },
+            SpikeRule { factor: 1.2, iqrs: 0.5, resolution: 0.0, min_count: 1 },
+            SpikeRule { factor: 0.0, iqrs: 0.0, resolution: f64::NEG_INFINITY, min_count: 0 },
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let n = 1500;
+            let times: Vec<i64> = (0..n as i64).map(|i| i * 2 - i % 3 + if i > 900 { 400 } else { 0 }).collect();
+            // Latencies around 1 with noise, ties, zeros, negative values, outliers three to a hundred times higher,
+            // infinities and NaN, some missing.
+            let values: Vec<f64> = (0..n)
+                .map(|i| match next() % 60 {
+                    0 => (next() % 300) as f64,
+                    1 => 0.0,
+                    2 => -((next() % 5) as f64),
+                    3 if case > 0 => f64::INFINITY,
+                    4 if case > 0 => f64::NAN,
+                    5 => 3.0 + (i % 7) as f64 * 0.01,
+                    _ => 0.5 + (next() % 1000) as f64 / 1000.0,
+                })
+                .collect();
+            let valid: Vec<bool> = (0..n).map(|_| next() % 10 != 0).collect();
+            for window in [40, 200, 1200] {
+                let all = rolling_quantiles(&times, &values, &valid, window, &three, 0..n);
+                for cut in [0, 1, 333, 901, n] {
+                    let (a, b) = (
+                        spike_quantiles(&times, &values, &valid, window, &three, rule, 0..cut),
+                        spike_quantiles(&times, &values, &valid, window, &three, rule, cut..n),
+                    );
+                    let count: Vec<u32> = a.count.iter().chain(&b.count).copied().collect();
+                    assert_eq!(count, all.count, "window {window} cut {cut}");
+                    let mut worked_out = 0;
+                    for i in 0..n {
+                        let got: Vec<f64> = (0..3).map(|k| if i < cut { a.windows[k][i] } else { b.windows[k][i - cut] }).collect();
+                        let want: Vec<f64> = (0..3).map(|k| all.windows[k][i]).collect();
+                        let is_spike = valid[i] && spike(rule, values[i], all.count[i], want[0], want[1], want[2]);
+                        if is_spike || !got[0].is_nan() {
+                            worked_out += 1;
+                            for k in 0..3 {
+                                assert!(same(got[k], want[k]), "case {case} window {window} cut {cut} row {i} quantile {k}");
+                            }
+                        }
+                        // What `_flags` decides from the answer is what it decides from every row's quantiles.
+                        let decided = valid[i] && spike(rule, values[i], count[i], got[0], got[1], got[2]);
+                        assert_eq!(decided, is_spike, "case {case} window {window} cut {cut} row {i}");
+                    }
+                    // The bounds settle most rows under the real rule; a rule every value passes settles none.
+                    if case == 0 {
+                        assert!(worked_out < n / 4, "{worked_out} of {n} rows ordered");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bins_bound_their_values_in_order() {
+        let values = [f64::NEG_INFINITY, -3.5, -1e-300, -0.0, 0.0, 1e-300, 0.999, 1.0, 1.01, 2.0, 7.25, 1e300, f64::INFINITY];
+        for pair in values.windows(2) {
+            assert!(bin_of(key(pair[0])) <= bin_of(key(pair[1])));
+        }
+        for v in values {
+            let (low, high) = bin_bounds(bin_of(key(v)));
+            assert!(low.total_cmp(&v).is_le() && v.total_cmp(&high).is_le(), "{v}: {low} {high}");
+        }
+        // 16 bins an octave: 1.0 and 1.06 share one, 1.0 and 1.0625 do not.
+        assert_eq!(bin_of(key(1.0)), bin_of(key(1.06)));
+        assert_ne!(bin_of(key(1.0)), bin_of(key(1.0625)));
     }
 
     #[test]
