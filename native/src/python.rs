@@ -214,13 +214,13 @@ fn rolling_quantiles<'py>(
         }
         methods.push((*q, method));
     }
-    let rule = spike_rule.map(|(factor, iqrs, resolution, min_count)| rolling::SpikeRule { factor, iqrs, resolution, min_count });
-    let spike_quantiles: Option<[(f64, rolling::Method); 3]> = match rule {
-        None => None,
-        Some(_) => Some(
-            methods.clone().try_into().map_err(|_| PyValueError::new_err("a spike rule takes three quantiles: the median, q1 and q3"))?,
-        ),
-    };
+    let spikes: Option<(rolling::SpikeRule, [(f64, rolling::Method); 3])> = spike_rule
+        .map(|(factor, iqrs, resolution, min_count)| {
+            let three = methods.clone().try_into();
+            let three = three.map_err(|_| PyValueError::new_err("a spike rule takes three quantiles: the median, q1 and q3"))?;
+            Ok::<_, PyErr>((rolling::SpikeRule { factor, iqrs, resolution, min_count }, three))
+        })
+        .transpose()?;
     let times: Vec<i64> = times.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
     if times.windows(2).any(|w| w[1] < w[0]) {
         return Err(PyValueError::new_err("times must be in ascending order"));
@@ -241,9 +241,9 @@ fn rolling_quantiles<'py>(
             .into_par_iter()
             .map(|(c, rows)| {
                 let (values, valid) = (&parsed[c].0, &parsed[c].1);
-                let part = match (rule, &spike_quantiles) {
-                    (Some(rule), Some(three)) => rolling::spike_quantiles(&times, values, valid, window, three, rule, rows),
-                    _ => rolling::rolling_quantiles(&times, values, valid, window, &methods, rows),
+                let part = match &spikes {
+                    Some((rule, three)) => rolling::spike_quantiles(&times, values, valid, window, three, *rule, rows),
+                    None => rolling::rolling_quantiles(&times, values, valid, window, &methods, rows),
                 };
                 (c, part)
             })

@@ -98,6 +98,30 @@ fn positions(held: &[i64], a: i64, b: i64) -> (usize, usize) {
     (at_a + usize::from(held[at_a] < a), at_b + usize::from(held[at_b] < b))
 }
 
+/// The rows `first..end` of `row`'s window, [t - window, t) ((0, 0) past the last row): where a range of rows starts.
+fn window_of(times: &[i64], row: usize, window: i64) -> (usize, usize) {
+    match times.get(row) {
+        Some(&t) => (times.partition_point(|&u| u < t.saturating_sub(window)), times.partition_point(|&u| u < t)),
+        None => (0, 0),
+    }
+}
+
+/// Each of `ranks` of `keys` (a window's or a column's values as keys, in any order; put in order only around those
+/// ranks). The ranks are selected in ascending order, each among the keys above the one before (a selection partitions
+/// the keys around its rank), so three quantiles cost little more than one selection rather than four.
+fn read_ranks(keys: &mut [i64], ranks: &[Rank]) -> Vec<f64> {
+    let mut wanted: Vec<usize> = ranks.iter().flat_map(|r| [r.low as usize, r.high as usize]).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    // Every key before `above` is in its place in the order or below all of those after it.
+    let mut above = 0;
+    for k in wanted {
+        keys[above..].select_nth_unstable(k - above);
+        above = k + 1;
+    }
+    ranks.iter().map(|rank| rank.read(|k| value_of(keys[k as usize]))).collect()
+}
+
 /// For each of `rows`, the number of values in its window and each of `quantiles`. `times` must be in ascending
 /// order; `values[i]` counts only where `valid[i]`.
 pub fn rolling_quantiles(
@@ -113,10 +137,7 @@ pub fn rolling_quantiles(
     let size = rows.len();
     let (mut count, mut out) = (vec![0u32; size], vec![vec![f64::NAN; size]; quantiles.len()]);
     // The first row's window, sorted afresh.
-    let (mut first, mut end) = match times.get(rows.start) {
-        Some(&t) => (times[..n].partition_point(|&u| u < t.saturating_sub(window)), times[..n].partition_point(|&u| u < t)),
-        None => (0, 0),
-    };
+    let (mut first, mut end) = window_of(&times[..n], rows.start, window);
     let mut held: Vec<i64> = (first..end).filter(|&j| valid[j]).map(|j| key(values[j])).collect();
     held.sort_unstable();
     let mut ranks: (usize, Vec<Rank>) = (0, Vec::new());
@@ -283,10 +304,7 @@ pub fn spike_quantiles(
     let rows = rows.start.min(n)..rows.end.min(n);
     let size = rows.len();
     let (mut count, mut out) = (vec![0u32; size], vec![vec![f64::NAN; size]; 3]);
-    let (mut first, mut end) = match times.get(rows.start) {
-        Some(&t) => (times[..n].partition_point(|&u| u < t.saturating_sub(window)), times[..n].partition_point(|&u| u < t)),
-        None => (0, 0),
-    };
+    let (mut first, mut end) = window_of(&times[..n], rows.start, window);
     let mut histogram = Histogram::new();
     let mut held = 0u32;
     for j in first..end {
@@ -341,46 +359,34 @@ pub fn spike_quantiles(
         }
         window_keys.clear();
         window_keys.extend((first..end).filter(|&j| valid[j]).map(|j| key(values[j])));
-        let mut wanted: Vec<usize> = ranks.1.iter().flat_map(|r| [r.low as usize, r.high as usize]).collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        let mut above = 0;
-        for k in wanted {
-            window_keys[above..].select_nth_unstable(k - above);
-            above = k + 1;
-        }
-        for (column, rank) in out.iter_mut().zip(&ranks.1) {
-            column[i] = rank.read(|k| value_of(window_keys[k as usize]));
+        for (column, quantile) in out.iter_mut().zip(read_ranks(&mut window_keys, &ranks.1)) {
+            column[i] = quantile;
         }
     }
     Rolling { count, windows: out }
 }
 
-/// Each of `quantiles` of all the values that count (NaN when none does). The ranks they read are selected in
-/// ascending order, each among the values above the one before (a selection partitions the values around its
-/// rank), so three quantiles of a column cost little more than one selection over it rather than four.
+/// Each of `quantiles` of all the values that count (NaN when none does), by `read_ranks`.
 pub fn overall(values: &[f64], valid: &[bool], quantiles: &[(f64, Method)]) -> Vec<f64> {
-    let mut all: Vec<f64> = values.iter().zip(valid).filter(|(_, &ok)| ok).map(|(&v, _)| v).collect();
+    let mut all: Vec<i64> = values.iter().zip(valid).filter(|(_, &ok)| ok).map(|(&v, _)| key(v)).collect();
     if all.is_empty() {
         return vec![f64::NAN; quantiles.len()];
     }
-    let size = all.len() as u32;
-    let ranks: Vec<Rank> = quantiles.iter().map(|&(q, method)| Rank::of(size, q, method)).collect();
-    let mut wanted: Vec<usize> = ranks.iter().flat_map(|r| [r.low as usize, r.high as usize]).collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    // Every value before `above` is in its place in the order or below all of those after it.
-    let mut above = 0;
-    for k in wanted {
-        all[above..].select_nth_unstable_by(k - above, f64::total_cmp);
-        above = k + 1;
-    }
-    ranks.iter().map(|rank| rank.read(|k| all[k as usize])).collect()
+    let ranks: Vec<Rank> = quantiles.iter().map(|&(q, method)| Rank::of(all.len() as u32, q, method)).collect();
+    read_ranks(&mut all, &ranks)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A seeded stream of pseudo-random numbers (a linear congruential generator's high bits).
+    fn numbers(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed >> 33
+        }
+    }
 
     /// Each window sorted by hand.
     fn plain(times: &[i64], values: &[f64], valid: &[bool], window: i64, q: f64, method: Method) -> Vec<f64> {
@@ -445,14 +451,10 @@ mod tests {
     #[test]
     fn long_windows_match_by_hand() {
         // Windows of ~100 values, where most steps have one value leave and one enter.
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            seed >> 33
-        };
+        let mut next = numbers(7);
         let times: Vec<i64> = (0..300).map(|i| i * 2 - i % 3).collect();
         let values: Vec<f64> = (0..300).map(|_| (next() % 50) as f64 / 4.0).collect();
-        let valid: Vec<bool> = (0..300).map(|_| next() % 10 != 0).collect();
+        let valid: Vec<bool> = (0..300).map(|_| !next().is_multiple_of(10)).collect();
         check(&times, &values, &valid, &[200], &[(0.5, Method::Linear), (0.25, Method::Nearest), (0.75, Method::Nearest)]);
     }
 
@@ -485,16 +487,12 @@ mod tests {
 
     #[test]
     fn overall_quantiles_are_those_of_all_values_sorted() {
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            seed >> 33
-        };
+        let mut next = numbers(11);
         let every: Vec<(f64, Method)> =
             [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0].iter().flat_map(|&q| [(q, Method::Linear), (q, Method::Nearest)]).collect();
         for size in [1, 2, 3, 9, 100, 1001] {
             let values: Vec<f64> = (0..size).map(|_| (next() % 40) as f64 / 4.0 - 3.0).collect();
-            let valid: Vec<bool> = (0..size).map(|i| i == 0 || next() % 7 != 0).collect();
+            let valid: Vec<bool> = (0..size).map(|i| i == 0 || !next().is_multiple_of(7)).collect();
             let mut all: Vec<f64> = (0..size).filter(|&j| valid[j]).map(|j| values[j]).collect();
             all.sort_by(f64::total_cmp);
             // All the quantiles of one call (each selected among the values above the last), in any order.
@@ -516,11 +514,7 @@ mod tests {
 
     #[test]
     fn spike_quantiles_are_the_windows_quantiles_wherever_a_spike_is_possible() {
-        let mut seed = 3u64;
-        let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            seed >> 33
-        };
+        let mut next = numbers(3);
         let three = [(0.5, Method::Linear), (0.25, Method::Nearest), (0.75, Method::Nearest)];
         for (case, rule) in [
             SpikeRule { factor: 3.0, iqrs: 5.0, resolution: 0.01, min_count: 30 },
@@ -545,7 +539,7 @@ mod tests {
                     _ => 0.5 + (next() % 1000) as f64 / 1000.0,
                 })
                 .collect();
-            let valid: Vec<bool> = (0..n).map(|_| next() % 10 != 0).collect();
+            let valid: Vec<bool> = (0..n).map(|_| !next().is_multiple_of(10)).collect();
             for window in [40, 200, 1200] {
                 let all = rolling_quantiles(&times, &values, &valid, window, &three, 0..n);
                 for cut in [0, 1, 333, 901, n] {
