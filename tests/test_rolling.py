@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.series.rolling import SpikeRule, medians_before, quantiles_before
+from analysis.series.rolling import SpikeRule, medians_before, medians_of_rows_before, quantiles_before
 from analysis.series.spikes import _flags
 
 T0 = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
@@ -43,6 +43,23 @@ def test_the_quantiles_before_each_sample_are_polars_to_the_bit(rows, window_s, 
         )
         assert answer.frame().to_dict(as_series=False) == want.to_dict(as_series=False)
         assert answer.overall["median"] == frame.select(column.median()).item()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(value, st.sampled_from([float("nan"), float("inf"), -float("inf"), -0.0])), max_size=80),
+    st.integers(1, 9),
+)
+def test_the_median_of_the_rows_before_each_row_is_polars_to_the_bit(values, rows):
+    # The sampling period's medians (`derived._bookkeeping`): nulls left out, NaN and infinities in polars' order,
+    # the first rows' shorter windows, an even count's two middle values interpolated as polars does.
+    column = pl.Series("step", values, dtype=pl.Float64)
+    got = medians_of_rows_before(column, rows)
+    want = column.shift(1).rolling_median(rows, min_samples=1)
+    assert got.name == "step"
+    assert got.is_null().to_list() == want.is_null().to_list()
+    # The same values, NaN where polars has NaN; a zero's sign may differ (polars' order ties -0.0 with 0.0).
+    assert np.array_equal(got.fill_null(0.0).to_numpy(), want.fill_null(0.0).to_numpy(), equal_nan=True)
 
 
 def test_a_long_series_taken_in_ranges_of_rows_is_polars_to_the_bit():

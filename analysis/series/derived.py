@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from analysis.series.metrics import COUNTER, CPU_STATES, Resolved
+from analysis.series.rolling import medians_of_rows_before
 from analysis.series.thresholds import CACHE_PERCENTAGES, Thresholds
 from ftdc.frames import TIME_COLUMN
 
@@ -731,7 +732,7 @@ def _bookkeeping(frame: pl.DataFrame, identity: Iterable[str]) -> pl.LazyFrame:
     step = frame.select(pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000).to_series()
     # The period in effect: the median of the PERIOD_WINDOW steps before each. The median of the steps after a row is
     # the one PERIOD_WINDOW + 1 rows on (nulls past the end, so the last rows' take what is left): one pass for both.
-    medians = step.extend_constant(None, PERIOD_WINDOW + 1).shift(1).rolling_median(PERIOD_WINDOW, min_samples=1)
+    medians = medians_of_rows_before(step.extend_constant(None, PERIOD_WINDOW + 1), PERIOD_WINDOW)
     period, after = medians.head(frame.height), medians.slice(PERIOD_WINDOW + 1, frame.height)
     restart = pl.lit(False)
     if "pid" in identity:

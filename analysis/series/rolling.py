@@ -1,5 +1,5 @@
 """Quantiles of the time window before each sample: the latency spikes' baselines (a latency's median and
-quartiles over the 10 minutes before).
+quartiles over the 10 minutes before); and medians of the few rows before each (the sampling period in effect).
 
 polars' `rolling_median_by` and `rolling_quantile_by` cost 50-65 ms a column for a day at 1 s, each quantile a
 pass of its own. The native core keeps each window's values in order in one vector and reads every quantile at
@@ -63,8 +63,34 @@ def quantiles_before(
     elsewhere, and where its value is null or its window holds fewer than `min_count`): the native core bounds each
     window's quantiles by counting its values in bins, and orders only the windows the bounds cannot settle, so
     the rows that are no spike cost a few steps, not a window kept in order."""
+    return _native_quantiles(
+        times.dt.epoch("us").to_numpy().astype("<i8", copy=False),
+        columns,
+        window // dt.timedelta(microseconds=1),
+        quantiles,
+        where,
+    )
+
+
+def medians_of_rows_before(column: pl.Series, rows: int) -> pl.Series:
+    """`column.shift(1).rolling_median(rows, min_samples=1)`'s values (a zero's sign aside: polars ties -0.0 with
+    0.0), by the native core (a row's number its time, the window that many): the median of the values of the
+    `rows` rows before each row, null where those hold none. A third of polars' time for the sampling period's five-row medians of a day at 1 s (polars keeps
+    each window in a tree)."""
+    (rolling,) = _native_quantiles(np.arange(len(column), dtype="<i8"), [column], rows, {"median": (0.5, "linear")}, None)
+    return pl.Series(column.name, np.ma.masked_array(rolling.before["median"], mask=rolling.count == 0))
+
+
+def _native_quantiles(
+    times: np.ndarray,
+    columns: list[pl.Series],
+    window: int,
+    quantiles: dict[str, tuple[float, Method]],
+    where: SpikeRule | None,
+) -> list[Rolling]:
+    """`quantiles_before` in the native core's terms: `times` in ticks (little-endian int64), `window` in ticks."""
     answers = _native.rolling_quantiles(
-        times.dt.epoch("us").to_numpy().astype("<i8", copy=False).tobytes(),
+        times.tobytes(),
         [
             (
                 values.cast(pl.Float64).fill_null(0.0).to_numpy().tobytes(),
@@ -72,7 +98,7 @@ def quantiles_before(
             )
             for values in columns
         ],
-        window // dt.timedelta(microseconds=1),
+        window,
         list(quantiles.values()),
         None if where is None else (where.factor, where.iqrs, where.resolution, where.min_count),
     )
