@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from analysis.advice.indexes import esr_keys, recommend_index
 from analysis.findings.culprits import CAUSE_SHARE, causes, max_time_ms, rank
 from analysis.findings.finding import Finding
-from analysis.series.checkpoints import SAME_END, Checkpoint, checkpoint_windows, merged
+from analysis.series.checkpoints import SAME_END, Checkpoint, checkpoint_windows, from_ftdc, merged
 from analysis.series.derived import derive, prepare
 from analysis.series.metrics import resolve
 from analysis.series.stats import at_least
@@ -298,6 +298,75 @@ def test_checkpoint_windows_from_counters_flag_and_log():
     )
     merged = checkpoint_windows(s, "6.0.0", events)
     assert merged[1].source == "ftdc+log" and merged[1].seconds == 1.0 and merged[1].corroborated
+
+
+def checkpoints_one_sample_at_a_time(rows: list[dict], version: str) -> list[tuple[int, int, bool]]:
+    """The checkpoints of derived rows (time_ms, valid, running, total_ms, last_ms, scrub_ms) as (start ms, end ms,
+    open), read a sample at a time as the module's docstring states them: the reference the query must match."""
+    scrub_counts = tuple(int(x) for x in version.split(".")[:2]) < (7, 3)
+    spans, rise, ended_since_rise = [], None, False
+    for i, row in enumerate(rows):
+        running = row["running"] or 0
+        before = None if i == 0 else rows[i - 1]["running"] or 0
+        counted = (row["total_ms"] or 0) > 0 and row["valid"]
+        fell = before is not None and before > 0 and running == 0 and row["valid"]
+        rose = running > 0 and (before == 0 or not row["valid"])
+        duration = None if row["last_ms"] is None else row["last_ms"] + ((row["scrub_ms"] or 0) if scrub_counts else 0)
+        if (counted or (fell and not ended_since_rise)) and duration is not None:
+            ended_since_rise = True
+            start = row["time_ms"] - max(0, round(duration))
+            if rise is not None:
+                start = min(max(start, start if rise[0] is None else rise[0]), rise[1])
+            spans.append((start, row["time_ms"], False))
+            rise = None
+        if rose:
+            rise, ended_since_rise = (None if i == 0 else rows[i - 1]["time_ms"], row["time_ms"]), False
+    if rise is not None and (rows[-1]["running"] or 0) > 0:
+        spans.append((rise[1], rows[-1]["time_ms"], True))
+    return spans
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "step_ms": st.sampled_from([0, 250, 1000, 1000, 1000, 7000]),
+                "valid": st.booleans(),
+                "running": st.one_of(st.none(), st.sampled_from([0, 0, 1, 1, 2])),
+                "total_ms": st.one_of(st.none(), st.sampled_from([0, 0, 0, 3, 900])),
+                "last_ms": st.one_of(st.none(), st.integers(0, 9000)),
+                "scrub_ms": st.one_of(st.none(), st.integers(0, 600)),
+            }
+        ),
+        max_size=40,
+    ),
+    st.sampled_from(["6.0.0", "7.3.1"]),
+)
+def test_checkpoints_from_the_counters_and_the_flag_are_those_read_a_sample_at_a_time(rows, version):
+    # Flags caught rising and falling, counters moving with the flag up or down, unknown durations, invalid intervals
+    # (a restart, a gap), repeated times, a checkpoint still running at the end: the query finds what the sample-by-sample
+    # reading does.
+    clock = 0
+    for row in rows:
+        clock += row["step_ms"]
+        row["time_ms"] = clock
+    series = pl.DataFrame(
+        {
+            "start": pl.Series([T0 + dt.timedelta(milliseconds=r["time_ms"]) for r in rows], dtype=pl.Datetime("ms", "UTC")),
+            "valid": pl.Series([r["valid"] for r in rows], dtype=pl.Boolean),
+            "checkpoint_running": pl.Series([r["running"] for r in rows], dtype=pl.Int64),
+            "checkpoint_time_ms": pl.Series([r["total_ms"] for r in rows], dtype=pl.Int64),
+            "checkpoint_last_ms": pl.Series([r["last_ms"] for r in rows], dtype=pl.Int64),
+            "checkpoint_scrub_ms": pl.Series([r["scrub_ms"] for r in rows], dtype=pl.Int64),
+        }
+    )
+    found = from_ftdc(series, version)
+    ms = dt.timedelta(milliseconds=1)
+    assert [((c.start - T0) // ms, (c.end - T0) // ms, c.open) for c in found] == (
+        checkpoints_one_sample_at_a_time(rows, version) if rows else []
+    )
+    assert all(c.source == "ftdc" and not c.corroborated for c in found)
 
 
 # --- replication

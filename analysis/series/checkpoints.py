@@ -98,8 +98,7 @@ def from_ftdc(series: pl.DataFrame, version: str | None) -> list[Checkpoint]:
     scrub = (
         pl.col("checkpoint_scrub_ms").fill_null(0) if "checkpoint_scrub_ms" in cols and _scrub_before_duration(version) else zero
     )
-    # The rows that end or start one, their times as epoch ms (the series' resolution): the loop below reads plain
-    # numbers, and the checkpoints' times become datetimes together at the end (a week holds ten thousand).
+    # The rows that end or start one, their times as epoch ms (the series' resolution), in order.
     epoch = pl.col(TIME_COLUMN).dt.epoch("ms")
     marks = series.select(
         time=epoch,
@@ -110,29 +109,36 @@ def from_ftdc(series: pl.DataFrame, version: str | None) -> list[Checkpoint]:
         running=running > 0,
         duration_ms=pl.col("checkpoint_last_ms") + scrub,
     )
-    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises"))
-    spans, rise, ended_since_rise = [], None, False
-    for time, previous, counted, fell, rose, duration_ms in zip(
-        *(rows[c].to_list() for c in ("time", "previous", "counted", "falls", "rises", "duration_ms"))
-    ):
-        # serverStatus can catch the counter updated while the flag is still set:
-        # the flag's fall one sample later is the same checkpoint's end.
-        is_end = counted or (fell and not ended_since_rise)
-        if is_end and duration_ms is not None:
-            ended_since_rise = True
-            start = time - max(0, round(duration_ms))
-            if rise is not None and rise[1] <= time:
-                # The flag says it was already running at rise[1] and not at rise[0].
-                start = min(max(start, start if rise[0] is None else rise[0]), rise[1])
-            spans.append((start, time, False))
-            rise = None
-        if rose:
-            rise, ended_since_rise = (previous, time), False
-    if rise is not None and marks.height and marks["running"][-1]:
-        spans.append((rise[1], marks["time"][-1], True))
-    starts, ends, still = zip(*spans) if spans else ((), (), ())
-    as_times = lambda ms: pl.Series(ms, dtype=pl.Int64).cast(series.schema[TIME_COLUMN]).to_list()  # noqa: E731
-    return [Checkpoint(s, e, "ftdc", open=o) for s, e, o in zip(as_times(starts), as_times(ends), still)]
+    rows = marks.filter(pl.col("counted") | pl.col("falls") | pl.col("rises")).with_row_index("row")
+    # A rise of the flag opens a stretch of rows; the rows up to a rise (itself included) belong to the stretch before
+    # it. In a stretch, the first row that counts a checkpoint or sees the flag fall, its duration known, ends one;
+    # after it only the counters do: serverStatus can catch the counter updated while the flag is still set, and the
+    # flag's fall one sample later is the same checkpoint's end.
+    stretch = pl.col("rises").cum_sum() - pl.col("rises")
+    may_end = pl.col("duration_ms").is_not_null() & (pl.col("counted") | pl.col("falls"))
+    first = may_end & (may_end.cum_sum().over(stretch) == 1)
+    # The stretch's rise (its previous sample and its own): the flag says the first checkpoint to end in it was
+    # already running at the rise and not at the sample before.
+    rise = pl.when("rises").then("row").shift(1).forward_fill()
+    rise_previous, rise_time = pl.col("previous").gather(rise), pl.col("time").gather(rise)
+    estimate = pl.col("time") - pl.col("duration_ms").round().clip(lower_bound=0).cast(pl.Int64)
+    start = (
+        pl.when(first & rise.is_not_null())
+        .then(pl.min_horizontal(pl.max_horizontal(estimate, pl.coalesce(rise_previous, estimate)), rise_time))
+        .otherwise(estimate)
+        .alias("start")
+    )
+    spans = rows.select(
+        start, end=pl.col("time"), open=pl.lit(False), stretch=stretch, ends=may_end & (pl.col("counted") | first)
+    )
+    spans = spans.filter("ends")
+    # The last rise, no checkpoint ended in the stretch it opened and the flag still up at the last sample: one running.
+    last_rise, stretches = rows.filter("rises").tail(1), rows["rises"].sum()
+    if not last_rise.is_empty() and marks["running"][-1] and spans.filter(pl.col("stretch") == stretches).is_empty():
+        running_one = pl.DataFrame({"start": last_rise["time"], "end": marks["time"].tail(1), "open": [True]})
+        spans = pl.concat([spans.select("start", "end", "open"), running_one])
+    times = spans.select(pl.col("start", "end").cast(series.schema[TIME_COLUMN]), "open")
+    return [Checkpoint(s, e, "ftdc", o) for s, e, o in zip(*(times[c].to_list() for c in ("start", "end", "open")))]
 
 
 def from_log(events: pl.DataFrame | None) -> list[Checkpoint]:
