@@ -287,7 +287,8 @@ impl Tracker {
 
 /// `rolling_quantiles` of the `median`, `q1` and `q3` (in that order in `quantiles`) where a spike by `rule` is
 /// possible, NaN elsewhere; `count` in every row. Each window's values are counted in bins (`Histogram`), the bins
-/// of the quantiles' ranks followed as the window moves: they bound each quantile, and a row whose value fails the
+/// of three ranks followed as the window moves (the median's lower, q1's higher and q3's lower: each bound reads
+/// one): they bound the median and the spread, and a row whose value fails the
 /// rule against the bounds (the least median and spread the window can have; each operation of the rule only grows
 /// with them) fails it against the quantiles, so only the other rows' windows are ordered, by selection. A row
 /// whose own value does not count, or whose window holds fewer than `min_count` values, gets NaN.
@@ -313,8 +314,9 @@ pub fn spike_quantiles(
             held += 1;
         }
     }
-    // Each quantile's lower and higher rank.
-    let mut trackers = [Tracker { bin: 0, below: 0 }; 6];
+    // The ranks the bounds read: the median's lower one (the median is at least its value), q1's higher one and
+    // q3's lower one (the spread is at least the gap between them).
+    let mut trackers = [Tracker { bin: 0, below: 0 }; 3];
     let mut ranks: (u32, [Rank; 3]) = (0, [Rank { low: 0, high: 0, between: 0.0 }; 3]);
     let mut window_keys: Vec<i64> = Vec::new();
     for (i, row) in rows.enumerate() {
@@ -344,13 +346,13 @@ pub fn spike_quantiles(
         if ranks.0 != held {
             ranks = (held, quantiles.map(|(q, method)| Rank::of(held, q, method)));
         }
-        for (k, rank) in ranks.1.iter().enumerate() {
-            trackers[2 * k].find(&histogram, rank.low);
-            trackers[2 * k + 1].find(&histogram, rank.high);
+        let [median, q1, q3] = ranks.1;
+        for (tracker, rank) in trackers.iter_mut().zip([median.low, q1.high, q3.low]) {
+            tracker.find(&histogram, rank);
         }
         // The least median and spread the window can have (a bound of NaN, from bins of NaNs, settles nothing).
         let median = bin_bounds(trackers[0].bin).0;
-        let spread = (bin_bounds(trackers[4].bin).0 - bin_bounds(trackers[3].bin).1).max(0.0);
+        let spread = (bin_bounds(trackers[2].bin).0 - bin_bounds(trackers[1].bin).1).max(0.0);
         let value = values[row];
         // The rule's operations in its order, each growing with the median and the spread (rounding keeps order): a
         // value short of the bounds' bar is short of the quantiles'.
