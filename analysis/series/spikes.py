@@ -70,17 +70,21 @@ class Spike:
 
 
 def _flags(latency: np.ndarray, quantiles: Rolling, rule: SpikeRule = RULE_FIGURES) -> tuple[np.ndarray, np.ndarray]:
-    """Each sample's `baseline` and whether it is a `spike` by `rule`, from its `latency` (NaN where unusable) and its
-    `quantiles` (`count`, `median`, `q1` and `q3` of the window before each sample, where a spike is possible; the
-    median of all)."""
+    """The rows that are spikes by `rule`, in order, and their baselines, from each row's `latency` (NaN where
+    unusable) and its window's `quantiles` (`count`; `median`, `q1` and `q3` where a spike is possible, NaN elsewhere;
+    the median of all). Only a row whose window's median was worked out, or whose window holds too few values to
+    be its baseline, can be one: the rule is tested on those rows alone (a few hundred of a week's 600,000 a class),
+    not on arrays of every row."""
     enough = quantiles.count >= rule.min_count
+    rows = np.flatnonzero(~enough | ~np.isnan(quantiles.before["median"]))
+    enough, value = enough[rows], latency[rows]
     # Early samples (little history) compare against the whole range's median instead.
     overall = quantiles.overall["median"]
-    median = np.where(enough, quantiles.before["median"], np.nan if overall is None else overall)
-    iqr = np.where(enough, quantiles.before["q3"] - quantiles.before["q1"], 0.0)
+    median = np.where(enough, quantiles.before["median"][rows], np.nan if overall is None else overall)
+    iqr = np.where(enough, quantiles.before["q3"][rows] - quantiles.before["q1"][rows], 0.0)
     # NaN (no value, no baseline, no spike possible) compares false: no spike.
-    spike = (latency - median >= rule.resolution) & (latency >= rule.factor * median) & (latency >= median + rule.iqrs * iqr)
-    return median, spike
+    spike = (value - median >= rule.resolution) & (value >= rule.factor * median) & (value >= median + rule.iqrs * iqr)
+    return rows[spike], median[spike]
 
 
 def _events(flagged: pl.DataFrame, op: str) -> list[Spike]:
@@ -132,7 +136,6 @@ def all_spikes(series: pl.DataFrame) -> list[Spike]:
     spikes = []
     for op, window in zip(ops, windows):
         latency = frame[op].cast(pl.Float64).to_numpy()
-        baseline, spike = _flags(latency, window)
-        rows = np.flatnonzero(spike)
-        spikes += _events(where[rows].with_columns(latency=pl.Series(latency[rows]), baseline=pl.Series(baseline[rows])), op)
+        rows, baseline = _flags(latency, window)
+        spikes += _events(where[rows].with_columns(latency=pl.Series(latency[rows]), baseline=pl.Series(baseline)), op)
     return sorted(spikes, key=lambda s: s.start)
