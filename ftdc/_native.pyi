@@ -56,8 +56,8 @@ def catalog(paths: list[str], interim: list[bool], time_field: str = "start") ->
 def select_names(patterns: list[str], names: list[str]) -> list[str]: ...
 def counters() -> tuple[int, int]: ...
 def rolling_quantiles(
-    times: bytes,
-    columns: list[tuple[bytes, bytes]],
+    times: list[tuple[bool, int, int, tuple[int, int] | None]],
+    columns: list[list[tuple[bool, int, int, tuple[int, int] | None]]],
     window: int,
     quantiles: list[tuple[float, str]],
     spike_rule: tuple[float, float, float, int] | None = None,

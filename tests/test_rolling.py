@@ -20,7 +20,7 @@ value = st.one_of(st.none(), st.sampled_from([0.0, 1.0, 2.5, 3.0]), st.floats(-1
 @given(
     st.lists(st.tuples(st.integers(0, 3), value), min_size=0, max_size=80),
     st.integers(1, 15),
-    st.sampled_from(["ms", "us"]),
+    st.sampled_from(["ms", "us", "ns"]),
 )
 def test_the_quantiles_before_each_sample_are_polars_to_the_bit(rows, window_s, unit):
     steps, values = zip(*rows) if rows else ((), ())
@@ -145,15 +145,32 @@ def test_quantiles_where_a_spike_is_possible_decide_every_spike_as_all_quantiles
 
 
 def test_bad_arguments_are_refused_not_guessed():
-    from ftdc import _native
+    import pyarrow as pa
 
+    from ftdc import _native
+    from ftdc.frames import in_place
+
+    held = []  # the arrays whose memory the native core reads, alive through each call
+
+    def column(values, dtype=None):
+        held.append(array := pa.array(values, dtype or pa.float64()))
+        return [in_place(array)]
+
+    zero, one, two = column([0.0]), column([0.0, 0.0]), column([1, 2], pa.int64())
     with pytest.raises(ValueError, match="ascending"):
-        _native.rolling_quantiles((2).to_bytes(8, "little") + (1).to_bytes(8, "little"), [(bytes(16), b"\1\1")], 10, [])
+        _native.rolling_quantiles(column([2, 1], pa.int64()), [one], 10, [])
     with pytest.raises(ValueError, match="same number of rows"):
-        _native.rolling_quantiles(bytes(16), [(bytes(8), b"\1\1")], 10, [])
+        _native.rolling_quantiles(two, [zero], 10, [])
+    with pytest.raises(ValueError, match="without missing values"):
+        _native.rolling_quantiles(column([1, None], pa.int64()), [one], 10, [])
+    with pytest.raises(ValueError, match="without missing values"):
+        _native.rolling_quantiles(column([1.0, 2.0]), [one], 10, [])
+    with pytest.raises(ValueError, match="aligned"):
+        integer, rows, address, _ = two[0]
+        _native.rolling_quantiles([(integer, rows - 1, address + 1, None)], [zero], 10, [])
     with pytest.raises(ValueError, match="method"):
-        _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 10, [(0.5, "midpoint")])
+        _native.rolling_quantiles(two, [one], 10, [(0.5, "midpoint")])
     with pytest.raises(ValueError, match="positive"):
-        _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 0, [])
+        _native.rolling_quantiles(two, [one], 0, [])
     with pytest.raises(ValueError, match="three quantiles"):
-        _native.rolling_quantiles(bytes(8), [(bytes(8), b"\1")], 10, [(0.5, "linear")], (3.0, 5.0, 0.01, 30))
+        _native.rolling_quantiles(two, [one], 10, [(0.5, "linear")], (3.0, 5.0, 0.01, 30))

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from ftdc import _native
+from ftdc.frames import arrow_chunks, in_place
 
 Method = Literal["linear", "nearest"]
 
@@ -63,13 +64,11 @@ def quantiles_before(
     elsewhere, and where its value is null or its window holds fewer than `min_count`): the native core bounds each
     window's quantiles by counting its values in bins, and orders only the windows the bounds cannot settle, so
     the rows that are no spike cost a few steps, not a window kept in order."""
-    return _native_quantiles(
-        times.dt.epoch("us").to_numpy().astype("<i8", copy=False),
-        columns,
-        window // dt.timedelta(microseconds=1),
-        quantiles,
-        where,
-    )
+    # The times as the column holds them (its unit's ticks), the window in whole ticks: a time t is in it when
+    # t >= t_i - window, which for whole ticks is t >= t_i - floor(window), so the windows are the same.
+    micros = window // dt.timedelta(microseconds=1)
+    ticks = {"ms": micros // 1000, "us": micros, "ns": micros * 1000}[times.dtype.time_unit]  # type: ignore[attr-defined]
+    return _native_quantiles(times.to_physical(), columns, ticks, quantiles, where)
 
 
 def medians_of_rows_before(column: pl.Series, rows: int) -> pl.Series:
@@ -77,27 +76,28 @@ def medians_of_rows_before(column: pl.Series, rows: int) -> pl.Series:
     0.0), by the native core (a row's number its time, the window that many): the median of the values of the
     `rows` rows before each row, null where those hold none. A third of polars' time for the sampling period's five-row medians of a day at 1 s (polars keeps
     each window in a tree)."""
-    (rolling,) = _native_quantiles(np.arange(len(column), dtype="<i8"), [column], rows, {"median": (0.5, "linear")}, None)
+    (rolling,) = _native_quantiles(pl.int_range(len(column), eager=True), [column], rows, {"median": (0.5, "linear")}, None)
     return pl.Series(column.name, np.ma.masked_array(rolling.before["median"], mask=rolling.count == 0))
 
 
 def _native_quantiles(
-    times: np.ndarray,
+    times: pl.Series,
     columns: list[pl.Series],
     window: int,
     quantiles: dict[str, tuple[float, Method]],
     where: SpikeRule | None,
 ) -> list[Rolling]:
-    """`quantiles_before` in the native core's terms: `times` in ticks (little-endian int64), `window` in ticks."""
+    """`quantiles_before` in the native core's terms: `times` in ticks (integers, ascending), `window` in ticks. The
+    core reads the times and the columns where polars holds them (Int64 and Float64 columns; others are cast to
+    Float64 first), not copies of them."""
+    frame = pl.DataFrame(
+        [times.cast(pl.Int64).alias("times")]
+        + [(c if c.dtype in (pl.Int64, pl.Float64) else c.cast(pl.Float64)).alias(f"c{i}") for i, c in enumerate(columns)]
+    )
+    chunks = arrow_chunks(frame)  # held through the call: the core reads their memory
     answers = _native.rolling_quantiles(
-        times.tobytes(),
-        [
-            (
-                values.cast(pl.Float64).fill_null(0.0).to_numpy().tobytes(),
-                values.is_not_null().cast(pl.UInt8).to_numpy().tobytes(),
-            )
-            for values in columns
-        ],
+        [in_place(a) for a in chunks["times"] if len(a)],
+        [[in_place(a) for a in chunks[f"c{i}"] if len(a)] for i in range(len(columns))],
         window,
         list(quantiles.values()),
         None if where is None else (where.factor, where.iqrs, where.resolution, where.min_count),

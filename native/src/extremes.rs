@@ -4,7 +4,10 @@
 //! numpy did this as one `reduceat` over a matrix of every column: polars first copied the columns into that
 //! matrix as floats (a week's 460 MB), and the reduction then read it again. Here each column is read once, where
 //! it lies (Arrow arrays: values and an optional validity bitmap; a column may be several, as polars holds the
-//! result of a `diff` in two), the columns in parallel.
+//! result of a `diff` in two), the columns in parallel. The rolling quantiles read their columns the same way
+//! (`floats`, `integers`).
+
+use std::borrow::Cow;
 
 /// A chunk's values: floats, or integers read as floats (`as f64`, as polars casts them).
 pub enum Values<'a> {
@@ -21,11 +24,15 @@ pub struct Chunk<'a> {
 }
 
 impl Chunk<'_> {
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         match self.values {
             Values::Float(values) => values.len(),
             Values::Integer(values) => values.len(),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The extremes of `rows` of this chunk (`extremes`).
@@ -36,6 +43,47 @@ impl Chunk<'_> {
             (Values::Float(values), Some(bits)) => extremes(&values[rows.clone()], |v| v, valid(bits, rows.start)),
             (Values::Integer(values), Some(bits)) => extremes(&values[rows.clone()], |v| v as f64, valid(bits, rows.start)),
         }
+    }
+}
+
+/// A column held as `chunks` one after the other, as the rolling windows read it: its values as floats (integers
+/// `as f64`, as polars casts them; where they lie when the column is one chunk of floats) and whether each row counts.
+pub fn floats<'a>(chunks: &[Chunk<'a>]) -> (Cow<'a, [f64]>, Vec<bool>) {
+    let valid = chunks
+        .iter()
+        .flat_map(|chunk| {
+            let counts = chunk.validity.map(|bits| valid(bits, 0));
+            (0..chunk.len()).map(move |i| counts.as_ref().is_none_or(|counts| counts(i)))
+        })
+        .collect();
+    let values = match chunks {
+        [Chunk { values: Values::Float(values), .. }] => Cow::Borrowed(*values),
+        _ => Cow::Owned(
+            chunks
+                .iter()
+                .flat_map(|chunk| match chunk.values {
+                    Values::Float(values) => values.to_vec(),
+                    Values::Integer(values) => values.iter().map(|&v| v as f64).collect(),
+                })
+                .collect(),
+        ),
+    };
+    (values, valid)
+}
+
+/// A column of integers without nulls held as `chunks` (times): where they lie when it is one chunk; None when a chunk
+/// holds floats or missing values.
+pub fn integers<'a>(chunks: &[Chunk<'a>]) -> Option<Cow<'a, [i64]>> {
+    let parts: Option<Vec<&'a [i64]>> = chunks
+        .iter()
+        .map(|chunk| match (&chunk.values, chunk.validity) {
+            (Values::Integer(values), None) => Some(*values),
+            _ => None,
+        })
+        .collect();
+    match parts?.as_slice() {
+        [one] => Some(Cow::Borrowed(*one)),
+        parts => Some(Cow::Owned(parts.concat())),
     }
 }
 
@@ -132,6 +180,34 @@ mod tests {
 
     fn same(a: &[f64], b: &[f64]) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y || (x.is_nan() && y.is_nan()))
+    }
+
+    #[test]
+    fn a_column_of_chunks_reads_as_its_floats_and_rows_that_count() {
+        let (first, second) = ([1.5, f64::NAN, -2.0], [7i64, -3]);
+        let bits = bitmap(&[true, false, true], 5);
+        let chunks = [
+            Chunk { values: Values::Float(&first), validity: Some((&bits, 5)) },
+            Chunk { values: Values::Integer(&second), validity: None },
+        ];
+        let (values, valid) = floats(&chunks);
+        assert!(matches!(values, Cow::Owned(_)) && same(&values, &[1.5, f64::NAN, -2.0, 7.0, -3.0]));
+        assert_eq!(valid, [true, false, true, true, true]);
+        // One chunk of floats is read where it lies.
+        let (values, valid) = floats(&chunks[..1]);
+        assert!(matches!(values, Cow::Borrowed(_)) && valid == [true, false, true]);
+        assert!(floats(&[]).0.is_empty());
+    }
+
+    #[test]
+    fn times_are_integers_without_missing_values() {
+        let (a, b) = ([1i64, 2], [5i64]);
+        let whole = [Chunk { values: Values::Integer(&a), validity: None }, Chunk { values: Values::Integer(&b), validity: None }];
+        assert_eq!(integers(&whole).as_deref(), Some(&[1, 2, 5][..]));
+        assert!(matches!(integers(&whole[..1]), Some(Cow::Borrowed(_))));
+        let bits = bitmap(&[true, true], 0);
+        assert!(integers(&[Chunk { values: Values::Integer(&a), validity: Some((&bits, 0)) }]).is_none());
+        assert!(integers(&[Chunk { values: Values::Float(&[1.0]), validity: None }]).is_none());
     }
 
     #[test]

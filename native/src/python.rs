@@ -177,27 +177,33 @@ fn counters() -> (u64, u64) {
 }
 
 /// Quantiles of the time windows [t - window, t) before each row (`rolling.rs`), for several columns at once (in
-/// parallel): `times` as little-endian int64 bytes, each column as (float64 bytes, one byte a row: non-zero where
-/// the value counts), `quantiles` as (q, "linear" | "nearest"). Returns per column the count in each window
-/// (uint32 bytes), each quantile (float64 bytes, NaN where the window is empty) and each quantile of the whole
-/// column (NaN when it has no value). With `spike_rule` (factor, iqrs, resolution, min_count), `quantiles` are the
-/// median, q1 and q3, worked out only where the row's own value can be a spike by it (`rolling::spike_quantiles`).
+/// parallel): `times` an int64 column without missing values, each of `columns` an int64 or float64 one of as many
+/// rows (a missing value does not count), each as its Arrow chunks (`ArrowChunk`, read in place as `run_extremes`
+/// reads them), `quantiles` as (q, "linear" | "nearest"). Returns per column the count in each window (uint32
+/// bytes), each quantile (float64 bytes, NaN where the window is empty) and each quantile of the whole column (NaN
+/// when it has no value). With `spike_rule` (factor, iqrs, resolution, min_count), `quantiles` are the median, q1
+/// and q3, worked out only where the row's own value can be a spike by it (`rolling::spike_quantiles`).
+///
+/// The addresses are read as memory: the caller (`analysis.series.rolling`) passes those of arrays it holds for the
+/// call, as pyarrow gives them.
 #[pyfunction]
 #[pyo3(signature = (times, columns, window, quantiles, spike_rule=None))]
 #[allow(clippy::type_complexity)]
 fn rolling_quantiles<'py>(
     py: Python<'py>,
-    times: &[u8],
-    columns: Vec<(PyBackedBytes, PyBackedBytes)>,
+    times: Vec<ArrowChunk>,
+    columns: Vec<Vec<ArrowChunk>>,
     window: i64,
     quantiles: Vec<(f64, String)>,
     spike_rule: Option<(f64, f64, f64, u32)>,
 ) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>, Vec<f64>)>> {
-    let n = times.len() / 8;
-    if !times.len().is_multiple_of(8) || columns.iter().any(|(values, valid)| values.len() != times.len() || valid.len() != n) {
-        return Err(PyValueError::new_err(
-            "times and each column's values and valid must hold the same number of rows (8, 8 and 1 bytes each)",
-        ));
+    let times =
+        extremes::integers(&in_place(&times)?).ok_or_else(|| PyValueError::new_err("times must be int64 without missing values"))?;
+    let n = times.len();
+    let parsed: Vec<(std::borrow::Cow<'_, [f64]>, Vec<bool>)> =
+        columns.iter().map(|chunks| in_place(chunks).map(|chunks| extremes::floats(&chunks))).collect::<PyResult<_>>()?;
+    if parsed.iter().any(|(values, _)| values.len() != n) {
+        return Err(PyValueError::new_err("times and each column must hold the same number of rows"));
     }
     if window <= 0 {
         return Err(PyValueError::new_err("the window must be positive"));
@@ -221,16 +227,9 @@ fn rolling_quantiles<'py>(
             Ok::<_, PyErr>((rolling::SpikeRule { factor, iqrs, resolution, min_count }, three))
         })
         .transpose()?;
-    let times: Vec<i64> = times.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
     if times.windows(2).any(|w| w[1] < w[0]) {
         return Err(PyValueError::new_err("times must be in ascending order"));
     }
-    let parsed: Vec<(Vec<f64>, Vec<bool>)> = columns
-        .iter()
-        .map(|(values, valid)| {
-            (values.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect(), valid.iter().map(|&b| b != 0).collect())
-        })
-        .collect();
     let (windows, overall) = py.detach(|| {
         use rayon::prelude::*;
         // Each column's rows in ranges, so the two cores share three columns evenly.
@@ -265,8 +264,29 @@ fn rolling_quantiles<'py>(
         .collect()
 }
 
-/// A chunk of a column as `run_extremes` takes it: (integer, rows, values address, (validity address, offset)).
+/// A chunk of a column as `run_extremes` and `rolling_quantiles` take it: (integer, rows, values address, (validity
+/// address, offset)) of an Arrow Int64 (`integer`) or Float64 array, the address that of its first row.
 type ArrowChunk = (bool, usize, usize, Option<(usize, usize)>);
+
+/// `chunks` as slices of the memory they lie in; refused unless each chunk's values are at an aligned, non-null address.
+fn in_place(chunks: &[ArrowChunk]) -> PyResult<Vec<extremes::Chunk<'_>>> {
+    // f64 and i64 share their size and alignment.
+    if chunks.iter().any(|&(_, _, values, _)| values == 0 || !values.is_multiple_of(std::mem::align_of::<f64>())) {
+        return Err(PyValueError::new_err("each chunk's values must be at an aligned, non-null address"));
+    }
+    // SAFETY: the caller holds each array for the call, with `size` values from `values` and its validity bitmap
+    // covering bits `offset..offset + size` (pyarrow's buffers: aligned, alive while their arrays are).
+    let chunk = |&(integer, size, values, validity): &ArrowChunk| extremes::Chunk {
+        values: if integer {
+            extremes::Values::Integer(unsafe { std::slice::from_raw_parts(values as *const i64, size) })
+        } else {
+            extremes::Values::Float(unsafe { std::slice::from_raw_parts(values as *const f64, size) })
+        },
+        validity: validity
+            .map(|(bits, offset)| (unsafe { std::slice::from_raw_parts(bits as *const u8, (offset + size).div_ceil(8)) }, offset)),
+    };
+    Ok(chunks.iter().map(chunk).collect())
+}
 
 /// The least and greatest finite value of each run of rows of each column (`extremes::run_extremes`), the columns
 /// in parallel. Each of `columns` is its chunks in order, each chunk `(integer, rows, values address, (validity
@@ -293,22 +313,7 @@ fn run_extremes<'py>(
     if columns.iter().any(|chunks| chunks.iter().map(|&(_, size, _, _)| size).sum::<usize>() != rows) {
         return Err(PyValueError::new_err("each column's chunks must hold rows rows"));
     }
-    // f64 and i64 share their size and alignment.
-    if columns.iter().flatten().any(|&(_, _, values, _)| values == 0 || !values.is_multiple_of(std::mem::align_of::<f64>())) {
-        return Err(PyValueError::new_err("each chunk's values must be at an aligned, non-null address"));
-    }
-    // SAFETY: the caller holds each array for the call, with `size` values from `values` and its validity bitmap
-    // covering bits `offset..offset + size` (pyarrow's buffers: aligned, alive while their arrays are).
-    let chunk = |&(integer, size, values, validity): &ArrowChunk| extremes::Chunk {
-        values: if integer {
-            extremes::Values::Integer(unsafe { std::slice::from_raw_parts(values as *const i64, size) })
-        } else {
-            extremes::Values::Float(unsafe { std::slice::from_raw_parts(values as *const f64, size) })
-        },
-        validity: validity
-            .map(|(bits, offset)| (unsafe { std::slice::from_raw_parts(bits as *const u8, (offset + size).div_ceil(8)) }, offset)),
-    };
-    let columns: Vec<Vec<extremes::Chunk<'_>>> = columns.iter().map(|chunks| chunks.iter().map(chunk).collect()).collect();
+    let columns: Vec<Vec<extremes::Chunk<'_>>> = columns.iter().map(|chunks| in_place(chunks)).collect::<PyResult<_>>()?;
     let reduced: Vec<(Vec<f64>, Vec<f64>)> = py.detach(|| {
         use rayon::prelude::*;
         columns.par_iter().map(|chunks| extremes::run_extremes(chunks, &starts)).collect()

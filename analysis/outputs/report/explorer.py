@@ -31,7 +31,7 @@ from analysis.series.windows import between
 from ftdc import _native
 from ftdc.batches import decode_windows, time_windows
 from ftdc.catalog import catalog_files
-from ftdc.frames import TIME_COLUMN
+from ftdc.frames import TIME_COLUMN, arrow_chunks, in_place
 from ftdc.paths import PathArg, resolve
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
@@ -124,39 +124,14 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
     starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.empty(0, dtype=np.int64)
     if not len(starts) or not values:
         return columns[starts], np.empty((len(starts), len(values))), np.empty((len(starts), len(values)))
-    chunks = _arrow_chunks(computed.drop(BUCKET))
+    chunks = arrow_chunks(computed.drop(BUCKET))
     lows, highs = _native.run_extremes(
-        [[_buffers(chunk) for chunk in chunks[f"v{i}"] if len(chunk)] for i in range(len(values))],
+        [[in_place(chunk) for chunk in chunks[f"v{i}"] if len(chunk)] for i in range(len(values))],
         computed.height,
         starts.astype("<u8").tobytes(),
     )
     shape = (len(starts), len(values))
     return columns[starts], np.frombuffer(lows, dtype="<f8").reshape(shape), np.frombuffer(highs, dtype="<f8").reshape(shape)
-
-
-def _arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:
-    """Each column of `frame` as the Arrow arrays polars holds it in, without a copy. A frame goes to Arrow in one call
-    (a Series' own costs 0.1 ms each), but as record batches: columns cut into chunks of other lengths (a `diff`'s
-    two) would be copied into one, so the columns go by the lengths of their chunks."""
-    alike: dict[tuple[int, ...], list[str]] = {}
-    for name in frame.columns:
-        alike.setdefault(tuple(frame[name].chunk_lengths()), []).append(name)
-    chunks = {}
-    for names in alike.values():
-        table = frame.select(names).to_arrow()
-        chunks.update({name: table.column(name).chunks for name in names})
-    return chunks
-
-
-def _buffers(array: pa.Array) -> tuple[bool, int, int, tuple[int, int] | None]:
-    """An Int64 or Float64 Arrow array (a chunk of a column) as `run_extremes` reads it: whether integer, its rows, its
-    first row's address, and its validity bitmap's with the array's offset into it (None without nulls). `array` must
-    be held while they are read."""
-    validity, data = array.buffers()
-    if array.type not in READ_AS_THEY_ARE or data is None or data.size < 8 * (array.offset + len(array)):
-        raise ValueError(f"not an Int64 or Float64 array with its values: {array.type}")
-    bitmap = None if validity is None or array.null_count == 0 else (validity.address, array.offset)
-    return array.type == pa.int64(), len(array), data.address + 8 * array.offset, bitmap
 
 
 def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
