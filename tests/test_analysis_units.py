@@ -8,7 +8,7 @@ import math
 import polars as pl
 import pytest
 from conftest import slow_ops
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from analysis.advice.indexes import esr_keys, recommend_index
@@ -342,6 +342,14 @@ def checkpoints_one_sample_at_a_time(rows: list[dict], version: str) -> list[tup
         max_size=40,
     ),
     st.sampled_from(["6.0.0", "7.3.1"]),
+)
+# The flag rises, a checkpoint is counted while it stays up to the last sample: that one ended; none is still running.
+@example(
+    [
+        {"step_ms": 1000, "valid": True, "running": r, "total_ms": t, "last_ms": m, "scrub_ms": None}
+        for r, t, m in ((0, 0, None), (1, 0, None), (1, 900, 500), (1, 0, 500))
+    ],
+    "6.0.0",
 )
 def test_checkpoints_from_the_counters_and_the_flag_are_those_read_a_sample_at_a_time(rows, version):
     # Flags caught rising and falling, counters moving with the flag up or down, unknown durations, invalid intervals
