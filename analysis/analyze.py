@@ -279,14 +279,17 @@ def analyze(
         where = diagnostic_data if isinstance(diagnostic_data, (str, os.PathLike)) else ", ".join(map(str, diagnostic_data))
         raise no_samples(str(where), catalog.chunks, lower, upper)
     prepared = series_module.prepare(raw, resolved)
-    overview = summarize(catalog, prepared, metadata.node)
     del raw
-    progress(STAGES[2])
-    thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
-    derived_series = series_module.Derived(prepared, resolved, thresholds)
-    derived = derived_series.analysed
-    del prepared
-    with ThreadPoolExecutor(1, thread_name_prefix="spikes") as ahead:
+    with ThreadPoolExecutor(1, thread_name_prefix="ahead") as ahead:
+        # The overview is read from the prepared frame while the series are derived from it: polars derives them
+        # without the GIL, with a core to spare while the new columns' memory is mapped.
+        overview_ahead = ahead.submit(summarize, catalog, prepared, metadata.node)
+        thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
+        derived_series = series_module.Derived(prepared, resolved, thresholds)
+        derived = derived_series.analysed
+        del prepared
+        overview = overview_ahead.result()
+        progress(STAGES[2])
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
         # core and polars, without the GIL) while the checkpoints are found in Python.
         spikes = ahead.submit(all_spikes, derived)
