@@ -486,3 +486,20 @@ def test_log_checkpoints_twin_ftdc_ones_as_one_by_one_search_would(ftdc_steps, l
             remaining.remove(twin)
     want += [c for c in remaining if first <= c.end <= last]
     assert merged(ftdc, log, first, last) == sorted(want, key=lambda c: c.start)
+
+
+@pytest.mark.parametrize(("burst_per_s", "storm"), [(15, False), (19, False), (20, True), (100, True)])
+def test_a_connection_storm_opens_at_least_its_least_rate(burst_per_s, storm):
+    # An hour at 0.5 new connections a second, then 30 s far above that while the open count triples: a storm only
+    # when the burst reaches MIN_RATE (20/s); under it, however many times the usual rate, none (and the hour's
+    # medians are not taken).
+    from analysis.findings.detectors import connection_storm
+
+    seconds = list(range(3_700))
+    rates = [0.5] * 3_650 + [burst_per_s] * 30 + [0.5] * 20
+    created = list(itertools.accumulate(rates))
+    current = [50] * 3_650 + [50 + 10 * i for i in range(30)] + [350] * 20
+    series = series_of({SS + "connections.totalCreated": created, SS + "connections.current": current}, seconds)
+    found = [f for f in run_detector(connection_storm.detect, series) if f.kind == "connection_storm"]
+    assert connection_storm.MIN_RATE == 20
+    assert bool(found) == storm

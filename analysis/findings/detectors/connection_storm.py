@@ -64,6 +64,10 @@ def _extended(series: pl.DataFrame, window: Window) -> Window:
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("connections", "connections_created_per_s"):
         return [ctx.not_checked(KIND, "Connection storms", ["connections.totalCreated"])]
+    if not (ctx.series["connections_created_per_s"] >= MIN_RATE).any():
+        # A storm opens at least MIN_RATE connections a second: a node that never did had none, and the hour's
+        # medians (a window over every sample) need not be taken.
+        return []
     [usual] = medians_before(ctx.series[TIME_COLUMN], [ctx.series["connections_created_per_s"]], USUAL)
     series = ctx.series.with_columns(bar=pl.max_horizontal(STORM_FACTOR * usual.fill_null(0), pl.lit(MIN_RATE)))
     findings, covered = [], None
