@@ -503,3 +503,18 @@ def test_a_connection_storm_opens_at_least_its_least_rate(burst_per_s, storm):
     found = [f for f in run_detector(connection_storm.detect, series) if f.kind == "connection_storm"]
     assert connection_storm.MIN_RATE == 20
     assert bool(found) == storm
+
+
+@pytest.mark.parametrize(("deleted", "burst"), [(9_999, False), (10_000, True)])
+def test_a_ttl_burst_deletes_at_least_its_least_documents_in_a_minute(deleted, burst):
+    # Two quiet hours, then one TTL pass deleting `deleted` documents within 50 s: a burst only from MIN_DOCS
+    # (10,000) in its busiest minute; a capture that deleted fewer in all is not looked at further.
+    from analysis.findings.detectors import ttl_burst
+
+    seconds = list(range(7_300))
+    per_second = [0] * 7_200 + [deleted // 50] * 50 + [0] * 50
+    per_second[7_200] += deleted - sum(per_second)
+    series = series_of({SS + "metrics.ttl.deletedDocuments": list(itertools.accumulate(per_second))}, seconds)
+    found = [f for f in run_detector(ttl_burst.detect, series) if f.kind == "ttl_burst"]
+    assert ttl_burst.MIN_DOCS == 10_000 and series["ttl_deleted"].sum() == deleted
+    assert bool(found) == burst

@@ -103,6 +103,10 @@ def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ttl_deleted"):
         return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
+    if (ctx.series["ttl_deleted"].sum() or 0) < MIN_DOCS:
+        # A burst deletes at least MIN_DOCS documents in its busiest minute: a capture that deleted fewer in all had
+        # none, and its minutes and passes need not be taken.
+        return []
     minutes = _minutes(ctx.series)
     busy = minutes["finished_per_s"].quantile(PEAK_QUANTILE) if "finished_per_s" in minutes.columns else None
     bursts = _passes(ctx.series, minutes).filter(
