@@ -237,6 +237,10 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
 
     metrics = needed_metrics(directory)
     ftdc.read_ftdc(directory, metrics)  # imports (pyarrow loads at the first decode) and the page cache, before any clock
+    # Likewise the analysis's once-a-process costs: numpy.ma, which polars imports at its first Series made from numpy
+    # (7 ms), and the first memory its allocator maps (a process's first round took 1.65-1.8x its floor, the next
+    # ones 1.45-1.55x).
+    analysis.analyze(directory)
     floors, analyses, reports, incidents, explores, loads = [], [], [], [], [], []
     for _ in range(rounds):
         load = os.getloadavg()[0]
