@@ -351,6 +351,15 @@ def checkpoints_one_sample_at_a_time(rows: list[dict], version: str) -> list[tup
     ],
     "6.0.0",
 )
+# The flag already up at the first sample, whose interval counts (no rise seen), a checkpoint counted there and the
+# flag falling at the next: one checkpoint.
+@example(
+    [
+        {"step_ms": 1000, "valid": True, "running": 1, "total_ms": 900, "last_ms": 500, "scrub_ms": None},
+        {"step_ms": 1000, "valid": True, "running": 0, "total_ms": 0, "last_ms": 500, "scrub_ms": None},
+    ],
+    "6.0.0",
+)
 def test_checkpoints_from_the_counters_and_the_flag_are_those_read_a_sample_at_a_time(rows, version):
     # Flags caught rising and falling, counters moving with the flag up or down, unknown durations, invalid intervals
     # (a restart, a gap), repeated times, a checkpoint still running at the end: the query finds what the sample-by-sample

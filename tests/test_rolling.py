@@ -170,7 +170,22 @@ def test_bad_arguments_are_refused_not_guessed():
         _native.rolling_quantiles([(integer, rows - 1, address + 1, None)], [zero], 10, [])
     with pytest.raises(ValueError, match="method"):
         _native.rolling_quantiles(two, [one], 10, [(0.5, "midpoint")])
-    with pytest.raises(ValueError, match="positive"):
-        _native.rolling_quantiles(two, [one], 0, [])
+    with pytest.raises(ValueError, match="negative"):
+        _native.rolling_quantiles(two, [one], -1, [])
     with pytest.raises(ValueError, match="three quantiles"):
         _native.rolling_quantiles(two, [one], 10, [(0.5, "linear")], (3.0, 5.0, 0.01, 30))
+
+
+def test_a_window_shorter_than_a_tick_and_dates_are_windowed_as_polars_windows_them():
+    # Times in ms and a 0.5 ms window: every window empty. Dates and a two-day window: the days before.
+    frame = pl.DataFrame(
+        {
+            "ms": pl.Series([T0 + dt.timedelta(milliseconds=i) for i in range(5)], dtype=pl.Datetime("ms", "UTC")),
+            "day": pl.Series([(T0 + dt.timedelta(days=i)).date() for i in range(5)], dtype=pl.Date),
+            "v": [1.0, 4.0, 2.0, 8.0, 16.0],
+        }
+    )
+    for on, window, every in (("ms", dt.timedelta(microseconds=500), "500us"), ("day", dt.timedelta(days=2), "2d")):
+        [got] = quantiles_before(frame[on], [frame["v"]], window, {"median": (0.5, "linear")})
+        want = frame.select(pl.col("v").rolling_median_by(on, every, closed="left")).to_series()
+        assert got.frame()["median"].to_list() == want.to_list()

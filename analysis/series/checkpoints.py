@@ -100,12 +100,13 @@ def from_ftdc(series: pl.DataFrame, version: str | None) -> list[Checkpoint]:
     )
     # The rows that end or start one, their times as epoch ms (the series' resolution), in order.
     epoch = pl.col(TIME_COLUMN).dt.epoch("ms")
+    # A test the first sample cannot answer (no sample before it, an unknown validity) is no mark.
     marks = series.select(
         time=epoch,
         previous=epoch.shift(1),
-        counted=ended & pl.col("valid"),
-        falls=falls,
-        rises=rises,
+        counted=(ended & pl.col("valid")).fill_null(False),
+        falls=falls.fill_null(False),
+        rises=rises.fill_null(False),
         running=running > 0,
         duration_ms=pl.col("checkpoint_last_ms") + scrub,
     )

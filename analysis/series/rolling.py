@@ -64,10 +64,12 @@ def quantiles_before(
     elsewhere, and where its value is null or its window holds fewer than `min_count`): the native core bounds each
     window's quantiles by counting its values in bins, and orders only the windows the bounds cannot settle, so
     the rows that are no spike cost a few steps, not a window kept in order."""
-    # The times as the column holds them (its unit's ticks), the window in whole ticks: a time t is in it when
-    # t >= t_i - window, which for whole ticks is t >= t_i - floor(window), so the windows are the same.
+    # The times as the column holds them (its unit's ticks; dates as microseconds), the window in whole ticks: a
+    # time t is in it when t >= t_i - window, which for whole ticks is t >= t_i - floor(window), polars' windows.
+    if not isinstance(times.dtype, pl.Datetime):
+        times = times.cast(pl.Datetime("us"))
     micros = window // dt.timedelta(microseconds=1)
-    ticks = {"ms": micros // 1000, "us": micros, "ns": micros * 1000}[times.dtype.time_unit]  # type: ignore[attr-defined]
+    ticks = {"ms": micros // 1000, "us": micros, "ns": micros * 1000}[times.dtype.time_unit]  # type: ignore[union-attr]
     return _native_quantiles(times.to_physical(), columns, ticks, quantiles, where)
 
 
