@@ -57,6 +57,9 @@ def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:
 # whether integer, its rows, its first row's address, and its validity bitmap's address with the array's offset into
 # it (None without nulls).
 ArrowChunk = tuple[bool, int, int, tuple[int, int] | None]
+# The column types the native core reads where polars holds them (`in_place`); a column of another type is cast to
+# Float64 first.
+IN_PLACE = (pl.Int64, pl.Float64)
 
 
 def arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:

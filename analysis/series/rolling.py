@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from ftdc import _native
-from ftdc.frames import arrow_chunks, in_place
+from ftdc.frames import IN_PLACE, arrow_chunks, in_place
 
 Method = Literal["linear", "nearest"]
 
@@ -94,7 +94,7 @@ def _native_quantiles(
     Float64 first), not copies of them."""
     frame = pl.DataFrame(
         [times.cast(pl.Int64).alias("times")]
-        + [(c if c.dtype in (pl.Int64, pl.Float64) else c.cast(pl.Float64)).alias(f"c{i}") for i, c in enumerate(columns)]
+        + [(c if c.dtype in IN_PLACE else c.cast(pl.Float64)).alias(f"c{i}") for i, c in enumerate(columns)]
     )
     chunks = arrow_chunks(frame)  # held through the call: the core reads their memory
     answers = _native.rolling_quantiles(

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from analysis.analyze import Analysis
 from analysis.series import derived as series_module
@@ -31,7 +30,7 @@ from analysis.series.windows import between
 from ftdc import _native
 from ftdc.batches import decode_windows, time_windows
 from ftdc.catalog import catalog_files
-from ftdc.frames import TIME_COLUMN, arrow_chunks, in_place
+from ftdc.frames import IN_PLACE, TIME_COLUMN, arrow_chunks, in_place
 from ftdc.paths import PathArg, resolve
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
@@ -40,8 +39,6 @@ from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
 COLUMNS = 2400
 # Level meaning "no sample in this column"; samples take 0..EMPTY-1.
 EMPTY = 0xFFFF
-# The values the native reduction reads as they are (by Arrow type); others are cast to Float64 first.
-READ_AS_THEY_ARE = {pa.float64(): pl.Float64, pa.int64(): pl.Int64}
 # Values per streaming window while reading recorded metrics (64 MB of int64).
 WINDOW_VALUES = 8_000_000
 # The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
@@ -118,7 +115,7 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
     runs of every value in parallel, each read where polars holds it, floats and integers as they are (numpy's
     `reduceat` needed every value cast to a float and copied into one matrix first)."""
     computed = frame.select(axis.column(), *[v.alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
-    cast = [name for name, dtype in computed.schema.items() if name != BUCKET and dtype not in READ_AS_THEY_ARE.values()]
+    cast = [name for name, dtype in computed.schema.items() if name != BUCKET and dtype not in IN_PLACE]
     computed = computed.with_columns(pl.col(cast).cast(pl.Float64))
     columns = computed[BUCKET].to_numpy()
     starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else np.empty(0, dtype=np.int64)
