@@ -291,7 +291,7 @@ def analyze(
         overview = overview_ahead.result()
         progress(STAGES[2])
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
-        # core and polars, without the GIL) while the checkpoints are found in Python.
+        # core and polars, without the GIL) while the checkpoints are found.
         spikes = ahead.submit(all_spikes, derived)
         checkpoints = checkpoint_windows(derived, metadata.node.version, log_frames.events if log_frames else None)
         thresholds = infer_interval(thresholds, checkpoints, float(derived.select(pl.median("period_s")).item() or 1))
