@@ -11,22 +11,16 @@ import re
 import polars as pl
 
 from analysis.advice.wording import text
+from analysis.settings import SETTINGS
 
 # Names that mean nothing to a reader: constants (MIN_S, EPISODE_GAP), source files (api_data.py, conn_cache.c),
 # sections of our documents (§5 of the metrics page), local paths.
 INTERNAL = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w/]+\.(?:py|c|rst)\b|METRICS\.md|§\s*\d|/(?:work|home|tmp|root|Users)/")
 
-# Where application threads join eviction: the trigger and the level it is compared with (% of the cache).
-TRIGGER_LEVELS = {
-    "eviction_trigger": "cache_fill_pct",
-    "eviction_dirty_trigger": "cache_dirty_pct",
-    "eviction_updates_trigger": "cache_updates_pct",
-}
-TARGET_OF = {
-    "eviction_target": "eviction_trigger",
-    "eviction_dirty_target": "eviction_dirty_trigger",
-    "eviction_updates_target": "eviction_updates_trigger",
-}
+# Where application threads join eviction: the trigger and the level it is compared with (% of the cache); the
+# trigger each target stays under. Facts from the settings' records; the rules are checked here, apart from the validator.
+TRIGGER_LEVELS = {name: record.level for name, record in SETTINGS.items() if record.level}
+TARGET_OF = {name: record.below for name, record in SETTINGS.items() if record.below}
 WRITES = {"update", "delete", "findAndModify", "findandmodify", "bulkWrite"}
 
 

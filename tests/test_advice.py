@@ -16,7 +16,8 @@ import analysis
 from analysis.advice.recommendation import Current, Recommendation
 from analysis.advice.vetting import NodeFacts, Vetting, broken_rule
 from analysis.advice.wording import text
-from analysis.series.thresholds import SPECS, Setting, Thresholds
+from analysis.series.thresholds import Setting, Thresholds
+from analysis.settings import SETTINGS
 from samples.advice_rules import advice_problems
 from samples.simulate import Config, Tick, write_ftdc
 
@@ -130,7 +131,8 @@ def test_a_ticket_parameter_of_0_on_8_0_is_throughput_probing_never_a_pool_to_ra
 
 def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
     t = Thresholds(
-        {s.name: [Setting(s.default, s.default_source)] for s in SPECS} | {"read_tickets": [Setting(0.0, "getParameter")]}
+        {s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}
+        | {"read_tickets": [Setting(0.0, "getParameter")]}
     )
     facts = NodeFacts(t, "8.0.4", 32000, {})
     zero = Recommendation(
@@ -154,7 +156,7 @@ def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
 def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_aborts():
     # A longer lifetime only lets an open transaction pin history longer; a shorter one aborts the transactions that run longer.
     t = Thresholds(
-        {s.name: [Setting(s.default, s.default_source)] for s in SPECS}
+        {s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}
         | {"transaction_lifetime_limit": [Setting(600.0, "setParameter")]}
     )
     facts = NodeFacts(t, "7.0.12", 32000, {})
@@ -183,7 +185,7 @@ def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_a
 
 
 def test_one_setting_gets_one_value_across_the_whole_report():
-    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SPECS})
+    t = Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()})
     vetting = Vetting(NodeFacts(t, "7.0.12", 32000, {}))
     now = Current(5.0, "%", "WiredTiger default", "default")
     first, second = (

@@ -274,9 +274,10 @@ def test_interval_with_configuration_is_not_assumed(tmp_path):
 
 
 def _thresholds(**values):
-    from analysis.series.thresholds import SPECS, Setting, Thresholds
+    from analysis.series.thresholds import Setting, Thresholds
+    from analysis.settings import SETTINGS
 
-    return Thresholds({s.name: [Setting(values.get(s.name, s.default), "test")] for s in SPECS})
+    return Thresholds({s.name: [Setting(values.get(s.name, s.default), "test")] for s in SETTINGS.values()})
 
 
 @pytest.mark.parametrize("interval", [0, 1, 5, 9, 10, 15, 19, 20, 60, 300, 86400])
@@ -312,9 +313,9 @@ def test_eviction_advice_moves_from_the_current_value_within_wiredtiger_bounds(t
 @pytest.mark.parametrize("idle", [0, 20, 30, 45, 60, 600, 100000])
 def test_idle_handle_advice_closes_sooner_or_gives_never_closed_handles_a_lifetime(idle):
     from analysis.advice.changes import sooner_sweep
-    from analysis.advice.settings import MEANINGS
+    from analysis.settings import SETTINGS
 
-    least = MEANINGS["close_idle_time"].minimum
+    least = SETTINGS["close_idle_time"].minimum
     advice = sooner_sweep(_thresholds(close_idle_time=idle))
     if idle <= least and idle != 0:
         assert advice is None

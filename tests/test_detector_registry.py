@@ -13,7 +13,7 @@ import pytest
 import analysis.findings.detectors as detectors
 from analysis.findings.detectors.record import CANDIDATES, Detector
 from analysis.series.derived import CACHE_PERCENTAGES, COLUMNS
-from analysis.series.thresholds import SPEC
+from analysis.settings import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = set(detectors.RECORDS)
@@ -99,7 +99,7 @@ def test_what_records_name_exists():
         assert set(record.sets_off) <= KINDS, (kind, sorted(set(record.sets_off) - KINDS))
         assert record.method.strip(), f"{kind}: no method text"
         assert set(record.explained_by) <= set(CANDIDATES), (kind, record.explained_by)
-        assert set(record.settings) <= set(SPEC), (kind, sorted(set(record.settings) - set(SPEC)))
+        assert set(record.settings) <= set(SETTINGS), (kind, sorted(set(record.settings) - set(SETTINGS)))
         for column in record.reads:
             assert _column_exists(column), (kind, "reads", column)
         for title, columns, _ in record.panels:

@@ -25,7 +25,8 @@ from analysis.findings.detectors import LINKS, MODULES, RECORDS
 from analysis.findings.finding import Finding
 from analysis.incidents import grouping as episodes
 from analysis.series.checkpoints import by_window
-from analysis.series.thresholds import SPECS, Setting, Thresholds
+from analysis.series.thresholds import Setting, Thresholds
+from analysis.settings import SETTINGS
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import NodeInfo
 from samples.advice_rules import INTERNAL
@@ -53,7 +54,7 @@ def texts(recs) -> list[str]:
 
 def defaults(**configured: tuple[float, str]) -> Thresholds:
     """Every threshold at its default, but `configured` name=(value, source) from the start of the data."""
-    timeline = {s.name: [Setting(s.default, s.default_source)] for s in SPECS}
+    timeline = {s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}
     for name, (value, source) in configured.items():
         timeline[name] = [Setting(value, source)]
     return Thresholds(timeline)

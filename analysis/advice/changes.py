@@ -15,13 +15,13 @@ against the node before it is kept.
 from __future__ import annotations
 
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.advice.settings import MEANINGS, max_cache_bytes
-from analysis.series.thresholds import SPEC, Setting, Thresholds
+from analysis.series.thresholds import Setting, Thresholds
+from analysis.settings import DEFAULT_SOURCES, SETTINGS, max_cache_bytes
 
 DEFAULT_SYNCDELAY_S = 60
 # Shorter than this, each checkpoint starts moments after the last one ends: halving gains
 # nothing, the write load of checkpointing just becomes continuous.
-MIN_SYNCDELAY_S = int(MEANINGS["checkpoint_interval"].minimum)
+MIN_SYNCDELAY_S = int(SETTINGS["checkpoint_interval"].minimum)
 # Longer than this, each checkpoint writes minutes of dirty data at once (mongod checkpoints every 60 s by default).
 LONG_SYNCDELAY_S = 300
 ASSUMED = "assumed: these files do not record the node's configuration"
@@ -29,7 +29,7 @@ ASSUMED = "assumed: these files do not record the node's configuration"
 
 def set_by_node(setting: Setting) -> bool:
     """A value the node's configuration gave (or its behaviour showed), not a default filled in (derived defaults extend their source)."""
-    return setting.value is not None and not any(setting.source.startswith(spec.default_source) for spec in SPEC.values())
+    return setting.value is not None and not setting.source.startswith(DEFAULT_SOURCES)
 
 
 def origin(setting: Setting, assumed: bool) -> str:
@@ -42,7 +42,7 @@ def origin(setting: Setting, assumed: bool) -> str:
 
 
 def current_of(name: str, setting: Setting, assumed: bool = False) -> Current:
-    return Current(value=setting.value, unit=SPEC[name].unit, source=setting.source, origin=origin(setting, assumed))
+    return Current(value=setting.value, unit=SETTINGS[name].unit, source=setting.source, origin=origin(setting, assumed))
 
 
 def current(thresholds: Thresholds, name: str) -> Current:
@@ -112,16 +112,16 @@ def checkpoint_more_often(thresholds: Thresholds, what: str) -> Recommendation |
 def more_eviction_threads(thresholds: Thresholds, what: str) -> Recommendation | None:
     """Doubling eviction's worker threads, or None at WiredTiger's maximum."""
     now = current(thresholds, "eviction_threads_max")
-    threads = int(now.value or SPEC["eviction_threads_max"].default)
-    wanted = min(int(MEANINGS["eviction_threads_max"].maximum), threads * 2)
+    threads = int(now.value or SETTINGS["eviction_threads_max"].default)
+    wanted = min(int(SETTINGS["eviction_threads_max"].maximum), threads * 2)
     return change("eviction_threads_max", now, wanted, what) if wanted > threads else None
 
 
 def earlier_dirty_eviction(thresholds: Thresholds, what: str, why: str = "") -> Recommendation | None:
     """The dirty target at half the current one, or None at WiredTiger's minimum."""
     now = current(thresholds, "eviction_dirty_target")
-    target = now.value or SPEC["eviction_dirty_target"].default
-    wanted = max(MEANINGS["eviction_dirty_target"].minimum, int(target // 2))
+    target = now.value or SETTINGS["eviction_dirty_target"].default
+    wanted = max(SETTINGS["eviction_dirty_target"].minimum, int(target // 2))
     return change("eviction_dirty_target", now, wanted, what, why) if wanted < target else None
 
 
@@ -138,7 +138,7 @@ def sooner_sweep(thresholds: Thresholds) -> Recommendation | None:
         return change(
             "close_idle_time", now, IDLE_LIFETIME_S, "Give idle handles a lifetime", "close_idle_time 0 never closes them"
         )
-    wanted = max(MEANINGS["close_idle_time"].minimum, int(now.value // 2))
+    wanted = max(SETTINGS["close_idle_time"].minimum, int(now.value // 2))
     return change("close_idle_time", now, wanted, "Sweep idle handles sooner") if wanted < now.value else None
 
 

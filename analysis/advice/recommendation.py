@@ -52,7 +52,7 @@ class Recommendation:
     action: str  # one of ACTIONS
     what: str  # the change in words, without its numbers ("Checkpoint more often so each one writes less")
     why: str = ""  # the evidence it answers, in words
-    setting: str | None = None  # a threshold name (`thresholds.SPEC`) for a change of setting
+    setting: str | None = None  # a setting's name (`analysis.settings.SETTINGS`) for a change of setting
     current: Current | None = None
     proposed: float | None = None  # the setting's new value (its unit), or a maxTimeMS limit in ms
     target: str | None = None  # the namespace it acts on

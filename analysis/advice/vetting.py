@@ -1,7 +1,7 @@
 """The one validator every recommendation passes before a report makes it.
 
 A change of setting is checked against the node (its configuration over time and
-the levels it usually runs at) and against what the setting means (`analysis.advice.settings`):
+the levels it usually runs at) and against what the setting means (its record, `analysis.settings`):
 - `current` is a value the node had during the window the advice answers;
 - a value the server reads specially is never proposed (syncdelay 0 turns checkpoints
   off), and a ticket pool of 0 on 7.0+ is throughput probing, not a pool to raise;
@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Withheld
-from analysis.advice.settings import MEANINGS, max_cache_bytes
 from analysis.findings.context import major_minor
 from analysis.series.thresholds import Thresholds
+from analysis.settings import SETTINGS, max_cache_bytes
 
 if TYPE_CHECKING:
     from analysis.findings.context import Context
@@ -56,7 +56,7 @@ class NodeFacts:
 
     @classmethod
     def of(cls, ctx: Context) -> NodeFacts:
-        levels = {m.level for m in MEANINGS.values() if m.level and m.level in ctx.series.columns}
+        levels = {m.level for m in SETTINGS.values() if m.level and m.level in ctx.series.columns}
         usual = {c: float(v) for c in levels if (v := ctx.series.select(pl.col(c).median()).item()) is not None}
         return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual)
 
@@ -68,7 +68,7 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None
     if rec.setting is None:
         return None
     name, now, proposed = rec.setting, rec.current, rec.proposed
-    meaning = MEANINGS[name]
+    meaning = SETTINGS[name]
     had = [s.value for s in facts.thresholds.in_effect(name, start, end)]
     measured = name == "cache_size" and all(v is None for v in had)  # the cache's size read from serverStatus instead
     if now.value not in had and not measured:
@@ -94,7 +94,7 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None
 
 def _levels(name: str, proposed: float, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
     """A trigger above where the node usually runs and above its target; a target below its trigger."""
-    meaning = MEANINGS[name]
+    meaning = SETTINGS[name]
     window = facts.thresholds.within(start, end)
     usual = facts.usual.get(meaning.level) if meaning.level else None
     if usual is not None and proposed <= usual:
@@ -104,7 +104,7 @@ def _levels(name: str, proposed: float, facts: NodeFacts, start: dt.datetime | N
         )
     if meaning.below and (trigger := window.value(meaning.below)) is not None and trigger <= 100 and proposed >= trigger:
         return f"{name}={proposed:g} is not below {meaning.below}={trigger:g}"
-    for target, other in MEANINGS.items():
+    for target, other in SETTINGS.items():
         if other.below == name and (value := window.value(target)) is not None and value <= 100 and proposed <= value:
             return f"{name}={proposed:g} is not above {target}={value:g}"
     return None

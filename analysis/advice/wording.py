@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.advice.recommendation import Current, Recommendation, Withheld
-from analysis.advice.settings import MEANINGS
+from analysis.settings import SETTINGS
 
 ASSUMED = "assumed: these files do not record the node's configuration"
 
@@ -25,7 +25,7 @@ def amount(value: float | None, unit: str) -> str:
 
 def _setting_value(name: str, value: float) -> str:
     """The value as the setting is written where it is set (the cache in GB)."""
-    return f"{value / 2**30:g}" if MEANINGS[name].label == "cacheSizeGB" else f"{value:g}"
+    return f"{value / 2**30:g}" if SETTINGS[name].label == "cacheSizeGB" else f"{value:g}"
 
 
 def current_words(current: Current) -> str:
@@ -39,7 +39,7 @@ def _sentence(text: str) -> str:
 
 def text(rec: Recommendation) -> str:
     if rec.setting is not None:
-        meaning = MEANINGS[rec.setting]
+        meaning = SETTINGS[rec.setting]
         how = meaning.how.replace("{value}", _setting_value(rec.setting, rec.proposed))
         body = (
             f"{rec.what}: {meaning.label} {amount(rec.current.value, rec.current.unit)} → {amount(rec.proposed, rec.current.unit)} "

@@ -16,19 +16,13 @@ from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation
 from analysis.findings.detectors import bearing_settings
 from analysis.incidents.incident import RootCause
-from analysis.series.thresholds import SPEC, Setting, Thresholds
+from analysis.series.thresholds import Setting, Thresholds
+from analysis.settings import CACHE_PERCENTAGES, SETTINGS
 from ftdc.metadata import NodeInfo
 
 DEFAULT_TICKETS = 128
 # A cache under this share of mongod's default for the host's RAM is small for it.
 SMALL_CACHE_SHARE = 0.25
-EVICTION_SETTINGS = (
-    "eviction_target",
-    "eviction_trigger",
-    "eviction_dirty_target",
-    "eviction_dirty_trigger",
-    "eviction_updates_trigger",
-)
 
 
 def _cause(summary: str, name: str, setting: Setting, recommendation: Recommendation | None, **evidence) -> RootCause:
@@ -98,9 +92,9 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                         default_bytes=round(default),
                     )
                 )
-    for name in EVICTION_SETTINGS:
+    for name in CACHE_PERCENTAGES:
         if name in bearing:
-            default = SPEC[name].default
+            default = SETTINGS[name].default
             for s in thresholds.in_effect(name, start, end):
                 if default is not None and changes.set_by_node(s) and s.value != default:
                     out.append(

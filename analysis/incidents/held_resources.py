@@ -28,8 +28,9 @@ from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
-from analysis.series.thresholds import SPEC, Setting
+from analysis.series.thresholds import Setting
 from analysis.series.windows import between
+from analysis.settings import SETTINGS
 from analysis.text import duration
 from ftdc.frames import TIME_COLUMN
 
@@ -119,7 +120,7 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
 # The reaper aborting expired transactions wakes every half of transactionLifetimeLimitSeconds, 1 to 60 s
 # (periodic_runner_job_abort_expired_transactions.cpp): a transaction lives at most the limit and one period.
 REAPER_PERIOD_S = (1.0, 60.0)
-DEFAULT_LIFETIME_S = SPEC["transaction_lifetime_limit"].default
+DEFAULT_LIFETIME_S = SETTINGS["transaction_lifetime_limit"].default
 LOWER_LIFETIME = (
     "transactions running longer than that are aborted and their writes rolled back "
     "(the application sees TransactionExceededLifetimeLimitSeconds or NoSuchTransaction and must retry them)"

@@ -27,8 +27,8 @@ from analysis.findings.finding import Culprit, Finding
 from analysis.incidents import configuration, held_resources, limits, workload
 from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
-from analysis.series.thresholds import SPEC
 from analysis.series.windows import between
+from analysis.settings import SETTINGS
 from analysis.text import duration, pct
 from ftdc.frames import TIME_COLUMN
 
@@ -256,7 +256,7 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
         evidence["checkpoint_every_s"] = round(every, 1)
         if interval.value and every < interval.value / 3:
-            assumed = " assumed" if interval.source == SPEC["checkpoint_interval"].default_source else ""
+            assumed = " assumed" if interval.source == SETTINGS["checkpoint_interval"].default_source else ""
             evidence["checkpoint_interval_note"] = (
                 f"checkpoints started every {every:.0f} s against the{assumed} {interval.value:g} s interval"
                 + ("; these files record no configuration, so syncdelay was likely set shorter" if assumed else "")

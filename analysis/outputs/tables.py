@@ -31,7 +31,7 @@ from analysis.outputs.schema import (  # noqa: F401  (the published names: fleet
     to_table,
 )
 from analysis.series.derived import BOOKKEEPING, COLUMNS
-from analysis.series.thresholds import CACHE_PERCENTAGES
+from analysis.settings import CACHE_PERCENTAGES
 from ftdc.dataset import node_key
 from ftdc.errors import FTDCError
 from ftdc.frames import TIME_COLUMN

@@ -22,7 +22,8 @@ import polars as pl
 
 from analysis.series.metrics import COUNTER, CPU_STATES, Resolved
 from analysis.series.rolling import medians_of_rows_before
-from analysis.series.thresholds import CACHE_PERCENTAGES, Thresholds
+from analysis.series.thresholds import Thresholds
+from analysis.settings import CACHE_PERCENTAGES
 from ftdc.frames import TIME_COLUMN
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one

@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 
 from analysis.series import wtconfig
+from analysis.settings import PARAMETERS, SETTINGS, TICKET_POOLS
 from ftdc.frames import TIME_COLUMN
 from ftdc.metadata import Metadata, find_section
 from ftdc.timeutil import format_time
@@ -32,55 +33,10 @@ from ftdc.timeutil import format_time
 # much apart they still describe the same start-up.
 SAME_STARTUP = dt.timedelta(minutes=5)
 
-DEFAULT_SOURCE = "default"
 # `since` of a setting in effect from the start of the data.
 _EARLIEST = dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc)
 
 
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    unit: str  # "%" (of the cache; values above 100 are bytes), "s", "count", "bytes"
-    default: float | None
-    default_source: str
-    wt_key: str | None = None  # key in a WiredTiger configuration string
-
-
-SPECS: tuple[Spec, ...] = (
-    Spec("eviction_target", "%", 80, "WiredTiger default", "eviction_target"),
-    Spec("eviction_trigger", "%", 95, "WiredTiger default", "eviction_trigger"),
-    Spec("eviction_dirty_target", "%", 5, "WiredTiger default", "eviction_dirty_target"),
-    Spec("eviction_dirty_trigger", "%", 20, "WiredTiger default", "eviction_dirty_trigger"),
-    # 4.4+: half the dirty values unless set, the trigger capped at eviction_trigger (conn_cache.c).
-    Spec("eviction_updates_target", "%", None, "WiredTiger default: half of eviction_dirty_target", "eviction_updates_target"),
-    Spec("eviction_updates_trigger", "%", None, "WiredTiger default: half of eviction_dirty_trigger", "eviction_updates_trigger"),
-    Spec("eviction_threads_min", "count", 4, "mongod default (eviction=(threads_min=4))", "eviction.threads_min"),
-    Spec("eviction_threads_max", "count", 4, "mongod default (eviction=(threads_max=4))", "eviction.threads_max"),
-    # checkpoint=(wait=N) in the open string starts WiredTiger's own checkpoint server every N seconds
-    # (older mongod wrote its syncdelay there; a configString can set it on any version).
-    Spec("checkpoint_interval", "s", 60, "mongod default (storage.syncPeriodSecs / syncdelay)", "checkpoint.wait"),
-    Spec("cache_size", "bytes", None, "mongod default: 50 % of (RAM - 1 GB), at least 256 MB", "cache_size"),
-    Spec("close_idle_time", "s", None, "not recorded", "file_manager.close_idle_time"),
-    Spec("close_handle_minimum", "count", None, "not recorded", "file_manager.close_handle_minimum"),
-    # Fixed ticket pools: <= 6.x default 128; 7.0+ adjusts them by throughput probing unless set.
-    Spec("read_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
-    Spec("write_tickets", "count", None, "not set (128 before 7.0; 7.0+ sizes it by throughput probing)", None),
-    # How long a multi-document transaction may live, idle time included, before the periodic reaper aborts it (4.0+).
-    Spec("transaction_lifetime_limit", "s", 60, "mongod default (transactionLifetimeLimitSeconds)", None),
-)
-SPEC = {s.name: s for s in SPECS}
-CACHE_PERCENTAGES = tuple(s.name for s in SPECS if s.unit == "%")
-
-# Parameters that set a threshold directly (setParameter at start-up, getParameter at runtime).
-TICKET_POOLS = ("read_tickets", "write_tickets")
-_PARAMETERS = {
-    "syncdelay": "checkpoint_interval",
-    "wiredTigerConcurrentReadTransactions": "read_tickets",
-    "wiredTigerConcurrentWriteTransactions": "write_tickets",
-    "storageEngineConcurrentReadTransactions": "read_tickets",
-    "storageEngineConcurrentWriteTransactions": "write_tickets",
-    "transactionLifetimeLimitSeconds": "transaction_lifetime_limit",
-}
 _RUNTIME_CONFIG = "wiredTigerEngineRuntimeConfig"
 
 
@@ -93,7 +49,7 @@ class Setting:
 
 def described(name: str, setting: Setting) -> str:
     """A setting of `name` with its unit and source, as explanations and advice quote it."""
-    unit = SPEC[name].unit
+    unit = SETTINGS[name].unit
     shown = "-" if setting.value is None else f"{setting.value:g}" + (f" {unit}" if unit in ("%", "s") else "")
     return f"{shown} ({setting.source})"
 
@@ -113,18 +69,18 @@ def _number(value: Any) -> float | None:
 
 def _from_wt(config: dict[str, str], source: str) -> dict[str, tuple[float, str]]:
     found = {}
-    for spec in SPECS:
-        if spec.wt_key and spec.wt_key in config:
-            text = config[spec.wt_key]
-            value = wtconfig.size_bytes(text) if spec.unit == "bytes" else _number(text)
+    for record in SETTINGS.values():
+        if record.wt_key and record.wt_key in config:
+            text = config[record.wt_key]
+            value = wtconfig.size_bytes(text) if record.unit == "bytes" else _number(text)
             if value is not None:
-                found[spec.name] = (value, f"{source}: {spec.wt_key}={text}")
+                found[record.name] = (value, f"{source}: {record.wt_key}={text}")
     return found
 
 
 def _from_parameters(params: dict[str, Any], source: str) -> dict[str, tuple[float, str]]:
     found = {}
-    for param, name in _PARAMETERS.items():
+    for param, name in PARAMETERS.items():
         value = _number(params.get(param))
         if name in TICKET_POOLS and value == 0:
             # 8.0's default: 0 fixes no pool, the node sizes it (execution control); a pool of 0 tickets is no setting.
@@ -202,7 +158,7 @@ def _runtime(metadata: Metadata) -> list[_Layer]:
     for (time,), rows in params.group_by(TIME_COLUMN, maintain_order=True):
         values = {}
         for name, raw in rows.select("parameter", "value").iter_rows():
-            if name in _PARAMETERS or name == _RUNTIME_CONFIG:
+            if name in PARAMETERS or name == _RUNTIME_CONFIG:
                 try:
                     values[name] = json.loads(raw)
                 except ValueError:
@@ -222,7 +178,7 @@ class Thresholds:
 
     def assumed(self, name: str) -> bool:
         """The value is a published default standing in for a configuration no file recorded."""
-        return not self.configured and self.current(name).source == SPEC[name].default_source
+        return not self.configured and self.current(name).source == SETTINGS[name].default_source
 
     def current(self, name: str) -> Setting:
         """The latest value (the one a report quotes first)."""
@@ -275,7 +231,7 @@ class Thresholds:
         return {
             name: {
                 "value": steps[-1].value,
-                "unit": SPEC[name].unit,
+                "unit": SETTINGS[name].unit,
                 "source": steps[-1].source,
                 "assumed": self.assumed(name),
                 "changes": [
@@ -288,8 +244,8 @@ class Thresholds:
 
 def _defaults(values: dict[str, tuple[float | None, str]]) -> None:
     """Fills the settings a layer leaves unset with defaults, deriving the updates ones."""
-    for spec in SPECS:
-        values.setdefault(spec.name, (spec.default, spec.default_source))
+    for record in SETTINGS.values():
+        values.setdefault(record.name, (record.default, record.default_source))
     for updates, dirty in (
         ("eviction_updates_target", "eviction_dirty_target"),
         ("eviction_updates_trigger", "eviction_dirty_trigger"),
@@ -301,7 +257,7 @@ def _defaults(values: dict[str, tuple[float | None, str]]) -> None:
         trigger = values["eviction_trigger"][0]
         if updates == "eviction_updates_trigger" and trigger is not None and base <= 100 and trigger <= 100:
             value = min(value, trigger)
-        values[updates] = (value, f"{SPEC[updates].default_source}, {base:g} / 2")
+        values[updates] = (value, f"{SETTINGS[updates].default_source}, {base:g} / 2")
 
 
 def effective_thresholds(
@@ -329,8 +285,8 @@ def effective_thresholds(
             steps = timeline.setdefault(name, [])
             if not steps or steps[-1].value != value:
                 steps.append(Setting(value, source, since))
-            elif steps[-1].source == SPEC[name].default_source != source:
+            elif steps[-1].source == SETTINGS[name].default_source != source:
                 # The same value, now seen in the node's configuration: quote that, not the default.
                 steps[-1] = Setting(value, source, steps[-1].since)
     configured = any(layer.sources or not layer.startup for layer in layers)
-    return Thresholds({spec.name: timeline[spec.name] for spec in SPECS}, configured)
+    return Thresholds({name: timeline[name] for name in SETTINGS}, configured)
