@@ -1,4 +1,4 @@
-"""The advice rules of issue 18, checked from the outside on a finished analysis (not through the
+"""The advice rules of issues 18 and 39, checked from the outside on a finished analysis (not through the
 validator that enforces them): nothing harmful, nothing contradictory, `current` the node's own value.
 
     advice_problems(analysis) -> list[str]   # empty when every recommendation the report makes is sound
@@ -11,7 +11,9 @@ import re
 import polars as pl
 
 from analysis.advice.wording import text
+from analysis.findings.context import major_minor
 from analysis.settings import SETTINGS
+from ftdc.frames import TIME_COLUMN
 
 # Names that mean nothing to a reader: constants (MIN_S, EPISODE_GAP), source files (api_data.py, conn_cache.c),
 # sections of our documents (§5 of the metrics page), local paths.
@@ -24,17 +26,91 @@ TARGET_OF = {name: record.below for name, record in SETTINGS.items() if record.b
 WRITES = {"update", "delete", "findAndModify", "findandmodify", "bulkWrite"}
 
 
-def made(analysis) -> list[tuple[object, object, object, str]]:
-    """(recommendation, start, end, where) for every piece of advice the report makes about this node."""
+# Findings whose mechanism is the storage engine not keeping up; root causes that read the working set through the cache.
+STORAGE_ENGINE = {"cache_pressure", "checkpoint_stall", "disk_saturation"}
+SCANS = {"collscan", "index_build"}
+# Words of advice that only a replica set's member can follow.
+MEMBERS_ONLY = re.compile(r"secondar|one member at a time|step(?:ping)? (?:it )?down", re.I)
+# Words that send the reader back to the report instead of saying what to do.
+NOT_AN_ACTION = re.compile(r"^(?:Read this|Look at .* in the same window)")
+
+
+def made(analysis) -> list[tuple[object, object, object, str, object]]:
+    """(recommendation, start, end, where, incident or None) for every piece of advice the report makes about this node."""
     out = []
+    of = {f_id: i for i in analysis.incidents for f_id in i.finding_ids}
     for i in analysis.incidents:
         for cause in [i.root_cause, *i.candidates]:
-            out += [(r, i.start, i.end, f"{i.id} cause") for r in cause.recommendations]
-        out += [(r, i.start, i.end, i.id) for r in i.recommendations]
+            out += [(r, i.start, i.end, f"{i.id} cause", i) for r in cause.recommendations]
+        out += [(r, i.start, i.end, i.id, i) for r in i.recommendations]
     for f in analysis.findings:
-        out += [(r, f.start, f.end, f.id) for r in f.recommendations]
-        out += [(r, f.start, f.end, f"{f.id} culprit") for c in f.culprits + f.causes for r in c.recommendations]
+        i = of.get(f.id)
+        out += [(r, f.start, f.end, f.id, i) for r in f.recommendations]
+        out += [(r, f.start, f.end, f"{f.id} culprit", i) for c in f.culprits + f.causes for r in c.recommendations]
     return out
+
+
+def _standalone(analysis) -> bool:
+    states = analysis.series["repl_state"].drop_nulls() if "repl_state" in analysis.series.columns else None
+    return analysis.node.replica_set is None and (states is None or states.is_empty())
+
+
+def _secondary_throughout(analysis, start, end) -> bool:
+    if "repl_state" not in analysis.series.columns or start is None:
+        return False
+    states = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"].drop_nulls()
+    return states.len() > 0 and bool((states == 2).all())
+
+
+def _shape_runs(analysis, rec):
+    """The logged run times (ms) of the query whose culprit made the maxTimeMS `rec`, or None."""
+    from analysis.findings.culprits import runs_of
+
+    if analysis.logs is None:
+        return None
+    for f in analysis.findings:
+        for c in f.culprits + f.causes:
+            if any((r.action, r.target, r.operation) == (rec.action, rec.target, rec.operation) for r in c.recommendations):
+                return runs_of(analysis.logs.slow_ops, c)["duration_ms"]
+    return None
+
+
+def fits_the_node(analysis, rec, start, end, where: str, incident) -> list[str]:
+    """Issue 39's rules: topology, version, the node's own configuration, the runs a limit stops, the incident it answers."""
+    problems = []
+    words = text(rec)
+    if NOT_AN_ACTION.search(rec.what):
+        problems.append(f"{where}: {words!r} is not an action")
+    if _standalone(analysis) and (rec.action == "read_from_secondaries" or MEMBERS_ONLY.search(words)):
+        problems.append(f"{where}: a standalone told {words!r}")
+    if rec.action == "read_from_secondaries" and _secondary_throughout(analysis, start, end):
+        problems.append(f"{where}: a secondary told to move its reads to a secondary")
+    kinds = {f.kind for f in incident.findings} if incident else set()
+    mechanism = incident.root_cause.evidence.get("mechanism") if incident else None
+    if rec.caveat and "no scan is behind the fill" in rec.caveat and mechanism in SCANS:
+        problems.append(f"{where}: {words!r} in an incident whose root cause is a {mechanism}")
+    version = major_minor(analysis.node.version)
+    if rec.setting in ("read_tickets", "write_tickets") and rec.current.value is None and version and version >= (7, 0):
+        if kinds & STORAGE_ENGINE or mechanism in SCANS or not rec.caveat:
+            problems.append(
+                f"{where}: a fixed ticket pool on {analysis.node.version} against {sorted(kinds)} / {mechanism}: {words!r}"
+            )
+    if rec.setting and rec.current.origin == "configured" and rec.current.value is not None:
+        record = SETTINGS[rec.setting]
+        default = record.default_on(version)
+        way = "higher" if rec.proposed > rec.current.value else "lower"
+        if record.harmful == way and rec.current.value != default:
+            problems.append(f"{where}: {rec.setting} set to {rec.current.value} on purpose (default {default}) moved {way}")
+    if rec.action == "add_max_time_ms":
+        runs = _shape_runs(analysis, rec)
+        if runs is not None and runs.len():
+            if rec.proposed < (runs.median() or 0):
+                problems.append(f"{where}: maxTimeMS {rec.proposed:g} ms below the median run {runs.median():g} ms")
+            if not (runs > rec.proposed).any():
+                problems.append(f"{where}: maxTimeMS {rec.proposed:g} ms stops none of the {runs.len()} runs")
+        if not rec.caveat:
+            problems.append(f"{where}: maxTimeMS without what becomes of the runs it stops")
+    return problems
 
 
 def _usual(analysis, column: str):
@@ -45,7 +121,8 @@ def advice_problems(analysis) -> list[str]:
     problems = []
     proposed: dict[str, set] = {}
     t = analysis.thresholds
-    for rec, start, end, where in made(analysis):
+    for rec, start, end, where, incident in made(analysis):
+        problems += fits_the_node(analysis, rec, start, end, where, incident)
         words = text(rec)
         if INTERNAL.search(words) or "culprits below" in words:  # the console prints no culprit table below its advice
             problems.append(f"{where}: {words!r} names internals or a table that may not be shown")

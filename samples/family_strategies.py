@@ -210,3 +210,22 @@ AT_LIMITS = shapes().flatmap(
         ),
     )
 )
+
+
+@st.composite
+def deliberate(draw, shape: Shape) -> Shape:
+    """`shape` as a standalone or a member, with eviction targets it may have lowered on purpose (background eviction
+    starting early): advice must fit it (issue 39 §2). Its ticket pools, triggers and versions are drawn as for every shape."""
+    return replace(
+        shape,
+        standalone=draw(st.booleans()),
+        eviction_target=draw(st.one_of(st.just(80), st.integers(60, 79))),
+        dirty_target=draw(st.one_of(st.just(5), st.integers(2, 4))),
+    )
+
+
+# Cache, ticket and checkpoint incidents, COLLSCANs among them, index builds and transactions pinning history (whose
+# lifetimes `families._lifetime` raises), on standalones and members with their own settings: judged on advice too.
+FITTING = st.one_of(cases("cache_pressure"), cases("ticket_exhaustion"), cases("checkpoint_stall"), INDEX_BUILDS, PINNED).flatmap(
+    lambda case: deliberate(case[0]).map(lambda shape: (shape, case[1]))
+)

@@ -9,12 +9,13 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
+import polars as pl
 import pytest
 from conftest import require_samples, slow_ops
 
 import analysis
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.advice.vetting import NodeFacts, Vetting, broken_rule
+from analysis.advice.vetting import Answering, NodeFacts, Vetting, broken_rule
 from analysis.advice.wording import text
 from analysis.series.thresholds import Setting, Thresholds
 from analysis.settings import SETTINGS
@@ -142,7 +143,7 @@ def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
         current=Current(0.0, "count", "getParameter", "configured"),
         proposed=128,
     )
-    assert "throughput probing" in broken_rule(zero, facts, T0, T0)
+    assert "throughput probing" in broken_rule(zero, facts, Answering(T0, T0))
     off = Recommendation(
         "set_setting",
         "Checkpoint less",
@@ -150,17 +151,16 @@ def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
         current=Current(60.0, "s", "mongod default (storage.syncPeriodSecs / syncdelay)", "default"),
         proposed=0,
     )
-    assert "turns periodic checkpoints off" in broken_rule(off, facts, T0, T0)
+    assert "turns periodic checkpoints off" in broken_rule(off, facts, Answering(T0, T0))
 
 
 def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_aborts():
     # A longer lifetime only lets an open transaction pin history longer; a shorter one aborts the transactions that run longer.
-    t = Thresholds(
-        {s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}
-        | {"transaction_lifetime_limit": [Setting(600.0, "setParameter")]}
+    # (At its default: a lifetime the node raised on purpose is never lowered, below.)
+    facts = NodeFacts(
+        Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}), "7.0.12", 32000, {}
     )
-    facts = NodeFacts(t, "7.0.12", 32000, {})
-    now = Current(600.0, "s", "setParameter", "configured")
+    now = Current(60.0, "s", "mongod default (transactionLifetimeLimitSeconds)", "default")
     raised = Recommendation(
         "set_setting",
         "Let transactions live longer",
@@ -169,19 +169,12 @@ def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_a
         proposed=3600,
         caveat="aborts nothing",
     )
-    assert "only lets an open transaction pin history longer" in broken_rule(raised, facts, T0, T0)
-    silent = Recommendation("set_setting", "Lower it", setting="transaction_lifetime_limit", current=now, proposed=60)
-    assert "must say that transactions running longer are aborted" in broken_rule(silent, facts, T0, T0)
-    said = Recommendation(
-        "set_setting",
-        "Lower it",
-        setting="transaction_lifetime_limit",
-        current=now,
-        proposed=60,
-        caveat="longer ones are aborted",
-    )
-    assert broken_rule(said, facts, T0, T0) is None
-    assert "below the least sensible value" in broken_rule(replace(said, proposed=0), facts, T0, T0)
+    assert "only lets an open transaction pin history longer" in broken_rule(raised, facts, Answering(T0, T0))
+    silent = Recommendation("set_setting", "Lower it", setting="transaction_lifetime_limit", current=now, proposed=30)
+    assert "must say that transactions running longer are aborted" in broken_rule(silent, facts, Answering(T0, T0))
+    said = replace(silent, caveat="longer ones are aborted")
+    assert broken_rule(said, facts, Answering(T0, T0)) is None
+    assert "below the least sensible value" in broken_rule(replace(said, proposed=0), facts, Answering(T0, T0))
 
 
 def test_one_setting_gets_one_value_across_the_whole_report():
@@ -191,8 +184,8 @@ def test_one_setting_gets_one_value_across_the_whole_report():
     first, second = (
         Recommendation("set_setting", "Lower it", setting="eviction_dirty_target", current=now, proposed=p) for p in (2, 1)
     )
-    assert vetting.vet([first], T0, T0) == ([first], [])
-    kept, withheld = vetting.vet([second, first], T0, T0)  # another incident, later in the report
+    assert vetting.vet([first], Answering(T0, T0)) == ([first], [])
+    kept, withheld = vetting.vet([second, first], Answering(T0, T0))  # another incident, later in the report
     assert kept == [first] and withheld[0].recommendation == second and "proposed for this node already" in withheld[0].reason
 
 
@@ -259,7 +252,8 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
         "plan_kind": "COLLSCAN",
         "shape": "s",
     }
-    ops = slow_ops([run])
+    # The shape usually runs 10 s; the 90 s run is the one a limit stops.
+    ops = slow_ops([run, *({**run, "ts": T0 + dt.timedelta(minutes=n), "duration_ms": 10_000} for n in range(1, 5))])
     culprit = Culprit(
         "shop.orders",
         "COLLSCAN",
@@ -289,3 +283,244 @@ def test_recommendations_are_objects_in_the_json_with_their_structure():
     assert recs and all({"text", "action"} <= set(r) for r in recs)
     settings = [r for r in recs if r["setting"]]
     assert all({"value", "unit", "source", "origin"} <= set(r["current"]) and r["proposed"] is not None for r in settings)
+
+
+# --- issue 39 §2: advice that fits this node, one regression test per defect -------------------------------
+
+
+def _facts(version: str = "7.0.12", member: bool = True, **values) -> NodeFacts:
+    """A node at the published defaults but for `values` ({name: (value, source)})."""
+    timeline = {s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}
+    timeline |= {name: [Setting(value, source)] for name, (value, source) in values.items()}
+    return NodeFacts(Thresholds(timeline), version, 32000, {}, member)
+
+
+def _demo():
+    return quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+
+
+def _all_advice(result):
+    from samples.advice_rules import made
+
+    return [rec for rec, *_ in made(result)]
+
+
+def test_a_standalone_is_never_told_to_read_from_a_secondary_build_one_member_at_a_time_or_step_down():
+    reads = Recommendation("read_from_secondaries", "Run this find on a secondary", topology="primary")
+    rolling = Recommendation("change_workload", "Build indexes one member at a time", topology="member")
+    for rec in (reads, rolling):
+        assert "standalone" in broken_rule(rec, _facts(member=False), Answering(T0, T0))
+        assert broken_rule(rec, _facts(member=True), Answering(T0, T0)) is None
+
+
+def test_a_member_that_was_a_secondary_is_not_told_to_move_its_reads_to_a_secondary():
+    states = pl.DataFrame({"start": [T0, T0 + dt.timedelta(seconds=60)], "repl_state": [2.0, 2.0]}).with_columns(
+        pl.col("start").cast(pl.Datetime("ms", "UTC"))
+    )
+    facts = replace(_facts(), states=states)
+    reads = Recommendation("read_from_secondaries", "Run this find on a secondary", topology="primary")
+    assert "was a secondary" in broken_rule(reads, facts, Answering(T0, T0 + dt.timedelta(seconds=60)))
+    primary = replace(facts, states=states.with_columns(repl_state=pl.lit(1.0)))
+    assert broken_rule(reads, primary, Answering(T0, T0 + dt.timedelta(seconds=60))) is None
+
+
+def test_an_index_build_on_a_standalone_gets_no_rolling_build(tmp_path):
+    # The index-build root cause told every node to build "one member at a time ... after stepping it down".
+    from samples.families import Incident, Shape, analyzed, build
+
+    scenario, result = analyzed(
+        build, replace(Shape(seed=3), standalone=True), Incident("cache_pressure", 300, 10.0, "fill", 0.5, index_build=True)
+    )
+    builds = [i for i in result.incidents if i.root_cause.evidence.get("mechanism") == "index_build"]
+    assert builds and result.node.replica_set is None
+    told = [text(r) for r in _all_advice(result)]
+    assert told and not any("one member at a time" in t or "stepping it down" in t or "secondar" in t for t in told)
+    assert any("standalone" in w.reason for i in builds for w in i.withheld)
+    assert advice_problems(result) == []
+
+
+def test_on_7_0_a_fixed_pool_is_no_fix_for_a_scan_or_a_storage_engine_bottleneck():
+    # The demo (7.0.12, pools unset: probing) was told "write ticket pool not set → 128" in an incident whose root
+    # cause is a COLLSCAN, with the cache past its trigger and a 140 s checkpoint.
+    demo = _demo()
+    assert not [r for r in _all_advice(demo) if r.setting in ("read_tickets", "write_tickets")]
+    held = [w for i in demo.incidents for w in i.withheld if w.recommendation.setting == "write_tickets"]
+    assert held and all("storage engine kept up" in w.reason for w in held)
+    fixed = Recommendation(
+        "set_setting",
+        "Fix the write pool",
+        setting="write_tickets",
+        current=Current(None, "count", "not set", "default"),
+        proposed=128,
+        caveat="probing is turned off",
+        assumes="engine_not_bottleneck",
+    )
+    facts = _facts("8.0.4")
+    assert "storage engine kept up" in broken_rule(
+        fixed, facts, Answering(T0, T0, frozenset({"ticket_exhaustion", "checkpoint_stall"}))
+    )
+    assert "root cause is a collection scan" in broken_rule(
+        fixed, facts, Answering(T0, T0, frozenset({"ticket_exhaustion"}), "collscan")
+    )
+    # With the evidence (probing shrank the pool, nothing in the incident shows the engine behind it): made, with its cost.
+    assert broken_rule(fixed, facts, Answering(T0, T0, frozenset({"ticket_exhaustion"}))) is None
+    assert "must say" in broken_rule(replace(fixed, caveat=None), facts, Answering(T0, T0, frozenset({"ticket_exhaustion"})))
+    assert "evidence that probing itself held the node back" in broken_rule(
+        replace(fixed, assumes=None), facts, Answering(T0, T0)
+    )
+    # Before 7.0 the pool is 128 unless set: no probing to speak of.
+    assert broken_rule(replace(fixed, assumes=None), _facts("6.0.14"), Answering(T0, T0)) is None
+
+
+def _pressured_node(tmp_path, config_string: str):
+    """Two minutes of cache pressure (fill past 95 %, dirty past 20 %) on a node that usually runs at 85 % and 4 %."""
+
+    def plan(s):
+        over = 600 <= s < 720
+        return Tick(
+            cache_fill=0.97 if over else 0.85,
+            dirty=0.23 if over else 0.04,
+            app_evicted_pages=400 if over else 0,
+            app_wait_us=300_000 if over else 0,
+        )
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(config_string=config_string), T0, 1800, plan)
+    return quietly(analysis.analyze, tmp_path / "diagnostic.data")
+
+
+def test_lowered_eviction_targets_are_never_raised_back_during_cache_pressure(tmp_path):
+    # eviction_target=75 and eviction_dirty_target=3 so background eviction starts early: told "return them to 80 % and 5 %".
+    result = _pressured_node(tmp_path, "eviction_target=75,eviction_dirty_target=3")
+    assert result.thresholds.value("eviction_target") == 75 and result.incidents
+    advice = _all_advice(result)
+    raised = [
+        (r.setting, r.proposed)
+        for r in advice
+        if r.setting in ("eviction_target", "eviction_dirty_target") and r.proposed > r.current.value
+    ]
+    assert not raised
+    held = [
+        w
+        for i in result.incidents
+        for w in i.withheld
+        if w.recommendation.setting in ("eviction_target", "eviction_dirty_target")
+    ]
+    assert held and all("on purpose" in w.reason for w in held)
+    # What the configured value trades is said where it is named a cause.
+    named = [
+        c.summary
+        for i in result.incidents
+        for c in (i.root_cause, *i.candidates)
+        if c.evidence.get("setting") == "eviction_target"
+    ]
+    assert named and all("background eviction starts earlier" in s for s in named)
+    assert advice_problems(result) == []
+
+
+def test_a_raised_transaction_lifetime_is_never_lowered_and_the_fix_is_in_the_client():
+    # A node that raised transactionLifetimeLimitSeconds for long batch transactions was told to return it to 60 s.
+    facts = _facts(transaction_lifetime_limit=(3600.0, "getCmdLineOpts.parsed.setParameter.transactionLifetimeLimitSeconds=3600"))
+    lower = Recommendation(
+        "set_setting",
+        "Lower the transaction lifetime back to mongod's default",
+        setting="transaction_lifetime_limit",
+        current=Current(3600.0, "s", "getCmdLineOpts.parsed.setParameter.transactionLifetimeLimitSeconds=3600", "configured"),
+        proposed=60,
+        caveat="longer transactions are aborted",
+    )
+    reason = broken_rule(lower, facts, Answering(T0, T0))
+    assert "on purpose" in reason and "aborted" in reason
+
+
+def test_max_time_ms_is_never_below_the_median_run_and_says_which_runs_it_stops():
+    from analysis.advice.recommendation import Runs
+    from analysis.findings.culprits import recommendations
+    from analysis.findings.finding import Culprit
+
+    # The demo proposed maxTimeMS 7000 for an aggregate whose one run (its median) took 70.4 s.
+    demo = _demo()
+    limits = [r for r in _all_advice(demo) if r.action == "add_max_time_ms"]
+    assert all(r.proposed >= r.runs.median_ms for r in limits)
+    assert not any(r.command == "maxTimeMS: 7000" for r in limits)
+    # An updateMany whose runs take a median 125 s was told 20 s (a tenth of its longest, 200 s): every run killed.
+    run = {
+        "started": T0,
+        "ns": "shop.orders",
+        "command": "update",
+        "op_type": "command",
+        "write_statement": False,
+        "plan_summary": "COLLSCAN",
+        "plan_kind": "COLLSCAN",
+        "shape": "s",
+    }
+    times = [125_000] * 5 + [200_000]
+    ops = slow_ops([{**run, "ts": T0 + dt.timedelta(minutes=n), "duration_ms": ms} for n, ms in enumerate(times)])
+    culprit = Culprit(
+        "shop.orders",
+        "COLLSCAN",
+        "s",
+        None,
+        6,
+        900.0,
+        1.0,
+        200_000,
+        '{"update": "orders", "updates": [{"q": {"a": 1}}]}',
+        collscan=True,
+        command="update",
+    )
+    assert not [r for r in recommendations(culprit, ops, replica_set=False) if r.action == "add_max_time_ms"]  # 250 s stops none
+    twenty = Recommendation(
+        "add_max_time_ms",
+        "Bound its run time",
+        proposed=20_000,
+        operation="update",
+        caveat="it stays changed",
+        runs=Runs(6, 125_000, 200_000, 6),
+    )
+    assert "below the median run" in broken_rule(twenty, _facts(), Answering(T0, T0))
+    # Runaway runs among short ones: the limit stops those, says how many, and what becomes of them.
+    ops = slow_ops(
+        [{**run, "ts": T0 + dt.timedelta(minutes=n), "duration_ms": ms} for n, ms in enumerate([10_000] * 8 + [300_000, 400_000])]
+    )
+    [limit] = [r for r in recommendations(culprit, ops, replica_set=False) if r.action == "add_max_time_ms"]
+    assert limit.proposed == 20_000 and limit.runs.stopped == 2
+    assert "stops the 2 that ran longer" in limit.why and "stay changed" in limit.caveat
+    assert broken_rule(limit, _facts(), Answering(T0, T0)) is None
+
+
+def test_no_cache_raise_that_assumes_no_scan_in_an_incident_whose_root_cause_is_a_scan():
+    # The demo's incident (root cause a COLLSCAN) carried "raise the cache size ... only if no scan is behind the fill".
+    demo = _demo()
+    assert demo.incidents[0].root_cause.evidence["mechanism"] == "collscan"
+    assert not [r for r in _all_advice(demo) if r.setting == "cache_size"]
+    held = [w for w in demo.incidents[0].withheld if w.recommendation.setting == "cache_size"]
+    assert held and "root cause is a collection scan" in held[0].reason
+
+
+def test_only_actions_are_recommendations():
+    # "Read this dip with the findings that overlap it" is a way to read the report, not something to do.
+    from samples.families import Incident, Shape, analyzed, build
+
+    _, result = analyzed(build, Shape(seed=5), Incident("throughput_dip", 300, 10.0, strength=0.8))
+    dips = [f for f in result.findings if f.kind == "throughput_dip"]
+    assert dips and not any(r.what.startswith("Read this") for f in dips for r in f.recommendations)
+    assert advice_problems(result) == []
+
+
+def test_the_terminal_shows_a_handful_of_fixes_and_says_how_many_more(tmp_path):
+    from rich.console import Console
+
+    from analysis.outputs.console import SHOWN_RECOMMENDATIONS, incident_details
+
+    demo = _demo()
+    incident = demo.incidents[0]
+    many = replace(
+        incident,
+        recommendations=[replace(incident.recommendations[0], what=f"Fix {n}") for n in range(SHOWN_RECOMMENDATIONS + 3)],
+    )
+    console = Console(width=100, record=True)
+    for part in incident_details([many]):
+        console.print(part)
+    out = console.export_text()
+    assert out.count("  → ") == SHOWN_RECOMMENDATIONS == 5 and "+3 more" in out
+    assert len(json.loads(json.dumps(demo.to_dict()))["incidents"][0]["recommendations"]) == len(incident.recommendations)

@@ -258,9 +258,11 @@ def test_a_short_scan_is_not_blamed_for_a_long_window():
     assert found[0].share == 1.0 >= CAUSE_SHARE and causes(found, window_s=600) == []
 
 
-def test_max_time_ms_is_a_tenth_of_the_shapes_longest_run_in_whole_seconds():
-    assert max_time_ms(pl.Series([3_000, 70_000, 12_000])) == 7_000
-    assert max_time_ms(pl.Series([900])) == 1_000  # at least a second
+def test_max_time_ms_is_twice_the_shapes_median_run_in_whole_seconds_never_below_it():
+    # Issue 39: a tenth of the longest run (7 s) stopped the 12 s median run and every ordinary one with it.
+    assert max_time_ms(pl.Series([3_000, 70_000, 12_000])) == 24_000
+    assert max_time_ms(pl.Series([900])) == 2_000  # 1.8 s, rounded up to whole seconds
+    assert max_time_ms(pl.Series([125_000] * 5 + [400_000])) >= 125_000
 
 
 def test_finding_rejects_unknown_severity_and_serialises_times_with_z():

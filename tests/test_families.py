@@ -21,6 +21,7 @@ from samples.family_strategies import (
     ANY_CASE,
     AT_LIMITS,
     DEFAULTS_80,
+    FITTING,
     IDLE,
     INDEX_BUILDS,
     LONG_READS,
@@ -189,3 +190,11 @@ def test_busy_healthy_node_stays_quiet(shape, quiet):
 @given(shape=shapes(), quiet=IDLE)
 def test_idle_node_stays_quiet(shape, quiet):
     stays_quiet(shape, quiet)
+
+
+@FEW
+@given(case=FITTING)
+def test_advice_fits_the_node_standalone_or_member_with_its_own_settings(case):
+    # Issue 39 §2: topology, version, the node's deliberate configuration, maxTimeMS against the runs it stops
+    # (samples/advice_rules.py, part of `failures`).
+    found_right(*case)

@@ -155,6 +155,7 @@ def larger_cache(now: Current, peak_pct: float, target_pct: float, memory_mb: in
                 f"now {now.value / 2**30:.1f} GB) would take more than {limit / memory_mb / 2**20:.0%} of the host's {memory_mb / 1024:.0f} GB of RAM"
             ),
             caveat="only if no scan is behind the fill",
+            assumes="no_scan",
         )
     memory = f"; the host has {memory_mb / 1024:.0f} GB of RAM" if memory_mb else ""
     return Recommendation(
@@ -165,4 +166,5 @@ def larger_cache(now: Current, peak_pct: float, target_pct: float, memory_mb: in
         proposed=float(round(wanted / 2**30, 1) * 2**30),
         why=f"so the {peak_pct:.0f} % peak sits at the {target_pct:g} % eviction target{memory}",
         caveat="only if no scan is behind the fill",
+        assumes="no_scan",
     )

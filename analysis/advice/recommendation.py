@@ -29,6 +29,16 @@ ORIGINS = (
     "assumed",  # the published default, these files recording none of the node's configuration
     "inferred",  # read from the node's behaviour (the checkpoints' cadence)
 )
+# Where a piece of advice can be followed at all (`Recommendation.topology`).
+TOPOLOGIES = (
+    "member",  # a replica set's member: other members to build on one at a time
+    "primary",  # the primary of a replica set: secondaries to read from, a primary to step down
+)
+# What a piece of advice takes for granted, which the incident it answers may contradict (`Recommendation.assumes`).
+ASSUMPTIONS = (
+    "no_scan",  # no collection scan or index build is behind the cache's fill (a larger cache would only feed it)
+    "engine_not_bottleneck",  # the storage engine kept up: tickets, not the cache, checkpoints or the disk, held the work back
+)
 # Commands that change documents: interrupted by maxTimeMS, a multi-document one stays partly applied.
 WRITE_COMMANDS = frozenset({"update", "delete", "findAndModify", "findandmodify", "bulkWrite"})
 
@@ -48,6 +58,16 @@ class Current:
 
 
 @dataclass(frozen=True)
+class Runs:
+    """The logged runs of one query shape a maxTimeMS limit is set against, and how many of them it stops."""
+
+    count: int
+    median_ms: float
+    longest_ms: float
+    stopped: int  # runs longer than the limit
+
+
+@dataclass(frozen=True)
 class Recommendation:
     action: str  # one of ACTIONS
     what: str  # the change in words, without its numbers ("Checkpoint more often so each one writes less")
@@ -60,10 +80,17 @@ class Recommendation:
     command: str | None = None  # how to apply it, as typed (a createIndex call)
     caveat: str | None = None
     findings: tuple[str, ...] = ()  # ids of the findings it answers
+    topology: str | None = None  # one of TOPOLOGIES: the node it needs; None: any node
+    assumes: str | None = None  # one of ASSUMPTIONS: what its incident must not contradict
+    runs: Runs | None = None  # for add_max_time_ms: the runs of the shape the limit is set against
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
             raise ValueError(f"action must be one of {ACTIONS}, not {self.action!r}")
+        if self.topology not in (None, *TOPOLOGIES):
+            raise ValueError(f"topology must be one of {TOPOLOGIES}, not {self.topology!r}")
+        if self.assumes not in (None, *ASSUMPTIONS):
+            raise ValueError(f"assumes must be one of {ASSUMPTIONS}, not {self.assumes!r}")
         if self.setting is not None and (self.current is None or self.proposed is None):
             raise ValueError(f"a change of {self.setting} needs its current and proposed values")
 

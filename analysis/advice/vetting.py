@@ -14,6 +14,18 @@ the levels it usually runs at) and against what the setting means (its record, `
 - maxTimeMS on a write says what an interrupted multi-document write leaves behind;
 - a setting that is only ever lowered (transactionLifetimeLimitSeconds) is not raised, and a
   change that has a cost (aborting the transactions that run longer) says so.
+- advice fits the node's topology: a standalone is never told to read from a secondary, to build an
+  index one member at a time or to step down; advice for a primary is not made to a node that was a
+  secondary through the window;
+- on 7.0+, where throughput probing sizes a ticket pool left unset, a fixed pool is proposed only where
+  nothing in its incident shows the storage engine (cache, checkpoints, disk) or a collection scan
+  behind the wait, and says what it costs;
+- a value the node set on purpose away from its default (for its version) is never moved the way its
+  record calls harmful (a lowered eviction target raised back, a raised transaction lifetime lowered);
+- maxTimeMS is never below the median run of the shape it bounds, stops at least one logged run, and
+  says what becomes of the runs it stops;
+- no advice contradicts its own incident: what assumes no scan is behind the fill is not made where the
+  root cause is a collection scan or an index build.
 What breaks a rule is not made; it is kept, with the reason, as `Withheld` evidence.
 """
 
@@ -26,17 +38,23 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Withheld
+from analysis.advice.wording import amount
 from analysis.findings.context import major_minor
 from analysis.series.thresholds import Thresholds
-from analysis.settings import SETTINGS, max_cache_bytes
+from analysis.settings import PROBING_VERSION, SETTINGS, TICKET_POOLS, max_cache_bytes
+from ftdc.frames import TIME_COLUMN
 
 if TYPE_CHECKING:
     from analysis.findings.context import Context
     from analysis.findings.finding import Culprit, Finding
     from analysis.incidents.incident import Incident
 
-# First version whose ticket pools are sized by throughput probing unless set.
-PROBING_VERSION = (7, 0)
+# Findings whose mechanism is the storage engine not keeping up: a wait behind them is not the ticket pool's doing.
+STORAGE_ENGINE_KINDS = frozenset({"cache_pressure", "checkpoint_stall", "disk_saturation"})
+# Root causes whose scan reads the working set through the cache: more cache only feeds them.
+SCANS = {"collscan": "a collection scan", "index_build": "an index build"}
+# replSetGetStatus' member state of a secondary (`repl_state`).
+SECONDARY = 2
 
 
 def probing(version: str | None) -> bool:
@@ -53,43 +71,140 @@ class NodeFacts:
     version: str | None
     memory_mb: int | None
     usual: dict[str, float]  # a level's median over the capture (cache fill, dirty, updates: % of the cache)
+    member: bool = True  # a replica set's member (its configuration names the set, or it records a member state)
+    states: pl.DataFrame | None = None  # time and member state (1 primary, 2 secondary) where recorded
 
     @classmethod
     def of(cls, ctx: Context) -> NodeFacts:
         levels = {m.level for m in SETTINGS.values() if m.level and m.level in ctx.series.columns}
         usual = {c: float(v) for c in levels if (v := ctx.series.select(pl.col(c).median()).item()) is not None}
-        return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual)
+        states = ctx.series.select(TIME_COLUMN, "repl_state").drop_nulls() if "repl_state" in ctx.series.columns else None
+        member = ctx.node.replica_set is not None or (states is not None and states.height > 0)
+        return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual, member, states)
+
+    def secondary_throughout(self, start: dt.datetime | None, end: dt.datetime | None) -> bool:
+        """The node recorded itself a secondary at every sample of [start, end]."""
+        if self.states is None or start is None or end is None:
+            return False
+        states = self.states.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"]
+        return states.len() > 0 and bool((states == SECONDARY).all())
 
 
-def broken_rule(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
-    """Why `rec`, answering the window [start, end], must not be made; None when it passes every rule."""
-    if rec.action == "add_max_time_ms" and rec.operation in WRITE_COMMANDS and not rec.caveat:
-        return "maxTimeMS on a write must say that an interrupted multi-document write stays partly applied"
-    if rec.setting is None:
-        return None
+@dataclass(frozen=True)
+class Answering:
+    """What a recommendation answers: its window, the kinds of finding there, and its incident's root cause."""
+
+    start: dt.datetime | None
+    end: dt.datetime | None
+    kinds: frozenset[str] = frozenset()
+    mechanism: str | None = None  # the root cause's mechanism (`collscan`, `index_build`...), where it names one
+
+
+def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> str | None:
+    """Why `rec`, answering `answering` (its window, its incident), must not be made; None when it passes every rule."""
+    start, end = answering.start, answering.end
+    reason = _topology(rec, facts, start, end) or _max_time(rec) or _contradiction(rec, answering)
+    if reason or rec.setting is None:
+        return reason
     name, now, proposed = rec.setting, rec.current, rec.proposed
-    meaning = SETTINGS[name]
+    record = SETTINGS[name]
     had = [s.value for s in facts.thresholds.in_effect(name, start, end)]
     measured = name == "cache_size" and all(v is None for v in had)  # the cache's size read from serverStatus instead
     if now.value not in had and not measured:
         return f"{name} is quoted as {now.value}, but the node had {', '.join(map(str, had)) or 'no value'} in that window"
-    if proposed in meaning.never:
-        return f"{meaning.never[proposed]}: never proposed"
-    if name.endswith("_tickets") and now.value == 0 and probing(facts.version):
-        return f"on {facts.version} a {meaning.label} of 0 means throughput probing sizes it, not an empty pool"
+    if proposed in record.never:
+        return f"{record.never[proposed]}: never proposed"
+    if name in TICKET_POOLS and now.value == 0 and probing(facts.version):
+        return f"on {facts.version} a {record.label} of 0 means throughput probing sizes it, not an empty pool"
     if proposed == now.value:
         return f"{name} is already {proposed:g}"
-    if meaning.only_lower and now.value is not None and proposed > now.value:
-        return f"{name}={proposed:g} is above its {now.value:g}: {meaning.only_lower}"
-    if meaning.caveat and not rec.caveat:
-        return f"a change of {meaning.label} must say {meaning.caveat}"
-    if meaning.minimum is not None and proposed < meaning.minimum:
-        return f"{name}={proposed:g} is below the least sensible value, {meaning.minimum:g}"
-    if meaning.maximum is not None and proposed > meaning.maximum:
-        return f"{name}={proposed:g} is above the most sensible value, {meaning.maximum:g}"
+    # Where the node runs decides first (a trigger at its usual level), then its own deliberate values, then probing.
+    if reason := _levels(name, proposed, facts, start, end) or _deliberate(rec, facts) or _probed_pool(rec, facts, answering):
+        return reason
+    if record.only_lower and now.value is not None and proposed > now.value:
+        return f"{name}={proposed:g} is above its {now.value:g}: {record.only_lower}"
+    if record.caveat and not rec.caveat:
+        return f"a change of {record.label} must say {record.caveat}"
+    if record.minimum is not None and proposed < record.minimum:
+        return f"{name}={proposed:g} is below the least sensible value, {record.minimum:g}"
+    if record.maximum is not None and proposed > record.maximum:
+        return f"{name}={proposed:g} is above the most sensible value, {record.maximum:g}"
     if name == "cache_size" and (limit := max_cache_bytes(facts.memory_mb)) and proposed > limit:
         return f"a {proposed / 2**30:.1f} GB cache leaves the host's other memory users too little of its {facts.memory_mb / 1024:.0f} GB"
-    return _levels(name, proposed, facts, start, end)
+    return None
+
+
+def _topology(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
+    """Advice for a replica set's member or primary, made to a standalone or to a node that was a secondary."""
+    if rec.topology is None:
+        return None
+    if not facts.member:
+        return "this node is a standalone: it has no secondary to read from, no other member to build on first, no primary role to step down from"
+    if rec.topology == "primary" and facts.secondary_throughout(start, end):
+        return "this node was a secondary throughout that window: what it ran already ran on a secondary"
+    return None
+
+
+def _max_time(rec: Recommendation) -> str | None:
+    """maxTimeMS set from the runs it would stop: not below their median, stopping one at least, saying what becomes of them."""
+    if rec.action != "add_max_time_ms":
+        return None
+    runs = rec.runs
+    if runs is None:
+        return "maxTimeMS must be set from the logged runs of the query it bounds"
+    if rec.proposed < runs.median_ms:
+        return (
+            f"a {rec.proposed / 1000:g} s limit is below the median run of this query ({runs.median_ms / 1000:,.1f} s over {runs.count} "
+            "logged runs): it would stop most of its ordinary runs"
+        )
+    if runs.stopped == 0:
+        return f"a {rec.proposed / 1000:g} s limit stops none of the {runs.count} logged runs (the longest took {runs.longest_ms / 1000:,.1f} s)"
+    if not rec.caveat:
+        return "maxTimeMS must say what becomes of the runs it stops"
+    if rec.operation in WRITE_COMMANDS and "stay" not in rec.caveat:
+        return "maxTimeMS on a write must say that an interrupted multi-document write stays partly applied"
+    return None
+
+
+def _contradiction(rec: Recommendation, answering: Answering) -> str | None:
+    """Advice whose assumption the incident it answers contradicts."""
+    if rec.assumes == "no_scan" and answering.mechanism in SCANS:
+        return (
+            f"it holds only if no scan is behind the cache's fill, and this incident's root cause is {SCANS[answering.mechanism]}"
+        )
+    if rec.assumes == "engine_not_bottleneck":
+        if answering.mechanism in SCANS:
+            return f"it holds only if the storage engine kept up, and this incident's root cause is {SCANS[answering.mechanism]}"
+        if answering.kinds & STORAGE_ENGINE_KINDS:
+            return "it holds only if the storage engine kept up, and this incident shows the cache, checkpoints or the disk behind the wait"
+    return None
+
+
+def _deliberate(rec: Recommendation, facts: NodeFacts) -> str | None:
+    """A value the node set on purpose away from its version's default, moved the way its record calls harmful."""
+    record = SETTINGS[rec.setting]
+    now = rec.current
+    if record.harmful is None or now.origin != "configured" or now.value is None:
+        return None
+    default = record.default_on(major_minor(facts.version))
+    direction = "higher" if rec.proposed > now.value else "lower"
+    if (default is not None and now.value == default) or direction != record.harmful:
+        return None
+    was = "" if default is None else f" (default {amount(default, now.unit)})"
+    move = "raising" if direction == "higher" else "lowering"
+    return f"this node sets {record.label} to {amount(now.value, now.unit)}{was} on purpose: {move} it, {record.harm}"
+
+
+def _probed_pool(rec: Recommendation, facts: NodeFacts, answering: Answering) -> str | None:
+    """On 7.0+ an unset pool is sized by throughput probing: fixing it needs evidence that probing held the node back."""
+    if rec.setting not in TICKET_POOLS or rec.current.value is not None or not probing(facts.version):
+        return None
+    if rec.assumes != "engine_not_bottleneck":
+        return (
+            f"on {facts.version} throughput probing sizes the {SETTINGS[rec.setting].label}: a fixed pool is proposed only with "
+            "evidence that probing itself held the node back"
+        )
+    return None
 
 
 def _levels(name: str, proposed: float, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
@@ -117,12 +232,10 @@ class Vetting:
         self.facts = facts
         self.proposed: dict[str, float] = {}
 
-    def vet(
-        self, recs: list[Recommendation], start: dt.datetime | None, end: dt.datetime | None
-    ) -> tuple[list[Recommendation], list[Withheld]]:
+    def vet(self, recs: list[Recommendation], answering: Answering) -> tuple[list[Recommendation], list[Withheld]]:
         kept, withheld = [], []
         for rec in recs:
-            reason = broken_rule(rec, self.facts, start, end)
+            reason = broken_rule(rec, self.facts, answering)
             if reason is None and rec.setting is not None and self.proposed.setdefault(rec.setting, rec.proposed) != rec.proposed:
                 reason = f"{rec.setting}={self.proposed[rec.setting]:g} is proposed for this node already: one value per setting"
             if reason is None:
@@ -132,12 +245,25 @@ class Vetting:
         return kept, withheld
 
 
+def answering(incident: Incident) -> Answering:
+    """An incident's window, the kinds of its findings and its root cause's mechanism."""
+    kinds = frozenset(f.kind for f in incident.findings)
+    return Answering(incident.start, incident.end, kinds, incident.root_cause.evidence.get("mechanism"))
+
+
 def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts) -> tuple[list[Incident], list[Finding]]:
     """One node's incidents and findings again, every recommendation through the rules in report order: incidents
-    (root cause first), then findings and their culprits. What breaks a rule moves to the evidence (`withheld`)."""
+    (root cause first), then findings and their culprits, each against the incident it belongs to. What breaks a
+    rule moves to the evidence (`withheld`)."""
     vetting = Vetting(facts)
     told = [_incident(incident, vetting) for incident in incidents]
-    kept = [_finding(finding, vetting) for finding in findings]
+    within = {f_id: answering(incident) for incident in incidents for f_id in incident.finding_ids}
+    kept = [
+        _finding(finding, vetting, replace(within[finding.id], start=finding.start, end=finding.end))
+        if finding.id in within
+        else _finding(finding, vetting, Answering(finding.start, finding.end, frozenset({finding.kind})))
+        for finding in findings
+    ]
     # An incident holds the findings it folds in as the report shows them: vetted.
     by_id = {id(old): new for old, new in zip(findings, kept)}
     return [replace(i, findings=[by_id.get(id(f), f) for f in i.findings]) for i in told], kept
@@ -145,11 +271,12 @@ def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts)
 
 def _incident(incident: Incident, vetting: Vetting) -> Incident:
     causes, withheld = [], []
+    about = answering(incident)
     for cause in [incident.root_cause, *incident.candidates]:
-        recs, held = vetting.vet(cause.recommendations, incident.start, incident.end)
+        recs, held = vetting.vet(cause.recommendations, about)
         causes.append(replace(cause, recommendations=recs))
         withheld += held
-    recs, held = vetting.vet(incident.recommendations, incident.start, incident.end)
+    recs, held = vetting.vet(incident.recommendations, about)
     return replace(
         incident,
         root_cause=causes[0],
@@ -159,13 +286,13 @@ def _incident(incident: Incident, vetting: Vetting) -> Incident:
     )
 
 
-def _finding(finding: Finding, vetting: Vetting) -> Finding:
-    recs, withheld = vetting.vet(finding.recommendations, finding.start, finding.end)
+def _finding(finding: Finding, vetting: Vetting, about: Answering) -> Finding:
+    recs, withheld = vetting.vet(finding.recommendations, about)
     # A culprit named as a cause is listed twice (culprits and causes): vetted as often, as one value.
     culprits: dict[int, Culprit] = {}
     for culprit in finding.culprits + finding.causes:
         now = culprits.get(id(culprit), culprit)
-        kept, more = vetting.vet(now.recommendations, finding.start, finding.end)
+        kept, more = vetting.vet(now.recommendations, about)
         culprits[id(culprit)] = replace(now, recommendations=kept)
         withheld += more
     return replace(

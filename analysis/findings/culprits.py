@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 
 from analysis.advice.indexes import recommend_index
-from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, advise
+from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Runs, advise
 from analysis.findings.finding import Culprit, Finding
 from analysis.series.windows import between
 from ftdc.frames import TIME_COLUMN
@@ -279,13 +279,29 @@ def runs_of(slow_ops: pl.DataFrame, culprit: Culprit) -> pl.DataFrame:
     )
 
 
+# A limit at this many times the shape's median run leaves its ordinary runs alone and stops the runaway ones.
+MEDIAN_MULTIPLE = 2
+
+
 def max_time_ms(durations_ms: pl.Series) -> int:
-    """A tenth of the shape's longest run, whole seconds, at least one: from its own runs, so one
-    query gets one limit in every window it shows up in."""
-    return max(1, int((durations_ms.max() or 0) / 10_000)) * 1000
+    """Twice the shape's median run, in whole seconds rounded up, at least one: never below the median, so it stops
+    only the runs far longer than usual; from all its runs, so one query gets one limit in every window it shows up in."""
+    median = float(durations_ms.median() or 0)
+    return max(1, -(-int(MEDIAN_MULTIPLE * median) // 1000)) * 1000
 
 
-# An interrupted write keeps what it did: only a transaction rolls back.
+def runs_stopped(durations_ms: pl.Series, limit_ms: int) -> Runs:
+    """The shape's logged runs against a limit: how many, their median and longest, and how many ran past it."""
+    return Runs(
+        count=durations_ms.len(),
+        median_ms=float(durations_ms.median() or 0),
+        longest_ms=float(durations_ms.max() or 0),
+        stopped=int((durations_ms > limit_ms).sum()),
+    )
+
+
+# What becomes of a run maxTimeMS stops: a read fails, an interrupted write keeps what it did (only a transaction rolls back).
+STOPPED_READ = "each run it stops fails with MaxTimeMSExpired instead of returning: the application must handle that error"
 PARTIAL_WRITE = (
     "maxTimeMS stops a multi-document update or delete part-way: the documents it already changed stay changed "
     "(run it in a transaction, or make it idempotent, to retry it safely)"
@@ -318,19 +334,23 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
         )
     durations = runs_of(slow_ops, culprit)["duration_ms"]
     limit = max_time_ms(durations)
-    recs.append(
-        advise(
-            "add_max_time_ms",
-            "Bound its run time",
-            f"its longest of {len(durations)} logged run(s) took {(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), "
-            f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident",
-            proposed=float(limit),
-            target=culprit.ns,
-            operation=culprit.command,
-            command=f"maxTimeMS: {limit}",
-            caveat=PARTIAL_WRITE if culprit.command in WRITE_COMMANDS else None,
+    runs = runs_stopped(durations, limit)
+    if runs.stopped:
+        recs.append(
+            advise(
+                "add_max_time_ms",
+                "Bound its run time",
+                f"of its {runs.count} logged runs (median {runs.median_ms / 1000:,.1f} s, longest {runs.longest_ms / 1000:,.1f} s), "
+                f"a {limit // 1000} s limit ({MEDIAN_MULTIPLE}× the median) stops the {runs.stopped} that ran longer "
+                "before they hold tickets and cache through an incident",
+                proposed=float(limit),
+                target=culprit.ns,
+                operation=culprit.command,
+                command=f"maxTimeMS: {limit}",
+                caveat=PARTIAL_WRITE if culprit.command in WRITE_COMMANDS else STOPPED_READ,
+                runs=runs,
+            )
         )
-    )
     if replica_set and (culprit.command or "") in ("find", "aggregate", "count", "distinct"):
         recs.append(
             advise(
@@ -339,6 +359,7 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
                 "or an analytics node by tag) so it does not compete with the primary's workload",
                 target=culprit.ns,
                 operation=culprit.command,
+                topology="primary",
             )
         )
     return recs

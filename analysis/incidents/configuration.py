@@ -11,6 +11,7 @@ lengthen checkpoints), eviction targets and triggers moved from their defaults. 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 from analysis.advice import changes
 from analysis.advice.recommendation import Recommendation
@@ -94,40 +95,52 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                 )
     for name in CACHE_PERCENTAGES:
         if name in bearing:
-            default = SETTINGS[name].default
+            record = SETTINGS[name]
+            default = record.default
             for s in thresholds.in_effect(name, start, end):
                 if default is not None and changes.set_by_node(s) and s.value != default:
+                    # Set on purpose: what the value trades is part of the cause; moving it back the harmful way is withheld.
+                    trade = record.trades.get("higher" if s.value > default else "lower")
                     out.append(
                         _cause(
-                            f"{name} changed to {s.value:g} (default {default:g})",
+                            f"{record.label} set to {s.value:g} % (default {default:g} %)" + (f": {trade}" if trade else ""),
                             name,
                             s,
                             changes.change(
                                 name,
                                 changes.current_of(name, s),
                                 default,
-                                f"Return {name} to its default",
+                                f"Return {record.label} to its default",
                                 "unless it was set for a reason that still holds",
                             ),
                             default=default,
                         )
                     )
     for rw in ("read", "write"):
-        if f"{rw}_tickets" not in bearing:
+        name = f"{rw}_tickets"
+        if name not in bearing:
             continue
-        for s in thresholds.in_effect(f"{rw}_tickets", start, end):
+        record = SETTINGS[name]
+        for s in thresholds.in_effect(name, start, end):
             if changes.set_by_node(s) and s.value < DEFAULT_TICKETS:
+                raise_pool = changes.change(
+                    name,
+                    changes.current_of(name, s),
+                    DEFAULT_TICKETS,
+                    f"Raise the {rw} ticket pool",
+                    "if CPU and disk have headroom",
+                )
                 out.append(
                     _cause(
-                        f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS})",
-                        f"{rw}_tickets",
+                        f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS} before 7.0, sized by throughput "
+                        f"probing from 7.0): {record.trades['lower']}",
+                        name,
                         s,
-                        changes.change(
-                            f"{rw}_tickets",
-                            changes.current_of(f"{rw}_tickets", s),
-                            DEFAULT_TICKETS,
-                            f"Raise the {rw} ticket pool",
-                            "if CPU and disk have headroom",
+                        replace(
+                            raise_pool,
+                            caveat=f"{DEFAULT_TICKETS} tickets let that many {rw}s into the storage engine at once: where the disk or "
+                            "the cache is the limit, they wait inside it instead of in the queue",
+                            assumes="engine_not_bottleneck",
                         ),
                         default=DEFAULT_TICKETS,
                     )

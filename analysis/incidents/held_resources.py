@@ -9,8 +9,9 @@ be evicted: dirty and update bytes climb and the history store grows while the l
 candidate for cache and checkpoint incidents when the pinned range in the window was PINNED_FACTOR times its
 median of the hour before and at least MIN_PINNED IDs. A multi-document transaction lives at most the node's
 transactionLifetimeLimitSeconds (and one period of the reaper that aborts it, log id 20707): the reaper's aborts
-and the limit are its evidence, and a limit raised above mongod's default that let the pin last is advised back
-(with what that costs); a cursor or a snapshot read is not bounded by it, and is told apart by no transaction open.
+and the limit are its evidence; a limit raised above mongod's default was raised on purpose (for long batch
+transactions) and is never advised back: the root cause says what it trades, and the fix, ending the transaction,
+is in the client; a cursor or a snapshot read is not bounded by it, and is told apart by no transaction open.
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ from typing import Any
 
 import polars as pl
 
-from analysis.advice import changes
-from analysis.advice.recommendation import Recommendation, advise
+from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
-from analysis.series.thresholds import Setting
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
 from analysis.text import duration
@@ -105,11 +104,18 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
             recommendations=[
                 advise(
                     "change_workload",
-                    f"Build indexes{' on ' + ns if ns else ''} outside the busy hours, or one member at a time "
-                    "(on each secondary in turn, then on the primary after stepping it down)",
+                    f"Build indexes{' on ' + ns if ns else ''} outside the busy hours",
                     "so its scan and bulk load do not meet the workload",
                     target=ns,
-                )
+                ),
+                advise(
+                    "change_workload",
+                    f"On a replica set, build indexes{' on ' + ns if ns else ''} one member at a time: on each secondary in turn, "
+                    "then on the primary after stepping it down",
+                    "so only one member at a time carries the scan and bulk load",
+                    target=ns,
+                    topology="member",
+                ),
             ],
             findings=[f.id for k in present for f in kinds[k]],
             headline=what,
@@ -120,11 +126,6 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
 # The reaper aborting expired transactions wakes every half of transactionLifetimeLimitSeconds, 1 to 60 s
 # (periodic_runner_job_abort_expired_transactions.cpp): a transaction lives at most the limit and one period.
 REAPER_PERIOD_S = (1.0, 60.0)
-DEFAULT_LIFETIME_S = SETTINGS["transaction_lifetime_limit"].default
-LOWER_LIFETIME = (
-    "transactions running longer than that are aborted and their writes rolled back "
-    "(the application sees TransactionExceededLifetimeLimitSeconds or NoSuchTransaction and must retry them)"
-)
 
 
 def reaper_period_s(limit_s: float) -> float:
@@ -151,26 +152,6 @@ def _reaped(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
         return pl.DataFrame()
     until = end + dt.timedelta(seconds=REAPER_PERIOD_S[1])
     return ctx.logs.events.filter(pl.col("kind") == "transaction_expired", pl.col("ts").is_between(start, until))
-
-
-def _lower_lifetime(limit: Setting, pinned_s: float | None) -> Recommendation | None:
-    """transactionLifetimeLimitSeconds back to mongod's default when the node's is longer and the pin outlived what the
-    default allows (the limit and one reaper period); otherwise a lower limit would not have ended it sooner."""
-    allowed = DEFAULT_LIFETIME_S + reaper_period_s(DEFAULT_LIFETIME_S)
-    if limit.value is None or limit.value <= DEFAULT_LIFETIME_S or pinned_s is None or pinned_s <= allowed:
-        return None
-    return Recommendation(
-        action="set_setting",
-        what="Lower the transaction lifetime back to mongod's default",
-        setting="transaction_lifetime_limit",
-        current=changes.current_of("transaction_lifetime_limit", limit),
-        proposed=DEFAULT_LIFETIME_S,
-        why=(
-            f"a transaction may stay open {limit.value:g} s here and this one pinned history for {duration(pinned_s)}; "
-            f"at {DEFAULT_LIFETIME_S:g} s the reaper aborts it within {allowed:g} s"
-        ),
-        caveat=LOWER_LIFETIME,
-    )
 
 
 def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
@@ -226,16 +207,19 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
         )
     elif transaction and limit.value is not None:
         aborts = f"; transactions may live {limit.value:g} s here ({limit.source})"
+    record = SETTINGS["transaction_lifetime_limit"]
+    if transaction and limit.value is not None and record.default is not None and limit.value > record.default:
+        # Raised on purpose (for long batch transactions): never lowered by advice, but what it trades is part of the story.
+        aborts += f", raised from mongod's {record.default:g} s: {record.trades['higher']}"
+    # The fix for a client that leaves a transaction or cursor open is in the client, not in the server's limits.
     recommendations = [
         advise(
             "change_workload",
             "Find the open transaction or cursor ($currentOp with idleSessions and idleCursors) and end it; "
-            "commit transactions promptly and exhaust or kill long-lived cursors",
+            "in the application, commit or abort each transaction promptly and exhaust or close long-lived cursors",
             f"while it is open WiredTiger keeps every update since its snapshot{' (' + duration(pinned_s) + ' here)' if pinned_s else ''}",
         )
     ]
-    if transaction and (lower := _lower_lifetime(limit, pinned_s)):
-        recommendations.append(lower)
     return [
         RootCause(
             kind="operation",

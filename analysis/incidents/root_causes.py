@@ -108,6 +108,7 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
                 ),
                 # Told in the window of the finding where it held the most: the numbers its culprit table shows.
                 evidence={
+                    "mechanism": "collscan",
                     "culprit": f"in {where.id}'s window: {describe_culprit(culprit, where.seconds)}",
                     "ns": culprit.ns,
                     "command": culprit.command,

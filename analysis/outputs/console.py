@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -10,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from analysis.advice import wording
+from analysis.advice.recommendation import Recommendation
 from analysis.analyze import Analysis
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
@@ -19,8 +21,9 @@ from analysis.workbench.overview import Overview
 from ftdc.timeutil import format_time
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
-# Recommendations shown per problem; --json and the report carry all of them.
-SHOWN_RECOMMENDATIONS = 3
+# Recommendations shown per problem: the first fix and the next in order, a handful; the rest are folded into a
+# "+N more" line (--json carries all of them).
+SHOWN_RECOMMENDATIONS = 5
 # Consoles at least this wide get kind, title and culprit in columns of their own.
 WIDE = 140
 
@@ -84,6 +87,14 @@ def incidents_table(incidents: list[Incident], width: int, title: str = "Inciden
     return Group(Text(title, style="italic"), table)
 
 
+def advice_lines(recommendations: list[Recommendation], fill: Callable[[str, str, str], str]) -> list[RenderableType]:
+    """The first SHOWN_RECOMMENDATIONS, then how many more there are where the list is cut."""
+    out: list[RenderableType] = [Text(fill(wording.text(rec), "  → ", "    ")) for rec in recommendations[:SHOWN_RECOMMENDATIONS]]
+    if (more := len(recommendations) - SHOWN_RECOMMENDATIONS) > 0:
+        out.append(Text(fill(f"+{more} more (all in the JSON report)", "  ", "    "), style="dim"))
+    return out
+
+
 def incident_details(incidents: list[Incident], width: int = 80) -> list[RenderableType]:
     """Each incident's chain of steps and first recommendations, wrapped between words."""
 
@@ -96,8 +107,7 @@ def incident_details(incidents: list[Incident], width: int = 80) -> list[Rendera
         out.append(Text(fill(f"Root cause ({i.root_cause.kind}): {i.root_cause.summary}")))
         for step in i.chain:
             out.append(Text(fill(f"{step.text} [{', '.join(step.findings)}]", "  • ", "    ")))
-        for rec in i.recommendations[:SHOWN_RECOMMENDATIONS]:
-            out.append(Text(fill(wording.text(rec), "  → ", "    ")))
+        out += advice_lines(i.recommendations, fill)
     return out
 
 
@@ -112,8 +122,7 @@ def problem_details(findings: list[Finding], width: int = 80) -> list[Renderable
     for n, f in enumerate((f for f in findings if f.severity != "info"), 1):
         out.append(Text("\n" + fill(f"{n}. {f.title}", rest="   "), style=STYLE[f.severity]))
         out.append(Text(fill(f.explanation)))
-        for rec in f.recommendations[:SHOWN_RECOMMENDATIONS]:
-            out.append(Text(fill(wording.text(rec), "  → ", "    ")))
+        out += advice_lines(f.recommendations, fill)
     return out
 
 

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
@@ -341,12 +340,6 @@ def detect(ctx: Context) -> list[Finding]:
                     },
                     "reasons": reasons,
                 },
-                recommendations=[
-                    advise(
-                        "investigate",
-                        "Read this dip with the findings that overlap it: the queue, stall or latency named here is their effect on throughput",
-                    )
-                ],
             )
         )
     return findings

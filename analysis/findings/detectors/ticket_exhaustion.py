@@ -10,6 +10,7 @@ ticket queue length, time queued, or the global lock queue (docs/metrics.md §4)
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 
 import polars as pl
 
@@ -106,31 +107,39 @@ def exhausted(columns: Collection[str], version: str | None, rw: str) -> pl.Expr
 def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
     recs = []
     if rw == "read":
-        recs.append(
+        recs += [
             advise(
                 "change_workload",
-                "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index, "
-                "or move analytics reads to a secondary",
-            )
-        )
-    else:
-        recs.append(
+                "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index",
+            ),
             advise(
-                "investigate",
-                "Look at cache pressure and checkpoints in the same window before changing the write pool",
-                "write tickets are held while writes wait on the storage engine",
-            )
-        )
+                "read_from_secondaries",
+                'Move analytics reads to a secondary (readPreference "secondaryPreferred", or an analytics node by tag)',
+                "so they do not hold the primary's read tickets",
+                topology="primary",
+            ),
+        ]
     if _probing(ctx, rw) and total < FIXED_POOL:
+        # Evidence that probing itself held the node back: it shrank the pool, and (the validator checks) nothing in the
+        # incident shows the storage engine or a collection scan behind the wait.
         cores = ctx.node.cpus
         now = changes.current(ctx.thresholds.within(window.start, window.end), f"{rw}_tickets")
         recs.append(
-            changes.change(
-                f"{rw}_tickets",
-                now,
-                FIXED_POOL,
-                f"If the storage engine is not the bottleneck, fix the {rw} pool",
-                f"throughput probing sized it down to {total}" + (f" (probing starts from 2 × {cores} cores)" if cores else ""),
+            replace(
+                changes.change(
+                    f"{rw}_tickets",
+                    now,
+                    FIXED_POOL,
+                    f"Fix the {rw} pool: throughput probing held it below what the storage engine could take",
+                    f"probing sized it down to {total}"
+                    + (f" (it starts from 2 × {cores} cores)" if cores else "")
+                    + " while the cache, checkpoints and disk kept up",
+                ),
+                caveat=(
+                    f"a fixed pool turns throughput probing off: {FIXED_POOL} {rw}s enter the storage engine however slow it gets, "
+                    "where probing would have shrunk the pool; set it back to 0 when the load changes"
+                ),
+                assumes="engine_not_bottleneck",
             )
         )
     else:
