@@ -88,7 +88,7 @@ def fits_the_node(analysis, rec, start, end, where: str, incident) -> list[str]:
     kinds = {f.kind for f in incident.findings} if incident else set()
     mechanism = incident.root_cause.evidence.get("mechanism") if incident else None
     if rec.caveat and "no scan is behind the fill" in rec.caveat and mechanism in SCANS:
-        problems.append(f"{where}: {words!r} in an incident whose root cause is a {mechanism}")
+        problems.append(f"{where}: {words!r} in an incident whose root cause is {mechanism}")
     version = major_minor(analysis.node.version)
     if rec.setting in ("read_tickets", "write_tickets") and rec.current.value is None and version and version >= (7, 0):
         if kinds & STORAGE_ENGINE or mechanism in SCANS or not rec.caveat:
