@@ -507,7 +507,7 @@ def test_only_actions_are_recommendations():
     assert advice_problems(result) == []
 
 
-def test_the_terminal_shows_a_handful_of_fixes_and_says_how_many_more(tmp_path):
+def test_the_terminal_shows_a_handful_of_fixes_and_says_how_many_more():
     from rich.console import Console
 
     from analysis.outputs.console import SHOWN_RECOMMENDATIONS, incident_details

@@ -217,7 +217,9 @@ def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_r
     # fix for a client that leaves transactions open is in the client; the raised limit's trade is told.
     assert not [r for r in cause.recommendations if r.setting == "transaction_lifetime_limit"]
     assert "in the application" in cause.recommendations[0].what
-    assert "raised from mongod's 60 s: long transactions can finish, for an open or abandoned one pinning history" in cause.summary
+    assert (
+        "raised from mongod's 60 s: long transactions can finish, for an open or abandoned one pinning history" in cause.summary
+    )
 
 
 def test_history_pinned_without_a_transaction_open_is_no_reason_to_shorten_transactions():
@@ -345,7 +347,9 @@ def test_a_cache_at_its_trigger_all_along_is_a_cache_too_small_for_the_working_s
         and cause.evidence["share_near_trigger"] >= 0.8
     )
     assert cause.evidence["read_mb_per_s"] >= 1.5 * cause.evidence["read_mb_per_s_before"]
-    assert "eviction_trigger set to 90 % (default 95 %)" in " ".join(c.summary for c in incident.candidates)  # considered, after it
+    assert "eviction_trigger set to 90 % (default 95 %)" in " ".join(
+        c.summary for c in incident.candidates
+    )  # considered, after it
 
 
 def test_a_long_shallow_dip_is_told_as_its_episode_then_its_worst_part():

@@ -1,1 +1,1 @@
-"""What to change, as data: recommendations, what each setting means, the validator every one passes, and their words."""
+"""What to change, as data: recommendations, changes of setting (from the records in `analysis.settings`), the validator every one passes, and their words."""

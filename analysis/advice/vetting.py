@@ -139,7 +139,12 @@ def _topology(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, 
     if rec.topology is None:
         return None
     if not facts.member:
-        return "this node is a standalone: it has no secondary to read from, no other member to build on first, no primary role to step down from"
+        lacks = (
+            "no secondary to read from"
+            if rec.topology == "primary"
+            else "no other member to build on first and no primary to step down"
+        )
+        return f"this node is a standalone: it has {lacks}"
     if rec.topology == "primary" and facts.secondary_throughout(start, end):
         return "this node was a secondary throughout that window: what it ran already ran on a secondary"
     return None
