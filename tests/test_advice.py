@@ -12,6 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import require_samples, slow_ops
+from hypothesis import given
+from hypothesis import strategies as st
 
 import analysis
 from analysis.advice.recommendation import Current, Recommendation
@@ -524,3 +526,14 @@ def test_the_terminal_shows_a_handful_of_fixes_and_says_how_many_more():
     out = console.export_text()
     assert out.count("  → ") == SHOWN_RECOMMENDATIONS == 5 and "+3 more" in out
     assert len(json.loads(json.dumps(demo.to_dict()))["incidents"][0]["recommendations"]) == len(incident.recommendations)
+
+
+@given(st.lists(st.integers(1, 3_600_000), min_size=1, max_size=40))
+def test_max_time_ms_never_stops_the_median_run_of_its_shape(durations):
+    from analysis.findings.culprits import max_time_ms, runs_stopped
+
+    runs = pl.Series(durations)
+    limit = max_time_ms(runs)
+    stopped = runs_stopped(runs, limit)
+    assert limit >= stopped.median_ms and limit % 1000 == 0
+    assert stopped.stopped == sum(d > limit for d in durations) <= len(durations) // 2
