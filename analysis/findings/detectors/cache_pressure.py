@@ -20,6 +20,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.windows import sustained
+from analysis.settings import SETTINGS
 from analysis.text import duration, span
 
 KIND = "cache_pressure"
@@ -30,11 +31,9 @@ CRITICAL_FILL_PCT = 99.0
 CRITICAL_WAIT_THREADS = 1.0
 CRITICAL_S = 300.0
 
-LEVELS = (
-    # (label, level column, threshold column, threshold name)
-    ("fill", "cache_fill_pct", "eviction_trigger_pct", "eviction_trigger"),
-    ("dirty", "cache_dirty_pct", "eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
-    ("updates", "cache_updates_pct", "eviction_updates_trigger_pct", "eviction_updates_trigger"),
+# (label, level column, threshold column, threshold name): each trigger's record names the level it is compared with.
+LEVELS = tuple(
+    (r.level.removeprefix("cache_").removesuffix("_pct"), r.level, f"{r.name}_pct", r.name) for r in SETTINGS.values() if r.level
 )
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (

@@ -16,6 +16,7 @@ from analysis.incidents.incident import Incident
 from analysis.outputs.report.explorer import Reduced
 from analysis.outputs.report.plots import Mark, Panel, Span, figure
 from analysis.series.derived import WAITERS
+from analysis.settings import SETTINGS
 from analysis.workbench.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 
 DETAIL_PANEL = 108  # pixels, a finding's plot: the detail below the incidents, kept short
@@ -25,11 +26,7 @@ COLORS = {"reads": "#1f77b4", "writes": "#d62728", "commands": "#2ca02c"}
 
 
 # The threshold each cache series is held against (series column, threshold name).
-_THRESHOLDS = {
-    "cache_fill_pct": ("eviction_trigger_pct", "eviction_trigger"),
-    "cache_dirty_pct": ("eviction_dirty_trigger_pct", "eviction_dirty_trigger"),
-    "cache_updates_pct": ("eviction_updates_trigger_pct", "eviction_updates_trigger"),
-}
+_THRESHOLDS = {r.level: (f"{r.name}_pct", r.name) for r in SETTINGS.values() if r.level}
 
 
 COLLSCAN_RUNS = Panel("COLLSCAN operations in the log (bar = run time)", runs=True)
