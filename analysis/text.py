@@ -30,3 +30,15 @@ def span(start: dt.datetime, end: dt.datetime, joiner: str = "to", *, date_start
 def dated_span(start: dt.datetime, end: dt.datetime, joiner: str = "to") -> str:
     """`span` with the day always written once, for context with no other date near it."""
     return span(start, end, joiner, date_start=True)
+
+
+# A baseline resting on at least this much of the hour before is "the hour before" (a sample or two short of it).
+WHOLE_HOUR = dt.timedelta(minutes=59)
+
+
+def before(since: dt.datetime, until: dt.datetime) -> str:
+    """What a baseline before `until` rests on, from `since` (its earliest sample): `the hour before 10:00:05`, or,
+    when the capture holds less, `the 1 min 28 s before 10:00:05, all the capture holds`."""
+    if until - since >= WHOLE_HOUR:
+        return f"the hour before {until:%H:%M:%S}"
+    return f"the {duration((until - since).total_seconds())} before {until:%H:%M:%S}, all the capture holds"
