@@ -36,7 +36,7 @@ def dated_span(start: dt.datetime, end: dt.datetime, joiner: str = "to") -> str:
 WHOLE_HOUR = dt.timedelta(minutes=59)
 
 
-def before(since: dt.datetime, until: dt.datetime) -> str:
+def span_before(since: dt.datetime, until: dt.datetime) -> str:
     """What a baseline before `until` rests on, from `since` (its earliest sample): `the hour before 10:00:05`, or,
     when the capture holds less, `the 1 min 28 s before 10:00:05, all the capture holds`."""
     if until - since >= WHOLE_HOUR:

@@ -327,6 +327,48 @@ def test_below_a_minute_of_capture_there_is_no_baseline():
     assert fallback.since is None and "hour before" not in fallback.sentence() and "too little" in fallback.sentence()
 
 
+def _storm_node(directory: Path, at: int) -> Path:
+    """A node whose clients open 100 connections a second for 20 s, `at` seconds after its capture began."""
+    start = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
+    metadata = {
+        "start": start,
+        "buildInfo": {"version": "7.0.12"},
+        "getCmdLineOpts": {"parsed": {"net": {"port": 27017}}},
+        "hostInfo": {"system": {"hostname": "db1.example.net", "numCores": 4, "memSizeMB": 16384}, "os": {"name": "Ubuntu"}},
+        "end": start,
+    }
+    created, current = 1000, 50
+    with FTDCWriter(directory, metadata=metadata, samples_per_chunk=60) as writer:
+        for i in range(at + 120):
+            t = start + dt.timedelta(seconds=i)
+            storm = at <= i < at + 20
+            created += 100 if storm else 1
+            current += 20 if storm else 0
+            status = {
+                "start": t,
+                "uptime": 1000 + i,
+                "connections": {"current": current, "available": 50000, "totalCreated": created},
+                "end": t,
+            }
+            writer.add_sample({"start": t, "serverStatus": status, "end": t})
+    return directory
+
+
+@pytest.mark.parametrize("at", [30, 300])
+def test_a_connection_storm_says_what_its_baseline_rests_on(tmp_path, at):
+    # "against 1.0/s before": the median of the 30 s the capture held, quoted as the usual rate.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        node = analysis.analyze(_storm_node(tmp_path / "diagnostic.data", at))
+    [storm] = [f for f in node.findings if _kind(f) == "connection_storm"]
+    first = node.series[TIME_COLUMN][0]
+    if at < 60:
+        assert "with no baseline" in storm.explanation and storm.evidence["baseline"]["created_per_s"] is None
+    else:
+        held = duration((storm.start - first).total_seconds())
+        assert f"/s in the {held} before {storm.start:%H:%M:%S}, all the capture holds" in storm.explanation, storm.explanation
+
+
 # --- thread time is not wall time ----------------------------------------------------------------------------------
 
 THREAD_TIME = re.compile(rf"spent ({DURATION}) evicting and ({DURATION}) waiting for cache")

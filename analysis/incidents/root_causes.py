@@ -30,8 +30,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.thresholds import SPEC
 from analysis.series.windows import between
-from analysis.text import before as before_text
-from analysis.text import duration, pct
+from analysis.text import duration, pct, span_before
 from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
@@ -180,7 +179,7 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
     evidence["writes_changed"] = changed if usual is not None else None
     if changed:
-        load += f", against {usual:,.0f} writes/s in {before_text(since, start)}"
+        load += f", against {usual:,.0f} writes/s in {span_before(since, start)}"
     rates, docs = workload.mix(during), workload.documents(during)
     carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
     evidence.update(
@@ -193,7 +192,7 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
         parts.append(workload.told(rates, docs, carried))
     if usual is not None and not changed:
         parts.append(
-            f"the writes did not change against {before_text(since, start)} ({usual:,.0f}/s): the load is not what changed"
+            f"the writes did not change against {span_before(since, start)} ({usual:,.0f}/s): the load is not what changed"
         )
     elif usual is None:
         parts.append(f"the capture holds too little before {start:%H:%M:%S} to say whether the writes changed")
@@ -262,7 +261,7 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
     )
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
-        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in {before_text(since, start)}"
+        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in {span_before(since, start)}"
     starts = sorted(c.start for c in ctx.checkpoint_spans.overlapping(start, end))
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
