@@ -279,6 +279,7 @@ def test_a_root_cause_quotes_its_culprit_over_the_window_its_table_shows():
 
 HOUR_BEFORE = re.compile(r"hour before(?: (\d\d:\d\d:\d\d))?")
 SPAN_BEFORE = re.compile(rf"the ({DURATION}) before (\d\d:\d\d:\d\d), all the capture holds")
+REACH_BEFORE = re.compile(rf"the ({DURATION}) before (\d\d:\d\d:\d\d)(?!, all the capture holds)")
 
 
 def _held_before(node, at: dt.datetime) -> dt.timedelta:
@@ -311,6 +312,10 @@ def test_a_baseline_says_what_it_rests_on(analyzed):
                 for m in SPAN_BEFORE.finditer(text):
                     at = dt.datetime.combine(incident.start.date(), dt.time.fromisoformat(m.group(2)), UTC)
                     assert m.group(1) == duration(_held_before(node, at).total_seconds()), (name, incident.id, m.group(0))
+                for m in REACH_BEFORE.finditer(text):  # "the 10 min before": the capture holds them
+                    at = dt.datetime.combine(incident.start.date(), dt.time.fromisoformat(m.group(2)), UTC)
+                    reach = seconds_of(m.group(1)) * 59 / 60
+                    assert _held_before(node, at).total_seconds() >= reach, (name, incident.id, m.group(0))
 
 
 def test_below_a_minute_of_capture_there_is_no_baseline():
@@ -367,6 +372,52 @@ def test_a_connection_storm_says_what_its_baseline_rests_on(tmp_path, at):
     else:
         held = duration((storm.start - first).total_seconds())
         assert f"/s in the {held} before {storm.start:%H:%M:%S}, all the capture holds" in storm.explanation, storm.explanation
+
+
+def _dip_node(directory: Path, at: int) -> Path:
+    """A 7.0 node finishing 1,000 operations a second that falls to 50 for 30 s, `at` seconds after its capture
+    began, with operations queued for the global lock meanwhile."""
+    start = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
+    metadata = {
+        "start": start,
+        "buildInfo": {"version": "7.0.12"},
+        "getCmdLineOpts": {"parsed": {"net": {"port": 27017}}},
+        "hostInfo": {"system": {"hostname": "db1.example.net", "numCores": 4, "memSizeMB": 16384}, "os": {"name": "Ubuntu"}},
+        "end": start,
+    }
+    ops = 0
+    with FTDCWriter(directory, metadata=metadata, samples_per_chunk=60) as writer:
+        for i in range(at + 180):
+            t = start + dt.timedelta(seconds=i)
+            low = at <= i < at + 30
+            ops += 25 if low else 500
+            latencies = {op: {"latency": ops * 300, "ops": ops} for op in ("reads", "writes")}
+            latencies["commands"] = {"latency": 0, "ops": 0}
+            status = {
+                "start": t,
+                "uptime": 1000 + i,
+                "connections": {"current": 50, "totalCreated": 100},
+                "opLatencies": latencies,
+                "globalLock": {"currentQueue": {"readers": 60 if low else 0, "writers": 60 if low else 0}},
+                "end": t,
+            }
+            writer.add_sample({"start": t, "serverStatus": status, "end": t})
+    return directory
+
+
+@pytest.mark.parametrize("at", [180, 900])
+def test_a_throughput_dip_says_what_its_baseline_rests_on(tmp_path, at):
+    # "against 1,000/s in the 10 minutes before" where the capture held 3 minutes before the dip.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        node = analysis.analyze(_dip_node(tmp_path / "diagnostic.data", at))
+    [dip] = [f for f in node.findings if _kind(f) == "throughput_dip"]
+    held = dip.start - node.series[TIME_COLUMN][0]
+    said = f"the {duration(held.total_seconds())} before {dip.start:%H:%M:%S}, all the capture holds"
+    if held < dt.timedelta(minutes=10):
+        assert said in dip.explanation and "10 minutes" not in dip.explanation, dip.explanation
+    else:
+        assert f"in the 10 min before {dip.start:%H:%M:%S}" in dip.explanation, dip.explanation
 
 
 # --- thread time is not wall time ----------------------------------------------------------------------------------

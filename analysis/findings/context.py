@@ -126,10 +126,15 @@ class Context:
         found = self.before(column, start)
         return None if found is None else found[0]
 
+    def earliest_before(self, start: dt.datetime, reach: dt.timedelta) -> dt.datetime | None:
+        """The earliest sample of the `reach` before `start`: where a baseline over it begins; None when there is none."""
+        rows = between(self.series.select(TIME_COLUMN), start - reach, start, closed="left")
+        return rows[TIME_COLUMN][0] if rows.height else None
+
     def since(self, start: dt.datetime) -> dt.datetime | None:
         """The earliest sample of the hour before `start` (what a baseline of it rests on), None below MIN_BEFORE."""
-        rows = between(self.series.select(TIME_COLUMN), start - BASELINE, start, closed="left")
-        return rows[TIME_COLUMN][0] if rows.height and start - rows[TIME_COLUMN][0] >= MIN_BEFORE else None
+        earliest = self.earliest_before(start, BASELINE)
+        return earliest if earliest is not None and start - earliest >= MIN_BEFORE else None
 
     def usual_latency(
         self, op: str, start: dt.datetime, fallback_ms: float | None = None, in_title: bool = False
