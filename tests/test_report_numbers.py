@@ -420,6 +420,21 @@ def test_a_throughput_dip_says_what_its_baseline_rests_on(tmp_path, at):
         assert f"in the 10 min before {dip.start:%H:%M:%S}" in dip.explanation, dip.explanation
 
 
+def test_a_pinned_history_says_what_its_usual_range_rests_on():
+    # "(usually 12)" with no word of what the median of the pinned range was taken over.
+    from samples.families import Incident, Shape, analyzed, build
+
+    _, result = analyzed(build, Shape(layout="7.0", seed=8), Incident("cache_pressure", 600, 5.0, "dirty", 0.5, pinned=True))
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["mechanism"] == "pinned_history"
+    usual = re.search(
+        r"\(usually ([\d,]+), the median of (the .*? before (\d\d:\d\d:\d\d)(?:, all the capture holds)?)\)", cause.summary
+    )
+    assert usual is not None and int(usual.group(1).replace(",", "")) == cause.evidence["pinned_txn_ids_before"], cause.summary
+    assert usual.group(3) == f"{incident.start:%H:%M:%S}", cause.summary
+
+
 # --- thread time is not wall time ----------------------------------------------------------------------------------
 
 THREAD_TIME = re.compile(rf"spent ({DURATION}) evicting and ({DURATION}) waiting for cache")
