@@ -77,6 +77,7 @@ class Node:
     # The baselines before a window, read from `series` as the Context reads them.
     before = Context.before
     since = Context.since
+    earliest_before = Context.earliest_before
 
 
 def incidents(findings: list[Finding], node: Node | None = None):
