@@ -18,6 +18,7 @@ from bson.timestamp import Timestamp
 from rich.console import Console
 
 import analysis
+from analysis.advice.wording import text as advice_text
 from analysis.findings.culprits import concurrency
 from analysis.incidents.root_causes import rank_causes
 from analysis.outputs.console import render_findings, render_incidents
@@ -253,6 +254,10 @@ def test_a_culprit_is_quoted_with_one_concurrency_and_one_longest_run(analyzed):
                 assert fid is not None and m.group(7) == duration(by_id[fid].seconds), (name, cause.summary)
                 quoted = described.get((fid, m.group(1), m.group(2)))
                 assert quoted == {(m.group(3), m.group(5), m.group(4))}, (name, incident.id, cause.summary, quoted)
+                # Its advice quotes the longest of its logged runs: where those are the runs the cause counts, the same.
+                for rec in map(advice_text, incident.recommendations):
+                    for runs, longest in re.findall(rf"longest of (\d+) logged run\(s\) took ({DURATION})", rec):
+                        assert runs != m.group(3) or longest == m.group(4), (name, incident.id, rec)
                 culprit = re.search(rf"in {fid}'s window: (.*)", cause.evidence["culprit"]).group(1)
                 again = DESCRIBED.search(culprit)
                 assert (again.group(3), again.group(4), again.group(5)) == (m.group(3), m.group(5), m.group(4)), name

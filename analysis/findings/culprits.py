@@ -334,7 +334,8 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
         advise(
             "add_max_time_ms",
             "Bound its run time",
-            f"its longest of {len(durations)} logged run(s) took {(durations.max() or 0) / 1000:,.1f} s (median {(durations.median() or 0) / 1000:,.1f} s), "
+            f"its longest of {len(durations)} logged run(s) took {duration((durations.max() or 0) / 1000)} "
+            f"(median {duration((durations.median() or 0) / 1000)}), "
             f"and a {limit // 1000} s limit stops such a run before it holds tickets and cache through an incident",
             proposed=float(limit),
             target=culprit.ns,
