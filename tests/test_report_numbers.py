@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import html
 import json
 import re
 import warnings
@@ -71,14 +72,17 @@ def analyzed(request):
 
 @pytest.fixture(scope="module")
 def rendered(analyzed, tmp_path_factory):
-    """The node's report in each format, as text: the JSON document, the Markdown (unescaped), the terminal."""
+    """The node's report in each format, as text: the JSON document, the Markdown (unescaped), the HTML page's
+    words, the terminal."""
     name, nodes, cross = analyzed
     folder = tmp_path_factory.mktemp(name.replace(":", "-"))
     report = build_report(nodes, cross)
     texts = {}
-    for fmt in (".json", ".md"):
+    for fmt in (".json", ".md", ".html"):
         write_report(report, folder / f"report{fmt}")
         texts[fmt] = (folder / f"report{fmt}").read_text()
+    page = re.sub(r"<(script|style)\b.*?</\1>", " ", texts[".html"], flags=re.S)
+    texts[".html"] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())  # the page's words, as read
     texts[".md"] = re.sub(r"\\(.)", r"\1", texts[".md"])  # Markdown's escapes
     texts[".json"] = "\n".join(_strings(json.loads(texts[".json"])))
     console = Console(record=True, width=100, file=open("/dev/null", "w"))
@@ -529,6 +533,7 @@ def test_every_format_quotes_the_incidents_numbers(analyzed, rendered):
             said = [incident.title, *(s.text for s in incident.chain), incident.root_cause.summary]
             for text in said:
                 assert text in rendered[".json"] and text in rendered[".md"], (name, incident.id, text)
+                assert _terminal(text) in rendered[".html"], (name, incident.id, text)
             assert _terminal(incident.title) in rendered["terminal"], (name, incident.id)
         model |= {m.group(0) for f in node.findings for m in EXHAUSTED.finditer(f.title)}
         model |= {m.group(0) for i in node.incidents for text in _card(i) for m in NAMED.finditer(text)}
