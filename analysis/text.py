@@ -30,3 +30,12 @@ def span(start: dt.datetime, end: dt.datetime, joiner: str = "to", *, date_start
 def dated_span(start: dt.datetime, end: dt.datetime, joiner: str = "to") -> str:
     """`span` with the day always written once, for context with no other date near it."""
     return span(start, end, joiner, date_start=True)
+
+
+def span_before(since: dt.datetime, until: dt.datetime, reach: dt.timedelta = dt.timedelta(hours=1)) -> str:
+    """What a baseline reaching `reach` back from `until` rests on, from `since` (its earliest sample): `the hour
+    before 10:00:05` (`the 10 min before 10:00:05`), or, when the capture holds less, `the 1 min 28 s before 10:00:05,
+    all the capture holds`. A sampling period or two short of the reach is the whole of it."""
+    if until - since >= reach * 59 / 60:
+        return f"the {'hour' if reach == dt.timedelta(hours=1) else duration(reach.total_seconds())} before {until:%H:%M:%S}"
+    return f"the {duration((until - since).total_seconds())} before {until:%H:%M:%S}, all the capture holds"

@@ -20,6 +20,7 @@ from conftest import slow_ops
 import analysis
 from analysis.advice.recommendation import Current, Recommendation, advise
 from analysis.advice.wording import text
+from analysis.findings.context import Context
 from analysis.findings.culprits import attribute
 from analysis.findings.detectors import LINKS, MODULES, RECORDS
 from analysis.findings.finding import Finding
@@ -73,6 +74,11 @@ class Node:
     @property
     def checkpoint_spans(self):
         return by_window(self.checkpoints)
+
+    # The baselines before a window, read from `series` as the Context reads them.
+    before = Context.before
+    since = Context.since
+    earliest_before = Context.earliest_before
 
 
 def incidents(findings: list[Finding], node: Node | None = None):

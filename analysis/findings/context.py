@@ -28,6 +28,8 @@ from ftdc.metadata import NodeInfo
 T = TypeVar("T")
 # Baselines look back this far before a window.
 BASELINE = dt.timedelta(hours=1)
+# Below this much data before a window there is no baseline: a median of a few samples is not what is usual.
+MIN_BEFORE = dt.timedelta(minutes=1)
 
 
 def major_minor(version: str | None) -> tuple[int, int] | None:
@@ -111,21 +113,39 @@ class Context:
     def window(self, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
         return between(self.series, start, end)
 
+    def before(self, column: str, start: dt.datetime) -> tuple[float, dt.datetime] | None:
+        """The median of `column` over the hour before `start` (all data before it when shorter) and the time of the
+        earliest sample it rests on (`since`: a rate's first value covers the interval from that sample, so every
+        baseline before `start` quotes one span); None when the capture holds less than MIN_BEFORE: no baseline."""
+        since = self.since(start)
+        values = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
+        return None if since is None or values.is_empty() else (float(values.median()), since)
+
     def baseline(self, column: str, start: dt.datetime) -> float | None:
-        """The median of `column` over the hour before `start` (all data before it when shorter)."""
-        before = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
-        return float(before.median()) if len(before) else None
+        """The median of `before`, alone."""
+        found = self.before(column, start)
+        return None if found is None else found[0]
+
+    def earliest_before(self, start: dt.datetime, reach: dt.timedelta) -> dt.datetime | None:
+        """The earliest sample of the `reach` before `start`: where a baseline over it begins; None when there is none."""
+        rows = between(self.series.select(TIME_COLUMN), start - reach, start, closed="left")
+        return rows[TIME_COLUMN][0] if rows.height else None
+
+    def since(self, start: dt.datetime) -> dt.datetime | None:
+        """The earliest sample of the hour before `start` (what a baseline of it rests on), None below MIN_BEFORE."""
+        earliest = self.earliest_before(start, BASELINE)
+        return earliest if earliest is not None and start - earliest >= MIN_BEFORE else None
 
     def usual_latency(
         self, op: str, start: dt.datetime, fallback_ms: float | None = None, in_title: bool = False
     ) -> Usual | None:
         """The usual latency of `op` a finding quotes beside its peak: the hour before `start`, as every detector gives a
         baseline (one definition; `analysis.incidents.grouping` moves `start` to the incident's, so one card quotes one
-        value per class); `fallback_ms` (a spike's own rolling baseline) when the data has no hour before."""
-        column = f"{op}_latency_ms"
-        usual = self.baseline(column, start) if self.has(column) else None
-        usual = fallback_ms if usual is None else usual
-        return None if usual is None else Usual(op, usual, start, in_title)
+        value per class); `fallback_ms` (a spike's own rolling baseline) when the data has too little before."""
+        found = self.before(f"{op}_latency_ms", start) if self.has(f"{op}_latency_ms") else None
+        if found is not None:
+            return Usual(op, found[0], start, in_title, since=found[1])
+        return None if fallback_ms is None else Usual(op, fallback_ms, start, in_title)
 
     def not_checked(self, kind: str, what: str, missing: list[str]) -> Finding:
         """An `info` finding: this detector could not run on this node's metrics."""

@@ -24,6 +24,7 @@ from analysis.advice.indexes import recommend_index
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Runs, advise
 from analysis.findings.finding import Culprit, Finding
 from analysis.series.windows import between
+from analysis.text import duration
 from ftdc.frames import TIME_COLUMN
 
 # A COLLSCAN is a cause when it holds at least this share of the time slow operations
@@ -256,6 +257,17 @@ def _amount(value: float) -> str:
     return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
+def concurrency(culprit: Culprit, window_s: float) -> float:
+    """How many of the culprit's runs ran at once on average over a `window_s` window: its operation-seconds inside
+    the window over the window. One definition, which its table row and a root cause naming it both quote."""
+    return culprit.overlap_s / max(window_s, 1.0)
+
+
+def at_once(culprit: Culprit, window_s: float) -> str:
+    """`concurrency` in words."""
+    return f"{concurrency(culprit, window_s):,.1f} running at once on average"
+
+
 def describe(culprit: Culprit, window_s: float) -> str:
     """The culprit in one phrase. Its time is operation-seconds (runs overlapping each other add up, so
     it can exceed the window): said so, with the concurrency it means over the `window_s` window."""
@@ -265,8 +277,8 @@ def describe(culprit: Culprit, window_s: float) -> str:
     failed = f", {culprit.failed} failed" + (f" ({culprit.error})" if culprit.error else "") if culprit.failed else ""
     return (
         f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s){failed}, "
-        f"{_amount(culprit.overlap_s)} operation-seconds inside the window ({culprit.overlap_s / max(window_s, 1.0):,.1f} running at once "
-        f"on average){waiting} ({culprit.share:.0%} of the time slow operations worked there), longest {culprit.max_ms / 1000:,.1f} s"
+        f"{_amount(culprit.overlap_s)} operation-seconds inside the window ({at_once(culprit, window_s)}){waiting} "
+        f"({culprit.share:.0%} of the time slow operations worked there), longest {duration(culprit.max_ms / 1000)}"
     )
 
 
@@ -340,7 +352,7 @@ def recommendations(culprit: Culprit, slow_ops: pl.DataFrame, replica_set: bool)
             advise(
                 "add_max_time_ms",
                 "Bound its run time",
-                f"of its {runs.count} logged runs (median {runs.median_ms / 1000:,.1f} s, longest {runs.longest_ms / 1000:,.1f} s), "
+                f"of its {runs.count} logged runs (median {duration(runs.median_ms / 1000)}, longest {duration(runs.longest_ms / 1000)}), "
                 f"a {limit // 1000} s limit ({MEDIAN_MULTIPLE}× the median) stops the {runs.stopped} that ran longer "
                 "before they hold tickets and cache through an incident",
                 proposed=float(limit),

@@ -13,6 +13,7 @@ from typing import Any
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation, Withheld
 from analysis.outputs import display
+from analysis.text import span_before
 from ftdc.timeutil import format_time
 
 SEVERITIES = ("critical", "warning", "info")
@@ -47,15 +48,24 @@ class Culprit:
 @dataclass(frozen=True)
 class Usual:
     """The usual mean latency of one operation class a finding quotes its peak against: the median of the hour before
-    `before` (the finding's start, then its incident's, so one card quotes one baseline per class)."""
+    `before` (the finding's start, then its incident's, so one card quotes one baseline per class), or of what the
+    capture holds of it."""
 
     op: str  # "reads" | "writes" | "commands"
     latency_ms: float
     before: dt.datetime
     in_title: bool = False  # the title's statement ends with the peak this is compared with ("up to 900 ms")
+    # The earliest sample the median rests on; None when the capture holds too little before `before` and the value
+    # is the worst spike's own rolling median.
+    since: dt.datetime | None = None
 
     def sentence(self) -> str:
-        return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of the hour before {self.before:%H:%M:%S}."
+        if self.since is None:
+            return (
+                f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median just before the worst spike "
+                f"(the capture holds too little before {self.before:%H:%M:%S} for a longer baseline)."
+            )
+        return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of {span_before(self.since, self.before)}."
 
 
 @dataclass(frozen=True)

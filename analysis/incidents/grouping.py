@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 
 from analysis.advice.recommendation import Recommendation, merged
 from analysis.findings.context import Context
 from analysis.findings.detectors import LINKS
-from analysis.findings.finding import SEVERITIES, Finding, Usual
+from analysis.findings.finding import SEVERITIES, Finding
 from analysis.incidents.incident import Incident, RootCause, Step
 from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
 from analysis.text import duration
@@ -86,8 +87,8 @@ def one_baseline(findings: list[Finding], ctx: Context) -> list[Finding]:
             quoting = sorted((f for f in episode if f.usual is not None and f.usual.op == op), key=lambda f: f.start)
             usual = ctx.usual_latency(op, start, quoting[0].usual.latency_ms)
             for f in quoting:
-                if (f.usual.latency_ms, f.usual.before) != (usual.latency_ms, usual.before):
-                    again[id(f)] = f.usually(Usual(op, usual.latency_ms, usual.before, f.usual.in_title))
+                if (f.usual.latency_ms, f.usual.before, f.usual.since) != (usual.latency_ms, usual.before, usual.since):
+                    again[id(f)] = f.usually(replace(usual, in_title=f.usual.in_title))
     return [again.get(id(f), f) for f in findings]
 
 

@@ -30,7 +30,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import duration
+from analysis.text import duration, span_before
 from ftdc.frames import TIME_COLUMN
 
 # The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
@@ -161,8 +161,14 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     pinned = _during(ctx, "pinned_txn_ids", start, end)
     if not present or not pinned.len():
         return []
-    usual = _during(ctx, "pinned_txn_ids", start - BEFORE, start - dt.timedelta(microseconds=1))
-    usual_ids = float(usual.median()) if usual.len() else 0.0
+    # The usual range: the hour before, or what the capture holds of it; none below a minute (then the peak alone).
+    found = ctx.before("pinned_txn_ids", start)
+    usual_ids = found[0] if found is not None else 0.0
+    usually = (
+        f"usually {usual_ids:,.0f}, the median of {span_before(found[1], start)}"
+        if found is not None
+        else f"no baseline: the capture holds too little before {start:%H:%M:%S}"
+    )
     peak = float(pinned.max())
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
         return []
@@ -170,7 +176,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     evidence: dict[str, Any] = {
         "mechanism": "pinned_history",
         "pinned_txn_ids_peak": int(peak),
-        "pinned_txn_ids_before": int(usual_ids),
+        "pinned_txn_ids_before": round(usual_ids),
         "thresholds": {"pinned": f"≥ {PINNED_FACTOR:g}× the median of the hour before and ≥ {MIN_PINNED:,} IDs"},
         "transaction_lifetime_limit_s": limit.value,
         "transaction_lifetime_limit_source": limit.source,
@@ -225,7 +231,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
             kind="operation",
             summary=(
                 f"A long-running transaction or cursor pinned history: WiredTiger kept {peak:,.0f} transaction IDs pinned "
-                f"(usually {usual_ids:,.0f}){held}{grew}{aborts}: updates it may still read cannot be evicted, so dirty and update bytes climb under an unchanged load"
+                f"({usually}){held}{grew}{aborts}: updates it may still read cannot be evicted, so dirty and update bytes climb under an unchanged load"
             ),
             evidence=evidence,
             recommendations=recommendations,

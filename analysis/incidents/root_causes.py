@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from analysis.findings.context import Context
+from analysis.findings.culprits import at_once, concurrency
 from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
@@ -29,7 +30,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import duration, pct
+from analysis.text import duration, pct, span_before
 from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
@@ -85,9 +86,10 @@ def worst(findings: list[Finding]) -> Finding:
     return ranked(findings)[0]
 
 
-def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
+def _operations(findings: list[Finding]) -> list[RootCause]:
     """The COLLSCANs attribution named as causes, one candidate per culprit, ranked by the time they held in the
-    finding where they held the most (findings of one incident overlap: their times are not added)."""
+    finding where they held the most (findings of one incident overlap: their times are not added), each told in that
+    finding's window: the numbers its culprit table shows, not recomputed over another window."""
     held: dict[tuple, tuple[Culprit, list[str], Finding]] = {}
     for f in findings:
         for c in f.causes:
@@ -103,10 +105,9 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
                 kind="operation",
                 summary=(
                     f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {runs}, "
-                    f"longest {duration(culprit.max_ms / 1000)}"
-                    + (f", {total / seconds:.1f} running at once on average)" if seconds > 0 else ")")
+                    f"longest {duration(culprit.max_ms / 1000)}, {at_once(culprit, where.seconds)} in {where.id}'s "
+                    f"{duration(where.seconds)})"
                 ),
-                # Told in the window of the finding where it held the most: the numbers its culprit table shows.
                 evidence={
                     "mechanism": "collscan",
                     "culprit": f"in {where.id}'s window: {describe_culprit(culprit, where.seconds)}",
@@ -116,7 +117,7 @@ def _operations(findings: list[Finding], seconds: float) -> list[RootCause]:
                     "shape": culprit.shape,
                     "query_hash": culprit.query_hash,
                     "held_s": round(total, 1),
-                    "concurrency": round(total / seconds, 2) if seconds > 0 else None,
+                    "concurrency": round(concurrency(culprit, where.seconds), 2),
                 },
                 recommendations=recs,
                 findings=list(dict.fromkeys(ids)),
@@ -158,12 +159,17 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     if not present or "writes_per_s" not in series.columns:
         return []
     during = between(series, start, end)
-    before = between(series, end=start, closed="left").tail(3600)
     writes = float(during["writes_per_s"].mean() or 0)
     if not writes:
         return []
-    usual = float(before["writes_per_s"].median() or 0) if before.height else None
-    evidence: dict[str, Any] = {"writes_per_s": round(writes), "writes_per_s_before": None if usual is None else round(usual)}
+    # The load before: the hour before, or what the capture holds of it; none below the minimum.
+    found = ctx.before("writes_per_s", start)
+    usual, since = (None, None) if found is None else found
+    evidence: dict[str, Any] = {
+        "writes_per_s": round(writes),
+        "writes_per_s_before": None if usual is None else round(usual),
+        "writes_before_since": since,
+    }
     load = f"{writes:,.0f} write operations/s"
     # Operations as clients count them: each request finished (opLatencies), not opcounters' mix of units.
     finished = [c for c in ("reads_per_s", "writes_per_s", "commands_per_s") if c in during.columns]
@@ -174,7 +180,7 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
     evidence["writes_changed"] = changed if usual is not None else None
     if changed:
-        load += f", against {usual:,.0f} writes/s before"
+        load += f", against {usual:,.0f} writes/s in {span_before(since, start)}"
     rates, docs = workload.mix(during), workload.documents(during)
     carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
     evidence.update(
@@ -186,7 +192,11 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     if rates or docs or carried:
         parts.append(workload.told(rates, docs, carried))
     if usual is not None and not changed:
-        parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
+        parts.append(
+            f"the writes did not change against {span_before(since, start)} ({usual:,.0f}/s): the load is not what changed"
+        )
+    elif usual is None:
+        parts.append(f"the capture holds too little before {start:%H:%M:%S} to say whether the writes changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
         target = ctx.thresholds.value("eviction_dirty_target")
@@ -244,14 +254,15 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
         checkpoint_time_share=counted.time_share,
         checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"),
     )
-    earlier = [c.seconds for c in ctx.checkpoint_spans.starting(start - BEFORE, start) if c.end < start]
+    since = ctx.since(start)
+    earlier = [c.seconds for c in ctx.checkpoint_spans.starting(start - BEFORE, start) if c.end < start] if since else []
     text = (
         f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
         f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)"
     )
     if earlier:
         evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
-        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in the hour before"
+        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in {span_before(since, start)}"
     starts = sorted(c.start for c in ctx.checkpoint_spans.overlapping(start, end))
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
@@ -313,7 +324,7 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     starters = _starters(chain, kinds)
     load = _write_load(ctx, kinds, start, end)
     candidates = (
-        _operations(findings, (end - start).total_seconds())
+        _operations(findings)
         + held_resources.index_builds(ctx, kinds, start, end)
         + held_resources.pinned_history(ctx, kinds, start, end)
         + [c for c in starters if c.kind == "restart"]

@@ -524,9 +524,10 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "oplog_window_h",
         "h",
-        "time between the oplog's first and last entries",
+        "time between the oplog's earliest and latest entries (serverStatus.oplog's optimes)",
         ("oplog.first", "oplog.last"),
-        lambda: (pl.col("oplog.last") - pl.col("oplog.first")).dt.total_milliseconds() / 3.6e6,
+        # An empty oplog reports a null optime (0 s): no window, not one reaching back to 1970.
+        lambda: pl.when(pl.col("oplog.first") > 0).then((pl.col("oplog.last") - pl.col("oplog.first")) / 3600.0),
     ),
 )
 

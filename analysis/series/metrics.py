@@ -210,9 +210,12 @@ ALIASES: tuple[Alias, ...] = (
     _alias("net.bytes_out", COUNTER, SS + "network.bytesOut"),
     _alias("net.requests", COUNTER, SS + "network.numRequests"),
     *(_alias(f"documents.{op}", COUNTER, f"{SS}metrics.document.{op}") for op in ("inserted", "updated", "deleted")),
-    # The oplog's first and last entries (collStats of local.oplog.rs): its window.
-    _alias("oplog.first", GAUGE, "local.oplog.rs.stats.start"),
-    _alias("oplog.last", GAUGE, "local.oplog.rs.stats.end"),
+    # The oplog's earliest and latest entries (their optimes' seconds; serverStatus.oplog, which FTDC's serverStatus
+    # asks for to give the oplog window): its window. local.oplog.rs.stats' start and end are not: they are when
+    # the collector ran (every collector's own timestamps), a few milliseconds apart. Nodes without the section do
+    # not record the window.
+    _alias("oplog.first", GAUGE, SS + "oplog.earliestOptime.t"),
+    _alias("oplog.last", GAUGE, SS + "oplog.latestOptime.t"),
     _alias(
         "pressure.io_full_micros",
         COUNTER,

@@ -188,7 +188,9 @@ def detect(ctx: Context) -> list[Finding]:
         thresholds = "; ".join(f"{name} {ctx.thresholds.describe(name)}" for label, _, _, name in checks if label in breached)
         if corroborated:
             effect = (
-                f"Application threads evicted {pages:,.0f} pages, spent {duration(evicting_s)} evicting and {duration(waiting_s)} waiting for cache"
+                # Thread time, summed over every application thread: it exceeds the window when many threads wait at once.
+                f"Application threads evicted {pages:,.0f} pages and spent {duration(evicting_s)} evicting and {duration(waiting_s)} "
+                f"waiting for cache in the window's {duration(window.seconds)}, thread time summed over all threads"
                 + (f"; {timeouts:,.0f} operations timed out waiting for space" if timeouts else "")
                 + "."
             )

@@ -213,8 +213,6 @@ class _Verdict:
     expected: float
     p_value: float
     coverage: float
-    lo: dt.datetime
-    hi: dt.datetime
 
 
 def _judged(
@@ -237,7 +235,7 @@ def _judged(
     lifted = k >= MIN_LIFT * expected or (k == len(local) and _stalled_share(episode, local_cks.items) >= MOST_CHECKPOINTS)
     if k < MIN_ALIGNED or p_value > MAX_P_VALUE or not lifted:
         return None
-    return _Verdict(episode, len(local), k, expected, p_value, coverage, lo, hi)
+    return _Verdict(episode, len(local), k, expected, p_value, coverage)
 
 
 def _episode_finding(
@@ -252,7 +250,6 @@ def _episode_finding(
     if not verdicts:
         return None
     episode = sorted((a for v in verdicts for a in v.aligned), key=lambda a: a.spike.start)
-    lo, hi = min(v.lo for v in verdicts), max(v.hi for v in verdicts)
     ops = {a.spike.op for a in episode}
     k, total, expected = sum(v.k for v in verdicts), sum(v.spikes for v in verdicts), sum(v.expected for v in verdicts)
     p_value, coverage = max(v.p_value for v in verdicts), max(v.coverage for v in verdicts)
@@ -267,16 +264,20 @@ def _episode_finding(
     start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
     end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
     usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
+    # The checkpoints of the finding's own window, counted once: its title, and the root cause that quotes them.
+    counted = in_window(ctx.checkpoint_spans, start, end)
+    among = f"{n_ck} of the {counted.count}" if counted is not None and counted.count > n_ck else f"{n_ck}"
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
         start=start,
         end=end,
-        subject=f"{op_names} latency spiked in {n_ck} checkpoints over {duration((hi - lo).total_seconds())}",
+        subject=f"{op_names} latency spiked in {among} checkpoints over {duration((end - start).total_seconds())}",
         statement=f"up to {peak.peak_ms:,.0f} ms",
         usual=usual,
         reasoning=(
-            f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
+            f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint or the sampling period after one, "
+            f"which together took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
         ),
@@ -293,8 +294,8 @@ def _episode_finding(
             "aligned": k,
             "expected_by_chance": round(expected, 2),
             "p_value": p_value,
-            "checkpoint_time_share": round(coverage, 4),
-            "checkpoints_in_window": in_window(ctx.checkpoint_spans, start, end),
+            "aligned_time_share": round(coverage, 4),
+            "checkpoints_in_window": counted,
             "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },

@@ -20,7 +20,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.windows import Window, between, sustained
-from analysis.text import duration
+from analysis.text import duration, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "connection_storm"
@@ -93,7 +93,13 @@ def detect(ctx: Context) -> list[Finding]:
                 pl.col("kind") == "connection_refused", pl.col("ts").is_between(window.start, window.end)
             ).height
         refused = rejected > 0 or exhausted or refused_lines > 0
-        baseline = ctx.baseline("connections_created_per_s", window.start)
+        found = ctx.before("connections_created_per_s", window.start)
+        baseline = None if found is None else found[0]
+        against = (
+            f"against {baseline:,.1f}/s in {span_before(found[1], window.start)}"
+            if found is not None
+            else f"with no baseline: the capture holds too little before {window.start:%H:%M:%S}"
+        )
         findings.append(
             Finding(
                 kind=KIND,
@@ -105,7 +111,7 @@ def detect(ctx: Context) -> list[Finding]:
                 + (", connections refused" if refused else ""),
                 reasoning=(
                     f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
-                    f"({created / max(window.seconds, 1):,.0f}/s against {baseline or 0:,.1f}/s before); open connections rose from "
+                    f"({created / max(window.seconds, 1):,.0f}/s {against}); open connections rose from "
                     f"{start_count:,.0f} to {peak:,.0f}."
                     + (f" {rejected:,.0f} were rejected." if rejected else "")
                     + (" No connections were left available." if exhausted else "")

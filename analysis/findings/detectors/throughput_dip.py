@@ -29,7 +29,7 @@ from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
-from analysis.text import duration, pct
+from analysis.text import duration, pct, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "throughput_dip"
@@ -40,6 +40,7 @@ DIP_SHARE = 0.5
 LOW_SHARE = 0.75
 MIN_BASELINE_OPS = 100.0
 STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
+BEFORE = dt.timedelta(minutes=10)  # how far back the baseline reaches
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     f"Operations finished per second (each request once, however many documents it carried) in {BUCKET_S}-second buckets (one sampling period when longer) compared with the "
@@ -77,6 +78,7 @@ class Episode:
     start: dt.datetime
     end: dt.datetime
     baseline: float  # operations/s in the 10 minutes before it began
+    since: dt.datetime  # the earliest sample the baseline rests on: 10 minutes back, or where the capture begins
     typical: float  # the median bucket's operations/s over the episode
     worst_start: dt.datetime
     worst_end: dt.datetime
@@ -106,7 +108,8 @@ class Episode:
 
     def explained(self) -> str:
         before = (
-            f"against {self.baseline:,.0f}/s in the 10 minutes before, from {self.start:%H:%M:%S} for {duration(self.seconds)}"
+            f"against {self.baseline:,.0f}/s in {span_before(self.since, self.start, BEFORE)}, "
+            f"from {self.start:%H:%M:%S} for {duration(self.seconds)}"
         )
         if self.one_part:
             return f"Operations finished fell to {self.lowest:,.0f}/s {before}"
@@ -157,7 +160,7 @@ def _buckets(samples: pl.DataFrame, width: dt.timedelta) -> pl.DataFrame:
         connections=pl.col("connections").cast(pl.Float64).mean(),
     )
     # The medians of the 10 minutes before each bucket.
-    ops, connections = medians_before(buckets[TIME_COLUMN], [buckets["ops"], buckets["connections"]], dt.timedelta(minutes=10))
+    ops, connections = medians_before(buckets[TIME_COLUMN], [buckets["ops"], buckets["connections"]], BEFORE)
     return buckets.with_columns(baseline=ops, usual_connections=connections)
 
 
@@ -194,9 +197,7 @@ def _documents(ctx: Context, episode: Episode) -> dict[str, float] | None:
     if not ctx.has("documents_per_s"):
         return None
     during = ctx.window(episode.start, episode.end)["documents_per_s"].drop_nulls()
-    before = between(ctx.series, episode.start - dt.timedelta(minutes=10), episode.start, closed="left")[
-        "documents_per_s"
-    ].drop_nulls()
+    before = between(ctx.series, episode.start - BEFORE, episode.start, closed="left")["documents_per_s"].drop_nulls()
     if not (during.len() and before.len()):
         return None
     return {"episode": round(float(during.median())), "before": round(float(before.median()))}
@@ -312,6 +313,7 @@ def detect(ctx: Context) -> list[Finding]:
             start=e["start"],
             end=end,
             baseline=baseline,
+            since=ctx.earliest_before(e["start"], BEFORE) or e["start"],
             typical=float(rows["ops"].median() or 0.0),
             worst_start=worst_start,
             worst_end=worst_end,

@@ -104,6 +104,12 @@ def exhausted(columns: Collection[str], version: str | None, rw: str) -> pl.Expr
     return none_left & pl.any_horizontal(queued) if queued else None
 
 
+def exhausted_for(held_s: float, window_s: float) -> str:
+    """How long no ticket was free, said once for the title and the reasoning: the window only where it differs."""
+    held, window = duration(held_s), duration(window_s)
+    return held if held == window else f"{held} of {window}"
+
+
 def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
     recs = []
     if rw == "read":
@@ -196,15 +202,12 @@ def detect(ctx: Context) -> list[Finding]:
                     resource=rw,
                     start=window.start,
                     end=window.end,
-                    subject=(
-                        f"{rw.capitalize()} tickets exhausted for {duration(window.seconds)}"
-                        if held >= 0.9 * window.seconds
-                        else f"{rw.capitalize()} tickets exhausted for {duration(held)} over {duration(window.seconds)}"
-                    ),
+                    # The time none was free (`held`) is the one duration quoted: the window adds the samples around it.
+                    subject=f"{rw.capitalize()} tickets exhausted for {exhausted_for(held, window.seconds)}",
                     statement=f"{available} of {total} available{queue_text}",
                     reasoning=(
                         f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
-                        f"(none free for {duration(held)} of {duration(window.seconds)}){queue_text}{waiting_text}.{latency_text}"
+                        f"(none free for {exhausted_for(held, window.seconds)}){queue_text}{waiting_text}.{latency_text}"
                     ),
                     evidence={
                         "metrics": ctx.paths(*needed, *queue_cols, latency),
