@@ -742,6 +742,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         plan = _at_limits(plan, shape, line, held)
     if incident.index_build or incident.pinned or incident.at_limits:
         config = replace(config, full_status=True)
+    migrating = incident.kind == "latency_rise" and incident.variant == "migrations"
+    config = replace(config, sharded=True) if migrating else config
     run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
     log = node_log(shape, config, run)
     root = None
@@ -753,6 +755,9 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
             log.transaction_expired(run.at(line.end), str(uuid.UUID(int=held.getrandbits(128))), held.randint(1, 500))
     if incident.at_limits:
         root = ("cache_too_small", None)
+    if migrating:
+        root = ("chunk_migration", None)
+        log_migrations(log, run, line, shape.seed)
     for s, ms in ends.items():
         log.slow(
             run.at(s) + dt.timedelta(milliseconds=500),
@@ -1000,3 +1005,48 @@ def failures(scenario: Scenario, result) -> list[str]:
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong + [f"advice: {problem}" for problem in advice_problems(result)]
+
+
+# -- a sustained latency rise (issue 39 §3): reads and writes at several times their usual for up to an hour, with a
+# shard's chunk migrations beside it ("migrations") or with nothing the node records moving ("").
+
+
+def migration_starts(line: Timeline, rng: random.Random) -> list[int]:
+    """The seconds the balancer's migrations begin through the rise: every 1-4 minutes, the first at its start."""
+    out, s = [], line.start
+    while s < line.end - 30:
+        out.append(s)
+        s += rng.randint(60, 240)
+    return out
+
+
+def _latency_rise(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """Reads and writes `factor` times slower through the rise; with migrations, this shard donates a chunk every few
+    minutes (its documents read through the cache) and its range deleter removes the donated documents behind it."""
+    starts = set(migration_starts(line, random.Random(base.shape.seed + 21))) if incident.variant == "migrations" else set()
+    deletes = 500 + 4500 * incident.strength  # documents a second
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if not line.start <= s < line.end:
+            return tick
+        if starts:
+            tick = replace(tick, donated=int(s in starts), range_deleted=deletes * base.rng.uniform(0.8, 1.2))
+        return _slowed(tick, base, incident.factor)
+
+    return plan
+
+
+KINDS["latency_rise"] = _latency_rise
+
+
+def log_migrations(log: JsonLog | TextLog, run: Run, line: Timeline, seed: int) -> None:
+    """Each migration's "Starting chunk migration donation" line (id 22016, 4.4+; 4.2 words it in text) on this donor."""
+    for s in migration_starts(line, random.Random(seed + 21)):
+        request = {"moveChunk": "shop.orders", "toShard": "shard02", "min": {"customer": s}, "max": {"customer": s + 500}}
+        if isinstance(log, JsonLog):
+            log.line(
+                run.at(s), "MIGRATE", 22016, "MoveChunk", "Starting chunk migration donation", {"requestParameters": request}
+            )
+        else:
+            log.line(run.at(s), "SHARDING", "MoveChunk", f"Starting chunk migration donation {request}")

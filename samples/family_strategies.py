@@ -94,6 +94,9 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
         return Incident(kind, draw(_length(shape, 10, 900)), factor, strength=strength)
     if kind == "throughput_dip":  # a server stall lasts seconds to a couple of minutes; longer is an outage
         return Incident(kind, draw(_length(shape, 10, 120)), factor, strength=strength)
+    if kind == "latency_rise":  # sustained: 12 minutes to an hour at 2.5-6× (the rule: 2× for 10 minutes)
+        variant = draw(st.sampled_from(["", "migrations"]))
+        return Incident(kind, draw(st.integers(12 * 60, HOUR)), draw(st.floats(2.5, 6.0)), variant, strength)
     return Incident(kind, draw(_length(shape, 30)), factor, strength=strength)
 
 

@@ -267,6 +267,7 @@ def _episode_finding(
     start = min(min(a.spike.start, a.checkpoint.start) for a in episode)
     end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
     usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
+    counted = in_window(ctx.checkpoint_spans, start, end)
     return Finding(
         kind=KIND,
         severity="critical" if peak.peak_ms >= CRITICAL_MS else "warning",
@@ -279,6 +280,7 @@ def _episode_finding(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint, which took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
+            + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
         ),
         evidence={
             "metrics": ctx.paths(
@@ -294,7 +296,7 @@ def _episode_finding(
             "expected_by_chance": round(expected, 2),
             "p_value": p_value,
             "checkpoint_time_share": round(coverage, 4),
-            "checkpoints_in_window": in_window(ctx.checkpoint_spans, start, end),
+            "checkpoints_in_window": counted,
             "thresholds": {"spike": spikes_module.RULE, "checkpoint_interval": changes.interval_text(ctx.thresholds)},
             "baseline": {"latency_ms": round(usual.latency_ms, 3)},
         },
@@ -350,6 +352,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},"
         )
         unusual = changes.unusual_interval(ctx.thresholds)
+        counted = in_window(ctx.checkpoint_spans, start, end)
         out.append(
             Finding(
                 kind=KIND,
@@ -363,6 +366,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
                     + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                     + (f" The interval itself is the problem: {unusual}." if unusual else "")
+                    + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
                 ),
                 evidence={
                     "metrics": ctx.paths(
@@ -371,7 +375,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     "checkpoints": [
                         {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints
                     ],
-                    "checkpoints_in_window": in_window(ctx.checkpoint_spans, start, end),
+                    "checkpoints_in_window": counted,
                     "aligned_spikes": rows,
                     "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                     "baseline": {"latency_ms": round(usual.latency_ms, 3)},
