@@ -213,3 +213,16 @@ AT_LIMITS = shapes().flatmap(
         ),
     )
 )
+# Idle transactions the reaper aborts every minute, on 4.4+ nodes sampled every 1 or 5 s (the short cache episodes each
+# sets off last seconds), replica-set members and single nodes alike.
+REAPED = (
+    shapes()
+    .filter(lambda shape: shape.layout != "4.2" and shape.period_s <= 5)
+    .flatmap(
+        lambda shape: st.tuples(
+            st.just(shape),
+            st.builds(Incident, st.just("reaped_every_minute"), st.integers(10 * 60, HOUR), FACTORS, st.just(""), STRENGTHS),
+            st.booleans(),
+        )
+    )
+)
