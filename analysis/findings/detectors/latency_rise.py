@@ -24,6 +24,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from analysis.advice.recommendation import advise
@@ -147,7 +148,7 @@ def _minutes(ctx: Context, classes: list[str], width: dt.timedelta) -> pl.DataFr
     )
 
 
-def _risen(minutes: pl.DataFrame, op: str, usual: float | None) -> pl.Expr:
+def _risen(op: str, usual: float | None) -> pl.Expr:
     """The bucket's `op` at RISE times `usual` or more, busy enough to say so."""
     if not usual:
         return pl.lit(False)
@@ -193,24 +194,24 @@ def _rises(ctx: Context, minutes: pl.DataFrame, classes: list[str], width: dt.ti
         if row <= reached:
             continue
         before, usual = _baseline(minutes, row, classes)
-        held = {op: _risen(minutes, op, usual.get(op)) for op in classes}
-        flags = minutes.select(*(held[op].alias(op) for op in classes), joined=pl.col(TIME_COLUMN).diff() <= width)
-        if not any(flags[op][row] for op in classes):
+        flags = minutes.select(
+            *(_risen(op, usual.get(op)).alias(op) for op in classes),
+            joined=(pl.col(TIME_COLUMN).diff() <= width) & (pl.col("process") == minutes["process"][row]),
+        )
+        risen = {op: flags[op].to_numpy() for op in classes}
+        # A bucket continues the rise when some class is still risen in it, right after the one before, in one process.
+        going = np.logical_or.reduce(list(risen.values())) & flags["joined"].fill_null(False).to_numpy()
+        if not any(risen[op][row] for op in classes):
             continue
-        last = row
-        while (
-            last + 1 < minutes.height
-            and flags["joined"][last + 1]
-            and any(flags[op][last + 1] for op in classes)
-            and minutes["process"][last + 1] == minutes["process"][row]
-        ):
-            last += 1
+        stops = np.flatnonzero(~going[row + 1 :])
+        last = row + (int(stops[0]) if stops.size else minutes.height - 1 - row)
         reached = last
         start, end = times[row], times[last] + width
         if end - start < MIN_DURATION:
             continue
         during = minutes.slice(row, last - row + 1)
-        rose = [op for op in classes if op in usual and flags[op].slice(row, last - row + 1).sum() * 2 >= last - row + 1]
+        # The classes risen in half its minutes or more: those it is told by.
+        rose = [op for op in classes if op in usual and risen[op][row : last + 1].sum() * 2 >= last - row + 1]
         if not rose:
             continue
         start, end = _edges(ctx, start, end, width, {op: usual[op] for op in rose})
