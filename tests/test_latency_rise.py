@@ -125,3 +125,26 @@ def test_a_handful_of_slow_operations_do_not_raise_it():
         write_ftdc(Path(folder) / "diagnostic.data", shape.config(), T0, 90 * 60, plan, period=1)
         result = analysis.analyze(Path(folder) / "diagnostic.data")
     assert not [f for f in result.findings if f.kind == "latency_rise"]
+
+
+def test_a_load_that_rose_with_it_is_told_beside_it():
+    # Twice the operations and three times the latency for 40 minutes: the rise says the load rose, with both rates.
+    shape = Shape()
+    base = Baseline(shape)
+
+    def plan(s: int):
+        tick = base(s)
+        if 15 * 60 <= s < 55 * 60:
+            tick = replace(tick, reads=tick.reads * 2, writes=tick.writes * 2, commands=tick.commands * 2)
+            return replace(tick, read_latency_us=tick.read_latency_us * 3, write_latency_us=tick.write_latency_us * 3)
+        return tick
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        write_ftdc(Path(folder) / "diagnostic.data", shape.config(), T0, 70 * 60, plan, period=1)
+        result = analysis.analyze(Path(folder) / "diagnostic.data")
+    (rise,) = [f for f in result.findings if f.kind == "latency_rise"]
+    assert rise.statement.startswith("the operations per second rose to")
+    moved = rise.evidence["moved"]["finished_per_s"]
+    assert moved["now"] >= 1.8 * moved["usual"] and not rise.evidence["nothing_moved"]
+    assert "nothing the node records moved" not in result.incidents[0].root_cause.summary

@@ -31,7 +31,7 @@ def chunk_migrations(ctx: Context, kinds: dict[str, list[Finding]], start: dt.da
     ]
     if not counted:
         return []
-    finding, moved = max(counted, key=lambda c: (c[1]["chunk_migrations"], c[1]["range_deleted_documents"]))
+    _, moved = max(counted, key=lambda c: (c[1]["chunk_migrations"], c[1]["range_deleted_documents"]))
     parts = []
     if moved["chunk_migrations"]:
         n = moved["chunk_migrations"]
@@ -40,7 +40,8 @@ def chunk_migrations(ctx: Context, kinds: dict[str, list[Finding]], start: dt.da
         parts.append(f"{moved['range_deleted_documents']:,} documents removed by the range deleter")
     if not parts:
         parts.append(f"{moved['log_lines']:,} lines of chunk migrations in the log")
-    evidence: dict[str, Any] = {"mechanism": "chunk_migration", "finding": finding.id, **moved}
+    # Counted by the rise's finding (its id in `findings`), which stays the title's effect: the migrations → the rise.
+    evidence: dict[str, Any] = {"mechanism": "chunk_migration", **moved}
     return [
         RootCause(
             kind="workload",
