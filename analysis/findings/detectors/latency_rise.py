@@ -148,23 +148,61 @@ def _minutes(ctx: Context, classes: list[str], width: dt.timedelta) -> pl.DataFr
     )
 
 
-def _risen(op: str, usual: float | None) -> pl.Expr:
-    """The bucket's `op` at RISE times `usual` or more, busy enough to say so."""
-    if not usual:
-        return pl.lit(False)
-    return ((pl.col(f"ops:{op}") >= MIN_OPS_PER_S) & (pl.col(f"ms:{op}") >= RISE * usual)).fill_null(False)
+@dataclass(frozen=True)
+class Buckets:
+    """The buckets as arrays, read once: a week's candidates each cost microseconds, not a query."""
 
+    times: np.ndarray  # microseconds since the epoch
+    process: np.ndarray
+    samples: np.ndarray
+    ms: dict[str, np.ndarray]  # NaN where the class finished nothing
+    busy: dict[str, np.ndarray]  # the class finished MIN_OPS_PER_S or more
+    joined: np.ndarray  # the bucket follows the one before it with none missing between, in the same process
 
-def _baseline(minutes: pl.DataFrame, row: int, classes: list[str]) -> tuple[pl.DataFrame, dict[str, float]]:
-    """The buckets of the hour before `row` of its process, and each class's median minute over them (busy ones only)."""
-    at, process = minutes[TIME_COLUMN][row], minutes["process"][row]
-    before = minutes.slice(0, row).filter(pl.col(TIME_COLUMN) >= at - BASELINE, pl.col("process") == process)
-    usual = {}
-    for op in classes:
-        busy = before.filter(pl.col(f"ops:{op}") >= MIN_OPS_PER_S)[f"ms:{op}"].drop_nulls()
-        if busy.len() >= MIN_BASELINE_MINUTES:
-            usual[op] = float(busy.median())
-    return before, usual
+    @classmethod
+    def of(cls, minutes: pl.DataFrame, classes: list[str], width: dt.timedelta) -> Buckets:
+        times = minutes[TIME_COLUMN].dt.epoch("us").to_numpy()
+        process = minutes["process"].to_numpy()
+        step = width // dt.timedelta(microseconds=1)
+        return cls(
+            times=times,
+            process=process,
+            samples=minutes["samples"].to_numpy(),
+            ms={op: minutes[f"ms:{op}"].cast(pl.Float64).fill_null(np.nan).to_numpy() for op in classes},
+            busy={op: minutes[f"ops:{op}"].cast(pl.Float64).fill_null(0.0).to_numpy() >= MIN_OPS_PER_S for op in classes},
+            joined=np.concatenate(([False], (np.diff(times) <= step) & (process[1:] == process[:-1]))),
+        )
+
+    def baseline(self, row: int) -> tuple[np.ndarray, dict[str, float]]:
+        """The rows of the hour before `row` of its process, and each class's median busy minute over them (from
+        MIN_BASELINE_MINUTES of them)."""
+        first = int(np.searchsorted(self.times, self.times[row] - BASELINE // dt.timedelta(microseconds=1), "left"))
+        rows = np.arange(first, row)[self.process[first:row] == self.process[row]]
+        usual = {}
+        for op, ms in self.ms.items():
+            values = ms[rows][self.busy[op][rows] & ~np.isnan(ms[rows])]
+            if values.size >= MIN_BASELINE_MINUTES:
+                usual[op] = float(np.median(values))
+        return rows, usual
+
+    def risen_from(self, row: int, usual: dict[str, float]) -> dict[str, np.ndarray]:
+        """Whether each class is risen (RISE times its usual, busy) in each bucket of the run starting at `row`: a bucket
+        continues it when some class is still risen in it, joined to the one before. Read in growing pieces, so that a
+        minute of noise costs a few buckets, not the rest of the week's."""
+        size = MIN_BASELINE_MINUTES
+        while True:
+            piece = slice(row, row + size)
+            with np.errstate(invalid="ignore"):
+                risen = {
+                    op: self.busy[op][piece] & (ms[piece] >= RISE * usual[op]) if op in usual else np.zeros(len(ms[piece]), bool)
+                    for op, ms in self.ms.items()
+                }
+            going = np.logical_or.reduce(list(risen.values())) & self.joined[piece]
+            stops = np.flatnonzero(~going[1:])
+            if stops.size or row + size >= len(self.times):
+                length = int(stops[0]) + 1 if stops.size else len(going)
+                return {op: values[:length] for op, values in risen.items()}
+            size *= 2
 
 
 def _candidates(minutes: pl.DataFrame, classes: list[str]) -> list[int]:
@@ -189,29 +227,21 @@ def _candidates(minutes: pl.DataFrame, classes: list[str]) -> list[int]:
 def _rises(ctx: Context, minutes: pl.DataFrame, classes: list[str], width: dt.timedelta) -> list[Rise]:
     rises: list[Rise] = []
     reached = -1
+    buckets = Buckets.of(minutes, classes, width)
     times = minutes[TIME_COLUMN]
     for row in _candidates(minutes, classes):
         if row <= reached:
             continue
-        before, usual = _baseline(minutes, row, classes)
-        flags = minutes.select(
-            *(_risen(op, usual.get(op)).alias(op) for op in classes),
-            joined=(pl.col(TIME_COLUMN).diff() <= width) & (pl.col("process") == minutes["process"][row]),
-        )
-        risen = {op: flags[op].to_numpy() for op in classes}
-        # A bucket continues the rise when some class is still risen in it, right after the one before, in one process.
-        going = np.logical_or.reduce(list(risen.values())) & flags["joined"].fill_null(False).to_numpy()
-        if not any(risen[op][row] for op in classes):
+        before, usual = buckets.baseline(row)
+        risen = buckets.risen_from(row, usual)
+        if not any(values[0] for values in risen.values()):
             continue
-        stops = np.flatnonzero(~going[row + 1 :])
-        last = row + (int(stops[0]) if stops.size else minutes.height - 1 - row)
-        reached = last
+        last = reached = row + len(risen[classes[0]]) - 1
         start, end = times[row], times[last] + width
         if end - start < MIN_DURATION:
             continue
-        during = minutes.slice(row, last - row + 1)
         # The classes risen in half its minutes or more: those it is told by.
-        rose = [op for op in classes if op in usual and risen[op][row : last + 1].sum() * 2 >= last - row + 1]
+        rose = [op for op in classes if op in usual and risen[op].sum() * 2 >= last - row + 1]
         if not rose:
             continue
         start, end = _edges(ctx, start, end, width, {op: usual[op] for op in rose})
@@ -220,11 +250,11 @@ def _rises(ctx: Context, minutes: pl.DataFrame, classes: list[str], width: dt.ti
                 start=start,
                 end=end,
                 usual_ms={op: usual[op] for op in rose},
-                typical_ms={op: float(during[f"ms:{op}"].drop_nulls().median()) for op in rose},
-                baseline_start=before[TIME_COLUMN].min(),
+                typical_ms={op: float(np.nanmedian(buckets.ms[op][row : last + 1])) for op in rose},
+                baseline_start=times[int(before[0])],
                 baseline_end=times[row],
-                baseline_minutes=before.height,
-                baseline_samples=int(before["samples"].sum()),
+                baseline_minutes=len(before),
+                baseline_samples=int(buckets.samples[before].sum()),
             )
         )
     return rises
