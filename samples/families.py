@@ -1022,7 +1022,7 @@ def migration_starts(line: Timeline, rng: random.Random) -> list[int]:
 
 def _latency_rise(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
     """Reads and writes `factor` times slower through the rise; with migrations, this shard donates a chunk every few
-    minutes (its documents read through the cache) and its range deleter removes the donated documents behind it."""
+    minutes and its range deleter removes the donated documents behind it (shardingStatistics and the log record both)."""
     starts = set(migration_starts(line, random.Random(base.shape.seed + 21))) if incident.variant == "migrations" else set()
     deletes = 500 + 4500 * incident.strength  # documents a second
 
@@ -1085,6 +1085,10 @@ REAPED_CROSSING_S = 65  # its age when dirty data reaches the trigger: those the
 
 
 def _reaped_every_minute(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """While each transaction is open (idle): its pinned range climbs with every write, the history store grows, dirty data
+    climbs from REAPED_DIRTY to the trigger at REAPED_CROSSING_S of its life and on to a peak past it (0.3-4 points, by
+    strength), where application threads evict and writes slow `factor` times; checkpoints take 8-18 s (the history they
+    write). Between two transactions the node is its healthy self."""
     held = reaped_transactions(line, random.Random(base.shape.seed + 31))
     dirty_peak = (base.shape.dirty_trigger + 0.3 + 3.7 * incident.strength) / 100
 
