@@ -5,7 +5,8 @@ the other's (the causal links each detector declares, `detectors.LINKS`) and
 their windows lie within LINK_GAP of each other, or when they are of one kind
 within REPEAT_GAP: periodic long checkpoints, dips every few seconds, ticket
 windows seconds apart are one item of the chain. Findings that merely overlap,
-with no mechanism between them, stay separate incidents. The chain orders the
+with no mechanism between them, stay separate incidents; groups that one pinning of history
+explains (idle transactions the reaper aborts one after another) are one incident. The chain orders the
 kinds so that each follows the present kinds that can cause it; the root cause
 comes from `root_causes`.
 """

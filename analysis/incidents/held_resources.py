@@ -11,6 +11,10 @@ median of the hour before and at least MIN_PINNED IDs. A multi-document transact
 transactionLifetimeLimitSeconds (and one period of the reaper that aborts it, log id 20707): the reaper's aborts
 and the limit are its evidence, and a limit raised above mongod's default that let the pin last is advised back
 (with what that costs); a cursor or a snapshot read is not bounded by it, and is told apart by no transaction open.
+Transactions a client leaves idle one after another, each aborted by the reaper and the next opened at once, are one
+pinning (`held_throughout`, `_pinning`): its usual range is that of the hour before it began, every abort of it is
+counted, and its holders are named from the reaper's lines (session, transaction numbers) and the slow operations of
+those sessions (their clients).
 """
 
 from __future__ import annotations
