@@ -755,6 +755,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         plan = _at_limits(plan, shape, line, held)
     if incident.index_build or incident.pinned or incident.at_limits:
         config = replace(config, full_status=True)
+    migrating = incident.kind == "latency_rise" and incident.variant == "migrations"
+    config = replace(config, sharded=True) if migrating else config
     run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
     log = node_log(shape, config, run)
     root = None
@@ -766,6 +768,9 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
             log.transaction_expired(run.at(line.end), str(uuid.UUID(int=held.getrandbits(128))), held.randint(1, 500))
     if incident.at_limits:
         root = ("cache_too_small", None)
+    if migrating:
+        root = ("chunk_migration", None)
+        log_migrations(log, run, line, shape.seed)
     for s, ms in ends.items():
         log.slow(
             run.at(s) + dt.timedelta(milliseconds=500),
@@ -1009,3 +1014,195 @@ def failures(scenario: Scenario, result) -> list[str]:
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
     return wrong + [f"advice: {problem}" for problem in advice_problems(result)]
+
+
+# -- a sustained latency rise (issue 39 §3): reads and writes at several times their usual for up to an hour, with a
+# shard's chunk migrations beside it ("migrations") or with nothing the node records moving ("").
+
+
+def migration_starts(line: Timeline, rng: random.Random) -> list[int]:
+    """The seconds the balancer's migrations begin through the rise: every 1-4 minutes, the first at its start."""
+    out, s = [], line.start
+    while s < line.end - 30:
+        out.append(s)
+        s += rng.randint(60, 240)
+    return out
+
+
+def _latency_rise(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """Reads and writes `factor` times slower through the rise; with migrations, this shard donates a chunk every few
+    minutes and its range deleter removes the donated documents behind it (shardingStatistics and the log record both)."""
+    starts = set(migration_starts(line, random.Random(base.shape.seed + 21))) if incident.variant == "migrations" else set()
+    deletes = 500 + 4500 * incident.strength  # documents a second
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if not line.start <= s < line.end:
+            return tick
+        if starts:
+            tick = replace(tick, donated=int(s in starts), range_deleted=deletes * base.rng.uniform(0.8, 1.2))
+        return _slowed(tick, base, incident.factor)
+
+    return plan
+
+
+KINDS["latency_rise"] = _latency_rise
+
+
+def log_migrations(log: JsonLog | TextLog, run: Run, line: Timeline, seed: int) -> None:
+    """Each migration's "Starting chunk migration donation" line (id 22016, 4.4+; 4.2 words it in text) on this donor."""
+    for s in migration_starts(line, random.Random(seed + 21)):
+        request = {"moveChunk": "shop.orders", "toShard": "shard02", "min": {"customer": s}, "max": {"customer": s + 500}}
+        if isinstance(log, JsonLog):
+            log.line(
+                run.at(s), "MIGRATE", 22016, "MoveChunk", "Starting chunk migration donation", {"requestParameters": request}
+            )
+        else:
+            log.line(run.at(s), "SHARDING", "MoveChunk", f"Starting chunk migration donation {request}")
+
+
+# -- idle transactions the reaper aborts every minute (issue 39 §3): a client that opens a transaction, writes once and
+# leaves it idle, again and again; each is aborted by the reaper past transactionLifetimeLimitSeconds (60 s), the next
+# opened at once. While each is open WiredTiger keeps every update since its snapshot: the pinned range climbs, the
+# history store grows, dirty data climbs past its trigger near each one's end and checkpoints take longer.
+
+
+@dataclass(frozen=True)
+class Reaped:
+    """One idle transaction: its session, transaction number and client, when it was opened and when the reaper aborted it."""
+
+    session: str
+    txn_number: int
+    opened: int  # second
+    aborted: int  # second
+
+
+def reaped_transactions(line: Timeline, rng: random.Random) -> list[Reaped]:
+    """Transactions opened back to back through the episode, each aborted 60-90 s after it opened (the 60 s limit, then
+    the reaper's next pass, every 30 s)."""
+    out, s, number = [], line.start, rng.randint(1, 400)
+    session = str(uuid.UUID(int=rng.getrandbits(128)))
+    while s < line.end - 60:
+        aborted = s + 60 + rng.randint(1, 30)
+        out.append(Reaped(session, number, s, aborted))
+        s, number = aborted + rng.randint(0, 2), number + 1
+    return out
+
+
+REAPED_DIRTY = 0.03  # dirty share of the cache when each transaction opens
+REAPED_CROSSING_S = 65  # its age when dirty data reaches the trigger: those the reaper aborts sooner set nothing off
+
+
+def _reaped_every_minute(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """While each transaction is open (idle): its pinned range climbs with every write, the history store grows, dirty data
+    climbs from REAPED_DIRTY to the trigger at REAPED_CROSSING_S of its life and on to a peak past it (0.3-4 points, by
+    strength), where application threads evict and writes slow `factor` times; checkpoints take 8-18 s (the history they
+    write). Between two transactions the node is its healthy self."""
+    held = reaped_transactions(line, random.Random(base.shape.seed + 31))
+    dirty_peak = (base.shape.dirty_trigger + 0.3 + 3.7 * incident.strength) / 100
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        now = next((r for r in held if r.opened <= s < r.aborted), None)
+        if now is None:
+            return tick
+        age = s - now.opened
+        dirty = REAPED_DIRTY + (base.shape.dirty_trigger / 100 - REAPED_DIRTY) * age / REAPED_CROSSING_S
+        dirty = min(dirty, dirty_peak)
+        tick = replace(
+            tick,
+            txn_open=1,
+            txn_inactive=1,
+            pinned_ids=30 + int(tick.writes * age),
+            history_store_bytes=tick.history_store_bytes + (s - line.start) * 2 * 2**20,
+            dirty=dirty,
+            updates=dirty / 2,
+            checkpoint_seconds=max(tick.checkpoint_seconds, 8.0 + 10 * incident.strength),
+        )
+        if dirty < base.shape.dirty_trigger / 100:
+            return tick
+        # Past the trigger application threads evict (docs/metrics.md §3): writes wait for it.
+        r = base.rng
+        evicting = replace(
+            tick, app_evicted_pages=r.uniform(300, 1500), app_evict_us=r.uniform(1e6, 4e6), app_wait_us=r.uniform(1e6, 6e6)
+        )
+        return _slowed(evicting, base, incident.factor, reads=False)
+
+    return plan
+
+
+REAPED_CLIENT = "batch-importer"
+
+
+def build_reaped(shape: Shape, incident: Incident, out: Path, member: bool = True) -> tuple[Scenario, list[Reaped]]:
+    """Simulates idle transactions reaped every minute on a node of `shape` into `out`: the node's FTDC (its transactions,
+    pinned range and history store recorded), and a log with each transaction's opening insert (slow, behind eviction,
+    its session named) and the reaper's abort. Returns the scenario (its root cause: history pinned by transactions the
+    reaper aborted) and the transactions. `member`: a replica set's member, else a single node."""
+    config = replace(shape.config(), full_status=True, replica_set=shape.config().replica_set if member else None)
+    line = _timeline(shape, incident, random.Random(shape.seed * 7919 + 13))
+    held = reaped_transactions(line, random.Random(shape.seed + 31))
+    run = write_ftdc(
+        out / "diagnostic.data",
+        config,
+        T0,
+        line.seconds,
+        _reaped_every_minute(incident, Baseline(shape), line),
+        period=shape.period_s,
+    )
+    log = node_log(shape, config, run)
+    rng = random.Random(shape.seed + 37)
+    for r in held:
+        command = {
+            "insert": "imports",
+            "documents": [{"batch": r.txn_number}],
+            "lsid": {"id": {"$uuid": r.session}},
+            "txnNumber": r.txn_number,
+            "startTransaction": True,
+            "autocommit": False,
+            "$db": "app",
+        }
+        log.slow(
+            run.at(r.opened) + dt.timedelta(milliseconds=rng.randint(150, 900)),
+            "conn4242",
+            "app.imports",
+            command,
+            "",
+            rng.randint(120, 800),
+            appName=REAPED_CLIENT,
+        )
+        log.transaction_expired(run.at(r.aborted), r.session, r.txn_number)
+    log.write(out / "mongod.log")
+    scenario = Scenario(
+        out / "diagnostic.data",
+        out / "mongod.log",
+        root=("pinned_history", None),
+        pinned=Pinned("reaped", DEFAULT_LIFETIME_S, held[-1].aborted - held[0].opened),
+    )
+    return scenario, held
+
+
+def reaped_failures(scenario: Scenario, held: list[Reaped], result, shape: Shape) -> list[str]:
+    """What `result` got wrong about idle transactions reaped every minute: more than one incident, a warning outside the
+    episode, a root cause other than the pinned history, or one that does not name the holders (the session, the first and
+    last transaction numbers, the client) and count every abort; and advice against its rules."""
+    from samples.advice_rules import advice_problems
+
+    wrong = []
+    tolerance = dt.timedelta(seconds=max(WINDOW_TOLERANCE_S, shape.period_s) + DEFAULT_LIFETIME_S)
+    first, last = T0 + dt.timedelta(seconds=held[0].opened), T0 + dt.timedelta(seconds=held[-1].aborted)
+    outside = [f.title for f in result.problems if f.start < first - tolerance or f.end > last + tolerance]
+    if outside:
+        wrong.append(f"raised outside the episode: {outside}")
+    if len(result.incidents) != 1:
+        wrong.append(f"{len(result.incidents)} incidents, not one: {[i.title for i in result.incidents]}")
+    for i in result.incidents:
+        cause = i.root_cause
+        if cause.evidence.get("mechanism") != "pinned_history":
+            wrong.append(f"root cause not the pinned history: {cause.summary}")
+            continue
+        words = [held[0].session, f"transactions {held[0].txn_number} to {held[-1].txn_number}", REAPED_CLIENT]
+        wrong += [f"root cause does not name {w!r}: {cause.summary}" for w in words if w not in cause.summary]
+        if cause.evidence.get("reaper_aborts") != len(held):
+            wrong.append(f"{cause.evidence.get('reaper_aborts')} aborts counted of {len(held)}")
+    return wrong + _pinned_problems(scenario.pinned, result) + [f"advice: {p}" for p in advice_problems(result)]

@@ -94,6 +94,9 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
         return Incident(kind, draw(_length(shape, 10, 900)), factor, strength=strength)
     if kind == "throughput_dip":  # a server stall lasts seconds to a couple of minutes; longer is an outage
         return Incident(kind, draw(_length(shape, 10, 120)), factor, strength=strength)
+    if kind == "latency_rise":  # sustained: 12 minutes to an hour at 2.5-6× (the rule: 2× for 10 minutes)
+        variant = draw(st.sampled_from(["", "migrations"]))
+        return Incident(kind, draw(st.integers(12 * 60, HOUR)), draw(st.floats(2.5, 6.0)), variant, strength)
     return Incident(kind, draw(_length(shape, 30)), factor, strength=strength)
 
 
@@ -228,4 +231,19 @@ def deliberate(draw, shape: Shape) -> Shape:
 # lifetimes `families._lifetime` raises), on standalones and members with their own settings: judged on advice too.
 FITTING = st.one_of(cases("cache_pressure"), cases("ticket_exhaustion"), cases("checkpoint_stall"), INDEX_BUILDS, PINNED).flatmap(
     lambda case: deliberate(case[0]).map(lambda shape: (shape, case[1]))
+)
+
+
+# Idle transactions the reaper aborts every minute, on 4.4+ nodes sampled every 1 or 5 s (the short cache episodes each
+# sets off last seconds), replica-set members and single nodes alike.
+REAPED = (
+    shapes()
+    .filter(lambda shape: shape.layout != "4.2" and shape.period_s <= 5)
+    .flatmap(
+        lambda shape: st.tuples(
+            st.just(shape),
+            st.builds(Incident, st.just("reaped_every_minute"), st.integers(10 * 60, HOUR), FACTORS, st.just(""), STRENGTHS),
+            st.booleans(),
+        )
+    )
 )

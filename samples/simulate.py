@@ -82,6 +82,10 @@ class Tick:
     # Checkpoints: how long the next one takes, and whether this second's sample is missing.
     checkpoint_seconds: float = 2.0
     missing: bool = False
+    # A shard's chunk migrations begun this second (donating, receiving) and the documents its range deleter removed.
+    donated: int = 0
+    received: int = 0
+    range_deleted: float = 0
 
 
 @dataclass
@@ -107,6 +111,8 @@ class Config:
     # serverStatus's indexBuilds, indexBulkBuilder and transactions sections, WiredTiger's pinned range, history store size
     # and bytes read into the cache, as mongod records them; off for the committed scenarios, written without them (byte for byte).
     full_status: bool = False
+    # A shard's member: serverStatus.shardingStatistics, as mongod records it there (off: written without it, byte for byte).
+    sharded: bool = False
 
 
 class Node:
@@ -122,7 +128,7 @@ class Node:
                 "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
                 "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
                 "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
-                "dhandle_wait schema_wait sweeps swept builds_started builds_committed"
+                "dhandle_wait schema_wait sweeps swept builds_started builds_committed donated received range_deleted"
             ).split()
         }
         self.building = False
@@ -235,6 +241,9 @@ class Node:
         if int(t) % 60 == 0:
             n["sweeps"] += 1
             n["swept"] += r.randint(0, 3)
+        n["donated"] += tick.donated
+        n["received"] += tick.received
+        n["range_deleted"] += int(tick.range_deleted)
         if tick.index_build != self.building:  # a build registers and scans, or commits
             n["builds_started" if tick.index_build else "builds_committed"] += 1
             self.building = tick.index_build
@@ -433,6 +442,15 @@ class Node:
                 "totalStarted": n["writes_ops"] // 50,
                 "totalCommitted": n["writes_ops"] // 50,
                 "totalAborted": 0,
+            }
+        if c.sharded:
+            doc["shardingStatistics"] = {
+                "countStaleConfigErrors": 0,
+                "countDonorMoveChunkStarted": n["donated"],
+                "countRecipientMoveChunkStarted": n["received"],
+                "countDocsClonedOnRecipient": n["received"] * 40_000,
+                "countDocsClonedOnDonor": n["donated"] * 40_000,
+                "countDocsDeletedOnDonor": n["range_deleted"],
             }
         doc["end"] = end
         return doc

@@ -55,6 +55,7 @@ def test_modules_run_in_their_records_order():
         "replication",
         "restart_loop",
         "node_events",
+        "latency_rise",
     ]
 
 

@@ -5,7 +5,8 @@ the other's (the causal links each detector declares, `detectors.LINKS`) and
 their windows lie within LINK_GAP of each other, or when they are of one kind
 within REPEAT_GAP: periodic long checkpoints, dips every few seconds, ticket
 windows seconds apart are one item of the chain. Findings that merely overlap,
-with no mechanism between them, stay separate incidents. The chain orders the
+with no mechanism between them, stay separate incidents; groups that one pinning of history
+explains (idle transactions the reaper aborts one after another) are one incident. The chain orders the
 kinds so that each follows the present kinds that can cause it; the root cause
 comes from `root_causes`.
 """
@@ -20,6 +21,7 @@ from analysis.advice.recommendation import Recommendation, merged
 from analysis.findings.context import Context
 from analysis.findings.detectors import LINKS
 from analysis.findings.finding import SEVERITIES, Finding
+from analysis.incidents import held_resources
 from analysis.incidents.incident import Incident, RootCause, Step
 from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
 from analysis.text import duration
@@ -79,7 +81,7 @@ def one_baseline(findings: list[Finding], ctx: Context) -> list[Finding]:
     incident's start (the earliest finding's quoted value when the data has no hour before), so one card never quotes
     two usual latencies of one class (each finding's own hour before differs when they start apart)."""
     again: dict[int, Finding] = {}
-    for episode in group(findings):
+    for episode in one_pinning(group(findings), ctx):
         if episode[0].start is None:
             continue  # no window: no hour before it
         start = min(f.start for f in episode)
@@ -177,7 +179,36 @@ def incident(findings: list[Finding], ctx: Context, name: str) -> Incident:
     )
 
 
+def _pinned(findings: list[Finding], ctx: Context) -> bool:
+    """A group that history pinned in the cache can explain (its candidate holds)."""
+    timed = [f for f in findings if f.start is not None and f.end is not None]
+    kinds = by_kind(timed)
+    if not timed or not any(k in held_resources.PINNED_HISTORY_KINDS for k in kinds):
+        return False
+    return bool(held_resources.pinned_history(ctx, kinds, min(f.start for f in timed), max(f.end for f in timed)))
+
+
+def one_pinning(groups: list[list[Finding]], ctx: Context) -> list[list[Finding]]:
+    """`groups` (in order of start), those that one pinning of history explains joined: transactions left idle one after
+    another, each aborted by the reaper and the next opened at once, keep history pinned all along, and the cache and
+    checkpoint episodes it sets off minutes apart are one incident, not one per transaction."""
+    out: list[list[Finding]] = []
+    for g in groups:
+        previous = out[-1] if out else None
+        if (
+            previous is not None
+            and g[0].start is not None
+            and _pinned(previous, ctx)
+            and _pinned(g, ctx)
+            and held_resources.held_throughout(ctx, max(f.end for f in previous), g[0].start)
+        ):
+            out[-1] = previous + g
+        else:
+            out.append(g)
+    return out
+
+
 def build(findings: list[Finding], ctx: Context, prefix: str = "I") -> list[Incident]:
     """The incidents `findings` (their ids set) make on the node `ctx` describes, in time order, numbered `I1`, `I2`...
     The one place incidents are made: an analysis, its redacted copy and the replica set's incidents all come from here."""
-    return [incident(g, ctx, f"{prefix}{n}") for n, g in enumerate(group(findings), 1)]
+    return [incident(g, ctx, f"{prefix}{n}") for n, g in enumerate(one_pinning(group(findings), ctx), 1)]

@@ -12,6 +12,10 @@ transactionLifetimeLimitSeconds (and one period of the reaper that aborts it, lo
 and the limit are its evidence; a limit raised above mongod's default was raised on purpose (for long batch
 transactions) and is never advised back: the root cause says what it trades, and the fix, ending the transaction,
 is in the client; a cursor or a snapshot read is not bounded by it, and is told apart by no transaction open.
+Transactions a client leaves idle one after another, each aborted by the reaper and the next opened at once, are one
+pinning (`held_throughout`, `_pinning`): its usual range is that of the hour before it began, every abort of it is
+counted, and its holders are named from the reaper's lines (session, transaction numbers) and the slow operations of
+those sessions (their clients).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from analysis.series.windows import between
 from analysis.settings import SETTINGS
 from analysis.text import duration, span_before
 from ftdc.frames import TIME_COLUMN
+from ftdc.logs.events import expired_holder
 
 # The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
 INDEX_BUILD_KINDS = explained_by("index_build")
@@ -154,6 +159,83 @@ def _reaped(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
     return ctx.logs.events.filter(pl.col("kind") == "transaction_expired", pl.col("ts").is_between(start, until))
 
 
+def _holders(ctx: Context, reaped: pl.DataFrame) -> list[dict[str, Any]]:
+    """Who held the transactions the reaper aborted, from its lines: each session with its transaction numbers, and the
+    clients (application names) of the slow operations the log shows that session running; in order of first abort."""
+    sessions: dict[str, dict[str, Any]] = {}
+    for ts, text in reaped.select("ts", "text").iter_rows():
+        holder = expired_holder(text)
+        if holder is None:
+            continue
+        session, number = holder
+        one = sessions.setdefault(session, {"session": session, "transactions": [], "aborted": []})
+        one["transactions"].append(number)
+        one["aborted"].append(ts)
+    slow = ctx.logs.slow_ops if ctx.logs is not None else None
+    for one in sessions.values():
+        ran = (
+            slow.filter(pl.col("command_json").str.contains(one["session"], literal=True))["app_name"].drop_nulls().unique()
+            if slow is not None and "command_json" in slow.columns and "app_name" in slow.columns
+            else pl.Series([], dtype=pl.String)
+        )
+        one["clients"] = sorted(ran.to_list())
+    return list(sessions.values())
+
+
+def _holders_told(holders: list[dict[str, Any]]) -> str:
+    """`session 3f2a… (transactions 17 to 28, aborted every 61-90 s; client batch-importer)` for each holder."""
+    told = []
+    for one in holders:
+        numbers, aborted = sorted(one["transactions"]), sorted(one["aborted"])
+        which = f"transaction {numbers[0]}" if len(numbers) == 1 else f"transactions {numbers[0]} to {numbers[-1]}"
+        gaps = [(b - a).total_seconds() for a, b in zip(aborted, aborted[1:])]
+        every = f", one aborted every {min(gaps):.0f}-{max(gaps):.0f} s" if gaps else ""
+        client = f"; client {', '.join(one['clients'])}" if one["clients"] else "; no slow operation in the log names its client"
+        told.append(f"session {one['session']} ({which}{every}{client})")
+    return "; ".join(told)
+
+
+def _releases(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame | None:
+    """The stretches of [start, end] in which the pinned range was back at the ordinary churn of short transactions (no
+    holder): `first`, `last` and `seconds` of each; None when the node records no pinned range or nothing was pinned."""
+    if "pinned_txn_ids" not in ctx.series.columns or end <= start:
+        return None
+    rows = between(ctx.series, start, end).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
+    if rows.is_empty() or rows["pinned_txn_ids"].max() < MIN_PINNED:
+        return None
+    low = pl.col("pinned_txn_ids") <= USUAL_FLOOR
+    return (
+        rows.with_columns(low=low, run=(low != low.shift(1)).fill_null(True).cum_sum())
+        .filter(pl.col("low"))
+        .group_by("run")
+        .agg(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max())
+        .with_columns(seconds=(pl.col("last") - pl.col("first")).dt.total_seconds())
+        .sort("first")
+    )
+
+
+def held_throughout(ctx: Context, start: dt.datetime, end: dt.datetime) -> bool:
+    """Whether history stayed pinned from `start` to `end`, one holder after another: the pinned range never back at the
+    ordinary churn of short transactions for longer than the reaper's longest period (its aborts, and a client opening
+    the next transaction at once, release it only for moments)."""
+    releases = _releases(ctx, start, end)
+    return releases is not None and not releases.filter(pl.col("seconds") > REAPER_PERIOD_S[1]).height
+
+
+def _pinning(ctx: Context, start: dt.datetime, end: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The stretch around [start, end], up to BEFORE either side, in which history stayed pinned one holder after another
+    (`held_throughout`): from the end of the last long release before it to the start of the first one after."""
+    releases = _releases(ctx, start - BEFORE, end + BEFORE)
+    if releases is None:
+        return start, end
+    long = releases.filter(pl.col("seconds") > REAPER_PERIOD_S[1])
+    before, after = long.filter(pl.col("last") <= start), long.filter(pl.col("first") >= end)
+    return (
+        min(start, before["last"].max()) if before.height else start,
+        max(end, after["first"].min()) if after.height else end,
+    )
+
+
 def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """A transaction or cursor kept open: WiredTiger's pinned range far above its usual, with the transactions open,
     the reaper's aborts and the node's transaction lifetime."""
@@ -161,13 +243,15 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     pinned = _during(ctx, "pinned_txn_ids", start, end)
     if not present or not pinned.len():
         return []
-    # The usual range: the hour before, or what the capture holds of it; none below a minute (then the peak alone).
-    found = ctx.before("pinned_txn_ids", start)
+    # The usual range: the hour before the pinning began (transactions held one after another for an hour are not
+    # their own usual), or what the capture holds of it; none below a minute (then the peak alone).
+    pinning = _pinning(ctx, start, end)
+    found = ctx.before("pinned_txn_ids", pinning[0])
     usual_ids = found[0] if found is not None else 0.0
     usually = (
-        f"usually {usual_ids:,.0f}, the median of {span_before(found[1], start)}"
+        f"usually {usual_ids:,.0f}, the median of {span_before(found[1], pinning[0])}"
         if found is not None
-        else f"no baseline: the capture holds too little before {start:%H:%M:%S}"
+        else f"no baseline: the capture holds too little before {pinning[0]:%H:%M:%S}"
     )
     peak = float(pinned.max())
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
@@ -177,6 +261,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
         "mechanism": "pinned_history",
         "pinned_txn_ids_peak": int(peak),
         "pinned_txn_ids_before": round(usual_ids),
+        "pinning_began": pinning[0],  # where its usual range is measured back from
         "thresholds": {"pinned": f"≥ {PINNED_FACTOR:g}× the median of the hour before and ≥ {MIN_PINNED:,} IDs"},
         "transaction_lifetime_limit_s": limit.value,
         "transaction_lifetime_limit_source": limit.source,
@@ -203,13 +288,22 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     if store.len() >= 2 and store[-1] > store[0]:
         evidence["history_store_growth_mb"] = round(float(store[-1] - store[0]), 1)
         grew = f"; the history store grew by {store[-1] - store[0]:,.0f} MB"
-    reaped = _reaped(ctx, start, end)
+    # The reaper's aborts of the whole pinning, however many transactions held it one after another.
+    reaped = _reaped(ctx, *pinning)
     aborts = ""
     if not reaped.is_empty():
-        evidence.update(reaper_aborts=reaped.height, reaper_abort_first=reaped["ts"].min(), reaper_abort_last=reaped["ts"].max())
+        holders = _holders(ctx, reaped)
+        evidence.update(
+            reaper_aborts=reaped.height,
+            reaper_abort_first=reaped["ts"].min(),
+            reaper_abort_last=reaped["ts"].max(),
+            holders=holders,
+        )
+        last = f" to {reaped['ts'].max():%H:%M:%S} UTC" if reaped.height > 1 else " UTC"
         aborts = (
             f"; the server's reaper aborted {reaped.height} transaction(s) for outliving transactionLifetimeLimitSeconds "
-            f"({limit.value:g} s, {limit.source}) from {reaped['ts'].min():%H:%M:%S}"
+            f"({limit.value:g} s, {limit.source}) from {reaped['ts'].min():%H:%M:%S}{last}"
+            + (f", each idle past it: {_holders_told(holders)}" if holders else "")
         )
     elif transaction and limit.value is not None:
         aborts = f"; transactions may live {limit.value:g} s here ({limit.source})"
@@ -226,16 +320,26 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
             f"while it is open WiredTiger keeps every update since its snapshot{' (' + duration(pinned_s) + ' here)' if pinned_s else ''}",
         )
     ]
+    # Transactions aborted one after another are told as what they were: idle ones, a client's, not one long-running.
+    held_by = (
+        f"Idle transactions, {reaped.height} aborted one after another by the server's reaper,"
+        if reaped.height > 1
+        else "A long-running transaction or cursor"
+    )
     return [
         RootCause(
             kind="operation",
             summary=(
-                f"A long-running transaction or cursor pinned history: WiredTiger kept {peak:,.0f} transaction IDs pinned "
+                f"{held_by} pinned history: WiredTiger kept {peak:,.0f} transaction IDs pinned "
                 f"({usually}){held}{grew}{aborts}: updates it may still read cannot be evicted, so dirty and update bytes climb under an unchanged load"
             ),
             evidence=evidence,
             recommendations=recommendations,
             findings=[f.id for k in present for f in kinds[k]],
-            headline="A long-running transaction or cursor pinning history",
+            headline=(
+                f"Idle transactions pinning history ({reaped.height} aborted by the server's reaper)"
+                if reaped.height > 1
+                else "A long-running transaction or cursor pinning history"
+            ),
         )
     ]

@@ -25,7 +25,7 @@ from analysis.findings.culprits import at_once, concurrency
 from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.finding import Culprit, Finding
-from analysis.incidents import configuration, held_resources, limits, workload
+from analysis.incidents import configuration, held_resources, limits, sharding, workload
 from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
@@ -39,8 +39,6 @@ WRITE_LOAD_KINDS = explained_by("write_load")
 CHANGED = 0.2
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
 LEAD = dt.timedelta(seconds=30)
-# How far back "before" reaches: the checkpoints' and the load's usual.
-BEFORE = dt.timedelta(hours=1)
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
@@ -239,7 +237,7 @@ def _counted_checkpoints(
     counted in its own window (the value it carries, not counted again), else those of the incident's window."""
     if len(stalls) == 1 and isinstance(counted := stalls[0].evidence.get("checkpoints_in_window"), InWindow):
         return counted, f"{stalls[0].id}'s"
-    return in_window(ctx.checkpoint_spans, start, end), "the incident's"
+    return in_window(ctx.checkpoint_spans, start, end, ctx.since(start)), "the incident's"
 
 
 def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence: dict[str, Any]) -> str:
@@ -254,15 +252,12 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
         checkpoint_time_share=counted.time_share,
         checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"),
     )
-    since = ctx.since(start)
-    earlier = [c.seconds for c in ctx.checkpoint_spans.starting(start - BEFORE, start) if c.end < start] if since else []
     text = (
         f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
-        f"{duration((end - start).total_seconds())}, up to {duration(counted.longest_s)} each ({pct(counted.time_share)} of the time)"
+        f"{duration((end - start).total_seconds())} ({pct(counted.time_share)} of the time), {counted.against_usual()}"
     )
-    if earlier:
-        evidence["checkpoint_usual_s"] = round(statistics.median(earlier), 1)
-        text += f", against {duration(evidence['checkpoint_usual_s'])} usually in {span_before(since, start)}"
+    if counted.usual_s is not None:
+        evidence.update(checkpoint_usual_s=counted.usual_s, checkpoints_before=counted.usual_of)
     starts = sorted(c.start for c in ctx.checkpoint_spans.overlapping(start, end))
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
@@ -309,9 +304,12 @@ def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
     if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
     missing.append("a longer capture (the hour before shows what changed)")
-    return RootCause(
-        kind="undetermined", summary="cause not determined", evidence={"would_tell": missing}, findings=[f.id for f in findings]
+    # A rise in latency with nothing the node records beside it says so in its own words, not "not determined" alone.
+    unmoved = any(f.evidence.get("nothing_moved") for f in findings)
+    summary = "cause not determined" + (
+        ": nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)" if unmoved else ""
     )
+    return RootCause(kind="undetermined", summary=summary, evidence={"would_tell": missing}, findings=[f.id for f in findings])
 
 
 def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
@@ -327,6 +325,7 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
         _operations(findings)
         + held_resources.index_builds(ctx, kinds, start, end)
         + held_resources.pinned_history(ctx, kinds, start, end)
+        + sharding.chunk_migrations(ctx, kinds, start, end)
         + [c for c in starters if c.kind == "restart"]
         + _restarted(ctx, chain, kinds, start)
         + [c for c in starters if c.kind == "resource"]

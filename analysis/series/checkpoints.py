@@ -14,18 +14,23 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import statistics
 from dataclasses import dataclass
 
 import polars as pl
 
 from analysis.series.spans import Spans
 from analysis.series.thresholds import Setting, Thresholds
+from analysis.text import span_before
 from ftdc.frames import TIME_COLUMN
+from ftdc.timeutil import format_duration as duration
 
 # Two ends this close describe the same checkpoint.
 SAME_END = dt.timedelta(seconds=3)
 # Fewer checkpoints than this show no cadence.
 MIN_CADENCE = 4
+# The usual checkpoint is that of the checkpoints of this long before a window.
+USUAL_BEFORE = dt.timedelta(hours=1)
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,23 @@ class InWindow:
     count: int
     longest_s: float
     time_share: float  # of the window spent checkpointing
+    # The usual checkpoint these are told against: the median length of those that ran in the hour before the window
+    # (and ended before it), how many that is, and the earliest sample that hour rests on (the capture may hold less);
+    # None, 0 and None when none did or the capture holds too little before the window.
+    usual_s: float | None = None
+    usual_of: int = 0
+    usual_since: dt.datetime | None = None
+
+    def against_usual(self) -> str:
+        """`up to 48 s against a usual 2.1 s (the median of the 58 in the hour before 10:00:05)`, or `up to 48 s` with
+        none before."""
+        text = f"up to {duration(self.longest_s)}"
+        if self.usual_s is not None and self.usual_since is not None:
+            text += (
+                f" against a usual {duration(self.usual_s)} "
+                f"(the median of the {self.usual_of} in {span_before(self.usual_since, self.start)})"
+            )
+        return text
 
 
 def by_window(checkpoints: list[Checkpoint], pad: dt.timedelta = dt.timedelta(0)) -> Spans[Checkpoint]:
@@ -58,14 +80,19 @@ def by_window(checkpoints: list[Checkpoint], pad: dt.timedelta = dt.timedelta(0)
     return Spans.of(checkpoints, lambda c: (c.start, c.end + pad))
 
 
-def in_window(checkpoints: Spans[Checkpoint], start: dt.datetime, end: dt.datetime) -> InWindow | None:
-    """The checkpoints overlapping [start, end] (found by bisection); None when none ran."""
+def in_window(checkpoints: Spans[Checkpoint], start: dt.datetime, end: dt.datetime, since: dt.datetime | None) -> InWindow | None:
+    """The checkpoints overlapping [start, end] (found by bisection), told against those of the hour before whose
+    earliest sample is `since` (`Context.since`: None when the capture holds too little before); None when none ran."""
     inside = checkpoints.overlapping(start, end)
     if not inside:
         return None
     busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in inside)
     share = min(busy / max((end - start).total_seconds(), 1.0), 1.0)
-    return InWindow(start, end, len(inside), round(max(c.seconds for c in inside), 1), round(share, 3))
+    earlier = [c.seconds for c in checkpoints.starting(start - USUAL_BEFORE, start) if c.end < start] if since else []
+    usual = round(statistics.median(earlier), 1) if earlier else None
+    return InWindow(
+        start, end, len(inside), round(max(c.seconds for c in inside), 1), round(share, 3), usual, len(earlier), since
+    )
 
 
 def _scrub_before_duration(version: str | None) -> bool:

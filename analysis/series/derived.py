@@ -454,6 +454,21 @@ COLUMNS: tuple[Column, ...] = (
         ("cache.history_store_bytes",),
         lambda: pl.col("cache.history_store_bytes") / 2**20,
     ),
+    # A shard's chunk migrations (each side) and the range deleter's work on the donor after them
+    Column(
+        "chunk_migrations",
+        "count",
+        "chunk migrations this shard began in the interval, donating or receiving",
+        ("sharding.donated", "sharding.received"),
+        lambda: delta("sharding.donated").fill_null(0) + delta("sharding.received").fill_null(0),
+    ),
+    Column(
+        "range_deleted_per_s",
+        "1/s",
+        "documents the range deleter removed per second from chunks this shard donated",
+        ("sharding.range_deleted",),
+        lambda: rate("sharding.range_deleted"),
+    ),
     # Connections
     Column("connections", "count", "open connections", ("conn.current",), lambda: pl.col("conn.current")),
     Column("connections_available", "count", "connections still allowed", ("conn.available",), lambda: pl.col("conn.available")),

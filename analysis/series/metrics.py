@@ -231,6 +231,11 @@ ALIASES: tuple[Alias, ...] = (
     _alias("txn.pinned_ids", GAUGE, WT + "transaction.transaction range of IDs currently pinned"),
     _alias("cache.history_store_bytes", GAUGE, WT + "cache.history store table on-disk size"),
     _alias("cache.bytes_read_into", COUNTER, WT + "cache.bytes read into cache"),
+    # A shard's chunk migrations, each side, and the documents the range deleter removed from the donor after them
+    # (serverStatus.shardingStatistics on a shard's members, ShardingStatistics::report).
+    _alias("sharding.donated", COUNTER, SS + "shardingStatistics.countDonorMoveChunkStarted"),
+    _alias("sharding.received", COUNTER, SS + "shardingStatistics.countRecipientMoveChunkStarted"),
+    _alias("sharding.range_deleted", COUNTER, SS + "shardingStatistics.countDocsDeletedOnDonor"),
     # Connections (docs/metrics.md §9).
     _alias("conn.current", GAUGE, SS + "connections.current"),
     _alias("conn.available", GAUGE, SS + "connections.available"),

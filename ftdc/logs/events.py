@@ -130,6 +130,8 @@ def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: 
             text = _wiredtiger_text(attr.message, dropped)
         if attr.config is not None:
             text = attr.config
+        if event_id == 20707:
+            text = _expired_text(attr)
     if (event_id == 22430 or component.startswith("WT")) and text is not None:
         kind = "wiredtiger"
         found = checkpoint_kind(text)
@@ -138,6 +140,26 @@ def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: 
         if found is not None:
             kind, duration = found
     return kind, duration, count, remote, driver, app, new_state, old_state, version, host, text
+
+
+# The holder of a transaction the reaper aborted, in the words of 4.2's line (which the text column holds whole there):
+# "... txnNumber 7 on session with lsid <UUID> ..." (the UUID bare, or as `{ id: UUID("...") ...`).
+_EXPIRED_HOLDER = re.compile(r"txnNumber (\d+) on session with lsid (?:\{ id: UUID\(\")?([0-9A-Fa-f-]{36})")
+
+
+def _expired_text(attr) -> str | None:
+    """A 4.4+ reaper abort's holder as 4.2's line words it, so one reading serves both (`expired_holder`)."""
+    number = attr.txnNumberAndRetryCounter.txnNumber if attr.txnNumberAndRetryCounter is not None else attr.txnNumber
+    session = attr.sessionId.uuid if attr.sessionId is not None else None
+    if number is None or session is None:
+        return None
+    return f"Aborting transaction with txnNumber {number} on session with lsid {session}"
+
+
+def expired_holder(text: str | None) -> tuple[str, int] | None:
+    """(session UUID, transaction number) of a reaper abort's text, either log format; None when it names neither."""
+    found = _EXPIRED_HOLDER.search(text or "")
+    return (found.group(2).lower(), int(found.group(1))) if found else None
 
 
 # Legacy text events (≤ 4.2), in the order they are tried.

@@ -37,6 +37,14 @@ class BuildInfo(_Struct):
     version: str | None = None
 
 
+class Uuid(_Struct):
+    uuid: str | None = msgspec.field(default=None, name="$uuid")
+
+
+class TxnCounter(_Struct):
+    txnNumber: Int64 | None = None
+
+
 class EventAttr(_Struct):
     """Attributes of the event ids that get typed columns (events.TYPED_IDS)."""
 
@@ -53,6 +61,11 @@ class EventAttr(_Struct):
     port: Int64 | None = None
     # 22315 "Opening WiredTiger": the whole wiredtiger_open string (cache, eviction, checkpoint settings).
     config: str | None = None
+    # 20707, the reaper's abort: the session (its lsid's UUID) and the transaction number, alone (4.4-5.x) or with the
+    # retry counter (6.0+).
+    sessionId: Uuid | None = None
+    txnNumber: Int64 | None = None
+    txnNumberAndRetryCounter: TxnCounter | None = None
 
 
 def coerce(struct_type: type, mapping: dict) -> tuple[msgspec.Struct, list[str]]:

@@ -9,7 +9,7 @@ import pkgutil
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from analysis.findings.detectors import replication
+from analysis.findings.detectors import latency_rise, replication
 from analysis.findings.detectors.record import Detector
 
 if TYPE_CHECKING:
@@ -64,4 +64,4 @@ def bearing_settings(kinds) -> set[str]:
 
 
 # Run after every detector, each returning the findings again: findings that change meaning beside others.
-RELATE = (replication.relate,)
+RELATE = (replication.relate, latency_rise.relate)

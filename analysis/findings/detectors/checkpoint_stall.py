@@ -265,7 +265,7 @@ def _episode_finding(
     end = max(max(a.spike.end, a.checkpoint.end) for a in episode)
     usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
     # The checkpoints of the finding's own window, counted once: its title, and the root cause that quotes them.
-    counted = in_window(ctx.checkpoint_spans, start, end)
+    counted = in_window(ctx.checkpoint_spans, start, end, ctx.since(start))
     among = f"{n_ck} of the {counted.count}" if counted is not None and counted.count > n_ck else f"{n_ck}"
     return Finding(
         kind=KIND,
@@ -280,6 +280,7 @@ def _episode_finding(
             f"which together took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
             f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
+            + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
         ),
         evidence={
             "metrics": ctx.paths(
@@ -351,6 +352,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
             else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},"
         )
         unusual = changes.unusual_interval(ctx.thresholds)
+        counted = in_window(ctx.checkpoint_spans, start, end, ctx.since(start))
         out.append(
             Finding(
                 kind=KIND,
@@ -364,6 +366,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
                     + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                     + (f" The interval itself is the problem: {unusual}." if unusual else "")
+                    + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
                 ),
                 evidence={
                     "metrics": ctx.paths(
@@ -372,7 +375,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                     "checkpoints": [
                         {"start": c.start, "end": c.end, "seconds": round(c.seconds, 1), "source": c.source} for c in checkpoints
                     ],
-                    "checkpoints_in_window": in_window(ctx.checkpoint_spans, start, end),
+                    "checkpoints_in_window": counted,
                     "aligned_spikes": rows,
                     "thresholds": {"checkpoint_interval": changes.interval_text(ctx.thresholds)},
                     "baseline": {"latency_ms": round(usual.latency_ms, 3)},

@@ -27,9 +27,9 @@ ROOTS = ("workload", "resource", "restart", "undetermined")
 # The root-cause candidates, beyond a COLLSCAN the log names and the record's own root, that
 # a chain holding the kind is tested for, each by one function: the write load behind dirty data
 # and checkpoints (`root_causes`), an index build and history pinned in the cache
-# (`held_resources`), a cache too small for the working set (`limits`), and a restart just
-# before a chain this kind starts (`root_causes`).
-CANDIDATES = ("write_load", "index_build", "pinned_history", "cache_too_small", "restart")
+# (`held_resources`), a cache too small for the working set (`limits`), a restart just
+# before a chain this kind starts (`root_causes`), and a shard's chunk migrations (`sharding`).
+CANDIDATES = ("write_load", "index_build", "pinned_history", "cache_too_small", "restart", "chunk_migration")
 
 # (title, derived columns, log scale); a column ending in "." stands for every device's or member's.
 Panel = tuple[str, tuple[str, ...], bool]
