@@ -34,8 +34,12 @@ from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
 WRITE_LOAD_KINDS = explained_by("write_load")
-# A rate this far from the hour before it is a change worth naming.
-CHANGED = 0.2
+# What a root cause cannot see without the log, said where it would have named it.
+NO_LOG = (
+    "no mongod log was read, and without one the operations, their clients, index builds and transactions behind it "
+    "cannot be seen"
+)
+NO_LOG_LOAD = "no mongod log was read, so the clients and namespaces carrying it are not named"
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
 LEAD = dt.timedelta(seconds=30)
 # How far back "before" reaches: the checkpoints' and the load's usual.
@@ -150,30 +154,23 @@ def _figures(finding: Finding) -> dict[str, Any]:
     return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
 
 
-def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
-    """Dirty data outrunning eviction and checkpoints: the write rate, dirty data and checkpoint time the file holds."""
+def _write_load(
+    ctx: Context, kinds: dict[str, list[Finding]], load: workload.LoadChange | None, start: dt.datetime, end: dt.datetime
+) -> list[RootCause]:
+    """Dirty data outrunning eviction and checkpoints: the write load against its usual (operations and documents), dirty
+    data and the checkpoints the file holds. A load that fell, or with nothing before it to measure against, is no cause."""
     present = [k for k in WRITE_LOAD_KINDS if k in kinds]
+    if not present or load is None or load.direction in (None, "fell"):
+        return []
     series = ctx.series
-    if not present or "writes_per_s" not in series.columns:
-        return []
     during = between(series, start, end)
-    before = between(series, end=start, closed="left").tail(3600)
-    writes = float(during["writes_per_s"].mean() or 0)
-    if not writes:
-        return []
-    usual = float(before["writes_per_s"].median() or 0) if before.height else None
-    evidence: dict[str, Any] = {"writes_per_s": round(writes), "writes_per_s_before": None if usual is None else round(usual)}
-    load = f"{writes:,.0f} write operations/s"
+    evidence: dict[str, Any] = load.evidence()
+    told = load.told()
     # Operations as clients count them: each request finished (opLatencies), not opcounters' mix of units.
     finished = [c for c in ("reads_per_s", "writes_per_s", "commands_per_s") if c in during.columns]
     total = float(during.select(pl.sum_horizontal(finished).mean()).item() or 0)
-    if total > writes:
+    if total > load.writes:
         evidence["operations_per_s_all"] = round(total)
-        load += f", {evidence['operations_per_s_all']:,} operations/s in all"
-    changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
-    evidence["writes_changed"] = changed if usual is not None else None
-    if changed:
-        load += f", against {usual:,.0f} writes/s before"
     rates, docs = workload.mix(during), workload.documents(during)
     carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
     evidence.update(
@@ -181,11 +178,17 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
         documents_per_s={done: round(rate) for done, rate in docs},
         carried_by=carried,
     )
-    parts = [f"write load ({load})"]
+    in_all = f", {evidence['operations_per_s_all']:,} operations/s in all" if "operations_per_s_all" in evidence else ""
+    parts = [f"write load ({told}{in_all})"]
     if rates or docs or carried:
         parts.append(workload.told(rates, docs, carried))
-    if usual is not None and not changed:
-        parts.append(f"the writes did not change against the hour before ({usual:,.0f}/s): the load is not what changed")
+    if ctx.logs is None:
+        parts.append(NO_LOG_LOAD)
+    unchanged = load.direction == "unchanged"
+    if unchanged:
+        parts.append(
+            f"the writes did not change against {load.baseline} ({load.writes_before:,.0f}/s): the load is not what changed"
+        )
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
         target = ctx.thresholds.value("eviction_dirty_target")
@@ -198,17 +201,17 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
         parts.append(_checkpoint_behaviour(ctx, counted, where, evidence))
     checkpoints = counted is not None
     outran = "checkpoints" if checkpoints else "eviction"
-    headline = f"Write load ({load}) outran {outran}"
-    if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
+    headline = f"Write load ({told}) outran {outran}"
+    if unchanged:  # then what did: the checkpoints against their usual length, or eviction
         usual_s = evidence.get("checkpoint_usual_s")
         headline = (
             (
                 f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}"
                 + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
-                + f" under an unchanged write load ({load})"
+                + f" under an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
             )
             if checkpoints
-            else f"Eviction fell behind an unchanged write load ({load})"
+            else f"Eviction fell behind an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
         )
     return [
         RootCause(
@@ -292,25 +295,37 @@ def _restarted(ctx: Context, chain: list[str], kinds: dict[str, list[Finding]], 
     ]
 
 
-def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
-    missing = []
+def _undetermined(ctx: Context, findings: list[Finding], load: workload.LoadChange | None) -> RootCause:
+    """No candidate: what was ruled out (a write load that fell) and what would tell (the log, a longer capture)."""
+    missing, said = [], ["cause not determined"]
+    evidence: dict[str, Any] = {}
+    if load is not None and load.direction == "fell" and set(WRITE_LOAD_KINDS) & {f.kind for f in findings}:
+        evidence.update(load.evidence())
+        said.append(f"the write load fell ({load.told()}), so it is not what outran the node")
     if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
+        said.append(NO_LOG)
     missing.append("a longer capture (the hour before shows what changed)")
+    evidence["would_tell"] = missing
     return RootCause(
-        kind="undetermined", summary="cause not determined", evidence={"would_tell": missing}, findings=[f.id for f in findings]
+        kind="undetermined",
+        summary="; ".join(said),
+        evidence=evidence,
+        findings=[f.id for f in findings],
+        headline="cause not determined" + (" (no mongod log was read)" if ctx.logs is None else ""),
     )
 
 
 def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
     if any(f.start is None or f.end is None for f in findings):
-        return [_undetermined(ctx, findings)]  # no window to read the series or the log in
+        return [_undetermined(ctx, findings, None)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
     chain = order(kinds)
     starters = _starters(chain, kinds)
-    load = _write_load(ctx, kinds, start, end)
+    moved = workload.change(ctx.series, start, end)
+    load = _write_load(ctx, kinds, moved, start, end)
     candidates = (
         _operations(findings, (end - start).total_seconds())
         + held_resources.index_builds(ctx, kinds, start, end)
@@ -323,7 +338,7 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
         + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
         + load
     )
-    return candidates or [_undetermined(ctx, findings)]
+    return candidates or [_undetermined(ctx, findings, moved)]
 
 
 def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:

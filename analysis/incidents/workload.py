@@ -11,14 +11,106 @@ workload root cause says all three, each in its unit, and whether the load chang
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from analysis.findings.culprits import overlapping
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
+from analysis.series.windows import between
+from analysis.text import duration
+from ftdc.frames import TIME_COLUMN
 
 TOP = 3
+# A rate this far from its usual is a change worth naming.
+CHANGED = 0.2
+# How far back the load's usual reaches.
+BEFORE = dt.timedelta(hours=1)
+# The documents a write touches (metrics.document): a batch of many is one operation and many documents.
+WRITTEN = ("inserted", "updated", "deleted")
+
+
+@dataclass(frozen=True)
+class LoadChange:
+    """The write load in the window against its usual, in operations (opLatencies: requests finished) and in documents
+    written (metrics.document inserted + updated + deleted): a bulk loader sends as many requests carrying 75 times the
+    documents. `usual` values are the medians of the samples before the window, `before_s` how long those samples span
+    (None: nothing before the window)."""
+
+    writes: float
+    writes_before: float | None
+    documents: float | None
+    documents_before: float | None
+    before_s: float | None
+
+    def _moved(self, now: float | None, usual: float | None) -> int:
+        """+1 risen, -1 fallen, 0 neither (or not known) by CHANGED of the usual."""
+        if now is None or not usual:
+            return 0
+        return 1 if now >= (1 + CHANGED) * usual else -1 if now <= (1 - CHANGED) * usual else 0
+
+    @property
+    def direction(self) -> str | None:
+        """ "rose" when operations or documents rose, "fell" when what was measured fell and nothing rose, else
+        "unchanged"; None without samples before the window."""
+        if self.before_s is None:
+            return None
+        moves = (self._moved(self.writes, self.writes_before), self._moved(self.documents, self.documents_before))
+        return "rose" if 1 in moves else "fell" if -1 in moves else "unchanged"
+
+    @property
+    def baseline(self) -> str:
+        """What the usual rests on: "the hour before", or as much of it as the capture holds."""
+        if self.before_s is None:
+            return "nothing before it"
+        return "the hour before" if self.before_s >= 0.95 * BEFORE.total_seconds() else f"the {duration(self.before_s)} before"
+
+    def told(self) -> str:
+        """`554 write operations/s against 999/s in the hour before; 37,743 documents written/s against 500/s`."""
+        text = f"{self.writes:,.0f} write operations/s"
+        if self.writes_before is not None:
+            text += f" against {self.writes_before:,.0f}/s in {self.baseline}"
+        if self._moved(self.documents, self.documents_before):
+            text += f"; {self.documents:,.0f} documents written/s against {self.documents_before:,.0f}/s"
+        return text
+
+    def evidence(self) -> dict[str, Any]:
+        return {
+            "writes_per_s": round(self.writes),
+            "writes_per_s_before": None if self.writes_before is None else round(self.writes_before),
+            "documents_written_per_s": None if self.documents is None else round(self.documents),
+            "documents_written_per_s_before": None if self.documents_before is None else round(self.documents_before),
+            "baseline": f"the median of {self.baseline}",
+            "load_change": self.direction,
+            "writes_changed": None if self.direction is None else self.direction != "unchanged",
+        }
+
+
+def change(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> LoadChange | None:
+    """The write load of [start, end] against the hour before it (None when the series holds no writes)."""
+    if "writes_per_s" not in series.columns:
+        return None
+    during = between(series, start, end)
+    before = between(series, start - BEFORE, start, closed="left")
+    written = [DOCUMENTS[done] for done in WRITTEN if DOCUMENTS[done] in series.columns]
+
+    def rate(rows: pl.DataFrame, usual: bool) -> tuple[float | None, float | None]:
+        if not rows.height:
+            return None, None
+        agg = (lambda e: e.median()) if usual else (lambda e: e.mean())
+        values = rows.select(
+            agg(pl.col("writes_per_s")).alias("ops"),
+            agg(pl.sum_horizontal(written)).alias("docs") if written else pl.lit(None, pl.Float64).alias("docs"),
+        ).row(0)
+        return (None if values[0] is None else float(values[0])), (None if values[1] is None else float(values[1]))
+
+    writes, documents = rate(during, usual=False)
+    if not writes:
+        return None
+    writes_before, documents_before = rate(before, usual=True)
+    span = (before[TIME_COLUMN][-1] - before[TIME_COLUMN][0]).total_seconds() if before.height > 1 else None
+    return LoadChange(writes, writes_before, documents, documents_before, span)
 
 
 def _busiest(rates: list[tuple[str, float]]) -> list[tuple[str, float]]:
