@@ -47,6 +47,7 @@ class Shape:
         None  # a pool size set by setParameter; None: 128 before 7.0, throughput probing from 7.0; 0: 8.0's default recorded
     )
     seed: int = 0
+    standalone: bool = False  # a single node, no replica set (issue 39's families draw both)
 
     @property
     def probing(self) -> bool:
@@ -74,6 +75,7 @@ class Shape:
             parameters=pool,
             log_tz=dt.timezone(dt.timedelta(minutes=self.tz_minutes)),
             host=f"db-{self.seed % 1000:03d}.example.net",
+            replica_set=None if self.standalone else Config.replica_set,
         )
 
 
@@ -102,6 +104,12 @@ class Incident:
     own_queue: bool = (
         False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
     )
+    # Issue 39 §3, each its root cause: a client's insert batches of ~75 documents at an unchanged request rate
+    # (checkpoint_stall); another process reading the device, mongod's own I/O unchanged (disk_saturation); quiet hours, then
+    # a working set past the cache, an hour at its trigger reading 5-10× as much (cache_pressure fill).
+    bulk_loader: bool = False
+    other_process: bool = False
+    outgrown: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,6 +154,7 @@ class Scenario:
     pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
     steady: bool = False  # the load was steady: the root cause says the writes did not change (or names a checkpoint interval that is the problem)
     pinned: Pinned | None = None
+    bulk_loader: bool = False  # the write load rose in documents, not in operations: its root cause says so and names the client
 
 
 # -- the healthy node
@@ -721,6 +730,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     config = shape.config()
     rng = random.Random(shape.seed * 7919 + 13)
     line = _timeline(shape, incident, rng)
+    line = _grown(line) if incident.outgrown else line
     base = Baseline(shape)
     plan = KINDS[incident.kind](incident, base, line)
     ends = long_reads(base, line, random.Random(shape.seed + 3)) if incident.long_reads else {}
@@ -740,7 +750,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
             config = replace(config, parameters={**(config.parameters or {}), "transactionLifetimeLimitSeconds": pinned.limit_s})
     if incident.at_limits:
         plan = _at_limits(plan, shape, line, held)
-    if incident.index_build or incident.pinned or incident.at_limits:
+    plan = _true_causes(plan, incident, shape, line, random.Random(shape.seed + 39))  # its own draws: the others' stay
+    if incident.index_build or incident.pinned or incident.at_limits or incident.outgrown:
         config = replace(config, full_status=True)
     run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
     log = node_log(shape, config, run)
@@ -753,6 +764,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
             log.transaction_expired(run.at(line.end), str(uuid.UUID(int=held.getrandbits(128))), held.randint(1, 500))
     if incident.at_limits:
         root = ("cache_too_small", None)
+    root = _true_causes_log(log, run, incident, line, random.Random(shape.seed + 40)) or root
     for s, ms in ends.items():
         log.slow(
             run.at(s) + dt.timedelta(milliseconds=500),
@@ -784,6 +796,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         not shape.tickets,
         incident.steady,
         pinned,
+        incident.bulk_loader,
     )
 
 
@@ -999,4 +1012,104 @@ def failures(scenario: Scenario, result) -> list[str]:
         wrong += _pinned_problems(scenario.pinned, result)
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
+    wrong += _true_causes_problems(scenario, result)
     return wrong + [f"advice: {problem}" for problem in advice_problems(result)]
+
+
+# -- issue 39 §3: causes that are true (a bulk loader, another process's I/O, a working set past the cache)
+
+BATCH = 75  # documents per insert request of a bulk loader (issue 39's: 37,743 documents/s at 501 requests/s)
+LOADER = ("warehouse.items", "bulk-loader")  # the namespace it loads and its client's appName
+QUIET_S = 1200  # the working set's quiet time beyond the timeline's history, before it outgrows the cache
+GROWN_S = 3600  # then an hour at the trigger before the incident
+
+
+def _grown(line: Timeline) -> Timeline:
+    """The timeline pushed back by QUIET_S + GROWN_S: quiet hours, then an hour at the trigger, then the incident."""
+    more = QUIET_S + GROWN_S
+    return replace(line, start=line.start + more, end=line.end + more, seconds=line.seconds + more)
+
+
+def _true_causes(
+    plan: Callable[[int], Tick], incident: Incident, shape: Shape, line: Timeline, rng: random.Random
+) -> Callable[[int], Tick]:
+    """`plan` with the load or the host behind the incident: a bulk loader's batches from a little before the window to its
+    end; another process reading the device through the window, mongod's own I/O a tenth of the plan's; the working set
+    growing past the cache an hour before the window, reading 5-10× its quiet rate at the trigger, 10× in the window."""
+    lead = rng.randint(20, 120)
+    grown = line.start - GROWN_S
+    growth = rng.uniform(5, 10)
+
+    def changed(s: int) -> Tick:
+        tick = plan(s)
+        inside = line.start <= s < line.end
+        if incident.bulk_loader and line.start - lead <= s < line.end:
+            tick = replace(tick, insert_batch=BATCH * rng.uniform(0.9, 1.1))
+        if incident.other_process and inside:
+            tick = replace(tick, disk_mb=tick.disk_mb * 0.1, foreign_read_mb=tick.disk_mb * 0.9)
+        if incident.outgrown and s >= grown:
+            tick = (
+                replace(tick, disk_mb=tick.disk_mb * 10)
+                if inside
+                else replace(
+                    tick,
+                    cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100,
+                    disk_mb=tick.disk_mb * growth,
+                )
+            )
+        return tick
+
+    return changed if incident.bulk_loader or incident.other_process or incident.outgrown else plan
+
+
+def _true_causes_log(
+    log: JsonLog | TextLog, run: Run, incident: Incident, line: Timeline, rng: random.Random
+) -> tuple[str, str | None] | None:
+    """The log's part of the cause, and the root cause it makes: the loader's insert batches that waited out each of the
+    episode's checkpoints and finished together at its end (fast between them, so not logged), by its client; none for
+    another process (mongod does not see it) or the cache."""
+    if incident.other_process:
+        return ("another_process", None)
+    if incident.outgrown:
+        return ("cache_too_small", None)
+    if not incident.bulk_loader:
+        return None
+    ns, app = LOADER
+    db, collection = ns.split(".")
+    for a, b in run.checkpoints:
+        if not line.start <= a < line.end:
+            continue
+        waited_ms = max(150, int(300 * (b - a)))  # the checkpoint's slow latter part (the plan's 30 %)
+        for _ in range(rng.randint(12, 20)):
+            log.slow(
+                run.at(b) + dt.timedelta(milliseconds=rng.randint(0, 400)),
+                f"conn{rng.randint(4000, 4003)}",
+                ns,
+                {"insert": collection, "ordered": False, "$db": db},
+                "",
+                rng.randint(waited_ms // 2, waited_ms),
+                keys=0,
+                docs=0,
+                nreturned=0,
+                ninserted=BATCH,
+                appName=app,
+            )
+    return ("write_load", ns)
+
+
+def _true_causes_problems(scenario: Scenario, result) -> list[str]:
+    """A bulk loader's incident told as the write load that rose in documents, at an unchanged request rate, its client named."""
+    if not scenario.bulk_loader:
+        return []
+    loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.evidence.get("mechanism") == "write_load"]
+    wrong = [
+        f"a bulk loader not told in documents: {e}"
+        for e in loads
+        if e["load_change"] != "rose" or e["documents_written_per_s"] < 10 * e["documents_written_per_s_before"]
+    ]
+    wrong += [
+        f"the loader's client not named: {e['carried_by']}"
+        for e in loads
+        if not any(c["app"] == LOADER[1] for c in e["carried_by"])
+    ]
+    return wrong

@@ -20,10 +20,13 @@ from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, bui
 from samples.family_strategies import (
     ANY_CASE,
     AT_LIMITS,
+    BULK_LOADER,
     DEFAULTS_80,
     IDLE,
     INDEX_BUILDS,
     LONG_READS,
+    OTHER_PROCESS,
+    OUTGROWN,
     OWN_QUEUE,
     PINNED,
     QUIET,
@@ -189,3 +192,22 @@ def test_busy_healthy_node_stays_quiet(shape, quiet):
 @given(shape=shapes(), quiet=IDLE)
 def test_idle_node_stays_quiet(shape, quiet):
     stays_quiet(shape, quiet)
+
+
+# Issue 39 §3's families, judged on the root cause and its words (their defects are fixed nodes in test_true_causes.py).
+@FEW
+@given(case=BULK_LOADER)
+def test_a_bulk_loader_is_a_write_load_risen_in_documents_with_its_client_named(case):
+    found_right(*case)
+
+
+@FEW
+@given(case=OTHER_PROCESS)
+def test_a_disk_busy_with_another_process_is_said_to_be_so(case):
+    found_right(*case)
+
+
+@FEW
+@given(case=OUTGROWN)
+def test_a_working_set_past_the_cache_has_the_cache_as_its_root_cause(case):
+    found_right(*case)

@@ -52,3 +52,65 @@ def test_the_summary_without_a_log_says_where_it_looked_and_what_it_cannot_see(t
         "clients, index builds and transactions behind an incident cannot be seen without one (--log names one)"
     )
     assert "Cause not determined (no mongod log was read)" in " ".join(result.stdout.split())
+
+
+def _simulated(shape, incident):
+    from samples.families import analyzed, build, failures
+
+    scenario, result = analyzed(build, shape, incident)
+    assert failures(scenario, result) == []
+    [incident] = result.incidents
+    return incident
+
+
+def test_a_bulk_loader_at_an_unchanged_request_rate_is_a_write_load_that_rose_in_documents_and_named():
+    # Was: "the writes did not change against the hour before (800/s): the load is not what changed", a loader inserting
+    # 30,000 documents/s told as an unchanged load because its requests stayed flat.
+    from samples.families import LOADER, Incident, Shape
+
+    incident = _simulated(Shape(seed=4), Incident("checkpoint_stall", 600, 10.0, "repeated", 0.5, bulk_loader=True))
+    cause = incident.root_cause
+    assert cause.kind == "workload" and cause.evidence["load_change"] == "rose" and cause.evidence["writes_changed"] is True
+    assert (
+        abs(cause.evidence["writes_per_s"] - cause.evidence["writes_per_s_before"]) < 0.2 * cause.evidence["writes_per_s_before"]
+    )
+    assert cause.evidence["documents_written_per_s"] > 30 * cause.evidence["documents_written_per_s_before"]
+    assert cause.evidence["ns"] == LOADER[0] and cause.evidence["carried_by"][0]["app"] == LOADER[1]
+    assert "did not change" not in cause.summary and "unchanged" not in incident.title
+    assert incident.title.startswith("Write load (798 write operations/s against 800/s in the 12 min 29 s before; ")
+    assert "documents written/s against 800/s" in incident.title and f"app {LOADER[1]}" in cause.summary
+
+
+def test_a_disk_busy_with_another_process_reads_is_said_to_be_so_with_what_mongod_read_and_wrote():
+    # Was: "Disk sda saturated for 3 min", advice to reduce what the node reads and writes, while mongod read 8 MB/s of 239.
+    from samples.families import Incident, Shape
+
+    incident = _simulated(Shape(seed=5), Incident("disk_saturation", 180, 5.0, strength=0.5, other_process=True))
+    cause = incident.root_cause
+    assert cause.kind == "resource" and cause.evidence["mechanism"] == "another_process"
+    assert cause.evidence["device_read_mb_per_s"] > 4 * cause.evidence["mongod_read_mb_per_s"]
+    assert "by another process's reads" in incident.title
+    assert "while mongod read 8 MB/s from its data files and wrote 3 MB/s" in cause.summary
+    first = incident.recommendations[0]
+    assert first.what.startswith("Find the process reading this volume besides mongod")
+    assert not any(r.what.startswith("Reduce what the node writes or reads") for r in incident.recommendations)
+
+
+def test_a_disk_busy_with_mongods_own_io_names_no_other_process():
+    from samples.families import Incident, Shape
+
+    incident = _simulated(Shape(seed=5), Incident("disk_saturation", 180, 5.0, strength=0.5))
+    assert "mechanism" not in incident.root_cause.evidence and "another process" not in incident.title
+
+
+def test_a_working_set_past_the_cache_after_quiet_hours_has_the_cache_as_its_root_cause():
+    # Was: "Checkpoints up to 2 s (usually 1.9 s) under an unchanged write load": the fill had sat at the trigger for an
+    # hour, reading 10× its quiet rate, but not in 80 % of the whole capture's samples.
+    from samples.families import Incident, Shape
+
+    incident = _simulated(Shape(eviction_trigger=95, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, outgrown=True))
+    cause = incident.root_cause
+    assert cause.kind == "resource" and cause.evidence["mechanism"] == "cache_too_small"
+    assert cause.evidence["share_near_trigger"] >= 0.8 and cause.evidence["share_rests_on_s"] >= 3500
+    assert cause.evidence["read_mb_per_s"] >= 5 * cause.evidence["read_mb_per_s_before"]
+    assert "in its quiet hours before" in cause.summary and "of the samples of the hour before" in cause.summary

@@ -174,6 +174,8 @@ def _write_load(
     rates, docs = workload.mix(during), workload.documents(during)
     carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
     evidence.update(
+        mechanism="write_load",
+        ns=carried[0]["ns"] if carried else None,
         operations_per_s={op: round(rate) for op, rate in rates},
         documents_per_s={done: round(rate) for done, rate in docs},
         carried_by=carried,
