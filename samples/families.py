@@ -110,6 +110,7 @@ class Incident:
     bulk_loader: bool = False
     other_process: bool = False
     outgrown: bool = False
+    warm_up: bool = False  # connection_storm: the reconnecting clients' first queries queue for every read ticket (its load)
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ class Scenario:
     steady: bool = False  # the load was steady: the root cause says the writes did not change (or names a checkpoint interval that is the problem)
     pinned: Pinned | None = None
     bulk_loader: bool = False  # the write load rose in documents, not in operations: its root cause says so and names the client
+    warm_up: bool = False  # a storm's clients' first queries: the storm's load (named in its root cause), never its victims
 
 
 # -- the healthy node
@@ -790,13 +792,14 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     return Scenario(
         out / "diagnostic.data",
         out / "mongod.log",
-        _expected(incident, line, run, culprit),
+        _expected(incident, line, run, culprit) + _true_causes_expected(incident, line, run),
         incident.victims,
         root,
         not shape.tickets,
         incident.steady,
         pinned,
         incident.bulk_loader,
+        incident.warm_up,
     )
 
 
@@ -1059,6 +1062,8 @@ def _true_causes(
             )
         return tick
 
+    if incident.warm_up:
+        return _warming_up(changed, incident, shape, line, rng)
     return changed if incident.bulk_loader or incident.other_process or incident.outgrown else plan
 
 
@@ -1072,6 +1077,9 @@ def _true_causes_log(
         return ("another_process", None)
     if incident.outgrown:
         return ("cache_too_small", None)
+    if incident.warm_up:
+        _warm_up_queries(log, run, line, line.shape, rng)
+        return ("connection_storm", None)
     if not incident.bulk_loader:
         return None
     ns, app = LOADER
@@ -1099,6 +1107,8 @@ def _true_causes_log(
 
 def _true_causes_problems(scenario: Scenario, result) -> list[str]:
     """A bulk loader's incident told as the write load that rose in documents, at an unchanged request rate, its client named."""
+    if scenario.warm_up:
+        return _warm_up_problems(result)
     if not scenario.bulk_loader:
         return []
     loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.evidence.get("mechanism") == "write_load"]
@@ -1111,5 +1121,88 @@ def _true_causes_problems(scenario: Scenario, result) -> list[str]:
         f"the loader's client not named: {e['carried_by']}"
         for e in loads
         if not any(c["app"] == LOADER[1] for c in e["carried_by"])
+    ]
+    return wrong
+
+
+WARM_UP = ("catalog.products", "storefront")  # what the reconnecting clients read first, and their appName
+FIRST_CONNECTION = 20_000  # the storm's connections are numbered after every one before it
+
+
+def _warming_up(
+    plan: Callable[[int], Tick], incident: Incident, shape: Shape, line: Timeline, rng: random.Random
+) -> Callable[[int], Tick]:
+    """`plan` (a storm) with its clients' first queries holding every read ticket and queueing behind each other, from
+    WARMING_S after the first connections (they connect and authenticate first)."""
+    base = Baseline(shape)  # its latency scale only: the node's own draws are `plan`'s
+    queue = 20 + int(180 * incident.strength)
+
+    def warming(s: int) -> Tick:
+        tick = plan(s)
+        if not line.start + _warming_s(shape) <= s < line.end:
+            return tick
+        held = replace(tick, read_out=tick.read_total, read_queue=max(1, int(queue * rng.uniform(0.7, 1.0))))
+        return _slowed(held, base, incident.factor, writes=False)
+
+    return warming
+
+
+def _warm_up_queries(log: JsonLog | TextLog, run: Run, line: Timeline, shape: Shape, rng: random.Random) -> None:
+    """The storm's clients' first queries, each on a new connection, most of their time queued for a read ticket (a lock
+    acquisition before 8.0, the execution queue from 8.0, as the slow-query line records it)."""
+    ns, app = WARM_UP
+    db, collection = ns.split(".")
+    connection = FIRST_CONNECTION
+    for s in range(line.start + _warming_s(shape), line.end):
+        for _ in range(rng.randint(2, 4)):
+            ms = rng.randint(300, 3000)
+            queued = int(ms * 1000 * rng.uniform(0.75, 0.95))
+            wait = (
+                {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": queued}}}
+                if shape.layout.startswith("8.0")
+                else {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": queued}}}}
+            )
+            connection += 1
+            log.slow(
+                run.at(s) + dt.timedelta(milliseconds=ms + rng.randint(0, 999)),
+                f"conn{connection}",
+                ns,
+                {"find": collection, "filter": {"featured": True}, "limit": 50, "$db": db},
+                "IXSCAN { featured: 1 }",
+                ms,
+                keys=50,
+                docs=50,
+                nreturned=50,
+                queryHash="6E1F2A9D",
+                appName=app,
+                **wait,
+            )
+
+
+def _true_causes_expected(incident: Incident, line: Timeline, run: Run) -> list[Expected]:
+    """A storm whose clients' first queries hold the read tickets exhausts them for its window."""
+    if not incident.warm_up:
+        return []
+    return [Expected("ticket_exhaustion", "read", run.at(line.start + _warming_s(line.shape)), run.at(line.end), line.tolerance)]
+
+
+def _warming_s(shape: Shape) -> int:
+    """How long after the storm's first connections their queries hold the tickets: a few seconds, a sample at least."""
+    return max(5, 2 * shape.period_s)
+
+
+def _warm_up_problems(result) -> list[str]:
+    """A storm's warm-up queries named as its load in its root cause, and called victims nowhere."""
+    ns, app = WARM_UP
+    wrong = [
+        f"the storm's queries called its victims: {f.title}: {f.explanation}"
+        for f in result.findings
+        if "victims of the window" in f.explanation
+    ]
+    storms = [i.root_cause for i in result.incidents if i.root_cause.evidence.get("mechanism") == "connection_storm"]
+    wrong += [
+        f"the storm's load not named: {c.summary}"
+        for c in storms
+        if not any(x["ns"] == ns and x["app"] == app for x in c.evidence.get("carried_by", []))
     ]
     return wrong

@@ -221,6 +221,10 @@ BULK_LOADER = MEMBERS.filter(lambda shape: shape.layout != "4.2").flatmap(
 OTHER_PROCESS = MEMBERS.flatmap(
     lambda shape: incidents("disk_saturation", shape).map(lambda i: (shape, replace(i, other_process=True)))
 )
+# A reconnect storm whose clients' first queries hold every read ticket (4.4+: the JSON log names their client).
+WARM_UP = MEMBERS.filter(lambda shape: shape.layout != "4.2").flatmap(
+    lambda shape: incidents("connection_storm", shape).map(lambda i: (shape, replace(i, warm_up=True)))
+)
 OUTGROWN = MEMBERS.flatmap(
     lambda shape: st.tuples(
         st.just(shape),

@@ -32,6 +32,7 @@ from samples.family_strategies import (
     QUIET,
     STEADY,
     VICTIMS,
+    WARM_UP,
     cases,
     shapes,
 )
@@ -210,4 +211,10 @@ def test_a_disk_busy_with_another_process_is_said_to_be_so(case):
 @FEW
 @given(case=OUTGROWN)
 def test_a_working_set_past_the_cache_has_the_cache_as_its_root_cause(case):
+    found_right(*case)
+
+
+@FEW
+@given(case=WARM_UP)
+def test_a_reconnect_storms_first_queries_are_its_load_not_its_victims(case):
     found_right(*case)

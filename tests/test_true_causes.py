@@ -114,3 +114,45 @@ def test_a_working_set_past_the_cache_after_quiet_hours_has_the_cache_as_its_roo
     assert cause.evidence["share_near_trigger"] >= 0.8 and cause.evidence["share_rests_on_s"] >= 3500
     assert cause.evidence["read_mb_per_s"] >= 5 * cause.evidence["read_mb_per_s_before"]
     assert "in its quiet hours before" in cause.summary and "of the samples of the hour before" in cause.summary
+
+
+def test_a_reconnect_storms_first_queries_are_its_load_not_victims_of_the_window():
+    # Was: "The slow operations the log shows there spent most of their time waiting (victims of the window, not its
+    # cause)" on the storm and the tickets its clients' queries held, and the storm's root cause named no query.
+    from samples.families import WARM_UP, Incident, Shape
+
+    incident = _simulated(Shape(seed=8), Incident("connection_storm", 120, 6.0, strength=0.5, warm_up=True))
+    cause = incident.root_cause
+    assert cause.kind == "workload" and cause.evidence["mechanism"] == "connection_storm"
+    assert [(c["ns"], c["app"]) for c in cause.evidence["carried_by"]] == [WARM_UP]
+    assert "its load, the operations its clients began as they connected: catalog.products find (323 runs" in cause.summary
+    assert incident.title.startswith("Connection storm: ") and "its load" not in incident.title
+    for finding in incident.findings:
+        assert "victims of the window" not in finding.explanation
+        assert "began during the connection storm: the reconnecting clients' requests, the storm's load" in finding.explanation
+
+
+def test_operations_older_than_a_storm_that_waited_in_it_are_still_its_victims():
+    import datetime as dt
+
+    import polars as pl
+
+    from analysis.findings.culprits import STORM_LOAD, storm_share
+    from analysis.findings.finding import Finding
+
+    t0 = dt.datetime(2024, 5, 14, 9, tzinfo=dt.timezone.utc)
+    at = lambda s: t0 + dt.timedelta(seconds=s)  # noqa: E731
+    ops = pl.DataFrame(
+        {
+            "started": [at(0), at(5), at(65)],
+            "ts": [at(100), at(100), at(70)],
+            "duration_ms": [100_000, 95_000, 5_000],
+            "write_statement": [False] * 3,
+            "op_type": ["command"] * 3,
+            "plan_kind": ["IXSCAN"] * 3,
+        },
+        schema_overrides={"started": pl.Datetime("ms", "UTC"), "ts": pl.Datetime("ms", "UTC")},
+    )
+    window = Finding(kind="ticket_exhaustion", severity="warning", start=at(60), end=at(100), subject="s", statement="", reasoning="")
+    # The storm began at 60 s: the two operations running since before it hold 80 of the 85 operation-seconds.
+    assert storm_share(ops, window, (at(60), at(90))) == 5 / 85 < STORM_LOAD

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -23,6 +24,7 @@ import polars as pl
 from analysis.findings.context import Context
 from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
+from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents import configuration, held_resources, limits, workload
 from analysis.incidents.incident import RootCause
@@ -172,7 +174,7 @@ def _write_load(
     if total > load.writes:
         evidence["operations_per_s_all"] = round(total)
     rates, docs = workload.mix(during), workload.documents(during)
-    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
+    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end, writes=True)
     evidence.update(
         mechanism="write_load",
         ns=carried[0]["ns"] if carried else None,
@@ -336,11 +338,34 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
         + _restarted(ctx, chain, kinds, start)
         + [c for c in starters if c.kind == "resource"]
         + limits.cache_too_small(ctx, kinds, start, end)
-        + [c for c in starters if c.kind == "workload"]
+        + [_storm_load(ctx, c, kinds, start, end) for c in starters if c.kind == "workload"]
         + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
         + load
     )
     return candidates or [_undetermined(ctx, findings, moved)]
+
+
+def _storm_load(
+    ctx: Context, cause: RootCause, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime
+) -> RootCause:
+    """A connection storm told with its load: the operations its clients began as they connected, through the incident's
+    window (the tickets they queued for, the dip they made), as the log shows them."""
+    storms = kinds.get(STORM, [])
+    if not storms or cause.evidence.get("finding") not in {f.id for f in storms}:
+        return cause
+    evidence = {**cause.evidence, "mechanism": "connection_storm"}
+    if ctx.logs is None:
+        return replace(cause, summary=f"{cause.summary}; {NO_LOG_LOAD}", evidence=evidence)
+    began = (min(f.start for f in storms), max(f.end for f in storms))
+    carried = workload.carriers(ctx.logs.slow_ops, start, end, began=began)
+    if not carried:
+        return replace(cause, evidence=evidence)
+    return replace(
+        cause,
+        summary=f"{cause.summary}; its load, the operations its clients began as they connected: {workload.carried_told(carried)}",
+        headline=cause.headline or cause.summary,
+        evidence={**evidence, "carried_by": carried, "ns": carried[0]["ns"]},
+    )
 
 
 def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:

@@ -16,13 +16,14 @@ from typing import Any
 
 import polars as pl
 
-from analysis.findings.culprits import overlapping
+from analysis.findings.culprits import WRITES, overlapping
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 from analysis.series.windows import between
 from analysis.text import duration
 from ftdc.frames import TIME_COLUMN
 
 TOP = 3
+NAMED = 0.005
 # A rate this far from its usual is a change worth naming.
 CHANGED = 0.2
 # How far back the load's usual reaches.
@@ -129,12 +130,23 @@ def documents(during: pl.DataFrame) -> list[tuple[str, float]]:
     return _busiest([(done, float(during[column].mean() or 0)) for done, column in DOCUMENTS.items() if column in during.columns])
 
 
-def carriers(slow_ops: pl.DataFrame | None, start: dt.datetime, end: dt.datetime) -> list[dict[str, Any]]:
+def carriers(
+    slow_ops: pl.DataFrame | None,
+    start: dt.datetime,
+    end: dt.datetime,
+    began: tuple[dt.datetime, dt.datetime] | None = None,
+    writes: bool = False,
+) -> list[dict[str, Any]]:
     """The namespaces and commands (with their clients' appName) whose slow operations ran longest in the window,
-    each with its share of the slow operations' time there."""
+    each with its share of the slow operations' time there; only those that began within `began` when given; with
+    `writes`, the writes (a write load's carriers: reads make no dirty data) when the log shows any."""
     if slow_ops is None or slow_ops.is_empty():
         return []
     ops = overlapping(slow_ops, start, end, waits=())
+    if began is not None:
+        ops = ops.filter(pl.col("started").is_between(*began))
+    if writes and not (written := ops.filter(WRITES)).is_empty():
+        ops = written
     total = float(ops["overlap_s"].sum() or 0)
     if not total:
         return []
@@ -145,10 +157,21 @@ def carriers(slow_ops: pl.DataFrame | None, start: dt.datetime, end: dt.datetime
         .sort("seconds", "runs", descending=True)
         .head(TOP)
     )
+    # A carrier too small to round to 1 % of the time is none worth naming (the first is always named).
     return [
         {"ns": r["ns"], "command": r["command"], "runs": r["runs"], "share": round(r["seconds"] / total, 3), "app": r["app"]}
-        for r in top.iter_rows(named=True)
+        for n, r in enumerate(top.iter_rows(named=True))
+        if not n or r["seconds"] >= NAMED * total
     ]
+
+
+def carried_told(carried: list[dict[str, Any]]) -> str:
+    """`catalog.products find (340 runs, 98 %, app storefront), ...`."""
+    return ", ".join(
+        f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({c['runs']:,} run{'s' if c['runs'] != 1 else ''}, "
+        f"{c['share']:.0%}" + (f", app {c['app']})" if c["app"] else ")")
+        for c in carried
+    )
 
 
 def told(rates: list[tuple[str, float]], docs: list[tuple[str, float]], carried: list[dict[str, Any]]) -> str:
