@@ -153,6 +153,30 @@ def test_operations_older_than_a_storm_that_waited_in_it_are_still_its_victims()
         },
         schema_overrides={"started": pl.Datetime("ms", "UTC"), "ts": pl.Datetime("ms", "UTC")},
     )
-    window = Finding(kind="ticket_exhaustion", severity="warning", start=at(60), end=at(100), subject="s", statement="", reasoning="")
+    window = Finding(
+        kind="ticket_exhaustion", severity="warning", start=at(60), end=at(100), subject="s", statement="", reasoning=""
+    )
     # The storm began at 60 s: the two operations running since before it hold 80 of the 85 operation-seconds.
     assert storm_share(ops, window, (at(60), at(90))) == 5 / 85 < STORM_LOAD
+
+
+def test_a_load_that_rose_leads_a_checkpoint_interval_set_before_it():
+    # Was: "A 300 s checkpoint interval (syncdelay=300; default 60 s): each checkpoint writes a long build-up, under a write
+    # load (801 write operations/s ...; 30,395 documents written/s against 802/s)": the setting was there before; the load rose.
+    from samples.families import Incident, Shape
+
+    incident = _simulated(
+        Shape(
+            layout="6.0",
+            cache_gb=2.0,
+            baseline_ms=1.5,
+            period_s=10,
+            checkpoint_interval=300,
+            eviction_trigger=86,
+            dirty_trigger=21,
+            seed=437,
+        ),
+        Incident("checkpoint_stall", 350, 69.7, "long", 0.0, bulk_loader=True),
+    )
+    assert incident.root_cause.evidence["mechanism"] == "write_load" and incident.root_cause.evidence["load_change"] == "rose"
+    assert [c.evidence.get("setting") for c in incident.candidates if c.kind == "configuration"] == ["checkpoint_interval"]

@@ -330,6 +330,7 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     starters = _starters(chain, kinds)
     moved = workload.change(ctx.series, start, end)
     load = _write_load(ctx, kinds, moved, start, end)
+    risen = [c for c in load if c.evidence.get("load_change") == "rose"]
     candidates = (
         _operations(findings, (end - start).total_seconds())
         + held_resources.index_builds(ctx, kinds, start, end)
@@ -339,8 +340,10 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
         + [c for c in starters if c.kind == "resource"]
         + limits.cache_too_small(ctx, kinds, start, end)
         + [_storm_load(ctx, c, kinds, start, end) for c in starters if c.kind == "workload"]
+        # A load that rose is what changed: it leads the settings that were there before it (which it is told beside).
+        + risen
         + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
-        + load
+        + [c for c in load if c not in risen]
     )
     return candidates or [_undetermined(ctx, findings, moved)]
 
