@@ -180,3 +180,13 @@ def test_a_load_that_rose_leads_a_checkpoint_interval_set_before_it():
     )
     assert incident.root_cause.evidence["mechanism"] == "write_load" and incident.root_cause.evidence["load_change"] == "rose"
     assert [c.evidence.get("setting") for c in incident.candidates if c.kind == "configuration"] == ["checkpoint_interval"]
+
+
+def test_checkpoints_of_their_usual_length_are_not_named_what_an_unchanged_load_outran():
+    # Was: "Checkpoints up to 2 s (usually 1.9 s) under an unchanged write load": a mechanism its own numbers contradict.
+    from samples.families import Incident, Shape
+
+    incident = _simulated(Shape(eviction_trigger=95, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, outgrown=True))
+    [load] = [c for c in incident.candidates if c.evidence.get("mechanism") == "write_load"]
+    assert load.evidence["checkpoint_longest_s"] < 2 * load.evidence["checkpoint_usual_s"]
+    assert load.headline.startswith("Eviction fell behind an unchanged write load"), load.headline

@@ -46,6 +46,8 @@ NO_LOG_LOAD = "no mongod log was read, so the clients and namespaces carrying it
 LEAD = dt.timedelta(seconds=30)
 # How far back "before" reaches: the checkpoints' and the load's usual.
 BEFORE = dt.timedelta(hours=1)
+# Checkpoints this many times their usual length ran long.
+LONGER = 2.0
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
@@ -203,11 +205,15 @@ def _write_load(
     counted, where = _counted_checkpoints(ctx, kinds.get("checkpoint_stall", []), start, end)
     if counted is not None:
         parts.append(_checkpoint_behaviour(ctx, counted, where, evidence))
-    checkpoints = counted is not None
+    # Checkpoints are what the load outran when the chain holds a long one, or they ran far longer than usual; checkpoints
+    # of their usual length are told, never named the mechanism (eviction is, for a cache chain).
+    usual_s = evidence.get("checkpoint_usual_s")
+    checkpoints = counted is not None and (
+        "checkpoint_stall" in kinds or usual_s is None or counted.longest_s >= LONGER * max(usual_s, 1.0)
+    )
     outran = "checkpoints" if checkpoints else "eviction"
     headline = f"Write load ({told}) outran {outran}"
     if unchanged:  # then what did: the checkpoints against their usual length, or eviction
-        usual_s = evidence.get("checkpoint_usual_s")
         headline = (
             (
                 f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}"
