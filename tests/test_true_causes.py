@@ -190,3 +190,21 @@ def test_checkpoints_of_their_usual_length_are_not_named_what_an_unchanged_load_
     [load] = [c for c in incident.candidates if c.evidence.get("mechanism") == "write_load"]
     assert load.evidence["checkpoint_longest_s"] < 2 * load.evidence["checkpoint_usual_s"]
     assert load.headline.startswith("Eviction fell behind an unchanged write load"), load.headline
+
+
+def test_a_storm_without_a_log_says_its_clients_cannot_be_named():
+    import tempfile
+    import warnings
+
+    from samples.families import Incident, Shape, build
+
+    with tempfile.TemporaryDirectory() as folder:
+        scenario = build(Shape(seed=8), Incident("connection_storm", 120, 6.0, strength=0.5, warm_up=True), Path(folder))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = analysis.analyze(scenario.ftdc, None)
+    [incident] = result.incidents
+    cause = incident.root_cause
+    assert cause.evidence["mechanism"] == "connection_storm" and "carried_by" not in cause.evidence
+    assert cause.summary.endswith("no mongod log was read, so the clients and namespaces carrying it are not named")
+    assert incident.title.startswith("Connection storm: ") and "no mongod log" not in incident.title

@@ -364,7 +364,9 @@ def _storm_load(
         return cause
     evidence = {**cause.evidence, "mechanism": "connection_storm"}
     if ctx.logs is None:
-        return replace(cause, summary=f"{cause.summary}; {NO_LOG_LOAD}", evidence=evidence)
+        return replace(
+            cause, summary=f"{cause.summary}; {NO_LOG_LOAD}", evidence=evidence, headline=cause.headline or cause.summary
+        )
     began = (min(f.start for f in storms), max(f.end for f in storms))
     carried = workload.carriers(ctx.logs.slow_ops, start, end, began=began)
     if not carried:
