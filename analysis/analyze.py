@@ -25,6 +25,7 @@ from analysis.advice.vetting import NodeFacts, vetted
 from analysis.findings.context import Context
 from analysis.findings.culprits import WAITS, attribute, culprit_key, during_checkpoints
 from analysis.findings.detectors import NOT_ATTRIBUTED, RECORDS, RELATE, detect
+from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
@@ -302,6 +303,8 @@ def analyze(
     # A scan's disk reads are its work except while a checkpoint holds the device: each run's share inside checkpoints.
     slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
+    # A connection storm's clients' first operations are its load, in its window and in those it set off.
+    storms = tuple((f.start, f.end) for f in findings if f.kind == STORM and f.severity != "info")
     # Replication findings are about other members: this node's operations do not explain them.
     findings = [
         attribute(
@@ -311,6 +314,7 @@ def analyze(
             replica_set=metadata.node.replica_set is not None,
             advice=advice,
             reading_holds=RECORDS[f.kind].reading_holds,
+            storms=storms,
         )
         if f.severity != "info" and f.kind not in NOT_ATTRIBUTED
         else f

@@ -22,15 +22,19 @@ from hypothesis import strategies as st
 from samples.families import KINDS, analyzed, build, build_quiet, failures
 from samples.family_strategies import (
     AT_LIMITS,
+    BULK_LOADER,
     DEFAULTS_80,
     IDLE,
     INDEX_BUILDS,
     LONG_READS,
+    OTHER_PROCESS,
+    OUTGROWN,
     OWN_QUEUE,
     PINNED,
     QUIET,
     STEADY,
     VICTIMS,
+    WARM_UP,
     cases,
     shapes,
 )
@@ -63,7 +67,7 @@ def main() -> None:
         "--only",
         nargs="*",
         default=None,
-        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle)",
+        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up)",
     )
     args = parser.parse_args()
     families = {
@@ -76,6 +80,10 @@ def main() -> None:
         "defaults_80": (DEFAULTS_80, build, args.examples),
         "steady": (STEADY, build, args.examples),
         "at_limits": (AT_LIMITS, build, args.examples),
+        "bulk_loader": (BULK_LOADER, build, args.examples),
+        "other_process": (OTHER_PROCESS, build, args.examples),
+        "outgrown": (OUTGROWN, build, args.examples),
+        "warm_up": (WARM_UP, build, args.examples),
         "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
         "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4)),
     }

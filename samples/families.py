@@ -86,7 +86,7 @@ class Shape:
             parameters=pool,
             log_tz=dt.timezone(dt.timedelta(minutes=self.tz_minutes)),
             host=f"db-{self.seed % 1000:03d}.example.net",
-            replica_set=None if self.standalone else "rs0",
+            replica_set=None if self.standalone else Config.replica_set,
         )
 
 
@@ -115,6 +115,13 @@ class Incident:
     own_queue: bool = (
         False  # ticket_exhaustion (read, 8.0 logs the queue): the culprit's runs fill the pool and queue behind each other
     )
+    # Issue 39 §3, each its root cause: a client's insert batches of ~75 documents at an unchanged request rate
+    # (checkpoint_stall); another process reading the device, mongod's own I/O unchanged (disk_saturation); quiet hours, then
+    # a working set past the cache, an hour at its trigger reading 5-10× as much (cache_pressure fill).
+    bulk_loader: bool = False
+    other_process: bool = False
+    outgrown: bool = False
+    warm_up: bool = False  # connection_storm: the reconnecting clients' first queries queue for every read ticket (its load)
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,8 @@ class Scenario:
     pools_unset: bool = False  # no ticket pool was fixed (none recorded, or 8.0's 0): no cause may name one
     steady: bool = False  # the load was steady: the root cause says the writes did not change (or names a checkpoint interval that is the problem)
     pinned: Pinned | None = None
+    bulk_loader: bool = False  # the write load rose in documents, not in operations: its root cause says so and names the client
+    warm_up: bool = False  # a storm's clients' first queries: the storm's load (named in its root cause), never its victims
 
 
 # -- the healthy node
@@ -734,6 +743,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     config = shape.config()
     rng = random.Random(shape.seed * 7919 + 13)
     line = _timeline(shape, incident, rng)
+    line = _grown(line) if incident.outgrown else line
     base = Baseline(shape)
     plan = KINDS[incident.kind](incident, base, line)
     ends = long_reads(base, line, random.Random(shape.seed + 3)) if incident.long_reads else {}
@@ -753,7 +763,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
             config = replace(config, parameters={**(config.parameters or {}), "transactionLifetimeLimitSeconds": pinned.limit_s})
     if incident.at_limits:
         plan = _at_limits(plan, shape, line, held)
-    if incident.index_build or incident.pinned or incident.at_limits:
+    plan = _true_causes(plan, incident, shape, line, random.Random(shape.seed + 39))  # its own draws: the others' stay
+    if incident.index_build or incident.pinned or incident.at_limits or incident.outgrown:
         config = replace(config, full_status=True)
     migrating = incident.kind == "latency_rise" and incident.variant == "migrations"
     config = replace(config, sharded=True) if migrating else config
@@ -771,6 +782,7 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     if migrating:
         root = ("chunk_migration", None)
         log_migrations(log, run, line, shape.seed)
+    root = _true_causes_log(log, run, incident, line, random.Random(shape.seed + 40)) or root
     for s, ms in ends.items():
         log.slow(
             run.at(s) + dt.timedelta(milliseconds=500),
@@ -796,12 +808,14 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     return Scenario(
         out / "diagnostic.data",
         out / "mongod.log",
-        _expected(incident, line, run, culprit),
+        _expected(incident, line, run, culprit) + _true_causes_expected(incident, line, run),
         incident.victims,
         root,
         not shape.tickets,
         incident.steady,
         pinned,
+        incident.bulk_loader,
+        incident.warm_up,
     )
 
 
@@ -1013,6 +1027,7 @@ def failures(scenario: Scenario, result) -> list[str]:
         wrong += _pinned_problems(scenario.pinned, result)
     if scenario.victims and any(i.root_cause.kind == "operation" for i in result.incidents):
         wrong.append(f"a victim made the root cause: {[i.root_cause.summary for i in result.incidents]}")
+    wrong += _true_causes_problems(scenario, result)
     return wrong + [f"advice: {problem}" for problem in advice_problems(result)]
 
 
@@ -1206,3 +1221,192 @@ def reaped_failures(scenario: Scenario, held: list[Reaped], result, shape: Shape
         if cause.evidence.get("reaper_aborts") != len(held):
             wrong.append(f"{cause.evidence.get('reaper_aborts')} aborts counted of {len(held)}")
     return wrong + _pinned_problems(scenario.pinned, result) + [f"advice: {p}" for p in advice_problems(result)]
+
+
+# -- issue 39 §3: causes that are true (a bulk loader, another process's I/O, a working set past the cache)
+
+BATCH = 75  # documents per insert request of a bulk loader (issue 39's: 37,743 documents/s at 501 requests/s)
+LOADER = ("warehouse.items", "bulk-loader")  # the namespace it loads and its client's appName
+QUIET_S = 1200  # the working set's quiet time beyond the timeline's history, before it outgrows the cache
+GROWN_S = 3600  # then an hour at the trigger before the incident
+
+
+def _grown(line: Timeline) -> Timeline:
+    """The timeline pushed back by QUIET_S + GROWN_S: quiet hours, then an hour at the trigger, then the incident."""
+    more = QUIET_S + GROWN_S
+    return replace(line, start=line.start + more, end=line.end + more, seconds=line.seconds + more)
+
+
+def _true_causes(
+    plan: Callable[[int], Tick], incident: Incident, shape: Shape, line: Timeline, rng: random.Random
+) -> Callable[[int], Tick]:
+    """`plan` with the load or the host behind the incident: a bulk loader's batches from a little before the window to its
+    end; another process reading the device through the window, mongod's own I/O a tenth of the plan's; the working set
+    growing past the cache an hour before the window, reading 5-10× its quiet rate at the trigger, 10× in the window."""
+    lead = rng.randint(20, 120)
+    grown = line.start - GROWN_S
+    growth = rng.uniform(5, 10)
+
+    def changed(s: int) -> Tick:
+        tick = plan(s)
+        inside = line.start <= s < line.end
+        if incident.bulk_loader and line.start - lead <= s < line.end:
+            tick = replace(tick, insert_batch=BATCH * rng.uniform(0.9, 1.1))
+        if incident.other_process and inside:
+            tick = replace(tick, disk_mb=tick.disk_mb * 0.1, foreign_read_mb=tick.disk_mb * 0.9)
+        if incident.outgrown and s >= grown:
+            tick = (
+                replace(tick, disk_mb=tick.disk_mb * 10)
+                if inside
+                else replace(
+                    tick,
+                    cache_fill=(shape.eviction_trigger - 1 + rng.uniform(-0.4, 0.4)) / 100,
+                    disk_mb=tick.disk_mb * growth,
+                )
+            )
+        return tick
+
+    if incident.warm_up:
+        return _warming_up(changed, incident, shape, line, rng)
+    return changed if incident.bulk_loader or incident.other_process or incident.outgrown else plan
+
+
+def _true_causes_log(
+    log: JsonLog | TextLog, run: Run, incident: Incident, line: Timeline, rng: random.Random
+) -> tuple[str, str | None] | None:
+    """The log's part of the cause, and the root cause it makes: the loader's insert batches that waited out each of the
+    episode's checkpoints and finished together at its end (fast between them, so not logged), by its client; none for
+    another process (mongod does not see it) or the cache."""
+    if incident.other_process:
+        return ("another_process", None)
+    if incident.outgrown:
+        return ("cache_too_small", None)
+    if incident.warm_up:
+        _warm_up_queries(log, run, line, line.shape, rng)
+        return ("connection_storm", None)
+    if not incident.bulk_loader:
+        return None
+    ns, app = LOADER
+    db, collection = ns.split(".")
+    for a, b in run.checkpoints:
+        if not line.start <= a < line.end:
+            continue
+        waited_ms = max(150, int(300 * (b - a)))  # the checkpoint's slow latter part (the plan's 30 %)
+        for _ in range(rng.randint(12, 20)):
+            log.slow(
+                run.at(b) + dt.timedelta(milliseconds=rng.randint(0, 400)),
+                f"conn{rng.randint(4000, 4003)}",
+                ns,
+                {"insert": collection, "ordered": False, "$db": db},
+                "",
+                rng.randint(waited_ms // 2, waited_ms),
+                keys=0,
+                docs=0,
+                nreturned=0,
+                ninserted=BATCH,
+                appName=app,
+            )
+    return ("write_load", ns)
+
+
+def _true_causes_problems(scenario: Scenario, result) -> list[str]:
+    """A bulk loader's incident told as the write load that rose in documents, at an unchanged request rate, its client named."""
+    if scenario.warm_up:
+        return _warm_up_problems(result)
+    if not scenario.bulk_loader:
+        return []
+    loads = [i.root_cause.evidence for i in result.incidents if i.root_cause.evidence.get("mechanism") == "write_load"]
+    wrong = [
+        f"a bulk loader not told in documents: {e}"
+        for e in loads
+        if e["load_change"] != "rose" or e["documents_written_per_s"] < 10 * e["documents_written_per_s_before"]
+    ]
+    wrong += [
+        f"the loader's client not named: {e['carried_by']}"
+        for e in loads
+        if not any(c["app"] == LOADER[1] for c in e["carried_by"])
+    ]
+    return wrong
+
+
+WARM_UP = ("catalog.products", "storefront")  # what the reconnecting clients read first, and their appName
+FIRST_CONNECTION = 20_000  # the storm's connections are numbered after every one before it
+
+
+def _warming_up(
+    plan: Callable[[int], Tick], incident: Incident, shape: Shape, line: Timeline, rng: random.Random
+) -> Callable[[int], Tick]:
+    """`plan` (a storm) with its clients' first queries holding every read ticket and queueing behind each other, from
+    WARMING_S after the first connections (they connect and authenticate first)."""
+    base = Baseline(shape)  # its latency scale only: the node's own draws are `plan`'s
+    queue = 20 + int(180 * incident.strength)
+
+    def warming(s: int) -> Tick:
+        tick = plan(s)
+        if not line.start + _warming_s(shape) <= s < line.end:
+            return tick
+        held = replace(tick, read_out=tick.read_total, read_queue=max(1, int(queue * rng.uniform(0.7, 1.0))))
+        return _slowed(held, base, incident.factor, writes=False)
+
+    return warming
+
+
+def _warm_up_queries(log: JsonLog | TextLog, run: Run, line: Timeline, shape: Shape, rng: random.Random) -> None:
+    """The storm's clients' first queries, each on a new connection, most of their time queued for a read ticket (a lock
+    acquisition before 8.0, the execution queue from 8.0, as the slow-query line records it)."""
+    ns, app = WARM_UP
+    db, collection = ns.split(".")
+    connection = FIRST_CONNECTION
+    for s in range(line.start + _warming_s(shape), line.end):
+        for _ in range(rng.randint(2, 4)):
+            ms = rng.randint(300, 3000)
+            queued = int(ms * 1000 * rng.uniform(0.75, 0.95))
+            wait = (
+                {"queues": {"execution": {"admissions": 1, "totalTimeQueuedMicros": queued}}}
+                if shape.layout.startswith("8.0")
+                else {"locks": {"Global": {"acquireCount": {"r": 1}, "timeAcquiringMicros": {"r": queued}}}}
+            )
+            connection += 1
+            log.slow(
+                run.at(s) + dt.timedelta(milliseconds=ms + rng.randint(0, 999)),
+                f"conn{connection}",
+                ns,
+                {"find": collection, "filter": {"featured": True}, "limit": 50, "$db": db},
+                "IXSCAN { featured: 1 }",
+                ms,
+                keys=50,
+                docs=50,
+                nreturned=50,
+                queryHash="6E1F2A9D",
+                appName=app,
+                **wait,
+            )
+
+
+def _true_causes_expected(incident: Incident, line: Timeline, run: Run) -> list[Expected]:
+    """A storm whose clients' first queries hold the read tickets exhausts them for its window."""
+    if not incident.warm_up:
+        return []
+    return [Expected("ticket_exhaustion", "read", run.at(line.start + _warming_s(line.shape)), run.at(line.end), line.tolerance)]
+
+
+def _warming_s(shape: Shape) -> int:
+    """How long after the storm's first connections their queries hold the tickets: a few seconds, a sample at least."""
+    return max(5, 2 * shape.period_s)
+
+
+def _warm_up_problems(result) -> list[str]:
+    """A storm's warm-up queries named as its load in its root cause, and called victims nowhere."""
+    ns, app = WARM_UP
+    wrong = [
+        f"the storm's queries called its victims: {f.title}: {f.explanation}"
+        for f in result.findings
+        if "victims of the window" in f.explanation
+    ]
+    storms = [i.root_cause for i in result.incidents if i.root_cause.evidence.get("mechanism") == "connection_storm"]
+    wrong += [
+        f"the storm's load not named: {c.summary}"
+        for c in storms
+        if not any(x["ns"] == ns and x["app"] == app for x in c.evidence.get("carried_by", []))
+    ]
+    return wrong

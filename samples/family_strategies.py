@@ -247,3 +247,33 @@ REAPED = (
         )
     )
 )
+
+
+# Issue 39 §3, causes that are true, on single nodes and replica-set members alike: a bulk loader (requests flat, documents
+# ×75; 4.4+, whose JSON log names its client), a disk busy with another process's reads, a working set past the cache
+# after quiet hours (an hour at the trigger; incidents up to 15 minutes, the simulated hours are long enough).
+MEMBERS = shapes().flatmap(lambda shape: st.booleans().map(lambda alone: replace(shape, standalone=alone)))
+BULK_LOADER = MEMBERS.filter(lambda shape: shape.layout != "4.2").flatmap(
+    lambda shape: incidents("checkpoint_stall", shape).map(lambda i: (shape, replace(i, bulk_loader=True)))
+)
+OTHER_PROCESS = MEMBERS.flatmap(
+    lambda shape: incidents("disk_saturation", shape).map(lambda i: (shape, replace(i, other_process=True)))
+)
+# A reconnect storm whose clients' first queries hold every read ticket (4.4+: the JSON log names their client).
+WARM_UP = MEMBERS.filter(lambda shape: shape.layout != "4.2").flatmap(
+    lambda shape: incidents("connection_storm", shape).map(lambda i: (shape, replace(i, warm_up=True)))
+)
+OUTGROWN = MEMBERS.flatmap(
+    lambda shape: st.tuples(
+        st.just(shape),
+        st.builds(
+            Incident,
+            st.just("cache_pressure"),
+            _length(shape, 30, 900),
+            FACTORS,
+            st.just("fill"),
+            STRENGTHS,
+            outgrown=st.just(True),
+        ),
+    )
+)

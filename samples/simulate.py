@@ -34,6 +34,9 @@ class Tick:
 
     reads: float = 2000
     writes: float = 800
+    # Documents per insert request: a bulk loader's batches count once in opLatencies, each document in opcounters.insert
+    # and metrics.document.inserted (mongod's gotInserts(batch.size())).
+    insert_batch: float = 1.0
     commands: float = 300
     read_latency_us: float = 200
     write_latency_us: float = 300
@@ -63,6 +66,8 @@ class Tick:
     disk_await_ms: float = 0.8
     disk_iops: float = 400
     disk_mb: float = 20
+    # Another process on the host reading the device (a backup, a file copy): the device's reads, none of mongod's.
+    foreign_read_mb: float = 0.0
     io_full_share: float = 0.0
     connections: int = 300
     connections_created: float = 2
@@ -202,7 +207,7 @@ class Node:
         writes = self._ops("writes", tick.writes, tick.write_latency_us, tick.writes_stalled, self.stalled_writes)
         commands = self._ops("cmd", tick.commands, tick.command_latency_us, False, [])
         for key, share in (("insert", 0.5), ("update", 0.35), ("delete", 0.15)):
-            n[key] += int(writes * share)
+            n[key] += int(writes * share * (tick.insert_batch if key == "insert" else 1))
         n["query"] += reads
         n["getmore"] += int(reads * 0.03)
         n["command"] += commands
@@ -220,12 +225,12 @@ class Node:
         n["queued_us"] += int(tick.write_queue * 1e6)
         n["created"] += int(tick.connections_created)
         n["rejected"] += tick.connections_rejected
-        n["bytes_written"] += int(writes * 4000)
+        n["bytes_written"] += int(writes * 4000 * (1 + 0.5 * (tick.insert_batch - 1)))
         n["bytes_read"] += int(tick.disk_mb * 0.3 * 1e6)
         ios = tick.disk_iops * r.uniform(0.9, 1.1)
         n["reads"] += int(ios * 0.3)
         n["writes"] += int(ios * 0.7)
-        n["rsect"] += int(tick.disk_mb * 0.3 * 1e6 / 512)
+        n["rsect"] += int((tick.disk_mb * 0.3 + tick.foreign_read_mb) * 1e6 / 512)
         n["wsect"] += int(tick.disk_mb * 0.7 * 1e6 / 512)
         n["rtime"] += int(ios * 0.3 * tick.disk_await_ms)
         n["wtime"] += int(ios * 0.7 * tick.disk_await_ms)

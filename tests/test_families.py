@@ -20,16 +20,20 @@ from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, bui
 from samples.family_strategies import (
     ANY_CASE,
     AT_LIMITS,
+    BULK_LOADER,
     DEFAULTS_80,
     FITTING,
     IDLE,
     INDEX_BUILDS,
     LONG_READS,
+    OTHER_PROCESS,
+    OUTGROWN,
     OWN_QUEUE,
     PINNED,
     QUIET,
     STEADY,
     VICTIMS,
+    WARM_UP,
     cases,
     shapes,
 )
@@ -197,4 +201,29 @@ def test_idle_node_stays_quiet(shape, quiet):
 def test_advice_fits_the_node_standalone_or_member_with_its_own_settings(case):
     # Issue 39 §2: topology, version, the node's deliberate configuration, maxTimeMS against the runs it stops
     # (samples/advice_rules.py, part of `failures`).
+    found_right(*case)
+
+
+# Issue 39 §3's families, judged on the root cause and its words (their defects are fixed nodes in test_true_causes.py).
+@FEW
+@given(case=BULK_LOADER)
+def test_a_bulk_loader_is_a_write_load_risen_in_documents_with_its_client_named(case):
+    found_right(*case)
+
+
+@FEW
+@given(case=OTHER_PROCESS)
+def test_a_disk_busy_with_another_process_is_said_to_be_so(case):
+    found_right(*case)
+
+
+@FEW
+@given(case=OUTGROWN)
+def test_a_working_set_past_the_cache_has_the_cache_as_its_root_cause(case):
+    found_right(*case)
+
+
+@FEW
+@given(case=WARM_UP)
+def test_a_reconnect_storms_first_queries_are_its_load_not_its_victims(case):
     found_right(*case)

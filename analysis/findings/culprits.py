@@ -33,6 +33,8 @@ CAUSE_SHARE = 0.25
 # ...and at least this share of the window itself (a 200 ms scan does not
 # explain five minutes of exhausted tickets).
 CAUSE_COVERAGE = 0.10
+# The slow operations of a window are a connection storm's load when those that began during it held this share of their time.
+STORM_LOAD = 0.5
 TOP = 5
 # Collection scans are counted when they finish (docs/metrics.md §1), so a scan
 # that ran in the window may be counted up to this long after it.
@@ -385,10 +387,12 @@ def attribute(
     advice: dict[tuple, list[Recommendation]] | None = None,
     *,
     reading_holds: bool,
+    storms: tuple[tuple[dt.datetime, dt.datetime], ...] = (),
 ) -> Finding:
     """The finding again with its `culprits` and `causes`, its explanation saying what the operations were, or what
     FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis;
-    `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`)."""
+    `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`); `storms`: the
+    windows of connection storms, whose clients' first operations are the storm's load, not its victims."""
     advice = {} if advice is None else advice
     if slow_ops is None:
         return _without_log(finding, series)
@@ -403,7 +407,11 @@ def attribute(
     )
     named = causes(ranked, finding.seconds)
     if not named:
-        return replace(finding, culprits=ranked, causes=[]).noted(_no_cause(ranked, finding.seconds))
+        storm = _storm_over(finding, storms)
+        brought = storm is not None and ranked and victim(ranked[0]) and storm_share(slow_ops, finding, storm) >= STORM_LOAD
+        return replace(finding, culprits=ranked, causes=[]).noted(
+            _storm_load(ranked, finding.seconds) if brought else _no_cause(ranked, finding.seconds)
+        )
     for culprit in named:
         key = (culprit.ns, culprit.command, culprit.shape, culprit.query_hash, culprit.collscan)
         if key not in advice:
@@ -418,6 +426,30 @@ def attribute(
         # Each cause's advice before the finding's own, the last named first.
         recommendations=[r for c in reversed(causing) for r in c.recommendations] + finding.recommendations,
     ).noted("Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in causing) + ".")
+
+
+def _storm_over(finding: Finding, storms: tuple[tuple[dt.datetime, dt.datetime], ...]) -> tuple[dt.datetime, dt.datetime] | None:
+    """The connection storm whose window overlaps the finding's, if any."""
+    return next(((a, b) for a, b in storms if a <= finding.end and b >= finding.start), None)
+
+
+def storm_share(slow_ops: pl.DataFrame, finding: Finding, storm: tuple[dt.datetime, dt.datetime]) -> float:
+    """The share of the slow operations' time in the finding's window held by operations that began during the storm:
+    the reconnecting clients' first requests (a connection opened then has nothing older to run)."""
+    ops = overlapping(slow_ops, finding.start, finding.end, waits=())
+    total = float(ops["overlap_s"].sum() or 0)
+    if not total:
+        return 0.0
+    began = ops.filter(pl.col("started").is_between(storm[0], storm[1]))
+    return float(began["overlap_s"].sum() or 0) / total
+
+
+def _storm_load(culprits: list[Culprit], seconds: float) -> str:
+    """What the log shows in a window the operations of a connection storm's clients filled: the storm's load."""
+    return (
+        "The slow operations the log shows there began during the connection storm: the reconnecting clients' requests, "
+        f"the storm's load, queued behind each other; the first {describe(culprits[0], seconds)}."
+    )
 
 
 def _no_cause(culprits: list[Culprit], seconds: float) -> str:

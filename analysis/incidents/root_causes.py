@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -24,21 +25,28 @@ from analysis.findings.context import Context
 from analysis.findings.culprits import at_once, concurrency
 from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
+from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents import configuration, held_resources, limits, sharding, workload
 from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import duration, pct, span_before
+from analysis.text import duration, pct
 from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
 WRITE_LOAD_KINDS = explained_by("write_load")
-# A rate this far from the hour before it is a change worth naming.
-CHANGED = 0.2
+# What a root cause cannot see without the log, said where it would have named it.
+NO_LOG = (
+    "no mongod log was read, and without one the operations, their clients, index builds and transactions behind it "
+    "cannot be seen"
+)
+NO_LOG_LOAD = "no mongod log was read, so the clients and namespaces carrying it are not named"
 # How much later than its effect a one-way cause may be first seen and still lead the chain.
 LEAD = dt.timedelta(seconds=30)
+# Checkpoints this many times their usual length ran long.
+LONGER = 2.0
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
@@ -150,51 +158,43 @@ def _figures(finding: Finding) -> dict[str, Any]:
     return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
 
 
-def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
-    """Dirty data outrunning eviction and checkpoints: the write rate, dirty data and checkpoint time the file holds."""
+def _write_load(
+    ctx: Context, kinds: dict[str, list[Finding]], load: workload.LoadChange | None, start: dt.datetime, end: dt.datetime
+) -> list[RootCause]:
+    """Dirty data outrunning eviction and checkpoints: the write load against its usual (operations and documents), dirty
+    data and the checkpoints the file holds. A load that fell, or with nothing before it to measure against, is no cause."""
     present = [k for k in WRITE_LOAD_KINDS if k in kinds]
+    if not present or load is None or load.direction in (None, "fell"):
+        return []
     series = ctx.series
-    if not present or "writes_per_s" not in series.columns:
-        return []
     during = between(series, start, end)
-    writes = float(during["writes_per_s"].mean() or 0)
-    if not writes:
-        return []
-    # The load before: the hour before, or what the capture holds of it; none below the minimum.
-    found = ctx.before("writes_per_s", start)
-    usual, since = (None, None) if found is None else found
-    evidence: dict[str, Any] = {
-        "writes_per_s": round(writes),
-        "writes_per_s_before": None if usual is None else round(usual),
-        "writes_before_since": since,
-    }
-    load = f"{writes:,.0f} write operations/s"
+    evidence: dict[str, Any] = load.evidence()
+    told = load.told()
     # Operations as clients count them: each request finished (opLatencies), not opcounters' mix of units.
     finished = [c for c in ("reads_per_s", "writes_per_s", "commands_per_s") if c in during.columns]
     total = float(during.select(pl.sum_horizontal(finished).mean()).item() or 0)
-    if total > writes:
+    if total > load.writes:
         evidence["operations_per_s_all"] = round(total)
-        load += f", {evidence['operations_per_s_all']:,} operations/s in all"
-    changed = usual is not None and bool(usual) and abs(writes - usual) >= CHANGED * usual
-    evidence["writes_changed"] = changed if usual is not None else None
-    if changed:
-        load += f", against {usual:,.0f} writes/s in {span_before(since, start)}"
     rates, docs = workload.mix(during), workload.documents(during)
-    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end)
+    carried = workload.carriers(ctx.logs.slow_ops if ctx.logs is not None else None, start, end, writes=True)
     evidence.update(
+        mechanism="write_load",
+        ns=carried[0]["ns"] if carried else None,
         operations_per_s={op: round(rate) for op, rate in rates},
         documents_per_s={done: round(rate) for done, rate in docs},
         carried_by=carried,
     )
-    parts = [f"write load ({load})"]
+    in_all = f", {evidence['operations_per_s_all']:,} operations/s in all" if "operations_per_s_all" in evidence else ""
+    parts = [f"write load ({told}{in_all})"]
     if rates or docs or carried:
         parts.append(workload.told(rates, docs, carried))
-    if usual is not None and not changed:
+    if ctx.logs is None:
+        parts.append(NO_LOG_LOAD)
+    unchanged = load.direction == "unchanged"
+    if unchanged:
         parts.append(
-            f"the writes did not change against {span_before(since, start)} ({usual:,.0f}/s): the load is not what changed"
+            f"the writes did not change against {load.baseline} ({load.writes_before:,.0f}/s): the load is not what changed"
         )
-    elif usual is None:
-        parts.append(f"the capture holds too little before {start:%H:%M:%S} to say whether the writes changed")
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
         dirty = float(during["cache_dirty_pct"].max())
         target = ctx.thresholds.value("eviction_dirty_target")
@@ -205,19 +205,23 @@ def _write_load(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetim
     counted, where = _counted_checkpoints(ctx, kinds.get("checkpoint_stall", []), start, end)
     if counted is not None:
         parts.append(_checkpoint_behaviour(ctx, counted, where, evidence))
-    checkpoints = counted is not None
+    # Checkpoints are what the load outran when the chain holds a long one, or they ran far longer than usual; checkpoints
+    # of their usual length are told, never named the mechanism (eviction is, for a cache chain).
+    usual_s = evidence.get("checkpoint_usual_s")
+    checkpoints = counted is not None and (
+        "checkpoint_stall" in kinds or usual_s is None or counted.longest_s >= LONGER * max(usual_s, 1.0)
+    )
     outran = "checkpoints" if checkpoints else "eviction"
-    headline = f"Write load ({load}) outran {outran}"
-    if usual is not None and not changed:  # then what did: the checkpoints against their usual length, or eviction
-        usual_s = evidence.get("checkpoint_usual_s")
+    headline = f"Write load ({told}) outran {outran}"
+    if unchanged:  # then what did: the checkpoints against their usual length, or eviction
         headline = (
             (
                 f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}"
                 + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
-                + f" under an unchanged write load ({load})"
+                + f" under an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
             )
             if checkpoints
-            else f"Eviction fell behind an unchanged write load ({load})"
+            else f"Eviction fell behind an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
         )
     return [
         RootCause(
@@ -299,28 +303,41 @@ def _restarted(ctx: Context, chain: list[str], kinds: dict[str, list[Finding]], 
     ]
 
 
-def _undetermined(ctx: Context, findings: list[Finding]) -> RootCause:
-    missing = []
+def _undetermined(ctx: Context, findings: list[Finding], load: workload.LoadChange | None) -> RootCause:
+    """No candidate: what was ruled out (a write load that fell) and what would tell (the log, a longer capture)."""
+    missing, said = [], ["cause not determined"]
+    evidence: dict[str, Any] = {}
+    if load is not None and load.direction == "fell" and set(WRITE_LOAD_KINDS) & {f.kind for f in findings}:
+        evidence.update(load.evidence())
+        said.append(f"the write load fell ({load.told()}), so it is not what outran the node")
     if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
+        said.append(NO_LOG)
     missing.append("a longer capture (the hour before shows what changed)")
     # A rise in latency with nothing the node records beside it says so in its own words, not "not determined" alone.
-    unmoved = any(f.evidence.get("nothing_moved") for f in findings)
-    summary = "cause not determined" + (
-        ": nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)" if unmoved else ""
+    if any(f.evidence.get("nothing_moved") for f in findings):
+        said[0] += ": nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)"
+    evidence["would_tell"] = missing
+    return RootCause(
+        kind="undetermined",
+        summary="; ".join(said),
+        evidence=evidence,
+        findings=[f.id for f in findings],
+        headline="cause not determined" + (" (no mongod log was read)" if ctx.logs is None else ""),
     )
-    return RootCause(kind="undetermined", summary=summary, evidence={"would_tell": missing}, findings=[f.id for f in findings])
 
 
 def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
     if any(f.start is None or f.end is None for f in findings):
-        return [_undetermined(ctx, findings)]  # no window to read the series or the log in
+        return [_undetermined(ctx, findings, None)]  # no window to read the series or the log in
     start, end = min(f.start for f in findings), max(f.end for f in findings)
     kinds = by_kind(findings)
     chain = order(kinds)
     starters = _starters(chain, kinds)
-    load = _write_load(ctx, kinds, start, end)
+    moved = workload.change(ctx.series, start, end, ctx.since(start))
+    load = _write_load(ctx, kinds, moved, start, end)
+    risen = [c for c in load if c.evidence.get("load_change") == "rose"]
     candidates = (
         _operations(findings)
         + held_resources.index_builds(ctx, kinds, start, end)
@@ -330,11 +347,38 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
         + _restarted(ctx, chain, kinds, start)
         + [c for c in starters if c.kind == "resource"]
         + limits.cache_too_small(ctx, kinds, start, end)
-        + [c for c in starters if c.kind == "workload"]
+        + [_storm_load(ctx, c, kinds, start, end) for c in starters if c.kind == "workload"]
+        # A load that rose is what changed: it leads the settings that were there before it (which it is told beside).
+        + risen
         + [_under_load(c, load) for c in configuration.outliers(ctx.thresholds, ctx.node, set(kinds), start, end)]
-        + load
+        + [c for c in load if c not in risen]
     )
-    return candidates or [_undetermined(ctx, findings)]
+    return candidates or [_undetermined(ctx, findings, moved)]
+
+
+def _storm_load(
+    ctx: Context, cause: RootCause, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime
+) -> RootCause:
+    """A connection storm told with its load: the operations its clients began as they connected, through the incident's
+    window (the tickets they queued for, the dip they made), as the log shows them."""
+    storms = kinds.get(STORM, [])
+    if not storms or cause.evidence.get("finding") not in {f.id for f in storms}:
+        return cause
+    evidence = {**cause.evidence, "mechanism": "connection_storm"}
+    if ctx.logs is None:
+        return replace(
+            cause, summary=f"{cause.summary}; {NO_LOG_LOAD}", evidence=evidence, headline=cause.headline or cause.summary
+        )
+    began = (min(f.start for f in storms), max(f.end for f in storms))
+    carried = workload.carriers(ctx.logs.slow_ops, start, end, began=began)
+    if not carried:
+        return replace(cause, evidence=evidence)
+    return replace(
+        cause,
+        summary=f"{cause.summary}; its load, the operations its clients began as they connected: {workload.carried_told(carried)}",
+        headline=cause.headline or cause.summary,
+        evidence={**evidence, "carried_by": carried, "ns": carried[0]["ns"]},
+    )
 
 
 def _under_load(cause: RootCause, load: list[RootCause]) -> RootCause:

@@ -448,6 +448,20 @@ COLUMNS: tuple[Column, ...] = (
         lambda: rate("cache.bytes_read_into") / 2**20,
     ),
     Column(
+        "mongod_read_mb_per_s",
+        "MB/s",
+        "bytes mongod read from its data files per second (WiredTiger's block manager)",
+        ("storage.bytes_read",),
+        lambda: rate("storage.bytes_read") / 1e6,
+    ),
+    Column(
+        "mongod_write_mb_per_s",
+        "MB/s",
+        "bytes mongod wrote to its data files per second (WiredTiger's block manager)",
+        ("storage.bytes_written",),
+        lambda: rate("storage.bytes_written") / 1e6,
+    ),
+    Column(
         "history_store_mb",
         "MB",
         "history store table on disk",
@@ -603,6 +617,13 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
                 lambda d=d: (rate(d("read_sectors")) + rate(d("write_sectors"))) * 512 / 1e6,
             ),
             Column(
+                f"disk_read_mb_per_s.{dev}",
+                "MB/s",
+                f"{dev}: bytes read per second",
+                (d("read_sectors"),),
+                lambda d=d: rate(d("read_sectors")) * 512 / 1e6,
+            ),
+            Column(
                 f"disk_iops.{dev}",
                 "1/s",
                 f"{dev}: requests completed per second (reads and writes)",
@@ -644,6 +665,13 @@ def _windows_disk_columns(resolved: Resolved) -> list[Column]:
                 f"{dev}: bytes read and written per second",
                 (w("read_bytes"), w("write_bytes")),
                 lambda w=w: (rate(w("read_bytes")) + rate(w("write_bytes"))) / 1e6,
+            ),
+            Column(
+                f"disk_read_mb_per_s.{dev}",
+                "MB/s",
+                f"{dev}: bytes read per second",
+                (w("read_bytes"),),
+                lambda w=w: rate(w("read_bytes")) / 1e6,
             ),
             Column(
                 f"disk_iops.{dev}",

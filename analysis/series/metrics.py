@@ -156,6 +156,10 @@ ALIASES: tuple[Alias, ...] = (
         WT + "checkpoint.scrub time (msecs)",
     ),
     _alias("checkpoint.bytes_written", COUNTER, WT + "block-manager.bytes written for checkpoint"),
+    # What mongod itself read from and wrote to its data files (WiredTiger's block manager): against the device's bytes,
+    # the I/O another process did (docs/metrics.md §8).
+    _alias("storage.bytes_read", COUNTER, WT + "block-manager.bytes read"),
+    _alias("storage.bytes_written", COUNTER, WT + "block-manager.bytes written"),
     _alias(
         "checkpoint.gather_handles_micros",
         GAUGE,

@@ -5,7 +5,10 @@ before it is full, and 100 % during checkpoints is normal, docs/metrics.md §11)
 saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
 AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
 checkpoints. Linux pressure stall information (`io.full`), where recorded,
-is reported beside it.
+is reported beside it. A device reading FOREIGN times what mongod read from its
+data files (WiredTiger's block manager counts every byte it reads; the page
+cache only lowers the device's share) was busy with another process's I/O:
+the finding says so, with what mongod itself read and wrote.
 """
 
 from __future__ import annotations
@@ -27,20 +30,34 @@ MIN_S = 60.0
 MERGE_S = 15.0
 OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoints
 CRITICAL_AWAIT_MS = 100.0
+# The device read this many times what mongod read (read-ahead reads a little more than asked, never several times it)...
+FOREIGN = 4.0
+# ...and this many MB/s more: the rest is another process's.
+FOREIGN_MIN_MB = 20.0
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     "Utilisation alone says little: a device doing parallel I/O reads 100 % long before it is full, and is 100 % "
     f"busy during checkpoints as a matter of course. Saturation is a device busy at least {UTIL_PCT:g} % of the time "
     f"while requests take {AWAIT_FACTOR:g} times their usual time (and at least {MIN_AWAIT_MS:g} ms), for at "
     f"least {MIN_S:g} s, mostly outside checkpoints. Linux pressure stall information is reported beside it "
-    f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request."
+    f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request. A device reading at least {FOREIGN:g} times "
+    f"(and {FOREIGN_MIN_MB:g} MB/s more than) what mongod read from its data files was busy with another process's I/O."
 )
 DETECTOR = Detector(
     order=50,
     kinds=(KIND,),
     method=METHOD,
     root="resource",
-    reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
+    reads=(
+        "disk_util_pct.",
+        "disk_queue.",
+        "disk_await_ms.",
+        "disk_mb_per_s.",
+        "disk_read_mb_per_s.",
+        "mongod_read_mb_per_s",
+        "mongod_write_mb_per_s",
+        "io_full_pct",
+    ),
     sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
     panels=(("disk busy, %", ("disk_util_pct.",), False), ("await, ms", ("disk_await_ms.",), False)),
 )
@@ -68,6 +85,58 @@ def _windows_not_checked(ctx: Context) -> Finding:
             "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))],
         },
     )
+
+
+def _another_process(rows: pl.DataFrame, dev: str) -> dict[str, float] | None:
+    """The device's reads against mongod's own (MB/s over the window) when another process did most of them, else None."""
+    device = f"disk_read_mb_per_s.{dev}"
+    if device not in rows.columns or "mongod_read_mb_per_s" not in rows.columns:
+        return None
+    read, own = float(rows[device].mean() or 0), float(rows["mongod_read_mb_per_s"].mean() or 0)
+    if read < FOREIGN * own or read - own < FOREIGN_MIN_MB:
+        return None
+    wrote = rows["mongod_write_mb_per_s"].mean() if "mongod_write_mb_per_s" in rows.columns else None
+    return {
+        "device_read_mb_per_s": round(read, 1),
+        "mongod_read_mb_per_s": round(own, 1),
+        "mongod_write_mb_per_s": None if wrote is None else round(float(wrote), 1),
+    }
+
+
+def _told(other: dict[str, float]) -> str:
+    """`the device read 380 MB/s while mongod read 12 MB/s from its data files and wrote 30 MB/s`."""
+    wrote = other["mongod_write_mb_per_s"]
+    return (
+        f"the device read {other['device_read_mb_per_s']:,.0f} MB/s while mongod read {other['mongod_read_mb_per_s']:,.0f} MB/s "
+        "from its data files" + (f" and wrote {wrote:,.0f} MB/s" if wrote is not None else "")
+    )
+
+
+def _advice(throughput: float | None, peak_wait: float, other: dict[str, float] | None) -> list:
+    """A volume too slow for mongod's own I/O wants more of it; one busy with another process's wants that process moved."""
+    resize = advise(
+        "resize",
+        "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
+        f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request",
+    )
+    if other is not None:
+        return [
+            advise(
+                "investigate",
+                "Find the process reading this volume besides mongod (a backup or file copy, antivirus, another database) and "
+                "move it to another volume or a quiet hour",
+                _told(other),
+            ),
+            resize,
+        ]
+    return [
+        resize,
+        advise(
+            "batch_writes",
+            "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
+            "and bulk loads scheduled at the same time",
+        ),
+    ]
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -105,14 +174,19 @@ def detect(ctx: Context) -> list[Finding]:
                 details.append(f"{throughput:,.0f} MB/s")
             if psi is not None:
                 details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
+            other = _another_process(rows, dev)
+            if other is not None:
+                details.append(_told(other) + ": another process on the host did the rest")
             findings.append(
                 Finding(
                     kind=KIND,
                     severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
                     start=window.start,
                     end=window.end,
-                    subject=f"Disk {dev} saturated for {duration(window.seconds)}",
-                    statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms",
+                    subject=f"Disk {dev} saturated for {duration(window.seconds)}"
+                    + (" by another process's reads" if other is not None else ""),
+                    statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms"
+                    + (f"; {_told(other)}" if other is not None else ""),
                     reasoning=(
                         f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
                         f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): "
@@ -120,26 +194,23 @@ def detect(ctx: Context) -> list[Finding]:
                         + "."
                     ),
                     evidence={
-                        "metrics": ctx.paths(util, wait, queue, mb, "io_full_pct"),
+                        "metrics": ctx.paths(
+                            util,
+                            wait,
+                            queue,
+                            mb,
+                            "io_full_pct",
+                            *((f"disk_read_mb_per_s.{dev}", "mongod_read_mb_per_s") if other else ()),
+                        ),
                         "device": dev,
                         "util_pct_mean": round(float(rows[util].mean()), 1),
                         "await_ms_peak": round(peak_wait, 1),
                         "baseline": {"await_ms": round(usual, 2)},
                         "thresholds": {"util_pct": UTIL_PCT, "await_ms": round(bar, 1), "sustained_s": MIN_S},
                         "seconds_in_checkpoints": round(in_checkpoints, 1),
+                        **({"mechanism": "another_process", **other} if other is not None else {}),
                     },
-                    recommendations=[
-                        advise(
-                            "resize",
-                            "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
-                            f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request",
-                        ),
-                        advise(
-                            "batch_writes",
-                            "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
-                            "and bulk loads scheduled at the same time",
-                        ),
-                    ],
+                    recommendations=_advice(throughput, peak_wait, other),
                 )
             )
     return findings
