@@ -13,6 +13,7 @@ from typing import Any
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation, Withheld
 from analysis.outputs import display
+from analysis.text import clock
 from ftdc.timeutil import format_time
 
 SEVERITIES = ("critical", "warning", "info")
@@ -55,7 +56,7 @@ class Usual:
     in_title: bool = False  # the title's statement ends with the peak this is compared with ("up to 900 ms")
 
     def sentence(self) -> str:
-        return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of the hour before {self.before:%H:%M:%S}."
+        return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of the hour before {clock(self.before)}."
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.thresholds import SPEC, Setting
 from analysis.series.windows import between
-from analysis.text import duration
+from analysis.text import clock, duration
 from ftdc.frames import TIME_COLUMN
 
 # The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
@@ -90,9 +90,7 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
             duration_s=round(longest["duration_ms"] / 1000, 1),
         )
         what = f"An index build on {longest['ns'] or 'an unknown namespace'}" + (f" {key}" if key else "")
-        when = (
-            f" ran from {longest['started']:%H:%M:%S} for {duration(longest['duration_ms'] / 1000)} (its createIndexes command)"
-        )
+        when = f" ran from {clock(longest['started'])} for {duration(longest['duration_ms'] / 1000)} (its createIndexes command)"
     else:
         when = " ran through the window (indexBuilds: registered and not yet committed)"
     ns = evidence.get("ns")
@@ -221,7 +219,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
         evidence.update(reaper_aborts=reaped.height, reaper_abort_first=reaped["ts"].min(), reaper_abort_last=reaped["ts"].max())
         aborts = (
             f"; the server's reaper aborted {reaped.height} transaction(s) for outliving transactionLifetimeLimitSeconds "
-            f"({limit.value:g} s, {limit.source}) from {reaped['ts'].min():%H:%M:%S}"
+            f"({limit.value:g} s, {limit.source}) from {clock(reaped['ts'].min())}"
         )
     elif transaction and limit.value is not None:
         aborts = f"; transactions may live {limit.value:g} s here ({limit.source})"

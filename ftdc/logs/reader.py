@@ -271,6 +271,7 @@ def _assemble(found, results, start, end) -> LogFrames:
         slow_ops=slow.select(list(SLOW_OPS)),
         events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
+        utc_offset=sources.utc_offset(found),
     )
 
 

@@ -90,14 +90,18 @@ def restore_sort(shape: str | None, command_json: str | None, originating_json: 
 
 def with_sort_directions(slow_ops: pl.DataFrame) -> pl.DataFrame:
     """Slow operations whose shapes keep their sorts' descending keys: only the rows whose command has one are
-    read again (in Python), the rest keep the native decoder's shape."""
+    read again (in Python), the rest keep the native decoder's shape (the frame's other columns are not copied)."""
     descending = pl.col("command_json").str.contains(_DESCENDING) | pl.col("originating_command_json").str.contains(_DESCENDING)
-    rows = slow_ops.with_row_index("_row").filter(descending.fill_null(False) & pl.col("shape").is_not_null())
+    rows = slow_ops.select(
+        pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"), "shape", "command_json", "originating_command_json"
+    ).filter(descending.fill_null(False) & pl.col("shape").is_not_null())
     if rows.is_empty():
         return slow_ops
     shapes = [
         restore_sort(shape, command, origin)
         for shape, command, origin in rows.select("shape", "command_json", "originating_command_json").iter_rows()
     ]
-    restored = slow_ops["shape"].clone().scatter(rows["_row"], pl.Series(shapes, dtype=pl.String))
+    restored = pl.int_range(pl.len(), dtype=pl.UInt32).replace_strict(
+        rows["row"], pl.Series(shapes, dtype=pl.String), default=pl.col("shape"), return_dtype=pl.String
+    )
     return slow_ops.with_columns(shape=restored)

@@ -39,6 +39,7 @@ METHOD = (
 DETECTOR = Detector(
     order=80,
     kinds=(KIND,),
+    names=("connection storm",),
     method=METHOD,
     root="workload",
     reads=("connections", "connections_available", "connections_created_per_s", "connections_rejected"),

@@ -38,6 +38,7 @@ METHOD = (
 DETECTOR = Detector(
     order=50,
     kinds=(KIND,),
+    names=("disk saturation",),
     method=METHOD,
     root="resource",
     reads=("disk_util_pct.", "disk_queue.", "disk_await_ms.", "disk_mb_per_s.", "io_full_pct"),
