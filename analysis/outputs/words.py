@@ -38,6 +38,10 @@ LABELS = {
     "expected_by_chance": "spikes expected by chance",
     "plan_summary": "plan",
     "would_tell": "would tell",
+    "app_evict_seconds": "application threads evicting (thread-seconds)",
+    "app_evicted_pages": "pages application threads evicted",
+    "app_wait_seconds": "application threads waiting for the cache (thread-seconds)",
+    "peak_app_wait_threads": "application threads waiting at the peak",
 }
 # A key's parts said in words; units go last, in parentheses.
 _PARTS = {
@@ -47,8 +51,8 @@ _PARTS = {
     "dhandles": "data handles",
     "util": "utilisation",
     "ttl": "TTL",
-    "min": "least",
-    "max": "most",
+    "min": "minimum",
+    "max": "maximum",
     "avg": "mean",
 }
 _UNITS = {"s": "s", "ms": "ms", "pct": "%", "mb": "MB", "gb": "GB", "bytes": "bytes"}
