@@ -185,7 +185,9 @@ def test_real_7_0_restart_over_a_year_is_dated_and_sub_second_gaps_show_millisec
         warnings.simplefilter("ignore")
         result = analysis.analyze(ftdc_samples / "mongod-7.0" / "diagnostic.data")
     (restart,) = [f for f in result.findings if f.kind == "restart"]
-    assert restart.title == "mongod restarted between 2024-04-16 16:51:29 and 2025-07-10 15:58:49 UTC, down for at most 449 d 23 h"
+    assert (
+        restart.title == "mongod restarted between 2024-04-16 16:51:29 and 2025-07-10 15:58:49 UTC, down for at most 449 d 23 h"
+    )
     gaps = [f for f in result.findings if f.kind == "ftdc_gap"]
     assert gaps and [f.start for f in gaps] == sorted(f.start for f in gaps)
     # 100 ms sampling: a 0.6 s gap inside one second reads with its milliseconds, not "19:20:56 to 19:20:56".
