@@ -198,7 +198,7 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     frames = read_logs(logs, start, end)
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
-    compact = LogFrames(slow, frames.events, frames.problems).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
+    compact = replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
     del frames, slow
     release_free_memory()
     return compact
@@ -229,7 +229,7 @@ def for_node(logs: LogFrames | None, node: NodeInfo) -> LogFrames | None:
         return logs
     mine = {n for n in names if n.split(":")[0].lower() == node.host.lower()}
     keep = pl.col("node").is_in(list(mine))
-    return LogFrames(logs.slow_ops.filter(keep), logs.events.filter(keep), logs.problems)
+    return replace(logs, slow_ops=logs.slow_ops.filter(keep), events=logs.events.filter(keep))
 
 
 def _open_strings(logs: LogFrames | None) -> list[tuple[dt.datetime, str, str]]:

@@ -14,17 +14,24 @@ def pct(share: float) -> str:
 
 
 def _clock(t: dt.datetime, dated: bool, precise: bool) -> str:
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc)
     text = t.strftime("%Y-%m-%d %H:%M:%S" if dated else "%H:%M:%S")
     return f"{text}.{t.microsecond // 1000:03d}" if precise else text
 
 
+def clock(t: dt.datetime, *, dated: bool = False) -> str:
+    """`10:00:05 UTC` (`2024-04-16 10:00:05 UTC` when `dated`): every time a sentence gives carries its zone."""
+    return f"{_clock(t, dated, False)} UTC"
+
+
 def span(start: dt.datetime, end: dt.datetime, joiner: str = "to", *, date_start: bool = False) -> str:
-    """`10:00:05 to 10:03:00`, with both dates when the two ends fall on different days
+    """`10:00:05 to 10:03:00 UTC`, with both dates when the two ends fall on different days
     (a bare `15:58:49` after `2024-04-16 16:51:29` reads as the same day, and earlier), and
     milliseconds when the ends fall in the same second. `date_start`: the first end dated anyway."""
     dated = start.date() != end.date()
     precise = start.replace(microsecond=0) == end.replace(microsecond=0) and start != end
-    return f"{_clock(start, dated or date_start, precise)} {joiner} {_clock(end, dated, precise)}"
+    return f"{_clock(start, dated or date_start, precise)} {joiner} {_clock(end, dated, precise)} UTC"
 
 
 def dated_span(start: dt.datetime, end: dt.datetime, joiner: str = "to") -> str:
@@ -37,5 +44,5 @@ def span_before(since: dt.datetime, until: dt.datetime, reach: dt.timedelta = dt
     before 10:00:05` (`the 10 min before 10:00:05`), or, when the capture holds less, `the 1 min 28 s before 10:00:05,
     all the capture holds`. A sampling period or two short of the reach is the whole of it."""
     if until - since >= reach * 59 / 60:
-        return f"the {'hour' if reach == dt.timedelta(hours=1) else duration(reach.total_seconds())} before {until:%H:%M:%S}"
-    return f"the {duration((until - since).total_seconds())} before {until:%H:%M:%S}, all the capture holds"
+        return f"the {'hour' if reach == dt.timedelta(hours=1) else duration(reach.total_seconds())} before {clock(until)}"
+    return f"the {duration((until - since).total_seconds())} before {clock(until)}, all the capture holds"

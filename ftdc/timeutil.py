@@ -1,8 +1,10 @@
 """Times given by callers, and times shown to people.
 
 One parser for every `start`/`end` the API and the CLI take (naive means
-UTC), one error wording for bad times, and one display format everywhere:
-ISO-8601 UTC with `Z`, milliseconds only when they are not zero.
+UTC), one error wording for bad times, and two display formats: ISO-8601 UTC
+with `Z` for data (JSON, tables, exports), milliseconds only when they are not
+zero, and for people `2024-05-14 09:30:00 UTC`, with the time in the log's own
+offset beside it where that differs (`say_time`, `say_window`).
 """
 
 from __future__ import annotations
@@ -65,6 +67,48 @@ def format_time(value: dt.datetime | None) -> str:
     text = f"{value.year:04d}-" + value.strftime("%m-%dT%H:%M:%S")
     millis = value.microsecond // 1000
     return f"{text}.{millis:03d}Z" if millis else f"{text}Z"
+
+
+def say_offset(offset: dt.timedelta) -> str:
+    """`-03:00`, `+05:30`, `+00:00`: an offset as mongod's log writes it."""
+    minutes = round(offset.total_seconds() / 60)
+    sign = "-" if minutes < 0 else "+"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def _wall(value: dt.datetime, offset: dt.timedelta, dated: bool) -> str:
+    """`value` (aware or naive UTC) on the clock at `offset`: `09:30:00`, `2024-05-14 09:30:00` when `dated`."""
+    local = value.astimezone(dt.timezone(offset)) if value.tzinfo is not None else value + offset
+    text = f"{local.year:04d}-" + local.strftime("%m-%d %H:%M:%S") if dated else local.strftime("%H:%M:%S")
+    millis = local.microsecond // 1000
+    return f"{text}.{millis:03d}" if millis else text
+
+
+def _differs(offset: dt.timedelta | None) -> bool:
+    return offset is not None and round(offset.total_seconds() / 60) != 0
+
+
+def _in_log(start: dt.datetime, end: dt.datetime | None, offset: dt.timedelta) -> str:
+    dated = _wall(start, offset, True)[:10] != _wall(start, dt.timedelta(0), True)[:10]
+    shown = _wall(start, offset, dated) + ("" if end is None else f" – {_wall(end, offset, dated)}")
+    return f"{shown} in the log's {say_offset(offset)}"
+
+
+def say_time(value: dt.datetime | None, offset: dt.timedelta | None = None) -> str:
+    """For people: `2024-05-14 09:30:00 UTC`, and where the log's `offset` differs from UTC the time in it too
+    (`2024-05-14 09:30:00 UTC, 06:30:00 in the log's -03:00`, its date given when another day); "-" for None."""
+    if value is None:
+        return "-"
+    said = f"{_wall(value, dt.timedelta(0), True)} UTC"
+    return f"{said}, {_in_log(value, None, offset)}" if _differs(offset) else said
+
+
+def say_window(start: dt.datetime, end: dt.datetime, offset: dt.timedelta | None = None) -> str:
+    """For people: `2024-05-14 09:30:00 – 09:45:10 UTC` (the end dated when on another day), and where the log's
+    `offset` differs from UTC the window in it too (`, 06:30:00 – 06:45:10 in the log's -03:00`)."""
+    dated = _wall(start, dt.timedelta(0), True)[:10] != _wall(end, dt.timedelta(0), True)[:10]
+    said = f"{_wall(start, dt.timedelta(0), True)} – {_wall(end, dt.timedelta(0), dated)} UTC"
+    return f"{said}, {_in_log(start, end, offset)}" if _differs(offset) else said
 
 
 def format_time_expr(expr: pl.Expr) -> pl.Expr:

@@ -127,7 +127,7 @@ def test_incidents_follow_the_summary(tmp_path):
     # One incident, its root cause the scan, the four findings folded into it.
     assert text.count("I1.") >= 1 and "I2." not in text
     assert (
-        "Root cause (operation): COLLSCANs of shop.orders" in text and "[F3, F4]" in text
+        "Root cause (an operation): COLLSCANs of shop.orders" in text and "[F3, F4]" in text
     )  # two ticket windows, one step, ids in order (issue 18 §4)
     assert "createIndex({ status: 1, total: 1 })" in text
 
@@ -139,7 +139,7 @@ def test_findings_flag_lists_the_findings(tmp_path):
     assert result.exit_code == 0, result.output
     text = result.stdout
     assert text.index("time range") < text.index("Findings") and "Incidents" not in text
-    for kind in ("checkpoint_stall", "cache_pressure", "ticket_exhaustion (write)"):
+    for kind in ("checkpoint stall", "cache pressure", "ticket exhaustion (write)"):  # kinds by name
         assert kind in text
 
 

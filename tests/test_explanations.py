@@ -115,7 +115,7 @@ def test_a_dip_that_begins_at_a_restart_is_explained_by_it():
     assert [f.kind for f in incident.findings] == ["throughput_dip"]
     assert incident.root_cause.kind == "restart" and incident.root_cause.evidence["restarted_at"] == restarted_at
     # The work came back over 1 min 30 s, its first minute under a tenth: the episode, then its worst part (issue 18 §4).
-    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} → throughput at about ")
+    assert incident.title.startswith(f"A restart at {restarted_at:%H:%M:%S} UTC → throughput at about ")
     assert ", at worst " in incident.title
 
 

@@ -71,7 +71,7 @@ def test_collscan_query_24(frames):
         100000,
         1,
     )
-    assert row["shape"] == '{"filter":{"foo":1},"sort":{"foo":1}}'
+    assert row["shape"] == '{"filter":{"foo":1},"sort":{"foo":-1}}'  # orderby { foo: -1.0 }: the direction kept
     assert row["started"] == row["ts"] - dt.timedelta(milliseconds=29)
     assert (row["ts"].month, row["ts"].day, row["ts"].hour) == (3, 5, 17)
     assert dt.date(row["ts"].year, 3, 5).weekday() == 2  # printed "Wed"

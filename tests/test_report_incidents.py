@@ -18,7 +18,7 @@ from conftest import require_samples
 import analysis
 from analysis.advice import wording
 from analysis.findings import culprits
-from analysis.findings.detectors import RECORDS
+from analysis.findings.detectors import NAMES, RECORDS
 from analysis.findings.finding import Culprit
 from analysis.outputs.report import build_report, culprit_table, explorer, figures, plots, write_report
 
@@ -152,10 +152,9 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     report = build_report([node])
     [headline] = report.headlines
     assert "No incident" in headline and f"{node.overview.samples:,} samples" in headline
-    assert (
-        node.overview.first.strftime("%Y-%m-%dT%H:%M") in headline and node.overview.last.strftime("%Y-%m-%dT%H:%M") in headline
-    )
-    assert all(kind in headline for kind in RECORDS)
+    # The span in words, with its zone (issue 39 §5: no bare ISO stamp), and each kind by its name, not its identifier.
+    assert f"from {node.overview.first:%Y-%m-%d %H:%M:%S} – {node.overview.last:%H:%M:%S} UTC" in headline
+    assert all(NAMES[kind] in headline for kind in RECORDS)
     assert not report.incidents
 
 

@@ -85,9 +85,10 @@ def rendered(analyzed, tmp_path_factory):
     texts[".html"] = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())  # the page's words, as read
     texts[".md"] = re.sub(r"\\(.)", r"\1", texts[".md"])  # Markdown's escapes
     texts[".json"] = "\n".join(_strings(json.loads(texts[".json"])))
-    console = Console(record=True, width=100, file=open("/dev/null", "w"))
+    # Wide enough that no table cell wraps (a quantity split over a cell's two lines is one value to a reader).
+    console = Console(record=True, width=400, file=open("/dev/null", "w"))
     for node in nodes:
-        console.print(render_incidents(node, 100), render_findings(node, 100))
+        console.print(render_incidents(node, 400), render_findings(node, 400))
     texts["terminal"] = " ".join(console.export_text().split())
     return texts
 
@@ -286,9 +287,9 @@ def test_a_root_cause_quotes_its_culprit_over_the_window_its_table_shows():
 
 # --- baselines: what they rest on ----------------------------------------------------------------------------------
 
-HOUR_BEFORE = re.compile(r"hour before(?: (\d\d:\d\d:\d\d))?")
-SPAN_BEFORE = re.compile(rf"the ({DURATION}) before (\d\d:\d\d:\d\d), all the capture holds")
-REACH_BEFORE = re.compile(rf"the ({DURATION}) before (\d\d:\d\d:\d\d)(?!, all the capture holds)")
+HOUR_BEFORE = re.compile(r"hour before(?: (\d\d:\d\d:\d\d) UTC)?")
+SPAN_BEFORE = re.compile(rf"the ({DURATION}) before (\d\d:\d\d:\d\d) UTC, all the capture holds")
+REACH_BEFORE = re.compile(rf"the ({DURATION}) before (\d\d:\d\d:\d\d) UTC(?!, all the capture holds)")
 
 
 def _held_before(node, at: dt.datetime) -> dt.timedelta:
@@ -309,7 +310,7 @@ def test_a_baseline_says_what_it_rests_on(analyzed):
             held = _held_before(node, f.usual.before)
             sentence = f.usual.sentence()
             if held >= dt.timedelta(minutes=59):
-                assert f"the hour before {f.usual.before:%H:%M:%S}" in sentence, (name, f.id, sentence)
+                assert f"the hour before {f.usual.before:%H:%M:%S} UTC" in sentence, (name, f.id, sentence)
             else:
                 assert f.usual.since == first and f"the {duration(held.total_seconds())} before" in sentence, (name, sentence)
         for incident in node.incidents:
@@ -335,7 +336,7 @@ def test_below_a_minute_of_capture_there_is_no_baseline():
     assert ctx.baseline("writes_latency_ms", ctx.first + dt.timedelta(seconds=30)) is None
     usual = ctx.usual_latency("writes", ctx.first + dt.timedelta(seconds=88))
     at = ctx.first + dt.timedelta(seconds=88)
-    assert usual is not None and f"the 1 min 28 s before {at:%H:%M:%S}, all the capture holds" in usual.sentence()
+    assert usual is not None and f"the 1 min 28 s before {at:%H:%M:%S} UTC, all the capture holds" in usual.sentence()
     # Too little before for its own baseline: the spike's median, said as such.
     fallback = ctx.usual_latency("writes", ctx.first + dt.timedelta(seconds=30), fallback_ms=0.3)
     assert fallback.since is None and "hour before" not in fallback.sentence() and "too little" in fallback.sentence()
@@ -380,7 +381,7 @@ def test_a_connection_storm_says_what_its_baseline_rests_on(tmp_path, at):
         assert "with no baseline" in storm.explanation and storm.evidence["baseline"]["created_per_s"] is None
     else:
         held = duration((storm.start - first).total_seconds())
-        assert f"/s in the {held} before {storm.start:%H:%M:%S}, all the capture holds" in storm.explanation, storm.explanation
+        assert f"/s in the {held} before {storm.start:%H:%M:%S} UTC, all the capture holds" in storm.explanation, storm.explanation
 
 
 def _dip_node(directory: Path, at: int) -> Path:
@@ -422,11 +423,11 @@ def test_a_throughput_dip_says_what_its_baseline_rests_on(tmp_path, at):
         node = analysis.analyze(_dip_node(tmp_path / "diagnostic.data", at))
     [dip] = [f for f in node.findings if _kind(f) == "throughput_dip"]
     held = dip.start - node.series[TIME_COLUMN][0]
-    said = f"the {duration(held.total_seconds())} before {dip.start:%H:%M:%S}, all the capture holds"
+    said = f"the {duration(held.total_seconds())} before {dip.start:%H:%M:%S} UTC, all the capture holds"
     if held < dt.timedelta(minutes=10):
         assert said in dip.explanation and "10 minutes" not in dip.explanation, dip.explanation
     else:
-        assert f"in the 10 min before {dip.start:%H:%M:%S}" in dip.explanation, dip.explanation
+        assert f"in the 10 min before {dip.start:%H:%M:%S} UTC" in dip.explanation, dip.explanation
 
 
 def test_a_pinned_history_says_what_its_usual_range_rests_on():
@@ -438,7 +439,7 @@ def test_a_pinned_history_says_what_its_usual_range_rests_on():
     cause = incident.root_cause
     assert cause.evidence["mechanism"] == "pinned_history"
     usual = re.search(
-        r"\(usually ([\d,]+), the median of (the .*? before (\d\d:\d\d:\d\d)(?:, all the capture holds)?)\)", cause.summary
+        r"\(usually ([\d,]+), the median of (the .*? before (\d\d:\d\d:\d\d) UTC(?:, all the capture holds)?)\)", cause.summary
     )
     assert usual is not None and int(usual.group(1).replace(",", "")) == cause.evidence["pinned_txn_ids_before"], cause.summary
     # Measured back from when the pinning began (transactions held one after another are not their own usual).

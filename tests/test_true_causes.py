@@ -78,7 +78,7 @@ def test_a_bulk_loader_at_an_unchanged_request_rate_is_a_write_load_that_rose_in
     assert cause.evidence["ns"] == LOADER[0] and cause.evidence["carried_by"][0]["app"] == LOADER[1]
     assert "did not change" not in cause.summary and "unchanged" not in incident.title
     assert incident.title.startswith(
-        "Write load (798 write operations/s against 800/s in the 12 min 29 s before 09:12:29, all the capture holds; "
+        "Write load (798 write operations/s against 800/s in the 12 min 29 s before 09:12:29 UTC, all the capture holds; "
     )
     assert "documents written/s against 800/s" in incident.title and f"app {LOADER[1]}" in cause.summary
 

@@ -157,6 +157,7 @@ class Context:
             end=self.last,
             subject=f"{what} not checked",
             statement=f"this node ({version}) did not record {', '.join(missing)}",
-            reasoning=f"The {kind} detector needs {', '.join(missing)}; no file of this node holds them, so nothing can be said either way.",
+            reasoning=f"The {what[:1].lower() + what[1:]} check needs {', '.join(missing)}; no file of this node holds them, so "
+            "nothing can be said either way.",
             evidence={"missing": missing},
         )

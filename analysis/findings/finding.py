@@ -13,7 +13,7 @@ from typing import Any
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation, Withheld
 from analysis.outputs import display
-from analysis.text import span_before
+from analysis.text import clock, span_before
 from ftdc.timeutil import format_time
 
 SEVERITIES = ("critical", "warning", "info")
@@ -63,7 +63,7 @@ class Usual:
         if self.since is None:
             return (
                 f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median just before the worst spike "
-                f"(the capture holds too little before {self.before:%H:%M:%S} for a longer baseline)."
+                f"(the capture holds too little before {clock(self.before)} for a longer baseline)."
             )
         return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of {span_before(self.since, self.before)}."
 

@@ -34,7 +34,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import duration, span_before
+from analysis.text import clock, duration, span, span_before
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs.events import expired_holder
 
@@ -95,9 +95,7 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
             duration_s=round(longest["duration_ms"] / 1000, 1),
         )
         what = f"An index build on {longest['ns'] or 'an unknown namespace'}" + (f" {key}" if key else "")
-        when = (
-            f" ran from {longest['started']:%H:%M:%S} for {duration(longest['duration_ms'] / 1000)} (its createIndexes command)"
-        )
+        when = f" ran from {clock(longest['started'])} for {duration(longest['duration_ms'] / 1000)} (its createIndexes command)"
     else:
         when = " ran through the window (indexBuilds: registered and not yet committed)"
     ns = evidence.get("ns")
@@ -251,7 +249,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     usually = (
         f"usually {usual_ids:,.0f}, the median of {span_before(found[1], pinning[0])}"
         if found is not None
-        else f"no baseline: the capture holds too little before {pinning[0]:%H:%M:%S}"
+        else f"no baseline: the capture holds too little before {clock(pinning[0])}"
     )
     peak = float(pinned.max())
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
@@ -299,10 +297,10 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
             reaper_abort_last=reaped["ts"].max(),
             holders=holders,
         )
-        last = f" to {reaped['ts'].max():%H:%M:%S} UTC" if reaped.height > 1 else " UTC"
+        when = span(reaped["ts"].min(), reaped["ts"].max()) if reaped.height > 1 else clock(reaped["ts"].min())
         aborts = (
             f"; the server's reaper aborted {reaped.height} transaction(s) for outliving transactionLifetimeLimitSeconds "
-            f"({limit.value:g} s, {limit.source}) from {reaped['ts'].min():%H:%M:%S}{last}"
+            f"({limit.value:g} s, {limit.source}) from {when}"
             + (f", each idle past it: {_holders_told(holders)}" if holders else "")
         )
     elif transaction and limit.value is not None:

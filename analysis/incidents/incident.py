@@ -20,6 +20,17 @@ from analysis.findings.finding import Finding, jsonable
 from analysis.outputs import display
 
 ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
+# What held the resource, as a root cause's evidence names it (`mechanism`), and as a report says it.
+MECHANISMS = {
+    "collscan": "a collection scan (COLLSCAN)",
+    "index_build": "an index build",
+    "pinned_history": "history pinned by an open transaction or cursor",
+    "write_load": "the write load",
+    "cache_too_small": "a cache too small for the working set",
+    "another_process": "another process's I/O on the same disk",
+    "chunk_migration": "a shard's chunk migrations",
+    "connection_storm": "a storm of new connections",
+}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import duration, pct
+from analysis.text import clock, duration, pct
 from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
@@ -292,13 +292,13 @@ def _restarted(ctx: Context, chain: list[str], kinds: dict[str, list[Finding]], 
         RootCause(
             kind="restart",
             summary=(
-                f"mongod restarted at {first:%H:%M:%S}"
+                f"mongod restarted at {clock(first)}"
                 + (f" (down for at most {duration(down)})" if down is not None else "")
                 + ": the work came back to a new process (clients reconnecting, counters from zero, a cold cache)"
             ),
             evidence={"restarted_at": first, "last_sample_before": last, "down_s": down},
             findings=[f.id for k in chain if k in RESTART_KINDS for f in kinds[k]],
-            headline=f"a restart at {first:%H:%M:%S}",
+            headline=f"a restart at {clock(first)}",
         )
     ]
 

@@ -19,7 +19,7 @@ import polars as pl
 from analysis.findings.culprits import WRITES, overlapping
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 from analysis.series.windows import between
-from analysis.text import span_before
+from analysis.text import clock, span_before
 
 TOP = 3
 NAMED = 0.005
@@ -46,9 +46,11 @@ class LoadChange:
     since: dt.datetime | None
 
     def _moved(self, now: float | None, usual: float | None) -> int:
-        """+1 risen, -1 fallen, 0 neither (or not known) by CHANGED of the usual."""
-        if now is None or not usual:
+        """+1 risen, -1 fallen, 0 neither (or not known) by CHANGED of the usual; from none at all, any load rose."""
+        if now is None or usual is None:
             return 0
+        if not usual:
+            return 1 if now >= 1 else 0
         return 1 if now >= (1 + CHANGED) * usual else -1 if now <= (1 - CHANGED) * usual else 0
 
     @property
@@ -64,7 +66,7 @@ class LoadChange:
     def baseline(self) -> str:
         """What the usual rests on: "the hour before 10:00:05", or as much of it as the capture holds, said so."""
         if self.since is None:
-            return f"nothing before {self.start:%H:%M:%S} (the capture holds too little)"
+            return f"nothing before {clock(self.start)} (the capture holds too little)"
         return span_before(self.since, self.start)
 
     def told(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import textwrap
 from collections.abc import Callable
 
@@ -15,10 +16,12 @@ from analysis.advice.recommendation import Recommendation
 from analysis.analyze import Analysis
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
+from analysis.outputs import words
+from analysis.outputs.document import log_offset
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import duration
 from analysis.workbench.overview import Overview
-from ftdc.timeutil import format_time
+from ftdc.timeutil import format_time, say_time, say_window
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 # Recommendations shown per problem: the first fix and the next in order, a handful; the rest are folded into a
@@ -29,7 +32,7 @@ WIDE = 140
 
 
 def _window(finding: Finding) -> str:
-    return f"{format_time(finding.start)}\n+{duration(finding.seconds)}"
+    return f"{say_time(finding.start)}\n+{duration(finding.seconds)}"
 
 
 def findings_table(findings: list[Finding], width: int, title: str = "Findings") -> Group:
@@ -47,7 +50,7 @@ def findings_table(findings: list[Finding], width: int, title: str = "Findings")
     else:
         table.add_column("finding", overflow="fold")
     for f in findings:
-        kind = f.kind + (f" ({f.resource})" if f.resource else "")
+        kind = words.kind(f.kind, f.resource)
         culprit = top_culprit(f)
         cells = (
             [kind, escape(f.title), escape(culprit or "")]
@@ -59,7 +62,7 @@ def findings_table(findings: list[Finding], width: int, title: str = "Findings")
 
 
 def _incident_window(incident: Incident) -> str:
-    return f"{format_time(incident.start)}\n+{duration(incident.seconds)}"
+    return f"{say_time(incident.start)}\n+{duration(incident.seconds)}"
 
 
 def incidents_table(incidents: list[Incident], width: int, title: str = "Incidents") -> Group:
@@ -76,7 +79,7 @@ def incidents_table(incidents: list[Incident], width: int, title: str = "Inciden
     else:
         table.add_column("incident", overflow="fold")
     for i in incidents:
-        cause = f"{i.root_cause.kind}: {i.root_cause.summary}"
+        cause = f"{words.root_kind(i.root_cause.kind)}: {i.root_cause.summary}"
         folded = f"{len(i.finding_ids)}: {', '.join(i.finding_ids)}"
         cells = (
             [f"{i.id}. {escape(i.title)}", escape(cause), folded]
@@ -95,8 +98,9 @@ def advice_lines(recommendations: list[Recommendation], fill: Callable[[str, str
     return out
 
 
-def incident_details(incidents: list[Incident], width: int = 80) -> list[RenderableType]:
-    """Each incident's chain of steps and first recommendations, wrapped between words."""
+def incident_details(incidents: list[Incident], width: int = 80, offset: dt.timedelta | None = None) -> list[RenderableType]:
+    """Each incident's window (in UTC and in the log's offset), root cause, the other causes weighed, chain of steps and
+    first recommendations, wrapped between words."""
 
     def fill(text: str, first: str = "", rest: str = "") -> str:
         return textwrap.fill(text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False)
@@ -104,7 +108,9 @@ def incident_details(incidents: list[Incident], width: int = 80) -> list[Rendera
     out: list[RenderableType] = []
     for i in incidents:
         out.append(Text("\n" + fill(f"{i.id}. {i.title}", rest="   "), style=STYLE[i.severity]))
-        out.append(Text(fill(f"Root cause ({i.root_cause.kind}): {i.root_cause.summary}")))
+        out.append(Text(fill(words.window(i.start, i.end, offset), "   ", "   "), style="dim"))
+        out.append(Text(fill(f"Root cause ({words.root_kind(i.root_cause.kind)}): {i.root_cause.summary}")))
+        out.extend(Text(fill(f"{heading}: {cause}", "  ", "    "), style="dim") for heading, cause in words.considered(i))
         for step in i.chain:
             out.append(Text(fill(f"{step.text} [{', '.join(step.findings)}]", "  • ", "    ")))
         out += advice_lines(i.recommendations, fill)
@@ -162,7 +168,7 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("storage", f"{node.storage_engine}, {cache}" if node.storage_engine else None),
         (
             "time range",
-            f"{format_time(view.first)} – {format_time(view.last)} ({_whole(duration((view.last - view.first).total_seconds()))})"
+            f"{say_window(view.first, view.last)} ({_whole(duration((view.last - view.first).total_seconds()))})"
             if view.first
             else "no samples",
         ),
@@ -173,10 +179,7 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
         ("restarts", str(len(view.restarts))),
     ]
-    rows += [
-        ("  gap", f"{format_time(g.start)} – {format_time(g.end)} ({_whole(duration(g.seconds))})")
-        for g in view.gaps[:MAX_GAPS_SHOWN]
-    ]
+    rows += [("  gap", f"{say_window(g.start, g.end)} ({_whole(duration(g.seconds))})") for g in view.gaps[:MAX_GAPS_SHOWN]]
     if len(view.gaps) > MAX_GAPS_SHOWN:
         rows.append(("", f"... and {len(view.gaps) - MAX_GAPS_SHOWN} more"))
     rows += [("  restart", format_time(r)) for r in view.restarts]
@@ -203,23 +206,23 @@ def render_overview(view: Overview, width: int = 80) -> str:
 def render_incidents(analysis: Analysis, width: int = 80) -> RenderableType:
     """The incidents table, then each incident's chain and first recommendations; one line when there is none."""
     first, last = analysis.overview.first, analysis.overview.last
-    span = f"{format_time(first)} to {format_time(last)}" if first else "the data"
+    span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
     if not analysis.incidents:
         hint = f"; {len(analysis.findings)} context finding(s), --findings lists them" if analysis.findings else ""
         # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
-        return Text(f"No incident from {span}: no warning or critical finding{hint}.", style="green")
-    return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width))
+        return Text(f"No incident {span}: no warning or critical finding{hint}.", style="green")
+    return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width, log_offset(analysis)))
 
 
 def render_findings(analysis: Analysis, width: int = 80) -> RenderableType:
     """The table, then each warning or critical finding's explanation and first recommendations."""
     first, last = analysis.overview.first, analysis.overview.last
-    span = f"{format_time(first)} to {format_time(last)}" if first else "the data"
+    span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
     if not analysis.findings:
-        return Text(f"No findings: nothing unusual from {span}.")
+        return Text(f"No findings: nothing unusual {span}.")
     parts: list[RenderableType] = []
     if not analysis.problems:
-        parts.append(Text(f"No problems found from {span}: no warning or critical finding; context below.", style="green"))
+        parts.append(Text(f"No problems found {span}: no warning or critical finding; context below.", style="green"))
     parts.append(findings_table(analysis.findings, width))
     parts.extend(problem_details(analysis.findings, width))
     return Group(*parts)

@@ -14,12 +14,14 @@ from typing import Any
 from analysis.advice import wording
 from analysis.analyze import Analysis
 from analysis.findings import detectors
+from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
+from analysis.outputs.words import window
 from analysis.text import duration
 from analysis.workbench import system
 from analysis.workbench.log_overview import workload
-from ftdc.timeutil import format_time
+from ftdc.timeutil import say_window
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 # 3: recommendations are objects (text, action, setting, current, proposed...); advice withheld by the
@@ -30,29 +32,27 @@ SCHEMA_VERSION = 3
 MAX_CARDS = 12
 
 
-def window(start: dt.datetime | None, end: dt.datetime | None) -> str:
-    """`start – end (how long)`, as every card and headline gives a window."""
-    return (
-        f"{format_time(start)} – {format_time(end)} ({duration((end - start).total_seconds())})" if start and end else "no window"
-    )
+def log_offset(analysis: Analysis) -> dt.timedelta | None:
+    """The offset the node's log writes its times in (None without a log): reports give a time in it beside UTC."""
+    return analysis.logs.utc_offset if analysis.logs is not None else None
 
 
-def incident_headline(incident: Incident, node: str) -> str:
+def incident_headline(incident: Incident, node: str, offset: dt.timedelta | None = None) -> str:
     """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
     fix = f" First fix: {wording.text(incident.recommendations[0])}" if incident.recommendations else ""
-    return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end)}: {incident.title}.{fix}"
+    return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end, offset)}: {incident.title}.{fix}"
 
 
 def checked(analysis: Analysis, name: str) -> str:
     """For a node without incident: "No incident", and what was checked over what span."""
     view = analysis.overview
     span = (
-        f"from {format_time(view.first)} to {format_time(view.last)} ({duration((view.last - view.first).total_seconds())}, "
+        f"from {say_window(view.first, view.last, log_offset(analysis))} ({duration((view.last - view.first).total_seconds())}, "
         f"{view.samples:,} samples)"
         if view.first
         else "(no sample)"
     )
-    kinds = ", ".join(k for m in detectors.MODULES for k in m.DETECTOR.kinds)
+    kinds = ", ".join(kind_name(k) for m in detectors.MODULES for k in m.DETECTOR.kinds)
     log = "with its log's slow operations" if analysis.logs is not None else "without a log"
     notes = sum(f.severity == "info" for f in analysis.findings)
     return f"{name}: No incident {span}. Checked, {log}: {kinds}; none reached warning or critical." + (
@@ -78,9 +78,9 @@ def _more(incidents: Sequence[Incident], node: str) -> list[str]:
 
 def node_headlines(analysis: Analysis, name: str) -> list[str]:
     """One per incident given a card, a line for the rest; or "No incident" with what was checked."""
-    return [incident_headline(i, name) for i in worst_incidents(analysis.incidents)] + _more(analysis.incidents, name) or [
-        checked(analysis, name)
-    ]
+    return [incident_headline(i, name, log_offset(analysis)) for i in worst_incidents(analysis.incidents)] + _more(
+        analysis.incidents, name
+    ) or [checked(analysis, name)]
 
 
 def replica_set_name(analyses: Sequence[Analysis]) -> str:
@@ -91,7 +91,8 @@ def headlines(analyses: Sequence[Analysis], names: Sequence[str], cross_incident
     """The report's opening lines: one per incident; a node without any says so in one line only when every node is quiet."""
     per_node = [(a, node_headlines(a, n)) for a, n in zip(analyses, names)]
     several = len(per_node) > 1
-    cross = [incident_headline(i, replica_set_name(analyses)) for i in worst_incidents(cross_incidents)]
+    offset = log_offset(analyses[0]) if analyses else None
+    cross = [incident_headline(i, replica_set_name(analyses), offset) for i in worst_incidents(cross_incidents)]
     lines = [h for a, mine in per_node for h in (mine if a.incidents or not several else [])] + cross
     return lines or [h for _, mine in per_node for h in mine]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from analysis.outputs.document import log_offset
 from analysis.outputs.report import html
-from ftdc.timeutil import format_time
+from ftdc.timeutil import say_window
 
 if TYPE_CHECKING:
     from analysis.analyze import Analysis
@@ -44,7 +45,7 @@ def incident_html(incident: Incident) -> str:
 
 def analysis_html(analysis: Analysis) -> str:
     view = analysis.overview
-    span = f"{format_time(view.first)} – {format_time(view.last)}" if view.first else "no samples"
+    span = say_window(view.first, view.last, log_offset(analysis)) if view.first else "no samples"
     head = (
         f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
         f"{escape(span)} · {view.samples:,} samples</p>"

@@ -67,7 +67,8 @@ class Facts:
     ulimits: dict | None  # FTDC's ulimits section (4.4+)
     startup: pl.DataFrame | None  # the log's warning lines (msg) when it holds the start-up; None otherwise
     cache_bytes: float | None  # WiredTiger's configured maximum as serverStatus reports it
-    last: dt.datetime | None  # the data's last time: the end-of-life check is as of then
+    last: dt.datetime | None  # the data's last time: whether the series was supported when the data was recorded
+    today: dt.date | None = None  # the day the report is read for (None: today's date); whether it is supported now
 
     def warning(self, pattern: str) -> str | None:
         """The first start-up line matching `pattern` (case-insensitive), or None."""
@@ -359,17 +360,24 @@ def cache_size(f: Facts) -> AuditItem:
     return _item("cache_size", title, "info", has, why, "", source)
 
 
+def _series(version: str) -> tuple[int, int] | None:
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return (int(match[1]), int(match[2])) if match else None
+
+
 def end_of_life(f: Facts) -> AuditItem:
+    """Whether the series is past its end of life today (what the customer runs now, if nothing changed), and whether it
+    already was when the data was recorded."""
     why = "a release past its end of life gets no fixes, security ones included"
     title = "version support"
     version = _get(f.build, "version")
     if not isinstance(version, str):
         return _unrecorded("end_of_life", title, why, "no buildInfo.version")
-    match = re.match(r"(\d+)\.(\d+)", version)
-    series = f"{match[1]}.{match[2]}" if match else None
+    numbers = _series(version)
+    series = f"{numbers[0]}.{numbers[1]}" if numbers else None
     eol = END_OF_LIFE.get(series or "")
     if eol is None:
-        older = match is not None and (int(match[1]), int(match[2])) < (3, 4)
+        older = numbers is not None and numbers < (3, 4)
         return _item(
             "end_of_life",
             title,
@@ -379,13 +387,19 @@ def end_of_life(f: Facts) -> AuditItem:
             "upgrade to a supported release" if older else "",
             "buildInfo",
         )
-    when = (f.last or dt.datetime.now(dt.timezone.utc)).date()
-    if when > eol:
+    today = f.today or dt.datetime.now(dt.timezone.utc).date()
+    recorded = f.last.date() if f.last is not None else None
+    if today > eol:
+        then = (
+            ", as it already was when the data was recorded"
+            if recorded is None or recorded > eol
+            else f"; it was still supported when the data was recorded ({recorded.isoformat()})"
+        )
         return _item(
             "end_of_life",
             title,
             "warning",
-            f"{version}: series {series} reached end of life on {eol.isoformat()}",
+            f"{version}: series {series} is past its end of life today ({eol.isoformat()}){then}",
             why,
             "upgrade to a supported release series (one major release at a time)",
             "buildInfo, MongoDB's support policy",
@@ -401,6 +415,40 @@ def end_of_life(f: Facts) -> AuditItem:
     )
 
 
+# Builds that are not a production release: a release candidate (`7.0.0-rc3`), a pre-release (`-alpha`, `-beta`) and
+# a development or patch build (`-pre-`, `-patch-`, or git's `-12-gabc1234` past a tag). Before 5.0 an odd minor
+# version (4.3, 3.5) is a development series, whatever its suffix; from 5.0 on, odd minors are rapid releases.
+_CANDIDATE = re.compile(r"-rc\d*", re.IGNORECASE)
+_DEVELOPMENT = re.compile(r"-(?:alpha|beta|pre|patch)|-\d+-g[0-9a-f]{7,}", re.IGNORECASE)
+
+
+def release_kind(f: Facts) -> AuditItem:
+    """A release candidate or a development build running in production: neither is supported there."""
+    why = "release candidates and development builds are for testing: they are not supported in production and get no fixes"
+    title = "release type"
+    version = _get(f.build, "version")
+    if not isinstance(version, str):
+        return _unrecorded("release_kind", title, why, "no buildInfo.version")
+    numbers = _series(version)
+    if _CANDIDATE.search(version):
+        kind = "a release candidate"
+    elif _DEVELOPMENT.search(version):
+        kind = "a development build"
+    elif numbers is not None and numbers < (5, 0) and numbers[1] % 2 == 1:
+        kind = f"a development series ({numbers[0]}.{numbers[1]}: before 5.0 an odd minor version is one)"
+    else:
+        return _item("release_kind", title, "info", f"{version}: a production release", why, "", "buildInfo")
+    return _item(
+        "release_kind",
+        title,
+        "warning",
+        f"{version}: {kind}",
+        why,
+        "run a production release (the latest patch of a supported series)",
+        "buildInfo",
+    )
+
+
 RULES: Sequence[Callable[[Facts], AuditItem]] = (
     access_control,
     bind_address,
@@ -412,6 +460,7 @@ RULES: Sequence[Callable[[Facts], AuditItem]] = (
     read_ahead,
     cache_size,
     end_of_life,
+    release_kind,
 )
 
 

@@ -1,5 +1,6 @@
 """The container `read_logs` returns."""
 
+import datetime as dt
 from dataclasses import dataclass
 
 import polars as pl
@@ -14,11 +15,14 @@ class LogFrames:
         write command's COMMAND line (a WRITE line no command line covers counts).
     events: every other log line, typed where analyses need it (`kind`).
     problems: lines that could not be read, with file, line and reason.
+    utc_offset: the offset the log's timestamps are written in (the host's local time: reports give a time in it
+        beside UTC, as the customer reads their log); None when unknown. The frames' times are UTC.
     """
 
     slow_ops: pl.DataFrame
     events: pl.DataFrame
     problems: pl.DataFrame
+    utc_offset: dt.timedelta | None = None
 
     def compact(self, slow_columns: list[str], event_columns: list[str]) -> "LogFrames":
         """Only these columns, their strings copied into buffers of their own.
@@ -28,7 +32,10 @@ class LogFrames:
         holds the frames (analysis) keeps the columns it uses and lets the rest go.
         """
         return LogFrames(
-            _own_strings(self.slow_ops.select(slow_columns)), _own_strings(self.events.select(event_columns)), self.problems
+            _own_strings(self.slow_ops.select(slow_columns)),
+            _own_strings(self.events.select(event_columns)),
+            self.problems,
+            self.utc_offset,
         )
 
 

@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import polars as pl
 
 from ..timeutil import time_range
-from . import columns, json_lines, legacy_text, sources
+from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
@@ -246,7 +246,7 @@ def _no_events() -> pl.DataFrame:
 def _assemble(found, results, start, end) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
-    slow = pl.concat([r[0] for r in results] or [_no_slow_ops()], rechunk=False)
+    slow = shapes.with_sort_directions(pl.concat([r[0] for r in results] or [_no_slow_ops()], rechunk=False))
     evts = pl.concat([r[1] for r in results] or [_no_events()], rechunk=False)
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
@@ -271,6 +271,7 @@ def _assemble(found, results, start, end) -> LogFrames:
         slow_ops=slow.select(list(SLOW_OPS)),
         events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
+        utc_offset=sources.utc_offset(found),
     )
 
 

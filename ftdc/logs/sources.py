@@ -95,6 +95,29 @@ def read_chunks_until_cut(source: LogSource, on_bytes, on_cut: Callable[[str], N
         on_cut(str(exc))
 
 
+# A timestamp's offset as mongod writes it: JSON lines' `{"$date":"...-03:00"}`, text lines' leading stamp.
+_STAMP_OFFSET = re.compile(rb'(?:"\$date"\s*:\s*"|^)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(Z|[+-]\d\d:?\d\d)\b', re.MULTILINE)
+
+
+def utc_offset(found: list[LogSource]) -> dt.timedelta | None:
+    """The UTC offset the logs' timestamps are written in (mongod writes the host's local time unless told to write
+    UTC), read from the first stamped line; None when no line has one (ctime stamps carry no offset)."""
+    for source in found:
+        try:
+            head = next(read_chunks_until_cut(source, None, lambda _: None), b"")
+        except (OSError, EOFError, ValueError):
+            continue
+        match = _STAMP_OFFSET.search(head)
+        if match is None:
+            continue
+        text = match[1].decode().replace(":", "")
+        if text == "Z":
+            return dt.timedelta(0)
+        minutes = int(text[1:3]) * 60 + int(text[3:5])
+        return dt.timedelta(minutes=-minutes if text[0] == "-" else minutes)
+    return None
+
+
 def expand(paths) -> list[LogSource]:
     """LogSources for files, directories and archives, in a stable order; a
     file named twice (or also inside a named directory) is read once."""

@@ -34,6 +34,15 @@ DETECTORS = tuple(m.detect for m in MODULES)
 AT_ONCE = 3
 # Kind -> the record of the detector that emits it.
 RECORDS: dict[str, Detector] = {kind: m.DETECTOR for m in MODULES for kind in m.DETECTOR.kinds}
+# Kind -> its name in the reports' words.
+NAMES: dict[str, str] = {kind: name for m in MODULES for kind, name in zip(m.DETECTOR.kinds, m.DETECTOR.names)}
+
+
+def kind_name(kind: str) -> str:
+    """A finding's kind as the reports say it: its record's name (the kind's words, should a record not give one)."""
+    return NAMES.get(kind) or kind.replace("_", " ")
+
+
 # Kind -> the kinds its mechanism can set off (incidents group along these).
 LINKS: dict[str, tuple[str, ...]] = {kind: record.sets_off for kind, record in RECORDS.items()}
 # Kinds the log's operations cannot explain, and kinds every member of a replica set sees (merged across nodes).

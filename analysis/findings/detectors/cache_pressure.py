@@ -49,6 +49,7 @@ METHOD = (
 DETECTOR = Detector(
     order=20,
     kinds=(KIND,),
+    names=("cache pressure",),
     method=METHOD,
     reads=(
         "cache_fill_pct",

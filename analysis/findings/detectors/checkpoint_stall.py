@@ -31,7 +31,7 @@ from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
-from analysis.text import duration, pct, span
+from analysis.text import clock, duration, pct, span
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
@@ -61,6 +61,7 @@ DETECTOR = Detector(
     reads_spikes=True,
     order=10,
     kinds=(KIND,),
+    names=("checkpoint stall",),
     method=METHOD,
     reads=(
         "reads_latency_ms",
@@ -279,7 +280,7 @@ def _episode_finding(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint or the sampling period after one, "
             f"which together took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
-            f"{peak.peak_at:%H:%M:%S}, {peak.factor:,.0f}× the median of the 10 minutes before it."
+            f"{clock(peak.peak_at)}, {peak.factor:,.0f}× the median of the 10 minutes before it."
             + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
         ),
         evidence={
@@ -362,7 +363,7 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                 subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
                 reasoning=(
                     f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
-                    f"(the longest from {longest.start:%H:%M:%S}, {longest.source}), so each next one had no headroom. "
+                    f"(the longest from {clock(longest.start)}, {longest.source}), so each next one had no headroom. "
                     f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
                     + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                     + (f" The interval itself is the problem: {unusual}." if unusual else "")

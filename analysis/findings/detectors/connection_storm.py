@@ -20,7 +20,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.windows import Window, between, sustained
-from analysis.text import duration, span_before
+from analysis.text import clock, duration, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "connection_storm"
@@ -39,6 +39,7 @@ METHOD = (
 DETECTOR = Detector(
     order=80,
     kinds=(KIND,),
+    names=("connection storm",),
     method=METHOD,
     root="workload",
     reads=("connections", "connections_available", "connections_created_per_s", "connections_rejected"),
@@ -98,7 +99,7 @@ def detect(ctx: Context) -> list[Finding]:
         against = (
             f"against {baseline:,.1f}/s in {span_before(found[1], window.start)}"
             if found is not None
-            else f"with no baseline: the capture holds too little before {window.start:%H:%M:%S}"
+            else f"with no baseline: the capture holds too little before {clock(window.start)}"
         )
         findings.append(
             Finding(

@@ -20,7 +20,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.windows import sustained
-from analysis.text import duration
+from analysis.text import clock, duration
 
 KIND = "dhandle_pressure"
 LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
@@ -43,6 +43,7 @@ METHOD = (
 DETECTOR = Detector(
     order=60,
     kinds=(KIND,),
+    names=("data-handle pressure",),
     method=METHOD,
     root="workload",
     reads=("dhandles", "dhandles_swept", "dhandle_lock_wait_threads", "schema_lock_wait_threads", "checkpoint_gather_handles_ms"),
@@ -122,7 +123,7 @@ def detect(ctx: Context) -> list[Finding]:
                     start=counts["start"][0],
                     end=at,
                     subject=f"Data handles grew from {first:,.0f} to {peak:,.0f}",
-                    reasoning=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {at:%Y-%m-%d %H:%M}"
+                    reasoning=f"Open data handles grew from {first:,.0f} to {peak:,.0f} by {clock(at, dated=True)}"
                     + (f"; sweeps closed {swept:,.0f} in that time." if swept is not None else "."),
                     evidence={"metrics": ctx.paths("dhandles", "dhandles_swept"), "first": first, "peak": peak, "swept": swept},
                     recommendations=_recommendations(ctx, peak, counts["start"][0], at),

@@ -46,6 +46,7 @@ METHOD = (
 DETECTOR = Detector(
     order=50,
     kinds=(KIND,),
+    names=("disk saturation",),
     method=METHOD,
     root="resource",
     reads=(

@@ -68,6 +68,7 @@ METHOD = (
 DETECTOR = Detector(
     order=120,
     kinds=(KIND,),
+    names=("sustained latency rise",),
     method=METHOD,
     reads=(
         "reads_latency_ms",

@@ -24,7 +24,12 @@ METHOD = (
     "without a sample (mongod down, or too stalled to collect). Both bound what the other findings can see."
 )
 DETECTOR = Detector(
-    order=110, kinds=("restart", "ftdc_gap"), method=METHOD, attributed=False, panels=(("operations/s", ("ops_per_s",), False),)
+    order=110,
+    kinds=("restart", "ftdc_gap"),
+    names=("restart", "gap in the diagnostic data"),
+    method=METHOD,
+    attributed=False,
+    panels=(("operations/s", ("ops_per_s",), False),),
 )
 
 MAX_GAPS = 20  # the longest ones; the rest are counted in one more finding

@@ -40,6 +40,9 @@ class Detector:
     kinds: tuple[str, ...]
     order: int  # where it runs among the detectors (findings are produced in this order)
     method: str  # how it decides, in words for the report's readers (the values its constants stand for)
+    # Each kind's name in the reports' words, in the order of `kinds` ("checkpoint stall"): a kind is an identifier
+    # for code and JSON, never shown to a reader.
+    names: tuple[str, ...] = ()  # every record gives them (tests/test_report_lint.py)
     reads: tuple[
         str, ...
     ] = ()  # the derived columns (`analysis.series.derived`) it reasons about, "." ending a family as in Panel
@@ -62,6 +65,8 @@ class Detector:
     reads_spikes: bool = False
 
     def __post_init__(self) -> None:
+        if self.names and len(self.names) != len(self.kinds):
+            raise ValueError(f"names must give each of {self.kinds} a name, not {self.names}")
         if self.root not in ROOTS:
             raise ValueError(f"root must be one of {ROOTS}, not {self.root!r}")
         if unknown := set(self.explained_by) - set(CANDIDATES):

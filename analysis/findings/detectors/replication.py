@@ -27,7 +27,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.derived import PRIMARY
 from analysis.series.windows import sustained
-from analysis.text import duration, span
+from analysis.text import clock, duration, span
 from ftdc.frames import TIME_COLUMN
 
 LAG_S = 10.0
@@ -45,6 +45,7 @@ METHOD = (
 DETECTOR = Detector(
     order=90,
     kinds=("replication_lag", "primary_change"),
+    names=("replication lag", "primary change"),
     method=METHOD,
     attributed=False,
     replica_set_wide=True,
@@ -161,7 +162,7 @@ def change_finding(old: str, new: str, from_member: str, to_member: str, since, 
         end=at,
         subject=f"Primary changed from {old} to {new}",
         reasoning=(
-            f"{_opening(old)} was primary at {since:%H:%M:%S}; {new} was at {at:%H:%M:%S}"
+            f"{_opening(old)} was primary at {clock(since)}; {new} was at {clock(at)}"
             f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."
         ),
         evidence={

@@ -38,6 +38,7 @@ METHOD = (
 DETECTOR = Detector(
     order=100,
     kinds=(KIND,),
+    names=("restart loop",),
     method=METHOD,
     attributed=False,
     root="restart",

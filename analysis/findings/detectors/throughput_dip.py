@@ -29,7 +29,7 @@ from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
-from analysis.text import duration, pct, span_before
+from analysis.text import clock, duration, pct, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "throughput_dip"
@@ -54,6 +54,7 @@ DETECTOR = Detector(
     reads_spikes=True,
     order=70,
     kinds=(KIND,),
+    names=("throughput dip",),
     method=METHOD,
     reads=(
         "finished_per_s",
@@ -109,13 +110,13 @@ class Episode:
     def explained(self) -> str:
         before = (
             f"against {self.baseline:,.0f}/s in {span_before(self.since, self.start, BEFORE)}, "
-            f"from {self.start:%H:%M:%S} for {duration(self.seconds)}"
+            f"from {clock(self.start)} for {duration(self.seconds)}"
         )
         if self.one_part:
             return f"Operations finished fell to {self.lowest:,.0f}/s {before}"
         return (
             f"Operations finished fell to {self.typical:,.0f}/s (the median 5-second bucket) {before}; at worst "
-            f"{self.lowest:,.0f}/s from {self.worst_start:%H:%M:%S} for {duration(self.worst_seconds)}"
+            f"{self.lowest:,.0f}/s from {clock(self.worst_start)} for {duration(self.worst_seconds)}"
         )
 
     def evidence(self) -> dict[str, Any]:

@@ -42,6 +42,7 @@ METHOD = (
 DETECTOR = Detector(
     order=30,
     kinds=(KIND,),
+    names=("ticket exhaustion",),
     method=METHOD,
     reads=(
         *(

@@ -20,7 +20,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
-from analysis.text import duration
+from analysis.text import clock, duration
 from ftdc.frames import TIME_COLUMN
 
 KIND = "ttl_burst"
@@ -44,6 +44,7 @@ DETECTOR = Detector(
     reads_spikes=True,
     order=40,
     kinds=(KIND,),
+    names=("TTL deletion burst",),
     method=METHOD,
     root="workload",
     reads=(
@@ -150,7 +151,7 @@ def detect(ctx: Context) -> list[Finding]:
                 statement=costs[0] if costs else "",
                 usual=usual,  # the latency costs[0] names
                 reasoning=(
-                    f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {start:%H:%M:%S}, "
+                    f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {clock(start)}, "
                     f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
                     + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
                     + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")

@@ -15,6 +15,7 @@ from typing import Any
 
 from analysis.analyze import Analysis
 from analysis.findings import detectors
+from analysis.findings.detectors import kind_name
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs import document as documents
@@ -30,10 +31,11 @@ from analysis.outputs.document import (  # noqa: F401
 )
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
+from analysis.outputs.words import setting_name
 from analysis.text import duration
 from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
-from ftdc.timeutil import format_time
+from ftdc.timeutil import say_time, say_window
 
 
 @dataclass
@@ -53,6 +55,7 @@ class IncidentCard:
     node: str  # the node it happened on; the replica set's name for a cross-node incident
     headline: str
     figure: Figure | None
+    offset: dt.timedelta | None = None  # the offset the node's log writes its times in (reports give both)
 
 
 @dataclass
@@ -75,6 +78,11 @@ class NodeSection:
     @property
     def findings(self) -> list[Finding]:
         return self.analysis.findings
+
+    @property
+    def offset(self) -> dt.timedelta | None:
+        """The offset the node's log writes its times in: its times are given in it too."""
+        return documents.log_offset(self.analysis)
 
     @property
     def findings_heading(self) -> str:
@@ -162,19 +170,20 @@ def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
         "eviction_threads_max",
         "checkpoint_interval",
     ):
-        facts.append((key, t.describe(key)))
+        facts.append((setting_name(key), t.describe(key)))
     return facts
 
 
 def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
     view = analysis.overview
+    offset = documents.log_offset(analysis)
     periods = ", ".join(f"{p / 1000:g} s ({n:,})" for p, n in list(view.periods_ms.items())[:3]) or "-"
     return [
-        ("time range", f"{format_time(view.first)} – {format_time(view.last)}" if view.first else "-"),
+        ("time range", say_window(view.first, view.last, offset) if view.first else "-"),
         ("samples", f"{view.samples:,} in {view.files} file(s), {view.chunks:,} chunks"),
         ("sampling periods", periods),
         ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
-        ("restarts", ", ".join(format_time(r) for r in view.restarts) or "none"),
+        ("restarts", "; ".join(say_time(r, offset) for r in view.restarts) or "none"),
         ("damaged input", f"{len(view.problems)} problem(s)" if view.problems else "none"),
         (
             "log",
@@ -187,8 +196,8 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
 
 
 def methods() -> list[tuple[str, str]]:
-    """How each detector decides, as its record says it for the report's readers: (its kinds, the method)."""
-    return [(", ".join(m.DETECTOR.kinds), m.DETECTOR.method) for m in detectors.MODULES]
+    """How each detector decides, as its record says it for the report's readers: (its kinds' names, the method)."""
+    return [(", ".join(kind_name(k) for k in m.DETECTOR.kinds), m.DETECTOR.method) for m in detectors.MODULES]
 
 
 def incident_cards(
@@ -200,8 +209,9 @@ def incident_cards(
         IncidentCard(
             i,
             node,
-            incident_headline(i, node),
+            incident_headline(i, node, documents.log_offset(analysis)),
             _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.svg", f"{node} {i.id}: {i.title}"),
+            documents.log_offset(analysis),
         )
         for i in worst_incidents(incidents)
     ]

@@ -15,7 +15,7 @@ from html import escape
 from pathlib import Path
 
 from analysis.outputs.report.explorer import Explorer
-from ftdc.timeutil import format_time, to_utc
+from ftdc.timeutil import say_window, to_utc
 
 HERE = Path(__file__).resolve().parent
 UPLOT = HERE / "vendor" / "uplot"
@@ -102,7 +102,7 @@ def section(explorer: Explorer, anchor: str = "explorer") -> str:
     return (
         f'<section class="explorer" id="{escape(anchor)}" data-node="{escape(explorer.node)}">'
         f'<p class="explorer-key">{len(explorer.series):,} series of {escape(explorer.node)} ({len(explorer.series) - recorded} derived, '
-        f"{recorded} as recorded, counters as per-second rates), {escape(format_time(first))} – {escape(format_time(last))}, "
+        f"{recorded} as recorded, counters as per-second rates), {escape(say_window(first, last))}, "
         f"each at its minimum and maximum per {axis.column_ms / 1000:g} s. Drag across a panel to zoom, wheel to zoom, "
         "double-click for the whole range."
         '<i style="background:rgba(198,40,40,0.3)"></i>incident<i style="background:rgba(55,71,79,0.6);height:5px"></i>checkpoint</p>'

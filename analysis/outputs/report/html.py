@@ -10,20 +10,21 @@ facts. The finding and incident cards are also what Jupyter shows (`_repr_html_`
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import hashlib
-import json
 from html import escape
 
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
-from analysis.findings.finding import Culprit, Finding, jsonable
+from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import Incident
+from analysis.outputs import words
 from analysis.outputs.report import explorer_page
 from analysis.outputs.report import workbench_html as workbench
 from analysis.outputs.report.content import Figure, IncidentCard, NodeSection, Report, node_slug, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, cells
 from analysis.text import duration
-from ftdc.timeutil import format_time
+from ftdc.timeutil import say_time, say_window
 
 CSS = (
     """
@@ -79,16 +80,17 @@ def _culprits(culprits: list[Culprit]) -> str:
     return f"<div class=wide><table class=culprits><tr>{head}</tr>{rows}</table></div><p class=window>{escape(NOTE)}</p>{example_html}"
 
 
-def finding_html(finding: Finding, figure: Figure | None = None) -> str:
-    """One finding: severity, id (as incidents and their chains name it), title, window, explanation, plot, culprits, what to do, evidence."""
+def finding_html(finding: Finding, figure: Figure | None = None, offset: dt.timedelta | None = None) -> str:
+    """One finding: severity, id (as incidents and their chains name it), title, window, explanation, plot, culprits, what to do,
+    evidence; `offset`: the log's, whose time is given beside UTC."""
     prefix = f"{escape(finding.id)}. " if finding.id else ""
-    when = window(finding.start, finding.end) if finding.start else ""
+    when = window(finding.start, finding.end, offset) if finding.start else ""
     return (
         f'<div class="finding {finding.severity}" data-kind="{escape(finding.kind)}">'
         f'<h3><span class="badge {finding.severity}">{finding.severity}</span>{prefix}{escape(finding.title)}</h3>'
-        f'<div class="window">{escape(finding.kind)}{" (" + finding.resource + ")" if finding.resource else ""} · {escape(when)}</div>'
+        f'<div class="window">{escape(words.kind(finding.kind, finding.resource).capitalize())} · {escape(when)}</div>'
         f"<p>{escape(finding.explanation)}</p>{_img(figure)}{_culprits(finding.culprits)}{_what_to_do(finding.recommendations)}"
-        + f"<details><summary>evidence</summary><pre>{escape(json.dumps(finding.to_dict()['evidence'], indent=1, ensure_ascii=False))}</pre></details>"
+        + f"<details><summary>evidence</summary>{_evidence(finding.evidence, offset)}</details>"
         "</div>"
     )
 
@@ -98,36 +100,43 @@ def _what_to_do(recommendations: list[Recommendation]) -> str:
     return f"<p><b>What to do</b></p><ul>{items}</ul>" if items else ""
 
 
-def _evidence(evidence: dict) -> str:
-    rows = [(k, v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)) for k, v in jsonable(evidence).items()]
+def _evidence(evidence: dict, offset: dt.timedelta | None = None) -> str:
+    rows = words.evidence_rows(evidence, offset)
     return _table(rows) if rows else ""
 
 
-def incident_html(incident: Incident, node: str = "", figure: Figure | None = None) -> str:
-    """One incident: title (cause → effect), window, root cause with its evidence, its plot, the chain
-    (each step naming its findings), one list of what to do."""
+def _considered(incident: Incident) -> str:
+    """The contributing causes and the others considered, beside the root cause."""
+    return "".join(
+        f"<p class=considered><b>{escape(heading)}</b>: {escape(cause)}</p>" for heading, cause in words.considered(incident)
+    )
+
+
+def incident_html(incident: Incident, node: str = "", figure: Figure | None = None, offset: dt.timedelta | None = None) -> str:
+    """One incident: title (cause → effect), window, root cause with its evidence and the other causes weighed, its plot,
+    the chain (each step naming its findings), one list of what to do."""
     root = incident.root_cause
     where = f"{escape(node)} · " if node else ""
     chain = "".join(
         f"<li>{escape(step.text)} <span class=ids>({escape(', '.join(step.findings))}"
-        + (f"; {escape(format_time(step.start))} – {escape(format_time(step.end))}" if step.start else "")
+        + (f"; {escape(say_window(step.start, step.end, offset))}" if step.start and step.end else "")
         + ")</span></li>"
         for step in incident.chain
     )
     return (
         f'<div class="incident {incident.severity}" data-id="{escape(incident.id)}">'
         f'<h3><span class="badge {incident.severity}">{incident.severity}</span>{where}{escape(incident.id)}. {escape(incident.title)}</h3>'
-        f'<div class="window">{escape(window(incident.start, incident.end))}'
+        f'<div class="window">{escape(window(incident.start, incident.end, offset))}'
         f" · findings {escape(', '.join(incident.finding_ids))}</div>"
-        f'<div class="rootcause"><b>Root cause ({escape(root.kind)})</b>: {escape(root.summary)}'
-        f"<details><summary>its evidence</summary>{_evidence(root.evidence)}</details></div>"
+        f'<div class="rootcause"><b>Root cause ({escape(words.root_kind(root.kind))})</b>: {escape(root.summary)}'
+        f"<details><summary>its evidence</summary>{_evidence(root.evidence, offset)}</details></div>{_considered(incident)}"
         f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>{_what_to_do(incident.recommendations)}</div>"
     )
 
 
 def _incidents(cards: list[IncidentCard], more: list[tuple[str, Incident]]) -> str:
     rows = "".join(
-        f"<tr><td>{i.severity}</td><td>{escape(node)}</td><td>{escape(format_time(i.start))}</td><td>{escape(duration(i.seconds))}</td>"
+        f"<tr><td>{i.severity}</td><td>{escape(node)}</td><td>{escape(say_time(i.start))}</td><td>{escape(duration(i.seconds))}</td>"
         f"<td>{escape(i.id)}. {escape(i.title)}</td></tr>"
         for node, i in more
     )
@@ -139,7 +148,7 @@ def _incidents(cards: list[IncidentCard], more: list[tuple[str, Incident]]) -> s
         if more
         else ""
     )
-    return "".join(incident_html(c.incident, c.node, c.figure) for c in cards) + table
+    return "".join(incident_html(c.incident, c.node, c.figure, c.offset) for c in cards) + table
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
@@ -183,10 +192,10 @@ def _node(section: NodeSection, several: bool) -> str:
     parts.append(f"<{h} id='{escape(key)}-findings'>{section.findings_heading}</{h}>")
     if not section.carded:
         parts.append(f"<p>{escape(section.headlines[0])}</p>" if several else "<p>No warning or critical finding.</p>")
-    parts += [finding_html(section.findings[i], section.evidence.get(i)) for i in section.carded]
+    parts += [finding_html(section.findings[i], section.evidence.get(i), section.offset) for i in section.carded]
     if section.listed:
         rows = "".join(
-            f"<tr><td>{f.severity}</td><td>{escape(format_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(f.kind)}</td>"
+            f"<tr><td>{f.severity}</td><td>{escape(say_time(f.start))}</td><td>{escape(duration(f.seconds))}</td><td>{escape(words.kind(f.kind, f.resource))}</td>"
             f"<td>{escape(f.title)}</td></tr>"
             for f in section.listed
         )
@@ -197,7 +206,9 @@ def _node(section: NodeSection, several: bool) -> str:
     if context:
         parts.append(
             "<details><summary>context and what could not be checked "
-            f"({len(context)})</summary>" + "".join(finding_html(f, section.evidence.get(i)) for i, f in context) + "</details>"
+            f"({len(context)})</summary>"
+            + "".join(finding_html(f, section.evidence.get(i), section.offset) for i, f in context)
+            + "</details>"
         )
     if section.workload is not None:
         sub = "h4" if several else "h3"
@@ -259,7 +270,7 @@ def render(report: Report) -> str:
     body = [
         f"<h1>{escape(report.title)}</h1>",
         _first_screen(report),
-        f'<p class="window">generated {format_time(report.generated)}{" · redacted" if report.redacted else ""}</p>',
+        f'<p class="window">generated {say_time(report.generated)}{" · redacted" if report.redacted else ""}</p>',
         f"<h2 id=incidents>Incidents</h2>{_incidents(report.incidents, report.more_incidents)}" if report.incidents else "",
     ]
     if several:

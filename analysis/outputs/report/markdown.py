@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -11,14 +10,15 @@ from pathlib import Path
 
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
-from analysis.findings.finding import Finding, jsonable
+from analysis.findings.finding import Finding
+from analysis.outputs import words
 from analysis.outputs.report.content import Figure, IncidentCard, Report, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
 from analysis.text import duration
 from analysis.workbench.log_overview import TOP_SHAPES, plan_text
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
-from ftdc.timeutil import format_time
+from ftdc.timeutil import say_time, say_window
 
 # Characters Markdown (or the HTML it may carry) acts on: customer strings (hosts,
 # namespaces, commands) are text, so each is backslash-escaped, which CommonMark renders as itself.
@@ -44,11 +44,11 @@ def _figure(figure: Figure, folder: str) -> str:
     return f"![{_cell(figure.caption)}]({folder}/{figure.name})\n"
 
 
-def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###") -> str:
+def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###", offset=None) -> str:
     lines = [
         f"{heading} {f.id}. {f.severity.upper()}: {_text(f.title)}",
         "",
-        f"`{f.kind}`{' (' + f.resource + ')' if f.resource else ''} · {window(f.start, f.end)}",
+        f"{_text(words.kind(f.kind, f.resource)).capitalize()} · {window(f.start, f.end, offset)}",
         "",
         _text(f.explanation),
         "",
@@ -73,21 +73,19 @@ def _incident(card: IncidentCard, folder: str) -> str:
     lines = [
         f"### {i.severity.upper()}: {_text(card.node)} {i.id}. {_text(i.title)}",
         "",
-        f"{window(i.start, i.end)} · findings {', '.join(i.finding_ids)}",
+        f"{window(i.start, i.end, card.offset)} · findings {', '.join(i.finding_ids)}",
         "",
-        f"**Root cause ({root.kind})**: {_text(root.summary)}",
+        f"**Root cause ({words.root_kind(root.kind)})**: {_text(root.summary)}",
         "",
     ]
-    lines += [
-        f"- {_text(k)}: {_text(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}"
-        for k, v in jsonable(root.evidence).items()
-    ]
+    lines += [f"- {_text(k)}: {_text(v)}" for k, v in words.evidence_rows(root.evidence, card.offset)]
+    lines += [""] + [f"**{heading}**: {_text(cause)}\n" for heading, cause in words.considered(i)]
     lines += ["", _figure(card.figure, folder)] if card.figure else [""]
     lines += (
         ["Chain:", ""]
         + [
             f"{n}. {_text(s.text)} ({', '.join(s.findings)}"
-            + (f"; {format_time(s.start)} – {format_time(s.end)}" if s.start else "")
+            + (f"; {say_window(s.start, s.end, card.offset)}" if s.start and s.end else "")
             + ")"
             for n, s in enumerate(i.chain, 1)
         ]
@@ -169,8 +167,8 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                         _cell(r["app"]),
                         _cell(r["driver"]),
                         f"{r['connections']:,}",
-                        format_time(r["first"]),
-                        format_time(r["last"]),
+                        say_time(r["first"]),
+                        say_time(r["last"]),
                     ]
                     for r in w.connections.head(20).iter_rows(named=True)
                 ],
@@ -185,8 +183,8 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                         str(r["id"] or ""),
                         _cell(r["msg"]),
                         f"{r['count']:,}",
-                        format_time(r["first"]),
-                        format_time(r["last"]),
+                        say_time(r["first"]),
+                        say_time(r["last"]),
                     ]
                     for r in w.messages.head(20).iter_rows(named=True)
                 ],
@@ -278,7 +276,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
     out = (
         [f"# {_text(report.title)}", ""]
         + [f"> - {_text(h)}" for h in report.headlines]
-        + ["", f"generated {format_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
+        + ["", f"generated {say_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
     )
     if report.incidents:
         out += ["## Incidents", ""] + [_incident(card, folder.name) for card in report.incidents]
@@ -290,13 +288,15 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
                 "|---|---|---|---|---|",
             ]
             out += [
-                f"| {i.severity} | {_cell(node)} | {format_time(i.start)} | {duration(i.seconds)} | {i.id}. {_cell(i.title)} |"
+                f"| {i.severity} | {_cell(node)} | {say_time(i.start)} | {duration(i.seconds)} | {i.id}. {_cell(i.title)} |"
                 for node, i in report.more_incidents
             ] + [""]
     several = len(report.nodes) > 1
     if several:
         out += ["## Replica set", ""] + ([_figure(report.members, folder.name)] if report.members else [])
-        out += [_finding(f, None, folder.name) for f in report.cross_node]
+        out += [
+            _finding(f, None, folder.name, offset=report.nodes[0].offset if report.nodes else None) for f in report.cross_node
+        ]
     for section in report.nodes:
         h = "###" if several else "##"
         if several:
@@ -304,7 +304,9 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         out += [f"{h} {section.findings_heading}", ""]
         if not section.carded:
             out += [_text(section.headlines[0]) if several else "No warning or critical finding.", ""]
-        out += [_finding(section.findings[i], section.evidence.get(i), folder.name, h + "#") for i in section.carded]
+        out += [
+            _finding(section.findings[i], section.evidence.get(i), folder.name, h + "#", section.offset) for i in section.carded
+        ]
         if section.listed:
             out += [
                 f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):",
@@ -313,7 +315,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
                 "|---|---|---|---|---|",
             ]
             out += [
-                f"| {f.severity} | {format_time(f.start)} | {duration(f.seconds)} | {f.kind} | {_cell(f.title)} |"
+                f"| {f.severity} | {say_time(f.start)} | {duration(f.seconds)} | {_cell(words.kind(f.kind, f.resource))} | {_cell(f.title)} |"
                 for f in section.listed
             ] + [""]
         context = [f for f in section.findings if f.severity == "info"]

@@ -14,7 +14,7 @@ import polars as pl
 from analysis.workbench.audit import AuditItem
 from analysis.workbench.log_overview import TOP_SHAPES, Workload, plan_text
 from analysis.workbench.system import SystemView
-from ftdc.timeutil import format_time
+from ftdc.timeutil import say_time
 
 # Sorting and the "show all" buttons. Pinned by its hash in the page's Content-Security-Policy:
 # no other script runs, and it requests nothing.
@@ -70,9 +70,7 @@ def _text(value: str | None, cls: str = "") -> str:
 
 
 def _time(value) -> str:
-    return (
-        f"<td data-v='{value.timestamp()!r}'>{escape(format_time(value))}</td>" if value is not None else "<td data-v=''>-</td>"
-    )
+    return f"<td data-v='{value.timestamp()!r}'>{escape(say_time(value))}</td>" if value is not None else "<td data-v=''>-</td>"
 
 
 def sortable(table_id: str, headers: Sequence[tuple[str, str]], rows: list[str], top: int = 0, noun: str = "rows") -> str:
@@ -164,7 +162,7 @@ def slow_operations(workload: Workload, slug: str) -> str:
     )
     note = (
         f"<p class=window>Every query shape the log holds for the report's span{beyond}, most total time first; click a header to sort. "
-        "Counts and percentiles are summarize_queries' (per-statement WRITE lines counted once, by their command)."
+        "Counts and percentiles are those the logs command gives (per-statement WRITE lines counted once, by their command)."
         + (" Working and queued: 8.0's workingMillis and ticket queueing, summed." if working else "")
         + "</p>"
     )

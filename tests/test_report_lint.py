@@ -1,0 +1,347 @@
+"""The report lint (issue 39 §6): every scenario, the real samples and a few family draws, in every format a reader gets
+(the terminal, Markdown, the HTML page's text, the JSON's prose fields), checked against rules a support engineer's
+reader would apply: times carry their zone, no internal identifier (a detector's kind, an evidence key, a function
+of the code) stands in a sentence.
+
+The rules are data: `RULES` holds each one's name, why it exists and the function that finds its breaches in a text.
+Another rule is one more entry (and, where it needs to know the project's names, one more field of `Vocabulary`).
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import html
+import json
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, is_dataclass
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import analysis
+from analysis.findings.detectors import MODULES, NAMES, RECORDS
+from analysis.outputs import words
+from analysis.outputs.console import render_findings, render_incidents, render_overview
+from analysis.outputs.report import build_report, write_report
+from analysis.settings import RECORDS as SETTING_RECORDS
+from samples.families import Incident, Shape, analyzed, build
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "samples" / "scenarios"
+UTC = dt.timezone.utc
+
+
+# --- what the rules know of the project ------------------------------------------------------------------------------
+
+
+def _function_names() -> frozenset[str]:
+    """Every function and method the code defines whose name is an identifier, not a word (`summarize_queries`)."""
+    names = set()
+    for path in [*ROOT.glob("analysis/**/*.py"), *ROOT.glob("ftdc/**/*.py"), ROOT / "cli.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "_" in node.name.strip("_"):
+                names.add(node.name.strip("_"))
+    return frozenset(names)
+
+
+def _configuration_names() -> frozenset[str]:
+    """The names a customer types into their configuration (`eviction_dirty_target`, `threads_max`): the advice quotes
+    them as they are set, so they are words to this reader, whatever the code also calls them."""
+    names = {s.wt_key for s in SETTING_RECORDS if s.wt_key} | {s.label for s in SETTING_RECORDS}
+    names |= {token for s in SETTING_RECORDS for token in re.findall(r"[A-Za-z]\w*_\w+", s.how)}
+    return frozenset(part for name in names for part in (name, *name.split("."), *name.split(" ")) if "_" in part)
+
+
+def _keys(value) -> Iterator[str]:
+    """Every key of an evidence value, nested records' fields included."""
+    if is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in fields(value) if f.repr}
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _keys(inner)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            yield from _keys(inner)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The identifiers no sentence may show: detector kinds, evidence keys (snake_case), function names; less the
+    configuration names the customer sets by those very words."""
+
+    kinds: frozenset[str]
+    evidence_keys: frozenset[str]
+    functions: frozenset[str]
+    configuration: frozenset[str]
+
+    @classmethod
+    def of(cls, nodes) -> Vocabulary:
+        evidence = [f.evidence for node in nodes for f in node.findings] + [
+            c.evidence for node in nodes for i in node.incidents for c in (i.root_cause, *i.candidates)
+        ]
+        keys = {k for e in evidence for k in _keys(e) if "_" in k.strip("_")}
+        return cls(frozenset(RECORDS), frozenset(keys), FUNCTIONS, CONFIGURATION)
+
+
+FUNCTIONS = _function_names()
+CONFIGURATION = _configuration_names()
+
+
+# --- the rules -------------------------------------------------------------------------------------------------------
+
+_CLOCK = r"\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+# A time of day, not an offset (`-03:00`) nor part of a longer number.
+TIME = re.compile(rf"(?<![\d:+\-−.]){_CLOCK}(?![\d:])")
+# What may follow a time: its zone, directly or after the other end of a range. ISO-8601's `Z` is a zone too, which only
+# the terminal's restart lines still print (`2024-05-30T22:40:00Z`); the rest says UTC.
+ZONE = r"(?:Z\b|\s*UTC\b|\s+in the log's\b)"
+ZONED = re.compile(rf"(?:{ZONE}|\s*(?:–|-|to|and)\s*(?:\d{{4}}-\d{{2}}-\d{{2}}[ T])?{_CLOCK}{ZONE})")
+
+
+def times_without_zone(text: str, _: Vocabulary) -> list[str]:
+    """Every time of day must say its zone: UTC (or `Z` in ISO-8601), or the log's offset it is given in."""
+    return [text[max(0, m.start() - 30) : m.end() + 12] for m in TIME.finditer(text) if not ZONED.match(text, m.end())]
+
+
+def _named(text: str, names: frozenset[str]) -> list[str]:
+    """The identifiers of `names` (snake_case: a one-word kind such as `restart` is a word) that `text` shows."""
+    return sorted(n for n in names if "_" in n and re.search(rf"(?<![\w.$]){re.escape(n)}(?!\w)", text))
+
+
+def detector_kinds(text: str, vocabulary: Vocabulary) -> list[str]:
+    """A detector's kind (`checkpoint_stall`) is its record's name in prose ("checkpoint stall")."""
+    return _named(text, vocabulary.kinds - vocabulary.configuration)
+
+
+def evidence_keys(text: str, vocabulary: Vocabulary) -> list[str]:
+    """An evidence key (`writes_per_s`, `carried_by`) is shown by its label ("writes per second")."""
+    return _named(text, vocabulary.evidence_keys - vocabulary.kinds - vocabulary.configuration)
+
+
+def function_names(text: str, vocabulary: Vocabulary) -> list[str]:
+    """No caption or sentence credits the code ("Counts and percentiles are summarize_queries'")."""
+    return _named(text, vocabulary.functions - vocabulary.evidence_keys - vocabulary.kinds - vocabulary.configuration)
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    why: str
+    breaches: Callable[[str, Vocabulary], list[str]]
+
+
+RULES = (
+    Rule("times carry their zone", "a bare 03:04:55 is read in the reader's own zone, or the log's", times_without_zone),
+    Rule("no detector kinds", "a reader forwards the sentence to a customer", detector_kinds),
+    Rule("no evidence keys", "field names are the JSON's, not a sentence's", evidence_keys),
+    Rule("no function names", "the reader does not read the code", function_names),
+)
+
+
+# --- every format's text ---------------------------------------------------------------------------------------------
+
+# The JSON's fields that are sentences (the rest is data: ISO times, kinds, keys).
+PROSE = {"headlines", "title", "subject", "statement", "explanation", "reasoning", "notes", "summary", "headline", "text"}
+PROSE |= {"why", "has", "change", "reason", "method"}
+
+
+def _prose(value, key: str | None = None) -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _prose(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _prose(v, key)
+    elif isinstance(value, str) and key in PROSE:
+        yield value
+
+
+def _markdown_text(text: str) -> str:
+    """Markdown as it reads: backslash escapes undone, image targets (file names) dropped."""
+    return re.sub(r"\]\([^)]*\)", "]", re.sub(r"\\([\\`*_\[\]<>&|#!~])", r"\1", text))
+
+
+def _html_text(page: str) -> str:
+    """The page's text as a browser shows it: no script, style or figure (the figures are checked on their own)."""
+    page = re.sub(r"(?is)<(script|style|svg)\b.*?</\1>", " ", page)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+# Wide enough that no table cell wraps: a time and its zone wrapped onto a cell's next line are one phrase to a reader,
+# and the rules read lines.
+TERMINAL_WIDTH = 400
+
+
+def _terminal(nodes) -> str:
+    with open("/dev/null", "w") as sink:
+        console = Console(record=True, width=TERMINAL_WIDTH, file=sink)
+        for node in nodes:
+            console.print(
+                render_overview(node.overview, TERMINAL_WIDTH),
+                render_incidents(node, TERMINAL_WIDTH),
+                render_findings(node, TERMINAL_WIDTH),
+            )
+        return console.export_text()
+
+
+def rendered(nodes, cross, folder: Path) -> dict[str, str]:
+    """Format -> the text a reader gets."""
+    report = build_report(nodes, cross)
+    out = {"terminal": _terminal(nodes)}
+    for fmt in (".md", ".html", ".json"):
+        write_report(report, folder / f"report{fmt}")
+    out["markdown"] = _markdown_text((folder / "report.md").read_text())
+    out["html"] = _html_text((folder / "report.html").read_text())
+    out["json"] = "\n".join(_prose(json.loads((folder / "report.json").read_text())))
+    return out
+
+
+# --- the cases -------------------------------------------------------------------------------------------------------
+
+
+def _scenario(folder: Path):
+    if (folder / "diagnostic.data").is_dir():
+        log = next(p for p in folder.iterdir() if p.name.startswith("mongod.log"))
+        return [analysis.analyze(folder / "diagnostic.data", log)], []
+    result = analysis.analyze_nodes(sorted(folder.glob("node*/diagnostic.data")), folder)
+    return result.nodes, result.cross_node
+
+
+# Family draws with a log written away from UTC: a time is given in the log's offset too.
+DRAWS = {
+    "checkpoint-stall-7.0-log-at-minus-3h": (
+        Shape(layout="7.0", tz_minutes=-180, seed=39),
+        Incident("checkpoint_stall", 900, steady=True),
+    ),
+    "cache-fill-4.2-log-at-plus-5h30": (
+        Shape(layout="4.2", tz_minutes=330, seed=40),
+        Incident("cache_pressure", 900, variant="fill", culprit=True),
+    ),
+    "read-tickets-8.0-log-at-plus-1h": (
+        Shape(layout="8.0", tz_minutes=60, seed=41),
+        Incident("ticket_exhaustion", 600, variant="read", culprit=True),
+    ),
+}
+# The real samples: a directory each, and 8.0's one file.
+REAL = {
+    "mongod-4.2.1": "mongod-4.2.1/diagnostic.data",
+    "mongod-7.0": "mongod-7.0/diagnostic.data",
+    "mongod-8.0-chunk": "mongod-8.0-chunk/metric-2025-03-12_15-58-06.0_+00-00-00.bson",
+}
+CASES = [
+    *(f"scenario:{p.name}" for p in sorted(SCENARIOS.iterdir()) if (p / "truth.json").exists()),
+    *(f"real:{name}" for name in REAL),
+    *(f"draw:{name}" for name in DRAWS),
+]
+
+
+def _analyses(case: str, request):
+    kind, name = case.split(":", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if kind == "scenario":
+            return _scenario(SCENARIOS / name)
+        if kind == "real":
+            return [analysis.analyze(request.getfixturevalue("ftdc_samples") / REAL[name])], []
+        return [analyzed(build, *DRAWS[name])[1]], []
+
+
+@pytest.fixture(scope="module", params=CASES)
+def case(request, tmp_path_factory):
+    nodes, cross = _analyses(request.param, request)
+    return request.param, nodes, rendered(nodes, cross, tmp_path_factory.mktemp("lint")), Vocabulary.of(nodes)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_every_format_keeps_every_rule(case, rule):
+    name, _, texts, vocabulary = case
+    broken = {fmt: found for fmt, text in texts.items() if (found := rule.breaches(text, vocabulary))}
+    assert broken == {}, f"{name}: {rule.name} ({rule.why})"
+
+
+# --- the rules find what they look for -------------------------------------------------------------------------------
+
+VOCABULARY = Vocabulary(
+    frozenset({"checkpoint_stall", "restart"}),
+    frozenset({"writes_per_s", "carried_by"}),
+    frozenset({"summarize_queries"}),
+    frozenset({"eviction_dirty_target"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "found"),
+    [
+        ("the median of the hour before 03:00:30.", times_without_zone, 1),
+        ("at 03:00:30 UTC, 00:00:30 in the log's -03:00", times_without_zone, 0),
+        ("2024-06-03 03:00:30 – 03:29:55 UTC (29 min)", times_without_zone, 0),
+        ("2024-06-03T03:00:30.005Z – 2024-06-03T03:29:55Z", times_without_zone, 0),
+        ("from 10:00:05 to 10:03:00, then", times_without_zone, 2),
+        ("**checkpoint_stall**: how it decides", detector_kinds, 1),
+        ("checkpoint stall; a restart at 03:00 UTC", detector_kinds, 0),
+        ("- writes_per_s: 801; carried_by: [...]", evidence_keys, 2),
+        ("eviction_dirty_target 5 % → 2 %", evidence_keys, 0),
+        ("Counts and percentiles are summarize_queries'", function_names, 1),
+    ],
+)
+def test_each_rule_finds_its_breaches(text, rule, found):
+    assert len(rule(text, VOCABULARY)) == found
+
+
+def test_every_detector_names_each_of_its_kinds_in_words():
+    # Kinds were shown as they are in code ("`checkpoint_stall`", "**replication_lag, primary_change**" in Methods):
+    # each record names them for the reports.
+    for module in MODULES:
+        record = module.DETECTOR
+        assert len(record.names) == len(record.kinds), module.__name__
+        assert all(name and "_" not in name for name in record.names), module.__name__
+    assert set(NAMES) == set(RECORDS)
+
+
+def test_evidence_is_shown_in_words():
+    # The Markdown listed `writes_per_s: 801`, `carried_by: [{"ns": ...}]`; the HTML dumped the evidence as JSON.
+    assert words.label("writes_per_s") == "writes per second"
+    assert words.label("checkpoint_longest_s") == "checkpoint longest (s)"
+    assert "_" not in words.label("held_s") + words.label("query_hash") + words.label("carried_by")
+    carried = [{"ns": "shop.orders", "command": "update", "runs": 90, "share": 0.999}]
+    assert words.said(carried) == "(namespace shop.orders, command update, runs 90, share 0.999)"
+    assert words.said(dt.datetime(2024, 6, 3, 3, 0, 30, tzinfo=UTC), dt.timedelta(hours=-3)) == (
+        "2024-06-03 03:00:30 UTC, 00:00:30 in the log's -03:00"
+    )
+
+
+# --- regression tests of what the lint found -------------------------------------------------------------------------
+
+
+def test_the_log_offset_is_read_and_every_format_gives_times_in_it_beside_utc(tmp_path):
+    # Times were ISO `...Z` in the windows and bare `03:04:55` in the sentences; the log, written at -03:00, gave the
+    # customer's own times, which the report never did (issue 39 §5).
+    _, node = analyzed(build, *DRAWS["checkpoint-stall-7.0-log-at-minus-3h"])
+    assert node.logs.utc_offset == dt.timedelta(hours=-3)
+    incident = node.incidents[0]
+    utc, local = incident.start.strftime("%H:%M:%S"), (incident.start - dt.timedelta(hours=3)).strftime("%H:%M:%S")
+    texts = rendered([node], [], tmp_path)
+    for fmt in ("terminal", "markdown", "html", "json"):
+        assert f"{utc}" in texts[fmt] and " UTC" in texts[fmt], fmt
+    for fmt in ("terminal", "markdown", "html", "json"):  # the incident's window: the headline, the card, its details
+        assert re.search(rf"{local}(?:\.\d+)? – [\d:.]+ in the log's -03:00", texts[fmt]), fmt
+
+
+def test_the_causes_considered_reach_every_format(tmp_path):
+    # The candidates weighed for a root cause were only in the JSON; the terminal and the Markdown told the root cause
+    # alone (issue 39 §5: every format tells the same story).
+    nodes, cross = _scenario(SCENARIOS / "cache-fill-collscan")
+    incident = next(i for i in nodes[0].incidents if i.candidates)
+    texts = rendered(nodes, cross, tmp_path)
+    for candidate in incident.candidates:
+        sentence = f"{words.root_kind(candidate.kind)}: {candidate.summary}"
+        for fmt in ("markdown", "html"):
+            assert sentence in " ".join(texts[fmt].split()), fmt
+        assert " ".join(sentence.split()[:6]) in " ".join(texts["terminal"].split()), "terminal"
+    heading = "Contributing" if incident.candidates[0].kind == "configuration" else "Also considered"
+    assert all(heading in texts[fmt] for fmt in ("terminal", "markdown", "html"))
