@@ -1,0 +1,45 @@
+"""Issue 39 §1: quiet nodes stay quiet. A dip needs a load worth losing, a baseline of the same process and a reason that
+could have held the work back; a planned stepdown is the role change's expected dip; connections climbing on a quiet
+node are a client leaking them."""
+
+import itertools
+
+from analysis.findings.detectors import throughput_dip
+from tests.test_analysis_units import SS, run_detector, series_of
+
+
+def _commands(rates: list[float], latencies_us: list[float], seconds=None):
+    """A node whose requests are all commands: `rates` a second, each taking `latencies_us` on average."""
+    seconds = list(seconds if seconds is not None else range(len(rates)))
+    zeros = [0] * len(rates)
+    return series_of(
+        {
+            SS + "opLatencies.reads.ops": zeros,
+            SS + "opLatencies.writes.ops": zeros,
+            SS + "opLatencies.commands.ops": list(itertools.accumulate(int(r) for r in rates)),
+            SS + "opLatencies.commands.latency": list(itertools.accumulate(int(r * u) for r, u in zip(rates, latencies_us))),
+        },
+        seconds,
+    )
+
+
+def test_a_latency_too_short_to_hold_any_work_back_is_no_reason_for_a_dip():
+    # A developer's test suite at 200 commands/s for 20 minutes, then the laptop idles at 12 a second whose commands take
+    # 0.4 ms instead of 0.05: a spike by its own rule, and the dip's reason, "command latency 0 ms". At 0.4 ms one client
+    # alone could send 2,500 a second: such a latency held no work back (Little's law), the clients stopped sending it.
+    busy, idle = 1200, 1500
+    rates = [200.0] * busy + [12.0] * idle
+    assert run_detector(throughput_dip.detect, _commands(rates, [50.0] * busy + [400.0] * idle)) == []
+    # The same fall with each command taking 50 ms: at 200 a second that holds ten clients' requests at once; a reason.
+    [dip] = run_detector(throughput_dip.detect, _commands(rates, [50.0] * busy + [50_000.0] * idle))
+    assert dip.severity == "warning" and dip.statement == "command latency 50 ms", dip.statement
+
+
+def test_a_dip_is_not_measured_against_the_work_before_a_machine_slept():
+    # 20 minutes at 300 commands/s, the laptop asleep for 5 minutes (no sample, the same process), then 20 a second: the
+    # 10-minute baseline reached back across the gap to the work before it, "Throughput fell to 6.7 % of normal" with
+    # "FTDC missed samples" as its reason.
+    before, asleep, after = 1200, 300, 1200
+    seconds = list(range(before)) + list(range(before + asleep, before + asleep + after))
+    rates = [300.0] * before + [20.0] * after
+    assert run_detector(throughput_dip.detect, _commands(rates, [100.0] * len(rates), seconds)) == []
