@@ -35,6 +35,7 @@ MIN_MINUTES = 30
 MIN_RISE = 500.0
 FALLBACK_SHARE = 0.05  # leaked connections stay open: the count never falls back more than this below its peak so far
 STEP_SHARE = 0.25
+EDGE_SHARE = 0.02
 FLAT_GROWTH = 1.5
 LIMIT_SHARE = 0.8
 TOP_CLIENTS = 3
@@ -93,9 +94,14 @@ def _climbs(minutes: pl.DataFrame) -> list[tuple[int, int]]:
         runs.append((first, len(counts) - 1))
     out = []
     for a, b in runs:
-        top = max(range(a, b + 1), key=lambda i: counts[i])  # the peak, its first minute
+        top = max(range(a, b + 1), key=lambda i: counts[i])
         low = min(range(a, top + 1), key=lambda i: counts[i])
-        out.append((low, top))
+        # The climb runs from the last minute still at its low to the first at its peak, give or take EDGE_SHARE of the
+        # rise: the count's own noise before and after it is no part of it.
+        edge = EDGE_SHARE * (counts[top] - counts[low])
+        first = max(i for i in range(low, top + 1) if counts[i] <= counts[low] + edge)
+        last = min(i for i in range(first, top + 1) if counts[i] >= counts[top] - edge)
+        out.append((first, last))
     return out
 
 
@@ -144,10 +150,13 @@ def _clients(ctx: Context, start: dt.datetime, end: dt.datetime) -> list[dict[st
 
 
 def _client_words(client: dict[str, Any]) -> str:
-    """`reports-worker (pymongo 4.6.1) from 10.0.4.12: 1,912 of 1,930 opened still open`."""
+    """`"reports-worker" (pymongo 4.6.1) from 10.0.4.12 opened 1,930, none of them closed`."""
     who = f'"{client["app_name"]}"' if client["app_name"] else "a client without an application name"
     driver = f" ({client['driver']})" if client["driver"] else ""
-    return f"{who}{driver} from {client['host']}: {client['still_open']:,} of {client['opened']:,} opened still open"
+    closed = client["opened"] - client["still_open"]
+    return (
+        f"{who}{driver} from {client['host']} opened {client['opened']:,}, {f'{closed:,}' if closed else 'none'} of them closed"
+    )
 
 
 def _finding(ctx: Context, rows: pl.DataFrame) -> Finding:
@@ -169,7 +178,7 @@ def _finding(ctx: Context, rows: pl.DataFrame) -> Finding:
             f"; at this rate it is {duration(left * 3600)} away." if left is not None else "."
         )
     client_words = (
-        " Still open at the log's end, opened by " + "; ".join(_client_words(c) for c in clients) + "."
+        " The log names who opened them and still held them at its end: " + "; ".join(_client_words(c) for c in clients) + "."
         if clients
         else (" The log does not record the connections opened then." if ctx.logs is not None else "")
     )
