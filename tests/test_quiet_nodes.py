@@ -67,3 +67,28 @@ def test_a_client_leaking_connections_on_a_quiet_node_is_said_and_named_a_warnin
 
     told_as_a_leak(Shape(layout="6.0", seed=3), Leak(hours=1.0, leaked=1500, app="etl worker"))
     told_as_a_leak(Shape(layout="4.2", seed=4, period_s=5), Leak(hours=1.5, leaked=45_000, standalone=True))
+
+
+def test_a_role_change_one_members_log_says_was_planned_stays_context_for_the_replica_set():
+    # The member taking the primary back by priority logs why; the others' copies of the change do not. Merged, the
+    # change kept the first copy's words, and during another node's problem it was a warning.
+    import datetime as dt
+    from types import SimpleNamespace
+
+    from analysis.findings.detectors.replication import change_finding
+    from analysis.findings.finding import Finding
+    from analysis.nodes import cross_node_findings
+    from ftdc.metadata import NodeInfo
+
+    t0 = dt.datetime(2024, 5, 14, 9, 0, tzinfo=dt.timezone.utc)
+    at = t0 + dt.timedelta(seconds=3)
+    plain = change_finding("member 0", "member 1", "0", "1", t0, at)
+    planned = change_finding("member 0", "member 1", "0", "1", t0, at, {"at": t0, "how": "a priority takeover"})
+    problem = Finding("disk_saturation", "warning", t0, at, subject="Disk sda saturated", reasoning="busy")
+    nodes = [
+        SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=found)
+        for h, found in (("a", [plain, problem]), ("b", [planned]))
+    ]
+    [merged] = cross_node_findings(nodes, ["a:27017", "b:27017"], [[], []])
+    assert merged.evidence["planned"]["how"] == "a priority takeover" and merged.severity == "info"
+    assert "(a priority takeover)" in merged.title and "It happened during: a:27017: Disk sda saturated" in merged.explanation
