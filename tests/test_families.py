@@ -233,6 +233,8 @@ def told_as_a_leak(shape: Shape, leak: Leak) -> None:
     [client, *_] = found.evidence["clients"]
     assert (client["app_name"], client["host"], client["driver"]) == (leaked["app"], leaked["host"], leaked["driver"])
     assert f'"{leaked["app"]}"' in found.explanation and "monitoring-agent" not in found.explanation
+    assert f'"{leaked["app"]}"' in found.recommendations[0].what  # the fix is in that client
+    assert result.incidents == [] if found.severity == "info" else result.incidents[0].root_cause.kind == "workload"
 
 
 @FEW

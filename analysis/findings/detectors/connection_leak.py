@@ -53,6 +53,7 @@ DETECTOR = Detector(
     order=85,
     kinds=(KIND,),
     method=METHOD,
+    root="workload",  # the client that opens them
     attributed=False,  # held by idle clients: no operation's time explains it
     reads=("connections", "connections_available", "finished_per_s"),
     panels=(("connections", ("connections",), False), ("operations/s", ("finished_per_s",), False)),
@@ -149,14 +150,17 @@ def _clients(ctx: Context, start: dt.datetime, end: dt.datetime) -> list[dict[st
     return held.head(TOP_CLIENTS).to_dicts()
 
 
-def _client_words(client: dict[str, Any]) -> str:
-    """`"reports-worker" (pymongo 4.6.1) from 10.0.4.12 opened 1,930, none of them closed`."""
+def _client_name(client: dict[str, Any]) -> str:
+    """`"reports-worker" (pymongo 4.6.1) from 10.0.4.12`."""
     who = f'"{client["app_name"]}"' if client["app_name"] else "a client without an application name"
     driver = f" ({client['driver']})" if client["driver"] else ""
+    return f"{who}{driver} from {client['host']}"
+
+
+def _client_words(client: dict[str, Any]) -> str:
+    """`"reports-worker" (pymongo 4.6.1) from 10.0.4.12 opened 1,930, none of them closed`."""
     closed = client["opened"] - client["still_open"]
-    return (
-        f"{who}{driver} from {client['host']} opened {client['opened']:,}, {f'{closed:,}' if closed else 'none'} of them closed"
-    )
+    return f"{_client_name(client)} opened {client['opened']:,}, {f'{closed:,}' if closed else 'none'} of them closed"
 
 
 def _finding(ctx: Context, rows: pl.DataFrame) -> Finding:
@@ -210,8 +214,9 @@ def _finding(ctx: Context, rows: pl.DataFrame) -> Finding:
         recommendations=[
             advise(
                 "limit_clients",
-                "Find where the client opens connections without closing them: one client (MongoClient) per process, "
-                "reused; cursors and sessions closed; maxIdleTimeMS set on its pool",
+                f"Find where {_client_name(clients[0]) if clients else 'the client'} opens connections "
+                "without closing them: one client (MongoClient) per process, reused; cursors and sessions closed; "
+                "maxIdleTimeMS set on its pool",
             )
         ],
     )
