@@ -30,7 +30,7 @@ import polars as pl
 from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
-from analysis.findings.detectors.replication import planned_role_change
+from analysis.findings.detectors.replication import ROLE_CHANGE_LEAD, planned_role_change
 from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
@@ -384,7 +384,8 @@ def detect(ctx: Context) -> list[Finding]:
         )
         documents = _documents(ctx, episode)
         said = f" Documents: {documents['episode']:,}/s against {documents['before']:,}/s before." if documents else ""
-        role_change = planned_role_change(ctx, episode.start, episode.end)
+        # A role change as the dip began (not one inside a long depression that had begun before it).
+        role_change = planned_role_change(ctx, episode.start, episode.start + ROLE_CHANGE_LEAD)
         if role_change is not None:
             findings.append(_role_change_dip(ctx, episode, role_change, reasons, said))
             continue
