@@ -114,6 +114,9 @@ def _widened(first: Finding, other: Finding) -> Finding:
     the greater of each peak its record names (a lag's)."""
     peaks = [key for key in RECORDS[first.kind].peaks if key in first.evidence and key in other.evidence]
     evidence = {**first.evidence, **{key: max(first.evidence[key], other.evidence[key]) for key in peaks}}
+    # A role change one member's log says was asked for (the member stepped down, or took the primary by priority).
+    if "planned" in other.evidence and "planned" not in evidence:
+        evidence["planned"] = other.evidence["planned"]
     windows = [w for w in (_window(first), _window(other)) if w is not None]
     return replace(first, start=min(w[0] for w in windows), end=max(w[1] for w in windows), evidence=evidence)
 
@@ -134,7 +137,8 @@ def _seen(
     during = [(p, n) for p, n in problems if _overlap(_window(p), _window(finding))]
     if not during:
         return replace(finding, severity="info")
-    return replace(finding, severity="warning").noted(
+    # A change asked for is the operator's or the set's plan: noted beside the problem, still context.
+    return replace(finding, severity="info" if "planned" in finding.evidence else "warning").noted(
         "It happened during: " + "; ".join(f"{n}: {p.title}" for p, n in during) + "."
     )
 

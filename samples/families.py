@@ -939,17 +939,19 @@ def _pinned_problems(pinned: Pinned, result) -> list[str]:
 
 
 def analyzed(make: Callable[..., Scenario], *args) -> tuple[Scenario, object]:
-    """`make(*args, folder)` (build or build_quiet) in a temporary folder, and its analysis."""
+    """`make(*args, folder)` (build or build_quiet) in a temporary folder, and its analysis; a `make` that returns the
+    scenario with what it injected (build_leak, build_stepdown) has both returned."""
     import tempfile
     import warnings
 
     import analysis
 
     with tempfile.TemporaryDirectory() as folder:
-        scenario = make(*args, Path(folder))
+        made = make(*args, Path(folder))
+        scenario = made[0] if isinstance(made, tuple) else made
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return scenario, analysis.analyze(scenario.ftdc, scenario.log)
+            return made, analysis.analyze(scenario.ftdc, scenario.log)
 
 
 def failures(scenario: Scenario, result) -> list[str]:
@@ -1410,3 +1412,275 @@ def _warm_up_problems(result) -> list[str]:
         if not any(x["ns"] == ns and x["app"] == app for x in c.evidence.get("carried_by", []))
     ]
     return wrong
+
+
+# -- issue 39 §1: quiet nodes and planned role changes
+
+
+@dataclass(frozen=True)
+class Laptop:
+    """A developer's machine: a handful of operations a second for hours (a tool polling every few seconds, whose commands
+    take a few tenths of a millisecond), now and then a test suite of a few hundred requests a second whose commands are
+    quick pings; mongod stopped and started again minutes to an hour later, and the machine asleep (no samples, the same
+    process). Nothing in it is an incident."""
+
+    hours: float = 3.0
+    suites: int = 2
+    restarts: int = 1
+    sleeps: int = 1
+    standalone: bool = False  # not a replica-set member
+
+
+def _apart(rng: random.Random, seconds: int, lengths: list[int]) -> list[tuple[int, int]]:
+    """Windows of these lengths placed in order through `seconds`, with at least 15 minutes of work between them."""
+    slack = seconds - sum(lengths) - 900 * (len(lengths) + 1)
+    cuts = sorted(rng.randint(0, max(0, slack)) for _ in lengths)
+    out, at = [], 900
+    for length, cut, before in zip(lengths, cuts, [0, *cuts]):
+        at += cut - before
+        out.append((at, at + length))
+        at += length + 900
+    return out
+
+
+def build_laptop(shape: Shape, laptop: Laptop, out: Path) -> Scenario:
+    """Simulates `laptop` on `shape` into `out`: nothing may be raised."""
+    config = replace(shape.config(), replica_set=None) if laptop.standalone else shape.config()
+    rng = random.Random(shape.seed * 31 + 7)
+    seconds = int(laptop.hours * 3600)
+    kinds = ["suite"] * laptop.suites + ["down"] * laptop.restarts + ["asleep"] * laptop.sleeps
+    rng.shuffle(kinds)
+    lengths = {"suite": (300, 900), "down": (120, 3600), "asleep": (300, 2700)}
+    windows = list(zip(kinds, _apart(rng, seconds, [rng.randint(*lengths[k]) for k in kinds])))
+    suites = [w for k, w in windows if k == "suite"]
+    missing = [w for k, w in windows if k != "suite"]
+    restarts = {end: config.pid + 1 + i for i, (k, (_, end)) in enumerate(windows) if k == "down"}
+    base = Baseline(shape)
+
+    def plan(s: int) -> Tick:
+        busy = any(a <= s < b for a, b in suites)
+        return Tick(
+            reads=rng.uniform(150, 400) if busy else rng.uniform(0, 3),
+            writes=rng.uniform(50, 200) if busy else rng.uniform(0, 1),
+            commands=rng.uniform(30, 90) if busy else rng.uniform(8, 14),
+            read_latency_us=rng.uniform(150, 250),
+            write_latency_us=rng.uniform(200, 350),
+            command_latency_us=rng.uniform(30, 50) if busy else rng.uniform(250, 450),
+            connections=25,
+            connections_created=0.01,
+            cache_fill=0.05,
+            dirty=0.0005,
+            updates=0.0,
+            disk_util=0.02,
+            disk_iops=5,
+            disk_mb=0.1,
+            dhandles=150,
+            read_out=0,
+            write_out=0,
+            read_total=base.total(s),
+            write_total=base.total(s),
+            scanned_objects=50,
+            returned=50,
+            missing=any(a <= s < b for a, b in missing),
+        )
+
+    run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s, restarts=restarts)
+    node_log(shape, config, run).write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log")
+
+
+@dataclass(frozen=True)
+class Leak:
+    """A quiet node (tens of operations a second) and one application that opens connections and never closes them: the
+    open count climbs steadily for `hours`, `leaked` of them, while the work stays flat; near the node's limit of 51,200
+    connections (a file-descriptor limit of 64,000) when `leaked` is that many."""
+
+    hours: float = 1.5
+    leaked: int = 2000
+    app: str = "billing-reports"
+    standalone: bool = False  # not a replica-set member
+
+
+LEAK_LIMIT = 51_200  # the simulated node's connections.current + available
+LEAK_WARNING_AT = 0.8 * LEAK_LIMIT  # the detector's warning share of it (connection_leak.LIMIT_SHARE)
+
+
+def build_leak(shape: Shape, leak: Leak, out: Path) -> tuple[Scenario, dict]:
+    """Simulates `leak` on `shape` into `out`, the log recording each connection accepted with its client's metadata (the
+    leaking application's, and a monitoring agent's that opens and closes one a minute). Returns the scenario (a warning
+    expected only near the limit) and what was leaked: when, from where, by whom."""
+    config = replace(shape.config(), replica_set=None) if leak.standalone else shape.config()
+    rng = random.Random(shape.seed * 17 + 3)
+    start, length = 1800, int(leak.hours * 3600)
+    seconds = start + length + 900
+    first = 40
+    opened = [0] * seconds  # leaked connections opened by each second
+    for n in range(leak.leaked):
+        opened[start + int(n * length / leak.leaked)] += 1
+    open_by, total = [], 0  # leaked connections open at each second
+    for count in opened:
+        total += count
+        open_by.append(total)
+
+    def plan(s: int) -> Tick:
+        return Tick(
+            reads=rng.uniform(15, 25),
+            writes=rng.uniform(4, 8),
+            commands=rng.uniform(10, 14),
+            read_latency_us=HEALTHY_READ_US * shape.baseline_ms * 1000 / HEALTHY_WRITE_US,
+            write_latency_us=shape.baseline_ms * 1000,
+            command_latency_us=HEALTHY_WRITE_US / 3,
+            connections=first + open_by[s] + rng.randint(-2, 2),
+            connections_created=opened[s] + (1 if s % 60 == 0 else 0),
+            cache_fill=0.4,
+            dirty=0.002,
+            read_out=0,
+            write_out=0,
+            disk_util=0.03,
+            disk_iops=20,
+            disk_mb=0.5,
+        )
+
+    run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s)
+    log = node_log(shape, config, run)
+    host, driver = f"10.20.{rng.randint(0, 255)}.{rng.randint(1, 254)}", ("nodejs", "4.17.1")
+    conn = 1000
+    for s in range(seconds):
+        for n in range(opened[s]):
+            conn += 1
+            _connection_lines(
+                log,
+                run.at(s) + dt.timedelta(milliseconds=3 * n),
+                conn,
+                f"{host}:{40000 + conn % 20000}",
+                leak.app,
+                driver,
+                first + open_by[s],
+            )
+        if s % 60 == 0:  # the monitoring agent: one connection a minute, closed a second later
+            conn += 1
+            remote = f"10.20.0.5:{30000 + conn % 20000}"
+            _connection_lines(log, run.at(s), conn, remote, "monitoring-agent", ("PyMongo", "4.6.1"), first + open_by[s] + 1)
+            _connection_ended(log, run.at(s + 1), conn, remote, first + open_by[s])
+    log.write(out / "mongod.log")
+    near = first + leak.leaked >= LEAK_WARNING_AT
+    expected = [Expected("connection_leak", None, run.at(start), run.at(start + length), 150)] if near else []
+    return Scenario(out / "diagnostic.data", out / "mongod.log", expected), {
+        "start": run.at(start),
+        "end": run.at(start + length),
+        "host": host,
+        "app": leak.app,
+        "driver": " ".join(driver),
+    }
+
+
+def _connection_lines(
+    log: JsonLog | TextLog, at: dt.datetime, conn: int, remote: str, app: str, driver: tuple, count: int
+) -> None:
+    """A connection accepted and its client's metadata, as mongod logs them (ids 22943 and 51800; legacy text before 4.4)."""
+    if isinstance(log, TextLog):
+        log.line(at, "NETWORK", "listener", f"connection accepted from {remote} #{conn} ({count} connections now open)")
+        log.line(
+            at,
+            "NETWORK",
+            f"conn{conn}",
+            f'received client metadata from {remote} conn{conn}: {{ driver: {{ name: "{driver[0]}", version: "{driver[1]}" }}, '
+            f'os: {{ type: "Linux" }}, application: {{ name: "{app}" }} }}',
+        )
+        return
+    log.line(
+        at,
+        "NETWORK",
+        22943,
+        "listener",
+        "Connection accepted",
+        {"remote": remote, "connectionId": conn, "connectionCount": count},
+    )
+    log.line(
+        at,
+        "NETWORK",
+        51800,
+        f"conn{conn}",
+        "client metadata",
+        {
+            "remote": remote,
+            "client": f"conn{conn}",
+            "doc": {"driver": {"name": driver[0], "version": driver[1]}, "os": {"type": "Linux"}, "application": {"name": app}},
+        },
+    )
+
+
+def _connection_ended(log: JsonLog | TextLog, at: dt.datetime, conn: int, remote: str, count: int) -> None:
+    if isinstance(log, TextLog):
+        log.line(at, "NETWORK", f"conn{conn}", f"end connection {remote} ({count} connections now open)")
+        return
+    log.line(
+        at,
+        "NETWORK",
+        22944,
+        f"conn{conn}",
+        "Connection ended",
+        {"remote": remote, "connectionId": conn, "connectionCount": count},
+    )
+
+
+def build_stepdown(shape: Shape, out: Path) -> tuple[Scenario, dt.datetime]:
+    """A replica-set primary at its usual work, stepped down by an operator (replSetStepDown): while it changes role its
+    writes wait and queue for two seconds, then another member is primary (elected 1-10 s later) and this node, a
+    secondary, serves a third of the reads and no client writes. Nothing may be a warning. Returns the scenario and when
+    the command was logged."""
+    config = shape.config()
+    rng = random.Random(shape.seed * 13 + 5)
+    seconds = 2400 + 66 * shape.period_s
+    at = 1500 + rng.randrange(300)
+    stepped, elected = at + 2, at + 2 + rng.randint(1, 10)
+    base = Baseline(shape)
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if at <= s < stepped:  # the replication state transition lock: writes wait, then are killed or go on
+            return replace(tick, writes_stalled=True, write_queue=rng.randint(20, 200))
+        if s >= stepped:
+            return replace(tick, reads=tick.reads / 3, writes=0, returned=tick.returned / 3)
+        return tick
+
+    def state(member: int, s: int) -> int:
+        if member == 0:
+            return 1 if s < stepped else 2
+        return 1 if member == 1 and s >= elected else 2
+
+    def status(s: int, tick: Tick) -> dict:
+        now = T0 + dt.timedelta(seconds=s)
+        members = {
+            str(m): {
+                "_id": m,
+                "health": 1.0,
+                "state": state(m, s),
+                "uptime": 86400 + s,
+                "optimeDate": now - dt.timedelta(seconds=0.0 if m == 0 else rng.uniform(0, 2)),
+                **({"self": True} if m == 0 else {}),
+            }
+            for m in range(3)
+        }
+        doc = {"start": now, "date": now, "myState": state(0, s), "term": 5 + (s >= elected), "members": members, "end": now}
+        return {"replSetGetStatus": doc}
+
+    run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s, extra=status)
+    log = node_log(shape, config, run)
+    when = run.at(at) + dt.timedelta(milliseconds=120)
+    if isinstance(log, TextLog):
+        log.line(when, "COMMAND", "conn4182", "Attempting to step down in response to replSetStepDown command")
+        log.line(run.at(stepped), "REPL", "conn4182", "transition to SECONDARY from PRIMARY")
+    else:
+        log.line(when, "COMMAND", 21579, "conn4182", "Attempting to step down in response to replSetStepDown command")
+        log.line(
+            run.at(stepped),
+            "REPL",
+            21358,
+            "conn4182",
+            "Replica set state transition",
+            {"newState": "SECONDARY", "oldState": "PRIMARY"},
+        )
+        log.line(run.at(stepped), "COMMAND", 21580, "conn4182", "replSetStepDown command completed")
+    log.write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log"), when

@@ -10,7 +10,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from analysis.findings.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
-from samples.families import KINDS, Incident, Quiet, Shape, stall_seconds
+from samples.families import KINDS, Incident, Laptop, Leak, Quiet, Shape, stall_seconds
 
 HOUR = 3600
 LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services")
@@ -276,4 +276,24 @@ OUTGROWN = MEMBERS.flatmap(
             outgrown=st.just(True),
         ),
     )
+)
+
+
+# Issue 39 §1: quiet nodes and planned role changes, on every layout (4.2's legacy text log, 6.0 to 8.0's JSON), single
+# nodes and replica-set members alike.
+LAPTOPS = st.builds(
+    Laptop,
+    hours=st.floats(2.5, 4.0),
+    suites=st.integers(1, 3),
+    restarts=st.integers(0, 2),
+    sleeps=st.integers(0, 2),
+    standalone=st.booleans(),
+)
+# A leak of 500-4,000 connections (context), or one climbing past four fifths of the node's limit (a warning).
+LEAKS = st.builds(
+    Leak,
+    hours=st.floats(0.75, 2.5),
+    leaked=st.one_of(st.integers(600, 4000), st.integers(42_000, 50_000)),
+    app=st.sampled_from(["billing-reports", "etl worker", "ms-orders"]),
+    standalone=st.booleans(),
 )

@@ -52,6 +52,7 @@ def test_modules_run_in_their_records_order():
         "dhandle_pressure",
         "throughput_dip",
         "connection_storm",
+        "connection_leak",
         "replication",
         "restart_loop",
         "node_events",

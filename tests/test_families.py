@@ -16,7 +16,21 @@ import os
 import pytest
 from hypothesis import Phase, example, given, settings
 
-from samples.families import KINDS, Incident, Quiet, Shape, analyzed, build, build_quiet, failures
+from samples.families import (
+    KINDS,
+    Incident,
+    Laptop,
+    Leak,
+    Quiet,
+    Shape,
+    analyzed,
+    build,
+    build_laptop,
+    build_leak,
+    build_quiet,
+    build_stepdown,
+    failures,
+)
 from samples.family_strategies import (
     ANY_CASE,
     AT_LIMITS,
@@ -25,6 +39,8 @@ from samples.family_strategies import (
     FITTING,
     IDLE,
     INDEX_BUILDS,
+    LAPTOPS,
+    LEAKS,
     LONG_READS,
     OTHER_PROCESS,
     OUTGROWN,
@@ -227,3 +243,47 @@ def test_a_working_set_past_the_cache_has_the_cache_as_its_root_cause(case):
 @given(case=WARM_UP)
 def test_a_reconnect_storms_first_queries_are_its_load_not_its_victims(case):
     found_right(*case)
+
+
+# Issue 39 §1: a developer's laptop stays quiet; a client leaking connections is said, a warning only near the limit; a
+# planned stepdown is the role change's dip, never a warning.
+@FEW
+@given(shape=shapes(), laptop=LAPTOPS)
+def test_an_idle_laptop_stays_quiet(shape, laptop):
+    stays_quiet_laptop(shape, laptop)
+
+
+def stays_quiet_laptop(shape: Shape, laptop: Laptop) -> None:
+    assert failures(*analyzed(build_laptop, shape, laptop)) == []
+
+
+@FEW
+@given(shape=shapes(), leak=LEAKS)
+def test_a_client_leaking_connections_is_said_and_named(shape, leak):
+    told_as_a_leak(shape, leak)
+
+
+def told_as_a_leak(shape: Shape, leak: Leak) -> None:
+    (scenario, leaked), result = analyzed(build_leak, shape, leak)
+    assert failures(scenario, result) == []  # a warning exactly when near the limit, nothing else raised
+    [found] = [f for f in result.findings if f.kind == "connection_leak"]
+    assert abs(found.start - leaked["start"]).total_seconds() <= 150 and abs(found.end - leaked["end"]).total_seconds() <= 150
+    [client, *_] = found.evidence["clients"]
+    assert (client["app_name"], client["host"], client["driver"]) == (leaked["app"], leaked["host"], leaked["driver"])
+    assert f'"{leaked["app"]}"' in found.explanation and "monitoring-agent" not in found.explanation
+    assert f'"{leaked["app"]}"' in found.recommendations[0].what  # the fix is in that client
+    assert result.incidents == [] if found.severity == "info" else result.incidents[0].root_cause.kind == "workload"
+
+
+@FEW
+@given(shape=shapes())
+def test_a_planned_stepdown_is_the_role_changes_dip_not_a_warning(shape):
+    stepped_down_quietly(shape)
+
+
+def stepped_down_quietly(shape: Shape) -> None:
+    (scenario, asked), result = analyzed(build_stepdown, shape)
+    assert failures(scenario, result) == [] and result.incidents == []
+    [change] = [f for f in result.findings if f.kind == "primary_change"]
+    assert change.evidence["planned"] == {"at": asked, "how": "a replSetStepDown command"}
+    assert all(f.evidence["role_change"]["at"] == asked for f in result.findings if f.kind == "throughput_dip")

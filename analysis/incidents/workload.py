@@ -46,19 +46,20 @@ class LoadChange:
     since: dt.datetime | None
 
     def _moved(self, now: float | None, usual: float | None) -> int:
-        """+1 risen, -1 fallen, 0 neither (or not known) by CHANGED of the usual; from none at all, any load rose."""
-        if now is None or usual is None:
+        """+1 risen, -1 fallen, 0 neither (or not known) by CHANGED of the usual."""
+        if now is None or not usual:
             return 0
-        if not usual:
-            return 1 if now >= 1 else 0
         return 1 if now >= (1 + CHANGED) * usual else -1 if now <= (1 - CHANGED) * usual else 0
 
     @property
     def direction(self) -> str | None:
-        """ "rose" when operations or documents rose, "fell" when what was measured fell and nothing rose, else
-        "unchanged"; None without samples before the window."""
+        """ "rose" when operations or documents rose, "fell" when what was measured fell and nothing rose, "began" when
+        the node wrote nothing before (an idle node's load starting is no change of a workload it had: a setting it met
+        still leads), else "unchanged"; None without samples before the window."""
         if self.since is None:
             return None
+        if not self.writes_before and not self.documents_before and self.writes >= 1:
+            return "began"
         moves = (self._moved(self.writes, self.writes_before), self._moved(self.documents, self.documents_before))
         return "rose" if 1 in moves else "fell" if -1 in moves else "unchanged"
 
@@ -72,6 +73,8 @@ class LoadChange:
     def told(self) -> str:
         """`554 write operations/s against 999/s in the hour before; 37,743 documents written/s against 500/s`."""
         text = f"{self.writes:,.0f} write operations/s"
+        if self.direction == "began":
+            return text + f", beginning: the node wrote nothing in {self.baseline}"
         if self.writes_before is not None:
             text += f" against {self.writes_before:,.0f}/s in {self.baseline}"
         if self._moved(self.documents, self.documents_before):

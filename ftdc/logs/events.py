@@ -38,9 +38,14 @@ KIND_BY_ID = {
     21450: "election",
     21438: "election",
     21444: "election",
-    21579: "election",
     21580: "election",
     21402: "election",
+    # A role change asked for (src/mongo/db/repl: repl_set_commands.cpp, replication_coordinator_impl_elect_v1.cpp):
+    # the primary told to step down, a member told to step up, a member taking the primary by priority or to catch up.
+    21579: "stepdown_requested",  # "Attempting to step down in response to replSetStepDown command"
+    4615661: "stepup_requested",  # "Starting an election due to step up request"
+    4615660: "priority_takeover",  # "Starting an election for a priority takeover"
+    4615662: "catchup_takeover",  # "Starting an election for a catchup takeover"
     4615611: "startup",
     23403: "build_info",
     22315: "storage_config",
@@ -179,6 +184,10 @@ _TEXT_RULES = [
     ("build_info", re.compile(r"^db version v(?P<version>\S+?),?(?: |$)")),
     ("storage_config", re.compile(r"^wiredtiger_open config: (?P<config>.*)$")),
     ("state_change", re.compile(r"transition to (?P<new_state>[A-Z]+)(?: from (?P<old_state>[A-Z]+))?")),
+    ("stepdown_requested", re.compile(r"^Attempting to step down in response to replSetStepDown command")),
+    ("stepup_requested", re.compile(r"^Starting an election due to step up request")),
+    ("priority_takeover", re.compile(r"^Starting an election for a priority takeover")),
+    ("catchup_takeover", re.compile(r"^Starting an election for a catchup takeover")),
     ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
     ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
     ("log_rotation", re.compile(r"[Ll]og rotation")),

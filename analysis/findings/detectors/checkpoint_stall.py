@@ -347,13 +347,20 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         dirty = _dirty_at(ctx, longest.start)
         usual = ctx.usual_latency(peak.op, start, peak.baseline_ms)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
+        # The checkpoints of the window counted once: those past the interval are told as a share of them, the count the
+        # root cause quotes.
+        counted = in_window(ctx.checkpoint_spans, start, end, ctx.since(start))
+        among = (
+            f"{len(episode)} of the {counted.count}"
+            if counted is not None and counted.count > len(episode)
+            else f"{len(episode)}"
+        )
         what = (
             f"A {duration(longest.seconds)} checkpoint"
             if len(episode) == 1
-            else f"{len(episode)} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},"
+            else f"{among} checkpoints over {duration((end - start).total_seconds())}, up to {duration(longest.seconds)},"
         )
         unusual = changes.unusual_interval(ctx.thresholds)
-        counted = in_window(ctx.checkpoint_spans, start, end, ctx.since(start))
         out.append(
             Finding(
                 kind=KIND,

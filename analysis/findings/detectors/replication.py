@@ -16,6 +16,7 @@ context (`info`) unless it happened during another finding's window, which
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -33,6 +34,16 @@ from ftdc.frames import TIME_COLUMN
 LAG_S = 10.0
 MIN_S = 30.0
 CRITICAL_LAG_S = 300.0
+# A role change this node's log records this long before the change FTDC saw is its start (replSetStepDown waits up to
+# secondaryCatchUpPeriodSecs, 10 s by default, for a secondary to catch up before it steps down).
+ROLE_CHANGE_LEAD = dt.timedelta(seconds=60)
+# What each planned role change is called, by the log's event kind (ftdc.logs.events).
+PLANNED = {
+    "stepdown_requested": "a replSetStepDown command",
+    "stepup_requested": "a replSetStepUp request",
+    "priority_takeover": "a priority takeover",
+    "catchup_takeover": "a catch-up takeover",
+}
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     "Every member's state and last applied operation come with each node's replica set status. A secondary lags "
@@ -59,6 +70,20 @@ DETECTOR = Detector(
         ("member state (1 primary, 2 secondary)", ("member_state.",), False),
     ),
 )
+
+
+def planned_role_change(ctx: Context, start: dt.datetime, end: dt.datetime) -> tuple[dt.datetime, str] | None:
+    """When and how this node's log says it gave up or took the primary on purpose from ROLE_CHANGE_LEAD before
+    `start` to `end` (the first such line): a replSetStepDown command, a replSetStepUp request, a priority or
+    catch-up takeover. None without a log, or when none is there (a failover is no plan)."""
+    if ctx.logs is None:
+        return None
+    lines = ctx.logs.events.filter(
+        pl.col("kind").is_in(list(PLANNED)), pl.col("ts").is_between(start - ROLE_CHANGE_LEAD, end)
+    ).sort("ts")
+    if lines.is_empty():
+        return None
+    return lines["ts"][0], PLANNED[lines["kind"][0]]
 
 
 def members(ctx: Context) -> list[str]:
@@ -120,7 +145,13 @@ def named(finding: Finding, name: Callable[[str], str]) -> Finding:
     if finding.kind == "replication_lag":
         return lag_finding(name(e["member"]), e["member"], finding.start, finding.end, e["lag_s_peak"])
     return change_finding(
-        name(e["from_member"]), name(e["to_member"]), e["from_member"], e["to_member"], finding.start, finding.end
+        name(e["from_member"]),
+        name(e["to_member"]),
+        e["from_member"],
+        e["to_member"],
+        finding.start,
+        finding.end,
+        e.get("planned"),
     )
 
 
@@ -140,35 +171,48 @@ def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
     changes = frame.with_columns(before=pl.col("primary").shift(1), since=pl.col(TIME_COLUMN).shift(1)).filter(
         pl.col("before").is_not_null() & (pl.col("primary") != pl.col("before"))
     )
-    return [
-        change_finding(
-            member_name(ctx, row["before"]),
-            member_name(ctx, row["primary"]),
-            row["before"],
-            row["primary"],
-            row["since"],
-            row[TIME_COLUMN],
+    found = []
+    for row in changes.iter_rows(named=True):
+        planned = planned_role_change(ctx, row["since"], row[TIME_COLUMN])
+        found.append(
+            change_finding(
+                member_name(ctx, row["before"]),
+                member_name(ctx, row["primary"]),
+                row["before"],
+                row["primary"],
+                row["since"],
+                row[TIME_COLUMN],
+                {"at": planned[0], "how": planned[1]} if planned else None,
+            )
         )
-        for row in changes.iter_rows(named=True)
-    ]
+    return found
 
 
-def change_finding(old: str, new: str, from_member: str, to_member: str, since, at) -> Finding:
-    """The primary moving from member `old` to member `new` (names: this node's view, or addresses)."""
+def change_finding(old: str, new: str, from_member: str, to_member: str, since, at, planned: dict | None = None) -> Finding:
+    """The primary moving from member `old` to member `new` (names: this node's view, or addresses); `planned`: when and
+    how the log says it was asked for (`planned_role_change`), None for a failover or when no log says."""
+    seen = (
+        f"{_opening(old)} was primary at {clock(since)}; {new} was at {clock(at)}"
+        f" ({duration((at - since).total_seconds())} without a primary seen in between)."
+    )
+    told = (
+        f" A planned role change: the log records {planned['how']} at {clock(planned['at'])}. Writes paused while the "
+        "primary changed role; drivers sent them to the new primary."
+        if planned
+        else " Writes failed over; drivers retried."
+    )
     return Finding(
         kind="primary_change",
         severity="info",
         start=since,
         end=at,
-        subject=f"Primary changed from {old} to {new}",
-        reasoning=(
-            f"{_opening(old)} was primary at {clock(since)}; {new} was at {clock(at)}"
-            f" ({duration((at - since).total_seconds())} without a primary seen in between). Writes failed over; drivers retried."
-        ),
+        subject=f"Primary changed from {old} to {new}" + (f" ({planned['how']})" if planned else ""),
+        reasoning=seen + told,
         evidence={
             "metrics": [f"replSetGetStatus.members.{m}.state" for m in (from_member, to_member)],
             "from_member": from_member,
             "to_member": to_member,
+            **({"planned": planned} if planned else {}),
         },
     )
 
@@ -193,4 +237,6 @@ def relate(findings: list[Finding]) -> list[Finding]:
 def _during(change: Finding, during: list[Finding]) -> Finding:
     if not during:
         return change
-    return replace(change, severity="warning").noted("It happened during: " + "; ".join(p.title for p in during) + ".")
+    # A change asked for (a stepdown, a takeover by priority) is the operator's or the set's plan: noted, still context.
+    severity = change.severity if change.evidence.get("planned") else "warning"
+    return replace(change, severity=severity).noted("It happened during: " + "; ".join(p.title for p in during) + ".")

@@ -3,10 +3,14 @@
 Operations finished per second (opLatencies: each request once, where opcounters count an insert
 batch's documents one by one and a getMore batch as one) in 5-second buckets (one sampling period
 when longer) are compared with the median bucket of the 10 minutes before. A dip is below DIP_SHARE of that
-while the baseline is busy enough to mean something. Clients pausing also
-make dips, so a dip counts only when the server shows why: operations queued
-for tickets or the global lock, serverStatus itself stalling, a latency
-spike, or a sample missing.
+while the baseline is a load worth losing (MIN_BASELINE_OPS: well above the chatter of an idle node) and rests on
+the same process's recording: the 10 minutes before hold no restart and no FTDC gap (a new process, or a machine
+that slept, is measured against nothing before it). Clients pausing also make dips, so a dip counts only when the
+server shows why: operations queued for tickets or the global lock, serverStatus itself stalling, a sample
+missing, or a latency spike long enough to have held the work back (SPIKE_HELD_OPS).
+
+A dip that begins as this node gives up the primary on purpose (the log's `replSetStepDown`, or another member
+taking it over by priority or to catch up) is the role change's expected effect: context, told as the role change.
 
 A dip is told as its episode: the buckets around it still below LOW_SHARE of the baseline the episode
 began from (a rolling baseline would follow a long depression down and cut it short), with its typical
@@ -25,6 +29,7 @@ import polars as pl
 
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
+from analysis.findings.detectors.replication import ROLE_CHANGE_LEAD, planned_role_change
 from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
@@ -33,22 +38,35 @@ from analysis.text import clock, duration, pct, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "throughput_dip"
+BASELINE = dt.timedelta(minutes=10)
 BUCKET_S = 5  # or one sampling period, when longer: a bucket without a sample is no bucket
 DIP_SHARE = 0.5
 # The episode around a dip: buckets still this far below the baseline. A steady load varies well inside a
 # quarter of its median from one bucket to the next, so a bucket below three quarters of it is still the dip's.
 LOW_SHARE = 0.75
+# A load worth losing. An idle node still answers its own chatter: each driver's monitor sends hello every 10 s per
+# client, members exchange heartbeats every 2 s, a secondary's oplog fetcher waits in getMores, and the TTL monitor
+# wakes every minute; a laptop or a quiet container adds up to a handful of operations a second. A baseline a good
+# order of magnitude above that is clients' work; below it, a fall is the clients pausing.
 MIN_BASELINE_OPS = 100.0
+# A latency explains a dip only when it could have held the work back. By Little's law, N clients sending requests
+# back to back at latency L finish N / L a second: to halve a baseline of B a second, the latency must reach at least
+# N / B >= 1 / B seconds. A spike whose peak times the baseline rate is under one operation was no wait for anyone.
+SPIKE_HELD_OPS = 1.0
 STALLED_COLLECT_MS = 1000.0  # serverStatus taking a second to answer
-BEFORE = dt.timedelta(minutes=10)  # how far back the baseline reaches
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     f"Operations finished per second (each request once, however many documents it carried) in {BUCKET_S}-second buckets (one sampling period when longer) compared with the "
     f"median bucket of the 10 minutes before: a dip is below {DIP_SHARE * 100:g} % of it while that baseline is at least "
-    f"{MIN_BASELINE_OPS:g} operations/s. Its episode runs on while the buckets stay below {LOW_SHARE * 100:g} % of the "
+    f"{MIN_BASELINE_OPS:g} operations/s (an idle node's own chatter, drivers' monitoring, heartbeats, the oplog fetcher, "
+    "is a handful a second) and those 10 minutes hold no restart and no FTDC gap (a baseline comes from the same process). "
+    f"Its episode runs on while the buckets stay below {LOW_SHARE * 100:g} % of the "
     "baseline before it began, and is told with its typical depth, then its worst part. Clients pausing make dips too, so a dip counts only when the server shows "
     "why: operations queued for tickets or the global lock, serverStatus itself taking "
-    f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a latency spike, or a sample missing."
+    f"{STALLED_COLLECT_MS / 1000:g} s or more to answer, a sample missing, or a latency spike long enough to hold work back "
+    "(its peak at least one second divided by the baseline rate: a shorter one leaves even a client sending requests back to "
+    "back its usual rate). A dip that begins as this node gives up the primary on purpose (a replSetStepDown command, a "
+    "priority or catch-up takeover in its log) is the role change's expected effect and is context."
 )
 DETECTOR = Detector(
     reads_spikes=True,
@@ -109,7 +127,7 @@ class Episode:
 
     def explained(self) -> str:
         before = (
-            f"against {self.baseline:,.0f}/s in {span_before(self.since, self.start, BEFORE)}, "
+            f"against {self.baseline:,.0f}/s in {span_before(self.since, self.start, BASELINE)}, "
             f"from {clock(self.start)} for {duration(self.seconds)}"
         )
         if self.one_part:
@@ -134,6 +152,41 @@ class Episode:
         }
 
 
+def _ms(value: float) -> str:
+    """A latency in milliseconds as people read it: `1,250`, `12`, `0.34`."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def _role_change_dip(
+    ctx: Context, episode: Episode, role_change: tuple[dt.datetime, str], reasons: list[str], documents: str
+) -> Finding:
+    """A dip that is the expected effect of a planned role change: context, told as the role change. While a primary
+    steps down it takes the replication state transition lock, kills the writes in progress and refuses new ones;
+    then the clients' writes (and primary reads) go to the new primary."""
+    at, how = role_change
+    return Finding(
+        kind=KIND,
+        severity="info",
+        start=episode.start,
+        end=episode.end,
+        subject=f"{episode.told()} as the primary moved on purpose",
+        statement=f"{how} at {clock(at)}",
+        reasoning=(
+            f"The log records {how} at {clock(at)}: a planned role change. {episode.explained()}"
+            f" ({'; '.join(reasons)}). A primary stepping down holds back its writes while it changes role, then its "
+            "clients' writes and primary reads go to the new primary: the expected dip of a role change, not a fault." + documents
+        ),
+        evidence={
+            "metrics": ctx.paths("finished_per_s", "documents_per_s", "read_queued", "write_queued", "collect_ms"),
+            "baseline": {"finished_per_s": episode.baseline},
+            "episode": episode.evidence(),
+            "ops_per_s_min": episode.lowest,
+            "role_change": {"at": at, "how": how},
+            "reasons": reasons,
+        },
+    )
+
+
 def _bucket(ctx: Context) -> dt.timedelta:
     return dt.timedelta(seconds=max(BUCKET_S, round(float(ctx.series["period_s"].median() or 1))))
 
@@ -152,6 +205,10 @@ def _samples(ctx: Context) -> pl.DataFrame:
         queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
         connections=pl.col("connections") if ctx.has("connections") else pl.lit(None, pl.Float64),
+        # Where this stretch of one process's recording began: its first sample, or the last restart or gap before.
+        since=pl.when(pl.col("restart").fill_null(False) | after_gap | (pl.int_range(pl.len()) == 0))
+        .then(pl.col(TIME_COLUMN))
+        .forward_fill(),
     )
 
 
@@ -159,10 +216,15 @@ def _buckets(samples: pl.DataFrame, width: dt.timedelta) -> pl.DataFrame:
     buckets = samples.group_by_dynamic(TIME_COLUMN, every=width).agg(
         ops=pl.col("finished_per_s").filter(~pl.col("gap")).mean(),
         connections=pl.col("connections").cast(pl.Float64).mean(),
+        since=pl.col("since").max(),
     )
-    # The medians of the 10 minutes before each bucket.
-    ops, connections = medians_before(buckets[TIME_COLUMN], [buckets["ops"], buckets["connections"]], BEFORE)
-    return buckets.with_columns(baseline=ops, usual_connections=connections)
+    # The medians of the 10 minutes before each bucket, none where those minutes reach before a restart or a gap: work
+    # measured against another process, or against the hours before a machine slept, is no dip of this one.
+    ops, connections = medians_before(buckets[TIME_COLUMN], [buckets["ops"], buckets["connections"]], BASELINE)
+    clean = pl.col(TIME_COLUMN) - BASELINE >= pl.col("since")
+    return buckets.with_columns(baseline=pl.when(clean).then(ops), usual_connections=pl.when(clean).then(connections)).drop(
+        "since"
+    )
 
 
 def _while_low(samples: pl.DataFrame, start: dt.datetime, end: dt.datetime, below: float) -> dict[str, Any]:
@@ -198,7 +260,7 @@ def _documents(ctx: Context, episode: Episode) -> dict[str, float] | None:
     if not ctx.has("documents_per_s"):
         return None
     during = ctx.window(episode.start, episode.end)["documents_per_s"].drop_nulls()
-    before = between(ctx.series, episode.start - BEFORE, episode.start, closed="left")["documents_per_s"].drop_nulls()
+    before = between(ctx.series, episode.start - BASELINE, episode.start, closed="left")["documents_per_s"].drop_nulls()
     if not (during.len() and before.len()):
         return None
     return {"episode": round(float(during.median())), "before": round(float(before.median()))}
@@ -300,10 +362,13 @@ def detect(ctx: Context) -> list[Finding]:
             reasons.append(f"serverStatus took {e['collect_ms']:,.0f} ms to answer")
         if e["gap"]:
             reasons.append("FTDC missed samples")
-        inside = [s for s in spikes if s.start < e["end"] and s.end > e["start"]]
+        # Only a spike that could have held the work back (SPIKE_HELD_OPS) says why the work fell.
+        inside = [
+            s for s in spikes if s.start < e["end"] and s.end > e["start"] and s.peak_ms / 1000 * baseline >= SPIKE_HELD_OPS
+        ]
         if inside:
             peak = max(inside, key=lambda s: s.peak_ms)
-            reasons.append(f"{ADJECTIVE[peak.op]} latency {peak.peak_ms:,.0f} ms")
+            reasons.append(f"{ADJECTIVE[peak.op]} latency {_ms(peak.peak_ms)} ms")
         if not reasons or (_clients_left(e) and not (e["queued"] or inside or (e["collect_ms"] or 0) >= STALLED_COLLECT_MS)):
             continue  # clients sent less, or left: not the server's doing
         end = _last_low(ctx, e["end"], LOW_SHARE * baseline, width)
@@ -314,7 +379,7 @@ def detect(ctx: Context) -> list[Finding]:
             start=e["start"],
             end=end,
             baseline=baseline,
-            since=ctx.earliest_before(e["start"], BEFORE) or e["start"],
+            since=ctx.earliest_before(e["start"], BASELINE) or e["start"],
             typical=float(rows["ops"].median() or 0.0),
             worst_start=worst_start,
             worst_end=worst_end,
@@ -322,6 +387,11 @@ def detect(ctx: Context) -> list[Finding]:
         )
         documents = _documents(ctx, episode)
         said = f" Documents: {documents['episode']:,}/s against {documents['before']:,}/s before." if documents else ""
+        # A role change as the dip began (not one inside a long depression that had begun before it).
+        role_change = planned_role_change(ctx, episode.start, episode.start + ROLE_CHANGE_LEAD)
+        if role_change is not None:
+            findings.append(_role_change_dip(ctx, episode, role_change, reasons, said))
+            continue
         findings.append(
             Finding(
                 kind=KIND,
