@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ftdc.timeutil import format_duration as duration  # noqa: F401  (the analyses' short name)
+from ftdc.timeutil import format_time
 
 
 def pct(share: float) -> str:
@@ -30,3 +31,13 @@ def span(start: dt.datetime, end: dt.datetime, joiner: str = "to", *, date_start
 def dated_span(start: dt.datetime, end: dt.datetime, joiner: str = "to") -> str:
     """`span` with the day always written once, for context with no other date near it."""
     return span(start, end, joiner, date_start=True)
+
+
+def first_and_last(moments: list[dt.datetime]) -> str:
+    """How many `moments` there were, and when the first and the last were (a node's restarts may run to hundreds:
+    the whole list is in the JSON): `none`, `1, at …`, `2, at … and …`, `282, the first at …, the last at …`."""
+    if not moments:
+        return "none"
+    if len(moments) <= 2:
+        return f"{len(moments)}, at {' and '.join(format_time(m) for m in moments)}"
+    return f"{len(moments)}, the first at {format_time(moments[0])}, the last at {format_time(moments[-1])}"

@@ -14,7 +14,7 @@ from analysis.analyze import Analysis
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
 from analysis.series.derived import GAP_PERIODS
-from analysis.text import duration
+from analysis.text import duration, first_and_last
 from analysis.workbench.overview import Overview
 from ftdc.timeutil import format_time
 
@@ -162,7 +162,7 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("metrics", f"{view.metrics:,}"),
         ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
         ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
-        ("restarts", str(len(view.restarts))),
+        ("restarts", first_and_last(view.restarts) + (" (each in --json)" if len(view.restarts) > 2 else "")),
     ]
     rows += [
         ("  gap", f"{format_time(g.start)} – {format_time(g.end)} ({_whole(duration(g.seconds))})")
@@ -170,7 +170,6 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
     ]
     if len(view.gaps) > MAX_GAPS_SHOWN:
         rows.append(("", f"... and {len(view.gaps) - MAX_GAPS_SHOWN} more"))
-    rows += [("  restart", format_time(r)) for r in view.restarts]
     return [(k, v) for k, v in rows if v]
 
 
