@@ -82,6 +82,8 @@ class Tick:
     # Checkpoints: how long the next one takes, and whether this second's sample is missing.
     checkpoint_seconds: float = 2.0
     missing: bool = False
+    # mongod's resident memory (serverStatus mem.resident, MB); None writes no mem section (the committed scenarios').
+    resident_mb: float | None = None
 
 
 @dataclass
@@ -107,6 +109,8 @@ class Config:
     # serverStatus's indexBuilds, indexBulkBuilder and transactions sections, WiredTiger's pinned range, history store size
     # and bytes read into the cache, as mongod records them; off for the committed scenarios, written without them (byte for byte).
     full_status: bool = False
+    uptime_s: float = 86400.0  # how long the process has run at the first sample
+    memory_limit_mb: int | None = None  # hostInfo's memLimitMB (a container's limit), written when set
 
 
 class Node:
@@ -128,7 +132,7 @@ class Node:
         self.building = False
         self.pid = config.pid
         self.boot_s = 0.0
-        self.uptime_s = 86400.0
+        self.uptime_s = config.uptime_s
         self.stalled_writes: list[float] = []  # arrival seconds of writes waiting for a stall to end
         self.stalled_reads: list[float] = []
         self.checkpoint_left = 0.0
@@ -434,6 +438,8 @@ class Node:
                 "totalCommitted": n["writes_ops"] // 50,
                 "totalAborted": 0,
             }
+        if tick.resident_mb is not None:
+            doc["mem"] = {"bits": 64, "resident": int(tick.resident_mb), "virtual": int(tick.resident_mb * 1.3)}
         doc["end"] = end
         return doc
 
@@ -531,7 +537,8 @@ class Node:
         opts = {"start": start, "argv": ["mongod", "--config", "/etc/mongod.conf"], "parsed": parsed, "end": start}
         host = {
             "start": start,
-            "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
+            "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"}
+            | ({"memLimitMB": c.memory_limit_mb} if c.memory_limit_mb else {}),
             "os": {"type": "Windows", "name": "Microsoft Windows Server 2022", "version": "10.0"}
             if c.windows
             else {"type": "Linux", "name": "Ubuntu", "version": "22.04"},
