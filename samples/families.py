@@ -1085,7 +1085,7 @@ def _developer(shape: Shape, restarts: Restarts, out: Path, rng: random.Random) 
     runs, folders, t0 = [], [], T0
     base = _restarts_config(shape, restarts)
     for i in range(restarts.processes):
-        seconds = rng.randint(300, 2400)
+        seconds = rng.randint(180, 720)
         config = replace(
             base, pid=base.pid if restarts.same_pid else base.pid + i, uptime_s=rng.uniform(3, 20), seed=shape.seed + i
         )

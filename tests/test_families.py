@@ -27,6 +27,7 @@ from samples.family_strategies import (
     OWN_QUEUE,
     PINNED,
     QUIET,
+    RESTARTS,
     STEADY,
     VICTIMS,
     cases,
@@ -189,3 +190,14 @@ def test_busy_healthy_node_stays_quiet(shape, quiet):
 @given(shape=shapes(), quiet=IDLE)
 def test_idle_node_stays_quiet(shape, quiet):
     stays_quiet(shape, quiet)
+
+
+@FEW
+@given(case=RESTARTS)
+def test_restarts_are_told_as_they_happened(case):
+    """Files of two processes overlapping in time (no restart), a developer's stops and starts hours or days apart
+    (restarts, no loop), a crash loop at a container's memory limit (one loop naming the limit and the cache)."""
+    from samples.families import analyzed_restarts, restart_failures
+
+    scenario, truth, result = analyzed_restarts(*case)
+    assert failures(scenario, result) + restart_failures(truth, result) == []

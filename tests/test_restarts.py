@@ -25,12 +25,14 @@ T0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=dt.timezone.utc)
 MIN = 60
 
 
-def sampled(processes: list[tuple[float, float, int]], period: float = 10.0) -> pl.DataFrame:
-    """A prepared frame of processes (began at second, lived seconds, pid), each sampled every `period` seconds from its
-    start with its uptime, in time order (samples of processes alive at once interleave)."""
+def sampled(processes: list[tuple], period: float = 10.0) -> pl.DataFrame:
+    """A prepared frame of processes (first sampled at second, lived seconds, pid, and optionally how long it had run at
+    its first sample), each sampled every `period` seconds with its uptime, in time order (samples of processes alive at
+    once interleave)."""
     rows = [
-        (T0 + dt.timedelta(seconds=began + k * period), pid, int(k * period * 1000) + 1500)
-        for began, lived, pid in processes
+        (T0 + dt.timedelta(seconds=began + k * period), pid, int((k * period + ran) * 1000) + 1500)
+        for began, lived, pid, *older in processes
+        for ran in [older[0] if older else 0]
         for k in range(int(lived // period) + 1)
     ]
     times, pids, uptimes = zip(*sorted(rows))
@@ -72,15 +74,16 @@ def test_a_container_restarted_under_the_same_pid_is_a_restart():
 
 @settings(max_examples=40, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(60, 3 * 3600), st.integers(5, 2 * 86400)), min_size=1, max_size=8),
+    st.lists(st.tuples(st.integers(60, 3 * 3600), st.integers(30, 2 * 86400)), min_size=1, max_size=8),
     st.booleans(),
     st.integers(0, 3),
 )
 def test_restarts_are_the_new_processes_however_their_samples_interleave(spans, same_pid, copies):
-    """Processes one after another, each read `copies` more times from other files whose clocks lag (their samples
-    interleave with the first copy's): one restart per new process, at its first sample."""
+    """Processes one after another, each beside `copies` lines of its pid whose uptimes run ahead of its own (their
+    samples interleave with its own, the uptime jumping back and forth): one restart per new process, at its first
+    sample."""
     processes = lives(spans, pid=(lambda i: 1) if same_pid else (lambda i: 100 + i))
-    shifted = [(began + 3 * (c + 1), lived, pid) for c in range(copies) for began, lived, pid in processes]
+    shifted = [(began + 3 * (c + 1), lived, pid, 40 * (c + 1)) for c in range(copies) for began, lived, pid in processes]
     frame = sampled(processes + shifted)
     assert restarts(frame) == [T0 + dt.timedelta(seconds=began) for began, _, _ in processes[1:]]
 
@@ -112,8 +115,12 @@ def test_a_loop_of_weeks_with_calmer_stretches_is_one_loop():
     assert len(loop.restarts) == len(restarts(frame)) == 65
 
 
-def test_the_bounds_are_the_supervisors_back_off_and_minutes_of_life():
-    assert PROMPT_RETURN == dt.timedelta(minutes=7) and SHORT_LIFE == dt.timedelta(minutes=15)
+@pytest.mark.parametrize(
+    ("down", "looping"), [(PROMPT_RETURN.total_seconds() - 20, True), (PROMPT_RETURN.total_seconds() + 20, False)]
+)
+def test_a_loop_is_processes_back_within_a_supervisors_back_off(down, looping):
+    life = SHORT_LIFE.total_seconds() / 3
+    assert bool(loops(sampled(lives([(life, down)] * 5 + [(life, 0)])))) is looping
 
 
 def test_the_terminal_header_gives_the_count_and_the_first_and_last_restart():
