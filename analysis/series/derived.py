@@ -728,12 +728,15 @@ def _canonical(columns: Iterable[str], resolved: Resolved, names: Iterable[str])
     return exprs
 
 
-def _processes(frame: pl.DataFrame, identity: set[str]) -> tuple[pl.Series, pl.Series] | None:
-    """Which process took each sample of a time-ordered `frame`, and when it started (ms since the epoch; null
-    without an uptime), or None when neither the pid nor an uptime is recorded. A process is its pid and its
-    start: the sample's time less its uptime (mongod reads both from the wall clock, so a clock step moves
-    neither). Samples sorted by (pid, start) are one process while the start moves by at most SAME_START from
-    one to the next (the uptime in whole seconds, a collection that took a moment)."""
+def _process_marks(frame: pl.DataFrame, identity: set[str]) -> tuple[pl.Series, pl.Series] | None:
+    """Whether each sample of a time-ordered `frame` is a restart, and whether it was taken by another process than
+    the sample before it; None when neither the pid nor an uptime is recorded.
+
+    A process is its pid and its start: the sample's time less its uptime (mongod reads both from the wall clock, so a
+    clock step moves neither). Consecutive samples of one process make a run; runs of one pid whose starts lie within
+    SAME_START of each other (in order of start) are one process, however other processes' runs interleave with them.
+    A restart is the first run of a process that started later than the process before it, whose run before it is
+    that process's last. The work is done per run, a few per restart, not per sample."""
     uptime = next((u for u in ("uptime_ms", "uptime_s") if u in identity), None)
     if uptime is None and "pid" not in identity:
         return None
@@ -743,14 +746,36 @@ def _processes(frame: pl.DataFrame, identity: set[str]) -> tuple[pl.Series, pl.S
         else pl.lit(None, pl.Int64)
     )
     pid = pl.col("pid") if "pid" in identity else pl.lit(0)
-    keyed = frame.select(pid.alias("pid"), started.alias("started")).with_row_index("row")
-    by_process = keyed.sort("pid", "started", nulls_last=True).with_columns(
-        process=(
-            pl.col("pid").ne_missing(pl.col("pid").shift(1)) | (pl.col("started").diff() > SAME_START_MS).fill_null(False)
-        ).cum_sum()
+    moved = (pl.col("started") - pl.col("started").shift(1)).abs() > SAME_START_MS
+    runs = (
+        frame.select(pid.alias("pid"), started.alias("started"))
+        .with_row_index("row")
+        .filter(pl.col("pid").ne_missing(pl.col("pid").shift(1)) | moved.fill_null(False))
     )
-    ordered = by_process.sort("row")
-    return ordered["process"], ordered["started"]
+    process = (
+        runs.with_row_index("run")
+        .sort("pid", "started", nulls_last=True)
+        .select(
+            "run",
+            process=(
+                pl.col("pid").ne_missing(pl.col("pid").shift(1)) | (pl.col("started").diff() > SAME_START_MS).fill_null(False)
+            ).cum_sum(),
+        )
+        .sort("run")["process"]
+    )
+    runs = runs.with_columns(process=process).with_columns(
+        restart=(
+            pl.col("process").is_first_distinct()
+            & pl.col("process").is_last_distinct().shift(1).fill_null(False)
+            & (pl.col("started") > pl.col("started").shift(1)).fill_null(True)
+        ),
+        switched=pl.col("process").ne_missing(pl.col("process").shift(1)) & (pl.col("row") > 0),
+    )
+    none = pl.Series([False]).extend_constant(False, frame.height - 1) if frame.height else pl.Series([], dtype=pl.Boolean)
+    return tuple(
+        none.clone().scatter(runs.filter(pl.col(flag))["row"], True) if runs[flag].any() else none
+        for flag in ("restart", "switched")
+    )
 
 
 def _bookkeeping(frame: pl.DataFrame, identity: Iterable[str]) -> pl.LazyFrame:
@@ -766,16 +791,8 @@ def _bookkeeping(frame: pl.DataFrame, identity: Iterable[str]) -> pl.LazyFrame:
     # the one PERIOD_WINDOW + 1 rows on (nulls past the end, so the last rows' take what is left): one pass for both.
     medians = medians_of_rows_before(step.extend_constant(None, PERIOD_WINDOW + 1), PERIOD_WINDOW)
     period, after = medians.head(frame.height), medians.slice(PERIOD_WINDOW + 1, frame.height)
-    restart, switched = pl.lit(False), pl.lit(False)
-    processes = _processes(frame, set(identity))
-    if processes is not None:
-        process, started = pl.lit(processes[0]), pl.lit(processes[1])
-        switched = process.ne_missing(process.shift(1)) & process.shift(1).is_not_null()
-        restart = (
-            process.is_first_distinct()
-            & process.is_last_distinct().shift(1).fill_null(False)
-            & (started > started.shift(1)).fill_null(True)
-        )
+    marks = _process_marks(frame, set(identity))
+    restart, switched = (pl.lit(False), pl.lit(False)) if marks is None else (pl.lit(marks[0]), pl.lit(marks[1]))
     # The period a gap is measured against is the larger of the medians before and after the
     # step, so a change of sampling period (1 s -> 10 s) is not taken for a gap.
     lazy = frame.lazy().with_columns(
