@@ -197,9 +197,13 @@ def memory_at_end(ctx: Context, loop: Loop) -> Memory | None:
     )
 
 
+def _whose(memory: Memory) -> str:
+    return "the container's memory limit" if memory.container else "the host's memory"
+
+
 def _out_of_memory(memory: Memory) -> tuple[str, list]:
     """The sentence and the advice for processes that ended at the memory limit (most of them)."""
-    whose = "the container's memory limit" if memory.container else "the host's memory"
+    whose = _whose(memory)
     limit = f"{memory.limit_mb / 1024:.1f} GB"
     sentence = (
         f"{memory.at_limit} of the {memory.ended} processes ended with mongod's resident memory within "
@@ -218,7 +222,8 @@ def _out_of_memory(memory: Memory) -> tuple[str, list]:
         "investigate",
         f'Confirm the out-of-memory kills in the host\'s kernel log (dmesg: "Out of memory: Killed process" naming mongod), '
         f"then give mongod a memory limit that holds its {'cache' if memory.cache_bytes is None else f'{memory.cache_bytes / 2**30:.1f} GB cache'} "
-        f"and its connections, or size the cache to the {limit} limit",
+        f"and its connections, or size the cache to the {limit} limit"
+        + (f" (mongod's default for it: {default / 2**30:.1f} GB)" if default else ""),
         "a process the kernel kills at the memory limit comes back to the same limit and is killed again",
     )
     return sentence, [advice]
@@ -239,8 +244,9 @@ def detect(ctx: Context) -> list[Finding]:
                 start=loop.start,
                 end=loop.end,
                 subject=f"mongod restarted {len(loop.restarts)} times in {duration((loop.end - loop.start).total_seconds())}",
-                statement=f"the processes lived {_durations(lives)}, each back within {duration(max(downs))}"
-                + (", at the memory limit" if killed else ""),
+                statement=f"the processes lived {_durations(lives)}"
+                + (f", {memory.at_limit} of {memory.ended} ending at {_whose(memory)}" if killed and memory is not None else "")
+                + f"; each back within {duration(max(downs))}",
                 reasoning=(
                     f"{len(loop.restarts)} new processes (the pid changed or the uptime went back), the first at "
                     f"{dated_span(first, last, 'and the last at')}. Between the restarts the processes lived {_durations(lives)}; "
@@ -292,8 +298,9 @@ def detect(ctx: Context) -> list[Finding]:
                         ),
                     },
                 },
+                # What ends each process: the limit the resident memory reached, or what the log says.
                 recommendations=oom_advice
-                + [
+                or [
                     advise(
                         "investigate",
                         'Read the mongod log\'s last lines before each restart (a fatal assertion, "out of memory", a signal '
