@@ -1190,3 +1190,9 @@ def restart_failures(truth: RestartTruth, result) -> list[str]:
     if "memory limit" not in text or "out-of-memory" not in text or "WiredTiger cache" not in text:
         wrong.append(f"the loop does not say it ended at the memory limit, with the cache: {text}")
     return wrong
+
+
+def restarts_judged(shape: Shape, restarts: Restarts) -> list[str]:
+    """What the analysis of a restarts scenario got wrong: `failures` and `restart_failures` together."""
+    scenario, truth, result = analyzed_restarts(shape, restarts)
+    return failures(scenario, result) + restart_failures(truth, result)

@@ -734,7 +734,7 @@ def _process_marks(frame: pl.DataFrame, identity: set[str]) -> tuple[pl.Series, 
 
     A process is its pid and its start: the sample's time less its uptime (mongod reads both from the wall clock, so a
     clock step moves neither). Consecutive samples of one process make a run; runs of one pid whose starts lie within
-    SAME_START of each other (in order of start) are one process, however other processes' runs interleave with them.
+    SAME_START_MS of each other (in order of start) are one process, however other processes' runs interleave with them.
     A restart is the first run of a process that started later than the process before it, whose run before it is
     that process's last. The work is done per run, a few per restart, not per sample."""
     uptime = next((u for u in ("uptime_ms", "uptime_s") if u in identity), None)
