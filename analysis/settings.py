@@ -299,6 +299,14 @@ PARAMETERS = {parameter: r.name for r in RECORDS for parameter in r.parameters}
 DEFAULT_SOURCES = tuple(dict.fromkeys(r.default_source for r in RECORDS))
 
 
+def default_cache_bytes(memory_mb: int | None) -> float | None:
+    """mongod's default WiredTiger cache on a host (or container) of `memory_mb`: 50 % of (its memory - 1 GB), at least
+    256 MB."""
+    if not memory_mb:
+        return None
+    return max(256 * 2**20, 0.5 * (memory_mb * 2**20 - 2**30))
+
+
 def max_cache_bytes(memory_mb: int | None) -> float | None:
     """The largest cache a host of `memory_mb` can give mongod."""
     return MAX_CACHE_SHARE_OF_RAM * memory_mb * 2**20 if memory_mb else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 from ftdc.timeutil import format_duration as duration  # noqa: F401  (the analyses' short name)
 
@@ -46,3 +47,15 @@ def span_before(since: dt.datetime, until: dt.datetime, reach: dt.timedelta = dt
     if until - since >= reach * 59 / 60:
         return f"the {'hour' if reach == dt.timedelta(hours=1) else duration(reach.total_seconds())} before {clock(until)}"
     return f"the {duration((until - since).total_seconds())} before {clock(until)}, all the capture holds"
+
+
+def first_and_last(moments: list[dt.datetime], say: Callable[[dt.datetime], str] | None = None) -> str:
+    """How many `moments` there were, and when the first and the last were (a node's restarts may run to hundreds:
+    the whole list is in the JSON): `none`, `1, at …`, `2, at … and …`, `282, the first at …, the last at …`; each time
+    by `say` (dated, with its zone, by default)."""
+    said = say or (lambda m: clock(m, dated=True))
+    if not moments:
+        return "none"
+    if len(moments) <= 2:
+        return f"{len(moments)}, at {' and '.join(said(m) for m in moments)}"
+    return f"{len(moments)}, the first at {said(moments[0])}, the last at {said(moments[-1])}"

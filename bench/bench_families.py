@@ -19,7 +19,7 @@ import time
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from samples.families import KINDS, analyzed, build, build_quiet, failures
+from samples.families import KINDS, analyzed, build, build_quiet, failures, restarts_judged
 from samples.family_strategies import (
     AT_LIMITS,
     BULK_LOADER,
@@ -32,6 +32,7 @@ from samples.family_strategies import (
     OWN_QUEUE,
     PINNED,
     QUIET,
+    RESTARTS,
     STEADY,
     VICTIMS,
     WARM_UP,
@@ -40,8 +41,9 @@ from samples.family_strategies import (
 )
 
 
-def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
-    """Runs `examples` draws of (shape, what) and returns how many there were and the failures."""
+def family(strategy, make, examples: int, at: int, judge=None) -> tuple[int, list[tuple]]:
+    """Runs `examples` draws of (shape, what) and returns how many there were and the failures (`judge(shape, what)`'s,
+    where a family has its own judge, else `failures` of the scenario `make` builds)."""
     ran, failed = [], []
 
     @seed(at)
@@ -51,7 +53,7 @@ def family(strategy, make, examples: int, at: int) -> tuple[int, list[tuple]]:
     @given(case=strategy)
     def draw(case):
         ran.append(case)
-        wrong = failures(*analyzed(make, *case))
+        wrong = judge(*case) if judge else failures(*analyzed(make, *case))
         if wrong:
             failed.append((case, wrong))
 
@@ -67,7 +69,7 @@ def main() -> None:
         "--only",
         nargs="*",
         default=None,
-        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up)",
+        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up, restarts)",
     )
     args = parser.parse_args()
     families = {
@@ -87,13 +89,17 @@ def main() -> None:
         "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
         "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4)),
     }
+    # Families with their own judge: (strategy, judge, draws).
+    judged = {"restarts": (RESTARTS, restarts_judged, args.examples)}
     print("| family | drawn | passed | rate |")
     print("|---|---:|---:|---:|")
-    for name, (strategy, make, examples) in families.items():
+    runs = [(name, strategy, make, None, n) for name, (strategy, make, n) in families.items()]
+    runs += [(name, strategy, None, judge, n) for name, (strategy, judge, n) in judged.items()]
+    for name, strategy, make, judge, examples in runs:
         if args.only and name not in args.only:
             continue
         began = time.monotonic()
-        ran, failed = family(strategy, make, examples, args.seed)
+        ran, failed = family(strategy, make, examples, args.seed, judge)
         passed = ran - len(failed)
         print(f"| {name} | {ran} | {passed} | {passed / ran:.1%} |", flush=True)
         print(f"  ({time.monotonic() - began:.0f} s)", file=sys.stderr)

@@ -50,6 +50,9 @@ class NodeInfo:
     os: str | None = None
     cpus: int | None = None
     memory_mb: int | None = None
+    # hostInfo's memLimitMB: the memory mongod may use, its container's (cgroup) limit where one is set, the host's
+    # otherwise; None where the version does not record it.
+    memory_limit_mb: int | None = None
 
     @property
     def address(self) -> str | None:
@@ -105,6 +108,7 @@ def node_info(doc: dict[str, Any]) -> NodeInfo:
         os=_path(host, "os", "name"),
         cpus=_path(host, "system", "numCores"),
         memory_mb=_path(host, "system", "memSizeMB"),
+        memory_limit_mb=_path(host, "system", "memLimitMB"),
     )
 
 

@@ -559,10 +559,10 @@ def _timeline(shape: Shape, incident: Incident, rng: random.Random) -> Timeline:
 # -- the log
 
 
-def node_log(shape: Shape, config: Config, run: Run) -> JsonLog | TextLog:
-    """The log mongod writes at this version (JSON from 4.4, legacy text before), from a start-up a day
-    earlier with the node's configuration in its open string, and the usual few slow indexed finds."""
-    boot = run.t0 - dt.timedelta(days=1)
+def node_log(shape: Shape, config: Config, run: Run, boot: dt.datetime | None = None) -> JsonLog | TextLog:
+    """The log mongod writes at this version (JSON from 4.4, legacy text before), from a start-up at `boot` (a day
+    earlier unless given) with the node's configuration in its open string, and the usual few slow indexed finds."""
+    boot = boot or run.t0 - dt.timedelta(days=1)
     open_string = DEFAULT_OPEN.format(cache=int(config.cache_gb * 1024)) + (
         f",{config.config_string}" if config.config_string else ""
     )
@@ -1684,3 +1684,199 @@ def build_stepdown(shape: Shape, out: Path) -> tuple[Scenario, dt.datetime]:
         log.line(run.at(stepped), "COMMAND", 21580, "conn4182", "replSetStepDown command completed")
     log.write(out / "mongod.log")
     return Scenario(out / "diagnostic.data", out / "mongod.log"), when
+
+
+# -- restarts (issue 39 §1): files that overlap in time, a developer's stops and starts, a crash loop at a memory limit
+
+CONTAINER_PID = 1  # a container's mongod: the same pid each time it starts
+
+
+@dataclass(frozen=True)
+class Restarts:
+    """How a node's processes come and go.
+
+    `interleaved`: two mongod processes of one pid (two containers' mongod) whose files lie in one directory, their
+    samples overlapping in time: no restart. `developer`: a container stopped and started `hours_apart` or more later,
+    `processes` times: restarts, no loop. `oom_loop`: a supervisor starting again within seconds to minutes a mongod
+    the kernel kills at its container's `limit_mb`, `processes` times, each process's resident memory climbing to it:
+    one loop that names the limit and the cache."""
+
+    case: str  # interleaved | developer | oom_loop
+    processes: int = 4
+    standalone: bool = False  # a single node (no replica set)
+    same_pid: bool = False  # a container's mongod, pid 1 each time
+    version: str | None = None  # a version the layout also stands for (4.4 and 5.0 write 6.0's FTDC)
+    hours_apart: float = 5.0  # developer: the shortest stop
+    limit_mb: int = 4096  # oom_loop: the container's memory limit
+    cache_share: float = 0.6  # oom_loop: the WiredTiger cache (cacheSizeGB) as a share of that limit
+
+
+@dataclass(frozen=True)
+class RestartTruth:
+    """What a restarts scenario must be told as: how many restarts, and the loop's memory limit (oom_loop)."""
+
+    restarts: int
+    limit_mb: int | None = None
+    ended_at_limit: int = 0
+
+
+def _merged(directories: list[Path], into: Path) -> None:
+    """The files of several simulated captures in one directory (each named by the second it was opened)."""
+    import shutil
+
+    into.mkdir(parents=True, exist_ok=True)
+    for directory in directories:
+        for file in directory.iterdir():
+            shutil.move(str(file), into / file.name)
+        directory.rmdir()
+
+
+def _restarts_config(shape: Shape, restarts: Restarts) -> Config:
+    config = shape.config()
+    if restarts.version:
+        config = replace(config, version=restarts.version)
+    if restarts.standalone:
+        config = replace(config, replica_set=None)
+    return replace(config, pid=CONTAINER_PID) if restarts.same_pid else config
+
+
+def _sessions_log(shape: Shape, runs: list[tuple[Config, Run]]) -> JsonLog | TextLog:
+    """One log for several processes, each from its own start-up."""
+    log = node_log(shape, *runs[0], boot=runs[0][1].t0 - dt.timedelta(seconds=runs[0][0].uptime_s))
+    for config, run in runs[1:]:
+        log.lines += node_log(shape, config, run, boot=run.t0 - dt.timedelta(seconds=config.uptime_s)).lines
+    return log
+
+
+def _interleaved(shape: Shape, restarts: Restarts, out: Path, rng: random.Random) -> tuple[Scenario, RestartTruth]:
+    """Two processes of one pid sampled over the same 20 minutes, half a period apart, their files in one directory."""
+    seconds, runs, folders = 1200, [], []
+    for i in range(2):
+        config = replace(
+            _restarts_config(shape, replace(restarts, same_pid=True)), seed=shape.seed + i, uptime_s=rng.uniform(600, 5 * 86400)
+        )
+        folder = out / f"capture{i}"
+        t0 = T0 + dt.timedelta(seconds=i * 2.5 * shape.period_s)
+        runs.append((config, write_ftdc(folder, config, t0, seconds, Baseline(shape), period=shape.period_s)))
+        folders.append(folder)
+    _merged(folders, out / "diagnostic.data")
+    _sessions_log(shape, runs[:1]).write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log"), RestartTruth(0)
+
+
+def _developer(shape: Shape, restarts: Restarts, out: Path, rng: random.Random) -> tuple[Scenario, RestartTruth]:
+    """A container started, used for 3 to 12 minutes (a test run) and stopped, `processes` times, hours or days apart."""
+    runs, folders, t0 = [], [], T0
+    base = _restarts_config(shape, restarts)
+    for i in range(restarts.processes):
+        seconds = rng.randint(180, 720)
+        config = replace(
+            base, pid=base.pid if restarts.same_pid else base.pid + i, uptime_s=rng.uniform(3, 20), seed=shape.seed + i
+        )
+        folder = out / f"session{i}"
+        runs.append(
+            (
+                config,
+                write_ftdc(folder, config, t0, seconds, Baseline(replace(shape, seed=shape.seed + i)), period=shape.period_s),
+            )
+        )
+        folders.append(folder)
+        t0 += dt.timedelta(seconds=seconds) + dt.timedelta(hours=rng.uniform(restarts.hours_apart, 3 * 24))
+    _merged(folders, out / "diagnostic.data")
+    _sessions_log(shape, runs).write(out / "mongod.log")
+    return Scenario(out / "diagnostic.data", out / "mongod.log"), RestartTruth(restarts.processes - 1)
+
+
+def _oom_loop(shape: Shape, restarts: Restarts, out: Path, rng: random.Random) -> tuple[Scenario, RestartTruth]:
+    """Twenty minutes of work at a steady resident memory, then `processes` processes that each climb to the container's
+    memory limit within 2 to 12 minutes and are killed there, each started again 5 s to 4 min later; the last one runs
+    on for 10 minutes below the limit."""
+    limit = restarts.limit_mb
+    cache_gb = round(limit * restarts.cache_share / 1024, 2)
+    shape = replace(shape, cache_gb=cache_gb)
+    config = replace(_restarts_config(shape, restarts), memory_limit_mb=limit)
+    base, period = Baseline(shape), shape.period_s
+    climbs: list[tuple[int, int]] = []  # (first second, one past the last) of each process that climbs to the limit
+    down: set[int] = set()
+    pids: dict[int, int] = {}  # the second each new process starts: its pid
+    s = 1200
+    for i in range(restarts.processes):
+        life, gone = rng.randint(120, 720), rng.randint(5, 240)
+        climbs.append((s, s + life))
+        down.update(range(s + life, s + life + gone))
+        s += life + gone
+        pids[s] = config.pid if restarts.same_pid else config.pid + i + 1
+    seconds = s + 600
+
+    def resident(t: int) -> float:
+        """From what the cache and connections take at the start to the limit, where the kernel kills it."""
+        climbing = next(((a, b) for a, b in climbs if a <= t < b), None)
+        if climbing:
+            return limit * (0.45 + 0.52 * (t - climbing[0]) / (climbing[1] - climbing[0]))
+        return limit * (0.55 if t < climbs[0][0] else 0.5)
+
+    def plan(t: int) -> Tick:
+        return replace(base(t), missing=t in down, resident_mb=resident(t))
+
+    run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=period, restarts=pids)
+    sampled = [t for t in range(seconds) if t % period == 0 and t not in down]
+    last_before = max(t for t in sampled if t < climbs[0][1])
+    first_after = min(t for t in sampled if t >= max(pids))
+    log = node_log(shape, config, run)
+    for t in sorted(pids):
+        log.startup(run.at(t), DEFAULT_OPEN.format(cache=int(config.cache_gb * 1024)))
+    log.write(out / "mongod.log")
+    expected = Expected("restart_loop", None, run.at(last_before), run.at(first_after), max(WINDOW_TOLERANCE_S, period))
+    return (
+        Scenario(out / "diagnostic.data", out / "mongod.log", [expected]),
+        RestartTruth(restarts.processes, limit, restarts.processes),
+    )
+
+
+RESTART_CASES = {"interleaved": _interleaved, "developer": _developer, "oom_loop": _oom_loop}
+
+
+def build_restarts(shape: Shape, restarts: Restarts, out: Path) -> tuple[Scenario, RestartTruth]:
+    """Simulates `restarts.case` on a node of `shape` into `out`: the scenario and what its restarts must be told as."""
+    return RESTART_CASES[restarts.case](shape, restarts, out, random.Random(shape.seed * 31 + 7))
+
+
+def analyzed_restarts(shape: Shape, restarts: Restarts) -> tuple[Scenario, RestartTruth, object]:
+    """`build_restarts` in a temporary folder, what it must be told as, and its analysis."""
+    truths: list[RestartTruth] = []
+
+    def make(out: Path) -> Scenario:
+        scenario, truth = build_restarts(shape, restarts, out)
+        truths.append(truth)
+        return scenario
+
+    scenario, result = analyzed(make)
+    return scenario, truths[0], result
+
+
+def restart_failures(truth: RestartTruth, result) -> list[str]:
+    """What `result` got wrong about a restarts scenario: the count of restarts; for a loop, one finding naming the
+    memory limit the processes ended at and the cache against it."""
+    wrong = []
+    if len(result.overview.restarts) != truth.restarts:
+        wrong.append(f"{len(result.overview.restarts)} restarts told, {truth.restarts} happened")
+    loops = [f for f in result.findings if f.kind == "restart_loop"]
+    if truth.limit_mb is None:
+        return wrong + [f"a restart loop told: {f.title}" for f in loops]
+    if len(loops) != 1:
+        return wrong + [f"{len(loops)} restart loops told, one happened"]
+    evidence, text = loops[0].evidence, loops[0].title + " " + loops[0].explanation
+    if evidence.get("memory_limit_mb") != truth.limit_mb or evidence.get("ended_at_memory_limit") != truth.ended_at_limit:
+        wrong.append(
+            f"memory limit {evidence.get('memory_limit_mb')} MB, {evidence.get('ended_at_memory_limit')} at it; "
+            f"{truth.limit_mb} MB, {truth.ended_at_limit} happened"
+        )
+    if "memory limit" not in text or "out-of-memory" not in text or "WiredTiger cache" not in text:
+        wrong.append(f"the loop does not say it ended at the memory limit, with the cache: {text}")
+    return wrong
+
+
+def restarts_judged(shape: Shape, restarts: Restarts) -> list[str]:
+    """What the analysis of a restarts scenario got wrong: `failures` and `restart_failures` together."""
+    scenario, truth, result = analyzed_restarts(shape, restarts)
+    return failures(scenario, result) + restart_failures(truth, result)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from analysis.findings.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
-from samples.families import KINDS, Incident, Laptop, Leak, Quiet, Shape, stall_seconds
+from samples.families import KINDS, Incident, Laptop, Leak, Quiet, Restarts, Shape, stall_seconds
 
 HOUR = 3600
 LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services")
@@ -297,3 +297,27 @@ LEAKS = st.builds(
     app=st.sampled_from(["billing-reports", "etl worker", "ms-orders"]),
     standalone=st.booleans(),
 )
+
+
+# Restarts (issue 39 §1): files of two processes overlapping in time, a developer's stops and starts hours or days
+# apart, a crash loop at a container's memory limit; single nodes and replica-set members, 4.4 to 8.0.
+RESTART_SHAPES = shapes().filter(lambda shape: shape.layout != "4.2")  # 4.4+: 6.0's FTDC stands for 4.4 and 5.0 too
+
+
+@st.composite
+def restarts(draw, case: str):
+    shape = draw(RESTART_SHAPES)
+    version = draw(st.sampled_from([None, "4.4.29", "5.0.26"])) if shape.layout == "6.0" else None
+    return shape, Restarts(
+        case,
+        processes=draw(st.integers(3, 10) if case == "oom_loop" else st.integers(4, 8)),
+        standalone=draw(st.booleans()),
+        same_pid=draw(st.booleans()),
+        version=version,
+        hours_apart=draw(st.floats(2.0, 48.0)),
+        limit_mb=draw(st.sampled_from([2048, 4096, 8192, 16384])),
+        cache_share=draw(st.floats(0.3, 0.8)),
+    )
+
+
+RESTARTS = st.sampled_from(["interleaved", "developer", "oom_loop"]).flatmap(restarts)

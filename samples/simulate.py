@@ -91,6 +91,8 @@ class Tick:
     donated: int = 0
     received: int = 0
     range_deleted: float = 0
+    # mongod's resident memory (serverStatus mem.resident, MB); None writes no mem section (the committed scenarios').
+    resident_mb: float | None = None
 
 
 @dataclass
@@ -118,6 +120,8 @@ class Config:
     full_status: bool = False
     # A shard's member: serverStatus.shardingStatistics, as mongod records it there (off: written without it, byte for byte).
     sharded: bool = False
+    uptime_s: float = 86400.0  # how long the process has run at the first sample
+    memory_limit_mb: int | None = None  # hostInfo's memLimitMB (a container's limit), written when set
 
 
 class Node:
@@ -139,7 +143,7 @@ class Node:
         self.building = False
         self.pid = config.pid
         self.boot_s = 0.0
-        self.uptime_s = 86400.0
+        self.uptime_s = config.uptime_s
         self.stalled_writes: list[float] = []  # arrival seconds of writes waiting for a stall to end
         self.stalled_reads: list[float] = []
         self.checkpoint_left = 0.0
@@ -457,6 +461,8 @@ class Node:
                 "countDocsClonedOnDonor": n["donated"] * 40_000,
                 "countDocsDeletedOnDonor": n["range_deleted"],
             }
+        if tick.resident_mb is not None:
+            doc["mem"] = {"bits": 64, "resident": int(tick.resident_mb), "virtual": int(tick.resident_mb * 1.3)}
         doc["end"] = end
         return doc
 
@@ -554,7 +560,8 @@ class Node:
         opts = {"start": start, "argv": ["mongod", "--config", "/etc/mongod.conf"], "parsed": parsed, "end": start}
         host = {
             "start": start,
-            "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"},
+            "system": {"hostname": c.host, "memSizeMB": c.memory_mb, "numCores": c.cores, "cpuArch": "x86_64"}
+            | ({"memLimitMB": c.memory_limit_mb} if c.memory_limit_mb else {}),
             "os": {"type": "Windows", "name": "Microsoft Windows Server 2022", "version": "10.0"}
             if c.windows
             else {"type": "Linux", "name": "Ubuntu", "version": "22.04"},

@@ -34,7 +34,8 @@ from analysis.series.derived import (
     shown_only,
 )
 from analysis.series.metrics import BY_NAME, resolve
-from analysis.series.thresholds import CACHE_PERCENTAGES, Setting, Thresholds
+from analysis.series.thresholds import Setting, Thresholds
+from analysis.settings import CACHE_PERCENTAGES
 from ftdc.frames import TIME_COLUMN
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -47,6 +47,7 @@ from samples.family_strategies import (
     OWN_QUEUE,
     PINNED,
     QUIET,
+    RESTARTS,
     STEADY,
     VICTIMS,
     WARM_UP,
@@ -287,3 +288,12 @@ def stepped_down_quietly(shape: Shape) -> None:
     [change] = [f for f in result.findings if f.kind == "primary_change"]
     assert change.evidence["planned"] == {"at": asked, "how": "a replSetStepDown command"}
     assert all(f.evidence["role_change"]["at"] == asked for f in result.findings if f.kind == "throughput_dip")
+
+
+@given(case=RESTARTS)
+def test_restarts_are_told_as_they_happened(case):
+    """Files of two processes overlapping in time (no restart), a developer's stops and starts hours or days apart
+    (restarts, no loop), a crash loop at a container's memory limit (one loop naming the limit and the cache)."""
+    from samples.families import restarts_judged
+
+    assert restarts_judged(*case) == []

@@ -18,7 +18,7 @@ from analysis.advice.recommendation import Recommendation
 from analysis.findings.detectors import bearing_settings
 from analysis.incidents.incident import RootCause
 from analysis.series.thresholds import Setting, Thresholds
-from analysis.settings import CACHE_PERCENTAGES, SETTINGS
+from analysis.settings import CACHE_PERCENTAGES, SETTINGS, default_cache_bytes
 from ftdc.metadata import NodeInfo
 
 DEFAULT_TICKETS = 128
@@ -58,13 +58,6 @@ def _interval(setting: Setting) -> RootCause | None:
     )
 
 
-def _default_cache_bytes(node: NodeInfo) -> float | None:
-    """mongod's default: 50 % of (RAM - 1 GB), at least 256 MB."""
-    if not node.memory_mb:
-        return None
-    return max(256 * 2**20, 0.5 * (node.memory_mb * 2**20 - 2**30))
-
-
 def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
     """The configuration outliers in effect during [start, end] that bear on `kinds`, the strongest mechanism first."""
     out: list[RootCause] = []
@@ -74,7 +67,7 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
             c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))
         ]
     if "cache_size" in bearing:
-        default = _default_cache_bytes(node)
+        default = default_cache_bytes(node.memory_mb)
         for s in thresholds.in_effect("cache_size", start, end):
             if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
                 out.append(

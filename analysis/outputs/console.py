@@ -19,9 +19,9 @@ from analysis.incidents.incident import Incident
 from analysis.outputs import words
 from analysis.outputs.document import log_offset
 from analysis.series.derived import GAP_PERIODS
-from analysis.text import duration
+from analysis.text import duration, first_and_last
 from analysis.workbench.overview import Overview
-from ftdc.timeutil import format_time, say_time, say_window
+from ftdc.timeutil import say_time, say_window
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 # Recommendations shown per problem: the first fix and the next in order, a handful; the rest are folded into a
@@ -177,12 +177,11 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("metrics", f"{view.metrics:,}"),
         ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
         ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
-        ("restarts", str(len(view.restarts))),
+        ("restarts", first_and_last(view.restarts) + (" (each in --json)" if len(view.restarts) > 2 else "")),
     ]
     rows += [("  gap", f"{say_window(g.start, g.end)} ({_whole(duration(g.seconds))})") for g in view.gaps[:MAX_GAPS_SHOWN]]
     if len(view.gaps) > MAX_GAPS_SHOWN:
         rows.append(("", f"... and {len(view.gaps) - MAX_GAPS_SHOWN} more"))
-    rows += [("  restart", format_time(r)) for r in view.restarts]
     return [(k, v) for k, v in rows if v]
 
 

@@ -69,8 +69,6 @@ SHOWN_ONLY = (
     "scanned_keys_per_s",
     "ttl_passes",
     "files_open",
-    "repl_state",
-    "resident_mb",
     "swap_used_mb",
     "page_faults_per_s",
     "network_in_mb_per_s",
@@ -756,6 +754,10 @@ ENGINE = "in-memory"
 OPTIMIZATIONS = pl.QueryOptFlags(comm_subexpr_elim=False)
 # What restarts are told from (the alias layer picks each layout's path, 8.0 `shard.` included).
 IDENTITY = ("pid", "uptime_ms", "uptime_s")
+# One process's samples give its start (time less uptime) within this much: the uptime in whole seconds (`uptime`
+# where `uptimeMillis` is not recorded) and the moment a collection takes. Two processes of one pid (a container's
+# mongod is often pid 1 each time) start further apart than that: the first lived and was sampled in between.
+SAME_START_MS = 2000
 
 
 def _canonical(columns: Iterable[str], resolved: Resolved, names: Iterable[str]) -> list[pl.Expr]:
@@ -770,30 +772,83 @@ def _canonical(columns: Iterable[str], resolved: Resolved, names: Iterable[str])
     return exprs
 
 
+def _process_marks(frame: pl.DataFrame, identity: set[str]) -> tuple[pl.Series, pl.Series] | None:
+    """Whether each sample of a time-ordered `frame` is a restart, and whether it was taken by another process than
+    the sample before it; None when neither the pid nor an uptime is recorded.
+
+    A process is its pid and its start: the sample's time less its uptime (mongod reads both from the wall clock, so a
+    clock step moves neither). Consecutive samples of one process make a run; runs of one pid whose starts lie within
+    SAME_START_MS of each other (in order of start) are one process, however other processes' runs interleave with them.
+    A restart is the first run of a process that started later than the process before it, whose run before it is
+    that process's last. The work is done per run, a few per restart, not per sample."""
+    uptime = next((u for u in ("uptime_ms", "uptime_s") if u in identity), None)
+    if uptime is None and "pid" not in identity:
+        return None
+    started = (
+        pl.col(TIME_COLUMN).dt.epoch("ms") - pl.col(uptime).cast(pl.Int64) * (1 if uptime == "uptime_ms" else 1000)
+        if uptime
+        else pl.lit(None, pl.Int64)
+    )
+    pid = pl.col("pid") if "pid" in identity else pl.lit(0)
+    moved = (pl.col("started") - pl.col("started").shift(1)).abs() > SAME_START_MS
+    runs = (
+        frame.select(pid.alias("pid"), started.alias("started"))
+        .with_row_index("row")
+        .filter(pl.col("pid").ne_missing(pl.col("pid").shift(1)) | moved.fill_null(False))
+    )
+    process = (
+        runs.with_row_index("run")
+        .sort("pid", "started", nulls_last=True)
+        .select(
+            "run",
+            process=(
+                pl.col("pid").ne_missing(pl.col("pid").shift(1)) | (pl.col("started").diff() > SAME_START_MS).fill_null(False)
+            ).cum_sum(),
+        )
+        .sort("run")["process"]
+    )
+    runs = runs.with_columns(process=process).with_columns(
+        restart=(
+            pl.col("process").is_first_distinct()
+            & pl.col("process").is_last_distinct().shift(1).fill_null(False)
+            & (pl.col("started") > pl.col("started").shift(1)).fill_null(True)
+        ),
+        switched=pl.col("process").ne_missing(pl.col("process").shift(1)) & (pl.col("row") > 0),
+    )
+    none = pl.Series([False]).extend_constant(False, frame.height - 1) if frame.height else pl.Series([], dtype=pl.Boolean)
+    return tuple(
+        none.clone().scatter(runs.filter(pl.col(flag))["row"], True) if runs[flag].any() else none
+        for flag in ("restart", "switched")
+    )
+
+
 def _bookkeeping(frame: pl.DataFrame, identity: Iterable[str]) -> pl.LazyFrame:
     """interval_s, period_s, restart, gap, valid (the interval ending at each row can be rated) of a time-ordered
-    `frame` holding the `identity` columns it has."""
-    identity = set(identity)
+    `frame` holding the `identity` columns it has.
+
+    A restart is the first sample of a new process that began after the one before it (later than its start),
+    whose previous sample is that process's last: files that overlap in time (a metrics file and an interim,
+    two directories read together) interleave the samples of processes that are not replaced, and one
+    process's line returning after another's is no restart. A rate is taken only within one process's line."""
     step = frame.select(pl.col(TIME_COLUMN).diff().dt.total_milliseconds() / 1000).to_series()
     # The period in effect: the median of the PERIOD_WINDOW steps before each. The median of the steps after a row is
     # the one PERIOD_WINDOW + 1 rows on (nulls past the end, so the last rows' take what is left): one pass for both.
     medians = medians_of_rows_before(step.extend_constant(None, PERIOD_WINDOW + 1), PERIOD_WINDOW)
     period, after = medians.head(frame.height), medians.slice(PERIOD_WINDOW + 1, frame.height)
-    restart = pl.lit(False)
-    if "pid" in identity:
-        restart = restart | (pl.col("pid").diff().fill_null(0) != 0)
-    for uptime in ("uptime_ms", "uptime_s"):
-        if uptime in identity:
-            restart = restart | (pl.col(uptime).diff().fill_null(0) < 0)
-            break
+    marks = _process_marks(frame, set(identity))
+    restart, switched = (pl.lit(False), pl.lit(False)) if marks is None else (pl.lit(marks[0]), pl.lit(marks[1]))
     # The period a gap is measured against is the larger of the medians before and after the
     # step, so a change of sampling period (1 s -> 10 s) is not taken for a gap.
     lazy = frame.lazy().with_columns(
-        interval_s=step, period_s=period.fill_null(step), gap_period_s=pl.max_horizontal(period, after), restart=restart
+        interval_s=step,
+        period_s=period.fill_null(step),
+        gap_period_s=pl.max_horizontal(period, after),
+        restart=restart,
+        switched=switched,
     )
     # Repeated timestamps (period 0: samples timed by their chunk) say nothing about gaps.
     lazy = lazy.with_columns(gap=(pl.col("gap_period_s") > 0) & (pl.col("interval_s") > GAP_PERIODS * pl.col("gap_period_s")))
-    return lazy.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("restart") & ~pl.col("gap").fill_null(True))
+    return lazy.with_columns(valid=(pl.col("interval_s") > 0) & ~pl.col("switched") & ~pl.col("gap").fill_null(True))
 
 
 def threshold_exprs(thresholds: Thresholds, cache_max_bytes: pl.Expr | None) -> list[pl.Expr]:

@@ -1,6 +1,6 @@
 """Context, not problems: restarts and FTDC gaps (`info`).
 
-A restart is a new process (pid changed, uptime went back); a gap is a step
+A restart is a new process (`derived._bookkeeping`); a gap is a step
 over GAP_PERIODS sampling periods with no sample (mongod down, or stalled so
 badly that FTDC could not collect). Both bound what the other findings can see.
 Those inside a restart loop are the loop's (`restart_loop`).
@@ -20,7 +20,9 @@ from ftdc.frames import TIME_COLUMN
 
 # Context for the other findings (`info`): what it bounds, nothing it causes.
 METHOD = (
-    f"A restart is a new process (its pid changed or its uptime went back); a gap is more than {GAP_PERIODS} sampling periods "
+    "A restart is a new process (its pid changed or its uptime went back, and the process before it took no sample afterwards: "
+    "files that overlap in time interleave one process's samples with another's, which is no restart); a gap is more than "
+    f"{GAP_PERIODS} sampling periods "
     "without a sample (mongod down, or too stalled to collect). Both bound what the other findings can see."
 )
 DETECTOR = Detector(

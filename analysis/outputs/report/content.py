@@ -32,7 +32,7 @@ from analysis.outputs.document import (  # noqa: F401
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
-from analysis.text import duration
+from analysis.text import duration, first_and_last
 from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
 from ftdc.timeutil import say_time, say_window
@@ -183,7 +183,7 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
         ("samples", f"{view.samples:,} in {view.files} file(s), {view.chunks:,} chunks"),
         ("sampling periods", periods),
         ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
-        ("restarts", "; ".join(say_time(r, offset) for r in view.restarts) or "none"),
+        ("restarts", first_and_last(view.restarts, lambda r: say_time(r, offset))),
         ("damaged input", f"{len(view.problems)} problem(s)" if view.problems else "none"),
         (
             "log",
