@@ -157,11 +157,10 @@ def _logs_to_read(found, given: list, no_log: bool, start, end):
     return logs, beside if logs is not None else []
 
 
-def _no_log_note(paths: list[Path], found, no_log: bool) -> str:
-    """Where the summary looked for a log and found none, and what it cannot see without one."""
+def _no_log_note(paths: list[Path], found) -> str:
+    """Where the summary looked for a log and found none, and what it cannot see without one (not said under --no-log:
+    the user chose it)."""
     blind = "the operations, their clients, index builds and transactions behind an incident cannot be seen without one"
-    if no_log:
-        return f"no mongod log read (--no-log): {blind}"
     folders = [str(d.parent) for d in found.ftdc if d.name == "diagnostic.data"]
     looked = f"in {', '.join(map(str, paths))}" + (f" and beside diagnostic.data in {', '.join(folders)}" if folders else "")
     return f"no mongod log found: looked {looked}; {blind} (--log names one)"
@@ -256,8 +255,9 @@ def summary(
             highlight=False,
             soft_wrap=True,
         )
-    elif logs is None:
-        err.print(_no_log_note(paths, found, no_log), markup=False, highlight=False, soft_wrap=True)
+    elif logs is None and not no_log and not (found.logs or logs_beside(found.ftdc)):
+        # None found (one found and unreadable has had its warning, which says the analysis went on without it).
+        err.print(_no_log_note(paths, found), markup=False, highlight=False, soft_wrap=True)
     if report is not None:
         err.print(
             f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
