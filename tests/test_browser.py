@@ -366,7 +366,9 @@ LAYOUT = """(() => {
   const open = el => !el.closest('details:not([open])');
   const tables = [...document.querySelectorAll('table')].filter(open).map(t => {
     const box = t.parentElement.getBoundingClientRect(), card = t.closest('.incident,.finding,details,body').getBoundingClientRect();
-    const th = Math.max(0, ...[...t.querySelectorAll('th')].map(h => h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight)));
+    // A header's own text, not its cell: a row's header is as tall as the row's value.
+    const lines = h => { const r = document.createRange(); r.selectNodeContents(h); return r.getBoundingClientRect().height; };
+    const th = Math.max(0, ...[...t.querySelectorAll('th')].map(h => lines(h) / parseFloat(getComputedStyle(h).lineHeight)));
     return {cls: t.className, boxRight: box.right, cardRight: card.right, headerLines: th}; });
   const plots = [...document.querySelectorAll('div.plot')].filter(open).map(d => ({width: d.querySelector('svg').getBoundingClientRect().width,
     room: d.parentElement.clientWidth - parseFloat(getComputedStyle(d.parentElement).paddingLeft) - parseFloat(getComputedStyle(d.parentElement).paddingRight)}));

@@ -44,7 +44,7 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-word}
 div.plot{margin:8px 0}div.plot svg{width:100%;height:auto;display:block}
-.incident,.finding{overflow-wrap:anywhere}table.culprits th{min-width:8.5em}
+.incident,.finding{overflow-wrap:anywhere}table.culprits th{min-width:8.5em}table.evidence th{min-width:13em}
 nav.toc{columns:3 220px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
 table.nodes td,table.nodes th{font-size:13px}
 details.section>summary{margin:14px 0 4px}summary h2,summary h3{display:inline;border:0}details.section{border-bottom:1px solid #ddd;margin:8px 0}
@@ -152,7 +152,7 @@ def _incidents(cards: list[IncidentCard], more: list[tuple[str, Incident]]) -> s
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
-    return "<table>" + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
+    return "<table class=evidence>" + "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in rows) + "</table>"
 
 
 def _section(anchor: str, title: str, content: str, h: str, open_: bool = False) -> str:
