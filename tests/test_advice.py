@@ -512,7 +512,8 @@ def test_only_actions_are_recommendations():
 def test_the_terminal_shows_a_handful_of_fixes_and_says_how_many_more():
     from rich.console import Console
 
-    from analysis.outputs.console import SHOWN_RECOMMENDATIONS, incident_details
+    from analysis.advice.wording import HANDFUL as SHOWN_RECOMMENDATIONS
+    from analysis.outputs.console import incident_details
 
     demo = _demo()
     incident = demo.incidents[0]
@@ -526,6 +527,15 @@ def test_the_terminal_shows_a_handful_of_fixes_and_says_how_many_more():
     out = console.export_text()
     assert out.count("  → ") == SHOWN_RECOMMENDATIONS == 5 and "+3 more" in out
     assert len(json.loads(json.dumps(demo.to_dict()))["incidents"][0]["recommendations"]) == len(incident.recommendations)
+    # The report's formats show the same handful and fold the rest under their count.
+    from analysis.outputs.report import html, markdown
+
+    page = html._what_to_do(many.recommendations)
+    shown, folded = page.split("<details")
+    assert shown.count("<li>") == 5 and "<summary>3 more</summary>" in folded and folded.count("<li>") == 3
+    lines = markdown._what_to_do(many.recommendations)
+    cut = lines.index("3 more, if those are not enough:")
+    assert sum(line.startswith("- ") for line in lines[:cut]) == 5 and sum(line.startswith("- ") for line in lines[cut:]) == 3
 
 
 @given(st.lists(st.integers(1, 3_600_000), min_size=1, max_size=40))

@@ -12,6 +12,13 @@ from analysis.advice.recommendation import Current, Recommendation, Withheld
 from analysis.settings import SETTINGS
 
 ASSUMED = "assumed: these files do not record the node's configuration"
+# Fixes a report shows as they come, the first first: a handful; the rest are folded (every format says how many).
+HANDFUL = 5
+
+
+def handful(recommendations: list[Recommendation]) -> tuple[list[Recommendation], list[Recommendation]]:
+    """The fixes shown, and those folded after them."""
+    return recommendations[:HANDFUL], recommendations[HANDFUL:]
 
 
 def amount(value: float | None, unit: str) -> str:

@@ -24,9 +24,6 @@ from analysis.workbench.overview import Overview
 from ftdc.timeutil import say_time, say_window
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
-# Recommendations shown per problem: the first fix and the next in order, a handful; the rest are folded into a
-# "+N more" line (--json carries all of them).
-SHOWN_RECOMMENDATIONS = 5
 # Consoles at least this wide get kind, title and culprit in columns of their own.
 WIDE = 140
 
@@ -91,10 +88,12 @@ def incidents_table(incidents: list[Incident], width: int, title: str = "Inciden
 
 
 def advice_lines(recommendations: list[Recommendation], fill: Callable[[str, str, str], str]) -> list[RenderableType]:
-    """The first SHOWN_RECOMMENDATIONS, then how many more there are where the list is cut."""
-    out: list[RenderableType] = [Text(fill(wording.text(rec), "  → ", "    ")) for rec in recommendations[:SHOWN_RECOMMENDATIONS]]
-    if (more := len(recommendations) - SHOWN_RECOMMENDATIONS) > 0:
-        out.append(Text(fill(f"+{more} more (all in the JSON report)", "  ", "    "), style="dim"))
+    """The first fixes (a handful, `wording.handful`), then how many more there are where the list is cut (the JSON
+    carries all of them)."""
+    shown, folded = wording.handful(recommendations)
+    out: list[RenderableType] = [Text(fill(wording.text(rec), "  → ", "    ")) for rec in shown]
+    if folded:
+        out.append(Text(fill(f"+{len(folded)} more (all in the JSON report)", "  ", "    "), style="dim"))
     return out
 
 

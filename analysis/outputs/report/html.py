@@ -96,8 +96,16 @@ def finding_html(finding: Finding, figure: Figure | None = None, offset: dt.time
 
 
 def _what_to_do(recommendations: list[Recommendation]) -> str:
-    items = "".join(f"<li>{escape(wording.text(r))}</li>" for r in recommendations)
-    return f"<p><b>What to do</b></p><ul>{items}</ul>" if items else ""
+    """The first fixes in order (a handful), the rest folded under how many they are."""
+    shown, folded = wording.handful(recommendations)
+    items = "".join(f"<li>{escape(wording.text(r))}</li>" for r in shown)
+    more = "".join(f"<li>{escape(wording.text(r))}</li>" for r in folded)
+    return (
+        f"<p><b>What to do</b></p><ul>{items}</ul>"
+        + (f"<details class=more-fixes><summary>{len(folded)} more</summary><ul>{more}</ul></details>" if folded else "")
+        if items
+        else ""
+    )
 
 
 def _evidence(evidence: dict, offset: dt.timedelta | None = None) -> str:

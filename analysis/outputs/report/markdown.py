@@ -65,7 +65,12 @@ def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###
 
 
 def _what_to_do(recommendations: list[Recommendation]) -> list[str]:
-    return ["What to do:", ""] + [f"- {_text(wording.text(r))}" for r in recommendations] + [""] if recommendations else []
+    """The first fixes in order (a handful), then the rest under how many they are."""
+    shown, folded = wording.handful(recommendations)
+    lines = ["What to do:", ""] + [f"- {_text(wording.text(r))}" for r in shown] + [""] if shown else []
+    if folded:
+        lines += [f"{len(folded)} more, if those are not enough:", ""] + [f"- {_text(wording.text(r))}" for r in folded] + [""]
+    return lines
 
 
 def _incident(card: IncidentCard, folder: str) -> str:
