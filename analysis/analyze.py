@@ -304,7 +304,11 @@ def analyze(
     slow_ops = during_checkpoints(log_frames.slow_ops, checkpoints) if log_frames is not None else None
     advice: dict = {}  # each culprit's recommendations, once
     # A connection storm's clients' first operations are its load, in its window and in those it set off.
-    storms = tuple((f.start, f.end) for f in findings if f.kind == STORM and f.severity != "info")
+    storms = tuple(
+        (f.start, f.end)
+        for f in findings
+        if f.kind == STORM and f.severity != "info" and f.start is not None and f.end is not None
+    )
     # Replication findings are about other members: this node's operations do not explain them.
     findings = [
         attribute(
