@@ -147,7 +147,7 @@ def source_tags(text: str, _: Vocabulary) -> list[str]:
 
 
 # A share (0..1) shown as the fraction the data holds: "share 1", "time share 0.425", "checkpoint time share: 0.425".
-RAW_SHARE = re.compile(r"\bshare:? (?:0?\.\d+|[01])(?![\d.,]| ?%)")
+RAW_SHARE = re.compile(r"\bshare:? (?:0?\.\d+|[01])(?!\d|[.,]\d| ?%)")
 
 
 def shares_as_fractions(text: str, _: Vocabulary) -> list[str]:
