@@ -242,8 +242,8 @@ def test_a_queue_said_twice_says_what_each_number_measures():
         waiting = max(v for k, v in f.evidence["queued_peak"].items() if k.endswith("_waiters"))
         assert waiting > sampled
         assert re.search(
-            rf"{sampled:,.0f} \w+ queued at peak \(the longest queue sampled; by the time spent queued, "
-            rf"{waiting:,.0f} were waiting on average",
+            rf"{sampled:,.0f} \w+ queued at peak \(the longest queue sampled; counted by the time spent queued, "
+            rf"{waiting:,.0f} waiting on average",
             f.explanation,
         ), f.explanation
 

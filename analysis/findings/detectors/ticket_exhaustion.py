@@ -192,8 +192,8 @@ def detect(ctx: Context) -> list[Finding]:
             waiters = peaks.get(f"{rw}_ticket_waiters")
             waiting_text = (
                 # Two measures of one queue, each named: a sampled length, and a mean that counts the waits between samples.
-                f" (the longest queue sampled; by the time spent queued, {waiters:,.0f} were waiting on average over the worst "
-                "sampling interval, counting those that came and went between samples)"
+                f" (the longest queue sampled; counted by the time spent queued, {waiters:,.0f} waiting on average over the "
+                "worst sampling interval, those that came and went between samples included)"
                 if gauges and waiters is not None and waiters > queued_peak
                 else ""
             )
