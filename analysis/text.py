@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 
 from ftdc.timeutil import format_duration as duration  # noqa: F401  (the analyses' short name)
@@ -12,6 +13,27 @@ def pct(share: float) -> str:
     """A share (0..1) as a percentage with sensible precision."""
     value = 100 * share
     return f"{value:.1f} %" if value < 10 else f"{value:.0f} %"
+
+
+def milliseconds(value: float) -> str:
+    """A number of milliseconds as `ms` says it, without the unit (a table's column or an evidence label carries it)."""
+    if value >= 10 or value <= 0:
+        return f"{value:,.0f}"
+    decimals = max(1, 1 - math.floor(math.log10(value)))
+    return f"{value:.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def ms(value: float) -> str:
+    """A time in milliseconds (a latency, a request's wait) as every sentence says it: `1,250 ms`, `26 ms`, `2.1 ms`,
+    `0.34 ms`; two significant figures under 10 ms, so that a sub-millisecond mean never reads `0 ms` beside its usual
+    `0.3 ms`."""
+    return f"{milliseconds(value)} ms"
+
+
+def ram(megabytes: float) -> str:
+    """An amount of memory (a host's RAM, a container's limit) as every format says it: `31.2 GB`, one unit and one
+    decimal (hostInfo gives MB; "32,000 MB RAM" beside "8.0 GB of 31.2 GB RAM" was one quantity in two units)."""
+    return f"{megabytes / 1024:,.1f} GB"
 
 
 def _clock(t: dt.datetime, dated: bool, precise: bool) -> str:

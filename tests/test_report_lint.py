@@ -128,6 +128,51 @@ def function_names(text: str, vocabulary: Vocabulary) -> list[str]:
     return _named(text, vocabulary.functions - vocabulary.evidence_keys - vocabulary.kinds - vocabulary.configuration)
 
 
+# A latency rounded to nothing: "Mean write latency reached 0 ms" beside "Usual write latency: 0.3 ms".
+ZERO_MS = re.compile(r"(?<![\d.,])0 ms\b")
+
+
+def milliseconds_rounded_away(text: str, _: Vocabulary) -> list[str]:
+    """A time under 10 ms keeps two significant figures (`analysis.text.ms`): none reads `0 ms`."""
+    return [text[max(0, m.start() - 40) : m.end()] for m in ZERO_MS.finditer(text)]
+
+
+# A checkpoint's `source` as the code tags it ("the longest from 03:40:30 UTC, ftdc+log").
+SOURCE_TAG = re.compile(r"\bftdc\+log\b|, (?:ftdc|log)\)")
+
+
+def source_tags(text: str, _: Vocabulary) -> list[str]:
+    """Where a checkpoint was seen is said in words ("seen in both FTDC and the log")."""
+    return [text[max(0, m.start() - 40) : m.end()] for m in SOURCE_TAG.finditer(text)]
+
+
+# A share (0..1) shown as the fraction the data holds: "share 1", "time share 0.425", "checkpoint time share: 0.425".
+RAW_SHARE = re.compile(r"\bshare:? (?:0?\.\d+|[01])(?!\d|[.,]\d| ?%)")
+
+
+def shares_as_fractions(text: str, _: Vocabulary) -> list[str]:
+    """A share is a percentage with the prose's rounding (`42 %` beside the sentence's 42 %, not `0.425`)."""
+    return [text[max(0, m.start() - 40) : m.end()] for m in RAW_SHARE.finditer(text)]
+
+
+def hour_claimed_by_a_label(text: str, _: Vocabulary) -> list[str]:
+    """An evidence label does not say what a baseline rests on ("writes per second in the hour before: 800" beside
+    "the median of the 40 min 30 s before"): the baseline's own line does."""
+    return re.findall(r"[^\n]{0,40}in the hour before: \d", text)
+
+
+def ram_in_megabytes(text: str, _: Vocabulary) -> list[str]:
+    """RAM is said in one unit, GB with one decimal (`analysis.text.ram`): not "32,000 MB RAM" beside "31.2 GB RAM"."""
+    return re.findall(r"[\d,.]+ MB (?:of )?RAM", text)
+
+
+def names_lowered(text: str, _: Vocabulary) -> list[str]:
+    """A finding's kind opens a line with its record's name as it is ("TTL deletion burst"), its first letter raised and
+    nothing lowered ("Ttl deletion burst")."""
+    lowered = {n.capitalize() for n in NAMES.values() if n.capitalize() != n[:1].upper() + n[1:]}
+    return [n for n in sorted(lowered) if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text)]
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -140,6 +185,12 @@ RULES = (
     Rule("no detector kinds", "a reader forwards the sentence to a customer", detector_kinds),
     Rule("no evidence keys", "field names are the JSON's, not a sentence's", evidence_keys),
     Rule("no function names", "the reader does not read the code", function_names),
+    Rule("milliseconds keep their precision", "a mean of 0.33 ms read `0 ms` beside its usual 0.3 ms", milliseconds_rounded_away),
+    Rule("no source tags", "`ftdc+log` is the data's tag, not a sentence's", source_tags),
+    Rule("shares are percentages", "`time share 0.425` beside the prose's 42 % is two values", shares_as_fractions),
+    Rule("labels claim no baseline", "the baseline's line says what it rests on", hour_claimed_by_a_label),
+    Rule("RAM in one unit", "MB in one place and GB in another is one quantity said twice", ram_in_megabytes),
+    Rule("names as their records give them", "str.capitalize lowers an acronym", names_lowered),
 )
 
 
@@ -287,6 +338,18 @@ VOCABULARY = Vocabulary(
         ("- writes_per_s: 801; carried_by: [...]", evidence_keys, 2),
         ("eviction_dirty_target 5 % → 2 %", evidence_keys, 0),
         ("Counts and percentiles are summarize_queries'", function_names, 1),
+        ("Mean write latency reached 0 ms. Usual write latency: 0.3 ms", milliseconds_rounded_away, 1),
+        ("reached 0.33 ms, 10 ms, 1,250 ms, 2.0 ms", milliseconds_rounded_away, 0),
+        ("(the longest from 03:40:30 UTC, ftdc+log)", source_tags, 1),
+        ("(the longest from 03:40:30 UTC, seen in both FTDC and the log)", source_tags, 0),
+        ("runs 90, share 1, application x; time share 0.425; checkpoint time share: 0.425", shares_as_fractions, 3),
+        ("share of the slow operations' time 100 %; share of the window 42 %", shares_as_fractions, 0),
+        ("- writes per second in the hour before: 800", hour_claimed_by_a_label, 1),
+        ("- writes per second before: 800", hour_claimed_by_a_label, 0),
+        ("Ubuntu, 8 cores, 32,000 MB RAM", ram_in_megabytes, 1),
+        ("8.0 GB of 31.2 GB RAM", ram_in_megabytes, 0),
+        ("Ttl deletion burst · 2024-04-15", names_lowered, 1),
+        ("TTL deletion burst · 2024-04-15", names_lowered, 0),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):
@@ -309,7 +372,7 @@ def test_evidence_is_shown_in_words():
     assert words.label("checkpoint_longest_s") == "checkpoint longest (s)"
     assert "_" not in words.label("held_s") + words.label("query_hash") + words.label("carried_by")
     carried = [{"ns": "shop.orders", "command": "update", "runs": 90, "share": 0.999}]
-    assert words.said(carried) == "(namespace shop.orders, command update, runs 90, share 0.999)"
+    assert words.said(carried) == "(namespace shop.orders, command update, runs 90, share of the slow operations' time 100 %)"
     assert words.said(dt.datetime(2024, 6, 3, 3, 0, 30, tzinfo=UTC), dt.timedelta(hours=-3)) == (
         "2024-06-03 03:00:30 UTC, 00:00:30 in the log's -03:00"
     )

@@ -24,7 +24,7 @@ def test_a_series_past_its_end_of_life_today_is_flagged_though_supported_when_re
     item = _item("6.0.11", "end_of_life")
     assert item.severity == "warning"
     assert (
-        "past its end of life today (2025-07-31)" in item.has
+        "reached its end of life on 2025-07-31, before today" in item.has
         and "still supported when the data was recorded (2025-01-01)" in item.has
     )
     already = _item("4.4.29", "end_of_life")
@@ -35,7 +35,7 @@ def test_today_is_injectable_and_defaults_to_now():
     assert _item("7.0.12", "end_of_life", today=dt.date(2027, 8, 31)).severity == "info"
     assert _item("7.0.12", "end_of_life", today=dt.date(2027, 9, 1)).severity == "warning"
     now = {i.key: i for i in audit.audit(_facts("3.6.8", None, None))}["end_of_life"]
-    assert now.severity == "warning" and "past its end of life today" in now.has
+    assert now.severity == "warning" and "before today" in now.has
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,9 @@ def test_release_candidates_and_development_builds_are_flagged(version, kind):
 def test_production_releases_are_not(version):
     # From 5.0 on an odd minor is a rapid release (Atlas), not a development series.
     assert _item(version, "release_kind").severity == "info"
+
+
+def test_the_end_of_life_date_is_not_read_as_today():
+    # "series 6.0 is past its end of life today (2025-07-31)" read as if today were 2025-07-31 (issue 39's review).
+    has = _item("6.0.11", "end_of_life").has
+    assert "today (" not in has and "on 2025-07-31, before today" in has

@@ -13,7 +13,7 @@ from typing import Any
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation, Withheld
 from analysis.outputs import display
-from analysis.text import clock, span_before
+from analysis.text import clock, ms, span_before
 from ftdc.timeutil import format_time
 
 SEVERITIES = ("critical", "warning", "info")
@@ -62,10 +62,10 @@ class Usual:
     def sentence(self) -> str:
         if self.since is None:
             return (
-                f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median just before the worst spike "
+                f"Usual {self.op[:-1]} latency: {ms(self.latency_ms)}, the median just before the worst spike "
                 f"(the capture holds too little before {clock(self.before)} for a longer baseline)."
             )
-        return f"Usual {self.op[:-1]} latency: {self.latency_ms:,.1f} ms, the median of {span_before(self.since, self.before)}."
+        return f"Usual {self.op[:-1]} latency: {ms(self.latency_ms)}, the median of {span_before(self.since, self.before)}."
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Finding:
     @property
     def title(self) -> str:
         """Subject: statement (against the usual latency when the statement ends with a peak)."""
-        against = f" against {self.usual.latency_ms:,.1f} ms" if self.usual is not None and self.usual.in_title else ""
+        against = f" against {ms(self.usual.latency_ms)}" if self.usual is not None and self.usual.in_title else ""
         return f"{self.subject}: {self.statement}{against}" if self.statement else self.subject
 
     @property

@@ -19,6 +19,7 @@ from analysis.findings.detectors import bearing_settings
 from analysis.incidents.incident import RootCause
 from analysis.series.thresholds import Setting, Thresholds
 from analysis.settings import CACHE_PERCENTAGES, SETTINGS, default_cache_bytes
+from analysis.text import ram
 from ftdc.metadata import NodeInfo
 
 DEFAULT_TICKETS = 128
@@ -72,7 +73,7 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
             if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
                 out.append(
                     _cause(
-                        f"A small cache: {s.value / 2**30:.1f} GB against {node.memory_mb / 1024:.0f} GB of RAM "
+                        f"A small cache: {s.value / 2**30:.1f} GB against {ram(node.memory_mb)} of RAM "
                         f"(mongod's default would be {default / 2**30:.1f} GB)",
                         "cache_size",
                         s,

@@ -258,7 +258,7 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
     )
     text = (
         f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
-        f"{duration((end - start).total_seconds())} ({pct(counted.time_share)} of the time), {counted.against_usual()}"
+        f"{duration((end - start).total_seconds())} (checkpointing {pct(counted.time_share)} of the time), {counted.against_usual()}"
     )
     if counted.usual_s is not None:
         evidence.update(checkpoint_usual_s=counted.usual_s, checkpoints_before=counted.usual_of)

@@ -19,7 +19,7 @@ import polars as pl
 from analysis.findings.culprits import WRITES, overlapping
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 from analysis.series.windows import between
-from analysis.text import clock, span_before
+from analysis.text import clock, pct, span_before
 
 TOP = 3
 NAMED = 0.005
@@ -174,7 +174,7 @@ def carried_told(carried: list[dict[str, Any]]) -> str:
     """`catalog.products find (340 runs, 98 %, app storefront), ...`."""
     return ", ".join(
         f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({c['runs']:,} run{'s' if c['runs'] != 1 else ''}, "
-        f"{c['share']:.0%}" + (f", app {c['app']})" if c["app"] else ")")
+        f"{pct(c['share'])}" + (f", app {c['app']})" if c["app"] else ")")
         for c in carried
     )
 
@@ -192,7 +192,7 @@ def told(rates: list[tuple[str, float]], docs: list[tuple[str, float]], carried:
             ("; " if text else "")
             + "the log's slow operations mostly "
             + ", ".join(
-                f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({c['share']:.0%}"
+                f"{c['ns'] or 'an unknown namespace'} {c['command'] or 'operations'} ({pct(c['share'])}"
                 + (f", app {c['app']})" if c["app"] else ")")
                 for c in carried
             )

@@ -19,7 +19,7 @@ from analysis.incidents.incident import Incident
 from analysis.outputs import words
 from analysis.outputs.document import log_offset
 from analysis.series.derived import GAP_PERIODS
-from analysis.text import duration, first_and_last
+from analysis.text import duration, first_and_last, ram
 from analysis.workbench.overview import Overview
 from ftdc.timeutil import say_time, say_window
 
@@ -150,7 +150,7 @@ def _host(view: Overview) -> str:
     node = view.node
     return ", ".join(
         x
-        for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{node.memory_mb:,} MB RAM" if node.memory_mb else None)
+        for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{ram(node.memory_mb)} RAM" if node.memory_mb else None)
         if x
     )
 

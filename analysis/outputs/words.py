@@ -14,8 +14,9 @@ from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
 from analysis.findings.detectors import kind_name
 from analysis.incidents.incident import MECHANISMS, Incident
+from analysis.series.checkpoints import SEEN_IN
 from analysis.settings import SETTINGS
-from analysis.text import duration
+from analysis.text import duration, milliseconds, pct
 from ftdc.timeutil import say_time, say_window
 
 # Evidence keys whose words are not their parts read one by one.
@@ -32,7 +33,15 @@ LABELS = {
     "checkpoints_in_window": "checkpoints in the window",
     "checkpoint_usual_s": "usual checkpoint (s)",
     "checkpoint_every_s": "a checkpoint every (s)",
-    "writes_per_s_before": "writes per second in the hour before",
+    "writes_per_s_before": "writes per second before",
+    "concurrency": "running at once on average",
+    "share": "share of the slow operations' time",
+    "time_share": "share of the window spent checkpointing",
+    "checkpoint_time_share": "share of the window spent checkpointing",
+    "aligned_time_share": "share of the time in a checkpoint or the sampling period after one",
+    "usual_s": "usual checkpoint (s)",
+    "usual_of": "checkpoints the usual is the median of",
+    "usual_since": "the usual rests on checkpoints since",
     "writes_changed": "writes changed",
     "dhandles_peak": "data handles at their peak",
     "expected_by_chance": "spikes expected by chance",
@@ -79,6 +88,20 @@ def _number(value: float) -> str:
     return f"{value:,.3f}".rstrip("0").rstrip(".")
 
 
+def _rounded(key: str, value: float) -> str:
+    """A number under its key, with the rounding the prose quotes it with: a share (0..1) as the percentage the
+    sentences give (`42 %`, not `0.425`), milliseconds as `text.ms` says them, a mean concurrency to one decimal as the
+    culprit's sentence has it ("2.1 running at once")."""
+    parts = key.split("_")
+    if parts[-1] == "share":
+        return pct(value)
+    if "ms" in parts:
+        return milliseconds(value)
+    if key == "concurrency":
+        return f"{value:,.1f}"
+    return _number(value)
+
+
 def said(value: Any, offset: dt.timedelta | None = None) -> str:
     """An evidence value as a sentence's part: numbers grouped, times with their zone, a nested record's keys in words."""
     if value is None:
@@ -109,7 +132,12 @@ def setting_name(setting: str) -> str:
 
 
 # Evidence whose value is itself a name of the code, and how a report says it.
-_NAMED_VALUES = {"setting": setting_name, "mechanism": lambda m: MECHANISMS.get(m, m.replace("_", " "))}
+_NAMED_VALUES = {
+    "setting": setting_name,
+    "mechanism": lambda m: MECHANISMS.get(m, m.replace("_", " ")),
+    "checkpoint_source": lambda s: SEEN_IN.get(s, s),
+    "source": lambda s: SEEN_IN.get(s, s),  # a checkpoint's; a setting's source is already words
+}
 
 
 def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
@@ -118,13 +146,25 @@ def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) 
 
 
 def _value(key: str, value: Any, offset: dt.timedelta | None) -> str:
-    """An evidence value under its key: a name of the code (a setting, a mechanism) in words, else `said`."""
-    return _NAMED_VALUES[key](value) if key in _NAMED_VALUES and isinstance(value, str) else said(value, offset)
+    """An evidence value under its key: a name of the code (a setting, a mechanism) in words, a number with the
+    prose's rounding (`_rounded`), else `said`."""
+    if key in _NAMED_VALUES and isinstance(value, str):
+        return _NAMED_VALUES[key](value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _rounded(key, value)
+    return said(value, offset)
 
 
 def kind(kind: str, resource: str | None = None) -> str:
     """A finding's kind (and the resource it is about) as the reports say it."""
     return kind_name(kind) + (f" ({resource})" if resource else "")
+
+
+def kind_heading(kind_: str, resource: str | None = None) -> str:
+    """`kind` opening a line: its first letter raised, the rest as the record names it ("TTL deletion burst", where
+    `str.capitalize` lowered it to "Ttl deletion burst")."""
+    text = kind(kind_, resource)
+    return text[:1].upper() + text[1:]
 
 
 # A root cause's kind (`incident.ROOT_KINDS`) as the reports say it.

@@ -33,17 +33,25 @@ MIN_CADENCE = 4
 USUAL_BEFORE = dt.timedelta(hours=1)
 
 
+# Where a checkpoint was seen (`Checkpoint.source`), as a sentence says it.
+SEEN_IN = {"ftdc": "seen in FTDC", "log": "seen in the log", "ftdc+log": "seen in both FTDC and the log"}
+
+
 @dataclass(frozen=True)
 class Checkpoint:
     start: dt.datetime
     end: dt.datetime
-    source: str  # "ftdc" or "log"
+    source: str  # "ftdc", "log" or "ftdc+log" (SEEN_IN)
     open: bool = False  # still running at the last sample
     corroborated: bool = False  # FTDC and the log agree
 
     @property
     def seconds(self) -> float:
         return (self.end - self.start).total_seconds()
+
+    @property
+    def seen_in(self) -> str:
+        return SEEN_IN[self.source]
 
 
 @dataclass(frozen=True)

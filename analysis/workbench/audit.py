@@ -17,6 +17,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.text import ram
 from ftdc.metadata import find_section
 
 # End of life of each release series (MongoDB's legacy support policy; docs/config-audit.md).
@@ -342,7 +343,7 @@ def cache_size(f: Facts) -> AuditItem:
     ram_gb = ram_mb / 1024
     default = max(0.25, 0.5 * (ram_gb - 1))
     share = cache_gb / ram_gb
-    has = f"{cache_gb:.1f} GB of {ram_gb:.1f} GB RAM ({share:.0%}; mongod's default here {default:.1f} GB)" + (
+    has = f"{cache_gb:.1f} GB of {ram(ram_mb)} RAM ({share:.0%}; mongod's default here {default:.1f} GB)" + (
         " set by cacheSizeGB" if configured is not None else ""
     )
     source = "getCmdLineOpts cacheSizeGB, hostInfo" if configured is not None else "serverStatus cache maximum, hostInfo"
@@ -399,7 +400,7 @@ def end_of_life(f: Facts) -> AuditItem:
             "end_of_life",
             title,
             "warning",
-            f"{version}: series {series} is past its end of life today ({eol.isoformat()}){then}",
+            f"{version}: series {series} reached its end of life on {eol.isoformat()}, before today{then}",
             why,
             "upgrade to a supported release series (one major release at a time)",
             "buildInfo, MongoDB's support policy",

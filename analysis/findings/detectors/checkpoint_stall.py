@@ -31,7 +31,7 @@ from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
-from analysis.text import clock, duration, pct, span
+from analysis.text import clock, duration, ms, pct, span
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
@@ -46,6 +46,7 @@ EPISODE_GAP = 5  # checkpoint intervals...
 # until it has had a minute (mongod's default interval) without a stall.
 MIN_EPISODE_GAP = dt.timedelta(seconds=60)
 CRITICAL_MS = 1000.0
+CRITICAL_OVERRUN = 2  # ...or a checkpoint this many checkpoint intervals long: the next one waited a whole interval
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     "A latency spike is aligned with a checkpoint when it overlaps the checkpoint or the sampling period after it. "
@@ -55,7 +56,8 @@ METHOD = (
     f"aligned with one in at least {MOST_CHECKPOINTS * 100:g} % of the checkpoints. Aligned spikes less than "
     f"{EPISODE_GAP} checkpoint intervals apart (at least {MIN_EPISODE_GAP.total_seconds():g} s) are one episode and "
     "one finding. A checkpoint that outlasts the checkpoint interval leaves no headroom: with a latency spike "
-    f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more."
+    f"inside it, it is a finding even once. Critical: a spike of {CRITICAL_MS / 1000:g} s or more, or a checkpoint "
+    f"lasting at least {CRITICAL_OVERRUN:g} times the checkpoint interval."
 )
 DETECTOR = Detector(
     reads_spikes=True,
@@ -274,12 +276,13 @@ def _episode_finding(
         start=start,
         end=end,
         subject=f"{op_names} latency spiked in {among} checkpoints over {duration((end - start).total_seconds())}",
-        statement=f"up to {peak.peak_ms:,.0f} ms",
+        statement=f"up to {ms(peak.peak_ms)}",
         usual=usual,
         reasoning=(
             f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint or the sampling period after one, "
-            f"which together took {pct(coverage)} of the time "
-            f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {peak.peak_ms:,.0f} ms mean {ADJECTIVE[peak.op]} latency at "
+            # The checkpoints and the period after each: more than the checkpoints alone the root cause quotes.
+            f"which, checkpoints and the sampling period after each together, took {pct(coverage)} of the time "
+            f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {ms(peak.peak_ms)} mean {ADJECTIVE[peak.op]} latency at "
             f"{clock(peak.peak_at)}, {peak.factor:,.0f}× the median of the 10 minutes before it."
             + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
         ),
@@ -364,14 +367,16 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         out.append(
             Finding(
                 kind=KIND,
-                severity="critical" if peak.peak_ms >= CRITICAL_MS or longest.seconds >= 2 * interval else "warning",
+                severity="critical"
+                if peak.peak_ms >= CRITICAL_MS or longest.seconds >= CRITICAL_OVERRUN * interval
+                else "warning",
                 start=start,
                 end=end,
-                subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {peak.peak_ms:,.0f} ms",
+                subject=f"{what} longer than the {interval:g} s interval, with {ops} latency up to {ms(peak.peak_ms)}",
                 reasoning=(
                     f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
-                    f"(the longest from {clock(longest.start)}, {longest.source}), so each next one had no headroom. "
-                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {peak.peak_ms:,.0f} ms"
+                    f"(the longest from {clock(longest.start)}, {longest.seen_in}), so each next one had no headroom. "
+                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {ms(peak.peak_ms)}"
                     + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                     + (f" The interval itself is the problem: {unusual}." if unusual else "")
                     + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")

@@ -20,7 +20,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.windows import sustained
-from analysis.text import clock, duration
+from analysis.text import clock, duration, ms
 
 KIND = "dhandle_pressure"
 LOCK_WAIT_THREADS = 0.1  # a tenth of a thread waiting, on average, for the lock
@@ -86,7 +86,7 @@ def detect(ctx: Context) -> list[Finding]:
         ]
         if ctx.has("checkpoint_gather_handles_ms"):
             parts.append(
-                f"checkpoints spent up to {float(rows['checkpoint_gather_handles_ms'].max() or 0):,.0f} ms gathering handles"
+                f"checkpoints spent up to {ms(float(rows['checkpoint_gather_handles_ms'].max() or 0))} gathering handles"
             )
         findings.append(
             Finding(

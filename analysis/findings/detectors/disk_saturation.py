@@ -20,7 +20,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.windows import overlap_s, sustained
-from analysis.text import duration, span
+from analysis.text import duration, ms, span
 
 KIND = "disk_saturation"
 UTIL_PCT = 90.0
@@ -168,7 +168,7 @@ def detect(ctx: Context) -> list[Finding]:
             queue = f"disk_queue.{dev}"
             depth = float(rows[queue].mean()) if queue in rows.columns else None
             psi = float(rows["io_full_pct"].mean()) if "io_full_pct" in rows.columns else None
-            details = [f"await {peak_wait:,.0f} ms at peak against {usual:,.1f} ms usually"]
+            details = [f"await {ms(peak_wait)} at peak against {ms(usual)} usually"]
             if depth is not None:
                 details.append(f"{depth:,.1f} requests in flight on average")
             if throughput is not None:
@@ -186,7 +186,7 @@ def detect(ctx: Context) -> list[Finding]:
                     end=window.end,
                     subject=f"Disk {dev} saturated for {duration(window.seconds)}"
                     + (" by another process's reads" if other is not None else ""),
-                    statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {peak_wait:,.0f} ms"
+                    statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {ms(peak_wait)}"
                     + (f"; {_told(other)}" if other is not None else ""),
                     reasoning=(
                         f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "

@@ -33,7 +33,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
-from analysis.text import duration, span
+from analysis.text import duration, ms, span
 from ftdc.frames import TIME_COLUMN
 
 KIND = "latency_rise"
@@ -123,7 +123,7 @@ class Rise:
     def figures(self) -> str:
         """`reads 0.62 ms against 0.20 ms usually; writes ...`"""
         return "; ".join(
-            f"{op} {self.typical_ms[op]:,.2f} ms against {self.usual_ms[op]:,.2f} ms usually ({self.factor(op):.1f}×)"
+            f"{op} {ms(self.typical_ms[op])} against {ms(self.usual_ms[op])} usually ({self.factor(op):.1f}×)"
             for op in sorted(self.usual_ms, key=CLASSES.index)
         )
 
@@ -180,8 +180,8 @@ class Buckets:
         first = int(np.searchsorted(self.times, self.times[row] - BASELINE // dt.timedelta(microseconds=1), "left"))
         rows = np.arange(first, row)[self.process[first:row] == self.process[row]]
         usual = {}
-        for op, ms in self.ms.items():
-            values = ms[rows][self.busy[op][rows] & ~np.isnan(ms[rows])]
+        for op, minutes in self.ms.items():
+            values = minutes[rows][self.busy[op][rows] & ~np.isnan(minutes[rows])]
             if values.size >= MIN_BASELINE_MINUTES:
                 usual[op] = float(np.median(values))
         return rows, usual
@@ -319,7 +319,7 @@ def _disks(during: pl.DataFrame, before: pl.DataFrame) -> list[tuple[str, str, f
         if column.startswith("disk_util_pct.") and now >= 50 and now - usual >= DISK_POINTS:
             out.append((column, f"disk {device} busy {now:.0f} % of the time against {usual:.0f} %", now, usual))
         elif column.startswith("disk_await_ms.") and now >= 5 and now >= DISK_AWAIT * usual:
-            out.append((column, f"disk {device} taking {now:,.1f} ms a request against {usual:,.1f} ms", now, usual))
+            out.append((column, f"disk {device} taking {ms(now)} a request against {ms(usual)}", now, usual))
     return out
 
 

@@ -31,7 +31,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.settings import default_cache_bytes
-from analysis.text import dated_span, duration, pct
+from analysis.text import dated_span, duration, pct, ram
 from ftdc.frames import TIME_COLUMN
 
 KIND = "restart_loop"
@@ -205,10 +205,10 @@ def _whose(memory: Memory) -> str:
 def _out_of_memory(memory: Memory) -> tuple[str, list]:
     """The sentence and the advice for processes that ended at the memory limit (most of them)."""
     whose = _whose(memory)
-    limit = f"{memory.limit_mb / 1024:.1f} GB"
+    limit = ram(memory.limit_mb)
     sentence = (
         f"{memory.at_limit} of the {memory.ended} processes ended with mongod's resident memory within "
-        f"{pct(round(1 - AT_LIMIT, 2))} of {whose} ({limit}; up to {memory.peak_mb / 1024:.1f} GB resident): the out-of-memory "
+        f"{pct(round(1 - AT_LIMIT, 2))} of {whose} ({limit}; up to {ram(memory.peak_mb)} resident): the out-of-memory "
         "killer's signature."
     )
     default = default_cache_bytes(int(memory.limit_mb))

@@ -34,7 +34,7 @@ from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
-from analysis.text import clock, duration, pct, span_before
+from analysis.text import clock, duration, ms, pct, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "throughput_dip"
@@ -150,11 +150,6 @@ class Episode:
                 "share_min": self.lowest / self.baseline,
             },
         }
-
-
-def _ms(value: float) -> str:
-    """A latency in milliseconds as people read it: `1,250`, `12`, `0.34`."""
-    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
 
 
 def _role_change_dip(
@@ -368,7 +363,7 @@ def detect(ctx: Context) -> list[Finding]:
         ]
         if inside:
             peak = max(inside, key=lambda s: s.peak_ms)
-            reasons.append(f"{ADJECTIVE[peak.op]} latency {_ms(peak.peak_ms)} ms")
+            reasons.append(f"{ADJECTIVE[peak.op]} latency {ms(peak.peak_ms)}")
         if not reasons or (_clients_left(e) and not (e["queued"] or inside or (e["collect_ms"] or 0) >= STALLED_COLLECT_MS)):
             continue  # clients sent less, or left: not the server's doing
         end = _last_low(ctx, e["end"], LOW_SHARE * baseline, width)

@@ -21,7 +21,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.derived import WAITERS
 from analysis.series.windows import sustained
-from analysis.text import duration, span
+from analysis.text import duration, ms, span
 
 KIND = "ticket_exhaustion"
 MIN_S = 5.0
@@ -191,11 +191,13 @@ def detect(ctx: Context) -> list[Finding]:
             queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
             waiters = peaks.get(f"{rw}_ticket_waiters")
             waiting_text = (
-                f" (time queued says {waiters:,.0f} waiting on average over the worst interval: the queue between samples)"
+                # Two measures of one queue, each named: a sampled length, and a mean that counts the waits between samples.
+                f" (the longest queue sampled; counted by the time spent queued, {waiters:,.0f} waiting on average over the "
+                "worst sampling interval, those that came and went between samples included)"
                 if gauges and waiters is not None and waiters > queued_peak
                 else ""
             )
-            latency_text = f" Mean {rw} latency reached {lat_peak:,.0f} ms." if lat_peak is not None else ""
+            latency_text = f" Mean {rw} latency reached {ms(lat_peak)}." if lat_peak is not None else ""
             findings.append(
                 Finding(
                     kind=KIND,

@@ -20,7 +20,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
-from analysis.text import clock, duration
+from analysis.text import clock, duration, ms, span_before
 from ftdc.frames import TIME_COLUMN
 
 KIND = "ttl_burst"
@@ -28,6 +28,7 @@ MINUTE = "1m"
 PASS_GAP = dt.timedelta(seconds=30)
 BURST_FACTOR = 10.0
 MIN_BASELINE = 100.0  # docs per minute
+BASELINE = dt.timedelta(hours=1)  # the usual minute is the median of this long before
 # One 6.1+ sub-pass deletes at most 50,000 documents per index (SERVER-56194);
 # a fifth of that in a minute is a burst worth a look.
 MIN_DOCS = 10_000
@@ -68,7 +69,7 @@ def _minutes(series: pl.DataFrame) -> pl.DataFrame:
     if "finished_per_s" in frame.columns:
         aggs.append(pl.col("finished_per_s").mean().alias("finished_per_s"))
     minutes = frame.group_by_dynamic(TIME_COLUMN, every=MINUTE).agg(aggs)
-    usual = pl.col("deleted").rolling_median_by(TIME_COLUMN, "1h", closed="left").fill_null(0).clip(lower_bound=MIN_BASELINE)
+    usual = pl.col("deleted").rolling_median_by(TIME_COLUMN, BASELINE, closed="left").fill_null(0).clip(lower_bound=MIN_BASELINE)
     return minutes.with_columns(usual=usual)
 
 
@@ -101,6 +102,18 @@ def _passes(series: pl.DataFrame, minutes: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _usual_told(ctx: Context, start: dt.datetime, usual: float) -> str:
+    """What a pass's busiest minute is told against, and what that rests on: the median minute of the hour before the
+    minute the pass began in (`_minutes`), or the floor the usual is never taken below."""
+    minute = start.replace(second=0, microsecond=0)
+    since = ctx.earliest_before(minute, BASELINE)
+    if usual <= MIN_BASELINE or since is None:
+        return (
+            f"the {MIN_BASELINE:,.0f} a minute its usual is never taken below (the minutes before {clock(minute)} deleted fewer)"
+        )
+    return f"its usual {usual:,.0f} per minute (the median minute of {span_before(since, minute)})"
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ttl_deleted"):
         return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
@@ -125,7 +138,7 @@ def detect(ctx: Context) -> list[Finding]:
         if spikes:
             peak = max(spikes, key=lambda s: s.peak_ms)
             usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
-            costs.append(f"write latency up to {peak.peak_ms:,.0f} ms")
+            costs.append(f"write latency up to {ms(peak.peak_ms)}")
         if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
             costs.append("write tickets ran out")
         dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
@@ -152,7 +165,7 @@ def detect(ctx: Context) -> list[Finding]:
                 usual=usual,  # the latency costs[0] names
                 reasoning=(
                     f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {clock(start)}, "
-                    f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× its usual {row['usual']:,.0f} per minute{peak_text}. "
+                    f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× {_usual_told(ctx, start, row['usual'])}{peak_text}. "
                     + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
                     + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")
                 ),

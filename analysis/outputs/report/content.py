@@ -32,7 +32,7 @@ from analysis.outputs.document import (  # noqa: F401
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
-from analysis.text import duration, first_and_last
+from analysis.text import duration, first_and_last, ram
 from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
 from ftdc.timeutil import say_time, say_window
@@ -152,7 +152,7 @@ def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
                 for x in (
                     node.os,
                     f"{node.cpus} cores" if node.cpus else None,
-                    f"{node.memory_mb:,} MB RAM" if node.memory_mb else None,
+                    f"{ram(node.memory_mb)} RAM" if node.memory_mb else None,
                 )
                 if x
             )

@@ -88,7 +88,7 @@ def finding_html(finding: Finding, figure: Figure | None = None, offset: dt.time
     return (
         f'<div class="finding {finding.severity}" data-kind="{escape(finding.kind)}">'
         f'<h3><span class="badge {finding.severity}">{finding.severity}</span>{prefix}{escape(finding.title)}</h3>'
-        f'<div class="window">{escape(words.kind(finding.kind, finding.resource).capitalize())} · {escape(when)}</div>'
+        f'<div class="window">{escape(words.kind_heading(finding.kind, finding.resource))} · {escape(when)}</div>'
         f"<p>{escape(finding.explanation)}</p>{_img(figure)}{_culprits(finding.culprits)}{_what_to_do(finding.recommendations)}"
         + f"<details><summary>evidence</summary>{_evidence(finding.evidence, offset)}</details>"
         "</div>"

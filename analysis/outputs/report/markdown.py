@@ -44,11 +44,16 @@ def _figure(figure: Figure, folder: str) -> str:
     return f"![{_cell(figure.caption)}]({folder}/{figure.name})\n"
 
 
+def _context(f: Finding, offset) -> str:
+    """A line of context, with its window as the terminal and the page give it (a gap said without its time was none)."""
+    return f"- {_text(f.title)}" + (f": {say_window(f.start, f.end, offset)}" if f.start and f.end else "")
+
+
 def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###", offset=None) -> str:
     lines = [
         f"{heading} {f.id}. {f.severity.upper()}: {_text(f.title)}",
         "",
-        f"{_text(words.kind(f.kind, f.resource)).capitalize()} · {window(f.start, f.end, offset)}",
+        f"{_text(words.kind_heading(f.kind, f.resource))} · {window(f.start, f.end, offset)}",
         "",
         _text(f.explanation),
         "",
@@ -325,7 +330,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
             ] + [""]
         context = [f for f in section.findings if f.severity == "info"]
         if context:
-            out += [f"{h} Context and what could not be checked", ""] + [f"- {_text(f.title)}" for f in context] + [""]
+            out += [f"{h} Context and what could not be checked", ""] + [_context(f, section.offset) for f in context] + [""]
         out += _workbench(section, h, folder.name)
         if section.timeline:
             out += [f"{h} Timeline", "", _figure(section.timeline, folder.name)]
