@@ -110,9 +110,9 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
 
 
 def _without_own_files(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
-    """A lag finding without the advice to read the lagging member's files when they are among `nodes`: the report
-    already tells them."""
-    if finding.kind != "replication_lag" or subject(finding, nodes) is None:
+    """A finding without the advice to read the lagging member's files when they are among `nodes` (the member it is
+    about is one of them): the report already tells them."""
+    if subject(finding, nodes) is None:
         return finding
     return replace(finding, recommendations=[r for r in finding.recommendations if r != READ_ITS_FTDC])
 
