@@ -206,7 +206,7 @@ def advice_problems(analysis) -> list[str]:
         f"{name} proposed at {sorted(values)}: one setting, one value" for name, values in proposed.items() if len(values) > 1
     ]
     for i in analysis.incidents:
-        aimed = {r.action for r in i.recommendations if r.target is not None}
+        aimed = {r.action for r in i.recommendations if r.target is not None and r.action == "read_from_secondaries"}
         problems += [
             f"{i.id}: {text(r)!r} beside advice aimed at a namespace for the same action"
             for r in i.recommendations

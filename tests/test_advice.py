@@ -592,6 +592,10 @@ def test_one_recommendation_per_action_per_incident():
     kept, withheld = Vetting(_facts()).vet([aimed, general], Answering(T0, T0))
     assert kept == [aimed] and "shop.events" in withheld[0].reason
     assert Vetting(_facts()).vet([general], Answering(T0, T0))[0] == [general]
+    # A kind of action holds different changes: building an index off-hours leaves finding an open transaction standing.
+    build = Recommendation("change_workload", "Build indexes on shop.orders outside the busy hours", target="shop.orders")
+    end_it = Recommendation("change_workload", "Find the open transaction or cursor and end it")
+    assert Vetting(_facts()).vet([build, end_it], Answering(T0, T0))[0] == [build, end_it]
     assert advice_problems(result) == []
 
 

@@ -31,7 +31,7 @@ the levels it usually runs at) and against what the setting means (its record, `
   root cause is a collection scan or an index build; advice about the operations that held a resource is
   made only where the log shows operations that held it (not only ones that waited for it);
 - one recommendation per action: a general one (no namespace, no setting) is not made beside one aimed at a
-  namespace for the same action (a find run on a secondary makes "move analytics reads to a secondary" a copy).
+  namespace for the same change (`ONE_CHANGE`) (a find run on a secondary makes "move analytics reads to a secondary" a copy).
 What breaks a rule is not made; it is kept, with the reason, as `Withheld` evidence.
 """
 
@@ -62,6 +62,9 @@ if TYPE_CHECKING:
 STORAGE_ENGINE_KINDS = frozenset({"cache_pressure", "checkpoint_stall", "disk_saturation"})
 # Root causes whose scan reads the working set through the cache: more cache only feeds them.
 SCANS = {"collscan": "a collection scan", "index_build": "an index build"}
+# Actions whose general form and a form aimed at a namespace are one change (reads moved to a secondary); others
+# (`change_workload`, `investigate`) name kinds of action, under which different changes stand side by side.
+ONE_CHANGE = frozenset({"read_from_secondaries"})
 # Checkpoints taking at least this share of a window ran back to back: the wait between them is next to nothing of
 # each cycle, so shortening the interval moves no checkpoint sooner.
 BACK_TO_BACK = 0.5
@@ -303,7 +306,7 @@ class Vetting:
 
 def _copy(rec: Recommendation, recs: list[Recommendation], facts: NodeFacts, about: Answering) -> str | None:
     """A general recommendation (no namespace, no setting) beside one made aimed at a namespace for the same action."""
-    if rec.target is not None or rec.setting is not None:
+    if rec.target is not None or rec.setting is not None or rec.action not in ONE_CHANGE:
         return None
     aimed = next(
         (r for r in recs if r.action == rec.action and r.target is not None and broken_rule(r, facts, about) is None), None
