@@ -20,7 +20,7 @@ import polars as pl
 
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
 from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
-from analysis.findings.detectors.replication import named
+from analysis.findings.detectors.replication import READ_ITS_FTDC, named
 from analysis.findings.finding import Finding
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
@@ -106,7 +106,15 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
     out = sorted(
         (_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank
     )
-    return [replace(f, id=f"X{number}") for number, f in enumerate(out, 1)]
+    return [replace(_without_own_files(f, nodes), id=f"X{number}") for number, f in enumerate(out, 1)]
+
+
+def _without_own_files(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
+    """A finding without the advice to read the lagging member's files when they are among `nodes` (the member it is
+    about is one of them): the report already tells them."""
+    if subject(finding, nodes) is None:
+        return finding
+    return replace(finding, recommendations=[r for r in finding.recommendations if r != READ_ITS_FTDC])
 
 
 def _widened(first: Finding, other: Finding) -> Finding:

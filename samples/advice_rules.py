@@ -31,8 +31,10 @@ STORAGE_ENGINE = {"cache_pressure", "checkpoint_stall", "disk_saturation"}
 SCANS = {"collscan", "index_build"}
 # Words of advice that only a replica set's member can follow.
 MEMBERS_ONLY = re.compile(r"secondar|one member at a time|step(?:ping)? (?:it )?down", re.I)
-# Words that send the reader back to the report instead of saying what to do.
-NOT_AN_ACTION = re.compile(r"^(?:Read this|Look at .* in the same window)")
+# Words that send the reader back to the report instead of saying what to do, or make it hang on a condition.
+NOT_AN_ACTION = re.compile(r"^(?:Read this|Look at .* in the same window|Check the disk during)|\bonly (?:when|if)\b")
+# Checkpoints taking this share of a window ran back to back: a shorter interval starts none sooner.
+BACK_TO_BACK = 0.5
 
 
 def made(analysis) -> list[tuple[object, object, object, str, object]]:
@@ -55,11 +57,38 @@ def _standalone(analysis) -> bool:
     return analysis.node.replica_set is None and (states is None or states.is_empty())
 
 
-def _secondary_throughout(analysis, start, end) -> bool:
+def _secondary_within(analysis, start, end) -> bool:
     if "repl_state" not in analysis.series.columns or start is None:
         return False
-    states = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"].drop_nulls()
-    return states.len() > 0 and bool((states == 2).all())
+    return bool((analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"] == 2).any())
+
+
+def _held(findings) -> bool:
+    """An operation in the log held the findings' resource: it spent half its time there working, not waiting."""
+    return any(c.held_s >= c.overlap_s / 2 for f in findings for c in f.culprits + f.causes)
+
+
+def _checkpoint_share(analysis, start, end) -> float:
+    """The share of [start, end] checkpoints ran (each clipped to it; overlapping ones counted once)."""
+    if start is None or end is None or end <= start:
+        return 0.0
+    busy, cursor = 0.0, start
+    for c in sorted(analysis.checkpoints, key=lambda c: c.start):
+        a, b = max(c.start, cursor), min(c.end, end)
+        if b > a:
+            busy += (b - a).total_seconds()
+            cursor = b
+    return busy / (end - start).total_seconds()
+
+
+def _mostly_mongod(analysis, finding) -> bool:
+    """mongod's own reads and writes to its data files were half the saturated device's throughput or more."""
+    rows = analysis.series.filter(pl.col(TIME_COLUMN).is_between(finding.start, finding.end))
+    device = f"disk_mb_per_s.{finding.evidence['device']}"
+    own = [c for c in ("mongod_read_mb_per_s", "mongod_write_mb_per_s") if c in rows.columns]
+    if device not in rows.columns or not own:
+        return False
+    return sum(rows[c].mean() or 0 for c in own) >= 0.5 * (rows[device].mean() or 0)
 
 
 def _shape_runs(analysis, rec):
@@ -83,8 +112,17 @@ def fits_the_node(analysis, rec, start, end, where: str, incident) -> list[str]:
         problems.append(f"{where}: {words!r} is not an action")
     if _standalone(analysis) and (rec.action == "read_from_secondaries" or MEMBERS_ONLY.search(words)):
         problems.append(f"{where}: a standalone told {words!r}")
-    if rec.action == "read_from_secondaries" and _secondary_throughout(analysis, start, end):
-        problems.append(f"{where}: a secondary told to move its reads to a secondary")
+    if rec.action == "read_from_secondaries" and _secondary_within(analysis, start, end):
+        problems.append(f"{where}: a node that was a secondary in the window told to move its reads to a secondary")
+    about = incident.findings if incident else [f for f in analysis.findings if where.startswith(f.id)]
+    if rec.assumes in ("operations_held", "operations_unnamed") and not _held(about):
+        problems.append(f"{where}: {words!r} about operations that held a resource, and the log shows none that did")
+    if (
+        rec.setting == "checkpoint_interval"
+        and rec.proposed < (rec.current.value or 0)
+        and (share := _checkpoint_share(analysis, start, end)) >= BACK_TO_BACK
+    ):
+        problems.append(f"{where}: checkpoints more often where they already ran {share:.0%} of the window")
     kinds = {f.kind for f in incident.findings} if incident else set()
     mechanism = incident.root_cause.evidence.get("mechanism") if incident else None
     if rec.caveat and "no scan is behind the fill" in rec.caveat and mechanism in SCANS:
@@ -167,7 +205,19 @@ def advice_problems(analysis) -> list[str]:
     problems += [
         f"{name} proposed at {sorted(values)}: one setting, one value" for name, values in proposed.items() if len(values) > 1
     ]
+    for i in analysis.incidents:
+        aimed = {r.action for r in i.recommendations if r.target is not None and r.action == "read_from_secondaries"}
+        problems += [
+            f"{i.id}: {text(r)!r} beside advice aimed at a namespace for the same action"
+            for r in i.recommendations
+            if r.target is None and r.setting is None and r.action in aimed
+        ]
     for f in analysis.findings:
+        if f.kind == "disk_saturation" and f.recommendations:
+            if f.evidence.get("mechanism") == "another_process" and f.recommendations[0].action != "investigate":
+                problems.append(f"{f.id}: another process did the I/O, and the first fix is not to find it")
+            if any(r.action == "batch_writes" for r in f.recommendations) and not _mostly_mongod(analysis, f):
+                problems.append(f"{f.id}: told to reduce mongod's own load without its I/O being most of the device's")
         breaches = f.evidence.get("breaches") if f.kind == "cache_pressure" else None
         if breaches and "fill" not in breaches and f.recommendations and f.recommendations[0].action == "resize":
             problems.append(f"{f.id}: dirty data past its trigger first told to buy cache")

@@ -547,3 +547,139 @@ def test_max_time_ms_never_stops_the_median_run_of_its_shape(durations):
     stopped = runs_stopped(runs, limit)
     assert limit >= stopped.median_ms and limit % 1000 == 0
     assert stopped.stopped == sum(d > limit for d in durations) <= len(durations) // 2
+
+
+# --- issue 39, second round: the support engineer's review of the scenario reports -------------------------------
+
+
+def _scenario(name: str):
+    folder = SCENARIOS / name
+    return quietly(analysis.analyze, folder / "diagnostic.data", _log(folder))
+
+
+def _withheld(result):
+    return [w for i in result.incidents for w in i.withheld] + [w for f in result.findings for w in f.withheld]
+
+
+def test_tickets_held_by_no_logged_operation_get_no_advice_about_those_operations_nor_a_conditional_raise():
+    # throughput-dip (7.0.12, pools left to probing at 128, cause undetermined, no slow operation in the log) was told
+    # "Raise the 128-ticket write pool only when CPU and disk have headroom", "Find what holds read tickets for long"
+    # and "Move analytics reads to a secondary": a condition, and advice about operations nothing shows held the tickets.
+    result = _scenario("throughput-dip")
+    assert result.incidents and all(i.root_cause.kind == "undetermined" for i in result.incidents)
+    told = [text(r) for r in _all_advice(result)]
+    assert not [t for t in told if "only when" in t or "read tickets" in t or "secondary" in t]
+    held = [w for w in _withheld(result) if w.recommendation.assumes in ("operations_held", "operations_unnamed")]
+    assert held and all("shows none that did" in w.reason for w in held)
+    assert advice_problems(result) == []
+
+
+def test_advice_about_the_operations_that_held_a_resource_needs_them_in_the_log():
+    find = Recommendation("change_workload", "Find what holds read tickets for long", assumes="operations_unnamed")
+    move = Recommendation(
+        "read_from_secondaries", "Move analytics reads to a secondary", topology="primary", assumes="operations_held"
+    )
+    for rec in (find, move):
+        assert "shows none that did" in broken_rule(rec, _facts(), Answering(T0, T0, held=False))
+        assert broken_rule(rec, _facts(), Answering(T0, T0, held=True)) is None
+    # Where the log names the operations, the advice aimed at them replaces "find what holds them".
+    assert "names the operations" in broken_rule(find, _facts(), Answering(T0, T0, held=True, named=True))
+    assert broken_rule(move, _facts(), Answering(T0, T0, held=True, named=True)) is None
+
+
+def test_one_recommendation_per_action_per_incident():
+    # read-tickets-4.2 said "Run this find on a secondary ..." and again "Move analytics reads to a secondary ...".
+    result = _scenario("read-tickets-4.2")
+    for incident in result.incidents:
+        moves = [r for r in incident.recommendations if r.action == "read_from_secondaries"]
+        assert len(moves) == 1 and moves[0].target == "shop.events"
+        assert not [r for r in incident.recommendations if r.what.startswith("Find what holds")]
+    copies = [w for w in _withheld(result) if w.recommendation.action == "read_from_secondaries"]
+    assert copies and all("one recommendation per action" in w.reason for w in copies)
+    # Alone, without the aimed one, the general advice stands.
+    general = Recommendation("read_from_secondaries", "Move analytics reads to a secondary", topology="primary")
+    aimed = replace(general, what="Run this find on a secondary", target="shop.events", operation="find")
+    kept, withheld = Vetting(_facts()).vet([aimed, general], Answering(T0, T0))
+    assert kept == [aimed] and "shop.events" in withheld[0].reason
+    assert Vetting(_facts()).vet([general], Answering(T0, T0))[0] == [general]
+    # A kind of action holds different changes: building an index off-hours leaves finding an open transaction standing.
+    build = Recommendation("change_workload", "Build indexes on shop.orders outside the busy hours", target="shop.orders")
+    end_it = Recommendation("change_workload", "Find the open transaction or cursor and end it")
+    assert Vetting(_facts()).vet([build, end_it], Answering(T0, T0))[0] == [build, end_it]
+    assert advice_problems(result) == []
+
+
+def test_no_advice_to_check_the_disk_during_checkpoints():
+    # "Check the disk during checkpoints (utilisation, wait per request)" is no action, and the disk panel showed ≤ 5 ms.
+    for result in (_scenario("checkpoint-stall"), _scenario("dirty-cache-checkpoints-8.0"), _demo()):
+        assert not [r for r in _all_advice(result) if r.what.startswith("Check the disk")]
+        assert advice_problems(result) == []
+
+
+def test_checkpoints_that_ran_back_to_back_are_not_told_to_run_more_often():
+    # dirty-cache-checkpoints-8.0: checkpoints took 100 % of the window and the first fix was "syncdelay 60 s → 30 s".
+    result = _scenario("dirty-cache-checkpoints-8.0")
+    assert not [r for r in _all_advice(result) if r.setting == "checkpoint_interval"]
+    held = [w for w in _withheld(result) if w.recommendation.setting == "checkpoint_interval"]
+    assert held and all("already ran 100 % of it" in w.reason and "syncPeriodSecs at its default" in w.reason for w in held)
+    assert advice_problems(result) == []
+    # checkpoint-stall's checkpoints took 42.5 % of its window: room left between them, the advice stands.
+    assert [r for r in _all_advice(_scenario("checkpoint-stall")) if r.setting == "checkpoint_interval"]
+
+
+def test_the_interval_is_withheld_from_the_share_the_checkpoints_ran():
+    from analysis.series.checkpoints import Checkpoint, by_window
+
+    shorter = Recommendation(
+        "set_setting",
+        "Checkpoint more often so each one writes less",
+        setting="checkpoint_interval",
+        current=Current(60.0, "s", "mongod default", "default"),
+        proposed=30,
+    )
+    end = T0 + dt.timedelta(seconds=100)
+
+    def ran(seconds: float) -> NodeFacts:
+        return replace(_facts(), checkpoints=by_window([Checkpoint(T0, T0 + dt.timedelta(seconds=seconds), "ftdc")]))
+
+    assert "already ran 60 % of it" in broken_rule(shorter, ran(60), Answering(T0, end))
+    assert broken_rule(shorter, ran(40), Answering(T0, end)) is None
+
+
+def test_a_lagging_member_whose_files_are_in_the_report_is_not_told_to_be_read_and_a_primary_that_stepped_down_keeps_its_reads():
+    # The replica set's report told "Look at the lagging member's own FTDC" with rs1-c's FTDC in it, and rs1-a (which
+    # lost the primary in the window) "Run this aggregate on a secondary".
+    members = sorted(m for m in (SCENARIOS / "replica-set").iterdir() if m.is_dir())
+    nodes = quietly(analysis.analyze_nodes, [m / "diagnostic.data" for m in members], [m / "mongod.log" for m in members])
+    everything = [r for a in nodes.nodes for r in _all_advice(a)]
+    everything += [r for f in nodes.cross_node for r in f.recommendations]
+    everything += [r for i in nodes.incidents for r in i.recommendations]
+    assert any("X" in i for a in nodes.nodes for incident in a.incidents for i in incident.finding_ids)
+    assert not [r for r in everything if r.what.startswith("Look at the lagging member's own FTDC")]
+    [rs1a] = [a for a in nodes.nodes if a.node.address.startswith("rs1-a")]
+    assert not [r for r in _all_advice(rs1a) if r.action == "read_from_secondaries"]
+    held = [w for w in _withheld(rs1a) if w.recommendation.action == "read_from_secondaries"]
+    assert held and all("became a secondary" in w.reason for w in held)
+    for result in nodes.nodes:
+        assert advice_problems(result) == []
+
+
+def test_a_disk_busy_beyond_mongods_own_io_is_not_answered_by_reducing_mongods_load():
+    # disk-saturation (a backup) and rs1-c (a secondary applying the oplog) were told "Reduce what the node writes or
+    # reads at once": mongod's own reads and writes were a third of the device's throughput.
+    from analysis.findings.detectors.disk_saturation import _advice
+
+    rs1c = quietly(
+        analysis.analyze,
+        SCENARIOS / "replica-set" / "node3" / "diagnostic.data",
+        SCENARIOS / "replica-set" / "node3" / "mongod.log",
+    )
+    for result in (_scenario("disk-saturation"), rs1c):
+        disks = [f for f in result.findings if f.kind == "disk_saturation"]
+        assert disks and not [r for f in disks for r in f.recommendations if r.action == "batch_writes"]
+        assert advice_problems(result) == []
+    # mongod's own I/O most of the device's: doing less at once is advised, with the share; unknown: it is not.
+    assert [r.action for r in _advice(100.0, 50.0, None, 80.0)] == ["resize", "batch_writes"]
+    assert "80 MB/s of the device's 100 MB/s" in _advice(100.0, 50.0, None, 80.0)[1].why
+    assert [r.action for r in _advice(100.0, 50.0, None, 30.0)] == ["resize"]
+    assert [r.action for r in _advice(100.0, 50.0, None, None)] == ["resize"]

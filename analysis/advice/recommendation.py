@@ -38,6 +38,8 @@ TOPOLOGIES = (
 ASSUMPTIONS = (
     "no_scan",  # no collection scan or index build is behind the cache's fill (a larger cache would only feed it)
     "engine_not_bottleneck",  # the storage engine kept up: tickets, not the cache, checkpoints or the disk, held the work back
+    "operations_held",  # the log shows operations that held the resource in the window (not only ones that waited for it)
+    "operations_unnamed",  # as `operations_held`, and none of them is named a cause (advice to find them)
 )
 # Commands that change documents: interrupted by maxTimeMS, a multi-document one stays partly applied.
 WRITE_COMMANDS = frozenset({"update", "delete", "findAndModify", "findandmodify", "bulkWrite"})

@@ -9,6 +9,9 @@ the levels it usually runs at) and against what the setting means (its record, `
 - a target stays below its trigger (WiredTiger refuses the configuration otherwise);
 - a trigger is never moved to where the node already runs most of the time: application
   threads would evict all day;
+- the checkpoint interval is not shortened where the window's checkpoints already took most of it (they ran back
+  to back: WiredTiger waits the interval after a checkpoint ends before starting the next, so a shorter one starts
+  none sooner and makes none write less; MongoDB's guidance keeps syncPeriodSecs at its default);
 - one setting gets one proposed value per node, across the whole report (the first made:
   incidents in time order, the root cause's fix first);
 - maxTimeMS on a write says what an interrupted multi-document write leaves behind;
@@ -16,7 +19,7 @@ the levels it usually runs at) and against what the setting means (its record, `
   change that has a cost (aborting the transactions that run longer) says so.
 - advice fits the node's topology: a standalone is never told to read from a secondary, to build an
   index one member at a time or to step down; advice for a primary is not made to a node that was a
-  secondary through the window;
+  secondary at any time in the window (through it, or from a role change in it);
 - on 7.0+, where throughput probing sizes a ticket pool left unset, a fixed pool is proposed only where
   nothing in its incident shows the storage engine (cache, checkpoints, disk) or a collection scan
   behind the wait, and says what it costs;
@@ -25,7 +28,10 @@ the levels it usually runs at) and against what the setting means (its record, `
 - maxTimeMS is never below the median run of the shape it bounds, stops at least one logged run, and
   says what becomes of the runs it stops;
 - no advice contradicts its own incident: what assumes no scan is behind the fill is not made where the
-  root cause is a collection scan or an index build.
+  root cause is a collection scan or an index build; advice about the operations that held a resource is
+  made only where the log shows operations that held it (not only ones that waited for it);
+- one recommendation per action: a general one (no namespace, no setting) is not made beside one aimed at a
+  namespace for the same change (`ONE_CHANGE`) (a find run on a secondary makes "move analytics reads to a secondary" a copy).
 What breaks a rule is not made; it is kept, with the reason, as `Withheld` evidence.
 """
 
@@ -40,6 +46,9 @@ import polars as pl
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Withheld
 from analysis.advice.wording import amount
 from analysis.findings.context import major_minor
+from analysis.findings.culprits import victim
+from analysis.series.checkpoints import Checkpoint, in_window
+from analysis.series.spans import Spans
 from analysis.series.thresholds import Thresholds
 from analysis.settings import PROBING_VERSION, SETTINGS, TICKET_POOLS, max_cache_bytes
 from ftdc.frames import TIME_COLUMN
@@ -53,6 +62,12 @@ if TYPE_CHECKING:
 STORAGE_ENGINE_KINDS = frozenset({"cache_pressure", "checkpoint_stall", "disk_saturation"})
 # Root causes whose scan reads the working set through the cache: more cache only feeds them.
 SCANS = {"collscan": "a collection scan", "index_build": "an index build"}
+# Actions whose general form and a form aimed at a namespace are one change (reads moved to a secondary); others
+# (`change_workload`, `investigate`) name kinds of action, under which different changes stand side by side.
+ONE_CHANGE = frozenset({"read_from_secondaries"})
+# Checkpoints taking at least this share of a window ran back to back: the wait between them is next to nothing of
+# each cycle, so shortening the interval moves no checkpoint sooner.
+BACK_TO_BACK = 0.5
 # replSetGetStatus' member state of a secondary (`repl_state`).
 SECONDARY = 2
 
@@ -73,6 +88,7 @@ class NodeFacts:
     usual: dict[str, float]  # a level's median over the capture (cache fill, dirty, updates: % of the cache)
     member: bool = True  # a replica set's member (its configuration names the set, or it records a member state)
     states: pl.DataFrame | None = None  # time and member state (1 primary, 2 secondary) where recorded
+    checkpoints: Spans[Checkpoint] | None = None  # the node's checkpoints by their windows
 
     @classmethod
     def of(cls, ctx: Context) -> NodeFacts:
@@ -80,7 +96,7 @@ class NodeFacts:
         usual = {c: float(v) for c in levels if (v := ctx.series.select(pl.col(c).median()).item()) is not None}
         states = ctx.series.select(TIME_COLUMN, "repl_state").drop_nulls() if "repl_state" in ctx.series.columns else None
         member = ctx.node.replica_set is not None or (states is not None and states.height > 0)
-        return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual, member, states)
+        return cls(ctx.thresholds, ctx.node.version, ctx.node.memory_mb, usual, member, states, ctx.checkpoint_spans)
 
     def secondary_throughout(self, start: dt.datetime | None, end: dt.datetime | None) -> bool:
         """The node recorded itself a secondary at every sample of [start, end]."""
@@ -88,6 +104,12 @@ class NodeFacts:
             return False
         states = self.states.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"]
         return states.len() > 0 and bool((states == SECONDARY).all())
+
+    def secondary_within(self, start: dt.datetime | None, end: dt.datetime | None) -> bool:
+        """The node recorded itself a secondary at some sample of [start, end]."""
+        if self.states is None or start is None or end is None:
+            return False
+        return bool((self.states.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"] == SECONDARY).any())
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,8 @@ class Answering:
     end: dt.datetime | None
     kinds: frozenset[str] = frozenset()
     mechanism: str | None = None  # the root cause's mechanism (`collscan`, `index_build`...), where it names one
+    held: bool = True  # the log shows operations that held the resource there (not only victims that waited)
+    named: bool = False  # and names some of them causes (their own advice aims at them)
 
 
 def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> str | None:
@@ -119,7 +143,12 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
     if proposed == now.value:
         return f"{name} is already {proposed:g}"
     # Where the node runs decides first (a trigger at its usual level), then its own deliberate values, then probing.
-    if reason := _levels(name, proposed, facts, start, end) or _deliberate(rec, facts) or _probed_pool(rec, facts, answering):
+    if reason := (
+        _levels(name, proposed, facts, start, end)
+        or _deliberate(rec, facts)
+        or _probed_pool(rec, facts, answering)
+        or _back_to_back(rec, facts, start, end)
+    ):
         return reason
     if record.only_lower and now.value is not None and proposed > now.value:
         return f"{name}={proposed:g} is above its {now.value:g}: {record.only_lower}"
@@ -147,6 +176,11 @@ def _topology(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, 
         return f"this node is a standalone: it has {lacks}"
     if rec.topology == "primary" and facts.secondary_throughout(start, end):
         return "this node was a secondary throughout that window: what it ran already ran on a secondary"
+    if rec.topology == "primary" and facts.secondary_within(start, end):
+        return (
+            "this node became a secondary during that window: the members left to read from are the ones that took "
+            "the primary's role and its load"
+        )
     return None
 
 
@@ -173,6 +207,10 @@ def _max_time(rec: Recommendation) -> str | None:
 
 def _contradiction(rec: Recommendation, answering: Answering) -> str | None:
     """Advice whose assumption the incident it answers contradicts."""
+    if rec.assumes in ("operations_held", "operations_unnamed") and not answering.held:
+        return "it is about the operations that held the resource, and the log shows none that did in this window"
+    if rec.assumes == "operations_unnamed" and answering.named:
+        return "the log names the operations that held the resource: the advice aimed at them says what to do"
     if rec.assumes == "no_scan" and answering.mechanism in SCANS:
         return (
             f"it holds only if no scan is behind the cache's fill, and this incident's root cause is {SCANS[answering.mechanism]}"
@@ -212,6 +250,22 @@ def _probed_pool(rec: Recommendation, facts: NodeFacts, answering: Answering) ->
     return None
 
 
+def _back_to_back(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
+    """A shorter checkpoint interval where the window's checkpoints already ran most of the time."""
+    if rec.setting != "checkpoint_interval" or rec.current.value is None or rec.proposed >= rec.current.value:
+        return None
+    if facts.checkpoints is None or start is None or end is None:
+        return None
+    ran = in_window(facts.checkpoints, start, end, None)
+    if ran is None or ran.time_share < BACK_TO_BACK:
+        return None
+    return (
+        f"the window's checkpoints already ran {ran.time_share * 100:.0f} % of it: WiredTiger waits the interval after one "
+        "checkpoint ends before it starts the next, so a shorter interval starts none sooner and makes none write less "
+        "(MongoDB's guidance is to keep syncPeriodSecs at its default)"
+    )
+
+
 def _levels(name: str, proposed: float, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
     """A trigger above where the node usually runs and above its target; a target below its trigger."""
     meaning = SETTINGS[name]
@@ -240,7 +294,7 @@ class Vetting:
     def vet(self, recs: list[Recommendation], answering: Answering) -> tuple[list[Recommendation], list[Withheld]]:
         kept, withheld = [], []
         for rec in recs:
-            reason = broken_rule(rec, self.facts, answering)
+            reason = broken_rule(rec, self.facts, answering) or _copy(rec, recs, self.facts, answering)
             if reason is None and rec.setting is not None and self.proposed.setdefault(rec.setting, rec.proposed) != rec.proposed:
                 reason = f"{rec.setting}={self.proposed[rec.setting]:g} is proposed for this node already: one value per setting"
             if reason is None:
@@ -250,10 +304,32 @@ class Vetting:
         return kept, withheld
 
 
+def _copy(rec: Recommendation, recs: list[Recommendation], facts: NodeFacts, about: Answering) -> str | None:
+    """A general recommendation (no namespace, no setting) beside one made aimed at a namespace for the same action."""
+    if rec.target is not None or rec.setting is not None or rec.action not in ONE_CHANGE:
+        return None
+    aimed = next(
+        (r for r in recs if r.action == rec.action and r.target is not None and broken_rule(r, facts, about) is None), None
+    )
+    return None if aimed is None else f"the same is recommended for {aimed.target}: one recommendation per action"
+
+
+def _held(findings: list[Finding]) -> bool:
+    """The log shows an operation that held the findings' resource (worked there, not only waited)."""
+    return any(not victim(c) for f in findings for c in f.culprits + f.causes)
+
+
 def answering(incident: Incident) -> Answering:
-    """An incident's window, the kinds of its findings and its root cause's mechanism."""
+    """An incident's window, the kinds of its findings, its root cause's mechanism and whether operations held it."""
     kinds = frozenset(f.kind for f in incident.findings)
-    return Answering(incident.start, incident.end, kinds, incident.root_cause.evidence.get("mechanism"))
+    return Answering(
+        incident.start,
+        incident.end,
+        kinds,
+        incident.root_cause.evidence.get("mechanism"),
+        _held(incident.findings),
+        any(f.causes for f in incident.findings),
+    )
 
 
 def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts) -> tuple[list[Incident], list[Finding]]:
@@ -266,7 +342,11 @@ def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts)
     kept = [
         _finding(finding, vetting, replace(within[finding.id], start=finding.start, end=finding.end))
         if finding.id in within
-        else _finding(finding, vetting, Answering(finding.start, finding.end, frozenset({finding.kind})))
+        else _finding(
+            finding,
+            vetting,
+            Answering(finding.start, finding.end, frozenset({finding.kind}), held=_held([finding]), named=bool(finding.causes)),
+        )
         for finding in findings
     ]
     # An incident holds the findings it folds in as the report shows them: vetted.

@@ -21,7 +21,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from analysis.advice import changes
-from analysis.advice.recommendation import Recommendation, advise
+from analysis.advice.recommendation import Recommendation
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
@@ -182,13 +182,7 @@ def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt
         ]
     if more_often and not unusual:
         recs.append(more_often)
-    recs.append(
-        advise(
-            "investigate",
-            "Check the disk during checkpoints (utilisation, wait per request)",
-            "a device that cannot absorb the checkpoint's writes stalls the operations that wait on it",
-        )
-    )
+    # No "check the disk": a saturated device is a finding of its own, which says so with its numbers.
     return [r for r in recs if r is not None]
 
 

@@ -34,6 +34,9 @@ CRITICAL_AWAIT_MS = 100.0
 FOREIGN = 4.0
 # ...and this many MB/s more: the rest is another process's.
 FOREIGN_MIN_MB = 20.0
+# mongod's own reads and writes to its data files at least this share of the device's throughput: its I/O was the
+# load, and doing less at once relieves the device (its journal is not counted, so the share errs low, never high).
+MOSTLY_MONGOD = 0.5
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     "Utilisation alone says little: a device doing parallel I/O reads 100 % long before it is full, and is 100 % "
@@ -113,8 +116,17 @@ def _told(other: dict[str, float]) -> str:
     )
 
 
-def _advice(throughput: float | None, peak_wait: float, other: dict[str, float] | None) -> list:
-    """A volume too slow for mongod's own I/O wants more of it; one busy with another process's wants that process moved."""
+def _own_io(rows: pl.DataFrame, throughput: float | None) -> float | None:
+    """mongod's reads and writes to its data files (MB/s over the window), where they and the device's are recorded."""
+    own = [c for c in ("mongod_read_mb_per_s", "mongod_write_mb_per_s") if c in rows.columns]
+    if throughput is None or not own:
+        return None
+    return float(sum(rows[c].mean() or 0 for c in own))
+
+
+def _advice(throughput: float | None, peak_wait: float, other: dict[str, float] | None, own: float | None) -> list:
+    """A volume too slow for mongod's own I/O wants more of it, or less at once; one busy with another process's wants
+    that process moved. Doing less at once is advised only where mongod's own I/O was most of the device's."""
     resize = advise(
         "resize",
         "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
@@ -130,12 +142,15 @@ def _advice(throughput: float | None, peak_wait: float, other: dict[str, float] 
             ),
             resize,
         ]
+    if own is None or not throughput or own < MOSTLY_MONGOD * throughput:
+        return [resize]
     return [
         resize,
         advise(
             "batch_writes",
             "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
             "and bulk loads scheduled at the same time",
+            f"mongod's own reads and writes to its data files were {own:,.0f} MB/s of the device's {throughput:,.0f} MB/s",
         ),
     ]
 
@@ -211,7 +226,7 @@ def detect(ctx: Context) -> list[Finding]:
                         "seconds_in_checkpoints": round(in_checkpoints, 1),
                         **({"mechanism": "another_process", **other} if other is not None else {}),
                     },
-                    recommendations=_advice(throughput, peak_wait, other),
+                    recommendations=_advice(throughput, peak_wait, other, _own_io(rows, throughput)),
                 )
             )
     return findings

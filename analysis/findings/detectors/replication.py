@@ -103,6 +103,14 @@ def _opening(name: str) -> str:
     return "M" + name[1:] if name.startswith("member ") else name
 
 
+# What to do about a lagging member seen from another node: read its own files. Left out where they are in the same
+# report (`analysis.nodes`), the reader having them already.
+READ_ITS_FTDC = advise(
+    "investigate",
+    "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
+)
+
+
 def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
     """A lagging member, named `name` (this node's view, or an address across nodes)."""
     return Finding(
@@ -127,10 +135,7 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
             },
         },
         recommendations=[
-            advise(
-                "investigate",
-                "Look at the lagging member's own FTDC for the same window: disk, cache and CPU decide how fast it applies the oplog",
-            ),
+            READ_ITS_FTDC,
             advise(
                 "investigate",
                 "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",

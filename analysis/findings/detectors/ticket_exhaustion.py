@@ -114,18 +114,23 @@ def exhausted_for(held_s: float, window_s: float) -> str:
 def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommendation]:
     recs = []
     if rw == "read":
+        # Advice about the reads that held the tickets: the validator keeps it only where the log shows such reads.
         recs += [
             advise(
                 "change_workload",
                 "Find what holds read tickets for long: bound long reads with maxTimeMS and give them an index",
+                assumes="operations_unnamed",
             ),
             advise(
                 "read_from_secondaries",
-                'Move analytics reads to a secondary (readPreference "secondaryPreferred", or an analytics node by tag)',
+                'Move analytics reads to a secondary (readPreference "secondaryPreferred", or an analytics node by tag) '
                 "so they do not hold the primary's read tickets",
                 topology="primary",
+                assumes="operations_held",
             ),
         ]
+    # A larger pool is no fix where nothing shows the pool, not the storage engine, was the limit: the only pool change
+    # made is probing's own shrinking undone, which the validator checks against the incident.
     if _probing(ctx, rw) and total < FIXED_POOL:
         # Evidence that probing itself held the node back: it shrank the pool, and (the validator checks) nothing in the
         # incident shows the storage engine or a collection scan behind the wait.
@@ -147,14 +152,6 @@ def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommen
                     "where probing would have shrunk the pool; set it back to 0 when the load changes"
                 ),
                 assumes="engine_not_bottleneck",
-            )
-        )
-    else:
-        recs.append(
-            advise(
-                "investigate",
-                f"Raise the {total}-ticket {rw} pool only when CPU and disk have headroom",
-                "more tickets only add concurrency inside a saturated storage engine",
             )
         )
     return recs
