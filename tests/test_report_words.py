@@ -317,3 +317,41 @@ def test_a_gap_in_the_markdown_gives_its_window_with_its_zone(tmp_path):
     write_report(build_report(nodes, cross), tmp_path / "r.md")
     line = next(ln for ln in (tmp_path / "r.md").read_text().splitlines() if ln.startswith(f"- {gap.title}"))
     assert gap.start.strftime("%H:%M:%S") in line and gap.end.strftime("%H:%M:%S") in line and "UTC" in line, line
+
+
+def test_latency_said_to_spike_inside_checkpoints_fits_in_them():
+    # "Read/write latency spiked for 3 min 38 s inside them" inside a 2 min 20 s checkpoint: the spikes of reads and of
+    # writes overlap, and their times were added up.
+    import warnings
+
+    import analysis
+    from analysis.text import duration
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        demo = analysis.analyze(ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+    stalls = [f for f in demo.findings if f.kind == "checkpoint_stall"]
+    assert stalls
+    for f in stalls:
+        said = re.search(r"latency spiked for (.+?) inside them", f.explanation)
+        if said:
+            window = (f.end - f.start).total_seconds()
+            assert said.group(1) in {duration(s) for s in range(int(window) + 2)}, (said.group(1), duration(window))
+
+
+def test_a_longer_capture_is_not_what_would_tell_where_the_hour_before_is_held():
+    import warnings
+
+    import analysis
+
+    node = ROOT / "samples" / "scenarios" / "throughput-dip"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(node / "diagnostic.data", node / "mongod.log")
+    for incident in result.incidents:
+        held = incident.start - result.series["start"][0] if "start" in result.series.columns else None
+        tells = " ".join(incident.root_cause.evidence.get("would_tell", []))
+        if held is not None and held.total_seconds() >= 3600:
+            assert "a longer capture" not in tells, (incident.id, tells)
+        else:
+            assert "a longer capture" in tells, (incident.id, tells)

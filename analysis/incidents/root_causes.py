@@ -313,11 +313,16 @@ def _undetermined(ctx: Context, findings: list[Finding], load: workload.LoadChan
     if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
         said.append(NO_LOG)
-    missing.append("a longer capture (the hour before shows what changed)")
+    # A longer capture tells only where the capture holds less than the hour before the episode.
+    starts = [f.start for f in findings if f.start is not None]
+    since = ctx.since(min(starts)) if starts else None
+    if since is None or min(starts) - since < dt.timedelta(minutes=59):
+        missing.append("a longer capture (the hour before shows what changed)")
     # A rise in latency with nothing the node records beside it says so in its own words, not "not determined" alone.
     if any(f.evidence.get("nothing_moved") for f in findings):
         said[0] += ": nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)"
-    evidence["would_tell"] = missing
+    if missing:
+        evidence["would_tell"] = missing
     return RootCause(
         kind="undetermined",
         summary="; ".join(said),

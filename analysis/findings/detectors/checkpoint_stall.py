@@ -325,6 +325,18 @@ def _long_episodes(
     return episodes
 
 
+def _covered(spans: list[tuple[dt.datetime, dt.datetime]]) -> float:
+    """Seconds covered by the union of `spans`."""
+    total, reach = 0.0, None
+    for start, end in sorted(spans):
+        if reach is not None and start < reach:
+            start = reach
+        if end > start:
+            total += (end - start).total_seconds()
+            reach = end if reach is None else max(reach, end)
+    return total
+
+
 def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, claimed: set) -> list[Finding]:
     """One finding per episode of checkpoints longer than the interval with a latency spike inside (no headroom left)."""
     interval = ctx.thresholds.value("checkpoint_interval")
@@ -338,9 +350,9 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
         start, end = checkpoints[0].start, checkpoints[-1].end
         peak = max(inside, key=lambda s: s.peak_ms)
         ops = "/".join(ADJECTIVE[o] for o in sorted({s.op for s in inside}))
-        stalled = sum(
-            min(s.end, c.end + pad).timestamp() - max(s.start, c.start).timestamp() for c, found in episode for s in found
-        )
+        # The time latency was high inside them: the union of each spike's part inside a checkpoint (spikes of reads and
+        # of writes overlap; their sum could exceed the window).
+        stalled = _covered([(max(s.start, c.start), min(s.end, c.end + pad)) for c, found in episode for s in found])
         dirty = _dirty_at(ctx, longest.start)
         usual = ctx.usual_latency(peak.op, start, peak.baseline_ms)
         rows = [_spike_row(ctx, _Aligned(s, c), None) for c, found in episode for s in found]
