@@ -355,3 +355,17 @@ def test_a_longer_capture_is_not_what_would_tell_where_the_hour_before_is_held()
             assert "a longer capture" not in tells, (incident.id, tells)
         else:
             assert "a longer capture" in tells, (incident.id, tells)
+
+
+def test_a_primary_change_claims_nothing_its_data_does_not_show():
+    # "Writes failed over; drivers retried.": nothing a node records says whether drivers retried.
+    import warnings
+
+    import analysis
+
+    base = ROOT / "samples" / "scenarios" / "replica-set"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze_nodes(sorted(base.glob("*/diagnostic.data")), sorted(base.glob("*/mongod.log")))
+    [change] = [f for f in result.cross_node if f.kind == "primary_change"]
+    assert "retried" not in change.explanation and "No primary took writes in between" in change.explanation

@@ -139,6 +139,8 @@ def lag_finding(name: str, member: str, start, end, peak: float) -> Finding:
             advise(
                 "investigate",
                 "Check the network between the members and the oplog window (replication lag beyond it needs a resync)",
+                # The network is the suspect only where the lagging member's own storage kept up.
+                assumes="engine_not_bottleneck",
             ),
         ],
     )
@@ -204,7 +206,7 @@ def change_finding(old: str, new: str, from_member: str, to_member: str, since, 
         f" A planned role change: the log records {planned['how']} at {clock(planned['at'])}. Writes paused while the "
         "primary changed role; drivers sent them to the new primary."
         if planned
-        else " Writes failed over; drivers retried."
+        else " No primary took writes in between."
     )
     return Finding(
         kind="primary_change",
