@@ -14,6 +14,7 @@ import pytest
 from conftest import require_samples, slow_ops
 from hypothesis import given
 from hypothesis import strategies as st
+from scenario_nodes import analyzed_nodes
 
 import analysis
 from analysis.advice.recommendation import Current, Recommendation
@@ -36,29 +37,17 @@ def quietly(fn, *args):
         return fn(*args)
 
 
-def _log(folder: Path):
-    return next((p for p in folder.iterdir() if p.name.startswith("mongod.log")), None)
-
-
 SINGLE = sorted(p.name for p in SCENARIOS.iterdir() if (p / "diagnostic.data").is_dir())
 
 
 @pytest.mark.parametrize("name", SINGLE)
 def test_every_scenarios_advice_keeps_the_rules(name):
-    folder = SCENARIOS / name
-    result = quietly(analysis.analyze, folder / "diagnostic.data", _log(folder))
+    [result], _ = analyzed_nodes(name)
     assert advice_problems(result) == []
 
 
 def test_the_replica_sets_and_the_demos_advice_keeps_the_rules():
-    members = sorted((SCENARIOS / "replica-set").iterdir())
-    nodes = quietly(
-        analysis.analyze_nodes,
-        [m / "diagnostic.data" for m in members if m.is_dir()],
-        [m / "mongod.log" for m in members if m.is_dir()],
-    )
-    demo = quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
-    for result in [*nodes.nodes, demo]:
+    for result in [*analyzed_nodes("replica-set")[0], *analyzed_nodes("demo")[0]]:
         assert advice_problems(result) == []
 
 
@@ -277,7 +266,7 @@ def test_max_time_ms_on_a_multi_document_write_says_it_stays_partly_applied():
 
 
 def test_recommendations_are_objects_in_the_json_with_their_structure():
-    demo = quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+    demo = _demo()
     document = json.loads(json.dumps(demo.to_dict()))
     recs = [r for i in document["incidents"] for r in i["recommendations"]] + [
         r for f in document["findings"] for r in f["recommendations"]
@@ -298,7 +287,8 @@ def _facts(version: str = "7.0.12", member: bool = True, **values) -> NodeFacts:
 
 
 def _demo():
-    return quietly(analysis.analyze, ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+    [demo], _ = analyzed_nodes("demo")
+    return demo
 
 
 def _all_advice(result):
@@ -553,8 +543,8 @@ def test_max_time_ms_never_stops_the_median_run_of_its_shape(durations):
 
 
 def _scenario(name: str):
-    folder = SCENARIOS / name
-    return quietly(analysis.analyze, folder / "diagnostic.data", _log(folder))
+    [result], _ = analyzed_nodes(name)
+    return result
 
 
 def _withheld(result):

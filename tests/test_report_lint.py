@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from scenario_nodes import SCENARIO_NAMES, analyzed_nodes
 
 import analysis
 from analysis.findings.detectors import MODULES, NAMES, RECORDS
@@ -31,7 +32,6 @@ from analysis.settings import RECORDS as SETTING_RECORDS
 from samples.families import Incident, Shape, analyzed, build
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ROOT / "samples" / "scenarios"
 UTC = dt.timezone.utc
 
 
@@ -255,14 +255,6 @@ def rendered(nodes, cross, folder: Path) -> dict[str, str]:
 # --- the cases -------------------------------------------------------------------------------------------------------
 
 
-def _scenario(folder: Path):
-    if (folder / "diagnostic.data").is_dir():
-        log = next(p for p in folder.iterdir() if p.name.startswith("mongod.log"))
-        return [analysis.analyze(folder / "diagnostic.data", log)], []
-    result = analysis.analyze_nodes(sorted(folder.glob("node*/diagnostic.data")), folder)
-    return result.nodes, result.cross_node
-
-
 # Family draws with a log written away from UTC: a time is given in the log's offset too.
 DRAWS = {
     "checkpoint-stall-7.0-log-at-minus-3h": (
@@ -285,7 +277,7 @@ REAL = {
     "mongod-8.0-chunk": "mongod-8.0-chunk/metric-2025-03-12_15-58-06.0_+00-00-00.bson",
 }
 CASES = [
-    *(f"scenario:{p.name}" for p in sorted(SCENARIOS.iterdir()) if (p / "truth.json").exists()),
+    *(f"scenario:{name}" for name in SCENARIO_NAMES),
     *(f"real:{name}" for name in REAL),
     *(f"draw:{name}" for name in DRAWS),
 ]
@@ -296,7 +288,7 @@ def _analyses(case: str, request):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if kind == "scenario":
-            return _scenario(SCENARIOS / name)
+            return analyzed_nodes(name)
         if kind == "real":
             return [analysis.analyze(request.getfixturevalue("ftdc_samples") / REAL[name])], []
         return [analyzed(build, *DRAWS[name])[1]], []
@@ -398,7 +390,7 @@ def test_the_log_offset_is_read_and_every_format_gives_times_in_it_beside_utc(tm
 def test_the_causes_considered_reach_every_format(tmp_path):
     # The candidates weighed for a root cause were only in the JSON; the terminal and the Markdown told the root cause
     # alone (issue 39 §5: every format tells the same story).
-    nodes, cross = _scenario(SCENARIOS / "cache-fill-collscan")
+    nodes, cross = analyzed_nodes("cache-fill-collscan")
     incident = next(i for i in nodes[0].incidents if i.candidates)
     texts = rendered(nodes, cross, tmp_path)
     for candidate in incident.candidates:

@@ -17,6 +17,8 @@ import polars as pl
 import pytest
 from bson.timestamp import Timestamp
 from rich.console import Console
+from scenario_nodes import SCENARIO_NAMES
+from scenario_nodes import analyzed_nodes as _analyzed
 
 import analysis
 from analysis.advice.wording import text as advice_text
@@ -30,10 +32,8 @@ from ftdc.frames import TIME_COLUMN
 from ftdc.writer import FTDCWriter
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ROOT / "samples" / "scenarios"
-SHARED = ROOT.parent / "shared" / "samples" / "ftdc"
 NODES = [
-    *(f"scenario:{p.name}" for p in sorted(SCENARIOS.iterdir()) if (p / "truth.json").exists()),
+    *(f"scenario:{name}" for name in SCENARIO_NAMES),
     *(f"real:{name}" for name in ("mongod-4.2.1", "mongod-7.0")),
 ]
 UTC = dt.timezone.utc
@@ -46,23 +46,6 @@ UNITS = {"s": 1, "min": 60, "h": 3600, "d": 86400}
 def seconds_of(text: str) -> float:
     """The seconds a `duration` text says ("1 h 55 min" is 6,900)."""
     return sum(float(n.replace(",", "")) * UNITS[u] for n, u in re.findall(r"([\d.,]+) (s|min|h|d)\b", text))
-
-
-def _analyzed(name: str):
-    source, _, which = name.partition(":")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if source == "real":
-            path = SHARED / which / "diagnostic.data"
-            if not path.is_dir():
-                pytest.skip(f"{path} is missing")
-            return [analysis.analyze(path)], []
-        folder = SCENARIOS / which
-        if (folder / "diagnostic.data").is_dir():
-            log = next(p for p in folder.iterdir() if p.name.startswith("mongod.log"))
-            return [analysis.analyze(folder / "diagnostic.data", log)], []
-        result = analysis.analyze_nodes(sorted(folder.glob("node*/diagnostic.data")), folder)
-        return result.nodes, result.cross_node
 
 
 @pytest.fixture(scope="module", params=NODES)
@@ -342,8 +325,9 @@ def test_below_a_minute_of_capture_there_is_no_baseline():
     assert fallback.since is None and "hour before" not in fallback.sentence() and "too little" in fallback.sentence()
 
 
-def _storm_node(directory: Path, at: int) -> Path:
-    """A node whose clients open 100 connections a second for 20 s, `at` seconds after its capture began."""
+def _node(directory: Path, seconds: int, status_at) -> Path:
+    """A 7.0 node sampled every second for `seconds`, its serverStatus at second i being `status_at(i)` (with its
+    `start`, `uptime` and `end` filled in)."""
     start = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
     metadata = {
         "start": start,
@@ -352,21 +336,25 @@ def _storm_node(directory: Path, at: int) -> Path:
         "hostInfo": {"system": {"hostname": "db1.example.net", "numCores": 4, "memSizeMB": 16384}, "os": {"name": "Ubuntu"}},
         "end": start,
     }
-    created, current = 1000, 50
     with FTDCWriter(directory, metadata=metadata, samples_per_chunk=60) as writer:
-        for i in range(at + 120):
+        for i in range(seconds):
             t = start + dt.timedelta(seconds=i)
-            storm = at <= i < at + 20
-            created += 100 if storm else 1
-            current += 20 if storm else 0
-            status = {
-                "start": t,
-                "uptime": 1000 + i,
-                "connections": {"current": current, "available": 50000, "totalCreated": created},
-                "end": t,
-            }
+            status = {"start": t, "uptime": 1000 + i, **status_at(i), "end": t}
             writer.add_sample({"start": t, "serverStatus": status, "end": t})
     return directory
+
+
+def _storm_node(directory: Path, at: int) -> Path:
+    """A node whose clients open 100 connections a second for 20 s, `at` seconds after its capture began."""
+    counts = {"created": 1000, "current": 50}
+
+    def status_at(i: int) -> dict:
+        storm = at <= i < at + 20
+        counts["created"] += 100 if storm else 1
+        counts["current"] += 20 if storm else 0
+        return {"connections": {"current": counts["current"], "available": 50000, "totalCreated": counts["created"]}}
+
+    return _node(directory, at + 120, status_at)
 
 
 @pytest.mark.parametrize("at", [30, 300])
@@ -389,32 +377,20 @@ def test_a_connection_storm_says_what_its_baseline_rests_on(tmp_path, at):
 def _dip_node(directory: Path, at: int) -> Path:
     """A 7.0 node finishing 1,000 operations a second that falls to 50 for 30 s, `at` seconds after its capture
     began, with operations queued for the global lock meanwhile."""
-    start = dt.datetime(2024, 5, 14, 9, 0, tzinfo=UTC)
-    metadata = {
-        "start": start,
-        "buildInfo": {"version": "7.0.12"},
-        "getCmdLineOpts": {"parsed": {"net": {"port": 27017}}},
-        "hostInfo": {"system": {"hostname": "db1.example.net", "numCores": 4, "memSizeMB": 16384}, "os": {"name": "Ubuntu"}},
-        "end": start,
-    }
-    ops = 0
-    with FTDCWriter(directory, metadata=metadata, samples_per_chunk=60) as writer:
-        for i in range(at + 180):
-            t = start + dt.timedelta(seconds=i)
-            low = at <= i < at + 30
-            ops += 25 if low else 500
-            latencies = {op: {"latency": ops * 300, "ops": ops} for op in ("reads", "writes")}
-            latencies["commands"] = {"latency": 0, "ops": 0}
-            status = {
-                "start": t,
-                "uptime": 1000 + i,
-                "connections": {"current": 50, "totalCreated": 100},
-                "opLatencies": latencies,
-                "globalLock": {"currentQueue": {"readers": 60 if low else 0, "writers": 60 if low else 0}},
-                "end": t,
-            }
-            writer.add_sample({"start": t, "serverStatus": status, "end": t})
-    return directory
+    done = {"ops": 0}
+
+    def status_at(i: int) -> dict:
+        low = at <= i < at + 30
+        done["ops"] += 25 if low else 500
+        latencies = {op: {"latency": done["ops"] * 300, "ops": done["ops"]} for op in ("reads", "writes")}
+        latencies["commands"] = {"latency": 0, "ops": 0}
+        return {
+            "connections": {"current": 50, "totalCreated": 100},
+            "opLatencies": latencies,
+            "globalLock": {"currentQueue": {"readers": 60 if low else 0, "writers": 60 if low else 0}},
+        }
+
+    return _node(directory, at + 180, status_at)
 
 
 @pytest.mark.parametrize("at", [180, 900])

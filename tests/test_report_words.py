@@ -4,7 +4,6 @@ quantity once."""
 
 import ast
 import datetime as dt
-import functools
 import re
 import warnings
 from pathlib import Path
@@ -12,16 +11,17 @@ from pathlib import Path
 import polars as pl
 import pytest
 from rich.console import Console
+from scenario_nodes import SCENARIO_NAMES
+from scenario_nodes import analyzed_nodes as _analyzed
 
 import analysis
 from analysis.outputs.console import render_findings, render_incidents, render_overview
 from analysis.outputs.report import build_report, write_report
-from analysis.text import ms, pct
+from analysis.text import duration, ms, pct
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
-SCENARIOS = SAMPLES / "scenarios"
-NODES = ["demo", *sorted(p.name for p in SCENARIOS.iterdir() if (p / "truth.json").exists())]
+NODES = ["demo", *SCENARIO_NAMES]
 FORMATS = (".html", ".md", ".json")
 
 
@@ -48,19 +48,6 @@ OWN_FILES = {
 }
 # Server and WiredTiger sources, document sections.
 SOURCES = re.compile(r"\b[\w-]+\.(?:py|c|cc|cpp|h|rst|md)\b|§")
-
-
-def _analyzed(name: str):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if name == "demo":
-            return [analysis.analyze(SAMPLES / "diagnostic.data", SAMPLES / "mongod.log")], []
-        folder = SCENARIOS / name
-        if (folder / "diagnostic.data").is_dir():
-            log = next(p for p in folder.iterdir() if p.name.startswith("mongod.log"))
-            return [analysis.analyze(folder / "diagnostic.data", log)], []
-        result = analysis.analyze_nodes(sorted(folder.glob("node*/diagnostic.data")), folder)
-        return result.nodes, result.cross_node
 
 
 @pytest.fixture(scope="module", params=NODES)
@@ -205,13 +192,8 @@ def test_one_latency_baseline_per_operation_class_in_an_incident_card(analyzed):
 # --- issue 39's review of the scenario reports -----------------------------------------------------------------------
 
 
-@functools.cache
-def _scenario(name: str):
-    return _analyzed(name)
-
-
 def _findings(name: str, kind: str):
-    nodes, _ = _scenario(name)
+    nodes, _ = _analyzed(name)
     return [f for node in nodes for f in node.findings if f.kind == kind]
 
 
@@ -274,7 +256,7 @@ def test_a_checkpoints_source_is_said_in_words():
 def test_the_two_shares_of_checkpoint_time_say_what_each_measures():
     # checkpoint-stall: the root cause's "30 checkpoints in F1's 29 min 25 s (42 % of the time)" and F1's "which together
     # took 43 % of the time": the checkpoints alone, and the checkpoints with the sampling period after each.
-    nodes, _ = _scenario("checkpoint-stall")
+    nodes, _ = _analyzed("checkpoint-stall")
     incident = nodes[0].incidents[0]
     counted = incident.root_cause.evidence["checkpoints_in_window"]
     assert f"(checkpointing {pct(counted.time_share)} of the time)" in incident.root_cause.summary
@@ -303,7 +285,7 @@ def test_evidence_numbers_have_the_prose_rounding_and_labels_claim_no_baseline()
     assert words.evidence_rows({"concurrency": 2.15}) == [("running at once on average", f"{2.15:,.1f}")]
     assert words.evidence_rows({"checkpoint_time_share": 0.425}) == [("share of the window spent checkpointing", pct(0.425))]
     assert "hour" not in words.label("writes_per_s_before")
-    nodes, _ = _scenario("write-queue-7.0")
+    nodes, _ = _analyzed("write-queue-7.0")
     cause = nodes[0].incidents[0].root_cause
     rows = dict(words.evidence_rows(cause.evidence))
     quoted = re.search(r"([\d.]+) running at once on average", cause.summary)
@@ -312,7 +294,7 @@ def test_evidence_numbers_have_the_prose_rounding_and_labels_claim_no_baseline()
 
 def test_a_gap_in_the_markdown_gives_its_window_with_its_zone(tmp_path):
     # restart-and-gap: the Markdown said "No FTDC samples for 5 min 1 s" with no time; the terminal gave 23:06:39 – 23:11:40 UTC.
-    nodes, cross = _scenario("restart-and-gap")
+    nodes, cross = _analyzed("restart-and-gap")
     gap = next(f for f in nodes[0].findings if f.kind == "ftdc_gap")
     write_report(build_report(nodes, cross), tmp_path / "r.md")
     line = next(ln for ln in (tmp_path / "r.md").read_text().splitlines() if ln.startswith(f"- {gap.title}"))
@@ -322,14 +304,7 @@ def test_a_gap_in_the_markdown_gives_its_window_with_its_zone(tmp_path):
 def test_latency_said_to_spike_inside_checkpoints_fits_in_them():
     # "Read/write latency spiked for 3 min 38 s inside them" inside a 2 min 20 s checkpoint: the spikes of reads and of
     # writes overlap, and their times were added up.
-    import warnings
-
-    import analysis
-    from analysis.text import duration
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        demo = analysis.analyze(ROOT / "samples" / "diagnostic.data", ROOT / "samples" / "mongod.log")
+    [demo], _ = _analyzed("demo")
     stalls = [f for f in demo.findings if f.kind == "checkpoint_stall"]
     assert stalls
     for f in stalls:
@@ -340,14 +315,7 @@ def test_latency_said_to_spike_inside_checkpoints_fits_in_them():
 
 
 def test_a_longer_capture_is_not_what_would_tell_where_the_hour_before_is_held():
-    import warnings
-
-    import analysis
-
-    node = ROOT / "samples" / "scenarios" / "throughput-dip"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = analysis.analyze(node / "diagnostic.data", node / "mongod.log")
+    [result], _ = _analyzed("throughput-dip")
     for incident in result.incidents:
         held = incident.start - result.series["start"][0] if "start" in result.series.columns else None
         tells = " ".join(incident.root_cause.evidence.get("would_tell", []))
@@ -359,10 +327,6 @@ def test_a_longer_capture_is_not_what_would_tell_where_the_hour_before_is_held()
 
 def test_a_primary_change_claims_nothing_its_data_does_not_show():
     # "Writes failed over; drivers retried.": nothing a node records says whether drivers retried.
-    import warnings
-
-    import analysis
-
     base = ROOT / "samples" / "scenarios" / "replica-set"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
