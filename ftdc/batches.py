@@ -42,10 +42,13 @@ def time_windows(
 ) -> Iterator[Window]:
     """Windows covering [start, end] in time order, each about `budget` values."""
     chunks = catalog.chunks.with_columns(first=_ms("first"), last=_ms("last"))
+    # A chunk whose first or last time is no date (damage: outside years 1-9999) may still hold samples with real
+    # times: it belongs to every window, whose own time range keeps its rows from being read twice.
+    undated = pl.col("first").is_null() | pl.col("last").is_null()
     if start is not None:
-        chunks = chunks.filter(pl.col("last") >= start)
+        chunks = chunks.filter((pl.col("last") >= start) | undated)
     if end is not None:
-        chunks = chunks.filter(pl.col("first") <= end)
+        chunks = chunks.filter((pl.col("first") <= end) | undated)
     chunks = chunks.sort("first", nulls_last=True)
     if chunks.is_empty():
         return
@@ -65,7 +68,10 @@ def time_windows(
         hi = end if k == len(cuts) - 1 else firsts[cuts[k + 1]] - 1
         overlapping = chunks.filter(
             (pl.col("last") >= (lo if lo is not None else -(2**63))) & (pl.col("first") <= (hi if hi is not None else 2**63 - 1))
+            | undated
         )
+        if overlapping.is_empty():
+            continue  # no chunk can hold a sample of this window
         # The decoder holds every overlapping chunk whole while it cuts out the window's rows.
         cost = int((overlapping["samples"] * (overlapping["metrics"].clip(upper_bound=columns) + 1)).sum())
         if cost > limit:

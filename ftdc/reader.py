@@ -83,15 +83,22 @@ def _read_arguments(
     )
 
 
+def _where(files: list[FtdcFile]) -> str:
+    """The files of a read, as a message names them."""
+    if not files:
+        return "no file"
+    return f"{files[0].path}{' and others' if len(files) > 1 else ''}"
+
+
 def _raise_refusal(files: list[FtdcFile], decoded: _native.DecodedFrame) -> None:
     if decoded.error:
-        raise FTDCError(f"{files[0].path}{' and others' if len(files) > 1 else ''}: {decoded.error}")
+        raise FTDCError(f"{_where(files)}: {decoded.error}")
 
 
 def _frame(files: list[FtdcFile], decoded: _native.DecodedFrame) -> pl.DataFrame:
     """The frame of a native read that was not refused, without impossible times."""
     frame = to_polars(decoded)
-    where = f"{files[0].path}{' and others' if len(files) > 1 else ''}"
+    where = _where(files)
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
     if impossible.any():
         warnings.warn(

@@ -510,3 +510,55 @@ def test_a_date_outside_years_1_to_9999_is_damage_not_a_panic(tmp_path, where):
         result = run_cli(node, *extra)
         assert result.returncode == 0 and "Traceback" not in result.stderr and "panicked" not in result.stderr, result.stderr
         assert "outside years 1-9999" in result.stderr
+
+
+# --- a window whose chunks have no date: every entry point that decodes by windows ------------------------------
+
+
+def _undated_chunk_node(directory: Path) -> Path:
+    """A node whose one chunk's reference sample is dated outside years 1-9999 (its other 9 samples are real): the
+    catalog can give that chunk no first time, so no time window held it, and export, the dataset, scan and explore
+    ended in `IndexError` (`files[0]` of a window of no file)."""
+    import datetime as dt
+
+    from bson.datetime_ms import DatetimeMS
+
+    from ftdc.writer import FTDCWriter
+
+    with FTDCWriter(directory, samples_per_chunk=10) as writer:
+        for i in range(20):
+            start = DatetimeMS(2**62) if i == 10 else dt.datetime(2024, 1, 1, 0, 0, i, tzinfo=dt.timezone.utc)
+            writer.add_sample({"start": start, "serverStatus": {"uptime": i, "pid": 1}})
+    [file] = directory.iterdir()
+    first_end = documents(file)[1][0]
+    file.write_bytes(file.read_bytes()[first_end:])  # the first, dated chunk gone
+    return directory
+
+
+def test_a_chunk_with_no_date_is_read_by_every_windowed_entry_point(tmp_path):
+    import warnings
+
+    import polars as pl
+
+    import ftdc
+
+    node = _undated_chunk_node(tmp_path / "diagnostic.data")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = ftdc.read_ftdc(node)["serverStatus.uptime"].to_list()
+        ftdc.to_parquet(node, tmp_path / "x.parquet")
+        scanned = ftdc.scan_ftdc(node).collect()["serverStatus.uptime"].to_list()
+        ftdc.to_dataset([node], tmp_path / "dataset")
+    assert expected == list(range(11, 20)) and scanned == expected
+    assert pl.read_parquet(tmp_path / "x.parquet")["serverStatus.uptime"].to_list() == expected
+    assert pl.read_parquet(tmp_path / "dataset" / "samples" / "**" / "*.parquet")["serverStatus.uptime"].to_list() == expected
+    for args in (
+        ["export", node, "--out", tmp_path / "y.csv"],
+        ["export", node, "--out", tmp_path / "y.parquet", "--start", "2024-01-01T00:00:15Z"],
+        ["export", node, "--dataset", tmp_path / "dataset2"],
+        ["explore", node, "--out", tmp_path / "e.html"],
+    ):
+        result = run_cli(*args)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        assert "outside years 1-9999" in result.stderr
+    assert pl.read_parquet(tmp_path / "y.parquet")["serverStatus.uptime"].to_list() == [15, 16, 17, 18, 19]
