@@ -29,7 +29,7 @@ from typer.core import TyperGroup
 # pyarrow, matplotlib or Spark (tests/test_cli_startup.py).
 import ftdc
 from ftdc.errors import UnmatchedMetric, no_samples
-from ftdc.inputs import as_shown, gather, logs_beside
+from ftdc.inputs import Inputs, as_shown, gather, logs_beside, what_was_found
 from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 from ftdc.untrusted import printable
@@ -157,6 +157,15 @@ def _logs_to_read(found, given: list, no_log: bool, start, end):
     return logs, beside if logs is not None else []
 
 
+def _gathered(paths) -> Inputs:
+    """What the paths hold (`gather`), with what a user should know of it said first: the nodes found below a folder,
+    a metrics file read without the rest of its folder."""
+    found = gather(paths)
+    for note in what_was_found(paths, found):
+        err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    return found
+
+
 def _no_log_note(paths: list[Path], found) -> str:
     """Where the summary looked for a log and found none, and what it cannot see without one (not said under --no-log:
     the user chose it)."""
@@ -202,7 +211,7 @@ def summary(
     with user_errors():
         if report is not None and report.suffix.lower() not in REPORT_FORMATS:
             raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
-        found = gather(paths)
+        found = _gathered(paths)
         if not found.ftdc:
             raise ftdc.FTDCError(
                 f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
@@ -309,7 +318,7 @@ def export(
         err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors(writing=dataset if dataset is not None else out_file):
-        nodes = gather(paths).ftdc
+        nodes = _gathered(paths).ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
         if out_file is not None and len(nodes) > 1:
@@ -358,7 +367,7 @@ def explore(
     with user_errors():
         if out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
-        found = gather([path])
+        found = _gathered([path])
         if len(found.ftdc) != 1:
             raise ftdc.FTDCError(
                 f"{path}: no FTDC (diagnostic.data) in it"
@@ -417,7 +426,7 @@ def fleet(
         err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        found_inputs = gather(paths)
+        found_inputs = _gathered(paths)
         nodes = found_inputs.ftdc
         if not nodes:
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")

@@ -300,20 +300,68 @@ def discover(path: str | os.PathLike) -> Inputs:
 
 
 def gather(paths) -> Inputs:
-    """What several paths hold together (each as `discover` finds it), each place once."""
+    """What several paths hold together (each as `discover` finds it), each place once: a folder given twice, or
+    under two names, is one node, and so is a node's folder given with one of its files (the folder holds it)."""
     found = Inputs()
     for path in paths:
         more = discover(path)
-        found.ftdc += [p for p in more.ftdc if p not in found.ftdc]
-        found.logs += [p for p in more.logs if p not in found.logs]
+        found.ftdc += more.ftdc
+        found.logs += more.logs
+    folders = {p.resolve() for p in found.ftdc if p.is_dir()}
+    found.ftdc = _once([p for p in found.ftdc if p.is_dir() or p.resolve().parent not in folders])
+    found.logs = _once(found.logs)
     return found
 
 
+def _once(paths: list[Path]) -> list[Path]:
+    """`paths` without a second name of a place already listed, in order."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        seen.setdefault(path.resolve(), path)
+    return list(seen.values())
+
+
+def _shown(path: Path) -> str:
+    return as_shown(str(path))
+
+
+def what_was_found(paths, found: Inputs) -> list[str]:
+    """What a user should know of what their paths held before it is read: the nodes found below a folder that is no
+    node's own (and how to name one), and a metrics file read without the other files of its node's diagnostic.data."""
+    notes = []
+    for given in map(Path, paths):
+        if not given.is_dir() or any(is_ftdc_name(p.name) for p in given.iterdir() if p.is_file()):
+            continue
+        root = given.resolve()
+        below = [d for d in found.ftdc if d.is_dir() and d.resolve().is_relative_to(root)]
+        if not below or [d.resolve() for d in below] == [root / "diagnostic.data"]:
+            continue  # a node's own folder (a dbpath) names that node
+        listed = ", ".join(_shown(d) for d in below[:5]) + (f" and {len(below) - 5} more" if len(below) > 5 else "")
+        count = "1 node" if len(below) == 1 else f"{len(below)} nodes"
+        notes.append(
+            f"{count} under {_shown(given)}: {listed}; "
+            + ("reading it" if len(below) == 1 else f"read all {len(below)} (name one folder, e.g. {_shown(below[0])}, to read one)")
+        )
+    for file in (f for f in found.ftdc if f.is_file() and f.parent.name == "diagnostic.data"):
+        others = sorted(p.name for p in file.parent.iterdir() if p != file and p.is_file() and is_ftdc_name(p.name))
+        if others:
+            named = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            other = "the other FTDC file" if len(others) == 1 else f"the {len(others)} other FTDC files"
+            notes.append(
+                f"read {_shown(file)} alone: {other} of its folder ({named}) not read; "
+                f"give the folder {_shown(file.parent)} to read them all"
+            )
+    return notes
+
+
 def logs_beside(ftdc_dirs: list[Path]) -> list[Path]:
-    """Log files in the folder holding each `diagnostic.data`, as a support bundle or the
-    demo lays them out (`node/diagnostic.data`, `node/mongod.log`): regular files only."""
+    """Log files in the folder holding each `diagnostic.data` (or the `diagnostic.data` of a metrics file given
+    alone), as a support bundle or the demo lays them out (`node/diagnostic.data`, `node/mongod.log`): regular
+    files only."""
     found: list[Path] = []
     for directory in ftdc_dirs:
+        if directory.is_file():  # one metrics file of a node's folder: its log is beside that folder
+            directory = directory.parent
         if directory.name != "diagnostic.data":
             continue
         folder = directory.parent

@@ -2,6 +2,7 @@
 a bundle of several nodes, or a log file by mistake."""
 
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -98,3 +99,54 @@ def test_a_corrupt_archive_is_one_clear_error(tmp_path):
     bad.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 20)
     with pytest.raises(ftdc.FTDCError, match="not a readable archive"):
         ftdc.read_ftdc(bad)
+
+
+# --- inputs a new user gives: said, and each node read once -------------------------------------------------------
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cli", *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def test_a_folder_above_the_nodes_says_what_it_found_and_how_to_name_one(tmp_path):
+    # `ftdc-analyze samples` analysed the 16 nodes it found below without a word of what it had found.
+    from crafted_nodes import write_node
+
+    for name in ("a", "b"):
+        write_node(tmp_path / name / "diagnostic.data", hostname=f"{name}.example.net")
+    run = _cli(tmp_path, "--no-log")
+    assert run.returncode == 0, run.stderr
+    [note] = [line for line in run.stderr.splitlines() if line.startswith("note: ")]
+    assert (
+        note.startswith(f"note: 2 nodes under {tmp_path}: {tmp_path / 'a' / 'diagnostic.data'}, ") and "name one folder" in note
+    )
+    # A node's own folder, or the folder holding its diagnostic.data, is no search: nothing to say.
+    for given in (tmp_path / "a", tmp_path / "a" / "diagnostic.data"):
+        assert inputs.what_was_found([given], inputs.gather([given])) == []
+
+
+def test_one_metrics_file_says_the_rest_of_its_folder_was_not_read_and_finds_its_nodes_log(tmp_path):
+    # One metrics file read alone dropped metrics.interim and the log beside the node, and said nothing.
+    node = tmp_path / "node"
+    shutil.copytree(DEMO, node / "diagnostic.data")
+    shutil.copy(ROOT / "samples" / "mongod.log", node / "mongod.log")
+    [archive] = [p for p in (node / "diagnostic.data").iterdir() if p.name != "metrics.interim"]
+    run = _cli(archive)
+    assert run.returncode == 0, run.stderr
+    assert (
+        f"note: read {archive} alone: the other FTDC file of its folder (metrics.interim) not read; "
+        f"give the folder {node / 'diagnostic.data'} to read them all"
+    ) in run.stderr
+    assert f"read the log found beside the FTDC: {node / 'mongod.log'}" in run.stderr
+
+
+def test_the_same_node_given_twice_is_read_once(tmp_path):
+    shutil.copytree(DEMO, tmp_path / "node" / "diagnostic.data")
+    folder = tmp_path / "node" / "diagnostic.data"
+    [archive] = [p for p in folder.iterdir() if p.name != "metrics.interim"]
+    given = [folder, Path(f"{folder}/"), tmp_path / "node" / ".." / "node" / "diagnostic.data", archive, tmp_path / "node"]
+    assert inputs.gather(given).ftdc == [folder]
+    assert inputs.gather([archive, archive]).ftdc == [archive]
+    run = _cli(folder, archive, tmp_path / "node", "--no-log", "--json")
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert len(json.loads(run.stdout)["nodes"]) == 1
