@@ -408,3 +408,19 @@ def test_a_storm_that_followed_a_stall_says_so_and_its_advice_is_the_clients_tim
     [incident] = [i for i in nodes[0].incidents if storm.id in i.finding_ids]
     assert not any("deploy" in r.what for r in incident.recommendations)
 
+
+def test_an_insert_has_no_plan_and_no_filter_in_words_in_every_format(tmp_path):
+    # dirty-cache-checkpoints-8.0: ledger.entries insert's rows read "|  |" and "`  `" in the Markdown, empty cells and
+    # an empty <code> on the page: an insert is not planned and has no filter, which each format now says.
+    nodes, cross = _scenario("dirty-cache-checkpoints-8.0")
+    inserts = [c for node in nodes for f in node.findings for c in f.culprits if c.command == "insert"]
+    assert inserts and not any(c.plan_summary or c.shape or c.query_hash for c in inserts)
+    report = build_report(nodes, cross)
+    for fmt in (".md", ".html"):
+        write_report(report, tmp_path / f"r{fmt}")
+    md, page = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| ledger.entries | insert |")]
+    assert rows and all("| none: an insert has no plan |" in r and r.endswith("| none: an insert has no filter |") for r in rows)
+    assert page.count("<td>none: an insert has no plan</td>") == len(rows)
+    assert page.count("none: an insert has no filter</td>") == len(rows)
+    assert "<code></code>" not in page and not re.search(r"\| *`+ +`+ *\|", md)
