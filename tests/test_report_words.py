@@ -381,7 +381,7 @@ def test_refused_connections_are_the_nodes_count_and_the_logs_lines_are_said_as_
     assert f"The node refused {rejected:,.0f} connections; the log read holds the lines of only {lines:,} of them" in (
         storm.explanation
     )
-    assert "unless it runs quiet, so the log read lacks the rest" in storm.explanation
+    assert "unless systemLog.quiet is set, so the log read lacks the rest" in storm.explanation
     assert "were rejected" not in storm.explanation and "refusal line(s)" not in storm.explanation
 
 

@@ -94,8 +94,9 @@ def by_window(checkpoints: list[Checkpoint], pad: dt.timedelta = dt.timedelta(0)
 
 
 def in_window(checkpoints: Spans[Checkpoint], start: dt.datetime, end: dt.datetime, since: dt.datetime | None) -> InWindow | None:
-    """The checkpoints that ran some of [start, end] (found by bisection), each longest measured whole, told against those of the hour before whose
-    earliest sample is `since` (`Context.since`: None when the capture holds too little before); None when none ran."""
+    """The checkpoints that ran some of [start, end] (found by bisection), the longest measured whole, told against those
+    of the hour before whose earliest sample is `since` (`Context.since`: None when the capture holds too little
+    before); None when none ran."""
     # One that only touches the window's edge (begun as it ended, ended as it began) ran none of it.
     inside = [c for c in checkpoints.overlapping(start, end) if start == end or (c.end > start and c.start < end)]
     if not inside:

@@ -167,10 +167,10 @@ def _refusals(rejected: float, lines: int) -> str:
     if lines >= rejected:
         return text + ", each with its line in the log (id 22942)."
     if not lines:
-        return text + "; the log read has none of their lines (id 22942): mongod logs each refusal unless it runs quiet."
+        return text + "; the log read has none of their lines (id 22942): mongod logs each refusal unless systemLog.quiet is set."
     return (
-        text + f"; the log read holds the lines of only {lines:,} of them (id 22942): mongod logs each refusal unless it "
-        "runs quiet, so the log read lacks the rest."
+        text + f"; the log read holds the lines of only {lines:,} of them (id 22942): mongod logs each refusal unless "
+        "systemLog.quiet is set, so the log read lacks the rest."
     )
 
 
