@@ -25,7 +25,7 @@ def test_checkpoints_are_told_against_their_usual(name):
         counted = f.evidence["checkpoints_in_window"]
         assert isinstance(counted, InWindow) and counted.usual_s is not None and counted.usual_of > 0
         said = (
-            f"up to {duration(counted.longest_s)} against a usual {duration(counted.usual_s)} "
+            f"{'up to ' if counted.count > 1 else ''}{duration(counted.longest_s)} against a usual {duration(counted.usual_s)} "
             f"(the median of the {counted.usual_of} in {span_before(counted.usual_since, counted.start)})"
         )
         assert counted.usual_since is not None and "before" in said

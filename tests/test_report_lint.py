@@ -173,6 +173,27 @@ def names_lowered(text: str, _: Vocabulary) -> list[str]:
     return [n for n in sorted(lowered) if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text)]
 
 
+# A table cell that is a code span of nothing.
+EMPTY_CODE = re.compile(r"\| *(`+) +\1 *(?=\|)")
+
+
+def blank_plans_and_shapes(text: str, _: Vocabulary) -> list[str]:
+    """A slow operation's plan and shape say why there is none ("none: an insert has no plan"): not an empty cell, nor
+    an empty code span, which say nothing (ledger.entries insert read "|  |" and "`  `")."""
+    out = [text[max(0, m.start() - 40) : m.end()] for m in EMPTY_CODE.finditer(text)]
+    header: list[str] | None = None
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif not set(line) <= set("|-: ") and len(cells) == len(header):
+            out += [line for name in ("plan", "shape") if name in header and not cells[header.index(name)]]
+    return out
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -191,6 +212,7 @@ RULES = (
     Rule("labels claim no baseline", "the baseline's line says what it rests on", hour_claimed_by_a_label),
     Rule("RAM in one unit", "MB in one place and GB in another is one quantity said twice", ram_in_megabytes),
     Rule("names as their records give them", "str.capitalize lowers an acronym", names_lowered),
+    Rule("plans and shapes say why there is none", "an empty cell or code span says nothing", blank_plans_and_shapes),
 )
 
 
@@ -342,6 +364,17 @@ VOCABULARY = Vocabulary(
         ("8.0 GB of 31.2 GB RAM", ram_in_megabytes, 0),
         ("Ttl deletion burst · 2024-04-15", names_lowered, 1),
         ("TTL deletion burst · 2024-04-15", names_lowered, 0),
+        ("| ns | command | plan | shape |\n|---|---|---|---|\n| a.b | insert |  | `  ` |\n", blank_plans_and_shapes, 2),
+        (
+            "| ns | plan | shape |\n|---|---|---|\n| a.b | none: an insert has no plan | none: an insert has no filter |\n",
+            blank_plans_and_shapes,
+            0,
+        ),
+        (
+            '| ns | plan | shape |\n|---|---|---|\n| a.b | IXSCAN { a: 1 } | ` {"filter":{"a":1}} ` |\n| | |\n',
+            blank_plans_and_shapes,
+            0,
+        ),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):

@@ -333,3 +333,58 @@ def test_a_primary_change_claims_nothing_its_data_does_not_show():
         result = analysis.analyze_nodes(sorted(base.glob("*/diagnostic.data")), sorted(base.glob("*/mongod.log")))
     [change] = [f for f in result.cross_node if f.kind == "primary_change"]
     assert "retried" not in change.explanation and "No primary took writes in between" in change.explanation
+
+
+def test_refused_connections_are_the_nodes_count_and_the_logs_lines_are_said_as_a_part_of_it():
+    # dirty-cache-checkpoints-8.0: "540 were rejected. The log has 41 refusal line(s) (id 22942)": two counts of one
+    # thing, side by side. mongod counts every refusal and logs each one unless it runs quiet
+    # (transport/session_manager_common.cpp): the count is the figure, the log holding fewer lines lacks the rest.
+    [storm] = _findings("dirty-cache-checkpoints-8.0", "connection_storm")
+    rejected, lines = storm.evidence["rejected"], storm.evidence["refused_log_lines"]
+    assert 0 < lines < rejected
+    assert f"The node refused {rejected:,.0f} connections; the log read holds the lines of only {lines:,} of them" in (
+        storm.explanation
+    )
+    assert "unless systemLog.quiet is set, so the log read lacks the rest" in storm.explanation
+    assert "were rejected" not in storm.explanation and "refusal line(s)" not in storm.explanation
+
+
+def test_a_storm_that_followed_a_stall_says_so_and_its_advice_is_the_clients_timeouts():
+    # dirty-cache-checkpoints-8.0: the storm began 10 min into a 15 min checkpoint with the cache past its trigger, yet
+    # its advice was "Look for what made clients reconnect at once: an application restart or deploy, a failover, or
+    # timeouts upstream", ignoring the chain it is the last step of.
+    [storm] = _findings("dirty-cache-checkpoints-8.0", "connection_storm")
+    stalls = [
+        f
+        for kind in ("checkpoint_stall", "cache_pressure")
+        for f in _findings("dirty-cache-checkpoints-8.0", kind)
+        if f.start <= storm.start <= f.end
+    ]
+    assert stalls
+    assert "The storm followed a stall of the server: " in storm.explanation
+    for stall in stalls:
+        assert stall.title[0].lower() + stall.title[1:] in storm.explanation
+    assert "time out in the clients" in storm.explanation
+    said = [r.what for r in storm.recommendations]
+    assert not any("deploy" in w for w in said), said
+    assert any("socketTimeoutMS" in w and "backoff" in w for w in said), said
+    nodes, _ = _scenario("dirty-cache-checkpoints-8.0")
+    [incident] = [i for i in nodes[0].incidents if storm.id in i.finding_ids]
+    assert not any("deploy" in r.what for r in incident.recommendations)
+
+
+def test_an_insert_has_no_plan_and_no_filter_in_words_in_every_format(tmp_path):
+    # dirty-cache-checkpoints-8.0: ledger.entries insert's rows read "|  |" and "`  `" in the Markdown, empty cells and
+    # an empty <code> on the page: an insert is not planned and has no filter, which each format now says.
+    nodes, cross = _scenario("dirty-cache-checkpoints-8.0")
+    inserts = [c for node in nodes for f in node.findings for c in f.culprits if c.command == "insert"]
+    assert inserts and not any(c.plan_summary or c.shape or c.query_hash for c in inserts)
+    report = build_report(nodes, cross)
+    for fmt in (".md", ".html"):
+        write_report(report, tmp_path / f"r{fmt}")
+    md, page = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| ledger.entries | insert |")]
+    assert rows and all("| none: an insert has no plan |" in r and r.endswith("| none: an insert has no filter |") for r in rows)
+    assert page.count("<td>none: an insert has no plan</td>") == len(rows)
+    assert page.count("none: an insert has no filter</td>") == len(rows)
+    assert "<code></code>" not in page and not re.search(r"\| *`+ +`+ *\|", md)

@@ -216,11 +216,15 @@ def _write_load(
     if unchanged:  # then what did: the checkpoints against their usual length, or eviction
         headline = (
             (
-                f"Checkpoints up to {duration(evidence['checkpoint_longest_s'])}"
+                (
+                    f"Checkpoints up to {duration(counted.longest_s)}"
+                    if counted.count > 1
+                    else f"A {duration(counted.longest_s)} checkpoint"
+                )
                 + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
                 + f" under an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
             )
-            if checkpoints
+            if checkpoints and counted is not None
             else f"Eviction fell behind an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
         )
     return [
@@ -256,9 +260,12 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
         checkpoint_time_share=counted.time_share,
         checkpoint_interval=ctx.thresholds.describe("checkpoint_interval"),
     )
+    # Back to back takes two; one checkpoint is told by its length, its whole run (past the window where it ran on).
+    several = counted.count > 1
     text = (
-        f"{counted.count} checkpoint{'s' if counted.count != 1 else ''}{' back to back' if counted.time_share >= BACK_TO_BACK else ''} in {where} "
-        f"{duration((end - start).total_seconds())} (checkpointing {pct(counted.time_share)} of the time), {counted.against_usual()}"
+        f"{counted.count} checkpoint{'s' if several else ''}{' back to back' if several and counted.time_share >= BACK_TO_BACK else ''} in {where} "
+        f"{duration((end - start).total_seconds())} (checkpointing {pct(counted.time_share)} of the time), "
+        f"{'' if several else 'lasting '}{counted.against_usual()}"
     )
     if counted.usual_s is not None:
         evidence.update(checkpoint_usual_s=counted.usual_s, checkpoints_before=counted.usual_of)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -71,10 +71,15 @@ class InWindow:
     usual_of: int = 0
     usual_since: dt.datetime | None = None
 
+    @property
+    def longest(self) -> str:
+        """`up to 48 s` of several, `48 s` of one: the longest's whole run, past the window's edges where it ran on."""
+        return f"up to {duration(self.longest_s)}" if self.count > 1 else duration(self.longest_s)
+
     def against_usual(self) -> str:
         """`up to 48 s against a usual 2.1 s (the median of the 58 in the hour before 10:00:05)`, or `up to 48 s` with
-        none before."""
-        text = f"up to {duration(self.longest_s)}"
+        none before (`48 s` for one checkpoint)."""
+        text = self.longest
         if self.usual_s is not None and self.usual_since is not None:
             text += (
                 f" against a usual {duration(self.usual_s)} "
@@ -89,9 +94,11 @@ def by_window(checkpoints: list[Checkpoint], pad: dt.timedelta = dt.timedelta(0)
 
 
 def in_window(checkpoints: Spans[Checkpoint], start: dt.datetime, end: dt.datetime, since: dt.datetime | None) -> InWindow | None:
-    """The checkpoints overlapping [start, end] (found by bisection), told against those of the hour before whose
-    earliest sample is `since` (`Context.since`: None when the capture holds too little before); None when none ran."""
-    inside = checkpoints.overlapping(start, end)
+    """The checkpoints that ran some of [start, end] (found by bisection), the longest measured whole, told against those
+    of the hour before whose earliest sample is `since` (`Context.since`: None when the capture holds too little
+    before); None when none ran."""
+    # One that only touches the window's edge (begun as it ended, ended as it began) ran none of it.
+    inside = [c for c in checkpoints.overlapping(start, end) if start == end or (c.end > start and c.start < end)]
     if not inside:
         return None
     busy = sum((min(c.end, end) - max(c.start, start)).total_seconds() for c in inside)
@@ -189,7 +196,7 @@ def checkpoint_windows(series: pl.DataFrame, version: str | None, events: pl.Dat
     """Every checkpoint seen, by start time; a log line that states its duration wins over the estimate."""
     first = series[TIME_COLUMN].min() if series.height else None
     last = series[TIME_COLUMN].max() if series.height else None
-    return merged(from_ftdc(series, version), from_log(events), first, last)
+    return serial(merged(from_ftdc(series, version), from_log(events), first, last))
 
 
 def merged(
@@ -214,6 +221,20 @@ def merged(
             out.append(checkpoint)
     # Log checkpoints FTDC did not see (a gap, a missing metric), within the data's span.
     out += [c for c, taken in zip(log, twinned) if not taken and first is not None and first <= c.end <= last]
+    return sorted(out, key=lambda c: c.start)
+
+
+def serial(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
+    """`checkpoints` (by start) one after another, as mongod's checkpoint thread runs them: taken in the order they
+    ended, a start FTDC estimated (the sample that counted it less the duration it reports, up to a sampling period
+    late) that falls before the previous one's end is that end, where the checkpoint due while the previous ran began."""
+    out = list(checkpoints)
+    reach = None
+    for i in sorted(range(len(out)), key=lambda i: out[i].end):
+        c = out[i]
+        if reach is not None and c.source == "ftdc" and c.start < reach:
+            out[i] = replace(c, start=reach)
+        reach = c.end
     return sorted(out, key=lambda c: c.start)
 
 

@@ -55,9 +55,42 @@ def _rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return [{k: format_time(v) if hasattr(v, "tzinfo") else v for k, v in row.items()} for row in frame.iter_rows(named=True)]
 
 
+# Commands the query planner plans: a slow one's line gives its plan and its filter's shape. The others (an insert, an
+# index build) have neither, and a table says so rather than leave a blank.
+PLANNED = frozenset(
+    {"find", "aggregate", "count", "distinct", "update", "delete", "findAndModify", "findandmodify", "getMore", "bulkWrite"}
+)
+
+
+def no_plan(command: str | None) -> str:
+    """The plan of an operation whose log line names none, in words."""
+    if command is None or command in PLANNED:
+        return "not logged"
+    return f"none: {'an' if command[0] in 'aeiou' else 'a'} {command} has no plan"
+
+
+def no_shape(command: str | None) -> str:
+    """The query shape of an operation whose log line gives none (nor its hash), in words."""
+    if command is None or command in PLANNED:
+        return "not logged"
+    return f"none: {'an' if command[0] in 'aeiou' else 'a'} {command} has no filter"
+
+
+def shape_text(shape: str | None, query_hash: str | None, command: str | None) -> tuple[str, bool]:
+    """A shape's cell and whether it is the log's own text (a code span): its shape, else its hash, else why neither."""
+    if shape:
+        return shape, True
+    if query_hash:
+        return f"hash {query_hash}", True
+    return no_shape(command), False
+
+
 def plan_text(row: dict) -> str:
-    """The plans a shape ran with (COLLSCAN marked apart), and its failed runs as the culprit table says them."""
+    """The plans a shape ran with (COLLSCAN marked apart; `no_plan` when the log names none and it scanned nothing),
+    and its failed runs as the culprit table says them."""
     plans = ", ".join(p for p in (row["plan_kinds"] or "").split(",") if p and p != "COLLSCAN")
+    if not plans and not (row["collscan_share"] or 0) > 0:
+        plans = no_plan(row["command"])
     if row["failed"]:
         failed = f"failed {row['failed']} of {row['count']} run(s)" + (f": {row['errors']}" if row["errors"] else "")
         return f"{plans} ({failed})" if plans else failed

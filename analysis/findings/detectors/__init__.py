@@ -9,7 +9,7 @@ import pkgutil
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from analysis.findings.detectors import latency_rise, replication
+from analysis.findings.detectors import connection_storm, latency_rise, replication
 from analysis.findings.detectors.record import Detector
 
 if TYPE_CHECKING:
@@ -73,4 +73,4 @@ def bearing_settings(kinds) -> set[str]:
 
 
 # Run after every detector, each returning the findings again: findings that change meaning beside others.
-RELATE = (replication.relate, latency_rise.relate)
+RELATE = (replication.relate, latency_rise.relate, connection_storm.relate)

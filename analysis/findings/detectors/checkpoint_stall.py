@@ -26,7 +26,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series import spikes as spikes_module
-from analysis.series.checkpoints import Checkpoint, by_window, in_window
+from analysis.series.checkpoints import Checkpoint, InWindow, by_window, in_window
 from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
@@ -278,7 +278,7 @@ def _episode_finding(
             f"which, checkpoints and the sampling period after each together, took {pct(coverage)} of the time "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {ms(peak.peak_ms)} mean {ADJECTIVE[peak.op]} latency at "
             f"{clock(peak.peak_at)}, {peak.factor:,.0f}× the median of the 10 minutes before it."
-            + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
+            + (f" {_in_window(counted)} took {counted.against_usual()}." if counted is not None else "")
         ),
         evidence={
             "metrics": ctx.paths(
@@ -300,6 +300,10 @@ def _episode_finding(
         },
         recommendations=_recommendations(ctx, rows, start, end),
     )
+
+
+def _in_window(counted: InWindow) -> str:
+    return "The checkpoints in the window" if counted.count > 1 else "The checkpoint in the window"
 
 
 def _episode_gap(interval_s: float) -> dt.timedelta:
@@ -382,10 +386,10 @@ def _long_checkpoints(ctx: Context, spikes: list[Spike], pad: dt.timedelta, clai
                 reasoning=(
                     f"{what} ran past the {changes.interval_text(ctx.thresholds)} checkpoint interval from {span(start, end)} "
                     f"(the longest from {clock(longest.start)}, {longest.seen_in}), so each next one had no headroom. "
-                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside them, up to {ms(peak.peak_ms)}"
+                    f"{ops.capitalize()} latency spiked for {duration(stalled)} inside {'it' if len(episode) == 1 else 'them'}, up to {ms(peak.peak_ms)}"
                     + (f"; dirty data was {dirty:.1f} % of the cache when the longest started." if dirty is not None else ".")
                     + (f" The interval itself is the problem: {unusual}." if unusual else "")
-                    + (f" The checkpoints in the window took {counted.against_usual()}." if counted is not None else "")
+                    + (f" {_in_window(counted)} took {counted.against_usual()}." if counted is not None else "")
                 ),
                 evidence={
                     "metrics": ctx.paths(

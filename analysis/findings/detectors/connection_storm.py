@@ -11,6 +11,7 @@ them (available 0).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 
 import polars as pl
 
@@ -30,6 +31,25 @@ MIN_S = 5.0
 MERGE_S = 10.0
 RISE_SHARE = 0.25
 USUAL = dt.timedelta(hours=1)  # the window of the median rate a storm is measured against
+# Stalls of the server whose waiting requests clients time out on (each sets off a storm by its record), and how long
+# after one ends a storm still follows it (a driver's timeouts are seconds to a minute).
+STALLS = ("checkpoint_stall", "cache_pressure", "ticket_exhaustion")
+TIMED_OUT = dt.timedelta(seconds=60)
+CAP_POOLS = advise(
+    "limit_clients",
+    "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)",
+)
+LOOK_FOR_WHY = advise(
+    "investigate",
+    "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream",
+)
+# A storm the server's stall set off: the clients' timeouts turned slow replies into new connections.
+BACK_OFF = advise(
+    "limit_clients",
+    "Keep slow replies from costing connections: set the clients' socketTimeoutMS (or timeoutMS) above the slowest "
+    "replies of a stall, or leave it unset (no timeout, the default), and retry with backoff; the stall's own fix "
+    "removes what they waited on",
+)
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     f"Clients opening connections at {STORM_FACTOR:g} times the median rate of the hour before and at least "
@@ -114,9 +134,8 @@ def detect(ctx: Context) -> list[Finding]:
                     f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
                     f"({created / max(window.seconds, 1):,.0f}/s {against}); open connections rose from "
                     f"{start_count:,.0f} to {peak:,.0f}."
-                    + (f" {rejected:,.0f} were rejected." if rejected else "")
+                    + _refusals(rejected, refused_lines)
                     + (" No connections were left available." if exhausted else "")
-                    + (f" The log has {refused_lines} refusal line(s) (id 22942)." if refused_lines else "")
                 ),
                 evidence={
                     "metrics": ctx.paths(
@@ -126,21 +145,56 @@ def detect(ctx: Context) -> list[Finding]:
                     "open_before": start_count,
                     "open_peak": peak,
                     "rejected": rejected,
+                    "refused_log_lines": refused_lines,
                     "baseline": {"created_per_s": baseline},
                     "thresholds": {
                         "storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"
                     },
                 },
-                recommendations=[
-                    advise(
-                        "limit_clients",
-                        "Cap each client's pool and how fast it may open connections: driver maxPoolSize, minPoolSize and maxConnecting (default 2)",
-                    ),
-                    advise(
-                        "investigate",
-                        "Look for what made clients reconnect at once: an application restart or deploy, a failover, or timeouts upstream",
-                    ),
-                ],
+                recommendations=[CAP_POOLS, LOOK_FOR_WHY],
             )
         )
     return findings
+
+
+def _refusals(rejected: float, lines: int) -> str:
+    """The connections refused, as the node counted them, and the log's lines beside them. mongod counts every refusal
+    (serverStatus connections.rejected) and logs each one (id 22942) unless it runs quiet (systemLog.quiet): a log that
+    holds fewer lines than the count lacks the rest (rotated away, cut short, or quiet), and the count is the figure."""
+    if not rejected:
+        return f" The log has {lines:,} line{'s' if lines != 1 else ''} of connections refused (id 22942)." if lines else ""
+    text = f" The node refused {rejected:,.0f} connection{'s' if rejected != 1 else ''}"
+    if lines >= rejected:
+        return text + ", each with its line in the log (id 22942)."
+    if not lines:
+        return text + "; the log read has none of their lines (id 22942): mongod logs each refusal unless systemLog.quiet is set."
+    return (
+        text + f"; the log read holds the lines of only {lines:,} of them (id 22942): mongod logs each refusal unless "
+        "systemLog.quiet is set, so the log read lacks the rest."
+    )
+
+
+def relate(findings: list[Finding]) -> list[Finding]:
+    """The findings again, each storm that began while the server stalled (STALLS) told as the stall's effect: clients
+    whose requests waited on it timed out and reconnected, so the hunt for a deploy gives way to the clients' timeouts
+    and the stall's own fix. A storm alone keeps its own advice."""
+    stalls = [f for f in findings if f.kind in STALLS and f.severity != "info" and f.start is not None and f.end is not None]
+    return [_after_stall(f, stalls) if f.kind == KIND and f.severity != "info" and f.start is not None else f for f in findings]
+
+
+def _after_stall(storm: Finding, stalls: list[Finding]) -> Finding:
+    during = sorted((s for s in stalls if s.start <= storm.start <= s.end + TIMED_OUT), key=lambda s: s.start)
+    if not during:
+        return storm
+    told = [
+        f"{s.title[0].lower() + s.title[1:]} (from {clock(s.start)}"
+        + (f", {duration((storm.start - s.start).total_seconds())} before the storm began)" if s.start < storm.start else ")")
+        for s in during
+    ]
+    note = (
+        "The storm followed a stall of the server: "
+        + "; ".join(told)
+        + ". Requests held up by a stall time out in the clients, which drop those connections and open new ones at once."
+    )
+    recommendations = [BACK_OFF if r == LOOK_FOR_WHY else r for r in storm.recommendations]
+    return replace(storm, recommendations=recommendations).noted(note)

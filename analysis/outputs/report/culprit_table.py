@@ -5,12 +5,14 @@ operations at once for a minute are 600), so a column of them can exceed the
 window; the share is of the time all slow operations worked there (their
 operation-seconds less what the log says they waited), which ranks culprits.
 An operation that failed (interrupted, a client that disconnected) says so
-instead of leaving its plan blank.
+instead of leaving its plan blank; one the planner does not plan (an insert)
+says it has no plan and no filter.
 """
 
 from __future__ import annotations
 
 from analysis.findings.finding import Culprit
+from analysis.workbench.log_overview import no_plan, shape_text
 
 HEADERS = (
     "namespace",
@@ -32,6 +34,7 @@ NOTE = (
 
 def plan(c: Culprit) -> str:
     text = (c.plan_summary or "") + (" COLLSCAN" if c.collscan and "COLLSCAN" not in (c.plan_summary or "") else "")
+    text = text.strip() or no_plan(c.command)
     if c.failed:
         failed = f"failed {c.failed} of {c.count} run(s)" + (f": {c.error}" if c.error else "")
         return f"{text} ({failed})" if text else failed
@@ -49,6 +52,6 @@ def cells(c: Culprit) -> list[tuple[str, bool]]:
         f"{c.held_s:,.1f}",
         f"{c.share:.0%}",
         f"{c.max_ms:,}",
-        c.shape or c.query_hash or "",
+        shape_text(c.shape, c.query_hash, c.command)[0],
     )
     return list(zip(values, NUMERIC))

@@ -15,7 +15,7 @@ from analysis.outputs import words
 from analysis.outputs.report.content import Figure, IncidentCard, Report, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
 from analysis.text import duration
-from analysis.workbench.log_overview import TOP_SHAPES, plan_text
+from analysis.workbench.log_overview import TOP_SHAPES, plan_text, shape_text
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import say_time, say_window
@@ -38,6 +38,11 @@ def _code(text: str) -> str:
     row, so none can close it; a pipe escaped as GFM tables need even inside code."""
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
     return f"{fence} {text.replace(chr(10), ' ').replace('|', chr(92) + '|')} {fence}"
+
+
+def _shape(text: str, code: bool) -> str:
+    """A shape's cell: the log's text as code, the words saying why there is none as words."""
+    return _code(text) if code else _cell(text)
 
 
 def _figure(figure: Figure, folder: str) -> str:
@@ -63,8 +68,10 @@ def _finding(f: Finding, figure: Figure | None, folder: str, heading: str = "###
     if f.culprits:
         lines += ["| " + " | ".join(HEADERS) + " |", "|" + "|".join("--:" if n else "---" for n in NUMERIC) + "|"]
         for c in f.culprits:
-            *texts, shape = [text for text, _ in cells(c)]
-            lines.append("| " + " | ".join(_cell(t) for t in texts) + f" | {_code(shape)} |")
+            texts = [text for text, _ in cells(c)][:-1]
+            lines.append(
+                "| " + " | ".join(_cell(t) for t in texts) + f" | {_shape(*shape_text(c.shape, c.query_hash, c.command))} |"
+            )
         lines += ["", _text(NOTE), ""]
     return "\n".join(lines + _what_to_do(f.recommendations))
 
@@ -144,7 +151,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                 _cell(r["apps"]),
                 _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
                 _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
-                _code(r["shape"] or r["query_hash"]) if r["shape"] or r["query_hash"] else "",
+                _shape(*shape_text(r["shape"], r["query_hash"], r["command"])),
             ]
             for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)
         ]

@@ -12,7 +12,7 @@ from html import escape
 import polars as pl
 
 from analysis.workbench.audit import AuditItem
-from analysis.workbench.log_overview import TOP_SHAPES, Workload, plan_text
+from analysis.workbench.log_overview import TOP_SHAPES, Workload, plan_text, shape_text
 from analysis.workbench.system import SystemView
 from ftdc.timeutil import say_time
 
@@ -140,8 +140,9 @@ def _query_row(row: dict, working: bool) -> str:
             _num(row["working_ms"] / 1000 if runs else None, f"{row['working_ms'] / 1000:,.1f}" if runs else None),
             _num(row["queued_ms"] / 1000 if runs else None, f"{row['queued_ms'] / 1000:,.1f}" if runs else None),
         ]
-    shape = row["shape"] or (f"hash {row['query_hash']}" if row["query_hash"] else "")
-    return "<tr>" + "".join(cells) + f"<td class=shape><code>{escape(shape)}</code></td></tr>"
+    shape, code = shape_text(row["shape"], row["query_hash"], row["command"])
+    shown = f"<code>{escape(shape)}</code>" if code else escape(shape)
+    return "<tr>" + "".join(cells) + f"<td class=shape>{shown}</td></tr>"
 
 
 def slow_operations(workload: Workload, slug: str) -> str:
