@@ -369,3 +369,80 @@ def test_a_primary_change_claims_nothing_its_data_does_not_show():
         result = analysis.analyze_nodes(sorted(base.glob("*/diagnostic.data")), sorted(base.glob("*/mongod.log")))
     [change] = [f for f in result.cross_node if f.kind == "primary_change"]
     assert "retried" not in change.explanation and "No primary took writes in between" in change.explanation
+
+
+# --- the root-cause block (issue 39 §2, §3, §5) ------------------------------------------------------------------------
+
+
+def test_a_root_cause_says_the_cause_not_its_headline_again(analyzed):
+    # "Root cause (a resource): Disk sda saturated for 4 min …" under a headline saying the same; "Data handles blocking
+    # for 1 h 9 min with 61,996 handles open" as the cause of data handles blocking. Only "cause not determined" has
+    # nothing more to say than its headline.
+    name, nodes, _ = analyzed
+    for node in nodes:
+        for incident in node.incidents:
+            cause = incident.root_cause
+            if cause.kind == "undetermined":
+                continue
+            phrase = cause.headline or cause.summary
+            assert cause.summary.rstrip(".") != phrase.rstrip("."), (name, incident.id, cause.summary)
+            assert not incident.title.lower().startswith(cause.summary.lower()), (name, incident.id, cause.summary)
+
+
+def test_the_root_cause_of_handles_blocking_is_the_handles_the_node_came_to_hold():
+    # dhandle-pressure: the growth 40,000 → 61,996 was only a line of context below.
+    nodes, _ = _scenario("dhandle-pressure")
+    [incident] = nodes[0].incidents
+    cause = incident.root_cause
+    assert re.search(r"grew from 40,000 at 2024-02-06 10:00:00 UTC to 61,996", cause.summary), cause.summary
+    assert cause.evidence["dhandles_first"] == 40_000 and cause.evidence["dhandles_peak"] == 61_996
+
+
+def test_the_root_cause_of_a_ttl_burst_is_the_pass_on_its_collection_and_index():
+    # ttl-burst-6.0: the log's pass line (id 5479200) names app.sessions and its index expireAt_1; the root cause
+    # repeated the headline instead.
+    nodes, _ = _scenario("ttl-burst-6.0")
+    [incident] = nodes[0].incidents
+    summary = incident.root_cause.summary
+    assert "TTL monitor's pass" in summary and "app.sessions" in summary and "expireAt_1" in summary, summary
+    assert "450,000 documents by the log" in summary
+
+
+def test_a_root_cause_lists_its_facts_once_and_nothing_internal(analyzed):
+    # checkpoint-stall listed "finding: F1"-like ids and thresholds, "checkpoints: 30" beside "count 30", "a checkpoint
+    # every (s): 60" beside "checkpoint interval: 60 s", and the garbled "checkpoints the usual is the median of 59".
+    from analysis.outputs import words
+    from analysis.series.checkpoints import InWindow
+
+    name, nodes, _ = analyzed
+    for node in nodes:
+        for incident in node.incidents:
+            for cause in (incident.root_cause, *incident.candidates):
+                rows = words.cause_rows(cause)
+                labels = [label for label, _ in rows]
+                assert len(labels) == len(set(labels)), (name, incident.id, labels)
+                assert not {"finding", "thresholds", "metrics", "mechanism"} & set(labels), (name, incident.id, labels)
+                counted = cause.evidence.get("checkpoints_in_window")
+                if isinstance(counted, InWindow):
+                    flat = {words.label(k) for k in words.SAID_BY["checkpoints_in_window"]}
+                    assert not flat & set(labels), (name, incident.id, labels)
+                    told = dict(rows)[words.label("checkpoints_in_window")]
+                    assert told.startswith(f"{counted.count:,} in ") and counted.against_usual() in told
+                if "checkpoint_every_s" in cause.evidence and "checkpoint_interval" in cause.evidence:
+                    assert not cause.evidence["checkpoint_interval"].startswith(f"{cause.evidence['checkpoint_every_s']:g} s")
+
+
+def test_an_unchanged_write_load_is_not_called_the_workload_that_caused_it():
+    # "Root cause (the workload): write load … the writes did not change …: the load is not what changed".
+    from analysis.outputs import words
+
+    for name in ("checkpoint-stall", "dirty-cache-checkpoints-8.0"):
+        nodes, _ = _scenario(name)
+        cause = nodes[0].incidents[0].root_cause
+        assert cause.kind == "workload" and cause.evidence["load_change"] == "unchanged"  # the category stays
+        assert words.cause_kind(cause) != words.root_kind("workload")
+        assert "the load is not what changed" not in cause.summary
+        assert cause.summary.startswith(
+            "dirty data built up past the eviction dirty target between checkpoints under a steady write load"
+        )
+        assert "so each checkpoint had far more to write than usual" in cause.summary
