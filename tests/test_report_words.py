@@ -436,13 +436,22 @@ def test_an_unchanged_write_load_is_not_called_the_workload_that_caused_it():
     # "Root cause (the workload): write load … the writes did not change …: the load is not what changed".
     from analysis.outputs import words
 
-    for name in ("checkpoint-stall", "dirty-cache-checkpoints-8.0"):
+    # What the numbers show: checkpoint-stall's checkpoints each started from ~14 % dirty (dirty data built up between
+    # them); dirty-cache-checkpoints-8.0's 15 min one started from 3 % and dirty data built up while it ran.
+    told = {
+        "checkpoint-stall": "dirty data built up past the eviction dirty target between checkpoints under a steady write load",
+        "dirty-cache-checkpoints-8.0": "checkpoints ran far longer than usual under a steady write load",
+    }
+    for name, opening in told.items():
         nodes, _ = _scenario(name)
         cause = nodes[0].incidents[0].root_cause
         assert cause.kind == "workload" and cause.evidence["load_change"] == "unchanged"  # the category stays
         assert words.cause_kind(cause) != words.root_kind("workload")
         assert "the load is not what changed" not in cause.summary
-        assert cause.summary.startswith(
-            "dirty data built up past the eviction dirty target between checkpoints under a steady write load"
-        )
-        assert "so each checkpoint had far more to write than usual" in cause.summary
+        assert cause.summary.startswith(opening), cause.summary
+    stall = _scenario("checkpoint-stall")[0][0].incidents[0].root_cause
+    assert "14.0 % of the cache when the longest started against the 5 % target" in stall.summary
+    assert "so the checkpoints had far more to write than usual" in stall.summary
+    dirty = _scenario("dirty-cache-checkpoints-8.0")[0][0].incidents[0].root_cause
+    assert dirty.evidence["dirty_pct_at_longest_checkpoint"] <= 5
+    assert "dirty data built up while they ran, up to 22.7 %" in dirty.summary

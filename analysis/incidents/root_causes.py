@@ -211,15 +211,22 @@ def _write_load(
     unseen = [NO_LOG_LOAD] if ctx.logs is None else []
     if unchanged:
         # A load that did not change is not what changed: the cause is what its numbers show, dirty data the node wrote out
-        # too slowly under that steady load (between checkpoints, so each had more to write; or by eviction).
+        # too slowly under that steady load: built up between checkpoints (so each started with more to write), or while
+        # they ran, or outrunning eviction.
         steady = f"a steady write load ({told}{in_all})"
-        if checkpoints and over:
+        target = ctx.thresholds.value("eviction_dirty_target")
+        built = _dirty_at_longest(ctx, start, end) if checkpoints else None
+        if built is not None:
+            evidence["dirty_pct_at_longest_checkpoint"] = built
+        if built is not None and target is not None and built > target:
             lead = (
-                f"dirty data built up past the eviction dirty target between checkpoints under {steady}, {over}, "
-                f"so each checkpoint had far more to write than usual: {behaviour}"
+                f"dirty data built up past the eviction dirty target between checkpoints under {steady}, {built:.1f} % of "
+                f"the cache when the longest started against the {target:g} % target, so the checkpoints had far more to "
+                f"write than usual: {behaviour}"
             )
         elif checkpoints:
             lead = f"checkpoints ran far longer than usual under {steady}: {behaviour}"
+            lead += f"; dirty data built up while they ran, {over}" if over else ""
         else:
             lead = f"eviction fell behind {steady}" + (f": dirty data {over}" if over else "")
             lead += f"; {behaviour}" if behaviour else ""
@@ -249,6 +256,17 @@ def _write_load(
             findings=[f.id for k in present for f in kinds[k]],
         )
     ]
+
+
+def _dirty_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> float | None:
+    """The dirty data (% of the cache) the window's longest checkpoint started from (the last sample at or before its
+    start): above the target, it built up before the checkpoint; below, while checkpoints ran. None where not recorded."""
+    ran = ctx.checkpoint_spans.overlapping(start, end)
+    if "cache_dirty_pct" not in ctx.series.columns or not ran:
+        return None
+    longest = max(ran, key=lambda c: c.seconds)
+    at = between(ctx.series.select(TIME_COLUMN, "cache_dirty_pct"), end=longest.start).tail(1)["cache_dirty_pct"]
+    return round(float(at[0]), 1) if len(at) and at[0] is not None else None
 
 
 def _counted_checkpoints(

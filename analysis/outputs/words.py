@@ -29,6 +29,7 @@ LABELS = {
     "app": "application",
     "op": "operation",
     "dirty_pct_peak": "dirty data at its peak (% of the cache)",
+    "dirty_pct_at_longest_checkpoint": "dirty data when the longest checkpoint started (% of the cache)",
     "operations_per_s_all": "operations per second, all classes",
     "checkpoints_in_window": "checkpoints in the window",
     "checkpoint_usual_s": "usual checkpoint (s)",
