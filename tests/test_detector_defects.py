@@ -260,12 +260,11 @@ def test_interval_without_configuration_is_said_to_be_assumed(tmp_path):
     )
     stalls = [f for f in result.findings if f.kind == "checkpoint_stall"]
     assert stalls and all("assumed" in f.evidence["thresholds"]["checkpoint_interval"] for f in stalls)
-    assert any(
-        (r.setting, r.current.value, r.proposed, r.current.origin) == ("checkpoint_interval", 60, 30, "assumed")
-        and "assumed" in text(r)
-        for f in stalls
-        for r in f.recommendations
-    )
+    # Advice quoting a setting these files do not record says it is assumed (the evidence above says it of the interval);
+    # syncdelay is not proposed at all (never below mongod's default: issue 39 §2; it was "60 s → 30 s", assumed).
+    advice = [r for f in stalls for r in f.recommendations if r.setting]
+    assert not [r for r in advice if r.setting == "checkpoint_interval"]
+    assert all("assumed" in text(r) for r in advice if r.current.origin == "assumed")
 
 
 def test_interval_with_configuration_is_not_assumed(tmp_path):

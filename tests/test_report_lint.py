@@ -232,7 +232,7 @@ RULES = (
 
 # The JSON's fields that are sentences (the rest is data: ISO times, kinds, keys).
 PROSE = {"headlines", "title", "subject", "statement", "explanation", "reasoning", "notes", "summary", "headline", "text"}
-PROSE |= {"why", "has", "change", "reason", "method"}
+PROSE |= {"why", "has", "change", "reason", "method", "cause"}
 
 
 def _prose(value, key: str | None = None) -> Iterator[str]:
