@@ -54,6 +54,7 @@ class SettingRecord:
     # The default from each version on, where it differs from `default` ((major, minor), value; None: not a fixed value).
     defaults_by_version: tuple[tuple[tuple[int, int], float | None], ...] = ()
     minimum: float | None = None  # the least value ever proposed
+    minimum_why: str = ""  # why nothing below `minimum` is proposed, where it is more than a bound of the server's
     maximum: float | None = None  # the most (cache: the host's RAM decides)
     never: dict[float, str] = field(default_factory=dict)  # values never proposed, and why
     level: str | None = None  # a trigger: the series column of the level it acts on
@@ -216,7 +217,14 @@ RECORDS: tuple[SettingRecord, ...] = (
         "setParameter syncdelay, or storage.syncPeriodSecs",
         wt_key="checkpoint.wait",
         parameters=("syncdelay",),
-        minimum=10,
+        # Never proposed below the default: MongoDB's production notes keep syncPeriodSecs at its default, and changing
+        # syncdelay at runtime does not change how often recent versions checkpoint (SERVER-75162). A node's interval
+        # raised above the default is proposed back to it.
+        minimum=60,
+        minimum_why=(
+            "MongoDB's guidance keeps syncPeriodSecs at its default of 60 s, and on recent versions a shorter syncdelay "
+            "set at runtime does not make checkpoints run more often (SERVER-75162)"
+        ),
         maximum=299,
         never={0: "syncdelay 0 turns periodic checkpoints off"},
         trades={

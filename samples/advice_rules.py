@@ -35,6 +35,8 @@ MEMBERS_ONLY = re.compile(r"secondar|one member at a time|step(?:ping)? (?:it )?
 NOT_AN_ACTION = re.compile(r"^(?:Read this|Look at .* in the same window|Check the disk during)|\bonly (?:when|if)\b")
 # Checkpoints taking this share of a window ran back to back: a shorter interval starts none sooner.
 BACK_TO_BACK = 0.5
+# mongod's syncdelay (storage.syncPeriodSecs) by default: the one value advice may propose for it.
+SYNCDELAY_DEFAULT_S = 60
 
 
 def made(analysis) -> list[tuple[object, object, object, str, object]]:
@@ -178,9 +180,10 @@ def advice_problems(analysis) -> list[str]:
             problems.append(f"{where}: {name} from {rec.current.source!r} said to be {rec.current.origin}")
         if rec.proposed == rec.current.value:
             problems.append(f"{where}: {name} proposed at the value it has, {rec.proposed}")
-        if name == "checkpoint_interval" and not 10 <= rec.proposed < 300:
+        if name == "checkpoint_interval" and rec.proposed != SYNCDELAY_DEFAULT_S:
             problems.append(
-                f"{where}: syncdelay {rec.proposed} proposed (0 turns checkpoints off; seconds or many minutes are the problem)"
+                f"{where}: syncdelay {rec.proposed} proposed (only mongod's default {SYNCDELAY_DEFAULT_S} s is: MongoDB keeps "
+                "syncPeriodSecs at its default, and SERVER-75162 reports a shorter syncdelay changes nothing at runtime)"
             )
         if name.endswith("_tickets") and (rec.current.value == 0 or rec.proposed < 1):
             problems.append(f"{where}: {name} {rec.current.value} → {rec.proposed} (0 is throughput probing on 7.0+)")

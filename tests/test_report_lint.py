@@ -194,6 +194,37 @@ def blank_plans_and_shapes(text: str, _: Vocabulary) -> list[str]:
     return out
 
 
+# A root cause's evidence list (Markdown's `- label: value` lines) listing what is no fact of the cause: the finding it
+# rests on by id, the detector's thresholds dumped ("thresholds: lock wait threads 0.1, gather (ms) 1,000, ...").
+INTERNAL_ITEM = re.compile(r"(?m)^- (?:finding: F\d+|thresholds: [^\n]*)$")
+
+
+def internal_items(text: str, _: Vocabulary) -> list[str]:
+    """An evidence list holds the cause's facts: the card names its findings, and a threshold is explained in its
+    finding's own text."""
+    return INTERNAL_ITEM.findall(text)
+
+
+def labels_said_twice(text: str, _: Vocabulary) -> list[str]:
+    """A root cause's evidence list (Markdown's `- label: value` lines under its sentence) says each thing once: no
+    label twice."""
+    twice = []
+    for block in re.findall(r"(?m)^\*\*Root cause [^\n]*\n\n((?:^- [^\n:]+: [^\n]*\n?)+)", text):
+        labels = re.findall(r"(?m)^- ([^\n:]+): ", block)
+        twice += sorted({label for label in labels if labels.count(label) > 1})
+    return twice
+
+
+# A nested record's keys read one by one into a sentence: "checkpoints the usual is the median of 59, the usual rests on
+# checkpoints since 02:00:31 UTC".
+GARBLED = re.compile(r"checkpoints the usual is the median of \d|the usual rests on checkpoints since")
+
+
+def nested_records_garbled(text: str, _: Vocabulary) -> list[str]:
+    """A value holding several facts (the checkpoints of a window) reads as one sentence, not its fields' labels."""
+    return GARBLED.findall(text)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -213,6 +244,9 @@ RULES = (
     Rule("RAM in one unit", "MB in one place and GB in another is one quantity said twice", ram_in_megabytes),
     Rule("names as their records give them", "str.capitalize lowers an acronym", names_lowered),
     Rule("plans and shapes say why there is none", "an empty cell or code span says nothing", blank_plans_and_shapes),
+    Rule("no internal items in an evidence list", "`finding: F1` and a threshold dump are no fact of the cause", internal_items),
+    Rule("each label once in an evidence list", "`checkpoints: 30` beside `count 30` is one fact said twice", labels_said_twice),
+    Rule("nested values read as sentences", "a record's field labels run together are no sentence", nested_records_garbled),
 )
 
 
@@ -220,7 +254,7 @@ RULES = (
 
 # The JSON's fields that are sentences (the rest is data: ISO times, kinds, keys).
 PROSE = {"headlines", "title", "subject", "statement", "explanation", "reasoning", "notes", "summary", "headline", "text"}
-PROSE |= {"why", "has", "change", "reason", "method"}
+PROSE |= {"why", "has", "change", "reason", "method", "cause"}
 
 
 def _prose(value, key: str | None = None) -> Iterator[str]:
@@ -375,6 +409,21 @@ VOCABULARY = Vocabulary(
             blank_plans_and_shapes,
             0,
         ),
+        ("\n- finding: F1\n- data handles at their peak: 61,996\n- thresholds: lock wait threads 0.1\n", internal_items, 2),
+        ("\n- data handles at their peak: 61,996\n- finding F1 is below\n", internal_items, 0),
+        (
+            "**Root cause (x)**: y\n\n- checkpoints: 30\n- share: 42 %\n- checkpoints: 30\n\n- checkpoints: 2\n",
+            labels_said_twice,
+            1,
+        ),
+        ("**Root cause (x)**: y\n\n- checkpoints: 30\n- checkpoints in the window: 30 in 03:00 UTC\n", labels_said_twice, 0),
+        ("- No FTDC samples for 0.4 s: 10:00 UTC\n- No FTDC samples for 0.4 s: 11:00 UTC\n", labels_said_twice, 0),
+        (
+            "count 30, checkpoints the usual is the median of 59, the usual rests on checkpoints since 02:00",
+            nested_records_garbled,
+            2,
+        ),
+        ("up to 25 s against a usual 1.9 s (the median of the 59 in the hour before 03:00:30 UTC)", nested_records_garbled, 0),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):
@@ -427,7 +476,7 @@ def test_the_causes_considered_reach_every_format(tmp_path):
     incident = next(i for i in nodes[0].incidents if i.candidates)
     texts = rendered(nodes, cross, tmp_path)
     for candidate in incident.candidates:
-        sentence = f"{words.root_kind(candidate.kind)}: {candidate.summary}"
+        sentence = f"{words.cause_kind(candidate)}: {candidate.summary}"
         for fmt in ("markdown", "html"):
             assert sentence in " ".join(texts[fmt].split()), fmt
         assert " ".join(sentence.split()[:6]) in " ".join(texts["terminal"].split()), "terminal"

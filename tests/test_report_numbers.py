@@ -550,3 +550,30 @@ def test_every_format_quotes_the_incidents_numbers(analyzed, rendered):
         for pattern in (EXHAUSTED, NAMED, SPIKED):
             for m in pattern.finditer(text):
                 assert m.group(0) in model, (name, fmt, m.group(0))
+
+
+# --- a share of the cache, one value with one precision -----------------------------------------------------------------
+
+
+def test_the_dirty_peak_is_quoted_with_one_precision_everywhere(analyzed, rendered):
+    # dirty-cache-checkpoints-8.0: "dirty data at its peak (% of the cache): 22.67" in the evidence, "22.7 %" in the root
+    # cause's sentence and its chain.
+    from analysis.outputs import words
+
+    name, nodes, _ = analyzed
+    for node in nodes:
+        for incident in node.incidents:
+            for cause in (incident.root_cause, *incident.candidates):
+                if "dirty_pct_peak" not in cause.evidence:
+                    continue
+                raw = float(
+                    node.series.filter(pl.col(TIME_COLUMN).is_between(incident.start, incident.end))["cache_dirty_pct"].max()
+                )
+                said = dict(words.cause_rows(cause))[words.label("dirty_pct_peak")]
+                assert said == f"{raw:.1f}", (name, incident.id, said, raw)
+                quoted = re.findall(r"dirty data (?:up to|built up[^,]*, up to) ([\d.]+) %", cause.summary)
+                assert all(q == said for q in quoted), (name, incident.id, quoted, said)
+                finer = f"{raw:.2f}"
+                if finer.rstrip("0").rstrip(".") != said.rstrip("0").rstrip("."):
+                    for fmt in (".md", ".html", "terminal"):
+                        assert finer not in rendered[fmt], (name, fmt, finer)

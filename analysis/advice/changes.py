@@ -2,11 +2,13 @@
 
 syncdelay (storage.syncPeriodSecs) is how long mongod's checkpointer sleeps
 between one checkpoint's end and the next one's start; 0 turns periodic
-checkpoints off. So "checkpoint more often" halves it, never to 0 and never
-below 10 s; a value already that short is itself the finding (checkpoints then
-run nearly back to back), as is one of five minutes or more (each checkpoint
-writes that long a build-up), and the advice is the default, not a shorter or
-longer one. Eviction threads, the dirty target, the idle-handle sweep and the
+checkpoints off. It is never proposed below mongod's default of 60 s (MongoDB's
+guidance keeps syncPeriodSecs at its default; SERVER-75162: a shorter syncdelay
+set at runtime does not make recent versions checkpoint more often): "checkpoint
+more often" is the default for a node that raised it, and nothing for one at or
+below it. A value under 10 s is itself the finding (checkpoints then run nearly
+back to back), as is one of five minutes or more (each checkpoint writes that
+long a build-up), and the advice is the default there too. Eviction threads, the dirty target, the idle-handle sweep and the
 cache size move from their current value within WiredTiger's bounds and the
 host's memory, or are not advised at all. `analysis.advice.vetting` checks every one
 against the node before it is kept.
@@ -19,9 +21,9 @@ from analysis.series.thresholds import Setting, Thresholds
 from analysis.settings import DEFAULT_SOURCES, SETTINGS, max_cache_bytes
 
 DEFAULT_SYNCDELAY_S = 60
-# Shorter than this, each checkpoint starts moments after the last one ends: halving gains
-# nothing, the write load of checkpointing just becomes continuous.
-MIN_SYNCDELAY_S = int(SETTINGS["checkpoint_interval"].minimum)
+# Shorter than this, each checkpoint starts moments after the last one ends: the write load of checkpointing becomes
+# continuous.
+SHORT_SYNCDELAY_S = 10
 # Longer than this, each checkpoint writes minutes of dirty data at once (mongod checkpoints every 60 s by default).
 LONG_SYNCDELAY_S = 300
 ASSUMED = "assumed: these files do not record the node's configuration"
@@ -69,7 +71,7 @@ def interval_problem(interval: float) -> str | None:
     """Why a checkpoint interval of `interval` seconds is itself a problem, or None."""
     if interval == 0:
         return "syncdelay 0 turns periodic checkpoints off: dirty data is written only when the cache forces it"
-    if interval < MIN_SYNCDELAY_S:
+    if interval < SHORT_SYNCDELAY_S:
         return (
             f"a checkpoint interval of {interval:g} s, far below mongod's {DEFAULT_SYNCDELAY_S} s, starts each checkpoint moments after "
             "the last one ended, so one is nearly always running"
@@ -99,14 +101,21 @@ def restore_interval(now: Current) -> Recommendation | None:
 
 
 def checkpoint_more_often(thresholds: Thresholds, what: str) -> Recommendation | None:
-    """ "Checkpoint more often" as a value this node can take, or the interval's own problem."""
+    """ "Checkpoint more often" as this node can take it: the interval's own problem put right, or an interval the node
+    raised above mongod's default back to it; nothing at or below the default (never proposed shorter than it)."""
     now = current(thresholds, "checkpoint_interval")
     if now.value is None:
         return None
     restore = restore_interval(now)
-    if restore:
+    if restore or now.value <= DEFAULT_SYNCDELAY_S:
         return restore
-    return change("checkpoint_interval", now, max(MIN_SYNCDELAY_S, int(now.value // 2)), what)
+    return change(
+        "checkpoint_interval",
+        now,
+        DEFAULT_SYNCDELAY_S,
+        f"{what}, back to mongod's default",
+        f"the node's {now.value:g} s is above mongod's default {DEFAULT_SYNCDELAY_S} s: each checkpoint writes that long a build-up",
+    )
 
 
 def more_eviction_threads(thresholds: Thresholds, what: str) -> Recommendation | None:

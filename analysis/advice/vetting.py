@@ -9,6 +9,9 @@ the levels it usually runs at) and against what the setting means (its record, `
 - a target stays below its trigger (WiredTiger refuses the configuration otherwise);
 - a trigger is never moved to where the node already runs most of the time: application
   threads would evict all day;
+- the checkpoint interval is never proposed below mongod's default (its record's `minimum`: MongoDB's guidance keeps
+  syncPeriodSecs at its default, and SERVER-75162 reports that a shorter syncdelay set at runtime changes nothing on
+  recent versions); an interval the node raised above it is proposed back to it;
 - the checkpoint interval is not shortened where the window's checkpoints already took most of it (they ran back
   to back: WiredTiger waits the interval after a checkpoint ends before starting the next, so a shorter one starts
   none sooner and makes none write less; MongoDB's guidance keeps syncPeriodSecs at its default);
@@ -155,7 +158,9 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
     if record.caveat and not rec.caveat:
         return f"a change of {record.label} must say {record.caveat}"
     if record.minimum is not None and proposed < record.minimum:
-        return f"{name}={proposed:g} is below the least sensible value, {record.minimum:g}"
+        return f"{name}={proposed:g} is below " + (
+            f"{record.minimum:g}: {record.minimum_why}" if record.minimum_why else f"the least sensible value, {record.minimum:g}"
+        )
     if record.maximum is not None and proposed > record.maximum:
         return f"{name}={proposed:g} is above the most sensible value, {record.maximum:g}"
     if name == "cache_size" and (limit := max_cache_bytes(facts.memory_mb)) and proposed > limit:

@@ -89,6 +89,9 @@ class Finding:
     notes: tuple[str, ...] = field(
         default=(), kw_only=True
     )  # sentences later stages add: the operations the log names, an election's incident
+    # What set it off, where the detector can say it (the handles the node came to hold, the TTL pass and its
+    # collection): the root cause's words when this finding starts its incident's chain, not its title again.
+    cause: str = field(default="", kw_only=True)
     usual: Usual | None = field(
         default=None, kw_only=True, repr=False
     )  # the latency baseline its text quotes (evidence's baseline.latency_ms)

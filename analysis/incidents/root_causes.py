@@ -47,6 +47,8 @@ NO_LOG_LOAD = "no mongod log was read, so the clients and namespaces carrying it
 LEAD = dt.timedelta(seconds=30)
 # Checkpoints this many times their usual length ran long.
 LONGER = 2.0
+# Checkpoints starting this share of the interval sooner or later than it: their cadence is a fact of its own.
+CADENCE_DEPARTS = 0.1
 # Checkpoints running this share of the window run back to back.
 BACK_TO_BACK = 0.8
 # A chain that begins this soon after a new process's first sample (or a bucket before it) is the node coming back.
@@ -144,18 +146,21 @@ def _starters(chain: list[str], kinds: dict[str, list[Finding]]) -> list[RootCau
         out.append(
             RootCause(
                 kind=record.root,
-                summary=top.title,
+                # What set it off where its detector says it, else its own account: the title is the headline already.
+                summary=top.cause or top.reasoning,
                 evidence={"finding": top.id, **_figures(top)},
                 recommendations=list(top.recommendations),
                 findings=[f.id for f in kinds[kind]],
+                headline=top.title,
             )
         )
     return out
 
 
 def _figures(finding: Finding) -> dict[str, Any]:
-    """A finding's evidence without its long per-spike rows."""
-    return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics")}
+    """A finding's evidence without its long per-spike rows, its metric paths and its detector's thresholds (the
+    finding's own evidence keeps them, beside the text that explains them)."""
+    return {k: v for k, v in finding.evidence.items() if k not in ("aligned_spikes", "metrics", "thresholds")}
 
 
 def _write_load(
@@ -185,32 +190,51 @@ def _write_load(
         carried_by=carried,
     )
     in_all = f", {evidence['operations_per_s_all']:,} operations/s in all" if "operations_per_s_all" in evidence else ""
-    parts = [f"write load ({told}{in_all})"]
-    if rates or docs or carried:
-        parts.append(workload.told(rates, docs, carried))
-    if ctx.logs is None:
-        parts.append(NO_LOG_LOAD)
     unchanged = load.direction == "unchanged"
-    if unchanged:
-        parts.append(
-            f"the writes did not change against {load.baseline} ({load.writes_before:,.0f}/s): the load is not what changed"
-        )
+    over = ""  # dirty data past its target, as each sentence quotes it (the evidence's one value)
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
-        dirty = float(during["cache_dirty_pct"].max())
+        dirty = round(float(during["cache_dirty_pct"].max()), 1)
         target = ctx.thresholds.value("eviction_dirty_target")
-        evidence["dirty_pct_peak"] = round(dirty, 2)
+        evidence["dirty_pct_peak"] = dirty
         evidence["eviction_dirty_target"] = ctx.thresholds.describe("eviction_dirty_target")
         if target is not None and dirty > target:
-            parts.append(f"dirty data up to {dirty:.1f} % of the cache against the {target:g} % target")
+            over = f"up to {dirty:.1f} % of the cache against the {target:g} % target"
     counted, where = _counted_checkpoints(ctx, kinds.get("checkpoint_stall", []), start, end)
-    if counted is not None:
-        parts.append(_checkpoint_behaviour(ctx, counted, where, evidence))
+    behaviour = _checkpoint_behaviour(ctx, counted, where, evidence) if counted is not None else None
     # Checkpoints are what the load outran when the chain holds a long one, or they ran far longer than usual; checkpoints
     # of their usual length are told, never named the mechanism (eviction is, for a cache chain).
     usual_s = evidence.get("checkpoint_usual_s")
     checkpoints = counted is not None and (
         "checkpoint_stall" in kinds or usual_s is None or counted.longest_s >= LONGER * max(usual_s, 1.0)
     )
+    mix = workload.told(rates, docs, carried) if rates or docs or carried else None
+    unseen = [NO_LOG_LOAD] if ctx.logs is None else []
+    if unchanged:
+        # A load that did not change is not what changed: the cause is what its numbers show, dirty data the node wrote out
+        # too slowly under that steady load: built up between checkpoints (so each started with more to write), or while
+        # they ran, or outrunning eviction.
+        steady = f"a steady write load ({told}{in_all})"
+        target = ctx.thresholds.value("eviction_dirty_target")
+        built = _dirty_at_longest(ctx, start, end) if checkpoints else None
+        if built is not None:
+            evidence["dirty_pct_at_longest_checkpoint"] = built
+        if built is not None and target is not None and built > target:
+            lead = (
+                f"dirty data built up past the eviction dirty target between checkpoints under {steady}, {built:.1f} % of "
+                f"the cache when the longest started against the {target:g} % target, so the checkpoints had far more to "
+                f"write than usual: {behaviour}"
+            )
+        elif checkpoints:
+            lead = f"checkpoints ran far longer than usual under {steady}: {behaviour}"
+            lead += f"; dirty data built up while they ran, {over}" if over else ""
+        else:
+            lead = f"eviction fell behind {steady}" + (f": dirty data {over}" if over else "")
+            lead += f"; {behaviour}" if behaviour else ""
+        parts = [lead, *([f"the load: {mix}"] if mix else []), *unseen]
+    else:
+        parts = [f"write load ({told}{in_all})", *([mix] if mix else []), *unseen]
+        parts += [f"dirty data {over}"] if over else []
+        parts += [behaviour] if behaviour else []
     outran = "checkpoints" if checkpoints else "eviction"
     headline = f"Write load ({told}) outran {outran}"
     if unchanged:  # then what did: the checkpoints against their usual length, or eviction
@@ -236,6 +260,17 @@ def _write_load(
             findings=[f.id for k in present for f in kinds[k]],
         )
     ]
+
+
+def _dirty_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> float | None:
+    """The dirty data (% of the cache) the window's longest checkpoint started from (the last sample at or before its
+    start): above the target, it built up before the checkpoint; below, while checkpoints ran. None where not recorded."""
+    ran = ctx.checkpoint_spans.overlapping(start, end)
+    if "cache_dirty_pct" not in ctx.series.columns or not ran:
+        return None
+    longest = max(ran, key=lambda c: c.seconds)
+    at = between(ctx.series.select(TIME_COLUMN, "cache_dirty_pct"), end=longest.start).tail(1)["cache_dirty_pct"]
+    return round(float(at[0]), 1) if len(at) and at[0] is not None else None
 
 
 def _counted_checkpoints(
@@ -272,7 +307,8 @@ def _checkpoint_behaviour(ctx: Context, counted: InWindow, where: str, evidence:
     starts = sorted(c.start for c in ctx.checkpoint_spans.overlapping(start, end))
     if len(starts) >= 3:
         every = statistics.median((b - a).total_seconds() for a, b in zip(starts, starts[1:]))
-        evidence["checkpoint_every_s"] = round(every, 1)
+        if not interval.value or abs(every - interval.value) > CADENCE_DEPARTS * interval.value:
+            evidence["checkpoint_every_s"] = round(every, 1)  # the interval in effect says it otherwise
         if interval.value and every < interval.value / 3:
             assumed = " assumed" if interval.source == SETTINGS["checkpoint_interval"].default_source else ""
             evidence["checkpoint_interval_note"] = (

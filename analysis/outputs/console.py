@@ -76,7 +76,7 @@ def incidents_table(incidents: list[Incident], width: int, title: str = "Inciden
     else:
         table.add_column("incident", overflow="fold")
     for i in incidents:
-        cause = f"{words.root_kind(i.root_cause.kind)}: {i.root_cause.summary}"
+        cause = f"{words.cause_kind(i.root_cause)}: {i.root_cause.summary}"
         folded = f"{len(i.finding_ids)}: {', '.join(i.finding_ids)}"
         cells = (
             [f"{i.id}. {escape(i.title)}", escape(cause), folded]
@@ -108,7 +108,7 @@ def incident_details(incidents: list[Incident], width: int = 80, offset: dt.time
     for i in incidents:
         out.append(Text("\n" + fill(f"{i.id}. {i.title}", rest="   "), style=STYLE[i.severity]))
         out.append(Text(fill(words.window(i.start, i.end, offset), "   ", "   "), style="dim"))
-        out.append(Text(fill(f"Root cause ({words.root_kind(i.root_cause.kind)}): {i.root_cause.summary}")))
+        out.append(Text(fill(f"Root cause ({words.cause_kind(i.root_cause)}): {i.root_cause.summary}")))
         out.extend(Text(fill(f"{heading}: {cause}", "  ", "    "), style="dim") for heading, cause in words.considered(i))
         for step in i.chain:
             out.append(Text(fill(f"{step.text} [{', '.join(step.findings)}]", "  • ", "    ")))

@@ -13,8 +13,8 @@ from typing import Any
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
 from analysis.findings.detectors import kind_name
-from analysis.incidents.incident import MECHANISMS, Incident
-from analysis.series.checkpoints import SEEN_IN
+from analysis.incidents.incident import MECHANISMS, Incident, RootCause
+from analysis.series.checkpoints import SEEN_IN, InWindow
 from analysis.settings import SETTINGS
 from analysis.text import duration, milliseconds, pct
 from ftdc.timeutil import say_time, say_window
@@ -29,6 +29,7 @@ LABELS = {
     "app": "application",
     "op": "operation",
     "dirty_pct_peak": "dirty data at its peak (% of the cache)",
+    "dirty_pct_at_longest_checkpoint": "dirty data when the longest checkpoint started (% of the cache)",
     "operations_per_s_all": "operations per second, all classes",
     "checkpoints_in_window": "checkpoints in the window",
     "checkpoint_usual_s": "usual checkpoint (s)",
@@ -44,6 +45,8 @@ LABELS = {
     "usual_since": "the usual rests on checkpoints since",
     "writes_changed": "writes changed",
     "dhandles_peak": "data handles at their peak",
+    "dhandles_first": "data handles at the capture's first sample",
+    "deleted": "documents deleted",
     "expected_by_chance": "spikes expected by chance",
     "plan_summary": "plan",
     "would_tell": "would tell",
@@ -90,11 +93,13 @@ def _number(value: float) -> str:
 
 def _rounded(key: str, value: float) -> str:
     """A number under its key, with the rounding the prose quotes it with: a share (0..1) as the percentage the
-    sentences give (`42 %`, not `0.425`), milliseconds as `text.ms` says them, a mean concurrency to one decimal as the
-    culprit's sentence has it ("2.1 running at once")."""
+    sentences give (`42 %`, not `0.425`), a percentage to a tenth (`22.7`, not `22.67`), milliseconds as `text.ms` says
+    them, a mean concurrency to one decimal as the culprit's sentence has it ("2.1 running at once")."""
     parts = key.split("_")
     if parts[-1] == "share":
         return pct(value)
+    if "pct" in parts and isinstance(value, float):
+        return f"{value:,.1f}"  # a share of the cache to a tenth, as every sentence says it ("dirty 22.7 %")
     if "ms" in parts:
         return milliseconds(value)
     if key == "concurrency":
@@ -116,6 +121,8 @@ def said(value: Any, offset: dt.timedelta | None = None) -> str:
         return duration(value.total_seconds())
     if isinstance(value, Recommendation):
         return wording.text(value)
+    if isinstance(value, InWindow):
+        return checkpoints_told(value, offset)
     if is_dataclass(value) and not isinstance(value, type):
         value = {f.name: getattr(value, f.name) for f in fields(value) if f.repr}
     if isinstance(value, dict):
@@ -140,9 +147,44 @@ _NAMED_VALUES = {
 }
 
 
+def checkpoints_told(counted: InWindow, offset: dt.timedelta | None = None) -> str:
+    """The checkpoints of a window as one sentence: `30 in 03:00:30 – 03:29:55 UTC, up to 25 s against a usual 1.9 s (the
+    median of the 59 in the hour before 03:00:30 UTC), checkpointing 42 % of the time`."""
+    return (
+        f"{counted.count:,} in {say_window(counted.start, counted.end, offset)}, {counted.against_usual()}, "
+        f"checkpointing {pct(counted.time_share)} of the time"
+    )
+
+
+# Evidence keys whose fact another value of the same evidence already says whole, so a report lists it once: the
+# checkpoints of a window (one sentence) say their count, longest, share and usual; the load's change says whether the
+# writes changed. The JSON keeps every key.
+SAID_BY = {
+    "checkpoints_in_window": (
+        "checkpoints",
+        "checkpoint_longest_s",
+        "checkpoint_time_share",
+        "checkpoint_usual_s",
+        "checkpoints_before",
+    ),
+    "load_change": ("writes_changed",),
+    "carried_by": ("ns",),  # the namespace the first of them ran on
+}
+# Evidence a root cause keeps for the JSON that its block in a report does not list: the finding it rests on (the card
+# names its findings), the detector's thresholds and metric paths (the finding's own text explains them, where its
+# evidence lists them), and the mechanism (the cause's heading says it in words).
+NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism")
+
+
 def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
-    """(label, value) for each piece of evidence, as a report shows it."""
-    return [(label(k), _value(k, v, offset)) for k, v in evidence.items()]
+    """(label, value) for each piece of evidence, as a report shows it: each fact once (`SAID_BY`)."""
+    said_elsewhere = {k for key, keys in SAID_BY.items() if evidence.get(key) is not None for k in keys}
+    return [(label(k), _value(k, v, offset)) for k, v in evidence.items() if k not in said_elsewhere]
+
+
+def cause_rows(cause: RootCause, offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
+    """A root cause's evidence as its block lists it: its facts, each once, without what is not one (`NOT_LISTED`)."""
+    return evidence_rows({k: v for k, v in cause.evidence.items() if k not in NOT_LISTED}, offset)
 
 
 def _value(key: str, value: Any, offset: dt.timedelta | None) -> str:
@@ -182,6 +224,19 @@ def root_kind(kind: str) -> str:
     return ROOT_KINDS.get(kind, kind.replace("_", " "))
 
 
+# A write load that did not change, as a root cause's heading says it: not "the workload", as if it rose, but what the
+# numbers show (dirty data written out too slowly under it, by checkpoints or eviction).
+STEADY_LOAD = "dirty data written out too slowly under a steady load"
+
+
+def cause_kind(cause: RootCause) -> str:
+    """What a root cause is, as its heading says it: its kind in words (`root_kind`), but a steady write load by what
+    its numbers show, not "the workload"."""
+    if cause.evidence.get("mechanism") == "write_load" and cause.evidence.get("load_change") == "unchanged":
+        return STEADY_LOAD
+    return root_kind(cause.kind)
+
+
 def window(start: dt.datetime | None, end: dt.datetime | None, offset: dt.timedelta | None = None) -> str:
     """`start – end UTC (how long)`, with the log's own time where its offset differs, as every card and headline
     gives a window."""
@@ -195,6 +250,6 @@ def considered(incident: Incident) -> list[tuple[str, str]]:
     or WiredTiger would choose that sets off or worsens the mechanism is a contributing cause, the rest were considered.
     Every format says them beside the root cause (the JSON's `candidates`)."""
     return [
-        ("Contributing" if c.kind == "configuration" else "Also considered", f"{root_kind(c.kind)}: {c.summary}")
+        ("Contributing" if c.kind == "configuration" else "Also considered", f"{cause_kind(c)}: {c.summary}")
         for c in incident.candidates
     ]

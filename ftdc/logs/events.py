@@ -137,6 +137,8 @@ def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: 
             text = attr.config
         if event_id == 20707:
             text = _expired_text(attr)
+        if event_id == 5479200:
+            text = _ttl_text(attr)
     if (event_id == 22430 or component.startswith("WT")) and text is not None:
         kind = "wiredtiger"
         found = checkpoint_kind(text)
@@ -165,6 +167,25 @@ def expired_holder(text: str | None) -> tuple[str, int] | None:
     """(session UUID, transaction number) of a reaper abort's text, either log format; None when it names neither."""
     found = _EXPIRED_HOLDER.search(text or "")
     return (found.group(2).lower(), int(found.group(1))) if found else None
+
+
+def _ttl_text(attr) -> str | None:
+    """A TTL pass's collection, index and documents deleted (5479200), as `ttl_pass` reads them back."""
+    if attr.namespace is None:
+        return None
+    return msgspec.json.encode({"ns": attr.namespace, "index": attr.index, "deleted": attr.numDeleted}).decode()
+
+
+def ttl_pass(text: str | None) -> tuple[str, str | None, int | None] | None:
+    """(namespace, index, documents deleted) of a TTL pass line's text; None when it names no namespace."""
+    try:
+        found = msgspec.json.decode(text or "")
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("ns"), str):
+        return None
+    index, deleted = found.get("index"), found.get("deleted")
+    return found["ns"], index if isinstance(index, str) else None, deleted if isinstance(deleted, int) else None
 
 
 # Legacy text events (≤ 4.2), in the order they are tried.

@@ -66,6 +66,10 @@ class EventAttr(_Struct):
     sessionId: Uuid | None = None
     txnNumber: Int64 | None = None
     txnNumberAndRetryCounter: TxnCounter | None = None
+    # 5479200, a TTL pass: the collection and the index it deleted through, and how many documents.
+    namespace: str | None = None
+    index: str | None = None
+    numDeleted: Int64 | None = None
 
 
 def coerce(struct_type: type, mapping: dict) -> tuple[msgspec.Struct, list[str]]:

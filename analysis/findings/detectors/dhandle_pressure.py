@@ -69,6 +69,31 @@ def _recommendations(ctx: Context, handles: float | None, start, end) -> list[Re
     return recs + ([sweep] if sweep else [])
 
 
+def _first(ctx: Context) -> tuple[float | None, object]:
+    """The data handles open at the capture's first sample that records them, and when."""
+    counts = ctx.series.select("start", "dhandles").drop_nulls()
+    return (float(counts["dhandles"][0]), counts["start"][0]) if counts.height else (None, None)
+
+
+def _grew(first: float | None, handles: float) -> bool:
+    return first is not None and handles - first >= MIN_GROWTH and handles >= (1 + GROWTH) * max(first, 1)
+
+
+def _cause(ctx: Context, first: float | None, since, handles: float) -> str:
+    """What the handles blocking comes from, as its incident's root cause says it: the collections and indexes the node
+    holds (one handle each), grown since the capture's first sample (`first` at `since`) where they grew, more than the
+    sweep leaves open."""
+    grew = _grew(first, handles)
+    held = (
+        f"the collections and indexes the node holds open (one data handle each) grew from {first:,.0f} at "
+        f"{clock(since, dated=True)} to {handles:,.0f}"
+        if grew
+        else f"the node holds {handles:,.0f} collections and indexes open (one data handle each)"
+    )
+    minimum = ctx.thresholds.value("close_handle_minimum") or CLOSE_HANDLE_MINIMUM
+    return f"{held}, past the {minimum:,.0f} above which the sweep starts closing idle handles"
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("dhandles"):
         return [ctx.not_checked(KIND, "Data-handle pressure", ["data-handle statistics"])]
@@ -78,6 +103,7 @@ def detect(ctx: Context) -> list[Finding]:
     pressure = [(pl.col(c) >= LOCK_WAIT_THREADS) & many for c in waits]
     if ctx.has("checkpoint_gather_handles_ms"):
         pressure.append(pl.col("checkpoint_gather_handles_ms") >= GATHER_MS)
+    first, since = _first(ctx)
     for window in sustained(ctx.series, pl.any_horizontal(pressure), min_s=MIN_S, merge_s=MERGE_S) if pressure else []:
         rows = window.rows(ctx.series)
         handles = float(rows["dhandles"].max() or 0)
@@ -96,9 +122,11 @@ def detect(ctx: Context) -> list[Finding]:
                 end=window.end,
                 subject=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
                 reasoning=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
+                cause=_cause(ctx, first, since, handles),
                 evidence={
                     "metrics": ctx.paths("dhandles", *waits, "checkpoint_gather_handles_ms", "dhandles_swept"),
                     "dhandles_peak": handles,
+                    **({"dhandles_first": first} if _grew(first, handles) else {}),
                     "thresholds": {
                         "lock_wait_threads": LOCK_WAIT_THREADS,
                         "gather_ms": GATHER_MS,
@@ -113,7 +141,7 @@ def detect(ctx: Context) -> list[Finding]:
     counts = ctx.series.select("start", "dhandles").drop_nulls()
     if counts.height >= 2:
         first, peak = float(counts["dhandles"][0]), float(counts["dhandles"].max())
-        if peak - first >= MIN_GROWTH and peak >= (1 + GROWTH) * max(first, 1):
+        if _grew(first, peak):
             at = counts.filter(pl.col("dhandles") == peak)["start"][0]
             swept = float(ctx.series["dhandles_swept"].sum() or 0) if ctx.has("dhandles_swept") else None
             findings.append(

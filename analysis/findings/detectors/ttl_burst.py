@@ -22,6 +22,7 @@ from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.text import clock, duration, ms, span_before
 from ftdc.frames import TIME_COLUMN
+from ftdc.logs.events import ttl_pass
 
 KIND = "ttl_burst"
 MINUTE = "1m"
@@ -114,6 +115,23 @@ def _usual_told(ctx: Context, start: dt.datetime, usual: float) -> str:
     return f"its usual {usual:,.0f} per minute (the median minute of {span_before(since, minute)})"
 
 
+def _cause(lines: pl.DataFrame | None, row: dict, ctx: Context, start: dt.datetime) -> str:
+    """What the burst was, as its incident's root cause says it: the TTL monitor's pass on the collections and indexes its
+    log lines name (what it deleted there, by the line), its busiest minute against the usual one."""
+    busiest = f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× {_usual_told(ctx, start, row['usual'])}"
+    if lines is None:
+        return f"the TTL monitor deleting expired documents all at once ({busiest}); no mongod log was read, so the collection and index it deleted through are not named"
+    passes = [p for text in lines["text"] if (p := ttl_pass(text)) is not None]
+    if not passes:
+        return f"the TTL monitor deleting expired documents all at once ({busiest}); the log names no collection for the pass"
+    where = ", ".join(
+        f"{ns} through its TTL index {index or '(not named)'}"
+        + (f" ({deleted:,} documents by the log)" if deleted is not None else "")
+        for ns, index, deleted in dict.fromkeys(passes)
+    )
+    return f"the TTL monitor's pass deleting expired documents of {where} all at once: {busiest}"
+
+
 def detect(ctx: Context) -> list[Finding]:
     if not ctx.has("ttl_deleted"):
         return [ctx.not_checked(KIND, "TTL bursts", ["metrics.ttl.deletedDocuments"])]
@@ -150,10 +168,11 @@ def detect(ctx: Context) -> list[Finding]:
             if at_peak
             else ""
         )
-        ttl_lines = 0
+        lines = None
         if ctx.logs is not None:
             # The pass's line is written as it finishes, after its last deletes were sampled.
-            ttl_lines = ctx.logs.events.filter(pl.col("kind") == "ttl", pl.col("ts").is_between(start, end + PASS_GAP)).height
+            lines = ctx.logs.events.filter(pl.col("kind") == "ttl", pl.col("ts").is_between(start, end + PASS_GAP))
+        ttl_lines = 0 if lines is None else lines.height
         findings.append(
             Finding(
                 kind=KIND,
@@ -163,6 +182,7 @@ def detect(ctx: Context) -> list[Finding]:
                 subject=f"TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)}{peak_text}",
                 statement=costs[0] if costs else "",
                 usual=usual,  # the latency costs[0] names
+                cause=_cause(lines, row, ctx, start),
                 reasoning=(
                     f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {clock(start)}, "
                     f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× {_usual_told(ctx, start, row['usual'])}{peak_text}. "

@@ -109,7 +109,10 @@ def _what_to_do(recommendations: list[Recommendation]) -> str:
 
 
 def _evidence(evidence: dict, offset: dt.timedelta | None = None) -> str:
-    rows = words.evidence_rows(evidence, offset)
+    return _rows(words.evidence_rows(evidence, offset))
+
+
+def _rows(rows: list[tuple[str, str]]) -> str:
     return _table(rows) if rows else ""
 
 
@@ -136,8 +139,8 @@ def incident_html(incident: Incident, node: str = "", figure: Figure | None = No
         f'<h3><span class="badge {incident.severity}">{incident.severity}</span>{where}{escape(incident.id)}. {escape(incident.title)}</h3>'
         f'<div class="window">{escape(window(incident.start, incident.end, offset))}'
         f" · findings {escape(', '.join(incident.finding_ids))}</div>"
-        f'<div class="rootcause"><b>Root cause ({escape(words.root_kind(root.kind))})</b>: {escape(root.summary)}'
-        f"<details><summary>its evidence</summary>{_evidence(root.evidence, offset)}</details></div>{_considered(incident)}"
+        f'<div class="rootcause"><b>Root cause ({escape(words.cause_kind(root))})</b>: {escape(root.summary)}'
+        f"<details><summary>its evidence</summary>{_rows(words.cause_rows(root, offset))}</details></div>{_considered(incident)}"
         f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>{_what_to_do(incident.recommendations)}</div>"
     )
 

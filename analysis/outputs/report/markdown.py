@@ -92,10 +92,10 @@ def _incident(card: IncidentCard, folder: str) -> str:
         "",
         f"{window(i.start, i.end, card.offset)} · findings {', '.join(i.finding_ids)}",
         "",
-        f"**Root cause ({words.root_kind(root.kind)})**: {_text(root.summary)}",
+        f"**Root cause ({words.cause_kind(root)})**: {_text(root.summary)}",
         "",
     ]
-    lines += [f"- {_text(k)}: {_text(v)}" for k, v in words.evidence_rows(root.evidence, card.offset)]
+    lines += [f"- {_text(k)}: {_text(v)}" for k, v in words.cause_rows(root, card.offset)]
     lines += [""] + [f"**{heading}**: {_text(cause)}\n" for heading, cause in words.considered(i)]
     lines += ["", _figure(card.figure, folder)] if card.figure else [""]
     lines += (

@@ -27,6 +27,7 @@ from analysis.analyze import Analysis, retold
 from analysis.findings.finding import Culprit, Finding
 from analysis.nodes import NodesAnalysis, with_cross_node
 from ftdc.logs import LogFrames
+from ftdc.logs.events import ttl_pass
 
 IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
 # IPv6 needs "::" or seven colons, so clock times (09:50:00) are never taken for one.
@@ -132,7 +133,9 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
         redactor.replica_set(analysis.node.replica_set)
         if analysis.logs is None:
             continue
-        for ns in sorted(analysis.logs.slow_ops["ns"].drop_nulls().unique()):
+        passes = analysis.logs.events.filter(pl.col("kind") == "ttl")["text"].drop_nulls()
+        ttl = {found[0] for text in passes if (found := ttl_pass(text)) is not None}
+        for ns in sorted(set(analysis.logs.slow_ops["ns"].drop_nulls().unique()) | ttl):
             redactor.ns(ns)
         nodes = set(analysis.logs.slow_ops["node"].drop_nulls().unique()) | set(
             analysis.logs.events["node"].drop_nulls().unique()
@@ -174,6 +177,7 @@ def _finding(f: Finding, r: Redactor) -> Finding:
         subject=r.text(f.subject),
         statement=r.text(f.statement),
         reasoning=r.text(f.reasoning),
+        cause=r.text(f.cause),
         notes=tuple(r.text(n) for n in f.notes),
         evidence=r.deep(f.evidence),
         culprits=[_culprit(c, r) for c in f.culprits],
