@@ -20,9 +20,11 @@ from analysis.advice.changes import larger_cache
 from analysis.advice.recommendation import Current, Recommendation
 from analysis.advice.vetting import Answering, NodeFacts, broken_rule
 from analysis.advice.wording import text
+from analysis.findings.finding import Culprit
 from analysis.outputs import words
 from analysis.outputs.console import render_overview
 from analysis.outputs.report import build_report, write_report
+from analysis.outputs.report.culprit_table import cells
 from analysis.series.thresholds import Setting, Thresholds
 from analysis.settings import SETTINGS
 from ftdc.timeutil import format_duration, say_time, say_window
@@ -220,6 +222,22 @@ def test_an_absent_evidence_value_is_left_out_and_an_amount_keeps_the_prose_prec
     assert "query hash" not in rows
     assert rows[words.label("held_s")] == "1,529"
     assert dict(words.evidence_rows({"held_s": 7.26}))[words.label("held_s")] == "7.3"
+    # The culprit table beside them gave 1,528.8 too.
+    culprit = Culprit(
+        ns="shop.events",
+        plan_summary="COLLSCAN",
+        shape=None,
+        query_hash=None,
+        count=6,
+        overlap_s=1528.8,
+        share=0.93,
+        max_ms=319_000,
+        example=None,
+        collscan=True,
+        command="find",
+        held_s=1528.8,
+    )
+    assert [text for text, _ in cells(culprit)][4:6] == ["1,529", "1,529"]
 
 
 # --- no log ----------------------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ftdc.timeutil import say_time, say_window
 # Evidence keys whose words are not their parts read one by one.
 LABELS = {
     "carried_by": "carried by (the log's slow operations)",
-    "held_s": "held (operation-seconds, less the log's waits)",
+    "held_s": "operation-seconds working (less the log's waits)",
     "query_hash": "query hash",
     "p_value": "p-value",
     "ns": "namespace",

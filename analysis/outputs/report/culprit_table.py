@@ -10,6 +10,7 @@ instead of leaving its plan blank.
 
 from __future__ import annotations
 
+from analysis.findings.culprits import operation_seconds
 from analysis.findings.finding import Culprit
 
 HEADERS = (
@@ -45,8 +46,8 @@ def cells(c: Culprit) -> list[tuple[str, bool]]:
         c.command or "",
         plan(c),
         f"{c.count:,}",
-        f"{c.overlap_s:,.1f}",
-        f"{c.held_s:,.1f}",
+        operation_seconds(c.overlap_s),  # as the culprit's sentence and the root cause's evidence say them
+        operation_seconds(c.held_s),
         f"{c.share:.0%}",
         f"{c.max_ms:,}",
         c.shape or c.query_hash or "",
