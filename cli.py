@@ -9,6 +9,7 @@ ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomabl
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import signal
@@ -169,10 +170,10 @@ def _gathered(paths) -> Inputs:
 def _no_log_note(paths: list[Path], found) -> str:
     """Where the summary looked for a log and found none, and what it cannot see without one (not said under --no-log:
     the user chose it)."""
-    blind = "the operations, their clients, index builds and transactions behind an incident cannot be seen without one"
-    folders = [str(d.parent) for d in found.ftdc if d.name == "diagnostic.data"]
-    looked = f"in {', '.join(map(str, paths))}" + (f" and beside diagnostic.data in {', '.join(folders)}" if folders else "")
-    return f"no mongod log found: looked {looked}; {blind} (--log names one)"
+    from analysis.outputs.words import no_log_note
+
+    beside = [str(d.parent) for d in found.ftdc if d.name == "diagnostic.data"] if found is not None else []  # None: redacted
+    return no_log_note([str(p) for p in paths], beside)
 
 
 @app.command()
@@ -237,6 +238,11 @@ def summary(
             result = redact_result(result, redactor)
             if redact_key is not None:
                 write_key(redactor, redact_key)
+        # None found (one found and unreadable has had its warning, which says the analysis went on without it): the
+        # terminal and every report say where the search looked (an attachment, redacted, not the paths it looked in).
+        missing = logs is None and not no_log and not (found.logs or logs_beside(found.ftdc))
+        note = _no_log_note(paths, found) if missing else None
+        result = dataclasses.replace(result, no_log=_no_log_note([], None) if missing and redact else note)
         # One time for both: `--json` prints the document `--report x.json` writes.
         generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         if report is not None:
@@ -264,9 +270,8 @@ def summary(
             highlight=False,
             soft_wrap=True,
         )
-    elif logs is None and not no_log and not (found.logs or logs_beside(found.ftdc)):
-        # None found (one found and unreadable has had its warning, which says the analysis went on without it).
-        err.print(_no_log_note(paths, found), markup=False, highlight=False, soft_wrap=True)
+    elif note is not None:
+        err.print(note, markup=False, highlight=False, soft_wrap=True)
     if report is not None:
         err.print(
             f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),

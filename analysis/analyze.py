@@ -236,9 +236,10 @@ def _open_strings(logs: LogFrames | None) -> list[tuple[dt.datetime, str, str]]:
     if logs is None:
         return []
     rows = logs.events.filter(pl.col("kind") == "storage_config", pl.col("text").is_not_null(), pl.col("ts").is_not_null())
-    # The file's name, not where it lay on this machine: the source is quoted to the customer.
+    # The file's name, not where it lay on this machine: the source is quoted to the customer, in words (not the log
+    # id 22315 and `mongod.log:3`).
     return [
-        (ts, text, f"log 22315 Opening WiredTiger ({Path(file or '').name}:{line})")
+        (ts, text, f'the log\'s "Opening WiredTiger" line, {Path(file or "").name} line {line}')
         for ts, text, file, line in rows.select("ts", "text", "file", "line").iter_rows()
     ]
 

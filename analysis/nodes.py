@@ -46,6 +46,7 @@ class NodesAnalysis:
     cross_node: list[Finding] = field(default_factory=list)
     incidents: list[Incident] = field(default_factory=list)
     """Cross-node findings no member's incident folds in (ids C1, C2...): each node's own are in `nodes[i].incidents`."""
+    no_log: str | None = None  # where the search for a log looked when it found none (`words.no_log_note`), every format's
 
     @property
     def names(self) -> list[str]:
@@ -53,7 +54,9 @@ class NodesAnalysis:
 
     def to_dict(self, *, redacted: bool = False, generated: dt.datetime | None = None) -> dict[str, Any]:
         """The JSON report of these nodes (`analysis.outputs.document`): the same document `--report x.json` writes."""
-        return document(self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated)
+        return document(
+            self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated, no_log=self.no_log
+        )
 
 
 def _named(finding: Finding, replica_set: str | None, addresses: dict[Member, str]) -> Finding:

@@ -76,27 +76,33 @@ def say_offset(offset: dt.timedelta) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def _wall(value: dt.datetime, offset: dt.timedelta, dated: bool) -> str:
-    """`value` (aware or naive UTC) on the clock at `offset`: `09:30:00`, `2024-05-14 09:30:00` when `dated`."""
+# A window shorter than this is said to the millisecond (its ends, a second apart or less, would read as one time);
+# longer ones, and single times, in whole seconds (`03:00:30 – 03:29:55 UTC`, not `03:00:30.005 – 03:29:55.005 UTC`).
+PRECISE_UNDER = dt.timedelta(seconds=10)
+
+
+def _wall(value: dt.datetime, offset: dt.timedelta, dated: bool, precise: bool = False) -> str:
+    """`value` (aware or naive UTC) on the clock at `offset`: `09:30:00`, `2024-05-14 09:30:00` when `dated`, with its
+    milliseconds when `precise` and it has some."""
     local = value.astimezone(dt.timezone(offset)) if value.tzinfo is not None else value + offset
     text = f"{local.year:04d}-" + local.strftime("%m-%d %H:%M:%S") if dated else local.strftime("%H:%M:%S")
     millis = local.microsecond // 1000
-    return f"{text}.{millis:03d}" if millis else text
+    return f"{text}.{millis:03d}" if millis and precise else text
 
 
 def _differs(offset: dt.timedelta | None) -> bool:
     return offset is not None and round(offset.total_seconds() / 60) != 0
 
 
-def _in_log(start: dt.datetime, end: dt.datetime | None, offset: dt.timedelta) -> str:
+def _in_log(start: dt.datetime, end: dt.datetime | None, offset: dt.timedelta, precise: bool = False) -> str:
     dated = _wall(start, offset, True)[:10] != _wall(start, dt.timedelta(0), True)[:10]
-    shown = _wall(start, offset, dated) + ("" if end is None else f" – {_wall(end, offset, dated)}")
+    shown = _wall(start, offset, dated, precise) + ("" if end is None else f" – {_wall(end, offset, dated, precise)}")
     return f"{shown} in the log's {say_offset(offset)}"
 
 
 def say_time(value: dt.datetime | None, offset: dt.timedelta | None = None) -> str:
-    """For people: `2024-05-14 09:30:00 UTC`, and where the log's `offset` differs from UTC the time in it too
-    (`2024-05-14 09:30:00 UTC, 06:30:00 in the log's -03:00`, its date given when another day); "-" for None."""
+    """For people, in whole seconds: `2024-05-14 09:30:00 UTC`, and where the log's `offset` differs from UTC the time in
+    it too (`2024-05-14 09:30:00 UTC, 06:30:00 in the log's -03:00`, its date given when another day); "-" for None."""
     if value is None:
         return "-"
     said = f"{_wall(value, dt.timedelta(0), True)} UTC"
@@ -105,10 +111,12 @@ def say_time(value: dt.datetime | None, offset: dt.timedelta | None = None) -> s
 
 def say_window(start: dt.datetime, end: dt.datetime, offset: dt.timedelta | None = None) -> str:
     """For people: `2024-05-14 09:30:00 – 09:45:10 UTC` (the end dated when on another day), and where the log's
-    `offset` differs from UTC the window in it too (`, 06:30:00 – 06:45:10 in the log's -03:00`)."""
+    `offset` differs from UTC the window in it too (`, 06:30:00 – 06:45:10 in the log's -03:00`); to the millisecond
+    only when shorter than PRECISE_UNDER."""
     dated = _wall(start, dt.timedelta(0), True)[:10] != _wall(end, dt.timedelta(0), True)[:10]
-    said = f"{_wall(start, dt.timedelta(0), True)} – {_wall(end, dt.timedelta(0), dated)} UTC"
-    return f"{said}, {_in_log(start, end, offset)}" if _differs(offset) else said
+    precise = abs(end - start) < PRECISE_UNDER
+    said = f"{_wall(start, dt.timedelta(0), True, precise)} – {_wall(end, dt.timedelta(0), dated, precise)} UTC"
+    return f"{said}, {_in_log(start, end, offset, precise)}" if _differs(offset) else said
 
 
 def format_time_expr(expr: pl.Expr) -> pl.Expr:
@@ -128,10 +136,15 @@ def times_as_text(schema: dict[str, pl.DataType]) -> list[pl.Expr]:
 
 
 def format_duration(seconds: float) -> str:
-    """`4 min 30 s`, `2 h 5 min`, `12 s`, `0.4 s`; `3 d 4 h` from two days on."""
+    """`4 min 30 s`, `2 h 5 min`, `12 s`, `0.4 s`; `3 d 4 h` from two days on. Rounded to the nearest of the smallest
+    unit shown (a window of 1 h 9 min 59 s reads `1 h 10 min`, not `1 h 9 min`): a length is what its samples span
+    (end less start), so a capture from 10:00:00 to 12:59:59 at 1 s is `3 h`."""
     if seconds < 10:
         return f"{seconds:.1f} s" if seconds % 1 else f"{seconds:.0f} s"
     seconds = int(round(seconds))
+    if seconds >= 3600:  # minutes (hours from two days on) are the smallest unit shown
+        unit = 3600 if seconds + 1800 >= 48 * 3600 else 60
+        seconds = (seconds + unit // 2) // unit * unit  # half up: 2 d 0 h 30 min is 2 d 1 h
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     if hours >= 48:

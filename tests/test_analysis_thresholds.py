@@ -80,7 +80,7 @@ def test_log_open_string_and_a_rotated_file_of_the_same_process():
     )
     assert (
         t.value("eviction_dirty_trigger") == 30
-        and t.source("eviction_dirty_trigger") == "mongod.log:3: eviction_dirty_trigger=30"
+        and t.source("eviction_dirty_trigger") == "eviction_dirty_trigger=30, from mongod.log:3"
     )
     assert len(t.timeline["eviction_dirty_trigger"]) == 1
 

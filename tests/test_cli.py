@@ -37,7 +37,9 @@ def test_summary_json(directory):
         "nodes",
         "cross_node_findings",
         "cross_node_incidents",
+        "no_log",  # no log beside this sample: where the search looked, as the terminal says it
     }
+    assert report["no_log"].startswith(f"no mongod log found: looked in {directory}")
     [doc] = report["nodes"]
     # The node's entry is the JSON report's: its analysis, then its workbench.
     assert set(doc) == {

@@ -29,6 +29,7 @@ from analysis.outputs import words
 from analysis.outputs.console import render_findings, render_incidents, render_overview
 from analysis.outputs.report import build_report, write_report
 from analysis.settings import RECORDS as SETTING_RECORDS
+from ftdc.timeutil import PRECISE_UNDER
 from samples.families import Incident, Shape, analyzed, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,6 +226,62 @@ def nested_records_garbled(text: str, _: Vocabulary) -> list[str]:
     return GARBLED.findall(text)
 
 
+# A setting's source as the code tagged it: "(log 22315 Opening WiredTiger (mongod.log:3): eviction.threads_max=4)".
+SOURCE_ID = re.compile(r"\(log \d+|\b[\w.-]+\.log:\d+")
+
+
+def sources_as_ids(text: str, _: Vocabulary) -> list[str]:
+    """Where a setting was read is said in words ("from the log's "Opening WiredTiger" line, mongod.log line 3")."""
+    return [text[max(0, m.start() - 30) : m.end() + 20] for m in SOURCE_ID.finditer(text)]
+
+
+def nothing_counted_as_a_table(text: str, _: Vocabulary) -> list[str]:
+    """A list with nothing in it says so ("No slow operations were logged"): not "the 0 with the most" above an empty
+    table, nor a `` code span with nothing in it."""
+    return re.findall(r"[^\n]{0,40}\b0 (?:with the most|query shape\(s\))[^\n]{0,20}|(?<!`)``(?!`)", text)
+
+
+def placeholders_for_absent_values(text: str, _: Vocabulary) -> list[str]:
+    """An evidence item whose value is not known is left out ("- query hash: -" says nothing)."""
+    return re.findall(r"(?m)^\s*-\s[^\n:]{1,60}: -\s*$", text)
+
+
+_WINDOW_MS = re.compile(r"(\d{2}):(\d{2}):(\d{2})\.(\d{3}) – (?:\d{4}-\d{2}-\d{2} )?(\d{2}):(\d{2}):(\d{2})\.(\d{3})")
+
+
+def milliseconds_in_long_windows(text: str, _: Vocabulary) -> list[str]:
+    """A window's ends are in whole seconds unless it is shorter than the milliseconds matter (ftdc.timeutil's
+    PRECISE_UNDER): not "03:00:30.005 – 03:29:55.005 UTC"."""
+    out = []
+    for m in _WINDOW_MS.finditer(text):
+        h1, m1, s1, ms1, h2, m2, s2, ms2 = map(int, m.groups())
+        seconds = ((h2 - h1) * 3600 + (m2 - m1) * 60 + (s2 - s1) + (ms2 - ms1) / 1000) % 86400
+        if seconds >= PRECISE_UNDER.total_seconds():
+            out.append(m.group(0))
+    return out
+
+
+def windows_said_twice(text: str, _: Vocabulary) -> list[str]:
+    """A sentence gives a window once: not in words and then again as a range ("mongod restarted between 22:36:59 and
+    22:40:00 UTC …: 22:36:59 – 22:40:00 UTC"); the page's text has no lines, so a sentence is what 100 characters hold."""
+    said = r"(?:between|from) (?:\S+ )?(\d{2}:\d{2}:\d{2})\b\S* (?:and|to) (?:\S+ )?(\d{2}:\d{2}:\d{2})\b"
+    return re.findall(rf"{said}[^\n]{{0,100}}?\b\1 – (?:\S+ )?\2\b", text)
+
+
+def ram_in_whole_gigabytes(text: str, _: Vocabulary) -> list[str]:
+    """RAM keeps the decimal `analysis.text.ram` gives it: "31 GB of RAM" beside "31.2 GB RAM" is one quantity twice."""
+    return re.findall(r"(?<![\d.,])\d[\d,]* GB (?:of )?RAM", text)
+
+
+# Three or more dated times in a row: a list (a loop's restarts, hundreds of them) belongs to the JSON's data.
+TIME_LIST = re.compile(r"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC(?:, [^;\n]{0,40})?; ){2,}\d{4}-\d{2}-\d{2}")
+
+
+def times_listed(text: str, _: Vocabulary) -> list[str]:
+    """Many times are said as their count, the first and the last (`analysis.text.first_and_last`), not one by one."""
+    return [m.group(0)[:80] for m in TIME_LIST.finditer(text)]
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -247,6 +304,13 @@ RULES = (
     Rule("no internal items in an evidence list", "`finding: F1` and a threshold dump are no fact of the cause", internal_items),
     Rule("each label once in an evidence list", "`checkpoints: 30` beside `count 30` is one fact said twice", labels_said_twice),
     Rule("nested values read as sentences", "a record's field labels run together are no sentence", nested_records_garbled),
+    Rule("sources in words", "`log 22315` and `mongod.log:3` are the code's tags", sources_as_ids),
+    Rule("nothing is no table", "`the 0 with the most` above an empty table says nothing twice", nothing_counted_as_a_table),
+    Rule("no placeholder for an absent value", "`query hash: -` is an item with nothing to say", placeholders_for_absent_values),
+    Rule("whole seconds in windows", "`03:00:30.005 – 03:29:55.005` for a 29 min window", milliseconds_in_long_windows),
+    Rule("a window said once", "a range given twice on one line reads as two", windows_said_twice),
+    Rule("RAM with its decimal", "`31 GB of RAM` beside `31.2 GB RAM`", ram_in_whole_gigabytes),
+    Rule("times counted, not listed", "a loop's 282 restarts each printed", times_listed),
 )
 
 
@@ -424,6 +488,25 @@ VOCABULARY = Vocabulary(
             2,
         ),
         ("up to 25 s against a usual 1.9 s (the median of the 59 in the hour before 03:00:30 UTC)", nested_records_garbled, 0),
+        ("now 4 (log 22315 Opening WiredTiger (mongod.log:3): eviction.threads_max=4)", sources_as_ids, 2),
+        ('now 4 (eviction.threads_max=4, from the log\'s "Opening WiredTiger" line, mongod.log line 3)', sources_as_ids, 0),
+        ("0 query shape(s) in the log; the 0 with the most total time", nothing_counted_as_a_table, 1),
+        ("| `` |", nothing_counted_as_a_table, 1),
+        ("No slow operations were logged.\n```\ncode\n```", nothing_counted_as_a_table, 0),
+        ("- shape: {}\n- query hash: -\n- held: 3", placeholders_for_absent_values, 1),
+        ("| a | - |\n- count: 0", placeholders_for_absent_values, 0),
+        ("2024-06-03 03:00:30.005 – 03:29:55.005 UTC (29 min 25 s)", milliseconds_in_long_windows, 1),
+        ("2025-07-10 19:20:56.000 – 19:20:56.600 UTC", milliseconds_in_long_windows, 0),
+        (
+            "restarted between 2024-05-30 22:36:59 and 22:40:00 UTC, down 3 min: 2024-05-30 22:36:59 – 22:40:00 UTC",
+            windows_said_twice,
+            1,
+        ),
+        ("mongod restarted, down for at most 3 min 1 s: 2024-05-30 22:36:59 – 22:40:00 UTC", windows_said_twice, 0),
+        ("the host has 31 GB of RAM", ram_in_whole_gigabytes, 1),
+        ("the host has 31.2 GB of RAM; 8.0 GB of 31.2 GB RAM", ram_in_whole_gigabytes, 0),
+        ("restarted at: 2024-05-06 09:00:00 UTC; 2024-05-06 09:05:00 UTC; 2024-05-06 09:10:00 UTC", times_listed, 1),
+        ("restarted at: 3, the first at 2024-05-06 09:00:00 UTC, the last at 2024-05-06 09:10:00 UTC", times_listed, 0),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):

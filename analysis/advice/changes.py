@@ -19,6 +19,7 @@ from __future__ import annotations
 from analysis.advice.recommendation import Current, Recommendation
 from analysis.series.thresholds import Setting, Thresholds
 from analysis.settings import DEFAULT_SOURCES, SETTINGS, max_cache_bytes
+from analysis.text import ram
 
 DEFAULT_SYNCDELAY_S = 60
 # Shorter than this, each checkpoint starts moments after the last one ends: the write load of checkpointing becomes
@@ -161,12 +162,12 @@ def larger_cache(now: Current, peak_pct: float, target_pct: float, memory_mb: in
             what="Add memory to this host, or shard: the working set has outgrown it",
             why=(
                 f"a cache large enough to hold the {peak_pct:.0f} % peak at the {target_pct:g} % eviction target ({wanted / 2**30:.1f} GB, "
-                f"now {now.value / 2**30:.1f} GB) would take more than {limit / memory_mb / 2**20:.0%} of the host's {memory_mb / 1024:.0f} GB of RAM"
+                f"now {now.value / 2**30:.1f} GB) would take more than {limit / memory_mb / 2**20:.0%} of the host's {ram(memory_mb)} of RAM"
             ),
             caveat="only if no scan is behind the fill",
             assumes="no_scan",
         )
-    memory = f"; the host has {memory_mb / 1024:.0f} GB of RAM" if memory_mb else ""
+    memory = f"; the host has {ram(memory_mb)} of RAM" if memory_mb else ""
     return Recommendation(
         action="resize",
         what="If the working set has outgrown the cache, raise the cache size",

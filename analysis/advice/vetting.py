@@ -54,6 +54,7 @@ from analysis.series.checkpoints import Checkpoint, in_window
 from analysis.series.spans import Spans
 from analysis.series.thresholds import Thresholds
 from analysis.settings import PROBING_VERSION, SETTINGS, TICKET_POOLS, max_cache_bytes
+from analysis.text import ram
 from ftdc.frames import TIME_COLUMN
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
     if record.maximum is not None and proposed > record.maximum:
         return f"{name}={proposed:g} is above the most sensible value, {record.maximum:g}"
     if name == "cache_size" and (limit := max_cache_bytes(facts.memory_mb)) and proposed > limit:
-        return f"a {proposed / 2**30:.1f} GB cache leaves the host's other memory users too little of its {facts.memory_mb / 1024:.0f} GB"
+        return f"a {proposed / 2**30:.1f} GB cache leaves the host's other memory users too little of its {ram(facts.memory_mb)}"
     return None
 
 
@@ -344,8 +345,11 @@ def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts)
     vetting = Vetting(facts)
     told = [_incident(incident, vetting) for incident in incidents]
     within = {f_id: answering(incident) for incident in incidents for f_id in incident.finding_ids}
+    said = {f_id: {r.key: r for r in incident.recommendations} for incident in told for f_id in incident.finding_ids}
     kept = [
-        _finding(finding, vetting, replace(within[finding.id], start=finding.start, end=finding.end))
+        _finding(
+            _worded_as(finding, said[finding.id]), vetting, replace(within[finding.id], start=finding.start, end=finding.end)
+        )
         if finding.id in within
         else _finding(
             finding,
@@ -357,6 +361,12 @@ def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts)
     # An incident holds the findings it folds in as the report shows them: vetted.
     by_id = {id(old): new for old, new in zip(findings, kept)}
     return [replace(i, findings=[by_id.get(id(f), f) for f in i.findings]) for i in told], kept
+
+
+def _worded_as(finding: Finding, said: dict[tuple, Recommendation]) -> Finding:
+    """`finding` quoting its incident's recommendation where both make the same one (a change of one setting, which two
+    detectors word differently): one fix, one wording, under the incident and under each of its findings."""
+    return replace(finding, recommendations=[said.get(r.key, r) for r in finding.recommendations])
 
 
 def _incident(incident: Incident, vetting: Vetting) -> Incident:

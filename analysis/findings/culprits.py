@@ -255,7 +255,8 @@ def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     return out
 
 
-def _amount(value: float) -> str:
+def operation_seconds(value: float) -> str:
+    """Operation-seconds as every format says them: whole from 10 on (`1,529`, never `1,528.8` beside it)."""
     return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
 
 
@@ -275,11 +276,11 @@ def describe(culprit: Culprit, window_s: float) -> str:
     it can exceed the window): said so, with the concurrency it means over the `window_s` window."""
     plan = f" ({culprit.plan_summary})" if culprit.plan_summary else ""
     waited = culprit.overlap_s - culprit.held_s
-    waiting = f", {_amount(waited)} of them waiting" if waited >= 0.5 else ""
+    waiting = f", {operation_seconds(waited)} of them waiting" if waited >= 0.5 else ""
     failed = f", {culprit.failed} failed" + (f" ({culprit.error})" if culprit.error else "") if culprit.failed else ""
     return (
         f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s){failed}, "
-        f"{_amount(culprit.overlap_s)} operation-seconds inside the window ({at_once(culprit, window_s)}){waiting} "
+        f"{operation_seconds(culprit.overlap_s)} operation-seconds inside the window ({at_once(culprit, window_s)}){waiting} "
         f"({culprit.share:.0%} of the time slow operations worked there), longest {duration(culprit.max_ms / 1000)}"
     )
 

@@ -147,12 +147,13 @@ def _periods(periods: dict[int, int]) -> str:
 
 
 def _host(view: Overview) -> str:
+    """`Ubuntu, 8 cores, 31.2 GB RAM`, and the container's memory limit beside it where one is below the host's RAM (the
+    memory mongod may use, which its cache is to be sized against)."""
     node = view.node
-    return ", ".join(
-        x
-        for x in (node.os, f"{node.cpus} cores" if node.cpus else None, f"{ram(node.memory_mb)} RAM" if node.memory_mb else None)
-        if x
-    )
+    memory = f"{ram(node.memory_mb)} RAM" if node.memory_mb else None
+    if memory and node.memory_limit_mb and node.memory_limit_mb < node.memory_mb:
+        memory += f" (container limit {ram(node.memory_limit_mb)})"
+    return ", ".join(x for x in (node.os, f"{node.cpus} cores" if node.cpus else None, memory) if x)
 
 
 def _rows(view: Overview) -> list[tuple[str, str]]:

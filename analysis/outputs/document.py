@@ -116,8 +116,10 @@ def document(
     *,
     redacted: bool = False,
     generated: dt.datetime | None = None,
+    no_log: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON report of these nodes: everything, whatever the cards show."""
+    """The JSON report of these nodes: everything, whatever the cards show; `no_log`, where the search for a log looked
+    when it found none."""
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     return jsonable(
         {
@@ -125,6 +127,7 @@ def document(
             "generated": generated,
             "title": f"ftdc-analyze report: {', '.join(names)}",
             "headlines": headlines(analyses, names, cross_incidents),
+            **({"no_log": no_log} if no_log else {}),
             "redacted": redacted,
             "nodes": [
                 {"name": n, "headlines": node_headlines(a, n), **a.to_dict(), **workbench(a, list(analyses))}

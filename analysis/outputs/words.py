@@ -7,22 +7,24 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import fields, is_dataclass
 from typing import Any
 
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
+from analysis.findings.culprits import operation_seconds
 from analysis.findings.detectors import kind_name
 from analysis.incidents.incident import MECHANISMS, Incident, RootCause
 from analysis.series.checkpoints import SEEN_IN, InWindow
 from analysis.settings import SETTINGS
-from analysis.text import duration, milliseconds, pct
+from analysis.text import duration, first_and_last, milliseconds, pct
 from ftdc.timeutil import say_time, say_window
 
 # Evidence keys whose words are not their parts read one by one.
 LABELS = {
     "carried_by": "carried by (the log's slow operations)",
-    "held_s": "held for (s)",
+    "held_s": "operation-seconds working (less the log's waits)",
     "query_hash": "query hash",
     "p_value": "p-value",
     "ns": "namespace",
@@ -104,6 +106,8 @@ def _rounded(key: str, value: float) -> str:
         return milliseconds(value)
     if key == "concurrency":
         return f"{value:,.1f}"
+    if key == "held_s":
+        return operation_seconds(value)
     return _number(value)
 
 
@@ -127,6 +131,9 @@ def said(value: Any, offset: dt.timedelta | None = None) -> str:
         value = {f.name: getattr(value, f.name) for f in fields(value) if f.repr}
     if isinstance(value, dict):
         return ", ".join(f"{label(str(k))} {_value(str(k), v, offset)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)) and len(value) > 2 and all(isinstance(v, dt.datetime) for v in value):
+        # A loop's 282 restarts: their count, the first and the last (the JSON holds each).
+        return first_and_last(list(value), lambda t: say_time(t, offset))
     if isinstance(value, (list, tuple)):
         parts = [said(v, offset) for v in value]
         return "; ".join(f"({p})" if isinstance(v, dict) or is_dataclass(v) else p for p, v in zip(parts, value))
@@ -177,9 +184,10 @@ NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism")
 
 
 def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
-    """(label, value) for each piece of evidence, as a report shows it: each fact once (`SAID_BY`)."""
+    """(label, value) for each piece of evidence, as a report shows it: each fact once (`SAID_BY`), none for a value
+    not known (not "query hash: -")."""
     said_elsewhere = {k for key, keys in SAID_BY.items() if evidence.get(key) is not None for k in keys}
-    return [(label(k), _value(k, v, offset)) for k, v in evidence.items() if k not in said_elsewhere]
+    return [(label(k), _value(k, v, offset)) for k, v in evidence.items() if k not in said_elsewhere and v is not None]
 
 
 def cause_rows(cause: RootCause, offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
@@ -195,6 +203,20 @@ def _value(key: str, value: Any, offset: dt.timedelta | None) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _rounded(key, value)
     return said(value, offset)
+
+
+def sentence(text: str) -> str:
+    """`text` opening a sentence: its first letter raised, nothing else touched."""
+    return text[:1].upper() + text[1:]
+
+
+def no_log_note(looked: Sequence[str], beside: Sequence[str]) -> str:
+    """Where the search for a mongod log looked (the paths given, the folders holding each diagnostic.data) when it found
+    none, and what cannot be seen without one: the terminal and every report say this one sentence."""
+    blind = "the operations, their clients, index builds and transactions behind an incident cannot be seen without one"
+    where = f"looked in {', '.join(looked)}" if looked else "looked where the FTDC was given"  # none: paths redacted
+    where += f" and beside diagnostic.data in {', '.join(beside)}" if beside else ""
+    return f"no mongod log found: {where}; {blind} (--log names one)"
 
 
 def kind(kind: str, resource: str | None = None) -> str:

@@ -74,7 +74,7 @@ def _from_wt(config: dict[str, str], source: str) -> dict[str, tuple[float, str]
             text = config[record.wt_key]
             value = wtconfig.size_bytes(text) if record.unit == "bytes" else _number(text)
             if value is not None:
-                found[record.name] = (value, f"{source}: {record.wt_key}={text}")
+                found[record.name] = (value, f"{record.wt_key}={text}, from {source}")
     return found
 
 

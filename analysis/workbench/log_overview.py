@@ -18,6 +18,8 @@ from ftdc.timeutil import format_time
 # page hold them all up to here, the page shows the first TOP_SHAPES.
 MAX_SHAPES = 500
 TOP_SHAPES = 20
+# What a report says of a log that holds no slow operation (not an empty table under "0 query shape(s)").
+NO_SLOW_OPERATIONS = "No slow operations were logged."
 # Warning, error and fatal lines (JSON `s`; legacy text's severity letter).
 MESSAGE_SEVERITIES = ("F", "E", "W")
 MAX_MESSAGES = 200

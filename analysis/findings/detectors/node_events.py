@@ -53,7 +53,8 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="info",
                 start=row["previous"],
                 end=row[TIME_COLUMN],
-                subject=f"mongod restarted between {dated_span(row['previous'], row[TIME_COLUMN], 'and')}, down for at most {duration(down)}",
+                # Its window (the old process's last sample to the new one's first) is said beside it in every format.
+                subject=f"mongod restarted, down for at most {duration(down)}",
                 reasoning=(
                     f"A new process (its pid changed or its uptime went back): the old one's last sample and the new one's first are "
                     f"{duration(down)} apart. Counters restart from zero, so no rate is taken across it."

@@ -49,7 +49,9 @@ def build_report(
     For an attachment, pass what `redact_result` (or `redact_all`) returns and `redacted=True`."""
     result = nodes if isinstance(nodes, NodesAnalysis) else with_cross_node(list(nodes), list(cross_node))
     sections = [content.node_section(a, n, figures.member_names(result.nodes, a)) for a, n in zip(result.nodes, result.names)]
-    return content.build(sections, result.cross_node, result.incidents, redacted=redacted, generated=generated)
+    return content.build(
+        sections, result.cross_node, result.incidents, redacted=redacted, generated=generated, no_log=result.no_log
+    )
 
 
 def write_key(redactor: Redactor, path: str | os.PathLike) -> None:

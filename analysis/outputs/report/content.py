@@ -107,6 +107,7 @@ class Report:
     members: Figure | None = None  # the replica set's timeline: member states, lag, elections
     methods: list[tuple[str, str]] = field(default_factory=list)
     redacted: bool = False
+    no_log: str | None = None  # where the search for a log looked when it found none
 
     @property
     def incidents(self) -> list[IncidentCard]:
@@ -128,6 +129,7 @@ class Report:
             self.cross_all,
             redacted=self.redacted,
             generated=self.generated,
+            no_log=self.no_log,
         )
 
 
@@ -266,6 +268,7 @@ def build(
     *,
     redacted: bool = False,
     generated: dt.datetime | None = None,
+    no_log: str | None = None,
 ) -> Report:
     """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.unfolded`)."""
     analyses, names = [s.analysis for s in sections], [s.name for s in sections]
@@ -295,4 +298,5 @@ def build(
         else None,
         methods=methods(),
         redacted=redacted,
+        no_log=no_log,
     )

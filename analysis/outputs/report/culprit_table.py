@@ -11,6 +11,7 @@ says it has no plan and no filter.
 
 from __future__ import annotations
 
+from analysis.findings.culprits import operation_seconds
 from analysis.findings.finding import Culprit
 from analysis.workbench.log_overview import no_plan, shape_text
 
@@ -48,8 +49,8 @@ def cells(c: Culprit) -> list[tuple[str, bool]]:
         c.command or "",
         plan(c),
         f"{c.count:,}",
-        f"{c.overlap_s:,.1f}",
-        f"{c.held_s:,.1f}",
+        operation_seconds(c.overlap_s),  # as the culprit's sentence and the root cause's evidence say them
+        operation_seconds(c.held_s),
         f"{c.share:.0%}",
         f"{c.max_ms:,}",
         shape_text(c.shape, c.query_hash, c.command)[0],

@@ -264,6 +264,8 @@ def _first_screen(report: Report) -> str:
         f"{rows}</table></div>"
     )
     headlines = "".join(f"<li>{escape(h)}</li>" for h in report.headlines)
+    if report.no_log:
+        headlines += f"<li>{escape(words.sentence(report.no_log))}</li>"
     toc = []
     if report.incidents:
         toc.append(f"<li><a href='#incidents'>Incidents ({len(report.incidents) + len(report.more_incidents)})</a></li>")

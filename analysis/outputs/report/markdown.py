@@ -15,7 +15,7 @@ from analysis.outputs import words
 from analysis.outputs.report.content import Figure, IncidentCard, Report, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
 from analysis.text import duration
-from analysis.workbench.log_overview import TOP_SHAPES, plan_text, shape_text
+from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, plan_text, shape_text
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import say_time, say_window
@@ -128,54 +128,56 @@ def _workbench(section, h: str, folder: str) -> list[str]:
     out = []
     w = section.workload
     if w is not None:
-        out += [
-            f"{h} Slow operations of the whole span",
-            "",
-            f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
-            "(all of them, up to 500, are in the JSON report):",
-            "",
-        ]
-        rows = [
-            [
-                _cell(r["ns"]),
-                _cell(r["command"]),
-                _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
-                f"{r['count']:,}",
-                f"{r['total_ms'] / 1000:,.1f}",
-                _n(r["p50_ms"]),
-                _n(r["p95_ms"]),
-                _n(r["p99_ms"]),
-                _n(r["max_ms"]),
-                _n(r["keys_examined_per_returned"], ",.1f"),
-                _n(r["docs_examined_per_returned"], ",.1f"),
-                _cell(r["apps"]),
-                _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
-                _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
-                _shape(*shape_text(r["shape"], r["query_hash"], r["command"])),
+        out += [f"{h} Slow operations of the whole span", ""]
+        if w.queries.is_empty():  # not "0 query shape(s) in the log; the 0 with the most total time" and an empty table
+            out += [NO_SLOW_OPERATIONS, ""]
+        else:
+            out += [
+                f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
+                "(all of them, up to 500, are in the JSON report):",
+                "",
             ]
-            for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)
-        ]
-        out += _rows(
-            [
-                "namespace",
-                "operation",
-                "plan",
-                "count",
-                "total s",
-                "p50 ms",
-                "p95 ms",
-                "p99 ms",
-                "max ms",
-                "keys / returned",
-                "docs / returned",
-                "clients",
-                "working s (8.0)",
-                "queued s (8.0)",
-                "shape",
-            ],
-            rows,
-            {3, 4, 5, 6, 7, 8, 9, 10, 12, 13},
-        )
+            rows = [
+                [
+                    _cell(r["ns"]),
+                    _cell(r["command"]),
+                    _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
+                    f"{r['count']:,}",
+                    f"{r['total_ms'] / 1000:,.1f}",
+                    _n(r["p50_ms"]),
+                    _n(r["p95_ms"]),
+                    _n(r["p99_ms"]),
+                    _n(r["max_ms"]),
+                    _n(r["keys_examined_per_returned"], ",.1f"),
+                    _n(r["docs_examined_per_returned"], ",.1f"),
+                    _cell(r["apps"]),
+                    _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
+                    _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
+                    _shape(*shape_text(r["shape"], r["query_hash"], r["command"])),
+                ]
+                for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)
+            ]
+            out += _rows(
+                [
+                    "namespace",
+                    "operation",
+                    "plan",
+                    "count",
+                    "total s",
+                    "p50 ms",
+                    "p95 ms",
+                    "p99 ms",
+                    "max ms",
+                    "keys / returned",
+                    "docs / returned",
+                    "clients",
+                    "working s (8.0)",
+                    "queued s (8.0)",
+                    "shape",
+                ],
+                rows,
+                {3, 4, 5, 6, 7, 8, 9, 10, 12, 13},
+            )
         if w.connections.height:
             out += [f"{h} Connections by application and driver", ""] + _rows(
                 ["application", "driver", "connections", "first", "last"],
@@ -293,6 +295,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
     out = (
         [f"# {_text(report.title)}", ""]
         + [f"> - {_text(h)}" for h in report.headlines]
+        + ([">", f"> {_text(words.sentence(report.no_log))}"] if report.no_log else [])
         + ["", f"generated {say_time(report.generated)}" + (" · redacted" if report.redacted else ""), ""]
     )
     if report.incidents:

@@ -12,7 +12,7 @@ from html import escape
 import polars as pl
 
 from analysis.workbench.audit import AuditItem
-from analysis.workbench.log_overview import TOP_SHAPES, Workload, plan_text, shape_text
+from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, Workload, plan_text, shape_text
 from analysis.workbench.system import SystemView
 from ftdc.timeutil import say_time
 
@@ -148,7 +148,7 @@ def _query_row(row: dict, working: bool) -> str:
 def slow_operations(workload: Workload, slug: str) -> str:
     frame = workload.queries
     if frame.is_empty():
-        return "<p>The log holds no slow operation.</p>"
+        return f"<p>{NO_SLOW_OPERATIONS}</p>"
     working = bool(frame["working_runs"].sum())
     headers = (
         QUERY_HEADERS
