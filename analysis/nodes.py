@@ -197,7 +197,10 @@ def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
         retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a])
         for a in nodes
     ]
-    return with_cross_node(told, cross)
+    # The set's findings as the member they are about told them: their advice vetted against that member's own
+    # incidents, as its findings' is (a lag's network suspect is withheld where the member's own disk fell behind).
+    vetted = {f.id: f for a in told for f in a.related}
+    return with_cross_node(told, [vetted.get(f.id, f) for f in cross])
 
 
 def with_cross_node(nodes: Sequence[Analysis], cross: Sequence[Finding]) -> NodesAnalysis:

@@ -369,3 +369,18 @@ def test_a_primary_change_claims_nothing_its_data_does_not_show():
         result = analysis.analyze_nodes(sorted(base.glob("*/diagnostic.data")), sorted(base.glob("*/mongod.log")))
     [change] = [f for f in result.cross_node if f.kind == "primary_change"]
     assert "retried" not in change.explanation and "No primary took writes in between" in change.explanation
+
+
+def test_a_set_wide_finding_keeps_no_advice_its_members_incident_withheld():
+    # rs1-c's lag is one incident with its own saturated disk: "Check the network between the members" was withheld
+    # from that incident, yet the replica set's section printed it under the same lag.
+    nodes, cross = _scenario("replica-set")
+    [lag] = [f for f in cross if f.kind == "replication_lag"]
+    [member] = [n for n in nodes if n.node.address == lag.evidence["address"]]
+    [incident] = [i for i in member.incidents if lag.id in i.finding_ids]
+    assert any(f.kind == "disk_saturation" for f in incident.findings)
+    said = [r.what for r in lag.recommendations] + [r.what for r in incident.recommendations]
+    assert not any("network" in s for s in said), said
+    assert any("network" in w.recommendation.what for w in lag.withheld)
+    # Told once: the copy the member's incident holds is the replica set's.
+    assert [f for f in incident.findings if f.id == lag.id] == [lag]
