@@ -193,10 +193,17 @@ def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
     """The nodes with the replica set's findings `cross` in place of their own elections and lag: each node's incidents
     told again with the cross-node findings about it (a member's slow disk and its lag are one incident); the
     cross-node findings no node's incident took are incidents of their own."""
-    told = [
-        retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a])
-        for a in nodes
-    ]
+    told: list[Analysis] = []
+    numbered_from = (1, 1)  # one document, one count: each node's findings and incidents number on from the last's
+    for a in nodes:
+        told.append(
+            retold(
+                replace(a, numbered_from=numbered_from),
+                [f for f in a.findings if f.kind not in REPLICA_SET_WIDE],
+                [f for f in cross if subject(f, nodes) is a],
+            )
+        )
+        numbered_from = (numbered_from[0] + len(told[-1].findings), numbered_from[1] + len(told[-1].incidents))
     # The set's findings as the member they are about told them: their advice vetted against that member's own
     # incidents, as its findings' is (a lag's network suspect is withheld where the member's own disk fell behind).
     vetted = {f.id: f for a in told for f in a.related}

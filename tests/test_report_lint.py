@@ -173,6 +173,18 @@ def names_lowered(text: str, _: Vocabulary) -> list[str]:
     return [n for n in sorted(lowered) if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text)]
 
 
+LABELLED = re.compile(r"(?<![\w-])([IFXC]\d+)[.:] (?:(?:CRITICAL|WARNING|INFO): )?(\S+(?: \S+){0,2})")
+
+
+def labels_used_twice(text: str, _: Vocabulary) -> list[str]:
+    """A label (I1, F1) names one item in a document: a report of several nodes once called two incidents "I1", one on
+    each node, and "findings F1" could not say which."""
+    items: dict[str, set[str]] = {}
+    for label, opening in LABELLED.findall(text):
+        items.setdefault(label, set()).add(opening)
+    return [f"{label}: {' / '.join(sorted(o))}" for label, o in sorted(items.items()) if len(o) > 1]
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -191,6 +203,7 @@ RULES = (
     Rule("labels claim no baseline", "the baseline's line says what it rests on", hour_claimed_by_a_label),
     Rule("RAM in one unit", "MB in one place and GB in another is one quantity said twice", ram_in_megabytes),
     Rule("names as their records give them", "str.capitalize lowers an acronym", names_lowered),
+    Rule("one item per label", "a cross-reference must point at one item", labels_used_twice),
 )
 
 
@@ -350,6 +363,13 @@ VOCABULARY = Vocabulary(
         ("8.0 GB of 31.2 GB RAM", ram_in_megabytes, 0),
         ("Ttl deletion burst · 2024-04-15", names_lowered, 1),
         ("TTL deletion burst · 2024-04-15", names_lowered, 0),
+        ("### CRITICAL: a:1 I1. COLLSCAN aggregate on x\n### WARNING: c:1 I1. Disk sda saturated", labels_used_twice, 1),
+        (
+            "### CRITICAL: a:1 I1. COLLSCAN aggregate on x\n![a:1 I1: COLLSCAN aggregate on x] (F1; 07:29 UTC)",
+            labels_used_twice,
+            0,
+        ),
+        ("#### F1. CRITICAL: Cache past its trigger\n  • Cache past its trigger [F1]\nF1. Cache past its", labels_used_twice, 0),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):
