@@ -384,3 +384,30 @@ def test_a_set_wide_finding_keeps_no_advice_its_members_incident_withheld():
     assert any("network" in w.recommendation.what for w in lag.withheld)
     # Told once: the copy the member's incident holds is the replica set's.
     assert [f for f in incident.findings if f.id == lag.id] == [lag]
+
+
+def test_every_member_section_carries_its_node_table_and_audit_in_every_document(tmp_path):
+    # A reading of the replica set's report found one member's audit a bare header and its Node table without version or
+    # cache, while the terminal printed them: each member's section must carry what the terminal says of it.
+    import json
+
+    nodes, cross = _scenario("replica-set")
+    report = build_report(nodes, cross)
+    for fmt in (".md", ".html", ".json"):
+        write_report(report, tmp_path / f"report{fmt}")
+    markdown = (tmp_path / "report.md").read_text()
+    page = re.sub(r"(?is)<(script|style|svg)\b.*?</\1>", " ", (tmp_path / "report.html").read_text())
+    document = json.loads((tmp_path / "report.json").read_text())
+    for node, section, json_node in zip(
+        nodes, re.split(r"^## (?!Incidents|Replica set|Methods)", markdown, flags=re.M)[1:], document["nodes"]
+    ):
+        assert node.audit and node.node.version and section.startswith(node.node.address)
+        table = section.split("### Configuration audit", 1)[1].split("\n### ", 1)[0]
+        assert len(re.findall(r"^\| (?!item |---)", table, flags=re.M)) == len(node.audit), node.node.address
+        assert f"| version | {node.node.version} |" in section and re.search(r"^\| WiredTiger cache \| \d", section, re.M)
+        key = node.node.address.replace(".", "-").replace(":", "-")
+        audit = page.split(f"id='{key}-audit'", 1)[1].split("</table>", 1)[0]
+        assert audit.count("<tr>") == len(node.audit) + 1, node.node.address  # the header's row and one per item
+        facts = page.split(f"id='{key}-node'", 1)[1].split("</table>", 1)[0]
+        assert f"<th>version</th><td>{node.node.version}</td>" in facts
+        assert len(json_node["audit"]) == len(node.audit) and json_node["node"]["version"] == node.node.version
