@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.advice.vetting import vetted_against_member
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
 from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import READ_ITS_FTDC, named
@@ -106,7 +107,13 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
     out = sorted(
         (_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank
     )
-    return [replace(_without_own_files(f, nodes), id=f"X{number}") for number, f in enumerate(out, 1)]
+    return [replace(_vetted(_without_own_files(f, nodes), nodes), id=f"X{number}") for number, f in enumerate(out, 1)]
+
+
+def _vetted(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
+    """The finding with its advice vetted against the member it is about, where that member is among `nodes`."""
+    member = subject(finding, nodes)
+    return finding if member is None else vetted_against_member(finding, member.findings)
 
 
 def _without_own_files(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
