@@ -73,6 +73,9 @@ class Analysis:
     """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
     audit: list[audit_module.AuditItem] = field(default_factory=list)
     """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
+    numbered_from: tuple[int, int] = (1, 1)
+    """The number its first finding and first incident take: in one report of several nodes each node counts on
+    from the one before it (`nodes.folded`), so that F3 or I2 names one item in the whole document."""
 
     @property
     def series(self) -> pl.DataFrame:
@@ -116,25 +119,30 @@ class Analysis:
         return display.html(self)
 
 
-def told(findings: Sequence[Finding], ctx: Context, related: Sequence[Finding] = ()) -> tuple[list[Finding], list[Incident]]:
-    """The findings numbered in rank order (F1, F2...) and the incidents they make with `related` (cross-node findings
-    about this node) folded in, every recommendation vetted: the findings -> incidents stage."""
+def told(
+    findings: Sequence[Finding], ctx: Context, related: Sequence[Finding] = (), numbered_from: tuple[int, int] = (1, 1)
+) -> tuple[list[Finding], list[Incident], list[Finding]]:
+    """The findings numbered in rank order (F1, F2..., or from `numbered_from`'s first number), the incidents they
+    make with `related` (cross-node findings about this node) folded in (I1, I2..., or from its second), and `related`
+    again, every recommendation vetted against this node (a cross-node finding's advice answers this node's incidents
+    as its own findings' do): the findings -> incidents stage."""
+    first_finding, first_incident = numbered_from
     numbered = [
         replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
-        for n, f in enumerate(findings, 1)
+        for n, f in enumerate(findings, first_finding)
     ]
     judged = grouping.one_baseline(numbered + list(related), ctx)  # one latency baseline per class in an incident's card
     numbered, related = judged[: len(numbered)], judged[len(numbered) :]
-    incidents, numbered = vetted(grouping.build(numbered + related, ctx), numbered, NodeFacts.of(ctx))
-    return numbered, incidents
+    incidents, kept = vetted(grouping.build(numbered + related, ctx, first=first_incident), numbered + related, NodeFacts.of(ctx))
+    return kept[: len(numbered)], incidents, kept[len(numbered) :]
 
 
 def retold(analysis: Analysis, findings: Sequence[Finding] | None = None, related: Sequence[Finding] | None = None) -> Analysis:
     """`analysis` with these findings and related findings (its own when not given), numbered and told as incidents again."""
     findings = analysis.findings if findings is None else findings
     related = analysis.related if related is None else related
-    numbered, incidents = told(findings, analysis.context, related)
-    return replace(analysis, findings=numbered, related=list(related), incidents=incidents)
+    numbered, incidents, related = told(findings, analysis.context, related, analysis.numbered_from)
+    return replace(analysis, findings=numbered, related=related, incidents=incidents)
 
 
 # The log columns analyses and reports use.
@@ -325,7 +333,7 @@ def analyze(
         else f
         for f in findings
     ]
-    findings, incidents = told(sorted(findings, key=Finding.rank), ctx)
+    findings, incidents, _ = told(sorted(findings, key=Finding.rank), ctx)
     result = Analysis(
         node=metadata.node,
         overview=overview,

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.advice.vetting import vetted_against_member
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
 from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import READ_ITS_FTDC, named
@@ -109,7 +110,13 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
     out = sorted(
         (_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank
     )
-    return [replace(_without_own_files(f, nodes), id=f"X{number}") for number, f in enumerate(out, 1)]
+    return [replace(_vetted(_without_own_files(f, nodes), nodes), id=f"X{number}") for number, f in enumerate(out, 1)]
+
+
+def _vetted(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
+    """The finding with its advice vetted against the member it is about, where that member is among `nodes`."""
+    member = subject(finding, nodes)
+    return finding if member is None else vetted_against_member(finding, member.findings)
 
 
 def _without_own_files(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
@@ -196,11 +203,21 @@ def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
     """The nodes with the replica set's findings `cross` in place of their own elections and lag: each node's incidents
     told again with the cross-node findings about it (a member's slow disk and its lag are one incident); the
     cross-node findings no node's incident took are incidents of their own."""
-    told = [
-        retold(a, [f for f in a.findings if f.kind not in REPLICA_SET_WIDE], [f for f in cross if subject(f, nodes) is a])
-        for a in nodes
-    ]
-    return with_cross_node(told, cross)
+    told: list[Analysis] = []
+    numbered_from = (1, 1)  # one document, one count: each node's findings and incidents number on from the last's
+    for a in nodes:
+        told.append(
+            retold(
+                replace(a, numbered_from=numbered_from),
+                [f for f in a.findings if f.kind not in REPLICA_SET_WIDE],
+                [f for f in cross if subject(f, nodes) is a],
+            )
+        )
+        numbered_from = (numbered_from[0] + len(told[-1].findings), numbered_from[1] + len(told[-1].incidents))
+    # The set's findings as the member they are about told them: their advice vetted against that member's own
+    # incidents, as its findings' is (a lag's network suspect is withheld where the member's own disk fell behind).
+    vetted = {f.id: f for a in told for f in a.related}
+    return with_cross_node(told, [vetted.get(f.id, f) for f in cross])
 
 
 def with_cross_node(nodes: Sequence[Analysis], cross: Sequence[Finding]) -> NodesAnalysis:

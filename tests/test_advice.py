@@ -719,3 +719,25 @@ def test_a_checkpoint_stall_is_told_no_syncdelay_below_the_default(tmp_path, int
     assert all(r.proposed == 60 for r in syncdelay), [text(r) for r in syncdelay]
     assert bool(syncdelay) == (interval > 60)
     assert advice_problems(result) == []
+
+
+@given(st.integers(-1200, 1200), st.integers(1, 600), st.sampled_from(["disk_saturation", "cache_pressure", "connection_storm"]))
+def test_the_network_is_a_lags_suspect_only_where_the_members_storage_kept_up(offset_s, length_s, kind):
+    """A replica set's lag finding keeps "check the network" unless the lagging member's own cache, checkpoints or disk
+    were in trouble during the lag (then the network is not the suspect: its own incident says what was)."""
+    from analysis.advice.vetting import STORAGE_ENGINE_KINDS, vetted_against_member
+    from analysis.findings.detectors.replication import lag_finding
+    from analysis.findings.finding import Finding
+
+    lag = lag_finding("rs1-c:27017", "2", T0, T0 + dt.timedelta(minutes=18), 92.0)
+    start = T0 + dt.timedelta(seconds=offset_s)
+    own = Finding(kind, "warning", start, start + dt.timedelta(seconds=length_s), "its own trouble", "")
+    overlaps = start <= lag.end and lag.start <= own.end
+    told = vetted_against_member(lag, [own])
+    network = [r for r in told.recommendations if "network" in r.what]
+    if overlaps and kind in STORAGE_ENGINE_KINDS:
+        assert network == [] and any("network" in w.recommendation.what for w in told.withheld)
+    else:
+        assert network and told == lag
+    # Context (info) is no trouble of the member's.
+    assert vetted_against_member(lag, [replace(own, severity="info")]) == lag

@@ -440,6 +440,21 @@ def test_a_stuck_secondary_lags():
     assert "Member 1 lagged the primary by up to 3 min 19 s" in lag[0].title
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 120), st.integers(-3, 90), st.sampled_from([(1, 2), (2, 1)])), min_size=1, max_size=40))
+@example([(10, -2, (1, 2))])  # the secondary heard 2 s ahead of the primary's last heartbeat: no lag, not -2 s
+def test_lag_is_never_negative(rows):
+    """A member's optime read ahead of the primary's (the optimes of one status are not read at one instant) is 0 lag;
+    a secondary behind it lags by the difference."""
+    seconds = list(range(len(rows)))
+    optimes = [(primary, primary - behind) if state == (1, 2) else (primary - behind, primary) for primary, behind, state in rows]
+    series = member_series(seconds, [state for _, _, state in rows], optimes)
+    for column in ("member_lag_s.0", "member_lag_s.1"):
+        secondary = 0 if column.endswith("0") else 1
+        expected = [float(max(behind, 0)) if state[secondary] == 2 else None for _, behind, state in rows]
+        assert series[column].to_list() == expected
+
+
 def test_no_window_across_a_gap_in_the_data():
     seconds = list(range(20)) + list(range(900, 920))  # 15 minutes without samples
     frame = series_of({SS + "connections.current": [1] * 40}, seconds)

@@ -138,3 +138,32 @@ def test_merging_the_members_findings_leaves_each_nodes_own_as_it_was():
         ["a:27017", "b:27017"],
     )
     assert [a, b] == before
+
+
+def _strings(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+    elif isinstance(value, str):
+        yield value
+
+
+@pytest.mark.parametrize("redacted", [False, True])
+def test_every_label_names_one_item_of_the_document_and_references_point_at_it(result, redacted):
+    # Two incidents were both "I1" and two findings "F1" (one on each node) in one document.
+    from analysis.outputs.report.redact import Redactor, redact_result
+
+    told = redact_result(result, Redactor()) if redacted else result
+    document = told.to_dict(redacted=redacted)
+    labels = [item["id"] for node in document["nodes"] for key in ("incidents", "findings") for item in node[key]]
+    labels += [item["id"] for key in ("cross_node_incidents", "cross_node_findings") for item in document[key]]
+    assert len(labels) == len(set(labels)) and {"I1", "I2", "F1", "F2"} <= set(labels), labels
+    cross = {f["id"] for f in document["cross_node_findings"]}
+    for node in document["nodes"]:
+        own = {item["id"] for key in ("incidents", "findings") for item in node[key]}
+        named = {label for text in _strings(node) for label in re.findall(r"(?<![\w-])[IFXC]\d+\b", text)}
+        # "findings F1, X2", "F1's window", each step's and fix's findings: this node's items or the replica set's.
+        assert named <= own | cross, (node["name"], named - own - cross)

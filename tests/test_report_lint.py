@@ -282,6 +282,18 @@ def times_listed(text: str, _: Vocabulary) -> list[str]:
     return [m.group(0)[:80] for m in TIME_LIST.finditer(text)]
 
 
+LABELLED = re.compile(r"(?<![\w-])([IFXC]\d+)[.:] (?:(?:CRITICAL|WARNING|INFO): )?(\S+(?: \S+){0,2})")
+
+
+def labels_used_twice(text: str, _: Vocabulary) -> list[str]:
+    """A label (I1, F1) names one item in a document: a report of several nodes once called two incidents "I1", one on
+    each node, and "findings F1" could not say which."""
+    items: dict[str, set[str]] = {}
+    for label, opening in LABELLED.findall(text):
+        items.setdefault(label, set()).add(opening)
+    return [f"{label}: {' / '.join(sorted(o))}" for label, o in sorted(items.items()) if len(o) > 1]
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -311,6 +323,7 @@ RULES = (
     Rule("a window said once", "a range given twice on one line reads as two", windows_said_twice),
     Rule("RAM with its decimal", "`31 GB of RAM` beside `31.2 GB RAM`", ram_in_whole_gigabytes),
     Rule("times counted, not listed", "a loop's 282 restarts each printed", times_listed),
+    Rule("one item per label", "a cross-reference must point at one item", labels_used_twice),
 )
 
 
@@ -507,6 +520,13 @@ VOCABULARY = Vocabulary(
         ("the host has 31.2 GB of RAM; 8.0 GB of 31.2 GB RAM", ram_in_whole_gigabytes, 0),
         ("restarted at: 2024-05-06 09:00:00 UTC; 2024-05-06 09:05:00 UTC; 2024-05-06 09:10:00 UTC", times_listed, 1),
         ("restarted at: 3, the first at 2024-05-06 09:00:00 UTC, the last at 2024-05-06 09:10:00 UTC", times_listed, 0),
+        ("### CRITICAL: a:1 I1. COLLSCAN aggregate on x\n### WARNING: c:1 I1. Disk sda saturated", labels_used_twice, 1),
+        (
+            "### CRITICAL: a:1 I1. COLLSCAN aggregate on x\n![a:1 I1: COLLSCAN aggregate on x] (F1; 07:29 UTC)",
+            labels_used_twice,
+            0,
+        ),
+        ("#### F1. CRITICAL: Cache past its trigger\n  • Cache past its trigger [F1]\nF1. Cache past its", labels_used_twice, 0),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):

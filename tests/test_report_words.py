@@ -474,3 +474,45 @@ def test_an_unchanged_write_load_is_not_called_the_workload_that_caused_it():
     dirty = _analyzed("dirty-cache-checkpoints-8.0")[0][0].incidents[0].root_cause
     assert dirty.evidence["dirty_pct_at_longest_checkpoint"] <= 5
     assert "dirty data built up while they ran, up to 22.7 %" in dirty.summary
+
+
+def test_a_set_wide_finding_keeps_no_advice_its_members_incident_withheld():
+    # rs1-c's lag is one incident with its own saturated disk: "Check the network between the members" was withheld
+    # from that incident, yet the replica set's section printed it under the same lag.
+    nodes, cross = _analyzed("replica-set")
+    [lag] = [f for f in cross if f.kind == "replication_lag"]
+    [member] = [n for n in nodes if n.node.address == lag.evidence["address"]]
+    [incident] = [i for i in member.incidents if lag.id in i.finding_ids]
+    assert any(f.kind == "disk_saturation" for f in incident.findings)
+    said = [r.what for r in lag.recommendations] + [r.what for r in incident.recommendations]
+    assert not any("network" in s for s in said), said
+    assert any("network" in w.recommendation.what for w in lag.withheld)
+    # Told once: the copy the member's incident holds is the replica set's.
+    assert [f for f in incident.findings if f.id == lag.id] == [lag]
+
+
+def test_every_member_section_carries_its_node_table_and_audit_in_every_document(tmp_path):
+    # A reading of the replica set's report found one member's audit a bare header and its Node table without version or
+    # cache, while the terminal printed them: each member's section must carry what the terminal says of it.
+    import json
+
+    nodes, cross = _analyzed("replica-set")
+    report = build_report(nodes, cross)
+    for fmt in (".md", ".html", ".json"):
+        write_report(report, tmp_path / f"report{fmt}")
+    markdown = (tmp_path / "report.md").read_text()
+    page = re.sub(r"(?is)<(script|style|svg)\b.*?</\1>", " ", (tmp_path / "report.html").read_text())
+    document = json.loads((tmp_path / "report.json").read_text())
+    for node, section, json_node in zip(
+        nodes, re.split(r"^## (?!Incidents|Replica set|Methods)", markdown, flags=re.M)[1:], document["nodes"]
+    ):
+        assert node.audit and node.node.version and section.startswith(node.node.address)
+        table = section.split("### Configuration audit", 1)[1].split("\n### ", 1)[0]
+        assert len(re.findall(r"^\| (?!item |---)", table, flags=re.M)) == len(node.audit), node.node.address
+        assert f"| version | {node.node.version} |" in section and re.search(r"^\| WiredTiger cache \| \d", section, re.M)
+        key = node.node.address.replace(".", "-").replace(":", "-")
+        audit = page.split(f"id='{key}-audit'", 1)[1].split("</table>", 1)[0]
+        assert audit.count("<tr>") == len(node.audit) + 1, node.node.address  # the header's row and one per item
+        facts = page.split(f"id='{key}-node'", 1)[1].split("</table>", 1)[0]
+        assert f"<th>version</th><td>{node.node.version}</td>" in facts
+        assert len(json_node["audit"]) == len(node.audit) and json_node["node"]["version"] == node.node.version

@@ -41,6 +41,7 @@ What breaks a rule is not made; it is kept, with the reason, as `Withheld` evide
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -336,6 +337,35 @@ def answering(incident: Incident) -> Answering:
         _held(incident.findings),
         any(f.causes for f in incident.findings),
     )
+
+
+def vetted_against_member(finding: Finding, member: Sequence[Finding]) -> Finding:
+    """A replica set's finding about one member (its lag) again, its advice vetted against what that member's own
+    findings show over its window, as an incident holding them all would vet it: advice that holds only if the
+    member's storage kept up (the network as a lag's suspect) is withheld where its cache, checkpoints or disk did
+    not. Needs only findings, so a fleet's replica-set step (which has no member's incidents) vets alike."""
+    if finding.start is None or finding.end is None:
+        return finding
+    during = [
+        f
+        for f in member
+        if f.severity != "info"
+        and f.start is not None
+        and f.end is not None
+        and f.start <= finding.end
+        and finding.start <= f.end
+    ]
+    about = Answering(finding.start, finding.end, frozenset({finding.kind, *(f.kind for f in during)}))
+    kept, withheld = [], []
+    for rec in finding.recommendations:
+        reason = _contradiction(rec, about)
+        if reason is None:
+            kept.append(rec)
+        else:
+            withheld.append(Withheld(rec, reason))
+    if not withheld:
+        return finding
+    return replace(finding, recommendations=kept, withheld=list(dict.fromkeys(finding.withheld + withheld)))
 
 
 def vetted(incidents: list[Incident], findings: list[Finding], facts: NodeFacts) -> tuple[list[Incident], list[Finding]]:

@@ -208,7 +208,8 @@ def one_pinning(groups: list[list[Finding]], ctx: Context) -> list[list[Finding]
     return out
 
 
-def build(findings: list[Finding], ctx: Context, prefix: str = "I") -> list[Incident]:
+def build(findings: list[Finding], ctx: Context, prefix: str = "I", first: int = 1) -> list[Incident]:
     """The incidents `findings` (their ids set) make on the node `ctx` describes, in time order, numbered `I1`, `I2`...
-    The one place incidents are made: an analysis, its redacted copy and the replica set's incidents all come from here."""
-    return [incident(g, ctx, f"{prefix}{n}") for n, g in enumerate(one_pinning(group(findings), ctx), 1)]
+    (from `first`). The one place incidents are made: an analysis, its redacted copy and the replica set's incidents
+    all come from here."""
+    return [incident(g, ctx, f"{prefix}{n}") for n, g in enumerate(one_pinning(group(findings), ctx), first)]

@@ -713,8 +713,12 @@ def _member_columns(resolved: Resolved) -> list[Column]:
                     "s",
                     f"member {m}: how far its last applied operation trails the primary's (secondaries only)",
                     (f"member.state.{m}", f"member.optime.{m}"),
+                    # At least 0: the optimes of one replSetGetStatus are not read at one instant (this node's own
+                    # is its applier's now, every other member's the one its last heartbeat brought, up to 2 s old),
+                    # so a secondary that keeps up can read up to a heartbeat ahead of the primary. No member applies
+                    # what the primary has not written: that skew is no lag, not negative lag.
                     lambda m=m: pl.when(pl.col(f"member.state.{m}") == SECONDARY).then(
-                        (primary - pl.col(f"member.optime.{m}")).dt.total_milliseconds() / 1000
+                        ((primary - pl.col(f"member.optime.{m}")).dt.total_milliseconds() / 1000).clip(lower_bound=0)
                     ),
                 )
             )
