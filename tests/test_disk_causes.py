@@ -6,7 +6,6 @@ import warnings
 from pathlib import Path
 
 import analysis
-from analysis.findings.detectors.disk_saturation import Load, _advice, _cause
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "samples" / "scenarios"
 WINDOW = "from 01:49:59 to 01:53:59 UTC"
@@ -72,6 +71,8 @@ def test_another_process_writing_the_volume_is_told_with_mongods_journal_counted
 
 
 def test_the_journal_is_mongods_own_write():
+    from analysis.findings.detectors.disk_saturation import Load, _cause
+
     # 100 MB/s written, 30 to mongod's data files and 60 to its journal: mongod's own, not another process's.
     io = _io(10.0, 100.0, 10.0, 30.0, 60.0)
     assert _cause(Load(io, throughput=110.0, usual_mb=20.0, usual_busy=25.0)) == "mongod"
@@ -89,6 +90,8 @@ def test_a_disk_busy_with_mongods_own_io_names_its_work_and_advises_less_at_once
     first = finding.recommendations[0]
     assert first.action == "batch_writes" and "writes of dirty pages between checkpoints (eviction)" in first.why
     # mongod's reads most of it: the operations reading from disk.
+    from analysis.findings.detectors.disk_saturation import Load, _advice
+
     reads = _advice(Load(_io(90.0, 10.0, 90.0, 6.0, 4.0), 100.0, 20.0, 25.0), 50.0, WINDOW)
     assert [r.action for r in reads] == ["change_workload"] and "reads from its data files" in reads[0].why
 
@@ -110,6 +113,8 @@ def test_a_volume_slower_at_its_usual_load_is_told_so_and_the_volume_checked():
 
 def test_more_iops_only_for_a_volume_near_saturation_in_its_usual_hours_with_the_wait_as_ms_says_it():
     # Was: more IOPS whatever the volume's usual hours, its reason "at 1 ms per request" of a 0.8 ms wait.
+    from analysis.findings.detectors.disk_saturation import Load, _advice
+
     io = _io(10.0, 100.0, 10.0, 5.0, 5.0)
     busy = _advice(Load(io, 110.0, 20.0, usual_busy=85.0), 0.8, WINDOW)
     assert [r.action for r in busy] == ["investigate", "resize"]
