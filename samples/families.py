@@ -1905,7 +1905,7 @@ def disk_cause_problems(scenario: Scenario, incident: Incident, result) -> list[
         if not drawn and (first is None or first.action not in ("batch_writes", "change_workload")):
             wrong.append(f"mongod's own I/O, first advised: {first and first.what}")
         if any(r.action == "resize" for r in f.recommendations):
-            wrong.append(f"more IOPS for a volume {e.get('util_pct_usual')} % busy in its usual hours")
+            wrong.append(f"more IOPS for a volume {e.get('usual_util_pct')} % busy in its usual hours")
         if "up to" not in f.statement:
             wrong.append(f"the peak wait said as a level: {f.statement}")
     return wrong
