@@ -84,11 +84,11 @@ def _checkpoint_share(analysis, start, end) -> float:
 
 
 def _mostly_mongod(analysis, finding) -> bool:
-    """mongod's own reads and writes to its data files were half the saturated device's throughput or more."""
+    """mongod's own reads and writes (its data files and its journal) were half the saturated device's throughput or more."""
     rows = analysis.series.filter(pl.col(TIME_COLUMN).is_between(finding.start, finding.end))
     device = f"disk_mb_per_s.{finding.evidence['device']}"
-    own = [c for c in ("mongod_read_mb_per_s", "mongod_write_mb_per_s") if c in rows.columns]
-    if device not in rows.columns or not own:
+    own = [c for c in ("mongod_read_mb_per_s", "mongod_write_mb_per_s", "journal_write_mb_per_s") if c in rows.columns]
+    if device not in rows.columns or len(own) < 3:
         return False
     return sum(rows[c].mean() or 0 for c in own) >= 0.5 * (rows[device].mean() or 0)
 

@@ -122,6 +122,7 @@ class Incident:
     other_process: bool = False
     outgrown: bool = False
     warm_up: bool = False  # connection_storm: the reconnecting clients' first queries queue for every read ticket (its load)
+    other_writes: bool = False  # disk_saturation: another process writing the device, mongod's own I/O a tenth of the plan's
 
 
 @dataclass(frozen=True)
@@ -311,6 +312,7 @@ def _disk(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int],
                 disk_await_ms=wait * r.uniform(0.8, 1.2),
                 io_full_share=r.uniform(0.1, 0.45),
                 disk_mb=r.uniform(100, 400),
+                own_writes=True,
             ),
             base,
             incident.factor,
@@ -766,6 +768,8 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
     plan = _true_causes(plan, incident, shape, line, random.Random(shape.seed + 39))  # its own draws: the others' stay
     if incident.index_build or incident.pinned or incident.at_limits or incident.outgrown:
         config = replace(config, full_status=True)
+    if incident.kind == "disk_saturation":  # the journal's bytes: mongod's writes in full, against the device's
+        config = replace(config, journal=True)
     migrating = incident.kind == "latency_rise" and incident.variant == "migrations"
     config = replace(config, sharded=True) if migrating else config
     run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
@@ -1256,6 +1260,8 @@ def _true_causes(
             tick = replace(tick, insert_batch=BATCH * rng.uniform(0.9, 1.1))
         if incident.other_process and inside:
             tick = replace(tick, disk_mb=tick.disk_mb * 0.1, foreign_read_mb=tick.disk_mb * 0.9)
+        if incident.other_writes and inside:
+            tick = replace(tick, disk_mb=tick.disk_mb * 0.1, foreign_write_mb=tick.disk_mb * 0.9)
         if incident.outgrown and s >= grown:
             tick = (
                 replace(tick, disk_mb=tick.disk_mb * 10)
@@ -1270,7 +1276,7 @@ def _true_causes(
 
     if incident.warm_up:
         return _warming_up(changed, incident, shape, line, rng)
-    return changed if incident.bulk_loader or incident.other_process or incident.outgrown else plan
+    return changed if incident.bulk_loader or incident.other_process or incident.other_writes or incident.outgrown else plan
 
 
 def _true_causes_log(
@@ -1279,7 +1285,7 @@ def _true_causes_log(
     """The log's part of the cause, and the root cause it makes: the loader's insert batches that waited out each of the
     episode's checkpoints and finished together at its end (fast between them, so not logged), by its client; none for
     another process (mongod does not see it) or the cache."""
-    if incident.other_process:
+    if incident.other_process or incident.other_writes:
         return ("another_process", None)
     if incident.outgrown:
         return ("cache_too_small", None)
@@ -1880,3 +1886,26 @@ def restarts_judged(shape: Shape, restarts: Restarts) -> list[str]:
     """What the analysis of a restarts scenario got wrong: `failures` and `restart_failures` together."""
     scenario, truth, result = analyzed_restarts(shape, restarts)
     return failures(scenario, result) + restart_failures(truth, result)
+
+
+def disk_cause_problems(scenario: Scenario, incident: Incident, result) -> list[str]:
+    """A saturated disk told as whose I/O filled it: another process's (reads or writes, as drawn), first advised found; or
+    mongod's own, named as its work and advised done less at once; never more IOPS for a volume usually a quarter busy."""
+    disks = [f for f in result.problems if f.kind == "disk_saturation"]
+    wrong = [] if disks else ["no saturated disk"]
+    for f in disks:
+        e, first = f.evidence, f.recommendations[0] if f.recommendations else None
+        drawn = ["reads"] * incident.other_process + ["writes"] * incident.other_writes
+        if drawn and (e.get("mechanism") != "another_process" or e.get("another_process_io") != drawn):
+            wrong.append(f"another process's {drawn} not told: {f.title}")
+        if drawn and (first is None or first.action != "investigate" or "besides mongod" not in first.what):
+            wrong.append(f"another process's I/O, first advised: {first and first.what}")
+        if not drawn and ("mechanism" in e or "own_work" not in e or "by mongod's own" not in f.subject):
+            wrong.append(f"mongod's own I/O not told as its work: {f.title}")
+        if not drawn and (first is None or first.action not in ("batch_writes", "change_workload")):
+            wrong.append(f"mongod's own I/O, first advised: {first and first.what}")
+        if any(r.action == "resize" for r in f.recommendations):
+            wrong.append(f"more IOPS for a volume {e.get('usual_util_pct')} % busy in its usual hours")
+        if "up to" not in f.statement:
+            wrong.append(f"the peak wait said as a level: {f.statement}")
+    return wrong

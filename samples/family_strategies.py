@@ -321,3 +321,11 @@ def restarts(draw, case: str):
 
 
 RESTARTS = st.sampled_from(["interleaved", "developer", "oom_loop"]).flatmap(restarts)
+
+
+# Issue 39 §3: a disk busy with another process's writes (a file copy onto the volume, another database), mongod's own a tenth.
+OTHER_WRITES = MEMBERS.flatmap(
+    lambda shape: incidents("disk_saturation", shape).map(lambda i: (shape, replace(i, other_writes=True)))
+)
+# ...and one busy with mongod's own I/O, its work named (every kind's family draws these too, judged only on the window).
+OWN_DISK = MEMBERS.flatmap(lambda shape: incidents("disk_saturation", shape).map(lambda i: (shape, i)))

@@ -68,6 +68,11 @@ class Tick:
     disk_mb: float = 20
     # Another process on the host reading the device (a backup, a file copy): the device's reads, none of mongod's.
     foreign_read_mb: float = 0.0
+    # ...or writing it: the device's writes, none of mongod's.
+    foreign_write_mb: float = 0.0
+    # The device's writes (disk_mb's 70 %) all mongod's: three quarters to its data files, a quarter to its journal
+    # (otherwise mongod's writes are estimated per write operation, as the committed scenarios were made).
+    own_writes: bool = False
     io_full_share: float = 0.0
     connections: int = 300
     connections_created: float = 2
@@ -118,6 +123,8 @@ class Config:
     # serverStatus's indexBuilds, indexBulkBuilder and transactions sections, WiredTiger's pinned range, history store size
     # and bytes read into the cache, as mongod records them; off for the committed scenarios, written without them (byte for byte).
     full_status: bool = False
+    # WiredTiger's log statistics (the journal's bytes written); off for the committed scenarios but disk-saturation's.
+    journal: bool = False
     # A shard's member: serverStatus.shardingStatistics, as mongod records it there (off: written without it, byte for byte).
     sharded: bool = False
     uptime_s: float = 86400.0  # how long the process has run at the first sample
@@ -137,7 +144,7 @@ class Node:
                 "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
                 "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
                 "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
-                "dhandle_wait schema_wait sweeps swept builds_started builds_committed donated received range_deleted"
+                "dhandle_wait schema_wait sweeps swept builds_started builds_committed donated received range_deleted log_bytes"
             ).split()
         }
         self.building = False
@@ -229,13 +236,18 @@ class Node:
         n["queued_us"] += int(tick.write_queue * 1e6)
         n["created"] += int(tick.connections_created)
         n["rejected"] += tick.connections_rejected
-        n["bytes_written"] += int(writes * 4000 * (1 + 0.5 * (tick.insert_batch - 1)))
+        if tick.own_writes:
+            n["bytes_written"] += int(tick.disk_mb * 0.7 * 0.75 * 1e6)
+            n["log_bytes"] += int(tick.disk_mb * 0.7 * 0.25 * 1e6)
+        else:
+            n["bytes_written"] += int(writes * 4000 * (1 + 0.5 * (tick.insert_batch - 1)))
+            n["log_bytes"] += int(writes * 1000 * tick.insert_batch)
         n["bytes_read"] += int(tick.disk_mb * 0.3 * 1e6)
         ios = tick.disk_iops * r.uniform(0.9, 1.1)
         n["reads"] += int(ios * 0.3)
         n["writes"] += int(ios * 0.7)
         n["rsect"] += int((tick.disk_mb * 0.3 + tick.foreign_read_mb) * 1e6 / 512)
-        n["wsect"] += int(tick.disk_mb * 0.7 * 1e6 / 512)
+        n["wsect"] += int((tick.disk_mb * 0.7 + tick.foreign_write_mb) * 1e6 / 512)
         n["rtime"] += int(ios * 0.3 * tick.disk_await_ms)
         n["wtime"] += int(ios * 0.7 * tick.disk_await_ms)
         n["io_time"] += int(1000 * min(1.0, tick.disk_util * r.uniform(0.95, 1.05)))
@@ -393,6 +405,8 @@ class Node:
             },
             "thread-yield": thread_yield,
         }
+        if self.c.journal:
+            wt["log"] = {"log bytes written": n["log_bytes"]}
         if not new_names:
             wt["concurrentTransactions"] = {"write": self._tickets("write", tick), "read": self._tickets("read", tick)}
         return wt

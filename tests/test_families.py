@@ -43,7 +43,9 @@ from samples.family_strategies import (
     LEAKS,
     LONG_READS,
     OTHER_PROCESS,
+    OTHER_WRITES,
     OUTGROWN,
+    OWN_DISK,
     OWN_QUEUE,
     PINNED,
     QUIET,
@@ -297,3 +299,15 @@ def test_restarts_are_told_as_they_happened(case):
     from samples.families import restarts_judged
 
     assert restarts_judged(*case) == []
+
+
+# Issue 39 §3: a saturated disk told as whose I/O filled it, another process's reads or writes or mongod's own work, with the
+# advice that fits (samples/families.py disk_cause_problems).
+@FEW
+@given(case=OTHER_PROCESS | OTHER_WRITES | OWN_DISK)
+def test_a_saturated_disk_is_told_as_whose_io_filled_it(case):
+    from samples.families import disk_cause_problems
+
+    shape, incident = case
+    scenario, result = analyzed(build, shape, incident)
+    assert failures(scenario, result) == [] and disk_cause_problems(scenario, incident, result) == []

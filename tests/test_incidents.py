@@ -320,6 +320,8 @@ def test_scenario_incidents_are_the_injected_ones_with_the_injected_root_cause(n
         assert incident.root_cause.kind == want["root_cause"], described
         if "ns" in want:
             assert incident.root_cause.evidence["ns"] == want["ns"]
+        if "mechanism" in want:
+            assert incident.root_cause.evidence.get("mechanism") == want["mechanism"], described
         if "node" in want:
             assert node == want["node"]
 

@@ -63,7 +63,6 @@ SHOWN_ONLY = (
     "transactions_per_s",
     "transactions_waiting_pct",
     "checkpoints_started",
-    "checkpoint_write_mb_per_s",
     "read_tickets_used_pct",
     "write_tickets_used_pct",
     "scanned_keys_per_s",
@@ -460,6 +459,13 @@ COLUMNS: tuple[Column, ...] = (
         lambda: rate("storage.bytes_written") / 1e6,
     ),
     Column(
+        "journal_write_mb_per_s",
+        "MB/s",
+        "bytes mongod wrote to its journal per second (WiredTiger's log)",
+        ("journal.bytes_written",),
+        lambda: rate("journal.bytes_written") / 1e6,
+    ),
+    Column(
         "history_store_mb",
         "MB",
         "history store table on disk",
@@ -622,6 +628,13 @@ def _disk_columns(resolved: Resolved) -> list[Column]:
                 lambda d=d: rate(d("read_sectors")) * 512 / 1e6,
             ),
             Column(
+                f"disk_write_mb_per_s.{dev}",
+                "MB/s",
+                f"{dev}: bytes written per second",
+                (d("write_sectors"),),
+                lambda d=d: rate(d("write_sectors")) * 512 / 1e6,
+            ),
+            Column(
                 f"disk_iops.{dev}",
                 "1/s",
                 f"{dev}: requests completed per second (reads and writes)",
@@ -670,6 +683,13 @@ def _windows_disk_columns(resolved: Resolved) -> list[Column]:
                 f"{dev}: bytes read per second",
                 (w("read_bytes"),),
                 lambda w=w: rate(w("read_bytes")) / 1e6,
+            ),
+            Column(
+                f"disk_write_mb_per_s.{dev}",
+                "MB/s",
+                f"{dev}: bytes written per second",
+                (w("write_bytes"),),
+                lambda w=w: rate(w("write_bytes")) / 1e6,
             ),
             Column(
                 f"disk_iops.{dev}",

@@ -160,6 +160,9 @@ ALIASES: tuple[Alias, ...] = (
     # the I/O another process did (docs/metrics.md §8).
     _alias("storage.bytes_read", COUNTER, WT + "block-manager.bytes read"),
     _alias("storage.bytes_written", COUNTER, WT + "block-manager.bytes written"),
+    # ...and to its journal (WiredTiger's log: every write to the log files, padding included), which the block manager
+    # does not count.
+    _alias("journal.bytes_written", COUNTER, WT + "log.log bytes written"),
     _alias(
         "checkpoint.gather_handles_micros",
         GAUGE,

@@ -1,17 +1,22 @@
-"""`disk_saturation`: a device busy all the time with requests waiting longer.
+"""`disk_saturation`: a device busy all the time with requests waiting longer, and whose I/O it was.
 
 Utilisation alone says little (a device doing parallel I/O reads 100 % long
 before it is full, and 100 % during checkpoints is normal, docs/metrics.md §11);
 saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
 AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
 checkpoints. Linux pressure stall information (`io.full`), where recorded,
-is reported beside it. A device reading FOREIGN times what mongod read from its
-data files (WiredTiger's block manager counts every byte it reads; the page
-cache only lowers the device's share) was busy with another process's I/O:
-the finding says so, with what mongod itself read and wrote.
+is reported beside it. What the device read and wrote is set against what mongod
+itself did: WiredTiger's block manager counts every byte mongod read from its data files
+and wrote to them (checkpoints' share among the writes), its log every byte written to the
+journal. A device moving FOREIGN times what mongod did, in either direction, was busy with
+another process's I/O; where mongod's own I/O was most of the device's, the finding names
+which of its work it was.
 """
 
 from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -19,8 +24,9 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
-from analysis.series.windows import overlap_s, sustained
+from analysis.series.windows import Window, overlap_s, sustained
 from analysis.text import duration, ms, span
+from ftdc.frames import TIME_COLUMN
 
 KIND = "disk_saturation"
 UTIL_PCT = 90.0
@@ -30,13 +36,36 @@ MIN_S = 60.0
 MERGE_S = 15.0
 OUTSIDE_CHECKPOINTS = 0.5  # at least this share of the window outside checkpoints
 CRITICAL_AWAIT_MS = 100.0
-# The device read this many times what mongod read (read-ahead reads a little more than asked, never several times it)...
+# The device read (or wrote) this many times what mongod read from its data files (or wrote to them and its journal):
+# read-ahead reads a little more than asked, a file system's own journal writes a little more, never several times it...
 FOREIGN = 4.0
 # ...and this many MB/s more: the rest is another process's.
 FOREIGN_MIN_MB = 20.0
-# mongod's own reads and writes to its data files at least this share of the device's throughput: its I/O was the
-# load, and doing less at once relieves the device (its journal is not counted, so the share errs low, never high).
+# mongod's own reads and writes (its data files and its journal) at least this share of the device's throughput: its I/O
+# was the load, and doing less at once relieves the device.
 MOSTLY_MONGOD = 0.5
+# A device this busy in its usual hours (the median of the capture outside the window) has no headroom for a burst:
+# more IOPS is the fix there, and only there; a burst on a device usually idle is its cause's to answer.
+USUAL_BUSY_PCT = 70.0
+# A device moving at most this many times its usual bytes (the median outside the window) was asked no more than usual:
+# saturated, it slowed itself (a cloud volume out of burst credits or throttled, a degraded array, shared storage).
+SLOWED = 1.5
+# mongod's own work, as its statistics split it: what it is said as, and the fix that does less of it at once.
+WORK = {
+    "reads": "reads from its data files into its cache",
+    "checkpoints": "checkpoint writes",
+    "eviction": "writes of dirty pages between checkpoints (eviction)",
+    "data_writes": "writes to its data files",
+    "journal": "journal writes",
+}
+LESS_READING = (
+    "Find the operations that read from disk in this window (collection scans, index builds, queries over more data than "
+    "the cache holds: the slow operations of this window) and index, restrict or reschedule them"
+)
+LESS_WRITING = (
+    "Spread what the node writes at once: bulk loads, mass updates and deletes, and index builds of this window, in "
+    "smaller batches or at a quieter hour"
+)
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     "Utilisation alone says little: a device doing parallel I/O reads 100 % long before it is full, and is 100 % "
@@ -44,7 +73,10 @@ METHOD = (
     f"while requests take {AWAIT_FACTOR:g} times their usual time (and at least {MIN_AWAIT_MS:g} ms), for at "
     f"least {MIN_S:g} s, mostly outside checkpoints. Linux pressure stall information is reported beside it "
     f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request. A device reading at least {FOREIGN:g} times "
-    f"(and {FOREIGN_MIN_MB:g} MB/s more than) what mongod read from its data files was busy with another process's I/O."
+    f"(and {FOREIGN_MIN_MB:g} MB/s more than) what mongod read from its data files, or writing that much more than mongod "
+    "wrote to them and to its journal, was busy with another process's I/O; one moving at most "
+    f"{SLOWED:g} times its usual bytes slowed itself. More IOPS is advised only for a device at least "
+    f"{USUAL_BUSY_PCT:g} % busy in its usual hours too."
 )
 DETECTOR = Detector(
     order=50,
@@ -58,8 +90,11 @@ DETECTOR = Detector(
         "disk_await_ms.",
         "disk_mb_per_s.",
         "disk_read_mb_per_s.",
+        "disk_write_mb_per_s.",
         "mongod_read_mb_per_s",
         "mongod_write_mb_per_s",
+        "checkpoint_write_mb_per_s",
+        "journal_write_mb_per_s",
         "io_full_pct",
     ),
     sets_off=("checkpoint_stall", "cache_pressure", "ticket_exhaustion", "throughput_dip", "replication_lag"),
@@ -91,68 +126,197 @@ def _windows_not_checked(ctx: Context) -> Finding:
     )
 
 
-def _another_process(rows: pl.DataFrame, dev: str) -> dict[str, float] | None:
-    """The device's reads against mongod's own (MB/s over the window) when another process did most of them, else None."""
-    device = f"disk_read_mb_per_s.{dev}"
-    if device not in rows.columns or "mongod_read_mb_per_s" not in rows.columns:
-        return None
-    read, own = float(rows[device].mean() or 0), float(rows["mongod_read_mb_per_s"].mean() or 0)
-    if read < FOREIGN * own or read - own < FOREIGN_MIN_MB:
-        return None
-    wrote = rows["mongod_write_mb_per_s"].mean() if "mongod_write_mb_per_s" in rows.columns else None
+def _mb(value: float) -> str:
+    """MB/s as the sentences say them: whole numbers from 10, one decimal under, and `under 0.1 MB/s` below that (never
+    `0 MB/s` of a real trickle)."""
+    if value >= 10:
+        return f"{value:,.0f} MB/s"
+    return f"{value:.1f} MB/s" if value >= 0.1 else "under 0.1 MB/s"
+
+
+def _io(rows: pl.DataFrame, dev: str) -> dict[str, float | None]:
+    """What the device read and wrote over the window, and what mongod itself did (MB/s; None where not recorded)."""
+
+    def mean(column: str) -> float | None:
+        return round(float(rows[column].mean() or 0), 1) if column in rows.columns else None
+
     return {
-        "device_read_mb_per_s": round(read, 1),
-        "mongod_read_mb_per_s": round(own, 1),
-        "mongod_write_mb_per_s": None if wrote is None else round(float(wrote), 1),
+        "device_read_mb_per_s": mean(f"disk_read_mb_per_s.{dev}"),
+        "device_write_mb_per_s": mean(f"disk_write_mb_per_s.{dev}"),
+        "mongod_read_mb_per_s": mean("mongod_read_mb_per_s"),
+        "mongod_write_mb_per_s": mean("mongod_write_mb_per_s"),
+        "checkpoint_write_mb_per_s": mean("checkpoint_write_mb_per_s"),
+        "journal_write_mb_per_s": mean("journal_write_mb_per_s"),
     }
 
 
-def _told(other: dict[str, float]) -> str:
-    """`the device read 380 MB/s while mongod read 12 MB/s from its data files and wrote 30 MB/s`."""
-    wrote = other["mongod_write_mb_per_s"]
-    return (
-        f"the device read {other['device_read_mb_per_s']:,.0f} MB/s while mongod read {other['mongod_read_mb_per_s']:,.0f} MB/s "
-        "from its data files" + (f" and wrote {wrote:,.0f} MB/s" if wrote is not None else "")
-    )
-
-
-def _own_io(rows: pl.DataFrame, throughput: float | None) -> float | None:
-    """mongod's reads and writes to its data files (MB/s over the window), where they and the device's are recorded."""
-    own = [c for c in ("mongod_read_mb_per_s", "mongod_write_mb_per_s") if c in rows.columns]
-    if throughput is None or not own:
+def _own_writes(io: dict[str, float | None]) -> float | None:
+    """mongod's writes to its data files and its journal; unknown without the journal's count (it can be as much again)."""
+    if io["mongod_write_mb_per_s"] is None or io["journal_write_mb_per_s"] is None:
         return None
-    return float(sum(rows[c].mean() or 0 for c in own))
+    return io["mongod_write_mb_per_s"] + io["journal_write_mb_per_s"]
 
 
-def _advice(throughput: float | None, peak_wait: float, other: dict[str, float] | None, own: float | None) -> list:
-    """A volume too slow for mongod's own I/O wants more of it, or less at once; one busy with another process's wants
-    that process moved. Doing less at once is advised only where mongod's own I/O was most of the device's."""
-    resize = advise(
-        "resize",
-        "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
-        f"the device delivered {throughput or 0:,.0f} MB/s at {peak_wait:,.0f} ms per request",
-    )
-    if other is not None:
-        return [
+def _foreign(io: dict[str, float | None]) -> list[str]:
+    """The directions ("reads", "writes") in which the device moved FOREIGN times, and FOREIGN_MIN_MB more than, mongod did."""
+    out = []
+    for direction, device, own in (
+        ("reads", io["device_read_mb_per_s"], io["mongod_read_mb_per_s"]),
+        ("writes", io["device_write_mb_per_s"], _own_writes(io)),
+    ):
+        if device is not None and own is not None and device >= FOREIGN * own and device - own >= FOREIGN_MIN_MB:
+            out.append(direction)
+    return out
+
+
+def _own_total(io: dict[str, float | None]) -> float | None:
+    """mongod's reads and writes (data files and journal), where both are recorded."""
+    read, written = io["mongod_read_mb_per_s"], _own_writes(io)
+    return None if read is None or written is None else read + written
+
+
+def _own_work(io: dict[str, float | None]) -> tuple[str, float]:
+    """The largest of mongod's own I/O: its reads, its checkpoints' writes, its other writes to its data files (eviction's,
+    the checkpoints' share being recorded), its journal."""
+    written, checkpoints = io["mongod_write_mb_per_s"] or 0.0, io["checkpoint_write_mb_per_s"]
+    parts = {"reads": io["mongod_read_mb_per_s"] or 0.0, "journal": io["journal_write_mb_per_s"] or 0.0}
+    if checkpoints is None:
+        parts["data_writes"] = written
+    else:
+        parts |= {"checkpoints": min(checkpoints, written), "eviction": max(0.0, written - checkpoints)}
+    return max(parts.items(), key=lambda part: part[1])
+
+
+def _told(io: dict[str, float | None]) -> str:
+    """`the device read 166 MB/s and wrote 14 MB/s while mongod read 6.0 MB/s from its data files and wrote 1.6 MB/s to
+    them and 0.4 MB/s to its journal`."""
+    device = [
+        f"{verb} {_mb(v)}"
+        for verb, v in (("read", io["device_read_mb_per_s"]), ("wrote", io["device_write_mb_per_s"]))
+        if v is not None
+    ]
+    read, written, journal = io["mongod_read_mb_per_s"], io["mongod_write_mb_per_s"], io["journal_write_mb_per_s"]
+    if read is None or written is None:
+        return f"the device {' and '.join(device)}; what mongod itself read and wrote is not recorded"
+    own = f"mongod read {_mb(read)} from its data files and wrote {_mb(written)} to them"
+    own += f" and {_mb(journal)} to its journal" if journal is not None else " (its journal's writes not recorded)"
+    return f"the device {' and '.join(device)} while {own}"
+
+
+@dataclass(frozen=True)
+class Load:
+    """What a saturated device did over its window (MB/s), against its usual hours and against mongod's own I/O."""
+
+    io: dict[str, float | None]  # `_io`
+    throughput: float | None  # read and written
+    usual_mb: float | None  # its median throughput outside the window
+    usual_busy: float | None  # its median busy share (%) outside the window
+
+
+def _usual(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> float | None:
+    """A column's median outside the window: the device's usual hours, as far as the capture holds them."""
+    if column not in ctx.series.columns:
+        return None
+    outside = ctx.series.filter((pl.col(TIME_COLUMN) < start) | (pl.col(TIME_COLUMN) > end))[column].drop_nulls()
+    return float(outside.median()) if outside.len() else None
+
+
+def _cause(load: Load) -> str | None:
+    """Whose I/O filled the device: another process's (it moved FOREIGN times what mongod did, in either direction); none
+    more than usual (it moved at most SLOWED times its usual bytes: the device itself slowed); mongod's (its own reads and
+    writes most of the device's); or not told apart (None)."""
+    if _foreign(load.io):
+        return "another_process"
+    if load.throughput is not None and load.usual_mb is not None and load.throughput <= SLOWED * load.usual_mb:
+        return "device_slowed"
+    own = _own_total(load.io)
+    if own is not None and load.throughput and own >= MOSTLY_MONGOD * load.throughput:
+        return "mongod"
+    return None
+
+
+def _slowed(load: Load) -> str:
+    """`it moved 20 MB/s against 20 MB/s usually`."""
+    return f"it moved {_mb(load.throughput or 0)} against {_mb(load.usual_mb or 0)} usually"
+
+
+def _advice(load: Load, peak_wait: float, window: str) -> list:
+    """Advice that fits the cause: another process's I/O wants that process found and moved; a device slower at its usual
+    load, the volume itself checked; mongod's own, the work of it that filled the device done less at once; none told
+    apart, the processes found. More IOPS only for a device near saturation in its usual hours too."""
+    cause, io, throughput = _cause(load), load.io, load.throughput or 0.0
+    own = _own_total(io)
+    out = []
+    if cause == "another_process":
+        verb = " and ".join({"reads": "reading", "writes": "writing"}[d] for d in _foreign(io))
+        out.append(
             advise(
                 "investigate",
-                "Find the process reading this volume besides mongod (a backup or file copy, antivirus, another database) and "
-                "move it to another volume or a quiet hour",
-                _told(other),
-            ),
-            resize,
-        ]
-    if own is None or not throughput or own < MOSTLY_MONGOD * throughput:
-        return [resize]
-    return [
-        resize,
-        advise(
-            "batch_writes",
-            "Reduce what the node writes or reads at once: the slow operations of this window, index builds, "
-            "and bulk loads scheduled at the same time",
-            f"mongod's own reads and writes to its data files were {own:,.0f} MB/s of the device's {throughput:,.0f} MB/s",
-        ),
-    ]
+                f"Find the process {verb} this volume besides mongod {window}: the host's per-process I/O accounting "
+                "(pidstat -d, iotop) names it; backups, file copies, antivirus scans, log shipping and other databases are "
+                "the usual ones. Move it to another volume or a quieter hour",
+                _told(io),
+            )
+        )
+    elif cause == "device_slowed":
+        out.append(
+            advise(
+                "investigate",
+                f"Check the volume itself {window}: a cloud volume's burst balance and throttling (its provider's metrics), "
+                "a degraded array or failing disk (the kernel log, SMART), or other tenants of shared storage",
+                _slowed(load) + f", yet was busy all the time with requests waiting up to {ms(peak_wait)}",
+            )
+        )
+    elif cause == "mongod" and own is not None:
+        work, rate = _own_work(io)
+        out.append(
+            advise(
+                "change_workload" if work == "reads" else "batch_writes",
+                LESS_READING if work == "reads" else LESS_WRITING,
+                f"mongod's own reads and writes were {_mb(own)} of the device's {_mb(throughput)}, its {WORK[work]} "
+                f"{_mb(rate)} of them",
+            )
+        )
+    else:
+        out.append(
+            advise(
+                "investigate",
+                f"Find which processes did I/O on this volume {window}: the host's per-process I/O accounting "
+                "(pidstat -d, iotop) names them; backups, file copies, antivirus scans and log shipping are the usual ones",
+                f"mongod's own reads and writes were {_mb(own)} of the device's {_mb(throughput)}"
+                if own is not None and throughput
+                else _told(io),
+            )
+        )
+    if load.usual_busy is not None and load.usual_busy >= USUAL_BUSY_PCT:
+        out.append(
+            advise(
+                "resize",
+                "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
+                f"the device is {load.usual_busy:.0f} % busy in its usual hours (the median of the capture outside this "
+                f"window) and delivered {_mb(throughput)} at up to {ms(peak_wait)} per request here",
+            )
+        )
+    return out
+
+
+def _by(cause: str | None, load: Load) -> str:
+    """What the subject says filled the device."""
+    if cause == "another_process":
+        return f" by another process's {' and '.join(_foreign(load.io))}"
+    if cause == "device_slowed":
+        return " at its usual load, the device itself slower"
+    if cause == "mongod":
+        return f" by mongod's own {WORK[_own_work(load.io)[0]]}"
+    return ""
+
+
+def _headroom(dev: str, usual_busy: float) -> str:
+    """`sda is 25 % busy in its usual hours (...): it has headroom outside this window, ...`."""
+    said = f"{dev} is {usual_busy:.0f} % busy in its usual hours (the median of the capture outside this window)"
+    if usual_busy >= USUAL_BUSY_PCT:
+        return said + ": it has no headroom for a burst"
+    return said + ": it has headroom outside this window, and more IOPS is not what it lacks"
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -176,57 +340,87 @@ def detect(ctx: Context) -> list[Finding]:
             in_checkpoints = sum(overlap_s(window.start, window.end, c.start, c.end) for c in ctx.checkpoints)
             if window.seconds and in_checkpoints / window.seconds > 1 - OUTSIDE_CHECKPOINTS:
                 continue
-            rows = window.rows(ctx.series)
-            peak_wait = float(rows[wait].max())
-            mb = f"disk_mb_per_s.{dev}"
-            throughput = float(rows[mb].mean()) if mb in rows.columns else None
-            queue = f"disk_queue.{dev}"
-            depth = float(rows[queue].mean()) if queue in rows.columns else None
-            psi = float(rows["io_full_pct"].mean()) if "io_full_pct" in rows.columns else None
-            details = [f"await {ms(peak_wait)} at peak against {ms(usual)} usually"]
-            if depth is not None:
-                details.append(f"{depth:,.1f} requests in flight on average")
-            if throughput is not None:
-                details.append(f"{throughput:,.0f} MB/s")
-            if psi is not None:
-                details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
-            other = _another_process(rows, dev)
-            if other is not None:
-                details.append(_told(other) + ": another process on the host did the rest")
-            findings.append(
-                Finding(
-                    kind=KIND,
-                    severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
-                    start=window.start,
-                    end=window.end,
-                    subject=f"Disk {dev} saturated for {duration(window.seconds)}"
-                    + (" by another process's reads" if other is not None else ""),
-                    statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting {ms(peak_wait)}"
-                    + (f"; {_told(other)}" if other is not None else ""),
-                    reasoning=(
-                        f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
-                        f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): "
-                        + "; ".join(details)
-                        + "."
-                    ),
-                    evidence={
-                        "metrics": ctx.paths(
-                            util,
-                            wait,
-                            queue,
-                            mb,
-                            "io_full_pct",
-                            *((f"disk_read_mb_per_s.{dev}", "mongod_read_mb_per_s") if other else ()),
-                        ),
-                        "device": dev,
-                        "util_pct_mean": round(float(rows[util].mean()), 1),
-                        "await_ms_peak": round(peak_wait, 1),
-                        "baseline": {"await_ms": round(usual, 2)},
-                        "thresholds": {"util_pct": UTIL_PCT, "await_ms": round(bar, 1), "sustained_s": MIN_S},
-                        "seconds_in_checkpoints": round(in_checkpoints, 1),
-                        **({"mechanism": "another_process", **other} if other is not None else {}),
-                    },
-                    recommendations=_advice(throughput, peak_wait, other, _own_io(rows, throughput)),
-                )
-            )
+            findings.append(_finding(ctx, dev, window, usual, bar, in_checkpoints))
     return findings
+
+
+def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, in_checkpoints: float) -> Finding:
+    """One saturated window of `dev`: its wait, whose I/O filled it, and the advice that fits."""
+    util, wait, mb, queue = (f"{c}.{dev}" for c in ("disk_util_pct", "disk_await_ms", "disk_mb_per_s", "disk_queue"))
+    rows = window.rows(ctx.series)
+    peak_wait, median_wait = float(rows[wait].max()), float(rows[wait].median() or 0)
+    depth = float(rows[queue].mean()) if queue in rows.columns else None
+    psi = float(rows["io_full_pct"].mean()) if "io_full_pct" in rows.columns else None
+    load = Load(
+        io=_io(rows, dev),
+        throughput=float(rows[mb].mean()) if mb in rows.columns else None,
+        usual_mb=_usual(ctx, mb, window.start, window.end),
+        usual_busy=_usual(ctx, util, window.start, window.end),
+    )
+    cause = _cause(load)
+    details = [f"requests waited a median {ms(median_wait)}, up to {ms(peak_wait)}, against {ms(usual)} usually"]
+    if depth is not None:
+        details.append(f"{depth:,.1f} requests in flight on average")
+    if load.throughput is not None:
+        details.append(f"{_mb(load.throughput)} read and written")
+    if psi is not None:
+        details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
+    details.append(_told(load.io))
+    if cause == "another_process":
+        details.append(f"another process on the host did the rest of the {' and '.join(_foreign(load.io))}")
+    elif cause == "device_slowed":
+        details.append(_slowed(load) + ": neither mongod nor another process asked more of it, the device itself slowed")
+    elif cause == "mongod":
+        work, rate = _own_work(load.io)
+        details.append(f"mongod's own I/O was most of the device's, its {WORK[work]} {_mb(rate)} of it")
+    if load.usual_busy is not None:
+        details.append(_headroom(dev, load.usual_busy))
+    told = {"another_process": _told(load.io), "device_slowed": _slowed(load), "mongod": _told(load.io)}.get(cause or "")
+    return Finding(
+        kind=KIND,
+        severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
+        start=window.start,
+        end=window.end,
+        subject=f"Disk {dev} saturated for {duration(window.seconds)}{_by(cause, load)}",
+        statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting up to {ms(peak_wait)}" + (f"; {told}" if told else ""),
+        reasoning=(
+            f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
+            f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): "
+            + "; ".join(details)
+            + "."
+        ),
+        evidence={
+            "metrics": ctx.paths(
+                util,
+                wait,
+                queue,
+                mb,
+                "io_full_pct",
+                f"disk_read_mb_per_s.{dev}",
+                f"disk_write_mb_per_s.{dev}",
+                "mongod_read_mb_per_s",
+                "mongod_write_mb_per_s",
+                "checkpoint_write_mb_per_s",
+                "journal_write_mb_per_s",
+            ),
+            "device": dev,
+            "util_pct_mean": round(float(rows[util].mean()), 1),
+            "usual_util_pct": None if load.usual_busy is None else round(load.usual_busy, 1),
+            "await_ms_median": round(median_wait, 1),
+            "await_ms_peak": round(peak_wait, 1),
+            "baseline": {"await_ms": round(usual, 2)},
+            "thresholds": {
+                "util_pct": UTIL_PCT,
+                "await_ms": round(bar, 1),
+                "sustained_s": MIN_S,
+                "usual_util_pct_to_advise_more_throughput": USUAL_BUSY_PCT,
+            },
+            "seconds_in_checkpoints": round(in_checkpoints, 1),
+            "device_usual_mb_per_s": None if load.usual_mb is None else round(load.usual_mb, 1),
+            **{name: value for name, value in load.io.items() if value is not None},
+            **({"mechanism": "another_process", "another_process_io": _foreign(load.io)} if cause == "another_process" else {}),
+            **({"device_slowed": True} if cause == "device_slowed" else {}),
+            **({"own_work": _own_work(load.io)[0]} if cause == "mongod" else {}),
+        },
+        recommendations=_advice(load, peak_wait, f"from {span(window.start, window.end)}"),
+    )
