@@ -81,3 +81,11 @@ def first_and_last(moments: list[dt.datetime], say: Callable[[dt.datetime], str]
     if len(moments) <= 2:
         return f"{len(moments)}, at {' and '.join(said(m) for m in moments)}"
     return f"{len(moments)}, the first at {said(moments[0])}, the last at {said(moments[-1])}"
+
+
+def mb_per_s(value: float) -> str:
+    """MB/s as the sentences say them: whole numbers from 10, one decimal under, and `under 0.1 MB/s` below that (never
+    `0 MB/s` of a real trickle)."""
+    if value >= 10:
+        return f"{value:,.0f} MB/s"
+    return f"{value:.1f} MB/s" if value >= 0.1 else "under 0.1 MB/s"

@@ -44,9 +44,11 @@ def test_the_disk_saturation_scenario_is_a_backup_reading_the_volume_not_a_volum
     cause = incident.root_cause
     assert cause.evidence["mechanism"] == "another_process" and cause.evidence["another_process_io"] == ["reads"]
     assert finding.subject == "Disk sda saturated for 4 min by another process's reads"
-    assert finding.statement.startswith("≥ 90 % busy, requests waiting up to 180 ms; the device read 166 MB/s and wrote 14 MB/s")
-    assert (
-        "while mongod read 6.0 MB/s from its data files and wrote 3.2 MB/s to them and 0.8 MB/s to its journal" in cause.summary
+    # The title says what filled the device; the root cause says whose I/O it was, with the numbers (not the title again).
+    assert finding.statement == "≥ 90 % busy, requests waiting up to 180 ms"
+    assert cause.summary == (
+        "the device read 166 MB/s and wrote 14 MB/s while mongod read 6.0 MB/s from its data files and wrote 3.2 MB/s to "
+        "them and 0.8 MB/s to its journal: another process on the host did the rest of the reads"
     )
     assert "requests waited a median 153 ms, up to 180 ms, against 0.8 ms usually" in finding.reasoning
     assert "sda is 25 % busy in its usual hours" in finding.reasoning
@@ -66,7 +68,7 @@ def test_another_process_writing_the_volume_is_told_with_mongods_journal_counted
     [finding] = _simulated(Shape(seed=5), Incident("disk_saturation", 180, 5.0, strength=0.5, other_writes=True))
     assert finding.evidence["mechanism"] == "another_process" and finding.evidence["another_process_io"] == ["writes"]
     assert finding.subject.endswith("by another process's writes")
-    assert "and 4.5 MB/s to its journal" in finding.statement
+    assert "and 4.5 MB/s to its journal" in finding.cause
     assert finding.recommendations[0].what.startswith("Find the process writing this volume besides mongod")
 
 
@@ -106,7 +108,7 @@ def test_a_volume_slower_at_its_usual_load_is_told_so_and_the_volume_checked():
     [finding] = [f for f in result.problems if f.kind == "disk_saturation"]
     assert finding.subject == "Disk sda saturated for 20 min at its usual load, the device itself slower"
     assert finding.evidence["device_slowed"] is True and "mechanism" not in finding.evidence
-    assert finding.statement.endswith("it moved 20 MB/s against 20 MB/s usually")
+    assert finding.cause.startswith("it moved 20 MB/s against 20 MB/s usually")
     [first] = finding.recommendations
     assert first.action == "investigate" and first.what.startswith("Check the volume itself from 07:24:59 to 07:44:59 UTC")
 

@@ -18,7 +18,7 @@ from analysis.findings.detectors import kind_name
 from analysis.incidents.incident import MECHANISMS, Incident, RootCause
 from analysis.series.checkpoints import SEEN_IN, InWindow
 from analysis.settings import SETTINGS
-from analysis.text import duration, first_and_last, milliseconds, pct
+from analysis.text import duration, first_and_last, mb_per_s, milliseconds, pct
 from ftdc.timeutil import say_time, say_window
 
 # Evidence keys whose words are not their parts read one by one.
@@ -56,6 +56,19 @@ LABELS = {
     "app_evicted_pages": "pages application threads evicted",
     "app_wait_seconds": "application threads waiting for the cache (thread-seconds)",
     "peak_app_wait_threads": "application threads waiting at the peak",
+    "util_pct_mean": "busy on average (%)",
+    "usual_util_pct": "busy in its usual hours (%)",
+    "await_ms_median": "median wait per request (ms)",
+    "await_ms_peak": "longest wait per request (ms)",
+    "seconds_in_checkpoints": "of it inside checkpoints (s)",
+    "device_usual_mb_per_s": "the device's usual throughput",
+    "device_read_mb_per_s": "the device read",
+    "device_write_mb_per_s": "the device wrote",
+    "mongod_read_mb_per_s": "mongod read from its data files",
+    "mongod_write_mb_per_s": "mongod wrote to its data files",
+    "checkpoint_write_mb_per_s": "checkpoints wrote",
+    "journal_write_mb_per_s": "mongod wrote to its journal",
+    "another_process_io": "another process's I/O",
 }
 # A key's parts said in words; units go last, in parentheses.
 _PARTS = {
@@ -76,6 +89,7 @@ def label(key: str) -> str:
     """An evidence key in words: `writes_per_s` is "writes per second", `checkpoint_longest_s` "checkpoint longest (s)"."""
     if key in LABELS:
         return LABELS[key]
+    key = key.removesuffix("_mb_per_s")  # its value says its unit, MB/s (`_rounded`)
     text = re.sub(r"_per_s(?=_|$)", "_per_second", key)
     words, units = [], []
     for part in text.split("_"):
@@ -108,6 +122,8 @@ def _rounded(key: str, value: float) -> str:
         return f"{value:,.1f}"
     if key == "held_s":
         return operation_seconds(value)
+    if key.endswith("_mb_per_s"):
+        return mb_per_s(value)  # as the sentences say a throughput
     return _number(value)
 
 

@@ -25,7 +25,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
 from analysis.series.windows import Window, overlap_s, sustained
-from analysis.text import duration, ms, span
+from analysis.text import duration, mb_per_s, ms, span
 from ftdc.frames import TIME_COLUMN
 
 KIND = "disk_saturation"
@@ -126,14 +126,6 @@ def _windows_not_checked(ctx: Context) -> Finding:
     )
 
 
-def _mb(value: float) -> str:
-    """MB/s as the sentences say them: whole numbers from 10, one decimal under, and `under 0.1 MB/s` below that (never
-    `0 MB/s` of a real trickle)."""
-    if value >= 10:
-        return f"{value:,.0f} MB/s"
-    return f"{value:.1f} MB/s" if value >= 0.1 else "under 0.1 MB/s"
-
-
 def _io(rows: pl.DataFrame, dev: str) -> dict[str, float | None]:
     """What the device read and wrote over the window, and what mongod itself did (MB/s; None where not recorded)."""
 
@@ -191,15 +183,15 @@ def _told(io: dict[str, float | None]) -> str:
     """`the device read 166 MB/s and wrote 14 MB/s while mongod read 6.0 MB/s from its data files and wrote 1.6 MB/s to
     them and 0.4 MB/s to its journal`."""
     device = [
-        f"{verb} {_mb(v)}"
+        f"{verb} {mb_per_s(v)}"
         for verb, v in (("read", io["device_read_mb_per_s"]), ("wrote", io["device_write_mb_per_s"]))
         if v is not None
     ]
     read, written, journal = io["mongod_read_mb_per_s"], io["mongod_write_mb_per_s"], io["journal_write_mb_per_s"]
     if read is None or written is None:
         return f"the device {' and '.join(device)}; what mongod itself read and wrote is not recorded"
-    own = f"mongod read {_mb(read)} from its data files and wrote {_mb(written)} to them"
-    own += f" and {_mb(journal)} to its journal" if journal is not None else " (its journal's writes not recorded)"
+    own = f"mongod read {mb_per_s(read)} from its data files and wrote {mb_per_s(written)} to them"
+    own += f" and {mb_per_s(journal)} to its journal" if journal is not None else " (its journal's writes not recorded)"
     return f"the device {' and '.join(device)} while {own}"
 
 
@@ -237,7 +229,7 @@ def _cause(load: Load) -> str | None:
 
 def _slowed(load: Load) -> str:
     """`it moved 20 MB/s against 20 MB/s usually`."""
-    return f"it moved {_mb(load.throughput or 0)} against {_mb(load.usual_mb or 0)} usually"
+    return f"it moved {mb_per_s(load.throughput or 0)} against {mb_per_s(load.usual_mb or 0)} usually"
 
 
 def _advice(load: Load, peak_wait: float, window: str) -> list:
@@ -273,8 +265,8 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
             advise(
                 "change_workload" if work == "reads" else "batch_writes",
                 LESS_READING if work == "reads" else LESS_WRITING,
-                f"mongod's own reads and writes were {_mb(own)} of the device's {_mb(throughput)}, its {WORK[work]} "
-                f"{_mb(rate)} of them",
+                f"mongod's own reads and writes were {mb_per_s(own)} of the device's {mb_per_s(throughput)}, its {WORK[work]} "
+                f"{mb_per_s(rate)} of them",
             )
         )
     else:
@@ -283,7 +275,7 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
                 "investigate",
                 f"Find which processes did I/O on this volume {window}: the host's per-process I/O accounting "
                 "(pidstat -d, iotop) names them; backups, file copies, antivirus scans and log shipping are the usual ones",
-                f"mongod's own reads and writes were {_mb(own)} of the device's {_mb(throughput)}"
+                f"mongod's own reads and writes were {mb_per_s(own)} of the device's {mb_per_s(throughput)}"
                 if own is not None and throughput
                 else _told(io),
             )
@@ -294,7 +286,7 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
                 "resize",
                 "Provision more IOPS and throughput for this volume, or move the data (and journal) to faster storage",
                 f"the device is {load.usual_busy:.0f} % busy in its usual hours (the median of the capture outside this "
-                f"window) and delivered {_mb(throughput)} at up to {ms(peak_wait)} per request here",
+                f"window) and delivered {mb_per_s(throughput)} at up to {ms(peak_wait)} per request here",
             )
         )
     return out
@@ -362,7 +354,7 @@ def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, i
     if depth is not None:
         details.append(f"{depth:,.1f} requests in flight on average")
     if load.throughput is not None:
-        details.append(f"{_mb(load.throughput)} read and written")
+        details.append(f"{mb_per_s(load.throughput)} read and written")
     if psi is not None:
         details.append(f"every task stalled on I/O {psi:.0f} % of the time (PSI io.full)")
     details.append(_told(load.io))
@@ -372,17 +364,25 @@ def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, i
         details.append(_slowed(load) + ": neither mongod nor another process asked more of it, the device itself slowed")
     elif cause == "mongod":
         work, rate = _own_work(load.io)
-        details.append(f"mongod's own I/O was most of the device's, its {WORK[work]} {_mb(rate)} of it")
+        details.append(f"mongod's own I/O was most of the device's, its {WORK[work]} {mb_per_s(rate)} of it")
     if load.usual_busy is not None:
         details.append(_headroom(dev, load.usual_busy))
-    told = {"another_process": _told(load.io), "device_slowed": _slowed(load), "mongod": _told(load.io)}.get(cause or "")
+    # The root cause's words when this finding starts its incident: whose I/O it was, with the numbers that show it (the
+    # title says only what filled the device).
+    told = {
+        "another_process": f"{_told(load.io)}: another process on the host did the rest of the "
+        + " and ".join(_foreign(load.io)),
+        "device_slowed": _slowed(load) + ": neither mongod nor another process asked more of it, the device itself slowed",
+        "mongod": f"{_told(load.io)}: mongod's own I/O was most of the device's",
+    }.get(cause or "", "")
     return Finding(
         kind=KIND,
         severity="critical" if peak_wait >= CRITICAL_AWAIT_MS else "warning",
         start=window.start,
         end=window.end,
         subject=f"Disk {dev} saturated for {duration(window.seconds)}{_by(cause, load)}",
-        statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting up to {ms(peak_wait)}" + (f"; {told}" if told else ""),
+        statement=f"≥ {UTIL_PCT:.0f} % busy, requests waiting up to {ms(peak_wait)}",
+        cause=told,
         reasoning=(
             f"{dev} was at least {UTIL_PCT:.0f} % busy from {span(window.start, window.end)} "
             f"({duration(window.seconds)}, {duration(window.seconds - in_checkpoints)} of it outside checkpoints): "
