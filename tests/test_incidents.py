@@ -281,6 +281,15 @@ def test_nothing_to_go_on_says_cause_not_determined_and_what_would_tell():
     assert incident.title.startswith("Cause not determined (no mongod log was read)")
 
 
+def test_a_longer_capture_would_tell_where_the_capture_holds_less_than_the_hour_before():
+    series = pl.DataFrame({TIME_COLUMN: [at(s) for s in range(-600, 0)]})
+    [short] = incidents([finding("throughput_dip", 0, 10)], Node(series=series))
+    assert "a longer capture (the hour before shows what changed)" in short.root_cause.evidence["would_tell"]
+    held = pl.DataFrame({TIME_COLUMN: [at(s) for s in range(-3700, 0)]})
+    [long] = incidents([finding("throughput_dip", 0, 10)], Node(series=held))
+    assert not any("longer capture" in x for x in long.root_cause.evidence["would_tell"])
+
+
 def test_incident_json_names_findings_by_id():
     [incident] = incidents([finding("checkpoint_stall", 0, 60), finding("cache_pressure", 10, 50)])
     doc = incident.to_dict()

@@ -84,12 +84,16 @@ class Stall:
                     f"Look for a job that runs every {duration(self.every.total_seconds())} on the host or its platform (a "
                     "backup or volume snapshot, a cron job, a scan): move it to a quiet hour, or change how it runs so that "
                     "it does not hold the host",
-                    "the server stalled alike at "
-                    + ", ".join(clock(t) for t in self.stalls)
-                    + ": stalls this regular keep a schedule",
+                    f"the server stalled the same way at {_listed([clock(t) for t in self.stalls])}: stalls this regular "
+                    "keep a schedule",
                 )
             )
         return recs
+
+
+def _listed(items: list[str]) -> str:
+    """`a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _stalls(ctx: Context) -> list[dt.datetime]:
