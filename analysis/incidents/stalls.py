@@ -84,8 +84,8 @@ class Stall:
                     f"Look for a job that runs every {duration(self.every.total_seconds())} on the host or its platform (a "
                     "backup or volume snapshot, a cron job, a scan): move it to a quiet hour, or change how it runs so that "
                     "it does not hold the host",
-                    f"the server stalled the same way at {_listed([clock(t) for t in self.stalls])}: stalls this regular "
-                    "keep a schedule",
+                    f"stalls this regular keep a schedule: serverStatus took {STALLED_COLLECT_MS / 1000:g} s or more to "
+                    f"answer from {_listed([clock(t) for t in self.stalls])}",
                 )
             )
         return recs
