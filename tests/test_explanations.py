@@ -403,4 +403,4 @@ def test_a_burst_that_ends_is_no_dip_even_with_the_next_burst_queueing_at_its_ed
     # The same shape with writers still queued while the work stays down is a dip, told from the burst's level.
     stalled = [q for length, _, q in shape[:2] for _ in range(length)] + [30] * between + queued[quiet + burst + between :]
     [dip] = run_detector(throughput_dip.detect, _requests_and_documents(requests, requests, stalled))
-    assert dip.statement == "30 operations queued" and dip.evidence["baseline"]["finished_per_s"] >= 500
+    assert dip.statement == "30 readers queued" and dip.evidence["baseline"]["finished_per_s"] >= 500

@@ -281,6 +281,15 @@ def test_nothing_to_go_on_says_cause_not_determined_and_what_would_tell():
     assert incident.title.startswith("Cause not determined (no mongod log was read)")
 
 
+def test_a_longer_capture_would_tell_where_the_capture_holds_less_than_the_hour_before():
+    series = pl.DataFrame({TIME_COLUMN: [at(s) for s in range(-600, 0)]})
+    [short] = incidents([finding("throughput_dip", 0, 10)], Node(series=series))
+    assert "a longer capture (the hour before shows what changed)" in short.root_cause.evidence["would_tell"]
+    held = pl.DataFrame({TIME_COLUMN: [at(s) for s in range(-3700, 0)]})
+    [long] = incidents([finding("throughput_dip", 0, 10)], Node(series=held))
+    assert not any("longer capture" in x for x in long.root_cause.evidence["would_tell"])
+
+
 def test_incident_json_names_findings_by_id():
     [incident] = incidents([finding("checkpoint_stall", 0, 60), finding("cache_pressure", 10, 50)])
     doc = incident.to_dict()
@@ -469,3 +478,85 @@ def test_findings_and_incidents_are_frozen_and_later_stages_add_notes():
     assert (noted.title, noted.explanation) == ("Long checkpoints: 2 over 1 min", "They ran long. Cause: a scan.")
     assert told.explanation == "They ran long." and noted.to_dict()["explanation"] == noted.explanation
     assert list(noted.to_dict())[:6] == ["kind", "severity", "start", "end", "title", "explanation"]
+
+
+# --- like stalls rated alike, told where to look ------------------------------------------------------------------
+
+
+def test_like_server_stalls_are_rated_alike():
+    # throughput-dip: three identical 10-s stalls were rated critical, warning, critical: a ticket finding was critical
+    # when its busiest sample's queue reached the pool's 128, and the sampled queues (80-150 a second) straddle it.
+    incidents = found_incidents(_run(SCENARIOS / "throughput-dip"))
+    assert len(incidents) == 3
+    assert len({i.severity for _, i in incidents}) == 1, [(i.id, i.severity) for _, i in incidents]
+    assert len({f.severity for _, i in incidents for f in i.findings if f.kind == "ticket_exhaustion"}) == 1
+
+
+def _ticket_severity(tmp_path, queues: list[int]) -> str:
+    """The severity of 7.0's write-ticket exhaustion over len(queues) seconds, the queue sampled as `queues`."""
+    from samples.simulate import Config, Tick, write_ftdc
+
+    start = 300
+
+    def plan(s):
+        inside = start <= s < start + len(queues)
+        return Tick(write_out=128 if inside else 2, write_queue=queues[s - start] if inside else 0)
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 600, plan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(tmp_path / "diagnostic.data")
+    [writes] = [f for f in result.findings if f.kind == "ticket_exhaustion" and f.resource == "write" and f.severity != "info"]
+    return writes.severity
+
+
+def test_a_queue_as_long_as_the_pool_makes_tickets_critical_only_when_it_lasts(tmp_path):
+    # One sample's queue at the pool is a moment's burst: a warning, as the same queue a few short of it is.
+    assert _ticket_severity(tmp_path / "burst", [100, 100, 150, 100, 100, 100, 100, 100, 100, 100]) == "warning"
+    assert _ticket_severity(tmp_path / "short", [100] * 10) == "warning"
+    # Twice what the pool serves at every sample while none was free: critical, and said why.
+    assert _ticket_severity(tmp_path / "held", [140] * 10) == "critical"
+
+
+def test_a_server_stall_says_what_stopped_and_where_to_look():
+    # throughput-dip: "Cause not determined" with only "would tell: a longer capture (the hour before shows what
+    # changed)", false for I3 (whose baseline is the hour before), and no action at all. serverStatus took 3 s to answer
+    # with every ticket held and no operation in the log: a stall below the operations, in the host or what it runs on.
+    from samples.advice_rules import advice_problems
+
+    result = _run(SCENARIOS / "throughput-dip")
+    assert advice_problems(result) == []
+    for _, incident in found_incidents(result):
+        cause = incident.root_cause
+        assert cause.kind == "undetermined" and "a stall of the whole server" in cause.summary
+        [dip] = [f for f in incident.findings if f.kind == "throughput_dip"]
+        # The time serverStatus took, one value: the dip's.
+        took = dip.evidence["serverstatus_ms"]
+        assert took >= 1000 and f"serverStatus itself took {took:,.0f} ms to answer" in cause.summary
+        assert f"serverStatus took {took:,.0f} ms to answer" in dip.explanation
+        assert not any("longer capture" in x for x in cause.evidence.get("would_tell", []))
+        # Actions the customer can take, the host's record of those seconds first; the schedule the stalls keep.
+        first, *rest = incident.recommendations
+        assert first.action == "investigate" and "kernel log" in first.what and "UTC" in first.what
+        assert any("every 25 min" in r.what for r in rest)
+
+
+def test_a_stall_with_an_operation_to_blame_is_not_told_as_the_hosts():
+    # The same tickets and a slow serverStatus, but the log names an operation that held them: not the host's.
+    from analysis.incidents import stalls
+
+    dip = replace(finding("throughput_dip", 0, 10), evidence={"serverstatus_ms": 3000.0})
+    reads, writes = (finding("ticket_exhaustion", 0, 10, resource=rw) for rw in ("read", "write"))
+    series = pl.DataFrame(
+        {TIME_COLUMN: [at(s) for s in range(12)], "collect_ms": [3000.0] * 12, "interval_s": [1.0] * 12, "period_s": [1.0] * 12}
+    )
+
+    class Ctx(Node):
+        has = Context.has
+        window = Context.window
+
+    ctx = Ctx(series=series, logs=object())
+    assert stalls.server_stall(ctx, [dip, reads, writes]) is not None
+    blamed = replace(reads, causes=[object()])
+    assert stalls.server_stall(ctx, [dip, blamed, writes]) is None
+    assert stalls.server_stall(Ctx(series=series), [dip, reads, writes]) is None  # no log read: nothing to clear them

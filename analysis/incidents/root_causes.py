@@ -27,7 +27,7 @@ from analysis.findings.culprits import describe as describe_culprit
 from analysis.findings.detectors import LINKS, RECORDS, explained_by
 from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Culprit, Finding
-from analysis.incidents import configuration, held_resources, limits, sharding, workload
+from analysis.incidents import configuration, held_resources, limits, sharding, stalls, workload
 from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
@@ -356,11 +356,17 @@ def _undetermined(ctx: Context, findings: list[Finding], load: workload.LoadChan
     if ctx.logs is None:
         missing.append("the mongod log of this window (names the operations that held the resource)")
         said.append(NO_LOG)
-    # A longer capture tells only where the capture holds less than the hour before the episode.
+    stall = stalls.server_stall(ctx, findings)
+    # A longer capture tells only where the capture holds less than the hour before the episode, and of a change that
+    # led to it: not of a stall below the operations, which the host's own record of those seconds tells.
     starts = [f.start for f in findings if f.start is not None]
     since = ctx.since(min(starts)) if starts else None
-    if since is None or min(starts) - since < dt.timedelta(minutes=59):
+    if stall is None and (since is None or min(starts) - since < dt.timedelta(minutes=59)):
         missing.append("a longer capture (the hour before shows what changed)")
+    if stall is not None:
+        said[0] += f": {stall.told()}"
+        evidence.update(stall.evidence())
+        missing += evidence.pop("would_tell")
     # A rise in latency with nothing the node records beside it says so in its own words, not "not determined" alone.
     if any(f.evidence.get("nothing_moved") for f in findings):
         said[0] += ": nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)"
@@ -372,6 +378,7 @@ def _undetermined(ctx: Context, findings: list[Finding], load: workload.LoadChan
         evidence=evidence,
         findings=[f.id for f in findings],
         headline="cause not determined" + (" (no mongod log was read)" if ctx.logs is None else ""),
+        recommendations=stall.recommendations() if stall is not None else [],
     )
 
 

@@ -52,6 +52,7 @@ LABELS = {
     "expected_by_chance": "spikes expected by chance",
     "plan_summary": "plan",
     "would_tell": "would tell",
+    "serverstatus_ms": "serverStatus took (ms)",
     "app_evict_seconds": "application threads evicting (thread-seconds)",
     "app_evicted_pages": "pages application threads evicted",
     "app_wait_seconds": "application threads waiting for the cache (thread-seconds)",

@@ -190,14 +190,20 @@ def _samples(ctx: Context) -> pl.DataFrame:
     """Each sample placed at the start of the interval its rate covers (longer when samples were missed), with
     what the server shows of waiting work then. A sample after a gap says nothing of a period's work (nor, across
     a restart, its counters): it stays where it is and its rate is not counted."""
-    queued = [c for c in ("read_queued", "write_queued", "read_ticket_queue", "write_ticket_queue") if ctx.has(c)]
+    # Who waits for each kind of ticket, as the ticket findings count them: the ticket queue and the global lock's queue
+    # are two gauges of one queue (the larger is kept), readers and writers two queues (added up at each sample).
+    queues = {
+        rw: [pl.col(c).fill_null(0) for c in (f"{rw}_queued", f"{rw}_ticket_queue") if ctx.has(c)] for rw in ("read", "write")
+    }
+    queued = {rw: pl.max_horizontal(gauges) if gauges else pl.lit(0) for rw, gauges in queues.items()}
     after_gap = pl.col("gap").fill_null(False)
     interval_ms = (pl.when(after_gap).then(0).otherwise(pl.col("interval_s").fill_null(0)) * 1000).round().cast(pl.Int64)
     return ctx.series.select(
         pl.col(TIME_COLUMN) - pl.duration(milliseconds=interval_ms),
         "finished_per_s",
         gap=after_gap,
-        queued=pl.max_horizontal([pl.col(c).fill_null(0) for c in queued]) if queued else pl.lit(0),
+        read_queued=queued["read"],
+        write_queued=queued["write"],
         collect_ms=pl.col("collect_ms") if ctx.has("collect_ms") else pl.lit(None, pl.Float64),
         connections=pl.col("connections") if ctx.has("connections") else pl.lit(None, pl.Float64),
         # Where this stretch of one process's recording began: its first sample, or the last restart or gap before.
@@ -229,11 +235,21 @@ def _while_low(samples: pl.DataFrame, start: dt.datetime, end: dt.datetime, belo
     low = between(samples, start, end, closed="left").filter(
         pl.col("finished_per_s").is_null() | (pl.col("finished_per_s") < below)
     )
+    # The longest queue at one sample, readers and writers together: each kind's own peak is its ticket finding's.
+    total = low["read_queued"] + low["write_queued"]
+    peak = low.row(int(total.arg_max()), named=True) if total.len() and total.max() else {"read_queued": 0, "write_queued": 0}
     return {
-        "queued": low["queued"].max(),
+        "queued": {"readers": peak["read_queued"], "writers": peak["write_queued"]},
         "collect_ms": low["collect_ms"].max(),
         "gap": bool(low["gap"].any()),
     }
+
+
+def _queue_said(queued: dict[str, float]) -> str:
+    """`254 readers and writers queued`: the total at one sample, named by who was in it, so that it is not read as
+    either kind's own peak."""
+    who = " and ".join(name for name, count in queued.items() if count)
+    return f"{sum(queued.values()):,.0f} {who} queued"
 
 
 def _last_low(ctx: Context, end: dt.datetime, below: float, width: dt.timedelta) -> dt.datetime:
@@ -343,18 +359,21 @@ def detect(ctx: Context) -> list[Finding]:
         rows = buckets.slice(found["first"], found["last"] - found["first"] + 1)
         baseline = found["baseline"]
         start, end = rows[TIME_COLUMN][0], rows[TIME_COLUMN][-1] + width
+        # What the server showed is read over the whole episode as it is told (to its last low sample), so that the
+        # queue it quotes is the one of the window it gives.
+        told_end = _last_low(ctx, end, LOW_SHARE * baseline, width)
         e = {
             "start": start,
             "end": end,
-            **_while_low(samples, start, end, LOW_SHARE * baseline),
+            **_while_low(samples, start, told_end, LOW_SHARE * baseline),
             "connections": rows["connections"].min(),
             "usual_connections": rows["usual_connections"][0],
         }
         reasons = []
-        if e["queued"]:
-            reasons.append(f"{e['queued']:,.0f} operations queued")
+        if any(e["queued"].values()):
+            reasons.append(_queue_said(e["queued"]))
         if e["collect_ms"] is not None and e["collect_ms"] >= STALLED_COLLECT_MS:
-            reasons.append(f"serverStatus took {e['collect_ms']:,.0f} ms to answer")
+            reasons.append(f"serverStatus took {ms(e['collect_ms'])} to answer")
         if e["gap"]:
             reasons.append("FTDC missed samples")
         # Only a spike that could have held the work back (SPIKE_HELD_OPS) says why the work fell.
@@ -364,9 +383,11 @@ def detect(ctx: Context) -> list[Finding]:
         if inside:
             peak = max(inside, key=lambda s: s.peak_ms)
             reasons.append(f"{ADJECTIVE[peak.op]} latency {ms(peak.peak_ms)}")
-        if not reasons or (_clients_left(e) and not (e["queued"] or inside or (e["collect_ms"] or 0) >= STALLED_COLLECT_MS)):
+        if not reasons or (
+            _clients_left(e) and not (any(e["queued"].values()) or inside or (e["collect_ms"] or 0) >= STALLED_COLLECT_MS)
+        ):
             continue  # clients sent less, or left: not the server's doing
-        end = _last_low(ctx, e["end"], LOW_SHARE * baseline, width)
+        end = told_end
         worst_start = buckets[TIME_COLUMN][found["worst_first"]]
         worst_end = min(_last_low(ctx, buckets[TIME_COLUMN][found["worst_last"]] + width, DIP_SHARE * baseline, width), end)
         low = buckets["ops"][found["lowest"]]
@@ -402,6 +423,8 @@ def detect(ctx: Context) -> list[Finding]:
                     "episode": episode.evidence(),
                     "documents_per_s": documents,
                     "ops_per_s_min": episode.lowest,
+                    "queued_at_peak": e["queued"],
+                    "serverstatus_ms": e["collect_ms"],
                     "thresholds": {
                         "dip": f"< {DIP_SHARE:.0%} of the 10-minute median of {duration(width.total_seconds())} buckets, baseline ≥ {MIN_BASELINE_OPS:g} operations finished/s",
                         "episode": f"< {LOW_SHARE:.0%} of the baseline before it began",

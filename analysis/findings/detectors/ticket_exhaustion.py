@@ -37,7 +37,8 @@ METHOD = (
     "and the global lock queue shows who waits. From 7.0 throughput probing shrinks the pools on purpose, so no "
     "ticket available is not overload by itself: work must also be queued (the ticket queue, time queued, or the "
     f"global lock queue). Windows less than {MERGE_S:g} s apart are one. Critical: {CRITICAL_S:g} s or more, or as "
-    "many operations queued as the pool holds."
+    "many operations queued as the pool holds at every sample while none was free (demand at least twice what the pool "
+    "serves, held: a sampled queue moves by dozens from one second to the next, so its busiest sample alone says little)."
 )
 DETECTOR = Detector(
     order=30,
@@ -184,16 +185,19 @@ def detect(ctx: Context) -> list[Finding]:
             latency = f"{op}_latency_ms"
             lat_peak = float(rows[latency].max()) if ctx.has(latency) and rows[latency].max() is not None else None
             usual = ctx.usual_latency(op, window.start) if lat_peak is not None else None
-            severity = "critical" if window.seconds >= CRITICAL_S or (total and queued_peak >= total) else "warning"
-            queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
-            waiters = peaks.get(f"{rw}_ticket_waiters")
-            waiting_text = (
-                # Two measures of one queue, each named: a sampled length, and a mean that counts the waits between samples.
-                f" (the longest queue sampled; counted by the time spent queued, {waiters:,.0f} waiting on average over the "
-                "worst sampling interval, those that came and went between samples included)"
-                if gauges and waiters is not None and waiters > queued_peak
-                else ""
+            # A queue as long as the pool is demand at least twice what the pool serves, when it lasts: judged at every
+            # sample while none was free, not at the busiest one. A sampled queue moves by dozens from one second to
+            # the next, and its peak alone rated like stalls one critical, the next a warning.
+            gauge_cols = [c for c in queue_cols if not c.endswith("_waiters")] or queue_cols
+            least = (
+                rows.select(pl.max_horizontal([pl.col(c).fill_null(0) for c in gauge_cols]).filter(condition).min()).item()
+                if gauge_cols
+                else None
             )
+            held_full = bool(total and least is not None and least >= total)
+            severity = "critical" if window.seconds >= CRITICAL_S or held_full else "warning"
+            queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
+            held_text = f", never fewer than the pool's {total} while none was free" if held_full else ""
             latency_text = f" Mean {rw} latency reached {ms(lat_peak)}." if lat_peak is not None else ""
             findings.append(
                 Finding(
@@ -207,7 +211,7 @@ def detect(ctx: Context) -> list[Finding]:
                     statement=f"{available} of {total} available{queue_text}",
                     reasoning=(
                         f"{rw.capitalize()} tickets {available} of {total} available from {span(window.start, window.end)} "
-                        f"(none free for {exhausted_for(held, window.seconds)}){queue_text}{waiting_text}.{latency_text}"
+                        f"(none free for {exhausted_for(held, window.seconds)}){queue_text}{held_text}.{latency_text}"
                     ),
                     evidence={
                         "metrics": ctx.paths(*needed, *queue_cols, latency),
