@@ -230,7 +230,7 @@ def test_a_queue_is_said_with_one_number():
 def test_a_dips_queue_is_the_readers_and_writers_together_at_one_sample():
     # throughput-dip I1: "Throughput fell to 11 % of normal for 9 s: 119 operations queued" beside "146 writers queued at
     # peak" and "119 readers queued at peak": the dip's queue read as either kind's peak, and below the writers' own.
-    nodes, _ = _scenario("throughput-dip")
+    nodes, _ = _analyzed("throughput-dip")
     for incident in (i for node in nodes for i in node.incidents):
         [dip] = [f for f in incident.findings if f.kind == "throughput_dip"]
         peaks = {

@@ -196,8 +196,9 @@ SAID_BY = {
 }
 # Evidence a root cause keeps for the JSON that its block in a report does not list: the finding it rests on (the card
 # names its findings), the detector's thresholds and metric paths (the finding's own text explains them, where its
-# evidence lists them), and the mechanism (the cause's heading says it in words).
-NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism")
+# evidence lists them), the mechanism (the cause's heading says it in words), and a stall of the whole server (the
+# cause's sentence says its record whole: how long serverStatus took, the sampling, when it recurred).
+NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism", "server_stall")
 
 
 def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
