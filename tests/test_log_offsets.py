@@ -4,6 +4,7 @@ the offset of the first stamped line was taken for the whole log."""
 
 import datetime as dt
 import json
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,3 +85,28 @@ def test_a_time_between_spans_takes_the_nearest_lines_offset():
     h = dt.timedelta(hours=1)
     found = LogOffsets(((CHANGE - 3 * h, CHANGE - h, h), (CHANGE + h, CHANGE + 2 * h, 2 * h)))
     assert found.at(CHANGE - 0.9 * h) == h and found.at(CHANGE + 0.9 * h) == 2 * h and found.at(CHANGE - 9 * h) == h
+
+
+def test_a_nodes_report_gives_its_span_in_the_offsets_its_log_had(tmp_path):
+    """A node sampled across the change, its log written in the host's local time (Europe/Berlin): the report's span
+    starts in +01:00 and ends in +02:00, where the first line's offset was said for both before."""
+    import warnings
+    from zoneinfo import ZoneInfo
+
+    import analysis
+    from analysis.outputs.document import checked
+    from samples.families import Shape, node_log
+    from samples.make_scenarios import Healthy
+    from samples.simulate import write_ftdc
+
+    shape = Shape(layout="7.0", seed=1)
+    config = replace(shape.config(), log_tz=ZoneInfo("Europe/Berlin"))
+    start = CHANGE - dt.timedelta(minutes=30)
+    run = write_ftdc(tmp_path / "diagnostic.data", config, start, 3600, Healthy(1, 60))
+    node_log(shape, config, run).write(tmp_path / "mongod.log")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(tmp_path / "diagnostic.data", tmp_path / "mongod.log")
+    assert "00:30:00 – 01:29:59 UTC, 2024-03-31 01:30:00 in the log's +01:00 – 2024-03-31 03:29:59 in its +02:00" in checked(
+        result, "node"
+    )

@@ -40,7 +40,7 @@ def log_offset(analysis: Analysis) -> Offset:
     return analysis.logs.utc_offsets or analysis.logs.utc_offset
 
 
-def incident_headline(incident: Incident, node: str, offset: dt.timedelta | None = None) -> str:
+def incident_headline(incident: Incident, node: str, offset: Offset = None) -> str:
     """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
     fix = f" First fix: {wording.text(incident.recommendations[0])}" if incident.recommendations else ""
     return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end, offset)}: {incident.title}.{fix}"
