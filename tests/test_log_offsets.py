@@ -110,3 +110,20 @@ def test_a_nodes_report_gives_its_span_in_the_offsets_its_log_had(tmp_path):
     assert "00:30:00 – 01:29:59 UTC, 2024-03-31 01:30:00 in the log's +01:00 – 2024-03-31 03:29:59 in its +02:00" in checked(
         result, "node"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=60),
+            st.from_regex(rb"\A\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,3})?(Z|[+-]\d\d:?\d\d) I x\Z"),
+        ),
+        max_size=30,
+    )
+)
+def test_any_damaged_stamp_is_passed_over(lines):
+    """Customer files hold anything: a 30th of February, an offset of 99 hours, bytes: never an error, and every offset
+    found is one a clock can have."""
+    for _, offset in stamp_offsets(b"\n".join(lines)):
+        assert abs(offset) <= dt.timedelta(hours=18)

@@ -102,24 +102,40 @@ _STAMP_OFFSET = re.compile(rb'(?:"\$date"\s*:\s*"|^)(\d{4}-\d\d-\d\dT\d\d:\d\d:\
 _TAIL_BYTES = 65536
 
 
-def _stamp(match: re.Match) -> tuple[dt.datetime, dt.timedelta]:
-    """A stamp's UTC time and its offset."""
+# The widest offset a clock is set to (UTC+14:00, UTC-12:00) with room to spare: beyond it a stamp is damaged.
+_MAX_OFFSET = dt.timedelta(hours=18)
+
+
+def _stamp(match: re.Match) -> tuple[dt.datetime, dt.timedelta] | None:
+    """A stamp's UTC time and its offset; None for one no clock writes (a 30th of February, an offset of 99 hours)."""
     text = match[2].decode().replace(":", "")
     offset = dt.timedelta(0)
     if text != "Z":
         minutes = int(text[1:3]) * 60 + int(text[3:5])
         offset = dt.timedelta(minutes=-minutes if text[0] == "-" else minutes)
-    local = dt.datetime.fromisoformat(match[1].decode()).replace(tzinfo=dt.timezone.utc)
-    return local - offset, offset
+    try:
+        local = dt.datetime.fromisoformat(match[1].decode()).replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+    return (local - offset, offset) if abs(offset) <= _MAX_OFFSET else None
+
+
+def _next_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
+    """The first readable stamped line starting in block[lo:hi]."""
+    for match in _STAMP_OFFSET.finditer(block, lo, hi):
+        if _stamp(match) is not None:
+            return match
+    return None
 
 
 def _last_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
-    """The last stamped line starting in block[lo:hi]."""
+    """The last readable stamped line starting in block[lo:hi]."""
     start = max(lo, hi - _TAIL_BYTES)
     while True:
         last = None
-        for last in _STAMP_OFFSET.finditer(block, start, hi):  # noqa: B007 (the last one is wanted)
-            pass
+        for match in _STAMP_OFFSET.finditer(block, start, hi):
+            if _stamp(match) is not None:
+                last = match
         if last is not None or start == lo:
             return last
         start = max(lo, start - 4 * _TAIL_BYTES)
@@ -128,10 +144,10 @@ def _last_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
 def stamp_offsets(block: bytes, end: int | None = None) -> list[tuple[dt.datetime, dt.timedelta]]:
     """The offsets a block of log lines is written in, as (UTC time, offset) of its first and last stamped lines and,
     where their offsets differ, of the lines either side of each change (found by halving: a few searches a block).
-    Damaged lines without a stamp are passed over; empty when no line has one (ctime stamps carry no offset). `end`:
-    where the block's whole lines end."""
+    Damaged lines without a readable stamp are passed over; empty when no line has one (ctime stamps carry no offset).
+    `end`: where the block's whole lines end."""
     end = len(block) if end is None else end
-    first = _STAMP_OFFSET.search(block, 0, end)
+    first = _next_stamp(block, 0, end)
     if first is None:
         return []
     last = _last_stamp(block, first.start(), end)
@@ -139,7 +155,7 @@ def stamp_offsets(block: bytes, end: int | None = None) -> list[tuple[dt.datetim
 
     def between(a: re.Match, b: re.Match) -> None:
         """Where the offset changes between stamped lines a and b (a before b, their offsets differ)."""
-        middle = _STAMP_OFFSET.search(block, (a.end() + b.start()) // 2, b.start())
+        middle = _next_stamp(block, (a.end() + b.start()) // 2, b.start())
         if middle is None:  # nothing between the middle and b: the last line before b, if any
             middle = _last_stamp(block, a.end(), b.start())
         if middle is None:  # a and b are neighbours: the change is between them
