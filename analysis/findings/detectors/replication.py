@@ -73,7 +73,9 @@ METHOD = (
     "back to 0, so only lag that never drops below the bar counts. A primary change is another member becoming "
     "primary; it is context unless it happened during another finding's window and was not planned: a planned role "
     "change (a replSetStepDown command, a replSetStepUp request, a priority or catch-up takeover) is read from the log "
-    "or, without one, from the node's own election and command counters. Critical: "
+    "or, without one, from the node's own election and command counters; a primary that stepped down when another "
+    f"member was elected, having answered on time through the {ELECTION_TIMEOUT.total_seconds():g} s before (members "
+    "elect on timeout only after hearing nothing from it that long), was taken over, not failed over. Critical: "
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
