@@ -19,7 +19,7 @@ import time
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from samples.families import KINDS, analyzed, build, build_quiet, failures, restarts_judged
+from samples.families import KINDS, analyzed, build, build_quiet, failures, restarts_judged, role_change_judged
 from samples.family_strategies import (
     AT_LIMITS,
     BULK_LOADER,
@@ -33,6 +33,7 @@ from samples.family_strategies import (
     PINNED,
     QUIET,
     RESTARTS,
+    ROLE_CHANGES,
     STEADY,
     VICTIMS,
     WARM_UP,
@@ -69,7 +70,7 @@ def main() -> None:
         "--only",
         nargs="*",
         default=None,
-        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up, restarts)",
+        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up, restarts, role_changes)",
     )
     args = parser.parse_args()
     families = {
@@ -90,7 +91,10 @@ def main() -> None:
         "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4)),
     }
     # Families with their own judge: (strategy, judge, draws).
-    judged = {"restarts": (RESTARTS, restarts_judged, args.examples)}
+    judged = {
+        "restarts": (RESTARTS, restarts_judged, args.examples),
+        "role_changes": (ROLE_CHANGES, role_change_judged, args.examples),
+    }
     print("| family | drawn | passed | rate |")
     print("|---|---:|---:|---:|")
     runs = [(name, strategy, make, None, n) for name, (strategy, make, n) in families.items()]

@@ -340,7 +340,11 @@ def what_was_found(paths, found: Inputs) -> list[str]:
         count = "1 node" if len(below) == 1 else f"{len(below)} nodes"
         notes.append(
             f"{count} under {_shown(given)}: {listed}; "
-            + ("reading it" if len(below) == 1 else f"read all {len(below)} (name one folder, e.g. {_shown(below[0])}, to read one)")
+            + (
+                "reading it"
+                if len(below) == 1
+                else f"read all {len(below)} (name one folder, e.g. {_shown(below[0])}, to read one)"
+            )
         )
     for file in (f for f in found.ftdc if f.is_file() and f.parent.name == "diagnostic.data"):
         others = sorted(p.name for p in file.parent.iterdir() if p != file and p.is_file() and is_ftdc_name(p.name))

@@ -4,12 +4,14 @@ One parser for every `start`/`end` the API and the CLI take (naive means
 UTC), one error wording for bad times, and two display formats: ISO-8601 UTC
 with `Z` for data (JSON, tables, exports), milliseconds only when they are not
 zero, and for people `2024-05-14 09:30:00 UTC`, with the time in the log's own
-offset beside it where that differs (`say_time`, `say_window`).
+offset beside it where that differs (`say_time`, `say_window`): the offset its
+lines around that time are written in, where a log's offset changed (`LogOffsets`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -81,6 +83,36 @@ def say_offset(offset: dt.timedelta) -> str:
 PRECISE_UNDER = dt.timedelta(seconds=10)
 
 
+@dataclass(frozen=True)
+class LogOffsets:
+    """The offsets a log's timestamps are written in over time (a host's local time changes at daylight saving): each
+    span of lines written in one offset, `(first, last, offset)` with the UTC times of its first and last lines, in time
+    order. A time is said in the offset of the lines around it (`at`)."""
+
+    spans: tuple[tuple[dt.datetime, dt.datetime, dt.timedelta], ...]
+
+    def at(self, value: dt.datetime) -> dt.timedelta:
+        """The offset of the lines around `value`: the span holding it, else the nearest one (the first before all)."""
+        value = value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+
+        def distance(span: tuple[dt.datetime, dt.datetime, dt.timedelta]) -> dt.timedelta:
+            first, last, _ = span
+            return max(first - value, value - last, dt.timedelta(0))
+
+        return min(self.spans, key=distance)[2]
+
+    @property
+    def changed(self) -> bool:
+        return len({offset for _, _, offset in self.spans}) > 1
+
+
+Offset = dt.timedelta | LogOffsets | None
+
+
+def _at(offset: Offset, value: dt.datetime) -> dt.timedelta | None:
+    return offset.at(value) if isinstance(offset, LogOffsets) else offset
+
+
 def _wall(value: dt.datetime, offset: dt.timedelta, dated: bool, precise: bool = False) -> str:
     """`value` (aware or naive UTC) on the clock at `offset`: `09:30:00`, `2024-05-14 09:30:00` when `dated`, with its
     milliseconds when `precise` and it has some."""
@@ -94,29 +126,45 @@ def _differs(offset: dt.timedelta | None) -> bool:
     return offset is not None and round(offset.total_seconds() / 60) != 0
 
 
-def _in_log(start: dt.datetime, end: dt.datetime | None, offset: dt.timedelta, precise: bool = False) -> str:
+def _in_log(
+    start: dt.datetime,
+    end: dt.datetime | None,
+    offset: dt.timedelta,
+    end_offset: dt.timedelta | None = None,
+    precise: bool = False,
+) -> str:
+    if end is not None and end_offset is not None and end_offset != offset:  # the log's offset changed in between
+        return (
+            f"{_wall(start, offset, True, precise)} in the log's {say_offset(offset)} – "
+            f"{_wall(end, end_offset, True, precise)} in its {say_offset(end_offset)}"
+        )
     dated = _wall(start, offset, True)[:10] != _wall(start, dt.timedelta(0), True)[:10]
     shown = _wall(start, offset, dated, precise) + ("" if end is None else f" – {_wall(end, offset, dated, precise)}")
     return f"{shown} in the log's {say_offset(offset)}"
 
 
-def say_time(value: dt.datetime | None, offset: dt.timedelta | None = None) -> str:
+def say_time(value: dt.datetime | None, offset: Offset = None) -> str:
     """For people, in whole seconds: `2024-05-14 09:30:00 UTC`, and where the log's `offset` differs from UTC the time in
-    it too (`2024-05-14 09:30:00 UTC, 06:30:00 in the log's -03:00`, its date given when another day); "-" for None."""
+    it too (`2024-05-14 09:30:00 UTC, 06:30:00 in the log's -03:00`, its date given when another day); "-" for None.
+    `offset` may be a log's `LogOffsets`: the time is said in the offset of its lines around it."""
     if value is None:
         return "-"
     said = f"{_wall(value, dt.timedelta(0), True)} UTC"
-    return f"{said}, {_in_log(value, None, offset)}" if _differs(offset) else said
+    here = _at(offset, value)
+    return f"{said}, {_in_log(value, None, here)}" if _differs(here) else said
 
 
-def say_window(start: dt.datetime, end: dt.datetime, offset: dt.timedelta | None = None) -> str:
+def say_window(start: dt.datetime, end: dt.datetime, offset: Offset = None) -> str:
     """For people: `2024-05-14 09:30:00 – 09:45:10 UTC` (the end dated when on another day), and where the log's
-    `offset` differs from UTC the window in it too (`, 06:30:00 – 06:45:10 in the log's -03:00`); to the millisecond
-    only when shorter than PRECISE_UNDER."""
+    `offset` differs from UTC the window in it too (`, 06:30:00 – 06:45:10 in the log's -03:00`; each end in its own
+    where a log's `LogOffsets` changed in between); to the millisecond only when shorter than PRECISE_UNDER."""
     dated = _wall(start, dt.timedelta(0), True)[:10] != _wall(end, dt.timedelta(0), True)[:10]
     precise = abs(end - start) < PRECISE_UNDER
     said = f"{_wall(start, dt.timedelta(0), True, precise)} – {_wall(end, dt.timedelta(0), dated, precise)} UTC"
-    return f"{said}, {_in_log(start, end, offset, precise)}" if _differs(offset) else said
+    first, last = _at(offset, start), _at(offset, end)
+    if not (_differs(first) or _differs(last)):
+        return said
+    return f"{said}, {_in_log(start, end, first or dt.timedelta(0), last or dt.timedelta(0), precise)}"
 
 
 def format_time_expr(expr: pl.Expr) -> pl.Expr:

@@ -25,7 +25,7 @@ from samples.simulate import Config, JsonLog, Run, TextLog, Tick, write_ftdc
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
-VERSIONS = {"4.2": "4.2.24", "6.0": "6.0.14", "7.0": "7.0.12", "8.0": "8.0.4", "8.0-services": "8.0.4"}
+VERSIONS = {"4.2": "4.2.24", "4.4": "4.4.29", "6.0": "6.0.14", "7.0": "7.0.12", "8.0": "8.0.4", "8.0-services": "8.0.4"}
 FIXED_POOL = 128  # tickets per pool before 7.0 unless set
 HEALTHY_READ_US, HEALTHY_WRITE_US = 200, 300  # Healthy's mean latencies, which `Shape.baseline_ms` rescales
 WINDOW_TOLERANCE_S = 5  # the issue's ±5 s; no better than one sampling period
@@ -35,7 +35,7 @@ WINDOW_TOLERANCE_S = 5  # the issue's ±5 s; no better than one sampling period
 class Shape:
     """The node an incident happens on."""
 
-    layout: str = "7.0"  # 4.2 | 6.0 | 7.0 | 8.0 | 8.0-services; 4.2 writes the legacy text log, 4.4+ only JSON
+    layout: str = "7.0"  # 4.2 | 4.4 | 6.0 | 7.0 | 8.0 | 8.0-services; 4.2 writes the legacy text log, 4.4+ only JSON
     cache_gb: float = 8.0
     baseline_ms: float = HEALTHY_WRITE_US / 1000  # healthy mean write latency (reads 2/3 of it, commands 1/3)
     period_s: int = 1  # diagnosticDataCollectionPeriodMillis / 1000
@@ -53,7 +53,7 @@ class Shape:
 
     @property
     def probing(self) -> bool:
-        return not self.tickets and self.layout not in ("4.2", "6.0")
+        return not self.tickets and self.layout not in ("4.2", "4.4", "6.0")
 
     def config(self) -> Config:
         set_ = {
@@ -72,7 +72,7 @@ class Shape:
         cache = ",".join(f"{key}={value}" for key, value in set_.items()) or None
         pool = None
         if self.tickets is not None:
-            prefix = "wiredTigerConcurrent" if self.layout in ("4.2", "6.0") else "storageEngineConcurrent"
+            prefix = "wiredTigerConcurrent" if self.layout in ("4.2", "4.4", "6.0") else "storageEngineConcurrent"
             pool = {f"{prefix}ReadTransactions": self.tickets, f"{prefix}WriteTransactions": self.tickets}
         return Config(
             version=VERSIONS[self.layout],
@@ -160,7 +160,7 @@ class Pinned:
 @dataclass
 class Scenario:
     ftdc: Path
-    log: Path
+    log: Path | None  # None: no log beside the FTDC
     expected: list[Expected] = field(default_factory=list)
     victims: bool = False  # COLLSCANs that waited on the incident are in the log: no operation may be its root cause
     root: tuple[str, str | None] | None = None  # the root cause's mechanism (evidence "mechanism") and namespace, when injected
@@ -1711,7 +1711,7 @@ class Restarts:
     processes: int = 4
     standalone: bool = False  # a single node (no replica set)
     same_pid: bool = False  # a container's mongod, pid 1 each time
-    version: str | None = None  # a version the layout also stands for (4.4 and 5.0 write 6.0's FTDC)
+    version: str | None = None  # a version the layout also stands for (5.0 writes 4.4's FTDC)
     hours_apart: float = 5.0  # developer: the shortest stop
     limit_mb: int = 4096  # oom_loop: the container's memory limit
     cache_share: float = 0.6  # oom_loop: the WiredTiger cache (cacheSizeGB) as a share of that limit
@@ -1909,3 +1909,166 @@ def disk_cause_problems(scenario: Scenario, incident: Incident, result) -> list[
         if "up to" not in f.statement:
             wrong.append(f"the peak wait said as a level: {f.statement}")
     return wrong
+
+
+# -- a role change told without a log (issue 39 §1): this node's own election and command counters say whether it was
+# planned (a replSetStepDown it carried out, an election it called on a step-up request, by priority or to catch up) or a
+# failover (it called an election on seeing no primary; as the old primary, it stepped down on seeing another elected).
+
+PLANNED_CHANGES = ("stepdown_command", "step_up", "priority_takeover", "catchup_takeover", "taken_over")
+
+
+@dataclass(frozen=True)
+class RoleChange:
+    """A replica-set member changing role with no log beside its FTDC. `how`: "stepdown_command" (this node, the primary,
+    carries out a replSetStepDown; the election handoff makes another member primary), "step_up", "priority_takeover",
+    "catchup_takeover" (this node, a secondary, calls an election for that reason and wins), "taken_over" (this node,
+    the primary, answering all along, steps down on seeing another member elected by priority), or "failover": this
+    node, the primary, stalls for 12-20 s (its serverStatus unanswered, writes queued) and another member, seeing no
+    primary for electionTimeoutMillis, is elected; this node steps down on seeing the higher term. `version`: a version
+    the layout also stands for (5.0 on 4.4's layout)."""
+
+    how: str
+    version: str | None = None
+    logged: bool = False  # the log is there too: the stepdown command's line, or the new term's (id 21402) on the old primary
+
+
+@dataclass(frozen=True)
+class RoleChangeTruth:
+    """What a role change must be told as: the sample whose counters record it (None for a failover, which no counter
+    plans), how it was planned, and whether this node was the primary before."""
+
+    at: dt.datetime | None
+    how: str | None
+    was_primary: bool
+    changed: dt.datetime  # the first sample with the new primary
+
+
+ROLE_CHANGE_WORDS = {
+    "stepdown_command": "a replSetStepDown command",
+    "step_up": "a replSetStepUp request",
+    "priority_takeover": "a priority takeover",
+    "catchup_takeover": "a catch-up takeover",
+    "taken_over": "a takeover by another member while this node was answering",
+}
+
+
+def build_role_change(shape: Shape, change: RoleChange, out: Path) -> tuple[Scenario, RoleChangeTruth]:
+    """A member at its usual work through a role change at a drawn second, its FTDC with electionMetrics and the
+    role-change commands, no log unless `change.logged`. The old primary's writes wait 2 s while it changes role, then
+    it serves a third of the reads; a member taking the primary serves a third of the reads before and all the work
+    after. A failover's old primary stalls first (serverStatus unanswered, writes queued)."""
+    config = replace(shape.config(), election_metrics=True)
+    if change.version:
+        config = replace(config, version=change.version)
+    rng = random.Random(shape.seed * 17 + 3)
+    period = shape.period_s
+    seconds = 2400 + 66 * period
+    at = 1500 + rng.randrange(300)
+    was_primary = change.how in ("stepdown_command", "taken_over", "failover")
+    stall = rng.randint(12, 20) if change.how == "failover" else 0
+    stepped = at + stall + 2  # the old primary is a secondary from here
+    elected = stepped if was_primary else at + 1  # this node, having called the election, wins it a second later
+    base = Baseline(shape)
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        secondary = replace(tick, reads=tick.reads / 3, writes=0, returned=tick.returned / 3)
+        if not was_primary:
+            tick = secondary if s < elected else tick
+            return replace(tick, role_change=change.how) if s == at else tick
+        if at <= s < at + stall:  # the failing primary: nothing answers, writes queue
+            return replace(tick, writes_stalled=True, reads_stalled=True, write_queue=rng.randint(200, 800), missing=True)
+        if at + stall <= s < stepped:  # the replication state transition lock: writes wait, then are killed or go on
+            tick = replace(tick, writes_stalled=True, write_queue=rng.randint(20, 200))
+            if s == at + stall:
+                tick = replace(tick, role_change="stepdown_command" if change.how == "stepdown_command" else "higher_term")
+            return tick
+        return secondary if s >= stepped else tick
+
+    def primary(s: int) -> int:
+        if was_primary:
+            return 0 if s < stepped else 1
+        return 1 if s < elected else 0
+
+    def status(s: int, tick: Tick) -> dict:
+        now = T0 + dt.timedelta(seconds=s)
+        members = {
+            str(m): {
+                "_id": m,
+                "health": 1.0,
+                "state": 1 if primary(s) == m else 2,
+                "uptime": 86400 + s,
+                "optimeDate": now - dt.timedelta(seconds=0.0 if m == 0 else rng.uniform(0, 2)),
+                **({"self": True} if m == 0 else {}),
+            }
+            for m in range(3)
+        }
+        doc = {"start": now, "date": now, "myState": 1 if primary(s) == 0 else 2, "term": 5 + (s >= stepped), "members": members}
+        return {"replSetGetStatus": {**doc, "end": now}}
+
+    run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=period, extra=status)
+    sampled = [s for s in range(seconds) if s % period == 0 and not run.ticks[s].missing]
+    counted_in = at + stall if was_primary else at
+    recorded = min(s for s in sampled if s >= counted_in)
+    changed = min(s for s in sampled if s >= (stepped if was_primary else elected))
+    log = None
+    if change.logged:
+        log = node_log(shape, config, run)
+        if isinstance(log, JsonLog) and change.how == "stepdown_command":
+            log.line(run.at(at), "COMMAND", 21579, "conn4182", "Attempting to step down in response to replSetStepDown command")
+        if isinstance(log, JsonLog) and change.how in ("taken_over", "failover"):
+            log.line(
+                run.at(at + stall) + dt.timedelta(milliseconds=40),
+                "REPL",
+                21402,
+                "ReplCoord-3",
+                "Stepping down from primary, because a new term has begun",
+                {"term": 6},
+            )
+        log.write(out / "mongod.log")
+    planned = change.how in PLANNED_CHANGES
+    if log and change.how == "stepdown_command":  # the log's line says when
+        recorded_at = run.at(at)
+    elif log and change.how == "taken_over":
+        recorded_at = run.at(at + stall) + dt.timedelta(milliseconds=40)
+    else:
+        recorded_at = run.at(recorded)
+    truth = RoleChangeTruth(
+        recorded_at if planned else None,
+        ROLE_CHANGE_WORDS.get(change.how),
+        was_primary,
+        run.at(changed),
+    )
+    return Scenario(out / "diagnostic.data", out / "mongod.log" if log else None), truth
+
+
+def role_change_failures(truth: RoleChangeTruth, result) -> list[str]:
+    """What `result` got wrong about a role change: a planned one is one primary change saying how (from this node's
+    counters), nothing warning or critical, any dip context told as the role change; a failover is never called planned."""
+    wrong = []
+    changes = [f for f in result.findings if f.kind == "primary_change"]
+    if len(changes) != 1:
+        return [f"{len(changes)} primary changes told, one happened"]
+    planned = changes[0].evidence.get("planned")
+    if truth.how is None:
+        if planned:
+            wrong.append(f"a failover told as planned: {planned}")
+        return wrong
+    if not planned or planned["how"] != truth.how or abs(planned["at"] - truth.at) > dt.timedelta(seconds=1):
+        wrong.append(f"planned as {planned}, {truth.how} at {truth.at:%H:%M:%S} happened")
+    if "counters" not in changes[0].explanation and planned and planned["source"] == "FTDC":
+        wrong.append(f"the primary change does not say what recorded the plan: {changes[0].explanation}")
+    wrong += [f"raised: {f.severity} {f.title}" for f in result.problems]
+    wrong += [
+        f"a dip not told as the role change: {f.title}"
+        for f in result.findings
+        if f.kind == "throughput_dip" and f.evidence.get("role_change", {}).get("how") != truth.how
+    ]
+    return wrong
+
+
+def role_change_judged(shape: Shape, change: RoleChange) -> list[str]:
+    """What the analysis of a role change got wrong (`role_change_failures`)."""
+    (_, truth), result = analyzed(build_role_change, shape, change)
+    return role_change_failures(truth, result)

@@ -10,10 +10,10 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from analysis.findings.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
-from samples.families import KINDS, Incident, Laptop, Leak, Quiet, Restarts, Shape, stall_seconds
+from samples.families import KINDS, PLANNED_CHANGES, Incident, Laptop, Leak, Quiet, Restarts, RoleChange, Shape, stall_seconds
 
 HOUR = 3600
-LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services")
+LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services", "4.4")
 # UTC offsets hosts use, in minutes (whole, half and quarter hours, -12:00 to +14:00).
 OFFSETS = st.one_of(
     st.just(0),
@@ -301,13 +301,13 @@ LEAKS = st.builds(
 
 # Restarts (issue 39 §1): files of two processes overlapping in time, a developer's stops and starts hours or days
 # apart, a crash loop at a container's memory limit; single nodes and replica-set members, 4.4 to 8.0.
-RESTART_SHAPES = shapes().filter(lambda shape: shape.layout != "4.2")  # 4.4+: 6.0's FTDC stands for 4.4 and 5.0 too
+RESTART_SHAPES = shapes().filter(lambda shape: shape.layout != "4.2")  # 4.4+: 4.4's FTDC stands for 5.0 too
 
 
 @st.composite
 def restarts(draw, case: str):
     shape = draw(RESTART_SHAPES)
-    version = draw(st.sampled_from([None, "4.4.29", "5.0.26"])) if shape.layout == "6.0" else None
+    version = draw(st.sampled_from([None, "5.0.26"])) if shape.layout == "4.4" else None
     return shape, Restarts(
         case,
         processes=draw(st.integers(3, 10) if case == "oom_loop" else st.integers(4, 8)),
@@ -329,3 +329,17 @@ OTHER_WRITES = MEMBERS.flatmap(
 )
 # ...and one busy with mongod's own I/O, its work named (every kind's family draws these too, judged only on the window).
 OWN_DISK = MEMBERS.flatmap(lambda shape: incidents("disk_saturation", shape).map(lambda i: (shape, i)))
+# A role change with no log beside the FTDC, or with one (issue 39 §1): planned (a replSetStepDown this node carried out, an
+# election it called on a step-up request, by priority or to catch up, another member taking over while it answered) or a
+# failover, told from the node's own counters and its log's lines; replica-set members, 4.4 to 8.0 (5.0 on 4.4's layout).
+ROLE_CHANGES = RESTART_SHAPES.flatmap(
+    lambda shape: st.tuples(
+        st.just(shape),
+        st.builds(
+            RoleChange,
+            how=st.sampled_from([*PLANNED_CHANGES, "failover"]),
+            version=st.sampled_from([None, "5.0.26"]) if shape.layout == "4.4" else st.none(),
+            logged=st.booleans(),
+        ),
+    )
+)

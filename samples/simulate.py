@@ -4,7 +4,7 @@ A scenario says, for each second, what the node is doing (a `Tick`: operation
 rates and latencies, cache levels, eviction, tickets, disks, connections,
 TTL, data handles, checkpoints stalled or not); `Node` turns that into the
 counters and gauges of serverStatus / systemMetrics in the layout of the
-version it runs (4.2, 6.0, 7.0, 8.0, 8.0 with the multi-service sections),
+version it runs (4.2, 4.4, 6.0, 7.0, 8.0, 8.0 with the multi-service sections),
 with the mechanisms the analyses rely on: counters are cumulative and
 operations are credited when they finish (a stalled write counts, with its
 whole wait, in the second it completes); checkpoints run every
@@ -98,12 +98,16 @@ class Tick:
     range_deleted: float = 0
     # mongod's resident memory (serverStatus mem.resident, MB); None writes no mem section (the committed scenarios').
     resident_mb: float | None = None
+    # Why this node changed role this second, as its counters record it (Config.election_metrics): "stepdown_command"
+    # (it carried out a replSetStepDown), an election it called ("step_up", "priority_takeover", "catchup_takeover",
+    # "election_timeout"), or "higher_term" (it stepped down on seeing another member elected).
+    role_change: str = ""
 
 
 @dataclass
 class Config:
     version: str = "7.0.12"
-    layout: str = "7.0"  # 4.2 | 6.0 | 7.0 | 8.0 | 8.0-services
+    layout: str = "7.0"  # 4.2 | 4.4 | 6.0 | 7.0 | 8.0 | 8.0-services
     host: str = "db-prod-01.example.net"
     port: int = 27017
     replica_set: str | None = "rs0"
@@ -129,6 +133,9 @@ class Config:
     sharded: bool = False
     uptime_s: float = 86400.0  # how long the process has run at the first sample
     memory_limit_mb: int | None = None  # hostInfo's memLimitMB (a container's limit), written when set
+    # serverStatus.electionMetrics (4.2+) and metrics.commands' replSetStepDown / replSetStepUp, as mongod records them
+    # (off: written without them, byte for byte).
+    election_metrics: bool = False
 
 
 class Node:
@@ -144,7 +151,8 @@ class Node:
                 "scanned scanned_objects collscans returned app_evicted app_mod_evicted evict_us wait_us timeouts "
                 "ckpt_started ckpt_succeeded ckpt_total_ms ckpt_bytes bytes_read bytes_written added queued_us created rejected "
                 "reads writes rsect wsect rtime wtime io_time io_queued iowait psi_full ttl_deleted ttl_passes ttl_subpasses "
-                "dhandle_wait schema_wait sweeps swept builds_started builds_committed donated received range_deleted log_bytes"
+                "dhandle_wait schema_wait sweeps swept builds_started builds_committed donated received range_deleted log_bytes "
+                "stepdown_command step_up priority_takeover catchup_takeover election_timeout higher_term"
             ).split()
         }
         self.building = False
@@ -265,6 +273,8 @@ class Node:
         n["donated"] += tick.donated
         n["received"] += tick.received
         n["range_deleted"] += int(tick.range_deleted)
+        if tick.role_change:
+            n[tick.role_change] += 1
         if tick.index_build != self.building:  # a build registers and scans, or commits
             n["builds_started" if tick.index_build else "builds_committed"] += 1
             self.building = tick.index_build
@@ -448,8 +458,9 @@ class Node:
                 "ttl": {"deletedDocuments": n["ttl_deleted"], "passes": n["ttl_passes"]},
             },
         }
-        if c.layout != "4.2":
+        if c.layout not in ("4.2", "4.4"):  # connections refused at the limit: counted from 6.0's layout on
             doc["connections"]["rejected"] = n["rejected"]
+        if c.layout != "4.2":
             doc["metrics"]["queryExecutor"]["collectionScans"] = {"nonTailable": n["collscans"], "total": n["collscans"]}
         if c.layout in ("6.0", "7.0") or c.layout.startswith("8.0"):
             doc["metrics"]["ttl"]["subPasses"] = n["ttl_subpasses"]
@@ -475,10 +486,35 @@ class Node:
                 "countDocsClonedOnDonor": n["donated"] * 40_000,
                 "countDocsDeletedOnDonor": n["range_deleted"],
             }
+        if c.election_metrics:
+            doc["electionMetrics"], doc["metrics"]["commands"] = self._election_metrics()
         if tick.resident_mb is not None:
             doc["mem"] = {"bits": 64, "resident": int(tick.resident_mb), "virtual": int(tick.resident_mb * 1.3)}
         doc["end"] = end
         return doc
+
+    def _election_metrics(self) -> tuple[dict, dict]:
+        """serverStatus.electionMetrics (the elections this node called, by reason: `called` as it starts one,
+        `successful` as it wins; its stepdowns on a higher term) and metrics.commands' role-change commands it ran."""
+        n = self.n
+        reasons = {
+            "stepUpCmd": n["step_up"],
+            "priorityTakeover": n["priority_takeover"],
+            "catchUpTakeover": n["catchup_takeover"],
+            "electionTimeout": n["election_timeout"],
+            "freezeTimeout": 0,
+        }
+        elections = {
+            **{reason: {"called": count, "successful": count} for reason, count in reasons.items()},
+            "numStepDownsCausedByHigherTerm": n["higher_term"],
+            "numCatchUps": 0,
+            "averageCatchUpOps": 0.0,
+        }
+        commands = {
+            "replSetStepDown": {"failed": 0, "total": n["stepdown_command"]},
+            "replSetStepUp": {"failed": 0, "total": n["step_up"]},
+        }
+        return elections, commands
 
     def windows_metrics(self, start: dt.datetime) -> dict:
         """Windows' layout: PDH raw counters by group, disks by PhysicalDisk instance (the _Total instance left out); a
@@ -679,6 +715,11 @@ class JsonLog:
         self.line(t, "STORAGE", 22315, "initandlisten", "Opening WiredTiger", {"config": open_string})
 
     def checkpoint(self, t: dt.datetime, text: str) -> None:
+        if self.c.layout == "4.4":  # 4.4-5.2: the message one string, its prefix as WiredTiger prints it (log-format §5)
+            stamp = f"[{int(t.timestamp())}:{t.microsecond}][{self.c.pid}:0x7f1c2a]"
+            message = f"{stamp}, WT_SESSION.checkpoint: [WT_VERB_CHECKPOINT_PROGRESS] {text}"
+            self.line(t, "STORAGE", 22430, "Checkpointer", "WiredTiger message", {"message": message})
+            return
         self.line(
             t,
             "WTCHKPT",

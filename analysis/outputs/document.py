@@ -21,7 +21,7 @@ from analysis.outputs.words import window
 from analysis.text import duration
 from analysis.workbench import system
 from analysis.workbench.log_overview import workload
-from ftdc.timeutil import say_window
+from ftdc.timeutil import Offset, say_window
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
 # 3: recommendations are objects (text, action, setting, current, proposed...); advice withheld by the
@@ -32,12 +32,15 @@ SCHEMA_VERSION = 3
 MAX_CARDS = 12
 
 
-def log_offset(analysis: Analysis) -> dt.timedelta | None:
-    """The offset the node's log writes its times in (None without a log): reports give a time in it beside UTC."""
-    return analysis.logs.utc_offset if analysis.logs is not None else None
+def log_offset(analysis: Analysis) -> Offset:
+    """The offsets the node's log writes its times in (None without a log): reports give a time in the offset of the
+    log's lines around it beside UTC."""
+    if analysis.logs is None:
+        return None
+    return analysis.logs.utc_offsets or analysis.logs.utc_offset
 
 
-def incident_headline(incident: Incident, node: str, offset: dt.timedelta | None = None) -> str:
+def incident_headline(incident: Incident, node: str, offset: Offset = None) -> str:
     """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
     fix = f" First fix: {wording.text(incident.recommendations[0])}" if incident.recommendations else ""
     return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end, offset)}: {incident.title}.{fix}"

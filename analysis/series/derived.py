@@ -225,6 +225,40 @@ def _columns_per_resource() -> list[Column]:
     return out
 
 
+# Why this node changed role, counted in the interval (the elections it called by reason, its stepdowns on seeing a
+# higher term, the replSetStepDown commands it carried out): what tells a planned role change from a failover without a log.
+ROLE_CHANGE_COLUMNS = (
+    *(
+        Column(
+            f"elections_{reason}",
+            "count",
+            f"elections this node called in the interval: {meaning}",
+            (f"election.{reason}",),
+            lambda reason=reason: delta(f"election.{reason}"),
+        )
+        for reason, meaning in (
+            ("step_up", "on a replSetStepUp request (an operator's, or a stepping-down primary's handoff)"),
+            ("priority_takeover", "to take the primary back by its higher priority"),
+            ("catchup_takeover", "to take over from a primary that lagged it"),
+            ("timeout", "on seeing no primary for electionTimeoutMillis (a failover)"),
+        )
+    ),
+    Column(
+        "stepdowns_higher_term",
+        "count",
+        "times this node stepped down in the interval on seeing a higher term (another member was elected)",
+        ("election.stepped_down_higher_term",),
+        lambda: delta("election.stepped_down_higher_term"),
+    ),
+    Column(
+        "stepdown_commands",
+        "count",
+        "replSetStepDown commands this node carried out in the interval (failed ones left out)",
+        ("commands.stepdown", "commands.stepdown_failed"),
+        lambda: delta("commands.stepdown") - delta("commands.stepdown_failed"),
+    ),
+)
+
 COLUMNS: tuple[Column, ...] = (
     *_columns_per_op(),
     Column(
@@ -562,6 +596,7 @@ COLUMNS: tuple[Column, ...] = (
         # An empty oplog reports a null optime (0 s): no window, not one reaching back to 1970.
         lambda: pl.when(pl.col("oplog.first") > 0).then((pl.col("oplog.last") - pl.col("oplog.first")) / 3600.0),
     ),
+    *ROLE_CHANGE_COLUMNS,
 )
 
 

@@ -261,6 +261,21 @@ ALIASES: tuple[Alias, ...] = (
     _alias("member.state.{key}", GAUGE, "replSetGetStatus.members.{key}.state"),
     _alias("member.optime.{key}", GAUGE, "replSetGetStatus.members.{key}.optimeDate"),
     _alias("member.self.{key}", GAUGE, "replSetGetStatus.members.{key}.self"),
+    # Why this node changed role (4.2+, src/mongo/db/repl/replication_metrics.idl): the elections it called, by reason
+    # (`called` rises as the node starts one), the times it stepped down on seeing a higher term (another member won),
+    # and the replSetStepDown commands it ran (metrics.commands, failed ones counted apart).
+    *(
+        _alias(f"election.{reason}", COUNTER, f"{SS}electionMetrics.{path}.called")
+        for reason, path in (
+            ("step_up", "stepUpCmd"),
+            ("priority_takeover", "priorityTakeover"),
+            ("catchup_takeover", "catchUpTakeover"),
+            ("timeout", "electionTimeout"),
+        )
+    ),
+    _alias("election.stepped_down_higher_term", COUNTER, SS + "electionMetrics.numStepDownsCausedByHigherTerm"),
+    _alias("commands.stepdown", COUNTER, SS + "metrics.commands.replSetStepDown.total"),
+    _alias("commands.stepdown_failed", COUNTER, SS + "metrics.commands.replSetStepDown.failed"),
 )
 
 BY_NAME = {a.name: a for a in ALIASES}

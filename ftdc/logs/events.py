@@ -39,7 +39,8 @@ KIND_BY_ID = {
     21438: "election",
     21444: "election",
     21580: "election",
-    21402: "election",
+    # "Stepping down from primary, because a new term has begun": another member was elected while this one was primary.
+    21402: "new_term_stepdown",
     # A role change asked for (src/mongo/db/repl: repl_set_commands.cpp, replication_coordinator_impl_elect_v1.cpp):
     # the primary told to step down, a member told to step up, a member taking the primary by priority or to catch up.
     21579: "stepdown_requested",  # "Attempting to step down in response to replSetStepDown command"
@@ -209,6 +210,7 @@ _TEXT_RULES = [
     ("stepup_requested", re.compile(r"^Starting an election due to step up request")),
     ("priority_takeover", re.compile(r"^Starting an election for a priority takeover")),
     ("catchup_takeover", re.compile(r"^Starting an election for a catchup takeover")),
+    ("new_term_stepdown", re.compile(r"^stepping down from primary, because a new term has begun", re.IGNORECASE)),
     ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
     ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
     ("log_rotation", re.compile(r"[Ll]og rotation")),

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from ftdc.timeutil import LogOffsets
+
 
 @dataclass(frozen=True)
 class LogFrames:
@@ -15,14 +17,17 @@ class LogFrames:
         write command's COMMAND line (a WRITE line no command line covers counts).
     events: every other log line, typed where analyses need it (`kind`).
     problems: lines that could not be read, with file, line and reason.
-    utc_offset: the offset the log's timestamps are written in (the host's local time: reports give a time in it
-        beside UTC, as the customer reads their log); None when unknown. The frames' times are UTC.
+    utc_offset: the offset most of the log's timestamps are written in (the host's local time: reports give a time in
+        it beside UTC, as the customer reads their log); None when unknown. The frames' times are UTC.
+    utc_offsets: every offset the log is written in over time (a host's clock changing at daylight saving), so a time
+        is given in the offset of the log's lines around it; None when unknown.
     """
 
     slow_ops: pl.DataFrame
     events: pl.DataFrame
     problems: pl.DataFrame
     utc_offset: dt.timedelta | None = None
+    utc_offsets: LogOffsets | None = None
 
     def compact(self, slow_columns: list[str], event_columns: list[str]) -> "LogFrames":
         """Only these columns, their strings copied into buffers of their own.
@@ -36,6 +41,7 @@ class LogFrames:
             _own_strings(self.events.select(event_columns)),
             self.problems,
             self.utc_offset,
+            self.utc_offsets,
         )
 
 

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import polars as pl
 
-from ..timeutil import time_range
+from ..timeutil import LogOffsets, time_range
 from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
 from .problems import ProblemLog
@@ -132,9 +132,10 @@ def read_logs(
     pending: deque[Future] = deque()
     results = []
     numbered = _LineNumbers()
+    stamps: list[tuple[dt.datetime, dt.timedelta]] = []  # each block's offsets, with when (sources.stamp_offsets)
     try:
         for source in found:
-            for future in _submit_source(source, executor, advance):
+            for future in _submit_source(source, executor, advance, stamps):
                 pending.append(future)
                 # Bound the blocks in flight, so memory stays flat on large inputs.
                 while len(pending) > 2 * max(workers, 1):
@@ -143,7 +144,7 @@ def read_logs(
         results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
-    frames = _assemble(found, results, lower, upper)
+    frames = _assemble(found, results, lower, upper, sources.offsets(stamps))
     _require_log_lines(paths, found, results)
     return frames
 
@@ -186,7 +187,7 @@ def _shown(paths) -> str:
     return ", ".join(str(p) for p in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
-def _submit_source(source: sources.LogSource, executor, advance):
+def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
     problems = ProblemLog(source.name)
     cuts: list[str] = []
     decode = None
@@ -201,6 +202,7 @@ def _submit_source(source: sources.LogSource, executor, advance):
                 after_last = int(item.ended)
                 continue
             block, end = item
+            stamps += sources.stamp_offsets(block, end)
             if decode is None:
                 decode = _decoder(source, block, end, executor)
             yield decode(block, end)
@@ -243,7 +245,7 @@ def _no_events() -> pl.DataFrame:
     return columns.finish_events(empty(RAW_EVENTS), "")
 
 
-def _assemble(found, results, start, end) -> LogFrames:
+def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
     slow = shapes.with_sort_directions(pl.concat([r[0] for r in results] or [_no_slow_ops()], rechunk=False))
@@ -271,7 +273,8 @@ def _assemble(found, results, start, end) -> LogFrames:
         slow_ops=slow.select(list(SLOW_OPS)),
         events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
-        utc_offset=sources.utc_offset(found),
+        utc_offset=sources.usual_offset(offsets),
+        utc_offsets=offsets,
     )
 
 

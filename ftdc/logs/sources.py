@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..inputs import MAX_MEMBERS, special_kind, written_extent
 from ..paths import SPARSE_FROM_BYTES
+from ..timeutil import LogOffsets
 
 BLOCK_BYTES = 16 << 20
 _READ_BYTES = 1 << 20
@@ -95,27 +96,109 @@ def read_chunks_until_cut(source: LogSource, on_bytes, on_cut: Callable[[str], N
         on_cut(str(exc))
 
 
-# A timestamp's offset as mongod writes it: JSON lines' `{"$date":"...-03:00"}`, text lines' leading stamp.
-_STAMP_OFFSET = re.compile(rb'(?:"\$date"\s*:\s*"|^)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(Z|[+-]\d\d:?\d\d)\b', re.MULTILINE)
+# A timestamp and its offset as mongod writes them: JSON lines' `{"$date":"...-03:00"}`, text lines' leading stamp.
+_STAMP_OFFSET = re.compile(rb'(?:"\$date"\s*:\s*"|^)(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)\b', re.MULTILINE)
+# How far back from a block's end its last stamped line is looked for before the whole block is searched.
+_TAIL_BYTES = 65536
 
 
-def utc_offset(found: list[LogSource]) -> dt.timedelta | None:
-    """The UTC offset the logs' timestamps are written in (mongod writes the host's local time unless told to write
-    UTC), read from the first stamped line; None when no line has one (ctime stamps carry no offset)."""
-    for source in found:
-        try:
-            head = next(read_chunks_until_cut(source, None, lambda _: None), b"")
-        except (OSError, EOFError, ValueError):
-            continue
-        match = _STAMP_OFFSET.search(head)
-        if match is None:
-            continue
-        text = match[1].decode().replace(":", "")
-        if text == "Z":
-            return dt.timedelta(0)
+# The widest offset a clock is set to (UTC+14:00, UTC-12:00) with room to spare: beyond it a stamp is damaged.
+_MAX_OFFSET = dt.timedelta(hours=18)
+
+
+def _stamp(match: re.Match) -> tuple[dt.datetime, dt.timedelta] | None:
+    """A stamp's UTC time and its offset; None for one no clock writes (a 30th of February, an offset of 99 hours)."""
+    text = match[2].decode().replace(":", "")
+    offset = dt.timedelta(0)
+    if text != "Z":
         minutes = int(text[1:3]) * 60 + int(text[3:5])
-        return dt.timedelta(minutes=-minutes if text[0] == "-" else minutes)
+        offset = dt.timedelta(minutes=-minutes if text[0] == "-" else minutes)
+    try:
+        local = dt.datetime.fromisoformat(match[1].decode()).replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+    return (local - offset, offset) if abs(offset) <= _MAX_OFFSET else None
+
+
+def _next_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
+    """The first readable stamped line starting in block[lo:hi]."""
+    for match in _STAMP_OFFSET.finditer(block, lo, hi):
+        if _stamp(match) is not None:
+            return match
     return None
+
+
+def _last_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
+    """The last readable stamped line starting in block[lo:hi]."""
+    start = max(lo, hi - _TAIL_BYTES)
+    while True:
+        last = None
+        for match in _STAMP_OFFSET.finditer(block, start, hi):
+            if _stamp(match) is not None:
+                last = match
+        if last is not None or start == lo:
+            return last
+        start = max(lo, start - 4 * _TAIL_BYTES)
+
+
+def stamp_offsets(block: bytes, end: int | None = None) -> list[tuple[dt.datetime, dt.timedelta]]:
+    """The offsets a block of log lines is written in, as (UTC time, offset) of its first and last stamped lines and,
+    where their offsets differ, of the lines either side of each change (found by halving: a few searches a block).
+    Damaged lines without a readable stamp are passed over; empty when no line has one (ctime stamps carry no offset).
+    `end`: where the block's whole lines end."""
+    end = len(block) if end is None else end
+    first = _next_stamp(block, 0, end)
+    if first is None:
+        return []
+    last = _last_stamp(block, first.start(), end)
+    points = {first.start(): _stamp(first), last.start(): _stamp(last)}
+
+    def between(a: re.Match, b: re.Match) -> None:
+        """Where the offset changes between stamped lines a and b (a before b, their offsets differ)."""
+        middle = _next_stamp(block, (a.end() + b.start()) // 2, b.start())
+        if middle is None:  # nothing between the middle and b: the last line before b, if any
+            middle = _last_stamp(block, a.end(), b.start())
+        if middle is None:  # a and b are neighbours: the change is between them
+            points[a.start()], points[b.start()] = _stamp(a), _stamp(b)
+            return
+        for pair in ((a, middle), (middle, b)):
+            if _stamp(pair[0])[1] != _stamp(pair[1])[1]:
+                between(*pair)
+
+    if points[first.start()][1] != points[last.start()][1]:
+        between(first, last)
+    return [points[k] for k in sorted(points)]
+
+
+def offsets(points: list[tuple[dt.datetime, dt.timedelta]]) -> LogOffsets | None:
+    """The log's offsets over time from the (UTC time, offset) points of its blocks (`stamp_offsets`): spans of one
+    offset in time order. A lone line in an offset none of its neighbours has (the cut tail of a line, a line pasted
+    from elsewhere) is no span of its own where other spans hold several lines. None without any point."""
+    spans: list[list] = []  # [first, last, offset, points]
+    for at, offset in sorted(points, key=lambda p: p[0]):
+        if spans and spans[-1][2] == offset:
+            spans[-1][1], spans[-1][3] = at, spans[-1][3] + 1
+        else:
+            spans.append([at, at, offset, 1])
+    if any(span[3] > 1 for span in spans):
+        spans = [span for span in spans if span[3] > 1]
+    merged: list[tuple[dt.datetime, dt.datetime, dt.timedelta]] = []
+    for first, last, offset, _ in spans:  # spans a stray line had split are one again
+        if merged and merged[-1][2] == offset:
+            merged[-1] = (merged[-1][0], last, offset)
+        else:
+            merged.append((first, last, offset))
+    return LogOffsets(tuple(merged)) if merged else None
+
+
+def usual_offset(found: LogOffsets | None) -> dt.timedelta | None:
+    """The offset most of the log's time is written in (the first span's where none is longer)."""
+    if found is None:
+        return None
+    held: dict[dt.timedelta, dt.timedelta] = {}
+    for first, last, offset in found.spans:
+        held[offset] = held.get(offset, dt.timedelta(0)) + (last - first)
+    return max(held, key=lambda o: (held[o], -[s[2] for s in found.spans].index(o)))
 
 
 def expand(paths) -> list[LogSource]:

@@ -44,13 +44,38 @@ PLANNED = {
     "priority_takeover": "a priority takeover",
     "catchup_takeover": "a catch-up takeover",
 }
+# The same role changes as this node's own counters record them (FTDC, 4.2+; src/mongo/db/repl/replication_metrics.idl):
+# a replSetStepDown command it carried out, an election it called on a step-up request (an operator's, or the handoff of
+# a primary stepping down), by its higher priority, or to take over from a primary that lagged it.
+COUNTED = {
+    "stepdown_commands": "a replSetStepDown command",
+    "elections_step_up": "a replSetStepUp request",
+    "elections_priority_takeover": "a priority takeover",
+    "elections_catchup_takeover": "a catch-up takeover",
+}
+# An election this node called on seeing no primary for electionTimeoutMillis: a failover, never a plan.
+FAILOVER = "elections_timeout"
+# This node, the primary, stepping down on seeing another member elected in a new term (the log's line, or its counter).
+# Members elect on timeout only after hearing nothing from the primary for electionTimeoutMillis (10 s by default): a
+# primary whose samples came on time through those seconds was answering, so the member that took over did it by
+# priority, to catch up or on request (the set's plan); one that stalled or went unsampled then lost it to a failover.
+NEW_TERM, NEW_TERM_COUNTED = "new_term_stepdown", "stepdowns_higher_term"
+TAKEN_OVER = "a takeover by another member while this node was answering"
+ELECTION_TIMEOUT = dt.timedelta(seconds=10)
+ANSWERED_MS = 1000.0  # a serverStatus answered within this long: the node was not stalled
+# Who records a planned role change: the log's line, or this node's election and command counters in FTDC.
+BY_LOG, BY_COUNTERS = "log", "FTDC"
 # How it decides, for the report's readers (the values, not their names).
 METHOD = (
     "Every member's state and last applied operation come with each node's replica set status. A secondary lags "
     f"when it trails the primary by {LAG_S:g} s or more without a break for {MIN_S:g} s: heartbeats (every 2 s) and "
     "an idle primary's no-op writes (every 10 s) make a member that keeps up show a 10-12 s sawtooth that drops "
     "back to 0, so only lag that never drops below the bar counts. A primary change is another member becoming "
-    "primary; it is context unless it happened during another finding's window. Critical: "
+    "primary; it is context unless it happened during another finding's window and was not planned: a planned role "
+    "change (a replSetStepDown command, a replSetStepUp request, a priority or catch-up takeover) is read from the log "
+    "or, without one, from the node's own election and command counters; a primary that stepped down when another "
+    f"member was elected, having answered on time through the {ELECTION_TIMEOUT.total_seconds():g} s before (members "
+    "elect on timeout only after hearing nothing from it that long), was taken over, not failed over. Critical: "
     f"{CRITICAL_LAG_S / 60:g} minutes of lag."
 )
 DETECTOR = Detector(
@@ -62,7 +87,7 @@ DETECTOR = Detector(
     replica_set_wide=True,
     peaks=("lag_s_peak",),
     moments=("primary_change",),
-    reads=("member_state.", "member_lag_s.", "member_self."),
+    reads=("member_state.", "member_lag_s.", "member_self.", *COUNTED, FAILOVER, NEW_TERM_COUNTED, "collect_ms"),
     # The primary keeps history for a lagging majority (dirty cache); drivers reconnect after an election.
     sets_off=("cache_pressure", "connection_storm", "throughput_dip"),
     panels=(
@@ -72,18 +97,66 @@ DETECTOR = Detector(
 )
 
 
-def planned_role_change(ctx: Context, start: dt.datetime, end: dt.datetime) -> tuple[dt.datetime, str] | None:
-    """When and how this node's log says it gave up or took the primary on purpose from ROLE_CHANGE_LEAD before
-    `start` to `end` (the first such line): a replSetStepDown command, a replSetStepUp request, a priority or
-    catch-up takeover. None without a log, or when none is there (a failover is no plan)."""
-    if ctx.logs is None:
+def planned_role_change(ctx: Context, start: dt.datetime, end: dt.datetime) -> dict | None:
+    """When and how this node gave up or took the primary on purpose from ROLE_CHANGE_LEAD before `start` to `end`: a
+    replSetStepDown command, a replSetStepUp request, a priority or catch-up takeover, as its log says (the first such
+    line) or, without one, as its own counters in FTDC say (`COUNTED`, the first sample that counted one). None when
+    neither says so, and when this node called an election on seeing no primary then (a failover is no plan).
+    Returns `{"at", "how", "source"}`."""
+    if ctx.logs is not None:
+        lines = ctx.logs.events.filter(
+            pl.col("kind").is_in([*PLANNED, NEW_TERM]), pl.col("ts").is_between(start - ROLE_CHANGE_LEAD, end)
+        ).sort("ts")
+        asked = lines.filter(pl.col("kind") != NEW_TERM)
+        if not asked.is_empty():
+            return {"at": asked["ts"][0], "how": PLANNED[asked["kind"][0]], "source": BY_LOG}
+        if not lines.is_empty():
+            return _taken_over(ctx, lines["ts"][0], BY_LOG)
+    return _counted_role_change(ctx, start, end)
+
+
+def _taken_over(ctx: Context, at: dt.datetime, source: str) -> dict | None:
+    """This node stepping down at `at` on seeing another member elected: planned where its samples came on time, each
+    answered within ANSWERED_MS, through the ELECTION_TIMEOUT before (it was answering: no member could have timed out
+    on it), a failover otherwise (None)."""
+    period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
+    rows = ctx.series.filter(pl.col(TIME_COLUMN).is_between(at - ELECTION_TIMEOUT - period, at))
+    if rows.height < 2 or rows["gap"].fill_null(False).any():
         return None
-    lines = ctx.logs.events.filter(
-        pl.col("kind").is_in(list(PLANNED)), pl.col("ts").is_between(start - ROLE_CHANGE_LEAD, end)
-    ).sort("ts")
-    if lines.is_empty():
+    if (rows[TIME_COLUMN].diff().drop_nulls() > 2 * period).any():
         return None
-    return lines["ts"][0], PLANNED[lines["kind"][0]]
+    if ctx.has("collect_ms") and (rows["collect_ms"].fill_null(0) > ANSWERED_MS).any():
+        return None
+    return {"at": at, "how": TAKEN_OVER, "source": source}
+
+
+def _counted_role_change(ctx: Context, start: dt.datetime, end: dt.datetime) -> dict | None:
+    """`planned_role_change` from this node's counters: each sample's increase covers the interval ending at it, so the
+    samples to one period past `end` (the count may land in the sample after the change FTDC saw)."""
+    counted = [c for c in COUNTED if ctx.has(c)]
+    if not counted and not ctx.has(NEW_TERM_COUNTED):
+        return None
+    period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
+    rows = ctx.series.filter(pl.col(TIME_COLUMN).is_between(start - ROLE_CHANGE_LEAD, end + period, closed="right"))
+    if ctx.has(FAILOVER) and (rows[FAILOVER].fill_null(0) > 0).any():
+        return None
+    for row in rows.select(TIME_COLUMN, *counted).iter_rows(named=True):
+        column = next((c for c in counted if (row[c] or 0) > 0), None)
+        if column is not None:
+            return {"at": row[TIME_COLUMN], "how": COUNTED[column], "source": BY_COUNTERS}
+    if ctx.has(NEW_TERM_COUNTED):
+        stepped = rows.filter(pl.col(NEW_TERM_COUNTED) > 0)
+        if not stepped.is_empty():
+            return _taken_over(ctx, stepped[TIME_COLUMN][0], BY_COUNTERS)
+    return None
+
+
+def recorded(planned: dict) -> str:
+    """Who records a planned role change, and when: "the log records a replSetStepDown command at 09:25:03 UTC", or
+    "this node's own counters record a replSetStepDown command by 09:25:05 UTC" (in the interval ending then)."""
+    if planned.get("source") == BY_COUNTERS:
+        return f"this node's own election and command counters record {planned['how']} by {clock(planned['at'])}"
+    return f"the log records {planned['how']} at {clock(planned['at'])}"
 
 
 def members(ctx: Context) -> list[str]:
@@ -180,7 +253,6 @@ def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
     )
     found = []
     for row in changes.iter_rows(named=True):
-        planned = planned_role_change(ctx, row["since"], row[TIME_COLUMN])
         found.append(
             change_finding(
                 member_name(ctx, row["before"]),
@@ -189,7 +261,7 @@ def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
                 row["primary"],
                 row["since"],
                 row[TIME_COLUMN],
-                {"at": planned[0], "how": planned[1]} if planned else None,
+                planned_role_change(ctx, row["since"], row[TIME_COLUMN]),
             )
         )
     return found
@@ -197,13 +269,14 @@ def _primary_changes(ctx: Context, names: list[str]) -> list[Finding]:
 
 def change_finding(old: str, new: str, from_member: str, to_member: str, since, at, planned: dict | None = None) -> Finding:
     """The primary moving from member `old` to member `new` (names: this node's view, or addresses); `planned`: when and
-    how the log says it was asked for (`planned_role_change`), None for a failover or when no log says."""
+    how it was asked for (`planned_role_change`: the log, or this node's counters), None for a failover or when nothing
+    says."""
     seen = (
         f"{_opening(old)} was primary at {clock(since)}; {new} was at {clock(at)}"
         f" ({duration((at - since).total_seconds())} without a primary seen in between)."
     )
     told = (
-        f" A planned role change: the log records {planned['how']} at {clock(planned['at'])}. Writes paused while the "
+        f" A planned role change: {recorded(planned)}. Writes paused while the "
         "primary changed role; drivers sent them to the new primary."
         if planned
         else " No primary took writes in between."

@@ -29,7 +29,7 @@ import polars as pl
 
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
-from analysis.findings.detectors.replication import ROLE_CHANGE_LEAD, planned_role_change
+from analysis.findings.detectors.replication import ROLE_CHANGE_LEAD, planned_role_change, recorded
 from analysis.findings.finding import Finding
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
@@ -152,13 +152,11 @@ class Episode:
         }
 
 
-def _role_change_dip(
-    ctx: Context, episode: Episode, role_change: tuple[dt.datetime, str], reasons: list[str], documents: str
-) -> Finding:
+def _role_change_dip(ctx: Context, episode: Episode, role_change: dict, reasons: list[str], documents: str) -> Finding:
     """A dip that is the expected effect of a planned role change: context, told as the role change. While a primary
     steps down it takes the replication state transition lock, kills the writes in progress and refuses new ones;
     then the clients' writes (and primary reads) go to the new primary."""
-    at, how = role_change
+    at, how = role_change["at"], role_change["how"]
     return Finding(
         kind=KIND,
         severity="info",
@@ -167,7 +165,7 @@ def _role_change_dip(
         subject=f"{episode.told()} as the primary moved on purpose",
         statement=f"{how} at {clock(at)}",
         reasoning=(
-            f"The log records {how} at {clock(at)}: a planned role change. {episode.explained()}"
+            f"A planned role change: {recorded(role_change)}. {episode.explained()}"
             f" ({'; '.join(reasons)}). A primary stepping down holds back its writes while it changes role, then its "
             "clients' writes and primary reads go to the new primary: the expected dip of a role change, not a fault." + documents
         ),
@@ -176,7 +174,7 @@ def _role_change_dip(
             "baseline": {"finished_per_s": episode.baseline},
             "episode": episode.evidence(),
             "ops_per_s_min": episode.lowest,
-            "role_change": {"at": at, "how": how},
+            "role_change": role_change,
             "reasons": reasons,
         },
     )

@@ -201,7 +201,7 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
     text_columns = [c for c in ("text", "msg", "remote", "file", "app_name", "driver") if c in logs.events.columns]
     events = logs.events.with_columns(mapped("node", r.host), *(mapped(c, r.text) for c in text_columns))
     problems = logs.problems.with_columns(*(mapped(c, r.text) for c in ("file", "text") if c in logs.problems.columns))
-    return LogFrames(slow, events, problems, logs.utc_offset)
+    return LogFrames(slow, events, problems, logs.utc_offset, logs.utc_offsets)
 
 
 def redact(analysis: Analysis, r: Redactor) -> Analysis:
