@@ -432,3 +432,19 @@ def test_operations_that_mostly_waited_are_not_named_as_the_cause(tmp_path):
     assert not [f.title for f in tickets if f.resource == "write" and f.culprits]
     for culprit in (c for f in result.problems for c in f.culprits):
         assert culprit.held_s < 0.2 * culprit.overlap_s  # 3.7 of every 4 s were waits (locks, disk reads, cache)
+
+
+def test_a_queue_seen_only_between_samples_is_said_as_its_mean_not_as_none_queued(tmp_path):
+    import analysis
+
+    # 7.0 sampled every 10 s: writers queued between samples (the time queued shows them) but never at a sample. Was:
+    # "Write tickets exhausted for 1 min: 0 of 128 available; 0 writers queued at peak".
+    def plan(s):
+        busy = 300 <= s < 370
+        return Tick(write_out=128 if busy else 2, write_queue=30 if busy and s % 10 else 0)
+
+    write_ftdc(tmp_path / "diagnostic.data", Config(), T0, 900, plan, period=10)
+    result = analysis.analyze(tmp_path / "diagnostic.data")
+    [writes] = [f for f in result.findings if f.kind == "ticket_exhaustion" and f.resource == "write" and f.severity != "info"]
+    assert "0 writers queued" not in writes.title
+    assert "27 writers waiting on average over the worst sampling interval" in writes.title, writes.title

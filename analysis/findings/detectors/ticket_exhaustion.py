@@ -196,7 +196,12 @@ def detect(ctx: Context) -> list[Finding]:
             )
             held_full = bool(total and least is not None and least >= total)
             severity = "critical" if window.seconds >= CRITICAL_S or held_full else "warning"
-            queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
+            waiters = peaks.get(f"{rw}_ticket_waiters", 0.0)
+            if queued_peak < 1 <= waiters:
+                # Queued between samples only (a short queue at 10 s sampling): the mean from time queued says it.
+                queue_text = f"; {waiters:,.0f} {WAITERS[rw]} waiting on average over the worst sampling interval"
+            else:
+                queue_text = f"; {queued_peak:,.0f} {WAITERS[rw]} queued at peak" if queue_cols else ""
             held_text = f", never fewer than the pool's {total} while none was free" if held_full else ""
             latency_text = f" Mean {rw} latency reached {ms(lat_peak)}." if lat_peak is not None else ""
             findings.append(
