@@ -91,12 +91,10 @@ def plan_text(row: dict) -> str:
     """The plans a shape ran with (COLLSCAN marked apart; `no_plan` when the log names none and it scanned nothing),
     and its failed runs as the culprit table says them."""
     plans = ", ".join(p for p in (row["plan_kinds"] or "").split(",") if p and p != "COLLSCAN")
-    if not plans and not (row["collscan_share"] or 0) > 0:
-        plans = no_plan(row["command"])
-    if row["failed"]:
+    if row["failed"]:  # a run that failed may have logged no plan: its failure says why
         failed = f"failed {row['failed']} of {row['count']} run(s)" + (f": {row['errors']}" if row["errors"] else "")
         return f"{plans} ({failed})" if plans else failed
-    return plans
+    return plans if plans or (row["collscan_share"] or 0) > 0 else no_plan(row["command"])
 
 
 def queries(logs: LogFrames) -> pl.DataFrame:

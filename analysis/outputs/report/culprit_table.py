@@ -35,11 +35,11 @@ NOTE = (
 
 def plan(c: Culprit) -> str:
     text = (c.plan_summary or "") + (" COLLSCAN" if c.collscan and "COLLSCAN" not in (c.plan_summary or "") else "")
-    text = text.strip() or no_plan(c.command)
-    if c.failed:
+    text = text.strip()
+    if c.failed:  # a run that failed may have logged no plan: its failure says why
         failed = f"failed {c.failed} of {c.count} run(s)" + (f": {c.error}" if c.error else "")
         return f"{text} ({failed})" if text else failed
-    return text
+    return text or no_plan(c.command)
 
 
 def cells(c: Culprit) -> list[tuple[str, bool]]:
