@@ -198,7 +198,7 @@ SAID_BY = {
 # names its findings), the detector's thresholds and metric paths (the finding's own text explains them, where its
 # evidence lists them), the mechanism (the cause's heading says it in words), and a stall of the whole server (the
 # cause's sentence says its record whole: how long serverStatus took, the sampling, when it recurred).
-NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism", "server_stall")
+NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism", "server_stall", "told_in_headline", "checkpoints_slower")
 
 
 def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
@@ -267,13 +267,15 @@ def root_kind(kind: str) -> str:
 # A write load that did not change, as a root cause's heading says it: not "the workload", as if it rose, but what the
 # numbers show (dirty data written out too slowly under it, by checkpoints or eviction).
 STEADY_LOAD = "dirty data written out too slowly under a steady load"
+# The same load where dirty data was below its target when the longest checkpoint began: the checkpoints slowed.
+SLOWER_CHECKPOINTS = "checkpoints far slower than usual under a steady load"
 
 
 def cause_kind(cause: RootCause) -> str:
     """What a root cause is, as its heading says it: its kind in words (`root_kind`), but a steady write load by what
     its numbers show, not "the workload"."""
     if cause.evidence.get("mechanism") == "write_load" and cause.evidence.get("load_change") == "unchanged":
-        return STEADY_LOAD
+        return SLOWER_CHECKPOINTS if cause.evidence.get("checkpoints_slower") else STEADY_LOAD
     return root_kind(cause.kind)
 
 
