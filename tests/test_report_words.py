@@ -561,3 +561,23 @@ def test_every_member_section_carries_its_node_table_and_audit_in_every_document
         facts = page.split(f"id='{key}-node'", 1)[1].split("</table>", 1)[0]
         assert f"<th>version</th><td>{node.node.version}</td>" in facts
         assert len(json_node["audit"]) == len(node.audit) and json_node["node"]["version"] == node.node.version
+
+
+def test_a_root_causes_nested_evidence_is_said_in_words_and_its_load_change_once():
+    # checkpoint-stall: "carried by (the log's slow operations): (namespace shop.orders, command update, runs 90, share of
+    # the slow operations' time 100 %, application orders-service)", "load change: unchanged" under a heading that says
+    # the load was steady, and "documents per second: returned 3,999, …, documents deleted 120".
+    from analysis.outputs import words
+
+    cause = _analyzed("checkpoint-stall")[0][0].incidents[0].root_cause
+    rows = dict(words.cause_rows(cause))
+    assert (
+        rows[words.label("carried_by")] == "shop.orders update, 90 runs, 100 % of the slow operations' time, from orders-service"
+    )
+    assert words.cause_kind(cause) == words.STEADY_LOAD
+    assert not {words.label("load_change"), words.label("writes_changed")} & set(rows), rows
+    documents = rows[words.label("documents_per_s")]
+    assert "deleted 120" in documents and "documents deleted" not in documents, documents
+    assert "getmore" not in rows[words.label("operations_per_s")]
+    # A key keeps its own words where its record's label does not already say them.
+    assert words._value("shares", {"deleted": 3}, None) == "documents deleted 3"
