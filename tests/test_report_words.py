@@ -581,3 +581,24 @@ def test_a_root_causes_nested_evidence_is_said_in_words_and_its_load_change_once
     assert "getmore" not in rows[words.label("operations_per_s")]
     # A key keeps its own words where its record's label does not already say them.
     assert words._value("shares", {"deleted": 3}, None) == "documents deleted 3"
+
+
+@pytest.mark.parametrize("name", ["checkpoint-stall", "demo"])
+def test_a_change_of_setting_says_its_current_value_and_source_once(name):
+    # checkpoint-stall, demo: "eviction_dirty_target 5 % → 2 % (wiredTigerEngineRuntimeConfig: …; now 5 % (WiredTiger
+    # default)). Dirty data built up to 14.0 % of the cache before 30 of 30 checkpoint(s) (dirty target 5 % (WiredTiger
+    # default))": the current value three times, its source twice.
+    from analysis.advice import wording
+
+    said = [
+        (r, wording.text(r))
+        for node in _analyzed(name)[0]
+        for i in node.incidents
+        for r in [*i.recommendations, *(r for f in i.findings for r in f.recommendations)]
+        if r.setting is not None
+    ]
+    assert any(r.setting == "eviction_dirty_target" for r, _ in said)
+    for rec, text in said:
+        current = wording.amount(rec.current.value, rec.current.unit)
+        assert text.count(f"{current} (") == 1 and text.count(rec.current.source) == 1, text
+        assert " now " not in text, text
