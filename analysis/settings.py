@@ -47,7 +47,9 @@ class SettingRecord:
     unit: str  # one of UNITS
     meaning: str  # what the server does with it
     default: float | None  # the default a node's timeline starts from when nothing set it
-    default_source: str  # where that default is published, as a value's source reads
+    # Where that default is published, as a value's source reads: said inside a value's parentheses ("60 s (mongod's
+    # default for storage.syncPeriodSecs / syncdelay)"), so without parentheses of its own.
+    default_source: str
     how: str  # where a DBA sets it (a value in braces is filled in)
     wt_key: str | None = None  # its key in a WiredTiger configuration string
     parameters: tuple[str, ...] = ()  # setParameter / getParameter names that set it
@@ -84,7 +86,7 @@ def _configstring(key: str) -> str:
 
 WT_DEFAULT = "WiredTiger default"
 NOT_RECORDED = "not recorded"
-TICKETS_DEFAULT = "not set (128 before 7.0; 7.0+ sizes it by throughput probing)"
+TICKETS_DEFAULT = "not set: 128 before 7.0; 7.0+ sizes it by throughput probing"
 # What raising a target or lowering a trigger does to eviction, and what moving them the other way trades.
 LATER_EVICTION = (
     "background eviction would start later, with the cache fuller, nearer the trigger where application threads evict"
@@ -156,7 +158,7 @@ def _threads(name: str, key: str, meaning: str) -> SettingRecord:
         "count",
         meaning,
         4,
-        f"mongod default (eviction=({key}=4))",
+        f"mongod's default for eviction.{key}",
         f'wiredTigerEngineRuntimeConfig: "eviction=({key}={{value}})"',
         wt_key=f"eviction.{key}",
         minimum=1,
@@ -176,7 +178,7 @@ def _tickets(rw: str) -> SettingRecord:
         f"concurrent storage-engine {rw} transactions; on 7.0+ 0 (unset) lets throughput probing size the pool",
         None,
         TICKETS_DEFAULT,
-        f"setParameter storageEngine{parameter} (wiredTiger{parameter} before 7.0)",
+        f"setParameter storageEngine{parameter}, or wiredTiger{parameter} before 7.0",
         parameters=(f"wiredTiger{parameter}", f"storageEngine{parameter}"),
         defaults_by_version=(((0, 0), 128.0), (PROBING_VERSION, None)),
         minimum=1,
@@ -213,7 +215,7 @@ RECORDS: tuple[SettingRecord, ...] = (
         "s",
         "seconds mongod's checkpointer sleeps between one checkpoint's end and the next one's start",
         60,
-        "mongod default (storage.syncPeriodSecs / syncdelay)",
+        "mongod's default for storage.syncPeriodSecs / syncdelay",
         "setParameter syncdelay, or storage.syncPeriodSecs",
         wt_key="checkpoint.wait",
         parameters=("syncdelay",),
@@ -238,7 +240,7 @@ RECORDS: tuple[SettingRecord, ...] = (
         "bytes",
         "the WiredTiger cache's size",
         None,
-        "mongod default: 50 % of (RAM - 1 GB), at least 256 MB",
+        "mongod's default: 50 % of the RAM less 1 GB, at least 256 MB",
         "storage.wiredTiger.engineConfig.cacheSizeGB",
         wt_key="cache_size",
         minimum=MIN_CACHE_BYTES,
@@ -284,7 +286,7 @@ RECORDS: tuple[SettingRecord, ...] = (
         "s",
         "seconds a multi-document transaction may live, idle time included, before the periodic reaper aborts it",
         60,
-        "mongod default (transactionLifetimeLimitSeconds)",
+        "mongod's default for transactionLifetimeLimitSeconds",
         "setParameter transactionLifetimeLimitSeconds={value}, at runtime or at start-up",
         parameters=("transactionLifetimeLimitSeconds",),
         minimum=1,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -139,7 +140,7 @@ def test_the_validator_refuses_a_pool_of_0_on_7_0_and_syncdelay_0_anywhere():
         "set_setting",
         "Checkpoint less",
         setting="checkpoint_interval",
-        current=Current(60.0, "s", "mongod default (storage.syncPeriodSecs / syncdelay)", "default"),
+        current=Current(60.0, "s", SETTINGS["checkpoint_interval"].default_source, "default"),
         proposed=0,
     )
     assert "turns periodic checkpoints off" in broken_rule(off, facts, Answering(T0, T0))
@@ -151,7 +152,7 @@ def test_the_validator_only_lowers_the_transaction_lifetime_and_says_what_that_a
     facts = NodeFacts(
         Thresholds({s.name: [Setting(s.default, s.default_source)] for s in SETTINGS.values()}), "7.0.12", 32000, {}
     )
-    now = Current(60.0, "s", "mongod default (transactionLifetimeLimitSeconds)", "default")
+    now = Current(60.0, "s", SETTINGS["transaction_lifetime_limit"].default_source, "default")
     raised = Recommendation(
         "set_setting",
         "Let transactions live longer",
@@ -753,3 +754,17 @@ def test_the_network_is_a_lags_suspect_only_where_the_members_storage_kept_up(of
         assert network and told == lag
     # Context (info) is no trouble of the member's.
     assert vetted_against_member(lag, [replace(own, severity="info")]) == lag
+
+
+def test_a_source_said_inside_a_values_parentheses_carries_none_of_its_own():
+    # "ran past the 60 s (mongod default (storage.syncPeriodSecs / syncdelay)) checkpoint interval", "now not set (not
+    # set (128 before 7.0; …))", "(setParameter storageEngineConcurrentWriteTransactions (wiredTiger… before 7.0))".
+    from analysis.advice.wording import current_words
+    from analysis.series.thresholds import Setting, described
+
+    for record in SETTINGS.values():
+        # (A configuration string's own parentheses, quoted, are the setting's syntax.)
+        assert "(" not in record.default_source and "(" not in re.sub(r'"[^"]*"', "", record.how), record.name
+        said = [described(record.name, Setting(record.default, record.default_source))]
+        said.append(current_words(Current(record.default, record.unit, record.default_source, "assumed")))
+        assert all(s.count("(") == 1 and s.endswith(")") for s in said), said

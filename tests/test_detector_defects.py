@@ -337,7 +337,7 @@ def test_cache_advice_stays_within_the_host_memory(memory_mb, raise_it):
     assert advice.action == "resize"
     assert (advice.setting == "cache_size") == raise_it
     if raise_it:
-        assert advice.proposed == 12.1 * 2**30 and "cacheSizeGB 10.0 GB → 12.1 GB" in text(advice)
+        assert advice.proposed == 12.1 * 2**30 and "cacheSizeGB 10.0 GB (test) → 12.1 GB" in text(advice)
     else:
         assert "outgrown" in advice.what and advice.proposed is None
 

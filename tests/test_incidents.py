@@ -249,7 +249,8 @@ def test_a_configuration_outlier_outranks_the_write_load_and_only_where_it_bears
     assert "syncdelay=1" in incident.root_cause.summary and "write load" in incident.root_cause.summary
     first = incident.recommendations[0]
     assert (first.setting, first.current.value, first.proposed) == ("checkpoint_interval", 1, 60)
-    assert text(first).startswith("Set syncdelay back to the default: syncdelay 1 s → 60 s")
+    # (the current value with its source, once, then the proposed one)
+    assert text(first).startswith(f"Set syncdelay back to the default: syncdelay 1 s ({first.current.source}) → 60 s")
     assert [c.kind for c in incident.candidates] == ["workload"]  # the write load, second, with its evidence
     assert incident.candidates[0].evidence["writes_per_s"] == 800
     # The interval has nothing to do with a read-ticket window.
@@ -367,7 +368,9 @@ def test_the_80_write_stress_is_one_incident_rooted_in_the_checkpoint_interval_u
         and syncdelay[0].current.origin == "inferred"
         and incident.recommendations[0] == syncdelay[0]
     )
-    assert text(syncdelay[0]).startswith("Set syncdelay back to the default: syncdelay 1 s → 60 s")
+    assert text(syncdelay[0]).startswith(
+        f"Set syncdelay back to the default: syncdelay 1 s ({syncdelay[0].current.source}) → 60 s"
+    )
 
 
 def test_the_demo_is_one_incident_in_time_order():

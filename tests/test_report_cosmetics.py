@@ -99,7 +99,7 @@ def test_a_setting_read_from_the_log_cites_its_line_in_words():
     source = result.thresholds.source("eviction_threads_max")
     assert source == 'eviction.threads_max=4, from the log\'s "Opening WiredTiger" line, mongod.log line 3'
     said = [text(r) for i in result.incidents for r in i.recommendations if r.setting == "eviction_threads_max"]
-    assert said and all(f"now 4 ({source})" in s for s in said)
+    assert said and all(f"4 ({source}) → " in s for s in said)
 
 
 # --- one fix, one wording --------------------------------------------------------------------------------------------

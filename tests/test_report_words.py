@@ -480,7 +480,7 @@ def test_an_unchanged_write_load_is_not_called_the_workload_that_caused_it():
     # them); dirty-cache-checkpoints-8.0's 15 min one started from 3 % and dirty data built up while it ran.
     told = {
         "checkpoint-stall": "dirty data built up past the eviction dirty target between checkpoints under a steady write load",
-        "dirty-cache-checkpoints-8.0": "checkpoints ran far longer than usual under a steady write load",
+        "dirty-cache-checkpoints-8.0": "one checkpoint ran far longer than usual under a steady write load",
     }
     for name, opening in told.items():
         nodes, _ = _analyzed(name)
@@ -494,7 +494,31 @@ def test_an_unchanged_write_load_is_not_called_the_workload_that_caused_it():
     assert "so the checkpoints had far more to write than usual" in stall.summary
     dirty = _analyzed("dirty-cache-checkpoints-8.0")[0][0].incidents[0].root_cause
     assert dirty.evidence["dirty_pct_at_longest_checkpoint"] <= 5
-    assert "dirty data built up while they ran, up to 22.7 %" in dirty.summary
+    assert "dirty data rose while it ran, from 3.0 % of the cache when the longest started to 22.7 %" in dirty.summary
+
+
+def test_a_checkpoint_that_ran_long_from_little_dirty_data_is_said_so_and_once_around_the_arrow():
+    # dirty-cache-checkpoints-8.0: "A 15 min checkpoint (usually 1.9 s) … → a 15 min checkpoint longer than the 60 s
+    # interval", under the heading "dirty data written out too slowly", while the longest started from 3.0 % dirty data.
+    from analysis.outputs import words
+
+    [incident] = _analyzed("dirty-cache-checkpoints-8.0")[0][0].incidents
+    cause = incident.root_cause
+    head, _, effects = incident.title.partition(" → ")
+    assert "15 min checkpoint" in head and "15 min checkpoint" not in effects, incident.title
+    assert "dirty data rising from 3.0 % to 22.7 % of the cache while it ran" in head
+    assert words.cause_kind(cause) == words.SLOWER_CHECKPOINTS
+    assert "with no more dirty data to write than usual" in cause.summary
+    assert "past the 20 % eviction dirty trigger, where application threads evict" in cause.summary
+    assert not {"told_in_headline", "checkpoints_slower"} & {k for k, _ in words.cause_rows(cause)}
+
+
+def test_a_fill_only_breach_is_not_offered_eviction_behind_a_steady_write_load():
+    # cache-fill-collscan: "Also considered: dirty data written out too slowly under a steady load: eviction fell behind
+    # a steady write load" for a cache full of clean pages (fill 96.8 % > 95 %, dirty data under its target).
+    [incident] = _analyzed("cache-fill-collscan")[0][0].incidents
+    loads = [c for c in (incident.root_cause, *incident.candidates) if c.evidence.get("mechanism") == "write_load"]
+    assert not loads, [c.summary for c in loads]
 
 
 def test_a_set_wide_finding_keeps_no_advice_its_members_incident_withheld():
@@ -537,3 +561,44 @@ def test_every_member_section_carries_its_node_table_and_audit_in_every_document
         facts = page.split(f"id='{key}-node'", 1)[1].split("</table>", 1)[0]
         assert f"<th>version</th><td>{node.node.version}</td>" in facts
         assert len(json_node["audit"]) == len(node.audit) and json_node["node"]["version"] == node.node.version
+
+
+def test_a_root_causes_nested_evidence_is_said_in_words_and_its_load_change_once():
+    # checkpoint-stall: "carried by (the log's slow operations): (namespace shop.orders, command update, runs 90, share of
+    # the slow operations' time 100 %, application orders-service)", "load change: unchanged" under a heading that says
+    # the load was steady, and "documents per second: returned 3,999, …, documents deleted 120".
+    from analysis.outputs import words
+
+    cause = _analyzed("checkpoint-stall")[0][0].incidents[0].root_cause
+    rows = dict(words.cause_rows(cause))
+    assert (
+        rows[words.label("carried_by")] == "shop.orders update, 90 runs, 100 % of the slow operations' time, from orders-service"
+    )
+    assert words.cause_kind(cause) == words.STEADY_LOAD
+    assert not {words.label("load_change"), words.label("writes_changed")} & set(rows), rows
+    documents = rows[words.label("documents_per_s")]
+    assert "deleted 120" in documents and "documents deleted" not in documents, documents
+    assert "getmore" not in rows[words.label("operations_per_s")]
+    # A key keeps its own words where its record's label does not already say them.
+    assert words._value("shares", {"deleted": 3}, None) == "documents deleted 3"
+
+
+@pytest.mark.parametrize("name", ["checkpoint-stall", "demo"])
+def test_a_change_of_setting_says_its_current_value_and_source_once(name):
+    # checkpoint-stall, demo: "eviction_dirty_target 5 % → 2 % (wiredTigerEngineRuntimeConfig: …; now 5 % (WiredTiger
+    # default)). Dirty data built up to 14.0 % of the cache before 30 of 30 checkpoint(s) (dirty target 5 % (WiredTiger
+    # default))": the current value three times, its source twice.
+    from analysis.advice import wording
+
+    said = [
+        (r, wording.text(r))
+        for node in _analyzed(name)[0]
+        for i in node.incidents
+        for r in [*i.recommendations, *(r for f in i.findings for r in f.recommendations)]
+        if r.setting is not None
+    ]
+    assert any(r.setting == "eviction_dirty_target" for r, _ in said)
+    for rec, text in said:
+        current = wording.amount(rec.current.value, rec.current.unit)
+        assert text.count(f"{current} (") == 1 and text.count(rec.current.source) == 1, text
+        assert " now " not in text, text

@@ -189,10 +189,10 @@ def test_checkpoints_of_their_usual_length_are_not_named_what_an_unchanged_load_
     # Was: "Checkpoints up to 2 s (usually 1.9 s) under an unchanged write load": a mechanism its own numbers contradict.
     from samples.families import Incident, Shape
 
+    # Nor is eviction said to have fallen behind it: the fill's dirty data stayed under its target (clean pages filled it).
     incident = _simulated(Shape(eviction_trigger=95, seed=6), Incident("cache_pressure", 300, 5.0, "fill", 0.5, outgrown=True))
-    [load] = [c for c in incident.candidates if c.evidence.get("mechanism") == "write_load"]
-    assert load.evidence["checkpoint_longest_s"] < 2 * load.evidence["checkpoint_usual_s"]
-    assert load.headline.startswith("Eviction fell behind an unchanged write load"), load.headline
+    assert not [c for c in incident.candidates if c.evidence.get("mechanism") == "write_load"]
+    assert "checkpoint" not in incident.title.lower()
 
 
 def test_a_storm_without_a_log_says_its_clients_cannot_be_named():

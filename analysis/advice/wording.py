@@ -1,6 +1,6 @@
 """A `Recommendation` in words and as JSON: the one place advice becomes text.
 
-A change of setting reads `what: label current → proposed (where to set it; now value (source))`,
+A change of setting reads `what: label current (source) → proposed (where to set it)`,
 then why, then any caveat; other advice reads its words, then the command that applies it.
 """
 
@@ -48,10 +48,8 @@ def text(rec: Recommendation) -> str:
     if rec.setting is not None:
         meaning = SETTINGS[rec.setting]
         how = meaning.how.replace("{value}", _setting_value(rec.setting, rec.proposed))
-        body = (
-            f"{rec.what}: {meaning.label} {amount(rec.current.value, rec.current.unit)} → {amount(rec.proposed, rec.current.unit)} "
-            f"({how}; now {current_words(rec.current)})"
-        )
+        # The current value once, with its source; the proposed one with where to set it.
+        body = f"{rec.what}: {meaning.label} {current_words(rec.current)} → {amount(rec.proposed, rec.current.unit)} ({how})"
     elif rec.command:
         body = f"{rec.what}: {rec.command}"
     else:

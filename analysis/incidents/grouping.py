@@ -138,8 +138,8 @@ def _effect(findings: list[Finding], step: Step) -> str:
 
 def _title(cause: RootCause, chain: list[tuple[Step, str]]) -> str:
     """Cause → effect: the root cause's phrase, then what the chain's steps did (the cause's own finding left out)."""
-    own = cause.evidence.get("finding")
-    effects = list(dict.fromkeys(effect for step, effect in chain if own not in step.findings))
+    own = {cause.evidence.get("finding"), *cause.evidence.get("told_in_headline", ())}
+    effects = list(dict.fromkeys(effect for step, effect in chain if not own & set(step.findings)))
     phrase = cause.headline or cause.summary
     head = phrase[0].upper() + phrase[1:]
     if not effects:

@@ -192,8 +192,9 @@ def _write_load(
     in_all = f", {evidence['operations_per_s_all']:,} operations/s in all" if "operations_per_s_all" in evidence else ""
     unchanged = load.direction == "unchanged"
     over = ""  # dirty data past its target, as each sentence quotes it (the evidence's one value)
+    dirty_peak: float | None = None
     if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
-        dirty = round(float(during["cache_dirty_pct"].max()), 1)
+        dirty = dirty_peak = round(float(during["cache_dirty_pct"].max()), 1)
         target = ctx.thresholds.value("eviction_dirty_target")
         evidence["dirty_pct_peak"] = dirty
         evidence["eviction_dirty_target"] = ctx.thresholds.describe("eviction_dirty_target")
@@ -209,6 +210,10 @@ def _write_load(
     )
     mix = workload.told(rates, docs, carried) if rates or docs or carried else None
     unseen = [NO_LOG_LOAD] if ctx.logs is None else []
+    if unchanged and not checkpoints and not over:
+        # Eviction falling behind a steady load is said by dirty data past its target: without it (a cache full of
+        # clean pages) this candidate does not hold, and is not offered.
+        return []
     if unchanged:
         # A load that did not change is not what changed: the cause is what its numbers show, dirty data the node wrote out
         # too slowly under that steady load: built up between checkpoints (so each started with more to write), or while
@@ -223,6 +228,15 @@ def _write_load(
                 f"dirty data built up past the eviction dirty target between checkpoints under {steady}, {built:.1f} % of "
                 f"the cache when the longest started against the {target:g} % target, so the checkpoints had far more to "
                 f"write than usual: {behaviour}"
+            )
+        elif checkpoints and built is not None and dirty_peak is not None and dirty_peak > built:
+            # Dirty data below the target when the longest began: it built up while the checkpoints ran, not before.
+            evidence["checkpoints_slower"] = True  # what its heading says: the checkpoints, not the load, changed
+            ran = "checkpoints ran" if counted.count > 1 else "one checkpoint ran"
+            lead = (
+                f"{ran} far longer than usual under {steady}, with no more dirty data to write than usual: {behaviour}; "
+                f"dirty data rose while {'they' if counted.count > 1 else 'it'} ran, from {built:.1f} % of the cache when the longest "
+                f"started to {dirty_peak:.1f} %{_past_dirty_limits(ctx, during, dirty_peak)}"
             )
         elif checkpoints:
             lead = f"checkpoints ran far longer than usual under {steady}: {behaviour}"
@@ -248,9 +262,22 @@ def _write_load(
                 + (f" (usually {duration(usual_s)})" if usual_s is not None else "")
                 + f" under an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
             )
+            + (
+                f", dirty data rising from {built:.1f} % to {dirty_peak:.1f} % of the cache while "
+                + ("they" if counted.count > 1 else "it")
+                + " ran"
+                if built is not None and dirty_peak is not None and dirty_peak > built and built <= (target or 0)
+                else ""
+            )
             if checkpoints and counted is not None
             else f"Eviction fell behind an unchanged write load ({load.writes:,.0f} write operations/s{in_all})"
         )
+        if checkpoints and counted is not None:
+            # The findings whose subject is the checkpoints' length, which this headline already tells: the incident's
+            # title does not say it again after its arrow.
+            evidence["told_in_headline"] = [
+                f.id for f in kinds.get("checkpoint_stall", []) if isinstance(f.evidence.get("checkpoints"), list)
+            ]
     return [
         RootCause(
             kind="workload",
@@ -260,6 +287,19 @@ def _write_load(
             findings=[f.id for k in present for f in kinds[k]],
         )
     ]
+
+
+def _past_dirty_limits(ctx: Context, during: pl.DataFrame, peak: float) -> str:
+    """Where dirty data at its peak stood against the dirty trigger (past it, application threads evict: how many were
+    busy evicting at most), else against the dirty target; empty below both."""
+    trigger, target = ctx.thresholds.value("eviction_dirty_trigger"), ctx.thresholds.value("eviction_dirty_target")
+    if trigger is not None and peak > trigger:
+        said = f", past the {trigger:g} % eviction dirty trigger"
+        evicting = during["app_evict_threads"].max() if "app_evict_threads" in during.columns else None
+        if evicting is not None and float(evicting) >= 0.05:
+            said += f", where application threads evict (up to {float(evicting):.1f} threads busy evicting at once)"
+        return said
+    return f", past the {target:g} % target" if target is not None and peak > target else ""
 
 
 def _dirty_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> float | None:

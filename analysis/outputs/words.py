@@ -82,6 +82,7 @@ _PARTS = {
     "min": "minimum",
     "max": "maximum",
     "avg": "mean",
+    "getmore": "getMore batches",  # the opcounter, as the panels name it
 }
 _UNITS = {"s": "s", "ms": "ms", "pct": "%", "mb": "MB", "gb": "GB", "bytes": "bytes"}
 
@@ -128,8 +129,9 @@ def _rounded(key: str, value: float) -> str:
     return _number(value)
 
 
-def said(value: Any, offset: dt.timedelta | None = None) -> str:
-    """An evidence value as a sentence's part: numbers grouped, times with their zone, a nested record's keys in words."""
+def said(value: Any, offset: dt.timedelta | None = None, within: str = "") -> str:
+    """An evidence value as a sentence's part: numbers grouped, times with their zone, a nested record's keys in words
+    (`_part`: without the words of `within`, the label of the key it is under)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -147,7 +149,7 @@ def said(value: Any, offset: dt.timedelta | None = None) -> str:
     if is_dataclass(value) and not isinstance(value, type):
         value = {f.name: getattr(value, f.name) for f in fields(value) if f.repr}
     if isinstance(value, dict):
-        return ", ".join(f"{label(str(k))} {_value(str(k), v, offset)}" for k, v in value.items())
+        return ", ".join(f"{_part(within, str(k))} {_value(str(k), v, offset)}" for k, v in value.items())
     if isinstance(value, (list, tuple)) and len(value) > 2 and all(isinstance(v, dt.datetime) for v in value):
         # A loop's 282 restarts: their count, the first and the last (the JSON holds each).
         return first_and_last(list(value), lambda t: say_time(t, offset))
@@ -155,6 +157,28 @@ def said(value: Any, offset: dt.timedelta | None = None) -> str:
         parts = [said(v, offset) for v in value]
         return "; ".join(f"({p})" if isinstance(v, dict) or is_dataclass(v) else p for p, v in zip(parts, value))
     return str(value)
+
+
+def _part(within: str, key: str) -> str:
+    """A nested record's key in words: its label without the words its record's label (`within`) already says, as
+    "deleted" under "documents per second", not "documents deleted"."""
+    words = label(key).split(" ")
+    kept = [w for w in words if w not in within.split(" ")]
+    return " ".join(kept) if kept and len(kept) < len(words) else " ".join(words)
+
+
+def carriers_told(carried: Sequence[dict[str, Any]]) -> str:
+    """The log's slow operations carrying a load, each in words: `shop.orders update, 90 runs, 100 % of the slow
+    operations' time, from orders-service`."""
+    return "; ".join(
+        f"{c.get('ns') or 'an unknown namespace'} {c.get('command') or 'operations'}, {c['runs']:,} run{'s' if c['runs'] != 1 else ''}, "
+        f"{pct(c['share'])} of the slow operations' time" + (f", from {c['app']}" if c.get("app") else "")
+        for c in carried
+    )
+
+
+# Evidence whose value is a list of records a report says in a sentence of its own.
+_RECORDS = {"carried_by": carriers_told}
 
 
 def setting_name(setting: str) -> str:
@@ -198,7 +222,7 @@ SAID_BY = {
 # names its findings), the detector's thresholds and metric paths (the finding's own text explains them, where its
 # evidence lists them), the mechanism (the cause's heading says it in words), and a stall of the whole server (the
 # cause's sentence says its record whole: how long serverStatus took, the sampling, when it recurred).
-NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism", "server_stall")
+NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism", "server_stall", "told_in_headline", "checkpoints_slower")
 
 
 def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
@@ -209,8 +233,10 @@ def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) 
 
 
 def cause_rows(cause: RootCause, offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
-    """A root cause's evidence as its block lists it: its facts, each once, without what is not one (`NOT_LISTED`)."""
-    return evidence_rows({k: v for k, v in cause.evidence.items() if k not in NOT_LISTED}, offset)
+    """A root cause's evidence as its block lists it: its facts, each once, without what is not one (`NOT_LISTED`) nor
+    the load's change where its heading says it ("under a steady load", `cause_kind`)."""
+    heading = ("load_change", *SAID_BY["load_change"]) if cause_kind(cause) != root_kind(cause.kind) else ()
+    return evidence_rows({k: v for k, v in cause.evidence.items() if k not in NOT_LISTED and k not in heading}, offset)
 
 
 def _value(key: str, value: Any, offset: dt.timedelta | None) -> str:
@@ -218,9 +244,11 @@ def _value(key: str, value: Any, offset: dt.timedelta | None) -> str:
     prose's rounding (`_rounded`), else `said`."""
     if key in _NAMED_VALUES and isinstance(value, str):
         return _NAMED_VALUES[key](value)
+    if key in _RECORDS and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+        return _RECORDS[key](value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _rounded(key, value)
-    return said(value, offset)
+    return said(value, offset, label(key))
 
 
 def sentence(text: str) -> str:
@@ -267,13 +295,15 @@ def root_kind(kind: str) -> str:
 # A write load that did not change, as a root cause's heading says it: not "the workload", as if it rose, but what the
 # numbers show (dirty data written out too slowly under it, by checkpoints or eviction).
 STEADY_LOAD = "dirty data written out too slowly under a steady load"
+# The same load where dirty data was below its target when the longest checkpoint began: the checkpoints slowed.
+SLOWER_CHECKPOINTS = "checkpoints far slower than usual under a steady load"
 
 
 def cause_kind(cause: RootCause) -> str:
     """What a root cause is, as its heading says it: its kind in words (`root_kind`), but a steady write load by what
     its numbers show, not "the workload"."""
     if cause.evidence.get("mechanism") == "write_load" and cause.evidence.get("load_change") == "unchanged":
-        return STEADY_LOAD
+        return SLOWER_CHECKPOINTS if cause.evidence.get("checkpoints_slower") else STEADY_LOAD
     return root_kind(cause.kind)
 
 

@@ -170,10 +170,7 @@ def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt
     built = [r for r in checkpoints.values() if r["dirty_built_up"]]
     if built:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
-        why = (
-            f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) "
-            f"(dirty target {t.describe('eviction_dirty_target')})"
-        )
+        why = f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s)"  # (the dirty target and its source: the change's own words say them)
         recs += [
             changes.more_eviction_threads(t, "Let eviction write dirty data out between checkpoints with more worker threads"),
             changes.earlier_dirty_eviction(
