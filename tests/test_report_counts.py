@@ -21,3 +21,23 @@ def test_the_data_handle_fix_finishes_its_sentence_with_what_the_handles_cost():
     assert "every checkpoint and every sweep walks them all" in drop.why and drop.why.endswith("shortens that wait")
     assert not drop.why.endswith("is one")
 
+
+def test_a_ttl_burst_names_its_index_in_the_fix_and_says_which_count_counts_what():
+    # ttl-burst-6.0: "add jitter to the expireAt/date field the TTL index reads" though the log names expireAt_1 on
+    # app.sessions; "450,064" in the headline and "450,000 by the log" in the root cause with nothing saying which counts
+    # what; "the busiest fifth of this data"; "(id 5479200)" in prose.
+    [finding] = _findings("ttl-burst-6.0", "ttl_burst")
+    fix = finding.recommendations[0].what
+    assert fix == (
+        "Spread expiry so documents do not expire together: add jitter to the date field the TTL index expireAt_1 on "
+        "app.sessions reads"
+    )
+    deleted = finding.evidence["deleted"]
+    assert (
+        f"The log's TTL pass line in that time counts 450,000 of them: the server counted all {deleted:,.0f} documents its "
+        "TTL monitor deleted in the window, the log's line only its pass on one index." in finding.reasoning
+    )
+    assert "(450,000 documents by the log's line of that pass)" in finding.cause
+    for text in (finding.subject, finding.reasoning, finding.cause, fix):
+        assert "this data" not in text and "id 5479200" not in text and "expireAt/date" not in text
+    assert "as busy as the busiest fifth of the capture's minutes" in finding.subject
