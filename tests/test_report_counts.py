@@ -41,3 +41,17 @@ def test_a_ttl_burst_names_its_index_in_the_fix_and_says_which_count_counts_what
     for text in (finding.subject, finding.reasoning, finding.cause, fix):
         assert "this data" not in text and "id 5479200" not in text and "expireAt/date" not in text
     assert "as busy as the busiest fifth of the capture's minutes" in finding.subject
+
+
+def test_the_spikes_expected_by_chance_are_the_quoted_share_of_the_spikes():
+    # checkpoint-stall: "took 43 % of the time (chance alone: 14.0 spikes …)" of 30 spikes: 30 × 43 % is 12.9. The
+    # expectation sums each spike's own chance (the checkpoints with the period after each, widened by the spike's
+    # length); the share quoted beside it is that chance, on average.
+    import re
+
+    for f in _findings("checkpoint-stall", "checkpoint_stall"):
+        spikes, expected = f.evidence["spikes"], f.evidence["expected_by_chance"]
+        said = re.search(r"would have met one (\d+) % of the time on average \(chance alone: ([\d.]+) spikes", f.reasoning)
+        assert said, f.reasoning
+        share, count = int(said.group(1)) / 100, float(said.group(2))
+        assert count == round(expected, 1) and abs(share * spikes - count) <= 0.005 * spikes + 0.05, (share, count)

@@ -278,9 +278,9 @@ def test_the_two_shares_of_checkpoint_time_say_what_each_measures():
     counted = incident.root_cause.evidence["checkpoints_in_window"]
     assert f"(checkpointing {pct(counted.time_share)} of the time)" in incident.root_cause.summary
     stall = next(f for f in incident.findings if f.kind == "checkpoint_stall")
-    coverage = stall.evidence["aligned_time_share"]
-    assert pct(coverage) != pct(counted.time_share)
-    assert f"checkpoints and the sampling period after each together, took {pct(coverage)} of the time" in stall.explanation
+    chance = stall.evidence["expected_by_chance"] / stall.evidence["spikes"]
+    assert pct(chance) != pct(counted.time_share)
+    assert f"a spike as long as each would have met one {pct(chance)} of the time on average" in stall.explanation
 
 
 def test_a_ttl_burst_says_what_its_usual_minute_rests_on():
