@@ -186,3 +186,14 @@ def test_an_io_pressure_counter_at_zero_through_the_capture_is_not_quoted():
     # One that moved is quoted: the backup's burst on disk-saturation.
     [finding] = [f for f in _analyzed(SCENARIOS / "disk-saturation").problems if f.kind == "disk_saturation"]
     assert "of the time (PSI io.full)" in finding.reasoning
+
+
+def test_the_hunt_for_another_process_reads_the_schedules_now_and_watches_when_it_recurs():
+    # disk-saturation: "the host's per-process I/O accounting (pidstat -d, iotop) names it" of a burst already past: those
+    # show only the I/O of the moment they run. What names it now is a job scheduled at that time of day; the accounting
+    # names it when the burst comes again.
+    [incident] = _analyzed(SCENARIOS / "disk-saturation").incidents
+    first = incident.recommendations[0].what
+    assert f"{WINDOW}: look now for a job scheduled at that time of day (cron, backup and snapshot schedules)" in first
+    assert "If it recurs at that hour, run the host's per-process I/O accounting (pidstat -d, iotop) while it lasts" in first
+    assert "names it" not in first

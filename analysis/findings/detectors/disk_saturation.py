@@ -232,6 +232,16 @@ def _slowed(load: Load) -> str:
     return f"it moved {mb_per_s(load.throughput or 0)} against {mb_per_s(load.usual_mb or 0)} usually"
 
 
+def _hunt(window: str) -> str:
+    """How to find a process whose I/O is past: per-process I/O accounting shows only the I/O of the moment it runs, so
+    the schedules of that time of day are read now and the accounting run when the burst comes again."""
+    return (
+        f"{window}: look now for a job scheduled at that time of day (cron, backup and snapshot schedules); backups, file "
+        "copies, antivirus scans, log shipping and other databases are the usual ones. If it recurs at that hour, run the "
+        "host's per-process I/O accounting (pidstat -d, iotop) while it lasts: it shows only the I/O of the moment"
+    )
+
+
 def _advice(load: Load, peak_wait: float, window: str) -> list:
     """Advice that fits the cause: another process's I/O wants that process found and moved; a device slower at its usual
     load, the volume itself checked; mongod's own, the work of it that filled the device done less at once; none told
@@ -244,9 +254,8 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
         out.append(
             advise(
                 "investigate",
-                f"Find the process {verb} this volume besides mongod {window}: the host's per-process I/O accounting "
-                "(pidstat -d, iotop) names it; backups, file copies, antivirus scans, log shipping and other databases are "
-                "the usual ones. Move it to another volume or a quieter hour",
+                f"Find the process {verb} this volume besides mongod {_hunt(window)}. Move it to another volume or a "
+                "quieter hour",
                 _told(io),
             )
         )
@@ -273,8 +282,7 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
         out.append(
             advise(
                 "investigate",
-                f"Find which processes did I/O on this volume {window}: the host's per-process I/O accounting "
-                "(pidstat -d, iotop) names them; backups, file copies, antivirus scans and log shipping are the usual ones",
+                f"Find which processes did I/O on this volume {_hunt(window)}",
                 f"mongod's own reads and writes were {mb_per_s(own)} of the device's {mb_per_s(throughput)}"
                 if own is not None and throughput
                 else _told(io),
