@@ -165,7 +165,7 @@ def _refusals(rejected: float, lines: int, elsewhere: int) -> str:
     (serverStatus connections.rejected) and logs each one (id 22942) unless it runs quiet (systemLog.quiet): a log that
     holds fewer lines than the count lacks the rest (rotated away, cut short, or quiet), and the count is the figure.
     Both are of the storm's window; the log's refusal lines outside it (`elsewhere`) are said apart, never counted in."""
-    outside = f" ({elsewhere:,} more line{'s lie' if elsewhere != 1 else ' lies'} outside the window)" if elsewhere else ""
+    outside = f", and {elsewhere:,} more outside it" if elsewhere else ""
     if not rejected:
         return (
             f" The log has {lines:,} line{'s' if lines != 1 else ''} of connections refused in the storm's window"
@@ -175,7 +175,8 @@ def _refusals(rejected: float, lines: int, elsewhere: int) -> str:
         )
     text = f" The node refused {rejected:,.0f} connection{'s' if rejected != 1 else ''}"
     if lines >= rejected:
-        return text + f", each with its line in the log (id 22942){outside}."
+        more = f" ({elsewhere:,} more lines of refusals lie outside the storm's window)" if elsewhere else ""
+        return text + f", each with its line in the log{more}."
     if not lines:
         return (
             text + "; the log read has none of their lines in the storm's window (id 22942)"
