@@ -179,8 +179,9 @@ EMPTY_CODE = re.compile(r"\| *(`+) +\1 *(?=\|)")
 
 
 def blank_plans_and_shapes(text: str, _: Vocabulary) -> list[str]:
-    """A slow operation's plan and shape say why there is none ("none: an insert has no plan"): not an empty cell, nor
-    an empty code span, which say nothing (ledger.entries insert read "|  |" and "`  `")."""
+    """A slow operation's plan, shape and clients say why there is none ("none: an insert has no plan", "not named in the
+    log"): not an empty cell, nor an empty code span, which say nothing (ledger.entries insert read "|  |" and "`  `";
+    read-tickets-4.2's clients of the shapes whose lines name no application)."""
     out = [text[max(0, m.start() - 40) : m.end()] for m in EMPTY_CODE.finditer(text)]
     header: list[str] | None = None
     for line in text.splitlines():
@@ -191,7 +192,7 @@ def blank_plans_and_shapes(text: str, _: Vocabulary) -> list[str]:
         if header is None:
             header = cells
         elif not set(line) <= set("|-: ") and len(cells) == len(header):
-            out += [line for name in ("plan", "shape") if name in header and not cells[header.index(name)]]
+            out += [line for name in ("plan", "shape", "clients") if name in header and not cells[header.index(name)]]
     return out
 
 
@@ -323,7 +324,7 @@ RULES = (
     Rule("labels claim no baseline", "the baseline's line says what it rests on", hour_claimed_by_a_label),
     Rule("RAM in one unit", "MB in one place and GB in another is one quantity said twice", ram_in_megabytes),
     Rule("names as their records give them", "str.capitalize lowers an acronym", names_lowered),
-    Rule("plans and shapes say why there is none", "an empty cell or code span says nothing", blank_plans_and_shapes),
+    Rule("plans, shapes and clients say why there is none", "an empty cell or code span says nothing", blank_plans_and_shapes),
     Rule("no internal items in an evidence list", "`finding: F1` and a threshold dump are no fact of the cause", internal_items),
     Rule("each label once in an evidence list", "`checkpoints: 30` beside `count 30` is one fact said twice", labels_said_twice),
     Rule("nested values read as sentences", "a record's field labels run together are no sentence", nested_records_garbled),
@@ -488,6 +489,12 @@ VOCABULARY = Vocabulary(
         ("Ttl deletion burst · 2024-04-15", names_lowered, 1),
         ("TTL deletion burst · 2024-04-15", names_lowered, 0),
         ("| ns | command | plan | shape |\n|---|---|---|---|\n| a.b | insert |  | `  ` |\n", blank_plans_and_shapes, 2),
+        ("| ns | plan | clients | shape |\n|---|---|---|---|\n| a.b | IXSCAN | | `{}` |\n", blank_plans_and_shapes, 1),
+        (
+            "| ns | plan | clients | shape |\n|---|---|---|---|\n| a.b | IXSCAN | not named in the log | `{}` |\n",
+            blank_plans_and_shapes,
+            0,
+        ),
         (
             "| ns | plan | shape |\n|---|---|---|\n| a.b | none: an insert has no plan | none: an insert has no filter |\n",
             blank_plans_and_shapes,

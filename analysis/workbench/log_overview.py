@@ -78,6 +78,12 @@ def no_shape(command: str | None) -> str:
     return f"none: {'an' if command[0] in 'aeiou' else 'a'} {command} has no filter"
 
 
+def apps_text(apps: str | None) -> str:
+    """The application names that ran a shape, or why there are none: a client names itself (appName) only when it
+    chooses to, and the log's line of an operation then carries the name, in every format mongod writes."""
+    return apps or "not named in the log"
+
+
 def shape_text(shape: str | None, query_hash: str | None, command: str | None) -> tuple[str, bool]:
     """A shape's cell and whether it is the log's own text (a code span): its shape, else its hash, else why neither."""
     if shape:

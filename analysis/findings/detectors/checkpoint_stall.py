@@ -270,9 +270,10 @@ def _episode_finding(
         statement=f"up to {ms(peak.peak_ms)}",
         usual=usual,
         reasoning=(
-            f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint or the sampling period after one, "
-            # The checkpoints and the period after each: more than the checkpoints alone the root cause quotes.
-            f"which, checkpoints and the sampling period after each together, took {pct(coverage)} of the time "
+            f"{k} of {total} {op_names} latency spikes ({pct(k / total)}) fell inside a checkpoint or the sampling period after one; "
+            # The chance each spike had of meeting one (`_chance`: the checkpoints with the period after each, widened by
+            # the spike's own length), on average: the share the expected count is of, not the checkpoints' share of time.
+            f"placed at random, a spike as long as each would have met one {pct(expected / total)} of the time on average "
             f"(chance alone: {expected:.1f} spikes; p = {p_value:.1e}). Worst: {ms(peak.peak_ms)} mean {ADJECTIVE[peak.op]} latency at "
             f"{clock(peak.peak_at)}, {peak.factor:,.0f}× the median of the 10 minutes before it."
             + (f" {_in_window(counted)} took {counted.against_usual()}." if counted is not None else "")

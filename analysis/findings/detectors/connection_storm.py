@@ -108,11 +108,13 @@ def detect(ctx: Context) -> list[Finding]:
         created = float((rows["connections_created_per_s"] * rows["interval_s"]).sum())
         rejected = float(rows["connections_rejected"].sum() or 0) if ctx.has("connections_rejected") else 0.0
         exhausted = ctx.has("connections_available") and (rows["connections_available"].min() or 1) <= 0
-        refused_lines = 0
+        refused_lines = elsewhere = 0
         if ctx.logs is not None:
-            refused_lines = ctx.logs.events.filter(
-                pl.col("kind") == "connection_refused", pl.col("ts").is_between(window.start, window.end)
-            ).height
+            # The count at a sample is of the refusals since the sample before: the window's count covers the lines
+            # after its start up to its last sample, and the lines past it are counted by the samples after.
+            refusals = ctx.logs.events.filter(pl.col("kind") == "connection_refused")
+            refused_lines = refusals.filter(pl.col("ts").is_between(window.start, window.end, closed="right")).height
+            elsewhere = refusals.height - refused_lines
         refused = rejected > 0 or exhausted or refused_lines > 0
         found = ctx.before("connections_created_per_s", window.start)
         baseline = None if found is None else found[0]
@@ -134,7 +136,7 @@ def detect(ctx: Context) -> list[Finding]:
                     f"Clients opened {created:,.0f} connections in {duration(window.seconds)} "
                     f"({created / max(window.seconds, 1):,.0f}/s {against}); open connections rose from "
                     f"{start_count:,.0f} to {peak:,.0f}."
-                    + _refusals(rejected, refused_lines)
+                    + _refusals(rejected, refused_lines, elsewhere)
                     + (" No connections were left available." if exhausted else "")
                 ),
                 evidence={
@@ -146,6 +148,7 @@ def detect(ctx: Context) -> list[Finding]:
                     "open_peak": peak,
                     "rejected": rejected,
                     "refused_log_lines": refused_lines,
+                    "refused_log_lines_elsewhere": elsewhere,
                     "baseline": {"created_per_s": baseline},
                     "thresholds": {
                         "storm": f"≥ {STORM_FACTOR:g}× the hour's median creation rate and ≥ {MIN_RATE:g}/s for {MIN_S:g} s, open count up {RISE_SHARE:.0%}"
@@ -157,20 +160,31 @@ def detect(ctx: Context) -> list[Finding]:
     return findings
 
 
-def _refusals(rejected: float, lines: int) -> str:
+def _refusals(rejected: float, lines: int, elsewhere: int) -> str:
     """The connections refused, as the node counted them, and the log's lines beside them. mongod counts every refusal
     (serverStatus connections.rejected) and logs each one (id 22942) unless it runs quiet (systemLog.quiet): a log that
-    holds fewer lines than the count lacks the rest (rotated away, cut short, or quiet), and the count is the figure."""
+    holds fewer lines than the count lacks the rest (rotated away, cut short, or quiet), and the count is the figure.
+    Both are of the storm's window; the log's refusal lines outside it (`elsewhere`) are said apart, never counted in."""
+    outside = f", and {elsewhere:,} more outside it" if elsewhere else ""
     if not rejected:
-        return f" The log has {lines:,} line{'s' if lines != 1 else ''} of connections refused (id 22942)." if lines else ""
+        return (
+            f" The log has {lines:,} line{'s' if lines != 1 else ''} of connections refused in the storm's window"
+            f" (id 22942){outside}."
+            if lines
+            else ""
+        )
     text = f" The node refused {rejected:,.0f} connection{'s' if rejected != 1 else ''}"
     if lines >= rejected:
-        return text + ", each with its line in the log (id 22942)."
+        more = f" ({elsewhere:,} more lines of refusals lie outside the storm's window)" if elsewhere else ""
+        return text + f", each with its line in the log{more}."
     if not lines:
-        return text + "; the log read has none of their lines (id 22942): mongod logs each refusal unless systemLog.quiet is set."
+        return (
+            text + "; the log read has none of their lines in the storm's window (id 22942)"
+            f"{outside}: mongod logs each refusal unless systemLog.quiet is set."
+        )
     return (
-        text + f"; the log read holds the lines of only {lines:,} of them (id 22942): mongod logs each refusal unless "
-        "systemLog.quiet is set, so the log read lacks the rest."
+        text + f"; the log read holds the lines of only {lines:,} of them in the storm's window (id 22942){outside}: "
+        "mongod logs each refusal unless systemLog.quiet is set, so the log read lacks the rest."
     )
 
 

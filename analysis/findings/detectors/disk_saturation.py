@@ -4,8 +4,8 @@ Utilisation alone says little (a device doing parallel I/O reads 100 % long
 before it is full, and 100 % during checkpoints is normal, docs/metrics.md §11);
 saturation is the device nearly always busy (≥ UTIL_PCT) while requests take
 AWAIT_FACTOR times their usual time (their wait while the device is not busy), sustained for MIN_S, and mostly outside
-checkpoints. Linux pressure stall information (`io.full`), where recorded,
-is reported beside it. What the device read and wrote is set against what mongod
+checkpoints. Linux pressure stall information (`io.full`), where recorded and it moved at some time in the capture,
+is reported beside it (a counter at zero throughout is a host that does not keep it, not a disk no task waited on). What the device read and wrote is set against what mongod
 itself did: WiredTiger's block manager counts every byte mongod read from its data files
 and wrote to them (checkpoints' share among the writes), its log every byte written to the
 journal. A device moving FOREIGN times what mongod did, in either direction, was busy with
@@ -72,7 +72,7 @@ METHOD = (
     f"busy during checkpoints as a matter of course. Saturation is a device busy at least {UTIL_PCT:g} % of the time "
     f"while requests take {AWAIT_FACTOR:g} times their usual time (and at least {MIN_AWAIT_MS:g} ms), for at "
     f"least {MIN_S:g} s, mostly outside checkpoints. Linux pressure stall information is reported beside it "
-    f"where recorded. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request. A device reading at least {FOREIGN:g} times "
+    f"where recorded and above zero at some time in the capture. Critical: {CRITICAL_AWAIT_MS:g} ms or more per request. A device reading at least {FOREIGN:g} times "
     f"(and {FOREIGN_MIN_MB:g} MB/s more than) what mongod read from its data files, or writing that much more than mongod "
     "wrote to them and to its journal, was busy with another process's I/O; one moving at most "
     f"{SLOWED:g} times its usual bytes slowed itself. More IOPS is advised only for a device at least "
@@ -232,6 +232,16 @@ def _slowed(load: Load) -> str:
     return f"it moved {mb_per_s(load.throughput or 0)} against {mb_per_s(load.usual_mb or 0)} usually"
 
 
+def _hunt(window: str) -> str:
+    """How to find a process whose I/O is past: per-process I/O accounting shows only the I/O of the moment it runs, so
+    the schedules of that time of day are read now and the accounting run when the burst comes again."""
+    return (
+        f"{window}: look now for a job scheduled at that time of day (cron, backup and snapshot schedules); backups, file "
+        "copies, antivirus scans, log shipping and other databases are the usual ones. If it recurs at that hour, run the "
+        "host's per-process I/O accounting (pidstat -d, iotop) while it lasts: it shows only the I/O of the moment"
+    )
+
+
 def _advice(load: Load, peak_wait: float, window: str) -> list:
     """Advice that fits the cause: another process's I/O wants that process found and moved; a device slower at its usual
     load, the volume itself checked; mongod's own, the work of it that filled the device done less at once; none told
@@ -244,9 +254,8 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
         out.append(
             advise(
                 "investigate",
-                f"Find the process {verb} this volume besides mongod {window}: the host's per-process I/O accounting "
-                "(pidstat -d, iotop) names it; backups, file copies, antivirus scans, log shipping and other databases are "
-                "the usual ones. Move it to another volume or a quieter hour",
+                f"Find the process {verb} this volume besides mongod {_hunt(window)}. Move it to another volume or a "
+                "quieter hour",
                 _told(io),
             )
         )
@@ -273,8 +282,7 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
         out.append(
             advise(
                 "investigate",
-                f"Find which processes did I/O on this volume {window}: the host's per-process I/O accounting "
-                "(pidstat -d, iotop) names them; backups, file copies, antivirus scans and log shipping are the usual ones",
+                f"Find which processes did I/O on this volume {_hunt(window)}",
                 f"mongod's own reads and writes were {mb_per_s(own)} of the device's {mb_per_s(throughput)}"
                 if own is not None and throughput
                 else _told(io),
@@ -336,13 +344,19 @@ def detect(ctx: Context) -> list[Finding]:
     return findings
 
 
+def _psi_moved(ctx: Context) -> bool:
+    """Whether the host's I/O pressure counter (PSI io.full) rose at some time in the capture: one at zero throughout
+    says the host does not keep it (or nothing wrote it), not that no task waited while the device was saturated."""
+    return ctx.has("io_full_pct") and (ctx.series["io_full_pct"].max() or 0) > 0
+
+
 def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, in_checkpoints: float) -> Finding:
     """One saturated window of `dev`: its wait, whose I/O filled it, and the advice that fits."""
     util, wait, mb, queue = (f"{c}.{dev}" for c in ("disk_util_pct", "disk_await_ms", "disk_mb_per_s", "disk_queue"))
     rows = window.rows(ctx.series)
     peak_wait, median_wait = float(rows[wait].max()), float(rows[wait].median() or 0)
     depth = float(rows[queue].mean()) if queue in rows.columns else None
-    psi = float(rows["io_full_pct"].mean()) if "io_full_pct" in rows.columns else None
+    psi = float(rows["io_full_pct"].mean()) if _psi_moved(ctx) else None
     load = Load(
         io=_io(rows, dev),
         throughput=float(rows[mb].mean()) if mb in rows.columns else None,
@@ -395,7 +409,7 @@ def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, i
                 wait,
                 queue,
                 mb,
-                "io_full_pct",
+                *(["io_full_pct"] if psi is not None else []),
                 f"disk_read_mb_per_s.{dev}",
                 f"disk_write_mb_per_s.{dev}",
                 "mongod_read_mb_per_s",

@@ -121,15 +121,52 @@ def _cause(lines: pl.DataFrame | None, row: dict, ctx: Context, start: dt.dateti
     busiest = f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× {_usual_told(ctx, start, row['usual'])}"
     if lines is None:
         return f"the TTL monitor deleting expired documents all at once ({busiest}); no mongod log was read, so the collection and index it deleted through are not named"
-    passes = [p for text in lines["text"] if (p := ttl_pass(text)) is not None]
+    passes = _passes_logged(lines)
     if not passes:
         return f"the TTL monitor deleting expired documents all at once ({busiest}); the log names no collection for the pass"
     where = ", ".join(
         f"{ns} through its TTL index {index or '(not named)'}"
-        + (f" ({deleted:,} documents by the log)" if deleted is not None else "")
-        for ns, index, deleted in dict.fromkeys(passes)
+        + (f" ({deleted:,} documents by the log's line of that pass)" if deleted is not None else "")
+        for ns, index, deleted in passes
     )
     return f"the TTL monitor's pass deleting expired documents of {where} all at once: {busiest}"
+
+
+def _passes_logged(lines: pl.DataFrame | None) -> list[tuple[str, str | None, int | None]]:
+    """(namespace, index, documents deleted) of each distinct TTL pass line in `lines`."""
+    return list(dict.fromkeys(p for text in lines["text"] if (p := ttl_pass(text)) is not None)) if lines is not None else []
+
+
+def _jitter(lines: pl.DataFrame | None) -> str:
+    """Where to add jitter: the field of the TTL index the log's pass line names, on its collection; the date field the
+    TTL index reads where no line names one."""
+    named = [(ns, index) for ns, index, _ in _passes_logged(lines) if index]
+    if not named:
+        return "add jitter to the date field the TTL index reads"
+    where = " and ".join(f"index {index} on {ns}" for ns, index in dict.fromkeys(named))
+    return f"add jitter to the date field the TTL {where} reads"
+
+
+def _lines_told(lines: pl.DataFrame | None, deleted: float) -> str:
+    """The log's TTL pass lines in the window, and what they count beside the server's own count of TTL deletes
+    (`deleted`): the server counts every document its TTL monitor deleted in the window, a line only its pass on one
+    index."""
+    logged = _passes_logged(lines)
+    if not logged:
+        return ""
+    counted = [n for _, _, n in logged if n is not None]
+    said = f" The log's TTL pass line{'s' if len(logged) != 1 else ''} in that time"
+    if not counted:
+        return said + (" name the collections it deleted from." if len(logged) != 1 else " names the collection it deleted from.")
+    total = sum(counted)
+    said += f" count{'s' if len(logged) == 1 else ''} {total:,} of them"
+    if total != round(deleted):
+        said += (
+            f": the server counted all {deleted:,.0f} documents its TTL monitor deleted in the window, "
+            f"the log's line{'s' if len(logged) != 1 else ''} only {'their passes' if len(logged) != 1 else 'its pass'} on "
+            f"{'their indexes' if len(logged) != 1 else 'one index'}"
+        )
+    return said + "."
 
 
 def detect(ctx: Context) -> list[Finding]:
@@ -164,7 +201,7 @@ def detect(ctx: Context) -> list[Finding]:
             costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
         at_peak = busy is not None and row.get("finished_per_s") is not None and row["finished_per_s"] >= busy
         peak_text = (
-            f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, the busiest fifth of this data)"
+            f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, as busy as the busiest fifth of the capture's minutes)"
             if at_peak
             else ""
         )
@@ -172,7 +209,6 @@ def detect(ctx: Context) -> list[Finding]:
         if ctx.logs is not None:
             # The pass's line is written as it finishes, after its last deletes were sampled.
             lines = ctx.logs.events.filter(pl.col("kind") == "ttl", pl.col("ts").is_between(start, end + PASS_GAP))
-        ttl_lines = 0 if lines is None else lines.height
         findings.append(
             Finding(
                 kind=KIND,
@@ -187,7 +223,7 @@ def detect(ctx: Context) -> list[Finding]:
                     f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {clock(start)}, "
                     f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× {_usual_told(ctx, start, row['usual'])}{peak_text}. "
                     + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
-                    + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")
+                    + _lines_told(lines, row["deleted"])
                 ),
                 evidence={
                     "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),
@@ -202,10 +238,7 @@ def detect(ctx: Context) -> list[Finding]:
                     "at_peak_load": at_peak,
                 },
                 recommendations=[
-                    advise(
-                        "batch_writes",
-                        "Spread expiry so documents do not expire together: add jitter to the expireAt/date field the TTL index reads",
-                    ),
+                    advise("batch_writes", f"Spread expiry so documents do not expire together: {_jitter(lines)}"),
                     advise(
                         "batch_writes",
                         "Move mass expiry off peak: delete in batches from a scheduled job in a quiet hour, or pause the monitor at peak "

@@ -15,7 +15,7 @@ from analysis.outputs import words
 from analysis.outputs.report.content import Figure, IncidentCard, Report, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
 from analysis.text import duration
-from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, plan_text, shape_text
+from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, apps_text, plan_text, shape_text
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import say_time, say_window
@@ -150,7 +150,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                     _n(r["max_ms"]),
                     _n(r["keys_examined_per_returned"], ",.1f"),
                     _n(r["docs_examined_per_returned"], ",.1f"),
-                    _cell(r["apps"]),
+                    _cell(apps_text(r["apps"])),
                     _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
                     _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
                     _shape(*shape_text(r["shape"], r["query_hash"], r["command"])),

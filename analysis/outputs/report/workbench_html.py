@@ -12,7 +12,7 @@ from html import escape
 import polars as pl
 
 from analysis.workbench.audit import AuditItem
-from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, Workload, plan_text, shape_text
+from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, Workload, apps_text, plan_text, shape_text
 from analysis.workbench.system import SystemView
 from ftdc.timeutil import say_time
 
@@ -132,7 +132,7 @@ def _query_row(row: dict, working: bool) -> str:
         _num(row["max_ms"]),
         _num(keys, f"{keys:,.1f}" if keys is not None else None),
         _num(docs, f"{docs:,.1f}" if docs is not None else None),
-        _text(row["apps"]),
+        _text(apps_text(row["apps"])),
     ]
     if working:
         runs = row["working_runs"]
