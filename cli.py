@@ -262,7 +262,7 @@ def summary(
             if list_findings:
                 out.print(render_findings(node, out.width))
             else:
-                out.print(render_incidents(node, out.width), soft_wrap=not node.incidents)
+                out.print(render_incidents(node, out.width, result.cross_node), soft_wrap=not node.incidents)
     if beside:
         err.print(
             f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -17,7 +17,7 @@ from analysis.analyze import Analysis
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
 from analysis.outputs import words
-from analysis.outputs.document import log_offset
+from analysis.outputs.document import log_offset, quiet
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import duration, first_and_last, ram
 from analysis.workbench.overview import Overview
@@ -202,14 +202,15 @@ def render_overview(view: Overview, width: int = 80) -> str:
     return "\n".join(lines)
 
 
-def render_incidents(analysis: Analysis, width: int = 80) -> RenderableType:
-    """The incidents table, then each incident's chain and first recommendations; one line when there is none."""
+def render_incidents(analysis: Analysis, width: int = 80, cross: Sequence[Finding] = ()) -> RenderableType:
+    """The incidents table, then each incident's chain and first recommendations; one line when there is none (saying
+    which of the replica set's findings `cross` concern the node)."""
     first, last = analysis.overview.first, analysis.overview.last
     span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
     if not analysis.incidents:
         hint = f"; {len(analysis.findings)} context finding(s), --findings lists them" if analysis.findings else ""
         # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
-        return Text(f"No incident {span}: no warning or critical finding{hint}.", style="green")
+        return Text(f"No incident {span}: {quiet(analysis, cross)}{hint}.", style="green")
     return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width, log_offset(analysis)))
 
 

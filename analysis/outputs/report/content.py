@@ -10,6 +10,7 @@ data coverage, and how each detector decides (its docstring).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,7 +220,7 @@ def incident_cards(
     ]
 
 
-def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
+def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: Sequence[Finding] = ()) -> NodeSection:
     key = node_slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, key, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][: documents.MAX_CARDS]  # the cards' one limit
@@ -230,7 +231,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     return NodeSection(
         name=name,
         analysis=analysis,
-        headlines=node_headlines(analysis, name),
+        headlines=node_headlines(analysis, name, cross),
         incidents=cards,
         more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
