@@ -16,6 +16,7 @@ from typing import Any
 
 from analysis.analyze import Analysis
 from analysis.findings import detectors
+from analysis.findings.context import major_minor
 from analysis.findings.detectors import kind_name
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
@@ -33,6 +34,7 @@ from analysis.outputs.document import (  # noqa: F401
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
+from analysis.settings import SETTINGS
 from analysis.text import duration, first_and_last, ram
 from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
@@ -173,7 +175,8 @@ def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
         "eviction_threads_max",
         "checkpoint_interval",
     ):
-        facts.append((setting_name(key), t.describe(key)))
+        if SETTINGS[key].exists_on(major_minor(node.version)):  # not a row for a setting this version lacks
+            facts.append((setting_name(key), t.describe(key)))
     return facts
 
 
