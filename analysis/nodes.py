@@ -27,6 +27,7 @@ from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
 from analysis.members import Member, member_addresses, self_members
 from analysis.outputs.document import document
+from analysis.text import counted
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
@@ -249,7 +250,7 @@ def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
     unmatched = frames.slow_ops.filter(node.is_null() | ~node.is_in(list(hosts))).height
     if unmatched:
         warnings.warn(
-            f"{unmatched} slow operation(s) in the logs name no host of these nodes (no start-up line in their file): left out",
+            f"{counted(unmatched, 'slow operation')} in the logs name no host of these nodes (no start-up line in their file): left out",
             FTDCWarning,
             stacklevel=3,
         )

@@ -569,7 +569,9 @@ def test_failed_operations_are_named_as_such(tmp_path):
     node = quiet(analysis.analyze, DEMO / "diagnostic.data", log)
     failed = [c for f in node.findings for c in f.culprits if c.command == "update"]
     assert failed and all(c.failed == c.count and c.error == "ClientDisconnect" for c in failed)
-    assert all(culprit_table.plan(c) == f"failed {c.count} of {c.count} run(s): ClientDisconnect" for c in failed)
+    assert all(
+        culprit_table.plan(c) == f"failed {c.count} of {c.count} run{'s' * (c.count != 1)}: ClientDisconnect" for c in failed
+    )
     path = tmp_path / "r.html"
     write_report(build_report([node]), path)
     page = path.read_text()
@@ -608,7 +610,7 @@ def test_a_run_that_succeeded_is_not_called_failed():
     )
     [culprit] = culprits.rank(ops, t0, t0 + dt.timedelta(seconds=10))
     assert culprit.count == 2 and culprit.failed == 1 and culprit.error == "MaxTimeMSExpired"
-    assert culprit_table.plan(culprit) == "IXSCAN { a: 1 } (failed 1 of 2 run(s): MaxTimeMSExpired)"
+    assert culprit_table.plan(culprit) == "IXSCAN { a: 1 } (failed 1 of 2 runs: MaxTimeMSExpired)"
 
 
 def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypatch):
@@ -631,4 +633,4 @@ def test_findings_are_drawn_once_and_the_worst_incidents_get_the_cards(monkeypat
     assert all(by_id[f] not in section.evidence for f in card.incident.finding_ids)
     from analysis.outputs.report import html
 
-    assert f"{len(report.more_incidents)} more, less severe incident(s)" in html.render(report)
+    assert f"{len(report.more_incidents)} more, less severe incidents" in html.render(report)

@@ -18,7 +18,7 @@ from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
 from analysis.outputs.words import window
-from analysis.text import duration
+from analysis.text import counted, duration, plural
 from analysis.workbench import system
 from analysis.workbench.log_overview import workload
 from ftdc.timeutil import Offset, say_window
@@ -82,7 +82,11 @@ def checked(analysis: Analysis, name: str, cross: Sequence[Finding] = ()) -> str
     notes = sum(f.severity == "info" for f in analysis.findings)
     return (
         f"{name}: No incident {span}. Checked, {log}: {', '.join(checked_kinds(analysis.findings))}; {quiet(analysis, cross)}."
-        + (f" {notes} note(s) on context and what could not be checked are below." if notes else "")
+        + (
+            f" {counted(notes, 'note')} on context and what could not be checked {plural(notes, 'is', 'are')} below."
+            if notes
+            else ""
+        )
     )
 
 
@@ -96,7 +100,7 @@ def _more(incidents: Sequence[Incident], node: str) -> list[str]:
     """Beyond the cards, one line saying how many more (a week of short incidents is not forty headlines)."""
     rest = len(incidents) - MAX_CARDS
     return (
-        [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."]
+        [f"{node}: {rest} more, less severe {plural(rest, 'incident')}, listed below the cards and in full in the JSON report."]
         if rest > 0
         else []
     )

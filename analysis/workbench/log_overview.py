@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.text import counted
 from ftdc.logs import LogFrames, summarize_queries
 from ftdc.timeutil import format_time
 
@@ -94,7 +95,7 @@ def plan_text(row: dict) -> str:
     if not plans and not (row["collscan_share"] or 0) > 0:
         plans = no_plan(row["command"])
     if row["failed"]:
-        failed = f"failed {row['failed']} of {row['count']} run(s)" + (f": {row['errors']}" if row["errors"] else "")
+        failed = f"failed {row['failed']} of {counted(row['count'], 'run')}" + (f": {row['errors']}" if row["errors"] else "")
         return f"{plans} ({failed})" if plans else failed
     return plans
 

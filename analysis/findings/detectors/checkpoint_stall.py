@@ -31,7 +31,7 @@ from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
-from analysis.text import clock, duration, ms, pct, span
+from analysis.text import clock, counted, duration, ms, pct, span
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
@@ -171,7 +171,7 @@ def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt
     if built:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
         why = (
-            f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {len(checkpoints)} checkpoint(s) "
+            f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {counted(len(checkpoints), 'checkpoint')} "
             f"(dirty target {t.describe('eviction_dirty_target')})"
         )
         recs += [

@@ -20,7 +20,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
-from analysis.text import clock, duration, ms, span_before
+from analysis.text import clock, counted, duration, ms, span_before
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs.events import ttl_pass
 
@@ -187,7 +187,7 @@ def detect(ctx: Context) -> list[Finding]:
                     f"The TTL monitor deleted {row['deleted']:,.0f} documents in {duration(seconds)} from {clock(start)}, "
                     f"{row['busiest']:,.0f} in its busiest minute, {row['busiest'] / row['usual']:,.0f}× {_usual_told(ctx, start, row['usual'])}{peak_text}. "
                     + ("Cost: " + "; ".join(costs) + "." if costs else "No write latency, ticket or dirty-cache effect was seen.")
-                    + (f" The log has {ttl_lines} slow TTL pass line(s) (id 5479200) in that time." if ttl_lines else "")
+                    + (f" The log has {counted(ttl_lines, 'slow TTL pass line')} (id 5479200) in that time." if ttl_lines else "")
                 ),
                 evidence={
                     "metrics": ctx.paths("ttl_deleted", "writes_latency_ms", "write_tickets_available", "cache_dirty_pct"),

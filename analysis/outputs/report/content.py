@@ -35,7 +35,7 @@ from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
 from analysis.settings import SETTINGS
-from analysis.text import duration, first_and_last, ram
+from analysis.text import counted, duration, first_and_last, ram
 from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
 from ftdc.timeutil import say_time, say_window
@@ -186,11 +186,11 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
     periods = ", ".join(f"{p / 1000:g} s ({n:,})" for p, n in list(view.periods_ms.items())[:3]) or "-"
     return [
         ("time range", say_window(view.first, view.last, offset) if view.first else "-"),
-        ("samples", f"{view.samples:,} in {view.files} file(s), {view.chunks:,} chunks"),
+        ("samples", f"{view.samples:,} in {counted(view.files, 'file')}, {counted(view.chunks, 'chunk')}"),
         ("sampling periods", periods),
         ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
         ("restarts", first_and_last(view.restarts, lambda r: say_time(r, offset))),
-        ("damaged input", f"{len(view.problems)} problem(s)" if view.problems else "none"),
+        ("damaged input", counted(len(view.problems), "problem") if view.problems else "none"),
         (
             "log",
             "none given"
