@@ -167,6 +167,10 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     assert sorted(checks) == sorted(NAMES[kind] for kind in ran)
     assert "replication lag" not in checks and "primary change" not in checks
     assert not report.incidents
+    # Its one note in the singular, in the terminal too ("1 context finding(s), --findings lists them" before).
+    console = Console(width=400, record=True)
+    console.print(render_incidents(node, 400), soft_wrap=True)
+    assert len(node.findings) == 1 and "; 1 context finding, --findings lists it." in console.export_text()
 
 
 def test_a_quiet_member_names_the_replica_sets_findings_about_it(replica_set, tmp_path):

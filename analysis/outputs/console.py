@@ -19,7 +19,7 @@ from analysis.incidents.incident import Incident
 from analysis.outputs import words
 from analysis.outputs.document import log_offset, quiet
 from analysis.series.derived import GAP_PERIODS
-from analysis.text import counted, duration, first_and_last, ram
+from analysis.text import counted, duration, first_and_last, plural, ram
 from analysis.workbench.overview import Overview
 from ftdc.timeutil import say_time, say_window
 
@@ -208,7 +208,8 @@ def render_incidents(analysis: Analysis, width: int = 80, cross: Sequence[Findin
     first, last = analysis.overview.first, analysis.overview.last
     span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
     if not analysis.incidents:
-        hint = f"; {counted(len(analysis.findings), 'context finding')}, --findings lists them" if analysis.findings else ""
+        found = len(analysis.findings)
+        hint = f"; {counted(found, 'context finding')}, --findings lists {plural(found, 'it', 'them')}" if found else ""
         # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
         return Text(f"No incident {span}: {quiet(analysis, cross)}{hint}.", style="green")
     return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width, log_offset(analysis)))
