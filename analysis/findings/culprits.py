@@ -426,7 +426,10 @@ def attribute(
         causes=causing,
         # Each cause's advice before the finding's own, the last named first.
         recommendations=[r for c in reversed(causing) for r in c.recommendations] + finding.recommendations,
-    ).noted("Cause: " + "; ".join(describe(c, finding.seconds) for c in causing) + ".")  # its plan says COLLSCAN
+    ).noted(
+        # A cause is a COLLSCAN (`causes`): said once, not again as its plan in brackets.
+        "Cause: " + "; ".join(f"COLLSCAN of {describe(replace(c, plan_summary=None), finding.seconds)}" for c in causing) + "."
+    )
 
 
 def _storm_over(finding: Finding, storms: tuple[tuple[dt.datetime, dt.datetime], ...]) -> tuple[dt.datetime, dt.datetime] | None:
