@@ -205,6 +205,7 @@ def summary(
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     import analysis
+    from analysis import text
     from analysis.analyze import STAGES
     from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
     from analysis.outputs.report import FORMATS as REPORT_FORMATS
@@ -262,7 +263,7 @@ def summary(
             if list_findings:
                 out.print(render_findings(node, out.width))
             else:
-                out.print(render_incidents(node, out.width), soft_wrap=not node.incidents)
+                out.print(render_incidents(node, out.width, result.cross_node), soft_wrap=not node.incidents)
     if beside:
         err.print(
             f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
@@ -274,7 +275,8 @@ def summary(
         err.print(note, markup=False, highlight=False, soft_wrap=True)
     if report is not None:
         err.print(
-            f"wrote {', '.join(str(p) for p in written[:1])}" + (f" and {len(written) - 1} image(s)" if len(written) > 1 else ""),
+            f"wrote {', '.join(str(p) for p in written[:1])}"
+            + (f" and {text.counted(len(written) - 1, 'image')}" if len(written) > 1 else ""),
             markup=False,
             highlight=False,
         )
@@ -332,8 +334,10 @@ def export(
             task = bar.add_task("export", total=None)
             advance = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
             if dataset is not None:
+                from analysis import text
+
                 facts = ftdc.to_dataset(nodes, dataset, metric or None, start, end, progress=advance)
-                rows, target = int(facts["samples"].sum()), f"{dataset} ({facts.height} node(s))"
+                rows, target = int(facts["samples"].sum()), f"{dataset} ({text.counted(facts.height, 'node')})"
             else:
                 rows, target = (
                     writers[out_file.suffix.lower()](nodes[0], out_file, metric or None, start, end, progress=advance),
@@ -426,6 +430,7 @@ def fleet(
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
     from analysis import fleet as fleet_module
+    from analysis import text
 
     if engine not in ("loop", "pool", "spark"):
         err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
@@ -459,7 +464,7 @@ def fleet(
             soft_wrap=True,
         )
     err.print(
-        f"wrote {found.num_rows - len(errors):,} finding(s) of {len(nodes) - len(errors)} node(s) to {out_dir}",
+        f"wrote {text.counted(found.num_rows - len(errors), 'finding')} of {text.counted(len(nodes) - len(errors), 'node')} to {out_dir}",
         markup=False,
         highlight=False,
     )

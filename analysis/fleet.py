@@ -194,8 +194,11 @@ def analyse_node(
 
 
 def _own(table: pa.Table) -> pa.Table:
-    """`table` less elections and lag (its error row kept)."""
-    return table.filter(pc.fill_null(pc.invert(pc.is_in(table["kind"], pa.array(REPLICA_SET_WIDE))), True))
+    """`table` less elections and lag (its error row kept); a node's record that it could not check them
+    (`Finding.not_checked`: info, its evidence's "missing") stays its own, as `analysis.nodes.set_wide` keeps it."""
+    not_checked = pc.and_(pc.equal(table["severity"], "info"), pc.match_substring(table["evidence"], '"missing"'))
+    set_wide = pc.and_(pc.is_in(table["kind"], pa.array(REPLICA_SET_WIDE)), pc.invert(pc.fill_null(not_checked, False)))
+    return table.filter(pc.fill_null(pc.invert(set_wide), True))
 
 
 @dataclass

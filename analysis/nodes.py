@@ -27,6 +27,7 @@ from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
 from analysis.members import Member, member_addresses, self_members
 from analysis.outputs.document import document
+from analysis.text import counted
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
@@ -58,6 +59,11 @@ class NodesAnalysis:
         return document(
             self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated, no_log=self.no_log
         )
+
+
+def set_wide(finding: Finding) -> bool:
+    """An election or a lag the replica set's findings merge; a member's record that it could not check them stays its own."""
+    return finding.kind in REPLICA_SET_WIDE and not finding.not_checked
 
 
 def _named(finding: Finding, replica_set: str | None, addresses: dict[Member, str]) -> Finding:
@@ -95,7 +101,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
     for analysis, name in zip(nodes, names):
         replica_set = analysis.node.replica_set
         for finding in analysis.findings:
-            if finding.kind not in REPLICA_SET_WIDE:
+            if not set_wide(finding):
                 continue
             twin = next((i for i, m in enumerate(merged) if m[2] == replica_set and _same(m[0], finding)), None)
             if twin is None:
@@ -104,9 +110,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
             # The same event seen by another node, or its other side (lag across an election): one window.
             first, seen_by, _ = merged[twin]
             merged[twin] = (_widened(first, finding), seen_by if name in seen_by else [*seen_by, name], replica_set)
-    problems = [
-        (f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and f.kind not in REPLICA_SET_WIDE
-    ]
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and not set_wide(f)]
     out = sorted(
         (_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank
     )
@@ -146,7 +150,7 @@ def _seen(
     another node's problem is a warning that says which."""
     finding = _named(first, replica_set, addresses)
     evidence = {**finding.evidence, "seen_by": seen_by}
-    for key in ("member", "from_member"):
+    for key in ("member", "from_member", "to_member"):
         if (replica_set, first.evidence.get(key)) in addresses:
             evidence[key.replace("member", "address")] = addresses[(replica_set, first.evidence[key])]
     finding = replace(finding, evidence=evidence)
@@ -209,7 +213,7 @@ def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
         told.append(
             retold(
                 replace(a, numbered_from=numbered_from),
-                [f for f in a.findings if f.kind not in REPLICA_SET_WIDE],
+                [f for f in a.findings if not set_wide(f)],
                 [f for f in cross if subject(f, nodes) is a],
             )
         )
@@ -236,8 +240,8 @@ def unfolded(nodes: Sequence[Analysis], cross: list[Finding]) -> list[Incident]:
 def leave_to_the_replica_set(analysis: Analysis) -> tuple[Analysis, list[Finding]]:
     """The node's analysis without its elections and lag (the replica set's findings merge them), its findings and
     incidents numbered again, and what it left out."""
-    taken = [f for f in analysis.findings if f.kind in REPLICA_SET_WIDE]
-    return retold(analysis, [f for f in analysis.findings if f.kind not in REPLICA_SET_WIDE]), taken
+    taken = [f for f in analysis.findings if set_wide(f)]
+    return retold(analysis, [f for f in analysis.findings if not set_wide(f)]), taken
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
@@ -246,7 +250,7 @@ def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
     unmatched = frames.slow_ops.filter(node.is_null() | ~node.is_in(list(hosts))).height
     if unmatched:
         warnings.warn(
-            f"{unmatched} slow operation(s) in the logs name no host of these nodes (no start-up line in their file): left out",
+            f"{counted(unmatched, 'slow operation')} in the logs name no host of these nodes (no start-up line in their file): left out",
             FTDCWarning,
             stacklevel=3,
         )

@@ -38,6 +38,8 @@ MAX_CACHE_SHARE_OF_RAM = 0.8
 MIN_CACHE_BYTES = 256 * 2**20
 # First version whose ticket pools are sized by throughput probing unless set.
 PROBING_VERSION = (7, 0)
+# First version whose WiredTiger has eviction_updates_target and eviction_updates_trigger.
+UPDATES_VERSION = (4, 4)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,13 @@ class SettingRecord:
     harmful: str | None = None  # the way (DIRECTIONS) a value the node set on purpose is never moved
     harm: str = ""  # what moving it that way does
     trades: dict[str, str] = field(default_factory=dict)  # a value above or below the default: what it trades
+    # The first version (major, minor) that has it; None: every version the analysis reads. A node before it shows
+    # no value of it and gets no advice about it.
+    since: tuple[int, int] | None = None
+
+    def exists_on(self, version: tuple[int, int] | None) -> bool:
+        """The setting is there on `version` (major, minor); assumed so when the version is not known."""
+        return self.since is None or version is None or version >= self.since
 
     def default_on(self, version: tuple[int, int] | None) -> float | None:
         """The published default on `version` (major, minor); `default` when the version is not known."""
@@ -137,7 +146,8 @@ def _trigger(name: str, level: str, column: str, minimum: float, default: float)
 
 
 def _updates(dirty: SettingRecord, name: str, **changed) -> SettingRecord:
-    """4.4+: an updates setting is half its dirty one unless set (`conn_cache.c`): no fixed default."""
+    """4.4+: an updates setting is half its dirty one unless set (`conn_cache.c`): no fixed default. WiredTiger has
+    them from the durable history of 4.4 on (docs/metrics.md): 4.2 neither reads nor accepts them."""
     return replace(
         dirty,
         name=name,
@@ -147,6 +157,7 @@ def _updates(dirty: SettingRecord, name: str, **changed) -> SettingRecord:
         meaning=dirty.meaning.replace("dirty data", "update bytes"),
         default=None,
         default_source=f"{WT_DEFAULT}: half of {dirty.name}",
+        since=UPDATES_VERSION,
         **changed,
     )
 

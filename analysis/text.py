@@ -89,3 +89,13 @@ def mb_per_s(value: float) -> str:
     if value >= 10:
         return f"{value:,.0f} MB/s"
     return f"{value:.1f} MB/s" if value >= 0.1 else "under 0.1 MB/s"
+
+
+def plural(count: float, noun: str, many: str | None = None) -> str:
+    """`noun` as a count of it reads: `run` for 1, `runs` otherwise (`many` where the plural is not the noun and s)."""
+    return noun if count == 1 else many or f"{noun}s"
+
+
+def counted(count: int, noun: str, many: str | None = None) -> str:
+    """`1 run`, `2 runs`, `1,200 runs`: a count and its noun as they read, never `run(s)`."""
+    return f"{count:,} {plural(count, noun, many)}"

@@ -190,7 +190,9 @@ def format_duration(seconds: float) -> str:
     if seconds < 10:
         return f"{seconds:.1f} s" if seconds % 1 else f"{seconds:.0f} s"
     seconds = int(round(seconds))
-    if seconds >= 3600:  # minutes (hours from two days on) are the smallest unit shown
+    # Minutes (hours from two days on) are the smallest unit shown from an hour on, once rounded as shown: a capture of
+    # 07:00:00 - 07:59:59 at 1 s reads `1 h`, as one of 08:00:00 - 10:59:59 reads `3 h` (the days' bound, likewise).
+    if seconds + 30 >= 3600:
         unit = 3600 if seconds + 1800 >= 48 * 3600 else 60
         seconds = (seconds + unit // 2) // unit * unit  # half up: 2 d 0 h 30 min is 2 d 1 h
     hours, rest = divmod(seconds, 3600)

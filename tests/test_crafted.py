@@ -438,7 +438,7 @@ def test_the_main_job_reads_the_log_beside_the_demo_and_says_so():
     assert result.returncode == 0, result.stderr
     assert result.stderr == "read the log found beside the FTDC: samples/mongod.log (--log names another)\n"
     text = " ".join(result.stdout.split())
-    assert "Root cause (an operation): COLLSCANs of shop.orders" in text and "give the log to name them" not in text
+    assert "Root cause (an operation): COLLSCAN of shop.orders" in text and "give the log to name them" not in text
 
 
 # --- §4: the Markdown report: customer strings as text, written whole or not at all ----------

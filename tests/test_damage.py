@@ -125,7 +125,7 @@ def test_a_fleet_analyses_the_node_with_a_damaged_chunk(tmp_path):
     flip_bit(file, length_prefix_offset(file, -1), 0)
     result = run_cli("fleet", folder, good, "--out", tmp_path / "fleet", "--engine", "loop", "--samples")
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
-    assert "of 2 node(s)" in result.stderr and result.stderr.count("warning") == 1, result.stderr
+    assert "of 2 nodes" in result.stderr and result.stderr.count("warning") == 1, result.stderr
 
 
 # --- a BSON Date no calendar holds ---------------------------------------------------------

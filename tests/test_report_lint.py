@@ -306,6 +306,12 @@ def labels_used_twice(text: str, _: Vocabulary) -> list[str]:
     return [f"{label}: {' / '.join(sorted(o))}" for label, o in sorted(items.items()) if len(o) > 1]
 
 
+def plural_placeholders(text: str, _: Vocabulary) -> list[str]:
+    """A count says its noun in the singular or the plural it takes: "1 run(s)", "2 note(s)" leave the reader to choose
+    (a unit in brackets after a space, "usual checkpoint (s)", is a label's unit, not a placeholder)."""
+    return re.findall(r"[^\s(]*\w\(s\)", text)
+
+
 @dataclass(frozen=True)
 class Rule:
     name: str
@@ -337,6 +343,7 @@ RULES = (
     Rule("times counted, not listed", "a loop's 282 restarts each printed", times_listed),
     Rule("one item per label", "a cross-reference must point at one item", labels_used_twice),
     Rule("no parentheses in parentheses", "`60 s (mongod default (syncdelay))` is read back to front", nested_parentheses),
+    Rule("counts in their number", "`1 run(s)` leaves the reader to choose singular or plural", plural_placeholders),
 )
 
 
@@ -554,6 +561,8 @@ VOCABULARY = Vocabulary(
             nested_parentheses,
             0,
         ),
+        ("1 run(s), 2 note(s) below; 7 checkpoint(s)", plural_placeholders, 3),
+        ("1 run, 2 notes below; usual checkpoint (s): 4; 1 note on context is below", plural_placeholders, 0),
     ],
 )
 def test_each_rule_finds_its_breaches(text, rule, found):

@@ -241,11 +241,11 @@ def test_the_checkpoints_of_a_window_ran_one_at_a_time_and_each_ran_some_of_it(a
 # --- culprits: concurrency and longest run, computed once ---------------------------------------------------------
 
 DESCRIBED = re.compile(
-    rf"(\S+) (\w+)(?: \([^)]*\))?: (\d+) run\(s\)[^;]*? operation-seconds inside the window \(([\d,.]+) running at once "
+    rf"(\S+) (\w+)(?: \([^)]*\))?: (\d+) runs?[^;]*? operation-seconds inside the window \(([\d,.]+) running at once "
     rf"on average\).*?longest ({DURATION})"
 )
 NAMED = re.compile(
-    rf"COLLSCANs of (\S+) \((\w+): (\d+) runs?, longest ({DURATION}), ([\d,.]+) running at once on average(?: in (F\d+)'s ({DURATION}))?\)"
+    rf"COLLSCANs? of (\S+) \((\w+): (\d+) runs?, longest ({DURATION}), ([\d,.]+) running at once on average(?: in (F\d+)'s ({DURATION}))?\)"
 )
 
 

@@ -137,6 +137,8 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
         return reason
     name, now, proposed = rec.setting, rec.current, rec.proposed
     record = SETTINGS[name]
+    if not record.exists_on(major_minor(facts.version)):
+        return f"{record.label} exists from {record.since[0]}.{record.since[1]} on; this node runs {facts.version}"
     had = [s.value for s in facts.thresholds.in_effect(name, start, end)]
     measured = name == "cache_size" and all(v is None for v in had)  # the cache's size read from serverStatus instead
     if now.value not in had and not measured:

@@ -24,7 +24,7 @@ from analysis.advice.indexes import recommend_index
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Runs, advise
 from analysis.findings.finding import Culprit, Finding
 from analysis.series.windows import between
-from analysis.text import duration
+from analysis.text import counted, duration
 from ftdc.frames import TIME_COLUMN
 
 # A COLLSCAN is a cause when it holds at least this share of the time slow operations
@@ -279,7 +279,7 @@ def describe(culprit: Culprit, window_s: float) -> str:
     waiting = f", {operation_seconds(waited)} of them waiting" if waited >= 0.5 else ""
     failed = f", {culprit.failed} failed" + (f" ({culprit.error})" if culprit.error else "") if culprit.failed else ""
     return (
-        f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {culprit.count} run(s){failed}, "
+        f"{culprit.ns or 'unknown namespace'} {culprit.command or 'operation'}{plan}: {counted(culprit.count, 'run')}{failed}, "
         f"{operation_seconds(culprit.overlap_s)} operation-seconds inside the window ({at_once(culprit, window_s)}){waiting} "
         f"({culprit.share:.0%} of the time slow operations worked there), longest {duration(culprit.max_ms / 1000)}"
     )
@@ -426,7 +426,10 @@ def attribute(
         causes=causing,
         # Each cause's advice before the finding's own, the last named first.
         recommendations=[r for c in reversed(causing) for r in c.recommendations] + finding.recommendations,
-    ).noted("Cause: " + "; ".join(f"COLLSCAN of {describe(c, finding.seconds)}" for c in causing) + ".")
+    ).noted(
+        # A cause is a COLLSCAN (`causes`): said once, not again as its plan in brackets.
+        "Cause: " + "; ".join(f"COLLSCAN of {describe(replace(c, plan_summary=None), finding.seconds)}" for c in causing) + "."
+    )
 
 
 def _storm_over(finding: Finding, storms: tuple[tuple[dt.datetime, dt.datetime], ...]) -> tuple[dt.datetime, dt.datetime] | None:
@@ -476,6 +479,6 @@ def _without_log(finding: Finding, series: pl.DataFrame) -> Finding:
     if counters.get("scanned_objects_per_s") is not None and before is not None:
         examined = f", {counters['scanned_objects_per_s']:,.0f} documents examined/s against {before:,.0f}/s before"
     return replace(finding, evidence={**finding.evidence, "collection_scans": counters}).noted(
-        f"{counters['collscans']} collection scan(s) finished in or just after the window ({counters['collscans_per_s']:.2f}/s{examined}); "
+        f"{counted(counters['collscans'], 'collection scan')} finished in or just after the window ({counters['collscans_per_s']:.2f}/s{examined}); "
         "give the log to name them."
     )

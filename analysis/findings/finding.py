@@ -124,6 +124,12 @@ class Finding:
         return replace(self, notes=(*self.notes, note))
 
     @property
+    def not_checked(self) -> bool:
+        """Its detector could not run on this node's data (`Context.not_checked`): what it lacked is its evidence's
+        "missing", and no report may count it among the checks that passed."""
+        return self.severity == "info" and "missing" in self.evidence
+
+    @property
     def seconds(self) -> float:
         if self.start is None or self.end is None:
             return 0.0

@@ -34,7 +34,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.metrics import BY_NAME
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import clock, duration, span, span_before
+from analysis.text import clock, counted, duration, span, span_before
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs.events import expired_holder
 
@@ -275,7 +275,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     if transaction:
         idle = _during(ctx, "transactions_inactive", start, end)
         evidence.update(transactions_open=int(open_.max()), transactions_inactive=int(idle.max()) if idle.len() else None)
-        held = f" with {int(open_.max())} transaction(s) open" + (
+        held = f" with {counted(int(open_.max()), 'transaction')} open" + (
             f", {int(idle.max())} idle between statements" if idle.len() and idle.max() > 0 else ""
         )
     elif open_.len():
@@ -299,7 +299,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
         )
         when = span(reaped["ts"].min(), reaped["ts"].max()) if reaped.height > 1 else clock(reaped["ts"].min())
         aborts = (
-            f"; the server's reaper aborted {reaped.height} transaction(s) for outliving transactionLifetimeLimitSeconds "
+            f"; the server's reaper aborted {counted(reaped.height, 'transaction')} for outliving transactionLifetimeLimitSeconds "
             f"({limit.value:g} s, {limit.source}) from {when}"
             + (f", each idle past it: {_holders_told(holders)}" if holders else "")
         )

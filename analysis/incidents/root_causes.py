@@ -32,7 +32,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import clock, duration, pct
+from analysis.text import clock, counted, duration, pct, plural
 from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
@@ -107,12 +107,12 @@ def _operations(findings: list[Finding]) -> list[RootCause]:
     out = []
     for culprit, ids, where in sorted(held.values(), key=lambda v: -v[0].held_s):
         total, recs = culprit.held_s, culprit.recommendations
-        runs = f"{culprit.count} run{'s' if culprit.count != 1 else ''}"
+        runs = counted(culprit.count, "run")
         out.append(
             RootCause(
                 kind="operation",
                 summary=(
-                    f"COLLSCANs of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {runs}, "
+                    f"{plural(culprit.count, 'COLLSCAN')} of {culprit.ns or 'an unknown namespace'} ({culprit.command or 'query'}: {runs}, "
                     f"longest {duration(culprit.max_ms / 1000)}, {at_once(culprit, where.seconds)} in {where.id}'s "
                     f"{duration(where.seconds)})"
                 ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.markup import escape
@@ -17,9 +17,9 @@ from analysis.analyze import Analysis
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
 from analysis.outputs import words
-from analysis.outputs.document import log_offset
+from analysis.outputs.document import log_offset, quiet
 from analysis.series.derived import GAP_PERIODS
-from analysis.text import duration, first_and_last, ram
+from analysis.text import counted, duration, first_and_last, plural, ram
 from analysis.workbench.overview import Overview
 from ftdc.timeutil import say_time, say_window
 
@@ -172,10 +172,10 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
             if view.first
             else "no samples",
         ),
-        ("samples", f"{view.samples:,} in {view.files} file(s)"),
+        ("samples", f"{view.samples:,} in {counted(view.files, 'file')}"),
         ("sampling period", _periods(view.periods_ms)),
         ("metrics", f"{view.metrics:,}"),
-        ("chunks", f"{view.chunks:,}, {view.schema_changes} schema change(s)"),
+        ("chunks", f"{view.chunks:,}, {counted(view.schema_changes, 'schema change')}"),
         ("gaps", f"{len(view.gaps)} (steps over {GAP_PERIODS} sampling periods)"),
         ("restarts", first_and_last(view.restarts) + (" (each in --json)" if len(view.restarts) > 2 else "")),
     ]
@@ -202,14 +202,16 @@ def render_overview(view: Overview, width: int = 80) -> str:
     return "\n".join(lines)
 
 
-def render_incidents(analysis: Analysis, width: int = 80) -> RenderableType:
-    """The incidents table, then each incident's chain and first recommendations; one line when there is none."""
+def render_incidents(analysis: Analysis, width: int = 80, cross: Sequence[Finding] = ()) -> RenderableType:
+    """The incidents table, then each incident's chain and first recommendations; one line when there is none (saying
+    which of the replica set's findings `cross` concern the node)."""
     first, last = analysis.overview.first, analysis.overview.last
     span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
     if not analysis.incidents:
-        hint = f"; {len(analysis.findings)} context finding(s), --findings lists them" if analysis.findings else ""
+        found = len(analysis.findings)
+        hint = f"; {counted(found, 'context finding')}, --findings lists {plural(found, 'it', 'them')}" if found else ""
         # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
-        return Text(f"No incident {span}: no warning or critical finding{hint}.", style="green")
+        return Text(f"No incident {span}: {quiet(analysis, cross)}{hint}.", style="green")
     return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width, log_offset(analysis)))
 
 

@@ -18,7 +18,7 @@ from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
 from analysis.outputs.words import window
-from analysis.text import duration
+from analysis.text import counted, duration, plural
 from analysis.workbench import system
 from analysis.workbench.log_overview import workload
 from ftdc.timeutil import Offset, say_window
@@ -46,7 +46,30 @@ def incident_headline(incident: Incident, node: str, offset: Offset = None) -> s
     return f"{node}, {incident.id} ({incident.severity}), {window(incident.start, incident.end, offset)}: {incident.title}.{fix}"
 
 
-def checked(analysis: Analysis, name: str) -> str:
+def checked_kinds(findings: Sequence[Finding]) -> list[str]:
+    """The names of the kinds whose detector ran on this node's data: one that recorded it could not (its not-checked
+    finding, for any of its parts) passed no check."""
+    unchecked = {f.kind for f in findings if f.not_checked}
+    return [kind_name(k) for m in detectors.MODULES if not unchecked & set(m.DETECTOR.kinds) for k in m.DETECTOR.kinds]
+
+
+def set_wide_about(analysis: Analysis, cross: Sequence[Finding]) -> list[Finding]:
+    """The replica set's warnings and criticals that name this member: the one that lagged, lost or took the primary."""
+    address = analysis.node.address
+    keys = ("address", "from_address", "to_address")
+    return [f for f in cross if f.severity != "info" and address and address in (f.evidence.get(k) for k in keys)]
+
+
+def quiet(analysis: Analysis, cross: Sequence[Finding] = ()) -> str:
+    """What a node without incident reached: nothing at warning, or nothing of its own beside the set's findings about it."""
+    about = set_wide_about(analysis, cross)
+    if not about:
+        return "none reached warning or critical"
+    ids = ", ".join(f"{f.id} ({f.severity})" for f in about)
+    return f"none of this node's own reached warning or critical; the replica set's {ids} {'concern' if len(about) > 1 else 'concerns'} it"
+
+
+def checked(analysis: Analysis, name: str, cross: Sequence[Finding] = ()) -> str:
     """For a node without incident: "No incident", and what was checked over what span."""
     view = analysis.overview
     span = (
@@ -55,11 +78,15 @@ def checked(analysis: Analysis, name: str) -> str:
         if view.first
         else "(no sample)"
     )
-    kinds = ", ".join(kind_name(k) for m in detectors.MODULES for k in m.DETECTOR.kinds)
     log = "with its log's slow operations" if analysis.logs is not None else "without a log"
     notes = sum(f.severity == "info" for f in analysis.findings)
-    return f"{name}: No incident {span}. Checked, {log}: {kinds}; none reached warning or critical." + (
-        f" {notes} note(s) on context and what could not be checked are below." if notes else ""
+    return (
+        f"{name}: No incident {span}. Checked, {log}: {', '.join(checked_kinds(analysis.findings))}; {quiet(analysis, cross)}."
+        + (
+            f" {counted(notes, 'note')} on context and what could not be checked {plural(notes, 'is', 'are')} below."
+            if notes
+            else ""
+        )
     )
 
 
@@ -73,17 +100,18 @@ def _more(incidents: Sequence[Incident], node: str) -> list[str]:
     """Beyond the cards, one line saying how many more (a week of short incidents is not forty headlines)."""
     rest = len(incidents) - MAX_CARDS
     return (
-        [f"{node}: {rest} more, less severe incident(s), listed below the cards and in full in the JSON report."]
+        [f"{node}: {rest} more, less severe {plural(rest, 'incident')}, listed below the cards and in full in the JSON report."]
         if rest > 0
         else []
     )
 
 
-def node_headlines(analysis: Analysis, name: str) -> list[str]:
-    """One per incident given a card, a line for the rest; or "No incident" with what was checked."""
+def node_headlines(analysis: Analysis, name: str, cross: Sequence[Finding] = ()) -> list[str]:
+    """One per incident given a card, a line for the rest; or "No incident" with what was checked (and the replica
+    set's findings `cross` about it)."""
     return [incident_headline(i, name, log_offset(analysis)) for i in worst_incidents(analysis.incidents)] + _more(
         analysis.incidents, name
-    ) or [checked(analysis, name)]
+    ) or [checked(analysis, name, cross)]
 
 
 def replica_set_name(analyses: Sequence[Analysis]) -> str:
@@ -133,7 +161,7 @@ def document(
             **({"no_log": no_log} if no_log else {}),
             "redacted": redacted,
             "nodes": [
-                {"name": n, "headlines": node_headlines(a, n), **a.to_dict(), **workbench(a, list(analyses))}
+                {"name": n, "headlines": node_headlines(a, n, cross_node), **a.to_dict(), **workbench(a, list(analyses))}
                 for a, n in zip(analyses, names)
             ],
             "cross_node_findings": [f.to_dict() for f in cross_node],

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.text import ram
+from analysis.text import counted, ram
 from ftdc.metadata import find_section
 
 # End of life of each release series (MongoDB's legacy support policy; docs/config-audit.md).
@@ -227,7 +227,7 @@ def numa(f: Facts) -> AuditItem:
     if enabled is None:
         return _unrecorded("numa", title, why, "no hostInfo.system.numaEnabled nor start-up log")
     nodes = _get(f.host, "system", "numNumaNodes")
-    has = f"NUMA {'enabled' if enabled else 'not enabled'}" + (f", {nodes} node(s)" if nodes else "")
+    has = f"NUMA {'enabled' if enabled else 'not enabled'}" + (f", {counted(nodes, 'node')}" if nodes else "")
     severity = "warning" if enabled and (nodes or 2) > 1 else "info"
     return _item(
         "numa",

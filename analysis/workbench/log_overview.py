@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.text import counted
 from ftdc.logs import LogFrames, summarize_queries
 from ftdc.timeutil import format_time
 
@@ -98,7 +99,7 @@ def plan_text(row: dict) -> str:
     and its failed runs as the culprit table says them."""
     plans = ", ".join(p for p in (row["plan_kinds"] or "").split(",") if p and p != "COLLSCAN")
     if row["failed"]:  # a run that failed may have logged no plan: its failure says why
-        failed = f"failed {row['failed']} of {row['count']} run(s)" + (f": {row['errors']}" if row["errors"] else "")
+        failed = f"failed {row['failed']} of {counted(row['count'], 'run')}" + (f": {row['errors']}" if row["errors"] else "")
         return f"{plans} ({failed})" if plans else failed
     return plans if plans or (row["collscan_share"] or 0) > 0 else no_plan(row["command"])
 

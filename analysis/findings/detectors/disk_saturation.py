@@ -120,7 +120,7 @@ def _windows_not_checked(ctx: Context) -> Finding:
         evidence={
             "layout": "windows PhysicalDisk",
             "devices": devices,
-            "not_recorded": "% Idle Time",
+            "missing": ["% Idle Time"],
             "metrics": [p for n in ctx.resolved.matching("disk.windows_") if (p := ctx.resolved.path(n))],
         },
     )

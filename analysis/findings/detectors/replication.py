@@ -300,7 +300,9 @@ def change_finding(old: str, new: str, from_member: str, to_member: str, since, 
 def detect(ctx: Context) -> list[Finding]:
     names = members(ctx)
     if not names:
-        return []  # not a replica-set member (or its FTDC has no replSetGetStatus): nothing to say
+        # Not a replica-set member, or its FTDC has no replSetGetStatus: neither kind could be checked, and the
+        # record says so (a report lists among its checks only the detectors that could run).
+        return [ctx.not_checked("replication_lag", "Replication lag and primary changes", ["replica set status"])]
     findings = [f for m in names if ctx.has(f"member_lag_s.{m}") for f in _lag(ctx, m)]
     return findings + _primary_changes(ctx, names)
 

@@ -154,11 +154,11 @@ def _lines_told(lines: pl.DataFrame | None, deleted: float) -> str:
     logged = _passes_logged(lines)
     if not logged:
         return ""
-    counted = [n for _, _, n in logged if n is not None]
+    numbers = [n for _, _, n in logged if n is not None]
     said = f" The log's TTL pass line{'s' if len(logged) != 1 else ''} in that time"
-    if not counted:
+    if not numbers:
         return said + (" name the collections it deleted from." if len(logged) != 1 else " names the collection it deleted from.")
-    total = sum(counted)
+    total = sum(numbers)
     said += f" count{'s' if len(logged) == 1 else ''} {total:,} of them"
     if total != round(deleted):
         said += (

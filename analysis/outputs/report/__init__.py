@@ -48,7 +48,10 @@ def build_report(
     """The report of these nodes: a `NodesAnalysis` as told, or analyses and the cross-node findings about them.
     For an attachment, pass what `redact_result` (or `redact_all`) returns and `redacted=True`."""
     result = nodes if isinstance(nodes, NodesAnalysis) else with_cross_node(list(nodes), list(cross_node))
-    sections = [content.node_section(a, n, figures.member_names(result.nodes, a)) for a, n in zip(result.nodes, result.names)]
+    sections = [
+        content.node_section(a, n, figures.member_names(result.nodes, a), result.cross_node)
+        for a, n in zip(result.nodes, result.names)
+    ]
     return content.build(
         sections, result.cross_node, result.incidents, redacted=redacted, generated=generated, no_log=result.no_log
     )

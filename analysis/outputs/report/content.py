@@ -10,11 +10,13 @@ data coverage, and how each detector decides (its docstring).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from analysis.analyze import Analysis
 from analysis.findings import detectors
+from analysis.findings.context import major_minor
 from analysis.findings.detectors import kind_name
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
@@ -32,7 +34,8 @@ from analysis.outputs.document import (  # noqa: F401
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
-from analysis.text import duration, first_and_last, ram
+from analysis.settings import SETTINGS
+from analysis.text import counted, duration, first_and_last, ram
 from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
 from ftdc.timeutil import say_time, say_window
@@ -172,7 +175,8 @@ def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
         "eviction_threads_max",
         "checkpoint_interval",
     ):
-        facts.append((setting_name(key), t.describe(key)))
+        if SETTINGS[key].exists_on(major_minor(node.version)):  # not a row for a setting this version lacks
+            facts.append((setting_name(key), t.describe(key)))
     return facts
 
 
@@ -182,11 +186,11 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
     periods = ", ".join(f"{p / 1000:g} s ({n:,})" for p, n in list(view.periods_ms.items())[:3]) or "-"
     return [
         ("time range", say_window(view.first, view.last, offset) if view.first else "-"),
-        ("samples", f"{view.samples:,} in {view.files} file(s), {view.chunks:,} chunks"),
+        ("samples", f"{view.samples:,} in {counted(view.files, 'file')}, {counted(view.chunks, 'chunk')}"),
         ("sampling periods", periods),
         ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
         ("restarts", first_and_last(view.restarts, lambda r: say_time(r, offset))),
-        ("damaged input", f"{len(view.problems)} problem(s)" if view.problems else "none"),
+        ("damaged input", counted(len(view.problems), "problem") if view.problems else "none"),
         (
             "log",
             "none given"
@@ -219,7 +223,7 @@ def incident_cards(
     ]
 
 
-def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> NodeSection:
+def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: Sequence[Finding] = ()) -> NodeSection:
     key = node_slug(name)
     cards = incident_cards(analysis, analysis.incidents, name, key, members)
     carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][: documents.MAX_CARDS]  # the cards' one limit
@@ -230,7 +234,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str]) -> Node
     return NodeSection(
         name=name,
         analysis=analysis,
-        headlines=node_headlines(analysis, name),
+        headlines=node_headlines(analysis, name, cross),
         incidents=cards,
         more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),

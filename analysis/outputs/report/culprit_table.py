@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from analysis.findings.culprits import operation_seconds
 from analysis.findings.finding import Culprit
+from analysis.text import counted
 from analysis.workbench.log_overview import no_plan, shape_text
 
 HEADERS = (
@@ -37,7 +38,7 @@ def plan(c: Culprit) -> str:
     text = (c.plan_summary or "") + (" COLLSCAN" if c.collscan and "COLLSCAN" not in (c.plan_summary or "") else "")
     text = text.strip()
     if c.failed:  # a run that failed may have logged no plan: its failure says why
-        failed = f"failed {c.failed} of {c.count} run(s)" + (f": {c.error}" if c.error else "")
+        failed = f"failed {c.failed} of {counted(c.count, 'run')}" + (f": {c.error}" if c.error else "")
         return f"{text} ({failed})" if text else failed
     return text or no_plan(c.command)
 

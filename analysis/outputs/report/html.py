@@ -23,7 +23,7 @@ from analysis.outputs.report import explorer_page
 from analysis.outputs.report import workbench_html as workbench
 from analysis.outputs.report.content import Figure, IncidentCard, NodeSection, Report, node_slug, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, cells
-from analysis.text import duration
+from analysis.text import counted, duration, plural
 from ftdc.timeutil import say_time, say_window
 
 CSS = (
@@ -153,7 +153,7 @@ def _incidents(cards: list[IncidentCard], more: list[tuple[str, Incident]]) -> s
     )
     table = (
         (
-            f"<p>{len(more)} more, less severe incident(s) (all of them, in full, are in the JSON report):</p><table class=more>"
+            f"<p>{len(more)} more, less severe {plural(len(more), 'incident')} (all of them, in full, are in the JSON report):</p><table class=more>"
             f"<tr><th>severity</th><th>node</th><th>start</th><th>for</th><th>incident</th></tr>{rows}</table>"
         )
         if more
@@ -185,7 +185,7 @@ def _parts(section: NodeSection) -> list[tuple[str, str]]:
         )
     parts += [
         (f"{key}-system", "System panels: CPU, memory, disks, network, connections, operations, replication"),
-        (f"{key}-audit", f"Configuration audit ({warnings} warning(s))"),
+        (f"{key}-audit", f"Configuration audit ({counted(warnings, 'warning')})"),
         (f"{key}-timeline", "Timeline"),
         (f"{key}-node", "Node and data coverage"),
     ]
@@ -211,7 +211,7 @@ def _node(section: NodeSection, several: bool) -> str:
             for f in section.listed
         )
         parts.append(
-            f"<p>{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):</p>"
+            f"<p>{len(section.listed)} more {plural(len(section.listed), 'finding')}, each like one above (all of them, in full, are in the JSON report):</p>"
             f"<div class=wide><table class=more><tr><th>severity</th><th>start</th><th>for</th><th>kind</th><th>what happened</th></tr>{rows}</table></div>"
         )
     if context:

@@ -14,7 +14,7 @@ from analysis.findings.finding import Finding
 from analysis.outputs import words
 from analysis.outputs.report.content import Figure, IncidentCard, Report, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
-from analysis.text import duration
+from analysis.text import counted, duration, plural
 from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, apps_text, plan_text, shape_text
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
@@ -133,7 +133,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
             out += [NO_SLOW_OPERATIONS, ""]
         else:
             out += [
-                f"{w.shapes:,} query shape(s) in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
+                f"{counted(w.shapes, 'query shape')} in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
                 "(all of them, up to 500, are in the JSON report):",
                 "",
             ]
@@ -302,7 +302,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         out += ["## Incidents", ""] + [_incident(card, folder.name) for card in report.incidents]
         if report.more_incidents:
             out += [
-                f"{len(report.more_incidents)} more, less severe incident(s) (all of them, in full, are in the JSON report):",
+                f"{len(report.more_incidents)} more, less severe {plural(len(report.more_incidents), 'incident')} (all of them, in full, are in the JSON report):",
                 "",
                 "| severity | node | start | for | incident |",
                 "|---|---|---|---|---|",
@@ -329,7 +329,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         ]
         if section.listed:
             out += [
-                f"{len(section.listed)} more finding(s), each like one above (all of them, in full, are in the JSON report):",
+                f"{len(section.listed)} more {plural(len(section.listed), 'finding')}, each like one above (all of them, in full, are in the JSON report):",
                 "",
                 "| severity | start | for | kind | what happened |",
                 "|---|---|---|---|---|",
