@@ -403,13 +403,16 @@ def _undetermined(ctx: Context, findings: list[Finding], load: workload.LoadChan
     since = ctx.since(min(starts)) if starts else None
     if stall is None and (since is None or min(starts) - since < dt.timedelta(minutes=59)):
         missing.append("a longer capture (the hour before shows what changed)")
+    # What is known in place of a cause replaces the words "cause not determined", which the cause's heading says.
     if stall is not None:
-        said[0] += f": {stall.told()}"
+        said[0] = stall.told()
         evidence.update(stall.evidence())
         missing += evidence.pop("would_tell")
     # A rise in latency with nothing the node records beside it says so in its own words, not "not determined" alone.
     if any(f.evidence.get("nothing_moved") for f in findings):
-        said[0] += ": nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)"
+        said[0] = ("" if stall is None else said[0] + "; ") + (
+            "nothing the node records moved with the latency (the load, the disks, the cache, chunk migrations)"
+        )
     if missing:
         evidence["would_tell"] = missing
     return RootCause(

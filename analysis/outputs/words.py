@@ -61,7 +61,7 @@ LABELS = {
     "usual_util_pct": "busy in its usual hours (%)",
     "await_ms_median": "median wait per request (ms)",
     "await_ms_peak": "longest wait per request (ms)",
-    "seconds_in_checkpoints": "of it inside checkpoints (s)",
+    "seconds_in_checkpoints": "seconds of the window inside checkpoints",
     "device_usual_mb_per_s": "the device's usual throughput",
     "device_read_mb_per_s": "the device read",
     "device_write_mb_per_s": "the device wrote",
@@ -83,6 +83,7 @@ _PARTS = {
     "max": "maximum",
     "avg": "mean",
     "getmore": "getMore batches",  # the opcounter, as the panels name it
+    "await": "wait per request",
 }
 _UNITS = {"s": "s", "ms": "ms", "pct": "%", "mb": "MB", "gb": "GB", "bytes": "bytes"}
 

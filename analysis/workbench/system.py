@@ -7,6 +7,7 @@ naming the FTDC metric it comes from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -109,6 +110,12 @@ class SystemView:
 
     def label(self, column: str) -> str:
         return label(column, self.members)
+
+    @property
+    def missing_said(self) -> str:
+        """The panels the node recorded nothing for, as a sentence lists them: each by what it shows, without its unit
+        ("memory (mongod resident, host swap used); network; oplog window"), since a unit read in a list is an item."""
+        return "; ".join(re.sub(r", [^,()]+?(?= \(|$)", "", title) for title in self.missing)
 
     @cached_property
     def series(self) -> list[SystemSeries]:

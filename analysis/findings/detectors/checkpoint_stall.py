@@ -31,7 +31,7 @@ from analysis.series.spans import Spans
 from analysis.series.spikes import ADJECTIVE, Spike
 from analysis.series.stats import at_least
 from analysis.series.windows import between
-from analysis.text import clock, counted, duration, ms, pct, span
+from analysis.text import clock, duration, ms, pct, span
 
 KIND = "checkpoint_stall"
 MIN_ALIGNED = 3
@@ -171,7 +171,15 @@ def _recommendations(ctx: Context, rows: list[dict], start: dt.datetime, end: dt
     if built:
         peak = max(r["dirty_pct_at_checkpoint_start"] for r in built)
         # The dirty target and its source: the change's own words say them.
-        why = f"dirty data built up to {peak:.1f} % of the cache before {len(built)} of {counted(len(checkpoints), 'checkpoint')}"
+        n = len(checkpoints)
+        which = (
+            "the checkpoint"
+            if n == 1
+            else f"each of the {n} checkpoints"
+            if len(built) == n
+            else f"{len(built)} of the {n} checkpoints"
+        )
+        why = f"dirty data built up to {peak:.1f} % of the cache before {which}"
         recs += [
             changes.more_eviction_threads(t, "Let eviction write dirty data out between checkpoints with more worker threads"),
             changes.earlier_dirty_eviction(

@@ -124,7 +124,7 @@ def detect(ctx: Context) -> list[Finding]:
                 severity="warning",
                 start=window.start,
                 end=window.end,
-                subject=f"Data handles blocking for {duration(window.seconds)} with {handles:,.0f} handles open",
+                subject=f"Threads waited on the data-handle locks for {duration(window.seconds)} with {handles:,.0f} handles open",
                 reasoning=f"With {handles:,.0f} data handles open, " + "; ".join(parts) + ".",
                 cause=_cause(ctx, first, since, handles),
                 evidence={
@@ -143,7 +143,8 @@ def detect(ctx: Context) -> list[Finding]:
             )
         )
     counts = ctx.series.select("start", "dhandles").drop_nulls()
-    if counts.height >= 2:
+    # The growth is context only where no window of waits tells it already, as its cause.
+    if counts.height >= 2 and not any("dhandles_first" in f.evidence for f in findings):
         first, peak = float(counts["dhandles"][0]), float(counts["dhandles"].max())
         if _grew(first, peak):
             at = counts.filter(pl.col("dhandles") == peak)["start"][0]

@@ -195,7 +195,7 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
             "log",
             "none given"
             if analysis.logs is None
-            else f"{analysis.logs.slow_ops.height:,} slow operations, {analysis.logs.events.height:,} other lines"
+            else f"{counted(analysis.logs.slow_ops.height, 'slow operation')}, {counted(analysis.logs.events.height, 'other line')}"
             + (f", {analysis.logs.problems.height:,} unreadable" if analysis.logs.problems.height else ""),
         ),
     ]

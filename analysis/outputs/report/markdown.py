@@ -228,7 +228,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
             {3, 4, 5, 6},
         )
         if section.system.missing:
-            out += [f"Not recorded by this node: {_text(', '.join(section.system.missing))}.", ""]
+            out += [f"Not recorded by this node: {_text(section.system.missing_said)}.", ""]
         if section.system.unread:
             out += [
                 f"Recorded in Windows' layout, which this version does not read: {_text(', '.join(section.system.unread))}.",

@@ -224,7 +224,7 @@ def system_notes(view: SystemView) -> str:
         if view.unread
         else ""
     )
-    return (f"<p class=window>Not recorded by this node: {escape(', '.join(view.missing))}.</p>" if view.missing else "") + unread
+    return (f"<p class=window>Not recorded by this node: {escape(view.missing_said)}.</p>" if view.missing else "") + unread
 
 
 def audit(items: list[AuditItem]) -> str:
