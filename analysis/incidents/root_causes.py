@@ -323,7 +323,7 @@ def _disk_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> Slow
         if wait not in rows.columns or mb not in rows.columns or not rows.height:
             continue
         now = {c: float(rows[c].mean() or 0) for c in (util, wait, mb)}
-        was = {c: disk_saturation.usual(ctx, c, longest.start, longest.end) for c in (util, wait, mb)}
+        was = {c: disk_saturation.usual_of(ctx, c, longest.start, longest.end) for c in (util, wait, mb)}
         if None in was.values() or now[util] < disk_saturation.UTIL_PCT or now[mb] > disk_saturation.SLOWED * was[mb]:
             continue
         if now[wait] < disk_saturation.AWAIT_FACTOR * max(was[wait], 0.1):

@@ -205,7 +205,7 @@ class Load:
     usual_busy: float | None  # its median busy share (%) outside the window
 
 
-def usual(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> float | None:
+def usual_of(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> float | None:
     """A column's median outside the window: the device's usual hours, as far as the capture holds them (also a slow
     checkpoint's disk against its usual, incidents.root_causes)."""
     if column not in ctx.series.columns:
@@ -367,8 +367,8 @@ def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, i
     load = Load(
         io=_io(rows, dev),
         throughput=float(rows[mb].mean()) if mb in rows.columns else None,
-        usual_mb=usual(ctx, mb, window.start, window.end),
-        usual_busy=usual(ctx, util, window.start, window.end),
+        usual_mb=usual_of(ctx, mb, window.start, window.end),
+        usual_busy=usual_of(ctx, util, window.start, window.end),
     )
     cause = _cause(load)
     details = [f"requests waited a median {ms(median_wait)}, up to {ms(peak_wait)}, against {ms(usual)} usually"]
