@@ -65,6 +65,13 @@ def _secondary_within(analysis, start, end) -> bool:
     return bool((analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"] == 2).any())
 
 
+def _role_recorded(analysis, start, end) -> bool:
+    if "repl_state" not in analysis.series.columns:
+        return False
+    states = analysis.series.select(TIME_COLUMN, "repl_state").drop_nulls()
+    return (states if start is None else states.filter(pl.col(TIME_COLUMN).is_between(start, end))).height > 0
+
+
 def _held(findings) -> bool:
     """An operation in the log held the findings' resource: it spent half its time there working, not waiting."""
     return any(c.held_s >= c.overlap_s / 2 for f in findings for c in f.culprits + f.causes)
@@ -116,6 +123,8 @@ def fits_the_node(analysis, rec, start, end, where: str, incident) -> list[str]:
         problems.append(f"{where}: a standalone told {words!r}")
     if rec.action == "read_from_secondaries" and _secondary_within(analysis, start, end):
         problems.append(f"{where}: a node that was a secondary in the window told to move its reads to a secondary")
+    if rec.action == "read_from_secondaries" and not _role_recorded(analysis, start, end):
+        problems.append(f"{where}: a node whose replica set state is not recorded told to move its reads to a secondary")
     about = incident.findings if incident else [f for f in analysis.findings if where.startswith(f.id)]
     if rec.assumes in ("operations_held", "operations_unnamed") and not _held(about):
         problems.append(f"{where}: {words!r} about operations that held a resource, and the log shows none that did")

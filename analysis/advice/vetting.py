@@ -22,7 +22,8 @@ the levels it usually runs at) and against what the setting means (its record, `
   change that has a cost (aborting the transactions that run longer) says so.
 - advice fits the node's topology: a standalone is never told to read from a secondary, to build an
   index one member at a time or to step down; advice for a primary is not made to a node that was a
-  secondary at any time in the window (through it, or from a role change in it);
+  secondary at any time in the window (through it, or from a role change in it), nor to a member whose
+  state was not recorded there (it may be a secondary already);
 - on 7.0+, where throughput probing sizes a ticket pool left unset, a fixed pool is proposed only where
   nothing in its incident shows the storage engine (cache, checkpoints, disk) or a collection scan
   behind the wait, and says what it costs;
@@ -110,6 +111,14 @@ class NodeFacts:
         states = self.states.filter(pl.col(TIME_COLUMN).is_between(start, end))["repl_state"]
         return states.len() > 0 and bool((states == SECONDARY).all())
 
+    def role_recorded(self, start: dt.datetime | None, end: dt.datetime | None) -> bool:
+        """The node recorded its member state at some sample of [start, end] (of the capture, without a window)."""
+        if self.states is None:
+            return False
+        if start is None or end is None:
+            return self.states.height > 0
+        return self.states.filter(pl.col(TIME_COLUMN).is_between(start, end)).height > 0
+
     def secondary_within(self, start: dt.datetime | None, end: dt.datetime | None) -> bool:
         """The node recorded itself a secondary at some sample of [start, end]."""
         if self.states is None or start is None or end is None:
@@ -189,6 +198,12 @@ def _topology(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, 
         return (
             "this node became a secondary during that window: the members left to read from are the ones that took "
             "the primary's role and its load"
+        )
+    if rec.topology == "primary" and not facts.role_recorded(start, end):
+        # A member whose state was not recorded may be the secondary (an analytics or reporting member) already.
+        return (
+            "this node did not record its replica set state, so whether it was the primary is not known: it may "
+            "already be a secondary, whose reads a secondary read preference would not move"
         )
     return None
 

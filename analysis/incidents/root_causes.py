@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
 
+from analysis.advice.recommendation import Recommendation
 from analysis.findings.context import Context
 from analysis.findings.culprits import at_once, concurrency
 from analysis.findings.culprits import describe as describe_culprit
-from analysis.findings.detectors import LINKS, RECORDS, explained_by
+from analysis.findings.detectors import LINKS, RECORDS, disk_saturation, explained_by
 from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents import configuration, held_resources, limits, sharding, stalls, workload
@@ -32,7 +33,7 @@ from analysis.incidents.incident import RootCause
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
-from analysis.text import clock, counted, duration, pct, plural
+from analysis.text import clock, counted, duration, mb_per_s, ms, pct, plural, span
 from ftdc.frames import TIME_COLUMN
 
 # Kinds whose chain the write load drives when nothing else explains it: dirty data outrunning eviction and checkpoints.
@@ -214,6 +215,7 @@ def _write_load(
         # Eviction falling behind a steady load is said by dirty data past its target: without it (a cache full of
         # clean pages) this candidate does not hold, and is not offered.
         return []
+    fixes: list[Recommendation] = []
     if unchanged:
         # A load that did not change is not what changed: the cause is what its numbers show, dirty data the node wrote out
         # too slowly under that steady load: built up between checkpoints (so each started with more to write), or while
@@ -233,11 +235,18 @@ def _write_load(
             # Dirty data below the target when the longest began: it built up while the checkpoints ran, not before.
             evidence["checkpoints_slower"] = True  # what its heading says: the checkpoints, not the load, changed
             ran = "checkpoints ran" if counted.count > 1 else "one checkpoint ran"
+            disk = _disk_at_longest(ctx, start, end)
             lead = (
                 f"{ran} far longer than usual under {steady}, with no more dirty data to write than usual: {behaviour}; "
                 f"dirty data rose while {'they' if counted.count > 1 else 'it'} ran, from {built:.1f} % of the cache when the longest "
-                f"started to {dirty_peak:.1f} %{_past_dirty_limits(ctx, during, dirty_peak)}"
+                f"started to {dirty_peak:.1f} %{_past_dirty_limits(ctx, during, dirty_peak)}; "
             )
+            if disk is not None:  # the device slowed: what made the checkpoint write slowly, and what to check
+                lead += disk.said
+                evidence.update(disk.evidence)
+                fixes = [disk.fix]
+            else:
+                lead += "what slowed the checkpoint is not in what the node records (its disks did not slow)"
         elif checkpoints:
             lead = f"checkpoints ran far longer than usual under {steady}: {behaviour}"
             lead += f"; dirty data built up while they ran, {over}" if over else ""
@@ -283,10 +292,62 @@ def _write_load(
             kind="workload",
             summary="; ".join(parts),
             evidence=evidence,
+            recommendations=fixes,
             headline=headline,
             findings=[f.id for k in present for f in kinds[k]],
         )
     ]
+
+
+@dataclass(frozen=True)
+class SlowedDisk:
+    """A device slower per request at its usual throughput over the longest checkpoint: the sentence, its figures, its fix."""
+
+    said: str
+    evidence: dict[str, Any]
+    fix: Recommendation
+
+
+def _disk_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> SlowedDisk | None:
+    """The device that slowed over the window's longest checkpoint: busy all the time (the disk saturation detector's
+    bar) with requests taking its factor times their usual time, at no more than its usual throughput times the factor
+    at which that detector says the device itself slowed (usual: the device's median outside the checkpoint); None where
+    no device did, or the disks are not recorded."""
+    ran = ctx.checkpoint_spans.overlapping(start, end)
+    if not ran:
+        return None
+    longest = max(ran, key=lambda c: c.seconds)
+    rows = between(ctx.series, longest.start, longest.end)
+    for dev in (c.split(".", 1)[1] for c in ctx.series.columns if c.startswith("disk_util_pct.")):
+        util, wait, mb = (f"{c}.{dev}" for c in ("disk_util_pct", "disk_await_ms", "disk_mb_per_s"))
+        if wait not in rows.columns or mb not in rows.columns or not rows.height:
+            continue
+        now = {c: float(rows[c].mean() or 0) for c in (util, wait, mb)}
+        was = {c: disk_saturation.usual_of(ctx, c, longest.start, longest.end) for c in (util, wait, mb)}
+        if None in was.values() or now[util] < disk_saturation.UTIL_PCT or now[mb] > disk_saturation.SLOWED * was[mb]:
+            continue
+        if now[wait] < disk_saturation.AWAIT_FACTOR * max(was[wait], 0.1):
+            continue
+        figures = (
+            f"{now[util]:.0f} % busy at {ms(now[wait])} per request against {was[util]:.0f} % and {ms(was[wait])} "
+            f"usually, at its usual {mb_per_s(was[mb])}"
+        )
+        return SlowedDisk(
+            said=f"the disk {dev} slowed while the longest ran: {figures}, so the checkpoint wrote slowly",
+            evidence={
+                "device": dev,
+                "util_pct_mean": round(now[util], 1),
+                "usual_util_pct": round(was[util], 1),
+                "await_ms_mean": round(now[wait], 1),
+                "usual_await_ms": round(was[wait], 2),
+                "device_mb_per_s": round(now[mb], 1),
+                "device_usual_mb_per_s": round(was[mb], 1),
+            },
+            fix=disk_saturation.check_volume(
+                f"from {span(longest.start, longest.end)}", f"the disk {dev} was {figures} while the longest checkpoint ran"
+            ),
+        )
+    return None
 
 
 def _past_dirty_limits(ctx: Context, during: pl.DataFrame, peak: float) -> str:

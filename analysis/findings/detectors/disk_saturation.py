@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.advice.recommendation import advise
+from analysis.advice.recommendation import Recommendation, advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
@@ -205,8 +205,9 @@ class Load:
     usual_busy: float | None  # its median busy share (%) outside the window
 
 
-def _usual(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> float | None:
-    """A column's median outside the window: the device's usual hours, as far as the capture holds them."""
+def usual_of(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) -> float | None:
+    """A column's median outside the window: the device's usual hours, as far as the capture holds them (also a slow
+    checkpoint's disk against its usual, incidents.root_causes)."""
     if column not in ctx.series.columns:
         return None
     outside = ctx.series.filter((pl.col(TIME_COLUMN) < start) | (pl.col(TIME_COLUMN) > end))[column].drop_nulls()
@@ -261,12 +262,7 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
         )
     elif cause == "device_slowed":
         out.append(
-            advise(
-                "investigate",
-                f"Check the volume itself {window}: a cloud volume's burst balance and throttling (its provider's metrics), "
-                "a degraded array or failing disk (the kernel log, SMART), or other tenants of shared storage",
-                _slowed(load) + f", yet was busy all the time with requests waiting up to {ms(peak_wait)}",
-            )
+            check_volume(window, _slowed(load) + f", yet was busy all the time with requests waiting up to {ms(peak_wait)}")
         )
     elif cause == "mongod" and own is not None:
         work, rate = _own_work(io)
@@ -298,6 +294,17 @@ def _advice(load: Load, peak_wait: float, window: str) -> list:
             )
         )
     return out
+
+
+def check_volume(window: str, evidence: str) -> Recommendation:
+    """The advice for a device slower per request at its usual load: the volume itself checked (also a checkpoint that ran
+    long on such a device, incidents.root_causes)."""
+    return advise(
+        "investigate",
+        f"Check the volume itself {window}: a cloud volume's burst balance and throttling (its provider's metrics), "
+        "a degraded array or failing disk (the kernel log, SMART), or other tenants of shared storage",
+        evidence,
+    )
 
 
 def _by(cause: str | None, load: Load) -> str:
@@ -360,8 +367,8 @@ def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, i
     load = Load(
         io=_io(rows, dev),
         throughput=float(rows[mb].mean()) if mb in rows.columns else None,
-        usual_mb=_usual(ctx, mb, window.start, window.end),
-        usual_busy=_usual(ctx, util, window.start, window.end),
+        usual_mb=usual_of(ctx, mb, window.start, window.end),
+        usual_busy=usual_of(ctx, util, window.start, window.end),
     )
     cause = _cause(load)
     details = [f"requests waited a median {ms(median_wait)}, up to {ms(peak_wait)}, against {ms(usual)} usually"]
