@@ -324,3 +324,11 @@ def test_evidence_rows_say_what_they_measure(tmp_path):
     text = _markdown("disk-saturation", tmp_path)
     assert "- seconds of the window inside checkpoints: 7.2" in text and "- baseline: wait per request (ms) 0.8" in text
     assert "await (ms)" not in text and "of it inside" not in text
+
+
+def test_the_operations_that_only_waited_are_said_by_the_one_with_most_time(tmp_path):
+    # demo F3, F4: "… (victims of the window, not its cause), the first shop.orders update (IDHACK): 10 runs" read as the
+    # first run in time; it is the one with the most of the time.
+    text = _markdown("demo", tmp_path)
+    assert "not its cause), the first" not in text
+    assert "not its cause), most of that time shop.orders update (IDHACK)" in text

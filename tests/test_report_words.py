@@ -617,10 +617,12 @@ def test_a_change_of_setting_says_its_current_value_and_source_once(name):
         assert " now " not in text, text
 
 
-def test_a_checkpoint_that_ran_long_on_a_slowed_disk_says_so_and_puts_the_volume_check_first():
+def test_a_checkpoint_that_ran_long_is_judged_against_the_disk_in_its_other_checkpoints():
     # dirty-cache-checkpoints-8.0: "one checkpoint ran far longer than usual … with no more dirty data to write than usual"
-    # was the symptom again, its first fix "Start dirty eviction earlier" from 3.0 % dirty data; sda was 97 % busy at 5 ms
-    # per request (usually ~25 % and 0.8 ms) at its usual 20 MB/s while the checkpoint ran: the device itself slowed.
+    # was the symptom again. Then "the disk sda slowed while the longest ran: 97 % busy at 5 ms per request against 25 %
+    # and 0.81 ms usually" compared a checkpoint with the quiet time between checkpoints: in the capture's other
+    # checkpoints sda was 96 % busy at 3.1 ms, a disk busy while checkpoints write being their usual. Judged against them,
+    # the disk did not slow; a disk far slower than in the other checkpoints is named, with the volume to check first.
     import dataclasses
 
     import polars as pl
@@ -630,18 +632,19 @@ def test_a_checkpoint_that_ran_long_on_a_slowed_disk_says_so_and_puts_the_volume
     node = _analyzed("dirty-cache-checkpoints-8.0")[0][0]
     [incident] = node.incidents
     cause = incident.root_cause
-    assert cause.kind == "workload"
-    said = cause.summary
-    assert "the disk sda slowed while the longest ran: 97 % busy at 5 ms per request against 25 % and 0.81 ms usually" in said
-    assert "at its usual 20 MB/s, so the checkpoint wrote slowly" in said
-    assert cause.evidence["device"] == "sda" and cause.evidence["await_ms_mean"] >= 3 * cause.evidence["usual_await_ms"]
-    first = incident.recommendations[0]
-    assert first.what.startswith("Check the volume itself from 03:40:30 to 03:55:30 UTC"), first.what
-    assert "the disk sda was 97 % busy" in first.why
-    # The same node with the disk at its usual wait while the checkpoint ran: no slowed device, and the cause is said to be
-    # outside what the node records rather than named.
+    assert cause.kind == "workload" and "device" not in cause.evidence
+    assert "not in what the node records (its disks were no slower than in its other checkpoints)" in cause.summary
+    assert not incident.recommendations[0].what.startswith("Check the volume itself")
     ctx = node.context
-    usual = {c: ctx.series[c].median() for c in ctx.series.columns if c.startswith("disk_await_ms.")}
-    steady = dataclasses.replace(ctx, series=ctx.series.with_columns(pl.lit(v).alias(c) for c, v in usual.items()))
-    assert root_causes._disk_at_longest(ctx, incident.start, incident.end) is not None
-    assert root_causes._disk_at_longest(steady, incident.start, incident.end) is None
+    assert root_causes._disk_at_longest(ctx, incident.start, incident.end) is None
+    # The same node with sda at 20 ms per request through the long checkpoint: far slower than in its other checkpoints.
+    [longest] = [c for c in ctx.checkpoints if c.seconds > 600]
+    inside = (pl.col("start") >= longest.start) & (pl.col("start") <= longest.end)
+    slowed = dataclasses.replace(
+        ctx,
+        series=ctx.series.with_columns(
+            pl.when(inside).then(20.0).otherwise(pl.col("disk_await_ms.sda")).alias("disk_await_ms.sda")
+        ),
+    )
+    disk = root_causes._disk_at_longest(slowed, incident.start, incident.end)
+    assert disk is not None and "in its other checkpoints" in disk.said and disk.fix.what.startswith("Check the volume itself")

@@ -452,7 +452,7 @@ def _storm_load(culprits: list[Culprit], seconds: float) -> str:
     """What the log shows in a window the operations of a connection storm's clients filled: the storm's load."""
     return (
         "The slow operations the log shows there began during the connection storm: the reconnecting clients' requests, "
-        f"the storm's load, queued behind each other; the first {describe(culprits[0], seconds)}."
+        f"the storm's load, queued behind each other; most of that time {describe(culprits[0], seconds)}."
     )
 
 
@@ -464,7 +464,7 @@ def _no_cause(culprits: list[Culprit], seconds: float) -> str:
         # What the log shows there only waited: naming it as what worked there would blame a victim.
         return (
             "The slow operations the log shows there spent most of their time waiting (victims of the window, not its cause), "
-            f"the first {describe(culprits[0], seconds)}."
+            f"most of that time {describe(culprits[0], seconds)}."
         )
     return "The log has no slow operation in this window."
 

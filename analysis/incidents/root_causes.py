@@ -19,6 +19,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from analysis.advice.recommendation import Recommendation
@@ -246,7 +247,10 @@ def _write_load(
                 evidence.update(disk.evidence)
                 fixes = [disk.fix]
             else:
-                lead += "what slowed the checkpoint is not in what the node records (its disks did not slow)"
+                lead += (
+                    "what slowed the checkpoint is not in what the node records (its disks were no slower than in its "
+                    "other checkpoints)"
+                )
         elif checkpoints:
             lead = f"checkpoints ran far longer than usual under {steady}: {behaviour}"
             lead += f"; dirty data built up while they ran, {over}" if over else ""
@@ -323,14 +327,14 @@ def _disk_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> Slow
         if wait not in rows.columns or mb not in rows.columns or not rows.height:
             continue
         now = {c: float(rows[c].mean() or 0) for c in (util, wait, mb)}
-        was = {c: disk_saturation.usual_of(ctx, c, longest.start, longest.end) for c in (util, wait, mb)}
+        was = {c: _usual_in_checkpoints(ctx, c, longest) for c in (util, wait, mb)}
         if None in was.values() or now[util] < disk_saturation.UTIL_PCT or now[mb] > disk_saturation.SLOWED * was[mb]:
             continue
         if now[wait] < disk_saturation.AWAIT_FACTOR * max(was[wait], 0.1):
             continue
         figures = (
             f"{now[util]:.0f} % busy at {ms(now[wait])} per request against {was[util]:.0f} % and {ms(was[wait])} "
-            f"usually, at its usual {mb_per_s(was[mb])}"
+            f"in its other checkpoints, at their {mb_per_s(was[mb])}"
         )
         return SlowedDisk(
             said=f"the disk {dev} slowed while the longest ran: {figures}, so the checkpoint wrote slowly",
@@ -348,6 +352,26 @@ def _disk_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> Slow
             ),
         )
     return None
+
+
+def _usual_in_checkpoints(ctx: Context, column: str, longest: Any) -> float | None:
+    """A disk column's median over the capture's other checkpoints: a device busy while checkpoints write is their
+    usual (docs/metrics.md), so a slow checkpoint's disk is judged against the checkpoints before and after it, not
+    against the quiet time between them; None where the capture holds no other checkpoint's sample."""
+
+    def naive(t: dt.datetime) -> dt.datetime:  # numpy's datetime64 holds UTC without a zone
+        return t.astimezone(dt.timezone.utc).replace(tzinfo=None) if t.tzinfo else t
+
+    others = sorted((naive(c.start), naive(c.end)) for c in ctx.checkpoints if c is not longest)
+    if column not in ctx.series.columns or not others:
+        return None
+    times = ctx.series[TIME_COLUMN].to_numpy()
+    starts = np.array([s for s, _ in others], dtype="datetime64[us]")
+    ends = np.array([e for _, e in others], dtype="datetime64[us]")
+    at = np.searchsorted(starts, times.astype("datetime64[us]"), side="right") - 1
+    inside = (at >= 0) & (times.astype("datetime64[us]") <= ends[np.clip(at, 0, None)])
+    values = ctx.series[column].filter(pl.Series(inside)).drop_nulls()
+    return float(values.median()) if values.len() else None
 
 
 def _past_dirty_limits(ctx: Context, during: pl.DataFrame, peak: float) -> str:
