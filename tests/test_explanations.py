@@ -211,7 +211,7 @@ def test_a_transaction_the_reaper_aborted_is_told_with_its_abort_and_the_nodes_r
         cause.evidence["reaper_aborts"] == 1 and cause.evidence["transaction_lifetime_limit_s"] == scenario.pinned.limit_s == 635
     )
     assert "setParameter.transactionLifetimeLimitSeconds=635" in cause.evidence["transaction_lifetime_limit_source"]
-    assert "reaper aborted 1 transaction(s) for outliving transactionLifetimeLimitSeconds (635 s" in cause.summary
+    assert "reaper aborted 1 transaction for outliving transactionLifetimeLimitSeconds (635 s" in cause.summary
     # Issue 39: a lifetime raised on purpose (for long batch transactions) is never lowered: each would be aborted. The
     # fix for a client that leaves transactions open is in the client; the raised limit's trade is told.
     assert not [r for r in cause.recommendations if r.setting == "transaction_lifetime_limit"]

@@ -214,7 +214,7 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     assert len(busy.incidents) > document.MAX_CARDS and len(section.incidents) == document.MAX_CARDS
     assert (
         len(report.headlines) == document.MAX_CARDS + 1
-        and f"{len(busy.incidents) - document.MAX_CARDS} more, less severe incident(s)" in report.headlines[-1]
+        and f"{len(busy.incidents) - document.MAX_CARDS} more, less severe incidents" in report.headlines[-1]
     )
     assert len(report.more_incidents) == len(busy.incidents) - document.MAX_CARDS
     path = tmp_path / "busy.html"
@@ -222,7 +222,7 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     page = path.read_text()
     assert page.count('<div class="finding ') == document.MAX_CARDS
     assert (
-        f"{len(many) - document.MAX_CARDS} more finding(s)" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
+        f"{len(many) - document.MAX_CARDS} more findings" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
     )
     assert len(json.loads(report_json(report))["nodes"][0]["findings"]) == len(many)
 

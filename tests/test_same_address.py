@@ -111,7 +111,7 @@ def test_the_cli_counts_the_nodes_the_dataset_holds(tmp_path, rigs):
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("another node at localhost:27017") == 2
-    assert " ".join(result.stderr.split()).endswith(f"wrote 300 rows to {out} (3 node(s))")
+    assert " ".join(result.stderr.split()).endswith(f"wrote 300 rows to {out} (3 nodes)")
     assert len(held(out)) == 3 and read_nodes(out).height == 3
 
 
