@@ -221,9 +221,7 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
     write_report(report, path)
     page = path.read_text()
     assert page.count('<div class="finding ') == document.MAX_CARDS
-    assert (
-        f"{len(many) - document.MAX_CARDS} more findings" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
-    )
+    assert f"{len(many) - document.MAX_CARDS} more findings" in page and page.count("<tr><td>") >= len(many) - document.MAX_CARDS
     assert len(json.loads(report_json(report))["nodes"][0]["findings"]) == len(many)
 
 
