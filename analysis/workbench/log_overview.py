@@ -94,13 +94,19 @@ def shape_text(shape: str | None, query_hash: str | None, command: str | None) -
     return no_shape(command), False
 
 
+def with_failures(plans: str, failed: int, count: int, error: str | None) -> str:
+    """Plans as the tables say them with the runs that failed beside them: a run that failed may have logged no plan, and
+    its failure says why (one wording for the whole-span table and the culprit tables)."""
+    said = f"failed {failed} of {counted(count, 'run')}" + (f": {error}" if error else "")
+    return f"{plans} ({said})" if plans else said
+
+
 def plan_text(row: dict) -> str:
     """The plans a shape ran with (COLLSCAN marked apart; `no_plan` when the log names none and it scanned nothing),
     and its failed runs as the culprit table says them."""
     plans = ", ".join(p for p in (row["plan_kinds"] or "").split(",") if p and p != "COLLSCAN")
-    if row["failed"]:  # a run that failed may have logged no plan: its failure says why
-        failed = f"failed {row['failed']} of {counted(row['count'], 'run')}" + (f": {row['errors']}" if row["errors"] else "")
-        return f"{plans} ({failed})" if plans else failed
+    if row["failed"]:
+        return with_failures(plans, row["failed"], row["count"], row["errors"])
     return plans if plans or (row["collscan_share"] or 0) > 0 else no_plan(row["command"])
 
 

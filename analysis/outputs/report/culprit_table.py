@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from analysis.findings.culprits import operation_seconds
 from analysis.findings.finding import Culprit
-from analysis.text import counted
-from analysis.workbench.log_overview import no_plan, shape_text
+from analysis.workbench.log_overview import no_plan, shape_text, with_failures
 
 HEADERS = (
     "namespace",
@@ -37,9 +36,8 @@ NOTE = (
 def plan(c: Culprit) -> str:
     text = (c.plan_summary or "") + (" COLLSCAN" if c.collscan and "COLLSCAN" not in (c.plan_summary or "") else "")
     text = text.strip()
-    if c.failed:  # a run that failed may have logged no plan: its failure says why
-        failed = f"failed {c.failed} of {counted(c.count, 'run')}" + (f": {c.error}" if c.error else "")
-        return f"{text} ({failed})" if text else failed
+    if c.failed:
+        return with_failures(text, c.failed, c.count, c.error)
     return text or no_plan(c.command)
 
 
