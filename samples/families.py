@@ -1630,6 +1630,25 @@ def _connection_ended(log: JsonLog | TextLog, at: dt.datetime, conn: int, remote
     )
 
 
+def member_status(s: int, rng: random.Random, state: Callable[[int], int], term: int) -> dict:
+    """replSetGetStatus of a three-member set as member 0 records it `s` seconds from T0: member m in `state(m)`, the
+    others' optimes up to 2 s behind (heard by heartbeat), in `term`."""
+    now = T0 + dt.timedelta(seconds=s)
+    members = {
+        str(m): {
+            "_id": m,
+            "health": 1.0,
+            "state": state(m),
+            "uptime": 86400 + s,
+            "optimeDate": now - dt.timedelta(seconds=0.0 if m == 0 else rng.uniform(0, 2)),
+            **({"self": True} if m == 0 else {}),
+        }
+        for m in range(3)
+    }
+    doc = {"start": now, "date": now, "myState": state(0), "term": term, "members": members, "end": now}
+    return {"replSetGetStatus": doc}
+
+
 def build_stepdown(shape: Shape, out: Path) -> tuple[Scenario, dt.datetime]:
     """A replica-set primary at its usual work, stepped down by an operator (replSetStepDown): while it changes role its
     writes wait and queue for two seconds, then another member is primary (elected 1-10 s later) and this node, a
@@ -1656,20 +1675,7 @@ def build_stepdown(shape: Shape, out: Path) -> tuple[Scenario, dt.datetime]:
         return 1 if member == 1 and s >= elected else 2
 
     def status(s: int, tick: Tick) -> dict:
-        now = T0 + dt.timedelta(seconds=s)
-        members = {
-            str(m): {
-                "_id": m,
-                "health": 1.0,
-                "state": state(m, s),
-                "uptime": 86400 + s,
-                "optimeDate": now - dt.timedelta(seconds=0.0 if m == 0 else rng.uniform(0, 2)),
-                **({"self": True} if m == 0 else {}),
-            }
-            for m in range(3)
-        }
-        doc = {"start": now, "date": now, "myState": state(0, s), "term": 5 + (s >= elected), "members": members, "end": now}
-        return {"replSetGetStatus": doc}
+        return member_status(s, rng, lambda m: state(m, s), 5 + (s >= elected))
 
     run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=shape.period_s, extra=status)
     log = node_log(shape, config, run)
@@ -1992,20 +1998,7 @@ def build_role_change(shape: Shape, change: RoleChange, out: Path) -> tuple[Scen
         return 1 if s < elected else 0
 
     def status(s: int, tick: Tick) -> dict:
-        now = T0 + dt.timedelta(seconds=s)
-        members = {
-            str(m): {
-                "_id": m,
-                "health": 1.0,
-                "state": 1 if primary(s) == m else 2,
-                "uptime": 86400 + s,
-                "optimeDate": now - dt.timedelta(seconds=0.0 if m == 0 else rng.uniform(0, 2)),
-                **({"self": True} if m == 0 else {}),
-            }
-            for m in range(3)
-        }
-        doc = {"start": now, "date": now, "myState": 1 if primary(s) == 0 else 2, "term": 5 + (s >= stepped), "members": members}
-        return {"replSetGetStatus": {**doc, "end": now}}
+        return member_status(s, rng, lambda m: 1 if primary(s) == m else 2, 5 + (s >= stepped))
 
     run = write_ftdc(out / "diagnostic.data", config, T0, seconds, plan, period=period, extra=status)
     sampled = [s for s in range(seconds) if s % period == 0 and not run.ticks[s].missing]
