@@ -1,8 +1,7 @@
-"""Fuzz targets over real files (issue 19 §6), shared by `tests/test_fuzz_targets.py` (a
-bounded run in CI) and `python -m bench.fuzz` (long runs); `mutate` is the byte mutator
-`tests/test_fuzz.py` also uses.
+"""Fuzz targets over real files (issue 19 §6), a bounded run in CI (`tests/test_fuzz_targets.py`);
+`python -m bench.campaign` runs the same mutators (`bench/mutators.py`) for a million inputs.
 
-Each target takes a real file, applies mutations drawn by hypothesis, and checks what a
+Each target takes a real file, applies mutations (hypothesis draws their `random.Random`), and checks what a
 user relies on, end to end, not just "no crash":
 
 - FTDC: the catalog, the reader and the lazy scan agree on the columns (a chunk the reader
@@ -15,23 +14,18 @@ user relies on, end to end, not just "no crash":
 from __future__ import annotations
 
 import io
-import struct
+import random
 import warnings
-import zlib
 from pathlib import Path
 
 import polars as pl
-from bson import decode_all
-from bson.codec_options import CodecOptions, DatetimeConversion
-from bson.raw_bson import RawBSONDocument
-from hypothesis import strategies as st
 
 import analysis
 import ftdc
+from bench.mutators import mutate_ftdc, split_ftdc
 from ftdc import FTDCError
 from ftdc.logs import report
 from ftdc.logs.sources import NotALog
-from ftdc.writer.documents import chunk_document
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_FTDC = ROOT / "samples" / "diagnostic.data" / "metrics.2024-05-14T09-00-00Z-00000"
@@ -55,82 +49,10 @@ def log_seeds(samples: Path) -> dict[str, list[bytes]]:  # samples: ../shared/sa
     }
 
 
-def mutate(data: bytes, draw) -> bytes:
-    """One to four edits: byte flips, cuts, insertions, or an int32 overwritten (length fields)."""
-    buf = bytearray(data)
-    for _ in range(draw(st.integers(1, 4))):
-        if not buf:
-            break
-        at = draw(st.integers(0, len(buf) - 1))
-        kind = draw(st.sampled_from(["flip", "truncate", "insert", "int32"]))
-        if kind == "flip":
-            buf[at] ^= draw(st.integers(1, 255))
-        elif kind == "truncate":
-            del buf[at:]
-        elif kind == "insert":
-            buf[at:at] = draw(st.binary(min_size=1, max_size=8))
-        else:
-            value = draw(st.sampled_from([0, 1, 4, 5, -1, 2**31 - 1, -(2**31)]) | st.integers(-(2**31), 2**31 - 1))
-            buf[at : at + 4] = struct.pack("<i", value)
-    return bytes(buf)
-
-
-def _chunks(seed: bytes) -> list[tuple[int, RawBSONDocument]]:
-    """`(offset, document)` of each metric chunk of an intact FTDC file."""
-    out, offset = [], 0
-    for doc in decode_all(seed, CodecOptions(document_class=RawBSONDocument, datetime_conversion=DatetimeConversion.DATETIME_MS)):
-        if doc["type"] == 1:
-            out.append((offset, doc))
-        offset += len(doc.raw)
-    return out
-
-
-def mutated_ftdc(seed: bytes, draw) -> bytes:
-    """`seed` with its bytes mutated, or one chunk's inflated payload mutated and compressed
-    again with a true length prefix (so the edits reach the BSON and varint parsers)."""
-    if not draw(st.booleans()):
-        return mutate(seed, draw)
-    chunks = _chunks(seed)
-    if not chunks:
-        return mutate(seed, draw)
-    offset, doc = draw(st.sampled_from(chunks))
-    inflated = mutate(zlib.decompress(bytes(doc["data"])[4:]), draw)
-    data = struct.pack("<I", len(inflated)) + zlib.compress(inflated)
-    return seed[:offset] + chunk_document(int(doc["_id"]), data) + seed[offset + len(doc.raw) :]
-
-
-# Edits that real damage makes to a log line, beside mongod_4.2.11.log's own oddities.
-_LINE_EDITS = ["flip", "cut", "nul", "year", "digits", "duplicate", "join"]
-
-
-def mutated_log(lines: list[bytes], draw) -> bytes:
-    """Some of `lines`, a few of them damaged, the file maybe NUL-padded at its start."""
-    start = draw(st.integers(0, max(0, len(lines) - 1)))
-    kept = list(lines[start : start + draw(st.integers(1, 40))])
-    for _ in range(draw(st.integers(1, 6))):
-        i = draw(st.integers(0, len(kept) - 1))
-        line = bytearray(kept[i])
-        edit = draw(st.sampled_from(_LINE_EDITS))
-        at = draw(st.integers(0, max(0, len(line) - 1)))
-        if edit == "flip" and line:
-            line[at] ^= draw(st.integers(1, 255))
-        elif edit == "cut":
-            del line[at:]
-        elif edit == "nul":
-            line[at:at] = b"\0" * draw(st.integers(1, 3))
-        elif edit == "year":  # the stamp's year: 0000, 9999, a fifth digit
-            year = line.find(b"20")
-            if year >= 0:
-                line[year : year + 4] = draw(st.sampled_from([b"0000", b"0001", b"9999", b"10000", b"-001"]))
-        elif edit == "digits":
-            line[at:at] = draw(st.sampled_from([b"9" * 25, b"-1", b"1e309", b"18446744073709551616"]))
-        elif edit == "duplicate":
-            kept.insert(i, bytes(line))
-        elif edit == "join" and i + 1 < len(kept):
-            line += kept.pop(i + 1)
-        kept[i] = bytes(line)
-    padding = b"\0" * draw(st.sampled_from([0, 0, 0, 512, 70_000]))
-    return padding + b"\n".join(kept) + b"\n"
+def mutated_ftdc(seed: bytes, rng: random.Random) -> bytes:
+    """`seed` with edits that know the format (`bench/mutators.py`): envelope, compression,
+    reference document, counts and varints."""
+    return mutate_ftdc(split_ftdc(seed), rng)
 
 
 def check_ftdc(path: Path) -> None:

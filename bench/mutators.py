@@ -89,7 +89,8 @@ class Document:
 
 
 def split_ftdc(data: bytes) -> list[Document]:
-    """The documents of an intact file (a seed); stops at the first one that does not parse."""
+    """The documents of a file (a seed, or an edited one read back); stops at the first one
+    that does not parse."""
     out, at = [], 0
     while at + 4 <= len(data):
         size = struct.unpack_from("<i", data, at)[0]
@@ -98,8 +99,11 @@ def split_ftdc(data: bytes) -> list[Document]:
         raw = data[at : at + size]
         doc = bson.decode(raw, _RAW)
         inflated = None
-        if doc.get("type") == 1:
-            inflated = zlib.decompress(bytes(doc["data"])[4:])
+        if doc.get("type") == 1 and isinstance(doc.get("data"), bytes):
+            try:
+                inflated = zlib.decompress(bytes(doc["data"])[4:])
+            except zlib.error:  # an edited file read back: a chunk whose payload no longer inflates
+                pass
         ident = doc.get("_id")
         out.append(Document(raw, doc.get("type"), int(ident) if isinstance(ident, DatetimeMS) else None, inflated))
         at += size

@@ -16,7 +16,7 @@ from ftdc.logs.schema import SLOW_OPS
 # so that a run is reproducible and CI's verdict is the code's, not the draw's (a fixed seed
 # under CI=true alone once hid a test that failed on other seeds; now every run draws what CI
 # draws). Other draws are explored on purpose: `--hypothesis-seed=N`, `bench.bench_families
-# --seed`, `bench.fuzz`; a failure found there is kept as an explicit @example. Hypothesis bases
+# --seed`, `bench.campaign`; a failure found there is kept as an explicit @example. Hypothesis bases
 # every profile on its own `ci` one under CI=true, so what differs is set here; the example
 # database stays off (a clean clone has none). These machines are shared and noisy: no
 # per-example deadline either.
