@@ -253,6 +253,29 @@ def test_go_written_file_does_not_claim_a_zero_period(ftdc_samples):
     assert "0 s" not in period and "carry no time of their own" in period
 
 
+@pytest.mark.parametrize("command", ["summary", "metrics", "export", "explore", "fleet", "logs"])
+def test_each_commands_help_reads_as_written(command):
+    """Usage names the arguments as a shell user reads them (`PATHS...`, not typer 0.27+'s `{paths}...`
+    nor its `<list[Path]>`), and each argument keeps its own help (typer before 0.26 dropped it)."""
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}, prog_name="ftdc-analyze")
+    assert result.exit_code == 0, result.output
+    usage = result.stdout.splitlines()[0]
+    assert re.fullmatch(rf"Usage: ftdc-analyze {command} \[OPTIONS\] (PATHS?)(\.\.\.)?", usage), usage
+    assert not re.search(r"[{}]|<list\[|\\\[", result.stdout), result.stdout
+    arguments = result.stdout.split("Arguments:")[1].split("Options:")[0]
+    assert re.search(r"PATHS?(\.\.\.)? +\S", arguments), arguments  # the name, then its help on the same line
+
+
+def test_the_installed_typer_is_in_the_range_declared():
+    """The range in pyproject.toml is the one the help test above ran against: CI installs its newest."""
+    from importlib.metadata import requires, version
+
+    from packaging.requirements import Requirement
+
+    (typer_range,) = [r for r in map(Requirement, requires("ftdc-analyze") or []) if r.name == "typer"]
+    assert typer_range.specifier.contains(version("typer")), (typer_range, version("typer"))
+
+
 def test_version_and_help():
     result = run_cli("--version")
     assert result.returncode == 0 and re.fullmatch(r"ftdc-analyze \d+\.\d+\.\d+\S*\n", result.stdout)
