@@ -1,5 +1,6 @@
 """Shared fixtures: the real samples live in ../shared/samples beside the checkout."""
 
+import importlib
 import os
 from pathlib import Path
 
@@ -45,6 +46,25 @@ def require_samples(*parts: str) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def require_module(name: str):
+    """The module `name`, from the test extra; skip locally when it is missing (at a module's top
+    as well as in a test), fail under CI=true, where .ci/run installs it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        message = f"{name} is not installed (pip install -e '.[test]')"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message, allow_module_level=True)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """A test that uses the Spark session, however indirectly, is marked `spark`."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 
 def slow_ops(rows: list[dict]) -> pl.DataFrame:

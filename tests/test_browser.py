@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
 BROWSERS = ("chromium", "chromium-browser")

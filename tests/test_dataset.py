@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from conftest import require_module
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -63,7 +64,7 @@ def test_polars_reads_the_dataset_as_read_ftdc_does(dataset):
 
 
 def test_duckdb_reads_the_dataset_too(dataset):
-    duckdb = pytest.importorskip("duckdb")
+    duckdb = require_module("duckdb")
     out, nodes, facts = dataset
     rows = duckdb.sql(
         f"""select node, count(*) as n, sum("serverStatus.connections.current") as c, min(date) as d

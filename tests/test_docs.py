@@ -60,10 +60,15 @@ def test_the_layout_names_every_module():
     assert not missing, f"docs/internals.md does not name {missing}"
 
 
+@pytest.mark.docs_site
 def test_the_site_builds_with_every_link_and_anchor_resolved(tmp_path):
     """mkdocs.yml is strict: a broken link, a missing anchor or a page outside the nav fails the build."""
     import subprocess
     import sys
+
+    from conftest import require_module
+
+    require_module("mkdocs")
 
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],

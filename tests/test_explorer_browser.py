@@ -16,6 +16,8 @@ from test_explorer import CRAFTED, write_node
 import analysis
 from analysis.outputs.report import explore, write_explorer
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples"
 DIRTY = "serverStatus.wiredTiger.cache.tracked dirty bytes in the cache"

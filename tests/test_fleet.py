@@ -6,10 +6,10 @@ import json
 import warnings
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pyarrow as pa
 import pytest
+from conftest import require_module
 
 import analysis
 import ftdc
@@ -25,6 +25,8 @@ from analysis.outputs.tables import (
     series_table,
     to_table,
 )
+
+duckdb = require_module("duckdb")
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPARED = [

@@ -14,10 +14,14 @@ import functools
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
+from conftest import require_module
 
-from notebooks.execute import executed  # how the copies in docs/notebooks/ are made
+nbformat = require_module("nbformat")
+require_module("nbclient")
+from notebooks.execute import executed  # noqa: E402  (how the copies in docs/notebooks/ are made; needs nbclient)
+
+pytestmark = pytest.mark.notebooks
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
