@@ -196,7 +196,9 @@ def summary(
         None, "--report", help="write an incident report: .html (self-contained), .md (+ PNG folder) or .json"
     ),
     redact: bool = typer.Option(
-        False, "--redact", help="hosts, IPs, users, replica sets and namespaces as pseudonyms; query shapes, never values"
+        False,
+        "--redact",
+        help="hosts, IPs, users, replica sets, namespaces and application names as pseudonyms; query shapes, never values",
     ),
     redact_key: Path | None = typer.Option(
         None, "--redact-key", help="with --redact: write the pseudonym -> original map here (keep it; do not attach it)"

@@ -34,6 +34,7 @@ DEMO_SECRETS = [
     '"paid"',
     '"x"',
     "rs0",
+    "orders-service",  # the application's name (appName): the customer's word, like a host's
 ]
 
 
@@ -86,7 +87,7 @@ def leaks(analyses, tmp_path) -> str:
 
 def test_demo_report_in_every_format_holds_no_original_name_or_value(demo, tmp_path):
     plain = leaks([demo], tmp_path)
-    assert all(s in plain for s in ("db-prod-01.example.net", "shop.orders", "&quot;shop&quot;", "rs0"))
+    assert all(s in plain for s in ("db-prod-01.example.net", "shop.orders", "&quot;shop&quot;", "rs0", "orders-service"))
     redactor, files = redacted_reports([demo], [], tmp_path)
     assert_clean(files, DEMO_SECRETS)
     page = (tmp_path / "report.html").read_text()
@@ -99,6 +100,7 @@ def test_demo_report_in_every_format_holds_no_original_name_or_value(demo, tmp_p
     assert "{&quot;pipeline&quot;:[{&quot;$match&quot;:{&quot;status&quot;:1,&quot;total&quot;:{&quot;$gt&quot;:1}}}]}" in page
     key = redactor.key()
     assert key["host-1"] == "db-prod-01.example.net" and key["db-1.coll-2"] == "shop.orders" and key["rs-1"] == "rs0"
+    assert key["app-1"] == "orders-service" and "app-1" in page
 
 
 def test_pseudonyms_are_stable_within_a_report():

@@ -44,7 +44,7 @@ class Redactor:
     """Pseudonyms by kind, numbered in the order names are first met."""
 
     def __init__(self) -> None:
-        self.names: dict[str, dict[str, str]] = {kind: {} for kind in ("host", "ip", "user", "rs", "db", "ns")}
+        self.names: dict[str, dict[str, str]] = {kind: {} for kind in ("host", "ip", "user", "rs", "db", "ns", "app")}
         self._pattern: re.Pattern | None = None
 
     def _name(self, kind: str, original: str, pseudonym: str | None = None) -> str:
@@ -62,6 +62,10 @@ class Redactor:
         pseudonym = self.ip(name) if IPV4.fullmatch(name) else self._name("host", name.lower())
         return f"{pseudonym}:{port}" if sep else pseudonym
 
+    def app(self, name: str | None) -> str | None:
+        """An application's name (the driver's `appName`) is the customer's word, as a host's is."""
+        return self._name("app", name) if name else name
+
     def ip(self, address: str) -> str:
         return self._name("ip", address)
 
@@ -78,7 +82,7 @@ class Redactor:
 
     def _originals(self) -> list[tuple[str, str]]:
         """(original, pseudonym) pairs to replace in free text, longest first."""
-        pairs = {o: p for kind in ("ns", "host", "ip", "rs", "user") for o, p in self.names[kind].items()}
+        pairs = {o: p for kind in ("ns", "host", "ip", "rs", "user", "app") for o, p in self.names[kind].items()}
         for ns, pseudonym in self.names["ns"].items():
             (db, coll), (db_p, coll_p) = ns.split(".", 1), pseudonym.split(".", 1)
             # How index advice names a collection: exactly, by namespace.
@@ -144,6 +148,13 @@ def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
             redactor.host(node)
         for remote in sorted(analysis.logs.events["remote"].drop_nulls().unique()):
             redactor.host(remote)
+        apps = [
+            frame["app_name"].drop_nulls().unique()
+            for frame in (analysis.logs.slow_ops, analysis.logs.events)
+            if "app_name" in frame.columns
+        ]
+        for app in sorted(set().union(*map(set, apps))):
+            redactor.app(app)
 
 
 def _culprit(c: Culprit, r: Redactor) -> Culprit:
@@ -194,12 +205,16 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
     slow = logs.slow_ops.with_columns(
         mapped("ns", r.ns),
         mapped("node", r.host),
-        *(mapped(c, r.text) for c in ("app_name",) if c in logs.slow_ops.columns),
+        *(mapped(c, r.app) for c in ("app_name",) if c in logs.slow_ops.columns),
         # Culprit examples and index advice are made from shapes: no literal value leaves.
         pl.col("shape").alias("command_json"),
     )
-    text_columns = [c for c in ("text", "msg", "remote", "file", "app_name", "driver") if c in logs.events.columns]
-    events = logs.events.with_columns(mapped("node", r.host), *(mapped(c, r.text) for c in text_columns))
+    text_columns = [c for c in ("text", "msg", "remote", "file", "driver") if c in logs.events.columns]
+    events = logs.events.with_columns(
+        mapped("node", r.host),
+        *(mapped(c, r.text) for c in text_columns),
+        *(mapped(c, r.app) for c in ("app_name",) if c in logs.events.columns),
+    )
     problems = logs.problems.with_columns(*(mapped(c, r.text) for c in ("file", "text") if c in logs.problems.columns))
     return LogFrames(slow, events, problems, logs.utc_offset, logs.utc_offsets)
 
