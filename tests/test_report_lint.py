@@ -19,13 +19,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 
+import msgspec
 import pytest
 from rich.console import Console
 from scenario_nodes import SCENARIO_NAMES, analyzed_nodes
 
 import analysis
 from analysis.findings.detectors import MODULES, NAMES, RECORDS
-from analysis.outputs import words
+from analysis.outputs import shape, words
 from analysis.outputs.console import render_findings, render_incidents, render_overview
 from analysis.outputs.report import build_report, write_report
 from analysis.settings import RECORDS as SETTING_RECORDS
@@ -422,6 +423,8 @@ DRAWS = {
         Shape(layout="8.0", tz_minutes=60, seed=41),
         Incident("ticket_exhaustion", 600, variant="read", culprit=True),
     ),
+    # Clients reconnecting, their metadata logged: the connections table has rows.
+    "connection-storm-7.0": (Shape(layout="7.0", seed=42), Incident("connection_storm", 120, warm_up=True)),
 }
 # The real samples: a directory each, and 8.0's one file.
 REAL = {
@@ -450,12 +453,23 @@ def _analyses(case: str, request):
 @pytest.fixture(scope="module", params=CASES)
 def case(request, tmp_path_factory):
     nodes, cross = _analyses(request.param, request)
-    return request.param, nodes, rendered(nodes, cross, tmp_path_factory.mktemp("lint")), Vocabulary.of(nodes)
+    folder = tmp_path_factory.mktemp("lint")
+    texts = rendered(nodes, cross, folder)
+    return request.param, nodes, texts, Vocabulary.of(nodes), json.loads((folder / "report.json").read_text())
+
+
+def test_the_json_document_is_the_shape_declared(case):
+    """`analysis.outputs.shape`: no key added, dropped or retyped, times in UTC with their Z."""
+    name, *_, document = case
+    try:
+        shape.check(document)
+    except msgspec.ValidationError as e:
+        pytest.fail(f"{name}: {e}")
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
 def test_every_format_keeps_every_rule(case, rule):
-    name, _, texts, vocabulary = case
+    name, _, texts, vocabulary, _ = case
     broken = {fmt: found for fmt, text in texts.items() if (found := rule.breaches(text, vocabulary))}
     assert broken == {}, f"{name}: {rule.name} ({rule.why})"
 
@@ -636,3 +650,46 @@ def test_the_causes_considered_reach_every_format(tmp_path):
         assert " ".join(sentence.split()[:6]) in " ".join(texts["terminal"].split()), "terminal"
     heading = "Contributing" if incident.candidates[0].kind == "configuration" else "Also considered"
     assert all(heading in texts[fmt] for fmt in ("terminal", "markdown", "html"))
+
+
+# --- the declared shape finds what differs --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_document() -> dict:
+    return json.loads(json.dumps(build_report(*analyzed_nodes("demo")).to_dict()))
+
+
+def _edited(document: dict, path: tuple, value) -> dict:
+    out = json.loads(json.dumps(document))
+    parent = out
+    for key in path[:-1]:
+        parent = parent[key]
+    if value is KeyError:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("nodes", 0, "findings", 0, "severity_level"), 2),  # a key added
+        (("nodes", 0, "findings", 0, "title"), KeyError),  # a key dropped
+        (("nodes", 0, "findings", 0, "start"), "2024-05-14 09:50:00"),  # a time with no zone
+        (("nodes", 0, "incidents", 0, "recommendations", 0, "proposed"), "80"),  # a number as text
+        (("nodes", 0, "summary", "samples"), 1.5),  # a count not whole
+    ],
+    ids=["added", "dropped", "time-without-zone", "number-as-text", "count-not-whole"],
+)
+def test_the_declared_shape_refuses_what_differs(demo_document, path, value):
+    shape.check(demo_document)
+    with pytest.raises(msgspec.ValidationError):
+        shape.check(_edited(demo_document, path, value))
+
+
+def test_the_published_schema_is_the_declared_shape():
+    """docs/report-schema.json, for a consumer's validator: `python -m analysis.outputs.shape > docs/report-schema.json`."""
+    published = json.loads((Path(__file__).resolve().parents[1] / "docs" / "report-schema.json").read_text())
+    assert published == shape.schema()
