@@ -254,7 +254,9 @@ def summary(
             written = write_report(build_report(result, redacted=redact, generated=generated), report)
     several = len(result.nodes) > 1
     if as_json:
-        out.print_json(json.dumps(result.to_dict(redacted=redact, generated=generated)))
+        from analysis.outputs.document import result_document
+
+        out.print_json(json.dumps(result_document(result, redacted=redact, generated=generated)))
     else:
         if several and result.cross_node:
             out.print(findings_table(result.cross_node, out.width, title="Across nodes"))

@@ -29,7 +29,9 @@ _EXPORTS = {
     "Finding": "findings.finding",
     "NodesAnalysis": "nodes",
     "analyze_nodes": "nodes",
+    "findings_frame": "outputs.tables",
     "findings_table": "outputs.tables",
+    "incidents_frame": "outputs.tables",
     "incidents_table": "outputs.tables",
 }
 
@@ -40,4 +42,4 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:
     from analysis.findings.finding import Culprit, Finding
     from analysis.nodes import NodesAnalysis, analyze_nodes
-    from analysis.outputs.tables import findings_table, incidents_table
+    from analysis.outputs.tables import findings_frame, findings_table, incidents_frame, incidents_table

@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.advice.vetting import NodeFacts, vetted
+from analysis import display
 from analysis.findings.context import Context
 from analysis.findings.culprits import WAITS, attribute, culprit_key, during_checkpoints
 from analysis.findings.detectors import NOT_ATTRIBUTED, RECORDS, RELATE, detect
@@ -29,7 +29,7 @@ from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
-from analysis.outputs import display, schema
+from analysis.incidents.vetting import NodeFacts, vetted
 from analysis.series import derived as series_module
 from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from analysis.series.metrics import Resolved, candidates
@@ -87,14 +87,6 @@ class Analysis:
     def problems(self) -> list[Finding]:
         """Warning and critical findings: what a healthy node has none of."""
         return [f for f in self.findings if f.severity != "info"]
-
-    def findings_frame(self) -> pl.DataFrame:
-        """The findings in `analysis.outputs.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
-        return pl.DataFrame(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
-
-    def incidents_frame(self) -> pl.DataFrame:
-        """The incidents in `analysis.outputs.schema.INCIDENTS_SCHEMA`."""
-        return pl.DataFrame(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
     @property
     def context(self) -> Context:

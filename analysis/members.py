@@ -1,6 +1,6 @@
 """A replica set's members across nodes: which member index each node recorded as itself, and the
 address behind each index. The replica set's findings (`nodes`) and the report's system panels
-(`workbench.system`) both name members by these."""
+(`outputs.system`) both name members by these."""
 
 from __future__ import annotations
 

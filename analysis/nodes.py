@@ -14,19 +14,17 @@ import datetime as dt
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import polars as pl
 
-from analysis.advice.vetting import vetted_against_member
 from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
 from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import READ_ITS_FTDC, named
 from analysis.findings.finding import Finding
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
+from analysis.incidents.vetting import vetted_against_member
 from analysis.members import Member, member_addresses, self_members
-from analysis.outputs.document import document
 from analysis.text import counted
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.logs import LogFrames
@@ -53,12 +51,6 @@ class NodesAnalysis:
     @property
     def names(self) -> list[str]:
         return [node_name(a, i) for i, a in enumerate(self.nodes)]
-
-    def to_dict(self, *, redacted: bool = False, generated: dt.datetime | None = None) -> dict[str, Any]:
-        """The JSON report of these nodes (`analysis.outputs.document`): the same document `--report x.json` writes."""
-        return document(
-            self.nodes, self.names, self.cross_node, self.incidents, redacted=redacted, generated=generated, no_log=self.no_log
-        )
 
 
 def set_wide(finding: Finding) -> bool:

@@ -19,8 +19,8 @@ from scenario_nodes import analyzed_nodes
 
 import analysis
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.advice.vetting import Answering, NodeFacts, Vetting, broken_rule
 from analysis.advice.wording import text
+from analysis.incidents.vetting import Answering, NodeFacts, Vetting, broken_rule
 from analysis.series.thresholds import Setting, Thresholds
 from analysis.settings import SETTINGS
 from samples.advice_rules import advice_problems
@@ -753,9 +753,9 @@ def test_a_checkpoint_stall_is_told_no_syncdelay_below_the_default(tmp_path, int
 def test_the_network_is_a_lags_suspect_only_where_the_members_storage_kept_up(offset_s, length_s, kind):
     """A replica set's lag finding keeps "check the network" unless the lagging member's own cache, checkpoints or disk
     were in trouble during the lag (then the network is not the suspect: its own incident says what was)."""
-    from analysis.advice.vetting import STORAGE_ENGINE_KINDS, vetted_against_member
     from analysis.findings.detectors.replication import lag_finding
     from analysis.findings.finding import Finding
+    from analysis.incidents.vetting import STORAGE_ENGINE_KINDS, vetted_against_member
 
     lag = lag_finding("rs1-c:27017", "2", T0, T0 + dt.timedelta(minutes=18), 92.0)
     start = T0 + dt.timedelta(seconds=offset_s)

@@ -26,8 +26,9 @@ def test_no_page_tells_how_the_work_was_done():
 
 
 def test_install_times_and_sizes_are_the_measured_ones():
+    # The suite: 12 min 50 s to 13 min 50 s in clean-clone CI runs on 2 cores.
     # "pip builds the native core, which takes about a minute": it took 2 min 54 s on 2 cores.
     for page in (ROOT / "README.md", ROOT / "docs" / "install.md"):
         text = " ".join(page.read_text().split())
         assert "about a minute" not in text and "2 min 54 s on 2 cores" in text, page.name
-        assert "1.8 GB" in text and "11 minutes" in text, page.name
+        assert "1.8 GB" in text and "13 minutes" in text, page.name

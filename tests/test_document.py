@@ -72,7 +72,7 @@ def test_the_json_report_holds_every_incident_whatever_the_cards_show(replica_se
     doc = json.loads((tmp_path / "r.json").read_text())
     assert [i["id"] for i in doc["cross_node_incidents"]] == [i.id for i in nodes.incidents] == ["C1", "C2", "C3"]
     assert [[i["id"] for i in n["incidents"]] for n in doc["nodes"]] == [[i.id for i in a.incidents] for a in nodes.nodes]
-    assert doc == json.loads(json.dumps(nodes.to_dict(generated=report.generated)))
+    assert doc == json.loads(json.dumps(document.result_document(nodes, generated=report.generated)))
 
 
 def test_one_schema_per_table(replica_set):
@@ -83,7 +83,10 @@ def test_one_schema_per_table(replica_set):
         analysis.incidents.incident, "INCIDENTS_SCHEMA"
     )
     node = replica_set.nodes[0]
-    for frame, table in ((node.findings_frame(), schema.FINDINGS_SCHEMA), (node.incidents_frame(), schema.INCIDENTS_SCHEMA)):
+    for frame, table in (
+        (analysis.findings_frame(node), schema.FINDINGS_SCHEMA),
+        (analysis.incidents_frame(node), schema.INCIDENTS_SCHEMA),
+    ):
         assert frame.columns == table.names
         assert frame.to_arrow().cast(table).schema == table
     from analysis.outputs import tables

@@ -144,7 +144,7 @@ def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linu
     import pytest
 
     import analysis
-    from analysis.workbench.system import view
+    from analysis.outputs.system import view
     from samples.families import T0, Baseline
     from samples.simulate import write_ftdc
 

@@ -114,3 +114,50 @@ def test_no_import_cycle_in_analysis_or_ftdc():
     knots = cycles(edges)
     described = ["; ".join(f"{m} -> {', '.join(sorted(edges[m] & set(knot)))}" for m in knot) for knot in knots]
     assert not knots, "import cycles:\n" + "\n".join(described)
+
+
+# The stages, lowest first (docs/internals.md "The layers"): a module imports its own layer and those below, never one
+# above. The package `analysis` itself (its `__init__`, the public façade) stands above them all.
+LAYERS = (
+    ("ftdc",),  # files -> chunks -> frames; logs -> frames
+    ("analysis.text", "analysis.settings", "analysis.display"),  # words, the settings' records, the Jupyter hook
+    ("analysis.series",),  # frames -> series, the node's thresholds, checkpoints
+    ("analysis.advice",),  # what a recommendation is (the vocabulary findings and incidents advise in)
+    ("analysis.findings",),  # series -> findings: the detectors
+    ("analysis.incidents",),  # findings -> incidents, root causes, the advice vetted
+    ("analysis.workbench",),  # what a report shows beside the incidents (overview, the log's tables, the audit)
+    ("analysis.analyze", "analysis.members", "analysis.nodes", "analysis.demo"),  # one pass over one node, or several
+    ("analysis.outputs",),  # the JSON document, tables, terminal, report, explorer
+    ("analysis.fleet",),  # many nodes into a dataset
+    ("analysis",),
+)
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS of the longest prefix naming `module`."""
+    found = [(len(p), i) for i, prefixes in enumerate(LAYERS) for p in prefixes if module == p or module.startswith(p + ".")]
+    return max(found)[1] if found else None
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    return [
+        f"{m} -> {d}"
+        for m, deps in sorted(edges.items())
+        for d in sorted(deps)
+        if (layer_of(m) is not None and layer_of(d) is not None and layer_of(d) > layer_of(m))
+    ]
+
+
+def test_every_module_has_its_layer():
+    assert [m for m in graph() if layer_of(m) is None] == []
+
+
+def test_no_module_imports_a_later_stage():
+    """docs/internals.md states this count (0)."""
+    assert upward_imports(graph()) == []
+
+
+def test_an_upward_import_is_seen():
+    assert upward_imports({"analysis.series.x": {"analysis.findings.y"}, "analysis.outputs.z": {"ftdc.a"}}) == [
+        "analysis.series.x -> analysis.findings.y"
+    ]

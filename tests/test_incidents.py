@@ -383,7 +383,9 @@ def test_the_demo_is_one_incident_in_time_order():
     assert incident.root_cause.kind == "operation" and len(incident.finding_ids) == len(result.problems) == 4
     starts = [f.start for f in incident.findings]
     assert starts == sorted(starts)
-    assert result.incidents_frame().height == 1 and result.findings_frame()["id"].to_list() == [f.id for f in result.findings]
+    assert analysis.incidents_frame(result).height == 1 and analysis.findings_frame(result)["id"].to_list() == [
+        f.id for f in result.findings
+    ]
     card = incident._repr_html_()  # the report's incident card: severity badge, then id and title
     assert card.index("<h3>") < card.index("I1. ") < card.index("</h3>") and 'class="incident critical"' in card
 

@@ -154,10 +154,11 @@ def _strings(value):
 @pytest.mark.parametrize("redacted", [False, True])
 def test_every_label_names_one_item_of_the_document_and_references_point_at_it(result, redacted):
     # Two incidents were both "I1" and two findings "F1" (one on each node) in one document.
+    from analysis.outputs.document import result_document
     from analysis.outputs.report.redact import Redactor, redact_result
 
     told = redact_result(result, Redactor()) if redacted else result
-    document = told.to_dict(redacted=redacted)
+    document = result_document(told, redacted=redacted)
     labels = [item["id"] for node in document["nodes"] for key in ("incidents", "findings") for item in node[key]]
     labels += [item["id"] for key in ("cross_node_incidents", "cross_node_findings") for item in document[key]]
     assert len(labels) == len(set(labels)) and {"I1", "I2", "F1", "F2"} <= set(labels), labels

@@ -15,6 +15,7 @@ import pytest
 
 import analysis
 import ftdc
+from analysis.outputs.document import result_document
 from analysis.outputs.report import Redactor, build_report, redact_all, redact_result, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,5 +202,5 @@ def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_include
     # Redaction is a transform of the finished result: a new one, incidents told by the one builder; the original stays.
     redacted = redact_result(result, Redactor())
     assert [i.id for i in redacted.incidents] == [i.id for i in result.incidents]
-    told = json.dumps(redacted.to_dict(redacted=True))
-    assert not any(s in told for s in secrets) and all(s in json.dumps(result.to_dict()) for s in secrets[:2])
+    told = json.dumps(result_document(redacted, redacted=True))
+    assert not any(s in told for s in secrets) and all(s in json.dumps(result_document(result)) for s in secrets[:2])

@@ -18,11 +18,12 @@ from rich.console import Console
 import analysis
 from analysis.advice.changes import larger_cache
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.advice.vetting import Answering, NodeFacts, broken_rule
 from analysis.advice.wording import text
 from analysis.findings.finding import Culprit
+from analysis.incidents.vetting import Answering, NodeFacts, broken_rule
 from analysis.outputs import words
 from analysis.outputs.console import render_overview
+from analysis.outputs.document import result_document
 from analysis.outputs.report import build_report, write_report
 from analysis.outputs.report.culprit_table import cells
 from analysis.series.thresholds import Setting, Thresholds
@@ -254,7 +255,7 @@ def test_every_report_says_where_the_log_search_looked_when_it_found_none(tmp_pa
     assert words.sentence(note) in reports[".md"]
     assert words.sentence(note) in " ".join(re.sub(r"<[^>]+>", " ", reports[".html"]).split())
     assert json.loads(reports[".json"])["no_log"] == note
-    assert json.loads(json.dumps(analysis.NodesAnalysis([node], no_log=note).to_dict(), default=str))["no_log"] == note
+    assert json.loads(json.dumps(result_document(analysis.NodesAnalysis([node], no_log=note)), default=str))["no_log"] == note
     assert "looked where the FTDC was given" in words.no_log_note([], [])
 
 

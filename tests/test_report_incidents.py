@@ -22,6 +22,7 @@ from analysis.findings import culprits
 from analysis.findings.detectors import NAMES, RECORDS
 from analysis.findings.finding import Culprit
 from analysis.outputs.console import render_incidents
+from analysis.outputs.document import result_document
 from analysis.outputs.report import build_report, culprit_table, explorer, figures, plots, write_report
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
@@ -185,7 +186,7 @@ def test_a_quiet_member_names_the_replica_sets_findings_about_it(replica_set, tm
     assert "none reached warning" not in line and f"the replica set's {change.id} (warning) concerns it" in line
     # Its one-hour capture said as the healthy node's three hours are, to the minute from an hour on (judge4 #16).
     assert "07:00:00 – 07:59:59 UTC (1 h, 3,600 samples)" in line
-    document = replica_set.to_dict()
+    document = result_document(replica_set)
     [node] = [n for n in document["nodes"] if n["name"] == section.name]
     assert node["headlines"] == [line]
     write_report(report, tmp_path / "r.md")

@@ -24,10 +24,10 @@ import analysis
 from analysis.advice.wording import text as advice_text
 from analysis.findings.culprits import concurrency
 from analysis.incidents.root_causes import rank_causes
+from analysis.outputs import system
 from analysis.outputs.console import render_findings, render_incidents
 from analysis.outputs.report import build_report, write_report
 from analysis.text import duration
-from analysis.workbench import system
 from ftdc.frames import TIME_COLUMN
 from ftdc.writer import FTDCWriter
 

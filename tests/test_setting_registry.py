@@ -12,7 +12,7 @@ import pytest
 from scenario_nodes import analyzed_nodes
 
 from analysis.advice.recommendation import Current, Recommendation
-from analysis.advice.vetting import Answering, NodeFacts, broken_rule
+from analysis.incidents.vetting import Answering, NodeFacts, broken_rule
 from analysis.outputs.report import content
 from analysis.outputs.words import setting_name
 from analysis.series.derived import COLUMNS

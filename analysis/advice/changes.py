@@ -10,7 +10,7 @@ below it. A value under 10 s is itself the finding (checkpoints then run nearly
 back to back), as is one of five minutes or more (each checkpoint writes that
 long a build-up), and the advice is the default there too. Eviction threads, the dirty target, the idle-handle sweep and the
 cache size move from their current value within WiredTiger's bounds and the
-host's memory, or are not advised at all. `analysis.advice.vetting` checks every one
+host's memory, or are not advised at all. `analysis.incidents.vetting` checks every one
 against the node before it is kept.
 """
 

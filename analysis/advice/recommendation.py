@@ -1,6 +1,6 @@
 """A recommendation as data: what to do, to which setting or query, from what value to what, and why.
 
-Detectors, culprits and root causes make `Recommendation`s; `analysis.advice.vetting` checks every one
+Detectors, culprits and root causes make `Recommendation`s; `analysis.incidents.vetting` checks every one
 against the node before it is kept; the words are rendered once, at the output
 (`analysis.advice.wording`). A change of setting carries the setting, the value the node had in the
 window (`Current`: where it came from, or that it was assumed or inferred) and the proposed value.

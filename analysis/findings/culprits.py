@@ -23,6 +23,7 @@ import polars as pl
 from analysis.advice.indexes import recommend_index
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Runs, advise
 from analysis.findings.finding import Culprit, Finding
+from analysis.series.operations import COUNTED, WRITES
 from analysis.series.windows import between
 from analysis.text import counted, duration
 from ftdc.frames import TIME_COLUMN
@@ -39,9 +40,6 @@ TOP = 5
 # Collection scans are counted when they finish (docs/metrics.md §1), so a scan
 # that ran in the window may be counted up to this long after it.
 COMPLETION_GRACE = dt.timedelta(minutes=5)
-# Slow operations the culprit lists leave out: per-statement WRITE lines that
-# repeat their command's line, and index builds (docs/log-format.md §4).
-COUNTED = ~pl.col("write_statement").fill_null(False) & (pl.col("op_type").fill_null("") != "none")
 
 
 # What a slow-query line says an operation waited for (microseconds): docs/log-format.md §3. Lock
@@ -66,10 +64,6 @@ SCAN_READS = "read_micros"
 QUEUE = "execution_queued_micros"
 # The pool a ticket queue waits on when the series does not record it: mongod's fixed default before 7.0.
 DEFAULT_POOL = 128
-# The operations that take a write ticket (an intent-exclusive lock); every other one takes a read ticket.
-WRITES = pl.col("command").is_in(["insert", "update", "delete", "remove", "findAndModify", "findandmodify"]) | pl.col(
-    "op_type"
-).is_in(["insert", "update", "remove"])
 
 
 def during_checkpoints(slow_ops: pl.DataFrame, checkpoints: list) -> pl.DataFrame:

@@ -10,9 +10,9 @@ import datetime as dt
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
+from analysis import display
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation, Withheld
-from analysis.outputs import display
 from analysis.text import clock, ms, span_before
 from ftdc.timeutil import format_time
 
@@ -84,7 +84,7 @@ class Finding:
     id: str = ""  # "F1", "F2"...: unique within its analysis, set once findings are ranked
     withheld: list[Withheld] = field(
         default_factory=list
-    )  # advice the validator did not make, with why (`analysis.advice.vetting`)
+    )  # advice the validator did not make, with why (`analysis.incidents.vetting`)
     statement: str = field(default="", kw_only=True)  # the title's figures after its subject ("700 connections opened in 40 s")
     notes: tuple[str, ...] = field(
         default=(), kw_only=True

@@ -15,9 +15,9 @@ import datetime as dt
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from analysis import display
 from analysis.advice.recommendation import Recommendation, Withheld
 from analysis.findings.finding import Finding, jsonable
-from analysis.outputs import display
 
 ROOT_KINDS = ("operation", "configuration", "resource", "workload", "restart", "undetermined")
 # What held the resource, as a root cause's evidence names it (`mechanism`), and as a report says it.
@@ -74,7 +74,7 @@ class Incident:
     candidates: list[RootCause] = field(default_factory=list)  # the other causes considered, in rank order
     withheld: list[Withheld] = field(
         default_factory=list
-    )  # advice the validator did not make, with why (`analysis.advice.vetting`)
+    )  # advice the validator did not make, with why (`analysis.incidents.vetting`)
     findings: list[Finding] = field(default_factory=list, repr=False)
 
     @property

@@ -16,8 +16,9 @@ from typing import Any
 
 import polars as pl
 
-from analysis.findings.culprits import WRITES, overlapping
+from analysis.findings.culprits import overlapping
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
+from analysis.series.operations import WRITES
 from analysis.series.windows import between
 from analysis.text import clock, pct, span_before
 

@@ -1,7 +1,7 @@
 """The JSON report, built from the data model: every node's analysis with all its incidents, every
 cross-node incident, and the headlines the HTML and Markdown reports open with.
 
-`summary --json`, `--report x.json`, `NodesAnalysis.to_dict()` and `Report.to_dict()` are this one
+`summary --json`, `--report x.json`, `result_document(result)` and `Report.to_dict()` are this one
 document. Cards (the HTML's and Markdown's) choose what to draw; the document lists everything.
 """
 
@@ -17,9 +17,10 @@ from analysis.findings import detectors
 from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
+from analysis.nodes import NodesAnalysis
+from analysis.outputs import system
 from analysis.outputs.words import window
 from analysis.text import counted, duration, plural
-from analysis.workbench import system
 from analysis.workbench.log_overview import workload
 from ftdc.timeutil import Offset, say_window
 
@@ -137,6 +138,19 @@ def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
         "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
         "audit": [item.to_dict() for item in analysis.audit],
     }
+
+
+def result_document(result: NodesAnalysis, *, redacted: bool = False, generated: dt.datetime | None = None) -> dict[str, Any]:
+    """The JSON report of an analysis of one node or several: the document `--report x.json` writes and `--json` prints."""
+    return document(
+        result.nodes,
+        result.names,
+        result.cross_node,
+        result.incidents,
+        redacted=redacted,
+        generated=generated,
+        no_log=result.no_log,
+    )
 
 
 def document(

@@ -2,7 +2,7 @@
 
 Types every engine takes: plain strings and lists (not large ones), microsecond UTC
 timestamps, evidence as JSON text (its keys differ by kind), culprits and recommendations
-as lists of structs; an incident's chain and candidate causes as JSON. `Analysis.findings_frame`,
+as lists of structs; an incident's chain and candidate causes as JSON. `analysis.findings_frame`,
 `findings_table`, the fleet's Parquet and Spark all use these; `finding_of` turns a row back
 into a `Finding`.
 """

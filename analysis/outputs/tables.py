@@ -80,6 +80,16 @@ SERIES_SCHEMA = pa.schema(
 )
 
 
+def findings_frame(analysis: Analysis) -> pl.DataFrame:
+    """An analysis' findings as a frame of `FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
+    return pl.DataFrame(to_table(finding_rows(analysis.findings, analysis.node, None), FINDINGS_SCHEMA))
+
+
+def incidents_frame(analysis: Analysis) -> pl.DataFrame:
+    """An analysis' incidents as a frame of `INCIDENTS_SCHEMA`."""
+    return pl.DataFrame(to_table(incident_rows(analysis.incidents, analysis.node, None), INCIDENTS_SCHEMA))
+
+
 def series_table(analysis: Analysis) -> pa.Table:
     """`analysis.series.derived` in SERIES_SCHEMA (sorted by time)."""
     frame = analysis.series

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.findings.culprits import COUNTED, WRITES
+from analysis.series.operations import COUNTED, WRITES
 from analysis.series.spikes import MIN_OPS, SPIKE_FACTOR, Spike
 from analysis.series.windows import between
 from ftdc.frames import TIME_COLUMN

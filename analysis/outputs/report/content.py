@@ -21,6 +21,7 @@ from analysis.findings.detectors import kind_name
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs import document as documents
+from analysis.outputs import system
 from analysis.outputs.document import (  # noqa: F401
     SCHEMA_VERSION,
     document,
@@ -36,7 +37,6 @@ from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
 from analysis.settings import SETTINGS
 from analysis.text import counted, duration, first_and_last, ram
-from analysis.workbench import system
 from analysis.workbench.log_overview import Workload, workload
 from ftdc.timeutil import say_time, say_window
 

@@ -15,9 +15,9 @@ from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs.report.explorer import Reduced
 from analysis.outputs.report.plots import Mark, Panel, Span, figure
+from analysis.outputs.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 from analysis.series.derived import WAITERS
 from analysis.settings import SETTINGS
-from analysis.workbench.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 
 DETAIL_PANEL = 108  # pixels, a finding's plot: the detail below the incidents, kept short
 # An incident's figure draws this many panels at most: its cause's and effects' first.
@@ -67,7 +67,7 @@ SYSTEM_PANEL = 99
 
 
 def system(analysis: Analysis, view, members: dict[str, str] | None = None, series: Reduced | None = None) -> str | None:
-    """The system panels (`analysis.workbench.system.SystemView`) over the node's whole range, the findings marked;
+    """The system panels (`analysis.outputs.system.SystemView`) over the node's whole range, the findings marked;
     `series`: that range already reduced (`explorer.full_range`)."""
     first, last = analysis.overview.first, analysis.overview.last
     if first is None or not view.panels:

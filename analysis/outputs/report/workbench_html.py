@@ -11,9 +11,9 @@ from html import escape
 
 import polars as pl
 
+from analysis.outputs.system import SystemView
 from analysis.workbench.audit import AuditItem
 from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, Workload, apps_text, plan_text, shape_text
-from analysis.workbench.system import SystemView
 from ftdc.timeutil import say_time
 
 # Sorting and the "show all" buttons. Pinned by its hash in the page's Content-Security-Policy:
