@@ -29,7 +29,7 @@ from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Finding, jsonable
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
-from analysis.outputs import display, schema
+from analysis.outputs import display
 from analysis.series import derived as series_module
 from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from analysis.series.metrics import Resolved, candidates
@@ -41,7 +41,7 @@ from analysis.workbench.overview import Overview, summarize
 from ftdc.batches import require_splittable
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
-from ftdc.logs import LogFrames, read_logs
+from ftdc.logs import LogFrames
 from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
@@ -90,10 +90,14 @@ class Analysis:
 
     def findings_frame(self) -> pl.DataFrame:
         """The findings in `analysis.outputs.schema.FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
+        from analysis.outputs import schema  # Arrow's tables for those who ask for them, not for every analysis
+
         return pl.DataFrame(schema.to_table(schema.finding_rows(self.findings, self.node, None), schema.FINDINGS_SCHEMA))
 
     def incidents_frame(self) -> pl.DataFrame:
         """The incidents in `analysis.outputs.schema.INCIDENTS_SCHEMA`."""
+        from analysis.outputs import schema
+
         return pl.DataFrame(schema.to_table(schema.incident_rows(self.incidents, self.node, None), schema.INCIDENTS_SCHEMA))
 
     @property
@@ -203,6 +207,8 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     the longest run of a shape, so only those runs keep their command."""
     if logs is None or isinstance(logs, LogFrames):
         return logs
+    from ftdc.logs.reader import read_logs  # the log readers only where there is a log to read
+
     frames = read_logs(logs, start, end)
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
