@@ -41,7 +41,7 @@ from analysis.workbench.overview import Overview, summarize
 from ftdc.batches import require_splittable
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
-from ftdc.logs import LogFrames, read_logs
+from ftdc.logs import LogFrames
 from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
@@ -195,6 +195,8 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     the longest run of a shape, so only those runs keep their command."""
     if logs is None or isinstance(logs, LogFrames):
         return logs
+    from ftdc.logs.reader import read_logs  # the log readers only where there is a log to read
+
     frames = read_logs(logs, start, end)
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))

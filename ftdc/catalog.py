@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import polars as pl
 
@@ -15,7 +16,10 @@ from .paths import FtdcFile, PathArg, resolve
 from .timeutil import outside_python_range
 
 TIME_DTYPE = pl.Datetime("ms", "UTC")
-KIND_DTYPES: dict[int, pl.DataType] = {0: pl.Int64(), 1: pl.Boolean(), 2: TIME_DTYPE}
+TIME_KIND, MIXED_KINDS = 2, -1
+# A metric's kind in the native layouts (one byte each), and a name whose kinds disagree between chunks: the
+# decoder yields int64.
+KIND_DTYPES: dict[int, pl.DataType] = {0: pl.Int64(), 1: pl.Boolean(), TIME_KIND: TIME_DTYPE, MIXED_KINDS: pl.Int64()}
 
 _DOCUMENT_SCHEMA: dict[str, Dtype] = {
     "file": pl.String,
@@ -37,7 +41,7 @@ _CHUNK_SCHEMA: dict[str, Dtype] = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Catalog:
     files: list[FtdcFile]
     documents: pl.DataFrame
@@ -50,16 +54,21 @@ class Catalog:
 
     def schema(self) -> dict[str, pl.DataType]:
         """Columns `read_ftdc` would return for all chunks: `start`, then metrics in first-seen order."""
-        schema: dict[str, pl.DataType] = {TIME_COLUMN: TIME_DTYPE}
+        return dict(self._schema)
+
+    @cached_property
+    def _schema(self) -> dict[str, pl.DataType]:
+        # Worked out once a catalog (an analysis asks three times: whether time can split the chunks, which metrics
+        # stand for what, how many the overview names); kinds compared as the bytes' integers, not as polars types:
+        # a node's layouts hold tens of thousands of names (2,465 metrics in 31 layouts on the 7.0 sample), and a
+        # polars type's `==` runs in Python.
+        kinds: dict[str, int] = {TIME_COLUMN: TIME_KIND}
         for layout in self.chunks["layout"].unique(maintain_order=True):
-            for name, kind in zip(*self.layouts[layout]):
-                if name == TIME_COLUMN:
-                    continue
-                dtype = KIND_DTYPES[kind]
-                if name in schema and schema[name] != dtype:
-                    dtype = pl.Int64()  # kinds disagree between chunks: the decoder yields int64
-                schema[name] = dtype
-        return schema
+            names, layout_kinds = self.layouts[layout]
+            for name, kind in zip(names, layout_kinds):
+                if kinds.setdefault(name, kind) != kind and name != TIME_COLUMN:
+                    kinds[name] = MIXED_KINDS
+        return {name: KIND_DTYPES[kind] for name, kind in kinds.items()}
 
 
 def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catalog:

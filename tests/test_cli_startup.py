@@ -1,7 +1,9 @@
 """The commands that need no data start without the heavy libraries (issue 22): `--version`
 and `--help` import neither polars, pyarrow, matplotlib nor pyspark, and `metrics` (which
-lists names from the catalog) no Arrow, plotting or Spark. Behaviour, not timing: what a
-fresh process has imported when the command returns."""
+lists names from the catalog) no Arrow, plotting or Spark. The summary of a node (`ftdc-analyze
+DIR`, half of whose small run was start-up) imports what it uses: not the report's modules
+without --report, not the Arrow tables, the fleet or Spark, not the log readers without a log.
+Behaviour, not timing: what a fresh process has imported when the command returns."""
 
 from __future__ import annotations
 
@@ -27,11 +29,11 @@ try:
     cli.main()
 except SystemExit:
     pass
-print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+print(json.dumps(sorted(sys.modules)))
 """
 
 
-def imported_by(*args: str) -> set[str]:
+def modules_imported_by(*args: str) -> set[str]:
     result = subprocess.run(
         [sys.executable, "-c", PROBE, json.dumps(args)], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
@@ -39,19 +41,55 @@ def imported_by(*args: str) -> set[str]:
     return set(json.loads(result.stdout.splitlines()[-1]))
 
 
+def imported_by(*args: str) -> set[str]:
+    """The top-level packages."""
+    return {name.split(".")[0] for name in modules_imported_by(*args)}
+
+
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["summary", "--help"], ["export", "--help"], ["fleet", "--help"]])
 def test_help_and_version_import_no_heavy_library(args):
     assert imported_by(*args).isdisjoint(HEAVY)
 
 
-def test_metrics_imports_no_arrow_plotting_or_spark(tmp_path):
-    with FTDCWriter(tmp_path) as writer:
-        for i in range(3):
+def write_node(directory: Path, samples: int) -> Path:
+    with FTDCWriter(directory) as writer:
+        for i in range(samples):
             when = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i)
             writer.add_sample({"start": when, "serverStatus": {"uptime": i}, "end": when})
+    return directory
+
+
+def test_metrics_imports_no_arrow_plotting_or_spark(tmp_path):
+    write_node(tmp_path, 3)
     result = subprocess.run(
         [sys.executable, "-m", "cli", "metrics", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert "serverStatus.uptime\tInt64" in result.stdout  # the probe below lists a real file
     loaded = imported_by("metrics", str(tmp_path))
     assert loaded.isdisjoint({"pyarrow", "matplotlib", "pyspark"})
+
+
+# What the summary of a node without a log and without --report has no use for.
+NOT_FOR_A_SUMMARY = (
+    "analysis.outputs.report",  # the report's content, figures, HTML, Markdown, explorer, redaction
+    "analysis.outputs.schema",  # the Arrow tables of findings and incidents
+    "analysis.outputs.tables",
+    "analysis.fleet",
+    "ftdc.logs.reader",  # the log readers: there is no log
+    "ftdc.export",
+    "ftdc.dataset",
+    "pyarrow.compute",  # 250 functions wrapped at import: polars takes a lone Arrow array through it
+    "matplotlib",
+    "pyspark",
+    "pandas",
+)
+
+
+def test_a_summary_imports_what_it_uses(tmp_path):
+    node = write_node(tmp_path / "diagnostic.data", 120)
+    result = subprocess.run([sys.executable, "-m", "cli", str(node)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "samples           120 in 1 file" in result.stdout, result.stderr  # the probe below runs a real summary
+    loaded = modules_imported_by(str(node))
+    assert {"analysis.analyze", "analysis.outputs.console"} <= loaded
+    unused = {name for name in loaded for unwanted in NOT_FOR_A_SUMMARY if name == unwanted or name.startswith(unwanted + ".")}
+    assert not unused

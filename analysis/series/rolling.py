@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from ftdc import _native
-from ftdc.frames import IN_PLACE, arrow_chunks, in_place
+from ftdc.frames import IN_PLACE, arrow_chunks, in_place, series_of
 
 Method = Literal["linear", "nearest"]
 
@@ -79,7 +79,7 @@ def medians_of_rows_before(column: pl.Series, rows: int) -> pl.Series:
     `rows` rows before each row, null where those hold none. The sampling period's five-row medians of a day at
     1 s take 1.1 ms against polars' 2.8 (polars keeps each window in a tree)."""
     (rolling,) = _native_quantiles(pl.int_range(len(column), eager=True), [column], rows, {"median": (0.5, "linear")}, None)
-    return pl.Series(column.name, rolling.before["median"]).scatter(np.flatnonzero(rolling.count == 0), None)
+    return series_of(rolling.before["median"], column.name).scatter(series_of(np.flatnonzero(rolling.count == 0)), None)
 
 
 def _native_quantiles(
@@ -118,6 +118,6 @@ def medians_before(times: pl.Series, columns: list[pl.Series], window: dt.timede
     """Each of `columns`' `rolling_median_by(times, window, closed="left")`, polars' to the bit, by the native core
     (`quantiles_before`): the median of the values in [t - window, t) before each row, null where there are none."""
     return [
-        pl.Series(rolling.before["median"], nan_to_null=True)
+        series_of(rolling.before["median"], nan_to_null=True)
         for rolling in quantiles_before(times, columns, window, {"median": (0.5, "linear")})
     ]

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from analysis.series.rolling import Rolling, SpikeRule, quantiles_before
-from ftdc.frames import TIME_COLUMN
+from ftdc.frames import TIME_COLUMN, series_of
 
 BASELINE = dt.timedelta(minutes=10)
 MIN_BASELINE_SAMPLES = 30
@@ -137,5 +137,5 @@ def all_spikes(series: pl.DataFrame) -> list[Spike]:
     for op, window in zip(ops, windows):
         latency = frame[op].cast(pl.Float64).to_numpy()
         rows, baseline = _flags(latency, window)
-        spikes += _events(where[rows].with_columns(latency=pl.Series(latency[rows]), baseline=pl.Series(baseline)), op)
+        spikes += _events(where[series_of(rows)].with_columns(latency=series_of(latency[rows]), baseline=series_of(baseline)), op)
     return sorted(spikes, key=lambda s: s.start)
