@@ -21,7 +21,6 @@ from importlib.metadata import version
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -130,12 +129,30 @@ def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
         err.print(f"warning: {message}", markup=False, highlight=False, soft_wrap=True)
 
 
-def progress_bar(*columns) -> Progress:
-    """A progress bar on stderr while a terminal watches; nothing at all (not even a blank
-    line) when stderr is a file or a pipe."""
-    return Progress(
-        *columns, BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal
-    )
+class _Unwatched:
+    """A progress bar no terminal watches: it draws nothing and costs no import of rich.progress."""
+
+    def __enter__(self) -> _Unwatched:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def add_task(self, *args, **kwargs) -> int:
+        return 0
+
+    def update(self, *args, **kwargs) -> None:
+        return None
+
+
+def progress_bar(text: str):
+    """A progress bar on stderr, `text` (a rich format of the task, e.g. "{task.description}") before it, while a
+    terminal watches; nothing at all (not even a blank line) when stderr is a file or a pipe."""
+    if not err.is_terminal:
+        return _Unwatched()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(text), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
 
 
 def _logs_to_read(found, given: list, no_log: bool, start, end):
@@ -225,7 +242,7 @@ def summary(
             )
         given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
         logs, beside = _logs_to_read(found, given, no_log, start, end)
-        with progress_bar(TextColumn("{task.description}")) as bar:
+        with progress_bar("{task.description}") as bar:
             task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
             result = analysis.analyze_nodes(
                 found.ftdc,
@@ -336,7 +353,7 @@ def export(
             raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
         if out_file is not None and len(nodes) > 1:
             raise ftdc.FTDCError(f"{len(nodes)} nodes found; --out writes one node's samples: use --dataset DIR for several")
-        with progress_bar(TextColumn("exporting")) as bar:
+        with progress_bar("exporting") as bar:
             task = bar.add_task("export", total=None)
             advance = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
             if dataset is not None:
@@ -390,7 +407,7 @@ def explore(
                 else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time"
             )
         logs, beside = _logs_to_read(found, log or [], no_log, start, end)
-        with progress_bar(TextColumn("{task.description}")) as bar:
+        with progress_bar("{task.description}") as bar:
             task = bar.add_task("reading", total=len(STAGES) + 1)
             result = analysis.analyze_nodes(
                 found.ftdc,
@@ -497,7 +514,7 @@ def logs(
         )
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
-        with progress_bar(TextColumn("reading logs")) as bar:
+        with progress_bar("reading logs") as bar:
             task = bar.add_task("logs", total=None)
             frames = ftdc.read_logs(
                 paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)

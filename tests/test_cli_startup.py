@@ -82,6 +82,7 @@ NOT_FOR_A_SUMMARY = (
     "matplotlib",
     "pyspark",
     "pandas",
+    "rich.progress",  # the progress bar, drawn only while a terminal watches (stderr here is a pipe)
 )
 
 
