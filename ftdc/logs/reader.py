@@ -22,22 +22,33 @@ import polars as pl
 from ..timeutil import LogOffsets, time_range
 from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
+from .narrow import EVERYTHING, PLAN_COLUMNS, WRITE_COMMANDS, Narrowing, narrowed
 from .problems import ProblemLog
-from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
+from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, empty
 
 # (file, slow ops, events, problems, lines): one block's results, its lines numbered from 1.
 BlockResult = tuple[str, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]
 
 
-def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
-    """Slow ops, events and problems of one block (data[:end]) of a JSON log."""
+# How a block's finished slow ops are narrowed (narrow.narrowed, bound to the caller's Narrowing and window).
+Narrow = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def _whole(slow: pl.DataFrame) -> pl.DataFrame:
+    return slow
+
+
+def decode_json_block(file: str, data: bytes, end: int, narrow: Narrow = _whole, held: list[str] | None = None) -> BlockResult:
+    """Slow ops, events and problems of one block (data[:end]) of a JSON log; of the slow ops, only the
+    columns `held` (None: all) are taken out of the native block, and `narrow` makes what is kept."""
     problems = ProblemLog(file)
-    slow, evts, lines = json_lines.decode_block(data, end, 1, problems)
+    slow, evts, lines = json_lines.decode_block(data, end, 1, problems, held)
     slow = columns.drop_implausible_durations(slow, problems)
-    return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
+    slow = narrow(shapes.with_sort_directions(columns.finish_json_slow_ops(slow, file)))
+    return file, slow, columns.finish_events(evts, file), problems.frame(), lines
 
 
-def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) -> BlockResult:
+def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker, narrow: Narrow = _whole) -> BlockResult:
     """One block of a legacy text log; JSON lines in it (4.4+ appended after an
     in-place upgrade) go to the JSON decoder and keep their own line numbers."""
     problem_log = ProblemLog(file)
@@ -60,6 +71,7 @@ def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) ->
         slow = by_line([slow, json_slow.with_columns(original)])
         evts = by_line([evts, json_evts.with_columns(original)])
         problems = by_line([problems, json_problems.with_columns(original)])
+    slow = narrow(shapes.with_sort_directions(slow) if slow.height else slow)
     return file, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
 
 
@@ -104,6 +116,7 @@ def read_logs(
     *,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    narrowing: Narrowing = EVERYTHING,
 ) -> LogFrames:
     """Read mongod logs into `LogFrames` (slow_ops, events, problems).
 
@@ -111,11 +124,14 @@ def read_logs(
     (datetime or ISO text; naive means UTC) keep operations that overlap the
     window and events inside it. `progress(done_bytes, total_bytes)` is called
     as input is read. `workers`: threads decoding blocks side by side (None: one
-    per CPU; 1: one block at a time).
+    per CPU; 1: one block at a time). `narrowing`: the slow-op columns to return and
+    which commands to keep, applied to each block as it is decoded (narrow.Narrowing).
     Raises sources.SourceError for a missing path, sources.NotALog when no file
     holds a log line, ValueError for a bad time or a start after the end.
     """
     lower, upper = time_range(start, end)
+    narrow = functools.partial(narrowed, narrowing=narrowing, start=lower, end=upper)
+    held = narrowing.held
     found = sources.expand(paths)
     total = sum(s.size for s in found)
     if workers is None:
@@ -135,7 +151,7 @@ def read_logs(
     stamps: list[tuple[dt.datetime, dt.timedelta]] = []  # each block's offsets, with when (sources.stamp_offsets)
     try:
         for source in found:
-            for future in _submit_source(source, executor, advance, stamps):
+            for future in _submit_source(source, executor, advance, stamps, narrow, held):
                 pending.append(future)
                 # Bound the blocks in flight, so memory stays flat on large inputs.
                 while len(pending) > 2 * max(workers, 1):
@@ -144,7 +160,7 @@ def read_logs(
         results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
-    frames = _assemble(found, results, lower, upper, sources.offsets(stamps))
+    frames = _assemble(found, results, lower, upper, sources.offsets(stamps), narrowing)
     _require_log_lines(paths, found, results)
     return frames
 
@@ -187,7 +203,7 @@ def _shown(paths) -> str:
     return ", ".join(str(p) for p in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
-def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
+def _submit_source(source: sources.LogSource, executor, advance, stamps: list, narrow: Narrow, held: list[str] | None):
     problems = ProblemLog(source.name)
     cuts: list[str] = []
     decode = None
@@ -198,13 +214,13 @@ def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
         for item in sources.blocks(source, advance, cuts.append):
             if isinstance(item, sources.LongLine):
                 # One problem row, counted as one line so the lines after it keep their numbers.
-                yield _InProcess().submit(_skipped_line, source.name, item)
+                yield _InProcess().submit(_skipped_line, source.name, item, narrow)
                 after_last = int(item.ended)
                 continue
             block, end = item
             stamps += sources.stamp_offsets(block, end)
             if decode is None:
-                decode = _decoder(source, block, end, executor)
+                decode = _decoder(source, block, end, executor, narrow, held)
             yield decode(block, end)
             after_last = int(block[end - 1] == 0x0A)
             del item, block
@@ -213,26 +229,26 @@ def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
     for cut in cuts:
         problems.add(after_last, cut, None)
     if problems.lines:
-        yield executor.submit(_only_problems, problems)
+        yield executor.submit(_only_problems, problems, narrow)
 
 
-def _decoder(source: sources.LogSource, block: bytes, end: int, executor):
+def _decoder(source: sources.LogSource, block: bytes, end: int, executor, narrow: Narrow, held: list[str] | None):
     """How this source's blocks decode, told from its first block."""
     if sources.is_json_log(block[: min(end, 65536)]):
-        return lambda block, end: executor.submit(decode_json_block, source.name, block, end)
+        return lambda block, end: executor.submit(decode_json_block, source.name, block, end, narrow, held)
     # Text blocks decode in order here: ctime years carry from block to block.
     years = legacy_text.YearTracker(sources.year_of(source))
-    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years)
+    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years, narrow)
 
 
-def _skipped_line(file: str, line: sources.LongLine) -> BlockResult:
+def _skipped_line(file: str, line: sources.LongLine, narrow: Narrow) -> BlockResult:
     problems = ProblemLog(file)
     problems.add(1, line.reason, line.head)
-    return file, _no_slow_ops(), _no_events(), problems.frame(), 1
+    return file, narrow(_no_slow_ops()), _no_events(), problems.frame(), 1
 
 
-def _only_problems(problems: ProblemLog) -> BlockResult:
-    return problems.file, _no_slow_ops(), _no_events(), problems.frame(), 0
+def _only_problems(problems: ProblemLog, narrow: Narrow) -> BlockResult:
+    return problems.file, narrow(_no_slow_ops()), _no_events(), problems.frame(), 0
 
 
 @functools.cache
@@ -245,10 +261,10 @@ def _no_events() -> pl.DataFrame:
     return columns.finish_events(empty(RAW_EVENTS), "")
 
 
-def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFrames:
+def _assemble(found, results, start, end, offsets: LogOffsets | None, narrowing: Narrowing) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
-    slow = shapes.with_sort_directions(pl.concat([r[0] for r in results] or [_no_slow_ops()], rechunk=False))
+    slow = pl.concat([r[0] for r in results] or [_no_slow_ops().select(narrowing.held)], rechunk=False)
     evts = pl.concat([r[1] for r in results] or [_no_events()], rechunk=False)
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
@@ -260,7 +276,8 @@ def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFram
         pl.col("group").replace_strict(by_group, default=None, return_dtype=pl.String),
     )
     evts = evts.with_columns(node=node)
-    slow = _with_clients(_mark_repeated_statements(slow.with_columns(node=node)), evts)
+    slow = _mark_repeated_statements(slow.with_columns(node=node))
+    slow = _with_clients(slow, evts) if "client" in narrowing.slow_columns else slow
     if start is not None:
         slow = slow.filter(pl.col("ts") >= start)
         evts = evts.filter(pl.col("ts") >= start)
@@ -270,7 +287,7 @@ def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFram
     # Rows stay in input order (file by file, line by line): sorting the wide
     # frame by time would copy it, and callers that merge nodes can sort.
     return LogFrames(
-        slow_ops=slow.select(list(SLOW_OPS)),
+        slow_ops=slow.select(narrowing.returned),
         events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
         utc_offset=sources.usual_offset(offsets),
@@ -278,8 +295,6 @@ def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFram
     )
 
 
-# Write commands whose statements mongod may also log one by one (WRITE lines).
-WRITE_COMMANDS = ("insert", "update", "delete", "findAndModify", "findandmodify")
 # Two durations truncated to whole milliseconds.
 TRUNCATION = dt.timedelta(milliseconds=2)
 
@@ -335,7 +350,6 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
 
 # Plans from worst to best: a statement's plan speaks for its command when it is the worst.
 PLAN_RANK = {"COLLSCAN": 0}
-PLAN_COLUMNS = ("plan_summary", "plan_kind", "shape", "keys_examined", "docs_examined")
 
 
 def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from typing import TypeVar
 import polars as pl
 
 from ..frames import Dtype
+from .narrow import Longest, Narrowing
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -41,7 +42,7 @@ SUMMARY: dict[str, Dtype] = {
 
 
 # The slow-op columns a summary reads.
-_READ = [
+READ = [
     "ns",
     "command",
     "shape",
@@ -71,11 +72,23 @@ def _group_key() -> pl.Expr:
     )
 
 
+def _is_query() -> pl.Expr:
+    return ~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none")
+
+
 def queries(slow_ops: Frame) -> Frame:
     """The slow operations that are queries, each counted once: per-statement WRITE lines
     that repeat their command's line and index builds (STORAGE lines of type "none") left out.
     A filter copies every column it keeps: give it the columns you need, or a LazyFrame."""
-    return slow_ops.filter(~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none"))
+    return slow_ops.filter(_is_query())
+
+
+def narrowing(*columns: str) -> Narrowing:
+    """What a summary needs of a log (`read_logs(narrowing=...)`), and `columns` beside:
+    the columns it reads, and only the commands that may be a group's example (its longest run)."""
+    return Narrowing(
+        tuple(dict.fromkeys([*READ, "node", *columns])), Longest((pl.col("ns"), pl.col("command"), _group_key()), _is_query())
+    )
 
 
 def summarize_queries(
@@ -91,7 +104,7 @@ def summarize_queries(
     extra = extra or {}
     # Only the columns the summary reads: grouping the wide frame by several keys
     # copies every column of it into one chunk (1.4 GB on 2.5 M slow queries).
-    wanted = _READ + ["node"] * by_node
+    wanted = READ + ["node"] * by_node
     needed = sorted({c for e in extra.values() for c in e.meta.root_names()} - set(wanted))
     ops = queries(slow_ops.select(wanted + needed)).with_columns(_group_key())
     duration = pl.col("duration_ms")
