@@ -42,6 +42,7 @@ from ftdc.batches import require_splittable
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames, read_logs
+from ftdc.logs.narrow import Longest, Narrowing
 from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
@@ -203,7 +204,8 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     the longest run of a shape, so only those runs keep their command."""
     if logs is None or isinstance(logs, LogFrames):
         return logs
-    frames = read_logs(logs, start, end)
+    # Each block is narrowed to these columns as it is decoded, the commands packed until the longest runs are known.
+    frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key()))))
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
     compact = replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)

@@ -1,27 +1,25 @@
 """What `read_logs` keeps of each block as it is decoded: the slow-op columns a caller
-reads, and the command text only of the runs that may be the longest of their kind.
+reads and, when it shows one example command per group of runs (the longest run's), the
+commands packed away until the whole log says which runs those are.
 
 A slow operation decodes into ~50 columns, and its command text is most of its bytes;
 a caller that reads a dozen columns and shows one example command per query shape
 would otherwise hold every column of every line until the whole log is read (a 1 GB
-log peaked at 1.46 GB in the `logs` command). Each block is narrowed on its worker,
-so what stays is a fraction of the log's size.
+log peaked at 1.46 GB in the `logs` command). Each block is narrowed on its worker.
 
-Narrowing a block must not change what the whole log's frames give the caller. The
-reader's joins over every file rewrite two things of a row: `write_statement` (a WRITE
-line no command covers becomes an operation of its own) and, for a write command
-covering statements, the plan columns its own line leaves empty. Rows those joins may
-rewrite keep their command; of the others, each group's longest runs (every tie) and
-its first row (the example when no run logged a duration) keep theirs, so the longest
-of a group over the whole log, which is the longest of some block's part of it, keeps
-its command. A block holds one file, so one node: grouping by node adds nothing here.
+Which run is a group's longest cannot be told block by block: the reader's joins over
+every file decide whether a WRITE line is an operation of its own and fill a write
+command's empty plan columns from its statements, which moves runs between groups. So
+each block's commands are compressed (zstd, a tenth of their size or less) and only
+the longest runs' are unpacked once the frames are joined (`Commands.unpacked`).
 """
 
-import datetime as dt
-from collections.abc import Sequence
+import itertools
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from .columns import SLOW_OPS_BEFORE_JOINS
 from .schema import SLOW_OPS
@@ -36,9 +34,9 @@ JOINED = ("ts", "started", "duration_ms", "write_statement", "command", "ns", "c
 
 @dataclass(frozen=True)
 class Longest:
-    """Keep `command_json` only where a run may be the longest of its group: `key`
-    (expressions of a slow-op row) groups runs; `among` (None: every row) says which
-    rows the caller picks the longest from (a summary: the queries)."""
+    """Keep `command_json` only on the runs `longest_runs` gives: `key` (expressions of a
+    slow-op row, `node` too) groups runs; `among` (None: every row) says which rows the
+    caller picks the longest from (a summary: the queries)."""
 
     key: tuple[pl.Expr, ...]
     among: pl.Expr | None = None
@@ -76,31 +74,61 @@ class Narrowing:
 EVERYTHING = Narrowing()
 
 
-def narrowed(slow: pl.DataFrame, narrowing: Narrowing, start: dt.datetime | None, end: dt.datetime | None) -> pl.DataFrame:
-    """One block's finished slow ops (SLOW_OPS_BEFORE_JOINS) as `narrowing` holds them. Rows
-    outside [start, end] are dropped after the joins; here they keep no command."""
+def narrowed(slow: pl.DataFrame, narrowing: Narrowing, commands: "Commands | None" = None) -> pl.DataFrame:
+    """One block's finished slow ops (SLOW_OPS_BEFORE_JOINS) as `narrowing` holds them: with
+    `commands`, `command_json` is packed into it and replaced by `command_at`, where it lies there."""
     slow = slow.select(narrowing.held)
-    if narrowing.longest is None or slow.is_empty():
-        return slow
-    # The kept commands are copied after the others are dropped, into a buffer holding only them.
-    kept = slow.with_columns(command_json=pl.when(_may_be_longest(narrowing.longest, start, end)).then(pl.col("command_json")))
-    return kept.with_columns(pl.col("command_json") + "")
+    return slow if commands is None else commands.packed(slow)
 
 
-def _may_be_longest(longest: Longest, start: dt.datetime | None, end: dt.datetime | None) -> pl.Expr:
-    rewritable = pl.col("write_statement") | pl.col("command").is_in(WRITE_COMMANDS)
-    inside = _inside(start, end)
-    settled = ~rewritable & inside & (pl.lit(True) if longest.among is None else longest.among.fill_null(False))
-    group: Sequence[pl.Expr] = (*longest.key, settled)
-    longest_run = pl.col("duration_ms") == pl.col("duration_ms").max().over(group)
-    first = pl.int_range(pl.len()).over(group) == 0
-    return (rewritable & inside) | (settled & (longest_run.fill_null(False) | first))
+class Commands:
+    """The command text of a log's slow ops, compressed block by block as it is read (workers
+    add blocks side by side), then unpacked for the rows that need it."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, tuple[bytes, np.ndarray]] = {}
+        self._numbers = itertools.count()
+
+    def packed(self, slow: pl.DataFrame) -> pl.DataFrame:
+        """`slow` with `command_json` replaced by `command_at` (block << 32 | row; null where there is none)."""
+        number = next(self._numbers)
+        text = slow["command_json"].to_arrow().cast(pa.large_string())
+        offsets = np.frombuffer(text.buffers()[1], np.int64)[text.offset : text.offset + len(text) + 1]
+        data = text.buffers()[2] or pa.py_buffer(b"")
+        first, last = int(offsets[0]), int(offsets[-1])
+        self._blocks[number] = (pa.compress(data[first:last], codec="zstd", asbytes=True), offsets - first)
+        at = pl.int_range(pl.len(), dtype=pl.Int64) + (number << 32)
+        return slow.with_columns(command_at=pl.when(pl.col("command_json").is_not_null()).then(at)).drop("command_json")
+
+    def unpacked(self, slow: pl.DataFrame, keep: pl.Series) -> pl.Series:
+        """`command_json` of `slow` (which holds `command_at`) for the rows `keep` marks, null elsewhere."""
+        wanted = slow.select(row=pl.int_range(pl.len(), dtype=pl.Int64), at="command_at").filter(
+            keep & pl.col("at").is_not_null()
+        )
+        rows, texts = [], []
+        for (number,), group in wanted.group_by(pl.col("at") // (1 << 32)):
+            packed, offsets = self._blocks[number]
+            data = pa.decompress(packed, decompressed_size=int(offsets[-1]), codec="zstd", asbytes=True)
+            for row, at in group.iter_rows():
+                index = at & 0xFFFFFFFF
+                rows.append(row)
+                texts.append(data[offsets[index] : offsets[index + 1]].decode())
+        column = pl.repeat(None, slow.height, dtype=pl.String, eager=True).alias("command_json")
+        if rows:
+            column = column.scatter(rows, pl.Series(texts, dtype=pl.String))
+        return column
 
 
-def _inside(start: dt.datetime | None, end: dt.datetime | None) -> pl.Expr:
-    inside = pl.lit(True)
-    if start is not None:
-        inside &= pl.col("ts") >= start
-    if end is not None:
-        inside &= pl.col("started") <= end
-    return inside.fill_null(False)
+def longest_runs(slow: pl.DataFrame, longest: Longest) -> pl.Series:
+    """The runs whose command a caller with `longest` may show: among its rows, each group's
+    longest (every tie, as the caller picks one by its own rule) and, in a group where no
+    run logged a duration, its first. Text keys are grouped as categories (a number a row):
+    grouping by the text itself encodes every row's keys anew (120 MB on a 1 GB log)."""
+    among = pl.lit(True) if longest.among is None else longest.among.fill_null(False)
+    keys = slow.select(*(k.alias(f"key{n}") for n, k in enumerate(longest.key)), among=among)
+    keys = keys.with_columns(pl.col(pl.String).cast(pl.Categorical), duration=slow["duration_ms"])
+    group = [c for c in keys.columns if c != "duration"]
+    duration = pl.col("duration")
+    longest_run = (duration == duration.max().over(group)).fill_null(False)
+    first = (pl.int_range(pl.len()).over(group) == 0) & duration.max().over(group).is_null()
+    return keys.select(pl.col("among") & (longest_run | first)).to_series()

@@ -22,7 +22,7 @@ import polars as pl
 from ..timeutil import LogOffsets, time_range
 from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
-from .narrow import EVERYTHING, PLAN_COLUMNS, WRITE_COMMANDS, Narrowing, narrowed
+from .narrow import EVERYTHING, PLAN_COLUMNS, WRITE_COMMANDS, Commands, Narrowing, longest_runs, narrowed
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, empty
 
@@ -130,7 +130,8 @@ def read_logs(
     holds a log line, ValueError for a bad time or a start after the end.
     """
     lower, upper = time_range(start, end)
-    narrow = functools.partial(narrowed, narrowing=narrowing, start=lower, end=upper)
+    commands = None if narrowing.longest is None else Commands()
+    narrow = functools.partial(narrowed, narrowing=narrowing, commands=commands)
     held = narrowing.held
     found = sources.expand(paths)
     total = sum(s.size for s in found)
@@ -160,7 +161,7 @@ def read_logs(
         results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
-    frames = _assemble(found, results, lower, upper, sources.offsets(stamps), narrowing)
+    frames = _assemble(found, results, lower, upper, sources.offsets(stamps), narrowing, commands)
     _require_log_lines(paths, found, results)
     return frames
 
@@ -261,10 +262,12 @@ def _no_events() -> pl.DataFrame:
     return columns.finish_events(empty(RAW_EVENTS), "")
 
 
-def _assemble(found, results, start, end, offsets: LogOffsets | None, narrowing: Narrowing) -> LogFrames:
+def _assemble(
+    found, results, start, end, offsets: LogOffsets | None, narrowing: Narrowing, commands: Commands | None
+) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
-    slow = pl.concat([r[0] for r in results] or [_no_slow_ops().select(narrowing.held)], rechunk=False)
+    slow = pl.concat([r[0] for r in results] or [narrowed(_no_slow_ops(), narrowing, commands)], rechunk=False)
     evts = pl.concat([r[1] for r in results] or [_no_events()], rechunk=False)
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
@@ -284,6 +287,9 @@ def _assemble(found, results, start, end, offsets: LogOffsets | None, narrowing:
     if end is not None:
         slow = slow.filter(pl.col("started") <= end)
         evts = evts.filter(pl.col("ts") <= end)
+    if commands is not None and narrowing.longest is not None:
+        command_json = commands.unpacked(slow, longest_runs(slow, narrowing.longest))
+        slow = slow.with_columns(command_json=_chunked_like(command_json, slow["ts"])).drop("command_at")
     # Rows stay in input order (file by file, line by line): sorting the wide
     # frame by time would copy it, and callers that merge nodes can sort.
     return LogFrames(
@@ -311,14 +317,17 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     begun by the time it finished: a connection runs one operation at a time, so a later
     batch cannot have begun before this statement ended. (Durations do not nest: 6.0 logs
     statements longer than their batch; and both are truncated to whole milliseconds, hence
-    TRUNCATION of slack.) Done on a narrow copy so the wide frame is not sorted or copied.
+    TRUNCATION of slack.) Done on a narrow copy so the wide frame is not sorted or copied, its
+    text keys as categories (a number a row: joining by the text encodes each row's keys anew).
 
     The COMMAND line of an update or delete carries no plan (4.2 to 8.0 log it against
     <db>.$cmd with the statements' plans on their WRITE lines): the command and its
     statements are one operation, so the command is what `_with_statement_plans` completes.
     """
     keys = ["group", "connection"]
-    rows = slow.select(*keys, "ns", "ts", "started", "write_statement", "command").with_row_index("row")
+    rows = slow.select(pl.col(*keys, "ns").cast(pl.Categorical), "ts", "started", "write_statement", "command").with_row_index(
+        "row"
+    )
     statements = rows.filter(pl.col("write_statement")).drop_nulls(["ts", "started"]).sort("ts")
     if statements.is_empty():
         return slow
@@ -341,7 +350,7 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     )
     if covered.is_empty():
         return slow.with_columns(write_statement=pl.lit(False))
-    repeated = pl.Series(range(slow.height)).is_in(covered["row"].implode())
+    repeated = pl.int_range(slow.height, dtype=pl.UInt32, eager=True).is_in(covered["row"].implode())
     slow = slow.with_columns(
         write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"])
     )

@@ -86,9 +86,8 @@ def queries(slow_ops: Frame) -> Frame:
 def narrowing(*columns: str) -> Narrowing:
     """What a summary needs of a log (`read_logs(narrowing=...)`), and `columns` beside:
     the columns it reads, and only the commands that may be a group's example (its longest run)."""
-    return Narrowing(
-        tuple(dict.fromkeys([*READ, "node", *columns])), Longest((pl.col("ns"), pl.col("command"), _group_key()), _is_query())
-    )
+    key = (pl.col("node"), pl.col("ns"), pl.col("command"), _group_key())
+    return Narrowing(tuple(dict.fromkeys([*READ, "node", *columns])), Longest(key, _is_query()))
 
 
 def summarize_queries(
@@ -106,10 +105,14 @@ def summarize_queries(
     # copies every column of it into one chunk (1.4 GB on 2.5 M slow queries).
     wanted = READ + ["node"] * by_node
     needed = sorted({c for e in extra.values() for c in e.meta.root_names()} - set(wanted))
-    ops = queries(slow_ops.select(wanted + needed)).with_columns(_group_key())
-    duration = pl.col("duration_ms")
+    # Text keys grouped as categories (a number a row): grouping by the text encodes each
+    # row's keys anew (250 MB on a 1 GB log). The rows that are not queries are grouped
+    # apart and their groups dropped, rather than filtered out first (a copy of every column).
     keys = ["node"] * by_node + ["ns", "command", "group_key"]
-    summary = ops.group_by(*keys).agg(
+    ops = slow_ops.lazy().select(wanted + needed).with_columns(_group_key(), query=_is_query())
+    ops = ops.with_columns(pl.col(keys).cast(pl.Categorical))
+    duration = pl.col("duration_ms")
+    summary = ops.group_by(*keys, "query").agg(
         shape=pl.col("shape").drop_nulls().first(),
         query_hash=pl.coalesce("query_shape_hash", "query_hash").drop_nulls().first(),
         count=pl.len(),
@@ -129,9 +132,14 @@ def summarize_queries(
         example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
         **extra,
     )
-    summary = summary.with_columns(
+    summary = summary.filter(pl.col("query")).with_columns(
         docs_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("docs_examined") / pl.col("nreturned")),
         plan_kinds=pl.when(pl.col("plan_kinds") != "").then(pl.col("plan_kinds")),
     )
     schema = pl.Schema({"node": pl.String, **SUMMARY} if by_node else SUMMARY)
-    return summary.sort(SORT_KEYS[sort], "total_ms", descending=True).select(*schema, *extra).cast(schema)
+    return (
+        summary.sort(SORT_KEYS[sort], "total_ms", descending=True)
+        .select(*schema, *extra)
+        .cast(schema)
+        .collect(engine="streaming")
+    )
