@@ -24,8 +24,6 @@ import pyarrow as pa
 from .columns import SLOW_OPS_BEFORE_JOINS
 from .schema import SLOW_OPS
 
-# Write commands whose statements mongod may also log one by one (WRITE lines).
-WRITE_COMMANDS = ("insert", "update", "delete", "findAndModify", "findandmodify")
 # Plan columns a write command takes from its statements where its own line says nothing.
 PLAN_COLUMNS = ("plan_summary", "plan_kind", "shape", "keys_examined", "docs_examined")
 # The slow-op columns the reader's joins over every file read (statements, plans, node names).

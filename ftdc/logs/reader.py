@@ -23,7 +23,7 @@ from ..memory import release_free_memory
 from ..timeutil import LogOffsets, time_range
 from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
-from .narrow import EVERYTHING, PLAN_COLUMNS, WRITE_COMMANDS, Commands, Narrowing, longest_runs, narrowed
+from .narrow import EVERYTHING, PLAN_COLUMNS, Commands, Narrowing, longest_runs, narrowed
 from .problems import ProblemLog
 from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, empty
 
@@ -304,6 +304,8 @@ def _assemble(
     )
 
 
+# Write commands whose statements mongod may also log one by one (WRITE lines).
+WRITE_COMMANDS = ("insert", "update", "delete", "findAndModify", "findandmodify")
 # Two durations truncated to whole milliseconds.
 TRUNCATION = dt.timedelta(milliseconds=2)
 
