@@ -517,7 +517,12 @@ def logs(
         with progress_bar("reading logs") as bar:
             task = bar.add_task("logs", total=None)
             frames = ftdc.read_logs(
-                paths, start, end, workers=None, progress=lambda done, total: bar.update(task, completed=done, total=total)
+                paths,
+                start,
+                end,
+                workers=None,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                narrowing=report.NARROWING,
             )
         if (start or end) and frames.slow_ops.is_empty() and frames.events.is_empty():
             raise ValueError(

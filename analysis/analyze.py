@@ -42,6 +42,7 @@ from ftdc.batches import require_splittable
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames
+from ftdc.logs.narrow import Longest, Narrowing
 from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
@@ -197,7 +198,8 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
         return logs
     from ftdc.logs.reader import read_logs  # the log readers only where there is a log to read
 
-    frames = read_logs(logs, start, end)
+    # Each block is narrowed to these columns as it is decoded, the commands packed until the longest runs are known.
+    frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key()))))
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
     compact = replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)

@@ -25,10 +25,14 @@ then measures, side by side in one process, alternating rounds, the load average
              and the page written (issue 20 §4: the page under 10 MB)
     incidents  grouping that analysis's findings into incidents again (part of analyze;
              issue 12: at most 5 % of it)
-  and, with --log, the peak RSS (VmHWM) of analyze in a fresh subprocess.
+  and, with --log, the peak RSS (VmHWM) of analyze in a fresh subprocess, and of
+  `ftdc-analyze DIR --log mongod.log --report report.html` as a whole process (issue 38:
+  a week and the 1 GB log within 1 GB); `--against CHECKOUT` alternates that command with
+  another checkout's (the code before a change), `--peak-only` measures only those peaks.
 Each figure is a ratio of two timings of one round; the median over rounds is reported.
 
     python -m bench.bench_analyze [--days 1 2 4 7] [--rounds 3] [--log] [--analysis-only]
+        [--peak-only] [--against CHECKOUT]
 """
 
 from __future__ import annotations
@@ -224,6 +228,26 @@ def peak_rss_mb(directory: Path, log: Path) -> float:
     return int(out.stdout.split()[-1]) / 1024
 
 
+def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) -> float:
+    """Peak RSS (VmHWM, MB) of `ftdc-analyze DIR --log LOG --report HTML` as a whole process (of the checkout at `root`)."""
+    code = "\n".join(
+        [
+            "import runpy, sys",
+            "sys.argv = ['ftdc-analyze', *sys.argv[1:]]",
+            "try:",
+            "    runpy.run_path('cli.py', run_name='__main__')",
+            "finally:",
+            "    print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0], file=sys.stderr)",
+        ]
+    )
+    args = [str(directory.resolve()), "--log", str(log.resolve()), "--report", str(html.resolve())]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=root, env=env)
+    if out.returncode:
+        raise RuntimeError(out.stderr)
+    return int(out.stderr.split()[-1]) / 1024
+
+
 def median(values) -> float:
     return round(statistics.median(values), 2)
 
@@ -296,6 +320,8 @@ def main() -> None:
     parser.add_argument(
         "--analysis-only", action="store_true", help="measure the floor and analyze only, not the report and the explorer"
     )
+    parser.add_argument("--peak-only", action="store_true", help="only the peak RSS of the command with the log and --report")
+    parser.add_argument("--against", type=Path, help="another checkout whose command's peak alternates with this one's")
     args = parser.parse_args()
     import warnings
 
@@ -311,6 +337,16 @@ def main() -> None:
             f"{len(needed_metrics(directory))} metrics needed of {len(ftdc.read_catalog(directory).schema()) - 1}",
             file=sys.stderr,
         )
+        if args.peak_only:
+            log = build_log(base / "mongod.log", days)
+            peaks: dict[str, list[float]] = {}
+            for _ in range(args.rounds):
+                for name, root in (("this checkout", ROOT), ("--against", args.against)):
+                    if root is not None:
+                        peaks.setdefault(name, []).append(round(report_peak_mb(directory, log, base / "report.html", root)))
+                        print(f"{name}: {peaks[name][-1]} MB, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
+            out[f"{days:g}d"] = {"report_peak_mb": peaks}
+            continue
         outputs = not args.analysis_only
         figures = {
             "ftdc_mb": round(size_mb),

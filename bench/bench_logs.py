@@ -1,27 +1,33 @@
-"""Benchmark of the log reader on a ~1 GB JSON log (issue 2).
+"""Benchmark of the log reader on JSON logs of ~0.25 and ~1 GB (issues 2 and 38).
 
-Builds bench/data/mongod-6.0.11-1GB.log by repeating the decompressed 6.0.11
-sample, then measures side by side, in one process, alternating rounds:
-  floor      read the file and split it into lines
-  json.loads the naive approach: json.loads of every line (results discarded,
-             the cheapest form of it)
+Builds bench/data/mongod-6.0.11-<size>GB.log by repeating the decompressed 6.0.11
+sample, then, for each size, measures side by side in one process, alternating
+rounds (medians; the load average printed beside):
+  floor       read the file and split it into lines
+  json.loads  the naive approach: json.loads of every line (results discarded,
+              the cheapest form of it)
   read_logs   ftdc.read_logs on the same file (native decoding on every core,
-              default threads)
-  read_logs/1 the same with workers=1 (one block at a time)
-and the peak RSS (VmHWM) of read_logs in a fresh subprocess. Everything runs
-in-process: there are no worker processes to add.
+              default threads), every column
+  narrowed    read_logs as the `logs` command reads (report.NARROWING: the summary's
+              columns, the longest runs' commands)
+  read_logs/1 every column with workers=1 (one block at a time)
+then, as whole processes alternating with a floor process, the `logs` command
+(`--format json`) with its time and peak RSS (VmHWM), and the peak RSS of read_logs
+and of the narrowed read in fresh subprocesses, against the target
+size x 0.5 + 200 MB.
 
-For memory's worst case, also a log of the same size made of nothing but the
+For memory's worst case, also a log of the largest size made of nothing but the
 shortest slow-query line (a slow `hello`, 262 bytes: the most rows per byte),
 read plain and gzipped, peak RSS each.
 
-    python -m bench.bench_logs [--gb 1.0] [--rounds 2]
+    python -m bench.bench_logs [--gb 0.25 1.0] [--rounds 3] [--against CHECKOUT]
 """
 
 import argparse
 import gzip
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -104,55 +110,120 @@ def with_read_logs_one_block(path: Path) -> int:
     return read_logs(path, workers=1).slow_ops.height
 
 
+def with_narrowed(path: Path) -> int:
+    from ftdc.logs import read_logs, report
+
+    return read_logs(path, narrowing=report.NARROWING).slow_ops.height
+
+
 def timed(fn, path: Path) -> tuple[float, int]:
     start = time.perf_counter()
     result = fn(path)
     return time.perf_counter() - start, result
 
 
-def peak_rss(path: Path) -> dict:
-    """Peak RSS (MB) of read_logs in a fresh interpreter.
+def load() -> str:
+    return open("/proc/loadavg").read().split()[0]
+
+
+_PEAK = "peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
+
+
+def peak_rss(path: Path, narrowed: bool = False) -> dict:
+    """Peak RSS (MB) of read_logs (or the `logs` command's narrowed read) in a fresh interpreter.
 
     VmHWM, not ru_maxrss: after fork+exec ru_maxrss still holds the parent's peak.
     """
+    narrowing = ", narrowing=report.NARROWING" if narrowed else ""
     code = (
         "import sys, json;"
-        "from ftdc.logs import read_logs; frames = read_logs(sys.argv[1]);"
-        "peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
-        "print(json.dumps({'peak_mb': peak, 'rows': frames.slow_ops.height}))"
+        "from ftdc.logs import read_logs, report;"
+        f"frames = read_logs(sys.argv[1]{narrowing});"
+        + _PEAK
+        + "print(json.dumps({'peak_mb': peak, 'rows': frames.slow_ops.height}))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--gb", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=2)
-    args = parser.parse_args()
-    path = build_log(args.gb)
+def logs_command(path: Path, root: Path = ROOT) -> dict:
+    """Time and peak RSS (MB) of `ftdc-analyze logs PATH --format json` as a whole process (of the checkout at `root`)."""
+    code = "\n".join(
+        [
+            "import runpy, sys",
+            "sys.argv = ['ftdc-analyze', 'logs', sys.argv[1], '--format', 'json']",
+            "try:",
+            "    runpy.run_path('cli.py', run_name='__main__')",
+            "finally:",
+            "    " + _PEAK + " print(peak, file=sys.stderr)",
+        ]
+    )
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", code, str(path.resolve())], cwd=root, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if out.returncode:
+        raise RuntimeError(out.stderr)
+    return {"seconds": seconds, "peak_mb": float(out.stderr.split()[-1])}
+
+
+def floor_process(path: Path) -> float:
+    code = "import sys; f = open(sys.argv[1], 'rb'); n = len(f.read().split(b'\\n'))"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    return time.perf_counter() - start
+
+
+def measure(path: Path, rounds: int, against: Path | None) -> None:
     size_mb = path.stat().st_size / 1e6
-    print(f"input: {path} ({size_mb:.0f} MB), cpus: {os.cpu_count()}")
-    best: dict[str, float] = {}
-    for round_no in range(1, args.rounds + 1):
+    print(f"input: {path} ({size_mb:.0f} MB), cpus: {os.cpu_count()}, load {load()}")
+    times: dict[str, list[float]] = {}
+    for round_no in range(1, rounds + 1):
         for name, fn in (
             ("floor", floor),
             ("json.loads", naive_json),
             ("read_logs", with_read_logs),
+            ("narrowed", with_narrowed),
             ("read_logs/1", with_read_logs_one_block),
         ):
             seconds, result = timed(fn, path)
-            best[name] = min(best.get(name, seconds), seconds)
-            print(f"round {round_no} {name:10s} {seconds:7.2f} s  ({size_mb / seconds:6.0f} MB/s)  -> {result}")
-    print(", ".join(f"{name} {seconds:.2f} s" for name, seconds in best.items()))
-    for name in ("read_logs", "read_logs/1"):
+            times.setdefault(name, []).append(seconds)
+            print(f"round {round_no} {name:11s} {seconds:7.2f} s  ({size_mb / seconds:6.0f} MB/s)  -> {result}  load {load()}")
+    best = {name: statistics.median(values) for name, values in times.items()}
+    print(", ".join(f"{name} {seconds:.2f} s" for name, seconds in best.items()) + f" (medians), load {load()}")
+    for name in ("read_logs", "narrowed", "read_logs/1"):
         print(
             f"{name}: {best['json.loads'] / best[name]:.2f}x faster than the json.loads loop (target >= 3),"
             f" {best[name] / best['floor']:.2f}x the floor (target <= 3)"
         )
-    rss = peak_rss(path)
-    print(f"peak RSS of read_logs: {rss['peak_mb']:.0f} MB (target < 2048), {rss['rows']} slow ops")
-    for worst in build_short_slow(args.gb):
+    runs: dict[str, list[dict]] = {}
+    floors = []
+    for _ in range(rounds):
+        floors.append(floor_process(path))
+        for name, root in (("this checkout", ROOT), ("--against", against)):
+            if root is not None:
+                runs.setdefault(name, []).append(logs_command(path, root))
+    target = size_mb * 0.5 + 200
+    for name, command in runs.items():
+        seconds = statistics.median(c["seconds"] for c in command)
+        print(
+            f"`logs` command, {name}: {seconds:.2f} s, {seconds / statistics.median(floors):.2f}x a floor process;"
+            f" peak RSS {max(c['peak_mb'] for c in command):.0f} MB (target <= {target:.0f}), load {load()}"
+        )
+    for narrowed in (False, True):
+        rss = peak_rss(path, narrowed)
+        print(f"peak RSS of read_logs{' (narrowed)' if narrowed else ''}: {rss['peak_mb']:.0f} MB, {rss['rows']} slow ops")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gb", type=float, nargs="+", default=[0.25, 1.0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", type=Path, help="another checkout (the code before a change): its `logs` command alternates")
+    args = parser.parse_args()
+    for gigabytes in args.gb:
+        measure(build_log(gigabytes), args.rounds, args.against)
+    for worst in build_short_slow(max(args.gb)):
         rss = peak_rss(worst)
         print(
             f"peak RSS of read_logs, short slow queries only, {worst.name} ({worst.stat().st_size / 1e6:.0f} MB on disk):"

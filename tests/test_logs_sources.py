@@ -102,13 +102,17 @@ def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
     code = (
         "import sys, ftdc\nfrom ftdc.memory import release_free_memory\n"
         "rss = lambda: int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024\n"
-        "f = ftdc.read_logs(sys.argv[1]); release_free_memory(); held = rss()\n"
+        "size = lambda f: (f.slow_ops.estimated_size() + f.events.estimated_size()) // 2**20\n"
+        "f = ftdc.read_logs(sys.argv[1]); release_free_memory(); held, whole = rss(), size(f)\n"
         "f = f.compact(['ts', 'ns', 'command_json', 'shape'], ['ts', 'kind']); release_free_memory()\n"
-        "print(held, rss())\n"
+        "print(held, rss(), whole - size(f))\n"
     )
     out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True)
-    held, compacted = map(int, out.stdout.split())
-    assert held - compacted >= 80, (held, compacted)
+    held, compacted, dropped = map(int, out.stdout.split())
+    # What the dropped columns held goes back (63 MB of this log's): strings left as views into
+    # the blocks' text would keep all of it. (Blocks no longer linger in reference cycles, so the
+    # whole frames hold less than they did: a fixed 80 MB was what compacting freed then.)
+    assert dropped > 40 and held - compacted >= 0.8 * dropped, (held, compacted, dropped)
 
 
 def test_write_lines_count_unless_their_batch_logged_itself(tmp_path):

@@ -74,11 +74,13 @@ def drop_implausible_durations(frame: pl.DataFrame, problems: ProblemLog) -> pl.
 
 def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:
     """Slow ops of JSON lines, finished natively but for `started` and `file`;
-    `t` holds the timestamps in forms the native reader leaves to polars."""
+    `t` holds the timestamps in forms the native reader leaves to polars. The
+    columns of SLOW_OPS_BEFORE_JOINS that `slow` has, in its order."""
     ts = pl.col("ts").cast(UTC_MS)
     if slow["t"].null_count() < slow.height:
         ts = pl.coalesce(ts, parse_ts())
-    return slow.with_columns(ts=ts, file=pl.lit(file, pl.String)).with_columns(started=_started()).select(SLOW_OPS_BEFORE_JOINS)
+    finished = slow.with_columns(ts=ts, file=pl.lit(file, pl.String)).with_columns(started=_started())
+    return finished.select(c for c in SLOW_OPS_BEFORE_JOINS if c in finished.columns)
 
 
 def finish_slow_ops(raw: pl.DataFrame, file: str) -> pl.DataFrame:

@@ -30,17 +30,26 @@ _ARROW_TYPES = {
 _TYPED_IDS = sorted(events.TYPED_IDS)
 _TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
+# The slow-op columns the finishing steps read (times, durations, problems' lines, shapes' sort keys).
+FINISHING = ("t", "ts", "duration_ms", "line", "shape", "command_json", "originating_command_json")
 
 
-def decode_block(data: bytes, end: int, first_line: int, problems: ProblemLog) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+def decode_block(
+    data: bytes, end: int, first_line: int, problems: ProblemLog, slow_columns: list[str] | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """Slow ops (columns.SLOW_OPS_BEFORE_JOINS but `started` and `file`, plus
-    the timestamp text `t` where it was not read natively), raw events
-    (schema.RAW_EVENTS) and the number of lines of the block data[:end]."""
+    the timestamp text `t` where it was not read natively; only `slow_columns` and
+    those the finishing steps read when given), raw events (schema.RAW_EVENTS) and
+    the number of lines of the block data[:end]."""
     block = _native.decode_log_block(data, end, first_line, _TYPED_IDS)
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
     problems.count_unlisted(block.unlisted)
-    slow = columns.drop_unreadable_ts(_frame(block, block.slow_ops()), problems)
+    chunks = block.slow_ops()
+    if slow_columns is not None:
+        taken = {*slow_columns, *FINISHING}
+        chunks = [(rows, [b for b in buffers if b[0] in taken]) for rows, buffers in chunks]
+    slow = columns.drop_unreadable_ts(_frame(block, chunks), problems)
     evts = columns.drop_unreadable_ts(_frame(block, block.events()), problems)
     return slow, _conform(_with_typed_event_columns(evts, problems), RAW_EVENTS), block.lines
 

@@ -19,25 +19,37 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import polars as pl
 
+from ..memory import release_free_memory
 from ..timeutil import LogOffsets, time_range
 from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
+from .narrow import EVERYTHING, PLAN_COLUMNS, Commands, Narrowing, longest_runs, narrowed
 from .problems import ProblemLog
-from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, SLOW_OPS, empty
+from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, empty
 
 # (file, slow ops, events, problems, lines): one block's results, its lines numbered from 1.
 BlockResult = tuple[str, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]
 
 
-def decode_json_block(file: str, data: bytes, end: int) -> BlockResult:
-    """Slow ops, events and problems of one block (data[:end]) of a JSON log."""
+# How a block's finished slow ops are narrowed (narrow.narrowed, bound to the caller's Narrowing and window).
+Narrow = Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def _whole(slow: pl.DataFrame) -> pl.DataFrame:
+    return slow
+
+
+def decode_json_block(file: str, data: bytes, end: int, narrow: Narrow = _whole, held: list[str] | None = None) -> BlockResult:
+    """Slow ops, events and problems of one block (data[:end]) of a JSON log; of the slow ops, only the
+    columns `held` (None: all) are taken out of the native block, and `narrow` makes what is kept."""
     problems = ProblemLog(file)
-    slow, evts, lines = json_lines.decode_block(data, end, 1, problems)
+    slow, evts, lines = json_lines.decode_block(data, end, 1, problems, held)
     slow = columns.drop_implausible_durations(slow, problems)
-    return file, columns.finish_json_slow_ops(slow, file), columns.finish_events(evts, file), problems.frame(), lines
+    slow = narrow(shapes.with_sort_directions(columns.finish_json_slow_ops(slow, file)))
+    return file, slow, columns.finish_events(evts, file), problems.frame(), lines
 
 
-def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) -> BlockResult:
+def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker, narrow: Narrow = _whole) -> BlockResult:
     """One block of a legacy text log; JSON lines in it (4.4+ appended after an
     in-place upgrade) go to the JSON decoder and keep their own line numbers."""
     problem_log = ProblemLog(file)
@@ -60,6 +72,7 @@ def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker) ->
         slow = by_line([slow, json_slow.with_columns(original)])
         evts = by_line([evts, json_evts.with_columns(original)])
         problems = by_line([problems, json_problems.with_columns(original)])
+    slow = narrow(shapes.with_sort_directions(slow) if slow.height else slow)
     return file, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
 
 
@@ -104,6 +117,7 @@ def read_logs(
     *,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    narrowing: Narrowing = EVERYTHING,
 ) -> LogFrames:
     """Read mongod logs into `LogFrames` (slow_ops, events, problems).
 
@@ -111,11 +125,15 @@ def read_logs(
     (datetime or ISO text; naive means UTC) keep operations that overlap the
     window and events inside it. `progress(done_bytes, total_bytes)` is called
     as input is read. `workers`: threads decoding blocks side by side (None: one
-    per CPU; 1: one block at a time).
+    per CPU; 1: one block at a time). `narrowing`: the slow-op columns to return and
+    which commands to keep, applied to each block as it is decoded (narrow.Narrowing).
     Raises sources.SourceError for a missing path, sources.NotALog when no file
     holds a log line, ValueError for a bad time or a start after the end.
     """
     lower, upper = time_range(start, end)
+    commands = None if narrowing.longest is None else Commands()
+    narrow = functools.partial(narrowed, narrowing=narrowing, commands=commands)
+    held = narrowing.held
     found = sources.expand(paths)
     total = sum(s.size for s in found)
     if workers is None:
@@ -135,7 +153,7 @@ def read_logs(
     stamps: list[tuple[dt.datetime, dt.timedelta]] = []  # each block's offsets, with when (sources.stamp_offsets)
     try:
         for source in found:
-            for future in _submit_source(source, executor, advance, stamps):
+            for future in _submit_source(source, executor, advance, stamps, narrow, held):
                 pending.append(future)
                 # Bound the blocks in flight, so memory stays flat on large inputs.
                 while len(pending) > 2 * max(workers, 1):
@@ -144,7 +162,9 @@ def read_logs(
         results.extend(numbered(f.result()) for f in pending)
     finally:
         executor.shutdown()
-    frames = _assemble(found, results, lower, upper, sources.offsets(stamps))
+    # The joins over every file allocate anew: what the blocks' steps freed goes back first.
+    release_free_memory()
+    frames = _assemble(found, results, lower, upper, sources.offsets(stamps), narrowing, commands)
     _require_log_lines(paths, found, results)
     return frames
 
@@ -187,7 +207,7 @@ def _shown(paths) -> str:
     return ", ".join(str(p) for p in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
-def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
+def _submit_source(source: sources.LogSource, executor, advance, stamps: list, narrow: Narrow, held: list[str] | None):
     problems = ProblemLog(source.name)
     cuts: list[str] = []
     decode = None
@@ -198,13 +218,13 @@ def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
         for item in sources.blocks(source, advance, cuts.append):
             if isinstance(item, sources.LongLine):
                 # One problem row, counted as one line so the lines after it keep their numbers.
-                yield _InProcess().submit(_skipped_line, source.name, item)
+                yield _InProcess().submit(_skipped_line, source.name, item, narrow)
                 after_last = int(item.ended)
                 continue
             block, end = item
             stamps += sources.stamp_offsets(block, end)
             if decode is None:
-                decode = _decoder(source, block, end, executor)
+                decode = _decoder(source, block, end, executor, narrow, held)
             yield decode(block, end)
             after_last = int(block[end - 1] == 0x0A)
             del item, block
@@ -213,26 +233,26 @@ def _submit_source(source: sources.LogSource, executor, advance, stamps: list):
     for cut in cuts:
         problems.add(after_last, cut, None)
     if problems.lines:
-        yield executor.submit(_only_problems, problems)
+        yield executor.submit(_only_problems, problems, narrow)
 
 
-def _decoder(source: sources.LogSource, block: bytes, end: int, executor):
+def _decoder(source: sources.LogSource, block: bytes, end: int, executor, narrow: Narrow, held: list[str] | None):
     """How this source's blocks decode, told from its first block."""
     if sources.is_json_log(block[: min(end, 65536)]):
-        return lambda block, end: executor.submit(decode_json_block, source.name, block, end)
+        return lambda block, end: executor.submit(decode_json_block, source.name, block, end, narrow, held)
     # Text blocks decode in order here: ctime years carry from block to block.
     years = legacy_text.YearTracker(sources.year_of(source))
-    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years)
+    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years, narrow)
 
 
-def _skipped_line(file: str, line: sources.LongLine) -> BlockResult:
+def _skipped_line(file: str, line: sources.LongLine, narrow: Narrow) -> BlockResult:
     problems = ProblemLog(file)
     problems.add(1, line.reason, line.head)
-    return file, _no_slow_ops(), _no_events(), problems.frame(), 1
+    return file, narrow(_no_slow_ops()), _no_events(), problems.frame(), 1
 
 
-def _only_problems(problems: ProblemLog) -> BlockResult:
-    return problems.file, _no_slow_ops(), _no_events(), problems.frame(), 0
+def _only_problems(problems: ProblemLog, narrow: Narrow) -> BlockResult:
+    return problems.file, narrow(_no_slow_ops()), _no_events(), problems.frame(), 0
 
 
 @functools.cache
@@ -245,10 +265,12 @@ def _no_events() -> pl.DataFrame:
     return columns.finish_events(empty(RAW_EVENTS), "")
 
 
-def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFrames:
+def _assemble(
+    found, results, start, end, offsets: LogOffsets | None, narrowing: Narrowing, commands: Commands | None
+) -> LogFrames:
     groups = {s.name: s.group for s in found}
     in_group = pl.col("file").replace_strict(groups, default=None, return_dtype=pl.String)
-    slow = shapes.with_sort_directions(pl.concat([r[0] for r in results] or [_no_slow_ops()], rechunk=False))
+    slow = pl.concat([r[0] for r in results] or [narrowed(_no_slow_ops(), narrowing, commands)], rechunk=False)
     evts = pl.concat([r[1] for r in results] or [_no_events()], rechunk=False)
     problems = pl.concat([r[2] for r in results] or [empty(PROBLEMS)])
     slow, evts = slow.with_columns(group=in_group), evts.with_columns(group=in_group)
@@ -260,17 +282,21 @@ def _assemble(found, results, start, end, offsets: LogOffsets | None) -> LogFram
         pl.col("group").replace_strict(by_group, default=None, return_dtype=pl.String),
     )
     evts = evts.with_columns(node=node)
-    slow = _with_clients(_mark_repeated_statements(slow.with_columns(node=node)), evts)
+    slow = _mark_repeated_statements(slow.with_columns(node=node))
+    slow = _with_clients(slow, evts) if "client" in narrowing.slow_columns else slow
     if start is not None:
         slow = slow.filter(pl.col("ts") >= start)
         evts = evts.filter(pl.col("ts") >= start)
     if end is not None:
         slow = slow.filter(pl.col("started") <= end)
         evts = evts.filter(pl.col("ts") <= end)
+    if commands is not None and narrowing.longest is not None:
+        command_json = commands.unpacked(slow, longest_runs(slow, narrowing.longest))
+        slow = slow.with_columns(command_json=_chunked_like(command_json, slow["ts"])).drop("command_at")
     # Rows stay in input order (file by file, line by line): sorting the wide
     # frame by time would copy it, and callers that merge nodes can sort.
     return LogFrames(
-        slow_ops=slow.select(list(SLOW_OPS)),
+        slow_ops=slow.select(narrowing.returned),
         events=evts.select(list(EVENTS)),
         problems=problems.sort("file", "line", nulls_last=True),
         utc_offset=sources.usual_offset(offsets),
@@ -296,14 +322,17 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     begun by the time it finished: a connection runs one operation at a time, so a later
     batch cannot have begun before this statement ended. (Durations do not nest: 6.0 logs
     statements longer than their batch; and both are truncated to whole milliseconds, hence
-    TRUNCATION of slack.) Done on a narrow copy so the wide frame is not sorted or copied.
+    TRUNCATION of slack.) Done on a narrow copy so the wide frame is not sorted or copied, its
+    text keys as categories (a number a row: joining by the text encodes each row's keys anew).
 
     The COMMAND line of an update or delete carries no plan (4.2 to 8.0 log it against
     <db>.$cmd with the statements' plans on their WRITE lines): the command and its
     statements are one operation, so the command is what `_with_statement_plans` completes.
     """
     keys = ["group", "connection"]
-    rows = slow.select(*keys, "ns", "ts", "started", "write_statement", "command").with_row_index("row")
+    rows = slow.select(pl.col(*keys, "ns").cast(pl.Categorical), "ts", "started", "write_statement", "command").with_row_index(
+        "row"
+    )
     statements = rows.filter(pl.col("write_statement")).drop_nulls(["ts", "started"]).sort("ts")
     if statements.is_empty():
         return slow
@@ -326,7 +355,7 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
     )
     if covered.is_empty():
         return slow.with_columns(write_statement=pl.lit(False))
-    repeated = pl.Series(range(slow.height)).is_in(covered["row"].implode())
+    repeated = pl.int_range(slow.height, dtype=pl.UInt32, eager=True).is_in(covered["row"].implode())
     slow = slow.with_columns(
         write_statement=pl.col("write_statement") & _chunked_like(repeated.alias("write_statement"), slow["ts"])
     )
@@ -335,7 +364,6 @@ def _mark_repeated_statements(slow: pl.DataFrame) -> pl.DataFrame:
 
 # Plans from worst to best: a statement's plan speaks for its command when it is the worst.
 PLAN_RANK = {"COLLSCAN": 0}
-PLAN_COLUMNS = ("plan_summary", "plan_kind", "shape", "keys_examined", "docs_examined")
 
 
 def _with_statement_plans(slow: pl.DataFrame, covered: pl.DataFrame) -> pl.DataFrame:

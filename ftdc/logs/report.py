@@ -16,11 +16,13 @@ from rich.table import Table
 from ..timeutil import format_duration, format_time, times_as_text
 from ..untrusted import csv_cells, json_printable, printable
 from .frames import LogFrames
-from .summary import queries
+from .summary import narrowing, queries
 
 SHAPE_WIDTH = 70
 PROBLEM_TEXT_WIDTH = 60
 WHERE_WIDTH = 40
+# What the command reads of a log: the summary's columns, and the files `describe` counts.
+NARROWING = narrowing("file")
 # Consoles at least this wide also show p95 and docs/returned, then p50 and p99;
 # below, plan, query, count, total and max fit 80 columns.
 MEDIUM, WIDE = 100, 120

@@ -11,6 +11,7 @@ from typing import TypeVar
 import polars as pl
 
 from ..frames import Dtype
+from .narrow import Longest, Narrowing
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
@@ -41,7 +42,7 @@ SUMMARY: dict[str, Dtype] = {
 
 
 # The slow-op columns a summary reads.
-_READ = [
+READ = [
     "ns",
     "command",
     "shape",
@@ -71,11 +72,22 @@ def _group_key() -> pl.Expr:
     )
 
 
+def _is_query() -> pl.Expr:
+    return ~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none")
+
+
 def queries(slow_ops: Frame) -> Frame:
     """The slow operations that are queries, each counted once: per-statement WRITE lines
     that repeat their command's line and index builds (STORAGE lines of type "none") left out.
     A filter copies every column it keeps: give it the columns you need, or a LazyFrame."""
-    return slow_ops.filter(~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none"))
+    return slow_ops.filter(_is_query())
+
+
+def narrowing(*columns: str) -> Narrowing:
+    """What a summary needs of a log (`read_logs(narrowing=...)`), and `columns` beside:
+    the columns it reads, and only the commands that may be a group's example (its longest run)."""
+    key = (pl.col("node"), pl.col("ns"), pl.col("command"), _group_key())
+    return Narrowing(tuple(dict.fromkeys([*READ, "node", *columns])), Longest(key, _is_query()))
 
 
 def summarize_queries(
@@ -91,12 +103,16 @@ def summarize_queries(
     extra = extra or {}
     # Only the columns the summary reads: grouping the wide frame by several keys
     # copies every column of it into one chunk (1.4 GB on 2.5 M slow queries).
-    wanted = _READ + ["node"] * by_node
+    wanted = READ + ["node"] * by_node
     needed = sorted({c for e in extra.values() for c in e.meta.root_names()} - set(wanted))
-    ops = queries(slow_ops.select(wanted + needed)).with_columns(_group_key())
-    duration = pl.col("duration_ms")
+    # Text keys grouped as categories (a number a row): grouping by the text encodes each
+    # row's keys anew (250 MB on a 1 GB log). The rows that are not queries are grouped
+    # apart and their groups dropped, rather than filtered out first (a copy of every column).
     keys = ["node"] * by_node + ["ns", "command", "group_key"]
-    summary = ops.group_by(*keys).agg(
+    ops = slow_ops.lazy().select(wanted + needed).with_columns(_group_key(), query=_is_query())
+    ops = ops.with_columns(pl.col(keys).cast(pl.Categorical))
+    duration = pl.col("duration_ms")
+    summary = ops.group_by(*keys, "query").agg(
         shape=pl.col("shape").drop_nulls().first(),
         query_hash=pl.coalesce("query_shape_hash", "query_hash").drop_nulls().first(),
         count=pl.len(),
@@ -116,9 +132,14 @@ def summarize_queries(
         example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
         **extra,
     )
-    summary = summary.with_columns(
+    summary = summary.filter(pl.col("query")).with_columns(
         docs_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("docs_examined") / pl.col("nreturned")),
         plan_kinds=pl.when(pl.col("plan_kinds") != "").then(pl.col("plan_kinds")),
     )
     schema = pl.Schema({"node": pl.String, **SUMMARY} if by_node else SUMMARY)
-    return summary.sort(SORT_KEYS[sort], "total_ms", descending=True).select(*schema, *extra).cast(schema)
+    return (
+        summary.sort(SORT_KEYS[sort], "total_ms", descending=True)
+        .select(*schema, *extra)
+        .cast(schema)
+        .collect(engine="streaming")
+    )
