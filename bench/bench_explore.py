@@ -9,7 +9,9 @@ bench/data/analyze-<days>d/). In one run, alternating rounds, the load average r
   in-process  analysis.analyze(DIR) and what the explore command does after it in the same process: the
               analysis, `explore` (the default recorded metrics reduced to their extremes per pixel column) and
               `write_explorer`
-Each figure is the ratio of explore's time to analyze's in one round; the median over rounds is reported.
+Each figure is the ratio of explore's time to analyze's in one round; the median over rounds is reported, of the
+wall-clock times and of the CPU times (every thread's, the children's for the processes: on a machine shared with
+other jobs the CPU time moves less with the load than the wall clock).
 
     python -m bench.bench_explore [--days 1 7] [--rounds 5]
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,16 +31,22 @@ from pathlib import Path
 from bench.bench_analyze import ROOT, build_ftdc
 
 
-def _process(args: list[str]) -> float:
-    start = time.perf_counter()
+def _cpu(children: bool = False) -> float:
+    if children:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+    return time.process_time()
+
+
+def _process(args: list[str]) -> None:
     subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], check=True, cwd=ROOT, capture_output=True)
-    return time.perf_counter() - start
 
 
-def _timed(action) -> float:
-    start = time.perf_counter()
+def _timed(action, children: bool = False) -> tuple[float, float]:
+    """(wall-clock seconds, CPU seconds) of `action`."""
+    wall, cpu = time.perf_counter(), _cpu(children)
     action()
-    return time.perf_counter() - start
+    return time.perf_counter() - wall, _cpu(children) - cpu
 
 
 def measure(directory: Path, page: Path, rounds: int) -> dict:
@@ -53,7 +62,7 @@ def measure(directory: Path, page: Path, rounds: int) -> dict:
     def explored() -> None:
         write_explorer(explore(analysis.analyze(directory), directory, "bench"), page)
 
-    rows: dict[str, list[float]] = {k: [] for k in ("analyze_cli", "explore_cli", "analyze", "explore")}
+    rows: dict[str, list[tuple[float, float]]] = {k: [] for k in ("analyze_cli", "explore_cli", "analyze", "explore")}
     loads = []
     for k in range(rounds):
         load = os.getloadavg()[0]
@@ -66,27 +75,29 @@ def measure(directory: Path, page: Path, rounds: int) -> dict:
         ]
         for first, second in (pairs[0:2], pairs[2:4]):
             for name, action in (first, second) if k % 2 == 0 else (second, first):
-                rows[name].append(_timed(action))
+                rows[name].append(_timed(action, children=name.endswith("_cli")))
         loads.append(round((load + os.getloadavg()[0]) / 2, 1))
         print(
-            f"  processes: analyze {rows['analyze_cli'][-1]:.2f} s, explore {rows['explore_cli'][-1]:.2f} s "
-            f"(x {rows['explore_cli'][-1] / rows['analyze_cli'][-1]:.2f}); in-process: analyze {rows['analyze'][-1]:.2f} s, "
-            f"explore {rows['explore'][-1]:.2f} s (x {rows['explore'][-1] / rows['analyze'][-1]:.2f}); load {loads[-1]}",
+            "  "
+            + "; ".join(
+                f"{where}: analyze {rows[a][-1][0]:.2f} s ({rows[a][-1][1]:.2f} s CPU), explore {rows[e][-1][0]:.2f} s "
+                f"({rows[e][-1][1]:.2f} s CPU): x {rows[e][-1][0] / rows[a][-1][0]:.2f} (CPU x {rows[e][-1][1] / rows[a][-1][1]:.2f})"
+                for where, a, e in (("processes", "analyze_cli", "explore_cli"), ("in-process", "analyze", "explore"))
+            )
+            + f"; load {loads[-1]}",
             file=sys.stderr,
         )
 
-    def ratio(over: str, under: str) -> float:
-        return round(statistics.median(a / b for a, b in zip(rows[over], rows[under])), 2)
+    def ratios(over: str, under: str, k: int) -> list[float]:
+        return [round(a[k] / b[k], 2) for a, b in zip(rows[over], rows[under])]
 
-    return {
-        **{f"{name}_s": round(statistics.median(times), 2) for name, times in rows.items()},
-        "explore_over_analyze_processes": ratio("explore_cli", "analyze_cli"),
-        "explore_over_analyze_in_process": ratio("explore", "analyze"),
-        "all_processes": [round(a / b, 2) for a, b in zip(rows["explore_cli"], rows["analyze_cli"])],
-        "all_in_process": [round(a / b, 2) for a, b in zip(rows["explore"], rows["analyze"])],
-        "explorer_html_mb": round(page.stat().st_size / 1e6, 2),
-        "load_average": loads,
-    }
+    out: dict = {f"{name}_s": round(statistics.median(t for t, _ in times), 2) for name, times in rows.items()}
+    for where, a, e in (("processes", "analyze_cli", "explore_cli"), ("in_process", "analyze", "explore")):
+        for k, clock in ((0, ""), (1, "_cpu")):
+            every = ratios(e, a, k)
+            out[f"explore_over_analyze_{where}{clock}"] = round(statistics.median(every), 2)
+            out[f"all_{where}{clock}"] = every
+    return {**out, "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "load_average": loads}
 
 
 def main() -> None:
