@@ -39,6 +39,7 @@ from analysis.series.thresholds import Thresholds, effective_thresholds
 from analysis.workbench import audit as audit_module
 from analysis.workbench.overview import Overview, summarize
 from ftdc.batches import require_splittable
+from ftdc.catalog import Catalog
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames
@@ -64,6 +65,9 @@ class Analysis:
     findings: list[Finding]
     resolved: Resolved = field(repr=False)
     """Which of the node's metric paths stand for what: the series' sources, part of the detectors' `context`."""
+    catalog: Catalog = field(repr=False, compare=False)
+    """What the files hold (every metric's name and type, the chunks' times), taken in the analysis's one pass over
+    them: the explorer lists and reads the node's metrics from it without another."""
     checkpoints: list[Checkpoint] = field(default_factory=list)
     logs: LogFrames | None = None
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -337,6 +341,7 @@ def analyze(
         derived=derived_series,
         findings=findings,
         resolved=resolved,
+        catalog=catalog,
         checkpoints=checkpoints,
         logs=log_frames,
         columns=series_module.describe(resolved),

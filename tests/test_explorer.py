@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,10 @@ from hypothesis import strategies as st
 import analysis
 from analysis.outputs.report import explorer as ex
 from analysis.outputs.report import explorer_page
+from analysis.series import derived as series_module
+from analysis.series.metrics import resolve as resolve_metrics
+from ftdc import read_ftdc as ftdc_read
+from ftdc.catalog import catalog_files, read_catalog
 from ftdc.writer import FTDCWriter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,7 +166,7 @@ def node(tmp_path_factory) -> Path:
 
 def recorded(path: Path, names: list[str]) -> dict[str, ex.Series]:
     result = analysis.analyze(path)
-    return {s.name: s for s in ex.recorded(path, names, ex.axis_of(result))}
+    return {s.name: s for s in ex.recorded(result.catalog, names, ex.axis_of(result))}
 
 
 def test_counters_are_shown_as_rates_and_gauges_as_recorded(node):
@@ -186,6 +191,89 @@ def test_streaming_windows_give_the_same_levels(node, monkeypatch):
     whole = recorded(node, names)
     monkeypatch.setattr(ex, "WINDOW_VALUES", 1000)  # windows of a chunk or two: the carried sample rates each first interval
     assert recorded(node, names) == whole
+
+
+def write_changing_node(directory: Path, seconds: int = 600) -> Path:
+    """A node whose metrics the alias table does not know change character between windows: one holds one number
+    throughout, one holds one then counts, one appears midway (nulls before it) and counts, one holds one then falls
+    once, one counts and resets at a restart."""
+    with FTDCWriter(directory, samples_per_chunk=50) as writer:
+        for i in range(seconds):
+            restarted = i >= 450
+            made_up = {
+                "flat": 7,
+                "late": 0 if i < 300 else 3 * (i - 300),
+                "dips": 40 if i < 250 else 39,
+                "resets": 2 * (i - 450) if restarted else 10 + 2 * i,
+            }
+            if i >= 200:
+                made_up["appears"] = 11 * (i - 200)
+            writer.add_sample(
+                {
+                    "start": START + dt.timedelta(seconds=i),
+                    "serverStatus": {
+                        "pid": 2 if restarted else 1,
+                        "uptime": i - 450 if restarted else 1000 + i,
+                        "made up": made_up,
+                    },
+                }
+            )
+    return directory
+
+
+def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str, ex.Series]:
+    """What the explorer must draw of `names`, taken the plain way: the whole range as one frame, each metric's kind
+    from its every step, its values or rates grouped by column of the axis in polars."""
+    resolved = resolve_metrics(read_catalog(path).schema())
+    kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
+    frame = ftdc_read(path, [*names, *ex._identity(resolved)])
+    frame = frame.with_columns(series_module.prepare(frame, resolved).select("interval_s", "valid"))
+    out = {}
+    for name in names:
+        steps = pl.col(name).diff()
+        rose, fell = frame.select((steps > 0).any(), (pl.col("valid") & (steps < 0)).any()).row(0)
+        rated = ex.counter(name, kinds, bool(rose), bool(fell))
+        value = (series_module.recorded_rate(name) if rated else pl.col(name)).cast(pl.Float64)
+        grouped = (
+            frame.select(axis.column(), value.alias("v"))
+            .filter(pl.col("v").is_finite())
+            .group_by(ex.BUCKET)
+            .agg(pl.col("v").min().alias("lo"), pl.col("v").max().alias("hi"))
+        )
+        pairs = np.full((axis.columns, 2), np.nan)
+        pairs[grouped[ex.BUCKET].to_numpy(), 0] = grouped["lo"].to_numpy()
+        pairs[grouped[ex.BUCKET].to_numpy(), 1] = grouped["hi"].to_numpy()
+        meaning = "cumulative counter, shown as a per-second rate" if rated else "as recorded"
+        out[name] = ex.Series(name, "ftdc", "/s" if rated else "", meaning, *ex._levels(pairs))
+    return out
+
+
+@pytest.mark.parametrize("window", [1000, 300, ex.WINDOW_VALUES])
+def test_metrics_that_change_between_windows_are_drawn_as_over_the_whole_range(tmp_path, monkeypatch, window):
+    # Windows of about a chunk (300 values: one per chunk), a few chunks, or the whole range: a metric flat in some
+    # windows and counting in others, one absent from the first windows, one that falls once, one reset by a restart
+    # are each drawn as the whole range taken at once says (values or rates, every column's extremes).
+    path = write_changing_node(tmp_path / "diagnostic.data")
+    names = [f"serverStatus.made up.{n}" for n in ("flat", "late", "appears", "dips", "resets")]
+    result = analysis.analyze(path)
+    axis = ex.axis_of(result)
+    monkeypatch.setattr(ex, "WINDOW_VALUES", window)
+    found = {s.name: s for s in ex.recorded(result.catalog, names, axis)}
+    assert found == whole_range_series(path, names, axis)
+    assert [found[n].unit for n in names] == ["", "/s", "/s", "", "/s"]
+
+
+def test_the_explorer_takes_no_pass_of_its_own_over_the_files_for_their_catalog(node, tmp_path, monkeypatch):
+    # The analysis took the catalog in its one pass: the explorer lists and reads the node's metrics from it. Given
+    # the node at another path, it reads that path's catalog and draws the same.
+    result = analysis.analyze(node)
+    passes = []
+    monkeypatch.setattr(ex, "catalog_files", lambda files: passes.append(files) or catalog_files(files))
+    explorer = ex.explore(result, node, "node")
+    assert passes == [] and len(explorer.series) > len(ex.drawn_columns(result))
+    copy = tmp_path / "copy"
+    shutil.copytree(node, copy)
+    assert ex.explore(result, copy, "node") == explorer and len(passes) == 1
 
 
 @pytest.mark.parametrize("embedded", [True, False], ids=["embedded", "named"])

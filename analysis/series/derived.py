@@ -112,13 +112,14 @@ def valid() -> pl.Expr:
     return pl.col("valid")
 
 
-def increase(name: str) -> pl.Expr:
-    """A counter's increase over the interval ending at each sample; null across gaps, restarts and resets."""
-    d = pl.col(name).diff()
+def increase(name: str | pl.Expr) -> pl.Expr:
+    """A counter's (the column `name`'s, or an expression's) increase over the interval ending at each sample; null
+    across gaps, restarts and resets."""
+    d = (pl.col(name) if isinstance(name, str) else name).diff()
     return pl.when(valid() & (d >= 0)).then(d)
 
 
-def recorded_rate(name: str) -> pl.Expr:
+def recorded_rate(name: str | pl.Expr) -> pl.Expr:
     """A recorded counter's per-second rate, on a frame with the bookkeeping columns (the explorer's)."""
     return increase(name) / pl.col("interval_s")
 

@@ -28,8 +28,8 @@ from analysis.series.metrics import COUNTER, Resolved
 from analysis.series.metrics import resolve as resolve_metrics
 from analysis.series.windows import between
 from ftdc import _native
-from ftdc.batches import decode_windows, time_windows
-from ftdc.catalog import catalog_files
+from ftdc.batches import DEFAULT_BUDGET, decode_windows, time_windows
+from ftdc.catalog import Catalog, catalog_files
 from ftdc.frames import IN_PLACE, TIME_COLUMN, arrow_chunks, in_place
 from ftdc.paths import PathArg, resolve
 from ftdc.select import select_names, warn_unmatched
@@ -39,8 +39,9 @@ from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
 COLUMNS = 2400
 # Level meaning "no sample in this column"; samples take 0..EMPTY-1.
 EMPTY = 0xFFFF
-# Values per streaming window while reading recorded metrics (64 MB of int64).
-WINDOW_VALUES = 8_000_000
+# Values per streaming window while reading recorded metrics, as every streaming read (256 MB of int64): each window
+# pays fixed costs (the decoder's start, a query per step); a day in five windows of 64 MB took 1.36 x the CPU of two.
+WINDOW_VALUES = DEFAULT_BUDGET
 # The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
 SYSTEM_METRICS = (
     "systemMetrics.*",
@@ -131,32 +132,14 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
     return columns[starts], np.frombuffer(lows, dtype="<f8").reshape(shape), np.frombuffer(highs, dtype="<f8").reshape(shape)
 
 
-def column_extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> pl.DataFrame:
-    """Per column of `axis` holding rows: `lo{i}` and `hi{i}`, the extremes of `values[i]` (`_extremes` as a frame)."""
-    at, lows, highs = _extremes(frame, values, axis, skip)
-    out = {
-        BUCKET: at,
-        **{f"lo{i}": lows[:, i] for i in range(len(values))},
-        **{f"hi{i}": highs[:, i] for i in range(len(values))},
-    }
-    return pl.DataFrame(out, schema={BUCKET: pl.Int32, **{k: pl.Float64 for k in out if k != BUCKET}}).fill_nan(None)
-
-
-def _merged(parts: list[pl.DataFrame], count: int) -> pl.DataFrame:
-    """Extremes of several windows' extremes."""
-    frame = pl.concat(parts, how="vertical_relaxed")
-    if len(parts) == 1:
-        return frame
-    return frame.group_by(BUCKET).agg(agg for i in range(count) for agg in (pl.col(f"lo{i}").min(), pl.col(f"hi{i}").max()))
-
-
-def column_pairs(extremes: pl.DataFrame, i: int, axis: Axis) -> np.ndarray:
-    """Series `i`'s (minimum, maximum) in each column of `axis`, NaN where it holds no value."""
-    out = np.full((axis.columns, 2), np.nan)
-    at = extremes[BUCKET].to_numpy()
-    out[at, 0] = extremes[f"lo{i}"].to_numpy()  # Float64 (column_extremes' and _merged's): a null reads as NaN
-    out[at, 1] = extremes[f"hi{i}"].to_numpy()
-    return out
+def _merge(
+    lows: np.ndarray, highs: np.ndarray, rows: np.ndarray, columns: np.ndarray, window_lows: np.ndarray, window_highs: np.ndarray
+) -> None:
+    """Folds one window's extremes (`_extremes`) into the whole range's (`lows`, `highs`: one row per column of the
+    axis, one column per series, NaN where none yet) at `rows` (the axis' columns the window holds, distinct) and
+    `columns` (its series): the extremes of extremes are exact."""
+    lows[rows, columns] = np.fmin(lows[rows, columns], window_lows)
+    highs[rows, columns] = np.fmax(highs[rows, columns], window_highs)
 
 
 @dataclass(frozen=True)
@@ -244,13 +227,13 @@ def _identity(resolved: Resolved) -> list[str]:
     return [p for name in ("pid", "uptime_ms", "uptime_s") for p in resolved.paths.get(name, ())]
 
 
-def _windows(path: PathArg, metrics: list[str], start: TimeArg, end: TimeArg) -> Iterator[tuple[pl.DataFrame, int, Resolved]]:
+def _windows(
+    catalog: Catalog, metrics: list[str], resolved: Resolved, start: TimeArg, end: TimeArg
+) -> Iterator[tuple[pl.DataFrame, int]]:
     """The recorded samples of `metrics` in bounded time windows, with `interval_s` and `valid`, flags as 0 and 1.
     Each window but the first begins with the previous one's last sample, so its first interval can be rated:
-    (frame, rows that belong to the previous window, resolved)."""
-    catalog = catalog_files(resolve(path))
+    (frame, rows that belong to the previous window)."""
     schema = catalog.schema()
-    resolved = resolve_metrics(schema)
     identity = _identity(resolved)
     projected = {TIME_COLUMN: schema[TIME_COLUMN], **{n: schema[n] for n in dict.fromkeys([*metrics, *identity])}}
     lower, upper = (to_ms(t) for t in time_range(start, end))
@@ -263,7 +246,7 @@ def _windows(path: PathArg, metrics: list[str], start: TimeArg, end: TimeArg) ->
             continue
         joined = frame if carry is None else pl.concat([carry, frame])
         book = series_module.prepare(joined.select(TIME_COLUMN, *identity), resolved).select("interval_s", "valid")
-        yield joined.with_columns(book), 0 if carry is None else 1, resolved
+        yield joined.with_columns(book), 0 if carry is None else 1
         carry = frame.tail(1)
 
 
@@ -273,33 +256,64 @@ def counter(name: str, kinds: dict[str, str], rose: bool, fell: bool) -> bool:
     return kinds[name] == COUNTER if name in kinds else rose and not fell
 
 
-def recorded(path: PathArg, metrics: list[str], axis: Axis, start: TimeArg = None, end: TimeArg = None) -> list[Series]:
-    """The recorded FTDC `metrics` (numeric and boolean ones), counters as per-second rates."""
+def _spread(extremes: np.ndarray, copies: int) -> np.ndarray:
+    """`extremes` with its last column (the flat rate's) given as many times as metrics have it."""
+    return np.concatenate([extremes[:, :-1], np.repeat(extremes[:, -1:], copies, axis=1)], axis=1)
+
+
+def recorded(catalog: Catalog, metrics: list[str], axis: Axis, start: TimeArg = None, end: TimeArg = None) -> list[Series]:
+    """The recorded FTDC `metrics` (numeric and boolean ones) of the files `catalog` describes, counters as
+    per-second rates. One decode of the files in bounded time windows; each window reduced to its extremes per
+    column of `axis` by the native core, folded into one array."""
     if not metrics:
         return []
-    parts, flags, kinds = [], [], {}
-    for frame, skip, resolved in _windows(path, metrics, start, end):
-        kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-        values = [pl.col(n) for n in metrics] + [series_module.recorded_rate(n) for n in metrics]
-        parts.append(column_extremes(frame, values, axis, skip))
-        steps = [pl.col(n).diff() for n in metrics]
-        flags.append(
-            frame.select(
-                *[(s > 0).any().alias(f"rose{i}") for i, s in enumerate(steps)],
-                *[(pl.col("valid") & (s < 0)).any().alias(f"fell{i}") for i, s in enumerate(steps)],
-            )
-        )
-    if not parts:
-        return []
-    extremes = _merged(parts, 2 * len(metrics))
-    flag = pl.concat(flags).select(pl.all().fill_null(False).any()).row(0, named=True)
+    resolved = resolve_metrics(catalog.schema())
+    kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
+    count = len(metrics)
+    # Every expression made once (polars takes tens of µs to make one in Python): each metric's value and rate and,
+    # of those the alias table does not know, whether one holds one number over a window, whether it rose, whether it
+    # fell over an interval that can be rated.
+    values = [pl.col(n) for n in metrics]
+    rates = [series_module.recorded_rate(n) for n in metrics]
+    unknown = {i: pl.col(n) for i, n in enumerate(metrics) if n not in kinds}
+    flats = {i: ((c.min() == c.max()) & (c.null_count() == 0)).alias(f"flat{i}") for i, c in unknown.items()}
+    rises = {i: (c.diff() > 0).any().alias(f"rose{i}") for i, c in unknown.items()}
+    falls = {i: (pl.col("valid") & (c.diff() < 0)).any().alias(f"fell{i}") for i, c in unknown.items()}
+    # The rate of any metric holding one number over a window (every step 0, none null): computed once for them all.
+    flat_rate = series_module.recorded_rate(pl.repeat(0, pl.len(), dtype=pl.Int64))
+    rose, fell = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
+    # Value i and rate count + i of each column of the axis.
+    lows, highs = np.full((axis.columns, 2 * count), np.nan), np.full((axis.columns, 2 * count), np.nan)
+    shown_as_values = [i for i, n in enumerate(metrics) if kinds.get(n, "") != COUNTER]
+    for frame, skip in _windows(catalog, metrics, resolved, start, end):
+        # The carried sample cut off first: a value needs no row before it, and polars copies columns of a carried
+        # row and a window (two chunks) into one when it selects them beside a column it computes (2.5 x the time).
+        at, window_lows, window_highs = _extremes(frame.slice(skip), [values[i] for i in shown_as_values], axis)
+        _merge(lows, highs, at[:, None], np.array(shown_as_values)[None, :], window_lows, window_highs)
+        # A metric is drawn as its values or as its rates (`counter`): the alias table's kind decides, or else whether
+        # it rose and never fell. Only those that may still be counters are tested and rated: one that fell is none,
+        # and one holding one number over the window neither rose nor fell in it and has the flat rate.
+        undecided = [i for i in unknown if not fell[i]]
+        held = frame.select(*[flats[i] for i in undecided]).row(0) if undecided else ()
+        flat = [i for i, one in zip(undecided, held) if one]
+        moving = [i for i, one in zip(undecided, held) if not one]
+        if moving:
+            changed = frame.select(*[rises[i] for i in moving], *[falls[i] for i in moving]).row(0)
+            rose[moving] |= np.array(changed[: len(moving)], dtype=bool)  # a null (no step) is no change
+            fell[moving] |= np.array(changed[len(moving) :], dtype=bool)
+        still = set(moving)
+        rated = [i for i, n in enumerate(metrics) if (kinds[n] == COUNTER if n in kinds else i in still and not fell[i])]
+        at, window_lows, window_highs = _extremes(frame, [rates[i] for i in rated] + [flat_rate], axis, skip)
+        every = np.array(rated + flat, dtype=np.int64) + count
+        _merge(lows, highs, at[:, None], every[None, :], *(_spread(w, len(flat)) for w in (window_lows, window_highs)))
     out = []
     for i, name in enumerate(metrics):
-        rated = counter(name, kinds, flag[f"rose{i}"], flag[f"fell{i}"])
-        kept = _levels(column_pairs(extremes, i + len(metrics) if rated else i, axis))
+        is_rate = counter(name, kinds, bool(rose[i]), bool(fell[i]))
+        j = count + i if is_rate else i
+        kept = _levels(np.stack([lows[:, j], highs[:, j]], axis=1))
         if kept is not None:
-            meaning = "cumulative counter, shown as a per-second rate" if rated else "as recorded"
-            out.append(Series(name, "ftdc", "/s" if rated else "", meaning, *kept))
+            meaning = "cumulative counter, shown as a per-second rate" if is_rate else "as recorded"
+            out.append(Series(name, "ftdc", "/s" if is_rate else "", meaning, *kept))
     return out
 
 
@@ -366,9 +380,12 @@ def explore(
     """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series, the default
     recorded metrics (the detectors' and the system's) and those `patterns` select, every other metric named.
     A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
-    schema = catalog_files(resolve(path)).schema()
+    files = resolve(path)
+    # The catalog the analysis took in its one pass over these files, not a second pass of its own.
+    catalog = analysis.catalog if analysis.catalog.files == files else catalog_files(files)
+    schema = catalog.schema()
     names = drawable(schema)
     warn_unmatched(patterns, names)
     chosen = sorted(set(default_metrics(names, resolve_metrics(schema))) | set(select_names(patterns or [], names)))
     chosen = [n for n in chosen if n in set(names)]
-    return explorer_data(analysis, node, recorded(path, chosen, axis_of(analysis), start, end), names)
+    return explorer_data(analysis, node, recorded(catalog, chosen, axis_of(analysis), start, end), names)
