@@ -16,8 +16,9 @@ import pytest
 import analysis
 import ftdc
 from analysis.analyze import read_compact_logs
+from analysis.outputs import system
 from analysis.outputs.report import build_report, write_report
-from analysis.workbench import audit, system
+from analysis.workbench import audit
 from analysis.workbench.log_overview import workload
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
