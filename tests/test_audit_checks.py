@@ -267,3 +267,8 @@ def test_the_real_samples():
     assert eight["replica_set"].severity == "warning" and "1 member (1 primary)" in eight["replica_set"].has
     assert "window not recorded" in eight["oplog"].has and "20.5 GB of a 15.8 GB maximum" in eight["oplog"].has
     assert not eight["tls"].recorded and not eight["end_of_life"].recorded
+
+
+def test_every_item_says_the_recommended_value():
+    for item in audit.audit(_facts(cmdline=MEMBER, build={"version": "8.0.4"})):
+        assert item.recommended, item.key

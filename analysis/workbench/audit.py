@@ -13,7 +13,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -866,7 +866,24 @@ def _last_parameters(parameters: pl.DataFrame | None) -> dict[tuple[str, str], A
     return out
 
 
+# The recommended value of the items whose rule does not depend on the node (the others give their own).
+RECOMMENDED = {
+    "access_control": "security.authorization enabled",
+    "bind_address": "the addresses clients use (net.bindIp), behind a firewall",
+    "transparent_huge_pages": "disabled up to 7.0, enabled from 8.0 (as mongod's start-up warning says)",
+    "swappiness": "vm.swappiness 1",
+    "file_system": "xfs",
+    "numa": "numactl --interleave=all and vm.zone_reclaim_mode 0 on a NUMA host",
+    "limits": f"{RECOMMENDED_LIMIT:,} or more open files and processes",
+    "read_ahead": "8 to 32 sectors",
+    "cache_size": "the default: 50 % of (RAM - 1 GB), at least 256 MB",
+    "end_of_life": "a series still supported",
+    "release_kind": "a production release, the latest patch of its series",
+    "zone_reclaim": "vm.zone_reclaim_mode 0",
+}
+
+
 def audit(f: Facts) -> list[AuditItem]:
     """Every rule's item, warnings first."""
-    items = [rule(f) for rule in RULES]
+    items = [replace(item, recommended=item.recommended or RECOMMENDED.get(item.key, "")) for item in (rule(f) for rule in RULES)]
     return sorted(items, key=lambda i: i.severity != "warning")
