@@ -272,3 +272,34 @@ def test_the_real_samples():
 def test_every_item_says_the_recommended_value():
     for item in audit.audit(_facts(cmdline=MEMBER, build={"version": "8.0.4"})):
         assert item.recommended, item.key
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["4.2-7.0 layout", "8.0 storageStats"])
+def test_an_oplog_growing_in_a_crafted_node_gives_its_estimated_window(tmp_path, nested):
+    # The collection's statistics moved under storageStats in 8.0: both layouts are read. 1 MB a second into a 1 GB
+    # maximum: about 1,024 s, 0.3 h, once full.
+    from analysis import analyze
+    from ftdc.writer import FTDCWriter
+
+    start = dt.datetime(2025, 3, 1, 9, tzinfo=UTC)
+    meta = {
+        "start": start,
+        "buildInfo": {"version": "8.0.4" if nested else "4.2.1"},
+        "getCmdLineOpts": {"parsed": {"replication": {"replSetName": "rs0"}, "net": {"bindIp": "10.0.0.5"}}},
+        "hostInfo": {"system": {"hostname": "db1.example.net", "numCores": 4, "memSizeMB": 16384}, "os": {"name": "Ubuntu"}},
+        "end": start,
+    }
+    with FTDCWriter(tmp_path / "node", metadata=meta, samples_per_chunk=60) as writer:
+        for i in range(120):
+            t = start + dt.timedelta(seconds=i)
+            stats = {"size": 2**20 * (10 + i), "count": 100 * i, "maxSize": 2**30}
+            oplog = {"start": t, **({"storageStats": stats} if nested else stats), "end": t}
+            status = {"start": t, "uptime": 1000 + i, "connections": {"current": 5, "available": 995}, "end": t}
+            writer.add_sample({"start": t, "serverStatus": status, "local.oplog.rs.stats": oplog, "end": t})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        items = {i.key: i for i in analyze(tmp_path / "node").audit}
+    oplog = items["oplog"]
+    assert oplog.severity == "warning" and "window about 0.3 h once full" in oplog.has and "3.5 GB an hour" in oplog.has
+    assert "129 MB of a 1.0 GB maximum" in oplog.has
+    assert "of a limit of 1,000 in effect" in items["max_connections"].has

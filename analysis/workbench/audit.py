@@ -542,7 +542,7 @@ def oplog_window(f: Facts) -> AuditItem:
         hours = s.oplog_max_bytes / rate / 3600
         has = "; ".join(
             [
-                f"window about {hours:.0f} h ({hours / 24:.1f} days) once full, estimated from the {_size(rate * 3600)} an hour the oplog grew "
+                f"window about {hours:.{1 if hours < 10 else 0}f} h{f' ({hours / 24:.0f} days)' if hours >= 48 else ''} once full, estimated from the {_size(rate * 3600)} an hour the oplog grew "
                 f"over {g.seconds / 3600:.1f} h of data (the window at that write rate; FTDC does not record its entries' times)",
                 *parts,
             ]
