@@ -38,6 +38,7 @@ from analysis.series.spikes import all_spikes
 from analysis.series.thresholds import Thresholds, effective_thresholds
 from analysis.workbench import audit as audit_module
 from analysis.workbench.overview import Overview, summarize
+from analysis.workbench.sampled import sampled as audit_sampled
 from ftdc.batches import require_splittable
 from ftdc.catalog import Catalog
 from ftdc.errors import no_samples
@@ -290,6 +291,7 @@ def analyze(
         raise no_samples(str(where), catalog.chunks, lower, upper)
     prepared = series_module.prepare(raw, resolved)
     del raw
+    sampled = audit_sampled(prepared, resolved)
     with ThreadPoolExecutor(1, thread_name_prefix="ahead") as ahead:
         # The overview is read from the prepared frame while the series are derived from it: polars derives them
         # without the GIL, with a core to spare while the new columns' memory is mapped.
@@ -352,6 +354,8 @@ def analyze(
                 log_frames.events if log_frames else None,
                 derived.select(pl.max("cache_max_bytes")).item() if "cache_max_bytes" in derived.columns else None,
                 overview.last,
+                parameters=metadata.parameters,
+                sampled=sampled,
             )
         ),
     )

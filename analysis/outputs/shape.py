@@ -262,6 +262,7 @@ class AuditItem(_Shape):
     why: str
     change: str
     source: str
+    recommended: str
     recorded: bool
 
 

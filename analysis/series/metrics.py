@@ -223,6 +223,12 @@ ALIASES: tuple[Alias, ...] = (
     # not record the window.
     _alias("oplog.first", GAUGE, SS + "oplog.earliestOptime.t"),
     _alias("oplog.last", GAUGE, SS + "oplog.latestOptime.t"),
+    # The oplog collection's size, entries and configured maximum (FTDC's collStats of local.oplog.rs; 8.0 nests them
+    # under storageStats): the configuration audit sizes the oplog from them (analysis/workbench/audit.py).
+    _alias("oplog.bytes", GAUGE, "local.oplog.rs.stats.size", "local.oplog.rs.stats.storageStats.size"),
+    _alias("oplog.max_bytes", GAUGE, "local.oplog.rs.stats.maxSize", "local.oplog.rs.stats.storageStats.maxSize"),
+    # Votes a majority needs (replSetGetStatus, 4.2+): the audit's replica-set configuration.
+    _alias("repl.majority_votes", GAUGE, "replSetGetStatus.majorityVoteCount"),
     _alias(
         "pressure.io_full_micros",
         COUNTER,

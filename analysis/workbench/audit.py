@@ -10,14 +10,16 @@ checklist (docs/config-audit.md cites them).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import polars as pl
 
 from analysis.text import counted, ram
+from analysis.workbench.sampled import ARBITER, Sampled
 from ftdc.metadata import find_section
 
 # End of life of each release series (MongoDB's legacy support policy; docs/config-audit.md).
@@ -49,6 +51,7 @@ class AuditItem:
     why: str  # why it matters
     change: str  # what to change ("" when nothing)
     source: str  # where the fact came from
+    recommended: str = ""  # the value MongoDB's notes recommend ("" where the item has no one value)
 
     @property
     def recorded(self) -> bool:
@@ -70,6 +73,8 @@ class Facts:
     cache_bytes: float | None  # WiredTiger's configured maximum as serverStatus reports it
     last: dt.datetime | None  # the data's last time: whether the series was supported when the data was recorded
     today: dt.date | None = None  # the day the report is read for (None: today's date); whether it is supported now
+    parameters: dict[tuple[str, str], Any] | None = None  # 8.0's periodic metadata at its last value: (section, name)
+    sampled: Sampled | None = None  # the sampled metrics the audit reads (oplog, connections, members)
 
     def warning(self, pattern: str) -> str | None:
         """The first start-up line matching `pattern` (case-insensitive), or None."""
@@ -87,12 +92,12 @@ def _get(doc: dict | None, *keys: str) -> Any:
     return doc
 
 
-def _item(key: str, title: str, severity: str, has: str, why: str, change: str, source: str) -> AuditItem:
-    return AuditItem(key, title, severity, has, why, change, source)
+def _item(key: str, title: str, severity: str, has: str, why: str, change: str, source: str, recommended: str = "") -> AuditItem:
+    return AuditItem(key, title, severity, has, why, change, source, recommended)
 
 
-def _unrecorded(key: str, title: str, why: str, what_would: str) -> AuditItem:
-    return _item(key, title, "info", f"{NOT_RECORDED}: {what_would}", why, "", NOT_RECORDED)
+def _unrecorded(key: str, title: str, why: str, what_would: str, recommended: str = "") -> AuditItem:
+    return _item(key, title, "info", f"{NOT_RECORDED}: {what_would}", why, "", NOT_RECORDED, recommended)
 
 
 def access_control(f: Facts) -> AuditItem:
@@ -450,6 +455,346 @@ def release_kind(f: Facts) -> AuditItem:
     )
 
 
+# The oplog window this audit asks for: MongoDB's "Replica Set Oplog" page sizes the default for a secondary that can
+# stop copying for up to 24 hours, and Atlas keeps 24 hours by default (docs/config-audit.md).
+OPLOG_WINDOW_HOURS = 24.0
+# An oplog within this share of its maximum is full: from then on its size stays flat and no longer shows the writes.
+OPLOG_FULL = 0.95
+# Connections past this share of the limit in effect leave no room for a failover's reconnections.
+CONNECTIONS_SHARE_WARNING = 0.8
+DEFAULT_MAX_INCOMING = 1_000_000  # net.maxIncomingConnections' default (capped by the open-files limit)
+
+
+def _replica_set(f: Facts) -> bool | None:
+    """Whether the node is a replica-set member: its options name a set, or its files hold replSetGetStatus or the
+    oplog's statistics; None when nothing tells."""
+    if _get(f.cmdline, "replication", "replSetName") or _get(f.cmdline, "replication", "replSet"):
+        return True
+    s = f.sampled
+    if s is not None and (s.members or s.oplog_bytes is not None or s.oplog_window_h is not None):
+        return True
+    return False if f.cmdline is not None else None
+
+
+def _standalone(key: str, title: str, why: str) -> AuditItem:
+    return _item(key, title, "info", "not applicable: a standalone (no replica set)", why, "", "getCmdLineOpts")
+
+
+def _size(b: float) -> str:
+    if b >= 2**30:
+        return f"{b / 2**30:.1f} GB"
+    return f"{b / 2**20:.0f} MB" if b >= 2**20 else f"{b / 2**10:.0f} KB"
+
+
+def oplog_window(f: Facts) -> AuditItem:
+    """The oplog's window against the hours a secondary may be down or an initial sync may take. Measured where FTDC
+    holds serverStatus.oplog's optimes; otherwise estimated from the rate the collection grew, only while it was
+    still growing (a full oplog's size stays flat, whatever the writes); never claimed beyond that."""
+    why = "a secondary down or syncing longer than the oplog window falls off it and needs a full initial sync"
+    title = "oplog size and window"
+    want = f"at least {OPLOG_WINDOW_HOURS:.0f} hours of window"
+    member = _replica_set(f)
+    if member is False:
+        return _standalone("oplog", title, why)
+    s = f.sampled or Sampled()
+    retention = _get(f.cmdline, "storage", "oplogMinRetentionHours")
+    configured = _get(f.cmdline, "replication", "oplogSizeMB")
+    size = (
+        f"{_size(s.oplog_bytes)} of a {_size(s.oplog_max_bytes)} maximum"
+        if s.oplog_bytes is not None and s.oplog_max_bytes
+        else None
+    )
+    set_by = "; ".join(
+        x
+        for x in (
+            f"oplogSizeMB {configured}" if configured is not None else "",
+            f"oplogMinRetentionHours {retention} (kept at least that long, past the size)" if retention else "",
+        )
+        if x
+    )
+    full = s.oplog_bytes is not None and bool(s.oplog_max_bytes) and s.oplog_bytes >= OPLOG_FULL * s.oplog_max_bytes
+    parts = [x for x in (size, set_by) if x]
+    raise_it = (
+        "raise the oplog's size (replSetResizeOplog, on every member) or set storage.oplogMinRetentionHours, "
+        f"to keep {OPLOG_WINDOW_HOURS:.0f} hours or more at the peak write rate"
+    )
+    if s.oplog_window_h is not None:
+        has = f"window {s.oplog_window_h:.1f} h at its shortest over the data (serverStatus.oplog's first and last entries)"
+        if not full and size:
+            has += "; the oplog is not full yet, so this is its age, not the window it will keep"
+        has = "; ".join([has, *parts])
+        short = (
+            s.oplog_window_h < OPLOG_WINDOW_HOURS and (full or not size) and not (retention and retention >= OPLOG_WINDOW_HOURS)
+        )
+        return _item(
+            "oplog",
+            title,
+            "warning" if short else "info",
+            has,
+            why,
+            raise_it if short else "",
+            "FTDC serverStatus.oplog, local.oplog.rs.stats",
+            want,
+        )
+    g = s.oplog_growth
+    if s.oplog_max_bytes and g is not None and not full and g.grew_throughout and g.last_bytes > g.first_bytes:
+        rate = (g.last_bytes - g.first_bytes) / g.seconds
+        hours = s.oplog_max_bytes / rate / 3600
+        has = "; ".join(
+            [
+                f"window about {hours:.{1 if hours < 10 else 0}f} h{f' ({hours / 24:.0f} days)' if hours >= 48 else ''} once full, estimated from the {_size(rate * 3600)} an hour the oplog grew "
+                f"over {g.seconds / 3600:.1f} h of data (the window at that write rate; FTDC does not record its entries' times)",
+                *parts,
+            ]
+        )
+        short = hours < OPLOG_WINDOW_HOURS and not (retention and retention >= OPLOG_WINDOW_HOURS)
+        return _item(
+            "oplog", title, "warning" if short else "info", has, why, raise_it if short else "", "FTDC local.oplog.rs.stats", want
+        )
+    if parts:
+        reason = (
+            "the oplog is full, so its size no longer shows the write rate, and FTDC did not record its entries' times"
+            if full
+            else "FTDC did not record its entries' times, and its size did not grow steadily enough to give a rate"
+        )
+        return _item(
+            "oplog",
+            title,
+            "info",
+            f"{'; '.join(parts)}; window {NOT_RECORDED}: {reason}",
+            why,
+            "",
+            "FTDC local.oplog.rs.stats" if size else "getCmdLineOpts",
+            want,
+        )
+    return _unrecorded("oplog", title, why, "no oplog statistics (local.oplog.rs.stats) nor serverStatus.oplog in FTDC", want)
+
+
+def _parameter(f: Facts, section: str, name: str) -> Any:
+    return (f.parameters or {}).get((section, name))
+
+
+def default_rw_concern(f: Facts) -> AuditItem:
+    """The cluster-wide default read and write concerns (8.0's periodic metadata records getDefaultRWConcern). A
+    default set on purpose is reported with its trade-off, never moved."""
+    why = "writes acknowledged by fewer than a majority can be rolled back at a failover; reads below majority can see them"
+    title = "default read and write concerns"
+    want = "write concern majority (the implicit default since 5.0, w:1 with an arbiter), read concern local"
+    if _replica_set(f) is False:
+        return _item("rw_concern", title, "info", "not applicable: a standalone (no replica set)", why, "", "getCmdLineOpts")
+    write = _parameter(f, "getDefaultRWConcern", "defaultWriteConcern")
+    read = _parameter(f, "getDefaultRWConcern", "defaultReadConcern")
+    source = _parameter(f, "getDefaultRWConcern", "defaultWriteConcernSource")
+    if write is None and read is None:
+        return _unrecorded("rw_concern", title, why, "FTDC records getDefaultRWConcern in 8.0's periodic metadata only", want)
+    w = write.get("w") if isinstance(write, dict) else None
+    level = read.get("level") if isinstance(read, dict) else None
+    has = (
+        f"write concern w: {w if w is not None else 'unset'}"
+        + (f" ({source})" if source else "")
+        + f", read concern {level or 'unset (local)'}"
+    )
+    if w is not None and w != "majority" and source != "implicit":
+        return _item(
+            "rw_concern",
+            title,
+            "warning",
+            has + ": set on purpose",
+            why,
+            "keep it if the latency of a majority acknowledgement matters more than writes a failover can roll back; "
+            "otherwise set the default write concern to majority (setDefaultRWConcern)",
+            "FTDC getDefaultRWConcern",
+            want,
+        )
+    return _item("rw_concern", title, "info", has, why, "", "FTDC getDefaultRWConcern", want)
+
+
+def feature_compatibility(f: Facts) -> AuditItem:
+    """featureCompatibilityVersion against the binary: below it after an upgrade, the new release's features are off."""
+    why = "an FCV below the binary keeps the new release's features off (and a downgrade possible); it is meant to last only while an upgrade settles"
+    title = "featureCompatibilityVersion"
+    version = _get(f.build, "version")
+    numbers = _series(version) if isinstance(version, str) else None
+    want = f"{numbers[0]}.{numbers[1]} (the binary's series) once the upgrade is settled" if numbers else "the binary's series"
+    fcv = _parameter(f, "getParameter", "featureCompatibilityVersion")
+    value = fcv.get("version") if isinstance(fcv, dict) else fcv if isinstance(fcv, str) else None
+    if value is None:
+        return _unrecorded("fcv", title, why, "FTDC records it in 8.0's periodic metadata only (getParameter)", want)
+    has = f"FCV {value} on a {version or 'binary of unknown version'}"
+    mine = _series(str(value))
+    if numbers and mine and mine < numbers:
+        return _item(
+            "fcv",
+            title,
+            "warning",
+            has,
+            why,
+            f'once the upgrade is settled, set it with setFeatureCompatibilityVersion: "{numbers[0]}.{numbers[1]}" '
+            "(after it, a downgrade needs a restore)",
+            "FTDC getParameter, buildInfo",
+            want,
+        )
+    return _item("fcv", title, "info", has, why, "", "FTDC getParameter, buildInfo", want)
+
+
+# replSetGetStatus' member states (MemberState) in words.
+_STATES = {
+    0: "starting up",
+    1: "primary",
+    2: "secondary",
+    3: "recovering",
+    5: "in initial sync",
+    6: "unknown",
+    ARBITER: "arbiter",
+    8: "down",
+    9: "rolling back",
+    10: "removed",
+}
+
+
+def replica_set_configuration(f: Facts) -> AuditItem:
+    """Members and arbiters as this node's replSetGetStatus saw them. FTDC records no replica-set configuration, so
+    votes, priorities, hidden and delayed members are said to be not recorded, never guessed."""
+    why = "a set needs an odd number of voters of which a majority can fail over; an arbiter holds no data, so a set with one loses its majority commit point when a data-bearing member is down"
+    title = "replica-set configuration"
+    want = "three or more data-bearing voting members (primary, secondary, secondary), no arbiter"
+    unknown = "votes, priorities, hidden and delayed members not recorded (FTDC holds no replica-set configuration; rs.conf() shows them)"
+    member = _replica_set(f)
+    if member is False:
+        return _standalone("replica_set", title, why)
+    s = f.sampled or Sampled()
+    if not s.members:
+        return _unrecorded("replica_set", title, why, "no replSetGetStatus members in FTDC", want)
+    arbiters = s.members.count(ARBITER)
+    bearing = len(s.members) - arbiters
+    counts: dict[str, int] = {}
+    for state in s.members:
+        name = _STATES.get(state, f"in state {state}")
+        counts[name] = counts.get(name, 0) + 1
+    has = (
+        f"{counted(len(s.members), 'member')} ("
+        + ", ".join(f"{n} {k}" for k, n in counts.items())
+        + ")"
+        + (f"; a majority is {s.majority_votes:.0f} votes" if s.majority_votes else "")
+        + f"; {unknown}"
+    )
+    source = "FTDC replSetGetStatus"
+    if arbiters and bearing <= 2:
+        return _item(
+            "replica_set",
+            title,
+            "warning",
+            has,
+            why,
+            "replace the arbiter by a data-bearing secondary (PSS); until then, with a member down, majority writes wait and "
+            "the cache holds history for the commit point",
+            source,
+            want,
+        )
+    if bearing < 3 and not arbiters:
+        return _item(
+            "replica_set",
+            title,
+            "warning",
+            has,
+            why,
+            "add data-bearing members to three: with fewer, one member down leaves no majority or no copy",
+            source,
+            want,
+        )
+    return _item("replica_set", title, "info", has, why, "", source, want)
+
+
+zone_reclaim = _startup_check(
+    "zone_reclaim",
+    "zone_reclaim_mode",
+    "with vm.zone_reclaim_mode on, a NUMA host reclaims memory on the local node before using a remote one, evicting the file system cache and stalling allocations",
+    r"zone_reclaim_mode",
+    "check /proc/sys/vm/zone_reclaim_mode and set vm.zone_reclaim_mode to 0 (persisted in /etc/sysctl.conf)",
+    False,
+)
+
+
+def max_connections(f: Facts) -> AuditItem:
+    """The connection limit in effect (serverStatus.connections current + available: net.maxIncomingConnections or
+    the open-files limit, the lower) against the most connections the node had open."""
+    why = "past the limit mongod refuses connections; a failover or restarted application servers open many at once"
+    title = "maxIncomingConnections against the connections seen"
+    configured = _get(f.cmdline, "net", "maxIncomingConnections")
+    want = f"the default {DEFAULT_MAX_INCOMING:,} (capped by ulimit -n), with the peak well under the limit in effect"
+    s = f.sampled or Sampled()
+    setting = (
+        f"net.maxIncomingConnections {configured:,} (set)"
+        if isinstance(configured, (int, float))
+        else f"net.maxIncomingConnections not set (default {DEFAULT_MAX_INCOMING:,})"
+        if f.cmdline is not None
+        else None
+    )
+    if s.connections_peak is None:
+        if setting:
+            return _item(
+                "max_connections", title, "info", f"{setting}; connections {NOT_RECORDED}", why, "", "getCmdLineOpts", want
+            )
+        return _unrecorded("max_connections", title, why, "no getCmdLineOpts nor serverStatus.connections", want)
+    at = f" at {s.connections_peak_at:%Y-%m-%d %H:%M:%S %Z}" if s.connections_peak_at is not None else ""
+    if s.connections_limit:
+        share = s.connections_peak / s.connections_limit
+        has = f"peak {s.connections_peak:,.0f} open{at} of a limit of {s.connections_limit:,.0f} in effect ({share:.0%})"
+    else:
+        share, has = None, f"peak {s.connections_peak:,.0f} open{at}; the limit in effect {NOT_RECORDED}"
+    has += f"; {setting}" if setting else ""
+    source = "FTDC serverStatus.connections" + (", getCmdLineOpts" if setting else "")
+    if share is not None and share >= CONNECTIONS_SHARE_WARNING:
+        deliberate = isinstance(configured, (int, float)) and configured <= (s.connections_limit or 0)
+        change = (
+            "the limit was set on purpose: keep it if it guards the host's memory (each connection takes a thread and "
+            "about 1 MB), and lower the clients' pool sizes (maxPoolSize) instead; otherwise raise it"
+            if deliberate
+            else "raise ulimit -n (the limit follows it) and check the clients' pool sizes (maxPoolSize)"
+        )
+        return _item("max_connections", title, "warning", has, why, change, source, want)
+    return _item("max_connections", title, "info", has, why, "", source, want)
+
+
+_TLS_REQUIRED = {"requireTLS", "requireSSL"}
+_TLS_MIXED = {"allowTLS", "preferTLS", "allowSSL", "preferSSL"}
+
+
+def tls(f: Facts) -> AuditItem:
+    """net.tls.mode (4.2+) or net.ssl.mode: whether clients' connections are encrypted."""
+    why = "without TLS, credentials' exchanges aside, queries and documents cross the network in clear"
+    title = "TLS"
+    want = "requireTLS"
+    net = _get(f.cmdline, "net") or {}
+    mode = _get(net, "tls", "mode") or _get(net, "ssl", "mode")
+    option = "net.tls.mode" if _get(net, "tls", "mode") else "net.ssl.mode"
+    if f.cmdline is None:
+        line = f.warning(r"TLS|SSL")
+        if line:
+            return _item("tls", title, "info", _clip(line), why, "", "log start-up warning", want)
+        return _unrecorded("tls", title, why, "no getCmdLineOpts", want)
+    local = set(str(net.get("bindIp") or "localhost").replace(" ", "").split(",")) <= {
+        "localhost",
+        "127.0.0.1",
+        "::1",
+    } and not net.get("bindIpAll")
+    if mode in _TLS_REQUIRED:
+        return _item("tls", title, "info", f"{option} {mode}", why, "", "getCmdLineOpts", want)
+    has = (
+        f"{option} {mode}: connections without TLS are accepted"
+        if mode in _TLS_MIXED
+        else (f"{option} disabled" if mode else "off (no net.tls.mode: disabled by default)")
+    )
+    if local:
+        return _item("tls", title, "info", has + "; bound to localhost only", why, "", "getCmdLineOpts", want)
+    change = (
+        "finish the move to TLS: once every client connects with it, set net.tls.mode to requireTLS"
+        if mode in _TLS_MIXED
+        else "configure net.tls (certificate, CA) and set net.tls.mode to requireTLS, through allowTLS and preferTLS while clients move"
+    )
+    return _item("tls", title, "warning", has, why, change, "getCmdLineOpts", want)
+
+
 RULES: Sequence[Callable[[Facts], AuditItem]] = (
     access_control,
     bind_address,
@@ -462,6 +807,13 @@ RULES: Sequence[Callable[[Facts], AuditItem]] = (
     cache_size,
     end_of_life,
     release_kind,
+    oplog_window,
+    default_rw_concern,
+    feature_compatibility,
+    replica_set_configuration,
+    zone_reclaim,
+    max_connections,
+    tls,
 )
 
 
@@ -469,9 +821,18 @@ def _clip(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def facts(documents: Sequence[Any], events: pl.DataFrame | None, cache_bytes: float | None, last: dt.datetime | None) -> Facts:
+def facts(
+    documents: Sequence[Any],
+    events: pl.DataFrame | None,
+    cache_bytes: float | None,
+    last: dt.datetime | None,
+    *,
+    parameters: pl.DataFrame | None = None,
+    sampled: Sampled | None = None,
+) -> Facts:
     """The audit's facts from the metadata documents (`ftdc.metadata.MetadataDocument`, the latest start of the process
-    first wins: its settings are the ones in effect at the end) and the log's events."""
+    first wins: its settings are the ones in effect at the end), 8.0's periodic metadata (`Metadata.parameters`: each
+    parameter's last value), the sampled metrics and the log's events."""
     doc = documents[-1].doc if documents else {}
     startup = None
     if events is not None and "msg" in events.columns and events.filter(pl.col("kind") == "startup").height:
@@ -486,10 +847,43 @@ def facts(documents: Sequence[Any], events: pl.DataFrame | None, cache_bytes: fl
         startup=startup,
         cache_bytes=cache_bytes,
         last=last,
+        parameters=_last_parameters(parameters),
+        sampled=sampled,
     )
+
+
+def _last_parameters(parameters: pl.DataFrame | None) -> dict[tuple[str, str], Any] | None:
+    """Each (section, parameter)'s last value of the replayed periodic metadata, decoded from its JSON text."""
+    if parameters is None or parameters.height == 0:
+        return None
+    last = parameters.sort(pl.col(parameters.columns[0]), nulls_last=False).group_by("section", "parameter").last()
+    out: dict[tuple[str, str], Any] = {}
+    for section, name, value in last.select("section", "parameter", "value").iter_rows():
+        try:
+            out[(section, name)] = json.loads(value)
+        except (TypeError, ValueError):
+            out[(section, name)] = None
+    return out
+
+
+# The recommended value of the items whose rule does not depend on the node (the others give their own).
+RECOMMENDED = {
+    "access_control": "security.authorization enabled",
+    "bind_address": "the addresses clients use (net.bindIp), behind a firewall",
+    "transparent_huge_pages": "disabled up to 7.0, enabled from 8.0 (as mongod's start-up warning says)",
+    "swappiness": "vm.swappiness 1",
+    "file_system": "xfs",
+    "numa": "numactl --interleave=all and vm.zone_reclaim_mode 0 on a NUMA host",
+    "limits": f"{RECOMMENDED_LIMIT:,} or more open files and processes",
+    "read_ahead": "8 to 32 sectors",
+    "cache_size": "the default: 50 % of (RAM - 1 GB), at least 256 MB",
+    "end_of_life": "a series still supported",
+    "release_kind": "a production release, the latest patch of its series",
+    "zone_reclaim": "vm.zone_reclaim_mode 0",
+}
 
 
 def audit(f: Facts) -> list[AuditItem]:
     """Every rule's item, warnings first."""
-    items = [rule(f) for rule in RULES]
+    items = [replace(item, recommended=item.recommended or RECOMMENDED.get(item.key, "")) for item in (rule(f) for rule in RULES)]
     return sorted(items, key=lambda i: i.severity != "warning")

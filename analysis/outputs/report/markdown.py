@@ -237,9 +237,17 @@ def _workbench(section, h: str, folder: str) -> list[str]:
     if section.analysis.audit:
         out += [f"{h} Configuration audit", "", "Advice on the node's set-up, from its own files; none of it is an incident.", ""]
         out += _rows(
-            ["item", "severity", "this node", "why it matters", "what to change", "from"],
+            ["item", "severity", "this node", "recommended", "why it matters", "what to change", "from"],
             [
-                [_cell(i.title), i.severity, _cell(i.has), _cell(i.why), _cell(i.change or "-"), _cell(i.source)]
+                [
+                    _cell(i.title),
+                    i.severity if i.recorded or i.severity == "warning" else "not recorded",
+                    _cell(i.has),
+                    _cell(i.recommended or "-"),
+                    _cell(i.why),
+                    _cell(i.change or "-"),
+                    _cell(i.source),
+                ]
                 for i in section.analysis.audit
             ],
         )

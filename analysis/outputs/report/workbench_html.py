@@ -55,6 +55,7 @@ table.sortable thead th[aria-sort=descending]::after{content:" \\25BE"}table.sor
 td.shape code{display:inline-block;min-width:24em;max-width:40em;white-space:normal;word-break:break-all}
 button.all{margin:4px 0;font:inherit;cursor:pointer}
 .audit td:first-child{white-space:nowrap}
+.badge.unrecorded{background:#fff;color:#444;border:1px dashed #757575}
 """
 
 
@@ -227,17 +228,29 @@ def system_notes(view: SystemView) -> str:
     return (f"<p class=window>Not recorded by this node: {escape(view.missing_said)}.</p>" if view.missing else "") + unread
 
 
+def _badge(item: AuditItem) -> str:
+    return item.severity if item.recorded or item.severity == "warning" else "unrecorded"
+
+
+def _said(item: AuditItem) -> str:
+    return item.severity if _badge(item) != "unrecorded" else "not recorded"
+
+
 def audit(items: list[AuditItem]) -> str:
     if not items:
         return "<p>No configuration recorded.</p>"
+    # An item the node's files do not record reads "not recorded" in its own badge, never the grey "info" of an item
+    # that was checked and passed.
     rows = "".join(
-        f"<tr><td><span class='badge {i.severity}'>{i.severity}</span>{escape(i.title)}</td><td>{escape(i.has)}</td>"
-        f"<td>{escape(i.why)}</td><td>{escape(i.change or '-')}</td><td>{escape(i.source)}</td></tr>"
+        f"<tr><td><span class='badge {_badge(i)}'>{_said(i)}</span>{escape(i.title)}</td><td>{escape(i.has)}</td>"
+        f"<td>{escape(i.recommended or '-')}</td><td>{escape(i.why)}</td><td>{escape(i.change or '-')}</td>"
+        f"<td>{escape(i.source)}</td></tr>"
         for i in items
     )
     return (
         "<p class=window>Advice on the node's set-up, from its own files; none of it is an incident. "
         "What each item checks and the production notes behind it are in the Configuration audit page of ftdc-analyze's documentation.</p>"
-        "<div class=wide><table class=audit><thead><tr><th>item</th><th>this node</th><th>why it matters</th><th>what to change</th>"
+        "<div class=wide><table class=audit><thead><tr><th>item</th><th>this node</th><th>recommended</th><th>why it matters</th>"
+        "<th>what to change</th>"
         f"<th>from</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
