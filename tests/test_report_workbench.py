@@ -16,7 +16,7 @@ import pytest
 import analysis
 import ftdc
 from analysis.analyze import read_compact_logs
-from analysis.outputs import system
+from analysis.outputs import shape, system
 from analysis.outputs.report import build_report, write_report
 from analysis.workbench import audit
 from analysis.workbench.log_overview import workload
@@ -299,3 +299,25 @@ def test_crafted_strings_reach_the_page_as_text():
     assert (
         page.count("&lt;img src=x onerror=alert(1)&gt;&#x27;&quot;") >= 6
     )  # ns, command, shape, app, failure, client, driver, message
+
+
+def test_a_shape_whose_runs_logged_no_duration_renders_in_every_format(tmp_path):
+    """Found by the fuzz campaign (bench/campaign.py, logs/report/346): a slow query whose `durationMillis` is no
+    number has no percentile, and the HTML report ended in a TypeError formatting it; the JSON called it a number."""
+    demo = Path(__file__).resolve().parents[1] / "samples"
+    lines = (demo / "mongod.log").read_text().splitlines()
+    damaged = json.loads(next(line for line in lines if '"Slow query"' in line))
+    damaged["attr"].update(ns="shop.damaged", durationMillis="x")
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join([*lines, json.dumps(damaged)]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(demo / "diagnostic.data", log)
+    written = {
+        suffix: write_report(build_report([result]), tmp_path / f"report{suffix}")[0] for suffix in (".html", ".md", ".json")
+    }
+    document = json.loads(written[".json"].read_text())
+    shape.check(document)
+    [row] = [r for r in document["nodes"][0]["slow_operations"] if r["ns"] == "shop.damaged"]
+    assert row["count"] == 1 and row["p50_ms"] is None and row["max_ms"] is None
+    assert "shop.damaged" in written[".html"].read_text() and "shop.damaged" in written[".md"].read_text()

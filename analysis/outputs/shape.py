@@ -193,11 +193,12 @@ class SlowOperation(_Shape):
     query_hash: str | None
     count: int
     total_ms: int
-    mean_ms: Number
-    p50_ms: Number
-    p95_ms: Number
-    p99_ms: Number
-    max_ms: int
+    # null for a shape whose runs logged no duration a number can hold (a damaged or hand-edited line)
+    mean_ms: Number | None
+    p50_ms: Number | None
+    p95_ms: Number | None
+    p99_ms: Number | None
+    max_ms: int | None
     docs_examined_per_returned: Number | None
     keys_examined: int
     docs_examined: int

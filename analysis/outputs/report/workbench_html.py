@@ -129,7 +129,8 @@ def _query_row(row: dict, working: bool) -> str:
         plan_cell,
         _num(row["count"]),
         _num(row["total_ms"] / 1000, f"{row['total_ms'] / 1000:,.1f}"),
-        *(_num(row[k], f"{row[k]:,.0f}") for k in ("p50_ms", "p95_ms", "p99_ms")),
+        # A shape whose runs logged no duration a number can hold has no percentile.
+        *(_num(row[k], f"{row[k]:,.0f}" if row[k] is not None else None) for k in ("p50_ms", "p95_ms", "p99_ms")),
         _num(row["max_ms"]),
         _num(keys, f"{keys:,.1f}" if keys is not None else None),
         _num(docs, f"{docs:,.1f}" if docs is not None else None),
