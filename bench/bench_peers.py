@@ -5,8 +5,9 @@ The peers are built from their public sources outside this repository (docs/benc
 Give each one's path by flag or environment variable; a peer that is not given, or not
 there, is skipped with the reason printed:
 
-  FTDC (a driver program of the peer's library: decode every metrics.* file of a directory,
-  count the values of every metric, or of the metrics named in a file, one a line)
+  FTDC (a driver program of the peer's library: decode every metrics.* file of a directory and
+  keep the values of every metric, or of the metrics named in a file, one a line, to the end,
+  as a reader's caller holds them; print how many it read)
     --go-mongodb-ftdc      FTDC_PEER_GO_MONGODB_FTDC    github.com/mongodb/ftdc (Go)
     --go-simagix-ftdc      FTDC_PEER_GO_SIMAGIX_FTDC    github.com/simagix/mongo-ftdc/decoder (Go)
     --rust-benvenuto-ftdc  FTDC_PEER_RUST_BENVENUTO_FTDC  markbenvenuto/ftdc, crate ftdc (Rust)
@@ -31,8 +32,8 @@ input, the order rotated each round; wall time by the clock around the process, 
 rounds, ratios peer / ours of the medians and per round, and the load average printed beside.
 Each program's count of what it read is printed, so comparable work can be checked.
 
-    python -m bench.bench_peers --rounds 3 --all-days 1 --some-days 3 --log-gb 0.25 1 --text-mb 50 \\
-        --go-mongodb-ftdc /work/peers/bin/go-mongodb-ftdc ...
+    python -m bench.bench_peers --rounds 3 --all-days 1 --some-days 3 --log-gb 0.25 1 --text-mb 20 \\
+        --go-mongodb-ftdc PATH --go-simagix-ftdc PATH ... (or the FTDC_PEER_* variables)
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def main() -> None:
     parser.add_argument("--all-days", type=float, nargs="*", default=[1], help="every metric of these node lengths")
     parser.add_argument("--some-days", type=float, nargs="*", default=[3], help="100 metrics of these node lengths")
     parser.add_argument("--log-gb", type=float, nargs="*", default=[0.25, 1.0], help="JSON logs of these sizes")
-    parser.add_argument("--text-mb", type=int, nargs="*", default=[50], help="a text log of this size")
+    parser.add_argument("--text-mb", type=int, nargs="*", default=[20], help="a text log of this size")
     for name in FTDC_PEERS + JSON_LOG_PEERS + TEXT_LOG_PEERS:
         parser.add_argument(f"--{name}", help=f"path of the {name} program")
     args = parser.parse_args()
