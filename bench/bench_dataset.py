@@ -1,4 +1,5 @@
-"""Benchmark of `ftdc.to_dataset` against the one it replaces (issue 14 §1), side by side.
+"""Benchmarks of `ftdc.to_dataset`, side by side: against the writer it replaced (issue 14 §1),
+and (--days) against reading every metric of one node (issue 38).
 
 The fleet of the issue: the real 4.2, 7.0 and 8.0 samples in ../shared/samples/ftdc
 plus every node under samples/ (demo and scenarios), 18 nodes. `before` is
@@ -8,12 +9,23 @@ decoder; rounds alternate. Prints each one's seconds, the dataset's size as a
 multiple of the raw FTDC and the ratios (targets: size <= 1.5x, speed >= 3x).
 
     python -m bench.bench_dataset [--rounds 2] [--ref 0a410cc]
+
+With --days, the node of `bench.bench_analyze` (the 7.0 layout's 2,323 metrics, a sample a second,
+built once under bench/data/analyze-<days>d/) for each length given: `export --dataset` against
+`read_ftdc` of every metric, alternating in each round, both in this process (`to_dataset` /
+`read_ftdc`, after one warm-up of each) and as whole processes (`cli.py export DIR --dataset OUT` /
+`python -c "ftdc.read_ftdc(DIR)"`); the median of each round's ratio, with the load average
+around each round (target: <= 2x).
+
+    python -m bench.bench_dataset --days 1 7 [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -51,11 +63,76 @@ def size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
+def timed(action) -> float:
+    began = time.perf_counter()
+    action()
+    return time.perf_counter() - began
+
+
+def run(command: list[str]) -> None:
+    subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def against_reading(days: float, rounds: int) -> dict:
+    """Export --dataset over read_ftdc of every metric, in this process and as whole processes (see the docstring)."""
+    from bench.bench_analyze import build_ftdc
+
+    base = ROOT / "bench" / "data" / f"analyze-{days:g}d"
+    base.mkdir(parents=True, exist_ok=True)
+    directory = build_ftdc(base / "diagnostic.data", days)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-dataset-"))
+    out = scratch / "d"
+
+    def export() -> None:
+        ftdc.to_dataset([directory], out)
+
+    def export_process() -> None:
+        run([sys.executable, "cli.py", "export", str(directory), "--dataset", str(out)])
+
+    read_process = [sys.executable, "-c", "import sys, ftdc; ftdc.read_ftdc(sys.argv[1])", str(directory)]
+    cases = {
+        "in_process": (lambda: ftdc.read_ftdc(directory), export),
+        "whole_process": (lambda: run(read_process), export_process),
+    }
+    figures: dict = {"ftdc_mb": round(size(directory) / 1e6, 1)}
+    try:
+        for name, (read, write) in cases.items():
+            read(), write(), shutil.rmtree(out)  # imports, the page cache, the allocator's first maps
+            reads, writes, loads = [], [], []
+            for _ in range(rounds):
+                load = os.getloadavg()[0]
+                reads.append(timed(read))
+                writes.append(timed(write))
+                figures["dataset_mb"] = round(size(out) / 1e6, 1)
+                shutil.rmtree(out)
+                loads.append(round((load + os.getloadavg()[0]) / 2, 1))
+                print(
+                    f"  {days:g} d {name}: read {reads[-1]:.2f} s, export {writes[-1]:.2f} s "
+                    f"(x {writes[-1] / reads[-1]:.2f}), load {loads[-1]}",
+                    file=sys.stderr,
+                )
+            figures[name] = {
+                "read_s": round(statistics.median(reads), 2),
+                "export_s": round(statistics.median(writes), 2),
+                "export_over_read": round(statistics.median(w / r for w, r in zip(writes, reads)), 2),
+                "export_over_read_all": [round(w / r, 2) for w, r in zip(writes, reads)],
+                "load_average": loads,
+            }
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return figures
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--ref", default="0a410cc", help="git ref of the dataset writer to compare with")
+    parser.add_argument("--days", type=float, nargs="+", help="export --dataset against read_ftdc on a node of these lengths")
     args = parser.parse_args()
+    if args.days:
+        warnings.simplefilter("ignore")
+        print(json.dumps({f"{days:g}d": against_reading(days, args.rounds) for days in args.days}, indent=1))
+        return
     nodes = fleet()
     raw = sum(size(n) for n in nodes)
     writers = {"before": load_before(args.ref).to_dataset, "after": ftdc.to_dataset}
