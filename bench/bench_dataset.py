@@ -14,10 +14,13 @@ With --days, the node of `bench.bench_analyze` (the 7.0 layout's 2,323 metrics, 
 built once under bench/data/analyze-<days>d/) for each length given: `export --dataset` against
 `read_ftdc` of every metric, alternating in each round, both in this process (`to_dataset` /
 `read_ftdc`, after one warm-up of each) and as whole processes (`cli.py export DIR --dataset OUT` /
-`python -c "ftdc.read_ftdc(DIR)"`); the median of each round's ratio, with the load average
-around each round (target: <= 2x).
+`python -c "ftdc.read_ftdc(DIR)"`); the median of each round's ratio of clock time, and of CPU
+time (every thread, children included: what a loaded machine's clock follows), with the load
+average around each round (target: <= 2x).
 
-    python -m bench.bench_dataset --days 1 7 [--rounds 5]
+    python -m bench.bench_dataset --days 1 7 [--rounds 5] [--before REF]
+
+(--before REF: also `to_dataset` as of that git ref, loaded beside the current one, in this process.)
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -63,17 +67,23 @@ def size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def timed(action) -> float:
-    began = time.perf_counter()
+def timed(action) -> tuple[float, float]:
+    """Seconds of `action` on the clock, and of CPU in this process and its children (every thread)."""
+
+    def cpu() -> float:
+        mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+    began, used = time.perf_counter(), cpu()
     action()
-    return time.perf_counter() - began
+    return time.perf_counter() - began, cpu() - used
 
 
 def run(command: list[str]) -> None:
     subprocess.run(command, check=True, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def against_reading(days: float, rounds: int) -> dict:
+def against_reading(days: float, rounds: int, before: str | None = None) -> dict:
     """Export --dataset over read_ftdc of every metric, in this process and as whole processes (see the docstring)."""
     from bench.bench_analyze import build_ftdc
 
@@ -94,21 +104,26 @@ def against_reading(days: float, rounds: int) -> dict:
         "in_process": (lambda: ftdc.read_ftdc(directory), export),
         "whole_process": (lambda: run(read_process), export_process),
     }
+    if before:
+        earlier = load_before(before).to_dataset
+        cases["in_process_before"] = (lambda: ftdc.read_ftdc(directory), lambda: earlier([directory], out))
     figures: dict = {"ftdc_mb": round(size(directory) / 1e6, 1)}
     try:
         for name, (read, write) in cases.items():
             read(), write(), shutil.rmtree(out)  # imports, the page cache, the allocator's first maps
-            reads, writes, loads = [], [], []
+            reads, writes, read_cpu, write_cpu, loads = [], [], [], [], []
             for _ in range(rounds):
                 load = os.getloadavg()[0]
-                reads.append(timed(read))
-                writes.append(timed(write))
+                for action, clock, cpu in ((read, reads, read_cpu), (write, writes, write_cpu)):
+                    seconds, used = timed(action)
+                    clock.append(seconds)
+                    cpu.append(used)
                 figures["dataset_mb"] = round(size(out) / 1e6, 1)
                 shutil.rmtree(out)
                 loads.append(round((load + os.getloadavg()[0]) / 2, 1))
                 print(
                     f"  {days:g} d {name}: read {reads[-1]:.2f} s, export {writes[-1]:.2f} s "
-                    f"(x {writes[-1] / reads[-1]:.2f}), load {loads[-1]}",
+                    f"(x {writes[-1] / reads[-1]:.2f}; CPU x {write_cpu[-1] / read_cpu[-1]:.2f}), load {loads[-1]}",
                     file=sys.stderr,
                 )
             figures[name] = {
@@ -116,6 +131,7 @@ def against_reading(days: float, rounds: int) -> dict:
                 "export_s": round(statistics.median(writes), 2),
                 "export_over_read": round(statistics.median(w / r for w, r in zip(writes, reads)), 2),
                 "export_over_read_all": [round(w / r, 2) for w, r in zip(writes, reads)],
+                "cpu_export_over_read": round(statistics.median(w / r for w, r in zip(write_cpu, read_cpu)), 2),
                 "load_average": loads,
             }
     finally:
@@ -128,10 +144,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--ref", default="0a410cc", help="git ref of the dataset writer to compare with")
     parser.add_argument("--days", type=float, nargs="+", help="export --dataset against read_ftdc on a node of these lengths")
+    parser.add_argument("--before", help="with --days: also ftdc/dataset.py as of this git ref, in this process")
     args = parser.parse_args()
     if args.days:
         warnings.simplefilter("ignore")
-        print(json.dumps({f"{days:g}d": against_reading(days, args.rounds) for days in args.days}, indent=1))
+        print(json.dumps({f"{days:g}d": against_reading(days, args.rounds, args.before) for days in args.days}, indent=1))
         return
     nodes = fleet()
     raw = sum(size(n) for n in nodes)
