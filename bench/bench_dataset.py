@@ -108,31 +108,37 @@ def against_reading(days: float, rounds: int, before: str | None = None) -> dict
         earlier = load_before(before).to_dataset
         cases["in_process_before"] = (lambda: ftdc.read_ftdc(directory), lambda: earlier([directory], out))
     figures: dict = {"ftdc_mb": round(size(directory) / 1e6, 1)}
+    timings: dict[str, dict[str, list]] = {
+        name: {k: [] for k in ("read", "export", "read_cpu", "export_cpu", "load")} for name in cases
+    }
     try:
-        for name, (read, write) in cases.items():
+        for read, write in cases.values():
             read(), write(), shutil.rmtree(out)  # imports, the page cache, the allocator's first maps
-            reads, writes, read_cpu, write_cpu, loads = [], [], [], [], []
-            for _ in range(rounds):
-                load = os.getloadavg()[0]
-                for action, clock, cpu in ((read, reads, read_cpu), (write, writes, write_cpu)):
+        for _ in range(rounds):  # every case in each round, so each round's load weighs on all alike
+            for name, (read, write) in cases.items():
+                load, got = os.getloadavg()[0], timings[name]
+                for action, key in ((read, "read"), (write, "export")):
                     seconds, used = timed(action)
-                    clock.append(seconds)
-                    cpu.append(used)
+                    got[key].append(seconds)
+                    got[f"{key}_cpu"].append(used)
                 figures["dataset_mb"] = round(size(out) / 1e6, 1)
                 shutil.rmtree(out)
-                loads.append(round((load + os.getloadavg()[0]) / 2, 1))
+                got["load"].append(round((load + os.getloadavg()[0]) / 2, 1))
                 print(
-                    f"  {days:g} d {name}: read {reads[-1]:.2f} s, export {writes[-1]:.2f} s "
-                    f"(x {writes[-1] / reads[-1]:.2f}; CPU x {write_cpu[-1] / read_cpu[-1]:.2f}), load {loads[-1]}",
+                    f"  {days:g} d {name}: read {got['read'][-1]:.2f} s, export {got['export'][-1]:.2f} s "
+                    f"(x {got['export'][-1] / got['read'][-1]:.2f}; CPU x {got['export_cpu'][-1] / got['read_cpu'][-1]:.2f}), "
+                    f"load {got['load'][-1]}",
                     file=sys.stderr,
                 )
+        for name, got in timings.items():
+            ratios = [w / r for w, r in zip(got["export"], got["read"])]
             figures[name] = {
-                "read_s": round(statistics.median(reads), 2),
-                "export_s": round(statistics.median(writes), 2),
-                "export_over_read": round(statistics.median(w / r for w, r in zip(writes, reads)), 2),
-                "export_over_read_all": [round(w / r, 2) for w, r in zip(writes, reads)],
-                "cpu_export_over_read": round(statistics.median(w / r for w, r in zip(write_cpu, read_cpu)), 2),
-                "load_average": loads,
+                "read_s": round(statistics.median(got["read"]), 2),
+                "export_s": round(statistics.median(got["export"]), 2),
+                "export_over_read": round(statistics.median(ratios), 2),
+                "export_over_read_all": [round(x, 2) for x in ratios],
+                "cpu_export_over_read": round(statistics.median(w / r for w, r in zip(got["export_cpu"], got["read_cpu"])), 2),
+                "load_average": got["load"],
             }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
