@@ -7,6 +7,8 @@
 Written node by node: `write_node` writes or replaces only the days it holds of
 one node's partition, so workers write in parallel and a new day joins an
 existing dataset. `to_dataset` is a manifest pass (`manifest`) plus that loop.
+A node is written as it is decoded, a window at a time, the next window decoded
+in a worker thread meanwhile (`ahead`): memory holds two windows of `budget` values.
 A write is seen whole or not at all: a new dataset is renamed into place when
 complete, and a node's days and facts are committed together (`commit`).
 
