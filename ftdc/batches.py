@@ -7,8 +7,10 @@ files and the decoder's own time range keeps rows from being repeated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import polars as pl
 
@@ -20,6 +22,7 @@ from .reader import decode_files
 from .timeutil import format_time, to_utc
 
 DEFAULT_BUDGET = 32_000_000  # values per streaming window: 256 MB of int64
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -133,3 +136,18 @@ def decode_windows(
             reported=catalog.problems,
         )
         yield conform(frame, schema)
+
+
+def ahead(items: Iterator[T]) -> Generator[T, None, None]:
+    """`items`, the next one made in a worker thread while the caller works on this one: a
+    window is decoded (native, without the GIL) while the one before is written (Arrow's
+    writer, without the GIL too), so the two take a core each. One item waits at most, so
+    memory holds two windows. `items` is only ever advanced by one thread at a time; an
+    error it raises is raised here, and leaving early waits for the item under way."""
+    done = object()
+    with ThreadPoolExecutor(1, thread_name_prefix="ftdc-ahead") as worker:
+        coming = worker.submit(next, items, done)
+        while (item := coming.result()) is not done:
+            coming = worker.submit(next, items, done)
+            yield item  # type: ignore[misc]  # not `done`, the loop's test says
+            del item  # the caller's reference is the only one while the next is made

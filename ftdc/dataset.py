@@ -7,6 +7,8 @@
 Written node by node: `write_node` writes or replaces only the days it holds of
 one node's partition, so workers write in parallel and a new day joins an
 existing dataset. `to_dataset` is a manifest pass (`manifest`) plus that loop.
+A node is written as it is decoded, a window at a time, the next window decoded
+in a worker thread meanwhile (`ahead`): memory holds two windows of `budget` values.
 A write is seen whole or not at all: a new dataset is renamed into place when
 complete, and a node's days and facts are committed together (`commit`).
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import hashlib
 import os
 import re
@@ -45,7 +48,7 @@ import pyarrow.parquet as pq
 
 from .addresses import IDENTITY, Capture, keys_apart
 from .atomic import PARTIAL, named_after, umask, uninterrupted
-from .batches import DEFAULT_BUDGET, decode_windows, time_windows
+from .batches import DEFAULT_BUDGET, ahead, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
 from .errors import FTDCError
 from .frames import TIME_COLUMN, Dtype
@@ -305,26 +308,26 @@ def _stage_node(
     columns = distinct_names(schema)
     folder = Path(SAMPLES) / f"family={node.family}" / f"node={node.key}"
     parts: list[Path] = []
+    spans: list[Span] = []
     day = None
     writer: pq.ParquetWriter | None = None
     try:
         windows = time_windows(node.catalog, len(schema), lower, upper, budget)
-        for frame in decode_windows(node.catalog, schema, windows, time_field, budget):
-            frame = frame.rename(columns)
-            days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by(
-                "_day", as_dict=True, include_key=False, maintain_order=True
-            )
-            for (date,), part in days.items():
-                part = part.to_arrow()
-                if date != day or writer is None:
-                    if writer is not None:
-                        writer.close()
-                    day, place = date, folder / f"date={date.isoformat()}"
-                    parts += [] if place in parts else [place]
-                    (stage / place).mkdir(parents=True, exist_ok=True)
-                    writer = pq.ParquetWriter(stage / place / "part-0.parquet", part.schema, **parquet_options(part.schema))
-                writer.write_table(part, row_group_size=1 << 20)
-            progress()
+        with contextlib.closing(ahead(decode_windows(node.catalog, schema, windows, time_field, budget))) as frames:
+            for frame in frames:
+                for date, part in _days(frame.rename(columns)):
+                    table = part.to_arrow()
+                    if date != day or writer is None:
+                        if writer is not None:
+                            writer.close()
+                        day, place = date, folder / f"date={date.isoformat()}"
+                        parts += [] if place in parts else [place]
+                        (stage / place).mkdir(parents=True, exist_ok=True)
+                        writer = pq.ParquetWriter(stage / place / "part-0.parquet", table.schema, **parquet_options(table.schema))
+                    writer.write_table(table, row_group_size=1 << 20)
+                    times = part.get_column(TIME_COLUMN)
+                    spans.append((times[0], times[-1], part.height))
+                progress()
         if writer is not None:
             closing, writer = writer, None
             closing.close()
@@ -334,31 +337,46 @@ def _stage_node(
                 writer.close()
         raise
     place = Path(NODES) / f"{node.key}.parquet"
-    facts = _facts(node, root, stage, parts, place)
+    facts = _facts(node, root, parts, spans, list(columns.values()) if parts else [], place)
     table = pl.DataFrame([facts], schema=NODE_FACTS).to_arrow()
     (stage / NODES).mkdir(exist_ok=True)
     pq.write_table(table, stage / place, **parquet_options(table.schema, None))
     return facts, parts + [place]
 
 
-def _facts(node: Node, root: Path, stage: Path, parts: list[Path], place: Path) -> dict:
+# The first and last time and the number of samples of some days of a node.
+Span = tuple[dt.datetime, dt.datetime, int]
+
+
+def _days(frame: pl.DataFrame) -> Iterator[tuple[dt.date, pl.DataFrame]]:
+    """Each day of a window (rows in time order, as the decoder gives them) with its rows: slices, not copies."""
+    offset = 0
+    for length, date in frame.get_column(TIME_COLUMN).dt.date().rle().struct.unnest().iter_rows():
+        yield date, frame.slice(offset, length)
+        offset += length
+
+
+def _facts(node: Node, root: Path, parts: list[Path], spans: list[Span], columns: list[str], place: Path) -> dict:
     """The node's facts row: what this capture says of it, and what the dataset will hold of it once
-    `parts` are committed (its days kept from earlier captures too: samples, span, metrics, files)."""
+    `parts` are committed (their samples as `spans`, holding `columns`; its days kept from earlier
+    captures too: samples, span, metrics, files)."""
     kept = [
         p
         for p in root.glob(f"{SAMPLES}/family=*/node={node.key}/date=*/part-0.parquet")
         if p.parent.relative_to(root) not in parts
     ]
-    days = kept + [stage / p / "part-0.parquet" for p in parts]
-    held = {"first": None, "last": None, "samples": 0}
-    if days:
-        times = pl.concat([pl.scan_parquet(f).select(TIME_COLUMN) for f in days])
-        held = (
-            times.select(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max(), samples=pl.len())
-            .collect()
-            .row(0, named=True)
-        )
-    metrics = set().union(*(pq.read_schema(f).names for f in days)) - {TIME_COLUMN}
+    if kept:
+        times = pl.concat([pl.scan_parquet(f).select(TIME_COLUMN) for f in kept])
+        spans = [
+            *spans,
+            times.select(first=pl.col(TIME_COLUMN).min(), last=pl.col(TIME_COLUMN).max(), samples=pl.len()).collect().row(0),
+        ]
+    held = (
+        pl.DataFrame(spans, schema={"first": NODE_FACTS["first"], "last": NODE_FACTS["last"], "samples": pl.Int64}, orient="row")
+        .select(pl.col("first").min(), pl.col("last").max(), pl.col("samples").sum())
+        .row(0, named=True)
+    )
+    metrics = set(columns).union(*(pq.read_schema(f).names for f in kept)) - {TIME_COLUMN}
     before = pl.read_parquet(root / place).row(0, named=True) if (root / place).exists() else {}
     files = sorted(set(before.get("ftdc_files") or ()) | set(archive_names(node.catalog)))
     sources = dict.fromkeys([*(before["source"].split("; ") if before.get("source") else []), node.source])

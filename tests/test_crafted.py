@@ -222,7 +222,7 @@ def test_process_substitution_reads_the_log_as_a_stream(command):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["export"], "error: Missing argument 'paths'. (`ftdc-analyze export --help` lists the options)"),
+        (["export"], "error: Missing argument 'PATHS...'. (`ftdc-analyze export --help` lists the options)"),
         (["logs", "x.log", "--top", "abc"], "error: Invalid value for '--top': "),
         (["metrics", "x", "--bogus"], "error: No such option: --bogus"),
     ],

@@ -5,6 +5,8 @@ import warnings
 from pathlib import Path
 
 import polars as pl
+import polars.selectors as cs
+import pyarrow.parquet as pq
 import pytest
 from conftest import require_module
 from hypothesis import given
@@ -143,3 +145,25 @@ def test_time_range_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         ftdc.to_dataset([DEMO], tmp_path / "e", METRICS)
     assert not list((tmp_path / "e").rglob("*.parquet")) and not list((tmp_path / "e").rglob(".*partial*"))
+
+
+@pytest.mark.parametrize("budget", [2_000_000, None])
+@pytest.mark.parametrize("node", ["demo", "mongod-7.0"])
+def test_every_metric_reads_back_as_read_ftdc_gives_it(node, budget, ftdc_samples, tmp_path):
+    """The dataset holds the node's frame itself: every metric, each sample once, in its day's
+    file, at Arrow's microseconds, whatever the windows the write was cut into (the 7.0
+    sample spans many days; 2 M values cut it into windows of ~800 rows that cross midnight)."""
+    path = DEMO if node == "demo" else ftdc_samples / node / "diagnostic.data"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ftdc.FTDCWarning)
+        ftdc.to_dataset([path], tmp_path / "d", **({"budget": budget} if budget else {}))
+        want = ftdc.read_ftdc(path)
+    want = want.rename(distinct_names(want.columns)).with_columns(cs.datetime().dt.cast_time_unit("us"))
+    files = sorted((tmp_path / "d" / "samples").rglob("*.parquet"))
+    days = [pl.read_parquet(f) for f in files]
+    for f, day in zip(files, days):
+        assert f.name == "part-0.parquet" and day["start"].dt.date().unique().to_list() == [
+            dt.date.fromisoformat(f.parent.name.removeprefix("date="))
+        ]
+        assert pq.read_schema(f).remove_metadata() == want.to_arrow().schema.remove_metadata()
+    assert pl.concat(days).equals(want)
