@@ -40,8 +40,8 @@ def decode_block(data: bytes, end: int, first_line: int, problems: ProblemLog) -
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
     problems.count_unlisted(block.unlisted)
-    slow = columns.drop_unreadable_ts(_frame(block, block.slow_ops()), problems)
-    evts = columns.drop_unreadable_ts(_frame(block, block.events()), problems)
+    slow = columns.drop_unreadable_ts(native_frame(block, block.slow_ops()), problems)
+    evts = columns.drop_unreadable_ts(native_frame(block, block.events()), problems)
     return slow, _conform(_with_typed_event_columns(evts, problems), RAW_EVENTS), block.lines
 
 
@@ -50,7 +50,7 @@ def _buffer(owner, address: int, size: int) -> pa.Buffer:
     return pa.foreign_buffer(address, size, base=owner) if size else pa.py_buffer(b"")
 
 
-def _frame(owner, chunks: list) -> pl.DataFrame:
+def native_frame(owner, chunks: list) -> pl.DataFrame:
     """A frame of the native columns (one Arrow chunk per line range), in buffers of its own."""
     return pl.from_arrow(pa.Table.from_batches([_batch(owner, rows, buffers) for rows, buffers in chunks]), rechunk=False)
 
