@@ -41,6 +41,155 @@ static LINE: LazyLock<Regex> = LazyLock::new(|| {
     ))
 });
 
+/// What comes before a line's text (LINE's groups), and where the text starts.
+#[derive(Debug, PartialEq)]
+struct Head<'a> {
+    ts: &'a str,
+    weekday: Option<&'a str>,
+    month: Option<&'a str>,
+    day: Option<&'a str>,
+    hms: Option<&'a str>,
+    fraction: Option<&'a str>,
+    sev: Option<&'a str>,
+    comp: Option<&'a str>,
+    ctx: Option<&'a str>,
+    end: usize,
+}
+
+/// The head of a line as LINE reads it: read by hand when what decides it is ASCII
+/// (nearly every line; the regex's captures cost more than the rest of the line),
+/// else by LINE itself, whose digits are Unicode ones.
+fn head(line: &str) -> Option<Head<'_>> {
+    ascii_head(line).or_else(|| regex_head(line))
+}
+
+fn regex_head(line: &str) -> Option<Head<'_>> {
+    let m = LINE.captures(line)?;
+    let group = |name: &str| m.name(name).map(|g| g.as_str());
+    Some(Head {
+        ts: group("ts")?,
+        weekday: group("weekday"),
+        month: group("month"),
+        day: group("day"),
+        hms: group("hms"),
+        fraction: group("fraction"),
+        sev: group("sev"),
+        comp: group("comp"),
+        ctx: group("ctx"),
+        end: m.get(0)?.end(),
+    })
+}
+
+/// LINE's match on a line whose bytes up to the last one looked at are ASCII (where LINE's
+/// `\d` is `[0-9]`), else None: then LINE decides. Each optional group is tried as the
+/// regex tries it, backtracking included.
+fn ascii_head(line: &str) -> Option<Head<'_>> {
+    let b = line.as_bytes();
+    let seen = std::cell::Cell::new(0);
+    let at = |i: usize| {
+        seen.set(seen.get().max(i));
+        b.get(i).copied().unwrap_or(0)
+    };
+    let digit = |i: usize| at(i).is_ascii_digit();
+    let digits = |from: usize, n: usize| (from..from + n).all(digit);
+    let spaces = |mut i: usize| {
+        while at(i) == b' ' {
+            i += 1;
+        }
+        i
+    };
+    let fraction = |p: usize| {
+        if at(p) == b'.' && digit(p + 1) {
+            let mut q = p + 1;
+            while digit(q) {
+                q += 1;
+            }
+            q
+        } else {
+            p
+        }
+    };
+    let mut h = Head { ts: "", weekday: None, month: None, day: None, hms: None, fraction: None, sev: None, comp: None, ctx: None, end: 0 };
+    let iso = digits(0, 4)
+        && at(4) == b'-'
+        && digits(5, 2)
+        && at(7) == b'-'
+        && digits(8, 2)
+        && at(10) == b'T'
+        && digits(11, 2)
+        && at(13) == b':'
+        && digits(14, 2)
+        && at(16) == b':'
+        && digits(17, 2);
+    let mut p = if iso {
+        let mut p = fraction(19);
+        if at(p) == b'Z' {
+            p += 1;
+        } else if matches!(at(p), b'+' | b'-') && digits(p + 1, 2) {
+            if at(p + 3) == b':' && digits(p + 4, 2) {
+                p += 6;
+            } else if digits(p + 3, 2) {
+                p += 5;
+            }
+        }
+        p
+    } else {
+        let word = |i: usize| at(i).is_ascii_uppercase() && at(i + 1).is_ascii_lowercase() && at(i + 2).is_ascii_lowercase();
+        if !(word(0) && at(3) == b' ' && word(4) && at(7) == b' ') {
+            return None;
+        }
+        let day_at = spaces(8);
+        let day_end = if digit(day_at) && digit(day_at + 1) && at(day_at + 2) == b' ' {
+            day_at + 2
+        } else if digit(day_at) && at(day_at + 1) == b' ' {
+            day_at + 1
+        } else {
+            return None;
+        };
+        let t = day_end + 1;
+        if !(digits(t, 2) && at(t + 2) == b':' && digits(t + 3, 2) && at(t + 5) == b':' && digits(t + 6, 2)) {
+            return None;
+        }
+        let end = fraction(t + 8);
+        (h.weekday, h.month, h.day, h.hms) = (Some(&line[..3]), Some(&line[4..7]), Some(&line[day_at..day_end]), Some(&line[t..t + 8]));
+        h.fraction = (end > t + 8).then(|| &line[t + 9..end]);
+        end
+    };
+    h.ts = &line[..p];
+    // (?: +(?P<sev>[FEWID]\d?) +(?P<comp>[A-Z_]+|-))?
+    let s = spaces(p);
+    if s > p && matches!(at(s), b'F' | b'E' | b'W' | b'I' | b'D') {
+        let sev_end = if digit(s + 1) && at(s + 2) == b' ' { s + 2 } else { s + 1 };
+        let c = spaces(sev_end);
+        if c > sev_end {
+            let comp_end = if at(c) == b'-' {
+                c + 1
+            } else {
+                let mut e = c;
+                while at(e).is_ascii_uppercase() || at(e) == b'_' {
+                    e += 1;
+                }
+                e
+            };
+            if comp_end > c {
+                (h.sev, h.comp) = (Some(&line[s..sev_end]), Some(&line[c..comp_end]));
+                p = comp_end;
+            }
+        }
+    }
+    // (?: +\[(?P<ctx>[^\]]*)\])?
+    let l = spaces(p);
+    if l > p && at(l) == b'[' {
+        if let Some(r) = memchr::memchr(b']', &b[l + 1..]) {
+            h.ctx = Some(&line[l + 1..l + 1 + r]);
+            p = l + 1 + r + 1;
+        }
+    }
+    h.end = spaces(p);
+    let looked = (seen.get() + 1).min(b.len());
+    b[..looked].is_ascii().then_some(h)
+}
+
 // 2.x-4.2 print lines over 10 KB as this warning followed by a shortened line.
 static OVERSIZE: LazyLock<Regex> =
     LazyLock::new(|| pystr::regex(r"^warning: log line attempted \((\d+)k\) over max size \(\d+k\), printing beginning and end \.\.\. "));
@@ -527,16 +676,16 @@ fn decode_range(range: &[u8], offset: usize) -> Partial {
             out.problem(number, "blank line".into(), line);
             continue;
         }
-        let Some(m) = LINE.captures(stripped) else {
+        let Some(m) = head(stripped) else {
             // A JSON line (4.4+ appended after an in-place upgrade) is the JSON decoder's.
             if !stripped.trim_start_matches(pystr::is_space).starts_with('{') {
                 out.problem(number, "no timestamp".into(), line);
             }
             continue;
         };
-        let ctime = match m.name("month") {
+        let ctime = match m.month {
             None => None,
-            Some(month) => match MONTHS.iter().position(|&name| name == month.as_str()) {
+            Some(month) => match MONTHS.iter().position(|&name| name == month) {
                 None => {
                     out.problem(number, "no timestamp".into(), line);
                     continue;
@@ -544,22 +693,21 @@ fn decode_range(range: &[u8], offset: usize) -> Partial {
                 Some(i) => Some(Ctime {
                     slow: false,
                     row: 0,
-                    weekday: WEEKDAYS.iter().position(|&w| Some(w) == m.name("weekday").map(|w| w.as_str())).map(|i| i as i64),
+                    weekday: WEEKDAYS.iter().position(|&w| Some(w) == m.weekday).map(|i| i as i64),
                     month: i as u32 + 1,
                     // One or two digits: always a number.
-                    day: m.name("day").and_then(|d| pystr::int64(d.as_str())).unwrap_or_default(),
-                    hms: m.name("hms").map_or("", |h| h.as_str()).to_string(),
+                    day: m.day.and_then(pystr::int64).unwrap_or_default(),
+                    hms: m.hms.unwrap_or_default().to_string(),
                     millis: {
-                        let fraction: String = m.name("fraction").map_or("0", |f| f.as_str()).chars().take(3).collect();
+                        let fraction: String = m.fraction.unwrap_or("0").chars().take(3).collect();
                         format!("{fraction:0<3}")
                     },
                 }),
             },
         };
-        let stamp = m.name("ts").map_or("", |t| t.as_str());
-        let mut body = &stripped[m.get(0).map_or(0, |w| w.end())..];
-        let mut envelope =
-            Envelope { component: m.name("comp").map(|c| c.as_str()), ctx: m.name("ctx").map(|c| c.as_str()), truncated: None };
+        let stamp = m.ts;
+        let mut body = &stripped[m.end..];
+        let mut envelope = Envelope { component: m.comp, ctx: m.ctx, truncated: None };
         if let Some(oversize) = OVERSIZE.captures(body) {
             envelope.truncated = Some(format!("\"line of {} KB shortened by the server\"", &oversize[1]));
             body = &body[oversize.get(0).map_or(0, |w| w.end())..];
@@ -578,7 +726,7 @@ fn decode_range(range: &[u8], offset: usize) -> Partial {
             }
         } else {
             let t = ctime.is_none().then_some(stamp);
-            out.events.push_text(body, t, m.name("sev").map(|s| s.as_str()), &envelope, number);
+            out.events.push_text(body, t, m.sev, &envelope, number);
             if let Some(c) = ctime {
                 out.ctime.push(Ctime { slow: false, row: out.events.line.values.len() - 1, ..c });
             }
@@ -716,6 +864,44 @@ mod tests {
         assert_eq!(ints(&whole.block.events, "line"), ints(&split.block.events, "line"));
         let next = decode_text_block(b"Wed Mar  4 00:00:00 x", 1, whole.years);
         assert_eq!(strs(&next.block.events, "t"), [one("2015-03-04T00:00:00.000Z")]);
+    }
+
+    #[test]
+    fn heads_read_by_hand_as_the_regex_reads_them() {
+        let regex = regex_head;
+        let stamps = [
+            "2019-06-18T11:59:16.516+0100",
+            "2019-06-18T11:59:16",
+            "2019-06-18T11:59:16.+01:5x",
+            "2019-06-18T11:59:16Z",
+            "Wed Mar  5 17:14:57.407",
+            "Wed Mar 123 17:14:57",
+            "Wed Mar 12 17:14:57.x",
+            "wed Mar 1 17:14:57",
+            "2019-06-18 11:59:16",
+        ];
+        let rests = [
+            "",
+            " I COMMAND  [conn1] text",
+            "  I5 NET [c] x",
+            " I5X [c]",
+            " D -  [ctx x]] y",
+            " E  a [c",
+            "  [ctx]",
+            " W WRITE",
+            " I \u{661} [c]",
+            " I COMMAND [\u{e9}] x",
+            " F2  A_B   [] ",
+        ];
+        for stamp in stamps {
+            for rest in rests {
+                let line = format!("{stamp}{rest}");
+                assert_eq!(head(&line), regex(&line), "{line}");
+                if let Some(fast) = ascii_head(&line) {
+                    assert_eq!(Some(fast), regex(&line), "{line}");
+                }
+            }
+        }
     }
 
     #[test]

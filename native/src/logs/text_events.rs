@@ -62,6 +62,11 @@ static RULE_SET: LazyLock<RegexSet> = LazyLock::new(|| {
     RegexSet::new(patterns.iter().map(Regex::as_str)).expect("valid patterns")
 });
 static RULE_REGEXES: LazyLock<Vec<Regex>> = LazyLock::new(|| RULES.iter().map(|(_, p)| pystr::regex(p)).collect());
+/// The same for ASCII text (nearly every line), five times faster.
+static ASCII_RULE_SET: LazyLock<regex::bytes::RegexSet> =
+    LazyLock::new(|| regex::bytes::RegexSet::new(RULES.iter().map(|(_, p)| pystr::ascii_regex(p))).expect("valid patterns"));
+static ASCII_RULE_REGEXES: LazyLock<Vec<regex::bytes::Regex>> =
+    LazyLock::new(|| RULES.iter().map(|(_, p)| regex::bytes::Regex::new(&pystr::ascii_regex(p)).expect("a valid pattern")).collect());
 
 static CHECKPOINT_RAN: LazyLock<Regex> = LazyLock::new(|| pystr::regex(r"Checkpoint (?:ran|took) (?:for )?(\d+) seconds"));
 static CHECKPOINT_RUNNING: LazyLock<Regex> = LazyLock::new(|| pystr::regex(r"Checkpoint has been running for (\d+) seconds"));
@@ -92,9 +97,19 @@ pub fn text_values(text: &str) -> EventValues<'_> {
             return out;
         }
     }
-    let Some(rule) = RULE_SET.matches(text).iter().next() else { return out };
-    let Some(groups) = RULE_REGEXES[rule].captures(text) else { return out };
-    let group = |name: &str| groups.name(name).map(|m| m.as_str());
+    let ascii = text.is_ascii();
+    let rule = if ascii { ASCII_RULE_SET.matches(text.as_bytes()).iter().next() } else { RULE_SET.matches(text).iter().next() };
+    let Some(rule) = rule else { return out };
+    // Group spans by name; both regexes of a rule number their groups alike.
+    let spans: Vec<Option<(usize, usize)>> = if ascii {
+        let Some(c) = ASCII_RULE_REGEXES[rule].captures(text.as_bytes()) else { return out };
+        c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()
+    } else {
+        let Some(c) = RULE_REGEXES[rule].captures(text) else { return out };
+        c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()
+    };
+    let names: Vec<Option<&str>> = RULE_REGEXES[rule].capture_names().collect();
+    let group = |name: &str| names.iter().position(|n| *n == Some(name)).and_then(|i| spans[i]).map(|(s, e)| &text[s..e]);
     let non_empty = |name: &str| group(name).filter(|g| !g.is_empty());
     out.kind = RULES[rule].0;
     out.remote = group("remote");
