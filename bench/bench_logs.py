@@ -21,6 +21,11 @@ shortest slow-query line (a slow `hello`, 262 bytes: the most rows per byte),
 read plain and gzipped, peak RSS each.
 
     python -m bench.bench_logs [--gb 0.25 1.0] [--rounds 3] [--against CHECKOUT]
+
+With --text, only legacy text logs (the 4.2.11 text sample repeated) against the JSON
+log of the same size, read_logs in MB/s each, alternating rounds, medians, load beside:
+
+    python -m bench.bench_logs --text --gb 0.25 --rounds 3
 """
 
 import argparse
@@ -81,6 +86,50 @@ def build_short_slow(gigabytes: float) -> tuple[Path, Path]:
                 out.write(piece)
         partial.rename(packed)
     return plain, packed
+
+
+TEXT_SAMPLE = ROOT.parent / "shared" / "samples" / "logs" / "legacy-text" / "mongod_4.2.11.log"
+
+
+def build_text_log(gigabytes: float) -> Path:
+    """A legacy text log of about `gigabytes`, the 4.2.11 text sample repeated."""
+    target = DATA / f"mongod-4.2.11-{gigabytes:g}GB.log"
+    if not target.exists():
+        DATA.mkdir(parents=True, exist_ok=True)
+        sample = TEXT_SAMPLE.read_bytes()
+        partial = target.with_suffix(".partial")
+        with open(partial, "wb") as out:
+            for _ in range(max(1, round(gigabytes * 1e9 / len(sample)))):
+                out.write(sample)
+        partial.rename(target)
+    return target
+
+
+def text_against_json(gigabytes: float, rounds: int) -> None:
+    """read_logs on a text log and a JSON log of the same size, alternating, in MB/s
+    (median of the rounds), with the load average beside: the text rate's target is
+    at least half the JSON one."""
+    paths = {"text": build_text_log(gigabytes), "json": build_log(gigabytes)}
+    rates: dict[str, list[float]] = {name: [] for name in paths}
+    for round_no in range(1, rounds + 1):
+        for name, path in paths.items():
+            seconds, rows = timed(lambda p: len(_frames(p).events), path)
+            rates[name].append(path.stat().st_size / 1e6 / seconds)
+            print(f"round {round_no} {name} {seconds:7.2f} s ({rates[name][-1]:6.1f} MB/s) -> {rows} events, load {_load()}")
+    text, json_rate = statistics.median(rates["text"]), statistics.median(rates["json"])
+    print(
+        f"{gigabytes:g} GB: text {text:.1f} MB/s, JSON {json_rate:.1f} MB/s, text/JSON {text / json_rate:.2f} (target >= 0.5), load {_load()}"
+    )
+
+
+def _frames(path: Path):
+    from ftdc.logs import read_logs
+
+    return read_logs(path)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def floor(path: Path) -> int:
@@ -220,7 +269,12 @@ def main() -> None:
     parser.add_argument("--gb", type=float, nargs="+", default=[0.25, 1.0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, help="another checkout (the code before a change): its `logs` command alternates")
+    parser.add_argument("--text", action="store_true", help="only legacy text against JSON logs, MB/s each")
     args = parser.parse_args()
+    if args.text:
+        for gigabytes in args.gb:
+            text_against_json(gigabytes, args.rounds)
+        return
     for gigabytes in args.gb:
         measure(build_log(gigabytes), args.rounds, args.against)
     for worst in build_short_slow(max(args.gb)):

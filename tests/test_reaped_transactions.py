@@ -12,7 +12,8 @@ import msgspec
 from hypothesis import example, given, settings
 
 import analysis
-from ftdc.logs.events import expired_holder, text_values, typed_values
+from ftdc.logs import read_logs
+from ftdc.logs.events import expired_holder, typed_values
 from ftdc.logs.json_records import EventAttr
 from samples.families import Incident, Shape, build_reaped, reaped_failures
 from samples.family_strategies import REAPED
@@ -55,7 +56,10 @@ def test_the_reapers_abort_names_its_holder_in_every_log_format():
         f'Aborting transaction with txnNumber 17 on session with lsid {{ id: UUID("{SESSION.upper()}"), uid: BinData(0, ) }} '
         "because it has been running for longer than 'transactionLifetimeLimitSeconds'"
     )
-    kind, *_, text = text_values(legacy)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "mongod.log"
+        path.write_text(f"2019-06-18T11:59:16.516+0100 I  COMMAND  [TransactionReaper] {legacy}\n")
+        [(kind, text)] = read_logs(path).events.select("kind", "text").rows()
     assert kind == "transaction_expired" and expired_holder(text) == (SESSION, 17)
     assert expired_holder("Aborting transaction because it has been running for longer") is None
 

@@ -1,7 +1,7 @@
 """Vectorised finishing of decoded blocks: timestamps, start times, names.
 
-JSON lines come back finished natively but for these; legacy text lines, few
-next to them, are finished here.
+Slow operations come back finished natively but for these, from JSON and
+legacy text lines alike.
 """
 
 import polars as pl
@@ -72,9 +72,9 @@ def drop_implausible_durations(frame: pl.DataFrame, problems: ProblemLog) -> pl.
     return frame.with_columns(duration_ms=pl.when(~bad).then(pl.col("duration_ms")))
 
 
-def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:
-    """Slow ops of JSON lines, finished natively but for `started` and `file`;
-    `t` holds the timestamps in forms the native reader leaves to polars. The
+def finish_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:
+    """Slow ops of JSON or legacy text lines, finished natively but for `started` and
+    `file`; `t` holds the timestamps in forms the native reader leaves to polars. The
     columns of SLOW_OPS_BEFORE_JOINS that `slow` has, in its order."""
     ts = pl.col("ts").cast(UTC_MS)
     if slow["t"].null_count() < slow.height:
@@ -83,38 +83,7 @@ def finish_json_slow_ops(slow: pl.DataFrame, file: str) -> pl.DataFrame:
     return finished.select(c for c in SLOW_OPS_BEFORE_JOINS if c in finished.columns)
 
 
-def finish_slow_ops(raw: pl.DataFrame, file: str) -> pl.DataFrame:
-    """Derived columns of legacy text slow ops (`schema.RAW_SLOW_OPS`); `node`
-    and `client` are added across files later."""
-    is_statement = pl.col("component") == "WRITE"
-    namespace = pl.col("ns").str.splitn(".", 2)
-    return (
-        raw.with_columns(
-            ts=parse_ts(),
-            write_statement=is_statement.fill_null(False),
-            command=pl.col("command_name"),
-            db=namespace.struct.field("field_0"),
-            coll=namespace.struct.field("field_1"),
-            plan_kind=pl.col("plan_summary").str.extract(r"^([A-Z_]+)"),
-            shape=pl.col("legacy_shape"),
-            file=pl.lit(file, pl.String),
-        )
-        .with_columns(started=_started())
-        .select(SLOW_OPS_BEFORE_JOINS)
-    )
-
-
 def finish_events(raw: pl.DataFrame, file: str) -> pl.DataFrame:
     return (
         raw.with_columns(ts=parse_ts(), file=pl.lit(file, pl.String)).with_columns(started=_started()).select(EVENTS_BEFORE_JOINS)
-    )
-
-
-def raw_frame(columns: dict, schema: dict) -> pl.DataFrame:
-    """A frame from column lists; scalar None stands for an all-null column."""
-    height = len(columns["line"])
-    return pl.DataFrame(
-        {name: (columns[name] if columns.get(name) is not None else [None] * height) for name in schema},
-        schema=schema,
-        strict=False,
     )

@@ -1,8 +1,8 @@
 """What kind of event a non-slow-query line is, and its typed values.
 
 JSON lines are classified by message id (docs/log-format.md §5: match on the id,
-never on `msg`); legacy text lines, which have no id, by their text. Both paths
-return the same tuple, in the order of TYPED_COLUMNS.
+never on `msg`); legacy text lines, which have no id, by their text, natively
+(native/src/logs/text_events.rs), into the same columns, TYPED_COLUMNS.
 """
 
 import re
@@ -187,73 +187,3 @@ def ttl_pass(text: str | None) -> tuple[str, str | None, int | None] | None:
         return None
     index, deleted = found.get("index"), found.get("deleted")
     return found["ns"], index if isinstance(index, str) else None, deleted if isinstance(deleted, int) else None
-
-
-# Legacy text events (≤ 4.2), in the order they are tried.
-_TEXT_RULES = [
-    (
-        "connection_accepted",
-        re.compile(r"connection accepted from (?P<remote>\S+) #\d+ \((?P<count>\d+) connections? now open\)"),
-    ),
-    ("connection_ended", re.compile(r"end connection (?P<remote>\S+) \((?P<count>\d+) connections? now open\)")),
-    (
-        "client_metadata",
-        re.compile(
-            r"received client metadata from (?P<remote>\S+) \S+: .*?driver: \{ name: \"(?P<driver>[^\"]*)\", version: \"(?P<driver_version>[^\"]*)\""
-        ),
-    ),
-    ("startup", re.compile(r"(?:MongoDB|MongoS version \S+) starting ?: pid=\d+ port=(?P<port>\d+) .*?host=(?P<host>\S+)")),
-    ("build_info", re.compile(r"^db version v(?P<version>\S+?),?(?: |$)")),
-    ("storage_config", re.compile(r"^wiredtiger_open config: (?P<config>.*)$")),
-    ("state_change", re.compile(r"transition to (?P<new_state>[A-Z]+)(?: from (?P<old_state>[A-Z]+))?")),
-    ("stepdown_requested", re.compile(r"^Attempting to step down in response to replSetStepDown command")),
-    ("stepup_requested", re.compile(r"^Starting an election due to step up request")),
-    ("priority_takeover", re.compile(r"^Starting an election for a priority takeover")),
-    ("catchup_takeover", re.compile(r"^Starting an election for a catchup takeover")),
-    ("new_term_stepdown", re.compile(r"^stepping down from primary, because a new term has begun", re.IGNORECASE)),
-    ("election", re.compile(r"election|stepping down|stepdown", re.IGNORECASE)),
-    ("shutdown", re.compile(r"got signal|Received signal|dbexit|shutdown: going to|Now exiting")),
-    ("log_rotation", re.compile(r"[Ll]og rotation")),
-    (
-        "transaction_expired",
-        re.compile(
-            r"^Aborting transaction with txnNumber \d+ on session with lsid .* because it has been running for longer than "
-            r"'transactionLifetimeLimitSeconds'"
-        ),
-    ),
-    ("slow_transaction", re.compile(r"^transaction parameters:.* (?P<duration>\d+)ms$")),
-    ("slow_network", re.compile(r"DNS resolution .* took (?P<duration>\d+)ms|Slow network")),
-    ("slow_wt_transaction", re.compile(r"Slow WT transaction")),
-]
-_APP_NAME = re.compile(r"application: \{ name: \"([^\"]*)\"")
-
-
-def text_values(text: str) -> tuple:
-    """Typed columns of a legacy text line (everything after the context)."""
-    duration = count = remote = driver = app = new_state = old_state = version = host = None
-    kind = "other"
-    found = checkpoint_kind(text) if ("heckpoint" in text) else None
-    if found is not None:
-        kind, duration = found
-    else:
-        for rule_kind, pattern in _TEXT_RULES:
-            m = pattern.search(text)
-            if m is None:
-                continue
-            kind = rule_kind
-            groups = m.groupdict()
-            remote = groups.get("remote")
-            count = int64(groups["count"]) if groups.get("count") else None
-            duration = int64(groups["duration"]) if groups.get("duration") else None
-            if groups.get("driver"):
-                driver = f"{groups['driver']} {groups['driver_version']}".strip()
-                app_match = _APP_NAME.search(text)
-                app = app_match.group(1) if app_match else None
-            if groups.get("host"):
-                host = f"{groups['host']}:{groups['port']}"
-            version = groups.get("version")
-            new_state, old_state = groups.get("new_state"), groups.get("old_state")
-            # The storage engine's open string is what analyses read thresholds from.
-            text = groups.get("config", text)
-            break
-    return kind, duration, count, remote, driver, app, new_state, old_state, version, host, text

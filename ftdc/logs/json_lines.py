@@ -49,8 +49,8 @@ def decode_block(
     if slow_columns is not None:
         taken = {*slow_columns, *FINISHING}
         chunks = [(rows, [b for b in buffers if b[0] in taken]) for rows, buffers in chunks]
-    slow = columns.drop_unreadable_ts(_frame(block, chunks), problems)
-    evts = columns.drop_unreadable_ts(_frame(block, block.events()), problems)
+    slow = columns.drop_unreadable_ts(native_frame(block, chunks), problems)
+    evts = columns.drop_unreadable_ts(native_frame(block, block.events()), problems)
     return slow, _conform(_with_typed_event_columns(evts, problems), RAW_EVENTS), block.lines
 
 
@@ -59,7 +59,7 @@ def _buffer(owner, address: int, size: int) -> pa.Buffer:
     return pa.foreign_buffer(address, size, base=owner) if size else pa.py_buffer(b"")
 
 
-def _frame(owner, chunks: list) -> pl.DataFrame:
+def native_frame(owner, chunks: list) -> pl.DataFrame:
     """A frame of the native columns (one Arrow chunk per line range), in buffers of its own."""
     return pl.from_arrow(pa.Table.from_batches([_batch(owner, rows, buffers) for rows, buffers in chunks]), rechunk=False)
 

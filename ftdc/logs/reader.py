@@ -3,7 +3,8 @@
 JSON logs are cut into line-aligned blocks. The native decoder parses a block's
 lines on every core with the GIL released, so `workers` threads decoding blocks
 side by side overlap one block's parsing with the polars work on the next.
-Text logs are decoded whole, since ctime years depend on the lines before.
+Text logs are cut into blocks too, decoded one after the other (each on every
+core), since ctime years depend on the lines before.
 Blocks are numbered from line 1 and shifted as results are collected in
 order, so no block waits for the one before it to be counted.
 Joins that need every file (node names, client drivers) come last.
@@ -25,7 +26,7 @@ from . import columns, json_lines, legacy_text, shapes, sources
 from .frames import LogFrames
 from .narrow import EVERYTHING, PLAN_COLUMNS, Commands, Narrowing, longest_runs, narrowed
 from .problems import ProblemLog
-from .schema import EVENTS, PROBLEMS, RAW_EVENTS, RAW_SLOW_OPS, empty
+from .schema import EVENTS, PROBLEMS, RAW_EVENTS, SLOW_OPS, empty
 
 # (file, slow ops, events, problems, lines): one block's results, its lines numbered from 1.
 BlockResult = tuple[str, pl.DataFrame, pl.DataFrame, pl.DataFrame, int]
@@ -45,35 +46,31 @@ def decode_json_block(file: str, data: bytes, end: int, narrow: Narrow = _whole,
     problems = ProblemLog(file)
     slow, evts, lines = json_lines.decode_block(data, end, 1, problems, held)
     slow = columns.drop_implausible_durations(slow, problems)
-    slow = narrow(shapes.with_sort_directions(columns.finish_json_slow_ops(slow, file)))
+    slow = narrow(shapes.with_sort_directions(columns.finish_slow_ops(slow, file)))
     return file, slow, columns.finish_events(evts, file), problems.frame(), lines
 
 
-def decode_text_block(file: str, data: bytes, years: legacy_text.YearTracker, narrow: Narrow = _whole) -> BlockResult:
-    """One block of a legacy text log; JSON lines in it (4.4+ appended after an
+def decode_text_block(file: str, data: bytes, end: int, years: legacy_text.Years, narrow: Narrow = _whole) -> BlockResult:
+    """One block (data[:end]) of a legacy text log; JSON lines in it (4.4+ appended after an
     in-place upgrade) go to the JSON decoder and keep their own line numbers."""
     problem_log = ProblemLog(file)
-    raw_slow, raw_evts = legacy_text.decode_text(data.decode("utf-8", "replace"), problem_log, years)
-    if raw_slow["line"] or raw_evts["line"]:
-        slow = columns.finish_slow_ops(
-            columns.drop_implausible_durations(columns.raw_frame(raw_slow, RAW_SLOW_OPS), problem_log), file
-        )
-        evts = columns.finish_events(columns.raw_frame(raw_evts, RAW_EVENTS), file)
+    slow, evts, lines, json_at = legacy_text.decode_block(data, end, problem_log, years)
+    if slow.height or evts.height:
+        slow = columns.finish_slow_ops(columns.drop_implausible_durations(slow, problem_log), file)
+        evts = columns.finish_events(evts, file)
     else:  # no log line: a file of junk costs its problems, not a dozen polars steps (20,000 of them took 88 s)
         slow, evts = _no_slow_ops(), _no_events()
     problems = problem_log.frame()
-    lines = data.split(b"\n")
-    json_at = pl.Series("line", [n for n, line in enumerate(lines, 1) if line.lstrip().startswith(b"{")], dtype=pl.Int64)
-    if len(json_at):
-        block = b"\n".join(lines[n - 1] for n in json_at)
+    if json_at:
+        block = b"\n".join(data[start:stop] for _, start, stop in json_at)
         _, json_slow, json_evts, json_problems, _ = decode_json_block(file, block, len(block))
-        original = pl.lit(json_at).gather(pl.col("line") - 1)
+        original = pl.lit(pl.Series("line", [n for n, _, _ in json_at], dtype=pl.Int64)).gather(pl.col("line") - 1)
         by_line = lambda frames: pl.concat(frames, how="vertical_relaxed").sort("line", nulls_last=True)  # noqa: E731
         slow = by_line([slow, json_slow.with_columns(original)])
         evts = by_line([evts, json_evts.with_columns(original)])
         problems = by_line([problems, json_problems.with_columns(original)])
     slow = narrow(shapes.with_sort_directions(slow) if slow.height else slow)
-    return file, slow, evts, problems, len(lines) - (not data or data.endswith(b"\n"))
+    return file, slow, evts, problems, lines
 
 
 class _LineNumbers:
@@ -240,9 +237,9 @@ def _decoder(source: sources.LogSource, block: bytes, end: int, executor, narrow
     """How this source's blocks decode, told from its first block."""
     if sources.is_json_log(block[: min(end, 65536)]):
         return lambda block, end: executor.submit(decode_json_block, source.name, block, end, narrow, held)
-    # Text blocks decode in order here: ctime years carry from block to block.
-    years = legacy_text.YearTracker(sources.year_of(source))
-    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block[:end], years, narrow)
+    # Text blocks decode in order here (each on every core): ctime years carry from block to block.
+    years = legacy_text.Years(sources.year_of(source))
+    return lambda block, end: _InProcess().submit(decode_text_block, source.name, block, end, years, narrow)
 
 
 def _skipped_line(file: str, line: sources.LongLine, narrow: Narrow) -> BlockResult:
@@ -257,7 +254,7 @@ def _only_problems(problems: ProblemLog, narrow: Narrow) -> BlockResult:
 
 @functools.cache
 def _no_slow_ops() -> pl.DataFrame:
-    return columns.finish_slow_ops(empty(RAW_SLOW_OPS), "")
+    return empty({name: SLOW_OPS[name] for name in columns.SLOW_OPS_BEFORE_JOINS})
 
 
 @functools.cache

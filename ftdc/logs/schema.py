@@ -9,16 +9,6 @@ from ftdc.logs.events import TYPED_COLUMNS
 
 UTC_MS = pl.Datetime("ms", "UTC")
 
-# Columns the legacy text decoder fills line by line, before the vectorised
-# finishing step (`columns.finish_slow_ops`) derives the rest; JSON lines come
-# back finished natively. `t` is the timestamp text as written (any offset form).
-RAW_SLOW_OPS_ONLY = {
-    "t": pl.String,
-    # The command name and the shape computed from shell syntax.
-    "command_name": pl.String,
-    "legacy_shape": pl.String,
-}
-
 SLOW_OPS = {
     "ts": UTC_MS,
     "started": UTC_MS,
@@ -76,61 +66,9 @@ SLOW_OPS = {
 }
 
 
-# Raw slow-op columns in the order the text decoder fills them: its own
-# (RAW_SLOW_OPS_ONLY) and, with their final dtypes, ones SLOW_OPS has.
 def _raw(own: dict, final: dict, names: tuple) -> dict:
     """Raw columns `names`, in order: dtypes from `own`, else from the final schema."""
     return {name: own.get(name) or final[name] for name in names}
-
-
-RAW_SLOW_OPS = _raw(
-    RAW_SLOW_OPS_ONLY,
-    SLOW_OPS,
-    (
-        "t",
-        "component",
-        "connection",
-        "op_type",
-        "ns",
-        "app_name",
-        "command_json",
-        "originating_command_json",
-        "command_name",
-        "legacy_shape",
-        "plan_summary",
-        "keys_examined",
-        "docs_examined",
-        "nreturned",
-        "num_yields",
-        "query_hash",
-        "plan_cache_key",
-        "query_shape_hash",
-        "ok",
-        "err_name",
-        "err_code",
-        "reslen",
-        "write_conflicts",
-        "lock_wait_micros",
-        "flow_control_micros",
-        "cache_wait_micros",
-        "schema_lock_wait_micros",
-        "handle_lock_wait_micros",
-        "bytes_read",
-        "read_micros",
-        "bytes_written",
-        "write_micros",
-        "execution_queued_micros",
-        "execution_admissions",
-        "ingress_queued_micros",
-        "working_ms",
-        "cpu_nanos",
-        "remote",
-        "duration_ms",
-        "truncated",
-        "truncated_size",
-        "line",
-    ),
-)
 
 
 EVENTS = {

@@ -42,6 +42,9 @@ fn table_buffers(table: &Table) -> (usize, Vec<ColumnBuffers>) {
 #[pyclass(module = "ftdc._native", frozen)]
 struct LogBlock {
     block: logs::Block,
+    /// What a text block leaves to the caller (`TextBlock`); none for a JSON block.
+    json_lines: Vec<(i64, usize, usize)>,
+    years: Option<logs::Years>,
 }
 
 #[pymethods]
@@ -68,6 +71,19 @@ impl LogBlock {
         self.block.problems.iter().map(|p| (p.line, p.reason.clone(), p.text.clone())).collect()
     }
 
+    /// `(line, start, end)` of each JSON line in a text block, for the JSON decoder.
+    #[getter]
+    fn json_lines(&self) -> Vec<(i64, usize, usize)> {
+        self.json_lines.clone()
+    }
+
+    /// `(year, month)` of the last ctime stamp of a text block and those before it,
+    /// for `decode_text_log_block` of the file's next block.
+    #[getter]
+    fn years(&self) -> Option<(Option<i64>, u32)> {
+        self.years.map(|y| (y.year, y.month))
+    }
+
     /// Problems past `MAX_LISTED_PROBLEMS`, counted and not listed.
     #[getter]
     fn unlisted(&self) -> u64 {
@@ -81,7 +97,29 @@ impl LogBlock {
 #[pyfunction]
 fn decode_log_block(py: Python<'_>, data: &[u8], end: usize, first_line: i64, attr_ids: Vec<i64>) -> LogBlock {
     let data = &data[..end.min(data.len())];
-    LogBlock { block: py.detach(|| logs::decode_block(data, first_line, &attr_ids)) }
+    LogBlock { block: py.detach(|| logs::decode_block(data, first_line, &attr_ids)), json_lines: Vec::new(), years: None }
+}
+
+/// Decodes the legacy text log lines of data[:end], numbered from `first_line`.
+/// `year_hint` is the file's modification year and `years` what the file's block
+/// before left (`LogBlock.years`), for the years of ctime stamps.
+#[pyfunction]
+#[pyo3(signature = (data, end, first_line, year_hint, years=None))]
+fn decode_text_log_block(
+    py: Python<'_>,
+    data: &[u8],
+    end: usize,
+    first_line: i64,
+    year_hint: i64,
+    years: Option<(Option<i64>, u32)>,
+) -> LogBlock {
+    let data = &data[..end.min(data.len())];
+    let years = match years {
+        Some((year, month)) => logs::Years { hint: year_hint, year, month },
+        None => logs::Years::new(year_hint),
+    };
+    let text = py.detach(|| logs::decode_text_block(data, first_line, years));
+    LogBlock { block: text.block, json_lines: text.json_lines, years: Some(text.years) }
 }
 
 /// The query shape of a command given as JSON text (and of the command a
@@ -99,6 +137,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_LISTED_PROBLEMS", logs::MAX_LISTED_PROBLEMS)?;
     m.add_class::<LogBlock>()?;
     m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_text_log_block, m)?)?;
     m.add_function(wrap_pyfunction!(query_shape, m)?)?;
     Ok(())
 }

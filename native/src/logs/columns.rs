@@ -17,6 +17,11 @@ impl Ints {
         self.values.push(v.unwrap_or(0));
         self.valid.push(v.is_some());
     }
+    /// Row `row`'s value, set after the row was pushed.
+    pub(super) fn set(&mut self, row: usize, v: Option<i64>) {
+        self.values[row] = v.unwrap_or(0);
+        self.valid[row] = v.is_some();
+    }
     fn finish(self) -> Column {
         Column::Int { validity: bitmap(&self.valid), values: self.values }
     }
@@ -92,6 +97,14 @@ impl Strs {
         view[12..].copy_from_slice(&(buffer.len() as u32).to_le_bytes());
         buffer.extend_from_slice(s);
         u128::from_le_bytes(view)
+    }
+
+    /// Row `row`'s string, set after the row was pushed (its bytes are stored again).
+    pub(super) fn set(&mut self, row: usize, v: &str) {
+        if v.len() <= MAX_VIEW_BYTES {
+            self.views[row] = self.view_of(v.as_bytes());
+            self.valid[row] = true;
+        }
     }
 
     fn finish(self) -> Column {
@@ -175,6 +188,16 @@ table!(
 table!(
     /// Every other line; `attr` is the attributes' JSON text for the ids asked for.
     EventColumns { t: Strs, severity: Strs, component: Strs, id: Ints, ctx: Strs, msg: Strs, attr: Strs, line: Ints }
+);
+
+table!(
+    /// Legacy text lines other than slow operations: the envelope and the typed
+    /// columns (`events.TYPED_COLUMNS`); `id` is always null.
+    TextEventColumns {
+        t: Strs, severity: Strs, component: Strs, id: Ints, ctx: Strs, msg: Strs,
+        kind: Strs, duration_ms: Ints, connection_count: Ints, remote: Strs, driver: Strs, app_name: Strs,
+        new_state: Strs, old_state: Strs, version: Strs, host: Strs, text: Strs, line: Ints,
+    }
 );
 
 #[cfg(test)]

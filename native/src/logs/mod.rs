@@ -23,8 +23,12 @@ use rayon::prelude::*;
 
 mod columns;
 mod line;
+mod pystr;
 mod rows;
 mod shape;
+mod shell;
+mod text;
+mod text_events;
 
 pub use columns::{Bools, Column, EventColumns, Ints, SlowColumns, Strs, Table};
 pub use line::{
@@ -32,6 +36,7 @@ pub use line::{
 };
 pub use rows::utc_millis;
 pub use shape::query_shape;
+pub use text::{decode_text_block, TextBlock, Years};
 
 use line::{decode_line, timestamp, without_duplicate_keys, Decoded, Failure};
 use rows::Interned;
@@ -218,7 +223,7 @@ mod tests {
     const SLOW: &str = r#"{"t":{"$date":"2024-01-02T03:04:05.678+01:00"},"s":"I",  "c":"COMMAND",  "id":51803,   "ctx":"conn7","msg":"Slow query","attr":{"type":"command","ns":"db.c","appName":"app","command":{"find":"c","filter":{"a":1}},"planSummary":"COLLSCAN","keysExamined":0,"docsExamined":10,"nreturned":1,"queryHash":"ABC","planCacheKey":"DEF","ok":1,"reslen":100,"locks":{"Global":{"acquireCount":{"r":1},"timeAcquiringMicros":{"r":12,"w":3}},"Database":{"timeAcquiringMicros":{"r":5}}},"flowControl":{"acquireCount":1,"timeAcquiringMicros":7},"storage":{"data":{"bytesRead":100,"timeReadingMicros":20},"timeWaitingMicros":{"cache":9}},"protocol":"op_msg","durationMillis":40}}"#;
     const EVENT: &str = r#"{"t":{"$date":"2024-01-02T02:00:00.000Z"},"s":"I","c":"NETWORK","id":22943,"ctx":"listener","msg":"Connection accepted","attr":{"remote":"1.2.3.4:5","connectionCount":3}}"#;
 
-    fn column<'t>(table: &'t Table, name: &str) -> &'t Column {
+    pub(super) fn column<'t>(table: &'t Table, name: &str) -> &'t Column {
         &table.columns.iter().find(|(n, _)| *n == name).unwrap().1
     }
 
@@ -226,7 +231,7 @@ mod tests {
         validity.as_ref().is_none_or(|bits| bits[i / 8] & (1 << (i % 8)) != 0)
     }
 
-    fn ints(tables: &[Table], name: &str) -> Vec<Option<i64>> {
+    pub(super) fn ints(tables: &[Table], name: &str) -> Vec<Option<i64>> {
         let mut out = Vec::new();
         for table in tables {
             let Column::Int { values, validity } = column(table, name) else { panic!("{name} is not int64") };
@@ -235,7 +240,7 @@ mod tests {
         out
     }
 
-    fn strs(tables: &[Table], name: &str) -> Vec<Option<String>> {
+    pub(super) fn strs(tables: &[Table], name: &str) -> Vec<Option<String>> {
         let mut out = Vec::new();
         for table in tables {
             let Column::Str { views, buffers, validity } = column(table, name) else { panic!("{name} is not a string") };
@@ -251,7 +256,7 @@ mod tests {
         out
     }
 
-    fn bools(tables: &[Table], name: &str) -> Vec<Option<bool>> {
+    pub(super) fn bools(tables: &[Table], name: &str) -> Vec<Option<bool>> {
         let mut out = Vec::new();
         for table in tables {
             let Column::Bool { bits, validity } = column(table, name) else { panic!("{name} is not bool") };
@@ -260,7 +265,7 @@ mod tests {
         out
     }
 
-    fn rows(tables: &[Table]) -> usize {
+    pub(super) fn rows(tables: &[Table]) -> usize {
         tables.iter().map(|t| t.rows).sum()
     }
 
@@ -268,7 +273,7 @@ mod tests {
         block.problems.iter().map(|p| (p.line, p.reason.as_str())).collect()
     }
 
-    fn one(s: &str) -> Option<String> {
+    pub(super) fn one(s: &str) -> Option<String> {
         Some(s.to_string())
     }
 

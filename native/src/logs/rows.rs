@@ -78,7 +78,7 @@ fn first_key(command: &str) -> Option<&str> {
 }
 
 /// Commands on one collection that mongod logs against `<db>.$cmd`.
-const COLLECTION_COMMANDS: [&str; 5] = ["insert", "update", "delete", "findAndModify", "findandmodify"];
+pub(super) const COLLECTION_COMMANDS: [&str; 5] = ["insert", "update", "delete", "findAndModify", "findandmodify"];
 
 /// The collection a write command names: its first value, when that is a plain string
 /// (`{"update":"orders",...}` -> `orders`; escapes are not decoded, so such names are left alone).
@@ -108,13 +108,13 @@ fn operation_ns<'a>(ns: Option<&'a str>, name: Option<&str>, command: Option<&'a
 }
 
 /// The plan kind: the leading `[A-Z_]+` of the plan summary (`IXSCAN { a: 1 }`).
-fn plan_kind(summary: &str) -> Option<&str> {
+pub(super) fn plan_kind(summary: &str) -> Option<&str> {
     let end = summary.bytes().position(|b| !(b.is_ascii_uppercase() || b == b'_')).unwrap_or(summary.len());
     (end > 0).then(|| &summary[..end])
 }
 
 /// `db` and `coll` of a namespace: split at the first dot, as polars' `splitn(".", 2)`.
-fn db_and_coll(ns: Option<&str>) -> (Option<&str>, Option<&str>) {
+pub(super) fn db_and_coll(ns: Option<&str>) -> (Option<&str>, Option<&str>) {
     match ns.map(|ns| ns.split_once('.').ok_or(ns)) {
         None => (None, None),
         Some(Ok((db, coll))) => (Some(db), Some(coll)),

@@ -79,6 +79,16 @@ pub fn query_shape(command: &str, originating: Option<&str>) -> Option<String> {
         _ => None,
     };
     let parts = query_parts(&command, originating)?;
+    Some(written(&parts))
+}
+
+/// Shape of a command document read already (a legacy text line's, `shell.rs`).
+pub fn shape_of_document(command: &Map<String, Value>) -> Option<String> {
+    query_parts(command, None).map(|parts| written(&parts))
+}
+
+/// The shape text of a command's query parts.
+fn written(parts: &[(&str, &Value)]) -> String {
     let mut out = String::new();
     out.push('{');
     for (i, (key, value)) in parts.iter().enumerate() {
@@ -95,7 +105,7 @@ pub fn query_shape(command: &str, originating: Option<&str>) -> Option<String> {
         }
     }
     out.push('}');
-    Some(out)
+    out
 }
 
 /// The query-defining parts of a command document, or None if it has none.
