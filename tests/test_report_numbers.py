@@ -577,3 +577,12 @@ def test_the_dirty_peak_is_quoted_with_one_precision_everywhere(analyzed, render
                 if finer.rstrip("0").rstrip(".") != said.rstrip("0").rstrip("."):
                     for fmt in (".md", ".html", "terminal"):
                         assert finer not in rendered[fmt], (name, fmt, finer)
+
+
+def test_no_oplog_window_is_negative_on_the_real_80_capture(ftdc_samples):
+    """The 8.0 sample's latestOptime reads 0 throughout while its earliest does not: no window, never a negative one
+    (it was -482,000 h)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        node = analysis.analyze(ftdc_samples / "mongod-8.0-chunk" / "metric-2025-03-12_15-58-06.0_+00-00-00.bson")
+    assert node.series["oplog_window_h"].drop_nulls().len() == 0

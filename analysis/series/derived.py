@@ -594,8 +594,11 @@ COLUMNS: tuple[Column, ...] = (
         "h",
         "time between the oplog's earliest and latest entries (serverStatus.oplog's optimes)",
         ("oplog.first", "oplog.last"),
-        # An empty oplog reports a null optime (0 s): no window, not one reaching back to 1970.
-        lambda: pl.when(pl.col("oplog.first") > 0).then((pl.col("oplog.last") - pl.col("oplog.first")) / 3600.0),
+        # An empty oplog reports a null optime (0 s): no window, not one reaching back to 1970; nor is one whose
+        # latest entry reads before its earliest (the 8.0 sample's latestOptime reads 0 throughout: no negative window).
+        lambda: pl.when((pl.col("oplog.first") > 0) & (pl.col("oplog.last") >= pl.col("oplog.first"))).then(
+            (pl.col("oplog.last") - pl.col("oplog.first")) / 3600.0
+        ),
     ),
     *ROLE_CHANGE_COLUMNS,
 )

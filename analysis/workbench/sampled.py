@@ -70,8 +70,8 @@ def sampled(frame: pl.DataFrame, resolved: Resolved) -> Sampled:
     first, last = _column(frame, resolved, "oplog.first"), _column(frame, resolved, "oplog.last")
     window = None
     if first is not None and last is not None:
-        # An empty oplog reports a null optime (0 s): no window, as the derived oplog_window_h reads it; nor is one
-        # whose latest entry reads before its earliest (the 8.0 sample's latestOptime reads 0 throughout).
+        # As the derived oplog_window_h reads them: an empty oplog's null optime (0 s) is no window, nor is one whose
+        # latest entry reads before its earliest (the 8.0 sample's latestOptime reads 0 throughout).
         hours = pl.select(pl.when((first > 0) & (last >= first)).then((last - first) / 3600.0)).to_series().drop_nulls()
         window = float(hours.min()) if hours.len() else None  # type: ignore[arg-type]
     current, available = _column(frame, resolved, "conn.current"), _column(frame, resolved, "conn.available")
