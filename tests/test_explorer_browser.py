@@ -151,3 +151,27 @@ def test_names_from_the_input_show_as_text(chromium, tmp_path):
     assert [p["metric"] for p in state["panels"]] == [name] and state["scripts"] == 3
     assert heading == [f"ftdc-analyze explorer: {CRAFTED}"] * 2 + [name]
     assert dialogs == [] and errors == [], errors
+
+
+def wheel(browser: Chromium, x: float, y: float, delta: float, ctrl: bool = False) -> None:
+    browser.call("Input.dispatchMouseEvent", type="mouseWheel", x=x, y=y, deltaX=0, deltaY=delta, modifiers=2 if ctrl else 0)
+
+
+def test_the_wheel_scrolls_the_page_and_zooms_with_ctrl(chromium, demo_page):
+    """A report read down past its explorer must not stick there: the wheel scrolls; Ctrl + wheel zooms."""
+    path, _ = demo_page
+    with Chromium(chromium, width=1400, height=700) as browser:
+        browser.open(path.as_uri())
+        browser.evaluate("document.querySelector('.u-over').scrollIntoView({block: 'center'})")
+        before, scrolled = browser.evaluate(STATE), browser.evaluate("window.scrollY")
+        over = box(browser, ".u-over")
+        x, y = over["left"] + over["width"] / 2, over["top"] + over["height"] / 2
+        wheel(browser, x, y, 300)
+        browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        after = browser.evaluate(STATE)
+        assert browser.evaluate("window.scrollY") > scrolled and (after["min"], after["max"]) == (before["min"], before["max"])
+        browser.evaluate("document.querySelector('.u-over').scrollIntoView({block: 'center'})")
+        over = box(browser, ".u-over")
+        wheel(browser, over["left"] + over["width"] / 2, over["top"] + over["height"] / 2, -120, ctrl=True)
+        zoomed = browser.evaluate(STATE)
+        assert zoomed["max"] - zoomed["min"] < 0.9 * (before["max"] - before["min"])

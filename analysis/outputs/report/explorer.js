@@ -1,6 +1,6 @@
 /* The metric explorer (the report embeds this file, uPlot and the data beside it).
  * Every <section class="explorer"> of the page: find a metric by name, add it as a panel; every
- * panel of a section shares one time axis (drag to zoom, wheel to zoom, buttons to pan, double-click
+ * panel of a section shares one time axis (drag to zoom, Ctrl + wheel to zoom, buttons to pan, double-click
  * or "whole range" to reset); the node's incidents are shaded and its checkpoints are the strip
  * along the bottom. Names and titles come from the input: they only ever reach the page as text.
  */
@@ -137,7 +137,10 @@
       };
       const plot = new uPlot(options, [x, levels(series)], node);
       panels.set(name, {plot, node});
+      // The wheel scrolls the page (a report read down past its explorer must not stick there); with Ctrl (or ⌘,
+      // or a trackpad's pinch, which browsers send as Ctrl + wheel) it zooms about the pointer.
       plot.over.addEventListener("wheel", event => {
+        if (!event.ctrlKey && !event.metaKey) return;
         event.preventDefault();
         const box = plot.over.getBoundingClientRect();
         zoom(event.deltaY < 0 ? 0.7 : 1 / 0.7, plot.posToVal(event.clientX - box.left, "x"));
