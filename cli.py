@@ -235,11 +235,7 @@ def summary(
             if report.suffix.lower() not in REPORT_FORMATS:
                 raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
         found = _gathered(paths)
-        if not found.ftdc:
-            raise ftdc.FTDCError(
-                f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
-                + ("; these are mongod logs: use `ftdc-analyze logs`" if found.logs else "")
-            )
+        found.nodes(paths)
         given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
         logs, beside = _logs_to_read(found, given, no_log, start, end)
         with progress_bar("{task.description}") as bar:
@@ -348,9 +344,7 @@ def export(
         err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors(writing=dataset if dataset is not None else out_file):
-        nodes = _gathered(paths).ftdc
-        if not nodes:
-            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        nodes = _gathered(paths).nodes(paths)
         if out_file is not None and len(nodes) > 1:
             raise ftdc.FTDCError(f"{len(nodes)} nodes found; --out writes one node's samples: use --dataset DIR for several")
         with progress_bar("exporting") as bar:
@@ -400,12 +394,8 @@ def explore(
         if out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
         found = _gathered([path])
-        if len(found.ftdc) != 1:
-            raise ftdc.FTDCError(
-                f"{path}: no FTDC (diagnostic.data) in it"
-                if not found.ftdc
-                else f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time"
-            )
+        if len(found.nodes([path])) != 1:
+            raise ftdc.FTDCError(f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
         logs, beside = _logs_to_read(found, log or [], no_log, start, end)
         with progress_bar("{task.description}") as bar:
             task = bar.add_task("reading", total=len(STAGES) + 1)
@@ -460,9 +450,7 @@ def fleet(
         raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
         found_inputs = _gathered(paths)
-        nodes = found_inputs.ftdc
-        if not nodes:
-            raise ftdc.FTDCError(f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it")
+        nodes = found_inputs.nodes(paths)
         # As the summary finds them: logs given or inside the inputs, else those beside each diagnostic.data.
         logs = [*found_inputs.logs, *(log or [])]
         beside = [] if logs else logs_beside(nodes)

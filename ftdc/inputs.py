@@ -22,6 +22,7 @@ import tempfile
 import warnings
 import zipfile
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -49,6 +50,16 @@ class Inputs:
 
     ftdc: list[Path] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
+
+    def nodes(self, paths: Sequence[str | os.PathLike]) -> list[Path]:
+        """The FTDC found; none is the one error every command gives, naming the paths (and the command for
+        logs when logs were all there was)."""
+        if not self.ftdc:
+            raise FTDCError(
+                f"{', '.join(map(str, paths))}: no FTDC (diagnostic.data) in it"
+                + ("; these are mongod logs: use `ftdc-analyze logs`" if self.logs else "")
+            )
+        return self.ftdc
 
 
 _SPECIAL = (

@@ -150,3 +150,27 @@ def test_the_same_node_given_twice_is_read_once(tmp_path):
     run = _cli(folder, archive, tmp_path / "node", "--no-log", "--json")
     assert run.returncode == 0 and run.stderr == "", run.stderr
     assert len(json.loads(run.stdout)["nodes"]) == 1
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["export", "--out", "x.parquet"],
+        ["export", "--dataset", "ds"],
+        ["explore", "--out", "x.html"],
+        ["fleet", "--out", "f"],
+    ],
+    ids=["summary", "export-out", "export-dataset", "explore", "fleet"],
+)
+def test_every_command_says_no_ftdc_alike_and_points_logs_to_the_logs_command(tmp_path, command):
+    """One error, written once (`Inputs.nodes`): the paths named, and `ftdc-analyze logs` when logs were all there was."""
+    folder = tmp_path / "logs-only"
+    folder.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "samples" / "mongod.log", folder / "mongod.log")
+    args = [*command[:1], str(folder), *command[1:]]
+    result = subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: {folder}: no FTDC (diagnostic.data) in it; these are mongod logs: use `ftdc-analyze logs`"
+    )
