@@ -20,6 +20,8 @@ Number = float  # an int when whole (`4`, not `4.0`)
 
 
 class _Shape(Struct, forbid_unknown_fields=True):
+    # Each struct's docstring is its schema's description: one line each, as msgspec 0.22 and 0.23 carry a
+    # docstring's continuation lines into the schema differently (docs/report-schema.json must not depend on it).
     pass
 
 
@@ -268,8 +270,7 @@ class AuditItem(_Shape):
 
 
 class NodeReport(_Shape):
-    """One node: what it is and holds, its incidents and findings, and its workbench (the log's
-    tables are null without a log)."""
+    """One node: what it is and holds, its incidents, findings and workbench (no log: its tables null)."""
 
     name: str
     headlines: list[str]
