@@ -115,6 +115,38 @@ def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
     assert dropped > 40 and held - compacted >= 0.8 * dropped, (held, compacted, dropped)
 
 
+def test_memory_goes_back_before_the_joins_of_large_input_only(tmp_path, sample_lines, monkeypatch):
+    """A full collection costs more than reading a small log (fleet and `logs` read many):
+    read_logs releases freed memory only from RELEASE_FROM_BYTES of input, and the frames are
+    the same either way."""
+    import ftdc.logs.reader as reader
+
+    released = []
+    monkeypatch.setattr(reader, "release_free_memory", lambda: released.append(True))
+    log = tmp_path / "mongod.log"
+    log.write_bytes(b"\n".join(sample_lines[:200]) + b"\n")
+    small = read_logs(log)
+    assert released == []
+    monkeypatch.setattr(reader, "RELEASE_FROM_BYTES", log.stat().st_size)
+    large = read_logs(log)
+    assert released == [True]
+    assert small.slow_ops.equals(large.slow_ops) and small.events.equals(large.events)
+
+
+def test_the_c_library_is_looked_up_once(monkeypatch):
+    import ctypes.util
+
+    from ftdc import memory
+
+    memory._malloc_trim.cache_clear()
+    looked = []
+    real = ctypes.util.find_library
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: looked.append(name) or real(name))
+    memory.release_free_memory()
+    memory.release_free_memory()
+    assert len(looked) <= 1
+
+
 def test_write_lines_count_unless_their_batch_logged_itself(tmp_path):
     """A WRITE line repeats the COMMAND line of its batch (same connection and collection, logged
     after it, begun before it ended); one no command line covers is an operation of its own."""
