@@ -124,7 +124,7 @@ def test_memory_goes_back_before_the_joins_of_large_input_only(tmp_path, sample_
     released = []
     monkeypatch.setattr(reader, "release_free_memory", lambda: released.append(True))
     log = tmp_path / "mongod.log"
-    log.write_bytes(b"\n".join(sample_lines[:200]) + b"\n")
+    log.write_bytes(b"".join(sample_lines[:200]))
     small = read_logs(log)
     assert released == []
     monkeypatch.setattr(reader, "RELEASE_FROM_BYTES", log.stat().st_size)
