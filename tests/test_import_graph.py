@@ -7,6 +7,7 @@ available lazily (`ftdc.lazy`) imports nothing at load and is no edge."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,61 @@ def test_no_import_cycle_in_analysis_or_ftdc():
     knots = cycles(edges)
     described = ["; ".join(f"{m} -> {', '.join(sorted(edges[m] & set(knot)))}" for m in knot) for knot in knots]
     assert not knots, "import cycles:\n" + "\n".join(described)
+
+
+# --- the native core: its top-level modules (a file `src/x.rs` or a folder `src/x/`) ---
+
+NATIVE = ROOT / "native" / "src"
+_RUST_PATH = re.compile(r"\b(crate|super)::(\{[^}]*\}|\w+)")
+
+
+def native_graph(src: Path = NATIVE) -> dict[str, set[str]]:
+    """Which top-level modules of the crate each one names (`crate::x`, `super::x` from a top-level
+    file, `crate::{x, y}`), outside comments and its `#[cfg(test)]` tests. A folder's files are one
+    module: a parent and its children are read together in Rust, and a knot between two top-level
+    modules is what makes the crate hard to follow."""
+    top = {(p.parent.name if p.parent != src else p.stem) for p in src.rglob("*.rs")} - {"lib"}
+    edges: dict[str, set[str]] = {name: set() for name in top}
+    for path in src.rglob("*.rs"):
+        module = path.parent.relative_to(src).parts[0] if path.parent != src else path.stem
+        if module == "lib":
+            continue
+        text = re.sub(r"//.*", "", path.read_text()).split("#[cfg(test)]")[0]
+        for base, named in _RUST_PATH.findall(text):
+            if base == "super" and path.parent != src:
+                continue  # a child naming its parent's items: the same module
+            edges[module] |= ({w for w in re.findall(r"\w+", named)} & top) - {module}
+    return edges
+
+
+def test_the_native_graph_sees_each_kind_of_path():
+    edges = native_graph()
+    assert {"chunk", "file"} <= edges["catalog"] and "file" in edges["decode"]  # `use crate::x::...` from a folder too
+    assert "logs" in edges["python_logs"]
+
+
+def test_no_module_cycle_in_the_native_core():
+    """docs/internals.md states this count (0)."""
+    edges = native_graph()
+    assert cycles(edges) == []
+
+
+def test_the_decoder_and_the_numeric_kernels_do_not_use_each_other():
+    edges = native_graph()
+    decoder, kernels = {"decode", "catalog", "file", "chunk", "varint", "metrics", "reference"}, {"rolling", "extremes"}
+    assert all(not edges[k] & decoder for k in kernels) and all(not edges[d] & kernels for d in decoder)
+
+
+def test_a_native_knot_is_seen(tmp_path):
+    (tmp_path / "a.rs").write_text("use crate::b::thing; // crate::c\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "mod.rs").write_text("mod inner;\nuse crate::{a, c};\n#[cfg(test)]\nmod tests { use crate::d; }\n")
+    (tmp_path / "b" / "inner.rs").write_text("use super::x;\n")
+    (tmp_path / "c.rs").write_text("")
+    (tmp_path / "d.rs").write_text("")
+    (tmp_path / "lib.rs").write_text("pub mod a;\n")
+    assert native_graph(tmp_path) == {"a": {"b"}, "b": {"a", "c"}, "c": set(), "d": set()}
+    assert cycles(native_graph(tmp_path)) == [["a", "b"]]
 
 
 # The stages, lowest first (docs/internals.md "The layers"): a module imports its own layer and those below, never one

@@ -12,8 +12,7 @@ use rayon::prelude::*;
 
 use crate::cache::FingerprintCache;
 use crate::chunk::inflate;
-use crate::decode::{documents_of, Source};
-use crate::file::{Document, TYPE_METRIC_CHUNK};
+use crate::file::{documents_of, Document, Source, TYPE_METRIC_CHUNK};
 use crate::metrics::{metric_names, KIND_DATE};
 use crate::reference::open_reference;
 use crate::varint::{DeltaReader, VarintError};

@@ -32,6 +32,14 @@ pub struct Problem {
     pub message: String,
 }
 
+/// One input file, already read into memory.
+pub struct Source {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// `metrics.interim`: its samples yield to archived copies.
+    pub interim: bool,
+}
+
 /// Every document mongod writes starts with `_id` as a Date.
 const ID_ELEMENT: &[u8] = b"\x09_id\x00";
 
@@ -107,6 +115,27 @@ fn parse_envelope(buf: &[u8], offset: usize, len: usize) -> Result<Document, Str
         return Err("metric chunk has no binary `data` field".into());
     }
     Ok(doc)
+}
+
+/// The documents of every source, and a problem line for each damaged
+/// region, unknown document type or empty file ("file: offset N: message").
+pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
+    let mut problems = Vec::new();
+    let docs = sources
+        .iter()
+        .map(|s| {
+            let (docs, file_problems) = read_documents(&s.bytes);
+            if docs.is_empty() && file_problems.is_empty() {
+                problems.push(format!("{}: empty file, no FTDC documents", s.name));
+            }
+            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
+            for d in docs.iter().filter(|d| ![TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA].contains(&d.doc_type)) {
+                problems.push(format!("{}: offset {}: document of unknown type {} skipped", s.name, d.offset, d.doc_type));
+            }
+            docs
+        })
+        .collect();
+    (docs, problems)
 }
 
 #[cfg(test)]

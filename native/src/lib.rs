@@ -27,6 +27,8 @@ pub mod varint;
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
+mod python_bytes;
+#[cfg(feature = "python")]
 mod python_encode;
 #[cfg(feature = "python")]
 mod python_logs;

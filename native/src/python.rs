@@ -11,8 +11,10 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
-use crate::decode::{self, Options, Source};
+use crate::decode::{self, Options};
 use crate::extremes;
+use crate::file::Source;
+use crate::python_bytes::le_bytes;
 use crate::rolling;
 use crate::select::Selection;
 
@@ -324,17 +326,6 @@ fn run_extremes<'py>(
     let matrix =
         |columns: &[Vec<f64>]| le_bytes(py, size, (0..starts.len()).flat_map(|run| columns.iter().map(move |c| c[run].to_le_bytes())));
     Ok((matrix(&lows)?, matrix(&highs)?))
-}
-
-/// `size` values' little-endian bytes written straight into a new Python bytes object (byte by byte through an
-/// iterator they cost more than the work that made them).
-pub(crate) fn le_bytes<const N: usize>(py: Python<'_>, size: usize, values: impl Iterator<Item = [u8; N]>) -> PyResult<Bound<'_, PyBytes>> {
-    PyBytes::new_with(py, size * N, |buffer| {
-        for (slot, value) in buffer.chunks_exact_mut(N).zip(values) {
-            slot.copy_from_slice(&value);
-        }
-        Ok(())
-    })
 }
 
 #[pymodule]

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::encode;
-use crate::python::le_bytes;
+use crate::python_bytes::le_bytes;
 
 fn invalid(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())

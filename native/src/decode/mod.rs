@@ -20,18 +20,10 @@ use rayon::prelude::*;
 
 use crate::arena::Arena;
 use crate::catalog::{assemble, metric_chunks, peek, Catalog, NamesCache, Seen};
-use crate::file::{read_documents, Document, TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA};
+use crate::file::{documents_of, Document, Source};
 use crate::select::Selection;
 
 pub use prepare::Budget;
-
-/// One input file, already read into memory.
-pub struct Source {
-    pub name: String,
-    pub bytes: Vec<u8>,
-    /// `metrics.interim`: its samples yield to archived copies.
-    pub interim: bool,
-}
 
 pub struct Options {
     pub selection: Selection,
@@ -89,27 +81,6 @@ pub struct Frame {
     /// With `Options::catalog`: every readable chunk of the input; a chunk the
     /// read skipped as damaged is in `problems` and not here.
     pub catalog: Option<Catalog>,
-}
-
-/// The documents of every source, and a problem line for each damaged
-/// region, unknown document type or empty file ("file: offset N: message").
-pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
-    let mut problems = Vec::new();
-    let docs = sources
-        .iter()
-        .map(|s| {
-            let (docs, file_problems) = read_documents(&s.bytes);
-            if docs.is_empty() && file_problems.is_empty() {
-                problems.push(format!("{}: empty file, no FTDC documents", s.name));
-            }
-            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
-            for d in docs.iter().filter(|d| ![TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA].contains(&d.doc_type)) {
-                problems.push(format!("{}: offset {}: document of unknown type {} skipped", s.name, d.offset, d.doc_type));
-            }
-            docs
-        })
-        .collect();
-    (docs, problems)
 }
 
 fn refused(problems: Vec<String>, documents: usize, message: String, catalog: Option<Catalog>) -> Frame {

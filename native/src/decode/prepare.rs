@@ -3,11 +3,11 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::{Options, Source};
+use super::Options;
 use crate::cache::FingerprintCache;
 use crate::catalog::{Names, Seen};
 use crate::chunk::Inflater;
-use crate::file::{Document, TYPE_METRIC_CHUNK};
+use crate::file::{Document, Source, TYPE_METRIC_CHUNK};
 use crate::metrics::{metric_names, KIND_DATE};
 use crate::reference::open_reference;
 use crate::varint::{DeltaReader, VarintError};
