@@ -78,7 +78,7 @@ PLAN = [
     Entry("ftdc", "explore", 600, 180, 10),
     Entry("ftdc", "fleet", 300, 180, 10),
     Entry("logs", "read", 700_000, 20, 500),
-    Entry("logs", "logs", 296_000, 20, 200),
+    Entry("logs", "logs", 298_000, 20, 200),
     Entry("logs", "analyze", 1_500, 180, 10),
     Entry("logs", "report", 600, 180, 10),
     Entry("logs", "explore", 300, 180, 10),

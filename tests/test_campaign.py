@@ -20,6 +20,13 @@ from bench.campaign import Entry, Inputs
 from bench.mutators import mutate_ftdc, mutate_log, split_ftdc
 
 
+def test_the_plan_gives_each_target_a_million_inputs_over_every_entry_point():
+    for target in ("ftdc", "logs"):
+        entries = [e for e in campaign.PLAN if e.target == target]
+        assert sum(e.inputs for e in entries) >= 1_000_000, target
+        assert {"read", "analyze", "report", "explore", "fleet"} <= {e.name for e in entries}
+
+
 def _runner(name, path, out, rng):
     if name == "boom":
         raise ValueError("what the code under test raised")
