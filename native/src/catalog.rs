@@ -143,3 +143,60 @@ pub fn assemble(
         .collect();
     Catalog { sources: sources.iter().map(|s| s.name.clone()).collect(), documents, bodies, chunks, layouts, problems }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{chunk, chunk_of, payload, sample, seconds, source};
+
+    #[test]
+    fn each_chunk_with_its_file_offset_samples_times_and_layout() {
+        let first = chunk(&seconds(1000, 4, 0), 1000);
+        let other_schema = chunk(&[sample(5000, &[("c", 1)]), sample(6000, &[("c", 2)])], 5000);
+        let same_as_first = chunk(&seconds(9000, 3, 0), 9000);
+        let files = [source("a", &[first.clone(), other_schema], false), source("b", &[same_as_first], false)];
+        let c = catalog(&files, "start");
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.sources, ["a", "b"]);
+        let chunks: Vec<_> = c.chunks.iter().map(|k| (k.source, k.offset, k.samples, k.first, k.last, k.layout)).collect();
+        assert_eq!(
+            chunks,
+            [(0, 0, 4, Some(1000), Some(4000), 0), (0, first.len(), 2, Some(5000), Some(6000), 1), (1, 0, 3, Some(9000), Some(11000), 0)]
+        );
+        assert_eq!(c.layouts[0].0, ["start", "serverStatus.a", "serverStatus.b"]);
+        assert_eq!(c.layouts[1].0, ["start", "serverStatus.c"]);
+    }
+
+    #[test]
+    fn without_the_time_field_a_chunk_spans_its_id() {
+        let c = catalog(&[source("a", &[chunk(&seconds(1000, 4, 0), 777)], false)], "no_such_field");
+        assert_eq!((c.chunks[0].first, c.chunks[0].last), (Some(777), Some(777)));
+    }
+
+    #[test]
+    fn a_chunk_whose_deltas_are_cut_lends_no_metrics_and_is_a_problem() {
+        let whole = payload(&seconds(1000, 6, 0));
+        let cut = chunk_of(&whole[..whole.len() - 1], 1000);
+        let c = catalog(&[source("metrics.1", &[cut], false)], "start");
+        assert!(c.chunks.is_empty() && c.layouts.is_empty());
+        assert_eq!(c.problems.len(), 1);
+        assert!(c.problems[0].starts_with("metrics.1: offset 0: metric chunk skipped"), "{}", c.problems[0]);
+    }
+
+    #[test]
+    fn metadata_documents_are_kept_with_their_bodies() {
+        use crate::bson::{self, tests::doc};
+        use crate::testing::element;
+        let body = doc(&element(bson::INT32, "version", &7i32.to_le_bytes()));
+        let metadata = doc(&[
+            element(bson::DATE, "_id", &500i64.to_le_bytes()),
+            element(bson::INT32, "type", &0i32.to_le_bytes()),
+            element(bson::DOCUMENT, "doc", &body),
+        ]
+        .concat());
+        let c = catalog(&[source("a", &[metadata, chunk(&seconds(1000, 2, 0), 1000)], false)], "start");
+        assert_eq!(c.documents[0].iter().map(|d| d.doc_type).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(c.bodies[0], [Some(body), None]);
+        assert_eq!(c.chunks.len(), 1);
+    }
+}

@@ -141,22 +141,7 @@ pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bson::tests::doc;
-
-    fn envelope(doc_type: i32, id: i64, payload: &[u8]) -> Vec<u8> {
-        let mut e = vec![bson::DATE];
-        e.extend_from_slice(b"_id\0");
-        e.extend_from_slice(&id.to_le_bytes());
-        e.push(bson::INT32);
-        e.extend_from_slice(b"type\0");
-        e.extend_from_slice(&doc_type.to_le_bytes());
-        e.push(bson::BINARY);
-        e.extend_from_slice(b"data\0");
-        e.extend_from_slice(&(payload.len() as i32).to_le_bytes());
-        e.push(0);
-        e.extend_from_slice(payload);
-        doc(&e)
-    }
+    use crate::testing::envelope;
 
     #[test]
     fn resyncs_after_garbage() {

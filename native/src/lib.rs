@@ -22,6 +22,8 @@ pub mod metrics;
 pub mod reference;
 pub mod rolling;
 pub mod select;
+#[cfg(test)]
+mod testing;
 pub mod varint;
 
 #[cfg(feature = "python")]

@@ -183,3 +183,122 @@ fn catalog_of_read(
     let readable = all.iter().filter_map(|(s, d)| seen.remove(&(*s, d.offset)).flatten().map(|p| (*s, d.offset, d.id_ms, p))).collect();
     assemble(sources, docs, readable, Vec::new())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::catalog;
+    use crate::testing::{chunk, sample, seconds, source};
+
+    fn options() -> Options {
+        Options { selection: Selection::all(), start: None, end: None, time_field: "start".into(), max_values: 1 << 20, catalog: false }
+    }
+
+    /// The values of the column `name`, None where absent.
+    fn column(frame: &Frame, name: &str) -> Vec<Option<i64>> {
+        let c = frame.columns.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no column {name}"));
+        let rows = frame.time.len();
+        let values = match c.offset {
+            Some(o) => &frame.values.as_slice()[o..o + rows],
+            None => &frame.zeros[..rows],
+        };
+        let present = |i: usize| c.validity.as_ref().is_none_or(|v| v[i / 8] >> (i % 8) & 1 == 1);
+        (0..rows).map(|i| present(i).then_some(values[i])).collect()
+    }
+
+    fn names(frame: &Frame) -> Vec<&str> {
+        frame.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn files_given_in_any_order_read_as_one_frame_in_time_order() {
+        let later = source("b", &[chunk(&seconds(6000, 5, 5), 6000)], false);
+        let earlier = source("a", &[chunk(&seconds(1000, 5, 0), 1000)], false);
+        let frame = read(vec![later, earlier], &options());
+        assert_eq!(frame.problems, Vec::<String>::new());
+        assert_eq!(frame.time, (1..=10).map(|s| s * 1000).collect::<Vec<i64>>());
+        assert_eq!(names(&frame), ["serverStatus.a", "serverStatus.b"]);
+        assert_eq!(column(&frame, "serverStatus.a"), (0..10).map(Some).collect::<Vec<_>>());
+        assert_eq!(column(&frame, "serverStatus.b"), vec![Some(7); 10]);
+        assert_eq!(frame.documents, 2);
+    }
+
+    #[test]
+    fn an_interim_sample_yields_to_its_archived_copy() {
+        let archived = source("metrics.1", &[chunk(&seconds(1000, 5, 0), 1000)], false);
+        let interim = source("metrics.interim", &[chunk(&seconds(4000, 5, 100), 4000)], true);
+        let frame = read(vec![interim, archived], &options());
+        assert_eq!(frame.time, (1..=8).map(|s| s * 1000).collect::<Vec<i64>>());
+        // 4 s and 5 s are in both files: the archive's values (3, 4), then the interim file's own (102...).
+        assert_eq!(column(&frame, "serverStatus.a"), [0, 1, 2, 3, 4, 102, 103, 104].map(Some).to_vec());
+    }
+
+    #[test]
+    fn a_time_range_keeps_the_samples_inside_it_bounds_included() {
+        let frame = read(
+            vec![source("a", &[chunk(&seconds(1000, 10, 0), 1000)], false)],
+            &Options { start: Some(3000), end: Some(5000), ..options() },
+        );
+        assert_eq!(frame.time, vec![3000, 4000, 5000]);
+        assert_eq!(column(&frame, "serverStatus.a"), [2, 3, 4].map(Some).to_vec());
+    }
+
+    #[test]
+    fn a_selection_decodes_only_its_metrics() {
+        let selection = Selection::new(&["serverStatus.b".to_string()]).unwrap();
+        let frame = read(vec![source("a", &[chunk(&seconds(1000, 3, 0), 1000)], false)], &Options { selection, ..options() });
+        assert_eq!(names(&frame), ["serverStatus.b"]);
+    }
+
+    #[test]
+    fn a_metric_missing_from_one_chunk_is_absent_in_its_rows() {
+        let narrow: Vec<Vec<u8>> = (0..3).map(|i| sample(1000 + 1000 * i, &[("b", 7)])).collect();
+        let wide = seconds(4000, 2, 50);
+        let frame = read(vec![source("a", &[chunk(&narrow, 1000), chunk(&wide, 4000)], false)], &options());
+        assert_eq!(column(&frame, "serverStatus.a"), vec![None, None, None, Some(50), Some(51)]);
+        assert_eq!(column(&frame, "serverStatus.b"), vec![Some(7); 5]);
+    }
+
+    #[test]
+    fn a_damaged_chunk_is_a_problem_naming_file_and_offset_and_the_rest_is_read() {
+        let good = chunk(&seconds(1000, 3, 0), 1000);
+        let mut bad = chunk(&seconds(4000, 3, 10), 4000);
+        let end = bad.len() - 1;
+        bad[end - 8..end].copy_from_slice(&[0xff; 8]); // the zlib stream's tail (its checksum)
+        let frame = read(vec![source("metrics.1", &[good.clone(), bad], false)], &options());
+        assert_eq!(frame.time, vec![1000, 2000, 3000]);
+        assert_eq!(frame.problems.len(), 1, "{:?}", frame.problems);
+        assert!(frame.problems[0].starts_with(&format!("metrics.1: offset {}: metric chunk skipped", good.len())), "{}", frame.problems[0]);
+    }
+
+    #[test]
+    fn over_the_value_budget_nothing_is_read_and_the_error_says_why() {
+        let frame = read(vec![source("a", &[chunk(&seconds(1000, 50, 0), 1000)], false)], &Options { max_values: 20, ..options() });
+        assert!(frame.columns.is_empty() && frame.time.is_empty());
+        assert!(frame.error.as_deref().unwrap().contains("above the limit of 20"));
+    }
+
+    #[test]
+    fn the_catalog_of_a_read_is_what_catalog_says_of_the_same_files() {
+        let files = || {
+            vec![
+                source("a", &[chunk(&seconds(1000, 4, 0), 1000), chunk(&[sample(5000, &[("c", 1)])], 5000)], false),
+                source("b", &[chunk(&seconds(9000, 2, 0), 9000)], true),
+            ]
+        };
+        // The range skips two chunks: the read peeks at them as `catalog` does.
+        let read_one = read(files(), &Options { start: Some(9000), catalog: true, ..options() }).catalog.unwrap();
+        let alone = catalog(&files(), "start");
+        let described = |c: &Catalog| {
+            c.chunks
+                .iter()
+                .map(|k| (k.source, k.offset, k.id_ms, k.samples, k.metrics, c.layouts[k.layout].0.clone(), k.first, k.last))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(described(&read_one), described(&alone));
+        assert_eq!(
+            described(&alone).iter().map(|d| (d.6, d.7)).collect::<Vec<_>>(),
+            [(Some(1000), Some(4000)), (Some(5000), Some(5000)), (Some(9000), Some(10000))]
+        );
+    }
+}
