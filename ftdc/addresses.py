@@ -43,7 +43,9 @@ def _why_apart(a: Capture, b: Capture) -> str | None:
         return f"{', '.join(differ)} differ"
     if a.files & b.files:
         return None
-    if None not in (a.first, a.last, b.first, b.last) and a.first <= b.last and b.first <= a.last:
+    if a.first is None or a.last is None or b.first is None or b.last is None:
+        return None
+    if a.first <= b.last and b.first <= a.last:
         return "their samples overlap in time"
     return None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 from polars.datatypes import DataTypeClass
@@ -48,7 +48,7 @@ def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:
         arrays.append(_array(decoded, timestamp if kind == _DATE else pa.int64(), values, validity))
         if kind == _BOOL:
             bools.append(name)
-    frame = pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False)
+    frame = cast(pl.DataFrame, pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False))  # a table: a frame
     if bools:
         frame = frame.with_columns(pl.col(bools).cast(pl.Boolean))
     return frame
@@ -102,7 +102,7 @@ def series_of(values: np.ndarray, name: str = "", *, nan_to_null: bool = False) 
     array = pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
     # As a table, as `to_polars` hands the decoder's columns over: polars takes a lone array through pyarrow.compute,
     # whose import (250 functions wrapped, their documentation parsed) costs more than numpy.ma.
-    series = pl.from_arrow(pa.Table.from_arrays([array], names=[name]), rechunk=False).to_series()
+    series = cast(pl.DataFrame, pl.from_arrow(pa.Table.from_arrays([array], names=[name]), rechunk=False)).to_series()
     return series.fill_nan(None) if nan_to_null and values.dtype.kind == "f" else series
 
 

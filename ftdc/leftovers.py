@@ -26,7 +26,7 @@ def alive(pid: int) -> bool:
 def sweep(folder: str | os.PathLike, prefix: str, suffix: str = "") -> None:
     """Remove `<prefix><pid>-...<suffix>` entries of `folder` whose process is gone."""
     try:
-        entries = list(os.scandir(folder))
+        entries = list(os.scandir(Path(folder)))
     except OSError:
         return
     for entry in entries:

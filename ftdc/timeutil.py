@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     import polars as pl
@@ -122,7 +122,7 @@ def _wall(value: dt.datetime, offset: dt.timedelta, dated: bool, precise: bool =
     return f"{text}.{millis:03d}" if millis and precise else text
 
 
-def _differs(offset: dt.timedelta | None) -> bool:
+def _differs(offset: dt.timedelta | None) -> TypeGuard[dt.timedelta]:
     return offset is not None and round(offset.total_seconds() / 60) != 0
 
 

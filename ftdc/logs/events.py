@@ -118,7 +118,7 @@ def _wiredtiger_text(raw_message: bytes, dropped: list[str]) -> str | None:
 def typed_values(event_id: int | None, component: str, msg: str, attr, dropped: list[str]) -> tuple:
     """Typed columns of a JSON line; `attr` is a json_records.EventAttr or None.
     Attributes that cannot be read are added to `dropped`."""
-    kind = KIND_BY_ID.get(event_id, "other")
+    kind = "other" if event_id is None else KIND_BY_ID.get(event_id, "other")
     duration = count = remote = driver = app = new_state = old_state = version = host = text = None
     if attr is not None:
         duration, count, remote = attr.durationMillis, attr.connectionCount, attr.remote

@@ -11,6 +11,8 @@ for the ids that get typed event columns, their attributes as JSON text, which
 are typed here: events are few next to slow queries.
 """
 
+from typing import cast
+
 import msgspec
 import numpy as np
 import polars as pl
@@ -61,7 +63,8 @@ def _buffer(owner, address: int, size: int) -> pa.Buffer:
 
 def native_frame(owner, chunks: list) -> pl.DataFrame:
     """A frame of the native columns (one Arrow chunk per line range), in buffers of its own."""
-    return pl.from_arrow(pa.Table.from_batches([_batch(owner, rows, buffers) for rows, buffers in chunks]), rechunk=False)
+    table = pa.Table.from_batches([_batch(owner, rows, buffers) for rows, buffers in chunks])
+    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))  # a table: a frame
 
 
 def _batch(owner, rows: int, buffers: list) -> pa.RecordBatch:
@@ -156,7 +159,8 @@ def _event_attr(text: str | None, line: int, problems: ProblemLog) -> EventAttr 
         problems.add(line, "nested too deep, dropped: attr", None)
         return None
     try:
-        attr, dropped = coerce(EventAttr, msgspec.json.decode(text))
+        coerced, dropped = coerce(EventAttr, msgspec.json.decode(text))
+        attr = cast(EventAttr, coerced)
     except (msgspec.DecodeError, TypeError, RecursionError) as exc:
         problems.add(line, f"attributes not read: {exc}", None)
         return None

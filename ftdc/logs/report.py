@@ -6,8 +6,10 @@ Kept here so the CLI stays a thin layer over `read_logs` and `summarize_queries`
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import textwrap
+from typing import cast
 
 import polars as pl
 from rich.markup import escape
@@ -68,8 +70,9 @@ def describe(frames: LogFrames, width: int = 80) -> str:
     unreadable lines; wrapped between words to `width`, no line ending in spaces."""
     files = pl.concat([frames.slow_ops["file"], frames.events["file"], frames.problems["file"]]).drop_nulls().n_unique()
     nodes = sorted(pl.concat([frames.slow_ops["node"], frames.events["node"]]).drop_nulls().unique().to_list())
-    first = pl.concat([frames.slow_ops["started"], frames.events["ts"]]).min()
-    last = pl.concat([frames.slow_ops["ts"], frames.events["ts"]]).max()
+    # Datetime columns: their least and greatest are datetimes, or None when empty.
+    first = cast("dt.datetime | None", pl.concat([frames.slow_ops["started"], frames.events["ts"]]).min())
+    last = cast("dt.datetime", pl.concat([frames.slow_ops["ts"], frames.events["ts"]]).max())
     ops = queries(frames.slow_ops.select("write_statement", "op_type", "plan_kind"))
     scans = int((ops["plan_kind"] == "COLLSCAN").sum())
     lines = [f"{files} file(s) from {_nodes(nodes)}"]

@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 from ..inputs import MAX_MEMBERS, special_kind, written_extent
 from ..paths import SPARSE_FROM_BYTES
@@ -53,6 +54,13 @@ class LogWarning(UserWarning):
     """Part of the input held no log line; the rest was read."""
 
 
+class Readable(Protocol):
+    """What a source opens to: a binary file, a decompressing stream or an archive member."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+    def close(self) -> None: ...
+
+
 @dataclass
 class LogSource:
     """One log file, possibly inside an archive or compressed."""
@@ -61,7 +69,7 @@ class LogSource:
     group: str  # files of one node share a group: their directory or archive folder
     size: int  # bytes on disk (compressed size for .gz), for progress
     mtime: float
-    open: Callable[[], object]  # a binary file object positioned at the start
+    open: Callable[[], Readable]  # positioned at the start
     path: Path | None = None  # a file of its own (not an archive member): it can be re-read by offset
 
 
@@ -120,22 +128,35 @@ def _stamp(match: re.Match) -> tuple[dt.datetime, dt.timedelta] | None:
     return (local - offset, offset) if abs(offset) <= _MAX_OFFSET else None
 
 
-def _next_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
+class _Stamped(NamedTuple):
+    """A line's readable stamp: where its match starts and ends in the block, its UTC time and offset."""
+
+    start: int
+    end: int
+    utc: dt.datetime
+    offset: dt.timedelta
+
+
+def _readable(match: re.Match) -> _Stamped | None:
+    stamp = _stamp(match)
+    return None if stamp is None else _Stamped(match.start(), match.end(), *stamp)
+
+
+def _next_stamp(block: bytes, lo: int, hi: int) -> _Stamped | None:
     """The first readable stamped line starting in block[lo:hi]."""
     for match in _STAMP_OFFSET.finditer(block, lo, hi):
-        if _stamp(match) is not None:
-            return match
+        if (stamped := _readable(match)) is not None:
+            return stamped
     return None
 
 
-def _last_stamp(block: bytes, lo: int, hi: int) -> re.Match | None:
+def _last_stamp(block: bytes, lo: int, hi: int) -> _Stamped | None:
     """The last readable stamped line starting in block[lo:hi]."""
     start = max(lo, hi - _TAIL_BYTES)
     while True:
         last = None
         for match in _STAMP_OFFSET.finditer(block, start, hi):
-            if _stamp(match) is not None:
-                last = match
+            last = _readable(match) or last
         if last is not None or start == lo:
             return last
         start = max(lo, start - 4 * _TAIL_BYTES)
@@ -150,25 +171,25 @@ def stamp_offsets(block: bytes, end: int | None = None) -> list[tuple[dt.datetim
     first = _next_stamp(block, 0, end)
     if first is None:
         return []
-    last = _last_stamp(block, first.start(), end)
-    points = {first.start(): _stamp(first), last.start(): _stamp(last)}
-    if points[first.start()][1] != points[last.start()][1]:
+    last = _last_stamp(block, first.start, end) or first
+    points = {first.start: (first.utc, first.offset), last.start: (last.utc, last.offset)}
+    if first.offset != last.offset:
         _changes_between(block, first, last, points)
     return [points[k] for k in sorted(points)]
 
 
-def _changes_between(block: bytes, a: re.Match, b: re.Match, points: dict) -> None:
+def _changes_between(block: bytes, a: _Stamped, b: _Stamped, points: dict[int, tuple[dt.datetime, dt.timedelta]]) -> None:
     """Adds to `points` where the offset changes between stamped lines a and b (a before b, their offsets differ).
     A function of its own, not a closure: a recursive closure is a reference cycle, which held each 16 MB
     block until the next garbage collection (a 1 GB log peaked hundreds of MB higher)."""
-    middle = _next_stamp(block, (a.end() + b.start()) // 2, b.start())
+    middle = _next_stamp(block, (a.end + b.start) // 2, b.start)
     if middle is None:  # nothing between the middle and b: the last line before b, if any
-        middle = _last_stamp(block, a.end(), b.start())
+        middle = _last_stamp(block, a.end, b.start)
     if middle is None:  # a and b are neighbours: the change is between them
-        points[a.start()], points[b.start()] = _stamp(a), _stamp(b)
+        points[a.start], points[b.start] = (a.utc, a.offset), (b.utc, b.offset)
         return
     for pair in ((a, middle), (middle, b)):
-        if _stamp(pair[0])[1] != _stamp(pair[1])[1]:
+        if pair[0].offset != pair[1].offset:
             _changes_between(block, *pair, points)
 
 
@@ -215,7 +236,7 @@ def expand(paths) -> list[LogSource]:
         if not path.exists():
             raise SourceError(f"no such file or directory: {path}")
         if path.is_dir():
-            files = []
+            files: list[Path] = []
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
                 files.extend(Path(root) / name for name in names if _looks_like_log(name))
@@ -300,8 +321,14 @@ def _mostly_holes(path: Path, size: int) -> str | None:
 # Where tar puts its magic in a member header, and the magic ("ustar\0" POSIX, "ustar " GNU).
 _TAR_MAGIC_AT = 257
 _TAR_MAGIC = b"ustar"
+
+
 # The compressions tarfile opens ("r:*"), by their own signatures.
-_COMPRESSED = {
+class _Decompressor(Protocol):
+    def decompress(self, data: bytes, max_length: int = -1, /) -> bytes: ...
+
+
+_COMPRESSED: dict[bytes, Callable[[], _Decompressor]] = {
     _GZIP_MAGIC: lambda: zlib.decompressobj(wbits=31),
     b"BZh": bz2.BZ2Decompressor,
     b"\xfd7zXZ\x00": lzma.LZMADecompressor,
@@ -394,10 +421,14 @@ class _Member:
     def __init__(self, archive: _SharedArchive, member: tarfile.TarInfo):
         self._archive = archive
         try:
-            self._handle = archive.tar.extractfile(member)
+            handle = archive.tar.extractfile(member)
         except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
             archive.done()
             raise OSError(f"archive damaged ({exc or type(exc).__name__})") from None
+        if handle is None:  # not a regular file (the members read are; a damaged header can say otherwise)
+            archive.done()
+            raise OSError("archive damaged (the member is not a regular file)")
+        self._handle = handle
 
     def read(self, size: int = -1) -> bytes:
         try:

@@ -24,7 +24,7 @@ def to_bson(document: Document) -> bytes:
     if isinstance(document, (bytes, bytearray, memoryview)):
         return bytes(document)
     if isinstance(document, RawBSONDocument):
-        return document.raw
+        return bytes(document.raw)
     if isinstance(document, Mapping):
         return bson.encode(document)
     raise TypeError(f"a sample must be a mapping or BSON bytes, not {type(document).__name__}")

@@ -90,8 +90,11 @@ class FTDCWriter:
         closed = self._compressor.add_sample(raw, date_ms)
         if closed is not None:
             self._flush(closed)
-        elif self._compressor.delta_count and self._compressor.delta_count % self._interim_every == 0:
-            open_chunk = self._compressor.compressed()
+        elif (
+            self._compressor.delta_count
+            and self._compressor.delta_count % self._interim_every == 0
+            and (open_chunk := self._compressor.compressed()) is not None
+        ):
             write_interim(self.directory, chunk_document(open_chunk.date_ms, open_chunk.data))
 
     def _flush(self, chunk: Chunk | None) -> None:
@@ -117,9 +120,11 @@ class FTDCWriter:
     def _close_archive(self) -> None:
         self._flush(self._compressor.compressed())
         self._compressor.reset()
+        assert self._archive is not None, "closed only while open"
         self._archive.close()
         self._archive = None
 
     def _append(self, document: bytes) -> None:
+        assert self._archive is not None, "documents are appended to the open archive file"
         self._archive.write(document)
         self._size += len(document)
