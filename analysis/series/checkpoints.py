@@ -16,6 +16,7 @@ import bisect
 import datetime as dt
 import statistics
 from dataclasses import dataclass, replace
+from typing import cast
 
 import polars as pl
 
@@ -194,8 +195,9 @@ def from_log(events: pl.DataFrame | None) -> list[Checkpoint]:
 
 def checkpoint_windows(series: pl.DataFrame, version: str | None, events: pl.DataFrame | None = None) -> list[Checkpoint]:
     """Every checkpoint seen, by start time; a log line that states its duration wins over the estimate."""
-    first = series[TIME_COLUMN].min() if series.height else None
-    last = series[TIME_COLUMN].max() if series.height else None
+    # The time column's least and greatest are datetimes.
+    first = cast("dt.datetime | None", series[TIME_COLUMN].min() if series.height else None)
+    last = cast("dt.datetime | None", series[TIME_COLUMN].max() if series.height else None)
     return serial(merged(from_ftdc(series, version), from_log(events), first, last))
 
 
@@ -220,7 +222,9 @@ def merged(
         else:
             out.append(checkpoint)
     # Log checkpoints FTDC did not see (a gap, a missing metric), within the data's span.
-    out += [c for c, taken in zip(log, twinned) if not taken and first is not None and first <= c.end <= last]
+    out += [
+        c for c, taken in zip(log, twinned) if not taken and first is not None and last is not None and first <= c.end <= last
+    ]
     return sorted(out, key=lambda c: c.start)
 
 

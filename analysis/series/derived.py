@@ -17,6 +17,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Final
 
 import polars as pl
 
@@ -99,7 +100,7 @@ class Column:
     unit: str
     meaning: str
     needs: tuple[str, ...]  # canonical metric names
-    build: Callable[[], pl.Expr]
+    build: Callable[..., pl.Expr]  # called without arguments (a lambda binds its loop values as defaults)
 
     @functools.cached_property
     def expression(self) -> pl.Expr:
@@ -811,7 +812,7 @@ def columns_for(resolved: Resolved) -> list[Column]:
 # The plans run on frames already in memory. The streaming engine would cut them into morsels, and
 # polars divides a morsel by a constant either exactly or by its reciprocal depending on where the
 # morsel ends: the same column could differ in its last bit from one run's layout to another's.
-ENGINE = "in-memory"
+ENGINE: Final = "in-memory"
 # The common subexpressions a plan of the columns holds are stages of their own already (each counter's increase, read by
 # name): polars' search for more cost a day's `derive` a fifth of its time and found nothing but the CPU states' total.
 OPTIMIZATIONS = pl.QueryOptFlags(comm_subexpr_elim=False)
@@ -879,10 +880,11 @@ def _process_marks(frame: pl.DataFrame, identity: set[str]) -> tuple[pl.Series, 
         switched=pl.col("process").ne_missing(pl.col("process").shift(1)) & (pl.col("row") > 0),
     )
     none = pl.Series([False]).extend_constant(False, frame.height - 1) if frame.height else pl.Series([], dtype=pl.Boolean)
-    return tuple(
+    restart, switched = (
         none.clone().scatter(runs.filter(pl.col(flag))["row"], True) if runs[flag].any() else none
         for flag in ("restart", "switched")
     )
+    return restart, switched
 
 
 def _bookkeeping(frame: pl.DataFrame, identity: Iterable[str]) -> pl.LazyFrame:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import polars as pl
@@ -69,7 +69,7 @@ def quantiles_before(
     if not isinstance(times.dtype, pl.Datetime):
         times = times.cast(pl.Datetime("us"))
     micros = window // dt.timedelta(microseconds=1)
-    ticks = {"ms": micros // 1000, "us": micros, "ns": micros * 1000}[times.dtype.time_unit]  # type: ignore[union-attr]
+    ticks = {"ms": micros // 1000, "us": micros, "ns": micros * 1000}[cast(pl.Datetime, times.dtype).time_unit]
     return _native_quantiles(times.to_physical(), columns, ticks, quantiles, where)
 
 

@@ -67,8 +67,12 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _from_wt(config: dict[str, str], source: str) -> dict[str, tuple[float, str]]:
-    found = {}
+# Settings found, by name: the value (None: the node sizes it itself) and where it was read.
+Found = dict[str, tuple[float | None, str]]
+
+
+def _from_wt(config: dict[str, str], source: str) -> Found:
+    found: Found = {}
     for record in SETTINGS.values():
         if record.wt_key and record.wt_key in config:
             text = config[record.wt_key]
@@ -78,8 +82,8 @@ def _from_wt(config: dict[str, str], source: str) -> dict[str, tuple[float, str]
     return found
 
 
-def _from_parameters(params: dict[str, Any], source: str) -> dict[str, tuple[float, str]]:
-    found = {}
+def _from_parameters(params: dict[str, Any], source: str) -> Found:
+    found: Found = {}
     for param, name in PARAMETERS.items():
         value = _number(params.get(param))
         if name in TICKET_POOLS and value == 0:
@@ -94,13 +98,13 @@ def _from_parameters(params: dict[str, Any], source: str) -> dict[str, tuple[flo
     return found
 
 
-def _startup_from_metadata(doc: dict[str, Any]) -> dict[str, tuple[float, str]]:
+def _startup_from_metadata(doc: dict[str, Any]) -> Found:
     """What one type-0 document's getCmdLineOpts sets."""
     parsed = (find_section(doc, "getCmdLineOpts") or {}).get("parsed") or {}
     storage = parsed.get("storage") or {}
     engine = ((storage.get("wiredTiger") or {}).get("engineConfig")) or {}
     prefix = "getCmdLineOpts.parsed"
-    found = {}
+    found: Found = {}
     sync = _number(storage.get("syncPeriodSecs"))
     if sync is not None:
         found["checkpoint_interval"] = (sync, f"{prefix}.storage.syncPeriodSecs={sync:g}")
@@ -117,7 +121,7 @@ def _startup_from_metadata(doc: dict[str, Any]) -> dict[str, tuple[float, str]]:
 class _Layer:
     time: dt.datetime | None
     startup: bool  # replaces earlier settings (True) or adds to them (runtime changes)
-    settings: dict[str, tuple[float, str]]
+    settings: Found
     sources: int = 0  # configuration records seen for it (a start-up with none keeps the last one's)
 
 
@@ -242,7 +246,7 @@ class Thresholds:
         }
 
 
-def _defaults(values: dict[str, tuple[float | None, str]]) -> None:
+def _defaults(values: Found) -> None:
     """Fills the settings a layer leaves unset with defaults, deriving the updates ones."""
     for record in SETTINGS.values():
         values.setdefault(record.name, (record.default, record.default_source))
@@ -268,8 +272,8 @@ def effective_thresholds(
     startups = _startups(metadata, list(open_strings), list(starts))
     layers = sorted(startups + _runtime(metadata), key=lambda layer: (layer.time is not None, layer.time or dt.datetime.min))
     timeline: dict[str, list[Setting]] = {}
-    configured: dict[str, tuple[float, str]] = {}  # the current process's start-up settings
-    runtime: dict[str, tuple[float, str]] = {}  # changed since it started
+    configured: Found = {}  # the current process's start-up settings
+    runtime: Found = {}  # changed since it started
     for index, layer in enumerate(layers):
         if layer.startup:
             # A start-up nothing recorded is most likely the same configuration file again.
@@ -278,7 +282,7 @@ def effective_thresholds(
             runtime = {}
         else:
             runtime.update(layer.settings)
-        state: dict[str, tuple[float | None, str]] = {**configured, **runtime}
+        state: Found = {**configured, **runtime}
         _defaults(state)
         since = None if index == 0 else layer.time
         for name, (value, source) in state.items():
@@ -288,5 +292,5 @@ def effective_thresholds(
             elif steps[-1].source == SETTINGS[name].default_source != source:
                 # The same value, now seen in the node's configuration: quote that, not the default.
                 steps[-1] = Setting(value, source, steps[-1].since)
-    configured = any(layer.sources or not layer.startup for layer in layers)
-    return Thresholds({name: timeline[name] for name in SETTINGS}, configured)
+    recorded = any(layer.sources or not layer.startup for layer in layers)
+    return Thresholds({name: timeline[name] for name in SETTINGS}, recorded)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import polars as pl
@@ -97,7 +97,7 @@ def between(
     # numpy's bisection on the column's own buffer (a view: the time column has no nulls; `to_physical` would cost a
     # query); polars' search_sorted runs a query per call, a hundred times the cost, and windows are cut many times
     # per analysis.
-    times, unit = column.to_numpy().view(np.int64), column.dtype.time_unit
+    times, unit = column.to_numpy().view(np.int64), cast(pl.Datetime, column.dtype).time_unit
     first, last = 0, frame.height
     if start is not None:
         first = int(np.searchsorted(times, _ticks(start, unit), "left" if closed in ("both", "left") else "right"))

@@ -14,7 +14,9 @@ _UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1
 
 def _split(text: str) -> list[str]:
     """Top-level comma-separated items; brackets and quotes protect their commas."""
-    items, depth, quoted, current = [], 0, False, []
+    items: list[str] = []
+    current: list[str] = []
+    depth, quoted = 0, False
     for ch in text:
         if ch == '"':
             quoted = not quoted
