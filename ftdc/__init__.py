@@ -20,6 +20,8 @@ _EXPORTS = {
     "to_dataset": "dataset",
     "FTDCError": "errors",
     "FTDCWarning": "errors",
+    "Problem": "errors",
+    "ProblemKind": "errors",
     "to_csv": "export",
     "to_parquet": "export",
     "LogFrames": "logs",
@@ -42,7 +44,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 if TYPE_CHECKING:
     from .catalog import list_metrics, read_catalog
     from .dataset import to_dataset
-    from .errors import FTDCError, FTDCWarning
+    from .errors import FTDCError, FTDCWarning, Problem, ProblemKind
     from .export import to_csv, to_parquet
     from .logs import LogFrames, LogWarning, NotALog, read_logs, summarize_queries
     from .metadata import Metadata, NodeInfo, read_metadata

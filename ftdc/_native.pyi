@@ -21,8 +21,9 @@ class DecodedFrame:
 
     @property
     def rows(self) -> int: ...
+    # (file, offset or None for the whole file, kind, message): ftdc.errors.Problem
     @property
-    def problems(self) -> list[str]: ...
+    def problems(self) -> list[tuple[str, int | None, str, str]]: ...
     @property
     def documents(self) -> int: ...
     @property
@@ -40,7 +41,7 @@ class CatalogDict(TypedDict):
     chunks: list[tuple[str, int, int | None, int, int, int, int | None, int | None]]
     # (metric names, their kinds) per distinct layout
     layouts: list[tuple[list[str], bytes]]
-    problems: list[str]
+    problems: list[tuple[str, int | None, str, str]]
 
 def read(
     paths: list[str],

@@ -10,7 +10,7 @@ from functools import cached_property
 import polars as pl
 
 from . import _native
-from .errors import FTDCWarning, require_documents
+from .errors import FTDCWarning, Problem, require_documents
 from .frames import TIME_COLUMN, Dtype
 from .paths import FtdcFile, PathArg, resolve
 from .timeutil import outside_python_range
@@ -50,7 +50,8 @@ class Catalog:
     """One row per readable metric chunk: samples, metric count, layout id, first/last sample time."""
     layouts: list[tuple[list[str], bytes]]
     """Metric names and their kinds (one byte each) of each distinct chunk structure, in first-seen order."""
-    problems: list[str]
+    problems: list[Problem]
+    """What was damaged and skipped, each once."""
 
     def schema(self) -> dict[str, pl.DataType]:
         """Columns `read_ftdc` would return for all chunks: `start`, then metrics in first-seen order."""
@@ -73,10 +74,11 @@ class Catalog:
 
 def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catalog:
     raw = _native.catalog([str(f.path) for f in files], [f.interim for f in files], time_field)
-    require_documents(files, len(raw["documents"]), raw["problems"])
-    for problem in raw["problems"]:
-        warnings.warn(problem, FTDCWarning, stacklevel=3)
-    return catalog_of(files, raw)
+    catalog = catalog_of(files, raw)
+    require_documents(files, len(raw["documents"]), catalog.problems)
+    for problem in catalog.problems:
+        warnings.warn(str(problem), FTDCWarning, stacklevel=3)
+    return catalog
 
 
 def catalog_of(files: list[FtdcFile], raw: _native.CatalogDict) -> Catalog:
@@ -89,7 +91,7 @@ def catalog_of(files: list[FtdcFile], raw: _native.CatalogDict) -> Catalog:
             pl.DataFrame(raw["chunks"], schema=_CHUNK_SCHEMA, orient="row"), ["_id", "first", "last"]
         ),
         layouts=raw["layouts"],
-        problems=raw["problems"],
+        problems=[Problem.from_native(p) for p in raw["problems"]],
     )
 
 

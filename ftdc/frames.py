@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 import polars as pl
 from polars.datatypes import DataTypeClass
 
-from .errors import FTDCWarning
+from .errors import FTDCWarning, Problem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,13 +106,17 @@ def series_of(values: np.ndarray, name: str = "", *, nan_to_null: bool = False) 
     return series.fill_nan(None) if nan_to_null and values.dtype.kind == "f" else series
 
 
-def report_problems(decoded: _native.DecodedFrame, time_field: str, reported: Collection[str] = ()) -> None:
+def problems_of(decoded: _native.DecodedFrame) -> list[Problem]:
+    return [Problem.from_native(p) for p in decoded.problems]
+
+
+def report_problems(decoded: _native.DecodedFrame, time_field: str, reported: Collection[Problem] = ()) -> None:
     """Every damaged document becomes one warning naming its file and offset, unless
-    `reported` (a catalog's problems: the catalog checks chunks as the decoder does,
-    in the same words) has already said so."""
-    for problem in decoded.problems:
+    `reported` (a catalog's problems: the catalog checks chunks as the decoder does)
+    has already said so."""
+    for problem in problems_of(decoded):
         if problem not in reported:
-            warnings.warn(problem, FTDCWarning, stacklevel=3)
+            warnings.warn(str(problem), FTDCWarning, stacklevel=3)
     if decoded.chunks_without_time:
         warnings.warn(
             f"{decoded.chunks_without_time} chunk(s) have no Date field {time_field!r} at the root; "

@@ -9,8 +9,8 @@ import polars as pl
 
 from . import _native
 from .catalog import Catalog, catalog_files, catalog_of
-from .errors import FTDCError, FTDCWarning, require_documents
-from .frames import TIME_COLUMN, report_problems, to_polars
+from .errors import FTDCError, FTDCWarning, Problem, require_documents
+from .frames import TIME_COLUMN, problems_of, report_problems, to_polars
 from .paths import FtdcFile, PathArg, resolve
 from .select import unmatched, warn_unmatched
 from .timeutil import TimeArg, outside_python_range, time_range, to_ms
@@ -31,12 +31,12 @@ def decode_files(
     end: TimeArg = None,
     time_field: str = TIME_COLUMN,
     max_values: int | None = None,
-    reported: Collection[str] = (),
+    reported: Collection[Problem] = (),
 ) -> pl.DataFrame:
     """Decodes already-resolved files; the building block of every reader. Problems in
     `reported` (the files' catalog has warned of them) are not warned of again."""
     decoded = _native.read(*_read_arguments(files, metrics, start, end, time_field, max_values))
-    require_documents(files, decoded.documents, decoded.problems)
+    require_documents(files, decoded.documents, problems_of(decoded))
     _raise_refusal(files, decoded)
     report_problems(decoded, time_field, reported)
     return _frame(files, decoded)
@@ -55,7 +55,7 @@ def read_with_catalog(
     inflated once. `vet(catalog)` runs before the values are looked at, so that a refusal
     of what the files hold comes first, as it does when the catalog is read first."""
     decoded = _native.read(*_read_arguments(files, metrics, start, end, TIME_COLUMN, None), catalog=True)
-    require_documents(files, decoded.documents, decoded.problems)
+    require_documents(files, decoded.documents, problems_of(decoded))
     report_problems(decoded, TIME_COLUMN)  # damage first, then any refusal: the last line says why it stopped
     raw_catalog = decoded.catalog()
     assert raw_catalog is not None, "read(catalog=True) returns the catalog"

@@ -231,3 +231,29 @@ def test_unknown_document_type_is_skipped_with_a_warning(tmp_path, ftdc_file):
     frame, messages = read_with_warnings(path)
     assert frame.height == total_samples(ftdc_file)
     assert any(f"{path}: offset 0: document of unknown type 7 skipped" in m for m in messages)
+
+
+def test_problems_cross_typed_with_file_offset_and_kind(tmp_path, ftdc_file):
+    """Each problem is a value (file, offset, kind, message), not a line of text: the catalog lists them, a read of
+    the same files warns of each once, in the words `str(problem)` gives, and an empty file is a problem of its own."""
+    import bson
+
+    from ftdc import Problem, ProblemKind
+
+    odd = bson.encode({"_id": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), "type": 7, "doc": {"x": 1}})
+    garbage = b"\x00not a document\x00" * 4
+    folder = tmp_path / "diagnostic.data"
+    folder.mkdir()
+    damaged = folder / "metrics.2024-01-01T00-00-00Z-00000"
+    damaged.write_bytes(odd + garbage + ftdc_file.read_bytes())
+    (folder / "metrics.2024-01-01T00-00-01Z-00000").write_bytes(b"")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        problems = ftdc.read_catalog(folder).problems
+    kinds = {(p.file.rsplit("/", 1)[-1], p.offset, p.kind) for p in problems}
+    assert (damaged.name, 0, ProblemKind.UNKNOWN_TYPE) in kinds
+    assert (damaged.name, len(odd), ProblemKind.DAMAGED) in kinds
+    assert ("metrics.2024-01-01T00-00-01Z-00000", None, ProblemKind.EMPTY) in kinds
+    assert all(isinstance(p, Problem) for p in problems)
+    assert [str(w.message) for w in caught if issubclass(w.category, FTDCWarning)] == [str(p) for p in problems]
+    assert str(problems[0]).startswith(f"{problems[0].file}: ")

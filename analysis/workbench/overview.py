@@ -121,5 +121,5 @@ def summarize(catalog: Catalog, frame: pl.DataFrame, node: NodeInfo) -> Overview
         schema_changes=schema_changes(catalog),
         gaps=gaps_of(frame),
         restarts=restarts_of(frame),
-        problems=catalog.problems,
+        problems=[str(p) for p in catalog.problems],
     )

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use crate::cache::FingerprintCache;
 use crate::chunk::inflate;
-use crate::file::{documents_of, Document, Source, TYPE_METRIC_CHUNK};
+use crate::file::{documents_of, Document, FileProblem, ProblemKind, Source, TYPE_METRIC_CHUNK};
 use crate::metrics::{metric_names, KIND_DATE};
 use crate::reference::open_reference;
 use crate::varint::{DeltaReader, VarintError};
@@ -40,7 +40,7 @@ pub struct Catalog {
     pub chunks: Vec<ChunkInfo>,
     /// Distinct (names, kinds) in first-seen order.
     pub layouts: Vec<Names>,
-    pub problems: Vec<String>,
+    pub problems: Vec<FileProblem>,
 }
 
 pub type Names = Arc<(Vec<String>, Vec<u8>)>;
@@ -91,6 +91,11 @@ pub fn peek(data: &[u8], time_field: &str, id_ms: Option<i64>, cache: &NamesCach
     Ok(Seen { fingerprint: values.fingerprint(), names, samples: header.samples(), metrics: header.metric_count as usize, first, last })
 }
 
+/// A metric chunk that cannot be decoded whole (the decoder and the catalog say it alike).
+pub fn chunk_skipped(file: &str, offset: usize, why: String) -> FileProblem {
+    FileProblem::at(file, offset, ProblemKind::ChunkSkipped, format!("metric chunk skipped: {why}"))
+}
+
 /// Every metric chunk of `documents`, in file and offset order.
 pub fn metric_chunks(documents: &[Vec<Document>]) -> Vec<(usize, &Document)> {
     documents
@@ -110,7 +115,7 @@ pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
     for ((s, d), p) in wanted.iter().zip(seen) {
         match p {
             Ok(p) => readable.push((*s, d.offset, d.id_ms, p)),
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[*s].name, d.offset)),
+            Err(m) => problems.push(chunk_skipped(&sources[*s].name, d.offset, m)),
         }
     }
     assemble(sources, documents, readable, problems)
@@ -122,7 +127,7 @@ pub fn assemble(
     sources: &[Source],
     documents: Vec<Vec<Document>>,
     readable: Vec<(usize, usize, Option<i64>, Seen)>,
-    problems: Vec<String>,
+    problems: Vec<FileProblem>,
 ) -> Catalog {
     let mut layouts = Vec::new();
     let mut layout_of: HashMap<u64, usize> = HashMap::new();
@@ -180,7 +185,8 @@ mod tests {
         let c = catalog(&[source("metrics.1", &[cut], false)], "start");
         assert!(c.chunks.is_empty() && c.layouts.is_empty());
         assert_eq!(c.problems.len(), 1);
-        assert!(c.problems[0].starts_with("metrics.1: offset 0: metric chunk skipped"), "{}", c.problems[0]);
+        assert_eq!(c.problems[0].kind, ProblemKind::ChunkSkipped);
+        assert!(c.problems[0].to_string().starts_with("metrics.1: offset 0: metric chunk skipped"), "{}", c.problems[0]);
     }
 
     #[test]

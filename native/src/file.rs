@@ -26,10 +26,62 @@ pub struct Document {
     pub count: Option<i64>,
 }
 
+/// Damage in one buffer: where, and what was skipped.
 #[derive(Debug, Clone)]
 pub struct Problem {
     pub offset: usize,
     pub message: String,
+}
+
+/// What kind of damage a read reports: each kind is a name of its own in Python (`ftdc.ProblemKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// The file could not be read at all.
+    Unreadable,
+    /// The file holds no document.
+    Empty,
+    /// A region that is no document, skipped up to the next plausible one.
+    Damaged,
+    /// A document whose `type` FTDC does not define.
+    UnknownType,
+    /// A metric chunk that cannot be decoded whole.
+    ChunkSkipped,
+}
+
+impl ProblemKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Unreadable => "unreadable",
+            ProblemKind::Empty => "empty",
+            ProblemKind::Damaged => "damaged",
+            ProblemKind::UnknownType => "unknown type",
+            ProblemKind::ChunkSkipped => "chunk skipped",
+        }
+    }
+}
+
+/// A problem of one file of a read, said as one line: "file: offset N: message" (or "file: message").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    pub file: String,
+    pub offset: Option<usize>,
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+impl FileProblem {
+    pub fn at(file: &str, offset: usize, kind: ProblemKind, message: String) -> Self {
+        FileProblem { file: file.to_string(), offset: Some(offset), kind, message }
+    }
+}
+
+impl std::fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.offset {
+            Some(offset) => write!(f, "{}: offset {offset}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
 }
 
 /// One input file, already read into memory.
@@ -117,20 +169,26 @@ fn parse_envelope(buf: &[u8], offset: usize, len: usize) -> Result<Document, Str
     Ok(doc)
 }
 
-/// The documents of every source, and a problem line for each damaged
-/// region, unknown document type or empty file ("file: offset N: message").
-pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<String>) {
+/// The documents of every source, and a problem for each damaged region,
+/// unknown document type or empty file.
+pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<FileProblem>) {
     let mut problems = Vec::new();
     let docs = sources
         .iter()
         .map(|s| {
             let (docs, file_problems) = read_documents(&s.bytes);
             if docs.is_empty() && file_problems.is_empty() {
-                problems.push(format!("{}: empty file, no FTDC documents", s.name));
+                problems.push(FileProblem {
+                    file: s.name.clone(),
+                    offset: None,
+                    kind: ProblemKind::Empty,
+                    message: "empty file, no FTDC documents".into(),
+                });
             }
-            problems.extend(file_problems.into_iter().map(|p| format!("{}: offset {}: {}", s.name, p.offset, p.message)));
+            problems.extend(file_problems.into_iter().map(|p| FileProblem::at(&s.name, p.offset, ProblemKind::Damaged, p.message)));
             for d in docs.iter().filter(|d| ![TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA].contains(&d.doc_type)) {
-                problems.push(format!("{}: offset {}: document of unknown type {} skipped", s.name, d.offset, d.doc_type));
+                let message = format!("document of unknown type {} skipped", d.doc_type);
+                problems.push(FileProblem::at(&s.name, d.offset, ProblemKind::UnknownType, message));
             }
             docs
         })

@@ -13,20 +13,25 @@ use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::{self, Options};
 use crate::extremes;
-use crate::file::Source;
+use crate::file::{FileProblem, ProblemKind, Source};
 use crate::python_bytes::le_bytes;
 use crate::rolling;
 use crate::select::Selection;
 
 /// Reads the files; a file that cannot be read becomes a problem, not an error.
-fn load(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<String>) -> Vec<Source> {
+fn load(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<FileProblem>) -> Vec<Source> {
     paths
         .into_iter()
         .zip(interim)
         .filter_map(|(name, interim)| match std::fs::read(&name) {
             Ok(bytes) => Some(Source { name, bytes, interim }),
             Err(e) => {
-                problems.push(format!("{name}: cannot read: {e}"));
+                problems.push(FileProblem {
+                    message: format!("cannot read: {e}"),
+                    file: name,
+                    offset: None,
+                    kind: ProblemKind::Unreadable,
+                });
                 None
             }
         })
@@ -45,9 +50,10 @@ impl DecodedFrame {
         self.frame.time.len()
     }
 
+    /// Each problem as `(file, offset or None, kind, message)` (ftdc.errors.Problem).
     #[getter]
-    fn problems(&self) -> Vec<String> {
-        self.frame.problems.clone()
+    fn problems(&self) -> Vec<ProblemTuple<'_>> {
+        self.frame.problems.iter().map(problem_tuple).collect()
     }
 
     #[getter]
@@ -69,7 +75,7 @@ impl DecodedFrame {
     /// With `read(..., catalog=True)`: what `catalog` would return for these files
     /// (its problems are this frame's), else None.
     fn catalog<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.frame.catalog.as_ref().map(|c| catalog_dict(py, c, self.frame.problems.clone())).transpose()
+        self.frame.catalog.as_ref().map(|c| catalog_dict(py, c, &self.frame.problems)).transpose()
     }
 
     /// Address of the time column (int64 ms since the epoch).
@@ -137,11 +143,18 @@ fn catalog<'py>(py: Python<'py>, paths: Vec<String>, interim: Vec<bool>, time_fi
         (build_catalog(&sources, &time_field), problems)
     });
     problems.extend(cat.problems.iter().cloned());
-    catalog_dict(py, &cat, problems)
+    catalog_dict(py, &cat, &problems)
+}
+
+/// A problem as Python receives it: file, offset (None: the whole file), kind (`ProblemKind::name`), message.
+type ProblemTuple<'a> = (&'a str, Option<usize>, &'static str, &'a str);
+
+fn problem_tuple(p: &FileProblem) -> ProblemTuple<'_> {
+    (&p.file, p.offset, p.kind.name(), &p.message)
 }
 
 /// `{"documents", "chunks", "layouts", "problems"}` as lists of tuples (ftdc/catalog.py's schemas).
-fn catalog_dict<'py>(py: Python<'py>, cat: &Catalog, problems: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+fn catalog_dict<'py>(py: Python<'py>, cat: &Catalog, problems: &[FileProblem]) -> PyResult<Bound<'py, PyDict>> {
     let documents = PyList::empty(py);
     for ((name, docs), bodies) in cat.sources.iter().zip(&cat.documents).zip(&cat.bodies) {
         for (d, body) in docs.iter().zip(bodies) {
@@ -161,7 +174,7 @@ fn catalog_dict<'py>(py: Python<'py>, cat: &Catalog, problems: Vec<String>) -> P
     out.set_item("documents", documents)?;
     out.set_item("chunks", chunks)?;
     out.set_item("layouts", layouts)?;
-    out.set_item("problems", problems)?;
+    out.set_item("problems", problems.iter().map(problem_tuple).collect::<Vec<_>>())?;
     Ok(out)
 }
 

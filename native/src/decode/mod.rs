@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::arena::Arena;
-use crate::catalog::{assemble, metric_chunks, peek, Catalog, NamesCache, Seen};
-use crate::file::{documents_of, Document, Source};
+use crate::catalog::{assemble, chunk_skipped, metric_chunks, peek, Catalog, NamesCache, Seen};
+use crate::file::{documents_of, Document, FileProblem, Source};
 use crate::select::Selection;
 
 pub use prepare::Budget;
@@ -70,8 +70,8 @@ pub struct Frame {
     pub values: Arena,
     /// `rows` zeros: the values of every column whose offset is None.
     pub zeros: Vec<i64>,
-    /// "file: offset N: message" for each damaged document or chunk.
-    pub problems: Vec<String>,
+    /// Each damaged document or chunk.
+    pub problems: Vec<FileProblem>,
     /// Chunks whose time came from `_id` because the time field is missing.
     pub chunks_without_time: usize,
     /// Documents found in all sources; zero means nothing here is FTDC.
@@ -83,7 +83,7 @@ pub struct Frame {
     pub catalog: Option<Catalog>,
 }
 
-fn refused(problems: Vec<String>, documents: usize, message: String, catalog: Option<Catalog>) -> Frame {
+fn refused(problems: Vec<FileProblem>, documents: usize, message: String, catalog: Option<Catalog>) -> Frame {
     Frame {
         time: Vec::new(),
         columns: Vec::new(),
@@ -134,7 +134,7 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
             Err(m) => {
                 // Skipped here, so in the catalog too: it lends no metric, and is said once.
                 seen.insert((c.source, c.doc.offset), None);
-                problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[c.source].name, c.doc.offset));
+                problems.push(chunk_skipped(&sources[c.source].name, c.doc.offset, m));
             }
         }
     }
@@ -164,7 +164,7 @@ fn catalog_of_read(
     sources: &[Source],
     docs: Vec<Vec<Document>>,
     mut seen: HashMap<(usize, usize), Option<Seen>>,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<FileProblem>,
     time_field: &str,
 ) -> Catalog {
     let all = metric_chunks(&docs);
@@ -177,7 +177,7 @@ fn catalog_of_read(
             Ok(p) => {
                 seen.insert((*s, d.offset), Some(p));
             }
-            Err(m) => problems.push(format!("{}: offset {}: metric chunk skipped: {m}", sources[*s].name, d.offset)),
+            Err(m) => problems.push(chunk_skipped(&sources[*s].name, d.offset, m)),
         }
     }
     let readable = all.iter().filter_map(|(s, d)| seen.remove(&(*s, d.offset)).flatten().map(|p| (*s, d.offset, d.id_ms, p))).collect();
@@ -188,6 +188,7 @@ fn catalog_of_read(
 mod tests {
     use super::*;
     use crate::catalog::catalog;
+    use crate::file::ProblemKind;
     use crate::testing::{chunk, sample, seconds, source};
 
     fn options() -> Options {
@@ -215,7 +216,7 @@ mod tests {
         let later = source("b", &[chunk(&seconds(6000, 5, 5), 6000)], false);
         let earlier = source("a", &[chunk(&seconds(1000, 5, 0), 1000)], false);
         let frame = read(vec![later, earlier], &options());
-        assert_eq!(frame.problems, Vec::<String>::new());
+        assert_eq!(frame.problems, Vec::<FileProblem>::new());
         assert_eq!(frame.time, (1..=10).map(|s| s * 1000).collect::<Vec<i64>>());
         assert_eq!(names(&frame), ["serverStatus.a", "serverStatus.b"]);
         assert_eq!(column(&frame, "serverStatus.a"), (0..10).map(Some).collect::<Vec<_>>());
@@ -268,7 +269,9 @@ mod tests {
         let frame = read(vec![source("metrics.1", &[good.clone(), bad], false)], &options());
         assert_eq!(frame.time, vec![1000, 2000, 3000]);
         assert_eq!(frame.problems.len(), 1, "{:?}", frame.problems);
-        assert!(frame.problems[0].starts_with(&format!("metrics.1: offset {}: metric chunk skipped", good.len())), "{}", frame.problems[0]);
+        let problem = &frame.problems[0];
+        assert_eq!((problem.file.as_str(), problem.offset, problem.kind), ("metrics.1", Some(good.len()), ProblemKind::ChunkSkipped));
+        assert!(problem.to_string().starts_with(&format!("metrics.1: offset {}: metric chunk skipped", good.len())), "{problem}");
     }
 
     #[test]
