@@ -129,6 +129,21 @@ def log_seeds() -> list[tuple[str, list[bytes]]]:
     ]
 
 
+def emptied(directory: Path) -> Path:
+    """`directory`, there and empty: what the last input left in it removed, the folders kept (removing and making
+    them again cost more than reading a small input)."""
+    if not directory.is_dir():
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(parents=True)
+        return directory
+    for child in directory.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink()
+    return directory
+
+
 class Inputs:
     """Input number N of an entry point, written under `place`, from the seeds."""
 
@@ -149,17 +164,14 @@ class Inputs:
         from bench.mutators import mutate_ftdc, mutate_log
 
         rng = random.Random(f"{entry.target}/{entry.name}/{number}")
-        shutil.rmtree(place, ignore_errors=True)
         if entry.target == "ftdc":
             # The analyses get the real documents more often: a day's shape is what they read.
             real = rng.random() < (0.5 if entry.seconds > 60 else 0.1)
             _, file_name, documents = rng.choice(self.ftdc if real else self.small)
-            directory = place / "diagnostic.data"
-            directory.mkdir(parents=True)
+            directory = emptied(place / "diagnostic.data")
             (directory / file_name).write_bytes(mutate_ftdc(documents, rng))
             return directory
-        place.mkdir(parents=True)
-        path = place / "mongod.log"
+        path = emptied(place) / "mongod.log"
         path.write_bytes(mutate_log(rng.choice(self.logs)[1], rng))
         return path
 
@@ -344,8 +356,7 @@ def _rows_or_problems(log: Path) -> None:
 
 def run_one(entry: Entry, path: Path, out: Path, number: int) -> str:
     """The outcome of one input; raises on a defect."""
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    emptied(out)
     rng = random.Random(f"{entry.target}/{entry.name}/{number}/run")
     return RUNNERS[entry.target](entry.name, path, out, rng)
 
