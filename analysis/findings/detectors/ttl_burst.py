@@ -20,6 +20,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series.aggregates import greatest, least
 from analysis.text import clock, duration, ms, span_before
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs.events import ttl_pass
@@ -194,11 +195,12 @@ def detect(ctx: Context) -> list[Finding]:
             peak = max(spikes, key=lambda s: s.peak_ms)
             usual = ctx.usual_latency(peak.op, start, peak.baseline_ms, in_title=True)
             costs.append(f"write latency up to {ms(peak.peak_ms)}")
-        if ctx.has("write_tickets_available") and (rows["write_tickets_available"].min() or 1) <= 0:
+        if ctx.has("write_tickets_available") and (least(rows["write_tickets_available"]) or 1) <= 0:
             costs.append("write tickets ran out")
-        dirty_target = rows["eviction_dirty_target_pct"].max() if "eviction_dirty_target_pct" in rows.columns else None
-        if ctx.has("cache_dirty_pct") and dirty_target is not None and (rows["cache_dirty_pct"].max() or 0) > dirty_target:
-            costs.append(f"dirty data {rows['cache_dirty_pct'].max():.1f} % of the cache, above the {dirty_target:g} % target")
+        dirty_target = greatest(rows["eviction_dirty_target_pct"]) if "eviction_dirty_target_pct" in rows.columns else None
+        dirty = greatest(rows["cache_dirty_pct"]) if ctx.has("cache_dirty_pct") else None
+        if dirty is not None and dirty_target is not None and dirty > dirty_target:
+            costs.append(f"dirty data {dirty:.1f} % of the cache, above the {dirty_target:g} % target")
         at_peak = busy is not None and row.get("finished_per_s") is not None and row["finished_per_s"] >= busy
         peak_text = (
             f" at peak load ({row['finished_per_s']:,.0f} operations finished/s, as busy as the busiest fifth of the capture's minutes)"
