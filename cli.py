@@ -17,7 +17,6 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.metadata import version
 from pathlib import Path
 
 import typer
@@ -67,6 +66,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from importlib.metadata import version  # 24 ms: only for the command that says it
+
         typer.echo(f"ftdc-analyze {version('ftdc-analyze')}")
         raise typer.Exit()
 
