@@ -4,7 +4,7 @@ Kept by hand beside the bindings: tests/test_native_stub.py checks that every na
 module exports is declared here and nothing more.
 """
 
-from typing import Final, TypedDict
+from typing import Any, Final, Protocol, TypedDict
 
 # A log column's buffers: (name, kind, validity address or None, values address (string
 # views for strings), [(data buffer address, length)...] of a string column); kind is
@@ -15,6 +15,11 @@ COLUMN_INT64: Final[int]
 COLUMN_BOOL: Final[int]
 COLUMN_STRING_VIEW: Final[int]
 MAX_LISTED_PROBLEMS: Final[int]
+
+class ArrowArray(Protocol):
+    """An Arrow array by the PyCapsule interface (a pyarrow.Array is one)."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None, /) -> tuple[Any, Any]: ...
 
 class DecodedFrame:
     """Columns decoded by `read`, owned here and handed to pyarrow by address."""
@@ -56,16 +61,16 @@ def read(
 def catalog(paths: list[str], interim: list[bool], time_field: str = "start") -> CatalogDict: ...
 def select_names(patterns: list[str], names: list[str]) -> list[str]: ...
 def counters() -> tuple[int, int]: ...
+
+# The columns' chunks: Int64 or Float64 Arrow arrays (any object with `__arrow_c_array__`), read where they lie.
 def rolling_quantiles(
-    times: list[tuple[bool, int, int, tuple[int, int] | None]],
-    columns: list[list[tuple[bool, int, int, tuple[int, int] | None]]],
+    times: list[ArrowArray],
+    columns: list[list[ArrowArray]],
     window: int,
     quantiles: list[tuple[float, str]],
     spike_rule: tuple[float, float, float, int] | None = None,
 ) -> list[tuple[bytes, list[bytes], list[float]]]: ...
-def run_extremes(
-    columns: list[list[tuple[bool, int, int, tuple[int, int] | None]]], rows: int, starts: bytes
-) -> tuple[bytes, bytes]: ...
+def run_extremes(columns: list[list[ArrowArray]], rows: int, starts: bytes) -> tuple[bytes, bytes]: ...
 
 class ChunkEncoder:
     def __init__(self, reference: bytes) -> None: ...

@@ -54,12 +54,8 @@ def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:
     return frame
 
 
-# A chunk of a column as the native core reads it in place (`_native.run_extremes`, `_native.rolling_quantiles`):
-# whether integer, its rows, its first row's address, and its validity bitmap's address with the array's offset into
-# it (None without nulls).
-ArrowChunk = tuple[bool, int, int, tuple[int, int] | None]
-# The column types the native core reads where polars holds them (`in_place`); a column of another type is cast to
-# Float64 first.
+# The column types the native core reads where polars holds them (Arrow arrays, by the PyCapsule interface); a column
+# of another type is cast to Float64 first.
 IN_PLACE = (pl.Int64, pl.Float64)
 
 
@@ -75,18 +71,6 @@ def arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:
         table = frame.select(names).to_arrow()
         chunks.update({name: table.column(name).chunks for name in names})
     return chunks
-
-
-def in_place(array: pa.Array) -> ArrowChunk:
-    """An Int64 or Float64 Arrow array (a chunk of a column) as the native core reads it (`ArrowChunk`). `array` must
-    be held while its addresses are read."""
-    import pyarrow as pa
-
-    validity, data = array.buffers()
-    if array.type not in (pa.int64(), pa.float64()) or data is None or data.size < 8 * (array.offset + len(array)):
-        raise ValueError(f"not an Int64 or Float64 array with its values: {array.type}")
-    bitmap = None if validity is None or array.null_count == 0 else (validity.address, array.offset)
-    return array.type == pa.int64(), len(array), data.address + 8 * array.offset, bitmap
 
 
 def series_of(values: np.ndarray, name: str = "", *, nan_to_null: bool = False) -> pl.Series:

@@ -148,13 +148,9 @@ def test_bad_arguments_are_refused_not_guessed():
     import pyarrow as pa
 
     from ftdc import _native
-    from ftdc.frames import in_place
-
-    held = []  # the arrays whose memory the native core reads, alive through each call
 
     def column(values, dtype=None):
-        held.append(array := pa.array(values, dtype or pa.float64()))
-        return [in_place(array)]
+        return [pa.array(values, dtype or pa.float64())]
 
     zero, one, two = column([0.0]), column([0.0, 0.0]), column([1, 2], pa.int64())
     with pytest.raises(ValueError, match="ascending"):
@@ -165,15 +161,13 @@ def test_bad_arguments_are_refused_not_guessed():
         _native.rolling_quantiles(column([1, None], pa.int64()), [one], 10, [])
     with pytest.raises(ValueError, match="without missing values"):
         _native.rolling_quantiles(column([1.0, 2.0]), [one], 10, [])
-    with pytest.raises(ValueError, match="aligned"):
-        integer, rows, address, _ = two[0]
-        _native.rolling_quantiles([(integer, rows - 1, address + 1, None)], [zero], 10, [])
-    with pytest.raises(ValueError, match="method"):
-        _native.rolling_quantiles(two, [one], 10, [(0.5, "midpoint")])
-    with pytest.raises(ValueError, match="negative"):
-        _native.rolling_quantiles(two, [one], -1, [])
-    with pytest.raises(ValueError, match="three quantiles"):
-        _native.rolling_quantiles(two, [one], 10, [(0.5, "linear")], (3.0, 5.0, 0.01, 30))
+    # Arrays cross by the PyCapsule interface: an address is no array, and an array of another type is refused.
+    with pytest.raises(TypeError, match="expected an Arrow array"):
+        _native.rolling_quantiles([(True, 2, 4096, None)], [zero], 10, [])
+    with pytest.raises(ValueError, match="its format is"):
+        _native.rolling_quantiles(two, [column(["a", "b"], pa.string())], 10, [])
+    with pytest.raises(ValueError, match="its format is"):
+        _native.run_extremes([column([1, 2], pa.int32())], 2, (0).to_bytes(8, "little"))
 
 
 def test_a_window_shorter_than_a_tick_and_dates_are_windowed_as_polars_windows_them():

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from ftdc import _native
-from ftdc.frames import IN_PLACE, arrow_chunks, in_place, series_of
+from ftdc.frames import IN_PLACE, arrow_chunks, series_of
 
 Method = Literal["linear", "nearest"]
 
@@ -98,8 +98,8 @@ def _native_quantiles(
     )
     chunks = arrow_chunks(frame)  # held through the call: the core reads their memory
     answers = _native.rolling_quantiles(
-        [in_place(a) for a in chunks["times"] if len(a)],
-        [[in_place(a) for a in chunks[f"c{i}"] if len(a)] for i in range(len(columns))],
+        [a for a in chunks["times"] if len(a)],
+        [[a for a in chunks[f"c{i}"] if len(a)] for i in range(len(columns))],
         window,
         list(quantiles.values()),
         None if where is None else (where.factor, where.iqrs, where.resolution, where.min_count),

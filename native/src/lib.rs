@@ -29,6 +29,8 @@ pub mod varint;
 #[cfg(feature = "python")]
 mod python;
 #[cfg(feature = "python")]
+mod python_arrow;
+#[cfg(feature = "python")]
 mod python_bytes;
 #[cfg(feature = "python")]
 mod python_encode;

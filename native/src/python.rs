@@ -14,6 +14,7 @@ use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::{self, Options};
 use crate::extremes;
 use crate::file::{FileProblem, ProblemKind, Source};
+use crate::python_arrow::{held, HeldArray};
 use crate::python_bytes::le_bytes;
 use crate::rolling;
 use crate::select::Selection;
@@ -199,24 +200,24 @@ fn counters() -> (u64, u64) {
 /// when it has no value). With `spike_rule` (factor, iqrs, resolution, min_count), `quantiles` are the median, q1
 /// and q3, worked out only where the row's own value can be a spike by it (`rolling::spike_quantiles`).
 ///
-/// The addresses are read as memory: the caller (`analysis.series.rolling`) passes those of arrays it holds for the
-/// call, as pyarrow gives them.
+/// Each chunk is an Arrow array handed over by the PyCapsule interface (`python_arrow`), read where it lies.
 #[pyfunction]
 #[pyo3(signature = (times, columns, window, quantiles, spike_rule=None))]
 #[allow(clippy::type_complexity)]
 fn rolling_quantiles<'py>(
     py: Python<'py>,
-    times: Vec<ArrowChunk>,
-    columns: Vec<Vec<ArrowChunk>>,
+    times: Vec<Bound<'py, PyAny>>,
+    columns: Vec<Vec<Bound<'py, PyAny>>>,
     window: i64,
     quantiles: Vec<(f64, String)>,
     spike_rule: Option<(f64, f64, f64, u32)>,
 ) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>, Vec<f64>)>> {
+    let times = held_all(&times)?;
     let times =
-        extremes::integers(&in_place(&times)?).ok_or_else(|| PyValueError::new_err("times must be int64 without missing values"))?;
+        extremes::integers(&chunks_of(&times)).ok_or_else(|| PyValueError::new_err("times must be int64 without missing values"))?;
     let n = times.len();
-    let parsed: Vec<(std::borrow::Cow<'_, [f64]>, Vec<bool>)> =
-        columns.iter().map(|chunks| in_place(chunks).map(|chunks| extremes::floats(&chunks))).collect::<PyResult<_>>()?;
+    let columns: Vec<Vec<HeldArray<'py>>> = columns.iter().map(|chunks| held_all(chunks)).collect::<PyResult<_>>()?;
+    let parsed: Vec<(std::borrow::Cow<'_, [f64]>, Vec<bool>)> = columns.iter().map(|held| extremes::floats(&chunks_of(held))).collect();
     if parsed.iter().any(|(values, _)| values.len() != n) {
         return Err(PyValueError::new_err("times and each column must hold the same number of rows"));
     }
@@ -280,42 +281,22 @@ fn rolling_quantiles<'py>(
         .collect()
 }
 
-/// A chunk of a column as `run_extremes` and `rolling_quantiles` take it: (integer, rows, values address, (validity
-/// address, offset)) of an Arrow Int64 (`integer`) or Float64 array, the address that of its first row.
-type ArrowChunk = (bool, usize, usize, Option<(usize, usize)>);
+fn held_all<'py>(arrays: &[Bound<'py, PyAny>]) -> PyResult<Vec<HeldArray<'py>>> {
+    arrays.iter().map(held).collect()
+}
 
-/// `chunks` as slices of the memory they lie in; refused unless each chunk's values are at an aligned, non-null address.
-fn in_place(chunks: &[ArrowChunk]) -> PyResult<Vec<extremes::Chunk<'_>>> {
-    // f64 and i64 share their size and alignment.
-    if chunks.iter().any(|&(_, _, values, _)| values == 0 || !values.is_multiple_of(std::mem::align_of::<f64>())) {
-        return Err(PyValueError::new_err("each chunk's values must be at an aligned, non-null address"));
-    }
-    // SAFETY: the caller holds each array for the call, with `size` values from `values` and its validity bitmap
-    // covering bits `offset..offset + size` (pyarrow's buffers: aligned, alive while their arrays are).
-    let chunk = |&(integer, size, values, validity): &ArrowChunk| extremes::Chunk {
-        values: if integer {
-            extremes::Values::Integer(unsafe { std::slice::from_raw_parts(values as *const i64, size) })
-        } else {
-            extremes::Values::Float(unsafe { std::slice::from_raw_parts(values as *const f64, size) })
-        },
-        validity: validity
-            .map(|(bits, offset)| (unsafe { std::slice::from_raw_parts(bits as *const u8, (offset + size).div_ceil(8)) }, offset)),
-    };
-    Ok(chunks.iter().map(chunk).collect())
+fn chunks_of<'a>(held: &'a [HeldArray<'_>]) -> Vec<extremes::Chunk<'a>> {
+    held.iter().map(HeldArray::chunk).collect()
 }
 
 /// The least and greatest finite value of each run of rows of each column (`extremes::run_extremes`), the columns
-/// in parallel. Each of `columns` is its chunks in order, each chunk `(integer, rows, values address, (validity
-/// bitmap address, its offset) or None)` of an Arrow Int64 (`integer`) or Float64 array, the address that of its
-/// first row; a column's chunks hold `rows` rows. `starts` are the runs' first rows (little-endian u64, ascending
+/// in parallel. Each of `columns` is its chunks in order, each an Int64 or Float64 Arrow array handed over by the
+/// PyCapsule interface (`python_arrow`), read where it lies; a column's chunks hold `rows` rows. `starts` are the runs' first rows (little-endian u64, ascending
 /// from 0). Returns the lows and the highs, each run's row of columns in turn (little-endian f64).
-///
-/// The addresses are read as memory: the caller (`analysis.outputs.report.explorer`) passes those of arrays it holds
-/// for the call, as pyarrow gives them.
 #[pyfunction]
 fn run_extremes<'py>(
     py: Python<'py>,
-    columns: Vec<Vec<ArrowChunk>>,
+    columns: Vec<Vec<Bound<'py, PyAny>>>,
     rows: usize,
     starts: PyBackedBytes,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
@@ -326,10 +307,11 @@ fn run_extremes<'py>(
     if starts.first().is_some_and(|&s| s != 0) || starts.windows(2).any(|w| w[1] <= w[0]) || starts.last().is_some_and(|&s| s >= rows) {
         return Err(PyValueError::new_err("starts must ascend from 0 and stay below rows"));
     }
-    if columns.iter().any(|chunks| chunks.iter().map(|&(_, size, _, _)| size).sum::<usize>() != rows) {
+    let held: Vec<Vec<HeldArray<'py>>> = columns.iter().map(|chunks| held_all(chunks)).collect::<PyResult<_>>()?;
+    if held.iter().any(|chunks| chunks.iter().map(HeldArray::len).sum::<usize>() != rows) {
         return Err(PyValueError::new_err("each column's chunks must hold rows rows"));
     }
-    let columns: Vec<Vec<extremes::Chunk<'_>>> = columns.iter().map(|chunks| in_place(chunks)).collect::<PyResult<_>>()?;
+    let columns: Vec<Vec<extremes::Chunk<'_>>> = held.iter().map(|chunks| chunks_of(chunks)).collect();
     let reduced: Vec<(Vec<f64>, Vec<f64>)> = py.detach(|| {
         use rayon::prelude::*;
         columns.par_iter().map(|chunks| extremes::run_extremes(chunks, &starts)).collect()

@@ -30,7 +30,7 @@ from analysis.series.windows import between
 from ftdc import _native
 from ftdc.batches import DEFAULT_BUDGET, decode_windows, time_windows
 from ftdc.catalog import Catalog, catalog_files
-from ftdc.frames import IN_PLACE, TIME_COLUMN, arrow_chunks, in_place
+from ftdc.frames import IN_PLACE, TIME_COLUMN, arrow_chunks
 from ftdc.paths import PathArg, resolve
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
@@ -124,7 +124,7 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
         return columns[starts], np.empty((len(starts), len(values))), np.empty((len(starts), len(values)))
     chunks = arrow_chunks(computed.drop(BUCKET))
     lows, highs = _native.run_extremes(
-        [[in_place(chunk) for chunk in chunks[f"v{i}"] if len(chunk)] for i in range(len(values))],
+        [[chunk for chunk in chunks[f"v{i}"] if len(chunk)] for i in range(len(values))],
         computed.height,
         starts.astype("<u8").tobytes(),
     )

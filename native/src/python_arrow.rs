@@ -1,0 +1,121 @@
+//! Arrow arrays handed to the core through the Arrow PyCapsule interface (`__arrow_c_array__`): the producer's
+//! C Data Interface structs (<https://arrow.apache.org/docs/format/CDataInterface.html>), read in place while their
+//! capsules are held and released by the capsules' destructors. Python passes arrays, never addresses: what the
+//! core reads is what the array's producer (pyarrow) says it holds.
+
+use std::ffi::{c_char, c_void, CStr};
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use crate::extremes;
+
+/// `struct ArrowSchema` of the C Data Interface.
+#[repr(C)]
+struct ArrowSchema {
+    format: *const c_char,
+    name: *const c_char,
+    metadata: *const c_char,
+    flags: i64,
+    n_children: i64,
+    children: *mut *mut ArrowSchema,
+    dictionary: *mut ArrowSchema,
+    release: Option<unsafe extern "C" fn(*mut ArrowSchema)>,
+    private_data: *mut c_void,
+}
+
+/// `struct ArrowArray` of the C Data Interface.
+#[repr(C)]
+struct ArrowArray {
+    length: i64,
+    null_count: i64,
+    offset: i64,
+    n_buffers: i64,
+    n_children: i64,
+    buffers: *mut *const c_void,
+    children: *mut *mut ArrowArray,
+    dictionary: *mut ArrowArray,
+    release: Option<unsafe extern "C" fn(*mut ArrowArray)>,
+    private_data: *mut c_void,
+}
+
+/// An Int64 or Float64 array, its capsules held so that its buffers stay alive while `chunk` is read.
+pub struct HeldArray<'py> {
+    _capsules: (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>),
+    integer: bool,
+    length: usize,
+    offset: usize,
+    values: *const c_void,
+    validity: *const c_void,
+}
+
+fn refused(why: &str) -> PyErr {
+    PyValueError::new_err(format!("not an Int64 or Float64 Arrow array the core can read: {why}"))
+}
+
+/// `array` (any object with `__arrow_c_array__`) as an Int64 or Float64 array of its producer's memory.
+pub fn held<'py>(array: &Bound<'py, PyAny>) -> PyResult<HeldArray<'py>> {
+    if !array.hasattr("__arrow_c_array__")? {
+        return Err(PyTypeError::new_err(format!(
+            "expected an Arrow array (an object with __arrow_c_array__), not {}",
+            array.get_type().name()?
+        )));
+    }
+    let (schema, data): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = array.call_method0("__arrow_c_array__")?.extract()?;
+    let schema_ptr = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<ArrowSchema>();
+    let array_ptr = data.pointer_checked(Some(c"arrow_array"))?.cast::<ArrowArray>();
+    // SAFETY: capsules named "arrow_schema" and "arrow_array" hold these structs (the PyCapsule interface's contract),
+    // alive until the capsules are destroyed, which `HeldArray` holds.
+    let (s, a) = unsafe { (schema_ptr.as_ref(), array_ptr.as_ref()) };
+    if s.release.is_none() || a.release.is_none() {
+        return Err(refused("it was released"));
+    }
+    // SAFETY: a schema that is not released has a NUL-terminated format string (C Data Interface).
+    let integer = match unsafe { CStr::from_ptr(s.format) }.to_bytes() {
+        b"l" => true,
+        b"g" => false,
+        other => return Err(refused(&format!("its format is {:?}", String::from_utf8_lossy(other)))),
+    };
+    if s.n_children != 0 || a.n_children != 0 || !s.dictionary.is_null() || a.n_buffers != 2 || a.buffers.is_null() {
+        return Err(refused("it is not a primitive array"));
+    }
+    let (Ok(length), Ok(offset)) = (usize::try_from(a.length), usize::try_from(a.offset)) else {
+        return Err(refused("its length or offset is negative"));
+    };
+    // SAFETY: a primitive array has `n_buffers` (2) buffer pointers: validity (may be null), then values.
+    let (validity, values) = unsafe { (*a.buffers, *a.buffers.add(1)) };
+    if length > 0 && (values.is_null() || !(values as usize).is_multiple_of(std::mem::align_of::<i64>())) {
+        return Err(refused("its values are not at an aligned, non-null address"));
+    }
+    let validity = if a.null_count == 0 { std::ptr::null() } else { validity };
+    Ok(HeldArray { _capsules: (schema, data), integer, length, offset, values, validity })
+}
+
+impl HeldArray<'_> {
+    pub fn len(&self) -> usize {
+        self.length
+    }
+
+    /// The array as the kernels read it, borrowed from the capsules this holds.
+    pub fn chunk(&self) -> extremes::Chunk<'_> {
+        if self.length == 0 {
+            return extremes::Chunk {
+                values: if self.integer { extremes::Values::Integer(&[]) } else { extremes::Values::Float(&[]) },
+                validity: None,
+            };
+        }
+        // SAFETY: the producer's values buffer holds `offset + length` values of the format's type (C Data Interface),
+        // aligned and non-null (checked in `held`), and its validity bitmap (when present) `offset + length` bits; the
+        // capsules this holds keep both alive for the borrow.
+        let values = if self.integer {
+            extremes::Values::Integer(unsafe { std::slice::from_raw_parts(self.values.cast::<i64>().add(self.offset), self.length) })
+        } else {
+            extremes::Values::Float(unsafe { std::slice::from_raw_parts(self.values.cast::<f64>().add(self.offset), self.length) })
+        };
+        let validity = (!self.validity.is_null()).then(|| {
+            (unsafe { std::slice::from_raw_parts(self.validity.cast::<u8>(), (self.offset + self.length).div_ceil(8)) }, self.offset)
+        });
+        extremes::Chunk { values, validity }
+    }
+}
