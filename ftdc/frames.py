@@ -20,16 +20,7 @@ if TYPE_CHECKING:
 TIME_COLUMN = "start"
 # A column's type as a schema spells it: a class (pl.String) or an instance (pl.Datetime("ms", "UTC")).
 Dtype = DataTypeClass | pl.DataType
-_INT64, _BOOL, _DATE = 0, 1, 2
-
-
-def _array(decoded, arrow_type: pa.DataType, values: int, validity: int | None) -> pa.Array:
-    import pyarrow as pa
-
-    rows = decoded.rows
-    data = pa.foreign_buffer(values, rows * 8, base=decoded)
-    bits = None if validity is None else pa.foreign_buffer(validity, (rows + 7) // 8, base=decoded)
-    return pa.Array.from_buffers(arrow_type, rows, [bits, data])
+_BOOL = 1  # a column kind of the decoder (0 int64, 1 bool, 2 Date)
 
 
 def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:
@@ -37,15 +28,16 @@ def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:
     # Imported here: every module takes TIME_COLUMN from this one, and only a decode needs Arrow.
     import pyarrow as pa
 
-    timestamp = pa.timestamp("ms", tz="UTC")
+    # Each column crosses as an Arrow array by the PyCapsule interface: its buffers stay the decoder's, kept alive
+    # until the array is dropped.
     names = [TIME_COLUMN]
-    arrays = [_array(decoded, timestamp, decoded.time_address(), None)]
+    arrays = [pa.array(decoded.time())]
     bools = []
-    for name, kind, values, validity in decoded.columns():
+    for name, kind, column in decoded.columns():
         if name == TIME_COLUMN:
             continue
         names.append(name)
-        arrays.append(_array(decoded, timestamp if kind == _DATE else pa.int64(), values, validity))
+        arrays.append(pa.array(column))
         if kind == _BOOL:
             bools.append(name)
     frame = cast(pl.DataFrame, pl.from_arrow(pa.Table.from_arrays(arrays, names=names), rechunk=False))  # a table: a frame

@@ -51,3 +51,33 @@ def test_functions_and_methods_take_the_parameters_the_module_takes():
                         name,
                         item.name,
                     )
+
+
+def test_decoded_columns_cross_as_arrow_arrays_that_keep_and_free_their_memory(tmp_path):
+    """A frame's columns are the decoder's buffers, handed over by the PyCapsule interface: they stay readable once
+    the decoded frame object is gone, and what they hold is freed when the last of them goes (no leak per read)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gc, sys, ftdc\n"
+        "from ftdc import _native\n"
+        "from ftdc.frames import to_polars\n"
+        "rss = lambda: int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024\n"
+        "files = [str(p) for p in sorted(__import__('pathlib').Path(sys.argv[1]).glob('metrics.*'))]\n"
+        "frame = to_polars(_native.read(files, [p.endswith('interim') for p in files]))\n"
+        "gc.collect(); total = frame.select(frame.columns[1]).sum().item(); first = rss()\n"
+        "for _ in range(40):\n"
+        "    again = to_polars(_native.read(files, [p.endswith('interim') for p in files]))\n"
+        "    assert again.select(again.columns[1]).sum().item() == total\n"
+        "    del again; gc.collect()\n"
+        "print(frame.height, rss() - first, frame.estimated_size() >> 20)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root / "samples" / "diagnostic.data")], capture_output=True, text=True, cwd=root
+    )
+    assert out.returncode == 0, out.stderr
+    rows, grown, size = map(int, out.stdout.split())
+    assert rows > 0 and size > 0
+    assert grown < 10 * size, (grown, size)  # 40 reads kept would hold 40 frames

@@ -1,20 +1,23 @@
 //! The `ftdc._native` Python module. Decoding runs with the GIL released;
-//! column buffers stay owned by a `DecodedFrame` and are handed to pyarrow
-//! by address (zero copy), with the frame object kept alive as their base.
+//! column buffers stay owned by the decoded frame and cross to pyarrow as
+//! Arrow arrays by the PyCapsule interface (zero copy), each keeping the frame
+//! alive until its consumer releases it.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
 
 use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::{self, Options};
 use crate::extremes;
 use crate::file::{FileProblem, ProblemKind, Source};
-use crate::python_arrow::{held, HeldArray};
+use crate::metrics;
+use crate::python_arrow::{export, held, HeldArray};
 use crate::python_bytes::le_bytes;
 use crate::rolling;
 use crate::select::Selection;
@@ -41,7 +44,40 @@ fn load(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<FileProblem>)
 
 #[pyclass(module = "ftdc._native")]
 struct DecodedFrame {
-    frame: decode::Frame,
+    frame: Arc<decode::Frame>,
+}
+
+/// One column of a decoded frame (None: its time column) as an Arrow array (`pyarrow.array(column)`).
+#[pyclass(module = "ftdc._native", frozen)]
+struct FrameColumn {
+    frame: Arc<decode::Frame>,
+    column: Option<usize>,
+}
+
+#[pymethods]
+impl FrameColumn {
+    /// The Arrow PyCapsule interface: Int64 values (booleans as 0 and 1), times as UTC milliseconds.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema; // the column is given as it is held; a consumer casts it if it wants another type
+        let frame = &self.frame;
+        let (format, values, validity) = match self.column {
+            None => (c"tsm:UTC", frame.time.as_ptr(), None),
+            Some(i) => {
+                let c = &frame.columns[i];
+                let values = match c.offset {
+                    Some(offset) => frame.values.as_slice()[offset..].as_ptr(),
+                    None => frame.zeros.as_ptr(),
+                };
+                (if c.kind == metrics::KIND_DATE { c"tsm:UTC" } else { c"l" }, values, c.validity.as_ref().map(|v| v.as_ptr()))
+            }
+        };
+        export(py, self.frame.clone(), format, frame.time.len(), values, validity)
+    }
 }
 
 #[pymethods]
@@ -79,24 +115,18 @@ impl DecodedFrame {
         self.frame.catalog.as_ref().map(|c| catalog_dict(py, c, &self.frame.problems)).transpose()
     }
 
-    /// Address of the time column (int64 ms since the epoch).
-    fn time_address(&self) -> usize {
-        self.frame.time.as_ptr() as usize
+    /// The time column (ms since the epoch, UTC) as an Arrow array.
+    fn time(&self) -> FrameColumn {
+        FrameColumn { frame: self.frame.clone(), column: None }
     }
 
-    /// `(name, kind, values address, validity address or None)` per column;
-    /// kind 0 = int64, 1 = bool, 2 = Date. Columns that are 0 throughout share one address.
-    fn columns(&self) -> Vec<(String, u8, usize, Option<usize>)> {
+    /// `(name, kind, column)` per column, the column an Arrow array; kind 0 = int64, 1 = bool, 2 = Date.
+    fn columns(&self) -> Vec<(String, u8, FrameColumn)> {
         self.frame
             .columns
             .iter()
-            .map(|c| {
-                let values = match c.offset {
-                    Some(offset) => self.frame.values.as_slice()[offset..].as_ptr(),
-                    None => self.frame.zeros.as_ptr(),
-                } as usize;
-                (c.name.clone(), c.kind, values, c.validity.as_ref().map(|v| v.as_ptr() as usize))
-            })
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), c.kind, FrameColumn { frame: self.frame.clone(), column: Some(i) }))
             .collect()
     }
 }
@@ -131,7 +161,7 @@ fn read(
         frame.problems = problems;
         frame
     });
-    Ok(DecodedFrame { frame })
+    Ok(DecodedFrame { frame: Arc::new(frame) })
 }
 
 /// What the files hold: documents, chunks and metric names, no values.
@@ -326,6 +356,7 @@ fn run_extremes<'py>(
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DecodedFrame>()?;
+    m.add_class::<FrameColumn>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;

@@ -4,6 +4,7 @@
 //! core reads is what the array's producer (pyarrow) says it holds.
 
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -118,4 +119,83 @@ impl HeldArray<'_> {
         });
         extremes::Chunk { values, validity }
     }
+}
+
+/// `ARROW_FLAG_NULLABLE` of the C Data Interface.
+const NULLABLE: i64 = 2;
+
+/// What an exported array keeps alive until its consumer releases it: the storage its buffers lie in, and the
+/// buffer pointers its `ArrowArray::buffers` points to.
+struct Exported {
+    _owner: Arc<dyn Send + Sync>,
+    buffers: [*const c_void; 2],
+}
+
+unsafe extern "C" fn release_array(array: *mut ArrowArray) {
+    // SAFETY: called once by the consumer (or the capsule's destructor) on an array `export` made, whose private
+    // data is the `Exported` it boxed; marking it released is the callback's duty.
+    unsafe {
+        drop(Box::from_raw((*array).private_data.cast::<Exported>()));
+        (*array).release = None;
+    }
+}
+
+unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
+    // SAFETY: the schema's strings are static; only the released mark is ours to set.
+    unsafe { (*schema).release = None };
+}
+
+// SAFETY: the structs are moved into capsules and read or released by one consumer at a time (C Data Interface);
+// what their pointers reach is static or owned by `Exported`, which holds shared, immutable storage.
+unsafe impl Send for ArrowSchema {}
+unsafe impl Send for ArrowArray {}
+
+/// A column of `length` int64 values (a `format` of 8-byte values: "l", or "tsm:UTC" for times) at `values`, with its
+/// validity bitmap if any, lying in `owner`'s storage, as the PyCapsule pair `__arrow_c_array__` returns.
+pub fn export<'py>(
+    py: Python<'py>,
+    owner: Arc<dyn Send + Sync>,
+    format: &'static CStr,
+    length: usize,
+    values: *const i64,
+    validity: Option<*const u8>,
+) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+    let schema = ArrowSchema {
+        format: format.as_ptr(),
+        name: c"".as_ptr(),
+        metadata: std::ptr::null(),
+        flags: NULLABLE,
+        n_children: 0,
+        children: std::ptr::null_mut(),
+        dictionary: std::ptr::null_mut(),
+        release: Some(release_schema),
+        private_data: std::ptr::null_mut(),
+    };
+    let mut kept = Box::new(Exported { _owner: owner, buffers: [validity.map_or(std::ptr::null(), |v| v.cast()), values.cast()] });
+    let array = ArrowArray {
+        length: length as i64,
+        null_count: if validity.is_some() { -1 } else { 0 }, // -1: the consumer counts them if it wants
+        offset: 0,
+        n_buffers: 2,
+        n_children: 0,
+        buffers: kept.buffers.as_mut_ptr(),
+        children: std::ptr::null_mut(),
+        dictionary: std::ptr::null_mut(),
+        release: Some(release_array),
+        private_data: Box::into_raw(kept).cast(),
+    };
+    // A capsule its consumer did not take (pyarrow moves the struct out and marks it released) releases it itself.
+    let schema = PyCapsule::new_with_destructor(py, schema, Some(c"arrow_schema".into()), |mut s: ArrowSchema, _| {
+        if let Some(release) = s.release {
+            // SAFETY: not released yet, so ours to release once.
+            unsafe { release(&mut s) }
+        }
+    })?;
+    let array = PyCapsule::new_with_destructor(py, array, Some(c"arrow_array".into()), |mut a: ArrowArray, _| {
+        if let Some(release) = a.release {
+            // SAFETY: as above.
+            unsafe { release(&mut a) }
+        }
+    })?;
+    Ok((schema, array))
 }
