@@ -2,8 +2,8 @@
 
 Two operations that differ only in their literal values get the same shape, as
 mtools' `json2pattern` and hatchet group them. The rules live in one place, the
-native decoder (native/src/logs/shape.rs), which shapes JSON and legacy text
-log lines as it reads them.
+native decoder (native/src/logs/shape.rs), which shapes JSON log lines as it
+reads them; legacy text lines reach it through these functions.
 
 A sort's direction is not a literal: `{ts: -1}` needs another index order than
 `{ts: 1}` on a compound index and reads as another query to whoever tunes it. The
@@ -16,10 +16,24 @@ import re
 import orjson
 import polars as pl
 
+from .. import _native
+
 # A sort document with a descending key, as mongod writes it in a JSON log line (or as a legacy line's
 # shell text becomes JSON, its numbers kept as text): the only commands whose shape needs its directions
 # back (most have none, and keep the native shape).
 _DESCENDING = r'"\$?sort":\s*\{[^{}]*:\s*"?-'
+
+
+def shape_of_command_json(command_json: str | None, originating_json: str | None = None) -> str | None:
+    """Shape of a command given as JSON text (and of the command a getMore
+    continues); None when it has no query or is not JSON."""
+    return restore_sort(_native.query_shape(command_json, originating_json), command_json, originating_json)
+
+
+def shape_of_command(command: dict) -> str | None:
+    """Shape of a parsed command document (keys, nesting and literal texts)."""
+    text = orjson.dumps(command).decode()
+    return restore_sort(_native.query_shape(text), text)
 
 
 def _direction(value) -> int | None:

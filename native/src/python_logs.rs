@@ -122,6 +122,14 @@ fn decode_text_log_block(
     LogBlock { block: text.block, json_lines: text.json_lines, years: Some(text.years) }
 }
 
+/// The query shape of a command given as JSON text (and of the command a
+/// getMore continues); None when it has no query or is not JSON.
+#[pyfunction]
+#[pyo3(signature = (command_json, originating_json=None))]
+fn query_shape(command_json: Option<&str>, originating_json: Option<&str>) -> Option<String> {
+    logs::query_shape(command_json?, originating_json)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("COLUMN_INT64", COLUMN_INT64)?;
     m.add("COLUMN_BOOL", COLUMN_BOOL)?;
@@ -130,5 +138,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LogBlock>()?;
     m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
     m.add_function(wrap_pyfunction!(decode_text_log_block, m)?)?;
+    m.add_function(wrap_pyfunction!(query_shape, m)?)?;
     Ok(())
 }

@@ -35,6 +35,7 @@ pub use line::{
     Date, EventLine, Field, FlowControl, Leaf, LockWaits, Queue, Queues, SlowAttr, SlowLine, Storage, StorageData, StorageWaits,
 };
 pub use rows::utc_millis;
+pub use shape::query_shape;
 pub use text::{decode_text_block, TextBlock, Years};
 
 use line::{decode_line, timestamp, without_duplicate_keys, Decoded, Failure};
