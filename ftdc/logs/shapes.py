@@ -2,8 +2,10 @@
 
 Two operations that differ only in their literal values get the same shape, as
 mtools' `json2pattern` and hatchet group them. The rules live in one place, the
-native decoder (native/src/logs/shape.rs), which shapes JSON log lines as it
-reads them; legacy text lines reach it through these functions.
+native decoder (native/src/logs/shape.rs), which shapes JSON and legacy text log
+lines as it reads them; `shape_of_command` and `shape_of_command_json` give the
+shape of one command by the same rules (the tests' reference decoder of text
+lines, and anyone who wants the shape of a command of their own).
 
 A sort's direction is not a literal: `{ts: -1}` needs another index order than
 `{ts: 1}` on a compound index and reads as another query to whoever tunes it. The
