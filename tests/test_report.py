@@ -107,7 +107,7 @@ def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_pat
 
 
 # What a figure may hold: shapes, text and a gradient. No script, link, image, style sheet, metadata or comment.
-DRAWING = {"svg", "g", "path", "rect", "text", "tspan", "defs", "linearGradient", "stop"}
+DRAWING = {"svg", "g", "path", "rect", "text", "tspan", "defs", "linearGradient", "stop", "pattern"}
 
 
 def test_plots_are_well_formed_drawings_that_carry_nothing_else(report):
