@@ -13,12 +13,12 @@ from tests.test_browser import Chromium, build_demo_report, require_chromium
 
 pytestmark = pytest.mark.browser
 
-LONG_HOST = "mongodb-production-replica-set-member-0001.internal.payments.example-corporation.net:27017"
+LONG_HOST = "mongodbproductionmember0001.internal.paymentsexamplecorporation.net:27017"  # no hyphen to wrap at
 FIRST = """(() => {
   const table = document.querySelector('table.nodes'), holder = table.parentElement;
   const lines = [...document.querySelectorAll('ul.headline li')].map(li => ({text: li.innerText, height: li.getBoundingClientRect().height,
     line: parseFloat(getComputedStyle(li).lineHeight), link: li.querySelector('a')?.getAttribute('href'),
-    badge: li.querySelector('.badge')?.textContent}));
+    badge: li.querySelector('.badge')?.textContent, whole: li.scrollWidth <= li.clientWidth}));
   const cell = [...table.rows[1].cells].at(-1).getBoundingClientRect();
   return {lines, tableRight: table.getBoundingClientRect().right, holderRight: holder.getBoundingClientRect().right,
           scrolls: holder.scrollWidth > holder.clientWidth + 1, incidentsCellRight: cell.right,
@@ -52,14 +52,18 @@ def test_headlines_one_line_with_severity_node_table_fits_toc_first_screen(page,
             for line in first["lines"]
             if line.get("link")
         ]
+        browser.open((path.parent / "demo.html").as_uri())
+        demo = browser.evaluate(FIRST)
         errors = browser.errors()
     assert errors == []
+    # The demo's node name is a usual one: at 1400 px its short headline is whole, not cut by its ellipsis.
+    assert demo["lines"] and all(line["whole"] for line in demo["lines"]) or width < 1400, demo["lines"]
     cards = report.incidents
     assert cards and len([line for line in first["lines"] if line.get("link")]) == len(cards)
     for line, card in zip(first["lines"], cards):
         assert line["height"] <= 1.5 * line["line"], line  # one line
         assert line["badge"] == card.incident.severity and line["text"].lower().startswith(card.incident.severity), line
-        assert card.incident.id in line["text"] and card.incident.title[:20] in line["text"], line
+        assert card.incident.id in line["text"] and html.short_title(card.incident.title) in line["text"], line
     assert targets and all(targets)  # each headline's link reaches its card
     assert not first["scrolls"] and first["tableRight"] <= first["holderRight"] + 1, first
     assert first["incidentsCellRight"] <= first["holderRight"] + 1, first

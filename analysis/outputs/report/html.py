@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import re
 from html import escape
 
 from analysis.advice import wording
@@ -47,7 +48,7 @@ div.plot{margin:8px 0}div.plot svg{width:100%;height:auto;display:block}
 @media (max-width:1000px){div.plot svg text{font-size:15px}}
 .incident,.finding{overflow-wrap:anywhere}table.culprits th{min-width:8.5em}table.evidence th{min-width:13em}
 nav.toc{columns:3 220px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
-table.nodes{width:100%}table.nodes td,table.nodes th{font-size:13px;overflow-wrap:anywhere}
+table.nodes{width:100%}table.nodes td,table.nodes th{font-size:13px}
 details.section>summary{margin:14px 0 4px}summary h2,summary h3{display:inline;border:0}details.section{border-bottom:1px solid #ddd;margin:8px 0}
 details{margin:6px 0}summary{cursor:pointer;color:#444}
 pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap}
@@ -163,16 +164,36 @@ def card_anchor(node: str, incident: Incident) -> str:
     return f"{node_slug(node)}-{incident.id.lower()}" if node else incident.id.lower()
 
 
-def _headline(line: str, cards: list[IncidentCard]) -> str:
-    """One headline: an incident's on one line, its severity in words, its node and id, cause → effect, a link to its
-    card (where its window and first fix are; the whole sentence is the line's tooltip); any other line as it is."""
+def short_title(title: str) -> str:
+    """An incident's title for its headline, one line: the cause without its details (in parentheses or after a colon),
+    the first effect without its "with ..." and how many more ("COLLSCAN aggregate on shop.orders → a 2 min 20 s
+    checkpoint longer than the 60 s interval and 2 more"); the card says the whole."""
+    cause, _, effect = re.sub(r" \([^()]*\)", "", title).partition(" → ")
+    cause = cause.split(": ")[0]
+    if not effect:
+        return cause
+    effects = effect.split("; ")
+    more = f" and {len(effects) - 1} more" if len(effects) > 1 else ""
+    return f"{cause} → {effects[0].split(', with ')[0]}{more}"
+
+
+def _breakable(name: str) -> str:
+    """A host name escaped, free to wrap after each dot and before its port: a long one wraps in a narrow table."""
+    return "<wbr>".join(escape(part) for part in re.split(r"(?<=\.)|(?=:)", name))
+
+
+def _headline(line: str, cards: list[IncidentCard], several: bool) -> str:
+    """One headline: an incident's on one line, its severity in words, its id (and node, of several), cause → effect, a
+    link to its card (where its window and first fix are; the whole sentence is the line's tooltip); any other line as
+    it is."""
     card = next((c for c in cards if c.headline == line), None)
     if card is None:
         return f"<li>{escape(line)}</li>"
     i = card.incident
     return (
         f'<li class=incident-line title="{escape(line)}"><span class="badge {i.severity}">{i.severity}</span>'
-        f'<a href="#{escape(card_anchor(card.node, i))}">{escape(card.node)}, {escape(i.id)}</a>: {escape(i.title)}</li>'
+        f'<a href="#{escape(card_anchor(card.node, i))}">{escape(card.node) + ", " if several else ""}{escape(i.id)}</a>: '
+        f"{escape(short_title(i.title))}</li>"
     )
 
 
@@ -285,7 +306,7 @@ def _node(section: NodeSection, several: bool) -> str:
 def _first_screen(report: Report) -> str:
     """The nodes in one table, the headlines, the table of contents."""
     rows = "".join(
-        f"<tr><td>{escape(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
+        f"<tr><td>{_breakable(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
         f"<td>{escape(dict(s.facts).get('host', ''))}</td><td>{escape(dict(s.coverage).get('time range', ''))}</td>"
         f"<td class=num>{len(s.analysis.incidents)}</td></tr>"
         for s in report.nodes
@@ -294,7 +315,7 @@ def _first_screen(report: Report) -> str:
         "<div class=wide><table class=nodes><tr><th>node</th><th>version</th><th>replica set</th><th>host</th><th>span (UTC)</th><th>incidents</th></tr>"
         f"{rows}</table></div>"
     )
-    headlines = "".join(_headline(h, report.incidents) for h in report.headlines)
+    headlines = "".join(_headline(h, report.incidents, len(report.nodes) > 1) for h in report.headlines)
     if report.no_log:
         headlines += f"<li>{escape(words.sentence(report.no_log))}</li>"
     toc = []
