@@ -375,8 +375,10 @@ def _joined(labels: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
     out: list[tuple[float, list[str]]] = []
 
     def said(parts: list[str]) -> str:
-        whole = ", ".join(parts)
-        return whole if _width(whole) < PIXELS / 2 else f"{parts[0]} … {parts[-1]}, {len(parts)} windows"
+        # Past 20 labels (three characters and a comma each at least) a group is too long whatever they say: not
+        # joined, which would make a week's thousand labels cost a million joins.
+        whole = ", ".join(parts) if len(parts) <= 20 else ""
+        return whole if whole and _width(whole) < PIXELS / 2 else f"{parts[0]} … {parts[-1]}, {len(parts)} windows"
 
     for x, label in sorted(labels):
         parts = [label]
