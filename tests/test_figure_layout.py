@@ -84,3 +84,35 @@ def test_span_labels_close_together_are_joined_and_stay_in_the_plot_area():
     assert all(a + plots._width(t) <= plots.LEFT + plots.PIXELS for a, t in joined)
     many = plots._joined([(plots.LEFT + 4 + k, f"F{k}") for k in range(60)])
     assert [t for _, t in many] == ["F0 … F59, 60 windows"]
+
+
+GRID = {"#b0b0b0", "#d8d8d8"}  # the time grid's and the value grid's strokes
+BAND = {"zero", "threshold", "span-label", "mark-label"}
+
+
+def test_grid_lines_stop_short_of_the_texts_along_a_panels_top(demo):
+    # "zero throughout: iowait" sat on the 100 % line: the grid's lines run beside a text, never through it.
+    import re
+
+    checked = 0
+    for fig in (figures.incident(demo, demo.incidents[0]), figures.timeline(demo), figures.system(demo, view(demo, {}))):
+        root = ElementTree.fromstring(fig)
+        for panel in (e for e in root.iter() if e.get("class") == "panel"):
+            texts = [e for e in panel.iter(f"{SVG}text") if e.get("class") in BAND]
+            if not any(e.get("class") == "span-label" for e in texts):
+                texts += [e for e in root.iter(f"{SVG}text") if e.get("class") in {"span-label", "mark-label"}]
+            boxes = [
+                (float(t.get("x")), float(t.get("y")) - 13, float(t.get("x")) + plots._width(t.text), float(t.get("y")) + 3)
+                for t in texts
+            ]
+            for path in (p for p in panel.iter(f"{SVG}path") if p.get("stroke") in GRID):
+                for x, a, b in re.findall(r"M([\d.]+) ([\d.]+)V([\d.]+)", path.get("d")):
+                    x, a, b = float(x), float(a), float(b)
+                    hit = [box for box in boxes if box[0] < x < box[2] and a < box[3] and b > box[1]]
+                    assert not hit, (panel.get("data-title"), x, a, b, hit)
+                for a, y, b in re.findall(r"M([\d.]+) ([\d.]+)H([\d.]+)", path.get("d")):
+                    a, y, b = float(a), float(y), float(b)
+                    hit = [box for box in boxes if box[1] < y < box[3] and a < box[2] and b > box[0]]
+                    assert not hit, (panel.get("data-title"), y, a, b, hit)
+                checked += 1
+    assert checked > 10

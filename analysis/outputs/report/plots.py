@@ -544,6 +544,18 @@ def _states(
     _row_names(canvas, names, scale)
 
 
+def _open(low: float, high: float, holes: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The stretches of [low, high] outside every hole: where a grid line is drawn (never through a text)."""
+    out, at = [], low
+    for a, b in sorted(holes):
+        if a > at:
+            out.append((at, min(a, high)))
+        at = max(at, b)
+    if at < high:
+        out.append((at, high))
+    return [(a, b) for a, b in out if b > a]
+
+
 def _patterns(ident: str) -> str:
     """The figure's patterns: a secondary's stripes, any other state's cross-hatching, a critical window's hatching."""
 
@@ -635,8 +647,6 @@ def figure(
                 f'<rect class="checkpoint-strip" x="{LEFT}" y="{_f(top + panel_px * (1 - STRIP))}" width="{PIXELS}" '
                 f'height="{_f(panel_px * STRIP)}" fill="url(#{ident}k)"/>'
             )
-        grid = "".join(f"M{_f(canvas.x(t))} {top}V{top + panel_px}" for t in ticks)
-        canvas.add(f'<path d="{grid}" stroke="#b0b0b0" stroke-width="0.5"/>')
         drawn, zero, unrecorded = _telling(reduced, [] if panel.states or panel.runs else list(panel.columns))
         drawn = [(c, name, color or CYCLE[i % len(CYCLE)]) for i, (c, name, color) in enumerate(drawn)]
         thresholds = [reduced.pairs[c][:, 1] for c, _ in panel.thresholds if c in reduced.pairs]
@@ -655,6 +665,22 @@ def figure(
         for x, said, _, _ in band:
             covered |= (edges[1:] >= x - SWATCH) & (edges[:-1] <= x + _width(said))
         reserved = (max(lines) + 1) * ROW + 2 if band else 0
+        # Each text's box (left, top, right, bottom), at NARROW: the grid's lines stop short of it.
+        boxes = [
+            (
+                x - (SWATCH if cls == "threshold" else 0) - 2,
+                top + 14 + line * ROW - 15,
+                x + _width(said) + 2,
+                top + 19 + line * ROW,
+            )
+            for (x, said, cls, _), line in zip(band, lines)
+        ]
+        grid = "".join(
+            f"M{_f(gx)} {_f(a)}V{_f(b)}"
+            for gx in (canvas.x(t) for t in ticks)
+            for a, b in _open(top, top + panel_px, [(y0, y1) for x0, y0, x1, y1 in boxes if x0 <= gx <= x1])
+        )
+        canvas.add(f'<path d="{grid}" stroke="#b0b0b0" stroke-width="0.5"/>')
         scale = YScale(
             *_y_range(
                 [_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn],
@@ -671,7 +697,11 @@ def figure(
             ticks_y = scale.ticks()
             canvas.add(
                 '<path d="'
-                + "".join(f"M{LEFT} {_f(float(scale.y(v)))}H{LEFT + PIXELS}" for v in ticks_y)
+                + "".join(
+                    f"M{_f(a)} {_f(gy)}H{_f(b)}"
+                    for gy in (float(scale.y(v)) for v in ticks_y)
+                    for a, b in _open(LEFT, LEFT + PIXELS, [(x0, x1) for x0, y0, x1, y1 in boxes if y0 <= gy <= y1])
+                )
                 + '" stroke="#d8d8d8" stroke-width="0.5"/>'
             )
             for v in ticks_y:
