@@ -708,9 +708,12 @@ def figure(
                 canvas.label(LEFT - 5, float(scale.y(v)) + 4, _number(v), anchor="end", halo=False, cls="ytick")
         for first, last, severity in _union(spans):  # edged in its severity's colour: told apart from the checkpoints
             color = SEVERITY_COLORS.get(severity, SHADE)
-            canvas.add(
-                f'<path d="M{_f(canvas.x(first))} {top}v{panel_px}M{_f(canvas.x(last))} {top}v{panel_px}" stroke="{color}" stroke-width="1.1"/>'
+            edges_d = "".join(
+                f"M{_f(ex)} {_f(a)}V{_f(b)}"
+                for ex in (canvas.x(first), canvas.x(last))
+                for a, b in _open(top, top + panel_px, [(y0, y1) for x0, y0, x1, y1 in boxes if x0 <= ex <= x1])
             )
+            canvas.add(f'<path class="window-edge" d="{edges_d}" stroke="{color}" stroke-width="1.1"/>')
         if panel.runs:
             _collscans(canvas, analysis, start, end, top, panel_px)
         if panel.states:
