@@ -315,7 +315,7 @@ def test_report_renders_in_chromium(chromium, demo_report, tmp_path):
         browser.open(path.as_uri())
         state = browser.evaluate(
             "({title: document.title, readyState: document.readyState, "
-            "headlines: [...document.querySelectorAll('ul.headline li')].map(li => li.innerText), "
+            "headlines: [...document.querySelectorAll('ul.headline li')].map(li => li.title || li.innerText), "
             "headlineHeight: document.querySelector('ul.headline')?.getBoundingClientRect().height ?? 0})"
         )
         incidents = browser.evaluate(INCIDENTS)

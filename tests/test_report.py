@@ -47,7 +47,7 @@ def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     # sorting in the page, the metric explorer's uPlot and code), each allowed by its hash: the CSP names no source a
     # script could be loaded from. The explorer's data is a JSON block, which is not run.
     scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
-    assert scripts == [html.workbench.SCRIPT, *explorer_page.scripts()]
+    assert scripts == [html.workbench.SCRIPT, html.KEYS, *explorer_page.scripts()]
     assert re.findall(r"<script[^>]*>", page) == ['<script type="application/json" class="explorer-data">'] + ["<script>"] * len(
         scripts
     )
@@ -107,7 +107,7 @@ def test_json_report_has_a_schema_version_and_the_analysis(report, demo, tmp_pat
 
 
 # What a figure may hold: shapes, text and a gradient. No script, link, image, style sheet, metadata or comment.
-DRAWING = {"svg", "g", "path", "rect", "text", "tspan", "defs", "linearGradient", "stop"}
+DRAWING = {"svg", "g", "path", "rect", "text", "tspan", "defs", "linearGradient", "stop", "pattern"}
 
 
 def test_plots_are_well_formed_drawings_that_carry_nothing_else(report):

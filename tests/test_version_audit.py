@@ -64,3 +64,15 @@ def test_the_end_of_life_date_is_not_read_as_today():
     # "series 6.0 is past its end of life today (2025-07-31)" read as if today were 2025-07-31 (issue 39's review).
     has = _item("6.0.11", "end_of_life").has
     assert "today (" not in has and "on 2025-07-31, before today" in has
+
+
+def test_a_supported_series_says_it_is_supported_today_and_when_recorded():
+    # "3.4.0: supported until 2020-01-31" read alone says neither as of when; both days are said.
+    has = _item("7.0.12", "end_of_life", last=dt.datetime(2025, 1, 1, tzinfo=UTC), today=dt.date(2026, 11, 29)).has
+    assert has == "7.0.12: series 7.0 supported until 2027-08-31: today (2026-11-29) and when the data was recorded (2025-01-01)"
+    old = _item("3.4.0", "end_of_life", last=dt.datetime(2019, 6, 1, tzinfo=UTC), today=dt.date(2026, 11, 29))
+    assert (
+        old.severity == "warning"
+        and "before today" in old.has
+        and "still supported when the data was recorded (2019-06-01)" in old.has
+    )

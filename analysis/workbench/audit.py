@@ -410,11 +410,12 @@ def end_of_life(f: Facts) -> AuditItem:
             "upgrade to a supported release series (one major release at a time)",
             "buildInfo, MongoDB's support policy",
         )
+    then = f" and when the data was recorded ({recorded.isoformat()})" if recorded is not None else ""
     return _item(
         "end_of_life",
         title,
         "info",
-        f"{version}: series {series} supported until {eol.isoformat()}",
+        f"{version}: series {series} supported until {eol.isoformat()}: today ({today.isoformat()}){then}",
         why,
         "",
         "buildInfo, MongoDB's support policy",

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from analysis.analyze import Analysis
-from analysis.findings.detectors import LINKS, MOMENTS, RECORDS
+from analysis.findings.detectors import LINKS, MOMENTS, RECORDS, disk_saturation
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs.report.explorer import Reduced
@@ -64,6 +64,25 @@ def _panels(analysis: Analysis) -> list[Panel]:
 
 
 SYSTEM_PANEL = 99
+# The detectors' fixed bars on the system panels, by panel title: where a reading becomes a finding.
+REFERENCES = {
+    "disk busy, %": ((disk_saturation.UTIL_PCT, f"disk saturation: busy {disk_saturation.UTIL_PCT:g} % and more"),),
+    "disk await, ms per request": (
+        (disk_saturation.CRITICAL_AWAIT_MS, f"saturation critical: {disk_saturation.CRITICAL_AWAIT_MS:g} ms per request"),
+    ),
+}
+
+
+def windows(analysis: Analysis) -> list[Span]:
+    """The windows a whole-range figure shades: each incident's (by its id), and each warning or critical finding no
+    incident holds (by its own): a noisy week's forty findings are a handful of incidents."""
+    held = {f for i in analysis.incidents for f in i.finding_ids}
+    spans = [Span(i.start, i.end, i.severity, i.id) for i in analysis.incidents if i.start is not None]
+    return spans + [
+        Span(f.start, f.end, f.severity, f.id or str(n))
+        for n, f in enumerate(analysis.problems, 1)
+        if f.start is not None and f.id not in held
+    ]
 
 
 def system(analysis: Analysis, view, members: dict[str, str] | None = None, series: Reduced | None = None) -> str | None:
@@ -72,15 +91,17 @@ def system(analysis: Analysis, view, members: dict[str, str] | None = None, seri
     first, last = analysis.overview.first, analysis.overview.last
     if first is None or not view.panels:
         return None
-    panels = [Panel(title, [(c, view.label(c), None) for c in columns]) for title, columns in view.panels]
-    spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
+    panels = [
+        Panel(title, [(c, view.label(c), None) for c in columns], references=REFERENCES.get(title, ()))
+        for title, columns in view.panels
+    ]
     return figure(
         panels,
         analysis,
         first,
         last,
-        spans,
-        title="System: what the node recorded, findings by id",
+        windows(analysis),
+        title="System: what the node recorded, incidents and findings by id",
         panel_px=SYSTEM_PANEL,
         series=series,
     )
@@ -104,7 +125,7 @@ def timeline(analysis: Analysis, series: Reduced | None = None) -> str | None:
     )
 
 
-STATES_TITLE = "member state (green primary, blue secondary, red any other)"
+STATES_TITLE = "member state (solid green primary, striped blue secondary, cross-hatched red any other)"
 
 
 def _kind_panels(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
+import re
 from html import escape
 
 from analysis.advice import wording
@@ -31,7 +32,7 @@ CSS = (
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1140px;padding:0 16px 40px;color:#1d1d1f}
 h1{font-size:22px;margin:24px 0 6px}h2{font-size:18px;margin:30px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:0 0 6px}
 .headline{font-size:16px;background:#f6f8fa;border-left:4px solid #444;padding:10px 14px 10px 34px;margin:10px 0}
-.headline li{margin:4px 0}
+.headline li{margin:4px 0}.headline li.incident-line{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .incident{border:1px solid #ddd;border-radius:6px;padding:12px 14px;margin:14px 0;background:#fffdfa}
 .rootcause{background:#f6f8fa;padding:6px 10px;margin:8px 0}
 .chain li{margin:3px 0}.ids{color:#555;font-size:12px}
@@ -44,9 +45,10 @@ table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px soli
 th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-word}
 div.plot{margin:8px 0}div.plot svg{width:100%;height:auto;display:block}
+@media (max-width:1000px){div.plot svg text{font-size:15px}}
 .incident,.finding{overflow-wrap:anywhere}table.culprits th{min-width:8.5em}table.evidence th{min-width:13em}
 nav.toc{columns:3 220px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
-table.nodes td,table.nodes th{font-size:13px}
+table.nodes{width:100%}table.nodes td,table.nodes th{font-size:13px}
 details.section>summary{margin:14px 0 4px}summary h2,summary h3{display:inline;border:0}details.section{border-bottom:1px solid #ddd;margin:8px 0}
 details{margin:6px 0}summary{cursor:pointer;color:#444}
 pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8px;overflow-x:auto;white-space:pre-wrap}
@@ -54,6 +56,18 @@ pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8
 """
     + workbench.CSS
 )
+
+
+# Sortable headers from the keyboard: each in the Tab order, Enter or Space sorts as a click does (aria-sort says how).
+KEYS = """
+(() => {
+  document.querySelectorAll('table.sortable thead th').forEach(th => { th.tabIndex = 0; });
+  document.addEventListener('keydown', (event) => {
+    const th = event.target.closest && event.target.closest('table.sortable thead th');
+    if (th && (event.key === 'Enter' || event.key === ' ')) { event.preventDefault(); th.click(); }
+  });
+})();
+"""
 
 
 def _img(figure: Figure | None) -> str:
@@ -135,13 +149,51 @@ def incident_html(incident: Incident, node: str = "", figure: Figure | None = No
         for step in incident.chain
     )
     return (
-        f'<div class="incident {incident.severity}" data-id="{escape(incident.id)}">'
+        f'<div class="incident {incident.severity}" id="{escape(card_anchor(node, incident))}" data-id="{escape(incident.id)}">'
         f'<h3><span class="badge {incident.severity}">{incident.severity}</span>{where}{escape(incident.id)}. {escape(incident.title)}</h3>'
         f'<div class="window">{escape(window(incident.start, incident.end, offset))}'
         f" · findings {escape(', '.join(incident.finding_ids))}</div>"
         f'<div class="rootcause"><b>Root cause ({escape(words.cause_kind(root))})</b>: {escape(root.summary)}'
         f"<details><summary>its evidence</summary>{_rows(words.cause_rows(root, offset))}</details></div>{_considered(incident)}"
         f"{_img(figure)}<p><b>Chain</b></p><ol class=chain>{chain}</ol>{_what_to_do(incident.recommendations)}</div>"
+    )
+
+
+def card_anchor(node: str, incident: Incident) -> str:
+    """The incident card's id in the page, which its headline links to (I1 of two nodes are two cards)."""
+    return f"{node_slug(node)}-{incident.id.lower()}" if node else incident.id.lower()
+
+
+def short_title(title: str) -> str:
+    """An incident's title for its headline, one line: the cause without its details (in parentheses or after a colon),
+    the first effect without its "with ..." and how many more ("COLLSCAN aggregate on shop.orders → a 2 min 20 s
+    checkpoint longer than the 60 s interval and 2 more"); the card says the whole."""
+    cause, _, effect = re.sub(r" \([^()]*\)", "", title).partition(" → ")
+    cause = cause.split(": ")[0]
+    if not effect:
+        return cause
+    effects = effect.split("; ")
+    more = f" and {len(effects) - 1} more" if len(effects) > 1 else ""
+    return f"{cause} → {effects[0].split(', with ')[0]}{more}"
+
+
+def _breakable(name: str) -> str:
+    """A host name escaped, free to wrap after each dot and before its port: a long one wraps in a narrow table."""
+    return "<wbr>".join(escape(part) for part in re.split(r"(?<=\.)|(?=:)", name))
+
+
+def _headline(line: str, cards: list[IncidentCard], several: bool) -> str:
+    """One headline: an incident's on one line, its severity in words, its id (and node, of several), cause → effect, a
+    link to its card (where its window and first fix are; the whole sentence is the line's tooltip); any other line as
+    it is."""
+    card = next((c for c in cards if c.headline == line), None)
+    if card is None:
+        return f"<li>{escape(line)}</li>"
+    i = card.incident
+    return (
+        f'<li class=incident-line title="{escape(line)}"><span class="badge {i.severity}">{i.severity}</span>'
+        f'<a href="#{escape(card_anchor(card.node, i))}">{escape(card.node) + ", " if several else ""}{escape(i.id)}</a>: '
+        f"{escape(short_title(i.title))}</li>"
     )
 
 
@@ -254,7 +306,7 @@ def _node(section: NodeSection, several: bool) -> str:
 def _first_screen(report: Report) -> str:
     """The nodes in one table, the headlines, the table of contents."""
     rows = "".join(
-        f"<tr><td>{escape(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
+        f"<tr><td>{_breakable(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
         f"<td>{escape(dict(s.facts).get('host', ''))}</td><td>{escape(dict(s.coverage).get('time range', ''))}</td>"
         f"<td class=num>{len(s.analysis.incidents)}</td></tr>"
         for s in report.nodes
@@ -263,7 +315,7 @@ def _first_screen(report: Report) -> str:
         "<div class=wide><table class=nodes><tr><th>node</th><th>version</th><th>replica set</th><th>host</th><th>span (UTC)</th><th>incidents</th></tr>"
         f"{rows}</table></div>"
     )
-    headlines = "".join(f"<li>{escape(h)}</li>" for h in report.headlines)
+    headlines = "".join(_headline(h, report.incidents, len(report.nodes) > 1) for h in report.headlines)
     if report.no_log:
         headlines += f"<li>{escape(words.sentence(report.no_log))}</li>"
     toc = []
@@ -301,7 +353,7 @@ def render(report: Report) -> str:
     return page(
         report.title,
         "".join(body),
-        [workbench.SCRIPT, *(explorer_page.scripts() if explorer else [])],
+        [workbench.SCRIPT, KEYS, *(explorer_page.scripts() if explorer else [])],
         explorer_page.styles() if explorer else "",
     )
 

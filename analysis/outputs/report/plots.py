@@ -32,22 +32,31 @@ from ftdc.frames import TIME_COLUMN
 
 # Pixels (CSS px at the card's full width, 1080 px at a 1400 px window; the page scales the whole picture).
 WIDTH = 1080
-LEFT, RIGHT, TOP, BOTTOM, GAP = 90, 14, 42, 56, 46
+LEFT, RIGHT, TOP, BOTTOM, GAP = 90, 14, 42, 84, 46
 PIXELS = WIDTH - LEFT - RIGHT  # the plot area: one column of extremes per pixel at most
 PANEL = 126  # an incident's panels and its card leave the findings within three screens at 1400 px
 TITLE = 26  # room a figure's own title takes above its first panel
 FONT, SMALL, LARGE = 12, 11, 14
+# The size every text takes at narrow widths, where the page shrinks the figure (html.CSS sets it: 15 at 800 px is 10 px
+# on the screen). Each layout reserves room for it, so no text runs into another at either width.
+NARROW = 15
+ROW = 19  # pixels a line of text along a panel's top takes at NARROW, its descenders and halo included
 SEVERITY_COLORS = {"critical": "#d62728", "warning": "#ff9f1c"}
 SHADE = "#999999"
 # matplotlib's default colours, in its order: series without a colour of their own take these.
 CYCLE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 STRIP = 0.05  # the share of a panel's height the checkpoint strip along its foot takes
-NOTE = 18  # pixels a note inside a panel's top left takes (a line of FONT text, its descenders and halo)
 SHADE_LEVELS = 16  # a checkpoint share is drawn in this many opacities: runs of one are one gradient stop
 # Text over data: a white halo keeps it readable without hiding the panel behind a box.
 HALO = 'stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"'
-KEY = "grey: checkpoints (dark strip: share of time checkpointing) · tinted between coloured lines: the finding's or incident's window"
-STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}  # primary, secondary; any other state (recovering, down...) red
+KEY = (
+    "grey: checkpoints (dark strip at the foot: share of time checkpointing)",
+    "tinted between coloured lines: a finding's or incident's window, hatched when critical",
+)
+# Member states by colour and pattern (colour is never the only carrier): primary solid green, secondary striped
+# blue, any other state (recovering, down...) cross-hatched red.
+STATE_COLORS = {1: "#2ca02c", 2: "#1f77b4"}
+STATE_PATTERNS = {1: "", 2: "stripes", None: "cross"}
 # Characters XML 1.0 cannot hold, and the C1 controls a terminal would act on: shown as escapes.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
@@ -64,6 +73,7 @@ class Panel:
     title: str
     columns: Sequence[tuple[str, str, str | None]] = ()  # (series column, label, colour)
     thresholds: Sequence[tuple[str, str]] = ()  # (series column, threshold name)
+    references: Sequence[tuple[float, str]] = ()  # (value, what it is): a detector's fixed bar, drawn like a threshold
     log_scale: bool = False
     runs: bool = False  # the log's COLLSCAN runs as bars instead of series
     states: bool = False  # each column a replica-set member's state, drawn as coloured bands (a state is not a quantity)
@@ -171,12 +181,16 @@ class YScale:
         return self.top + self.height * (1 - (self.f(v) - low) / (high - low))
 
     def ticks(self) -> list[float]:
+        """Round values, as many as the panel's height holds a label apart at NARROW (a short panel takes four)."""
+        most = max(2, min(5, int(self.height // (ROW + 2)) - 1))  # steps between the first and last tick
         if self.log:
             out = [0.0] + [10.0**k for k in range(0, int(math.floor(math.log10(max(self.high, 1)))) + 1)]
-            return out if len(out) <= 6 else out[::2]
+            while len(out) > most + 1:
+                out = out[::2]
+            return out
         span = self.high - self.low
         step = 10 ** math.floor(math.log10(span / 4))
-        step *= next(m for m in (1, 2, 2.5, 5, 10) if span / (step * m) <= 5)
+        step *= next(m for m in (1, 2, 2.5, 5, 10, 20) if span / (step * m) <= most)
         first = math.ceil(self.low / step)
         return [k * step for k in range(first, int(math.floor(self.high / step)) + 1)]
 
@@ -251,8 +265,9 @@ def _f(v: float) -> str:
 class _Canvas:
     """The figure's time scale and its SVG elements, in drawing order."""
 
-    def __init__(self, start: dt.datetime, end: dt.datetime):
+    def __init__(self, start: dt.datetime, end: dt.datetime, ident: str = "f"):
         self.start_ms, self.end_ms = _ms(start), _ms(end)
+        self.ident = ident  # the figure's own prefix for its gradients' and patterns' ids (a page holds many figures)
         self.parts: list[str] = []
 
     def x(self, t) -> float:
@@ -352,36 +367,63 @@ def _union(spans: list[Span]) -> list[tuple[dt.datetime, dt.datetime, str]]:
     return [tuple(x) for x in out]
 
 
-def _labels(spans: list[Span], start: dt.datetime, end: dt.datetime, width_px: float = 24) -> list[tuple[dt.datetime, str]]:
-    """Span labels, those starting within `width_px` pixels of each other joined ("1, 2") instead of printed over each other."""
-    near = (end - start) * width_px / PIXELS
-    out: list[tuple[dt.datetime, list[str]]] = []
-    for s in sorted(spans, key=lambda s: s.start):
-        if out and s.start - out[-1][0] < near:
-            out[-1][1].append(s.label)
-        else:
-            out.append((s.start, [s.label]))
-    return [(t, ", ".join(labels)) for t, labels in out]
+def _joined(labels: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
+    """Labels along one line, each (its left end, its text): one that would touch the one before it joins it ("F1, F2")
+    instead of being printed over it, and the last ends within the plot area. A group too long for the plot area is
+    said by its first and last label and its count ("F3 … F40, 12 windows")."""
+    end = LEFT + PIXELS - 4
+    out: list[tuple[float, list[str]]] = []
+
+    def said(parts: list[str]) -> str:
+        # Past 20 labels (three characters and a comma each at least) a group is too long whatever they say: not
+        # joined, which would make a week's thousand labels cost a million joins.
+        whole = ", ".join(parts) if len(parts) <= 20 else ""
+        return whole if whole and _width(whole) < PIXELS / 2 else f"{parts[0]} … {parts[-1]}, {len(parts)} windows"
+
+    for x, label in sorted(labels):
+        parts = [label]
+        x = min(x, end - _width(label))
+        while out and x < out[-1][0] + _width(said(out[-1][1])) + 8:
+            before, previous = out.pop()
+            parts = previous + parts
+            x = max(LEFT + 4, min(before, end - _width(said(parts))))
+        out.append((x, parts))
+    return [(x, said(parts)) for x, parts in out]
 
 
-def _telling(reduced: Reduced, columns: list[tuple[str, str, str | None]]) -> tuple[list, list[str]]:
-    """The series worth a line, and the names of those at zero throughout the range (six queues of an idle pool
-    are six flat lines on the axis: named in the title instead). A panel keeps one line at least."""
+def _rows(extents: Sequence[tuple[float, float]]) -> list[int]:
+    """The line along a panel's top each (left, right) extent goes on, in order: the first line on which it keeps
+    8 pixels from every extent placed before it."""
+    placed: list[list[tuple[float, float]]] = []
+    out = []
+    for a, b in extents:
+        row = next((n for n, line in enumerate(placed) if all(b + 8 <= c or d + 8 <= a for c, d in line)), len(placed))
+        if row == len(placed):
+            placed.append([])
+        placed[row].append((a, b))
+        out.append(row)
+    return out
 
-    def flat(column: str) -> bool:
+
+def _telling(reduced: Reduced, columns: list[tuple[str, str, str | None]]) -> tuple[list, list[str], list[str]]:
+    """The series worth a line; the names of those at zero throughout the range (six queues of an idle pool are six flat
+    lines on the axis: named in the panel instead); the names of those the node did not record over it (no value at
+    all: said so, never drawn as a flat zero under a legend, which reads as an idle disk)."""
+
+    def values(column: str) -> np.ndarray:
         pairs = reduced.pairs.get(column)
-        return pairs is not None and not pairs[~np.isnan(pairs)].any()
+        return np.empty(0) if pairs is None else pairs[~np.isnan(pairs)]
 
-    present = [c for c in columns if c[0] in reduced.pairs]
-    zero = [c for c in present if flat(c[0])]
-    if len(zero) == len(present):
-        return present, []
-    return [c for c in present if c not in zero], [name for _, name, _ in zero]
+    unrecorded = [c for c in columns if not values(c[0]).size]
+    zero = [c for c in columns if c not in unrecorded and not values(c[0]).any()]
+    drawn = [c for c in columns if c not in unrecorded and c not in zero]
+    return drawn, [name for _, name, _ in zero], [name for _, name, _ in unrecorded]
 
 
-def _width(value: str, size: int) -> float:
-    """A generous estimate of `value`'s width in a sans-serif font: enough to keep two texts apart."""
-    return 0.6 * size * len(value)
+def _width(value: str, size: int = FONT) -> float:
+    """A generous estimate of `value`'s width in a sans-serif font at the larger of `size` and NARROW: enough to keep
+    two texts apart at any width of the page."""
+    return 0.6 * max(size, NARROW) * len(value)
 
 
 def _legend(canvas: _Canvas, top: float, drawn: list[tuple[str, str, str]], title_width: float) -> None:
@@ -397,29 +439,32 @@ def _legend(canvas: _Canvas, top: float, drawn: list[tuple[str, str, str]], titl
     )
 
 
+SWATCH = 24  # pixels of a threshold's dashed line drawn before its label
+
+
 def _thresholds(
     canvas: _Canvas, analysis: Analysis, reduced: Reduced, edges: np.ndarray, names: Sequence[tuple[str, str]], scale: YScale
 ) -> None:
-    """Each threshold as the step line it was, labelled in full with its value and source inside the panel.
-    Labels sit at the right end; one close in height to the one before goes to the left end."""
-    previous = None
-    for column, name in names:
+    """Each threshold as the step line it was (its label, in full with its value and source, goes along the panel's
+    top: `_threshold_labels`)."""
+    for column, _ in names:
         pairs = reduced.pairs.get(column)
         if pairs is None or not np.isfinite(pairs[:, 1]).any():
             continue
         ys = scale.y(pairs[:, 1])
         path = "".join(_steps(edges[a : b + 1], ys[a:b]) for a, b in _runs(np.isfinite(pairs[:, 1])))
         canvas.add(f'<path d="{path}" fill="none" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>')
-        last = float(pairs[np.isfinite(pairs[:, 1]), 1][-1])
-        right = previous is None or not previous[1] or abs(last - previous[0]) >= 0.1 * scale.high
-        previous = (last, right)
-        canvas.label(
-            LEFT + PIXELS - 5 if right else LEFT + 5,
-            float(scale.y(last)) - 3,
-            f"{name} {last:g} % ({analysis.thresholds.source(name)})",
-            anchor="end" if right else "start",
-            cls="threshold",
-        )
+
+
+def _threshold_labels(analysis: Analysis, reduced: Reduced, names: Sequence[tuple[str, str]]) -> list[str]:
+    """Each drawn threshold's label: its name, its last value and where that came from."""
+    out = []
+    for column, name in names:
+        pairs = reduced.pairs.get(column)
+        if pairs is not None and np.isfinite(pairs[:, 1]).any():
+            last = float(pairs[np.isfinite(pairs[:, 1]), 1][-1])
+            out.append(f"{name} {last:g} % ({analysis.thresholds.source(name)})")
+    return out
 
 
 def _bars(canvas: _Canvas, rows: list[list[tuple[float, float, str]]], scale: YScale, height: float) -> None:
@@ -490,13 +535,54 @@ def _states(
         )
         rows.append(
             [
-                (canvas.x(a), max(canvas.x(b), canvas.x(a) + 1), STATE_COLORS.get(int(s), "#d62728"))
+                (canvas.x(a), max(canvas.x(b), canvas.x(a) + 1), _state_fill(canvas, int(s)))
                 for a, b, s in runs.select("from", "to", "state").iter_rows()
                 if s is not None
             ]
         )
     _bars(canvas, rows, scale, 10)
     _row_names(canvas, names, scale)
+
+
+def _open(low: float, high: float, holes: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The stretches of [low, high] outside every hole: where a grid line is drawn (never through a text)."""
+    out, at = [], low
+    for a, b in sorted(holes):
+        if a > at:
+            out.append((at, min(a, high)))
+        at = max(at, b)
+    if at < high:
+        out.append((at, high))
+    return [(a, b) for a, b in out if b > a]
+
+
+def _patterns(ident: str) -> str:
+    """The figure's patterns: a secondary's stripes, any other state's cross-hatching, a critical window's hatching."""
+
+    def pattern(name: str, base: str, lines: str) -> str:
+        return (
+            f'<pattern id="{ident}-{name}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)">'
+            f"{base}{lines}</pattern>"
+        )
+
+    return (
+        pattern(
+            "stripes",
+            f'<rect width="6" height="6" fill="{STATE_COLORS[2]}"/>',
+            '<path d="M0 0V6" stroke="#fff" stroke-width="2"/>',
+        )
+        + pattern(
+            "cross", '<rect width="6" height="6" fill="#d62728"/>', '<path d="M0 0V6M0 0H6" stroke="#fff" stroke-width="1.5"/>'
+        )
+        + pattern(
+            "critical", "", f'<path d="M0 0V6" stroke="{SEVERITY_COLORS["critical"]}" stroke-width="1.2" stroke-opacity="0.45"/>'
+        )
+    )
+
+
+def _state_fill(canvas: _Canvas, state: int) -> str:
+    pattern = STATE_PATTERNS.get(state, STATE_PATTERNS[None])
+    return f"url(#{canvas.ident}-{pattern})" if pattern else STATE_COLORS[state]
 
 
 def figure(
@@ -512,7 +598,11 @@ def figure(
 ) -> str:
     """`panels` stacked on one UTC time axis over [start, end], each `panel_px` tall, `spans` shaded and labelled,
     `marks` drawn as dashed lines: the figure as an SVG document. `series`: the node's whole range already reduced
-    (`explorer.full_range`), for a figure of the whole range."""
+    (`explorer.full_range`), for a figure of the whole range.
+
+    The texts along a panel's top (the span and mark labels on the first, a note naming the series at zero
+    throughout or not recorded, each threshold's label) go on lines of their own, each on the first line where it
+    touches no other; the panel's scale keeps every line below them."""
     rows = max(len(panels), 1)
     first_top = TOP + (TITLE if title else 0)
     height = first_top + BOTTOM + rows * panel_px + (rows - 1) * GAP
@@ -523,8 +613,6 @@ def figure(
         else pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
     )
     axis = reduced.axis
-    canvas = _Canvas(start, end)
-    edges = canvas.xs(axis.first_ms + axis.column_ms * np.arange(axis.columns + 1))
     share = checkpoint_share(analysis, start, end)
     spans = [s for s in spans if s.end >= start and s.start <= end]
     ticks, fmt = time_ticks(start, end)
@@ -532,47 +620,74 @@ def figure(
         "f"
         + hashlib.sha1(f"{title}|{start}|{end}|{[p.title for p in panels]}|{spans}".encode() + share.tobytes()).hexdigest()[:10]
     )
+    canvas = _Canvas(start, end, ident)
+    edges = canvas.xs(axis.first_ms + axis.column_ms * np.arange(axis.columns + 1))
     shaded = bool(share.any())
-    if shaded:
-        canvas.add(f"<defs>{_gradient(ident + 's', share, '#8c8c8c', 0.3)}{_gradient(ident + 'k', share, '#595959', 1.0)}</defs>")
+    gradients = (
+        f"{_gradient(ident + 's', share, '#8c8c8c', 0.3)}{_gradient(ident + 'k', share, '#595959', 1.0)}" if shaded else ""
+    )
+    canvas.add(f"<defs>{gradients}{_patterns(ident)}</defs>")
     if title:
         canvas.label(8, 20, title, size=LARGE, halo=False, cls="figure-title")
     tops = [first_top + n * (panel_px + GAP) for n in range(rows)]
-    # Span labels along the first panel's top, where a panel's own note goes too: (x, text) each.
-    labels = [(canvas.x(at) + 3, label) for at, label in _labels(spans, start, end)]
+    # The first panel's top holds the span labels, then the marks' (left end, text, class, colour).
+    first_line = [(x, label, "span-label", "#a00") for x, label in _joined([(canvas.x(s.start) + 3, s.label) for s in spans])]
+    first_line += [(canvas.x(m.at) + 4, m.label, "mark-label", "#000") for m in marks]
     for panel, top in zip(panels, tops):
         canvas.add(f'<g class="panel" data-title="{text(panel.title)}">')
-        for first, last, severity in _union(spans):  # tinted beneath the checkpoints' grey
+        for first, last, severity in _union(spans):  # tinted beneath the checkpoints' grey; hatched when critical
             x0, x1 = canvas.x(first), canvas.x(last)
-            canvas.add(
-                f'<rect x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 0.5))}" height="{panel_px}" '
-                f'fill="{SEVERITY_COLORS.get(severity, SHADE)}" fill-opacity="0.12"/>'
-            )
+            box = f'x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 0.5))}" height="{panel_px}"'
+            canvas.add(f'<rect {box} fill="{SEVERITY_COLORS.get(severity, SHADE)}" fill-opacity="0.12"/>')
+            if severity == "critical":
+                canvas.add(f'<rect class="critical-window" {box} fill="url(#{ident}-critical)"/>')
         if shaded:
             canvas.add(
                 f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="url(#{ident}s)"/>'
                 f'<rect class="checkpoint-strip" x="{LEFT}" y="{_f(top + panel_px * (1 - STRIP))}" width="{PIXELS}" '
                 f'height="{_f(panel_px * STRIP)}" fill="url(#{ident}k)"/>'
             )
-        grid = "".join(f"M{_f(canvas.x(t))} {top}V{top + panel_px}" for t in ticks)
-        canvas.add(f'<path d="{grid}" stroke="#b0b0b0" stroke-width="0.5"/>')
-        drawn, zero = _telling(reduced, [] if panel.states or panel.runs else list(panel.columns))
+        drawn, zero, unrecorded = _telling(reduced, [] if panel.states or panel.runs else list(panel.columns))
         drawn = [(c, name, color or CYCLE[i % len(CYCLE)]) for i, (c, name, color) in enumerate(drawn)]
         thresholds = [reduced.pairs[c][:, 1] for c, _ in panel.thresholds if c in reduced.pairs]
-        # Inside the panel's top left (the title's line holds the legend); the scale keeps lines below the texts
-        # along the panel's top, over the pixel columns they cover.
-        note = f"zero throughout: {', '.join(zero)}" if zero else ""
-        above = ([(LEFT + 4, note)] if note else []) + (labels if top == tops[0] else [])
+        thresholds += [np.full(len(edges) - 1, value, dtype=float) for value, _ in panel.references]
+        note = "; ".join(
+            ([f"not recorded: {', '.join(unrecorded)}"] if unrecorded else [])
+            + ([f"zero throughout: {', '.join(zero)}"] if zero else [])
+        )
+        band = list(first_line) if top == tops[0] else []
+        if note:
+            band.append((LEFT + 4, note, "zero", "#555"))
+        for said in _threshold_labels(analysis, reduced, panel.thresholds) + [said for _, said in panel.references]:
+            band.append((LEFT + PIXELS - 4 - _width(said), said, "threshold", "#000"))
+        lines = _rows([(x - (SWATCH if cls == "threshold" else 0), x + _width(said)) for x, said, cls, _ in band])
         covered = np.zeros(len(edges) - 1, dtype=bool)
-        for x, said in above:
-            covered |= (edges[1:] >= x) & (edges[:-1] <= x + _width(said, FONT))
+        for x, said, _, _ in band:
+            covered |= (edges[1:] >= x - SWATCH) & (edges[:-1] <= x + _width(said))
+        reserved = (max(lines) + 1) * ROW + 2 if band else 0
+        # Each text's box (left, top, right, bottom), at NARROW: the grid's lines stop short of it.
+        boxes = [
+            (
+                x - (SWATCH if cls == "threshold" else 0) - 2,
+                top + 14 + line * ROW - 15,
+                x + _width(said) + 2,
+                top + 19 + line * ROW,
+            )
+            for (x, said, cls, _), line in zip(band, lines)
+        ]
+        grid = "".join(
+            f"M{_f(gx)} {_f(a)}V{_f(b)}"
+            for gx in (canvas.x(t) for t in ticks)
+            for a, b in _open(top, top + panel_px, [(y0, y1) for x0, y0, x1, y1 in boxes if x0 <= gx <= x1])
+        )
+        canvas.add(f'<path d="{grid}" stroke="#b0b0b0" stroke-width="0.5"/>')
         scale = YScale(
             *_y_range(
                 [_held(reduced.pairs[c], reduced.sampled) for c, _, _ in drawn],
                 thresholds,
                 panel.log_scale,
                 shaded,
-                (covered, NOTE / panel_px) if above else None,
+                (covered, reserved / panel_px) if band else None,
             ),
             panel.log_scale,
             top,
@@ -582,16 +697,23 @@ def figure(
             ticks_y = scale.ticks()
             canvas.add(
                 '<path d="'
-                + "".join(f"M{LEFT} {_f(float(scale.y(v)))}H{LEFT + PIXELS}" for v in ticks_y)
+                + "".join(
+                    f"M{_f(a)} {_f(gy)}H{_f(b)}"
+                    for gy in (float(scale.y(v)) for v in ticks_y)
+                    for a, b in _open(LEFT, LEFT + PIXELS, [(x0, x1) for x0, y0, x1, y1 in boxes if y0 <= gy <= y1])
+                )
                 + '" stroke="#d8d8d8" stroke-width="0.5"/>'
             )
             for v in ticks_y:
                 canvas.label(LEFT - 5, float(scale.y(v)) + 4, _number(v), anchor="end", halo=False, cls="ytick")
         for first, last, severity in _union(spans):  # edged in its severity's colour: told apart from the checkpoints
             color = SEVERITY_COLORS.get(severity, SHADE)
-            canvas.add(
-                f'<path d="M{_f(canvas.x(first))} {top}v{panel_px}M{_f(canvas.x(last))} {top}v{panel_px}" stroke="{color}" stroke-width="1.1"/>'
+            edges_d = "".join(
+                f"M{_f(ex)} {_f(a)}V{_f(b)}"
+                for ex in (canvas.x(first), canvas.x(last))
+                for a, b in _open(top, top + panel_px, [(y0, y1) for x0, y0, x1, y1 in boxes if x0 <= ex <= x1])
             )
+            canvas.add(f'<path class="window-edge" d="{edges_d}" stroke="{color}" stroke-width="1.1"/>')
         if panel.runs:
             _collscans(canvas, analysis, start, end, top, panel_px)
         if panel.states:
@@ -608,14 +730,24 @@ def figure(
         for column, name, color in drawn:
             _band(canvas, edges, _held(reduced.pairs[column], reduced.sampled), scale, color, column, name)
         _thresholds(canvas, analysis, reduced, edges, panel.thresholds, scale)
+        for value, _ in panel.references:
+            y = _f(float(scale.y(value)))
+            canvas.add(
+                f'<path d="M{LEFT} {y}H{LEFT + PIXELS}" fill="none" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>'
+            )
         if panel.window is not None:
             x0, x1 = canvas.x(panel.window[0]), canvas.x(panel.window[1])
             canvas.add(
                 f'<rect class="step-window" x="{_f(x0)}" y="{top}" width="{_f(max(x1 - x0, 1))}" height="{_f(panel_px * 0.03)}" '
                 f'fill="{SEVERITY_COLORS.get(panel.severity, SHADE)}" fill-opacity="0.9"/>'
             )
-        if note:
-            canvas.label(LEFT + 4, top + 14, note, color="#555", cls="zero")
+        for (x, said, cls, color), line in zip(band, lines):
+            y = top + 14 + line * ROW
+            if cls == "threshold":
+                canvas.add(
+                    f'<path d="M{_f(x - SWATCH)} {y - 4}h{SWATCH - 4}" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>'
+                )
+            canvas.label(x, y, said, color=color, cls=cls)
         canvas.label(LEFT, top - 5, panel.title, size=LARGE, halo=False, cls="title")
         if drawn:
             _legend(canvas, top, drawn, _width(panel.title, LARGE))
@@ -629,22 +761,25 @@ def figure(
             + "".join(f"M{x} {top}v{panel_px}" for top in tops)
             + '" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
-        canvas.label(canvas.x(mark.at) + 4, tops[0] + 26, mark.label, cls="mark-label")
-    for x, label in labels:
-        canvas.label(x, tops[0] + 13, label, color="#a00", cls="span-label")
     bottom = tops[-1] + panel_px
     for t in ticks:
+        said = t.strftime(fmt)
+        half = _width(said) / 2
         canvas.add(f'<path d="M{_f(canvas.x(t))} {bottom}v4" stroke="#000" stroke-width="0.8"/>')
-        canvas.label(canvas.x(t), bottom + 16, t.strftime(fmt), anchor="middle", halo=False, cls="xtick")
+        # Centred under its tick, moved in just enough that a tick near an edge keeps its label whole ("11:0(" was cut).
+        canvas.label(
+            min(max(canvas.x(t), half + 2), WIDTH - half - 2), bottom + 18, said, anchor="middle", halo=False, cls="xtick"
+        )
     dates = sorted({t.date() for t in ticks} | {start.astimezone(dt.timezone.utc).date()})
     canvas.label(
         LEFT,
-        bottom + 32,
+        bottom + 38,
         f"time (UTC) · {dates[0]:%Y-%m-%d}" + (f" – {dates[-1]:%Y-%m-%d}" if len(dates) > 1 else ""),
         halo=False,
         cls="xlabel",
     )
-    canvas.label(WIDTH / 2, height - 6, KEY, size=SMALL, anchor="middle", color="#444", halo=False, cls="key")
+    for n, said in enumerate(KEY, 1):  # below the axis' label, a line each
+        canvas.label(LEFT, bottom + 38 + n * ROW, said, size=SMALL, color="#444", halo=False, cls="key")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '
         f'font-family="system-ui,-apple-system,Segoe UI,Roboto,sans-serif" data-start="{start.isoformat()}" data-end="{end.isoformat()}">'
