@@ -4,7 +4,7 @@ ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, the
 ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
 ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
 ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
-ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomable time axis, offline
+ftdc-analyze explore PATH... -o x.html  every metric of a node (or of each node) on one zoomable time axis, offline
 """
 
 from __future__ import annotations
@@ -367,8 +367,10 @@ def export(
 
 @app.command()
 def explore(
-    path: Path = typer.Argument(
-        ..., help="one node's diagnostic.data directory (or dbpath, FTDC file, support bundle of one node)"
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="a node's diagnostic.data directory (or dbpath, FTDC file, support bundle), or several nodes (a replica set): "
+        "one page, a panel may draw one metric of every node",
     ),
     out_file: Path = typer.Option(..., "--out", "-o", help="the page to write (.html): self-contained, opens offline"),
     log: list[Path] | None = typer.Option(
@@ -393,12 +395,11 @@ def explore(
     with user_errors():
         if out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
-        found = _gathered([path])
-        if len(found.nodes([path])) != 1:
-            raise ftdc.FTDCError(f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
+        found = _gathered(paths)
+        found.nodes(paths)
         logs, beside = _logs_to_read(found, log or [], no_log, start, end)
         with progress_bar("{task.description}") as bar:
-            task = bar.add_task("reading", total=len(STAGES) + 1)
+            task = bar.add_task("reading", total=(len(STAGES) + 1) * len(found.ftdc))
             result = analysis.analyze_nodes(
                 found.ftdc,
                 logs,
@@ -406,9 +407,11 @@ def explore(
                 end=end,
                 progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
             )
-            bar.update(task, description="reducing the metrics")
-            explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)
-        write_explorer(explorer, out_file)
+            explorers = []
+            for node, ftdc_path, name in zip(result.nodes, found.ftdc, result.names):
+                bar.update(task, advance=1, description=f"reducing the metrics of {name}")
+                explorers.append(explorer_of(node, ftdc_path, name, metric, start, end))
+        write_explorer(explorers, out_file)
     if beside:
         err.print(
             f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
@@ -417,7 +420,8 @@ def explore(
             soft_wrap=True,
         )
     err.print(
-        f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
+        f"wrote {out_file} ({sum(len(e.series) for e in explorers):,} series"
+        f"{f' of {len(explorers)} nodes' if len(explorers) > 1 else ''}, {out_file.stat().st_size / 1e6:.1f} MB)",
         markup=False,
         highlight=False,
         soft_wrap=True,

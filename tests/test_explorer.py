@@ -327,3 +327,55 @@ def test_explore_refuses_with_one_line(tmp_path, args, message):
     result = run_cli("explore", DEMO, *[a.format(tmp=tmp_path) for a in args])
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "node.html").exists()
+
+
+@pytest.mark.parametrize(
+    "name, unit, axis",
+    [
+        ("writes_latency_ms", "ms", "ms"),  # a derived series says its own
+        ("serverStatus.opLatencies.writes.latency", "/s", "µs/s"),
+        ("serverStatus.opLatencies.writes.ops", "/s", "count/s"),
+        ("serverStatus.wiredTiger.cache.tracked dirty bytes in the cache", "", "bytes"),
+        ("serverStatus.network.bytesIn", "/s", "bytes/s"),
+        ("systemMetrics.cpu.user_ms", "/s", "ms/s"),
+        ("serverStatus.locks.Global.timeAcquiringMicros.w", "/s", "µs/s"),  # the part before the last names it
+        ("serverStatus.globalLock.totalTimeMicros", "/s", "µs/s"),
+        ("serverStatus.uptimeMillis", "", "ms"),
+        ("serverStatus.connections.current", "", "count"),
+    ],
+)
+def test_every_axis_says_a_unit(name, unit, axis):
+    assert ex.axis_unit(name, unit) == axis
+
+
+def test_a_page_of_several_nodes_holds_a_section_each(node, tmp_path):
+    result = analysis.analyze(node)
+    one = ex.explore(result, node, "node-a")
+    two = ex.explore(result, node, CRAFTED)
+    page = explorer_page.page([one, two])
+    sections = re.findall(r'<section class="explorer" id="([^"]+)" data-node="([^"]*)"', page)
+    assert sections == [
+        ("explorer-1", "node-a"),
+        ("explorer-2", "&lt;/script&gt;&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;&lt;!--"),
+    ]
+    assert len(re.findall(r"</script", page, re.I)) == 4 and "<!--" not in page  # two data blocks, uPlot, explorer.js
+    assert explorer_page.page(one) == explorer_page.page([one])
+
+
+def test_explore_writes_one_page_for_several_nodes(tmp_path):
+    for name in ("a", "b"):
+        write_node(tmp_path / name / "diagnostic.data")
+    out = tmp_path / "rs.html"
+    result = run_cli(
+        "explore",
+        tmp_path / "a" / "diagnostic.data",
+        tmp_path / "b" / "diagnostic.data",
+        "-o",
+        out,
+        "--metrics",
+        "serverStatus.made up.*",
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"wrote .*rs\.html \(\d+ series of 2 nodes, [\d.]+ MB\)", result.stderr), result.stderr
+    blocks = re.findall(r'class="explorer-data">(.*?)</script>', out.read_text(), re.S)
+    assert len(blocks) == 2 and all("serverStatus.made up.level" in {s["name"] for s in json.loads(b)["series"]} for b in blocks)

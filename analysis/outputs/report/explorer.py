@@ -317,6 +317,35 @@ def recorded(catalog: Catalog, metrics: list[str], axis: Axis, start: TimeArg = 
     return out
 
 
+def _name_unit(part: str) -> str:
+    """The unit one part of a metric's name says, or ""."""
+    lower = part.lower()
+    if "micros" in lower:
+        return "µs"
+    if "millis" in lower or lower.endswith("_ms") or part.endswith("Ms"):
+        return "ms"
+    if "nanos" in lower:
+        return "ns"
+    if "bytes" in lower:
+        return "bytes"
+    if "secs" in lower or "seconds" in lower or lower.endswith("_s"):
+        return "s"
+    return ""
+
+
+def axis_unit(name: str, unit: str) -> str:
+    """The unit a panel's y-axis says: the series' own, or for a recorded metric (FTDC carries none) the one its
+    name says in its last two parts (`...timeAcquiringMicros.w`, `..._ms`, `...bytes...`; `opLatencies` in µs),
+    else a count; a counter drawn as a rate is that unit per second."""
+    if unit and unit != "/s":
+        return unit
+    parts = name.split(".")
+    base = next(filter(None, map(_name_unit, reversed(parts[-2:]))), "")
+    if not base:
+        base = "µs" if "opLatencies" in parts and parts[-1] == "latency" else "count"
+    return f"{base}/s" if unit == "/s" else base
+
+
 def default_metrics(names: Iterable[str], resolved: Resolved) -> list[str]:
     """The detectors' metrics and the system's."""
     names = list(names)

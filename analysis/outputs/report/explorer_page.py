@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 from pathlib import Path
 
-from analysis.outputs.report.explorer import Explorer
+from analysis.outputs.report.explorer import Explorer, axis_unit
 from ftdc.timeutil import say_window, to_utc
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +32,10 @@ section.explorer{margin:10px 0}
 .explorer-results li{padding:1px 0;overflow-wrap:anywhere}.explorer-other,.explorer-meaning,.explorer-unit{color:#666}
 .explorer-panel{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 0 0}
 .explorer-head{font-size:12px;padding:0 6px;display:flex;gap:4px;align-items:baseline;overflow-wrap:anywhere}
-.explorer-head .explorer-meaning{flex:1}.explorer-remove{border:0;background:none;cursor:pointer;font-size:15px}
+.explorer-names{flex:1}.explorer-line{margin-right:10px}.explorer-node{color:#444}
+.explorer-swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
+.explorer-more,.explorer-nodes{font:inherit;font-size:12px;padding:0 6px;cursor:pointer}
+.explorer-remove{border:0;background:none;cursor:pointer;font-size:15px}.explorer-target{outline:2px solid #1565c0}
 .explorer-incident.critical{border-color:#c62828}.explorer-incident.warning{border-color:#ef8f00}
 .explorer-panel .u-legend{font-size:11px;text-align:right;padding:0 8px}.explorer-panel .u-legend th{font-weight:500}
 .explorer-key{color:#555;font-size:12px}.explorer-key i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
@@ -77,6 +81,7 @@ def _payload(explorer: Explorer) -> dict:
                 "name": s.name,
                 "source": s.source,
                 "unit": s.unit,
+                "axis": axis_unit(s.name, s.unit),
                 "meaning": s.meaning,
                 "low": s.low,
                 "high": s.high,
@@ -116,14 +121,19 @@ def section(explorer: Explorer, anchor: str = "explorer") -> str:
     )
 
 
-def page(explorer: Explorer) -> str:
-    """One self-contained page: the explorer of one node, offline."""
-    title = f"ftdc-analyze explorer: {explorer.node}"
+def page(explorers: Explorer | Sequence[Explorer]) -> str:
+    """One self-contained page, offline: the explorer of a node, or of several (a replica set), each in its section,
+    where a panel can draw one metric of every node."""
+    several = [explorers] if isinstance(explorers, Explorer) else list(explorers)
+    title = f"ftdc-analyze explorer: {', '.join(e.node for e in several)}"
+    anchors = ["explorer"] if len(several) == 1 else [f"explorer-{i}" for i in range(1, len(several) + 1)]
+    headings = [""] * len(several) if len(several) == 1 else [f"<h2>{escape(e.node)}</h2>" for e in several]
+    sections = "".join(h + section(e, a) for h, e, a in zip(headings, several, anchors))
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         f'<meta http-equiv=Content-Security-Policy content="{CSP}">'
         f'<meta name=viewport content="width=device-width,initial-scale=1"><title>{escape(title)}</title>'
         '<style>body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1600px;padding:0 16px 30px;'
-        "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}</style></head>"
-        f"<body><h1>{escape(title)}</h1>{section(explorer)}{assets()}</body></html>\n"
+        "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}h2{font-size:16px;margin:16px 0 2px}</style></head>"
+        f"<body><h1>{escape(title)}</h1>{sections}{assets()}</body></html>\n"
     )
