@@ -380,7 +380,7 @@ def explore(
         help="mongod log file, directory or archive (repeatable): its checkpoints and culprits shape the incidents drawn",
     ),
     metric: list[str] | None = typer.Option(
-        None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"
+        None, "--metrics", help="metric names or globs to open as panels (every metric is in the page; repeatable)"
     ),
     start: str | None = typer.Option(None, help=f"from this time ({TIME_HELP})"),
     end: str | None = typer.Option(None, help="up to this time"),

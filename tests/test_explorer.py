@@ -4,6 +4,7 @@ The browser half (search, add, zoom, no request, both widths) is tests/test_expl
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
@@ -276,19 +277,54 @@ def test_the_explorer_takes_no_pass_of_its_own_over_the_files_for_their_catalog(
     assert ex.explore(result, copy, "node") == explorer and len(passes) == 1
 
 
-@pytest.mark.parametrize("embedded", [True, False], ids=["embedded", "named"])
-def test_input_strings_cannot_leave_the_data_block(node, embedded):
+def test_input_strings_cannot_leave_the_data_block(node):
     result = analysis.analyze(node)
     name = "serverStatus." + CRAFTED
-    explorer = ex.explore(result, node, CRAFTED, ["serverStatus.</script>*"] if embedded else None)
-    assert (name in {s.name for s in explorer.series}) == embedded and (name in explorer.others) != embedded
+    explorer = ex.explore(result, node, CRAFTED)
+    assert name in {s.name for s in explorer.series} and name not in explorer.others
     page = explorer_page.page(explorer)
     # Our own scripts close three times (data, uPlot, explorer.js); the name never closes one or opens a comment.
     assert len(re.findall(r"</script", page, re.I)) == 3 and "<!--" not in page
     block = re.search(r'<script type="application/json" class="explorer-data">(.*?)</script>', page, re.S).group(1)
     data = json.loads(block)
-    assert data["node"] == CRAFTED and name in [s["name"] for s in data["series"]] + data["others"]
+    assert data["node"] == CRAFTED and name in [s["name"] for s in data["series"]]
     assert "&lt;/script&gt;" in page.split("<script", 1)[0]  # the title and heading: escaped HTML
+
+
+def payload_of(page: str) -> dict:
+    return json.loads(re.search(r'class="explorer-data">(.*?)</script>', page, re.S).group(1))
+
+
+def test_every_metric_of_the_node_has_data_and_a_constant_costs_next_to_nothing(node):
+    result = analysis.analyze(node)
+    explorer = ex.explore(result, node, "node")
+    recorded_names = {s.name for s in explorer.series if s.source == "ftdc"}
+    assert recorded_names == set(ex.drawable(result.catalog.schema())) and explorer.others == ()
+    data = payload_of(explorer_page.page(explorer))
+    encoded = {s["name"]: s for s in data["series"]}
+    # The pid holds 1 throughout (600 columns of one level each): a few bytes, not 2,400.
+    pid = encoded["serverStatus.pid"]
+    assert "levels" not in pid and len(pid["runs"]) <= 8
+    # Every series decodes to its levels, whichever way it is written.
+    for series in explorer.series:
+        assert decoded_levels(encoded[series.name]) == series.levels
+
+
+def decoded_levels(encoded: dict) -> bytes:
+    """The levels of a series as the page holds it: as they are, or as (level, count) runs."""
+    if "levels" in encoded:
+        return base64.b64decode(encoded["levels"])
+    runs = np.frombuffer(base64.b64decode(encoded["runs"]), dtype="<u2").reshape(-1, 2)
+    return np.repeat(runs[:, 0], runs[:, 1]).astype("<u2").tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, ex.EMPTY), min_size=2, max_size=9600).filter(lambda q: len(q) % 2 == 0), st.integers(1, 40))
+def test_levels_are_written_in_their_shorter_form(levels, repeat):
+    raw = np.repeat(np.array(levels, dtype="<u2"), repeat)[: max(2, len(levels))]
+    encoded = explorer_page.encoded_levels(raw.tobytes())
+    assert decoded_levels(encoded) == raw.tobytes()
+    assert len(next(iter(encoded.values()))) <= len(base64.b64encode(raw.tobytes()))
 
 
 def test_vendored_scripts_cannot_close_their_element():
@@ -306,14 +342,13 @@ def test_explore_writes_one_page_with_the_metrics_asked_for(tmp_path):
     result = run_cli("explore", DEMO, "-o", out, "--metrics", "serverStatus.connections.act*")
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"read the log found beside the FTDC: .*\nwrote .*node\.html \(\d+ series, [\d.]+ MB\)\n", result.stderr)
-    page = out.read_text()
-    data = json.loads(re.search(r'class="explorer-data">(.*?)</script>', page, re.S).group(1))
+    data = payload_of(out.read_text())
     names = {s["name"] for s in data["series"]}
-    # The detectors' derived series, their recorded metrics, the system's, and what --metrics asked for.
+    # The derived series and every metric recorded; what --metrics asked for opens as panels after the usual ones.
     assert {"writes_latency_ms", "serverStatus.opLatencies.writes.latency", "systemMetrics.cpu.user_ms"} <= names
-    assert "serverStatus.connections.active" in names  # neither the detectors' nor the system's: asked for
+    assert names >= set(ex.drawable(read_catalog(DEMO).schema())) and data["others"] == []
+    assert data["opening"] == [*ex.OPENING, "serverStatus.connections.active"]
     assert [i["label"] for i in data["incidents"]] == ["I1"] and len(data["checkpoints"]) > 10
-    assert all(n not in names for n in data["others"]) and data["others"]
 
 
 @pytest.mark.parametrize(

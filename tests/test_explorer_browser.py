@@ -6,6 +6,7 @@ A metric and node named to break out of the page show as text. Without Chromium:
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from pathlib import Path
 from urllib.parse import quote
@@ -18,6 +19,8 @@ from test_explorer import CRAFTED, write_node
 
 import analysis
 from analysis.outputs.report import explore, write_explorer
+from analysis.outputs.report.explorer import drawable
+from ftdc.catalog import read_catalog
 from ftdc.writer import FTDCWriter
 
 pytestmark = pytest.mark.browser
@@ -186,7 +189,7 @@ LEGENDS = """[...document.querySelectorAll('section.explorer')].flatMap(root => 
   section: root.id, metric: p.dataset.metric,
   rows: [...p.querySelectorAll('.u-legend tr.u-series')].map(r => [r.querySelector('th').textContent.trim(), r.querySelector('.u-value').textContent])})))"""
 AXES = """[...document.querySelectorAll('section.explorer')].flatMap(root => root.explorer.panels.map(p => ({
-  metric: p.node.dataset.metric, lines: p.lines.length,
+  section: root.id, metric: p.node.dataset.metric, lines: p.lines.length,
   axes: p.plot.axes.map(a => ({label: a.label, values: (a._values || []).filter(v => v !== null)}))})))"""
 SETTLE = "new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(r)), 300))"
 SUFFIX = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -350,7 +353,7 @@ def write_member(directory: Path, offset_s: int, level) -> Path:
 def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path):
     level = "serverStatus.made up.level"
     a, b = write_member(tmp_path / "a", 0, lambda i: i % 7), write_member(tmp_path / "b", 30, lambda i: 100 + i % 5)
-    explorers = [explore(analysis.analyze(p), p, name, ["serverStatus.made up.*"]) for p, name in ((a, "node-a"), (b, "node-b"))]
+    explorers = [explore(analysis.analyze(p), p, name) for p, name in ((a, "node-a"), (b, "node-b"))]
     path = write_explorer(explorers, tmp_path / "rs.html")
     with Chromium(chromium, width=1400, height=900) as browser:
         browser.open(path.as_uri())
@@ -363,7 +366,7 @@ def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path):
         browser.evaluate(SETTLE)
         hover(browser, f'#explorer-1 [data-metric="{level}"]', 0.5)
         legends = {p["section"] + p["metric"]: p["rows"] for p in browser.evaluate(LEGENDS)}
-        axes = {p["metric"]: p for p in browser.evaluate(AXES)}
+        axes = {p["metric"]: p for p in browser.evaluate(AXES) if p["section"] == "explorer-1"}
         hash_ = browser.evaluate("location.hash")
         heads = browser.evaluate(f"document.querySelector('#explorer-1 [data-metric=\"{level}\"] .explorer-names').textContent")
         errors = browser.errors()
@@ -381,3 +384,34 @@ def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path):
             "document.querySelector('#explorer-1').explorer.panels.map(p => p.lines.map(l => l.sec.node + ' ' + l.name))"
         )
     assert [f"node-a {level}", f"node-b {level}", "node-a serverStatus.made up.operations"] in restored
+
+
+def test_every_metric_of_the_node_plots(chromium, demo_page):
+    path, explorer = demo_page
+    recorded = [s for s in explorer.series if s.source == "ftdc"]
+    assert {s.name for s in recorded} == set(drawable(read_catalog(DEMO / "diagnostic.data").schema()))  # not a selection
+    with Chromium(chromium, width=1400, height=900) as browser:
+        browser.open(path.as_uri())
+        # What the page decodes of every series: its number of values, of those present, and their sum.
+        decoded = browser.evaluate(
+            """(() => { const root = document.querySelector('section.explorer'), e = root.explorer;
+            return JSON.parse(root.querySelector('script.explorer-data').textContent).series.map(s => {
+              const v = e.values(s.name), present = v.filter(x => x !== null);
+              return [s.name, v.length, present.length, present.reduce((a, b) => a + b, 0)]; }); })()"""
+        )
+        sample = recorded[:: len(recorded) // 12]
+        browser.evaluate(
+            f"(() => {{ const e = document.querySelector('section.explorer').explorer; {json.dumps([s.name for s in sample])}.forEach(n => e.add(n)); }})()"
+        )
+        browser.evaluate(SETTLE)
+        drawn = browser.evaluate(
+            "document.querySelector('section.explorer').explorer.panels.map(p => [p.lines[0].name, p.plot.data[1].filter(v => v !== null).length])"
+        )
+        errors = browser.errors()
+    assert errors == []
+    for (name, length, present, total), series in zip(decoded, explorer.series):
+        low, high = test_explorer.decoded(series)
+        want = np.stack([low, high], axis=1).ravel()
+        assert name == series.name and length == 2 * explorer.axis.columns and present == np.count_nonzero(~np.isnan(want))
+        assert total == pytest.approx(np.nansum(want), rel=1e-9, abs=1e-6)
+    assert {n for n, count in drawn if count} >= {s.name for s in sample}

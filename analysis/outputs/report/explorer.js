@@ -71,11 +71,20 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
-  function levels(series) {
-    const binary = atob(series.levels), bytes = new Uint8Array(binary.length);
+  function words(text) {
+    const binary = atob(text), bytes = new Uint8Array(binary.length);
     for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    const q = new Uint16Array(bytes.buffer), step = (series.high - series.low) / (EMPTY - 1), out = new Array(q.length);
-    for (let i = 0; i < q.length; i++) out[i] = q[i] === EMPTY ? null : series.low + q[i] * step;
+    return new Uint16Array(bytes.buffer);
+  }
+  // A series' values: its levels, written as they are or as (level, count) runs (a constant series is one run).
+  function levels(series) {
+    const step = (series.high - series.low) / (EMPTY - 1), value = q => q === EMPTY ? null : series.low + q * step;
+    if (series.levels !== undefined) return Array.from(words(series.levels), value);
+    const runs = words(series.runs), out = [];
+    for (let i = 0; i + 1 < runs.length; i += 2) {
+      const v = value(runs[i]);
+      for (let k = 0; k < runs[i + 1]; k++) out.push(v);
+    }
     return out;
   }
 
@@ -359,7 +368,7 @@
       }
       const missing = data.others.filter(hit).slice(0, Math.max(0, RESULTS - found.length));
       for (const name of missing) {
-        results.append(element("li", "explorer-other", name + " · not in this file: add it with explore --metrics"));
+        results.append(element("li", "explorer-other", name + " · no value recorded in this range"));
       }
       if (!found.length && !missing.length) results.append(element("li", "explorer-other", "no metric matches"));
     }
@@ -389,7 +398,7 @@
       cancelAnimationFrame(resizing);
       resizing = requestAnimationFrame(() => { for (const p of panels) p.plot.setSize({width: width(), height: HEIGHT}); });
     });
-    root.explorer = {add, addLine, setRange, zoom, pan, panels, fragment};
+    root.explorer = {add, addLine, setRange, zoom, pan, panels, fragment, values};
     return open;
   }
 

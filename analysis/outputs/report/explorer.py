@@ -42,19 +42,12 @@ EMPTY = 0xFFFF
 # Values per streaming window while reading recorded metrics, as every streaming read (256 MB of int64): each window
 # pays fixed costs (the decoder's start, a query per step); a day in five windows of 64 MB took 1.36 x the CPU of two.
 WINDOW_VALUES = DEFAULT_BUDGET
-# The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
-SYSTEM_METRICS = (
-    "systemMetrics.*",
-    "serverStatus.extra_info.*",
-    "serverStatus.mem.*",
-    "serverStatus.tcmalloc.generic.*",
-    "serverStatus.network.bytes*",
-    "serverStatus.network.numRequests",
-)
 # Bookkeeping flags of the derived frame: what they say is drawn as the overlays and gaps.
 NOT_DRAWN = ("restart", "gap", "valid")
 # Panels shown when the page opens, those the node has.
 OPENING = ("writes_latency_ms", "reads_latency_ms", "ops_per_s", "cache_dirty_pct", "cache_fill_pct", "write_tickets_out")
+# Panels `explore --metrics` opens beside them, at most.
+ASKED = 24
 BUCKET = "__column"
 
 
@@ -346,12 +339,6 @@ def axis_unit(name: str, unit: str) -> str:
     return f"{base}/s" if unit == "/s" else base
 
 
-def default_metrics(names: Iterable[str], resolved: Resolved) -> list[str]:
-    """The detectors' metrics and the system's."""
-    names = list(names)
-    return sorted(set(resolved.wanted) | set(select_names(list(SYSTEM_METRICS), names)))
-
-
 def drawable(schema: dict[str, pl.DataType]) -> list[str]:
     """Metrics that can be drawn: numbers and flags (a BSON date is a time, not a level)."""
     return [n for n, dtype in schema.items() if n != TIME_COLUMN and (dtype.is_numeric() or dtype == pl.Boolean)]
@@ -384,9 +371,11 @@ def explorer_data(
     recorded_series: Iterable[Series] = (),
     others: Iterable[str] = (),
     reduced: Reduced | None = None,
+    asked: Iterable[str] = (),
 ) -> Explorer:
     """The explorer of one analysed node: its derived series (`reduced` when given: `full_range(analysis)`), any
-    `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints."""
+    `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints; it opens with the usual panels and
+    the first ASKED of `asked` that it draws."""
     axis = axis_of(analysis)
     series = derived(analysis, axis, reduced) + list(recorded_series)
     incidents = tuple(Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.incidents if i.start and i.end)
@@ -399,22 +388,20 @@ def explorer_data(
         incidents,
         checkpoints,
         tuple(n for n in others if n not in drawn),
-        tuple(n for n in OPENING if n in drawn),
+        tuple(n for n in OPENING if n in drawn) + tuple(n for n in asked if n in drawn)[:ASKED],
     )
 
 
 def explore(
     analysis: Analysis, path: PathArg, node: str, patterns: list[str] | None = None, start: TimeArg = None, end: TimeArg = None
 ) -> Explorer:
-    """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series, the default
-    recorded metrics (the detectors' and the system's) and those `patterns` select, every other metric named.
-    A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
+    """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series and every metric recorded
+    (numbers and flags), opening with those `patterns` select beside the usual panels; those that hold no value
+    are named. A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
     files = resolve(path)
     # The catalog the analysis took in its one pass over these files, not a second pass of its own.
     catalog = analysis.catalog if analysis.catalog.files == files else catalog_files(files)
-    schema = catalog.schema()
-    names = drawable(schema)
+    names = drawable(catalog.schema())
     warn_unmatched(patterns, names)
-    chosen = sorted(set(default_metrics(names, resolve_metrics(schema))) | set(select_names(patterns or [], names)))
-    chosen = [n for n in chosen if n in set(names)]
-    return explorer_data(analysis, node, recorded(catalog, chosen, axis_of(analysis), start, end), names)
+    series = recorded(catalog, names, axis_of(analysis), start, end)
+    return explorer_data(analysis, node, series, names, asked=select_names(patterns or [], names))

@@ -15,6 +15,8 @@ from functools import lru_cache
 from html import escape
 from pathlib import Path
 
+import numpy as np
+
 from analysis.outputs.report.explorer import Explorer, axis_unit
 from ftdc.timeutil import say_window, to_utc
 
@@ -68,6 +70,19 @@ def script_json(value) -> str:
     )
 
 
+def encoded_levels(levels: bytes) -> dict[str, str]:
+    """A series' levels for the page, the shorter way: as they are (`levels`), or as runs of one level (`runs`:
+    level then count, uint16 each), which is how a constant series, a flat rate or a long gap costs a few bytes."""
+    q = np.frombuffer(levels, dtype="<u2")
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.empty(0, dtype=np.int64)
+    # A count is a uint16: a series of more levels (the axis has 2 x COLUMNS at most) is written as it is.
+    if 4 * len(starts) >= len(levels) or len(q) > 0xFFFF:
+        return {"levels": base64.b64encode(levels).decode("ascii")}
+    counts = np.diff(np.r_[starts, len(q)])
+    runs = np.stack([q[starts], counts], axis=1).astype("<u2")
+    return {"runs": base64.b64encode(runs.tobytes()).decode("ascii")}
+
+
 def _payload(explorer: Explorer) -> dict:
     axis = explorer.axis
     seconds = lambda ms: round(ms / 1000, 3)  # noqa: E731
@@ -85,7 +100,7 @@ def _payload(explorer: Explorer) -> dict:
                 "meaning": s.meaning,
                 "low": s.low,
                 "high": s.high,
-                "levels": base64.b64encode(s.levels).decode("ascii"),
+                **encoded_levels(s.levels),
             }
             for s in explorer.series
         ],
