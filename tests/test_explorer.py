@@ -414,3 +414,27 @@ def test_explore_writes_one_page_for_several_nodes(tmp_path):
     assert re.search(r"wrote .*rs\.html \(\d+ series of 2 nodes, [\d.]+ MB\)", result.stderr), result.stderr
     blocks = re.findall(r'class="explorer-data">(.*?)</script>', out.read_text(), re.S)
     assert len(blocks) == 2 and all("serverStatus.made up.level" in {s["name"] for s in json.loads(b)["series"]} for b in blocks)
+
+
+def test_a_page_past_its_budget_writes_recorded_metrics_at_8_bits(monkeypatch):
+    # Twelve series that move in every column (none can be runs), two of them derived: with room for about eight,
+    # the last recorded ones drop to 8 bits until the page fits (eight of them); the derived ones keep their 16 bits.
+    rng = np.random.default_rng(3)
+    levels = [rng.integers(0, ex.EMPTY, size=2 * 600, dtype="<u2") for _ in range(12)]
+    for q in levels:
+        q[::7] = ex.EMPTY  # columns without a sample
+    series = tuple(
+        ex.Series(f"m{i}", "derived" if i in (0, 11) else "ftdc", "", "", -5.0, 250.0, q.tobytes()) for i, q in enumerate(levels)
+    )
+    explorer = ex.Explorer("node", ex.Axis(0, 1000, 600), series)
+    raw = len(base64.b64encode(levels[0].tobytes()))
+    monkeypatch.setattr(explorer_page, "LEVELS_BUDGET", 8 * raw)
+    written = payload_of(explorer_page.page(explorer))["series"]
+    assert sum(len(s.get("levels", s.get("levels8", ""))) for s in written) <= 8 * raw
+    assert ["levels8" in s for s in written] == [False] * 3 + [True] * 8 + [False]  # each saves half its size
+    for s, q in zip(written, levels):
+        if "levels8" in s:
+            coarse = np.frombuffer(base64.b64decode(s["levels8"]), dtype="u1")
+            assert np.array_equal(coarse == explorer_page.EMPTY8, q == ex.EMPTY)
+            # Within half an 8-bit step of the 16-bit level: 1/508 of the range.
+            assert np.all(np.abs(coarse[q != ex.EMPTY] / 254 - q[q != ex.EMPTY] / 65534) <= 0.5 / 254 + 1e-9)

@@ -5,6 +5,7 @@ A metric and node named to break out of the page show as text. Without Chromium:
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import re
@@ -18,7 +19,7 @@ from test_browser import Chromium, require_chromium
 from test_explorer import CRAFTED, write_node
 
 import analysis
-from analysis.outputs.report import explore, write_explorer
+from analysis.outputs.report import explore, explorer_page, write_explorer
 from analysis.outputs.report.explorer import drawable
 from ftdc.catalog import read_catalog
 from ftdc.writer import FTDCWriter
@@ -415,3 +416,23 @@ def test_every_metric_of_the_node_plots(chromium, demo_page):
         assert name == series.name and length == 2 * explorer.axis.columns and present == np.count_nonzero(~np.isnan(want))
         assert total == pytest.approx(np.nansum(want), rel=1e-9, abs=1e-6)
     assert {n for n, count in drawn if count} >= {s.name for s in sample}
+
+
+def test_a_page_past_its_budget_plots_its_8_bit_levels(chromium, tmp_path, monkeypatch):
+    node = write_node(tmp_path / "diagnostic.data")
+    monkeypatch.setattr(explorer_page, "LEVELS_BUDGET", 0)  # every recorded metric that moves at 8 bits
+    path = write_explorer(explore(analysis.analyze(node), node, "node"), tmp_path / "node.html")
+    data = test_explorer.payload_of(path.read_text())
+    coarse = [s for s in data["series"] if "levels8" in s]
+    assert coarse
+    with Chromium(chromium, width=1400, height=900) as browser:
+        browser.open(path.as_uri())
+        shown = browser.evaluate(
+            f"{json.dumps([s['name'] for s in coarse])}.map(n => document.querySelector('section.explorer').explorer.values(n))"
+        )
+        errors = browser.errors()
+    for s, values in zip(coarse, shown):
+        q = np.frombuffer(base64.b64decode(s["levels8"]), dtype="u1")
+        want = [None if v == explorer_page.EMPTY8 else s["low"] + v * (s["high"] - s["low"]) / 254 for v in q]
+        assert values == pytest.approx(want), s["name"]
+    assert errors == []

@@ -10,7 +10,7 @@
 (function () {
   "use strict";
   if (window.ftdcExplorer) return;
-  const EMPTY = 0xffff, HEIGHT = 190, RESULTS = 40;
+  const EMPTY = 0xffff, EMPTY8 = 0xff, HEIGHT = 190, RESULTS = 40;
   // What a fragment may ask for: longer ones, more panels or lines, are cut (it is input like any other).
   const HASH = 20000, PANELS = 40, LINES = 8;
   const COLOURS = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
@@ -71,13 +71,19 @@
     if (text !== undefined) node.textContent = text;
     return node;
   }
-  function words(text) {
-    const binary = atob(text), bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    return new Uint16Array(bytes.buffer);
+  function bytes(text) {
+    const binary = atob(text), out = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+    return out;
   }
-  // A series' values: its levels, written as they are or as (level, count) runs (a constant series is one run).
+  const words = text => new Uint16Array(bytes(text).buffer);
+  // A series' values: its levels, written as they are, as (level, count) runs (a constant series is one run), or at
+  // 8 bits (a page past its budget).
   function levels(series) {
+    if (series.levels8 !== undefined) {
+      const step = (series.high - series.low) / (EMPTY8 - 1);
+      return Array.from(bytes(series.levels8), q => q === EMPTY8 ? null : series.low + q * step);
+    }
     const step = (series.high - series.low) / (EMPTY - 1), value = q => q === EMPTY ? null : series.low + q * step;
     if (series.levels !== undefined) return Array.from(words(series.levels), value);
     const runs = words(series.runs), out = [];
