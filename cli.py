@@ -372,7 +372,9 @@ def explore(
         help="a node's diagnostic.data directory (or dbpath, FTDC file, support bundle), or several nodes (a replica set): "
         "one page, a panel may draw one metric of every node",
     ),
-    out_file: Path = typer.Option(..., "--out", "-o", help="the page to write (.html): self-contained, opens offline"),
+    out_file: Path | None = typer.Option(
+        None, "--out", "-o", help="the page to write (.html): self-contained, opens offline (or --serve)"
+    ),
     log: list[Path] | None = typer.Option(
         None,
         "--log",
@@ -382,6 +384,12 @@ def explore(
     metric: list[str] | None = typer.Option(
         None, "--metrics", help="metric names or globs to open as panels (every metric is in the page; repeatable)"
     ),
+    serve: bool = typer.Option(
+        False,
+        "--serve",
+        help="serve the page on 127.0.0.1 until Ctrl-C, with each sample when zoomed in (read from the files given)",
+    ),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="the port --serve listens on (0: any free one)"),
     start: str | None = typer.Option(None, help=f"from this time ({TIME_HELP})"),
     end: str | None = typer.Option(None, help="up to this time"),
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
@@ -393,7 +401,9 @@ def explore(
     from analysis.outputs.report import write_explorer
 
     with user_errors():
-        if out_file.suffix.lower() != ".html":
+        if (out_file is None) == (not serve):
+            raise ValueError("give the page to write (-o page.html) or --serve, one of them")
+        if out_file is not None and out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
         found = _gathered(paths)
         found.nodes(paths)
@@ -411,7 +421,12 @@ def explore(
             for node, ftdc_path, name in zip(result.nodes, found.ftdc, result.names):
                 bar.update(task, advance=1, description=f"reducing the metrics of {name}")
                 explorers.append(explorer_of(node, ftdc_path, name, metric, start, end))
-        write_explorer(explorers, out_file)
+        if serve:
+            from analysis.outputs.report.explorer_serve import node_of, server
+
+            httpd = server(explorers, [node_of(e, n) for e, n in zip(explorers, result.nodes)], port)
+        else:
+            write_explorer(explorers, out_file)
     if beside:
         err.print(
             f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
@@ -419,13 +434,24 @@ def explore(
             highlight=False,
             soft_wrap=True,
         )
+    held = f"{sum(len(e.series) for e in explorers):,} series{f' of {len(explorers)} nodes' if len(explorers) > 1 else ''}"
+    if not serve:
+        err.print(
+            f"wrote {out_file} ({held}, {out_file.stat().st_size / 1e6:.1f} MB)", markup=False, highlight=False, soft_wrap=True
+        )
+        return
     err.print(
-        f"wrote {out_file} ({sum(len(e.series) for e in explorers):,} series"
-        f"{f' of {len(explorers)} nodes' if len(explorers) > 1 else ''}, {out_file.stat().st_size / 1e6:.1f} MB)",
+        f"serving http://127.0.0.1:{httpd.server_address[1]}/ ({held}); Ctrl-C stops it",
         markup=False,
         highlight=False,
         soft_wrap=True,
     )
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        err.print("stopped", markup=False, highlight=False)
+    finally:
+        httpd.server_close()
 
 
 @app.command()

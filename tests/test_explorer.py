@@ -227,7 +227,7 @@ def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str,
     from its every step, its values or rates grouped by column of the axis in polars."""
     resolved = resolve_metrics(read_catalog(path).schema())
     kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-    frame = ftdc_read(path, [*names, *ex._identity(resolved)])
+    frame = ftdc_read(path, [*names, *ex.identity_paths(resolved)])
     frame = frame.with_columns(series_module.prepare(frame, resolved).select("interval_s", "valid"))
     out = {}
     for name in names:

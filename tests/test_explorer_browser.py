@@ -17,6 +17,7 @@ import pytest
 import test_explorer
 from test_browser import Chromium, require_chromium
 from test_explorer import CRAFTED, write_node
+from test_explorer_serve import serving
 
 import analysis
 from analysis.outputs.report import explore, explorer_page, write_explorer
@@ -436,3 +437,44 @@ def test_a_page_past_its_budget_plots_its_8_bit_levels(chromium, tmp_path, monke
         want = [None if v == explorer_page.EMPTY8 else s["low"] + v * (s["high"] - s["low"]) / 254 for v in q]
         assert values == pytest.approx(want), s["name"]
     assert errors == []
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("serve")) as both:
+        yield both
+
+
+def test_a_served_page_zoomed_to_a_minute_shows_each_sample(chromium, served):
+    """Issue 36 §6: a zoom to one minute shows one point per sample (the server's), and zoomed out the columns again."""
+    httpd, explorer = served
+    level = "serverStatus.made up.level"
+    first = explorer.axis.first_ms / 1000
+    panel = f"(document.querySelector('section.explorer').explorer.panels.find(p => p.lines[0].name === {level!r}))"
+    with Chromium(chromium, width=1400, height=900) as browser:
+        browser.open(f"http://127.0.0.1:{httpd.server_address[1]}/")
+        browser.evaluate(f"document.querySelector('section.explorer').explorer.add({level!r})")
+        columns = browser.evaluate(f"{panel}.plot.data[0].length")
+        browser.evaluate(f"document.querySelector('section.explorer').explorer.setRange({first + 600}, {first + 660})")
+        browser.evaluate(
+            f"new Promise(r => {{ const wait = () => {panel}.node.dataset.samples ? r() : setTimeout(wait, 50); wait(); }})"
+        )
+        minute = browser.evaluate(
+            f"(() => {{ const p = {panel}; return {{x: Array.from(p.plot.data[0]), y: p.plot.data[1], "
+            "legend: p.node.querySelector('.u-legend tr.u-series:nth-child(2) .u-value').textContent}; })()"
+        )
+        hover(browser, f'[data-metric="{level}"]', 0.5)
+        read = browser.evaluate(f"{panel}.node.querySelector('.u-legend tr.u-series:nth-child(2) .u-value').textContent")
+        at = browser.evaluate(f"{panel}.node.querySelector('.u-legend tr.u-series:nth-child(1) .u-value').textContent")
+        browser.evaluate(f"document.querySelector('section.explorer').explorer.setRange({first}, {first + 6000})")
+        browser.evaluate(
+            f"new Promise(r => {{ const wait = () => {panel}.node.dataset.samples ? setTimeout(wait, 50) : r(); wait(); }})"
+        )
+        back = browser.evaluate(f"{panel}.plot.data[0].length")
+        errors, requests = browser.errors(), browser.requests()
+    assert columns == 2 * explorer.axis.columns == 4800
+    assert minute["x"] == [first + i for i in range(600, 661)] and minute["y"] == [(i * 7) % 13 for i in range(600, 661)]
+    second = round(dt.datetime.fromisoformat(at.removesuffix(" UTC")).replace(tzinfo=dt.timezone.utc).timestamp() - first)
+    assert number(read) == (second * 7) % 13  # the legend reads the sample under the cursor, not a column's range
+    assert back == columns and errors == []
+    assert {r.split("?")[0] for r in requests} == {f"http://127.0.0.1:{httpd.server_address[1]}/" + p for p in ("", "samples")}

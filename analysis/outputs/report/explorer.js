@@ -61,6 +61,7 @@
   // A column's value at the cursor: its minimum and maximum (the x of each column is given twice, one of each).
   function pair(u, v, si, idx) {
     if (idx === null || idx === undefined) return "–";
+    if (u.samples) return short(v);  // the real samples (a served page zoomed in): one value each
     const at = idx - (idx % 2), lo = u.data[si][at], hi = u.data[si][at + 1];
     if (lo === null || lo === undefined) return "–";
     return short(lo) === short(hi) ? short(lo) : short(lo) + "–" + short(hi);
@@ -107,8 +108,8 @@
     const holder = root.querySelector(".explorer-panels"), shown = root.querySelector(".explorer-range");
     const hint = search.placeholder;
     const panels = [];
-    let range = whole.slice(), ready = false, writing = 0, target = null;
-    const self = {id: root.id, node: data.node, byName, first: data.first, step: data.step, columns, values};
+    let range = whole.slice(), ready = false, writing = 0, target = null, fetching = 0;
+    const self = {id: root.id, node: data.node, byName, first: data.first, step: data.step, columns, values, samples};
     sections.push(self);
 
     function width() { return Math.max(240, holder.clientWidth - 2); }
@@ -130,6 +131,47 @@
       return out;
     }
     const on = line => line.sec === self ? values(line.name) : resampled(line.sec, line.name);
+
+    // On a page `explore --serve` serves: the real samples of a recorded metric from `lo` to `hi` (seconds), as
+    // [times, values], or null (not served, a derived series, the server's refusal).
+    async function samples(name, lo, hi) {
+      if (data.served === undefined || byName.get(name).source !== "ftdc") return null;
+      const query = "node=" + data.served + "&metric=" + encodeURIComponent(name) + "&from=" + Math.floor(lo * 1000) + "&to=" + Math.ceil(hi * 1000);
+      try {
+        const answer = await fetch("samples?" + query);
+        if (!answer.ok) return null;
+        const body = await answer.json();
+        return Array.isArray(body.t) && Array.isArray(body.v) && body.t.length === body.v.length ? [body.t, body.v] : null;
+      } catch (e) { return null; }
+    }
+    // Zoomed in below the columns (fewer samples on screen than pixels), a served page draws each sample; zoomed out,
+    // the columns again. A panel some of whose lines have no samples keeps its columns.
+    function detail() {
+      if (data.served === undefined) return;
+      clearTimeout(fetching);
+      fetching = setTimeout(() => {
+        const [lo, hi] = range, fine = (hi - lo) / data.period <= width();
+        for (const panel of panels) refine(panel, fine ? [lo, hi] : null);
+      }, 120);
+    }
+    async function refine(panel, window) {
+      const token = panel.token = (panel.token || 0) + 1;
+      const tables = window ? await Promise.all(panel.lines.map(l => l.sec.samples(l.name, window[0], window[1]))) : [];
+      if (token !== panel.token || !panels.includes(panel)) return;
+      const plot = panel.plot;
+      // New data, its y scales fitted to it, then the range again (uPlot finds the samples on screen from the scale).
+      if (window && tables.every(Boolean)) {
+        plot.samples = true;
+        plot.setData(tables.length === 1 ? tables[0] : uPlot.join(tables));
+        plot.setScale("x", {min: range[0], max: range[1]});
+        panel.node.dataset.samples = plot.data[0].length;
+      } else if (plot.samples) {
+        plot.samples = false;
+        plot.setData([x, ...panel.lines.map(on)]);
+        plot.setScale("x", {min: range[0], max: range[1]});
+        delete panel.node.dataset.samples;
+      }
+    }
     const about = line => line.sec.byName.get(line.name);
 
     function shade(u) {
@@ -162,6 +204,7 @@
       root.dataset.min = lo; root.dataset.max = hi;
       shown.textContent = iso(lo) + " – " + iso(hi) + " (" + span(hi - lo) + ")";
       remember();
+      detail();
     }
 
     function zoom(factor, centre) {
@@ -208,6 +251,7 @@
     const units = lines => [...new Set(lines.map(l => about(l).axis))];
 
     function draw(panel) {
+      panel.token = (panel.token || 0) + 1;  // samples asked for the panel's former lines are not drawn
       if (panel.plot) panel.plot.destroy();
       panel.node.textContent = "";
       panel.node.dataset.metric = panel.lines[0].name;
@@ -223,7 +267,7 @@
         legend: {live: true},
         scales: {x: {time: true}},
         tzDate: t => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"),
-        series: [{label: "UTC", value: (u, t) => t === null ? "–" : iso(t)},
+        series: [{label: "UTC", value: (u, t) => t === null || t === undefined ? "–" : iso(t)},
                  ...panel.lines.map((line, k) => ({label: label(line), scale: scale(about(line).axis), stroke: COLOURS[k % COLOURS.length],
                                                     width: 1, spanGaps: false, points: {show: false}, value: pair}))],
         axes: [{values: ticks, space: 90, label: "time (UTC)", labelSize: 18, labelFont: "12px system-ui, sans-serif"},

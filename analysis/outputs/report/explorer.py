@@ -100,6 +100,7 @@ class Explorer:
     checkpoints: tuple[tuple[int, int], ...] = ()  # (start, end) epoch ms
     others: tuple[str, ...] = ()  # the node's metrics not embedded: `--metrics` adds them
     opening: tuple[str, ...] = field(default=())  # panels shown first
+    period_ms: int = 1000  # the node's usual sampling period
 
 
 def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -215,7 +216,7 @@ def derived(analysis: Analysis, axis: Axis, reduced: Reduced | None = None) -> l
     return out
 
 
-def _identity(resolved: Resolved) -> list[str]:
+def identity_paths(resolved: Resolved) -> list[str]:
     """The paths that tell a restart (the process id, its uptime)."""
     return [p for name in ("pid", "uptime_ms", "uptime_s") for p in resolved.paths.get(name, ())]
 
@@ -227,7 +228,7 @@ def _windows(
     Each window but the first begins with the previous one's last sample, so its first interval can be rated:
     (frame, rows that belong to the previous window)."""
     schema = catalog.schema()
-    identity = _identity(resolved)
+    identity = identity_paths(resolved)
     projected = {TIME_COLUMN: schema[TIME_COLUMN], **{n: schema[n] for n in dict.fromkeys([*metrics, *identity])}}
     lower, upper = (to_ms(t) for t in time_range(start, end))
     carry: pl.DataFrame | None = None
@@ -389,6 +390,7 @@ def explorer_data(
         checkpoints,
         tuple(n for n in others if n not in drawn),
         tuple(n for n in OPENING if n in drawn) + tuple(n for n in asked if n in drawn)[:ASKED],
+        period_ms(analysis),
     )
 
 

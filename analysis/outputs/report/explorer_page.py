@@ -24,6 +24,8 @@ HERE = Path(__file__).resolve().parent
 UPLOT = HERE / "vendor" / "uplot"
 # Inline scripts and styles, images from data: URLs; nothing else, so the page requests nothing.
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+# Served by `explore --serve`: the page may ask its own server (only) for the samples of a range.
+SERVED_CSP = CSP + "; connect-src 'self'"
 # The levels of one node's page, at most (base64): past it, recorded metrics that move in most columns are written at
 # 8 bits, so a node whose every metric moves in every column (2,323 x 12.8 kB at 16 bits: 30 MB) still gives a page
 # under 25 MB; a node's usual page (most metrics constant or flat rates, written as runs) is far below it.
@@ -111,7 +113,7 @@ def _written(series: Sequence[Series]) -> list[dict[str, str]]:
     return written
 
 
-def _payload(explorer: Explorer) -> dict:
+def _payload(explorer: Explorer, served: int | None = None) -> dict:
     axis = explorer.axis
     seconds = lambda ms: round(ms / 1000, 3)  # noqa: E731
     return {
@@ -139,11 +141,14 @@ def _payload(explorer: Explorer) -> dict:
         ],
         "checkpoints": [[seconds(s), seconds(e)] for s, e in explorer.checkpoints],
         "opening": list(explorer.opening),
+        # On a served page: the node's number for the server, and its sampling period (when to ask for samples).
+        **({"served": served, "period": seconds(explorer.period_ms)} if served is not None else {}),
     }
 
 
-def section(explorer: Explorer, anchor: str = "explorer") -> str:
-    """The explorer of one node as a <section> (give each one a distinct `anchor`); the page adds `assets()` once."""
+def section(explorer: Explorer, anchor: str = "explorer", served: int | None = None) -> str:
+    """The explorer of one node as a <section> (give each one a distinct `anchor`); the page adds `assets()` once.
+    `served`: the node's number on a page `explore --serve` serves, which asks the server for samples."""
     axis = explorer.axis
     first, last = to_utc(axis.first_ms), to_utc(axis.first_ms + axis.columns * axis.column_ms)
     recorded = sum(s.source == "ftdc" for s in explorer.series)
@@ -160,21 +165,22 @@ def section(explorer: Explorer, anchor: str = "explorer") -> str:
         '<button type="button" class="explorer-left" title="earlier">◀</button><button type="button" class="explorer-right" title="later">▶</button>'
         '<button type="button" class="explorer-whole">whole range</button><span class="explorer-incidents"></span></div>'
         '<ul class="explorer-results"></ul><div class="explorer-range"></div><div class="explorer-panels"></div>'
-        f'<script type="application/json" class="explorer-data">{script_json(_payload(explorer))}</script></section>'
+        f'<script type="application/json" class="explorer-data">{script_json(_payload(explorer, served))}</script></section>'
     )
 
 
-def page(explorers: Explorer | Sequence[Explorer]) -> str:
+def page(explorers: Explorer | Sequence[Explorer], served: bool = False) -> str:
     """One self-contained page, offline: the explorer of a node, or of several (a replica set), each in its section,
-    where a panel can draw one metric of every node."""
+    where a panel can draw one metric of every node. `served`: the page `explore --serve` serves, which may ask
+    its server for the samples of what it zooms into."""
     several = [explorers] if isinstance(explorers, Explorer) else list(explorers)
     title = f"ftdc-analyze explorer: {', '.join(e.node for e in several)}"
     anchors = ["explorer"] if len(several) == 1 else [f"explorer-{i}" for i in range(1, len(several) + 1)]
     headings = [""] * len(several) if len(several) == 1 else [f"<h2>{escape(e.node)}</h2>" for e in several]
-    sections = "".join(h + section(e, a) for h, e, a in zip(headings, several, anchors))
+    sections = "".join(h + section(e, a, i if served else None) for i, (h, e, a) in enumerate(zip(headings, several, anchors)))
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-        f'<meta http-equiv=Content-Security-Policy content="{CSP}">'
+        f'<meta http-equiv=Content-Security-Policy content="{SERVED_CSP if served else CSP}">'
         f'<meta name=viewport content="width=device-width,initial-scale=1"><title>{escape(title)}</title>'
         '<style>body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1600px;padding:0 16px 30px;'
         "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}h2{font-size:16px;margin:16px 0 2px}</style></head>"
