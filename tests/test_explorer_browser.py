@@ -192,7 +192,11 @@ LEGENDS = """[...document.querySelectorAll('section.explorer')].flatMap(root => 
   rows: [...p.querySelectorAll('.u-legend tr.u-series')].map(r => [r.querySelector('th').textContent.trim(), r.querySelector('.u-value').textContent])})))"""
 AXES = """[...document.querySelectorAll('section.explorer')].flatMap(root => root.explorer.panels.map(p => ({
   section: root.id, metric: p.node.dataset.metric, lines: p.lines.length,
-  axes: p.plot.axes.map(a => ({label: a.label, values: (a._values || []).filter(v => v !== null)}))})))"""
+  axes: p.plot.axes.map(a => ({label: a.label, values: (a._values || []).filter(v => v !== null)})),
+  // How far the last time tick's label reaches past the plot's right edge (px; <= 0 when it is whole).
+  past: (() => { const u = p.plot, a = u.axes[0], ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = a.font[0]; const i = a._splits.length - 1;
+    return u.valToPos(a._splits[i], 'x') + u.bbox.left / devicePixelRatio + ctx.measureText(a._values[i]).width / 2 - u.width; })()})))"""
 SETTLE = "new Promise(r => setTimeout(() => requestAnimationFrame(() => requestAnimationFrame(r)), 300))"
 SUFFIX = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
@@ -274,7 +278,7 @@ def test_every_panel_has_three_y_ticks_and_units_on_its_axes(chromium, demo_page
     assert {p["metric"] for p in whole} >= {flat, counter, *explorer.opening}
     for panel in whole + minute:
         time, *ys = panel["axes"]
-        assert time["label"] == "time (UTC)" and len(time["values"]) >= 2, panel
+        assert time["label"] == "time (UTC)" and len(time["values"]) >= 2 and panel["past"] <= 0, panel
         assert len(ys) == 1 and ys[0]["label"], panel
         assert len(ys[0]["values"]) >= 3 and len(set(ys[0]["values"])) == len(ys[0]["values"]), panel
     units = {p["metric"]: p["axes"][1]["label"] for p in whole}

@@ -56,7 +56,7 @@
     const big = Math.max(...splits.map(Math.abs)), step = splits.length > 1 ? splits[1] - splits[0] : 0;
     const [size, unit] = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]].find(([size]) => big >= size) || [1, ""];
     const digits = step > 0 ? Math.min(12, Math.max(0, Math.ceil(-Math.log10(step / size) - 1e-9))) : 3;
-    return splits.map(v => (v / size).toFixed(digits).replace(/^-(0\.?0*)$/, "$1") + unit);
+    return splits.map(v => v === 0 ? "0" : (v / size).toFixed(digits).replace(/^-(0\.?0*)$/, "$1") + unit);
   }
   // A column's value at the cursor: its minimum and maximum (the x of each column is given twice, one of each).
   function pair(u, v, si, idx) {
@@ -264,6 +264,8 @@
       };
       const options = {
         width: width(), height: HEIGHT,
+        // Room on the right for the last time tick's label (centred on its tick), unless a right-hand axis gives it.
+        padding: [8, kinds.length > 1 ? 8 : 44, 0, 0],
         legend: {live: true},
         scales: {x: {time: true}},
         tzDate: t => uPlot.tzDate(new Date(t * 1000), "Etc/UTC"),
