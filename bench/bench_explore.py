@@ -136,8 +136,7 @@ def page_figures(page: Path, opens: int = 3) -> dict:
         "series_as_runs": sum("runs" in s for s in data["series"]),
         "columns": data["columns"],
     }
-    sys.path.insert(0, str(ROOT / "tests"))
-    from test_browser import Chromium, find_chromium
+    from tests.test_browser import Chromium, find_chromium  # the browser tests' driver (`tests` as a namespace package)
 
     binary = find_chromium()
     if binary:
