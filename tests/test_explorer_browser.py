@@ -356,12 +356,13 @@ def write_member(directory: Path, offset_s: int, level) -> Path:
     return directory
 
 
-def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path):
+@pytest.mark.parametrize("width", [1400, 800])
+def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path, width):
     level = "serverStatus.made up.level"
     a, b = write_member(tmp_path / "a", 0, lambda i: i % 7), write_member(tmp_path / "b", 30, lambda i: 100 + i % 5)
     explorers = [explore(analysis.analyze(p), p, name) for p, name in ((a, "node-a"), (b, "node-b"))]
     path = write_explorer(explorers, tmp_path / "rs.html")
-    with Chromium(chromium, width=1400, height=900) as browser:
+    with Chromium(chromium, width=width, height=900) as browser:
         browser.open(path.as_uri())
         browser.evaluate(f"document.querySelector('#explorer-1').explorer.add({level!r})")
         browser.evaluate(SETTLE)
@@ -375,6 +376,7 @@ def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path):
         axes = {p["metric"]: p for p in browser.evaluate(AXES) if p["section"] == "explorer-1"}
         hash_ = browser.evaluate("location.hash")
         heads = browser.evaluate(f"document.querySelector('#explorer-1 [data-metric=\"{level}\"] .explorer-names').textContent")
+        overflow = browser.evaluate("document.documentElement.scrollWidth - innerWidth")
         errors = browser.errors()
     rows = legends["explorer-1" + level]
     assert [r[0] for r in rows] == ["UTC", "node-a level", "node-b level", "node-a operations"], rows
@@ -383,7 +385,7 @@ def test_two_metrics_and_two_nodes_on_one_panel(chromium, tmp_path):
     assert number(rows[1][1]) == column % 7 and number(rows[2][1]) == 100 + (column - 30) % 5 and number(rows[3][1]) == 5, rows
     assert "node-b" in heads and axes[level]["lines"] == 3
     assert [ax["label"] for ax in axes[level]["axes"]] == ["time (UTC)", "count", "count/s"]  # a second unit: the right axis
-    assert "explorer-2:" + quote(level, safe="") in hash_ and errors == []
+    assert "explorer-2:" + quote(level, safe="") in hash_ and errors == [] and overflow <= 0
     with Chromium(chromium, width=1400, height=900) as browser:
         browser.open(path.as_uri() + hash_)
         restored = browser.evaluate(
