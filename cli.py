@@ -4,7 +4,7 @@ ftdc-analyze PATH [--log FILE ...]         summary of the node and the data, the
 ftdc-analyze metrics PATH [--match GLOB]   metric names, types, time seen
 ftdc-analyze export PATH --out FILE        Parquet or CSV, bounded memory
 ftdc-analyze fleet PATH... --out DIR       many nodes' findings and series into a Parquet dataset
-ftdc-analyze explore PATH -o node.html     every metric of a node on one zoomable time axis, offline
+ftdc-analyze explore PATH... -o x.html  every metric of a node (or of each node) on one zoomable time axis, offline
 """
 
 from __future__ import annotations
@@ -368,10 +368,14 @@ def export(
 
 @app.command()
 def explore(
-    path: Path = typer.Argument(
-        ..., help="one node's diagnostic.data directory (or dbpath, FTDC file, support bundle of one node)"
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="a node's diagnostic.data directory (or dbpath, FTDC file, support bundle), or several nodes (a replica set): "
+        "one page, a panel may draw one metric of every node",
     ),
-    out_file: Path = typer.Option(..., "--out", "-o", help="the page to write (.html): self-contained, opens offline"),
+    out_file: Path | None = typer.Option(
+        None, "--out", "-o", help="the page to write (.html): self-contained, opens offline (or --serve)"
+    ),
     log: list[Path] | None = typer.Option(
         None,
         "--log",
@@ -379,8 +383,14 @@ def explore(
         help="mongod log file, directory or archive (repeatable): its checkpoints and culprits shape the incidents drawn",
     ),
     metric: list[str] | None = typer.Option(
-        None, "--metrics", help="more metric names or globs to embed beside the detectors' and the system's (repeatable)"
+        None, "--metrics", help="metric names or globs to open as panels (every metric is in the page; repeatable)"
     ),
+    serve: bool = typer.Option(
+        False,
+        "--serve",
+        help="serve the page on 127.0.0.1 until Ctrl-C, with each sample when zoomed in (read from the files given)",
+    ),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="the port --serve listens on (0: any free one)"),
     start: str | None = typer.Option(None, help=f"from this time ({TIME_HELP})"),
     end: str | None = typer.Option(None, help="up to this time"),
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
@@ -392,14 +402,15 @@ def explore(
     from analysis.outputs.report import write_explorer
 
     with user_errors():
-        if out_file.suffix.lower() != ".html":
+        if (out_file is None) == (not serve):
+            raise ValueError("give the page to write (-o page.html) or --serve, one of them")
+        if out_file is not None and out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
-        found = _gathered([path])
-        if len(found.nodes([path])) != 1:
-            raise ftdc.FTDCError(f"{path}: {len(found.ftdc)} nodes found; explore one node's diagnostic.data at a time")
+        found = _gathered(paths)
+        found.nodes(paths)
         logs, beside = _logs_to_read(found, log or [], no_log, start, end)
         with progress_bar("{task.description}") as bar:
-            task = bar.add_task("reading", total=len(STAGES) + 1)
+            task = bar.add_task("reading", total=(len(STAGES) + 1) * len(found.ftdc))
             result = analysis.analyze_nodes(
                 found.ftdc,
                 logs,
@@ -407,9 +418,16 @@ def explore(
                 end=end,
                 progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
             )
-            bar.update(task, description="reducing the metrics")
-            explorer = explorer_of(result.nodes[0], found.ftdc[0], result.names[0], metric, start, end)
-        write_explorer(explorer, out_file)
+            explorers = []
+            for node, ftdc_path, name in zip(result.nodes, found.ftdc, result.names):
+                bar.update(task, advance=1, description=f"reducing the metrics of {name}")
+                explorers.append(explorer_of(node, ftdc_path, name, metric, start, end))
+        if serve:
+            from analysis.outputs.report.explorer_serve import node_of, server
+
+            httpd = server(explorers, [node_of(e, n) for e, n in zip(explorers, result.nodes)], port)
+        else:
+            write_explorer(explorers, out_file)
     if beside:
         err.print(
             f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",
@@ -417,12 +435,24 @@ def explore(
             highlight=False,
             soft_wrap=True,
         )
+    held = f"{sum(len(e.series) for e in explorers):,} series{f' of {len(explorers)} nodes' if len(explorers) > 1 else ''}"
+    if not serve:
+        err.print(
+            f"wrote {out_file} ({held}, {out_file.stat().st_size / 1e6:.1f} MB)", markup=False, highlight=False, soft_wrap=True
+        )
+        return
     err.print(
-        f"wrote {out_file} ({len(explorer.series):,} series, {out_file.stat().st_size / 1e6:.1f} MB)",
+        f"serving http://127.0.0.1:{httpd.server_address[1]}/ ({held}); Ctrl-C stops it",
         markup=False,
         highlight=False,
         soft_wrap=True,
     )
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        err.print("stopped", markup=False, highlight=False)
+    finally:
+        httpd.server_close()
 
 
 @app.command()

@@ -306,7 +306,7 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
                 "report_html_mb": round(html.stat().st_size / 1e6, 2),
                 "explore_over_analysis": median(e / a for e, a in zip(explores, analyses)),
                 "explorer_html_mb": round(page.stat().st_size / 1e6, 2),
-                "explorer_series": page.read_text().count('"levels":'),
+                "explorer_series": page.read_text().count('"axis":'),
             }
         )
     return figures

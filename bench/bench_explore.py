@@ -13,7 +13,11 @@ Each figure is the ratio of explore's time to analyze's in one round; the median
 wall-clock times and of the CPU times (every thread's, the children's for the processes: on a machine shared with
 other jobs the CPU time moves less with the load than the wall clock).
 
-    python -m bench.bench_explore [--days 1 7] [--rounds 5]
+and, of the page of the last round: its size, its series (every metric of the node and the derived series), how many
+are written as runs of one level, and the median time Chromium takes to open it (`--page-only`: only these, of a
+page written once, with no timing of explore against analyze).
+
+    python -m bench.bench_explore [--days 1 7] [--rounds 5] [--page-only]
 """
 
 from __future__ import annotations
@@ -97,13 +101,59 @@ def measure(directory: Path, page: Path, rounds: int) -> dict:
             every = ratios(e, a, k)
             out[f"explore_over_analyze_{where}{clock}"] = round(statistics.median(every), 2)
             out[f"all_{where}{clock}"] = every
-    return {**out, "explorer_html_mb": round(page.stat().st_size / 1e6, 2), "load_average": loads}
+    return {**out, **page_figures(page), "load_average": loads}
+
+
+def page_only(directory: Path, page: Path) -> dict:
+    import warnings
+
+    import analysis
+    from analysis.outputs.report import explore, write_explorer
+
+    warnings.simplefilter("ignore")
+    load = os.getloadavg()[0]
+    result = analysis.analyze(directory)
+    seconds, cpu = _timed(lambda: write_explorer(explore(result, directory, "bench"), page))
+    return {
+        "explore_s": round(seconds, 1),
+        "explore_cpu_s": round(cpu, 1),
+        **page_figures(page),
+        "load_average": round((load + os.getloadavg()[0]) / 2, 1),
+    }
+
+
+def page_figures(page: Path, opens: int = 3) -> dict:
+    """The page's size, what it holds (series, those written as runs of one level: constant ones, flat rates), and
+    the median time Chromium takes to open it (navigation to the end of the load event, the explorer's setup and
+    its opening panels drawn within it), when Chromium is installed."""
+    import re
+
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'class="explorer-data">(.*?)</script>', text, re.S).group(1))
+    figures = {
+        "explorer_html_mb": round(page.stat().st_size / 1e6, 2),
+        "series": len(data["series"]),
+        "series_as_runs": sum("runs" in s for s in data["series"]),
+        "columns": data["columns"],
+    }
+    from tests.test_browser import Chromium, find_chromium  # the browser tests' driver (`tests` as a namespace package)
+
+    binary = find_chromium()
+    if binary:
+        times = []
+        for _ in range(opens):
+            with Chromium(binary, width=1400, height=900) as browser:
+                browser.open(page.as_uri())
+                times.append(browser.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd"))
+        figures["open_ms"] = round(statistics.median(times))
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--days", type=float, nargs="+", default=[1, 7])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--page-only", action="store_true", help="only the page's size and open time, written once")
     args = parser.parse_args()
     out = {}
     for days in args.days:
@@ -111,7 +161,8 @@ def main() -> None:
         base.mkdir(parents=True, exist_ok=True)
         directory = build_ftdc(base / "diagnostic.data", days)
         print(f"{days:g} d: {directory}", file=sys.stderr)
-        out[f"{days:g}d"] = measure(directory, base / "explorer.html", args.rounds)
+        page = base / "explorer.html"
+        out[f"{days:g}d"] = page_only(directory, page) if args.page_only else measure(directory, page, args.rounds)
         print(json.dumps({f"{days:g}d": out[f"{days:g}d"]}), file=sys.stderr)
     print(json.dumps(out, indent=1))
 

@@ -4,6 +4,7 @@ The browser half (search, add, zoom, no request, both widths) is tests/test_expl
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 import math
@@ -226,7 +227,7 @@ def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str,
     from its every step, its values or rates grouped by column of the axis in polars."""
     resolved = resolve_metrics(read_catalog(path).schema())
     kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-    frame = ftdc_read(path, [*names, *ex._identity(resolved)])
+    frame = ftdc_read(path, [*names, *ex.identity_paths(resolved)])
     frame = frame.with_columns(series_module.prepare(frame, resolved).select("interval_s", "valid"))
     out = {}
     for name in names:
@@ -276,19 +277,54 @@ def test_the_explorer_takes_no_pass_of_its_own_over_the_files_for_their_catalog(
     assert ex.explore(result, copy, "node") == explorer and len(passes) == 1
 
 
-@pytest.mark.parametrize("embedded", [True, False], ids=["embedded", "named"])
-def test_input_strings_cannot_leave_the_data_block(node, embedded):
+def test_input_strings_cannot_leave_the_data_block(node):
     result = analysis.analyze(node)
     name = "serverStatus." + CRAFTED
-    explorer = ex.explore(result, node, CRAFTED, ["serverStatus.</script>*"] if embedded else None)
-    assert (name in {s.name for s in explorer.series}) == embedded and (name in explorer.others) != embedded
+    explorer = ex.explore(result, node, CRAFTED)
+    assert name in {s.name for s in explorer.series} and name not in explorer.others
     page = explorer_page.page(explorer)
     # Our own scripts close three times (data, uPlot, explorer.js); the name never closes one or opens a comment.
     assert len(re.findall(r"</script", page, re.I)) == 3 and "<!--" not in page
     block = re.search(r'<script type="application/json" class="explorer-data">(.*?)</script>', page, re.S).group(1)
     data = json.loads(block)
-    assert data["node"] == CRAFTED and name in [s["name"] for s in data["series"]] + data["others"]
+    assert data["node"] == CRAFTED and name in [s["name"] for s in data["series"]]
     assert "&lt;/script&gt;" in page.split("<script", 1)[0]  # the title and heading: escaped HTML
+
+
+def payload_of(page: str) -> dict:
+    return json.loads(re.search(r'class="explorer-data">(.*?)</script>', page, re.S).group(1))
+
+
+def test_every_metric_of_the_node_has_data_and_a_constant_costs_next_to_nothing(node):
+    result = analysis.analyze(node)
+    explorer = ex.explore(result, node, "node")
+    recorded_names = {s.name for s in explorer.series if s.source == "ftdc"}
+    assert recorded_names == set(ex.drawable(result.catalog.schema())) and explorer.others == ()
+    data = payload_of(explorer_page.page(explorer))
+    encoded = {s["name"]: s for s in data["series"]}
+    # The pid holds 1 throughout (600 columns of one level each): a few bytes, not 2,400.
+    pid = encoded["serverStatus.pid"]
+    assert "levels" not in pid and len(pid["runs"]) <= 8
+    # Every series decodes to its levels, whichever way it is written.
+    for series in explorer.series:
+        assert decoded_levels(encoded[series.name]) == series.levels
+
+
+def decoded_levels(encoded: dict) -> bytes:
+    """The levels of a series as the page holds it: as they are, or as (level, count) runs."""
+    if "levels" in encoded:
+        return base64.b64decode(encoded["levels"])
+    runs = np.frombuffer(base64.b64decode(encoded["runs"]), dtype="<u2").reshape(-1, 2)
+    return np.repeat(runs[:, 0], runs[:, 1]).astype("<u2").tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, ex.EMPTY), min_size=2, max_size=9600).filter(lambda q: len(q) % 2 == 0), st.integers(1, 40))
+def test_levels_are_written_in_their_shorter_form(levels, repeat):
+    raw = np.repeat(np.array(levels, dtype="<u2"), repeat)[: max(2, len(levels))]
+    encoded = explorer_page.encoded_levels(raw.tobytes())
+    assert decoded_levels(encoded) == raw.tobytes()
+    assert len(next(iter(encoded.values()))) <= len(base64.b64encode(raw.tobytes()))
 
 
 def test_vendored_scripts_cannot_close_their_element():
@@ -306,14 +342,13 @@ def test_explore_writes_one_page_with_the_metrics_asked_for(tmp_path):
     result = run_cli("explore", DEMO, "-o", out, "--metrics", "serverStatus.connections.act*")
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(r"read the log found beside the FTDC: .*\nwrote .*node\.html \(\d+ series, [\d.]+ MB\)\n", result.stderr)
-    page = out.read_text()
-    data = json.loads(re.search(r'class="explorer-data">(.*?)</script>', page, re.S).group(1))
+    data = payload_of(out.read_text())
     names = {s["name"] for s in data["series"]}
-    # The detectors' derived series, their recorded metrics, the system's, and what --metrics asked for.
+    # The derived series and every metric recorded; what --metrics asked for opens as panels after the usual ones.
     assert {"writes_latency_ms", "serverStatus.opLatencies.writes.latency", "systemMetrics.cpu.user_ms"} <= names
-    assert "serverStatus.connections.active" in names  # neither the detectors' nor the system's: asked for
+    assert names >= set(ex.drawable(read_catalog(DEMO).schema())) and data["others"] == []
+    assert data["opening"] == [*ex.OPENING, "serverStatus.connections.active"]
     assert [i["label"] for i in data["incidents"]] == ["I1"] and len(data["checkpoints"]) > 10
-    assert all(n not in names for n in data["others"]) and data["others"]
 
 
 @pytest.mark.parametrize(
@@ -327,3 +362,79 @@ def test_explore_refuses_with_one_line(tmp_path, args, message):
     result = run_cli("explore", DEMO, *[a.format(tmp=tmp_path) for a in args])
     assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not (tmp_path / "node.html").exists()
+
+
+@pytest.mark.parametrize(
+    "name, unit, axis",
+    [
+        ("writes_latency_ms", "ms", "ms"),  # a derived series says its own
+        ("serverStatus.opLatencies.writes.latency", "/s", "µs/s"),
+        ("serverStatus.opLatencies.writes.ops", "/s", "count/s"),
+        ("serverStatus.wiredTiger.cache.tracked dirty bytes in the cache", "", "bytes"),
+        ("serverStatus.network.bytesIn", "/s", "bytes/s"),
+        ("systemMetrics.cpu.user_ms", "/s", "ms/s"),
+        ("serverStatus.locks.Global.timeAcquiringMicros.w", "/s", "µs/s"),  # the part before the last names it
+        ("serverStatus.globalLock.totalTimeMicros", "/s", "µs/s"),
+        ("serverStatus.uptimeMillis", "", "ms"),
+        ("serverStatus.connections.current", "", "count"),
+    ],
+)
+def test_every_axis_says_a_unit(name, unit, axis):
+    assert ex.axis_unit(name, unit) == axis
+
+
+def test_a_page_of_several_nodes_holds_a_section_each(node, tmp_path):
+    result = analysis.analyze(node)
+    one = ex.explore(result, node, "node-a")
+    two = ex.explore(result, node, CRAFTED)
+    page = explorer_page.page([one, two])
+    sections = re.findall(r'<section class="explorer" id="([^"]+)" data-node="([^"]*)"', page)
+    assert sections == [
+        ("explorer-1", "node-a"),
+        ("explorer-2", "&lt;/script&gt;&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt;&lt;!--"),
+    ]
+    assert len(re.findall(r"</script", page, re.I)) == 4 and "<!--" not in page  # two data blocks, uPlot, explorer.js
+    assert explorer_page.page(one) == explorer_page.page([one])
+
+
+def test_explore_writes_one_page_for_several_nodes(tmp_path):
+    for name in ("a", "b"):
+        write_node(tmp_path / name / "diagnostic.data")
+    out = tmp_path / "rs.html"
+    result = run_cli(
+        "explore",
+        tmp_path / "a" / "diagnostic.data",
+        tmp_path / "b" / "diagnostic.data",
+        "-o",
+        out,
+        "--metrics",
+        "serverStatus.made up.*",
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"wrote .*rs\.html \(\d+ series of 2 nodes, [\d.]+ MB\)", result.stderr), result.stderr
+    blocks = re.findall(r'class="explorer-data">(.*?)</script>', out.read_text(), re.S)
+    assert len(blocks) == 2 and all("serverStatus.made up.level" in {s["name"] for s in json.loads(b)["series"]} for b in blocks)
+
+
+def test_a_page_past_its_budget_writes_recorded_metrics_at_8_bits(monkeypatch):
+    # Twelve series that move in every column (none can be runs), two of them derived: with room for about eight,
+    # the last recorded ones drop to 8 bits until the page fits (eight of them); the derived ones keep their 16 bits.
+    rng = np.random.default_rng(3)
+    levels = [rng.integers(0, ex.EMPTY, size=2 * 600, dtype="<u2") for _ in range(12)]
+    for q in levels:
+        q[::7] = ex.EMPTY  # columns without a sample
+    series = tuple(
+        ex.Series(f"m{i}", "derived" if i in (0, 11) else "ftdc", "", "", -5.0, 250.0, q.tobytes()) for i, q in enumerate(levels)
+    )
+    explorer = ex.Explorer("node", ex.Axis(0, 1000, 600), series)
+    raw = len(base64.b64encode(levels[0].tobytes()))
+    monkeypatch.setattr(explorer_page, "LEVELS_BUDGET", 8 * raw)
+    written = payload_of(explorer_page.page(explorer))["series"]
+    assert sum(len(s.get("levels", s.get("levels8", ""))) for s in written) <= 8 * raw
+    assert ["levels8" in s for s in written] == [False] * 3 + [True] * 8 + [False]  # each saves half its size
+    for s, q in zip(written, levels):
+        if "levels8" in s:
+            coarse = np.frombuffer(base64.b64decode(s["levels8"]), dtype="u1")
+            assert np.array_equal(coarse == explorer_page.EMPTY8, q == ex.EMPTY)
+            # Within half an 8-bit step of the 16-bit level: 1/508 of the range.
+            assert np.all(np.abs(coarse[q != ex.EMPTY] / 254 - q[q != ex.EMPTY] / 65534) <= 0.5 / 254 + 1e-9)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Optional
 
@@ -67,8 +67,8 @@ def _atomic_write(path: Path, data: bytes) -> None:
         out.write(data)
 
 
-def write_explorer(explorer: Explorer, path: str | os.PathLike) -> Path:
-    """Writes the explorer as one self-contained HTML page."""
+def write_explorer(explorer: Explorer | Sequence[Explorer], path: str | os.PathLike) -> Path:
+    """Writes the explorer of a node, or of several nodes, as one self-contained HTML page."""
     path = Path(path)
     _atomic_write(path, explorer_page.page(explorer).encode("utf-8"))
     return path

@@ -42,19 +42,12 @@ EMPTY = 0xFFFF
 # Values per streaming window while reading recorded metrics, as every streaming read (256 MB of int64): each window
 # pays fixed costs (the decoder's start, a query per step); a day in five windows of 64 MB took 1.36 x the CPU of two.
 WINDOW_VALUES = DEFAULT_BUDGET
-# The system's own metrics beside the detectors': CPU, memory, disks, pressure, network, the process.
-SYSTEM_METRICS = (
-    "systemMetrics.*",
-    "serverStatus.extra_info.*",
-    "serverStatus.mem.*",
-    "serverStatus.tcmalloc.generic.*",
-    "serverStatus.network.bytes*",
-    "serverStatus.network.numRequests",
-)
 # Bookkeeping flags of the derived frame: what they say is drawn as the overlays and gaps.
 NOT_DRAWN = ("restart", "gap", "valid")
 # Panels shown when the page opens, those the node has.
 OPENING = ("writes_latency_ms", "reads_latency_ms", "ops_per_s", "cache_dirty_pct", "cache_fill_pct", "write_tickets_out")
+# Panels `explore --metrics` opens beside them, at most.
+ASKED = 24
 BUCKET = "__column"
 
 
@@ -107,6 +100,7 @@ class Explorer:
     checkpoints: tuple[tuple[int, int], ...] = ()  # (start, end) epoch ms
     others: tuple[str, ...] = ()  # the node's metrics not embedded: `--metrics` adds them
     opening: tuple[str, ...] = field(default=())  # panels shown first
+    period_ms: int = 1000  # the node's usual sampling period
 
 
 def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -222,7 +216,7 @@ def derived(analysis: Analysis, axis: Axis, reduced: Reduced | None = None) -> l
     return out
 
 
-def _identity(resolved: Resolved) -> list[str]:
+def identity_paths(resolved: Resolved) -> list[str]:
     """The paths that tell a restart (the process id, its uptime)."""
     return [p for name in ("pid", "uptime_ms", "uptime_s") for p in resolved.paths.get(name, ())]
 
@@ -234,7 +228,7 @@ def _windows(
     Each window but the first begins with the previous one's last sample, so its first interval can be rated:
     (frame, rows that belong to the previous window)."""
     schema = catalog.schema()
-    identity = _identity(resolved)
+    identity = identity_paths(resolved)
     projected = {TIME_COLUMN: schema[TIME_COLUMN], **{n: schema[n] for n in dict.fromkeys([*metrics, *identity])}}
     lower, upper = (to_ms(t) for t in time_range(start, end))
     carry: pl.DataFrame | None = None
@@ -317,10 +311,33 @@ def recorded(catalog: Catalog, metrics: list[str], axis: Axis, start: TimeArg = 
     return out
 
 
-def default_metrics(names: Iterable[str], resolved: Resolved) -> list[str]:
-    """The detectors' metrics and the system's."""
-    names = list(names)
-    return sorted(set(resolved.wanted) | set(select_names(list(SYSTEM_METRICS), names)))
+def _name_unit(part: str) -> str:
+    """The unit one part of a metric's name says, or ""."""
+    lower = part.lower()
+    if "micros" in lower:
+        return "µs"
+    if "millis" in lower or lower.endswith("_ms") or part.endswith("Ms"):
+        return "ms"
+    if "nanos" in lower:
+        return "ns"
+    if "bytes" in lower:
+        return "bytes"
+    if "secs" in lower or "seconds" in lower or lower.endswith("_s"):
+        return "s"
+    return ""
+
+
+def axis_unit(name: str, unit: str) -> str:
+    """The unit a panel's y-axis says: the series' own, or for a recorded metric (FTDC carries none) the one its
+    name says in its last two parts (`...timeAcquiringMicros.w`, `..._ms`, `...bytes...`; `opLatencies` in µs),
+    else a count; a counter drawn as a rate is that unit per second."""
+    if unit and unit != "/s":
+        return unit
+    parts = name.split(".")
+    base = next(filter(None, map(_name_unit, reversed(parts[-2:]))), "")
+    if not base:
+        base = "µs" if "opLatencies" in parts and parts[-1] == "latency" else "count"
+    return f"{base}/s" if unit == "/s" else base
 
 
 def drawable(schema: dict[str, pl.DataType]) -> list[str]:
@@ -355,9 +372,11 @@ def explorer_data(
     recorded_series: Iterable[Series] = (),
     others: Iterable[str] = (),
     reduced: Reduced | None = None,
+    asked: Iterable[str] = (),
 ) -> Explorer:
     """The explorer of one analysed node: its derived series (`reduced` when given: `full_range(analysis)`), any
-    `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints."""
+    `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints; it opens with the usual panels and
+    the first ASKED of `asked` that it draws."""
     axis = axis_of(analysis)
     series = derived(analysis, axis, reduced) + list(recorded_series)
     incidents = tuple(Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.incidents if i.start and i.end)
@@ -370,22 +389,21 @@ def explorer_data(
         incidents,
         checkpoints,
         tuple(n for n in others if n not in drawn),
-        tuple(n for n in OPENING if n in drawn),
+        tuple(n for n in OPENING if n in drawn) + tuple(n for n in asked if n in drawn)[:ASKED],
+        period_ms(analysis),
     )
 
 
 def explore(
     analysis: Analysis, path: PathArg, node: str, patterns: list[str] | None = None, start: TimeArg = None, end: TimeArg = None
 ) -> Explorer:
-    """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series, the default
-    recorded metrics (the detectors' and the system's) and those `patterns` select, every other metric named.
-    A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
+    """The explorer of a node's FTDC at `path`, analysed as `analysis`: the derived series and every metric recorded
+    (numbers and flags), opening with those `patterns` select beside the usual panels; those that hold no value
+    are named. A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
     files = resolve(path)
     # The catalog the analysis took in its one pass over these files, not a second pass of its own.
     catalog = analysis.catalog if analysis.catalog.files == files else catalog_files(files)
-    schema = catalog.schema()
-    names = drawable(schema)
+    names = drawable(catalog.schema())
     warn_unmatched(patterns, names)
-    chosen = sorted(set(default_metrics(names, resolve_metrics(schema))) | set(select_names(patterns or [], names)))
-    chosen = [n for n in chosen if n in set(names)]
-    return explorer_data(analysis, node, recorded(catalog, chosen, axis_of(analysis), start, end), names)
+    series = recorded(catalog, names, axis_of(analysis), start, end)
+    return explorer_data(analysis, node, series, names, asked=select_names(patterns or [], names))

@@ -10,17 +10,28 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 from pathlib import Path
 
-from analysis.outputs.report.explorer import Explorer
+import numpy as np
+
+from analysis.outputs.report.explorer import EMPTY, Explorer, Series, axis_unit
 from ftdc.timeutil import say_window, to_utc
 
 HERE = Path(__file__).resolve().parent
 UPLOT = HERE / "vendor" / "uplot"
 # Inline scripts and styles, images from data: URLs; nothing else, so the page requests nothing.
 CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+# Served by `explore --serve`: the page may ask its own server (only) for the samples of a range.
+SERVED_CSP = CSP + "; connect-src 'self'"
+# The levels of one node's page, at most (base64): past it, recorded metrics that move in most columns are written at
+# 8 bits, so a node whose every metric moves in every column (2,323 x 12.8 kB at 16 bits: 30 MB) still gives a page
+# under 25 MB; a node's usual page (most metrics constant or flat rates, written as runs) is far below it.
+LEVELS_BUDGET = 20_000_000
+# The 8-bit level meaning "no sample in this column".
+EMPTY8 = 0xFF
 CSS = """
 section.explorer{margin:10px 0}
 .explorer-bar{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:6px 0}
@@ -31,7 +42,10 @@ section.explorer{margin:10px 0}
 .explorer-results li{padding:1px 0;overflow-wrap:anywhere}.explorer-other,.explorer-meaning,.explorer-unit{color:#666}
 .explorer-panel{border:1px solid #ddd;border-radius:4px;margin:6px 0;padding:4px 0 0}
 .explorer-head{font-size:12px;padding:0 6px;display:flex;gap:4px;align-items:baseline;overflow-wrap:anywhere}
-.explorer-head .explorer-meaning{flex:1}.explorer-remove{border:0;background:none;cursor:pointer;font-size:15px}
+.explorer-names{flex:1}.explorer-line{margin-right:10px}.explorer-node{color:#444}
+.explorer-swatch{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
+.explorer-more,.explorer-nodes{font:inherit;font-size:12px;padding:0 6px;cursor:pointer}
+.explorer-remove{border:0;background:none;cursor:pointer;font-size:15px}.explorer-target{outline:2px solid #1565c0}
 .explorer-incident.critical{border-color:#c62828}.explorer-incident.warning{border-color:#ef8f00}
 .explorer-panel .u-legend{font-size:11px;text-align:right;padding:0 8px}.explorer-panel .u-legend th{font-weight:500}
 .explorer-key{color:#555;font-size:12px}.explorer-key i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
@@ -64,7 +78,42 @@ def script_json(value) -> str:
     )
 
 
-def _payload(explorer: Explorer) -> dict:
+def encoded_levels(levels: bytes) -> dict[str, str]:
+    """A series' levels for the page, the shorter way: as they are (`levels`), or as runs of one level (`runs`:
+    level then count, uint16 each), which is how a constant series, a flat rate or a long gap costs a few bytes."""
+    q = np.frombuffer(levels, dtype="<u2")
+    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.empty(0, dtype=np.int64)
+    # A count is a uint16: a series of more levels (the axis has 2 x COLUMNS at most) is written as it is.
+    if 4 * len(starts) >= len(levels) or len(q) > 0xFFFF:
+        return {"levels": base64.b64encode(levels).decode("ascii")}
+    counts = np.diff(np.r_[starts, len(q)])
+    runs = np.stack([q[starts], counts], axis=1).astype("<u2")
+    return {"runs": base64.b64encode(runs.tobytes()).decode("ascii")}
+
+
+def coarse_levels(levels: bytes) -> dict[str, str]:
+    """Levels at 8 bits (`levels8`: 1/254 of the series' range, under a pixel of a panel; EMPTY8 where no sample)."""
+    q = np.frombuffer(levels, dtype="<u2")
+    coarse = np.where(q == EMPTY, EMPTY8, np.rint(q * ((EMPTY8 - 1) / (EMPTY - 1)))).astype("u1")
+    return {"levels8": base64.b64encode(coarse.tobytes()).decode("ascii")}
+
+
+def _written(series: Sequence[Series]) -> list[dict[str, str]]:
+    """Each series' levels, the shorter way; past LEVELS_BUDGET, recorded metrics written as they are at 8 bits instead,
+    from the last of the page back, until the page is within it."""
+    written = [encoded_levels(s.levels) for s in series]
+    total = sum(len(text) for w in written for text in w.values())
+    for i in reversed(range(len(series))):
+        if total <= LEVELS_BUDGET:
+            break
+        if series[i].source == "ftdc" and "levels" in written[i]:
+            coarse = coarse_levels(series[i].levels)
+            total += len(coarse["levels8"]) - len(written[i]["levels"])
+            written[i] = coarse
+    return written
+
+
+def _payload(explorer: Explorer, served: int | None = None) -> dict:
     axis = explorer.axis
     seconds = lambda ms: round(ms / 1000, 3)  # noqa: E731
     return {
@@ -77,12 +126,13 @@ def _payload(explorer: Explorer) -> dict:
                 "name": s.name,
                 "source": s.source,
                 "unit": s.unit,
+                "axis": axis_unit(s.name, s.unit),
                 "meaning": s.meaning,
                 "low": s.low,
                 "high": s.high,
-                "levels": base64.b64encode(s.levels).decode("ascii"),
+                **levels,
             }
-            for s in explorer.series
+            for s, levels in zip(explorer.series, _written(explorer.series))
         ],
         "others": list(explorer.others),
         "incidents": [
@@ -91,11 +141,14 @@ def _payload(explorer: Explorer) -> dict:
         ],
         "checkpoints": [[seconds(s), seconds(e)] for s, e in explorer.checkpoints],
         "opening": list(explorer.opening),
+        # On a served page: the node's number for the server, and its sampling period (when to ask for samples).
+        **({"served": served, "period": seconds(explorer.period_ms)} if served is not None else {}),
     }
 
 
-def section(explorer: Explorer, anchor: str = "explorer") -> str:
-    """The explorer of one node as a <section> (give each one a distinct `anchor`); the page adds `assets()` once."""
+def section(explorer: Explorer, anchor: str = "explorer", served: int | None = None) -> str:
+    """The explorer of one node as a <section> (give each one a distinct `anchor`); the page adds `assets()` once.
+    `served`: the node's number on a page `explore --serve` serves, which asks the server for samples."""
     axis = explorer.axis
     first, last = to_utc(axis.first_ms), to_utc(axis.first_ms + axis.columns * axis.column_ms)
     recorded = sum(s.source == "ftdc" for s in explorer.series)
@@ -112,18 +165,24 @@ def section(explorer: Explorer, anchor: str = "explorer") -> str:
         '<button type="button" class="explorer-left" title="earlier">◀</button><button type="button" class="explorer-right" title="later">▶</button>'
         '<button type="button" class="explorer-whole">whole range</button><span class="explorer-incidents"></span></div>'
         '<ul class="explorer-results"></ul><div class="explorer-range"></div><div class="explorer-panels"></div>'
-        f'<script type="application/json" class="explorer-data">{script_json(_payload(explorer))}</script></section>'
+        f'<script type="application/json" class="explorer-data">{script_json(_payload(explorer, served))}</script></section>'
     )
 
 
-def page(explorer: Explorer) -> str:
-    """One self-contained page: the explorer of one node, offline."""
-    title = f"ftdc-analyze explorer: {explorer.node}"
+def page(explorers: Explorer | Sequence[Explorer], served: bool = False) -> str:
+    """One self-contained page, offline: the explorer of a node, or of several (a replica set), each in its section,
+    where a panel can draw one metric of every node. `served`: the page `explore --serve` serves, which may ask
+    its server for the samples of what it zooms into."""
+    several = [explorers] if isinstance(explorers, Explorer) else list(explorers)
+    title = f"ftdc-analyze explorer: {', '.join(e.node for e in several)}"
+    anchors = ["explorer"] if len(several) == 1 else [f"explorer-{i}" for i in range(1, len(several) + 1)]
+    headings = [""] * len(several) if len(several) == 1 else [f"<h2>{escape(e.node)}</h2>" for e in several]
+    sections = "".join(h + section(e, a, i if served else None) for i, (h, e, a) in enumerate(zip(headings, several, anchors)))
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-        f'<meta http-equiv=Content-Security-Policy content="{CSP}">'
+        f'<meta http-equiv=Content-Security-Policy content="{SERVED_CSP if served else CSP}">'
         f'<meta name=viewport content="width=device-width,initial-scale=1"><title>{escape(title)}</title>'
         '<style>body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;max-width:1600px;padding:0 16px 30px;'
-        "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}</style></head>"
-        f"<body><h1>{escape(title)}</h1>{section(explorer)}{assets()}</body></html>\n"
+        "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}h2{font-size:16px;margin:16px 0 2px}</style></head>"
+        f"<body><h1>{escape(title)}</h1>{sections}{assets()}</body></html>\n"
     )
