@@ -542,5 +542,5 @@ def test_slowest_lines_are_one_click_away_and_text(chromium, busy_report):
             "[...document.querySelector('table[id$=slow-ops] tbody tr.detail details[open]').querySelectorAll('pre')]"
             ".map(p => p.textContent)"
         )
-    assert texts == [run["text"] for run in first["slowest"]]
+    assert texts == [run["log_line"] for run in first["slowest"]]
     assert all('"msg":"Slow query"' in t for t in texts)

@@ -387,8 +387,8 @@ def test_the_slowest_lines_are_the_logs_own(busy):
         assert [r["duration_ms"] for r in slowest] == sorted((r["duration_ms"] for r in slowest), reverse=True)
         assert slowest[0]["duration_ms"] == row["max_ms"]
         for run in slowest:
-            assert run["text"] == raw[run["line"] - 1].decode()
-            assert json.loads(run["text"])["attr"]["durationMillis"] == run["duration_ms"]
+            assert run["log_line"] == raw[run["line"] - 1].decode()
+            assert json.loads(run["log_line"])["attr"]["durationMillis"] == run["duration_ms"]
         mine = runs.filter(
             pl.col("ns").eq_missing(row["ns"]),
             pl.col("command").eq_missing(row["command"]),
@@ -414,7 +414,6 @@ def test_the_three_formats_tell_the_same_story(busy_written):
     returned in all and per run, the response size, and the slowest line of the log whole."""
     import html as html_module
 
-    from analysis.outputs.report.workbench_html import _lines  # noqa: F401 (the page's rendering is what is read below)
     from analysis.workbench.log_overview import size_text
 
     report, written = busy_written
@@ -425,8 +424,8 @@ def test_the_three_formats_tell_the_same_story(busy_written):
     page, markdown = written[".html"].read_text(), written[".md"].read_text()
     assert row["plans"] == [{"plan": "IXSCAN { email: 1 }", "runs": row["count"]}]
     assert "IXSCAN { email: 1 }" in page and "IXSCAN { email: 1 }" in markdown
-    first = row["slowest"][0]["text"]
-    assert f"<pre>{html_module.escape(first)}</pre>" in page
+    first = row["slowest"][0]["log_line"]
+    assert f"<pre class=logline>{html_module.escape(first)}</pre>" in page
     assert first in markdown
     cells = f"| {row['min_ms']:,} | {row['mean_ms']:,.0f} | {row['p50_ms']:,.0f} |"
     assert cells in markdown
@@ -441,13 +440,13 @@ def test_the_three_formats_tell_the_same_story(busy_written):
 
 
 def test_a_redacted_report_quotes_no_log_line(busy, tmp_path):
-    from analysis.outputs.report.redact import Redactor, redact_result
     from analysis.nodes import NodesAnalysis
+    from analysis.outputs.report.redact import Redactor, redact_result
     from analysis.workbench.log_overview import NOT_QUOTED
 
     redacted = redact_result(NodesAnalysis([busy], []), Redactor())
     w = workload(redacted.nodes[0].logs)
-    assert all(run["text"] is None for row in w.queries.iter_rows(named=True) for run in row["slowest"])
+    assert all(run["log_line"] is None for row in w.queries.iter_rows(named=True) for run in row["slowest"])
     path = write_report(build_report(redacted.nodes, redacted.cross_node, redacted=True), tmp_path / "r.html")[0]
     page = path.read_text()
     assert NOT_QUOTED in page and '"msg":"Slow query"' not in page and "Slow query" not in page

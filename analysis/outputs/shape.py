@@ -200,7 +200,7 @@ class SlowRun(_Shape):
     duration_ms: int
     file: str | None
     line: int | None
-    text: str | None
+    log_line: str | None
 
 
 class SlowInterval(_Shape):

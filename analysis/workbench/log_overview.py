@@ -47,7 +47,7 @@ QUERY_EXTRAS = {
         duration_ms="duration_ms",
         file=pl.col("file").str.replace(r"^.*[/\\!]", ""),
         line="line",
-        text="line_text",
+        log_line="line_text",
     )
     .filter(pl.col("duration_ms").is_not_null())  # a run that logged no duration is none of the slowest
     .sort_by(pl.col("duration_ms").filter(pl.col("duration_ms").is_not_null()), descending=True)

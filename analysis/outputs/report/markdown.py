@@ -168,9 +168,8 @@ def _shape_details(n: int, r: dict) -> list[str]:
             f"    {say_time(run['at'])} · {ms(run['duration_ms'])} · {_text(run['file'] or 'the log')} line {run['line']}",
             "",
         ]
-        lines += (
-            [*("    " + x for x in _fenced(printable(run["text"]))), ""] if run["text"] is not None else [f"    {NOT_QUOTED}", ""]
-        )
+        quoted = run["log_line"]
+        lines += [*("    " + x for x in _fenced(printable(quoted))), ""] if quoted is not None else [f"    {NOT_QUOTED}", ""]
     return lines
 
 

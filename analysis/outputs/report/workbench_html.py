@@ -204,7 +204,11 @@ def _lines(row: dict) -> str:
     quoted = "".join(
         f"<p class=window>{escape(say_time(run['at']))} · {escape(duration_text(run['duration_ms']))} · "
         f"{escape(printable(run['file'] or 'the log'))} line {run['line']}</p>"
-        + (f"<pre>{escape(printable(run['text']))}</pre>" if run["text"] is not None else f"<p>{escape(NOT_QUOTED)}</p>")
+        + (
+            f"<pre class=logline>{escape(printable(run['log_line']))}</pre>"
+            if run["log_line"] is not None
+            else f"<p>{escape(NOT_QUOTED)}</p>"
+        )
         for run in runs
     )
     return f"<details><summary>the {counted(len(runs), 'slowest line')} of the log</summary>{quoted}</details>"
