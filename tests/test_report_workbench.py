@@ -480,3 +480,15 @@ def test_a_crafted_log_line_reaches_the_page_as_text():
     page = workbench_html.slow_operations(w, "n")
     assert "<script>" not in page and "\u202e" not in page and "\x1b" not in page
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;\\u202e\\x1b]0;title\\x07&#x27;&quot;") >= 2  # the plan, the line
+
+
+def test_the_json_of_an_8_0_log_is_the_declared_shape(tmp_path):
+    """8.0's ticket queueing is summed to a tenth of a millisecond: a number, not always a whole one (the document
+    of the 8.0.12 sample failed its own shape at `queued_ms`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(FTDC_70, LOGS["8.0.12"])
+    document = json.loads(write_report(build_report([result]), tmp_path / "r.json")[0].read_text())
+    shape.check(document)
+    rows = document["nodes"][0]["slow_operations"]
+    assert any(not float(r["queued_ms"]).is_integer() for r in rows)

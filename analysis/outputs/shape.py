@@ -245,7 +245,7 @@ class SlowOperation(_Shape):
     apps: str | None
     working_ms: int
     working_runs: int
-    queued_ms: int
+    queued_ms: Number  # tenths of a millisecond kept (the log counts microseconds)
     failed: int
     errors: str | None
     keys_examined_per_returned: Number | None
