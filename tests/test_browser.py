@@ -478,7 +478,11 @@ SLOW_TABLE = """(() => {
   return {table: t.getBoundingClientRect().width, room: wide.clientWidth, scroll: wide.scrollWidth,
           wideRight: wide.getBoundingClientRect().right, cardRight: card.right, details,
           fonts: Math.min(...[...t.querySelectorAll('td, th, td *')].filter(e => e.textContent.trim() && e.getClientRects().length)
-            .map(e => parseFloat(getComputedStyle(e).fontSize)))};
+            .map(e => parseFloat(getComputedStyle(e).fontSize))),
+          chart: (() => { const svg = document.querySelector('div.plot.slow svg'), scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+            return [...svg.querySelectorAll('text')].map(e => { const b = e.getBoundingClientRect();
+              return {text: e.textContent, left: b.left, right: b.right, top: b.top, bottom: b.bottom,
+                      px: parseFloat(e.closest('[font-size]').getAttribute('font-size')) * scale}; }); })()};
 })()"""
 
 
@@ -496,6 +500,14 @@ def test_slow_operation_table_fits_its_card(chromium, busy_report, width):
     assert layout["wideRight"] <= layout["cardRight"] + 1, layout
     assert layout["details"] and max(layout["details"]) <= layout["cardRight"] + 1, layout
     assert layout["fonts"] >= 10, layout
+    # The chart of the slow operations over time: no text under 10 px, no two texts over each other, none past the card.
+    chart = layout["chart"]
+    assert chart and min(t["px"] for t in chart) >= 10, chart
+    assert max(t["right"] for t in chart) <= layout["cardRight"] + 1, chart
+    for n, a in enumerate(chart):
+        for b in chart[n + 1 :]:
+            apart = a["right"] <= b["left"] or b["right"] <= a["left"] or a["bottom"] <= b["top"] or b["bottom"] <= a["top"]
+            assert apart, (a, b)
     if width == 1400:
         assert layout["scroll"] <= layout["room"] + 1 and layout["table"] <= layout["room"] + 1, layout
 

@@ -211,7 +211,8 @@ def _lines(row: dict) -> str:
         )
         for run in runs
     )
-    return f"<details><summary>the {counted(len(runs), 'slowest line')} of the log</summary>{quoted}</details>"
+    said = "its slowest line" if len(runs) == 1 else f"its {len(runs)} slowest lines"
+    return f"<details><summary>{said} of the log</summary>{quoted}</details>"
 
 
 def _query_group(row: dict, working: bool, columns: int) -> str:
