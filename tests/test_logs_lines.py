@@ -70,6 +70,21 @@ def test_slowest_runs_are_each_groups_longest(log_samples):
         assert sorted(mine["duration_ms"], reverse=True) == sorted(group["duration_ms"], reverse=True)[:3]
 
 
+def test_slowest_runs_of_the_shapes_a_table_keeps(log_samples):
+    """With `groups`, only the runs of each node's groups of most total time: the lines asked for are bounded by the
+    table's rows, however many shapes a log holds."""
+    slow = ftdc.read_logs(log_samples / "mongod-6.0.11").slow_ops
+    top = ftdc.summarize_queries(slow, index_builds=True).head(5)
+    assert top["total_ms"].n_unique() == 5  # no tie at the edge, so the five are one set
+    chosen = slow.filter(slowest_runs(slow, 3, index_builds=True, groups=5))
+    assert chosen.height == 15
+    assert set(chosen.select("ns", "command", "shape").unique().iter_rows()) == set(
+        top.select("ns", "command", "shape").iter_rows()
+    )
+    every = slowest_runs(slow, 3, index_builds=True)
+    assert slowest_runs(slow, 3, index_builds=True, groups=10**6).equals(every)
+
+
 def test_index_builds_count_when_asked(log_samples):
     slow = ftdc.read_logs(log_samples / "atlas-8.0.12").slow_ops
     builds = slow.filter(pl.col("op_type") == "none")

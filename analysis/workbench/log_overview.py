@@ -163,7 +163,7 @@ def size_text(value: float | None) -> str:
 
 # A slowest run whose line the report does not quote: a redacted report quotes no line of the log, and frames given to
 # the analysis (not files it read) have none to quote.
-NOT_QUOTED = "its line is not quoted (a redacted report quotes no line of the log)"
+NOT_QUOTED = "its line is not quoted (a redacted report quotes no line of the log, nor one of a shape past the first 500)"
 
 
 # Most runs first, then by the plan's text: one order however the grouping met them.

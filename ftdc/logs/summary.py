@@ -153,9 +153,11 @@ def summarize_queries(
     )
 
 
-def slowest_runs(slow_ops: pl.DataFrame, runs: int, *, index_builds: bool = False) -> pl.Series:
+def slowest_runs(slow_ops: pl.DataFrame, runs: int, *, index_builds: bool = False, groups: int | None = None) -> pl.Series:
     """Which rows of `slow_ops` are among the `runs` longest of their group, each node's groups as
-    `summarize_queries` makes them (ties broken by order in the log): the lines a report quotes."""
+    `summarize_queries` makes them (ties broken by order in the log): the lines a report quotes. With
+    `groups`, only in each node's `groups` groups of most total time (a table's rows): a log of a
+    million shapes asks for no more lines than the table shows."""
     keys = ["node", "ns", "command", "group_key"]
     ranked = slow_ops.select(*keys[:3], _group_key(), "duration_ms", query=_is_query(index_builds).fill_null(False)).with_columns(
         pl.col(keys).cast(pl.Categorical)
@@ -163,4 +165,13 @@ def slowest_runs(slow_ops: pl.DataFrame, runs: int, *, index_builds: bool = Fals
     # Longest first; a null duration last. Ordinal ranks over the whole frame order ties by position in the log.
     order = pl.col("duration_ms").fill_null(-1).rank("ordinal", descending=True)
     place = order.rank("ordinal").over(*keys, "query")
-    return ranked.select(pl.col("query") & pl.col("duration_ms").is_not_null() & (place <= runs)).to_series()
+    chosen = pl.col("query") & pl.col("duration_ms").is_not_null() & (place <= runs)
+    if groups is not None:
+        # Each group's rank among its node's by total time, ties by the group's first row: one rank a group.
+        totals = ranked.with_row_index("row").group_by(*keys, "query").agg(pl.col("duration_ms").sum(), pl.col("row").min())
+        totals = totals.filter("query").with_columns(
+            top=pl.struct((-pl.col("duration_ms")).fill_null(0), "row").rank("ordinal").over("node") <= groups
+        )
+        kept = ranked.join(totals.select(*keys, "top"), on=keys, how="left", nulls_equal=True, maintain_order="left")
+        return kept.select(chosen & pl.col("top").fill_null(False)).to_series()
+    return ranked.select(chosen).to_series()

@@ -13,7 +13,6 @@ import polars as pl
 
 from analysis.outputs.report import slow_chart
 from analysis.outputs.system import SystemView
-from analysis.text import counted
 from analysis.text import ms as duration_text
 from analysis.workbench.audit import AuditItem
 from analysis.workbench.log_overview import (
