@@ -183,7 +183,8 @@ def _workbench(section, h: str, folder: str) -> list[str]:
             out += [NO_SLOW_OPERATIONS, ""]
         else:
             out += [
-                f"{counted(w.shapes, 'query shape')} in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
+                f"{counted(w.shapes, 'shape')} of slow operations in the log, index builds included; the "
+                f"{min(TOP_SHAPES, w.queries.height)} with the most total time "
                 "(all of them, up to 500, are in the JSON report):",
                 "",
             ]
