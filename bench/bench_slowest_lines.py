@@ -8,7 +8,9 @@ Side by side in one process, alternating rounds in turn (ABBA; medians; the load
   lines     with_slowest_lines alone on the frames read (choosing the runs, reading their lines again)
   pass      the worst case of the reading again: the file's last line asked for, so every byte is read once more
             (the repeated sample's slowest runs all lie in its first copy, where the reading stops)
-and the lines quoted, their count and the bytes of the `line_text` column.
+and the lines quoted, their count and the bytes of the `line_text` column. Then the table's own grouping on the
+plain log's frames: `log_overview.queries` (its columns of this round: minimum, response size, plans, slowest runs,
+per-run figures, a command's shape) against `summarize_queries` with the columns the table had before them.
 
     python -m bench.bench_slowest_lines [--gb 0.25] [--rounds 3]
 """
@@ -51,9 +53,9 @@ def timed(path: Path, quote: bool) -> tuple[float, object]:
         analyze.with_slowest_lines = original
 
 
-def _clock(fn, *args) -> float:
+def _clock(fn, *args, **kwargs) -> float:
     start = time.perf_counter()
-    fn(*args)
+    fn(*args, **kwargs)
     return time.perf_counter() - start
 
 
@@ -85,6 +87,31 @@ def main() -> None:
             f"{quoted.is_not_null().sum():,} lines quoted of {quoted.len():,} slow operations, "
             f"line_text {quoted.estimated_size() / 1e6:.1f} MB; load {os.getloadavg()[0]:.1f}"
         )
+    table_cost(plain, args.rounds)
+
+
+# The table's columns before this round's: who ran each shape, 8.0's working and queued time, its failures.
+BEFORE = ("apps", "working_ms", "working_runs", "queued_ms", "failed", "errors")
+
+
+def table_cost(path: Path, rounds: int) -> None:
+    from analysis.workbench import log_overview
+    from ftdc.logs.summary import summarize_queries
+
+    frames = analyze.read_compact_logs(path)
+    before = {k: v for k, v in log_overview.QUERY_EXTRAS.items() if k in BEFORE}
+    times: dict[str, list[float]] = {"now": [], "before": []}
+    for n in range(rounds):
+        for now in (True, False) if n % 2 == 0 else (False, True):
+            if now:
+                times["now"].append(_clock(log_overview.queries, frames))
+            else:
+                times["before"].append(_clock(summarize_queries, frames.slow_ops, "total", extra=before))
+    now, was = statistics.median(times["now"]), statistics.median(times["before"])
+    print(
+        f"the table's grouping of {frames.slow_ops.height:,} slow operations: {now:.3f} s now, {was:.3f} s with the "
+        f"columns before; load {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":
