@@ -218,14 +218,14 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
 
 def with_slowest_lines(slow_ops: pl.DataFrame, logs: LogsArg) -> pl.DataFrame:
     """`slow_ops` with `line_text`: the line as the log holds it, for the SLOWEST_LINES longest runs of each group of
-    the report's slow-operation table (index builds too; its MAX_SHAPES shapes of most total time), null for the other
+    the report's slow-operation table (index builds too; its QUOTED_SHAPES shapes of most total time), null for the other
     rows and for a line that is gone."""
-    from analysis.workbench.log_overview import MAX_SHAPES, SLOWEST_LINES
+    from analysis.workbench.log_overview import QUOTED_SHAPES, SLOWEST_LINES
     from ftdc.logs.lines import line_texts
     from ftdc.logs.summary import slowest_runs
 
-    # Only the shapes the table keeps: a crafted log of a million shapes asks for no more lines than it shows.
-    rows = slowest_runs(slow_ops, SLOWEST_LINES, index_builds=True, groups=MAX_SHAPES).arg_true()
+    # Only the shapes a reader looks at first: a crafted log of a million shapes asks for no more lines.
+    rows = slowest_runs(slow_ops, SLOWEST_LINES, index_builds=True, groups=QUOTED_SHAPES).arg_true()
     where = slow_ops.select("file", "line")[rows]
     wanted: dict[str, list[int]] = {}
     for file, line in where.iter_rows():

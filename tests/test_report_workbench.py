@@ -492,3 +492,13 @@ def test_the_json_of_an_8_0_log_is_the_declared_shape(tmp_path):
     shape.check(document)
     rows = document["nodes"][0]["slow_operations"]
     assert any(not float(r["queued_ms"]).is_integer() for r in rows)
+
+
+def test_only_the_shapes_of_most_total_time_quote_their_lines(monkeypatch):
+    """The lines are quoted for the QUOTED_SHAPES shapes of most total time only: a page of 500 shapes stays small."""
+    from analysis.workbench import log_overview
+
+    monkeypatch.setattr(log_overview, "QUOTED_SHAPES", 5)
+    table = workload(read_compact_logs(LOGS["6.0.11"])).queries
+    quoted = [any(run["log_line"] is not None for run in row["slowest"]) for row in table.iter_rows(named=True)]
+    assert quoted == [True] * 5 + [False] * (table.height - 5)

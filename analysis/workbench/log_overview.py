@@ -29,8 +29,10 @@ MAX_MESSAGES = 200
 
 # The durations the table gives of each shape, in milliseconds.
 LATENCIES = ("min_ms", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms")
-# The log lines the table quotes of each shape: its longest runs, as mongod wrote them.
+# The log lines the table quotes of each shape: its longest runs, as mongod wrote them; of the QUOTED_SHAPES shapes of
+# most total time, so that a page of 500 shapes stays a few MB (at most 100 x 3 lines of 16 KiB).
 SLOWEST_LINES = 3
+QUOTED_SHAPES = 100
 
 # Columns the report's table adds to `summarize_queries`: who ran each shape, and on 8.0
 # (`workingMillis`, `queues.execution.totalTimeQueuedMicros`) what share of its time was work.
@@ -163,7 +165,7 @@ def size_text(value: float | None) -> str:
 
 # A slowest run whose line the report does not quote: a redacted report quotes no line of the log, and frames given to
 # the analysis (not files it read) have none to quote.
-NOT_QUOTED = "its line is not quoted (a redacted report quotes no line of the log, nor one of a shape past the first 500)"
+NOT_QUOTED = "its line is not quoted (a redacted report quotes no line of the log, nor one of a shape past the first 100)"
 
 
 # Most runs first, then by the plan's text: one order however the grouping met them.

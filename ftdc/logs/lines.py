@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 
 from .sources import expand, read_chunks_until_cut
 
-# What a line keeps: mongod writes each attribute up to maxLogSizeKB (10 KB by default), so a whole slow-query line
-# fits, and a crafted line without a newline costs no more than this.
-MAX_TEXT_BYTES = 64 << 10
+# What a line keeps: mongod writes each attribute up to maxLogSizeKB (10 KB by default), so a slow-query line of the
+# default settings fits whole, and a crafted line without a newline costs no more than this.
+MAX_TEXT_BYTES = 16 << 10
 
 
 def _said(text: bytearray, dropped: int) -> str:
