@@ -169,6 +169,9 @@ SLOW_OP_COLUMNS = [
     "nreturned",
     "truncated",
     "working_ms",
+    "reslen",
+    "file",
+    "line",
 ]
 EVENT_COLUMNS = [
     "ts",
@@ -210,7 +213,27 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     compact = replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
     del frames, slow
     release_free_memory()
-    return compact
+    return replace(compact, slow_ops=with_slowest_lines(compact.slow_ops, logs))
+
+
+def with_slowest_lines(slow_ops: pl.DataFrame, logs: LogsArg) -> pl.DataFrame:
+    """`slow_ops` with `line_text`: the line as the log holds it, for the SLOWEST_LINES longest runs of each group of
+    the report's slow-operation table (index builds too; its QUOTED_SHAPES shapes of most total time), null for the other
+    rows and for a line that is gone."""
+    from analysis.workbench.log_overview import QUOTED_SHAPES, SLOWEST_LINES
+    from ftdc.logs.lines import line_texts
+    from ftdc.logs.summary import slowest_runs
+
+    # Only the shapes a reader looks at first: a crafted log of a million shapes asks for no more lines.
+    rows = slowest_runs(slow_ops, SLOWEST_LINES, index_builds=True, groups=QUOTED_SHAPES).arg_true()
+    where = slow_ops.select("file", "line")[rows]
+    wanted: dict[str, list[int]] = {}
+    for file, line in where.iter_rows():
+        wanted.setdefault(file, []).append(line)
+    texts = line_texts(logs, wanted) if rows.len() else {}
+    quoted = pl.Series([texts.get(key) for key in where.iter_rows()], dtype=pl.String)
+    column = pl.repeat(None, slow_ops.height, dtype=pl.String, eager=True)
+    return slow_ops.with_columns(line_text=column.scatter(rows, quoted) if rows.len() else column)
 
 
 def read_found_logs(found: list, start: TimeArg = None, end: TimeArg = None) -> LogFrames | None:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -439,7 +440,7 @@ def test_slow_operation_table_sorts_in_the_page(chromium, busy_report):
     def column(name: str) -> str:
         return f"""(() => {{ const t = document.querySelector('table[id$={table_id}]');
         const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.startsWith('{name}'));
-        return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].dataset.v ?? r.cells[i].textContent); }})()"""
+        return [...t.tBodies].filter(b => !b.hidden).map(b => b.rows[0]).map(r => r.cells[i].dataset.v ?? r.cells[i].textContent); }})()"""
 
     def click(selector: str) -> None:
         browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
@@ -452,10 +453,10 @@ def test_slow_operation_table_sorts_in_the_page(chromium, busy_report):
         shown = browser.evaluate(column("total s"))
         assert len(shown) == 20 < queries.height  # the top 20, most total time first
         assert [float(v) for v in shown] == sorted((float(v) for v in shown), reverse=True)
-        click("table[id$=slow-ops] thead th:nth-child(4)")  # count
+        click("table[id$=slow-ops] thead th:nth-child(3)")  # count
         counts = [float(v) for v in browser.evaluate(column("count"))]
         assert counts == sorted(queries["count"].cast(float).to_list(), reverse=True)[:20]
-        click("table[id$=slow-ops] thead th:nth-child(4)")
+        click("table[id$=slow-ops] thead th:nth-child(3)")
         assert [float(v) for v in browser.evaluate(column("count"))] == sorted(queries["count"].cast(float).to_list())[:20]
         click("table[id$=slow-ops] thead th:nth-child(1)")  # namespace, as text
         names = browser.evaluate(column("namespace"))
@@ -465,3 +466,93 @@ def test_slow_operation_table_sorts_in_the_page(chromium, busy_report):
         errors, requests = browser.errors(), browser.requests()
     assert errors == [], errors
     assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
+
+
+# -- issue 36: the slow-operation table fits its card, filters from the keyboard, its slowest lines one click away
+
+# The slow-operation table against its card: the table's width and the room its wrapper gives it, where the card ends,
+# and where each shown shape's detail (plan, shape, clients, lines) ends.
+SLOW_TABLE = """(() => {
+  const t = document.querySelector('table[id$=slow-ops]'), wide = t.parentElement, card = t.closest('details').getBoundingClientRect();
+  const details = [...t.querySelectorAll('tbody:not([hidden]) tr.detail > td > div')].map(d => d.getBoundingClientRect().right);
+  return {table: t.getBoundingClientRect().width, room: wide.clientWidth, scroll: wide.scrollWidth,
+          wideRight: wide.getBoundingClientRect().right, cardRight: card.right, details,
+          fonts: Math.min(...[...t.querySelectorAll('td, th, td *')].filter(e => e.textContent.trim() && e.getClientRects().length)
+            .map(e => parseFloat(getComputedStyle(e).fontSize))),
+          chart: (() => { const svg = document.querySelector('div.plot.slow svg'), scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+            return [...svg.querySelectorAll('text')].map(e => { const b = e.getBoundingClientRect();
+              return {text: e.textContent, left: b.left, right: b.right, top: b.top, bottom: b.bottom,
+                      px: parseFloat(e.closest('[font-size]').getAttribute('font-size')) * scale}; }); })()};
+})()"""
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_slow_operation_table_fits_its_card(chromium, busy_report, width):
+    """At 1400 px the whole table, its last column too, is within its card (it was 1,314-1,458 px in a 1,140 px card);
+    at 800 px it scrolls inside the card, and each shape's plan, shape and lines are within the card all the same."""
+    path, _ = busy_report
+    with Chromium(chromium, width=width, height=900) as browser:
+        browser.open(path.as_uri())
+        browser.evaluate("document.querySelector('details[id$=-workload]').open = true")
+        layout = browser.evaluate(SLOW_TABLE)
+        errors = browser.errors()
+    assert errors == [], errors
+    assert layout["wideRight"] <= layout["cardRight"] + 1, layout
+    assert layout["details"] and max(layout["details"]) <= layout["cardRight"] + 1, layout
+    assert layout["fonts"] >= 10, layout
+    # The chart of the slow operations over time: no text under 10 px, no two texts over each other, none past the card.
+    chart = layout["chart"]
+    assert chart and min(t["px"] for t in chart) >= 10, chart
+    assert max(t["right"] for t in chart) <= layout["cardRight"] + 1, chart
+    for n, a in enumerate(chart):
+        for b in chart[n + 1 :]:
+            apart = a["right"] <= b["left"] or b["right"] <= a["left"] or a["bottom"] <= b["top"] or b["bottom"] <= a["top"]
+            assert apart, (a, b)
+    if width == 1400:
+        assert layout["scroll"] <= layout["room"] + 1 and layout["table"] <= layout["room"] + 1, layout
+
+
+def test_slow_operation_filters_work_from_the_keyboard(chromium, busy_report):
+    """Namespace, operation and COLLSCAN filters are native controls: reached with Tab, changed with the keys."""
+    path, report = busy_report
+    queries = report.nodes[0].workload.queries
+    shown = """[...document.querySelector('table[id$=slow-ops]').tBodies].filter(b => !b.hidden)
+      .map(b => [b.dataset.ns, b.dataset.op, b.dataset.collscan])"""
+
+    def key(browser, name: str, code: str, text: str = "") -> None:
+        for kind in ("keyDown", "keyUp"):
+            browser.call("Input.dispatchKeyEvent", type=kind, key=name, code=code, text=text if kind == "keyDown" else "")
+
+    with Chromium(chromium, width=1400, height=900) as browser:
+        browser.open(path.as_uri())
+        browser.evaluate("document.querySelector('details[id$=-workload]').open = true")
+        browser.evaluate("document.querySelector('[data-filter=collscan]').focus()")
+        key(browser, " ", "Space", " ")
+        scans = browser.evaluate(shown)
+        assert scans and all(c == "1" for _, _, c in scans), scans
+        assert len(scans) == queries.filter(pl.col("collscan_share") > 0).height
+        key(browser, " ", "Space", " ")  # off again
+        browser.evaluate("document.querySelector('[data-filter=op]').focus()")
+        key(browser, "ArrowDown", "ArrowDown")  # the first operation after "all"
+        first = sorted(queries["command"].drop_nulls().unique())[0]
+        ops = browser.evaluate(shown)
+        assert ops and {op for _, op, _ in ops} == {first}, ops
+        assert len(ops) == min(20, queries.filter(pl.col("command") == first).height)
+        errors = browser.errors()
+    assert errors == [], errors
+
+
+def test_slowest_lines_are_one_click_away_and_text(chromium, busy_report):
+    """Each shape's slowest lines of the log, whole and escaped, open with one click on their summary."""
+    path, report = busy_report
+    first = report.nodes[0].workload.queries.row(0, named=True)
+    with Chromium(chromium, width=1400, height=900) as browser:
+        browser.open(path.as_uri())
+        browser.evaluate("document.querySelector('details[id$=-workload]').open = true")
+        browser.evaluate("document.querySelector('table[id$=slow-ops] tbody tr.detail details summary').click()")
+        texts = browser.evaluate(
+            "[...document.querySelector('table[id$=slow-ops] tbody tr.detail details[open]').querySelectorAll('pre')]"
+            ".map(p => p.textContent)"
+        )
+    assert texts == [run["log_line"] for run in first["slowest"]]
+    assert all('"msg":"Slow query"' in t for t in texts)

@@ -52,6 +52,7 @@ def test_summary_json(directory):
         "findings",
         "shapes",
         "slow_operations",
+        "slow_operations_over_time",
         "connections",
         "log_messages",
         "system",

@@ -367,13 +367,16 @@ def _prose(value, key: str | None = None) -> Iterator[str]:
 
 
 def _markdown_text(text: str) -> str:
-    """Markdown as it reads: backslash escapes undone, image targets (file names) dropped."""
+    """Markdown as it reads: backslash escapes undone, image targets (file names) dropped, and the log's own lines
+    (fenced blocks: the slowest runs as mongod wrote them) left out, as they are the log's words, not the report's."""
+    text = re.sub(r"(?ms)^( *)(`{3,})\n.*?\n\1\2$", " ", text)
     return re.sub(r"\]\([^)]*\)", "]", re.sub(r"\\([\\`*_\[\]<>&|#!~])", r"\1", text))
 
 
 def _html_text(page: str) -> str:
     """The page's text as a browser shows it: no script, style or figure (the figures are checked on their own)."""
     page = re.sub(r"(?is)<(script|style|svg)\b.*?</\1>", " ", page)
+    page = re.sub(r"(?is)<pre class=logline>.*?</pre>", " ", page)  # the log's own lines: its words, not the report's
     return html.unescape(re.sub(r"<[^>]+>", " ", page))
 
 

@@ -134,7 +134,17 @@ def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
     (`analyses` are the report's nodes, which name the replica set's members)."""
     found = workload(analysis.logs)
     return {
-        **(found.to_dict() if found else {"shapes": None, "slow_operations": None, "connections": None, "log_messages": None}),
+        **(
+            found.to_dict()
+            if found
+            else {
+                "shapes": None,
+                "slow_operations": None,
+                "slow_operations_over_time": None,
+                "connections": None,
+                "log_messages": None,
+            }
+        ),
         "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
         "audit": [item.to_dict() for item in analysis.audit],
     }

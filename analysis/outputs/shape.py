@@ -186,8 +186,41 @@ class Threshold(_Shape):
     changes: list[Change]
 
 
+class PlanUsed(_Shape):
+    """A planSummary as mongod logged it (the index by its key pattern) and how many runs used it."""
+
+    plan: str
+    runs: int
+
+
+class SlowRun(_Shape):
+    """One of a shape's longest runs: when and where the log holds it, and its line (null where not quoted: redacted)."""
+
+    at: Time
+    duration_ms: int
+    file: str | None
+    line: int | None
+    log_line: str | None
+
+
+class SlowInterval(_Shape):
+    """The slow operations logged in one interval: how many, how many scanned a whole collection, their summed time."""
+
+    start: Time
+    operations: int
+    collscans: int
+    total_ms: int
+
+
+class SlowOverTime(_Shape):
+    """The slow operations of the table by the interval they were logged in (empty intervals left out)."""
+
+    interval_s: int
+    intervals: list[SlowInterval]
+
+
 class SlowOperation(_Shape):
-    """A query shape of the log's whole period (the `logs` command's columns and the report's)."""
+    """A shape of the log's whole period, index builds included (the `logs` command's columns and the report's)."""
 
     ns: str | None
     command: str | None
@@ -212,10 +245,20 @@ class SlowOperation(_Shape):
     apps: str | None
     working_ms: int
     working_runs: int
-    queued_ms: int
+    queued_ms: Number  # tenths of a millisecond kept (the log counts microseconds)
     failed: int
     errors: str | None
     keys_examined_per_returned: Number | None
+    min_ms: int | None
+    reslen_bytes: int | None
+    plans: list[PlanUsed]
+    slowest: list[SlowRun]
+    keys_examined_per_run: Number
+    docs_examined_per_run: Number
+    nreturned_per_run: Number
+    reslen_bytes_per_run: Number | None
+    # what a command without a filter asked for (its slowest run's, values left out), where the log gives no shape
+    command_shape: str | None
 
 
 class Connection(_Shape):
@@ -281,6 +324,7 @@ class NodeReport(_Shape):
     findings: list[Finding]
     shapes: int | None
     slow_operations: list[SlowOperation] | None
+    slow_operations_over_time: SlowOverTime | None
     connections: list[Connection] | None
     log_messages: list[LogMessage] | None
     system: System

@@ -13,6 +13,8 @@ import polars as pl
 
 from analysis.text import counted
 from ftdc.logs import LogFrames, summarize_queries
+from ftdc.logs.shapes import shape_of_other_command
+from ftdc.logs.summary import queries as ftdc_queries
 from ftdc.timeutil import format_time
 
 # The slow-operation table keeps this many shapes (most total time first); the JSON and the
@@ -25,9 +27,33 @@ NO_SLOW_OPERATIONS = "No slow operations were logged."
 MESSAGE_SEVERITIES = ("F", "E", "W")
 MAX_MESSAGES = 200
 
+# The durations the table gives of each shape, in milliseconds.
+LATENCIES = ("min_ms", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "max_ms")
+# The log lines the table quotes of each shape: its longest runs, as mongod wrote them; of the QUOTED_SHAPES shapes of
+# most total time, so that a page of 500 shapes stays a few MB (at most 100 x 3 lines of 16 KiB).
+SLOWEST_LINES = 3
+QUOTED_SHAPES = 100
+
 # Columns the report's table adds to `summarize_queries`: who ran each shape, and on 8.0
 # (`workingMillis`, `queues.execution.totalTimeQueuedMicros`) what share of its time was work.
 QUERY_EXTRAS = {
+    "min_ms": pl.col("duration_ms").min(),
+    # The response sizes (reslen) logged, in bytes; null where no run logged one (an index build).
+    "reslen_bytes": pl.when(pl.col("reslen").is_not_null().any()).then(pl.col("reslen").sum()),
+    # Each planSummary as mongod wrote it ("IXSCAN { email: 1 }": the index by its key pattern), most runs first.
+    "plans": pl.col("plan_summary").drop_nulls().value_counts(name="runs"),
+    # The longest runs: when each was logged, where (the file's name, not where it lay on this machine) and its line as
+    # mongod wrote it, where the analysis read it again (`line_text`; not in a redacted report).
+    "slowest": pl.struct(
+        at="ts",
+        duration_ms="duration_ms",
+        file=pl.col("file").str.replace(r"^.*[/\\!]", ""),
+        line="line",
+        log_line="line_text",
+    )
+    .filter(pl.col("duration_ms").is_not_null())  # a run that logged no duration is none of the slowest
+    .sort_by(pl.col("duration_ms").filter(pl.col("duration_ms").is_not_null()), descending=True)
+    .head(SLOWEST_LINES),
     "apps": pl.col("app_name").drop_nulls().unique().sort().str.join(", "),
     "working_ms": pl.col("working_ms").sum(),
     "working_runs": pl.col("working_ms").is_not_null().sum(),
@@ -44,11 +70,17 @@ class Workload:
     shapes: int  # shapes in the log, before MAX_SHAPES
     connections: pl.DataFrame  # app, driver, connections, first, last
     messages: pl.DataFrame  # severity, id, msg, count, first, last
+    over_time: pl.DataFrame  # start, operations, collscans, total_ms: the slow operations logged in each interval
+    interval_s: int  # the length of over_time's intervals
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "shapes": self.shapes,
-            "slow_operations": _rows(self.queries.drop("example_command")),
+            "slow_operations": [
+                {**row, "slowest": [{k: format_time(v) if k == "at" else v for k, v in s.items()} for s in row["slowest"]]}
+                for row in _rows(self.queries.drop("example_command"))
+            ],
+            "slow_operations_over_time": {"interval_s": self.interval_s, "intervals": _rows(self.over_time)},
             "connections": _rows(self.connections),
             "log_messages": _rows(self.messages),
         }
@@ -101,21 +133,104 @@ def with_failures(plans: str, failed: int, count: int, error: str | None) -> str
     return f"{plans} ({said})" if plans else said
 
 
-def plan_text(row: dict) -> str:
-    """The plans a shape ran with (COLLSCAN marked apart; `no_plan` when the log names none and it scanned nothing),
-    and its failed runs as the culprit table says them."""
-    plans = ", ".join(p for p in (row["plan_kinds"] or "").split(",") if p and p != "COLLSCAN")
+def plans_text(row: dict) -> str:
+    """The plans a shape ran with as mongod summarised them ("IXSCAN { email: 1 }": the index by its key pattern), each
+    with its runs unless one plan served them all; `no_plan` when the log names none; its failed runs beside, as the
+    culprit table says them."""
+    plans = row["plans"] or []
+    alone = len(plans) == 1 and plans[0]["runs"] == row["count"]
+    said = "; ".join(p["plan"] if alone else f"{p['plan']} ({counted(p['runs'], 'run')})" for p in plans)
     if row["failed"]:
-        return with_failures(plans, row["failed"], row["count"], row["errors"])
-    return plans if plans or (row["collscan_share"] or 0) > 0 else no_plan(row["command"])
+        return with_failures(said, row["failed"], row["count"], row["errors"])
+    return said or no_plan(row["command"])
+
+
+def ratios_text(row: dict) -> str | None:
+    """Index keys and documents examined per document returned, in words; None when the shape returned nothing."""
+    keys, docs = row["keys_examined_per_returned"], row["docs_examined_per_returned"]
+    if keys is None and docs is None:
+        return None
+    return ", ".join(f"{name} {value:,.1f}" for name, value in (("keys", keys), ("documents", docs)) if value is not None)
+
+
+def size_text(value: float | None) -> str:
+    """A response size in bytes as the tables say it: `512 B`, `457.6 kB`, `8.8 MB`."""
+    if value is None:
+        return "-"
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= size:
+            return f"{value / size:,.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
+# A slowest run whose line the report does not quote: a redacted report quotes no line of the log, and frames given to
+# the analysis (not files it read) have none to quote.
+NOT_QUOTED = "its line is not quoted (a redacted report quotes no line of the log, nor one of a shape past the first 100)"
+
+
+# Most runs first, then by the plan's text: one order however the grouping met them.
+_PLANS_ORDER = pl.element().sort_by(
+    pl.element().struct.field("runs"), pl.element().struct.field("plan"), descending=[True, False]
+)
+
+
+def _command_shapes(table: pl.DataFrame) -> pl.Series:
+    """The shape of each row's slowest command where the log gives the row no query shape nor hash (an index build,
+    collStats, an insert): what the command asks for, its values replaced (`shape_of_other_command`)."""
+    shapeless = table["shape"].is_null() & table["query_hash"].is_null()
+    return pl.Series(
+        "command_shape",
+        [shape_of_other_command(c) if n else None for c, n in zip(table["example_command"], shapeless)],
+        dtype=pl.String,
+    )
 
 
 def queries(logs: LogFrames) -> pl.DataFrame:
-    """Every query shape of the log: `summarize_queries` (by total time) with QUERY_EXTRAS."""
-    table = summarize_queries(logs.slow_ops, "total", extra=QUERY_EXTRAS)
+    """Every slow operation of the log by shape, index builds too: `summarize_queries` (by total time) with
+    QUERY_EXTRAS, what was examined, returned and sent back per run, and the shape of the commands that have no filter."""
+    slow = logs.slow_ops
+    if "line_text" not in slow.columns:  # frames given, not read by the analysis: no line was read again
+        slow = slow.with_columns(line_text=pl.lit(None, pl.String))
+    table = summarize_queries(slow, "total", extra=QUERY_EXTRAS, index_builds=True)
+    runs = pl.col("count")
     return table.with_columns(
-        keys_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("keys_examined") / pl.col("nreturned"))
+        keys_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("keys_examined") / pl.col("nreturned")),
+        keys_examined_per_run=pl.col("keys_examined") / runs,
+        docs_examined_per_run=pl.col("docs_examined") / runs,
+        nreturned_per_run=pl.col("nreturned") / runs,
+        reslen_bytes_per_run=pl.col("reslen_bytes") / runs,
+        plans=pl.col("plans").list.eval(pl.element().struct.rename_fields(["plan", "runs"])).list.eval(_PLANS_ORDER),
+        command_shape=_command_shapes(table),
     )
+
+
+# Interval lengths for the operations-over-time chart, in seconds: the shortest that cuts the span into at most
+# MAX_INTERVALS.
+INTERVALS_S = (1, 5, 10, 30, 60, 300, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400)
+MAX_INTERVALS = 120
+
+
+def over_time(slow_ops: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """The slow operations of the table (each counted once, index builds too) by the interval they were logged in:
+    how many, how many scanned a whole collection, their summed duration; and the interval's length in seconds."""
+    runs = ftdc_queries(slow_ops.lazy().select("ts", "duration_ms", "plan_kind", "write_statement", "op_type"), index_builds=True)
+    runs = runs.filter(pl.col("ts").is_not_null()).collect()
+    if runs.is_empty():
+        return pl.DataFrame(
+            schema={"start": pl.Datetime("ms", "UTC"), "operations": pl.UInt32, "collscans": pl.UInt32, "total_ms": pl.Int64}
+        ), 60
+    span_s = (runs["ts"].max() - runs["ts"].min()).total_seconds()
+    interval = next((s for s in INTERVALS_S if span_s / s <= MAX_INTERVALS), INTERVALS_S[-1])
+    table = (
+        runs.group_by(start=pl.col("ts").dt.truncate(f"{interval}s"))
+        .agg(
+            operations=pl.len(),
+            collscans=(pl.col("plan_kind") == "COLLSCAN").fill_null(False).sum().cast(pl.UInt32),
+            total_ms=pl.col("duration_ms").fill_null(0).sum(),
+        )
+        .sort("start")
+    )
+    return table, interval
 
 
 def connections(events: pl.DataFrame) -> pl.DataFrame:
@@ -149,4 +264,5 @@ def workload(logs: LogFrames | None) -> Workload | None:
     if logs is None:
         return None
     table = queries(logs)
-    return Workload(table.head(MAX_SHAPES), table.height, connections(logs.events), messages(logs.events))
+    times, interval = over_time(logs.slow_ops)
+    return Workload(table.head(MAX_SHAPES), table.height, connections(logs.events), messages(logs.events), times, interval)

@@ -107,3 +107,79 @@ def with_sort_directions(slow_ops: pl.DataFrame) -> pl.DataFrame:
         rows["row"], pl.Series(shapes, dtype=pl.String), default=pl.col("shape"), return_dtype=pl.String
     )
     return slow_ops.with_columns(shape=restored)
+
+
+# What a driver or the server adds to every command: sessions, transactions, routing, concerns. None of it is what the
+# command asks for, so none of it is in its shape.
+_ENVELOPE = frozenset(
+    {
+        "lsid",
+        "$db",
+        "$clusterTime",
+        "txnNumber",
+        "autocommit",
+        "startTransaction",
+        "stmtId",
+        "$readPreference",
+        "readConcern",
+        "writeConcern",
+        "maxTimeMS",
+        "comment",
+        "apiVersion",
+        "apiStrict",
+        "apiDeprecationErrors",
+        "$audit",
+        "$client",
+        "$configTime",
+        "$topologyTime",
+        "shardVersion",
+        "databaseVersion",
+        "mayBypassWriteBlocking",
+        "$configServerState",
+    }
+)
+# Elements of a list kept in a shape: a command's list says its kind of elements, not each.
+_LIST_KEPT = 3
+
+
+def _values_replaced(value):
+    """`value` with every literal replaced by 1, as a query shape writes its values."""
+    if isinstance(value, dict):
+        return {k: _values_replaced(v) for k, v in value.items()}
+    if isinstance(value, list):
+        kept = []
+        for element in map(_values_replaced, value):
+            if element not in kept and len(kept) < _LIST_KEPT:
+                kept.append(element)
+        return kept
+    return 1
+
+
+def _index(spec):
+    """An index a createIndexes builds: its key pattern as given (directions and index types are what it builds, not
+    values) and the names of its options (unique, partialFilterExpression's shape...)."""
+    if not isinstance(spec, dict):
+        return 1
+    options = {k: _values_replaced(v) for k, v in spec.items() if k not in ("key", "name", "v")}
+    return {"key": spec.get("key"), **options}
+
+
+def shape_of_other_command(command_json: str | None) -> str | None:
+    """The shape of a command that has no filter (an index build, collStats, an insert): what it asks for, with its
+    arguments' values replaced by 1 and what every command carries (session, concerns) left out; a createIndexes keeps
+    its indexes' key patterns. None when the text is not a JSON document (a truncated line)."""
+    if not command_json:
+        return None
+    try:
+        command = orjson.loads(command_json)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(command, dict) or not command:
+        return None
+    name = next(iter(command))
+    shape = {
+        k: [_index(i) for i in v] if name == "createIndexes" and k == "indexes" and isinstance(v, list) else _values_replaced(v)
+        for k, v in command.items()
+        if k not in _ENVELOPE
+    }
+    return orjson.dumps(shape).decode()

@@ -72,15 +72,17 @@ def _group_key() -> pl.Expr:
     )
 
 
-def _is_query() -> pl.Expr:
-    return ~pl.col("write_statement") & (pl.col("op_type").fill_null("") != "none")
+def _is_query(index_builds: bool = False) -> pl.Expr:
+    once = ~pl.col("write_statement")
+    return once if index_builds else once & (pl.col("op_type").fill_null("") != "none")
 
 
-def queries(slow_ops: Frame) -> Frame:
+def queries(slow_ops: Frame, *, index_builds: bool = False) -> Frame:
     """The slow operations that are queries, each counted once: per-statement WRITE lines
-    that repeat their command's line and index builds (STORAGE lines of type "none") left out.
-    A filter copies every column it keeps: give it the columns you need, or a LazyFrame."""
-    return slow_ops.filter(_is_query())
+    that repeat their command's line and, unless `index_builds`, index builds (STORAGE lines
+    of type "none") left out. A filter copies every column it keeps: give it the columns you
+    need, or a LazyFrame."""
+    return slow_ops.filter(_is_query(index_builds))
 
 
 def narrowing(*columns: str) -> Narrowing:
@@ -91,11 +93,17 @@ def narrowing(*columns: str) -> Narrowing:
 
 
 def summarize_queries(
-    slow_ops: pl.DataFrame, sort: str = "total", *, by_node: bool = False, extra: dict[str, pl.Expr] | None = None
+    slow_ops: pl.DataFrame,
+    sort: str = "total",
+    *,
+    by_node: bool = False,
+    extra: dict[str, pl.Expr] | None = None,
+    index_builds: bool = False,
 ) -> pl.DataFrame:
     """One row per (namespace, command, shape), sorted by `sort` (total, p95, count);
     with `by_node`, per node too (a `node` column first: a replica set's logs).
-    Only `queries(slow_ops)` count; the rest stays in `slow_ops`. `extra` adds
+    Only `queries(slow_ops, index_builds=index_builds)` count (index builds with
+    `index_builds`: a report's whole-period table); the rest stays in `slow_ops`. `extra` adds
     aggregations of one group each, as columns after the summary's own (the report's
     slow-operation table: clients, 8.0 working and queued time), so one grouping serves both."""
     if sort not in SORT_KEYS:
@@ -109,7 +117,7 @@ def summarize_queries(
     # row's keys anew (250 MB on a 1 GB log). The rows that are not queries are grouped
     # apart and their groups dropped, rather than filtered out first (a copy of every column).
     keys = ["node"] * by_node + ["ns", "command", "group_key"]
-    ops = slow_ops.lazy().select(wanted + needed).with_columns(_group_key(), query=_is_query())
+    ops = slow_ops.lazy().select(wanted + needed).with_columns(_group_key(), query=_is_query(index_builds))
     ops = ops.with_columns(pl.col(keys).cast(pl.Categorical))
     duration = pl.col("duration_ms")
     summary = ops.group_by(*keys, "query").agg(
@@ -143,3 +151,27 @@ def summarize_queries(
         .cast(schema)
         .collect(engine="streaming")
     )
+
+
+def slowest_runs(slow_ops: pl.DataFrame, runs: int, *, index_builds: bool = False, groups: int | None = None) -> pl.Series:
+    """Which rows of `slow_ops` are among the `runs` longest of their group, each node's groups as
+    `summarize_queries` makes them (ties broken by order in the log): the lines a report quotes. With
+    `groups`, only in each node's `groups` groups of most total time (a table's rows): a log of a
+    million shapes asks for no more lines than the table shows."""
+    keys = ["node", "ns", "command", "group_key"]
+    ranked = slow_ops.select(*keys[:3], _group_key(), "duration_ms", query=_is_query(index_builds).fill_null(False)).with_columns(
+        pl.col(keys).cast(pl.Categorical)
+    )
+    # Longest first; a null duration last. Ordinal ranks over the whole frame order ties by position in the log.
+    order = pl.col("duration_ms").fill_null(-1).rank("ordinal", descending=True)
+    place = order.rank("ordinal").over(*keys, "query")
+    chosen = pl.col("query") & pl.col("duration_ms").is_not_null() & (place <= runs)
+    if groups is not None:
+        # Each group's rank among its node's by total time, ties by the group's first row: one rank a group.
+        totals = ranked.with_row_index("row").group_by(*keys, "query").agg(pl.col("duration_ms").sum(), pl.col("row").min())
+        totals = totals.filter("query").with_columns(
+            top=pl.struct((-pl.col("duration_ms")).fill_null(0), "row").rank("ordinal").over("node") <= groups
+        )
+        kept = ranked.join(totals.select(*keys, "top"), on=keys, how="left", nulls_equal=True, maintain_order="left")
+        return kept.select(chosen & pl.col("top").fill_null(False)).to_series()
+    return ranked.select(chosen).to_series()

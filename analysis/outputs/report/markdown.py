@@ -12,13 +12,25 @@ from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
 from analysis.findings.finding import Finding
 from analysis.outputs import words
-from analysis.outputs.report.content import Figure, IncidentCard, Report, window
+from analysis.outputs.report import slow_chart
+from analysis.outputs.report.content import Figure, IncidentCard, Report, node_slug, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, NUMERIC, cells
-from analysis.text import counted, duration, plural
-from analysis.workbench.log_overview import NO_SLOW_OPERATIONS, TOP_SHAPES, apps_text, plan_text, shape_text
+from analysis.text import counted, duration, ms, plural
+from analysis.workbench.log_overview import (
+    LATENCIES,
+    NO_SLOW_OPERATIONS,
+    NOT_QUOTED,
+    TOP_SHAPES,
+    apps_text,
+    plans_text,
+    ratios_text,
+    shape_text,
+    size_text,
+)
 from ftdc.atomic import PARTIAL, replacing
 from ftdc.leftovers import sweep
 from ftdc.timeutil import say_time, say_window
+from ftdc.untrusted import printable
 
 # Characters Markdown (or the HTML it may carry) acts on: customer strings (hosts,
 # namespaces, commands) are text, so each is backslash-escaped, which CommonMark renders as itself.
@@ -123,6 +135,44 @@ def _n(value, spec: str = ",.0f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _per_run(total, per_run, say=lambda v: f"{v:,.0f}") -> str:
+    return "-" if total is None else f"{say(total)} ({say(per_run) if say is size_text else f'{per_run:,.1f}'})"
+
+
+def slow_figure_name(section) -> str:
+    return f"{node_slug(section.name)}-slow-ops.svg"
+
+
+def _fenced(text: str) -> list[str]:
+    """`text` as a fenced block no backtick run inside it can close."""
+    fence = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return [fence, text, fence]
+
+
+def _shape_details(n: int, r: dict) -> list[str]:
+    """A shape's plan, shape, ratios and clients as a list item, its slowest lines as the log has them beneath."""
+    shape, code = shape_text(r["shape"], r["query_hash"], r["command"])
+    if not r["shape"] and not r["query_hash"] and r["command_shape"]:
+        said = f"command {_code(printable(r['command_shape']))} (the slowest run's, its values left out)"
+    else:
+        said = f"shape {_shape(printable(shape), code)}"
+    ratio = ratios_text(r)
+    lines = [
+        f"{n}. {_text(r['ns'])} {_text(r['command'])}: plan {_text(plans_text(r))}; {said}"
+        + (f"; examined per document returned: {ratio}" if ratio else "")
+        + f"; clients {_text(apps_text(r['apps']))}",
+        "",
+    ]
+    for run in r["slowest"]:
+        lines += [
+            f"    {say_time(run['at'])} · {ms(run['duration_ms'])} · {_text(run['file'] or 'the log')} line {run['line']}",
+            "",
+        ]
+        quoted = run["log_line"]
+        lines += [*("    " + x for x in _fenced(printable(quoted))), ""] if quoted is not None else [f"    {NOT_QUOTED}", ""]
+    return lines
+
+
 def _workbench(section, h: str, folder: str) -> list[str]:
     """The node's slow operations of the whole span, clients and log messages, system panels and configuration audit."""
     out = []
@@ -133,51 +183,52 @@ def _workbench(section, h: str, folder: str) -> list[str]:
             out += [NO_SLOW_OPERATIONS, ""]
         else:
             out += [
-                f"{counted(w.shapes, 'query shape')} in the log; the {min(TOP_SHAPES, w.queries.height)} with the most total time "
+                f"{counted(w.shapes, 'shape')} of slow operations in the log, index builds included; the "
+                f"{min(TOP_SHAPES, w.queries.height)} with the most total time "
                 "(all of them, up to 500, are in the JSON report):",
                 "",
             ]
+            top = w.queries.head(TOP_SHAPES)
             rows = [
                 [
                     _cell(r["ns"]),
-                    _cell(r["command"]),
-                    _cell(("COLLSCAN " if (r["collscan_share"] or 0) > 0 else "") + plan_text(r)),
+                    _cell(r["command"] + (" (COLLSCAN)" if (r["collscan_share"] or 0) > 0 else "")),
                     f"{r['count']:,}",
                     f"{r['total_ms'] / 1000:,.1f}",
-                    _n(r["p50_ms"]),
-                    _n(r["p95_ms"]),
-                    _n(r["p99_ms"]),
-                    _n(r["max_ms"]),
-                    _n(r["keys_examined_per_returned"], ",.1f"),
-                    _n(r["docs_examined_per_returned"], ",.1f"),
-                    _cell(apps_text(r["apps"])),
+                    *(_n(r[k]) for k in LATENCIES),
+                    *(_per_run(r[k], r[f"{k}_per_run"]) for k in ("keys_examined", "docs_examined", "nreturned")),
+                    _per_run(r["reslen_bytes"], r["reslen_bytes_per_run"], size_text),
                     _n(r["working_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
                     _n(r["queued_ms"] / 1000 if r["working_runs"] else None, ",.1f"),
-                    _shape(*shape_text(r["shape"], r["query_hash"], r["command"])),
                 ]
-                for r in w.queries.head(TOP_SHAPES).iter_rows(named=True)
+                for r in top.iter_rows(named=True)
             ]
             out += _rows(
                 [
                     "namespace",
                     "operation",
-                    "plan",
                     "count",
                     "total s",
+                    "min ms",
+                    "mean ms",
                     "p50 ms",
                     "p95 ms",
                     "p99 ms",
                     "max ms",
-                    "keys / returned",
-                    "docs / returned",
-                    "clients",
+                    "keys examined (a run)",
+                    "docs examined (a run)",
+                    "returned (a run)",
+                    "response (a run)",
                     "working s (8.0)",
                     "queued s (8.0)",
-                    "shape",
                 ],
                 rows,
-                {3, 4, 5, 6, 7, 8, 9, 10, 12, 13},
+                set(range(2, 16)),
             )
+            chart = _slow_figure(section)
+            out += [_figure(chart, folder)] if chart is not None else []
+            out += ["Each shape of the table, in its order: its plan, shape and clients, and its slowest lines of the log.", ""]
+            out += [line for n, r in enumerate(top.iter_rows(named=True), 1) for line in _shape_details(n, r)]
         if w.connections.height:
             out += [f"{h} Connections by application and driver", ""] + _rows(
                 ["application", "driver", "connections", "first", "last"],
@@ -283,6 +334,11 @@ def _swap_in(stage: Path, folder: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _slow_figure(section) -> Figure | None:
+    chart = slow_chart.svg(section.workload) if section.workload is not None else None
+    return Figure(slow_figure_name(section), "slow operations over time", chart) if chart is not None else None
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -294,6 +350,7 @@ def _write(report: Report, path: Path, folder: Path, stage: Path) -> list[str]:
         *(c.figure for c in report.incidents),
         report.members,
         *(f for section in report.nodes for f in (*section.evidence.values(), section.timeline, section.system_figure)),
+        *(_slow_figure(section) for section in report.nodes),
     ]
     written = []
     for figure in figures:

@@ -208,6 +208,9 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
         *(mapped(c, r.app) for c in ("app_name",) if c in logs.slow_ops.columns),
         # Culprit examples and index advice are made from shapes: no literal value leaves.
         pl.col("shape").alias("command_json"),
+        # Nor the log's own lines (the slow-operation table's slowest runs); the plan and file names are words like any other.
+        *(pl.lit(None, pl.String).alias(c) for c in ("line_text",) if c in logs.slow_ops.columns),
+        *(mapped(c, r.text) for c in ("plan_summary", "file") if c in logs.slow_ops.columns),
     )
     text_columns = [c for c in ("text", "msg", "remote", "file", "driver") if c in logs.events.columns]
     events = logs.events.with_columns(
