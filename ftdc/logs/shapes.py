@@ -147,7 +147,7 @@ def _values_replaced(value):
     if isinstance(value, dict):
         return {k: _values_replaced(v) for k, v in value.items()}
     if isinstance(value, list):
-        kept = []
+        kept: list = []
         for element in map(_values_replaced, value):
             if element not in kept and len(kept) < _LIST_KEPT:
                 kept.append(element)

@@ -13,7 +13,7 @@ import re
 import tarfile
 import warnings
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -92,7 +92,7 @@ class TruncatedGzip(Exception):
     """The gzip stream ended before its end marker; the data read so far is valid."""
 
 
-def read_chunks_until_cut(source: LogSource, on_bytes, on_cut: Callable[[str], None]) -> Iterator[bytes]:
+def read_chunks_until_cut(source: LogSource, on_bytes, on_cut: Callable[[str], None]) -> Generator[bytes, None, None]:
     """read_chunks, ending quietly at a cut gzip stream after reporting it to `on_cut`.
 
     Everything decompressed before the cut still reaches the caller, so the lines
