@@ -38,6 +38,15 @@ def report(demo):
     return build_report([demo])
 
 
+def test_the_reports_explorer_says_what_it_holds_and_where_every_metric_is(report):
+    """The report's explorer holds the analysis's series, not every metric: its heading promises no more, and the
+    line under it names the page that holds every metric."""
+    page = html.render(report)
+    heading = re.search(r"<h\d>(Metric explorer[^<]*)</h\d>", page)[1]
+    assert "any metric" not in heading and "the analysis&#x27;s series" in heading
+    assert html.EXPLORER_HOLDS in page and "<code>ftdc-analyze explore</code>" in html.EXPLORER_HOLDS
+
+
 def test_html_is_self_contained_and_complete(report, demo, tmp_path):
     path = tmp_path / "incident.html"
     assert write_report(report, path) == [path]

@@ -59,6 +59,13 @@ pre{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f6f8fa;padding:8
 
 
 # Sortable headers from the keyboard: each in the Tab order, Enter or Space sorts as a click does (aria-sort says how).
+# What the report's explorer holds, and where the rest is: every metric would make the report several times larger.
+EXPLORER_HOLDS = (
+    "<p>The series the analysis reasoned on, with its thresholds. Every metric the node recorded, and each sample "
+    "when zoomed in, is in the page <code>ftdc-analyze explore</code> writes from the same diagnostic.data "
+    "(with <code>--serve</code>).</p>"
+)
+
 KEYS = """
 (() => {
   document.querySelectorAll('table.sortable thead th').forEach(th => { th.tabIndex = 0; });
@@ -242,7 +249,7 @@ def _parts(section: NodeSection) -> list[tuple[str, str]]:
         (f"{key}-node", "Node and data coverage"),
     ]
     if section.explorer is not None:
-        parts.append((f"explorer-{key}", "Metric explorer: any metric on one zoomable time axis"))
+        parts.append((f"explorer-{key}", "Metric explorer: the analysis's series on one zoomable time axis"))
     return parts
 
 
@@ -299,7 +306,11 @@ def _node(section: NodeSection, several: bool) -> str:
     ]
     if section.explorer is not None:
         # Open, not in a <details>: uPlot sizes its panels to the width it is given when the page loads.
-        parts += [f"<{h}>{escape(titles[f'explorer-{key}'])}</{h}>", explorer_page.section(section.explorer, f"explorer-{key}")]
+        parts += [
+            f"<{h}>{escape(titles[f'explorer-{key}'])}</{h}>",
+            EXPLORER_HOLDS,
+            explorer_page.section(section.explorer, f"explorer-{key}"),
+        ]
     return "".join(parts)
 
 
