@@ -22,7 +22,7 @@ HEADERS = (
     "runs",
     "op-seconds in window",
     "op-seconds working (less waits)",
-    "share of all slow ops' working op-seconds",
+    "share of working op-seconds",
     "longest ms",
     "shape",
 )

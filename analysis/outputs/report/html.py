@@ -46,7 +46,7 @@ th{background:#f6f8fa}td.num{text-align:right;white-space:nowrap}
 code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f3f3f3;padding:0 3px;border-radius:3px;word-break:break-word}
 div.plot{margin:8px 0}div.plot svg{width:100%;height:auto;display:block}
 @media (max-width:1000px){div.plot svg text{font-size:15px}}
-.incident,.finding{overflow-wrap:anywhere}table.culprits{width:100%}table.culprits th,table.culprits td{overflow-wrap:normal}table.culprits td:last-child{overflow-wrap:anywhere;min-width:8em}table.evidence th{min-width:13em}
+.incident,.finding{overflow-wrap:anywhere}table.culprits{width:100%}table.culprits th,table.culprits td{overflow-wrap:normal}table.culprits th{min-width:6.5em}table.culprits td:last-child{overflow-wrap:anywhere;min-width:8em}table.evidence th{min-width:13em}
 nav.toc{columns:3 220px;background:#f6f8fa;padding:6px 14px;margin:10px 0;font-size:13px}nav.toc ul{margin:2px 0;padding-left:18px}
 table.nodes{width:100%}table.nodes td,table.nodes th{font-size:13px}
 details.section>summary{margin:14px 0 4px}summary h2,summary h3{display:inline;border:0}details.section{border-bottom:1px solid #ddd;margin:8px 0}
