@@ -60,6 +60,11 @@ def test_the_window_is_estimated_from_the_oplogs_growth_only_while_it_grows():
     growing = Sampled(oplog_max_bytes=10 * GB, oplog_bytes=3 * GB, oplog_growth=OplogGrowth(1 * GB, 3 * GB, 7200, True))
     item = _item("oplog", cmdline=MEMBER, sampled=growing)
     assert item.severity == "warning" and "window about 10 h" in item.has and "1.0 GB an hour" in item.has
+    # A slow-growing one: thousands grouped, as every count the report gives.
+    slow = Sampled(
+        oplog_max_bytes=100 * GB, oplog_bytes=3 * GB, oplog_growth=OplogGrowth(3 * GB, 3 * GB + 14_400_000, 7200, True)
+    )
+    assert "window about 14,913 h (621 days)" in _item("oplog", cmdline=MEMBER, sampled=slow).has
     # A full oplog's size stays flat whatever the writes: no window is claimed.
     full = Sampled(oplog_max_bytes=10 * GB, oplog_bytes=10 * GB, oplog_growth=OplogGrowth(10 * GB, 10 * GB, 7200, True))
     flat = _item("oplog", cmdline=MEMBER, sampled=full)
@@ -140,7 +145,7 @@ def test_an_arbiter_in_a_three_member_set_is_a_warning():
     assert item.severity == "warning" and "1 arbiter" in item.has and "arbiter" in item.change
     assert "priorities, hidden and delayed members not recorded" in item.has
     pss = _item("replica_set", cmdline=MEMBER, sampled=Sampled(members=(1, 2, 2)))
-    assert pss.severity == "info" and "1 primary, 2 secondary" in pss.has
+    assert pss.severity == "info" and "1 primary, 2 secondaries" in pss.has
     assert _item("replica_set", cmdline=MEMBER, sampled=Sampled(members=(1,))).severity == "warning"
     assert not _item("replica_set", cmdline=MEMBER).recorded
     assert _item("replica_set", cmdline=STANDALONE, sampled=Sampled()).has.startswith("not applicable")
@@ -252,7 +257,7 @@ def _analysed(path):
 def test_the_real_samples():
     old = _analysed(SAMPLES / "mongod-4.2.1" / "diagnostic.data")
     # A three-member set whose third member was down at the last sample; a 192 MB oplog (macOS's default) barely used.
-    assert "3 members (2 secondary, 1 down)" in old["replica_set"].has and "a majority is 2 votes" in old["replica_set"].has
+    assert "3 members (2 secondaries, 1 down)" in old["replica_set"].has and "a majority is 2 votes" in old["replica_set"].has
     assert "of a 192 MB maximum" in old["oplog"].has and "estimated from" in old["oplog"].has
     assert "peak 17 open" in old["max_connections"].has and "limit of 204" in old["max_connections"].has
     assert "bound to localhost only" in old["tls"].has

@@ -543,7 +543,7 @@ def oplog_window(f: Facts) -> AuditItem:
         hours = s.oplog_max_bytes / rate / 3600
         has = "; ".join(
             [
-                f"window about {hours:.{1 if hours < 10 else 0}f} h{f' ({hours / 24:.0f} days)' if hours >= 48 else ''} once full, estimated from the {_size(rate * 3600)} an hour the oplog grew "
+                f"window about {hours:,.{1 if hours < 10 else 0}f} h{f' ({hours / 24:,.0f} days)' if hours >= 48 else ''} once full, estimated from the {_size(rate * 3600)} an hour the oplog grew "
                 f"over {g.seconds / 3600:.1f} h of data (the window at that write rate; FTDC does not record its entries' times)",
                 *parts,
             ]
@@ -651,6 +651,8 @@ _STATES = {
     9: "rolling back",
     10: "removed",
 }
+# The states that are nouns, as more than one of them reads (the others read alike: "2 down").
+_MANY = {"primary": "primaries", "secondary": "secondaries", "arbiter": "arbiters"}
 
 
 def replica_set_configuration(f: Facts) -> AuditItem:
@@ -674,7 +676,7 @@ def replica_set_configuration(f: Facts) -> AuditItem:
         counts[name] = counts.get(name, 0) + 1
     has = (
         f"{counted(len(s.members), 'member')} ("
-        + ", ".join(f"{n} {k}" for k, n in counts.items())
+        + ", ".join(counted(n, k, _MANY.get(k, k)) for k, n in counts.items())
         + ")"
         + (f"; a majority is {s.majority_votes:.0f} votes" if s.majority_votes else "")
         + f"; {unknown}"
