@@ -19,7 +19,7 @@ from analysis.analyze import read_compact_logs
 from analysis.outputs import shape, system
 from analysis.outputs.report import build_report, write_report
 from analysis.workbench import audit
-from analysis.workbench.log_overview import workload
+from analysis.workbench.log_overview import NOT_LOGGED, workload
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "samples"
 LOGS = {"6.0.11": SHARED / "logs" / "mongod-6.0.11", "8.0.12": SHARED / "logs" / "atlas-8.0.12"}
@@ -330,6 +330,25 @@ def test_a_shape_whose_runs_logged_no_duration_renders_in_every_format(tmp_path)
     [row] = [r for r in document["nodes"][0]["slow_operations"] if r["ns"] == "shop.damaged"]
     assert row["count"] == 1 and row["p50_ms"] is None and row["max_ms"] is None
     assert "shop.damaged" in written[".html"].read_text() and "shop.damaged" in written[".md"].read_text()
+
+
+def test_a_slow_query_line_whose_attributes_are_no_document_renders_in_every_format(tmp_path):
+    """Found by the fuzz campaign (logs/report/385): a "Slow query" line whose `attr` is an array gives a row with no
+    command, and the Markdown report ended in a TypeError joining it; every format says the command was not logged."""
+    demo = Path(__file__).resolve().parents[1] / "samples"
+    lines = (demo / "mongod.log").read_text().splitlines()
+    damaged = json.loads(next(line for line in lines if '"Slow query"' in line))
+    damaged["attr"] = [1, "a", {}]
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join([*lines, json.dumps(damaged)]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(demo / "diagnostic.data", log)
+    written = {
+        suffix: write_report(build_report([result]), tmp_path / f"report{suffix}")[0] for suffix in (".html", ".md", ".json")
+    }
+    shape.check(json.loads(written[".json"].read_text()))
+    assert NOT_LOGGED in written[".md"].read_text() and NOT_LOGGED in written[".html"].read_text()
 
 
 # -- issue 36: slow operations at Hatchet's and mloginfo's standard

@@ -97,10 +97,14 @@ PLANNED = frozenset(
 )
 
 
+# What a table says of a value a damaged slow-query line did not give (its command, its plan).
+NOT_LOGGED = "not logged"
+
+
 def no_plan(command: str | None) -> str:
     """The plan of an operation whose log line names none, in words."""
     if command is None or command in PLANNED:
-        return "not logged"
+        return NOT_LOGGED
     return f"none: {'an' if command[0] in 'aeiou' else 'a'} {command} has no plan"
 
 

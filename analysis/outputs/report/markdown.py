@@ -19,6 +19,7 @@ from analysis.text import counted, duration, ms, plural
 from analysis.workbench.log_overview import (
     LATENCIES,
     NO_SLOW_OPERATIONS,
+    NOT_LOGGED,
     NOT_QUOTED,
     TOP_SHAPES,
     apps_text,
@@ -192,7 +193,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
             rows = [
                 [
                     _cell(r["ns"]),
-                    _cell(r["command"] + (" (COLLSCAN)" if (r["collscan_share"] or 0) > 0 else "")),
+                    _cell((r["command"] or NOT_LOGGED) + (" (COLLSCAN)" if (r["collscan_share"] or 0) > 0 else "")),
                     f"{r['count']:,}",
                     f"{r['total_ms'] / 1000:,.1f}",
                     *(_n(r[k]) for k in LATENCIES),

@@ -18,6 +18,7 @@ from analysis.workbench.audit import AuditItem
 from analysis.workbench.log_overview import (
     LATENCIES,
     NO_SLOW_OPERATIONS,
+    NOT_LOGGED,
     NOT_QUOTED,
     TOP_SHAPES,
     Workload,
@@ -220,7 +221,7 @@ def _query_group(row: dict, working: bool, columns: int) -> str:
     runs = row["count"]
     cells = [
         f"<td class=name>{escape(printable(row['ns'] or ''))}</td>",
-        f"<td class=name>{escape(printable(row['command'] or ''))}{badge}</td>",
+        f"<td class=name>{escape(printable(row['command'] or NOT_LOGGED))}{badge}</td>",
         _num(runs),
         _num(row["total_ms"] / 1000, f"{row['total_ms'] / 1000:,.1f}"),
         # A shape whose runs logged no duration a number can hold has no percentile.
