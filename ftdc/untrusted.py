@@ -49,6 +49,16 @@ FORMULA = re.compile(r"[=+\-@\t\r]")
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
+# Markup characters in JSON text, written as JSON escapes: the document parses to the same values, and a page that
+# embeds it (a `<script>` block, an attribute) cannot be closed or opened by a string from the input.
+_MARKUP = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+
+
+def json_embeddable(text: str) -> str:
+    """JSON text with `<`, `>` and `&` written as JSON escapes (they can only stand inside strings)."""
+    return re.sub("[<>&]", lambda m: _MARKUP[m[0]], text)
+
+
 def cell(text: str) -> str:
     """`text` as a spreadsheet cell that is never a formula: one starting as a formula
     does gets a leading `'` (shown as text, the way spreadsheets mark it); numbers stay numbers."""

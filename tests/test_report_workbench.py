@@ -471,6 +471,26 @@ def test_a_redacted_report_quotes_no_log_line(busy, tmp_path):
     assert NOT_QUOTED in page and '"msg":"Slow query"' not in page and "Slow query" not in page
 
 
+def test_a_log_line_quoted_in_the_json_report_carries_no_markup(tmp_path):
+    """Found by the fuzz campaign (logs/report/182): a slowest line quoted in the JSON report held `<script>` raw.
+    The document escapes `<`, `>` and `&` as JSON escapes: the same values when parsed, no markup for a page that
+    embeds it."""
+    demo = Path(__file__).resolve().parents[1] / "samples"
+    lines = (demo / "mongod.log").read_text().splitlines()
+    slowest = max((json.loads(line) for line in lines if '"Slow query"' in line), key=lambda d: d["attr"]["durationMillis"])
+    slowest["attr"]["comment"] = "<script>alert(1)</script> & more"
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join([*lines, json.dumps(slowest)]) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = analysis.analyze(demo / "diagnostic.data", log)
+    [path] = write_report(build_report([result]), tmp_path / "report.json")
+    text = path.read_text()
+    assert "<script>" not in text and "\\u003cscript\\u003e" in text
+    quoted = [run["log_line"] for row in json.loads(text)["nodes"][0]["slow_operations"] for run in row.get("slowest") or []]
+    assert any("<script>alert(1)</script> & more" in line for line in quoted)
+
+
 def test_a_crafted_log_line_reaches_the_page_as_text():
     """A slowest line, its plan and its file are the customer's: escaped, their controls shown, never markup."""
     import datetime as dt_

@@ -23,6 +23,7 @@ from analysis.outputs.report import content, explorer_page, figures, html, markd
 from analysis.outputs.report.explorer import Explorer, explore
 from analysis.outputs.report.redact import Redactor, redact_all, redact_result
 from ftdc.atomic import replacing
+from ftdc.untrusted import json_embeddable
 
 __all__ = [
     "FORMATS",
@@ -80,7 +81,9 @@ def _write_html(report: content.Report, path: Path) -> list[Path]:
 
 
 def _write_json(report: content.Report, path: Path) -> list[Path]:
-    _atomic_write(path, (json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    # The log's own lines are quoted: markup in them is escaped, so a page embedding the document stays whole.
+    text = json_embeddable(json.dumps(report.to_dict(), indent=1, ensure_ascii=False))
+    _atomic_write(path, (text + "\n").encode("utf-8"))
     return [path]
 
 
