@@ -89,20 +89,14 @@ def test_sortable_headers_work_from_the_keyboard(page):
         assert header, "no sortable header in the Tab order"
         before = browser.evaluate("document.activeElement.getAttribute('aria-sort')")
         for key, code in (("Enter", 13), (" ", 32)):
-            browser.call(
-                "Input.dispatchKeyEvent",
-                type="keyDown",
-                key=key,
-                code="Enter" if code == 13 else "Space",
-                windowsVirtualKeyCode=code,
-            )
-            browser.call(
-                "Input.dispatchKeyEvent",
-                type="keyUp",
-                key=key,
-                code="Enter" if code == 13 else "Space",
-                windowsVirtualKeyCode=code,
-            )
+            for event in ("keyDown", "keyUp"):
+                browser.call(
+                    "Input.dispatchKeyEvent",
+                    type=event,
+                    key=key,
+                    code="Enter" if code == 13 else "Space",
+                    windowsVirtualKeyCode=code,
+                )
             if code == 13:
                 after_enter = browser.evaluate("document.activeElement.getAttribute('aria-sort')")
         after_space = browser.evaluate("document.activeElement.getAttribute('aria-sort')")

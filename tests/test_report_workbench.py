@@ -310,21 +310,24 @@ def test_crafted_strings_reach_the_page_as_text():
     )  # ns, command, shape, app, failure, client, driver, message
 
 
-def test_a_shape_whose_runs_logged_no_duration_renders_in_every_format(tmp_path):
-    """Found by the fuzz campaign (bench/campaign.py, logs/report/346): a slow query whose `durationMillis` is no
-    number has no percentile, and the HTML report ended in a TypeError formatting it; the JSON called it a number."""
+def _demo_reports_with(tmp_path, damage, suffixes=(".html", ".md", ".json")) -> dict:
+    """The demo node's reports, its log with one more slow-query line: its first, as `damage` changes it."""
     demo = Path(__file__).resolve().parents[1] / "samples"
     lines = (demo / "mongod.log").read_text().splitlines()
     damaged = json.loads(next(line for line in lines if '"Slow query"' in line))
-    damaged["attr"].update(ns="shop.damaged", durationMillis="x")
+    damage(damaged)
     log = tmp_path / "mongod.log"
     log.write_text("\n".join([*lines, json.dumps(damaged)]) + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = analysis.analyze(demo / "diagnostic.data", log)
-    written = {
-        suffix: write_report(build_report([result]), tmp_path / f"report{suffix}")[0] for suffix in (".html", ".md", ".json")
-    }
+    return {suffix: write_report(build_report([result]), tmp_path / f"report{suffix}")[0] for suffix in suffixes}
+
+
+def test_a_shape_whose_runs_logged_no_duration_renders_in_every_format(tmp_path):
+    """Found by the fuzz campaign (bench/campaign.py, logs/report/346): a slow query whose `durationMillis` is no
+    number has no percentile, and the HTML report ended in a TypeError formatting it; the JSON called it a number."""
+    written = _demo_reports_with(tmp_path, lambda line: line["attr"].update(ns="shop.damaged", durationMillis="x"))
     document = json.loads(written[".json"].read_text())
     shape.check(document)
     [row] = [r for r in document["nodes"][0]["slow_operations"] if r["ns"] == "shop.damaged"]
@@ -335,18 +338,7 @@ def test_a_shape_whose_runs_logged_no_duration_renders_in_every_format(tmp_path)
 def test_a_slow_query_line_whose_attributes_are_no_document_renders_in_every_format(tmp_path):
     """Found by the fuzz campaign (logs/report/385): a "Slow query" line whose `attr` is an array gives a row with no
     command, and the Markdown report ended in a TypeError joining it; every format says the command was not logged."""
-    demo = Path(__file__).resolve().parents[1] / "samples"
-    lines = (demo / "mongod.log").read_text().splitlines()
-    damaged = json.loads(next(line for line in lines if '"Slow query"' in line))
-    damaged["attr"] = [1, "a", {}]
-    log = tmp_path / "mongod.log"
-    log.write_text("\n".join([*lines, json.dumps(damaged)]) + "\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = analysis.analyze(demo / "diagnostic.data", log)
-    written = {
-        suffix: write_report(build_report([result]), tmp_path / f"report{suffix}")[0] for suffix in (".html", ".md", ".json")
-    }
+    written = _demo_reports_with(tmp_path, lambda line: line.update(attr=[1, "a", {}]))
     shape.check(json.loads(written[".json"].read_text()))
     assert NOT_LOGGED in written[".md"].read_text() and NOT_LOGGED in written[".html"].read_text()
 
