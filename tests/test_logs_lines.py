@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import ftdc
 from ftdc.logs import lines
-from ftdc.logs.shapes import shape_of_other_command
+from ftdc.logs.shapes import shape_of_command_json, shape_of_other_command
 from ftdc.logs.summary import slowest_runs
 
 LINE = st.binary(max_size=40).map(lambda b: b.replace(b"\n", b""))
@@ -105,10 +105,10 @@ def test_a_command_without_a_filter_has_a_shape():
         "lsid": {"id": "x"},
         "$db": "shop",
     }
-    shape = orjson.loads(shape_of_other_command(json.dumps(index_build)))
-    # Each index by its key pattern as given (directions and types are what it builds), its options by name.
+    shape = orjson.loads(shape_of_command_json(json.dumps(index_build)))
+    # An index build is the indexes it builds: each by its key pattern as given (directions and types are what it
+    # builds), its options by name, its name and version left out.
     assert shape == {
-        "createIndexes": 1,
         "indexes": [{"key": {"_fts": "text", "_ftsx": 1}, "weights": {"plot": 1}}, {"key": {"email": -1}, "unique": 1}],
     }
     stats = {"collStats": "orders", "scale": 1024, "$db": "shop", "$clusterTime": {"t": 1}}

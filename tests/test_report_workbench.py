@@ -380,10 +380,30 @@ def test_index_builds_and_other_commands_have_a_shape():
     table = workload(read_compact_logs(LOGS["8.0.12"])).queries
     builds = table.filter(pl.col("command") == "createIndexes")
     assert builds["count"].sum() == 16  # every index build of the log, none of them a query
-    shapes = builds["command_shape"].to_list()
+    shapes = builds["shape"].to_list()
     assert all(shapes) and any('"key":{"_fts":"text","_ftsx":1}' in s for s in shapes)
+    # Each index its own row: the log builds 16 indexes, two of them on each of four collections.
+    assert builds.height == 16 and builds.select("ns", "shape").n_unique() == 16
+    assert builds.filter(pl.col("ns") == "sample_training.grades")["shape"].sort().to_list() == [
+        '{"indexes":[{"key":{"class_id":1}}]}',
+        '{"indexes":[{"key":{"student_id":1}}]}',
+    ]
     commands = table.filter(pl.col("shape").is_null(), pl.col("query_hash").is_null())
     assert commands.height and commands["command_shape"].null_count() == 0
+
+
+def test_each_index_build_of_a_collection_is_its_own_row_and_a_build_again_joins_it(tmp_path):
+    def build(key: dict, name: str, ms: int) -> str:
+        command = {"createIndexes": "c", "indexes": [{"v": 2, "key": key, "name": name}], "$db": "db"}
+        attr = {"type": "none", "ns": "db.c", "command": command, "durationMillis": ms}
+        line = {"t": {"$date": "2025-01-01T00:00:00.000+00:00"}, "s": "I", "c": "STORAGE", "id": 51803}
+        return json.dumps({**line, "ctx": "IndexBuildsCoordinatorMongod-0", "msg": "Slow query", "attr": attr})
+
+    log = tmp_path / "mongod.log"
+    log.write_text("\n".join([build({"a": 1}, "a_1", 300), build({"b": -1}, "b_-1", 200), build({"a": 1}, "a_1", 100)]) + "\n")
+    builds = workload(ftdc.read_logs(log)).queries.filter(pl.col("command") == "createIndexes").sort("total_ms")
+    assert builds["count"].to_list() == [1, 2]  # {b: -1} once; {a: 1} built, dropped and built again
+    assert builds["shape"].to_list() == ['{"indexes":[{"key":{"b":-1}}]}', '{"indexes":[{"key":{"a":1}}]}']
 
 
 def test_the_slowest_lines_are_the_logs_own(busy):

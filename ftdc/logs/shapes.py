@@ -155,19 +155,10 @@ def _values_replaced(value):
     return 1
 
 
-def _index(spec):
-    """An index a createIndexes builds: its key pattern as given (directions and index types are what it builds, not
-    values) and the names of its options (unique, partialFilterExpression's shape...)."""
-    if not isinstance(spec, dict):
-        return 1
-    options = {k: _values_replaced(v) for k, v in spec.items() if k not in ("key", "name", "v")}
-    return {"key": spec.get("key"), **options}
-
-
 def shape_of_other_command(command_json: str | None) -> str | None:
-    """The shape of a command that has no filter (an index build, collStats, an insert): what it asks for, with its
-    arguments' values replaced by 1 and what every command carries (session, concerns) left out; a createIndexes keeps
-    its indexes' key patterns. None when the text is not a JSON document (a truncated line)."""
+    """The shape of a command that has no query shape (collStats, an insert; an index build has one, the indexes it
+    builds): what it asks for, with its arguments' values replaced by 1 and what every command carries (session,
+    concerns) left out. None when the text is not a JSON document (a truncated line)."""
     if not command_json:
         return None
     try:
@@ -176,10 +167,5 @@ def shape_of_other_command(command_json: str | None) -> str | None:
         return None
     if not isinstance(command, dict) or not command:
         return None
-    name = next(iter(command))
-    shape = {
-        k: [_index(i) for i in v] if name == "createIndexes" and k == "indexes" and isinstance(v, list) else _values_replaced(v)
-        for k, v in command.items()
-        if k not in _ENVELOPE
-    }
+    shape = {k: _values_replaced(v) for k, v in command.items() if k not in _ENVELOPE}
     return orjson.dumps(shape).decode()

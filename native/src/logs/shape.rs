@@ -49,6 +49,8 @@ fn query_keys(name: &str) -> Option<&'static [&'static str]> {
         "mapReduce" | "mapreduce" => &["query", "sort"],
         // Per-statement WRITE lines log the statement itself: {q: ..., u: ...}.
         "q" => &["q"],
+        // An index build is the indexes it builds: each build of one collection its own shape.
+        "createIndexes" => &["indexes"],
         _ => return None,
     })
 }
@@ -100,12 +102,50 @@ fn written(parts: &[(&str, &Value)]) -> String {
         // The distinct key is a field name, kept as written.
         if *key == "key" {
             write_json(&mut out, value, false);
+        } else if *key == "indexes" {
+            write_indexes(&mut out, value);
         } else {
             write_json(&mut out, &normalise(value), true);
         }
     }
     out.push('}');
     out
+}
+
+/// A createIndexes' indexes: each one's key pattern as written (its directions and index types are what it builds,
+/// not values) and the names of its options with their values replaced (unique, a partial filter's shape); its name
+/// and version left out, as the key pattern says them.
+fn write_indexes(out: &mut String, indexes: &Value) {
+    let Value::Array(indexes) = indexes else {
+        return write_json(out, &normalise(indexes), true);
+    };
+    out.push('[');
+    for (i, index) in indexes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match index {
+            Value::Object(spec) => {
+                out.push('{');
+                let options = spec.iter().filter(|(k, _)| !matches!(k.as_str(), "name" | "v"));
+                for (j, (k, v)) in options.enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    write_string(out, k);
+                    out.push(':');
+                    if k == "key" {
+                        write_json(out, v, false);
+                    } else {
+                        write_json(out, &normalise(v), true);
+                    }
+                }
+                out.push('}');
+            }
+            other => write_json(out, &normalise(other), true),
+        }
+    }
+    out.push(']');
 }
 
 /// The query-defining parts of a command document, or None if it has none.
@@ -306,6 +346,19 @@ mod tests {
             shape(r#"{"distinct":"c","key":[1e16,1.5e-7,0.00001,12345600.0,-0.0,5e-324,18446744073709551616]}"#).as_deref(),
             Some(r#"{"key":[1e+16,1.5e-7,0.00001,12345600.0,-0.0,5e-324,1.8446744073709552e+19]}"#)
         );
+    }
+
+    #[test]
+    fn an_index_build_is_the_indexes_it_builds() {
+        let build = |key: &str, name: &str| {
+            shape(&format!(r#"{{"createIndexes":"c","indexes":[{{"v":2,"key":{key},"name":"{name}","unique":true}}],"$db":"d"}}"#))
+        };
+        let text = r#"{"indexes":[{"key":{"_fts":"text","_ftsx":1},"unique":1}]}"#;
+        assert_eq!(build(r#"{"_fts":"text","_ftsx":1}"#, "t").as_deref(), Some(text));
+        assert_eq!(build(r#"{"a":1}"#, "a_1"), build(r#"{"a":1}"#, "other name"));
+        assert_ne!(build(r#"{"a":1}"#, "a_1"), build(r#"{"a":-1}"#, "a_-1"));
+        assert_eq!(shape(r#"{"createIndexes":"c","indexes":"x"}"#).as_deref(), Some(r#"{"indexes":1}"#));
+        assert_eq!(shape(r#"{"createIndexes":"c"}"#), None);
     }
 
     #[test]
