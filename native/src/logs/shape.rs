@@ -135,7 +135,7 @@ fn write_indexes(out: &mut String, indexes: &Value) {
                     write_string(out, k);
                     out.push(':');
                     if k == "key" {
-                        write_json(out, v, false);
+                        write_key_pattern(out, v);
                     } else {
                         write_json(out, &normalise(v), true);
                     }
@@ -146,6 +146,28 @@ fn write_indexes(out: &mut String, indexes: &Value) {
         }
     }
     out.push(']');
+}
+
+/// A key pattern as written. A legacy text line keeps every literal as text (`shell.rs`), so a direction read from
+/// one (`-1`) is written as the number it is; no key pattern has a number in quotes for its type.
+fn write_key_pattern(out: &mut String, key: &Value) {
+    let Value::Object(fields) = key else {
+        return write_json(out, key, false);
+    };
+    out.push('{');
+    for (i, (field, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, field);
+        out.push(':');
+        match value {
+            Value::String(text) if text.parse::<i64>().is_ok() => out.push_str(text.trim_start_matches('+')),
+            Value::String(text) if text.parse::<f64>().is_ok_and(f64::is_finite) => write_float(out, text.parse().unwrap_or_default()),
+            other => write_json(out, other, false),
+        }
+    }
+    out.push('}');
 }
 
 /// The query-defining parts of a command document, or None if it has none.
@@ -358,6 +380,9 @@ mod tests {
         assert_eq!(build(r#"{"a":1}"#, "a_1"), build(r#"{"a":1}"#, "other name"));
         assert_ne!(build(r#"{"a":1}"#, "a_1"), build(r#"{"a":-1}"#, "a_-1"));
         assert_eq!(shape(r#"{"createIndexes":"c","indexes":"x"}"#).as_deref(), Some(r#"{"indexes":1}"#));
+        // A legacy text line's literals are text: its directions are written as numbers, its types as strings.
+        let legacy = r#"{"createIndexes":"c","indexes":[{"key":{"a":"-1","b":"1.0","c":"text","d":"+1"},"name":"x"}]}"#;
+        assert_eq!(shape(legacy).as_deref(), Some(r#"{"indexes":[{"key":{"a":-1,"b":1.0,"c":"text","d":1}}]}"#));
         assert_eq!(shape(r#"{"createIndexes":"c"}"#), None);
     }
 
