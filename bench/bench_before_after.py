@@ -9,7 +9,9 @@ Measures: `ftdc-analyze --version`; `analyze` of the bench's FTDC-only node (ben
 builds it); `read_ftdc` of the metrics the analyses use (the decoder must not regress);
 `read_ftdc` of 20 metrics over bench_ftdc's 40 files; `read_ftdc` of every metric of 4 of
 them as the first read of a fresh process (building the frame bounds it), with its peak RSS;
-and deriving the series of the node (`prepare` and `derive` of a frame already read).
+deriving the series of the node (`prepare` and `derive` of a frame already read); and `read_logs` of the 0.25 GB
+logs bench_logs builds (the sample's lines, and short slow queries only) as the first read of a fresh process, with
+its peak RSS.
 `--only` keeps the measures whose names contain one of its words (`--only derive analyze`).
 """
 
@@ -70,6 +72,12 @@ READ_ALL = (
     "t = time.perf_counter(); read_ftdc(sys.argv[1:]); s = time.perf_counter() - t;"
     "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024, s)"
 )
+# `read_logs` of a JSON log, every column, in a fresh process: its peak RSS and seconds.
+READ_LOGS = (
+    "import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_logs;"
+    "t = time.perf_counter(); read_logs(sys.argv[1]); s = time.perf_counter() - t;"
+    "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024, s)"
+)
 VERSION = (
     "import subprocess, sys, time; t = time.perf_counter();"
     "subprocess.run([sys.executable, '-m', 'cli', '--version'], check=True, stdout=subprocess.DEVNULL); print(time.perf_counter() - t)"
@@ -104,6 +112,12 @@ def main() -> None:
         "read_ftdc 20 metrics of 40 files": (READ_20, str(forty)),
         "read_ftdc every metric of 4 files, fresh process": (READ_ALL, *map(str, sorted(forty.glob("metrics.*"))[:4])),
         f"derive {args.days:g} d": (DERIVE, str(node)),
+        # bench_logs builds both logs (`python -m bench.bench_logs --gb 0.25`).
+        "read_logs 0.25 GB log, fresh process": (READ_LOGS, str(ROOT / "bench" / "data" / "mongod-6.0.11-0.25GB.log")),
+        "read_logs 0.25 GB of short slow queries, fresh process": (
+            READ_LOGS,
+            str(ROOT / "bench" / "data" / "short-slow-0.25GB.log"),
+        ),
     }
     measures = {name: m for name, m in measures.items() if not args.only or any(word in name for word in args.only)}
     # Per measure, per round: (old, new) seconds, and peak RSS where the measure prints one.

@@ -6,14 +6,6 @@ module exports is declared here and nothing more.
 
 from typing import Any, Final, Protocol, TypedDict
 
-# A log column's buffers: (name, kind, validity address or None, values address (string
-# views for strings), [(data buffer address, length)...] of a string column); kind is
-# one of the COLUMN_* codes.
-ColumnBuffers = tuple[str, int, int | None, int, list[tuple[int, int]]]
-
-COLUMN_INT64: Final[int]
-COLUMN_BOOL: Final[int]
-COLUMN_STRING_VIEW: Final[int]
 MAX_LISTED_PROBLEMS: Final[int]
 
 class ArrowArray(Protocol):
@@ -22,7 +14,7 @@ class ArrowArray(Protocol):
     def __arrow_c_array__(self, requested_schema: Any = None, /) -> tuple[Any, Any]: ...
 
 class DecodedFrame:
-    """Columns decoded by `read`, owned here and handed to pyarrow by address."""
+    """Columns decoded by `read`, owned here and handed to pyarrow as Arrow arrays (`columns`)."""
 
     @property
     def rows(self) -> int: ...
@@ -90,13 +82,18 @@ def schema_matches(reference: bytes, sample: bytes) -> bool: ...
 def decode_chunk(data: bytes) -> tuple[bytes, int, int, bytes]: ...
 def fill_reference(reference: bytes, values: bytes) -> bytes: ...
 
+class LogColumn:
+    """A column of a decoded log block as an Arrow array (`pyarrow.array(column)`) owning its buffers."""
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
 class LogBlock:
-    def slow_ops(self) -> list[tuple[int, list[ColumnBuffers]]]: ...
+    def slow_ops(self) -> list[tuple[int, list[tuple[str, LogColumn]]]]: ...
     @property
     def json_lines(self) -> list[tuple[int, int, int]]: ...
     @property
     def years(self) -> tuple[int | None, int] | None: ...
-    def events(self) -> list[tuple[int, list[ColumnBuffers]]]: ...
+    def events(self) -> list[tuple[int, list[tuple[str, LogColumn]]]]: ...
     @property
     def lines(self) -> int: ...
     @property

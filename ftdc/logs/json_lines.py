@@ -2,8 +2,8 @@
 
 The native decoder (`_native.decode_log_block`, native/src/logs/) parses each
 line once, in parallel and with the GIL released, into Arrow buffers; each
-column is copied once out of them into a buffer of its own (see `_batch`)
-before polars adopts it. Slow-query lines
+column is handed over as an Arrow array owning its own buffers (the PyCapsule
+interface, `native_frame`), which polars adopts without a copy. Slow-query lines
 (id 51803) come back fully typed and finished (UTC times, command names, db and
 collection, plan kinds, shapes), with problems for lines that are not JSON and
 for values of unexpected types. Other lines come back with their envelope and,
@@ -14,7 +14,6 @@ are typed here: events are few next to slow queries.
 from typing import cast
 
 import msgspec
-import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -24,11 +23,6 @@ from .json_records import EventAttr, coerce
 from .problems import ProblemLog
 from .schema import RAW_EVENTS
 
-_ARROW_TYPES = {
-    _native.COLUMN_INT64: pa.int64(),
-    _native.COLUMN_BOOL: pa.bool_(),
-    _native.COLUMN_STRING_VIEW: pa.string_view(),
-}
 _TYPED_IDS = sorted(events.TYPED_IDS)
 _TYPED_SCHEMA = {name: RAW_EVENTS[name] for name in events.TYPED_COLUMNS}
 _decode_event_attr = msgspec.json.Decoder(EventAttr).decode
@@ -50,74 +44,25 @@ def decode_block(
     chunks = block.slow_ops()
     if slow_columns is not None:
         taken = {*slow_columns, *FINISHING}
-        chunks = [(rows, [b for b in buffers if b[0] in taken]) for rows, buffers in chunks]
-    slow = columns.drop_unreadable_ts(native_frame(block, chunks), problems)
-    evts = columns.drop_unreadable_ts(native_frame(block, block.events()), problems)
+        chunks = [(rows, [c for c in chunk if c[0] in taken]) for rows, chunk in chunks]
+    slow = columns.drop_unreadable_ts(native_frame(chunks), problems)
+    evts = columns.drop_unreadable_ts(native_frame(block.events()), problems)
     return slow, _conform(_with_typed_event_columns(evts, problems), RAW_EVENTS), block.lines
 
 
-def _buffer(owner, address: int, size: int) -> pa.Buffer:
-    # An empty Rust Vec has a dangling address: never hand that to pyarrow.
-    return pa.foreign_buffer(address, size, base=owner) if size else pa.py_buffer(b"")
+def native_frame(chunks: list) -> pl.DataFrame:
+    """A frame of a native block's columns, one Arrow chunk per line range.
 
-
-def native_frame(owner, chunks: list) -> pl.DataFrame:
-    """A frame of the native columns (one Arrow chunk per line range), in buffers of its own."""
-    table = pa.Table.from_batches([_batch(owner, rows, buffers) for rows, buffers in chunks])
-    return cast(pl.DataFrame, pl.from_arrow(table, rechunk=False))  # a table: a frame
-
-
-def _batch(owner, rows: int, buffers: list) -> pa.RecordBatch:
-    """The columns of one line range, copied out of `owner`, the native block.
-
-    Any buffer of the block keeps the whole block alive, and it lays out every
-    column of the schema for every row (~650 bytes a slow query, most of them
-    null: a short slow `hello` line fills a third of its columns). So a column
-    that is all null points at one shared zero buffer, and the others are
-    copied (a memcpy), letting the block go as soon as its frames are made:
-    a 1 GB log of short slow queries peaks at 1.05 GB instead of 2.4 GB, for
-    0-7 % more time (bench/bench_logs.py).
+    Each column comes as an Arrow array (the PyCapsule interface) owning its own buffers, and is adopted as it is:
+    a column not asked for is freed with its object, one that is all null shares one buffer of zeros, and the rest
+    live as long as the frame does, never the whole block (it lays out every column for every row, ~650 bytes a slow
+    query, most of them null). A 1 GB log of short slow queries peaks at about a third of what holding the block
+    would cost (bench/bench_logs.py).
     """
-    names, arrays = [], []
-    bitmap_bytes = (rows + 7) // 8
-    for name, kind, validity, values, data in buffers:
-        arrow_type = _ARROW_TYPES[kind]
-        if kind == _native.COLUMN_STRING_VIEW:
-            value_parts = [(values, rows * 16), *data]
-        else:
-            value_parts = [(values, rows * 8 if kind == _native.COLUMN_INT64 else bitmap_bytes)]
-        if validity is not None and _all_zero(_buffer(owner, validity, bitmap_bytes)):
-            zeros = _zeros(value_parts[0][1])
-            array = pa.Array.from_buffers(arrow_type, rows, [zeros, zeros])
-        else:
-            bits = None if validity is None else _copied(owner, validity, bitmap_bytes)
-            array = pa.Array.from_buffers(arrow_type, rows, [bits, *(_copied(owner, a, size) for a, size in value_parts)])
-        names.append(name)
-        arrays.append(array)
-    return pa.RecordBatch.from_arrays(arrays, names=names)
-
-
-def _copied(owner, address: int, size: int) -> pa.Buffer:
-    # numpy copies with the GIL released, beside the other workers' polars steps.
-    return pa.py_buffer(np.frombuffer(_buffer(owner, address, size), np.uint8).copy())
-
-
-def _all_zero(bits: pa.Buffer) -> bool:
-    """Whether a validity bitmap marks every row null (bits past the last row are zero too)."""
-    return bits.equals(_zeros(bits.size).slice(0, bits.size))
-
-
-# One zero-filled buffer that every all-null column shares (as validity and values):
-# the largest any range has needed, grown as needed. Replacing it races harmlessly.
-_ZEROS = [pa.py_buffer(bytes(1 << 16))]
-
-
-def _zeros(size: int) -> pa.Buffer:
-    zeros = _ZEROS[0]
-    if zeros.size < size:
-        zeros = pa.py_buffer(bytes(max(size, 2 * zeros.size)))
-        _ZEROS[0] = zeros
-    return zeros
+    batches = [
+        pa.RecordBatch.from_arrays([pa.array(c) for _, c in columns], names=[n for n, _ in columns]) for _, columns in chunks
+    ]
+    return cast(pl.DataFrame, pl.from_arrow(pa.Table.from_batches(batches), rechunk=False))  # a table: a frame
 
 
 def _conform(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:

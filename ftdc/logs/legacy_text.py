@@ -35,6 +35,6 @@ def decode_block(
     for line, reason, text in block.problems:
         problems.add(line, reason, text)
     problems.count_unlisted(block.unlisted)
-    slow = columns.drop_unreadable_ts(native_frame(block, block.slow_ops()), problems)
-    evts = columns.drop_unreadable_ts(native_frame(block, block.events()), problems)
+    slow = columns.drop_unreadable_ts(native_frame(block.slow_ops()), problems)
+    evts = columns.drop_unreadable_ts(native_frame(block.events()), problems)
     return slow, evts, block.lines, block.json_lines

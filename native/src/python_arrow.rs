@@ -124,11 +124,12 @@ impl HeldArray<'_> {
 /// `ARROW_FLAG_NULLABLE` of the C Data Interface.
 const NULLABLE: i64 = 2;
 
-/// What an exported array keeps alive until its consumer releases it: the storage its buffers lie in, and the
-/// buffer pointers its `ArrowArray::buffers` points to.
+/// What an exported array keeps alive until its consumer releases it: the storage its buffers lie in, the buffer
+/// pointers its `ArrowArray::buffers` points to, and a string_view array's data buffer sizes (its last buffer).
 struct Exported {
     _owner: Arc<dyn Send + Sync>,
-    buffers: [*const c_void; 2],
+    buffers: Vec<*const c_void>,
+    _sizes: Vec<i64>,
 }
 
 unsafe extern "C" fn release_array(array: *mut ArrowArray) {
@@ -160,6 +161,27 @@ pub fn export<'py>(
     values: *const i64,
     validity: Option<*const u8>,
 ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+    let buffers = Layout { validity: validity.map(<*const u8>::cast), values: values.cast(), data: Vec::new() };
+    export_layout(py, owner, format, length, buffers)
+}
+
+/// The buffers of an exported array, each lying in its owner's storage: its validity bitmap if any, its values (int64s,
+/// bits or string views), and a string_view array's data buffers with their sizes.
+pub struct Layout {
+    pub validity: Option<*const c_void>,
+    pub values: *const c_void,
+    pub data: Vec<(*const c_void, usize)>,
+}
+
+/// An array of `length` rows of `format` laid out as `layout` in `owner`'s storage, as the PyCapsule pair
+/// `__arrow_c_array__` returns. A string_view array ("vu") gets its variadic sizes buffer here.
+pub fn export_layout<'py>(
+    py: Python<'py>,
+    owner: Arc<dyn Send + Sync>,
+    format: &'static CStr,
+    length: usize,
+    layout: Layout,
+) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
     let schema = ArrowSchema {
         format: format.as_ptr(),
         name: c"".as_ptr(),
@@ -171,12 +193,21 @@ pub fn export<'py>(
         release: Some(release_schema),
         private_data: std::ptr::null_mut(),
     };
-    let mut kept = Box::new(Exported { _owner: owner, buffers: [validity.map_or(std::ptr::null(), |v| v.cast()), values.cast()] });
+    let views = format.to_bytes() == b"vu";
+    // Moved into `Exported` below, a Vec keeps its heap storage where it is: the pointer taken here stays good.
+    let sizes: Vec<i64> = layout.data.iter().map(|&(_, size)| size as i64).collect();
+    let mut buffers = vec![layout.validity.unwrap_or(std::ptr::null()), layout.values];
+    buffers.extend(layout.data.iter().map(|&(address, _)| address));
+    if views {
+        // The C Data Interface's variadic sizes buffer: never null, though it holds no size when there is no buffer.
+        buffers.push(if sizes.is_empty() { layout.values } else { sizes.as_ptr().cast() });
+    }
+    let mut kept = Box::new(Exported { _owner: owner, buffers, _sizes: sizes });
     let array = ArrowArray {
         length: length as i64,
-        null_count: if validity.is_some() { -1 } else { 0 }, // -1: the consumer counts them if it wants
+        null_count: if layout.validity.is_some() { -1 } else { 0 }, // -1: the consumer counts them if it wants
         offset: 0,
-        n_buffers: 2,
+        n_buffers: kept.buffers.len() as i64,
         n_children: 0,
         buffers: kept.buffers.as_mut_ptr(),
         children: std::ptr::null_mut(),

@@ -1,62 +1,118 @@
 //! Python bindings of the log line decoder (`logs`), registered into
-//! `ftdc._native` by `python.rs`. A block is decoded with the GIL released;
-//! its columns stay owned by a `LogBlock` and reach pyarrow by address (zero
-//! copy), with the block object kept alive as the buffers' base.
+//! `ftdc._native` by `python.rs`. A block is decoded with the GIL released; each
+//! of its columns then reaches pyarrow as an Arrow array through the PyCapsule
+//! interface (`LogColumn`), owning its own buffers: no copy, and a column
+//! nobody keeps (or one the caller did not ask for) is freed at once rather
+//! than held by the block.
+
+use std::ffi::CStr;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
 
 use crate::logs::{self, Column, Table};
+use crate::python_arrow::{export_layout, Layout};
 
-/// Column kinds, exported to Python under these names: int64 (values:
-/// int64s), bool (values: bits), string_view (values: 16-byte views, data:
-/// `(address, bytes)` of each data buffer).
-const COLUMN_INT64: u8 = 0;
-const COLUMN_BOOL: u8 = 1;
-const COLUMN_STRING_VIEW: u8 = 2;
-
-/// `(name, kind, validity, values, data)` per column; validity is a bitmap
-/// address or None when every row is valid.
-type ColumnBuffers = (&'static str, u8, Option<usize>, usize, Vec<(usize, usize)>);
-
-fn buffers(tables: &[Table]) -> Vec<(usize, Vec<ColumnBuffers>)> {
-    tables.iter().map(table_buffers).collect()
+/// One column of a block's line range, as an Arrow array (`pyarrow.array(column)`): int64, bool or string_view.
+#[pyclass(module = "ftdc._native", frozen)]
+struct LogColumn {
+    column: Arc<Column>,
+    rows: usize,
 }
 
-fn table_buffers(table: &Table) -> (usize, Vec<ColumnBuffers>) {
-    let address = |v: &Option<Vec<u8>>| v.as_ref().map(|b| b.as_ptr() as usize);
-    let columns = table
-        .columns
-        .iter()
-        .map(|(name, column)| match column {
-            Column::Int { values, validity } => (*name, COLUMN_INT64, address(validity), values.as_ptr() as usize, Vec::new()),
-            Column::Bool { bits, validity } => (*name, COLUMN_BOOL, address(validity), bits.as_ptr() as usize, Vec::new()),
-            Column::Str { views, buffers, validity } => {
-                let data = buffers.iter().map(|b| (b.as_ptr() as usize, b.len())).collect();
-                (*name, COLUMN_STRING_VIEW, address(validity), views.as_ptr() as usize, data)
+/// One zero-filled buffer that every all-null column exports as its validity and values (a short slow `hello` line
+/// leaves a third of the ~650 bytes a row of slow_ops lays out null): the largest any column has needed, grown as
+/// needed, each size freed when the last array using it is.
+static ZEROS: Mutex<Option<Arc<Vec<u8>>>> = Mutex::new(None);
+
+fn zeros(size: usize) -> Arc<Vec<u8>> {
+    let mut held = ZEROS.lock().unwrap_or_else(PoisonError::into_inner);
+    match held.as_ref() {
+        Some(zeros) if zeros.len() >= size => zeros.clone(),
+        _ => {
+            let grown = Arc::new(vec![0u8; size.max(2 * held.as_ref().map_or(1 << 16, |z| z.len()))]);
+            *held = Some(grown.clone());
+            grown
+        }
+    }
+}
+
+#[pymethods]
+impl LogColumn {
+    /// The Arrow PyCapsule interface: the column as it was decoded; a column whose every row is null as shared zeros.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+        let _ = requested_schema; // the column is given as it is held; a consumer casts it if it wants another type
+        let (format, value_bytes, validity): (&'static CStr, usize, &Option<Vec<u8>>) = match &*self.column {
+            Column::Int { validity, .. } => (c"l", self.rows * 8, validity),
+            Column::Bool { validity, .. } => (c"b", self.rows.div_ceil(8), validity),
+            Column::Str { validity, .. } => (c"vu", self.rows * 16, validity),
+        };
+        if validity.as_ref().is_some_and(|bits| bits.iter().all(|&b| b == 0)) {
+            let zeros = zeros(value_bytes.max(self.rows.div_ceil(8)));
+            let at = zeros.as_ptr().cast();
+            return export_layout(py, zeros, format, self.rows, Layout { validity: Some(at), values: at, data: Vec::new() });
+        }
+        let validity = validity.as_ref().map(|bits| bits.as_ptr().cast());
+        let layout = match &*self.column {
+            Column::Int { values, .. } => Layout { validity, values: values.as_ptr().cast(), data: Vec::new() },
+            Column::Bool { bits, .. } => Layout { validity, values: bits.as_ptr().cast(), data: Vec::new() },
+            Column::Str { views, buffers, .. } => {
+                Layout { validity, values: views.as_ptr().cast(), data: buffers.iter().map(|b| (b.as_ptr().cast(), b.len())).collect() }
             }
+        };
+        export_layout(py, self.column.clone(), format, self.rows, layout)
+    }
+}
+
+/// `(rows, [(name, column)])` per line range of `tables`, which are handed over: each column then lives as long as
+/// an array made of it.
+fn handed_over(tables: &Mutex<Vec<Table>>) -> Vec<(usize, Vec<(&'static str, LogColumn)>)> {
+    let tables = std::mem::take(&mut *tables.lock().unwrap_or_else(PoisonError::into_inner));
+    tables
+        .into_iter()
+        .map(|table| {
+            let rows = table.rows;
+            (rows, table.columns.into_iter().map(|(name, column)| (name, LogColumn { column: Arc::new(column), rows })).collect())
         })
-        .collect();
-    (table.rows, columns)
+        .collect()
 }
 
 #[pyclass(module = "ftdc._native", frozen)]
 struct LogBlock {
+    /// The slow-query lines' and the other lines' columns, until they are handed over.
+    slow_ops: Mutex<Vec<Table>>,
+    events: Mutex<Vec<Table>>,
     block: logs::Block,
     /// What a text block leaves to the caller (`TextBlock`); none for a JSON block.
     json_lines: Vec<(i64, usize, usize)>,
     years: Option<logs::Years>,
 }
 
+impl LogBlock {
+    fn of(mut block: logs::Block, json_lines: Vec<(i64, usize, usize)>, years: Option<logs::Years>) -> Self {
+        let slow_ops = Mutex::new(std::mem::take(&mut block.slow_ops));
+        let events = Mutex::new(std::mem::take(&mut block.events));
+        LogBlock { slow_ops, events, block, json_lines, years }
+    }
+}
+
 #[pymethods]
 impl LogBlock {
-    /// `(rows, column buffers)` per chunk of the slow-query lines.
-    fn slow_ops(&self) -> Vec<(usize, Vec<ColumnBuffers>)> {
-        buffers(&self.block.slow_ops)
+    /// `(rows, [(name, column)])` per line range of the slow-query lines, each column an Arrow array; handed over
+    /// once (a second call finds none).
+    fn slow_ops(&self) -> Vec<(usize, Vec<(&'static str, LogColumn)>)> {
+        handed_over(&self.slow_ops)
     }
 
-    /// `(rows, column buffers)` per chunk of every other line.
-    fn events(&self) -> Vec<(usize, Vec<ColumnBuffers>)> {
-        buffers(&self.block.events)
+    /// `(rows, [(name, column)])` per line range of every other line, as `slow_ops`.
+    fn events(&self) -> Vec<(usize, Vec<(&'static str, LogColumn)>)> {
+        handed_over(&self.events)
     }
 
     /// Lines in the block, an unterminated last one included.
@@ -97,7 +153,7 @@ impl LogBlock {
 #[pyfunction]
 fn decode_log_block(py: Python<'_>, data: &[u8], end: usize, first_line: i64, attr_ids: Vec<i64>) -> LogBlock {
     let data = &data[..end.min(data.len())];
-    LogBlock { block: py.detach(|| logs::decode_block(data, first_line, &attr_ids)), json_lines: Vec::new(), years: None }
+    LogBlock::of(py.detach(|| logs::decode_block(data, first_line, &attr_ids)), Vec::new(), None)
 }
 
 /// Decodes the legacy text log lines of data[:end], numbered from `first_line`.
@@ -119,7 +175,7 @@ fn decode_text_log_block(
         None => logs::Years::new(year_hint),
     };
     let text = py.detach(|| logs::decode_text_block(data, first_line, years));
-    LogBlock { block: text.block, json_lines: text.json_lines, years: Some(text.years) }
+    LogBlock::of(text.block, text.json_lines, Some(text.years))
 }
 
 /// The query shape of a command given as JSON text (and of the command a
@@ -131,11 +187,9 @@ fn query_shape(command_json: Option<&str>, originating_json: Option<&str>) -> Op
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("COLUMN_INT64", COLUMN_INT64)?;
-    m.add("COLUMN_BOOL", COLUMN_BOOL)?;
-    m.add("COLUMN_STRING_VIEW", COLUMN_STRING_VIEW)?;
     m.add("MAX_LISTED_PROBLEMS", logs::MAX_LISTED_PROBLEMS)?;
     m.add_class::<LogBlock>()?;
+    m.add_class::<LogColumn>()?;
     m.add_function(wrap_pyfunction!(decode_log_block, m)?)?;
     m.add_function(wrap_pyfunction!(decode_text_log_block, m)?)?;
     m.add_function(wrap_pyfunction!(query_shape, m)?)?;

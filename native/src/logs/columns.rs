@@ -22,7 +22,9 @@ impl Ints {
         self.values[row] = v.unwrap_or(0);
         self.valid[row] = v.is_some();
     }
-    fn finish(self) -> Column {
+    fn finish(mut self) -> Column {
+        // The column is handed to Python as it is (`python_logs.rs`): room reserved and not used would stay held.
+        self.values.shrink_to_fit();
         Column::Int { validity: bitmap(&self.valid), values: self.values }
     }
 }
@@ -107,7 +109,10 @@ impl Strs {
         }
     }
 
-    fn finish(self) -> Column {
+    fn finish(mut self) -> Column {
+        // As `Ints::finish`: a data buffer grows by doubling, and would keep up to half its room unused.
+        self.views.shrink_to_fit();
+        self.buffers.iter_mut().for_each(Vec::shrink_to_fit);
         Column::Str { validity: bitmap(&self.valid), views: self.views, buffers: self.buffers }
     }
 }
