@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 import ftdc
 from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.inputs import Inputs, as_shown, gather, logs_beside, what_was_found
+from ftdc.memory import hand_back_freed_pages
 from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 from ftdc.untrusted import printable
@@ -577,6 +578,7 @@ UsageError = typer.BadParameter.__mro__[1]
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminated)
+    hand_back_freed_pages()  # before any command loads polars
     try:
         code = app(prog_name="ftdc-analyze", standalone_mode=False)
     except UsageError as e:

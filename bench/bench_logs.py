@@ -12,7 +12,8 @@ rounds (medians; the load average printed beside):
               columns, the longest runs' commands)
   read_logs/1 every column with workers=1 (one block at a time)
 then, as whole processes alternating with a floor process, the `logs` command
-(`--format json`) with its time and peak RSS (VmHWM), and the peak RSS of read_logs
+(`--format json`) with its time and peak RSS (VmHWM), also with polars' allocator keeping
+freed pages 10 s as it does unless the command line says otherwise, and the peak RSS of read_logs
 and of the narrowed read in fresh subprocesses, against the target
 size x 0.5 + 200 MB.
 
@@ -195,8 +196,13 @@ def peak_rss(path: Path, narrowed: bool = False) -> dict:
     return json.loads(out.stdout)
 
 
-def logs_command(path: Path, root: Path = ROOT) -> dict:
-    """Time and peak RSS (MB) of `ftdc-analyze logs PATH --format json` as a whole process (of the checkout at `root`)."""
+# polars' allocator as it is without the command line's setting (ftdc.memory.POLARS_ALLOCATOR): freed pages kept 10 s.
+KEPT_PAGES = "dirty_decay_ms:10000,muzzy_decay_ms:0"
+
+
+def logs_command(path: Path, root: Path = ROOT, allocator: str | None = None) -> dict:
+    """Time and peak RSS (MB) of `ftdc-analyze logs PATH --format json` as a whole process (of the checkout at `root`),
+    with polars' allocator set to `allocator` where given."""
     code = "\n".join(
         [
             "import runpy, sys",
@@ -208,7 +214,7 @@ def logs_command(path: Path, root: Path = ROOT) -> dict:
         ]
     )
     start = time.perf_counter()
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    env = {**os.environ, "PYTHONPATH": str(root)} | ({"_RJEM_MALLOC_CONF": allocator} if allocator else {})
     out = subprocess.run([sys.executable, "-c", code, str(path.resolve())], cwd=root, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if out.returncode:
@@ -249,9 +255,13 @@ def measure(path: Path, rounds: int, against: Path | None) -> None:
     floors = []
     for _ in range(rounds):
         floors.append(floor_process(path))
-        for name, root in (("this checkout", ROOT), ("--against", against)):
+        for name, root, allocator in (
+            ("this checkout", ROOT, None),
+            ("this checkout, freed pages kept 10 s", ROOT, KEPT_PAGES),
+            ("--against", against, None),
+        ):
             if root is not None:
-                runs.setdefault(name, []).append(logs_command(path, root))
+                runs.setdefault(name, []).append(logs_command(path, root, allocator))
     target = size_mb * 0.5 + 200
     for name, command in runs.items():
         seconds = statistics.median(c["seconds"] for c in command)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,3 +109,40 @@ def test_the_demo_nodes_summary_imports_what_it_uses():
     loaded = modules_imported_by(str(ROOT / "samples" / "diagnostic.data"), "--no-log")
     assert "analysis.findings.detectors.latency_rise" in loaded
     assert not {name for name in loaded for unwanted in NOT_FOR_A_SUMMARY if name == unwanted or name.startswith(unwanted + ".")}
+
+
+# Runs a command and prints the allocator setting polars saw when it loaded (its jemalloc reads it then).
+ALLOCATOR_PROBE = """
+import json, os, sys
+sys.argv = ["ftdc-analyze", *json.loads(sys.argv[1])]
+import cli
+seen = []
+real_import = __builtins__.__import__
+def watching(name, *args, **kwargs):
+    if name == "polars" and not seen:
+        seen.append(os.environ.get("_RJEM_MALLOC_CONF"))
+    return real_import(name, *args, **kwargs)
+__builtins__.__import__ = watching
+try:
+    cli.main()
+except SystemExit:
+    pass
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize("preset", [None, "dirty_decay_ms:500"])
+def test_polars_loads_with_freed_pages_handed_back_unless_the_user_said_otherwise(tmp_path, preset):
+    log = tmp_path / "mongod.log"
+    line = {"t": {"$date": "2024-01-02T03:04:05.000Z"}, "s": "I", "c": "COMMAND", "id": 51803, "ctx": "conn1"}
+    attr = {"type": "command", "ns": "db.c", "command": {"find": "c", "filter": {"a": 1}}, "durationMillis": 150}
+    log.write_text(json.dumps({**line, "msg": "Slow query", "attr": attr}) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    if preset:
+        env["_RJEM_MALLOC_CONF"] = preset
+    args = json.dumps(["logs", str(log), "--format", "json"])
+    result = subprocess.run(
+        [sys.executable, "-c", ALLOCATOR_PROBE, args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == [preset or "dirty_decay_ms:0,muzzy_decay_ms:0"]
