@@ -45,7 +45,8 @@ def _sentence(text: str) -> str:
 
 
 def text(rec: Recommendation) -> str:
-    if rec.setting is not None:
+    # A change of setting always has both values (`Recommendation` checks it).
+    if rec.setting is not None and rec.current is not None and rec.proposed is not None:
         meaning = SETTINGS[rec.setting]
         how = meaning.how.replace("{value}", _setting_value(rec.setting, rec.proposed))
         # The current value once, with its source; the proposed one with where to set it.
