@@ -46,6 +46,11 @@ class Overview:
     restarts: list[dt.datetime] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def window(self) -> tuple[dt.datetime, dt.datetime] | None:
+        """The first and last sample's times; None without a sample."""
+        return None if self.first is None or self.last is None else (self.first, self.last)
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["node"]["address"] = self.node.address
