@@ -390,6 +390,8 @@ def attribute(
     FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis;
     `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`); `storms`: the
     windows of connection storms, whose clients' first operations are the storm's load, not its victims."""
+    if finding.start is None or finding.end is None:
+        return finding  # no window to find its operations or scans in
     advice = {} if advice is None else advice
     if slow_ops is None:
         return _without_log(finding, series)

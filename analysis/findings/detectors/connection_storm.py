@@ -198,7 +198,9 @@ def relate(findings: list[Finding]) -> list[Finding]:
 
 
 def _after_stall(storm: Finding, stalls: list[Finding]) -> Finding:
-    began = storm.window[0]
+    began = storm.start
+    if began is None:  # never: `relate` passes only storms with a start
+        return storm
     during = sorted((s for s in stalls if s.window[0] <= began <= s.window[1] + TIMED_OUT), key=lambda s: s.window[0])
     if not during:
         return storm

@@ -454,8 +454,7 @@ def relate(findings: list[Finding]) -> list[Finding]:
         if f.kind != KIND or f.severity == "info":
             out.append(f)
             continue
-        start, end = f.window
-        touching = [o for o in others if o.window[0] < end and o.window[1] > start]
+        touching = [o for o in others if o.window[0] < f.window[1] and o.window[1] > f.window[0]]
         covered = _covered_s(f, touching)
         if covered >= EXPLAINED_SHARE * f.seconds:
             continue
@@ -465,6 +464,8 @@ def relate(findings: list[Finding]) -> list[Finding]:
 
 def _covered_s(rise: Finding, others: list[Finding]) -> float:
     """Seconds of the rise's window inside any of `others`' windows (overlaps counted once)."""
+    if not others:
+        return 0.0
     start, end = rise.window
     spans = sorted((max(a, start), min(b, end)) for a, b in (o.window for o in others))
     total, reached = 0.0, start

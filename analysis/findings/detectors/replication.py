@@ -317,8 +317,7 @@ def relate(findings: list[Finding]) -> list[Finding]:
 
 
 def _overlapping(finding: Finding, others: list[Finding]) -> list[Finding]:
-    start, end = finding.window
-    return [o for o in others if o.window[0] <= end and o.window[1] >= start]
+    return [o for o in others if o.window[0] <= finding.window[1] and o.window[1] >= finding.window[0]]
 
 
 def _during(change: Finding, during: list[Finding]) -> Finding:
