@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from analysis.series import aggregates
+
 if TYPE_CHECKING:
     from analysis.analyze import Analysis
 
@@ -17,7 +19,11 @@ Member = tuple[str | None, str]
 def self_members(analysis: Analysis) -> list[str]:
     """The replica-set member indices this node recorded as itself."""
     series = analysis.derived.analysed  # the replication detector's columns: no need to derive those only shown
-    return [c.removeprefix("member_self.") for c in series.columns if c.startswith("member_self.") and (series[c].max() or 0) > 0]
+    return [
+        c.removeprefix("member_self.")
+        for c in series.columns
+        if c.startswith("member_self.") and (aggregates.greatest(series[c]) or 0) > 0
+    ]
 
 
 def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard, overload
 
 if TYPE_CHECKING:
     import polars as pl
@@ -20,6 +20,14 @@ if TYPE_CHECKING:
 TimeArg = int | str | dt.datetime | dt.date | None
 
 TIME_HELP = "ISO-8601, UTC unless it has an offset, e.g. 2024-05-14T09:30:00Z"
+
+
+@overload
+def to_utc(value: None) -> None: ...
+
+
+@overload
+def to_utc(value: int | str | dt.datetime | dt.date) -> dt.datetime: ...
 
 
 def to_utc(value: TimeArg) -> dt.datetime | None:

@@ -170,6 +170,16 @@ def test_a_finding_without_a_window_is_an_incident_of_its_own():
     assert found[1].to_dict()["start"] is None and found[1].seconds == 0.0
 
 
+@pytest.mark.parametrize("logged", [False, True])
+def test_a_finding_without_a_window_has_no_operations_attributed_to_it(logged):
+    # Without a log, FTDC's scan counters were read over [None, None + grace]: a TypeError; with one, the finding was
+    # told "the log has no slow operation in this window" of a window it does not have.
+    untimed = Finding("disk_saturation", "warning", None, None, "no window", "")
+    series = pl.DataFrame({TIME_COLUMN: [at(0), at(1)], "collscans_per_s": [2.0, 3.0], "interval_s": [1.0, 1.0]})
+    ops = slow_ops([scan(300, 290_000)]) if logged else None
+    assert attribute(untimed, ops, series, replica_set=False, reading_holds=False) == untimed
+
+
 def test_info_findings_make_no_incident():
     assert incidents([finding("restart", 0, 1, severity="info"), finding("cache_pressure", 0, 60, severity="info")]) == []
 

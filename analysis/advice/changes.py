@@ -30,6 +30,21 @@ LONG_SYNCDELAY_S = 300
 ASSUMED = "assumed: these files do not record the node's configuration"
 
 
+def _given(value: float | None, setting: str, what: str) -> float:
+    """A bound or default of `setting` that its record gives: the changes below move only settings that have it."""
+    if value is None:
+        raise ValueError(f"the record of {setting} gives no {what}")
+    return value
+
+
+# The bounds and defaults the changes below move settings within.
+EVICTION_THREADS_DEFAULT = _given(SETTINGS["eviction_threads_max"].default, "eviction_threads_max", "default")
+EVICTION_THREADS_MOST = _given(SETTINGS["eviction_threads_max"].maximum, "eviction_threads_max", "maximum")
+DIRTY_TARGET_DEFAULT = _given(SETTINGS["eviction_dirty_target"].default, "eviction_dirty_target", "default")
+DIRTY_TARGET_LEAST = _given(SETTINGS["eviction_dirty_target"].minimum, "eviction_dirty_target", "minimum")
+IDLE_TIME_LEAST = _given(SETTINGS["close_idle_time"].minimum, "close_idle_time", "minimum")
+
+
 def set_by_node(setting: Setting) -> bool:
     """A value the node's configuration gave (or its behaviour showed), not a default filled in (derived defaults extend their source)."""
     return setting.value is not None and not setting.source.startswith(DEFAULT_SOURCES)
@@ -122,16 +137,16 @@ def checkpoint_more_often(thresholds: Thresholds, what: str) -> Recommendation |
 def more_eviction_threads(thresholds: Thresholds, what: str) -> Recommendation | None:
     """Doubling eviction's worker threads, or None at WiredTiger's maximum."""
     now = current(thresholds, "eviction_threads_max")
-    threads = int(now.value or SETTINGS["eviction_threads_max"].default)
-    wanted = min(int(SETTINGS["eviction_threads_max"].maximum), threads * 2)
+    threads = int(now.value or EVICTION_THREADS_DEFAULT)
+    wanted = min(int(EVICTION_THREADS_MOST), threads * 2)
     return change("eviction_threads_max", now, wanted, what) if wanted > threads else None
 
 
 def earlier_dirty_eviction(thresholds: Thresholds, what: str, why: str = "") -> Recommendation | None:
     """The dirty target at half the current one, or None at WiredTiger's minimum."""
     now = current(thresholds, "eviction_dirty_target")
-    target = now.value or SETTINGS["eviction_dirty_target"].default
-    wanted = max(SETTINGS["eviction_dirty_target"].minimum, int(target // 2))
+    target = now.value or DIRTY_TARGET_DEFAULT
+    wanted = max(DIRTY_TARGET_LEAST, int(target // 2))
     return change("eviction_dirty_target", now, wanted, what, why) if wanted < target else None
 
 
@@ -148,15 +163,17 @@ def sooner_sweep(thresholds: Thresholds) -> Recommendation | None:
         return change(
             "close_idle_time", now, IDLE_LIFETIME_S, "Give idle handles a lifetime", "close_idle_time 0 never closes them"
         )
-    wanted = max(SETTINGS["close_idle_time"].minimum, int(now.value // 2))
+    wanted = max(IDLE_TIME_LEAST, int(now.value // 2))
     return change("close_idle_time", now, wanted, "Sweep idle handles sooner") if wanted < now.value else None
 
 
 def larger_cache(now: Current, peak_pct: float, target_pct: float, memory_mb: int | None) -> Recommendation:
     """Raising the cache so that the peak fill sits at the eviction target, or why this host cannot."""
+    if now.value is None:
+        raise ValueError("raising the cache needs its current size")
     wanted = now.value * peak_pct / target_pct
     limit = max_cache_bytes(memory_mb)
-    if limit and wanted > limit:
+    if memory_mb and limit and wanted > limit:
         return Recommendation(
             action="resize",
             what="Add memory to this host, or shard: the working set has outgrown it",

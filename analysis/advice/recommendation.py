@@ -97,6 +97,14 @@ class Recommendation:
             raise ValueError(f"a change of {self.setting} needs its current and proposed values")
 
     @property
+    def setting_change(self) -> tuple[str, Current, float] | None:
+        """The setting it changes, its current value and the value proposed (a change of setting has all three, as
+        `__post_init__` checks), or None for advice of another kind."""
+        if self.setting is None or self.current is None or self.proposed is None:
+            return None
+        return self.setting, self.current, self.proposed
+
+    @property
     def key(self) -> tuple:
         """What makes two recommendations the same advice: one setting (whatever value), or one action on one target."""
         if self.setting is not None:

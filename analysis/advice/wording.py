@@ -45,11 +45,12 @@ def _sentence(text: str) -> str:
 
 
 def text(rec: Recommendation) -> str:
-    if rec.setting is not None:
-        meaning = SETTINGS[rec.setting]
-        how = meaning.how.replace("{value}", _setting_value(rec.setting, rec.proposed))
+    if (change := rec.setting_change) is not None:
+        setting, current, proposed = change
+        meaning = SETTINGS[setting]
+        how = meaning.how.replace("{value}", _setting_value(setting, proposed))
         # The current value once, with its source; the proposed one with where to set it.
-        body = f"{rec.what}: {meaning.label} {current_words(rec.current)} → {amount(rec.proposed, rec.current.unit)} ({how})"
+        body = f"{rec.what}: {meaning.label} {current_words(current)} → {amount(proposed, current.unit)} ({how})"
     elif rec.command:
         body = f"{rec.what}: {rec.command}"
     else:

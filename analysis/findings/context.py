@@ -8,11 +8,12 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import polars as pl
 
 from analysis.findings.finding import Finding, Usual
+from analysis.series.aggregates import earliest, latest, median
 from analysis.series.checkpoints import Checkpoint, by_window
 from analysis.series.completions import stalls
 from analysis.series.derived import columns_for
@@ -82,11 +83,11 @@ class Context:
 
     @property
     def first(self) -> dt.datetime | None:
-        return self.series[TIME_COLUMN].min() if self.series.height else None
+        return earliest(self.series[TIME_COLUMN]) if self.series.height else None
 
     @property
     def last(self) -> dt.datetime | None:
-        return self.series[TIME_COLUMN].max() if self.series.height else None
+        return latest(self.series[TIME_COLUMN]) if self.series.height else None
 
     @property
     def major_minor(self) -> tuple[int, int] | None:
@@ -118,8 +119,8 @@ class Context:
         earliest sample it rests on (`since`: a rate's first value covers the interval from that sample, so every
         baseline before `start` quotes one span); None when the capture holds less than MIN_BEFORE: no baseline."""
         since = self.since(start)
-        values = between(self.series, start - BASELINE, start, closed="left")[column].drop_nulls()
-        return None if since is None or values.is_empty() else (float(values.median()), since)
+        usual = median(between(self.series, start - BASELINE, start, closed="left")[column])  # None: no value there
+        return None if since is None or usual is None else (float(usual), since)
 
     def baseline(self, column: str, start: dt.datetime) -> float | None:
         """The median of `before`, alone."""
@@ -135,6 +136,12 @@ class Context:
         """The earliest sample of the hour before `start` (what a baseline of it rests on), None below MIN_BEFORE."""
         earliest = self.earliest_before(start, BASELINE)
         return earliest if earliest is not None and start - earliest >= MIN_BEFORE else None
+
+    @overload
+    def usual_latency(self, op: str, start: dt.datetime, fallback_ms: float, in_title: bool = False) -> Usual: ...
+
+    @overload
+    def usual_latency(self, op: str, start: dt.datetime, fallback_ms: None = None, in_title: bool = False) -> Usual | None: ...
 
     def usual_latency(
         self, op: str, start: dt.datetime, fallback_ms: float | None = None, in_title: bool = False

@@ -23,6 +23,7 @@ import polars as pl
 from analysis.advice.indexes import recommend_index
 from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Runs, advise
 from analysis.findings.finding import Culprit, Finding
+from analysis.series.aggregates import greatest, mean, median
 from analysis.series.operations import COUNTED, WRITES
 from analysis.series.windows import between
 from analysis.text import counted, duration
@@ -213,8 +214,9 @@ def pools_in(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) -> dict
     out = {}
     for rw in ("read", "write"):
         column = f"{rw}_tickets_total"
-        if column in during.columns and during[column].drop_nulls().len():
-            out[rw] = float(during[column].median())
+        size = median(during[column]) if column in during.columns else None  # None: no sample of it in the window
+        if size is not None:
+            out[rw] = float(size)
     return out
 
 
@@ -241,11 +243,11 @@ def scan_counters(series: pl.DataFrame, start: dt.datetime, end: dt.datetime) ->
     before = between(series, end=start, closed="left").tail(600)
     scans = float((inside["collscans_per_s"] * inside["interval_s"]).sum() or 0)
     seconds = float(inside["interval_s"].sum() or 0)
-    out = {"collscans": int(round(scans)), "collscans_per_s": scans / seconds if seconds else 0.0}
+    out: dict[str, float | None] = {"collscans": int(round(scans)), "collscans_per_s": scans / seconds if seconds else 0.0}
     if "scanned_objects_per_s" in series.columns:
         during = between(series, start, end)["scanned_objects_per_s"]
-        out["scanned_objects_per_s"] = float(during.mean() or 0)
-        out["scanned_objects_per_s_before"] = float(before["scanned_objects_per_s"].median() or 0) if before.height else None
+        out["scanned_objects_per_s"] = float(mean(during) or 0)
+        out["scanned_objects_per_s_before"] = float(median(before["scanned_objects_per_s"]) or 0) if before.height else None
     return out
 
 
@@ -295,16 +297,16 @@ MEDIAN_MULTIPLE = 2
 def max_time_ms(durations_ms: pl.Series) -> int:
     """Twice the shape's median run, in whole seconds rounded up, at least one: never below the median, so it stops
     only the runs far longer than usual; from all its runs, so one query gets one limit in every window it shows up in."""
-    median = float(durations_ms.median() or 0)
-    return max(1, -(-int(MEDIAN_MULTIPLE * median) // 1000)) * 1000
+    middle = float(median(durations_ms) or 0)
+    return max(1, -(-int(MEDIAN_MULTIPLE * middle) // 1000)) * 1000
 
 
 def runs_stopped(durations_ms: pl.Series, limit_ms: int) -> Runs:
     """The shape's logged runs against a limit: how many, their median and longest, and how many ran past it."""
     return Runs(
         count=durations_ms.len(),
-        median_ms=float(durations_ms.median() or 0),
-        longest_ms=float(durations_ms.max() or 0),
+        median_ms=float(median(durations_ms) or 0),
+        longest_ms=float(greatest(durations_ms) or 0),
         stopped=int((durations_ms > limit_ms).sum()),
     )
 
@@ -388,18 +390,14 @@ def attribute(
     FTDC can tell without a log. `advice` keeps each culprit's recommendations, computed once per analysis;
     `reading_holds`: the finding's resource is held by reading from disk (its record's `reading_holds`); `storms`: the
     windows of connection storms, whose clients' first operations are the storm's load, not its victims."""
+    if finding.start is None or finding.end is None:
+        return finding  # no window to find its operations or scans in
     advice = {} if advice is None else advice
     if slow_ops is None:
         return _without_log(finding, series)
+    start, end = finding.window
     waits = tuple(w for w in WAITS if w != "read_micros") if reading_holds else WAITS
-    ranked = rank(
-        slow_ops,
-        finding.start,
-        finding.end,
-        resource=finding.resource,
-        waits=waits,
-        pools=pools_in(series, finding.start, finding.end),
-    )
+    ranked = rank(slow_ops, start, end, resource=finding.resource, waits=waits, pools=pools_in(series, start, end))
     named = causes(ranked, finding.seconds)
     if not named:
         storm = _storm_over(finding, storms)
@@ -428,13 +426,14 @@ def attribute(
 
 def _storm_over(finding: Finding, storms: tuple[tuple[dt.datetime, dt.datetime], ...]) -> tuple[dt.datetime, dt.datetime] | None:
     """The connection storm whose window overlaps the finding's, if any."""
-    return next(((a, b) for a, b in storms if a <= finding.end and b >= finding.start), None)
+    start, end = finding.window
+    return next(((a, b) for a, b in storms if a <= end and b >= start), None)
 
 
 def storm_share(slow_ops: pl.DataFrame, finding: Finding, storm: tuple[dt.datetime, dt.datetime]) -> float:
     """The share of the slow operations' time in the finding's window held by operations that began during the storm:
     the reconnecting clients' first requests (a connection opened then has nothing older to run)."""
-    ops = overlapping(slow_ops, finding.start, finding.end, waits=())
+    ops = overlapping(slow_ops, *finding.window, waits=())
     total = float(ops["overlap_s"].sum() or 0)
     if not total:
         return 0.0
@@ -465,7 +464,7 @@ def _no_cause(culprits: list[Culprit], seconds: float) -> str:
 
 def _without_log(finding: Finding, series: pl.DataFrame) -> Finding:
     """Without a log: the collection scans FTDC counted in the window, when there were any."""
-    counters = scan_counters(series, finding.start, finding.end)
+    counters = scan_counters(series, *finding.window)
     if not counters or counters["collscans"] <= 0:
         return finding
     before = counters.get("scanned_objects_per_s_before")

@@ -130,6 +130,14 @@ class Finding:
         return self.severity == "info" and "missing" in self.evidence
 
     @property
+    def window(self) -> tuple[dt.datetime, dt.datetime]:
+        """Its start and end, for a finding that has them: every one a detector reports about samples (a finding
+        without is context about a node with no sample, and has no window to look into)."""
+        if self.start is None or self.end is None:
+            raise ValueError(f"a {self.kind} finding without a start or end has no window")
+        return self.start, self.end
+
+    @property
     def seconds(self) -> float:
         if self.start is None or self.end is None:
             return 0.0

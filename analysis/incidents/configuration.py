@@ -40,7 +40,7 @@ def _interval(setting: Setting) -> RootCause | None:
     """An interval that is itself the problem (off, seconds, many minutes), with the same advice its findings give."""
     value = setting.value
     recommendation = changes.restore_interval(changes.current_of("checkpoint_interval", setting))
-    if recommendation is None:
+    if recommendation is None or value is None:  # an interval without a value has no problem to restore
         return None
     default = changes.DEFAULT_SYNCDELAY_S
     if value == 0:
@@ -68,12 +68,14 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
             c for s in thresholds.in_effect("checkpoint_interval", start, end) if changes.set_by_node(s) and (c := _interval(s))
         ]
     if "cache_size" in bearing:
-        default = default_cache_bytes(node.memory_mb)
+        memory_mb = node.memory_mb
+        default = default_cache_bytes(memory_mb)  # None without the host's memory
         for s in thresholds.in_effect("cache_size", start, end):
-            if default and changes.set_by_node(s) and s.value < SMALL_CACHE_SHARE * default:
+            size = s.value
+            if memory_mb and default and size is not None and changes.set_by_node(s) and size < SMALL_CACHE_SHARE * default:
                 out.append(
                     _cause(
-                        f"A small cache: {s.value / 2**30:.1f} GB against {ram(node.memory_mb)} of RAM "
+                        f"A small cache: {size / 2**30:.1f} GB against {ram(memory_mb)} of RAM "
                         f"(mongod's default would be {default / 2**30:.1f} GB)",
                         "cache_size",
                         s,
@@ -92,12 +94,13 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
             record = SETTINGS[name]
             default = record.default
             for s in thresholds.in_effect(name, start, end):
-                if default is not None and changes.set_by_node(s) and s.value != default:
+                value = s.value
+                if default is not None and value is not None and changes.set_by_node(s) and value != default:
                     # Set on purpose: what the value trades is part of the cause; moving it back the harmful way is withheld.
-                    trade = record.trades.get("higher" if s.value > default else "lower")
+                    trade = record.trades.get("higher" if value > default else "lower")
                     out.append(
                         _cause(
-                            f"{record.label} set to {s.value:g} % (default {default:g} %)" + (f": {trade}" if trade else ""),
+                            f"{record.label} set to {value:g} % (default {default:g} %)" + (f": {trade}" if trade else ""),
                             name,
                             s,
                             changes.change(
@@ -116,7 +119,8 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
             continue
         record = SETTINGS[name]
         for s in thresholds.in_effect(name, start, end):
-            if changes.set_by_node(s) and s.value < DEFAULT_TICKETS:
+            pool = s.value
+            if pool is not None and changes.set_by_node(s) and pool < DEFAULT_TICKETS:
                 raise_pool = changes.change(
                     name,
                     changes.current_of(name, s),
@@ -126,11 +130,13 @@ def outliers(thresholds: Thresholds, node: NodeInfo, kinds: set[str], start: dt.
                 )
                 out.append(
                     _cause(
-                        f"{rw.capitalize()} tickets fixed at {s.value:g} (default {DEFAULT_TICKETS} before 7.0, sized by throughput "
+                        f"{rw.capitalize()} tickets fixed at {pool:g} (default {DEFAULT_TICKETS} before 7.0, sized by throughput "
                         f"probing from 7.0): {record.trades['lower']}",
                         name,
                         s,
-                        replace(
+                        None
+                        if raise_pool is None  # never: the pool is below the value proposed
+                        else replace(
                             raise_pool,
                             caveat=f"{DEFAULT_TICKETS} tickets let that many {rw}s into the storage engine at once: where the disk or "
                             "the cache is the limit, they wait inside it instead of in the queue",

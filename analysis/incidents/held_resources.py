@@ -31,6 +31,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
+from analysis.series import aggregates
 from analysis.series.metrics import BY_NAME
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
@@ -78,11 +79,11 @@ def index_builds(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dateti
     builds = pl.DataFrame()
     if ctx.logs is not None and "command" in ctx.logs.slow_ops.columns:
         builds = ctx.logs.slow_ops.filter(pl.col("command") == "createIndexes", pl.col("started") <= end, pl.col("ts") >= start)
-    if builds.is_empty() and not (running.len() and running.max() > 0):
+    if builds.is_empty() and not (aggregates.greatest(running) or 0) > 0:
         return []
     evidence: dict[str, Any] = {"mechanism": "index_build", "metrics": _paths("index.builds_started", "index.builds_committed")}
     if running.len():
-        evidence["index_builds_running_peak"] = int(running.max())
+        evidence["index_builds_running_peak"] = int(aggregates.known(aggregates.greatest(running)))
     what = "An index build"
     if not builds.is_empty():
         longest = builds.sort("duration_ms", descending=True).row(0, named=True)
@@ -146,7 +147,7 @@ def _pin_span(
     near = between(ctx.series, start - BEFORE, end + BEFORE).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
     low = near.filter(pl.col("pinned_txn_ids") <= max(2 * usual_ids, USUAL_FLOOR))
     before, after = low.filter(pl.col(TIME_COLUMN) < start), low.filter(pl.col(TIME_COLUMN) > start)
-    return (before[TIME_COLUMN].max() if before.height else None), (after[TIME_COLUMN].min() if after.height else None)
+    return aggregates.latest(before[TIME_COLUMN]), aggregates.earliest(after[TIME_COLUMN])
 
 
 def _reaped(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
@@ -199,7 +200,7 @@ def _releases(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFram
     if "pinned_txn_ids" not in ctx.series.columns or end <= start:
         return None
     rows = between(ctx.series, start, end).select(TIME_COLUMN, "pinned_txn_ids").drop_nulls()
-    if rows.is_empty() or rows["pinned_txn_ids"].max() < MIN_PINNED:
+    if rows.is_empty() or aggregates.known(aggregates.greatest(rows["pinned_txn_ids"])) < MIN_PINNED:
         return None
     low = pl.col("pinned_txn_ids") <= USUAL_FLOOR
     return (
@@ -229,8 +230,8 @@ def _pinning(ctx: Context, start: dt.datetime, end: dt.datetime) -> tuple[dt.dat
     long = releases.filter(pl.col("seconds") > REAPER_PERIOD_S[1])
     before, after = long.filter(pl.col("last") <= start), long.filter(pl.col("first") >= end)
     return (
-        min(start, before["last"].max()) if before.height else start,
-        max(end, after["first"].min()) if after.height else end,
+        min(start, aggregates.known_time(aggregates.latest(before["last"]))) if before.height else start,
+        max(end, aggregates.known_time(aggregates.earliest(after["first"]))) if after.height else end,
     )
 
 
@@ -251,7 +252,7 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
         if found is not None
         else f"no baseline: the capture holds too little before {clock(pinning[0])}"
     )
-    peak = float(pinned.max())
+    peak = aggregates.known(aggregates.greatest(pinned))
     if peak < MIN_PINNED or peak < PINNED_FACTOR * usual_ids:
         return []
     limit = ctx.thresholds.within(start, end).current("transaction_lifetime_limit")
@@ -271,12 +272,14 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
         evidence["pinned_s"] = round(pinned_s)
     held = ""
     open_ = _during(ctx, "transactions_open", start, end)
-    transaction = bool(open_.len() and open_.max() > 0)
+    most_open = aggregates.greatest(open_) or 0  # 0: none open, or none recorded in the window
+    transaction = most_open > 0
     if transaction:
         idle = _during(ctx, "transactions_inactive", start, end)
-        evidence.update(transactions_open=int(open_.max()), transactions_inactive=int(idle.max()) if idle.len() else None)
-        held = f" with {counted(int(open_.max()), 'transaction')} open" + (
-            f", {int(idle.max())} idle between statements" if idle.len() and idle.max() > 0 else ""
+        most_idle = aggregates.greatest(idle)  # None: not recorded in the window
+        evidence.update(transactions_open=int(most_open), transactions_inactive=None if most_idle is None else int(most_idle))
+        held = f" with {counted(int(most_open), 'transaction')} open" + (
+            f", {int(most_idle)} idle between statements" if most_idle is not None and most_idle > 0 else ""
         )
     elif open_.len():
         held = " with no multi-document transaction open (a cursor or a long read's snapshot, which transactionLifetimeLimitSeconds does not bound)"
@@ -291,13 +294,15 @@ def pinned_history(ctx: Context, kinds: dict[str, list[Finding]], start: dt.date
     aborts = ""
     if not reaped.is_empty():
         holders = _holders(ctx, reaped)
+        first = aggregates.known_time(aggregates.earliest(reaped["ts"]))
+        last = aggregates.known_time(aggregates.latest(reaped["ts"]))
         evidence.update(
             reaper_aborts=reaped.height,
-            reaper_abort_first=reaped["ts"].min(),
-            reaper_abort_last=reaped["ts"].max(),
+            reaper_abort_first=first,
+            reaper_abort_last=last,
             holders=holders,
         )
-        when = span(reaped["ts"].min(), reaped["ts"].max()) if reaped.height > 1 else clock(reaped["ts"].min())
+        when = span(first, last) if reaped.height > 1 else clock(first)
         aborts = (
             f"; the server's reaper aborted {counted(reaped.height, 'transaction')} for outliving transactionLifetimeLimitSeconds "
             f"({limit.value:g} s, {limit.source}) from {when}"

@@ -23,6 +23,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors import explained_by
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import RootCause
+from analysis.series import aggregates
 from analysis.series.metrics import BY_NAME
 from analysis.series.windows import between
 from analysis.text import duration, pct
@@ -49,7 +50,7 @@ def _near_trigger(series: pl.DataFrame) -> tuple[float, float] | None:
     fill = series.select("cache_fill_pct", "eviction_trigger_pct").drop_nulls()
     if not fill.height:
         return None
-    return float(fill.select(_near().mean()).item()), float(fill["cache_fill_pct"].median())
+    return float(fill.select(_near().mean()).item()), aggregates.known(aggregates.median(fill["cache_fill_pct"]))
 
 
 def _usual_reads(before: pl.DataFrame) -> tuple[float, str] | None:
@@ -60,11 +61,11 @@ def _usual_reads(before: pl.DataFrame) -> tuple[float, str] | None:
     )
     if not rows.height:
         return None
-    step = rows[TIME_COLUMN].diff().dt.total_seconds().median() or 1.0
+    step = aggregates.median(rows[TIME_COLUMN].diff().dt.total_seconds()) or 1.0
     quiet = rows.filter(~_near().fill_null(True))["cache_read_mb_per_s"]
     if quiet.len() * step >= QUIET.total_seconds():
-        return float(quiet.median()), "its quiet hours before (the cache below its trigger)"
-    return float(rows["cache_read_mb_per_s"].median()), "before"
+        return aggregates.known(aggregates.median(quiet)), "its quiet hours before (the cache below its trigger)"
+    return aggregates.known(aggregates.median(rows["cache_read_mb_per_s"])), "before"
 
 
 def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.datetime, end: dt.datetime) -> list[RootCause]:
@@ -98,7 +99,7 @@ def cache_too_small(ctx: Context, kinds: dict[str, list[Finding]], start: dt.dat
         before = _usual_reads(between(series, end=start, closed="left"))
         if not during.len() or before is None:
             return []
-        now, (usual, rests_on) = float(during.mean()), before
+        now, (usual, rests_on) = aggregates.known(aggregates.mean(during)), before
         if now < RISING * usual:
             return []  # the working set did not grow past the cache: what else pushed it over decides
         evidence.update(read_mb_per_s=round(now, 1), read_mb_per_s_before=round(usual, 1), reads_usual=rests_on)

@@ -31,6 +31,7 @@ from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents import configuration, held_resources, limits, sharding, stalls, workload
 from analysis.incidents.incident import RootCause
+from analysis.series import aggregates
 from analysis.series.checkpoints import InWindow, in_window
 from analysis.series.windows import between
 from analysis.settings import SETTINGS
@@ -66,11 +67,15 @@ def by_kind(findings: list[Finding]) -> dict[str, list[Finding]]:
     return kinds
 
 
+UNTIMED = dt.datetime.max.replace(tzinfo=dt.timezone.utc)
+
+
 def order(kinds: dict[str, list[Finding]]) -> list[str]:
     """Kinds in causal order: each kind after the present kinds that can cause it and began no later (or up to
     LEAD later, when it cannot cause them back: detectors see a cause and its effect a few samples apart);
     ties (and cycles such as dirty cache ↔ long checkpoints) by when each began."""
-    first = {k: min(f.start for f in fs) for k, fs in kinds.items()}
+    # A finding without a start (context about a node with no sample, an incident of its own) comes last.
+    first = {k: min(f.start or UNTIMED for f in fs) for k, fs in kinds.items()}
 
     def precedes(c: str, k: str) -> bool:
         if k not in LINKS.get(c, ()):
@@ -195,8 +200,9 @@ def _write_load(
     unchanged = load.direction == "unchanged"
     over = ""  # dirty data past its target, as each sentence quotes it (the evidence's one value)
     dirty_peak: float | None = None
-    if "cache_dirty_pct" in during.columns and during["cache_dirty_pct"].max() is not None:
-        dirty = dirty_peak = round(float(during["cache_dirty_pct"].max()), 1)
+    most_dirty = aggregates.greatest(during["cache_dirty_pct"]) if "cache_dirty_pct" in during.columns else None
+    if most_dirty is not None:
+        dirty = dirty_peak = round(float(most_dirty), 1)
         target = ctx.thresholds.value("eviction_dirty_target")
         evidence["dirty_pct_peak"] = dirty
         evidence["eviction_dirty_target"] = ctx.thresholds.describe("eviction_dirty_target")
@@ -232,7 +238,7 @@ def _write_load(
                 f"the cache when the longest started against the {target:g} % target, so the checkpoints had far more to "
                 f"write than usual: {behaviour}"
             )
-        elif checkpoints and built is not None and dirty_peak is not None and dirty_peak > built:
+        elif checkpoints and counted is not None and built is not None and dirty_peak is not None and dirty_peak > built:
             # Dirty data below the target when the longest began: it built up while the checkpoints ran, not before.
             evidence["checkpoints_slower"] = True  # what its heading says: the checkpoints, not the load, changed
             ran = "checkpoints ran" if counted.count > 1 else "one checkpoint ran"
@@ -326,26 +332,28 @@ def _disk_at_longest(ctx: Context, start: dt.datetime, end: dt.datetime) -> Slow
         util, wait, mb = (f"{c}.{dev}" for c in ("disk_util_pct", "disk_await_ms", "disk_mb_per_s"))
         if wait not in rows.columns or mb not in rows.columns or not rows.height:
             continue
-        now = {c: float(rows[c].mean() or 0) for c in (util, wait, mb)}
-        was = {c: _usual_in_checkpoints(ctx, c, longest) for c in (util, wait, mb)}
-        if None in was.values() or now[util] < disk_saturation.UTIL_PCT or now[mb] > disk_saturation.SLOWED * was[mb]:
+        now = {c: float(aggregates.mean(rows[c]) or 0) for c in (util, wait, mb)}
+        was_util, was_wait, was_mb = (_usual_in_checkpoints(ctx, c, longest) for c in (util, wait, mb))
+        if was_util is None or was_wait is None or was_mb is None:
             continue
-        if now[wait] < disk_saturation.AWAIT_FACTOR * max(was[wait], 0.1):
+        if now[util] < disk_saturation.UTIL_PCT or now[mb] > disk_saturation.SLOWED * was_mb:
+            continue
+        if now[wait] < disk_saturation.AWAIT_FACTOR * max(was_wait, 0.1):
             continue
         figures = (
-            f"{now[util]:.0f} % busy at {ms(now[wait])} per request against {was[util]:.0f} % and {ms(was[wait])} "
-            f"in its other checkpoints, at their {mb_per_s(was[mb])}"
+            f"{now[util]:.0f} % busy at {ms(now[wait])} per request against {was_util:.0f} % and {ms(was_wait)} "
+            f"in its other checkpoints, at their {mb_per_s(was_mb)}"
         )
         return SlowedDisk(
             said=f"the disk {dev} slowed while the longest ran: {figures}, so the checkpoint wrote slowly",
             evidence={
                 "device": dev,
                 "util_pct_mean": round(now[util], 1),
-                "usual_util_pct": round(was[util], 1),
+                "usual_util_pct": round(was_util, 1),
                 "await_ms_mean": round(now[wait], 1),
-                "usual_await_ms": round(was[wait], 2),
+                "usual_await_ms": round(was_wait, 2),
                 "device_mb_per_s": round(now[mb], 1),
-                "device_usual_mb_per_s": round(was[mb], 1),
+                "device_usual_mb_per_s": round(was_mb, 1),
             },
             fix=disk_saturation.check_volume(
                 f"from {span(longest.start, longest.end)}", f"the disk {dev} was {figures} while the longest checkpoint ran"
@@ -380,7 +388,7 @@ def _past_dirty_limits(ctx: Context, during: pl.DataFrame, peak: float) -> str:
     trigger, target = ctx.thresholds.value("eviction_dirty_trigger"), ctx.thresholds.value("eviction_dirty_target")
     if trigger is not None and peak > trigger:
         said = f", past the {trigger:g} % eviction dirty trigger"
-        evicting = during["app_evict_threads"].max() if "app_evict_threads" in during.columns else None
+        evicting = aggregates.greatest(during["app_evict_threads"]) if "app_evict_threads" in during.columns else None
         if evicting is not None and float(evicting) >= 0.05:
             said += f", where application threads evict (up to {float(evicting):.1f} threads busy evicting at once)"
         return said
@@ -514,7 +522,7 @@ def rank_causes(ctx: Context, findings: list[Finding]) -> list[RootCause]:
     """Every candidate for one group's root cause, the best first; the last resort is "not determined"."""
     if any(f.start is None or f.end is None for f in findings):
         return [_undetermined(ctx, findings, None)]  # no window to read the series or the log in
-    start, end = min(f.start for f in findings), max(f.end for f in findings)
+    start, end = min(f.window[0] for f in findings), max(f.window[1] for f in findings)
     kinds = by_kind(findings)
     chain = order(kinds)
     starters = _starters(chain, kinds)
@@ -552,7 +560,7 @@ def _storm_load(
         return replace(
             cause, summary=f"{cause.summary}; {NO_LOG_LOAD}", evidence=evidence, headline=cause.headline or cause.summary
         )
-    began = (min(f.start for f in storms), max(f.end for f in storms))
+    began = (min(f.window[0] for f in storms), max(f.window[1] for f in storms))
     carried = workload.carriers(ctx.logs.slow_ops, start, end, began=began)
     if not carried:
         return replace(cause, evidence=evidence)

@@ -22,6 +22,7 @@ from analysis.findings.detectors.throughput_dip import KIND as DIP
 from analysis.findings.detectors.throughput_dip import STALLED_COLLECT_MS
 from analysis.findings.detectors.ticket_exhaustion import KIND as TICKETS
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.windows import sustained
 from analysis.text import clock, duration, ms
 
@@ -100,7 +101,10 @@ def _stalls(ctx: Context) -> list[dt.datetime]:
     """When each stall of serverStatus in the capture began (it took STALLED_COLLECT_MS or more to answer)."""
     slow = pl.col("collect_ms").fill_null(0) >= STALLED_COLLECT_MS
     return [
-        w.start for w in sustained(ctx.series, slow, min_s=0, merge_s=2 * float(ctx.series["period_s"].max() or 1), interval=True)
+        w.start
+        for w in sustained(
+            ctx.series, slow, min_s=0, merge_s=2 * float(aggregates.greatest(ctx.series["period_s"]) or 1), interval=True
+        )
     ]
 
 
@@ -118,16 +122,16 @@ def server_stall(ctx: Context, findings: list[Finding]) -> Stall | None:
     """The stall of the whole server `findings` show, or None: every read and write ticket held, serverStatus itself
     slow to answer, and a log read that names no operation behind them."""
     exhausted = {f.resource for f in findings if f.kind == TICKETS and f.severity != "info"}
-    timed = [f for f in findings if f.start is not None and f.end is not None]
+    timed = [f.window for f in findings if f.start is not None and f.end is not None]
     if exhausted != {"read", "write"} or ctx.logs is None or any(f.causes for f in findings) or not timed:
         return None
     if not ctx.has("collect_ms", "interval_s", "period_s"):
         return None
-    start, end = min(f.start for f in timed), max(f.end for f in timed)
+    start, end = min(a for a, _ in timed), max(b for _, b in timed)
     rows = ctx.window(start, end)
     # The time serverStatus took as the dip quotes it, computed once; the window's own longest without one.
     quoted = [f.evidence["serverstatus_ms"] for f in findings if f.kind == DIP and f.evidence.get("serverstatus_ms") is not None]
-    collect = max(quoted) if quoted else rows["collect_ms"].max()
+    collect = max(quoted) if quoted else aggregates.greatest(rows["collect_ms"])
     if collect is None or collect < STALLED_COLLECT_MS:
         return None
     starts = _stalls(ctx)
@@ -136,8 +140,8 @@ def server_stall(ctx: Context, findings: list[Finding]) -> Stall | None:
         start=start,
         end=end,
         collect_ms=float(collect),
-        period_s=float(ctx.series["period_s"].median() or 1),
-        longest_s=float(rows["interval_s"].max() or 0),
+        period_s=float(aggregates.median(ctx.series["period_s"]) or 1),
+        longest_s=float(aggregates.greatest(rows["interval_s"]) or 0),
         every=every,
         stalls=tuple(starts) if every else (),
     )

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from analysis.advice.recommendation import WRITE_COMMANDS, Recommendation, Withheld
+from analysis.advice.recommendation import WRITE_COMMANDS, Current, Recommendation, Withheld
 from analysis.advice.wording import amount
 from analysis.findings.context import major_minor
 from analysis.findings.culprits import victim
@@ -142,11 +142,12 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
     """Why `rec`, answering `answering` (its window, its incident), must not be made; None when it passes every rule."""
     start, end = answering.start, answering.end
     reason = _topology(rec, facts, start, end) or _max_time(rec) or _contradiction(rec, answering)
-    if reason or rec.setting is None:
+    change = rec.setting_change
+    if reason or change is None:
         return reason
-    name, now, proposed = rec.setting, rec.current, rec.proposed
+    name, now, proposed = change
     record = SETTINGS[name]
-    if not record.exists_on(major_minor(facts.version)):
+    if record.since is not None and not record.exists_on(major_minor(facts.version)):
         return f"{record.label} exists from {record.since[0]}.{record.since[1]} on; this node runs {facts.version}"
     had = [s.value for s in facts.thresholds.in_effect(name, start, end)]
     measured = name == "cache_size" and all(v is None for v in had)  # the cache's size read from serverStatus instead
@@ -161,9 +162,9 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
     # Where the node runs decides first (a trigger at its usual level), then its own deliberate values, then probing.
     if reason := (
         _levels(name, proposed, facts, start, end)
-        or _deliberate(rec, facts)
-        or _probed_pool(rec, facts, answering)
-        or _back_to_back(rec, facts, start, end)
+        or _deliberate(change, facts)
+        or _probed_pool(rec, now, facts)
+        or _back_to_back(change, facts, start, end)
     ):
         return reason
     if record.only_lower and now.value is not None and proposed > now.value:
@@ -176,7 +177,7 @@ def broken_rule(rec: Recommendation, facts: NodeFacts, answering: Answering) -> 
         )
     if record.maximum is not None and proposed > record.maximum:
         return f"{name}={proposed:g} is above the most sensible value, {record.maximum:g}"
-    if name == "cache_size" and (limit := max_cache_bytes(facts.memory_mb)) and proposed > limit:
+    if name == "cache_size" and facts.memory_mb and (limit := max_cache_bytes(facts.memory_mb)) and proposed > limit:
         return f"a {proposed / 2**30:.1f} GB cache leaves the host's other memory users too little of its {ram(facts.memory_mb)}"
     return None
 
@@ -212,16 +213,18 @@ def _max_time(rec: Recommendation) -> str | None:
     """maxTimeMS set from the runs it would stop: not below their median, stopping one at least, saying what becomes of them."""
     if rec.action != "add_max_time_ms":
         return None
-    runs = rec.runs
+    runs, limit = rec.runs, rec.proposed
     if runs is None:
         return "maxTimeMS must be set from the logged runs of the query it bounds"
-    if rec.proposed < runs.median_ms:
+    if limit is None:
+        return "maxTimeMS must propose its limit"
+    if limit < runs.median_ms:
         return (
-            f"a {rec.proposed / 1000:g} s limit is below the median run of this query ({runs.median_ms / 1000:,.1f} s over {runs.count} "
+            f"a {limit / 1000:g} s limit is below the median run of this query ({runs.median_ms / 1000:,.1f} s over {runs.count} "
             "logged runs): it would stop most of its ordinary runs"
         )
     if runs.stopped == 0:
-        return f"a {rec.proposed / 1000:g} s limit stops none of the {runs.count} logged runs (the longest took {runs.longest_ms / 1000:,.1f} s)"
+        return f"a {limit / 1000:g} s limit stops none of the {runs.count} logged runs (the longest took {runs.longest_ms / 1000:,.1f} s)"
     if not rec.caveat:
         return "maxTimeMS must say what becomes of the runs it stops"
     if rec.operation in WRITE_COMMANDS and "stay" not in rec.caveat:
@@ -247,14 +250,14 @@ def _contradiction(rec: Recommendation, answering: Answering) -> str | None:
     return None
 
 
-def _deliberate(rec: Recommendation, facts: NodeFacts) -> str | None:
+def _deliberate(change: tuple[str, Current, float], facts: NodeFacts) -> str | None:
     """A value the node set on purpose away from its version's default, moved the way its record calls harmful."""
-    record = SETTINGS[rec.setting]
-    now = rec.current
+    setting, now, proposed = change
+    record = SETTINGS[setting]
     if record.harmful is None or now.origin != "configured" or now.value is None:
         return None
     default = record.default_on(major_minor(facts.version))
-    direction = "higher" if rec.proposed > now.value else "lower"
+    direction = "higher" if proposed > now.value else "lower"
     if (default is not None and now.value == default) or direction != record.harmful:
         return None
     was = "" if default is None else f" (default {amount(default, now.unit)})"
@@ -262,9 +265,9 @@ def _deliberate(rec: Recommendation, facts: NodeFacts) -> str | None:
     return f"this node sets {record.label} to {amount(now.value, now.unit)}{was} on purpose: {move} it, {record.harm}"
 
 
-def _probed_pool(rec: Recommendation, facts: NodeFacts, answering: Answering) -> str | None:
+def _probed_pool(rec: Recommendation, now: Current, facts: NodeFacts) -> str | None:
     """On 7.0+ an unset pool is sized by throughput probing: fixing it needs evidence that probing held the node back."""
-    if rec.setting not in TICKET_POOLS or rec.current.value is not None or not probing(facts.version):
+    if rec.setting not in TICKET_POOLS or now.value is not None or not probing(facts.version):
         return None
     if rec.assumes != "engine_not_bottleneck":
         return (
@@ -274,9 +277,12 @@ def _probed_pool(rec: Recommendation, facts: NodeFacts, answering: Answering) ->
     return None
 
 
-def _back_to_back(rec: Recommendation, facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None) -> str | None:
+def _back_to_back(
+    change: tuple[str, Current, float], facts: NodeFacts, start: dt.datetime | None, end: dt.datetime | None
+) -> str | None:
     """A shorter checkpoint interval where the window's checkpoints already ran most of the time."""
-    if rec.setting != "checkpoint_interval" or rec.current.value is None or rec.proposed >= rec.current.value:
+    setting, now, proposed = change
+    if setting != "checkpoint_interval" or now.value is None or proposed >= now.value:
         return None
     if facts.checkpoints is None or start is None or end is None:
         return None
@@ -319,8 +325,9 @@ class Vetting:
         kept, withheld = [], []
         for rec in recs:
             reason = broken_rule(rec, self.facts, answering) or _copy(rec, recs, self.facts, answering)
-            if reason is None and rec.setting is not None and self.proposed.setdefault(rec.setting, rec.proposed) != rec.proposed:
-                reason = f"{rec.setting}={self.proposed[rec.setting]:g} is proposed for this node already: one value per setting"
+            change = rec.setting_change
+            if reason is None and change is not None and self.proposed.setdefault(change[0], change[2]) != change[2]:
+                reason = f"{change[0]}={self.proposed[change[0]]:g} is proposed for this node already: one value per setting"
             if reason is None:
                 kept.append(rec)
             else:

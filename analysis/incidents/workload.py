@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from analysis.findings.culprits import overlapping
+from analysis.series import aggregates
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS
 from analysis.series.operations import WRITES
 from analysis.series.windows import between
@@ -127,13 +128,15 @@ def _busiest(rates: list[tuple[str, float]]) -> list[tuple[str, float]]:
 def mix(during: pl.DataFrame) -> list[tuple[str, float]]:
     """Each opcounter's rate over the window (its own unit: `COUNTED`), busiest first (types with none left out)."""
     return _busiest(
-        [(op, float(during[f"{op}_ops_per_s"].mean() or 0)) for op in OPCOUNTERS if f"{op}_ops_per_s" in during.columns]
+        [(op, float(aggregates.mean(during[f"{op}_ops_per_s"]) or 0)) for op in OPCOUNTERS if f"{op}_ops_per_s" in during.columns]
     )
 
 
 def documents(during: pl.DataFrame) -> list[tuple[str, float]]:
     """Documents per second over the window by what was done to them (metrics.document), busiest first."""
-    return _busiest([(done, float(during[column].mean() or 0)) for done, column in DOCUMENTS.items() if column in during.columns])
+    return _busiest(
+        [(done, float(aggregates.mean(during[column]) or 0)) for done, column in DOCUMENTS.items() if column in during.columns]
+    )
 
 
 def carriers(

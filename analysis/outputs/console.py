@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import textwrap
 from collections.abc import Callable, Sequence
 
@@ -21,7 +20,7 @@ from analysis.outputs.document import log_offset, quiet
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import counted, duration, first_and_last, plural, ram
 from analysis.workbench.overview import Overview
-from ftdc.timeutil import say_time, say_window
+from ftdc.timeutil import Offset, say_time, say_window
 
 STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 # Consoles at least this wide get kind, title and culprit in columns of their own.
@@ -97,7 +96,7 @@ def advice_lines(recommendations: list[Recommendation], fill: Callable[[str, str
     return out
 
 
-def incident_details(incidents: list[Incident], width: int = 80, offset: dt.timedelta | None = None) -> list[RenderableType]:
+def incident_details(incidents: list[Incident], width: int = 80, offset: Offset = None) -> list[RenderableType]:
     """Each incident's window (in UTC and in the log's offset), root cause, the other causes weighed, chain of steps and
     first recommendations, wrapped between words."""
 
@@ -150,9 +149,11 @@ def _host(view: Overview) -> str:
     """`Ubuntu, 8 cores, 31.2 GB RAM`, and the container's memory limit beside it where one is below the host's RAM (the
     memory mongod may use, which its cache is to be sized against)."""
     node = view.node
-    memory = f"{ram(node.memory_mb)} RAM" if node.memory_mb else None
-    if memory and node.memory_limit_mb and node.memory_limit_mb < node.memory_mb:
-        memory += f" (container limit {ram(node.memory_limit_mb)})"
+    memory = None
+    if node.memory_mb:
+        memory = f"{ram(node.memory_mb)} RAM"
+        if node.memory_limit_mb and node.memory_limit_mb < node.memory_mb:
+            memory += f" (container limit {ram(node.memory_limit_mb)})"
     return ", ".join(x for x in (node.os, f"{node.cpus} cores" if node.cpus else None, memory) if x)
 
 
@@ -168,8 +169,8 @@ def _rows(view: Overview) -> list[tuple[str, str]]:
         ("storage", f"{node.storage_engine}, {cache}" if node.storage_engine else None),
         (
             "time range",
-            f"{say_window(view.first, view.last)} ({_whole(duration((view.last - view.first).total_seconds()))})"
-            if view.first
+            f"{say_window(*window)} ({_whole(duration((window[1] - window[0]).total_seconds()))})"
+            if (window := view.window)
             else "no samples",
         ),
         ("samples", f"{view.samples:,} in {counted(view.files, 'file')}"),
@@ -205,8 +206,8 @@ def render_overview(view: Overview, width: int = 80) -> str:
 def render_incidents(analysis: Analysis, width: int = 80, cross: Sequence[Finding] = ()) -> RenderableType:
     """The incidents table, then each incident's chain and first recommendations; one line when there is none (saying
     which of the replica set's findings `cross` concern the node)."""
-    first, last = analysis.overview.first, analysis.overview.last
-    span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
+    window = analysis.overview.window
+    span = f"from {say_window(*window, log_offset(analysis))}" if window else "in the data"
     if not analysis.incidents:
         found = len(analysis.findings)
         hint = f"; {counted(found, 'context finding')}, --findings lists {plural(found, 'it', 'them')}" if found else ""
@@ -217,8 +218,8 @@ def render_incidents(analysis: Analysis, width: int = 80, cross: Sequence[Findin
 
 def render_findings(analysis: Analysis, width: int = 80) -> RenderableType:
     """The table, then each warning or critical finding's explanation and first recommendations."""
-    first, last = analysis.overview.first, analysis.overview.last
-    span = f"from {say_window(first, last, log_offset(analysis))}" if first else "in the data"
+    window = analysis.overview.window
+    span = f"from {say_window(*window, log_offset(analysis))}" if window else "in the data"
     if not analysis.findings:
         return Text(f"No findings: nothing unusual {span}.")
     parts: list[RenderableType] = []

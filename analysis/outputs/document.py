@@ -74,9 +74,9 @@ def checked(analysis: Analysis, name: str, cross: Sequence[Finding] = ()) -> str
     """For a node without incident: "No incident", and what was checked over what span."""
     view = analysis.overview
     span = (
-        f"from {say_window(view.first, view.last, log_offset(analysis))} ({duration((view.last - view.first).total_seconds())}, "
+        f"from {say_window(*sampled, log_offset(analysis))} ({duration((sampled[1] - sampled[0]).total_seconds())}, "
         f"{view.samples:,} samples)"
-        if view.first
+        if (sampled := view.window)
         else "(no sample)"
     )
     log = "with its log's slow operations" if analysis.logs is not None else "without a log"

@@ -45,7 +45,7 @@ def incident_html(incident: Incident) -> str:
 
 def analysis_html(analysis: Analysis) -> str:
     view = analysis.overview
-    span = say_window(view.first, view.last, log_offset(analysis)) if view.first else "no samples"
+    span = say_window(*window, log_offset(analysis)) if (window := view.window) else "no samples"
     head = (
         f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
         f"{escape(span)} · {view.samples:,} samples</p>"

@@ -19,7 +19,7 @@ from analysis.incidents.incident import MECHANISMS, Incident, RootCause
 from analysis.series.checkpoints import SEEN_IN, InWindow
 from analysis.settings import SETTINGS
 from analysis.text import duration, first_and_last, mb_per_s, milliseconds, pct
-from ftdc.timeutil import say_time, say_window
+from ftdc.timeutil import Offset, say_time, say_window
 
 # Evidence keys whose words are not their parts read one by one.
 LABELS = {
@@ -133,7 +133,7 @@ def _rounded(key: str, value: float) -> str:
     return _number(value)
 
 
-def said(value: Any, offset: dt.timedelta | None = None, within: str = "") -> str:
+def said(value: Any, offset: Offset = None, within: str = "") -> str:
     """An evidence value as a sentence's part: numbers grouped, times with their zone, a nested record's keys in words
     (`_part`: without the words of `within`, the label of the key it is under)."""
     if value is None:
@@ -199,7 +199,7 @@ _NAMED_VALUES = {
 }
 
 
-def checkpoints_told(counted: InWindow, offset: dt.timedelta | None = None) -> str:
+def checkpoints_told(counted: InWindow, offset: Offset = None) -> str:
     """The checkpoints of a window as one sentence: `30 in 03:00:30 – 03:29:55 UTC, up to 25 s against a usual 1.9 s (the
     median of the 59 in the hour before 03:00:30 UTC), checkpointing 42 % of the time`."""
     return (
@@ -229,21 +229,21 @@ SAID_BY = {
 NOT_LISTED = ("finding", "thresholds", "metrics", "mechanism", "server_stall", "told_in_headline", "checkpoints_slower")
 
 
-def evidence_rows(evidence: dict[str, Any], offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
+def evidence_rows(evidence: dict[str, Any], offset: Offset = None) -> list[tuple[str, str]]:
     """(label, value) for each piece of evidence, as a report shows it: each fact once (`SAID_BY`), none for a value
     not known (not "query hash: -")."""
     said_elsewhere = {k for key, keys in SAID_BY.items() if evidence.get(key) is not None for k in keys}
     return [(label(k), _value(k, v, offset)) for k, v in evidence.items() if k not in said_elsewhere and v is not None]
 
 
-def cause_rows(cause: RootCause, offset: dt.timedelta | None = None) -> list[tuple[str, str]]:
+def cause_rows(cause: RootCause, offset: Offset = None) -> list[tuple[str, str]]:
     """A root cause's evidence as its block lists it: its facts, each once, without what is not one (`NOT_LISTED`) nor
     the load's change where its heading says it ("under a steady load", `cause_kind`)."""
     heading = ("load_change", *SAID_BY["load_change"]) if cause_kind(cause) != root_kind(cause.kind) else ()
     return evidence_rows({k: v for k, v in cause.evidence.items() if k not in NOT_LISTED and k not in heading}, offset)
 
 
-def _value(key: str, value: Any, offset: dt.timedelta | None) -> str:
+def _value(key: str, value: Any, offset: Offset) -> str:
     """An evidence value under its key: a name of the code (a setting, a mechanism) in words, a number with the
     prose's rounding (`_rounded`), else `said`."""
     if key in _NAMED_VALUES and isinstance(value, str):
@@ -311,7 +311,7 @@ def cause_kind(cause: RootCause) -> str:
     return root_kind(cause.kind)
 
 
-def window(start: dt.datetime | None, end: dt.datetime | None, offset: dt.timedelta | None = None) -> str:
+def window(start: dt.datetime | None, end: dt.datetime | None, offset: Offset = None) -> str:
     """`start – end UTC (how long)`, with the log's own time where its offset differs, as every card and headline
     gives a window."""
     if not (start and end):

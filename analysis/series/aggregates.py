@@ -32,3 +32,18 @@ def earliest(series: pl.Series) -> dt.datetime | None:
 
 def latest(series: pl.Series) -> dt.datetime | None:
     return cast("dt.datetime | None", series.max())
+
+
+def known(value: float | None) -> float:
+    """An aggregate of a series the caller knows holds a value (a window's rows of a gauge every sample records), as a
+    float: None there is a mistake of the caller's, said as one rather than carried on."""
+    if value is None:
+        raise ValueError("an aggregate of a series that holds no value")
+    return float(value)
+
+
+def known_time(value: dt.datetime | None) -> dt.datetime:
+    """`known` of a time column: its earliest or latest of rows the caller knows are there."""
+    if value is None:
+        raise ValueError("an aggregate of a series that holds no time")
+    return value

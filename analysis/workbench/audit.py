@@ -513,7 +513,7 @@ def oplog_window(f: Facts) -> AuditItem:
         )
         if x
     )
-    full = s.oplog_bytes is not None and bool(s.oplog_max_bytes) and s.oplog_bytes >= OPLOG_FULL * s.oplog_max_bytes
+    full = bool(s.oplog_bytes is not None and s.oplog_max_bytes and s.oplog_bytes >= OPLOG_FULL * s.oplog_max_bytes)
     parts = [x for x in (size, set_by) if x]
     raise_it = (
         "raise the oplog's size (replSetResizeOplog, on every member) or set storage.oplogMinRetentionHours, "

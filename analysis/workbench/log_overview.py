@@ -11,6 +11,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.series import aggregates
 from analysis.text import counted
 from ftdc.logs import LogFrames, summarize_queries
 from ftdc.logs.shapes import shape_of_other_command
@@ -217,13 +218,18 @@ MAX_INTERVALS = 120
 def over_time(slow_ops: pl.DataFrame) -> tuple[pl.DataFrame, int]:
     """The slow operations of the table (each counted once, index builds too) by the interval they were logged in:
     how many, how many scanned a whole collection, their summed duration; and the interval's length in seconds."""
-    runs = ftdc_queries(slow_ops.lazy().select("ts", "duration_ms", "plan_kind", "write_statement", "op_type"), index_builds=True)
-    runs = runs.filter(pl.col("ts").is_not_null()).collect()
+    runs = (
+        ftdc_queries(slow_ops.lazy().select("ts", "duration_ms", "plan_kind", "write_statement", "op_type"), index_builds=True)
+        .filter(pl.col("ts").is_not_null())
+        .collect()
+    )
     if runs.is_empty():
         return pl.DataFrame(
             schema={"start": pl.Datetime("ms", "UTC"), "operations": pl.UInt32, "collscans": pl.UInt32, "total_ms": pl.Int64}
         ), 60
-    span_s = (runs["ts"].max() - runs["ts"].min()).total_seconds()
+    span_s = (
+        aggregates.known_time(aggregates.latest(runs["ts"])) - aggregates.known_time(aggregates.earliest(runs["ts"]))
+    ).total_seconds()
     interval = next((s for s in INTERVALS_S if span_s / s <= MAX_INTERVALS), INTERVALS_S[-1])
     table = (
         runs.group_by(start=pl.col("ts").dt.truncate(f"{interval}s"))

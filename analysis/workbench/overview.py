@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.series import derived
+from analysis.series import aggregates, derived
 from analysis.series.metrics import Resolved
 from analysis.series.metrics import resolve as resolve_metrics
 from ftdc.catalog import Catalog, catalog_files
@@ -45,6 +45,11 @@ class Overview:
     gaps: list[Gap] = field(default_factory=list)
     restarts: list[dt.datetime] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def window(self) -> tuple[dt.datetime, dt.datetime] | None:
+        """The first and last sample's times; None without a sample."""
+        return None if self.first is None or self.last is None else (self.first, self.last)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -112,8 +117,8 @@ def summarize(catalog: Catalog, frame: pl.DataFrame, node: NodeInfo) -> Overview
     return Overview(
         node=node,
         files=len(catalog.files),
-        first=times.min() if len(times) else None,
-        last=times.max() if len(times) else None,
+        first=aggregates.earliest(times) if len(times) else None,
+        last=aggregates.latest(times) if len(times) else None,
         samples=frame.height,
         periods_ms=sampling_periods(times),
         metrics=len(catalog.schema()) - 1,

@@ -12,6 +12,8 @@ the tracked dirty figure can overstate.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import polars as pl
 
 from analysis.advice import changes
@@ -19,6 +21,7 @@ from analysis.advice.recommendation import Current, Recommendation
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series.aggregates import greatest
 from analysis.series.windows import sustained
 from analysis.settings import SETTINGS
 from analysis.text import duration, span
@@ -87,6 +90,16 @@ DETECTOR = Detector(
 )
 
 
+class Breach(TypedDict):
+    """One level's time past its trigger in a window, as the evidence holds it."""
+
+    peak_pct: float
+    threshold_pct: float
+    threshold_source: str
+    seconds_over: float
+    baseline_pct: float | None
+
+
 def _sum(rows: pl.DataFrame, column: str, per_second: bool = True) -> float:
     if column not in rows.columns:
         return 0.0
@@ -95,7 +108,8 @@ def _sum(rows: pl.DataFrame, column: str, per_second: bool = True) -> float:
 
 
 def _max(rows: pl.DataFrame, column: str) -> float | None:
-    return float(rows[column].max()) if column in rows.columns and rows[column].max() is not None else None
+    peak = greatest(rows[column]) if column in rows.columns else None
+    return None if peak is None else float(peak)
 
 
 def _cache_now(ctx: Context) -> Current | None:
@@ -103,15 +117,14 @@ def _cache_now(ctx: Context) -> Current | None:
     t = ctx.thresholds
     if t.value("cache_size") is not None:
         return changes.current(t, "cache_size")
-    if not ctx.has("cache_max_bytes") or not ctx.series["cache_max_bytes"].max():
+    reported = greatest(ctx.series["cache_max_bytes"]) if ctx.has("cache_max_bytes") else None
+    if not reported:
         return None
-    return Current(
-        float(ctx.series["cache_max_bytes"].max()), "bytes", "the cache's maximum as serverStatus reports it", "configured"
-    )
+    return Current(float(reported), "bytes", "the cache's maximum as serverStatus reports it", "configured")
 
 
 def _recommendations(
-    ctx: Context, window, breached: dict[str, dict], app_threads_evicted: bool, cache_now: Current | None
+    ctx: Context, window, breached: dict[str, Breach], app_threads_evicted: bool, cache_now: Current | None
 ) -> list[Recommendation]:
     """The fix for the mechanism first: dirty data outrunning eviction is answered by writing it out sooner,
     a full cache by a larger one (or a smaller working set)."""
@@ -132,7 +145,7 @@ def _recommendations(
         if app_threads_evicted
         else None
     ]
-    cache = []
+    cache: list[Recommendation | None] = []
     if "fill" in breached and cache_now is not None:
         cache.append(
             changes.larger_cache(cache_now, breached["fill"]["peak_pct"], t.value("eviction_target") or 80, ctx.node.memory_mb)
@@ -162,7 +175,7 @@ def detect(ctx: Context) -> list[Finding]:
         # The window's rows of the columns read here (a filter of all the series' columns cost 1 ms a level).
         rows = window.rows(ctx.series).select(c for c in ("interval_s", *DETECTOR.reads) if c in ctx.series.columns)
         levels = rows.select(e for exprs in past for e in exprs).row(0, named=True)
-        breached = {}
+        breached: dict[str, Breach] = {}
         for label, level, _, name in checks:
             if levels[f"{label} count"]:
                 breached[label] = {
@@ -178,7 +191,7 @@ def detect(ctx: Context) -> list[Finding]:
         timeouts = _sum(rows, "cache_timeouts", per_second=False)
         corroborated = pages > 0 or evicting_s > 0 or waiting_s > 0
         peak_wait = _max(rows, "app_wait_threads") or 0.0
-        peak_fill = breached.get("fill", {}).get("peak_pct", 0.0)
+        peak_fill = breached["fill"]["peak_pct"] if "fill" in breached else 0.0
         if not corroborated:
             severity = "info"
         elif peak_fill >= CRITICAL_FILL_PCT or timeouts > 0 or peak_wait >= CRITICAL_WAIT_THREADS or window.seconds >= CRITICAL_S:

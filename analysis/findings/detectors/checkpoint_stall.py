@@ -25,6 +25,7 @@ from analysis.advice.recommendation import Recommendation
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series import spikes as spikes_module
 from analysis.series.checkpoints import Checkpoint, InWindow, by_window, in_window
 from analysis.series.spans import Spans
@@ -225,7 +226,10 @@ def _judged(
     (a long read's completion credited in one sample) neither dilute nor lift them."""
     lo = episode[0].spike.start - pad * 2
     hi = episode[-1].spike.end + pad * 2
-    lo, hi = max(lo, ctx.first), min(hi, ctx.last)
+    first, last = ctx.first, ctx.last
+    if first is None or last is None:
+        return None  # no sample: nothing to place the spikes in (an episode's spikes come from samples)
+    lo, hi = max(lo, first), min(hi, last)
     op = episode[0].spike.op
     local = [s for s in spikes.overlapping(lo, hi) if s.op == op]
     local_cks = by_window(checkpoints.overlapping(lo, hi), pad)
@@ -423,7 +427,7 @@ def detect(ctx: Context) -> list[Finding]:
         return [ctx.not_checked(KIND, "Checkpoint stalls", missing)] if missing else []
     if not any(ctx.has(f"{op}_latency_ms") for op in ("reads", "writes", "commands")):
         return [ctx.not_checked(KIND, "Checkpoint stalls", ["opLatencies"])]
-    period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
+    period = dt.timedelta(seconds=float(aggregates.median(ctx.series["period_s"]) or 1))
     interval = ctx.thresholds.value("checkpoint_interval") or 60
     spikes = ctx.spikes
     # Both in order of start: a spike meets a checkpoint's window padded by one sampling period.

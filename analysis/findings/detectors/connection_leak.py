@@ -26,6 +26,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.text import duration, pct, span
 from ftdc.frames import TIME_COLUMN
 
@@ -109,17 +110,17 @@ def _climbs(minutes: pl.DataFrame) -> list[tuple[int, int]]:
 
 def _is_leak(rows: pl.DataFrame) -> bool:
     counts = rows["connections"]
-    start, peak = float(counts[0]), float(counts.max())
+    start, peak = float(counts[0]), aggregates.known(aggregates.greatest(counts))
     rise = peak - start
     if rows.height < MIN_MINUTES or rise < MIN_RISE or peak < 2 * max(start, 1.0):
         return False
-    if float(counts.diff().max() or 0.0) > STEP_SHARE * rise:
+    if float(aggregates.greatest(counts.diff()) or 0.0) > STEP_SHARE * rise:
         return False  # a step: a burst of connections at once
     ops = rows["ops"].drop_nulls()
     if ops.len() < 20:
         return True  # no operation counters: the count alone
     edge = max(5, ops.len() // 6)
-    before, after = float(ops.head(edge).median()), float(ops.tail(edge).median())
+    before, after = aggregates.known(aggregates.median(ops.head(edge))), aggregates.known(aggregates.median(ops.tail(edge)))
     return after <= FLAT_GROWTH * max(before, 1.0)
 
 
@@ -166,11 +167,11 @@ def _client_words(client: dict[str, Any]) -> str:
 
 def _finding(ctx: Context, rows: pl.DataFrame) -> Finding:
     start, end = rows[TIME_COLUMN][0], rows[TIME_COLUMN][-1] + MINUTE
-    first, peak = float(rows["connections"][0]), float(rows["connections"].max())
+    first, peak = float(rows["connections"][0]), aggregates.known(aggregates.greatest(rows["connections"]))
     hours = (end - start).total_seconds() / 3600
     per_hour = (peak - first) / hours
     ops = rows["ops"].drop_nulls()
-    ops_median = float(ops.median()) if ops.len() else None
+    ops_median = aggregates.known(aggregates.median(ops)) if ops.len() else None
     available = rows["available"].drop_nulls()
     limit = peak + float(available.tail(1)[0]) if available.len() else None
     near = limit is not None and peak >= LIMIT_SHARE * limit

@@ -19,6 +19,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.rolling import medians_before
 from analysis.series.windows import Window, between, sustained
 from analysis.text import clock, duration, span_before
@@ -102,12 +103,12 @@ def detect(ctx: Context) -> list[Finding]:
         rows = window.rows(ctx.series)
         before = between(ctx.series, end=window.start, closed="left").tail(1)["connections"]
         start_count = float(before[0]) if len(before) and before[0] is not None else float(rows["connections"][0])
-        peak = float(rows["connections"].max())
+        peak = aggregates.known(aggregates.greatest(rows["connections"]))
         if peak < (1 + RISE_SHARE) * max(start_count, 1):
             continue  # churn: connections opened and closed as fast
         created = float((rows["connections_created_per_s"] * rows["interval_s"]).sum())
         rejected = float(rows["connections_rejected"].sum() or 0) if ctx.has("connections_rejected") else 0.0
-        exhausted = ctx.has("connections_available") and (rows["connections_available"].min() or 1) <= 0
+        exhausted = ctx.has("connections_available") and (aggregates.least(rows["connections_available"]) or 1) <= 0
         refused_lines = elsewhere = 0
         if ctx.logs is not None:
             # The count at a sample is of the refusals since the sample before: the window's count covers the lines
@@ -116,11 +117,11 @@ def detect(ctx: Context) -> list[Finding]:
             refused_lines = refusals.filter(pl.col("ts").is_between(window.start, window.end, closed="right")).height
             elsewhere = refusals.height - refused_lines
         refused = rejected > 0 or exhausted or refused_lines > 0
-        found = ctx.before("connections_created_per_s", window.start)
-        baseline = None if found is None else found[0]
+        prior = ctx.before("connections_created_per_s", window.start)
+        baseline = None if prior is None else prior[0]
         against = (
-            f"against {baseline:,.1f}/s in {span_before(found[1], window.start)}"
-            if found is not None
+            f"against {baseline:,.1f}/s in {span_before(prior[1], window.start)}"
+            if prior is not None
             else f"with no baseline: the capture holds too little before {clock(window.start)}"
         )
         findings.append(
@@ -197,13 +198,16 @@ def relate(findings: list[Finding]) -> list[Finding]:
 
 
 def _after_stall(storm: Finding, stalls: list[Finding]) -> Finding:
-    during = sorted((s for s in stalls if s.start <= storm.start <= s.end + TIMED_OUT), key=lambda s: s.start)
+    began = storm.start
+    if began is None:  # never: `relate` passes only storms with a start
+        return storm
+    during = sorted((s for s in stalls if s.window[0] <= began <= s.window[1] + TIMED_OUT), key=lambda s: s.window[0])
     if not during:
         return storm
     told = [
-        f"{s.title[0].lower() + s.title[1:]} (from {clock(s.start)}"
-        + (f", {duration((storm.start - s.start).total_seconds())} before the storm began)" if s.start < storm.start else ")")
-        for s in during
+        f"{s.title[0].lower() + s.title[1:]} (from {clock(since)}"
+        + (f", {duration((began - since).total_seconds())} before the storm began)" if since < began else ")")
+        for s, since in ((s, s.window[0]) for s in during)
     ]
     note = (
         "The storm followed a stall of the server: "

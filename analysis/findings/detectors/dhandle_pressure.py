@@ -19,6 +19,7 @@ from analysis.advice.recommendation import Recommendation, advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.windows import sustained
 from analysis.text import clock, duration, ms
 
@@ -110,13 +111,14 @@ def detect(ctx: Context) -> list[Finding]:
     first, since = _first(ctx)
     for window in sustained(ctx.series, pl.any_horizontal(pressure), min_s=MIN_S, merge_s=MERGE_S) if pressure else []:
         rows = window.rows(ctx.series)
-        handles = float(rows["dhandles"].max() or 0)
+        handles = float(aggregates.greatest(rows["dhandles"]) or 0)
         parts = [
-            f"{c.split('_lock')[0].replace('_', ' ')} lock: {float(rows[c].mean()):.2f} threads waiting on average" for c in waits
+            f"{c.split('_lock')[0].replace('_', ' ')} lock: {aggregates.known(aggregates.mean(rows[c])):.2f} threads waiting on average"
+            for c in waits
         ]
         if ctx.has("checkpoint_gather_handles_ms"):
             parts.append(
-                f"checkpoints spent up to {ms(float(rows['checkpoint_gather_handles_ms'].max() or 0))} gathering handles"
+                f"checkpoints spent up to {ms(float(aggregates.greatest(rows['checkpoint_gather_handles_ms']) or 0))} gathering handles"
             )
         findings.append(
             Finding(
@@ -145,7 +147,7 @@ def detect(ctx: Context) -> list[Finding]:
     counts = ctx.series.select("start", "dhandles").drop_nulls()
     # The growth is context only where no window of waits tells it already, as its cause.
     if counts.height >= 2 and not any("dhandles_first" in f.evidence for f in findings):
-        first, peak = float(counts["dhandles"][0]), float(counts["dhandles"].max())
+        first, peak = float(counts["dhandles"][0]), aggregates.known(aggregates.greatest(counts["dhandles"]))
         if _grew(first, peak):
             at = counts.filter(pl.col("dhandles") == peak)["start"][0]
             swept = float(ctx.series["dhandles_swept"].sum() or 0) if ctx.has("dhandles_swept") else None

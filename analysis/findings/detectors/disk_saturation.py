@@ -24,6 +24,7 @@ from analysis.advice.recommendation import Recommendation, advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.windows import Window, overlap_s, sustained
 from analysis.text import duration, mb_per_s, ms, span
 from ftdc.frames import TIME_COLUMN
@@ -130,7 +131,7 @@ def _io(rows: pl.DataFrame, dev: str) -> dict[str, float | None]:
     """What the device read and wrote over the window, and what mongod itself did (MB/s; None where not recorded)."""
 
     def mean(column: str) -> float | None:
-        return round(float(rows[column].mean() or 0), 1) if column in rows.columns else None
+        return round(float(aggregates.mean(rows[column]) or 0), 1) if column in rows.columns else None
 
     return {
         "device_read_mb_per_s": mean(f"disk_read_mb_per_s.{dev}"),
@@ -211,7 +212,8 @@ def usual_of(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) ->
     if column not in ctx.series.columns:
         return None
     outside = ctx.series.filter((pl.col(TIME_COLUMN) < start) | (pl.col(TIME_COLUMN) > end))[column].drop_nulls()
-    return float(outside.median()) if outside.len() else None
+    usual = aggregates.median(outside)  # None: no sample outside the window
+    return None if usual is None else float(usual)
 
 
 def _cause(load: Load) -> str | None:
@@ -340,7 +342,7 @@ def detect(ctx: Context) -> list[Finding]:
         # The device's usual wait is its wait when not busy: over all samples, a saturation longer than
         # half the data would be its own baseline (and checkpoints' bursts are not usual either).
         idle = ctx.series.select(pl.col(wait).filter(pl.col(util) < UTIL_PCT)).to_series()
-        usual = (idle.median() if idle.len() else ctx.series[wait].median()) or 0.0
+        usual = (aggregates.median(idle) if idle.len() else aggregates.median(ctx.series[wait])) or 0.0
         bar = max(MIN_AWAIT_MS, AWAIT_FACTOR * usual)
         condition = (pl.col(util) >= UTIL_PCT) & (pl.col(wait) >= bar)
         for window in sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True):
@@ -354,19 +356,19 @@ def detect(ctx: Context) -> list[Finding]:
 def _psi_moved(ctx: Context) -> bool:
     """Whether the host's I/O pressure counter (PSI io.full) rose at some time in the capture: one at zero throughout
     says the host does not keep it (or nothing wrote it), not that no task waited while the device was saturated."""
-    return ctx.has("io_full_pct") and (ctx.series["io_full_pct"].max() or 0) > 0
+    return ctx.has("io_full_pct") and (aggregates.greatest(ctx.series["io_full_pct"]) or 0) > 0
 
 
 def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, in_checkpoints: float) -> Finding:
     """One saturated window of `dev`: its wait, whose I/O filled it, and the advice that fits."""
     util, wait, mb, queue = (f"{c}.{dev}" for c in ("disk_util_pct", "disk_await_ms", "disk_mb_per_s", "disk_queue"))
     rows = window.rows(ctx.series)
-    peak_wait, median_wait = float(rows[wait].max()), float(rows[wait].median() or 0)
-    depth = float(rows[queue].mean()) if queue in rows.columns else None
-    psi = float(rows["io_full_pct"].mean()) if _psi_moved(ctx) else None
+    peak_wait, median_wait = aggregates.known(aggregates.greatest(rows[wait])), float(aggregates.median(rows[wait]) or 0)
+    depth = aggregates.known(aggregates.mean(rows[queue])) if queue in rows.columns else None
+    psi = aggregates.known(aggregates.mean(rows["io_full_pct"])) if _psi_moved(ctx) else None
     load = Load(
         io=_io(rows, dev),
-        throughput=float(rows[mb].mean()) if mb in rows.columns else None,
+        throughput=aggregates.known(aggregates.mean(rows[mb])) if mb in rows.columns else None,
         usual_mb=usual_of(ctx, mb, window.start, window.end),
         usual_busy=usual_of(ctx, util, window.start, window.end),
     )
@@ -425,7 +427,7 @@ def _finding(ctx: Context, dev: str, window: Window, usual: float, bar: float, i
                 "journal_write_mb_per_s",
             ),
             "device": dev,
-            "util_pct_mean": round(float(rows[util].mean()), 1),
+            "util_pct_mean": round(aggregates.known(aggregates.mean(rows[util])), 1),
             "usual_util_pct": None if load.usual_busy is None else round(load.usual_busy, 1),
             "await_ms_median": round(median_wait, 1),
             "await_ms_peak": round(peak_wait, 1),

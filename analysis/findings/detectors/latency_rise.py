@@ -32,6 +32,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import BASELINE, Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
 from analysis.text import duration, ms, span
@@ -130,7 +131,7 @@ class Rise:
 
 
 def _width(ctx: Context) -> dt.timedelta:
-    return dt.timedelta(seconds=max(BUCKET_S, 6 * round(float(ctx.series["period_s"].median() or 1))))
+    return dt.timedelta(seconds=max(BUCKET_S, 6 * round(float(aggregates.median(ctx.series["period_s"]) or 1))))
 
 
 def _minutes(ctx: Context, classes: list[str], width: dt.timedelta) -> pl.DataFrame:
@@ -294,8 +295,8 @@ def _edges(
 def _median(frame: pl.DataFrame, column: str) -> float | None:
     if column not in frame.columns:
         return None
-    values = frame[column].drop_nulls()
-    return float(values.median()) if values.len() else None
+    middle = aggregates.median(frame[column])  # None: no value of it
+    return None if middle is None else float(middle)
 
 
 def _load(during: pl.DataFrame, before: pl.DataFrame) -> list[tuple[str, str, float, float]]:
@@ -453,7 +454,7 @@ def relate(findings: list[Finding]) -> list[Finding]:
         if f.kind != KIND or f.severity == "info":
             out.append(f)
             continue
-        touching = [o for o in others if o.start < f.end and o.end > f.start]
+        touching = [o for o in others if o.window[0] < f.window[1] and o.window[1] > f.window[0]]
         covered = _covered_s(f, touching)
         if covered >= EXPLAINED_SHARE * f.seconds:
             continue
@@ -463,8 +464,11 @@ def relate(findings: list[Finding]) -> list[Finding]:
 
 def _covered_s(rise: Finding, others: list[Finding]) -> float:
     """Seconds of the rise's window inside any of `others`' windows (overlaps counted once)."""
-    spans = sorted((max(o.start, rise.start), min(o.end, rise.end)) for o in others)
-    total, reached = 0.0, rise.start
+    if not others:
+        return 0.0
+    start, end = rise.window
+    spans = sorted((max(a, start), min(b, end)) for a, b in (o.window for o in others))
+    total, reached = 0.0, start
     for a, b in spans:
         a = max(a, reached)
         if b > a:

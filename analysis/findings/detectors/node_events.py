@@ -14,6 +14,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.detectors.restart_loop import loops
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import dated_span, duration
 from ftdc.frames import TIME_COLUMN
@@ -89,10 +90,10 @@ def detect(ctx: Context) -> list[Finding]:
             Finding(
                 kind="ftdc_gap",
                 severity="info",
-                start=rest[TIME_COLUMN].min(),
-                end=rest[TIME_COLUMN].max(),
+                start=aggregates.earliest(rest[TIME_COLUMN]),
+                end=aggregates.latest(rest[TIME_COLUMN]),
                 subject=f"{rest.height} shorter FTDC gaps",
-                reasoning=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(float(rest['seconds'].max()))}.",
+                reasoning=f"{rest.height} more gaps, {duration(float(rest['seconds'].sum()))} in all, the longest {duration(aggregates.known(aggregates.greatest(rest['seconds'])))}.",
                 evidence={"thresholds": {"gap": f"a step over {GAP_PERIODS} sampling periods"}},
             )
         )

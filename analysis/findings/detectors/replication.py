@@ -26,6 +26,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.derived import PRIMARY
 from analysis.series.windows import sustained
 from analysis.text import clock, duration, span
@@ -119,7 +120,7 @@ def _taken_over(ctx: Context, at: dt.datetime, source: str) -> dict | None:
     """This node stepping down at `at` on seeing another member elected: planned where its samples came on time, each
     answered within ANSWERED_MS, through the ELECTION_TIMEOUT before (it was answering: no member could have timed out
     on it), a failover otherwise (None)."""
-    period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
+    period = dt.timedelta(seconds=float(aggregates.median(ctx.series["period_s"]) or 1))
     rows = ctx.series.filter(pl.col(TIME_COLUMN).is_between(at - ELECTION_TIMEOUT - period, at))
     if rows.height < 2 or rows["gap"].fill_null(False).any():
         return None
@@ -136,7 +137,7 @@ def _counted_role_change(ctx: Context, start: dt.datetime, end: dt.datetime) -> 
     counted = [c for c in COUNTED if ctx.has(c)]
     if not counted and not ctx.has(NEW_TERM_COUNTED):
         return None
-    period = dt.timedelta(seconds=float(ctx.series["period_s"].median() or 1))
+    period = dt.timedelta(seconds=float(aggregates.median(ctx.series["period_s"]) or 1))
     rows = ctx.series.filter(pl.col(TIME_COLUMN).is_between(start - ROLE_CHANGE_LEAD, end + period, closed="right"))
     if ctx.has(FAILOVER) and (rows[FAILOVER].fill_null(0) > 0).any():
         return None
@@ -166,7 +167,7 @@ def members(ctx: Context) -> list[str]:
 def member_name(ctx: Context, member: str) -> str:
     """`member 1`, or `member 1 (this node, host:port)`."""
     column = f"member_self.{member}"
-    if column in ctx.series.columns and (ctx.series[column].max() or 0) > 0:
+    if column in ctx.series.columns and (aggregates.greatest(ctx.series[column]) or 0) > 0:
         return f"member {member} (this node{', ' + ctx.node.address if ctx.node.address else ''})"
     return f"member {member}"
 
@@ -239,7 +240,9 @@ def _lag(ctx: Context, member: str) -> list[Finding]:
     column = f"member_lag_s.{member}"
     # No merging across dips: a member that keeps up touches zero every no-op cycle.
     return [
-        lag_finding(member_name(ctx, member), member, w.start, w.end, float(w.rows(ctx.series)[column].max()))
+        lag_finding(
+            member_name(ctx, member), member, w.start, w.end, aggregates.known(aggregates.greatest(w.rows(ctx.series)[column]))
+        )
         for w in sustained(ctx.series, pl.col(column) >= LAG_S, min_s=MIN_S, merge_s=0)
     ]
 
@@ -310,10 +313,11 @@ def detect(ctx: Context) -> list[Finding]:
 def relate(findings: list[Finding]) -> list[Finding]:
     """The findings again, a primary change during another finding's window made part of that incident: a warning."""
     problems = [f for f in findings if f.severity != "info" and f.kind != "primary_change"]
-    return [
-        _during(f, [p for p in problems if p.start <= f.end and p.end >= f.start]) if f.kind == "primary_change" else f
-        for f in findings
-    ]
+    return [_during(f, _overlapping(f, problems)) if f.kind == "primary_change" else f for f in findings]
+
+
+def _overlapping(finding: Finding, others: list[Finding]) -> list[Finding]:
+    return [o for o in others if o.window[0] <= finding.window[1] and o.window[1] >= finding.window[0]]
 
 
 def _during(change: Finding, during: list[Finding]) -> Finding:

@@ -30,6 +30,7 @@ from analysis.advice.recommendation import advise
 from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.settings import default_cache_bytes
 from analysis.text import dated_span, duration, pct, ram
 from ftdc.frames import TIME_COLUMN
@@ -180,8 +181,8 @@ def memory_at_end(ctx: Context, loop: Loop) -> Memory | None:
     # Each process's samples in its last minute: a slice of the time-ordered series, found by bisection.
     lows = resident[TIME_COLUMN].search_sorted(ends - LAST_MINUTE, side="left")
     highs = resident[TIME_COLUMN].search_sorted(ends, side="right")
-    peaks = [resident["resident_mb"].slice(lo, hi - lo).max() for lo, hi in zip(lows, highs)]
-    peaks = [float(p) for p in peaks if p is not None]
+    highest = [aggregates.greatest(resident["resident_mb"].slice(lo, hi - lo)) for lo, hi in zip(lows, highs)]
+    peaks = [float(p) for p in highest if p is not None]
     if not peaks:
         return None
     cache = ctx.series["cache_max_bytes"].drop_nulls() if "cache_max_bytes" in ctx.series.columns else None

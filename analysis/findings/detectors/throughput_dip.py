@@ -31,6 +31,7 @@ from analysis.findings.context import Context
 from analysis.findings.detectors.record import Detector
 from analysis.findings.detectors.replication import ROLE_CHANGE_LEAD, planned_role_change, recorded
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.rolling import medians_before
 from analysis.series.spikes import ADJECTIVE
 from analysis.series.windows import between
@@ -181,7 +182,7 @@ def _role_change_dip(ctx: Context, episode: Episode, role_change: dict, reasons:
 
 
 def _bucket(ctx: Context) -> dt.timedelta:
-    return dt.timedelta(seconds=max(BUCKET_S, round(float(ctx.series["period_s"].median() or 1))))
+    return dt.timedelta(seconds=max(BUCKET_S, round(float(aggregates.median(ctx.series["period_s"]) or 1))))
 
 
 def _samples(ctx: Context) -> pl.DataFrame:
@@ -272,7 +273,10 @@ def _documents(ctx: Context, episode: Episode) -> dict[str, float] | None:
     before = between(ctx.series, episode.start - BASELINE, episode.start, closed="left")["documents_per_s"].drop_nulls()
     if not (during.len() and before.len()):
         return None
-    return {"episode": round(float(during.median())), "before": round(float(before.median()))}
+    return {
+        "episode": round(aggregates.known(aggregates.median(during))),
+        "before": round(aggregates.known(aggregates.median(before))),
+    }
 
 
 def _clients_left(episode: dict) -> bool:
@@ -394,7 +398,7 @@ def detect(ctx: Context) -> list[Finding]:
             end=end,
             baseline=baseline,
             since=ctx.earliest_before(e["start"], BASELINE) or e["start"],
-            typical=float(rows["ops"].median() or 0.0),
+            typical=float(aggregates.median(rows["ops"]) or 0.0),
             worst_start=worst_start,
             worst_end=worst_end,
             lowest=float(low) if low is not None else 0.0,

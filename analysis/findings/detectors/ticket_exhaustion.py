@@ -19,6 +19,7 @@ from analysis.advice.recommendation import Recommendation, advise
 from analysis.findings.context import Context, major_minor
 from analysis.findings.detectors.record import Detector
 from analysis.findings.finding import Finding
+from analysis.series import aggregates
 from analysis.series.derived import WAITERS
 from analysis.series.windows import sustained
 from analysis.text import duration, ms, span
@@ -137,24 +138,26 @@ def _recommendations(ctx: Context, window, rw: str, total: int) -> list[Recommen
         # incident shows the storage engine or a collection scan behind the wait.
         cores = ctx.node.cpus
         now = changes.current(ctx.thresholds.within(window.start, window.end), f"{rw}_tickets")
-        recs.append(
-            replace(
-                changes.change(
-                    f"{rw}_tickets",
-                    now,
-                    FIXED_POOL,
-                    f"Fix the {rw} pool: throughput probing held it below what the storage engine could take",
-                    f"probing sized it down to {total}"
-                    + (f" (it starts from 2 × {cores} cores)" if cores else "")
-                    + " while the cache, checkpoints and disk kept up",
-                ),
-                caveat=(
-                    f"a fixed pool turns throughput probing off: {FIXED_POOL} {rw}s enter the storage engine however slow it gets, "
-                    "where probing would have shrunk the pool; set it back to 0 when the load changes"
-                ),
-                assumes="engine_not_bottleneck",
-            )
+        fixed = changes.change(
+            f"{rw}_tickets",
+            now,
+            FIXED_POOL,
+            f"Fix the {rw} pool: throughput probing held it below what the storage engine could take",
+            f"probing sized it down to {total}"
+            + (f" (it starts from 2 × {cores} cores)" if cores else "")
+            + " while the cache, checkpoints and disk kept up",
         )
+        if fixed is not None:  # None: the node's pool is already the fixed one
+            recs.append(
+                replace(
+                    fixed,
+                    caveat=(
+                        f"a fixed pool turns throughput probing off: {FIXED_POOL} {rw}s enter the storage engine however slow it gets, "
+                        "where probing would have shrunk the pool; set it back to 0 when the load changes"
+                    ),
+                    assumes="engine_not_bottleneck",
+                )
+            )
     return recs
 
 
@@ -174,16 +177,17 @@ def detect(ctx: Context) -> list[Finding]:
             rows = window.rows(ctx.series)
             # One column filtered, not the window's every column.
             held = float(rows.select(pl.col("interval_s").filter(condition).sum()).item() or 0)
-            total = int(rows[f"{rw}_tickets_total"].max() or 0)
-            available = int(rows[f"{rw}_tickets_available"].min() or 0)
+            total = int(aggregates.greatest(rows[f"{rw}_tickets_total"]) or 0)
+            available = int(aggregates.least(rows[f"{rw}_tickets_available"]) or 0)
             queue_cols = [c for c in (f"{rw}_ticket_queue", f"{rw}_queued", f"{rw}_ticket_waiters") if ctx.has(c)]
-            peaks = {c: float(rows[c].max() or 0) for c in queue_cols}
+            peaks = {c: float(aggregates.greatest(rows[c]) or 0) for c in queue_cols}
             # The queue's own gauges when the node has them: the mean waiters (from time queued) run
             # higher than any sampled queue length, and the title must match the plotted queue.
             gauges = [peaks[c] for c in queue_cols if not c.endswith("_waiters")]
             queued_peak = max(gauges or peaks.values(), default=0.0)
             latency = f"{op}_latency_ms"
-            lat_peak = float(rows[latency].max()) if ctx.has(latency) and rows[latency].max() is not None else None
+            lat_max = aggregates.greatest(rows[latency]) if ctx.has(latency) else None
+            lat_peak = None if lat_max is None else float(lat_max)
             usual = ctx.usual_latency(op, window.start) if lat_peak is not None else None
             # A queue as long as the pool is demand at least twice what the pool serves, when it lasts: judged at every
             # sample while none was free, not at the busiest one. A sampled queue moves by dozens from one second to

@@ -35,10 +35,11 @@ from analysis.outputs.document import (  # noqa: F401
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
+from analysis.series import aggregates
 from analysis.settings import SETTINGS
 from analysis.text import counted, duration, first_and_last, ram
 from analysis.workbench.log_overview import Workload, workload
-from ftdc.timeutil import say_time, say_window
+from ftdc.timeutil import Offset, say_time, say_window
 
 
 @dataclass
@@ -58,7 +59,7 @@ class IncidentCard:
     node: str  # the node it happened on; the replica set's name for a cross-node incident
     headline: str
     figure: Figure | None
-    offset: dt.timedelta | None = None  # the offset the node's log writes its times in (reports give both)
+    offset: Offset = None  # the offset the node's log writes its times in (reports give both)
 
 
 @dataclass
@@ -83,7 +84,7 @@ class NodeSection:
         return self.analysis.findings
 
     @property
-    def offset(self) -> dt.timedelta | None:
+    def offset(self) -> Offset:
         """The offset the node's log writes its times in: its times are given in it too."""
         return documents.log_offset(self.analysis)
 
@@ -139,12 +140,13 @@ class Report:
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
     node, t = analysis.node, analysis.thresholds
     series = analysis.series
-    cache = series["cache_max_bytes"].max() if "cache_max_bytes" in series.columns else None
+    cache = aggregates.greatest(series["cache_max_bytes"]) if "cache_max_bytes" in series.columns else None
     tickets = []
     for rw in ("read", "write"):
         column = f"{rw}_tickets_total"
-        if column in series.columns and series[column].max() is not None:
-            low, high = int(series[column].min()), int(series[column].max())
+        most = aggregates.greatest(series[column]) if column in series.columns else None  # None: no value of it
+        if most is not None:
+            low, high = int(aggregates.known(aggregates.least(series[column]))), int(most)
             tickets.append(f"{rw} {low}" if low == high else f"{rw} {low}–{high}")
     facts = [
         ("node", name),
@@ -185,7 +187,7 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
     offset = documents.log_offset(analysis)
     periods = ", ".join(f"{p / 1000:g} s ({n:,})" for p, n in list(view.periods_ms.items())[:3]) or "-"
     return [
-        ("time range", say_window(view.first, view.last, offset) if view.first else "-"),
+        ("time range", say_window(*sampled, offset) if (sampled := view.window) else "-"),
         ("samples", f"{view.samples:,} in {counted(view.files, 'file')}, {counted(view.chunks, 'chunk')}"),
         ("sampling periods", periods),
         ("gaps", f"{len(view.gaps)}" + (f", longest {duration(max(g.seconds for g in view.gaps))}" if view.gaps else "")),
@@ -267,8 +269,8 @@ def node_slug(text: str) -> str:
 
 def build(
     sections: list[NodeSection],
-    cross_node: list[Finding] = (),
-    cross_incidents: list[Incident] = (),
+    cross_node: Sequence[Finding] = (),
+    cross_incidents: Sequence[Incident] = (),
     *,
     redacted: bool = False,
     generated: dt.datetime | None = None,

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from analysis.analyze import Analysis
+from analysis.series import aggregates
 from analysis.series import derived as series_module
 from analysis.series.metrics import COUNTER, Resolved
 from analysis.series.metrics import resolve as resolve_metrics
@@ -162,7 +163,8 @@ class Reduced:
             name: np.stack([np.fmin.reduce(g[:, :, 0], axis=1), np.fmax.reduce(g[:, :, 1], axis=1)], axis=1)
             for name, g in ((name, grouped(self.pairs[name], np.nan)) for name in names)
         }
-        return Reduced(Axis(self.axis.first_ms, self.axis.column_ms * k, n), pairs, grouped(self.sampled, False).any(axis=1))
+        sampled = np.asarray(grouped(self.sampled, False).any(axis=1))  # numpy types `any` as maybe one bool
+        return Reduced(Axis(self.axis.first_ms, self.axis.column_ms * k, n), pairs, sampled)
 
 
 def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
@@ -353,7 +355,8 @@ def period_ms(analysis: Analysis) -> int:
 
 def axis_of(analysis: Analysis) -> Axis:
     times = analysis.series[TIME_COLUMN]
-    return Axis.spanning(int(times.min().timestamp() * 1000), int(times.max().timestamp() * 1000), period_ms(analysis))
+    first, last = aggregates.known_time(aggregates.earliest(times)), aggregates.known_time(aggregates.latest(times))
+    return Axis.spanning(int(first.timestamp() * 1000), int(last.timestamp() * 1000), period_ms(analysis))
 
 
 def full_range(analysis: Analysis) -> Reduced:

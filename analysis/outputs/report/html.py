@@ -10,7 +10,6 @@ facts. The finding and incident cards are also what Jupyter shows (`_repr_html_`
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import hashlib
 import re
 from html import escape
@@ -25,7 +24,7 @@ from analysis.outputs.report import workbench_html as workbench
 from analysis.outputs.report.content import Figure, IncidentCard, NodeSection, Report, node_slug, window
 from analysis.outputs.report.culprit_table import HEADERS, NOTE, cells
 from analysis.text import counted, duration, plural
-from ftdc.timeutil import say_time, say_window
+from ftdc.timeutil import Offset, say_time, say_window
 
 CSS = (
     """
@@ -101,7 +100,7 @@ def _culprits(culprits: list[Culprit]) -> str:
     return f"<div class=wide><table class=culprits><tr>{head}</tr>{rows}</table></div><p class=window>{escape(NOTE)}</p>{example_html}"
 
 
-def finding_html(finding: Finding, figure: Figure | None = None, offset: dt.timedelta | None = None) -> str:
+def finding_html(finding: Finding, figure: Figure | None = None, offset: Offset = None) -> str:
     """One finding: severity, id (as incidents and their chains name it), title, window, explanation, plot, culprits, what to do,
     evidence; `offset`: the log's, whose time is given beside UTC."""
     prefix = f"{escape(finding.id)}. " if finding.id else ""
@@ -129,7 +128,7 @@ def _what_to_do(recommendations: list[Recommendation]) -> str:
     )
 
 
-def _evidence(evidence: dict, offset: dt.timedelta | None = None) -> str:
+def _evidence(evidence: dict, offset: Offset = None) -> str:
     return _rows(words.evidence_rows(evidence, offset))
 
 
@@ -144,7 +143,7 @@ def _considered(incident: Incident) -> str:
     )
 
 
-def incident_html(incident: Incident, node: str = "", figure: Figure | None = None, offset: dt.timedelta | None = None) -> str:
+def incident_html(incident: Incident, node: str = "", figure: Figure | None = None, offset: Offset = None) -> str:
     """One incident: title (cause → effect), window, root cause with its evidence and the other causes weighed, its plot,
     the chain (each step naming its findings), one list of what to do."""
     root = incident.root_cause

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from analysis.advice import wording
@@ -124,7 +125,7 @@ def _incident(card: IncidentCard, folder: str) -> str:
     return "\n".join(lines + _what_to_do(i.recommendations))
 
 
-def _rows(headers: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> list[str]:
+def _rows(headers: list[str], rows: list[list[str]], numeric: AbstractSet[int] = frozenset()) -> list[str]:
     return (
         ["| " + " | ".join(headers) + " |", "|" + "|".join("--:" if i in numeric else "---" for i in range(len(headers))) + "|"]
         + ["| " + " | ".join(row) + " |" for row in rows]

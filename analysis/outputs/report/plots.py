@@ -491,9 +491,9 @@ def _row_names(canvas: _Canvas, names: list[str], scale: YScale) -> None:
         canvas.label(LEFT + 4, float(scale.y(y + 0.22)), name, cls="row")
 
 
-def _collscans(canvas: _Canvas, analysis: Analysis, start: dt.datetime, end: dt.datetime, top: float, height: float) -> None:
+def _collscans(canvas: _Canvas, slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, top: float, height: float) -> None:
     """COLLSCAN operations from the log as bars over [start, end] of each run, at least two pixels wide."""
-    scans = analysis.logs.slow_ops.filter(
+    scans = slow_ops.filter(
         pl.col("plan_kind") == "COLLSCAN",
         pl.col("started") <= end,
         pl.col("ts") >= start,
@@ -714,8 +714,8 @@ def figure(
                 for a, b in _open(top, top + panel_px, [(y0, y1) for x0, y0, x1, y1 in boxes if x0 <= ex <= x1])
             )
             canvas.add(f'<path class="window-edge" d="{edges_d}" stroke="{color}" stroke-width="1.1"/>')
-        if panel.runs:
-            _collscans(canvas, analysis, start, end, top, panel_px)
+        if panel.runs and analysis.logs is not None:  # a panel of runs is made only with a log
+            _collscans(canvas, analysis.logs.slow_ops, start, end, top, panel_px)
         if panel.states:
             _states(
                 canvas,
@@ -731,9 +731,9 @@ def figure(
             _band(canvas, edges, _held(reduced.pairs[column], reduced.sampled), scale, color, column, name)
         _thresholds(canvas, analysis, reduced, edges, panel.thresholds, scale)
         for value, _ in panel.references:
-            y = _f(float(scale.y(value)))
+            at = _f(float(scale.y(value)))
             canvas.add(
-                f'<path d="M{LEFT} {y}H{LEFT + PIXELS}" fill="none" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>'
+                f'<path d="M{LEFT} {at}H{LEFT + PIXELS}" fill="none" stroke="#000" stroke-width="1.1" stroke-dasharray="1.5 2"/>'
             )
         if panel.window is not None:
             x0, x1 = canvas.x(panel.window[0]), canvas.x(panel.window[1])
@@ -755,10 +755,10 @@ def figure(
             f'<rect x="{LEFT}" y="{top}" width="{PIXELS}" height="{panel_px}" fill="none" stroke="#000" stroke-width="0.8"/></g>'
         )
     for mark in marks:
-        x = _f(canvas.x(mark.at))
+        at = _f(canvas.x(mark.at))
         canvas.add(
             f'<path class="mark" data-at="{mark.at.isoformat()}" d="'
-            + "".join(f"M{x} {top}v{panel_px}" for top in tops)
+            + "".join(f"M{at} {top}v{panel_px}" for top in tops)
             + '" stroke="#000" stroke-width="1.5" stroke-dasharray="5 3"/>'
         )
     bottom = tops[-1] + panel_px

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from analysis.outputs.report.plots import time_ticks
+from analysis.series import aggregates
 from analysis.text import counted
 from analysis.workbench.log_overview import Workload
 
@@ -45,10 +46,11 @@ def svg(workload: Workload) -> str | None:
     if frame.is_empty():
         return None
     step = dt.timedelta(seconds=workload.interval_s)
-    start, end = frame["start"].min(), frame["start"].max() + step
+    start = aggregates.known_time(aggregates.earliest(frame["start"]))
+    end = aggregates.known_time(aggregates.latest(frame["start"])) + step
     span = (end - start).total_seconds()
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    top = _nice(max(frame["operations"].max(), 1))
+    top = _nice(max(aggregates.known(aggregates.greatest(frame["operations"])), 1))
     x = lambda t: LEFT + (t - start).total_seconds() / span * plot_w  # noqa: E731
     y = lambda v: TOP + plot_h - v / top * plot_h  # noqa: E731
     width = max(plot_w * workload.interval_s / span - 1, 1)
