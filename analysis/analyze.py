@@ -73,13 +73,8 @@ class Analysis:
     """Derived column -> (unit, meaning)."""
     incidents: list[Incident] = field(default_factory=list)
     """The warning and critical findings grouped into episodes, root cause first (`nodes.compose`)."""
-    related: list[Finding] = field(default_factory=list)
-    """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
     audit: list[audit_module.AuditItem] = field(default_factory=list)
     """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
-    numbered_from: tuple[int, int] = (1, 1)
-    """The number its first finding and first incident take: in one report of several nodes each node counts on
-    from the one before it (`nodes.compose`), so that F3 or I2 names one item in the whole document."""
 
     @property
     def series(self) -> pl.DataFrame:

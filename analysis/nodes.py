@@ -247,15 +247,16 @@ def compose(nodes: Sequence[Analysis]) -> NodesAnalysis:
     several = len(nodes) > 1
     cross = cross_node_findings(nodes, NodesAnalysis(list(nodes)).names) if several else []
     composed: list[Analysis] = []
-    numbered_from = (1, 1)
+    # The set's findings as the member they are about told them: their advice vetted against that member's own
+    # incidents, as its findings' is (a lag's network suspect is withheld where the member's own disk fell behind).
+    as_told: dict[str, Finding] = {}
+    numbered_from = (1, 1)  # one document, one count: each node's findings and incidents number on from the last's
     for a in nodes:
         own = [f for f in a.findings if not (several and set_wide(f))]
         findings, incidents, related = told(own, a.context, [f for f in cross if subject(f, nodes) is a], numbered_from)
-        composed.append(replace(a, findings=findings, incidents=incidents, related=related, numbered_from=numbered_from))
+        composed.append(replace(a, findings=findings, incidents=incidents))
+        as_told.update((f.id, f) for f in related)
         numbered_from = (numbered_from[0] + len(findings), numbered_from[1] + len(incidents))
-    # The set's findings as the member they are about told them: their advice vetted against that member's own
-    # incidents, as its findings' is (a lag's network suspect is withheld where the member's own disk fell behind).
-    as_told = {f.id: f for a in composed for f in a.related}
     folded_in = {i for a in composed for incident in a.incidents for i in incident.finding_ids}
     rest = [as_told.get(f.id, f) for f in cross if f.id not in folded_in]
     cross_incidents: list[Incident] = []

@@ -271,8 +271,8 @@ def redact(analysis: Analysis, r: Redactor) -> Analysis:
     )
     logs = _logs(analysis.logs, r)
     audit = [dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit]
-    findings, related = [_finding(f, r) for f in analysis.findings], [_finding(f, r) for f in analysis.related]
-    by_id = {f.id: f for f in findings + related}
+    findings = [_finding(f, r) for f in analysis.findings]
+    by_id = {f.id: f for f in findings}
     return dataclasses.replace(
         analysis,
         node=node,
@@ -281,7 +281,6 @@ def redact(analysis: Analysis, r: Redactor) -> Analysis:
         logs=logs,
         audit=audit,
         findings=findings,
-        related=related,
         incidents=[_incident(i, r, by_id) for i in analysis.incidents],
     )
 
