@@ -11,8 +11,8 @@ in `detectors/`, the operations behind each window in `culprits`) -> `incidents/
 Arrow tables, the terminal, Jupyter, the report); `workbench/` holds what a report shows
 beside the incidents. `analyze` runs the stages for one node, `nodes` for several at
 once, `fleet` for many on a loop, a spawn pool or Spark.
-`analyze` is imported at once (its name is also its module's, which a lazy
-attribute would lose to the module as soon as anyone imports `analysis.analyze`);
+`analyze` (one node, from `nodes`) is imported at once (its name is also a module's, which a
+lazy attribute would lose to the module as soon as anyone imports `analysis.analyze`);
 the other names when first used (`ftdc.lazy`), so Arrow tables and the fleet's
 engines cost nothing until asked for.
 """
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from analysis.analyze import Analysis, analyze
+from analysis.analyze import Analysis
+from analysis.nodes import analyze
 from ftdc.lazy import lazy_exports
 
 _EXPORTS = {

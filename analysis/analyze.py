@@ -1,11 +1,11 @@
-"""`analyze`: a node's FTDC (and logs) in, findings out.
+"""`observe`: a node's FTDC (and logs) in, its evidence and findings out.
 
 logs -> files read once: the catalog (metric names, metadata) and the values of
 every metric the detectors could need (projection) -> derived series ->
-thresholds, checkpoints -> detectors -> culprits from the log -> incidents -> `Analysis`.
-Each stage takes values and returns new ones: an `Analysis` is frozen, and a later
-step that changes its findings (another node's view, redaction) makes a new one
-with `retold`, whose incidents come from the same builder.
+thresholds, checkpoints -> detectors -> culprits from the log -> `Analysis`.
+Its findings are not yet incidents: `nodes.compose` makes a run's incidents, once,
+for one node or several (`nodes.analyze` and `nodes.analyze_nodes` run both).
+Each stage takes values and returns new ones: an `Analysis` is frozen.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,9 +27,7 @@ from analysis.findings.culprits import WAITS, attribute, culprit_key, during_che
 from analysis.findings.detectors import NOT_ATTRIBUTED, RECORDS, RELATE, detect
 from analysis.findings.detectors.connection_storm import KIND as STORM
 from analysis.findings.finding import Finding, jsonable
-from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
-from analysis.incidents.vetting import NodeFacts, vetted
 from analysis.series import derived as series_module
 from analysis.series.checkpoints import Checkpoint, checkpoint_windows, infer_interval
 from analysis.series.metrics import Resolved, candidates
@@ -74,14 +72,9 @@ class Analysis:
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Derived column -> (unit, meaning)."""
     incidents: list[Incident] = field(default_factory=list)
-    """The warning and critical findings grouped into episodes, root cause first (`told`)."""
-    related: list[Finding] = field(default_factory=list)
-    """Cross-node findings about this member (its lag, its loss of the primary): its incidents can fold them in."""
+    """The warning and critical findings grouped into episodes, root cause first (`nodes.compose`)."""
     audit: list[audit_module.AuditItem] = field(default_factory=list)
     """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
-    numbered_from: tuple[int, int] = (1, 1)
-    """The number its first finding and first incident take: in one report of several nodes each node counts on
-    from the one before it (`nodes.folded`), so that F3 or I2 names one item in the whole document."""
 
     @property
     def series(self) -> pl.DataFrame:
@@ -115,32 +108,6 @@ class Analysis:
 
     def _repr_html_(self) -> str:
         return display.html(self)
-
-
-def told(
-    findings: Sequence[Finding], ctx: Context, related: Sequence[Finding] = (), numbered_from: tuple[int, int] = (1, 1)
-) -> tuple[list[Finding], list[Incident], list[Finding]]:
-    """The findings numbered in rank order (F1, F2..., or from `numbered_from`'s first number), the incidents they
-    make with `related` (cross-node findings about this node) folded in (I1, I2..., or from its second), and `related`
-    again, every recommendation vetted against this node (a cross-node finding's advice answers this node's incidents
-    as its own findings' do): the findings -> incidents stage."""
-    first_finding, first_incident = numbered_from
-    numbered = [
-        replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
-        for n, f in enumerate(findings, first_finding)
-    ]
-    judged = grouping.one_baseline(numbered + list(related), ctx)  # one latency baseline per class in an incident's card
-    numbered, related = judged[: len(numbered)], judged[len(numbered) :]
-    incidents, kept = vetted(grouping.build(numbered + related, ctx, first=first_incident), numbered + related, NodeFacts.of(ctx))
-    return kept[: len(numbered)], incidents, kept[len(numbered) :]
-
-
-def retold(analysis: Analysis, findings: Sequence[Finding] | None = None, related: Sequence[Finding] | None = None) -> Analysis:
-    """`analysis` with these findings and related findings (its own when not given), numbered and told as incidents again."""
-    findings = analysis.findings if findings is None else findings
-    related = analysis.related if related is None else related
-    numbered, incidents, related = told(findings, analysis.context, related, analysis.numbered_from)
-    return replace(analysis, findings=numbered, related=related, incidents=incidents)
 
 
 # The log columns analyses and reports use.
@@ -283,7 +250,7 @@ def _starts(prepared: pl.DataFrame, logs: LogFrames | None) -> list[dt.datetime]
     return starts
 
 
-def analyze(
+def observe(
     diagnostic_data: PathArg,
     logs: LogsArg = None,
     *,
@@ -291,9 +258,9 @@ def analyze(
     end: TimeArg = None,
     progress: Callable[[str], None] = lambda stage: None,
 ) -> Analysis:
-    """Findings for one node: `diagnostic_data` (a directory, files) and optionally
-    its logs (paths as `ftdc.read_logs` takes them, or `LogFrames`), within
-    [start, end]. `progress(stage)` is called as each of STAGES completes."""
+    """The evidence and findings of one node, in rank order, not yet numbered or told as incidents (`nodes.compose`
+    does that for a run): `diagnostic_data` (a directory, files) and optionally its logs (paths as `ftdc.read_logs`
+    takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of STAGES completes."""
     lower, upper = time_range(start, end)
     files = resolve(diagnostic_data)
     # The log before the samples: its reader's transient peak then meets nothing else held in memory.
@@ -358,19 +325,17 @@ def analyze(
         else f
         for f in findings
     ]
-    findings, incidents, _ = told(sorted(findings, key=Finding.rank), ctx)
     result = Analysis(
         node=metadata.node,
         overview=overview,
         thresholds=thresholds,
         derived=derived_series,
-        findings=findings,
+        findings=sorted(findings, key=Finding.rank),
         resolved=resolved,
         catalog=catalog,
         checkpoints=checkpoints,
         logs=log_frames,
         columns=series_module.describe(resolved),
-        incidents=incidents,
         audit=audit_module.audit(
             audit_module.facts(
                 metadata.documents,

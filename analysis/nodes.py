@@ -1,11 +1,14 @@
-"""`analyze_nodes`: several nodes at once, and what involves more than one of them.
+"""`analyze_nodes`: several nodes at once, and what involves more than one of them; `compose`: a run's findings
+told as incidents, once.
 
-Each node is analysed on its own (`analyze`), with the log rows of its own
+Each node is observed on its own (`analyze.observe`), with the log rows of its own
 host. Elections and lagging secondaries are seen by every member that
 records `replSetGetStatus`; across nodes they become one finding each per
 replica set, the members named by address (a node's `self` flag says which
 member index it is; an index means something only within its replica set),
-warning-level when they happened during another node's incident.
+warning-level when they happened during another node's incident. Then `compose`
+numbers every node's findings and tells them as incidents, in one pass over the run:
+`analyze` (one node), `analyze_nodes` and the fleet's replica sets all end in it.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from analysis.analyze import Analysis, LogsArg, analyze, read_compact_logs, retold
+from analysis.analyze import Analysis, LogsArg, observe, read_compact_logs
+from analysis.findings.context import Context
 from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import READ_ITS_FTDC, named
 from analysis.findings.finding import Finding
 from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
-from analysis.incidents.vetting import vetted_against_member
+from analysis.incidents.vetting import NodeFacts, vetted, vetted_against_member
 from analysis.members import Member, member_addresses, self_members
 from analysis.text import counted
 from ftdc.errors import FTDCError, FTDCWarning
@@ -157,6 +161,20 @@ def _seen(
     )
 
 
+def analyze(
+    diagnostic_data: PathArg,
+    logs: LogsArg = None,
+    *,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    progress: Callable[[str], None] = lambda stage: None,
+) -> Analysis:
+    """Findings and incidents for one node: `diagnostic_data` (a directory, files) and optionally its logs (paths as
+    `ftdc.read_logs` takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of
+    `analyze.STAGES` completes."""
+    return compose([observe(diagnostic_data, logs, start=start, end=end, progress=progress)]).nodes[0]
+
+
 def analyze_nodes(
     diagnostic_data: list[PathArg],
     logs: LogsArg = None,
@@ -174,7 +192,7 @@ def analyze_nodes(
     nodes = []
     for path in diagnostic_data:
         try:
-            nodes.append(analyze(path, frames, start=start, end=end, progress=progress))
+            nodes.append(observe(path, frames, start=start, end=end, progress=progress))
         except FTDCError as exc:
             # One unreadable node must not cost the others their analysis; alone, it is the error.
             if len(diagnostic_data) == 1:
@@ -184,9 +202,7 @@ def analyze_nodes(
         raise FTDCError(f"none of the {len(diagnostic_data)} nodes could be read")
     if len(nodes) > 1 and frames is not None:
         _warn_unmatched(frames, nodes)
-    if len(nodes) < 2:
-        return NodesAnalysis(nodes)
-    return folded(nodes, cross_node_findings(nodes, NodesAnalysis(nodes).names))
+    return compose(nodes)
 
 
 def subject(finding: Finding, nodes: Sequence[Analysis]) -> Analysis | None:
@@ -195,45 +211,74 @@ def subject(finding: Finding, nodes: Sequence[Analysis]) -> Analysis | None:
     return next((a for a in nodes if a.node.address and a.node.address == address), None)
 
 
-def folded(nodes: Sequence[Analysis], cross: list[Finding]) -> NodesAnalysis:
-    """The nodes with the replica set's findings `cross` in place of their own elections and lag: each node's incidents
-    told again with the cross-node findings about it (a member's slow disk and its lag are one incident); the
-    cross-node findings no node's incident took are incidents of their own."""
-    told: list[Analysis] = []
-    numbered_from = (1, 1)  # one document, one count: each node's findings and incidents number on from the last's
-    for a in nodes:
-        told.append(
-            retold(
-                replace(a, numbered_from=numbered_from),
-                [f for f in a.findings if not set_wide(f)],
-                [f for f in cross if subject(f, nodes) is a],
-            )
-        )
-        numbered_from = (numbered_from[0] + len(told[-1].findings), numbered_from[1] + len(told[-1].incidents))
+def told(
+    findings: Sequence[Finding],
+    ctx: Context,
+    related: Sequence[Finding] = (),
+    numbered_from: tuple[int, int] = (1, 1),
+    prefix: str = "I",
+) -> tuple[list[Finding], list[Incident], list[Finding]]:
+    """The findings numbered in rank order (F1, F2..., or from `numbered_from`'s first number), the incidents they
+    make with `related` (cross-node findings, numbered already) folded in (I1, I2..., or `prefix` and from its second),
+    and `related` again: every finding of an incident judged against one latency baseline per class, every
+    recommendation vetted against the node `ctx` describes (a cross-node finding's advice answers the incidents it is
+    in as the node's own findings' do)."""
+    first_finding, first_incident = numbered_from
+    numbered = [
+        replace(f, id=f"F{n}", recommendations=[replace(r, findings=(f"F{n}",)) for r in f.recommendations])
+        for n, f in enumerate(findings, first_finding)
+    ]
+    judged = grouping.one_baseline(numbered + list(related), ctx)  # one latency baseline per class in an incident's card
+    numbered, related = judged[: len(numbered)], judged[len(numbered) :]
+    built = grouping.build(numbered + related, ctx, prefix=prefix, first=first_incident)
+    incidents, kept = vetted(built, numbered + related, NodeFacts.of(ctx))
+    return kept[: len(numbered)], incidents, kept[len(numbered) :]
+
+
+def compose(nodes: Sequence[Analysis]) -> NodesAnalysis:
+    """A run's findings told as incidents, once: the one place a run composes them (`tests/test_compose.py` counts it).
+
+    `nodes` as `observe` leaves them (findings in rank order, no incidents). Of several nodes, their elections and lag
+    are merged into the replica sets' findings first (`cross_node_findings`); then each node's own findings are
+    numbered on from the node before it (one document, one count) and told as incidents with the set's findings about
+    it folded in (a member's slow disk and its lag are one incident); the set's findings no member's incident took
+    are incidents of their own (C1, C2...), told with the context of the first node of their replica set. Every
+    incident is judged against one baseline and its advice vetted, alike (`told`)."""
+    several = len(nodes) > 1
+    cross = cross_node_findings(nodes, NodesAnalysis(list(nodes)).names) if several else []
+    composed: list[Analysis] = []
     # The set's findings as the member they are about told them: their advice vetted against that member's own
     # incidents, as its findings' is (a lag's network suspect is withheld where the member's own disk fell behind).
-    vetted = {f.id: f for a in told for f in a.related}
-    return with_cross_node(told, [vetted.get(f.id, f) for f in cross])
+    as_told: dict[str, Finding] = {}
+    numbered_from = (1, 1)  # one document, one count: each node's findings and incidents number on from the last's
+    for a in nodes:
+        own = [f for f in a.findings if not (several and set_wide(f))]
+        findings, incidents, related = told(own, a.context, [f for f in cross if subject(f, nodes) is a], numbered_from)
+        composed.append(replace(a, findings=findings, incidents=incidents))
+        as_told.update((f.id, f) for f in related)
+        numbered_from = (numbered_from[0] + len(findings), numbered_from[1] + len(incidents))
+    folded_in = {i for a in composed for incident in a.incidents for i in incident.finding_ids}
+    rest = [as_told.get(f.id, f) for f in cross if f.id not in folded_in]
+    cross_incidents: list[Incident] = []
+    for ctx, theirs in _by_replica_set(rest, composed):
+        _, incidents, kept = told((), ctx, theirs, (1, len(cross_incidents) + 1), prefix="C")
+        cross_incidents += incidents
+        as_told.update((f.id, f) for f in kept)
+    return NodesAnalysis(composed, [as_told.get(f.id, f) for f in cross], cross_incidents)
 
 
-def with_cross_node(nodes: Sequence[Analysis], cross: Sequence[Finding]) -> NodesAnalysis:
-    """The nodes (their incidents already told with what they fold in) and the replica set's findings, with the
-    incidents of those no node's incident took."""
-    return NodesAnalysis(list(nodes), list(cross), unfolded(nodes, list(cross)) if nodes else [])
-
-
-def unfolded(nodes: Sequence[Analysis], cross: list[Finding]) -> list[Incident]:
-    """The incidents (ids C1, C2...) of the cross-node findings no node's incident folded in."""
-    folded_in = {i for a in nodes for incident in a.incidents for i in incident.finding_ids}
-    rest = [f for f in cross if f.id not in folded_in]
-    return grouping.build(rest, nodes[0].context, prefix="C") if rest else []
-
-
-def leave_to_the_replica_set(analysis: Analysis) -> tuple[Analysis, list[Finding]]:
-    """The node's analysis without its elections and lag (the replica set's findings merge them), its findings and
-    incidents numbered again, and what it left out."""
-    taken = [f for f in analysis.findings if set_wide(f)]
-    return retold(analysis, [f for f in analysis.findings if not set_wide(f)]), taken
+def _by_replica_set(findings: Sequence[Finding], nodes: Sequence[Analysis]) -> list[tuple[Context, list[Finding]]]:
+    """Cross-node findings by the replica set of the node that saw each first, with the context of that set's first
+    node (in order of the nodes)."""
+    names = NodesAnalysis(list(nodes)).names
+    groups: dict[str | None, list[Finding]] = {}
+    for f in findings:
+        seen_by = f.evidence.get("seen_by") or names[:1]
+        groups.setdefault(nodes[names.index(seen_by[0])].node.replica_set, []).append(f)
+    first: dict[str | None, Analysis] = {}
+    for a in nodes:
+        first.setdefault(a.node.replica_set, a)
+    return [(first[replica_set].context, theirs) for replica_set, theirs in groups.items()]
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:

@@ -256,7 +256,7 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
     """Median ratios over `rounds` alternating rounds of floor, analyze, report and explore (with `log` when given;
     the report and the explorer only with `outputs`)."""
     import analysis
-    from analysis.analyze import retold
+    from analysis.nodes import compose
     from analysis.outputs.report import build_report, explore, write_explorer, write_report
 
     metrics = needed_metrics(directory)
@@ -272,7 +272,7 @@ def measure(directory: Path, log: Path | None, rounds: int, html: Path, page: Pa
         start = time.perf_counter()
         result = analysis.analyze(directory, log)
         analyses.append(time.perf_counter() - start)
-        incidents.append(timed(lambda result=result: retold(result)))
+        incidents.append(timed(lambda result=result: compose([result])))
         if outputs:
             reports.append(timed(lambda result=result: write_report(build_report([result]), html)))
             explores.append(timed(lambda result=result: write_explorer(explore(result, directory, "bench"), page)))

@@ -69,10 +69,10 @@ def _peak_rss_mb() -> float:
 
 def _analyse_measured(path: str) -> tuple[float, float]:
     """In a worker: analyse one node; its seconds and the worker's peak RSS so far."""
-    from analysis.fleet import analyse_node
+    from analysis.fleet import analyse_unit
 
     began = time.perf_counter()
-    analyse_node(path)
+    analyse_unit([(path, None)])
     return time.perf_counter() - began, _peak_rss_mb()
 
 

@@ -28,18 +28,23 @@ def scenario_log(folder: Path) -> Path | None:
 
 
 @functools.cache
-def analyzed_nodes(name: str) -> tuple[list, list]:
-    """The analysed nodes and the cross-node findings of `name`: "demo", "real:<capture>" (a folder of `../shared`'s
+def analyzed_result(name: str) -> analysis.NodesAnalysis:
+    """The result of `name` as composed (what a report renders): "demo", "real:<capture>" (a folder of `../shared`'s
     FTDC samples), or a scenario's folder name (optionally as "scenario:<name>")."""
     source, _, which = name.rpartition(":")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if which == "demo" and not source:
-            return [analysis.analyze(SAMPLES / "diagnostic.data", SAMPLES / "mongod.log")], []
+            return analysis.NodesAnalysis([analysis.analyze(SAMPLES / "diagnostic.data", SAMPLES / "mongod.log")])
         if source == "real":
-            return [analysis.analyze(require_samples("ftdc", which, "diagnostic.data"))], []
+            return analysis.NodesAnalysis([analysis.analyze(require_samples("ftdc", which, "diagnostic.data"))])
         folder = SCENARIOS / which
         if (folder / "diagnostic.data").is_dir():
-            return [analysis.analyze(folder / "diagnostic.data", scenario_log(folder))], []
-        result = analysis.analyze_nodes(sorted(folder.glob("node*/diagnostic.data")), folder)
-        return result.nodes, result.cross_node
+            return analysis.NodesAnalysis([analysis.analyze(folder / "diagnostic.data", scenario_log(folder))])
+        return analysis.analyze_nodes(sorted(folder.glob("node*/diagnostic.data")), folder)
+
+
+def analyzed_nodes(name: str) -> tuple[list, list]:
+    """The analysed nodes and the cross-node findings of `name` (`analyzed_result`)."""
+    result = analyzed_result(name)
+    return result.nodes, result.cross_node

@@ -59,7 +59,7 @@ def build_demo_report(path: Path):
     from analysis.outputs.report import build_report, write_report
 
     result = analysis.analyze_nodes([SAMPLES / "diagnostic.data"], [SAMPLES / "mongod.log"])
-    report = build_report(result.nodes, result.cross_node)
+    report = build_report(result)
     write_report(report, path)
     return report
 

@@ -14,7 +14,7 @@ import pytest
 
 import analysis
 from analysis.findings.finding import Finding
-from analysis.nodes import NodesAnalysis, unfolded
+from analysis.nodes import NodesAnalysis, told
 from analysis.outputs import document, schema
 from analysis.outputs.report import build_report, write_report
 
@@ -63,10 +63,11 @@ def test_the_json_report_holds_every_incident_whatever_the_cards_show(replica_se
         )
         for h in (3, 6, 9)
     ]
-    nodes = NodesAnalysis(replica_set.nodes, lags, unfolded(replica_set.nodes, lags))
+    _, incidents, lags = told((), replica_set.nodes[0].context, lags, prefix="C")
+    nodes = NodesAnalysis(replica_set.nodes, lags, incidents)
     assert len(nodes.incidents) == 3
     monkeypatch.setattr(document, "MAX_CARDS", 1)
-    report = build_report(nodes.nodes, nodes.cross_node)
+    report = build_report(nodes)
     assert len(report.cross_incidents) == 1
     write_report(report, tmp_path / "r.json")
     doc = json.loads((tmp_path / "r.json").read_text())

@@ -1,5 +1,5 @@
-"""The fleet path on Spark local[2]: per-node findings equal `analyze`'s, replica sets' equal
-`analyze_nodes`'s, and the dataset answers the same questions in Spark, DuckDB and polars."""
+"""The fleet path on Spark local[2]: each node's findings and incidents, and its replica set's, equal
+`analyze_nodes`'s for the members together, and the dataset answers the same questions in Spark, DuckDB and polars."""
 
 import datetime as dt
 import json
@@ -14,7 +14,6 @@ from conftest import require_module
 import analysis
 import ftdc
 from analysis import fleet
-from analysis.nodes import leave_to_the_replica_set
 from analysis.outputs.tables import (
     FINDINGS_SCHEMA,
     INCIDENTS_SCHEMA,
@@ -101,22 +100,22 @@ def _rows(table: pa.Table, columns=COMPARED) -> list[tuple]:
 
 
 def test_spark_findings_and_incidents_equal_the_per_node_analyses(fleet_run, nodes):
-    """Each node's own findings and incidents as `analyze_nodes` leaves them (elections and lag to the replica set)."""
+    """Each node's findings and incidents as `analyze_nodes` composes them with the other members of its replica set
+    (elections and lag to the replica set), a node of no replica set alone."""
     root, found = fleet_run
     assert {".".join(v.split(".")[:2]) for v in found["version"].drop_nulls()} == {"4.2", "6.0", "7.0", "8.0"}
     incidents = pl.read_parquet(root / "incidents" / "*.parquet").to_arrow().cast(INCIDENTS_SCHEMA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for path in nodes:
-            want = analysis.analyze(path)
-            key = analysis_key(want, path)
-            if want.node.replica_set is not None:
-                want, _ = leave_to_the_replica_set(want)
-            mine = found.filter((pl.col("node") == key) & (pl.col("scope") == "node")).to_arrow().cast(FINDINGS_SCHEMA)
-            assert _rows(mine) == _rows(to_table(finding_rows(want.findings, want.node, key))), path
-            mine = incidents.filter(pa.compute.equal(incidents["node"], key))
-            expected = to_table(incident_rows(want.incidents, want.node, key), INCIDENTS_SCHEMA)
-            assert _rows(mine, INCIDENTS_SCHEMA.names) == _rows(expected, INCIDENTS_SCHEMA.names), path
+        for unit in fleet.units(nodes):
+            result = analysis.analyze_nodes([path for path, _ in unit])
+            for (path, _), want in zip(unit, result.nodes):
+                key = analysis_key(want, path)
+                mine = found.filter((pl.col("node") == key) & (pl.col("scope") == "node")).to_arrow().cast(FINDINGS_SCHEMA)
+                assert _rows(mine) == _rows(to_table(finding_rows(want.findings, want.node, key))), path
+                mine = incidents.filter(pa.compute.equal(incidents["node"], key))
+                expected = to_table(incident_rows(want.incidents, want.node, key), INCIDENTS_SCHEMA)
+                assert _rows(mine, INCIDENTS_SCHEMA.names) == _rows(expected, INCIDENTS_SCHEMA.names), path
     assert incidents.num_rows > 0
     # Written too, and read back in one call.
     assert pl.read_parquet(root / "findings" / "*.parquet").height == found.height

@@ -400,14 +400,15 @@ def test_the_demo_is_one_incident_in_time_order():
     assert card.index("<h3>") < card.index("I1. ") < card.index("</h3>") and 'class="incident critical"' in card
 
 
-def test_redacted_incidents_are_told_from_the_redacted_findings():
-    from analysis.outputs.report import Redactor, redact_all
+def test_redacted_incidents_are_the_plain_ones_in_pseudonyms():
+    from analysis.nodes import NodesAnalysis
+    from analysis.outputs.report import Redactor, redact_result
 
     demo = Path(__file__).resolve().parents[1] / "samples"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = analysis.analyze(demo / "diagnostic.data", demo / "mongod.log")
-    [redacted], _ = redact_all([result], [], Redactor())
+    [redacted] = redact_result(NodesAnalysis([result]), Redactor()).nodes
     text = json.dumps([i.to_dict() for i in redacted.incidents])
     assert "shop" not in text and "db-1.coll-" in redacted.incidents[0].title
     assert (

@@ -15,8 +15,9 @@ import pytest
 
 import analysis
 import ftdc
+from analysis.nodes import NodesAnalysis
 from analysis.outputs.document import result_document
-from analysis.outputs.report import Redactor, build_report, redact_all, redact_result, write_report
+from analysis.outputs.report import Redactor, build_report, redact_result, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "samples"
@@ -62,10 +63,9 @@ def assert_clean(files: list[Path], secrets: list[str]) -> None:
                 assert not pattern.search(data), f"{secret!r} in {what}"
 
 
-def redacted_reports(analyses, cross, tmp_path):
+def redacted_reports(result, tmp_path):
     redactor = Redactor()
-    nodes, cross = redact_all(analyses, cross, redactor)
-    report = build_report(nodes, cross, redacted=True)
+    report = build_report(redact_result(result, redactor), redacted=True)
     files = []
     for suffix in (".html", ".md", ".json"):
         files += write_report(report, tmp_path / f"report{suffix}")
@@ -89,7 +89,7 @@ def leaks(analyses, tmp_path) -> str:
 def test_demo_report_in_every_format_holds_no_original_name_or_value(demo, tmp_path):
     plain = leaks([demo], tmp_path)
     assert all(s in plain for s in ("db-prod-01.example.net", "shop.orders", "&quot;shop&quot;", "rs0", "orders-service"))
-    redactor, files = redacted_reports([demo], [], tmp_path)
+    redactor, files = redacted_reports(NodesAnalysis([demo]), tmp_path)
     assert_clean(files, DEMO_SECRETS)
     page = (tmp_path / "report.html").read_text()
     # The report is still useful: pseudonyms, shapes, and the index advice on the pseudonymous namespace.
@@ -127,7 +127,7 @@ def test_real_node_redacted(ftdc_samples, tmp_path):
         result = analysis.analyze(ftdc_samples / "mongod-4.2.1" / "diagnostic.data")
     secrets = ["M-C02F13T4MD6M", "M-C02F13T4MD6M.sanmiguel.local", "sanmiguel", "rs0"]
     assert "M-C02F13T4MD6M.sanmiguel.local" in leaks([result], tmp_path)
-    _, files = redacted_reports([result], [], tmp_path)
+    _, files = redacted_reports(NodesAnalysis([result]), tmp_path)
     assert_clean(files, secrets)
 
 
@@ -149,7 +149,7 @@ def test_real_log_operations_redacted(ftdc_samples, log_samples, tmp_path):
     plain = leaks([result], tmp_path)
     shown = [ns for ns in namespaces if ns in plain]
     assert shown and ips, "the log's namespaces must reach the unredacted report for this test to mean anything"
-    _, files = redacted_reports([result], [], tmp_path)
+    _, files = redacted_reports(NodesAnalysis([result]), tmp_path)
     assert_clean(files, namespaces + [ip for ip in ips if re.fullmatch(r"[\d.]+|[0-9a-f:]+", ip)])
 
 
@@ -194,7 +194,7 @@ def test_a_replica_sets_report_is_redacted_incidents_and_member_timeline_include
     secrets = ["rs1-a.example.net", "rs1-b.example.net", "rs1-c.example.net", "rs-prod", "app.events"]
     plain = leaks(result.nodes, tmp_path)
     assert all(s in plain for s in secrets[:2])
-    redactor, files = redacted_reports(result.nodes, result.cross_node, tmp_path)
+    redactor, files = redacted_reports(result, tmp_path)
     assert_clean(files, secrets)
     doc = json.loads((tmp_path / "report.json").read_text())
     assert [i["id"] for i in doc["cross_node_incidents"]] == [i.id for i in result.incidents]

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import analysis
-from analysis.analyze import retold
+from analysis.nodes import compose
 from analysis.outputs import document
 from analysis.outputs.report import build_report, content, explorer_page, html, plots, write_report
 
@@ -212,7 +212,7 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
         for h in range(16)
         for f in demo.problems
     ]
-    busy = retold(demo, sorted(many, key=analysis.Finding.rank))
+    [busy] = compose([dataclasses.replace(demo, findings=sorted(many, key=analysis.Finding.rank))]).nodes
     report = build_report([busy])
     section = report.nodes[0]
     assert len(section.carded) == document.MAX_CARDS and len(section.listed) == len(many) - document.MAX_CARDS

@@ -278,10 +278,9 @@ def test_a_collscan_cause_says_collscan_once_and_one_run_in_the_singular():
 
 
 def _markdown(name: str, tmp_path: Path) -> str:
-    from scenario_nodes import analyzed_nodes
+    from scenario_nodes import analyzed_result
 
-    nodes, cross = analyzed_nodes(name)
-    write_report(build_report(nodes, cross), tmp_path / "r.md")
+    write_report(build_report(analyzed_result(name)), tmp_path / "r.md")
     return (tmp_path / "r.md").read_text()
 
 

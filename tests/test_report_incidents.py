@@ -329,9 +329,8 @@ def test_the_queue_in_a_title_is_the_queue_plotted(chunk_80):
 @pytest.mark.parametrize("report_of", ["demo", "replica_set"])
 def test_one_index_and_one_max_time_per_query_across_the_report(report_of, request, tmp_path):
     result = request.getfixturevalue(report_of)
-    nodes, cross = (result.nodes, result.cross_node) if hasattr(result, "nodes") else ([result], [])
     path = tmp_path / "r.md"
-    write_report(build_report(nodes, cross), path)
+    write_report(build_report(result if hasattr(result, "nodes") else [result]), path)
     text = path.read_text()
     advice: dict[str, set] = {}
     for ns, index in re.findall(r"Give (\S+) an index for this query[^:]*: (.+?createIndex\(.+?\))", text):
@@ -519,7 +518,7 @@ def test_the_4_2_write_queue_is_plotted(ftdc_samples, demo):
 
 
 def test_several_nodes_one_headline_per_incident(replica_set):
-    report = build_report(replica_set.nodes, replica_set.cross_node)
+    report = build_report(replica_set)
     incidents = [(name, i) for name, node in zip(replica_set.names, replica_set.nodes) for i in node.incidents]
     assert len(incidents) >= 2 and len(report.headlines) == len(incidents) + len(report.cross_incidents)
     for headline, (name, incident) in zip(report.headlines, incidents):
@@ -537,7 +536,7 @@ def test_several_nodes_get_a_replica_set_timeline_with_states_and_the_election(r
     assert any(dt.datetime.fromisoformat(line.get("data-at")) == election.end for line in marked)
     assert all(line.get("d").count("M") == len(of_class(parsed(fig), "panel")) for line in marked)  # across every panel
     path = tmp_path / "rs.html"
-    write_report(build_report(replica_set.nodes, replica_set.cross_node), path)
+    write_report(build_report(replica_set), path)
     page = path.read_text()
     assert (
         page.index("<h2 id=incidents>Incidents</h2>")

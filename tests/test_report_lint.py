@@ -22,10 +22,11 @@ from pathlib import Path
 import msgspec
 import pytest
 from rich.console import Console
-from scenario_nodes import SCENARIO_NAMES, analyzed_nodes
+from scenario_nodes import SCENARIO_NAMES, analyzed_result
 
 import analysis
 from analysis.findings.detectors import MODULES, NAMES, RECORDS
+from analysis.nodes import NodesAnalysis
 from analysis.outputs import shape, words
 from analysis.outputs.console import render_findings, render_incidents, render_overview
 from analysis.outputs.report import build_report, write_report
@@ -397,10 +398,10 @@ def _terminal(nodes) -> str:
         return console.export_text()
 
 
-def rendered(nodes, cross, folder: Path) -> dict[str, str]:
+def rendered(result: NodesAnalysis, folder: Path) -> dict[str, str]:
     """Format -> the text a reader gets."""
-    report = build_report(nodes, cross)
-    out = {"terminal": _terminal(nodes)}
+    report = build_report(result)
+    out = {"terminal": _terminal(result.nodes)}
     for fmt in (".md", ".html", ".json"):
         write_report(report, folder / f"report{fmt}")
     out["markdown"] = _markdown_text((folder / "report.md").read_text())
@@ -447,18 +448,18 @@ def _analyses(case: str, request):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if kind == "scenario":
-            return analyzed_nodes(name)
+            return analyzed_result(name)
         if kind == "real":
-            return [analysis.analyze(request.getfixturevalue("ftdc_samples") / REAL[name])], []
-        return [analyzed(build, *DRAWS[name])[1]], []
+            return NodesAnalysis([analysis.analyze(request.getfixturevalue("ftdc_samples") / REAL[name])])
+        return NodesAnalysis([analyzed(build, *DRAWS[name])[1]])
 
 
 @pytest.fixture(scope="module", params=CASES)
 def case(request, tmp_path_factory):
-    nodes, cross = _analyses(request.param, request)
+    result = _analyses(request.param, request)
     folder = tmp_path_factory.mktemp("lint")
-    texts = rendered(nodes, cross, folder)
-    return request.param, nodes, texts, Vocabulary.of(nodes), json.loads((folder / "report.json").read_text())
+    texts = rendered(result, folder)
+    return request.param, result.nodes, texts, Vocabulary.of(result.nodes), json.loads((folder / "report.json").read_text())
 
 
 def test_the_json_document_is_the_shape_declared(case):
@@ -618,7 +619,7 @@ def test_the_log_offset_is_read_and_every_format_gives_times_in_it_beside_utc(tm
     assert node.logs.utc_offset == dt.timedelta(hours=-3)
     incident = node.incidents[0]
     utc, local = incident.start.strftime("%H:%M:%S"), (incident.start - dt.timedelta(hours=3)).strftime("%H:%M:%S")
-    texts = rendered([node], [], tmp_path)
+    texts = rendered(NodesAnalysis([node]), tmp_path)
     for fmt in ("terminal", "markdown", "html", "json"):
         assert f"{utc}" in texts[fmt] and " UTC" in texts[fmt], fmt
     for fmt in ("terminal", "markdown", "html", "json"):  # the incident's window: the headline, the card, its details
@@ -643,9 +644,8 @@ def test_the_causes_considered_reach_every_format(tmp_path):
         seed=437,
     )
     _, node = analyzed(build, shape, Incident("checkpoint_stall", 350, 69.7, "long", 0.0, bulk_loader=True))
-    nodes, cross = [node], []
-    incident = next(i for i in nodes[0].incidents if i.candidates)
-    texts = rendered(nodes, cross, tmp_path)
+    incident = next(i for i in node.incidents if i.candidates)
+    texts = rendered(NodesAnalysis([node]), tmp_path)
     for candidate in incident.candidates:
         sentence = f"{words.cause_kind(candidate)}: {candidate.summary}"
         for fmt in ("markdown", "html"):
@@ -660,7 +660,7 @@ def test_the_causes_considered_reach_every_format(tmp_path):
 
 @pytest.fixture(scope="module")
 def demo_document() -> dict:
-    return json.loads(json.dumps(build_report(*analyzed_nodes("demo")).to_dict()))
+    return json.loads(json.dumps(build_report(analyzed_result("demo")).to_dict()))
 
 
 def _edited(document: dict, path: tuple, value) -> dict:

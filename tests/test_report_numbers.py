@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 from bson.timestamp import Timestamp
 from rich.console import Console
-from scenario_nodes import SCENARIO_NAMES
+from scenario_nodes import SCENARIO_NAMES, analyzed_result
 from scenario_nodes import analyzed_nodes as _analyzed
 
 import analysis
@@ -57,9 +57,9 @@ def analyzed(request):
 def rendered(analyzed, tmp_path_factory):
     """The node's report in each format, as text: the JSON document, the Markdown (unescaped), the HTML page's
     words, the terminal."""
-    name, nodes, cross = analyzed
+    name, nodes, _ = analyzed
     folder = tmp_path_factory.mktemp(name.replace(":", "-"))
-    report = build_report(nodes, cross)
+    report = build_report(analyzed_result(name))
     texts = {}
     for fmt in (".json", ".md", ".html"):
         write_report(report, folder / f"report{fmt}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from rich.console import Console
-from scenario_nodes import SCENARIO_NAMES
+from scenario_nodes import SCENARIO_NAMES, analyzed_result
 from scenario_nodes import analyzed_nodes as _analyzed
 
 import analysis
@@ -76,8 +76,8 @@ def test_the_check_sees_what_it_looks_for():
 
 
 def test_no_internal_name_in_any_report_or_on_the_console(analyzed, tmp_path):
-    name, nodes, cross = analyzed
-    report = build_report(nodes, cross)
+    name, nodes, _ = analyzed
+    report = build_report(analyzed_result(name))
     for fmt in FORMATS:
         path = tmp_path / f"{name}{fmt}"
         write_report(report, path)
@@ -311,9 +311,9 @@ def test_evidence_numbers_have_the_prose_rounding_and_labels_claim_no_baseline()
 
 def test_a_gap_in_the_markdown_gives_its_window_with_its_zone(tmp_path):
     # restart-and-gap: the Markdown said "No FTDC samples for 5 min 1 s" with no time; the terminal gave 23:06:39 – 23:11:40 UTC.
-    nodes, cross = _analyzed("restart-and-gap")
+    nodes, _ = _analyzed("restart-and-gap")
     gap = next(f for f in nodes[0].findings if f.kind == "ftdc_gap")
-    write_report(build_report(nodes, cross), tmp_path / "r.md")
+    write_report(build_report(analyzed_result("restart-and-gap")), tmp_path / "r.md")
     line = next(ln for ln in (tmp_path / "r.md").read_text().splitlines() if ln.startswith(f"- {gap.title}"))
     assert gap.start.strftime("%H:%M:%S") in line and gap.end.strftime("%H:%M:%S") in line and "UTC" in line, line
 
@@ -410,10 +410,10 @@ def test_a_storm_that_followed_a_stall_says_so_and_its_advice_is_the_clients_tim
 def test_an_insert_has_no_plan_and_no_filter_in_words_in_every_format(tmp_path):
     # dirty-cache-checkpoints-8.0: ledger.entries insert's rows read "|  |" and "`  `" in the Markdown, empty cells and
     # an empty <code> on the page: an insert is not planned and has no filter, which each format now says.
-    nodes, cross = _analyzed("dirty-cache-checkpoints-8.0")
+    nodes, _ = _analyzed("dirty-cache-checkpoints-8.0")
     inserts = [c for node in nodes for f in node.findings for c in f.culprits if c.command == "insert"]
     assert inserts and not any(c.plan_summary or c.shape or c.query_hash for c in inserts)
-    report = build_report(nodes, cross)
+    report = build_report(analyzed_result("dirty-cache-checkpoints-8.0"))
     for fmt in (".md", ".html"):
         write_report(report, tmp_path / f"r{fmt}")
     md, page = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
@@ -559,8 +559,8 @@ def test_every_member_section_carries_its_node_table_and_audit_in_every_document
     # cache, while the terminal printed them: each member's section must carry what the terminal says of it.
     import json
 
-    nodes, cross = _analyzed("replica-set")
-    report = build_report(nodes, cross)
+    nodes, _ = _analyzed("replica-set")
+    report = build_report(analyzed_result("replica-set"))
     for fmt in (".md", ".html", ".json"):
         write_report(report, tmp_path / f"report{fmt}")
     markdown = (tmp_path / "report.md").read_text()

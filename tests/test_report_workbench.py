@@ -478,7 +478,7 @@ def test_a_redacted_report_quotes_no_log_line(busy, tmp_path):
     redacted = redact_result(NodesAnalysis([busy], []), Redactor())
     w = workload(redacted.nodes[0].logs)
     assert all(run["log_line"] is None for row in w.queries.iter_rows(named=True) for run in row["slowest"])
-    path = write_report(build_report(redacted.nodes, redacted.cross_node, redacted=True), tmp_path / "r.html")[0]
+    path = write_report(build_report(redacted, redacted=True), tmp_path / "r.html")[0]
     page = path.read_text()
     assert NOT_QUOTED in page and '"msg":"Slow query"' not in page and "Slow query" not in page
 

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Optional
 
 from analysis.analyze import Analysis
-from analysis.findings.finding import Finding
-from analysis.nodes import NodesAnalysis, with_cross_node
+from analysis.nodes import NodesAnalysis
 from analysis.outputs.report import content, explorer_page, figures, html, markdown
 from analysis.outputs.report.explorer import Explorer, explore
-from analysis.outputs.report.redact import Redactor, redact_all, redact_result
+from analysis.outputs.report.redact import Redactor, redact_result
 from ftdc.atomic import replacing
 from ftdc.untrusted import json_embeddable
 
@@ -31,7 +30,6 @@ __all__ = [
     "Redactor",
     "build_report",
     "explore",
-    "redact_all",
     "redact_result",
     "write_explorer",
     "write_key",
@@ -40,15 +38,12 @@ __all__ = [
 
 
 def build_report(
-    nodes: NodesAnalysis | Iterable[Analysis],
-    cross_node: Iterable[Finding] = (),
-    *,
-    redacted: bool = False,
-    generated: dt.datetime | None = None,
+    nodes: NodesAnalysis | Iterable[Analysis], *, redacted: bool = False, generated: dt.datetime | None = None
 ) -> content.Report:
-    """The report of these nodes: a `NodesAnalysis` as told, or analyses and the cross-node findings about them.
-    For an attachment, pass what `redact_result` (or `redact_all`) returns and `redacted=True`."""
-    result = nodes if isinstance(nodes, NodesAnalysis) else with_cross_node(list(nodes), list(cross_node))
+    """The report of a result as composed (`analyze_nodes`), or of analyses each of one node alone (`analyze`): it
+    renders what it is given and composes nothing. For an attachment, pass what `redact_result` returns and
+    `redacted=True`."""
+    result = nodes if isinstance(nodes, NodesAnalysis) else NodesAnalysis(list(nodes))
     sections = [
         content.node_section(a, n, figures.member_names(result.nodes, a), result.cross_node)
         for a, n in zip(result.nodes, result.names)

@@ -276,7 +276,7 @@ def build(
     generated: dt.datetime | None = None,
     no_log: str | None = None,
 ) -> Report:
-    """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.unfolded`)."""
+    """The report of these nodes; `cross_incidents` are the replica set's incidents no node's took (`nodes.compose`)."""
     analyses, names = [s.analysis for s in sections], [s.name for s in sections]
     cross_cards = (
         incident_cards(

@@ -7,10 +7,11 @@ throughout one report. Culprit examples keep only the query's shape (no
 literal values), file paths only their file name. A key mapping pseudonyms
 back can be written for the sender to keep.
 
-Redaction is a transform of a finished result: `redact_result` returns new
-analyses (their incidents told by the same builder from the redacted findings),
-so every format (and every picture's labels) is made from pseudonyms; one text
-pass over every string catches names inside sentences and sources.
+Redaction maps a finished result and computes nothing again: `redact_result`
+returns a new result whose findings, incidents, culprits and tables say what the
+plain one says with every name replaced, so every format (and every picture's
+labels) is made from pseudonyms; one text pass over every string catches names
+inside sentences and sources.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from typing import Any
 import polars as pl
 
 from analysis.advice.recommendation import Recommendation, Withheld
-from analysis.analyze import Analysis, retold
+from analysis.analyze import Analysis
 from analysis.findings.finding import Culprit, Finding
-from analysis.nodes import NodesAnalysis, with_cross_node
+from analysis.incidents.incident import Incident, RootCause, Step
+from analysis.nodes import NodesAnalysis
 from ftdc.logs import LogFrames
 from ftdc.logs.events import ttl_pass
 
@@ -194,7 +196,7 @@ def _finding(f: Finding, r: Redactor) -> Finding:
         culprits=[_culprit(c, r) for c in f.culprits],
         causes=[_culprit(c, r) for c in f.causes],
         recommendations=[_advice(x, r) for x in f.recommendations],
-        withheld=[Withheld(_advice(w.recommendation, r), r.text(w.reason)) for w in f.withheld],
+        withheld=[_withheld(w, r) for w in f.withheld],
     )
 
 
@@ -222,8 +224,40 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
     return LogFrames(slow, events, problems, logs.utc_offset, logs.utc_offsets)
 
 
+def _withheld(w: Withheld, r: Redactor) -> Withheld:
+    return Withheld(_advice(w.recommendation, r), r.text(w.reason))
+
+
+def _cause(c: RootCause, r: Redactor) -> RootCause:
+    return dataclasses.replace(
+        c,
+        summary=r.text(c.summary),
+        headline=r.text(c.headline),
+        evidence=r.deep(c.evidence),
+        recommendations=[_advice(x, r) for x in c.recommendations],
+    )
+
+
+def _step(s: Step, r: Redactor) -> Step:
+    return dataclasses.replace(s, text=r.text(s.text), thresholds=r.deep(s.thresholds))
+
+
+def _incident(i: Incident, r: Redactor, findings: dict[str, Finding]) -> Incident:
+    """The incident as told, in pseudonyms: its findings are the redacted ones (`findings`, by id)."""
+    return dataclasses.replace(
+        i,
+        title=r.text(i.title),
+        chain=[_step(s, r) for s in i.chain],
+        root_cause=_cause(i.root_cause, r),
+        recommendations=[_advice(x, r) for x in i.recommendations],
+        candidates=[_cause(c, r) for c in i.candidates],
+        withheld=[_withheld(w, r) for w in i.withheld],
+        findings=[findings[f.id] if f.id in findings else _finding(f, r) for f in i.findings],
+    )
+
+
 def redact(analysis: Analysis, r: Redactor) -> Analysis:
-    """A new `analysis` with pseudonyms and shapes only, its incidents told again from the redacted findings."""
+    """A new `analysis` with pseudonyms and shapes only: what it says, findings and incidents as told, names replaced."""
     node = dataclasses.replace(
         analysis.node, host=r.host(analysis.node.host), replica_set=r.replica_set(analysis.node.replica_set)
     )
@@ -235,27 +269,29 @@ def redact(analysis: Analysis, r: Redactor) -> Analysis:
             for name, steps in analysis.thresholds.timeline.items()
         },
     )
-    return retold(
-        dataclasses.replace(
-            analysis,
-            node=node,
-            overview=overview,
-            thresholds=thresholds,
-            logs=_logs(analysis.logs, r),
-            audit=[dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit],
-        ),
-        [_finding(f, r) for f in analysis.findings],
-        [_finding(f, r) for f in analysis.related],
+    logs = _logs(analysis.logs, r)
+    audit = [dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit]
+    findings = [_finding(f, r) for f in analysis.findings]
+    by_id = {f.id: f for f in findings}
+    return dataclasses.replace(
+        analysis,
+        node=node,
+        overview=overview,
+        thresholds=thresholds,
+        logs=logs,
+        audit=audit,
+        findings=findings,
+        incidents=[_incident(i, r, by_id) for i in analysis.incidents],
     )
 
 
-def redact_all(analyses: list[Analysis], cross_node: list[Finding], r: Redactor) -> tuple[list[Analysis], list[Finding]]:
-    """Redacted copies of several nodes' analyses and their cross-node findings, named consistently."""
-    learn(r, analyses)
-    return [redact(a, r) for a in analyses], [_finding(f, r) for f in cross_node]
-
-
 def redact_result(result: NodesAnalysis, r: Redactor) -> NodesAnalysis:
-    """A new `result` with pseudonyms and shapes only: its nodes (`redact_all`), and the replica set's incidents told
-    from its redacted findings by the builder that told them first."""
-    return with_cross_node(*redact_all(result.nodes, result.cross_node, r))
+    """A new `result` with pseudonyms and shapes only, its names met first in a stable order (`learn`): its nodes, the
+    replica set's findings and their incidents as told, names replaced."""
+    learn(r, result.nodes)
+    nodes = [redact(a, r) for a in result.nodes]
+    cross = [_finding(f, r) for f in result.cross_node]
+    by_id = {f.id: f for f in cross}
+    return dataclasses.replace(
+        result, nodes=nodes, cross_node=cross, incidents=[_incident(i, r, by_id) for i in result.incidents]
+    )
