@@ -57,7 +57,7 @@ METHOD = (
     "scheduler still leaves moments of idle between tasks. Critical: "
     f"{CRITICAL_RUNNABLE:g} runnable threads per core or more (median), each waiting for a CPU at least as long as it runs. "
     f"Steal of {STEAL_PCT:g} % of all the cores' time or more is the hypervisor's; otherwise mongod's own CPU time "
-    f"(extra_info's user and system time) at least {MOSTLY_MONGOD:.0%} of the host's busy time is mongod's work, less is "
+    f"(extra_info's user and system time) at least {100 * MOSTLY_MONGOD:.0f} % of the host's busy time is mongod's work, less is "
     "another process's; where mongod's CPU time is not recorded, whose it was is not said. More cores are advised only "
     f"for a host at least {USUAL_BUSY_PCT:g} % busy in its usual hours too."
 )
@@ -204,10 +204,10 @@ def _finding(ctx: Context, window: Window) -> Finding:
     if cause == "hypervisor":
         details.append("the hypervisor took that share of the cores: a noisy neighbour, or an undersized or burstable instance")
     elif cause == "mongod":
-        details.append(f"mongod's own work was {mongod / max(own, 1e-9):.0%} of the host's busy time")
+        details.append(f"mongod's own work was {100 * mongod / max(own, 1e-9):.0f} % of the host's busy time")
     elif cause == "another_process":
         details.append(
-            f"mongod's own work was {mongod / max(own, 1e-9):.0%} of the host's busy time: another process had the rest"
+            f"mongod's own work was {100 * mongod / max(own, 1e-9):.0f} % of the host's busy time: another process had the rest"
         )
     else:
         details.append("whose CPU it was is not said")
