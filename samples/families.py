@@ -1966,6 +1966,12 @@ def cpu_cause_problems(incident: Incident, result) -> list[str]:
     return wrong
 
 
+def cpu_judged(shape: Shape, incident: Incident) -> list[str]:
+    """What the analysis of a CPU saturation scenario got wrong: `failures` and `cpu_cause_problems` together."""
+    scenario, result = analyzed(build, shape, incident)
+    return failures(scenario, result) + cpu_cause_problems(incident, result)
+
+
 def disk_cause_problems(scenario: Scenario, incident: Incident, result) -> list[str]:
     """A saturated disk told as whose I/O filled it: another process's (reads or writes, as drawn), first advised found; or
     mongod's own, named as its work and advised done less at once; never more IOPS for a volume usually a quarter busy."""
