@@ -213,7 +213,8 @@ ALIASES: tuple[Alias, ...] = (
     # waiting for one (cpu_saturation).
     _alias("cpu.cores", GAUGE, "systemMetrics.cpu.num_cpus", "systemMetrics.cpu.num_logical_cores"),
     _alias("cpu.procs_running", GAUGE, "systemMetrics.cpu.procs_running"),
-    # mongod's own CPU time, user and kernel (getrusage, µs since the process started; 4.4+ on Linux).
+    # mongod's own CPU time, user and kernel (µs since the process started; newer versions: the 7.0 and 8.0 samples hold
+    # them, the 4.2.1 macOS one does not).
     _alias("cpu.mongod_user_us", COUNTER, SS + "extra_info.user_time_us"),
     _alias("cpu.mongod_system_us", COUNTER, SS + "extra_info.system_time_us"),
     # Memory, paging and the network as mongod and the host see them (the report's system panels).
