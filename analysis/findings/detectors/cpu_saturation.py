@@ -76,22 +76,24 @@ DETECTOR = Detector(
 )
 
 
-def _mean(rows: pl.DataFrame, column: str) -> float | None:
-    """The column's mean over the window's rows; None where the node does not record it (or no sample had a value)."""
+def _of(rows: pl.DataFrame, column: str, how: str = "mean") -> float | None:
+    """The column's mean (or median, max) over the window's rows; None where the node does not record it (or no sample
+    had a value)."""
     if column not in rows.columns:
         return None
-    value = rows[column].mean()
-    return None if value is None else float(value)  # type: ignore[arg-type]
+    value = rows.select(getattr(pl.col(column).cast(pl.Float64), how)()).item()
+    return None if value is None else float(value)
 
 
-def _cause(busy: float, steal: float | None, mongod: float | None) -> str | None:
-    """Whose CPU it was: the hypervisor's (steal STEAL_PCT of all the cores' time or more), mongod's (its own CPU time
-    MOSTLY_MONGOD of the busy time less steal), another process's (less); None where mongod's time is not recorded."""
+def _cause(steal: float | None, share: float | None) -> str | None:
+    """Whose CPU it was: the hypervisor's (steal STEAL_PCT of all the cores' time or more), mongod's (its own CPU time,
+    `share` of the host's busy time less steal, MOSTLY_MONGOD or more), another process's (less); None where mongod's
+    time is not recorded."""
     if steal is not None and steal >= STEAL_PCT:
         return "hypervisor"
-    if mongod is None:
+    if share is None:
         return None
-    return "mongod" if mongod >= MOSTLY_MONGOD * max(busy - (steal or 0.0), 1e-9) else "another_process"
+    return "mongod" if share >= MOSTLY_MONGOD else "another_process"
 
 
 def _told(busy: float, steal: float | None, mongod: float | None) -> str:
@@ -182,38 +184,36 @@ def _saturated_throughout(rows: pl.DataFrame) -> bool:
     """Whether the window as a whole was saturated, its dips included: busy BUSY_PCT on average and more threads runnable
     than cores at most samples (the median). Samples taken often (every 100 ms) catch instants of saturation a few
     seconds apart on a host half idle, and merged across those dips they would make a window of what was not one."""
-    busy, runnable = rows["cpu_busy_pct"].mean(), rows["runnable_per_core"].median()
-    return busy is not None and runnable is not None and busy >= BUSY_PCT and runnable > RUNNABLE_PER_CORE  # type: ignore[operator]
+    busy, runnable = _of(rows, "cpu_busy_pct"), _of(rows, "runnable_per_core", "median")
+    return busy is not None and runnable is not None and busy >= BUSY_PCT and runnable > RUNNABLE_PER_CORE
 
 
 def _finding(ctx: Context, window: Window) -> Finding:
     """One saturated window: how busy, how many waiting, whose CPU it was, and the advice that fits."""
     rows = window.rows(ctx.series)
-    busy = _mean(rows, "cpu_busy_pct") or 0.0
-    runnable = float(rows["runnable_per_core"].median() or 0)  # type: ignore[arg-type]
-    peak = float(rows["runnable_per_core"].max() or 0)  # type: ignore[arg-type]
-    steal, mongod = _mean(rows, "cpu_steal_pct"), _mean(rows, "mongod_cpu_pct")
-    cause = _cause(busy, steal, mongod)
+    busy = _of(rows, "cpu_busy_pct") or 0.0
+    runnable, peak = _of(rows, "runnable_per_core", "median") or 0.0, _of(rows, "runnable_per_core", "max") or 0.0
+    steal, mongod = _of(rows, "cpu_steal_pct"), _of(rows, "mongod_cpu_pct")
+    # mongod's share of the host's own busy time (steal is not the host's work).
+    share = None if mongod is None else mongod / max(busy - (steal or 0.0), 1e-9)
+    cause = _cause(steal, share)
     usual_busy = usual_of(ctx, "cpu_busy_pct", window.start, window.end)
     told = _told(busy, steal, mongod)
-    own = busy - (steal or 0.0)
     details = [
         f"{runnable:.1f} runnable threads per core (median, up to {peak:.1f}): the excess waited for a CPU",
         told,
     ]
     if cause == "hypervisor":
         details.append("the hypervisor took that share of the cores: a noisy neighbour, or an undersized or burstable instance")
-    elif cause == "mongod":
-        details.append(f"mongod's own work was {100 * mongod / max(own, 1e-9):.0f} % of the host's busy time")
-    elif cause == "another_process":
+    elif share is not None:
         details.append(
-            f"mongod's own work was {100 * mongod / max(own, 1e-9):.0f} % of the host's busy time: another process had the rest"
+            f"mongod's own work was {100 * share:.0f} % of the host's busy time"
+            + (": another process had the rest" if cause == "another_process" else "")
         )
     else:
         details.append("whose CPU it was is not said")
     if usual_busy is not None:
         details.append(f"the CPUs are {usual_busy:.0f} % busy in the capture's usual hours (its median outside this window)")
-    share = None if mongod is None else round(mongod / max(own, 1e-9), 3)
     return Finding(
         kind=KIND,
         severity="critical" if runnable >= CRITICAL_RUNNABLE else "warning",
@@ -237,7 +237,7 @@ def _finding(ctx: Context, window: Window) -> Finding:
             "runnable_per_core_peak": round(peak, 2),
             "steal_pct_mean": None if steal is None else round(steal, 1),
             "mongod_cpu_pct_mean": None if mongod is None else round(mongod, 1),
-            "mongod_share_of_busy": share,
+            "mongod_share_of_busy": None if share is None else round(share, 3),
             "usual_busy_pct": None if usual_busy is None else round(usual_busy, 1),
             "thresholds": {
                 "busy_pct": BUSY_PCT,
