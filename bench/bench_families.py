@@ -19,10 +19,12 @@ import time
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from samples.families import KINDS, analyzed, build, build_quiet, failures, restarts_judged, role_change_judged
+from samples.families import KINDS, analyzed, build, build_quiet, cpu_judged, failures, restarts_judged, role_change_judged
 from samples.family_strategies import (
     AT_LIMITS,
     BULK_LOADER,
+    CPU_CASES,
+    CPU_QUIET_CASES,
     DEFAULTS_80,
     IDLE,
     INDEX_BUILDS,
@@ -70,7 +72,7 @@ def main() -> None:
         "--only",
         nargs="*",
         default=None,
-        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up, restarts, role_changes)",
+        help="families to run (a detector kind, quiet, victims, own_queue, long_reads, index_builds, pinned, defaults_80, steady, at_limits, idle, bulk_loader, other_process, outgrown, warm_up, restarts, role_changes, cpu_quiet, cpu_causes)",
     )
     args = parser.parse_args()
     families = {
@@ -89,11 +91,13 @@ def main() -> None:
         "warm_up": (WARM_UP, build, args.examples),
         "quiet": (st.tuples(shapes(), QUIET), build_quiet, args.examples),
         "idle": (st.tuples(shapes(), IDLE), build_quiet, max(2, args.examples // 4)),
+        "cpu_quiet": (CPU_QUIET_CASES, build, args.examples),
     }
     # Families with their own judge: (strategy, judge, draws).
     judged = {
         "restarts": (RESTARTS, restarts_judged, args.examples),
         "role_changes": (ROLE_CHANGES, role_change_judged, args.examples),
+        "cpu_causes": (CPU_CASES, cpu_judged, args.examples),
     }
     print("| family | drawn | passed | rate |")
     print("|---|---:|---:|---:|")

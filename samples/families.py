@@ -50,6 +50,7 @@ class Shape:
     standalone: bool = False  # no replica set (a member of "rs0" otherwise)
     eviction_target: int = 80  # configured when not WiredTiger's default (lowered: background eviction starts early)
     dirty_target: int = 5
+    cores: int = 8  # the host's logical cores
 
     @property
     def probing(self) -> bool:
@@ -87,6 +88,8 @@ class Shape:
             log_tz=dt.timezone(dt.timedelta(minutes=self.tz_minutes)),
             host=f"db-{self.seed % 1000:03d}.example.net",
             replica_set=None if self.standalone else Config.replica_set,
+            cores=self.cores,
+            cpu=True,
         )
 
 
@@ -123,6 +126,14 @@ class Incident:
     outgrown: bool = False
     warm_up: bool = False  # connection_storm: the reconnecting clients' first queries queue for every read ticket (its load)
     other_writes: bool = False  # disk_saturation: another process writing the device, mongod's own I/O a tenth of the plan's
+
+
+# cpu_saturation's variants: whose CPU it is ("": mongod's own work; another process's; the hypervisor's steal), and the
+# hosts that must stay quiet: every core busy with no thread waiting, a saturation shorter than a minute, a host
+# rebooted (its counters start again from boot) with more threads runnable than cores on both sides and the CPUs under
+# the bar.
+CPU_CAUSES = ("", "other_process", "steal")
+CPU_QUIET = ("busy", "spike", "reboot")
 
 
 @dataclass(frozen=True)
@@ -317,6 +328,33 @@ def _disk(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int],
             base,
             incident.factor,
         )
+
+    return plan
+
+
+def _cpu(incident: Incident, base: Baseline, line: Timeline) -> Callable[[int], Tick]:
+    """The host's CPUs through the window (docs/analyses.md, CPU saturation): saturated (busy 96-100 %, 1.3 to 4 runnable
+    threads per core, at least one thread more than the cores) by mongod's own work, another process's (mongod a tenth
+    to a third of the busy time) or the hypervisor's steal (15-40 % of all the cores' time); or one of CPU_QUIET."""
+    r, cores = base.rng, base.shape.cores
+    # Runnable threads per core: at least one thread over the cores after the simulator's ±10 % (a 2-core host's 1.3 is 2).
+    waiting = max(1.3 + 2.7 * incident.strength, (cores + 1.5) / cores / 0.9)
+
+    def plan(s: int) -> Tick:
+        tick = base(s)
+        if incident.variant == "reboot":  # under the bar throughout, more runnable than cores; down through the window
+            return replace(tick, cpu_busy=r.uniform(0.8, 0.88), runnable=waiting, missing=line.start <= s < line.end)
+        if not line.start <= s < line.end:
+            return tick
+        if incident.variant == "busy":  # every core busy, no thread waiting
+            return replace(tick, cpu_busy=r.uniform(0.95, 1.0), runnable=min(0.85, cores / (cores + 1)) * r.uniform(0.6, 1.0))
+        tick = replace(tick, cpu_busy=r.uniform(0.96, 1.0), runnable=waiting, mongod_cpu=r.uniform(0.85, 0.95))
+        if incident.variant == "other_process":
+            tick = replace(tick, mongod_cpu=r.uniform(0.1, 0.35))
+        if incident.variant == "steal":
+            tick = replace(tick, cpu_steal=r.uniform(0.15, 0.4))
+        # A spike's operations are left at their pace: what must stay quiet is the CPU's finding, not the latency's.
+        return tick if incident.variant == "spike" else _slowed(tick, base, incident.factor)
 
     return plan
 
@@ -538,6 +576,7 @@ KINDS: dict[str, Callable[[Incident, Baseline, Timeline], Callable[[int], Tick]]
     "ticket_exhaustion": _tickets,
     "ttl_burst": _ttl,
     "disk_saturation": _disk,
+    "cpu_saturation": _cpu,
     "dhandle_pressure": _dhandles,
     "connection_storm": _storm,
     "throughput_dip": _dip,
@@ -736,6 +775,8 @@ def _expected(incident: Incident, line: Timeline, run: Run, culprit: tuple[str, 
             Expected(k, rw, at(line.start), at(line.end), tolerance)
             for k, rw in ((kind, None), ("ticket_exhaustion", "read"), ("ticket_exhaustion", "write"))
         ]
+    if kind == "cpu_saturation" and incident.variant in CPU_QUIET:
+        return []
     resource = incident.variant if kind == "ticket_exhaustion" else None
     return [Expected(kind, resource, at(line.start), at(line.end), tolerance, culprit)]
 
@@ -772,7 +813,10 @@ def build(shape: Shape, incident: Incident, out: Path) -> Scenario:
         config = replace(config, journal=True)
     migrating = incident.kind == "latency_rise" and incident.variant == "migrations"
     config = replace(config, sharded=True) if migrating else config
-    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s)
+    rebooted = incident.kind == "cpu_saturation" and incident.variant == "reboot"
+    config = replace(config, reboots=True) if rebooted else config
+    restarts = {line.end: config.pid + 1} if rebooted else None
+    run = write_ftdc(out / "diagnostic.data", config, T0, line.seconds, plan, period=shape.period_s, restarts=restarts)
     log = node_log(shape, config, run)
     root = None
     if incident.index_build:
@@ -839,6 +883,8 @@ def build_quiet(shape: Shape, quiet: Quiet, out: Path) -> Scenario:
                 commands=rng.uniform(2, 6),
                 connections=12,
                 connections_created=0.01,
+                cpu_busy=0.02,
+                runnable=0.05,
                 cache_fill=0.05,
                 dirty=0.0001,
                 updates=0.0,
@@ -1472,6 +1518,8 @@ def build_laptop(shape: Shape, laptop: Laptop, out: Path) -> Scenario:
             read_latency_us=rng.uniform(150, 250),
             write_latency_us=rng.uniform(200, 350),
             command_latency_us=rng.uniform(30, 50) if busy else rng.uniform(250, 450),
+            cpu_busy=0.6 if busy else 0.05,  # a test suite uses a few of the cores; idle, next to none
+            runnable=0.5 if busy else 0.1,
             connections=25,
             connections_created=0.01,
             cache_fill=0.05,
@@ -1892,6 +1940,36 @@ def restarts_judged(shape: Shape, restarts: Restarts) -> list[str]:
     """What the analysis of a restarts scenario got wrong: `failures` and `restart_failures` together."""
     scenario, truth, result = analyzed_restarts(shape, restarts)
     return failures(scenario, result) + restart_failures(truth, result)
+
+
+def cpu_cause_problems(incident: Incident, result) -> list[str]:
+    """A saturated host told as whose CPU it was, as drawn: the hypervisor's steal (a host with dedicated CPUs advised
+    first), another process's (that process found first), mongod's own work (its operations found first); where mongod's
+    CPU time is not recorded (4.2's layout), no cause but the steal said, and that said. Never more cores for a host
+    usually a third busy."""
+    saturated = [f for f in result.problems if f.kind == "cpu_saturation"]
+    wrong = [] if saturated else ["no saturated CPU"]
+    recorded = result.node.version is None or not result.node.version.startswith("4.2")
+    drawn = {"": "mongod", "other_process": "another_process", "steal": "hypervisor"}[incident.variant]
+    told = drawn if recorded or drawn == "hypervisor" else None
+    first_action = {"mongod": "change_workload", "another_process": "investigate", "hypervisor": "resize", None: "investigate"}
+    for f in saturated:
+        first = f.recommendations[0] if f.recommendations else None
+        if f.evidence.get("mechanism") != told:
+            wrong.append(f"{drawn} drawn, told {f.evidence.get('mechanism')}: {f.title}")
+        if first is None or first.action != first_action[told]:
+            wrong.append(f"{told} first advised: {first and (first.action, first.what)}")
+        if told is None and "not recorded" not in f.explanation:
+            wrong.append(f"mongod's CPU time not recorded, not said: {f.explanation}")
+        if any(r.what == "Give the host more cores" for r in f.recommendations):
+            wrong.append(f"more cores for a host {f.evidence.get('usual_busy_pct')} % busy in its usual hours")
+    return wrong
+
+
+def cpu_judged(shape: Shape, incident: Incident) -> list[str]:
+    """What the analysis of a CPU saturation scenario got wrong: `failures` and `cpu_cause_problems` together."""
+    scenario, result = analyzed(build, shape, incident)
+    return failures(scenario, result) + cpu_cause_problems(incident, result)
 
 
 def disk_cause_problems(scenario: Scenario, incident: Incident, result) -> list[str]:

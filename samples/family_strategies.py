@@ -10,7 +10,20 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from analysis.findings.detectors.checkpoint_stall import MAX_P_VALUE, MIN_ALIGNED
-from samples.families import KINDS, PLANNED_CHANGES, Incident, Laptop, Leak, Quiet, Restarts, RoleChange, Shape, stall_seconds
+from samples.families import (
+    CPU_CAUSES,
+    CPU_QUIET,
+    KINDS,
+    PLANNED_CHANGES,
+    Incident,
+    Laptop,
+    Leak,
+    Quiet,
+    Restarts,
+    RoleChange,
+    Shape,
+    stall_seconds,
+)
 
 HOUR = 3600
 LAYOUTS = ("7.0", "4.2", "6.0", "8.0", "8.0-services", "4.4")
@@ -41,6 +54,7 @@ def shapes(draw) -> Shape:
         dirty_trigger=draw(st.one_of(st.just(20), st.integers(10, 40))),
         tickets=draw(st.one_of(st.none(), st.integers(16, 512))),  # None: 128 before 7.0, throughput probing from 7.0
         seed=draw(st.integers(0, 2**16)),
+        cores=draw(st.sampled_from([8, 2, 4, 16, 64])),
     )
 
 
@@ -90,6 +104,8 @@ def incidents(draw, kind: str, shape: Shape) -> Incident:
         )
     if kind == "disk_saturation":  # saturation is a minute or more by definition (docs/metrics.md §11)
         return Incident(kind, draw(_length(shape, 60)), factor, strength=strength)
+    if kind == "cpu_saturation":  # a minute or more by definition, as a disk's; whose CPU it was drawn
+        return Incident(kind, draw(_length(shape, 60)), factor, draw(st.sampled_from(CPU_CAUSES)), strength)
     if kind == "connection_storm":  # clients reconnect for seconds to minutes; beyond, the count has long hit its limit
         return Incident(kind, draw(_length(shape, 10, 900)), factor, strength=strength)
     if kind == "throughput_dip":  # a server stall lasts seconds to a couple of minutes; longer is an outage
@@ -343,3 +359,21 @@ ROLE_CHANGES = RESTART_SHAPES.flatmap(
         ),
     )
 )
+
+
+# CPU saturation told as whose CPU it was (mongod's own work, another process's, the hypervisor's steal), on single nodes
+# and replica-set members alike; and hosts that must stay quiet: every core busy with no thread waiting (up to an hour),
+# a saturation shorter than a minute (at most 58 s less two sampling periods: a window reaches back one sample and a
+# single sample stands for one period), a host rebooted for 1-10 minutes with its CPUs under the bar on both sides.
+CPU_CASES = MEMBERS.flatmap(lambda shape: incidents("cpu_saturation", shape).map(lambda i: (shape, i)))
+
+
+@st.composite
+def cpu_quiet(draw):
+    shape = draw(MEMBERS)
+    variant = draw(st.sampled_from(CPU_QUIET))
+    lengths = {"busy": _length(shape, 60), "spike": st.integers(5, 58 - 2 * shape.period_s), "reboot": st.integers(60, 600)}
+    return shape, Incident("cpu_saturation", draw(lengths[variant]), draw(FACTORS), variant, draw(STRENGTHS))
+
+
+CPU_QUIET_CASES = cpu_quiet()

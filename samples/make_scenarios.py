@@ -30,6 +30,7 @@ KINDS = (
     "ticket_exhaustion",
     "ttl_burst",
     "disk_saturation",
+    "cpu_saturation",
     "dhandle_pressure",
     "throughput_dip",
     "connection_storm",

@@ -25,6 +25,9 @@ from pathlib import Path
 
 from ftdc.writer import FTDCWriter
 
+# /proc/stat's CPU states, in its order, as systemMetrics.cpu names them (each `<state>_ms`).
+CPU_STATES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+
 GB = 1024**3
 
 
@@ -102,6 +105,12 @@ class Tick:
     # (it carried out a replSetStepDown), an election it called ("step_up", "priority_takeover", "catchup_takeover",
     # "election_timeout"), or "higher_term" (it stepped down on seeing another member elected).
     role_change: str = ""
+    # The host's CPU this second (Config.cpu): the share of all its cores' time busy (steal included), the share the
+    # hypervisor stole, mongod's share of the rest (its own CPU time), and the tasks runnable per core at the sample.
+    cpu_busy: float = 0.35
+    cpu_steal: float = 0.0
+    mongod_cpu: float = 0.9
+    runnable: float = 0.4
 
 
 @dataclass
@@ -136,6 +145,11 @@ class Config:
     # serverStatus.electionMetrics (4.2+) and metrics.commands' replSetStepDown / replSetStepUp, as mongod records them
     # (off: written without them, byte for byte).
     election_metrics: bool = False
+    # The host's CPU as Linux records it: every /proc/stat state, its cores, runnable tasks and boot time, and mongod's own
+    # CPU time (serverStatus.extra_info); off: the four states the committed scenarios were written with, byte for byte.
+    cpu: bool = False
+    # With `cpu`: each restart is the host's reboot too (systemMetrics count again from boot, btime moves).
+    reboots: bool = False
 
 
 class Node:
@@ -166,14 +180,26 @@ class Node:
         self.last_checkpoint_ms = 1800
         self.generation = 0
         self.checkpoint_running = 0
+        # The host's CPU counters (Config.cpu), drawn from their own generator: the node's draws stay as they were.
+        self.cpu_rng = random.Random(config.seed + 101)
+        self.cpu = {k: 0.0 for k in (*CPU_STATES, "mongod_user_us", "mongod_system_us")}
+        self.procs_running = 1
+        self.booted: dt.datetime | None = None  # when the host booted: three days before the first sample
+        self.booted_before_s = 3 * 86400.0
 
     def restart(self, pid: int) -> None:
-        """A new process: every serverStatus and WiredTiger counter starts again (systemMetrics do not)."""
-        keep = {
-            k: self.n[k]
-            for k in ("reads", "writes", "rsect", "wsect", "rtime", "wtime", "io_time", "io_queued", "iowait", "psi_full")
-        }
+        """A new process: every serverStatus and WiredTiger counter starts again (systemMetrics do not, unless the host
+        rebooted: Config.reboots)."""
+        host = (
+            ()
+            if self.c.reboots
+            else ("reads", "writes", "rsect", "wsect", "rtime", "wtime", "io_time", "io_queued", "iowait", "psi_full")
+        )
+        keep = {k: self.n[k] for k in host}
         self.n = {k: 0 for k in self.n} | keep
+        self.cpu = {k: 0.0 if self.c.reboots or k.startswith("mongod_") else v for k, v in self.cpu.items()}
+        if self.c.reboots:  # booted just before this process started: btime moves
+            self.booted, self.booted_before_s = None, 30.0
         self.pid, self.uptime_s, self.generation, self.last_checkpoint_ms = pid, 0.0, 0, 0
 
     # -- one second
@@ -285,6 +311,32 @@ class Node:
             n["builds_started" if tick.index_build else "builds_committed"] += 1
             self.building = tick.index_build
         self._checkpoint(tick, t)
+        if self.c.cpu:
+            self._cpu(tick)
+
+    def _cpu(self, tick: Tick) -> None:
+        """One second of the host's CPU time by state over all its cores (ms), mongod's own (µs), its runnable tasks
+        (the thread reading /proc/stat among them)."""
+        r, cores_ms, cpu = self.cpu_rng, 1000.0 * self.c.cores, self.cpu
+        busy = min(1.0, tick.cpu_busy * r.uniform(0.98, 1.02))
+        steal = min(busy, tick.cpu_steal)
+        guest = busy - steal  # the host's own work
+        waiting = min(1.0 - busy, tick.io_full_share)
+        for state, share in (
+            ("user", guest * 0.8),
+            ("nice", guest * 0.01),
+            ("system", guest * 0.15),
+            ("irq", guest * 0.01),
+            ("softirq", guest * 0.03),
+            ("steal", steal),
+            ("iowait", waiting),
+            ("idle", 1.0 - busy - waiting),
+        ):
+            cpu[state] += share * cores_ms
+        mongod_us = guest * min(1.0, tick.mongod_cpu) * cores_ms * 1000
+        cpu["mongod_user_us"] += mongod_us * 0.85
+        cpu["mongod_system_us"] += mongod_us * 0.15
+        self.procs_running = max(1, round(tick.runnable * self.c.cores * r.uniform(0.9, 1.1)))
 
     # -- the documents mongod would write
 
@@ -494,6 +546,11 @@ class Node:
             }
         if c.election_metrics:
             doc["electionMetrics"], doc["metrics"]["commands"] = self._election_metrics()
+        if c.cpu and c.layout != "4.2":  # mongod's own CPU time (getrusage), recorded from 4.4
+            doc["extra_info"] = {
+                "user_time_us": int(self.cpu["mongod_user_us"]),
+                "system_time_us": int(self.cpu["mongod_system_us"]),
+            }
         if tick.resident_mb is not None:
             doc["mem"] = {"bits": 64, "resident": int(tick.resident_mb), "virtual": int(tick.resident_mb * 1.3)}
         doc["end"] = end
@@ -573,7 +630,9 @@ class Node:
         }
         doc = {
             "start": start,
-            "cpu": {
+            "cpu": self._linux_cpu(start)
+            if self.c.cpu
+            else {
                 "user_ms": int(self.uptime_s * 3000),
                 "system_ms": int(self.uptime_s * 500),
                 "iowait_ms": n["iowait"],
@@ -585,6 +644,29 @@ class Node:
             doc["pressure"] = {"io": {"some": {"totalMicros": n["psi_full"] * 2}, "full": {"totalMicros": n["psi_full"]}}}
         doc["end"] = start + dt.timedelta(milliseconds=1)
         return doc
+
+    def _linux_cpu(self, start: dt.datetime) -> dict:
+        """systemMetrics.cpu as mongod reads /proc/stat (ftdc_system_stats_linux.cpp): 8.0 names the cores
+        num_logical_cores (and those the process may use), earlier versions num_cpus."""
+        if self.booted is None:
+            self.booted = start - dt.timedelta(seconds=self.booted_before_s)
+        cores = (
+            {"num_logical_cores": self.c.cores, "num_cores_available_to_process": self.c.cores}
+            if self.c.layout.startswith("8.0")
+            else {"num_cpus": self.c.cores}
+        )
+        states = {f"{state}_ms": int(self.cpu[state]) for state in CPU_STATES}
+        return {
+            **cores,
+            **states,
+            "guest_ms": 0,
+            "guest_nice_ms": 0,
+            "ctxt": int(self.cpu["user"] * 20),
+            "btime": int(self.booted.timestamp()),
+            "processes": 90_000,
+            "procs_running": self.procs_running,
+            "procs_blocked": 0,
+        }
 
     def sample(self, start: dt.datetime, tick: Tick, extra: dict | None = None) -> dict:
         status = self.server_status(start, tick)

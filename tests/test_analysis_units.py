@@ -544,3 +544,96 @@ def test_a_ttl_burst_deletes_at_least_its_least_documents_in_a_minute(deleted, b
     found = [f for f in run_detector(ttl_burst.detect, series) if f.kind == "ttl_burst"]
     assert ttl_burst.MIN_DOCS == 10_000 and series["ttl_deleted"].sum() == deleted
     assert bool(found) == burst
+
+
+# --- CPU saturation
+
+
+def cpu_series(seconds: int, shares, cores: int = 4, mongod: bool = True, reboot_at: int | None = None) -> pl.DataFrame:
+    """A Linux host's derived series from its /proc/stat counters, one sample a second: `shares(s)` gives each second's
+    (busy, steal, mongod's share of the busy time less steal, runnable tasks); a reboot starts the counters again."""
+    states = {k: 0.0 for k in ("user", "system", "idle", "iowait", "steal")}
+    own = 0.0
+    raw: dict[str, list] = {f"systemMetrics.cpu.{k}_ms": [] for k in states}
+    raw |= {"systemMetrics.cpu.num_cpus": [], "systemMetrics.cpu.procs_running": []}
+    if mongod:
+        raw |= {"serverStatus.extra_info.user_time_us": [], "serverStatus.extra_info.system_time_us": []}
+    for s in range(seconds):
+        if s == reboot_at:
+            states, own = {k: 0.0 for k in states}, 0.0
+        busy, steal, mine, runnable = shares(s)
+        for state, share in (("user", busy - steal), ("steal", steal), ("idle", 1 - busy)):
+            states[state] += 1000 * cores * share
+        own += 1000 * cores * (busy - steal) * mine * 1000
+        for state, value in states.items():
+            raw[f"systemMetrics.cpu.{state}_ms"].append(int(value))
+        raw["systemMetrics.cpu.num_cpus"].append(cores)
+        raw["systemMetrics.cpu.procs_running"].append(runnable)
+        if mongod:
+            raw["serverStatus.extra_info.user_time_us"].append(int(own * 0.8))
+            raw["serverStatus.extra_info.system_time_us"].append(int(own * 0.2))
+    return series_of(raw, list(range(seconds)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    busy=st.one_of(st.floats(0.3, 0.85), st.floats(0.92, 1.0)),
+    runnable=st.integers(1, 12),
+    length=st.one_of(st.integers(5, 55), st.integers(65, 400)),
+)
+def test_cpu_saturation_is_busy_cpus_with_more_threads_runnable_than_cores_for_a_minute(busy, runnable, length):
+    """Found exactly when the CPUs were ≥ 90 % busy with more runnable threads than the 4 cores for a minute or more:
+    busy with no thread waiting, waiting threads on CPUs with idle time, or a burst under a minute are not saturation."""
+    from analysis.findings.detectors import cpu_saturation
+
+    def shares(s):
+        inside = 100 <= s < 100 + length
+        return (busy, 0.0, 0.9, runnable) if inside else (0.3, 0.0, 0.9, 1)
+
+    found = run_detector(cpu_saturation.detect, cpu_series(100 + length + 120, shares))
+    assert bool(found) == (busy >= 0.9 and runnable > 4 and length >= 60)
+    for f in found:
+        assert (f.start, f.end) == (T0 + dt.timedelta(seconds=99), T0 + dt.timedelta(seconds=99 + length))
+        assert f.severity == ("critical" if runnable >= 8 else "warning")
+        assert f.evidence["mechanism"] == "mongod" and f.recommendations[0].action == "change_workload"
+
+
+@pytest.mark.parametrize(
+    ("steal", "mine", "mongod", "told", "first"),
+    [
+        (0.2, 0.9, True, "hypervisor", "resize"),  # steal took a fifth of the cores: the hypervisor's
+        (0.0, 0.2, True, "another_process", "investigate"),  # mongod a fifth of the busy time: another process's
+        (0.0, 0.9, True, "mongod", "change_workload"),
+        (0.0, 0.9, False, None, "investigate"),  # mongod's CPU time not recorded: not said whose
+    ],
+)
+def test_whose_cpu_it_was(steal, mine, mongod, told, first):
+    from analysis.findings.detectors import cpu_saturation
+
+    def shares(s):
+        return (0.97, steal, mine, 10) if 100 <= s < 300 else (0.3, 0.0, 0.9, 1)
+
+    [found] = run_detector(cpu_saturation.detect, cpu_series(420, shares, mongod=mongod))
+    assert found.evidence.get("mechanism") == told and found.recommendations[0].action == first
+    assert ("not recorded" in found.explanation) == (not mongod)
+    assert not [r for r in found.recommendations if r.action == "resize" and "cores" in r.what]  # usually 30 % busy
+
+
+def test_a_reboot_is_no_cpu_value_and_no_saturation():
+    """The counters start again from boot: the Δ across is no value (not a negative or a huge share), and a host under
+    the bar on both sides, threads waiting all along, stays quiet."""
+    from analysis.findings.detectors import cpu_saturation
+
+    series = cpu_series(600, lambda s: (0.85, 0.0, 0.9, 10), reboot_at=300)
+    assert series["cpu_busy_pct"][300] is None and series["mongod_cpu_pct"][300] is None
+    assert series["cpu_busy_pct"].drop_nulls().is_between(84, 86).all()
+    assert run_detector(cpu_saturation.detect, series) == []
+
+
+def test_a_node_without_runnable_threads_says_nothing_of_its_cpu():
+    """Busy CPUs, runnable threads not recorded (or a Windows node's Processor counters, not read): busy is not saturated,
+    and nothing tells the two apart."""
+    from analysis.findings.detectors import cpu_saturation
+
+    series = cpu_series(400, lambda s: (1.0, 0.0, 0.9, 10)).drop("runnable_per_core")
+    assert run_detector(cpu_saturation.detect, series) == []

@@ -12,15 +12,26 @@ import pytest
 
 import analysis.findings.detectors as detectors
 from analysis.findings.detectors.record import CANDIDATES, Detector
-from analysis.series.derived import CACHE_PERCENTAGES, COLUMNS
+from analysis.series.derived import CACHE_PERCENTAGES, COLUMNS, columns_for
+from analysis.series.metrics import CPU_STATES, resolve
 from analysis.settings import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = set(detectors.RECORDS)
 DERIVED = (ROOT / "analysis" / "series" / "derived.py").read_text()
-# Every derived column a record may name: the declared ones, each cache threshold in %, and the
-# per-device or per-member families ("disk_util_pct." stands for every device's).
-NAMES = {c.name for c in COLUMNS} | {f"{name}_pct" for name in CACHE_PERCENTAGES}
+# Every derived column a record may name: the declared ones, each cache threshold in %, the CPU's (made per node, from
+# the states it records: here a node recording every state and mongod's own CPU time), and the per-device or per-member
+# families ("disk_util_pct." stands for every device's).
+EVERY_CPU_METRIC = [
+    *(f"systemMetrics.cpu.{state}_ms" for state in CPU_STATES),
+    "serverStatus.extra_info.user_time_us",
+    "serverStatus.extra_info.system_time_us",
+]
+NAMES = (
+    {c.name for c in COLUMNS}
+    | {f"{name}_pct" for name in CACHE_PERCENTAGES}
+    | {c.name for c in columns_for(resolve(EVERY_CPU_METRIC))}
+)
 FAMILIES = set(re.findall(r'Column\(\s*f"([a-z_]+\.)\{', DERIVED))  # \s*: however `ruff format` wraps the call
 
 

@@ -163,11 +163,11 @@ def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linu
     assert [m for m in view(analyses[True], {}).missing if "disk" in m] == [
         "disk busy, %"
     ]  # the one disk figure Windows does not record
-    # Its CPU is Processor counters, a layout not read: said so, not that the node did not record a CPU.
-    assert (
-        view(analyses[True], {}).unread == ["CPU, % of all cores"]
-        and "CPU, % of all cores" not in view(analyses[True], {}).missing
-    )
+    # Its CPU is Processor counters (its processor queue among them), a layout not read: said so, not that the node did
+    # not record a CPU or runnable threads.
+    cpu = ["CPU, % of all cores", "runnable threads per core"]
+    assert view(analyses[True], {}).unread == cpu and not set(cpu) & set(view(analyses[True], {}).missing)
+    assert not [f for f in analyses[True].findings if f.kind == "cpu_saturation"]  # nothing said of a CPU not read
     assert view(analyses[False], {}).unread == []
 
 

@@ -36,6 +36,8 @@ from samples.family_strategies import (
     ANY_CASE,
     AT_LIMITS,
     BULK_LOADER,
+    CPU_CASES,
+    CPU_QUIET_CASES,
     DEFAULTS_80,
     FITTING,
     IDLE,
@@ -313,6 +315,26 @@ def test_a_saturated_disk_is_told_as_whose_io_filled_it(case):
     shape, incident = case
     scenario, result = analyzed(build, shape, incident)
     assert failures(scenario, result) == [] and disk_cause_problems(scenario, incident, result) == []
+
+
+# A host's CPUs saturated, on every layout, 2 to 64 cores, single nodes and members: told as whose CPU it was (mongod's
+# own work, another process's, the hypervisor's steal; not said where mongod's CPU time is not recorded), with the advice
+# that fits (samples/families.py cpu_cause_problems).
+@FEW
+@given(case=CPU_CASES)
+def test_a_saturated_cpu_is_told_as_whose_cpu_it_was(case):
+    from samples.families import cpu_judged
+
+    assert cpu_judged(*case) == []
+
+
+# ...and hosts that are not saturated say nothing of their CPU: every core busy with no thread waiting, a saturation shorter
+# than a minute, a host rebooted (its counters starting again from boot) with its CPUs under the bar.
+@FAMILY
+@given(case=CPU_QUIET_CASES)
+def test_a_busy_host_a_short_spike_or_a_reboot_is_no_cpu_saturation(case):
+    scenario, result = analyzed(build, *case)
+    assert failures(scenario, result) == [] and not [f for f in result.findings if f.kind == "cpu_saturation"]
 
 
 # Issue 39 §1: a role change with no log is told from the node's own election and command counters: a planned one (a

@@ -60,6 +60,17 @@ def test_system_panels_carry_the_detectors_bars_and_the_incidents_windows(demo):
     assert not [f for f in held if f in labels.split(", ")]  # a finding an incident holds is shaded as the incident
 
 
+def test_the_cpu_panels_carry_the_cpu_saturation_bars(demo):
+    # The demo records four CPU states (busy, not runnable threads): its CPU panel carries the busy bar; a node that
+    # records procs_running too has the runnable panel, with its bar at one thread per core.
+    assert "CPU saturation: busy 90 % and more" in [e.text for e in of_class(figures.system(demo, view(demo, {})), "threshold")]
+    node = Recorded(demo, demo.series.with_columns(pl.lit(0.5).alias("runnable_per_core")))
+    shown = view(node, {})
+    assert ("runnable threads per core", ["runnable_per_core"]) in shown.panels
+    said = [e.text for e in of_class(figures.system(node, shown), "threshold")]
+    assert "CPU saturation: busy 90 % and more" in said and "more runnable threads than cores" in said
+
+
 def test_states_and_critical_windows_have_patterns_beside_colours(demo):
     first = demo.overview.first
     states = demo.series.with_columns(

@@ -289,7 +289,8 @@ def test_what_a_node_did_not_record_is_listed_by_name_without_units_read_as_item
     # replication lag behind the primary, s, oplog window, hours.": the units split by the list's commas read as items.
     [line] = [ln for ln in _markdown("healthy", tmp_path).splitlines() if ln.startswith("Not recorded by this node")]
     assert line == (
-        "Not recorded by this node: memory (mongod resident, host swap used); page faults per second; network; "
+        "Not recorded by this node: runnable threads per core; memory (mongod resident, host swap used); page faults per "
+        "second; network; "
         "replication lag behind the primary; oplog window."
     )
 

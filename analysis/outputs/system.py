@@ -45,9 +45,13 @@ def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]
 
 # Panels, each (title, its columns; a name ending in "." every device's or member's column).
 # Panels a Windows node records in Windows' own layout, which this version does not read.
-WINDOWS_UNREAD = ("CPU, % of all cores",)
+WINDOWS_UNREAD = ("CPU, % of all cores", "runnable threads per core")
 PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("CPU, % of all cores", ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct")),
+    (
+        "CPU, % of all cores",
+        ("cpu_user_pct", "cpu_system_pct", "cpu_iowait_pct", "cpu_steal_pct", "cpu_busy_pct", "mongod_cpu_pct"),
+    ),
+    ("runnable threads per core", ("runnable_per_core",)),
     ("memory, MB (mongod resident, host swap used)", ("resident_mb", "swap_used_mb")),
     ("page faults per second", ("page_faults_per_s",)),
     ("disk busy, %", ("disk_util_pct.",)),
@@ -68,6 +72,9 @@ _LABELS = {
     "cpu_system_pct": "system",
     "cpu_iowait_pct": "iowait",
     "cpu_steal_pct": "steal",
+    "cpu_busy_pct": "busy (not idle or iowait)",
+    "mongod_cpu_pct": "mongod",
+    "runnable_per_core": "runnable per core",
     "resident_mb": "resident",
     "swap_used_mb": "swap used",
     "network_in_mb_per_s": "in",

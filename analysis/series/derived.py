@@ -78,7 +78,6 @@ SHOWN_ONLY = (
     "cpu_user_pct",
     "cpu_system_pct",
     "cpu_iowait_pct",
-    "cpu_steal_pct",
     "disk_iops.",
 )
 
@@ -580,6 +579,14 @@ COLUMNS: tuple[Column, ...] = (
         "network_out_mb_per_s", "MB/s", "bytes mongod sent per second", ("net.bytes_out",), lambda: rate("net.bytes_out") / 1e6
     ),
     Column("requests_per_s", "1/s", "requests mongod received per second", ("net.requests",), lambda: rate("net.requests")),
+    Column(
+        "runnable_per_core",
+        "threads",
+        "the host's runnable threads per core at the sample, on a core or waiting for one: systemMetrics.cpu.procs_running "
+        "/ num_cpus (8.0: num_logical_cores); above 1, threads wait for a CPU",
+        ("cpu.procs_running", "cpu.cores"),
+        lambda: ratio(pl.col("cpu.procs_running").cast(pl.Float64), pl.col("cpu.cores").cast(pl.Float64)),
+    ),
     *(
         Column(
             f"documents_{op}_per_s",
@@ -612,16 +619,37 @@ def _cpu_columns(resolved: Resolved) -> list[Column]:
         return []
     needs = tuple(f"cpu.{s}_ms" for s in states)
     total = lambda: pl.sum_horizontal([delta(n) for n in needs])  # noqa: E731
+    # Not busy: idle, and iowait (an idle core with a task waiting on I/O: any runnable task could have it).
+    resting = [n for n in needs if n in ("cpu.idle_ms", "cpu.iowait_ms")]
+    mongod = ("cpu.mongod_user_us", "cpu.mongod_system_us")
     return [
+        *(
+            Column(
+                f"cpu_{s}_pct",
+                "%",
+                f"CPU time in {s}, % of all cores' time (Δ{s}_ms / Δ every state's)",
+                needs,
+                lambda s=s: 100 * ratio(delta(f"cpu.{s}_ms"), total()),
+            )
+            for s in ("user", "system", "iowait", "steal")
+            if s in states
+        ),
         Column(
-            f"cpu_{s}_pct",
+            "cpu_busy_pct",
             "%",
-            f"CPU time in {s}, % of all cores' time (Δ{s}_ms / Δ every state's)",
+            "the host's CPUs busy, % of all cores' time: every state of systemMetrics.cpu but idle and iowait "
+            "(user, nice, system, irq, softirq, steal) / Δ every state's",
             needs,
-            lambda s=s: 100 * ratio(delta(f"cpu.{s}_ms"), total()),
-        )
-        for s in ("user", "system", "iowait", "steal")
-        if s in states
+            lambda: 100 * ratio(total() - pl.sum_horizontal([delta(n) for n in resting]), total()),
+        ),
+        Column(
+            "mongod_cpu_pct",
+            "%",
+            "mongod's own CPU time, % of all cores' time: Δ(serverStatus.extra_info.user_time_us + system_time_us) / "
+            "Δ every state's of systemMetrics.cpu",
+            (*needs, *mongod),
+            lambda: 100 * ratio((delta(mongod[0]) + delta(mongod[1])) / 1000, total()),
+        ),
     ]
 
 

@@ -208,6 +208,15 @@ ALIASES: tuple[Alias, ...] = (
     ),
     # The host's CPU time by state, summed over its cores (ms since boot; the report's system panels).
     *(_alias(f"cpu.{state}_ms", COUNTER, f"systemMetrics.cpu.{state}_ms") for state in CPU_STATES),
+    # The host's logical cores (8.0 names them num_logical_cores), and its tasks runnable at the sample: /proc/stat's
+    # procs_running, a gauge of the whole host (the thread reading it among them) that counts those on a core and those
+    # waiting for one (cpu_saturation).
+    _alias("cpu.cores", GAUGE, "systemMetrics.cpu.num_cpus", "systemMetrics.cpu.num_logical_cores"),
+    _alias("cpu.procs_running", GAUGE, "systemMetrics.cpu.procs_running"),
+    # mongod's own CPU time, user and kernel (µs since the process started; newer versions: the 7.0 and 8.0 samples hold
+    # them, the 4.2.1 macOS one does not).
+    _alias("cpu.mongod_user_us", COUNTER, SS + "extra_info.user_time_us"),
+    _alias("cpu.mongod_system_us", COUNTER, SS + "extra_info.system_time_us"),
     # Memory, paging and the network as mongod and the host see them (the report's system panels).
     _alias("mem.resident_mb", GAUGE, SS + "mem.resident"),
     _alias("mem.swap_total_kb", GAUGE, "systemMetrics.memory.SwapTotal_kb"),

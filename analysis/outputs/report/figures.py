@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Sequence
 
 from analysis.analyze import Analysis
-from analysis.findings.detectors import LINKS, MOMENTS, RECORDS, disk_saturation
+from analysis.findings.detectors import LINKS, MOMENTS, RECORDS, cpu_saturation, disk_saturation
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs.report.explorer import Reduced
@@ -66,6 +66,8 @@ def _panels(analysis: Analysis) -> list[Panel]:
 SYSTEM_PANEL = 99
 # The detectors' fixed bars on the system panels, by panel title: where a reading becomes a finding.
 REFERENCES = {
+    "CPU, % of all cores": ((cpu_saturation.BUSY_PCT, f"CPU saturation: busy {cpu_saturation.BUSY_PCT:g} % and more"),),
+    "runnable threads per core": ((cpu_saturation.RUNNABLE_PER_CORE, "more runnable threads than cores"),),
     "disk busy, %": ((disk_saturation.UTIL_PCT, f"disk saturation: busy {disk_saturation.UTIL_PCT:g} % and more"),),
     "disk await, ms per request": (
         (disk_saturation.CRITICAL_AWAIT_MS, f"saturation critical: {disk_saturation.CRITICAL_AWAIT_MS:g} ms per request"),
