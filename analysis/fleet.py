@@ -30,12 +30,13 @@ import warnings
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import cast
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from analysis.analyze import Analysis, observe, read_compact_logs
+from analysis.analyze import Analysis, LogsArg, observe, read_compact_logs
 from analysis.nodes import compose
 from analysis.outputs.tables import (
     FINDINGS_SCHEMA,
@@ -66,7 +67,9 @@ def spawn_pool(workers: int | None = None) -> ProcessPoolExecutor:
 def _stage_series(stage: Path, key: str, series: pa.Table) -> list[Path]:
     """The node's derived series, a folder per day, written under `stage`; returns their places."""
     folder = Path(SERIES) / f"node={key}"
-    frame = pl.from_arrow(series)
+    # polars types from_arrow as a frame or a series for any input (pyarrow has no types to overload on); a table
+    # gives a frame.
+    frame = cast(pl.DataFrame, pl.from_arrow(series))
     days = frame.with_columns(_day=pl.col(TIME_COLUMN).dt.date()).partition_by(
         "_day", as_dict=True, include_key=False, maintain_order=True
     )
@@ -112,18 +115,18 @@ def units(paths: Sequence[PathArg], root: str | os.PathLike | None = None) -> li
 
 
 def analyse_unit(
-    unit: Unit, root: str | os.PathLike | None = None, logs=None, start: TimeArg = None, end: TimeArg = None
+    unit: Unit, root: str | os.PathLike | None = None, logs: LogsArg = None, start: TimeArg = None, end: TimeArg = None
 ) -> pa.Table:
     """One unit (a replica set's members, or a node alone): observed, composed as `analyze_nodes` composes them, each
     node's findings, incidents and series written under `root` when given, and the replica set's findings and
     incidents; returns the unit's findings (FINDINGS_SCHEMA), a node that cannot be read as its `error` row."""
-    observed, tables = [], []
+    observed: list[tuple[str, str | None, Analysis]] = []
+    tables: list[pa.Table] = []
+    failed: FTDCError | OSError | ValueError | None = None
     try:
         frames = read_compact_logs(logs, start, end)  # read once for the unit, as `analyze_nodes` reads them
     except (FTDCError, OSError, ValueError) as e:
         frames, failed = None, e
-    else:
-        failed = None
     for path, key in unit:
         try:
             if failed is not None:
@@ -192,7 +195,7 @@ def run(
     root: str | os.PathLike | None = None,
     *,
     workers: int | None = 1,
-    logs=None,
+    logs: LogsArg = None,
     start: TimeArg = None,
     end: TimeArg = None,
 ) -> pa.Table:
@@ -214,7 +217,7 @@ def run_spark(
     paths: Sequence[str],
     root: str | None = None,
     *,
-    logs=None,
+    logs: LogsArg = None,
     start: TimeArg = None,
     end: TimeArg = None,
     partitions: int | None = None,

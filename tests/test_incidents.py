@@ -163,6 +163,12 @@ def test_repeated_findings_of_one_kind_in_one_episode_are_one_step():
     assert len(incidents([finding("throughput_dip", 0, 5), finding("throughput_dip", 1000, 1005)])) == 2
 
 
+def test_an_incident_names_its_findings_as_a_reader_counts_them():
+    # F2 before F10 (not as text sorts them), the replica set's X ids after the node's F ids.
+    found = [replace(finding("throughput_dip", 0, 5), id=i) for i in ("F10", "X1", "F2", "X12", "F1", "X3")]
+    assert episodes.id_order(found) == ["F1", "F2", "F10", "X1", "X3", "X12"]
+
+
 def test_a_finding_without_a_window_is_an_incident_of_its_own():
     untimed = Finding("disk_saturation", "warning", None, None, "no window", "")
     found = incidents([finding("checkpoint_stall", 0, 60), untimed])

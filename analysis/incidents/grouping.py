@@ -14,7 +14,6 @@ comes from `root_causes`.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import replace
 
 from analysis.advice.recommendation import Recommendation, merged
@@ -23,7 +22,7 @@ from analysis.findings.detectors import LINKS
 from analysis.findings.finding import SEVERITIES, Finding
 from analysis.incidents import held_resources
 from analysis.incidents.incident import Incident, RootCause, Step
-from analysis.incidents.root_causes import by_kind, order, rank_causes, ranked, worst
+from analysis.incidents.root_causes import UNTIMED, by_kind, order, rank_causes, ranked, worst
 from analysis.text import duration
 
 # An effect follows its cause within this much (a queue builds, clients time out and reconnect).
@@ -36,11 +35,12 @@ MAX_EFFECTS = 3
 
 def _gap(a: Finding, b: Finding) -> dt.timedelta:
     """How far apart two windows are (zero when they overlap)."""
-    return max(b.start - a.end, a.start - b.end, dt.timedelta(0))
+    (a_start, a_end), (b_start, b_end) = a.window, b.window
+    return max(b_start - a_end, a_start - b_end, dt.timedelta(0))
 
 
 def linked(a: Finding, b: Finding) -> bool:
-    """One episode: the same kind close together, or a declared mechanism between the kinds."""
+    """One episode: the same kind close together, or a declared mechanism between the kinds (findings with windows)."""
     if a.kind == b.kind:
         return _gap(a, b) <= REPEAT_GAP
     mechanism = b.kind in LINKS.get(a.kind, ()) or a.kind in LINKS.get(b.kind, ())
@@ -53,7 +53,7 @@ def group(findings: list[Finding]) -> list[list[Finding]]:
     untimed = [[f] for f in findings if f.severity != "info" and (f.start is None or f.end is None)]
     problems = sorted(
         (f for f in findings if f.severity != "info" and f.start is not None and f.end is not None),
-        key=lambda f: (f.start, f.end),
+        key=lambda f: f.window,
     )
     parent = list(range(len(problems)))
 
@@ -66,14 +66,14 @@ def group(findings: list[Finding]) -> list[list[Finding]]:
     for i, a in enumerate(problems):
         for j in range(i + 1, len(problems)):
             b = problems[j]
-            if b.start - a.end > max(LINK_GAP, REPEAT_GAP):
+            if b.window[0] - a.window[1] > max(LINK_GAP, REPEAT_GAP):
                 break  # sorted by start: no later one can be close to `a`
             if linked(a, b):
                 parent[root(j)] = root(i)
     groups: dict[int, list[Finding]] = {}
     for i, f in enumerate(problems):
         groups.setdefault(root(i), []).append(f)
-    return sorted(groups.values(), key=lambda g: g[0].start) + untimed
+    return sorted(groups.values(), key=lambda g: g[0].window[0]) + untimed
 
 
 def one_baseline(findings: list[Finding], ctx: Context) -> list[Finding]:
@@ -82,22 +82,26 @@ def one_baseline(findings: list[Finding], ctx: Context) -> list[Finding]:
     two usual latencies of one class (each finding's own hour before differs when they start apart)."""
     again: dict[int, Finding] = {}
     for episode in one_pinning(group(findings), ctx):
-        if episode[0].start is None:
-            continue  # no window: no hour before it
-        start = min(f.start for f in episode)
-        for op in {f.usual.op for f in episode if f.usual is not None}:
-            quoting = sorted((f for f in episode if f.usual is not None and f.usual.op == op), key=lambda f: f.start)
-            usual = ctx.usual_latency(op, start, quoting[0].usual.latency_ms)
-            for f in quoting:
-                if (f.usual.latency_ms, f.usual.before, f.usual.since) != (usual.latency_ms, usual.before, usual.since):
-                    again[id(f)] = f.usually(replace(usual, in_title=f.usual.in_title))
+        # An episode of several findings has their windows (`group`); a lone finding may have no start.
+        starts = [f.start for f in episode if f.start is not None]
+        if not starts:
+            continue  # no start: no hour before it
+        start = min(starts)
+        quoted = [(f, f.usual) for f in episode if f.usual is not None]
+        for op in {own.op for _, own in quoted}:
+            quoting = sorted(((f, own) for f, own in quoted if own.op == op), key=lambda q: q[0].start or UNTIMED)
+            usual = ctx.usual_latency(op, start, quoting[0][1].latency_ms)
+            for f, own in quoting:
+                if (own.latency_ms, own.before, own.since) != (usual.latency_ms, usual.before, usual.since):
+                    again[id(f)] = f.usually(replace(usual, in_title=own.in_title))
     return [again.get(id(f), f) for f in findings]
 
 
 def by_resource(findings: list[Finding]) -> list[list[Finding]]:
-    """One kind's findings split by resource (read tickets and write tickets are two steps), in order of start."""
+    """One kind's findings split by resource (read tickets and write tickets are two steps), in order of start (a
+    finding without one is alone in its group: `group`)."""
     groups: dict[object, list[Finding]] = {}
-    for f in sorted(findings, key=lambda f: f.start):
+    for f in sorted(findings, key=lambda f: f.start or UNTIMED):
         groups.setdefault(f.resource, []).append(f)
     return list(groups.values())
 
@@ -106,25 +110,33 @@ def id_order(findings: list[Finding]) -> list[str]:
     """The findings' ids as a reader counts them: F2 before F10 (the findings section lists them so)."""
 
     def number(finding: Finding) -> tuple[str, int]:
-        prefix, digits = re.fullmatch(r"(\D*)(\d*)", finding.id).groups()
-        return prefix, int(digits or 0)
+        prefix = finding.id.rstrip("0123456789")
+        return prefix, int(finding.id[len(prefix) :] or 0)
 
     return [f.id for f in sorted(findings, key=number)]
+
+
+def _extent(findings: list[Finding]) -> tuple[dt.datetime, dt.datetime]:
+    """The earliest start and the latest end of findings that all have windows."""
+    windows = [f.window for f in findings]
+    return min(start for start, _ in windows), max(end for _, end in windows)
 
 
 def _step(kind: str, findings: list[Finding]) -> Step:
     """One kind's findings in this episode as one link of the chain, told by the worst of them."""
     top = worst(findings)
     text = top.title
-    if len(findings) > 1:
-        text += f" (worst of {len(findings)} over {duration((max(f.end for f in findings) - min(f.start for f in findings)).total_seconds())})"
+    start, end = top.start, top.end  # a lone finding's own (context about a node with no sample has none)
+    if len(findings) > 1:  # several: each has its window (`group`)
+        start, end = _extent(findings)
+        text += f" (worst of {len(findings)} over {duration((end - start).total_seconds())})"
     metrics = list(dict.fromkeys(m for f in findings for m in f.evidence.get("metrics", [])))
     return Step(
         kind=kind,
         text=text,
         findings=id_order(findings),
-        start=min(f.start for f in findings),
-        end=max(f.end for f in findings),
+        start=start,
+        end=end,
         metrics=metrics,
         thresholds=dict(top.evidence.get("thresholds", {})),
     )
@@ -185,7 +197,7 @@ def _pinned(findings: list[Finding], ctx: Context) -> bool:
     kinds = by_kind(timed)
     if not timed or not any(k in held_resources.PINNED_HISTORY_KINDS for k in kinds):
         return False
-    return bool(held_resources.pinned_history(ctx, kinds, min(f.start for f in timed), max(f.end for f in timed)))
+    return bool(held_resources.pinned_history(ctx, kinds, *_extent(timed)))
 
 
 def one_pinning(groups: list[list[Finding]], ctx: Context) -> list[list[Finding]]:
@@ -200,7 +212,7 @@ def one_pinning(groups: list[list[Finding]], ctx: Context) -> list[list[Finding]
             and g[0].start is not None
             and _pinned(previous, ctx)
             and _pinned(g, ctx)
-            and held_resources.held_throughout(ctx, max(f.end for f in previous), g[0].start)
+            and held_resources.held_throughout(ctx, _extent(previous)[1], g[0].start)
         ):
             out[-1] = previous + g
         else:

@@ -15,7 +15,7 @@ from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
 from analysis.outputs.report.explorer import Reduced
 from analysis.outputs.report.plots import Mark, Panel, Span, figure
-from analysis.outputs.system import MEMBER_COLUMNS, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
+from analysis.outputs.system import MEMBER_COLUMNS, SystemView, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)
 from analysis.series.derived import WAITERS
 from analysis.settings import SETTINGS
 
@@ -79,19 +79,22 @@ def windows(analysis: Analysis) -> list[Span]:
     """The windows a whole-range figure shades: each incident's (by its id), and each warning or critical finding no
     incident holds (by its own): a noisy week's forty findings are a handful of incidents."""
     held = {f for i in analysis.incidents for f in i.finding_ids}
-    spans = [Span(i.start, i.end, i.severity, i.id) for i in analysis.incidents if i.start is not None]
+    # An incident's start and end are its findings' (a finding with a window has both).
+    spans = [Span(i.start, i.end, i.severity, i.id) for i in analysis.incidents if i.start is not None and i.end is not None]
     return spans + [
-        Span(f.start, f.end, f.severity, f.id or str(n))
+        Span(*f.window, f.severity, f.id or str(n))
         for n, f in enumerate(analysis.problems, 1)
         if f.start is not None and f.id not in held
     ]
 
 
-def system(analysis: Analysis, view, members: dict[str, str] | None = None, series: Reduced | None = None) -> str | None:
+def system(
+    analysis: Analysis, view: SystemView, members: dict[str, str] | None = None, series: Reduced | None = None
+) -> str | None:
     """The system panels (`analysis.outputs.system.SystemView`) over the node's whole range, the findings marked;
     `series`: that range already reduced (`explorer.full_range`)."""
-    first, last = analysis.overview.first, analysis.overview.last
-    if first is None or not view.panels:
+    window = analysis.overview.window
+    if window is None or not view.panels:
         return None
     panels = [
         Panel(title, [(c, view.label(c), None) for c in columns], references=REFERENCES.get(title, ()))
@@ -100,8 +103,7 @@ def system(analysis: Analysis, view, members: dict[str, str] | None = None, seri
     return figure(
         panels,
         analysis,
-        first,
-        last,
+        *window,
         windows(analysis),
         title="System: what the node recorded, incidents and findings by id",
         panel_px=SYSTEM_PANEL,
@@ -118,12 +120,12 @@ def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[
 def timeline(analysis: Analysis, series: Reduced | None = None) -> str | None:
     """Latency, cache with its thresholds, tickets and COLLSCAN runs over the whole range, the findings numbered;
     `series`: that range already reduced (`explorer.full_range`)."""
-    first, last = analysis.overview.first, analysis.overview.last
-    if first is None:
+    window = analysis.overview.window
+    if window is None:
         return None
-    spans = [Span(f.start, f.end, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
+    spans = [Span(*f.window, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
     return figure(
-        _panels(analysis), analysis, first, last, spans, title="Timeline: checkpoints shaded grey, findings by id", series=series
+        _panels(analysis), analysis, *window, spans, title="Timeline: checkpoints shaded grey, findings by id", series=series
     )
 
 
@@ -131,7 +133,12 @@ STATES_TITLE = "member state (solid green primary, striped blue secondary, cross
 
 
 def _kind_panels(
-    analysis: Analysis, kind: str, label: str = "", window=None, severity: str = "warning", members: dict[str, str] | None = None
+    analysis: Analysis,
+    kind: str,
+    label: str = "",
+    window: tuple[dt.datetime, dt.datetime] | None = None,
+    severity: str = "warning",
+    members: dict[str, str] | None = None,
 ) -> list[Panel]:
     """The evidence panels the kind's detector record declares, with the columns this node has."""
     panels = []
@@ -180,8 +187,8 @@ def finding(analysis: Analysis, f: Finding) -> str | None:
         return None
     if analysis.logs is not None and RECORDS[f.kind].attributed:  # _kind_panels found its record
         panels.append(COLLSCAN_RUNS)
-    start, end = _around(analysis, f.start, f.end)
-    return figure(panels, analysis, start, end, [Span(f.start, f.end, f.severity, f.id)], panel_px=DETAIL_PANEL)
+    start, end = _around(analysis, *f.window)
+    return figure(panels, analysis, start, end, [Span(*f.window, f.severity, f.id)], panel_px=DETAIL_PANEL)
 
 
 def _cause_context(kind: str) -> list[str]:
@@ -196,14 +203,15 @@ def incident(analysis: Analysis, inc: Incident, members: dict[str, str] | None =
     """The incident's chain on one time axis: the root cause's operations first, then each step's
     evidence in chain order (cause above effect), each marked with its own window, the incident's shaded.
     `members`: replica-set member index -> address (`member_names`), for the lag and state legends."""
-    if inc.start is None:
+    if inc.start is None or inc.end is None:  # its findings' windows: one has both or neither
         return None
-    panels, drawn = [], set()
+    panels: list[Panel] = []
+    drawn: set[str] = set()
     for number, step in enumerate(inc.chain, 1):
         label = f"{number}. {step.kind.replace('_', ' ')}"
         for kind in _cause_context(step.kind):
             panels += _new(_kind_panels(analysis, kind, f"{label}, this member's own ")[:1], drawn)
-        window = (step.start, step.end) if step.start is not None else None
+        window = (step.start, step.end) if step.start is not None and step.end is not None else None
         panels += _new(_kind_panels(analysis, step.kind, f"{label}: ", window, inc.severity, members), drawn)
     if not panels:
         return None
@@ -219,7 +227,7 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> str 
     """The replica set across its nodes: each member's state as a coloured bar, each member's lag,
     elections marked by a line and the member that took over; lag findings shaded."""
     seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.series.columns)), None)
-    if seen is None or seen.overview.first is None:
+    if seen is None or (window := seen.overview.window) is None:
         return None
     names = member_names(analyses, seen)
     states = sorted(c for c in seen.series.columns if c.startswith("member_state."))
@@ -227,17 +235,17 @@ def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> str 
     panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + (
         [Panel("lag behind the primary, s", lags)] if lags else []
     )
-    spans = [Span(f.start, f.end, f.severity, f.id) for f in cross_node if f.kind not in MOMENTS and f.start is not None]
+    spans = [Span(*f.window, f.severity, f.id) for f in cross_node if f.kind not in MOMENTS and f.start is not None]
     elections = [
-        Mark(f.end, f"election: {names.get(f.evidence.get('to_member'), 'a new member')} primary")
+        # A primary change names the member that took over (`replication.change_finding`, its one maker).
+        Mark(f.end, f"election: {names.get(f.evidence['to_member'], 'a new member')} primary")
         for f in cross_node
         if f.kind in MOMENTS and f.end is not None
     ]
     return figure(
         panels,
         seen,
-        seen.overview.first,
-        seen.overview.last,
+        *window,
         spans,
         title="Replica set: member states and lag as each node's FTDC saw them, elections marked",
         marks=elections,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, overload
 
 import polars as pl
 
@@ -94,6 +94,12 @@ class Redactor:
             pairs.setdefault(f'"{coll}"', f'"{coll_p}"')
         pairs.update({f'"{o}"': f'"{p}"' for o, p in self.names["db"].items()})
         return sorted(pairs.items(), key=lambda pair: -len(pair[0]))
+
+    @overload
+    def text(self, value: str) -> str: ...
+
+    @overload
+    def text(self, value: None) -> None: ...
 
     def text(self, value: str | None) -> str | None:
         """Every known name in `value` replaced; IPs, home directories and directories of paths too."""
