@@ -257,7 +257,7 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: 
         carded=carded,
         workload=workload(analysis.logs),
         system=view,
-        system_figure=_figure(figures.system(analysis, view, members, series), f"{key}-system.svg", f"{name}: system panels"),
+        system_figure=_figure(figures.system(analysis, view, series), f"{key}-system.svg", f"{name}: system panels"),
         explorer=explorer_data(analysis, name, reduced=series),
     )
 

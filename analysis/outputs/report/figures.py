@@ -88,11 +88,9 @@ def windows(analysis: Analysis) -> list[Span]:
     ]
 
 
-def system(
-    analysis: Analysis, view: SystemView, members: dict[str, str] | None = None, series: Reduced | None = None
-) -> str | None:
-    """The system panels (`analysis.outputs.system.SystemView`) over the node's whole range, the findings marked;
-    `series`: that range already reduced (`explorer.full_range`)."""
+def system(analysis: Analysis, view: SystemView, series: Reduced | None = None) -> str | None:
+    """The system panels (`analysis.outputs.system.SystemView`, which names the members) over the node's whole range,
+    the findings marked; `series`: that range already reduced (`explorer.full_range`)."""
     window = analysis.overview.window
     if window is None or not view.panels:
         return None
