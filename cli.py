@@ -280,11 +280,11 @@ def summary(
         for name, node in zip(result.names, result.nodes):
             if several:
                 out.rule(Text(name))
-            out.print(render_overview(node.overview, out.width), markup=False, highlight=False, soft_wrap=True)
+            out.print(render_overview(node.result.overview, out.width), markup=False, highlight=False, soft_wrap=True)
             if list_findings:
-                out.print(render_findings(node, out.width))
+                out.print(render_findings(node.result, out.width))
             else:
-                out.print(render_incidents(node, out.width, result.cross_node), soft_wrap=not node.incidents)
+                out.print(render_incidents(node.result, out.width, result.cross_node), soft_wrap=not node.result.incidents)
     if beside:
         err.print(
             f"read the log found beside the FTDC: {', '.join(map(str, beside))} (--log names another)",

@@ -2,10 +2,11 @@
 
 logs -> files read once: the catalog (metric names, metadata) and the values of
 every metric the detectors could need (projection) -> derived series ->
-thresholds, checkpoints -> detectors -> culprits from the log -> `Analysis`.
+thresholds, checkpoints -> detectors -> culprits from the log -> an `Analysis`, two values:
+the `Evidence` (what was read and derived) and the `Result` (what it says).
 Its findings are not yet incidents: `nodes.compose` makes a run's incidents, once,
-for one node or several (`nodes.analyze` and `nodes.analyze_nodes` run both).
-Each stage takes values and returns new ones: an `Analysis` is frozen.
+for one node or several (`nodes.analyze` and `nodes.analyze_nodes` run both), a new
+result beside the same evidence. Each stage takes values and returns new ones: all are frozen.
 """
 
 from __future__ import annotations
@@ -48,20 +49,21 @@ from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import read_with_catalog
-from ftdc.timeutil import TimeArg, time_range, to_ms
+from ftdc.timeutil import Offset, TimeArg, time_range, to_ms
 
 LogsArg = LogFrames | PathArg | None
 STAGES = ("logs", "samples", "series", "analyses")
 
 
 @dataclass(frozen=True)
-class Analysis:
+class Evidence:
+    """What was read of one node and derived from it: what the detectors were given, and what figures, the explorer
+    and the workbench's tables draw. Redaction maps only the logs of it (the tables it shows), never the series."""
+
     node: NodeInfo
-    overview: Overview
     thresholds: Thresholds
     derived: series_module.Derived = field(repr=False)
     """The derived series: `derived.analysed` the detectors used, `series` every column."""
-    findings: list[Finding]
     resolved: Resolved = field(repr=False)
     """Which of the node's metric paths stand for what: the series' sources, part of the detectors' `context`."""
     catalog: Catalog = field(repr=False, compare=False)
@@ -71,10 +73,6 @@ class Analysis:
     logs: LogFrames | None = None
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Derived column -> (unit, meaning)."""
-    incidents: list[Incident] = field(default_factory=list)
-    """The warning and critical findings grouped into episodes, root cause first (`nodes.compose`)."""
-    audit: list[audit_module.AuditItem] = field(default_factory=list)
-    """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
 
     @property
     def series(self) -> pl.DataFrame:
@@ -83,14 +81,36 @@ class Analysis:
         return self.derived.full()
 
     @property
-    def problems(self) -> list[Finding]:
-        """Warning and critical findings: what a healthy node has none of."""
-        return [f for f in self.findings if f.severity != "info"]
-
-    @property
     def context(self) -> Context:
         """What the detectors were given, and what incidents are explained with."""
         return Context(self.derived.analysed, self.resolved, self.thresholds, self.checkpoints, self.node, self.logs)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What the analysis says of one node, and no frame or series: the node and its coverage as the answer names them,
+    the thresholds its findings were judged by (with their sources), findings, incidents and the configuration audit.
+    The JSON document's answer, the console's and the tables of findings and incidents read only this; redaction maps
+    it to a new one."""
+
+    node: NodeInfo
+    overview: Overview
+    thresholds: Thresholds
+    findings: list[Finding]
+    incidents: list[Incident] = field(default_factory=list)
+    """The warning and critical findings grouped into episodes, root cause first (`nodes.compose`)."""
+    audit: list[audit_module.AuditItem] = field(default_factory=list)
+    """The configuration audit (`analysis.workbench.audit`): advice on the node's set-up, never a finding."""
+    logged: bool = False
+    """Whether the node's log was read: the answer says its slow operations were looked at, or that there was none."""
+    log_offset: Offset = None
+    """The offsets the node's log writes its times in (None without a log): the answer gives a time in the offset of
+    the log's lines around it beside UTC."""
+
+    @property
+    def problems(self) -> list[Finding]:
+        """Warning and critical findings: what a healthy node has none of."""
+        return [f for f in self.findings if f.severity != "info"]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: node, summary, thresholds with their sources, incidents, findings (times ISO-8601 with Z)."""
@@ -105,6 +125,23 @@ class Analysis:
                 "findings": [f.to_dict() for f in self.findings],
             }
         )
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One node's analysis: the evidence (what was read and derived) and the result (what it says), two values.
+    Stages after the detectors make a new result and keep the evidence; outputs that only say the answer take the
+    result."""
+
+    evidence: Evidence
+    result: Result
+
+    def __getattr__(self, name: str) -> Any:
+        """In a notebook, `a.findings` or `a.series`: the result's attribute of that name, else the evidence's (the
+        package itself names the side it reads: `tests/test_evidence_result.py`)."""
+        if name.startswith("__") or name in ("evidence", "result"):  # copy and pickle ask before the fields are set
+            raise AttributeError(name)
+        return getattr(self.result, name) if hasattr(self.result, name) else getattr(self.evidence, name)
 
     def _repr_html_(self) -> str:
         return display.html(self)
@@ -325,17 +362,21 @@ def observe(
         else f
         for f in findings
     ]
-    result = Analysis(
+    evidence = Evidence(
         node=metadata.node,
-        overview=overview,
         thresholds=thresholds,
         derived=derived_series,
-        findings=sorted(findings, key=Finding.rank),
         resolved=resolved,
         catalog=catalog,
         checkpoints=checkpoints,
         logs=log_frames,
         columns=series_module.describe(resolved),
+    )
+    result = Result(
+        node=metadata.node,
+        overview=overview,
+        thresholds=thresholds,
+        findings=sorted(findings, key=Finding.rank),
         audit=audit_module.audit(
             audit_module.facts(
                 metadata.documents,
@@ -346,6 +387,8 @@ def observe(
                 sampled=sampled,
             )
         ),
+        logged=log_frames is not None,
+        log_offset=None if log_frames is None else log_frames.utc_offsets or log_frames.utc_offset,
     )
     progress(STAGES[3])
-    return result
+    return Analysis(evidence, result)

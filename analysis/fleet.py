@@ -141,11 +141,17 @@ def analyse_unit(
     result = compose([analysis for _, _, analysis in observed])
     for (path, key, _), analysis in zip(observed, result.nodes):
         key = key or analysis_key(analysis, path)
-        own = to_table(finding_rows(analysis.findings, analysis.node, key))
-        _write_node(root, key, analysis, own, to_table(incident_rows(analysis.incidents, analysis.node, key), INCIDENTS_SCHEMA))
+        own = to_table(finding_rows(analysis.result.findings, analysis.result.node, key))
+        _write_node(
+            root,
+            key,
+            analysis,
+            own,
+            to_table(incident_rows(analysis.result.incidents, analysis.result.node, key), INCIDENTS_SCHEMA),
+        )
         tables.append(own)
     if result.cross_node:
-        info = NodeInfo(replica_set=result.nodes[0].node.replica_set)
+        info = NodeInfo(replica_set=result.nodes[0].result.node.replica_set)
         merged = to_table(finding_rows(result.cross_node, info, None, scope="replica_set"))
         incidents = to_table(incident_rows(result.incidents, info, None), INCIDENTS_SCHEMA)
         if root is not None:

@@ -18,7 +18,7 @@ Member = tuple[str | None, str]
 
 def self_members(analysis: Analysis) -> list[str]:
     """The replica-set member indices this node recorded as itself."""
-    series = analysis.derived.analysed  # the replication detector's columns: no need to derive those only shown
+    series = analysis.evidence.derived.analysed  # the replication detector's columns: no need to derive those only shown
     return [
         c.removeprefix("member_self.")
         for c in series.columns
@@ -28,4 +28,9 @@ def self_members(analysis: Analysis) -> list[str]:
 
 def member_addresses(nodes: Sequence[Analysis], members: Sequence[list[str]]) -> dict[Member, str]:
     """(replica set, member index) -> the address of the node that is that member (`members`: each node's `self_members`)."""
-    return {(a.node.replica_set, member): a.node.address for a, mine in zip(nodes, members) if a.node.address for member in mine}
+    return {
+        (a.result.node.replica_set, member): a.result.node.address
+        for a, mine in zip(nodes, members)
+        if a.result.node.address
+        for member in mine
+    }

@@ -41,7 +41,7 @@ SAME_EVENT = dt.timedelta(seconds=30)
 
 def node_name(analysis: Analysis, index: int) -> str:
     """How reports and tables name a node: its address, else its place in the list."""
-    return analysis.node.address or f"node {index + 1}"
+    return analysis.result.node.address or f"node {index + 1}"
 
 
 @dataclass(frozen=True)
@@ -91,12 +91,12 @@ def _overlap(a: Window | None, b: Window | None, slack: dt.timedelta = dt.timede
 
 def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Sequence[list[str]] | None = None) -> list[Finding]:
     """Elections and lag seen by any node, once each, named by address, related to every node's incidents.
-    `nodes` need only `node` and `findings` (a fleet's workers send those and `members`, each node's `self_members`)."""
+    `nodes` need only their results' `node` and `findings` when `members` (each node's `self_members`) is given."""
     addresses = member_addresses(nodes, members if members is not None else [self_members(a) for a in nodes])
     merged: list[tuple[Finding, list[str], str | None]] = []
     for analysis, name in zip(nodes, names):
-        replica_set = analysis.node.replica_set
-        for finding in analysis.findings:
+        replica_set = analysis.result.node.replica_set
+        for finding in analysis.result.findings:
             if not set_wide(finding):
                 continue
             twin = next((i for i, m in enumerate(merged) if m[2] == replica_set and _same(m[0], finding)), None)
@@ -106,7 +106,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
             # The same event seen by another node, or its other side (lag across an election): one window.
             first, seen_by, _ = merged[twin]
             merged[twin] = (_widened(first, finding), seen_by if name in seen_by else [*seen_by, name], replica_set)
-    problems = [(f, n) for a, n in zip(nodes, names) for f in a.findings if f.severity != "info" and not set_wide(f)]
+    problems = [(f, n) for a, n in zip(nodes, names) for f in a.result.findings if f.severity != "info" and not set_wide(f)]
     out = sorted(
         (_seen(first, seen_by, replica_set, addresses, problems) for first, seen_by, replica_set in merged), key=Finding.rank
     )
@@ -116,7 +116,7 @@ def cross_node_findings(nodes: Sequence[Analysis], names: list[str], members: Se
 def _vetted(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
     """The finding with its advice vetted against the member it is about, where that member is among `nodes`."""
     member = subject(finding, nodes)
-    return finding if member is None else vetted_against_member(finding, member.findings)
+    return finding if member is None else vetted_against_member(finding, member.result.findings)
 
 
 def _without_own_files(finding: Finding, nodes: Sequence[Analysis]) -> Finding:
@@ -208,7 +208,7 @@ def analyze_nodes(
 def subject(finding: Finding, nodes: Sequence[Analysis]) -> Analysis | None:
     """The node a cross-node finding is about: the lagging member, or the member that lost the primary."""
     address = finding.evidence.get("address", finding.evidence.get("from_address"))
-    return next((a for a in nodes if a.node.address and a.node.address == address), None)
+    return next((a for a in nodes if a.result.node.address and a.result.node.address == address), None)
 
 
 def told(
@@ -252,12 +252,12 @@ def compose(nodes: Sequence[Analysis]) -> NodesAnalysis:
     as_told: dict[str, Finding] = {}
     numbered_from = (1, 1)  # one document, one count: each node's findings and incidents number on from the last's
     for a in nodes:
-        own = [f for f in a.findings if not (several and set_wide(f))]
-        findings, incidents, related = told(own, a.context, [f for f in cross if subject(f, nodes) is a], numbered_from)
-        composed.append(replace(a, findings=findings, incidents=incidents))
+        own = [f for f in a.result.findings if not (several and set_wide(f))]
+        findings, incidents, related = told(own, a.evidence.context, [f for f in cross if subject(f, nodes) is a], numbered_from)
+        composed.append(replace(a, result=replace(a.result, findings=findings, incidents=incidents)))
         as_told.update((f.id, f) for f in related)
         numbered_from = (numbered_from[0] + len(findings), numbered_from[1] + len(incidents))
-    folded_in = {i for a in composed for incident in a.incidents for i in incident.finding_ids}
+    folded_in = {i for a in composed for incident in a.result.incidents for i in incident.finding_ids}
     rest = [as_told.get(f.id, f) for f in cross if f.id not in folded_in]
     cross_incidents: list[Incident] = []
     for ctx, theirs in _by_replica_set(rest, composed):
@@ -274,15 +274,15 @@ def _by_replica_set(findings: Sequence[Finding], nodes: Sequence[Analysis]) -> l
     groups: dict[str | None, list[Finding]] = {}
     for f in findings:
         seen_by = f.evidence.get("seen_by") or names[:1]
-        groups.setdefault(nodes[names.index(seen_by[0])].node.replica_set, []).append(f)
+        groups.setdefault(nodes[names.index(seen_by[0])].result.node.replica_set, []).append(f)
     first: dict[str | None, Analysis] = {}
     for a in nodes:
-        first.setdefault(a.node.replica_set, a)
-    return [(first[replica_set].context, theirs) for replica_set, theirs in groups.items()]
+        first.setdefault(a.result.node.replica_set, a)
+    return [(first[replica_set].evidence.context, theirs) for replica_set, theirs in groups.items()]
 
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
-    hosts = {a.node.host.lower() for a in nodes if a.node.host}
+    hosts = {a.result.node.host.lower() for a in nodes if a.result.node.host}
     node = pl.col("node").str.split(":").list.first().str.to_lowercase()
     unmatched = frames.slow_ops.filter(node.is_null() | ~node.is_in(list(hosts))).height
     if unmatched:

@@ -170,7 +170,7 @@ def test_a_quiet_node_says_no_incident_and_what_was_checked():
     assert not report.incidents
     # Its one note in the singular, in the terminal too ("1 context finding(s), --findings lists them" before).
     console = Console(width=400, record=True)
-    console.print(render_incidents(node, 400), soft_wrap=True)
+    console.print(render_incidents(node.result, 400), soft_wrap=True)
     assert len(node.findings) == 1 and "; 1 context finding, --findings lists it." in console.export_text()
 
 
@@ -192,7 +192,7 @@ def test_a_quiet_member_names_the_replica_sets_findings_about_it(replica_set, tm
     write_report(report, tmp_path / "r.md")
     assert line.split(": ", 1)[1][:40] in (tmp_path / "r.md").read_text()
     console = Console(width=400, record=True)
-    console.print(render_incidents(b, 400, replica_set.cross_node), soft_wrap=True)
+    console.print(render_incidents(b.result, 400, replica_set.cross_node), soft_wrap=True)
     said = console.export_text()
     assert "no warning or critical" not in said and f"{change.id} (warning) concerns it" in said
 

@@ -392,8 +392,8 @@ def _terminal(nodes) -> str:
         for node in nodes:
             console.print(
                 render_overview(node.overview, TERMINAL_WIDTH),
-                render_incidents(node, TERMINAL_WIDTH),
-                render_findings(node, TERMINAL_WIDTH),
+                render_incidents(node.result, TERMINAL_WIDTH),
+                render_findings(node.result, TERMINAL_WIDTH),
             )
         return console.export_text()
 

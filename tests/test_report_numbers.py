@@ -71,7 +71,7 @@ def rendered(analyzed, tmp_path_factory):
     # Wide enough that no table cell wraps (a quantity split over a cell's two lines is one value to a reader).
     console = Console(record=True, width=400, file=open("/dev/null", "w"))
     for node in nodes:
-        console.print(render_incidents(node, 400), render_findings(node, 400))
+        console.print(render_incidents(node.result, 400), render_findings(node.result, 400))
     texts["terminal"] = " ".join(console.export_text().split())
     return texts
 

@@ -84,7 +84,7 @@ def test_no_internal_name_in_any_report_or_on_the_console(analyzed, tmp_path):
         assert internals(path.read_text()) == [], (name, fmt)
     console = Console(record=True, width=120, file=open("/dev/null", "w"))
     for node in nodes:
-        console.print(render_overview(node.overview, 120), render_incidents(node, 120), render_findings(node, 120))
+        console.print(render_overview(node.overview, 120), render_incidents(node.result, 120), render_findings(node.result, 120))
     text = console.export_text()
     assert internals(text) == [] and "culprits below" not in text, name
 

@@ -12,11 +12,11 @@ from rich.text import Text
 
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
-from analysis.analyze import Analysis
+from analysis.analyze import Result
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
 from analysis.outputs import words
-from analysis.outputs.document import log_offset, quiet
+from analysis.outputs.document import quiet
 from analysis.series.derived import GAP_PERIODS
 from analysis.text import counted, duration, first_and_last, plural, ram
 from analysis.workbench.overview import Overview
@@ -203,28 +203,31 @@ def render_overview(view: Overview, width: int = 80) -> str:
     return "\n".join(lines)
 
 
-def render_incidents(analysis: Analysis, width: int = 80, cross: Sequence[Finding] = ()) -> RenderableType:
+def render_incidents(result: Result, width: int = 80, cross: Sequence[Finding] = ()) -> RenderableType:
     """The incidents table, then each incident's chain and first recommendations; one line when there is none (saying
     which of the replica set's findings `cross` concern the node)."""
-    window = analysis.overview.window
-    span = f"from {say_window(*window, log_offset(analysis))}" if window else "in the data"
-    if not analysis.incidents:
-        found = len(analysis.findings)
+    window = result.overview.window
+    span = f"from {say_window(*window, result.log_offset)}" if window else "in the data"
+    if not result.incidents:
+        found = len(result.findings)
         hint = f"; {counted(found, 'context finding')}, --findings lists {plural(found, 'it', 'them')}" if found else ""
         # One line however narrow the console (print it with soft_wrap: the terminal wraps it, not rich).
-        return Text(f"No incident {span}: {quiet(analysis, cross)}{hint}.", style="green")
-    return Group(incidents_table(analysis.incidents, width), *incident_details(analysis.incidents, width, log_offset(analysis)))
+        return Text(f"No incident {span}: {quiet(result, cross)}{hint}.", style="green")
+    return Group(
+        incidents_table(result.incidents, width),
+        *incident_details(result.incidents, width, result.log_offset),
+    )
 
 
-def render_findings(analysis: Analysis, width: int = 80) -> RenderableType:
+def render_findings(result: Result, width: int = 80) -> RenderableType:
     """The table, then each warning or critical finding's explanation and first recommendations."""
-    window = analysis.overview.window
-    span = f"from {say_window(*window, log_offset(analysis))}" if window else "in the data"
-    if not analysis.findings:
+    window = result.overview.window
+    span = f"from {say_window(*window, result.log_offset)}" if window else "in the data"
+    if not result.findings:
         return Text(f"No findings: nothing unusual {span}.")
     parts: list[RenderableType] = []
-    if not analysis.problems:
+    if not result.problems:
         parts.append(Text(f"No problems found {span}: no warning or critical finding; context below.", style="green"))
-    parts.append(findings_table(analysis.findings, width))
-    parts.extend(problem_details(analysis.findings, width))
+    parts.append(findings_table(result.findings, width))
+    parts.extend(problem_details(result.findings, width))
     return Group(*parts)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analysis.advice import wording
-from analysis.analyze import Analysis
+from analysis.analyze import Analysis, Result
 from analysis.findings import detectors
 from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
@@ -33,14 +33,6 @@ SCHEMA_VERSION = 3
 MAX_CARDS = 12
 
 
-def log_offset(analysis: Analysis) -> Offset:
-    """The offsets the node's log writes its times in (None without a log): reports give a time in the offset of the
-    log's lines around it beside UTC."""
-    if analysis.logs is None:
-        return None
-    return analysis.logs.utc_offsets or analysis.logs.utc_offset
-
-
 def incident_headline(incident: Incident, node: str, offset: Offset = None) -> str:
     """One sentence per incident: where and when, root cause → effect (its title), the first fix."""
     fix = f" First fix: {wording.text(incident.recommendations[0])}" if incident.recommendations else ""
@@ -54,40 +46,35 @@ def checked_kinds(findings: Sequence[Finding]) -> list[str]:
     return [kind_name(k) for m in detectors.MODULES if not unchecked & set(m.DETECTOR.kinds) for k in m.DETECTOR.kinds]
 
 
-def set_wide_about(analysis: Analysis, cross: Sequence[Finding]) -> list[Finding]:
+def set_wide_about(result: Result, cross: Sequence[Finding]) -> list[Finding]:
     """The replica set's warnings and criticals that name this member: the one that lagged, lost or took the primary."""
-    address = analysis.node.address
+    address = result.node.address
     keys = ("address", "from_address", "to_address")
     return [f for f in cross if f.severity != "info" and address and address in (f.evidence.get(k) for k in keys)]
 
 
-def quiet(analysis: Analysis, cross: Sequence[Finding] = ()) -> str:
+def quiet(result: Result, cross: Sequence[Finding] = ()) -> str:
     """What a node without incident reached: nothing at warning, or nothing of its own beside the set's findings about it."""
-    about = set_wide_about(analysis, cross)
+    about = set_wide_about(result, cross)
     if not about:
         return "none reached warning or critical"
     ids = ", ".join(f"{f.id} ({f.severity})" for f in about)
     return f"none of this node's own reached warning or critical; the replica set's {ids} {'concern' if len(about) > 1 else 'concerns'} it"
 
 
-def checked(analysis: Analysis, name: str, cross: Sequence[Finding] = ()) -> str:
+def checked(result: Result, name: str, cross: Sequence[Finding] = ()) -> str:
     """For a node without incident: "No incident", and what was checked over what span."""
-    view = analysis.overview
+    view = result.overview
     span = (
-        f"from {say_window(*sampled, log_offset(analysis))} ({duration((sampled[1] - sampled[0]).total_seconds())}, "
+        f"from {say_window(*sampled, result.log_offset)} ({duration((sampled[1] - sampled[0]).total_seconds())}, "
         f"{view.samples:,} samples)"
         if (sampled := view.window)
         else "(no sample)"
     )
-    log = "with its log's slow operations" if analysis.logs is not None else "without a log"
-    notes = sum(f.severity == "info" for f in analysis.findings)
-    return (
-        f"{name}: No incident {span}. Checked, {log}: {', '.join(checked_kinds(analysis.findings))}; {quiet(analysis, cross)}."
-        + (
-            f" {counted(notes, 'note')} on context and what could not be checked {plural(notes, 'is', 'are')} below."
-            if notes
-            else ""
-        )
+    log = "with its log's slow operations" if result.logged else "without a log"
+    notes = sum(f.severity == "info" for f in result.findings)
+    return f"{name}: No incident {span}. Checked, {log}: {', '.join(checked_kinds(result.findings))}; {quiet(result, cross)}." + (
+        f" {counted(notes, 'note')} on context and what could not be checked {plural(notes, 'is', 'are')} below." if notes else ""
     )
 
 
@@ -107,32 +94,32 @@ def _more(incidents: Sequence[Incident], node: str) -> list[str]:
     )
 
 
-def node_headlines(analysis: Analysis, name: str, cross: Sequence[Finding] = ()) -> list[str]:
+def node_headlines(result: Result, name: str, cross: Sequence[Finding] = ()) -> list[str]:
     """One per incident given a card, a line for the rest; or "No incident" with what was checked (and the replica
     set's findings `cross` about it)."""
-    return [incident_headline(i, name, log_offset(analysis)) for i in worst_incidents(analysis.incidents)] + _more(
-        analysis.incidents, name
-    ) or [checked(analysis, name, cross)]
+    return [incident_headline(i, name, result.log_offset) for i in worst_incidents(result.incidents)] + _more(
+        result.incidents, name
+    ) or [checked(result, name, cross)]
 
 
-def replica_set_name(analyses: Sequence[Analysis]) -> str:
-    return next((a.node.replica_set for a in analyses if a.node.replica_set), None) or "across nodes"
+def replica_set_name(results: Sequence[Result]) -> str:
+    return next((r.node.replica_set for r in results if r.node.replica_set), None) or "across nodes"
 
 
-def headlines(analyses: Sequence[Analysis], names: Sequence[str], cross_incidents: Sequence[Incident]) -> list[str]:
+def headlines(results: Sequence[Result], names: Sequence[str], cross_incidents: Sequence[Incident]) -> list[str]:
     """The report's opening lines: one per incident; a node without any says so in one line only when every node is quiet."""
-    per_node = [(a, node_headlines(a, n)) for a, n in zip(analyses, names)]
+    per_node = [(r, node_headlines(r, n)) for r, n in zip(results, names)]
     several = len(per_node) > 1
-    offset = log_offset(analyses[0]) if analyses else None
-    cross = [incident_headline(i, replica_set_name(analyses), offset) for i in worst_incidents(cross_incidents)]
-    lines = [h for a, mine in per_node for h in (mine if a.incidents or not several else [])] + cross
+    offset = results[0].log_offset if results else None
+    cross = [incident_headline(i, replica_set_name(results), offset) for i in worst_incidents(cross_incidents)]
+    lines = [h for r, mine in per_node for h in (mine if r.incidents or not several else [])] + cross
     return lines or [h for _, mine in per_node for h in mine]
 
 
 def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
     """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
     (`analyses` are the report's nodes, which name the replica set's members)."""
-    found = workload(analysis.logs)
+    found = workload(analysis.evidence.logs)
     return {
         **(
             found.to_dict()
@@ -146,7 +133,7 @@ def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
             }
         ),
         "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
-        "audit": [item.to_dict() for item in analysis.audit],
+        "audit": [item.to_dict() for item in analysis.result.audit],
     }
 
 
@@ -181,11 +168,16 @@ def document(
             "schema_version": SCHEMA_VERSION,
             "generated": generated,
             "title": f"ftdc-analyze report: {', '.join(names)}",
-            "headlines": headlines(analyses, names, cross_incidents),
+            "headlines": headlines([a.result for a in analyses], names, cross_incidents),
             **({"no_log": no_log} if no_log else {}),
             "redacted": redacted,
             "nodes": [
-                {"name": n, "headlines": node_headlines(a, n, cross_node), **a.to_dict(), **workbench(a, list(analyses))}
+                {
+                    "name": n,
+                    "headlines": node_headlines(a.result, n, cross_node),
+                    **a.result.to_dict(),
+                    **workbench(a, list(analyses)),
+                }
                 for a, n in zip(analyses, names)
             ],
             "cross_node_findings": [f.to_dict() for f in cross_node],

@@ -5,7 +5,6 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from analysis.outputs.document import log_offset
 from analysis.outputs.report import html
 from ftdc.timeutil import say_window
 
@@ -44,15 +43,16 @@ def incident_html(incident: Incident) -> str:
 
 
 def analysis_html(analysis: Analysis) -> str:
-    view = analysis.overview
-    span = say_window(*window, log_offset(analysis)) if (window := view.window) else "no samples"
+    result = analysis.result  # what the analysis says: the Jupyter view draws no series
+    view = result.overview
+    span = say_window(*window, result.log_offset) if (window := view.window) else "no samples"
     head = (
-        f"<p><b>{escape(analysis.node.address or 'node')}</b> · {escape(analysis.node.version or 'unknown version')} · "
+        f"<p><b>{escape(result.node.address or 'node')}</b> · {escape(result.node.version or 'unknown version')} · "
         f"{escape(span)} · {view.samples:,} samples</p>"
     )
-    problems = analysis.problems
+    problems = result.problems
     body = "".join(map(html.finding_html, problems)) if problems else "<p>No problems found: no warning or critical finding.</p>"
-    context = [f for f in analysis.findings if f.severity == "info"]
+    context = [f for f in result.findings if f.severity == "info"]
     if context:
         body += (
             f"<details><summary>context ({len(context)})</summary><ul>"

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.analyze import Analysis
+from analysis.analyze import Analysis, Evidence
 from analysis.members import member_addresses, self_members
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS, in_family
 
@@ -40,7 +40,7 @@ def series_label(column: str, members: dict[str, str]) -> str:
 def member_names(analyses: Sequence[Analysis], seen: Analysis) -> dict[str, str]:
     """Member index (as `seen` numbers its replica set) -> the address of the node that is that member."""
     addresses = member_addresses(analyses, [self_members(a) for a in analyses])
-    return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.node.replica_set}
+    return {m: address for (replica_set, m), address in addresses.items() if replica_set == seen.result.node.replica_set}
 
 
 # Panels, each (title, its columns; a name ending in "." every device's or member's column).
@@ -111,7 +111,7 @@ class SystemSeries:
 class SystemView:
     panels: list[tuple[str, list[str]]]  # (title, columns) the node recorded
     missing: list[str]  # panel titles the node recorded nothing for
-    analysis: Analysis = field(repr=False, compare=False)  # whose series `series` summarises
+    evidence: Evidence = field(repr=False, compare=False)  # whose series `series` summarises
     members: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # member index -> address
     unread: list[str] = field(default_factory=list)  # panel titles recorded in a layout this version does not read
 
@@ -130,7 +130,7 @@ class SystemView:
         the panels and shows no summary: a median and a p95 of every series cost a third of its report)."""
         shown = [c for _, found in self.panels for c in found]
         # Each series sorted once: a sorted column's median and quantile are read, not found again.
-        ordered = self.analysis.series.select(pl.col(c).cast(pl.Float64).sort() for c in shown)
+        ordered = self.evidence.series.select(pl.col(c).cast(pl.Float64).sort() for c in shown)
         stats = (
             ordered.select(
                 *(pl.col(c).min().alias(f"{c}\0min") for c in shown),
@@ -144,7 +144,7 @@ class SystemView:
         series = []
         for title, found in self.panels:
             for c in found:
-                unit, meaning = self.analysis.columns.get(c, ("", ""))
+                unit, meaning = self.evidence.columns.get(c, ("", ""))
                 series.append(
                     SystemSeries(
                         title,
@@ -167,11 +167,13 @@ def _number(value: Any) -> float | None:
 
 def view(analysis: Analysis, members: dict[str, str]) -> SystemView:
     """The panels this node recorded; each series' summary over the analysis's span when asked (`SystemView.series`)."""
-    columns = analysis.series.columns
+    columns = analysis.evidence.series.columns
     panels = [(title, found) for title, wanted in PANELS if (found := matching(columns, wanted))]
     missing = [title for title, wanted in PANELS if not matching(columns, wanted)]
     # Windows records its CPU as Processor performance counters (ftdc_system_stats_windows.cpp), a layout not
     # read here: saying the node "did not record" them would be false (its disks' counters are read).
-    windows = "windows" in (analysis.overview.node.os or "").lower() or bool(analysis.resolved.matching("disk.windows_"))
+    windows = "windows" in (analysis.result.overview.node.os or "").lower() or bool(
+        analysis.evidence.resolved.matching("disk.windows_")
+    )
     unread = [title for title in missing if windows and title in WINDOWS_UNREAD]
-    return SystemView(panels, [t for t in missing if t not in unread], analysis, members, unread=unread)
+    return SystemView(panels, [t for t in missing if t not in unread], analysis.evidence, members, unread=unread)

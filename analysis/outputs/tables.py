@@ -46,7 +46,7 @@ def error_table(path: PathArg, error: BaseException, schema: pa.Schema = FINDING
 
 
 def analysis_key(analysis: Analysis, path: PathArg) -> str:
-    return node_key(analysis.node, resolve(path))
+    return node_key(analysis.result.node, resolve(path))
 
 
 def findings_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = None, end: TimeArg = None) -> pa.Table:
@@ -55,7 +55,7 @@ def findings_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = None
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
         return error_table(path, e)
-    return to_table(finding_rows(analysis.findings, analysis.node, analysis_key(analysis, path)))
+    return to_table(finding_rows(analysis.result.findings, analysis.result.node, analysis_key(analysis, path)))
 
 
 def incidents_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = None, end: TimeArg = None) -> pa.Table:
@@ -64,7 +64,9 @@ def incidents_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = Non
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
         return error_table(path, e, INCIDENTS_SCHEMA)
-    return to_table(incident_rows(analysis.incidents, analysis.node, analysis_key(analysis, path)), INCIDENTS_SCHEMA)
+    return to_table(
+        incident_rows(analysis.result.incidents, analysis.result.node, analysis_key(analysis, path)), INCIDENTS_SCHEMA
+    )
 
 
 # The derived series in one schema for every version: what a version lacks is null.
@@ -83,18 +85,18 @@ SERIES_SCHEMA = pa.schema(
 
 def findings_frame(analysis: Analysis) -> pl.DataFrame:
     """An analysis' findings as a frame of `FINDINGS_SCHEMA` (the fleet's and Spark's table, node key unset)."""
-    return pl.DataFrame(to_table(finding_rows(analysis.findings, analysis.node, None), FINDINGS_SCHEMA))
+    return pl.DataFrame(to_table(finding_rows(analysis.result.findings, analysis.result.node, None), FINDINGS_SCHEMA))
 
 
 def incidents_frame(analysis: Analysis) -> pl.DataFrame:
     """An analysis' incidents as a frame of `INCIDENTS_SCHEMA`."""
-    return pl.DataFrame(to_table(incident_rows(analysis.incidents, analysis.node, None), INCIDENTS_SCHEMA))
+    return pl.DataFrame(to_table(incident_rows(analysis.result.incidents, analysis.result.node, None), INCIDENTS_SCHEMA))
 
 
 def series_table(analysis: Analysis) -> pa.Table:
     """`analysis.series.derived` in SERIES_SCHEMA (sorted by time)."""
-    frame = analysis.series
-    version = analysis.node.version
+    frame = analysis.evidence.series
+    version = analysis.result.node.version
     flags = {f"{rw}_tickets_exhausted": exhausted(frame.columns, version, rw) for rw in ("read", "write")}
     frame = frame.with_columns(
         (e.fill_null(False) if e is not None else pl.lit(None, pl.Boolean)).alias(n) for n, e in flags.items()

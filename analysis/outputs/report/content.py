@@ -81,12 +81,12 @@ class NodeSection:
 
     @property
     def findings(self) -> list[Finding]:
-        return self.analysis.findings
+        return self.analysis.result.findings
 
     @property
     def offset(self) -> Offset:
         """The offset the node's log writes its times in: its times are given in it too."""
-        return documents.log_offset(self.analysis)
+        return self.analysis.result.log_offset
 
     @property
     def findings_heading(self) -> str:
@@ -138,8 +138,8 @@ class Report:
 
 
 def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
-    node, t = analysis.node, analysis.thresholds
-    series = analysis.series
+    node, t = analysis.result.node, analysis.result.thresholds
+    series = analysis.evidence.series
     cache = aggregates.greatest(series["cache_max_bytes"]) if "cache_max_bytes" in series.columns else None
     tickets = []
     for rw in ("read", "write"):
@@ -183,8 +183,8 @@ def _facts(analysis: Analysis, name: str) -> list[tuple[str, str]]:
 
 
 def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
-    view = analysis.overview
-    offset = documents.log_offset(analysis)
+    view = analysis.result.overview
+    offset = analysis.result.log_offset
     periods = ", ".join(f"{p / 1000:g} s ({n:,})" for p, n in list(view.periods_ms.items())[:3]) or "-"
     return [
         ("time range", say_window(*sampled, offset) if (sampled := view.window) else "-"),
@@ -196,9 +196,9 @@ def _coverage(analysis: Analysis) -> list[tuple[str, str]]:
         (
             "log",
             "none given"
-            if analysis.logs is None
-            else f"{counted(analysis.logs.slow_ops.height, 'slow operation')}, {counted(analysis.logs.events.height, 'other line')}"
-            + (f", {analysis.logs.problems.height:,} unreadable" if analysis.logs.problems.height else ""),
+            if analysis.evidence.logs is None
+            else f"{counted(analysis.evidence.logs.slow_ops.height, 'slow operation')}, {counted(analysis.evidence.logs.events.height, 'other line')}"
+            + (f", {analysis.evidence.logs.problems.height:,} unreadable" if analysis.evidence.logs.problems.height else ""),
         ),
     ]
 
@@ -217,9 +217,9 @@ def incident_cards(
         IncidentCard(
             i,
             node,
-            incident_headline(i, node, documents.log_offset(analysis)),
+            incident_headline(i, node, analysis.result.log_offset),
             _figure(figures.incident(analysis, i, members), f"{slug}-{i.id.lower()}.svg", f"{node} {i.id}: {i.title}"),
-            documents.log_offset(analysis),
+            analysis.result.log_offset,
         )
         for i in worst_incidents(incidents)
     ]
@@ -227,8 +227,10 @@ def incident_cards(
 
 def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: Sequence[Finding] = ()) -> NodeSection:
     key = node_slug(name)
-    cards = incident_cards(analysis, analysis.incidents, name, key, members)
-    carded = [i for i, f in enumerate(analysis.findings) if f.severity != "info"][: documents.MAX_CARDS]  # the cards' one limit
+    cards = incident_cards(analysis, analysis.result.incidents, name, key, members)
+    carded = [i for i, f in enumerate(analysis.result.findings) if f.severity != "info"][
+        : documents.MAX_CARDS
+    ]  # the cards' one limit
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
     view = system.view(analysis, members)
@@ -236,26 +238,26 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: 
     return NodeSection(
         name=name,
         analysis=analysis,
-        headlines=node_headlines(analysis, name, cross),
+        headlines=node_headlines(analysis.result, name, cross),
         incidents=cards,
-        more_incidents=[i for i in analysis.incidents if not any(i is c.incident for c in cards)],
+        more_incidents=[i for i in analysis.result.incidents if not any(i is c.incident for c in cards)],
         facts=_facts(analysis, name),
         coverage=_coverage(analysis),
         timeline=_figure(figures.timeline(analysis, series), f"{key}-timeline.svg", f"{name}: timeline"),
         evidence={
             i: fig
             for i in carded
-            if analysis.findings[i].id not in drawn
+            if analysis.result.findings[i].id not in drawn
             and (
                 fig := _figure(
-                    figures.finding(analysis, analysis.findings[i]),
+                    figures.finding(analysis, analysis.result.findings[i]),
                     f"{key}-finding-{i + 1}.svg",
-                    f"{name} {analysis.findings[i].id}: {analysis.findings[i].title}",
+                    f"{name} {analysis.result.findings[i].id}: {analysis.result.findings[i].title}",
                 )
             )
         },
         carded=carded,
-        workload=workload(analysis.logs),
+        workload=workload(analysis.evidence.logs),
         system=view,
         system_figure=_figure(figures.system(analysis, view, series), f"{key}-system.svg", f"{name}: system panels"),
         explorer=explorer_data(analysis, name, reduced=series),
@@ -282,7 +284,7 @@ def build(
         incident_cards(
             analyses[0],
             list(cross_incidents),
-            replica_set_name(analyses),
+            replica_set_name([a.result for a in analyses]),
             "replica-set",
             figures.member_names(analyses, analyses[0]),
         )
@@ -292,7 +294,7 @@ def build(
     return Report(
         title=f"ftdc-analyze report: {', '.join(names)}",
         generated=generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0),
-        headlines=headlines(analyses, names, cross_incidents),
+        headlines=headlines([a.result for a in analyses], names, cross_incidents),
         nodes=sections,
         cross_node=list(cross_node),
         cross_incidents=cross_cards,

@@ -197,23 +197,23 @@ def drawn_columns(analysis: Analysis) -> list[str]:
     """The derived series that can be drawn: numbers and flags, not the bookkeeping ones."""
     return [
         c
-        for c, dtype in analysis.series.schema.items()
+        for c, dtype in analysis.evidence.series.schema.items()
         if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)
     ]
 
 
 def derived(analysis: Analysis, axis: Axis, reduced: Reduced | None = None) -> list[Series]:
     """The analysis's derived series (rates, latencies, percentages, thresholds in effect); `reduced`, when given,
-    holds them on `axis` already (`reduce(analysis.series, drawn_columns(analysis), axis)`)."""
+    holds them on `axis` already (`reduce(analysis.evidence.series, drawn_columns(analysis), axis)`)."""
     names = drawn_columns(analysis)
-    if not names or analysis.series.height == 0:
+    if not names or analysis.evidence.series.height == 0:
         return []
-    reduced = reduced or reduce(analysis.series, names, axis)
+    reduced = reduced or reduce(analysis.evidence.series, names, axis)
     out = []
     for name in names:
         kept = _levels(reduced.pairs[name])
         if kept is not None:
-            unit, meaning = analysis.columns.get(name, ("", ""))
+            unit, meaning = analysis.evidence.columns.get(name, ("", ""))
             out.append(Series(name, "derived", unit, meaning, *kept))
     return out
 
@@ -349,12 +349,12 @@ def drawable(schema: dict[str, pl.DataType]) -> list[str]:
 
 def period_ms(analysis: Analysis) -> int:
     """The node's usual sampling period (the overview's most common): no column is narrower."""
-    usual = next(iter(analysis.overview.periods_ms), None)
+    usual = next(iter(analysis.result.overview.periods_ms), None)
     return usual if usual and usual > 0 else 1000
 
 
 def axis_of(analysis: Analysis) -> Axis:
-    times = analysis.series[TIME_COLUMN]
+    times = analysis.evidence.series[TIME_COLUMN]
     first, last = aggregates.known_time(aggregates.earliest(times)), aggregates.known_time(aggregates.latest(times))
     return Axis.spanning(int(first.timestamp() * 1000), int(last.timestamp() * 1000), period_ms(analysis))
 
@@ -362,7 +362,7 @@ def axis_of(analysis: Analysis) -> Axis:
 def full_range(analysis: Analysis) -> Reduced:
     """Every drawable derived series over the node's whole range at the explorer's columns: reduced once for the
     explorer and the report's whole-range figures (`Reduced.coarser`)."""
-    return reduce(analysis.series, drawn_columns(analysis), axis_of(analysis))
+    return reduce(analysis.evidence.series, drawn_columns(analysis), axis_of(analysis))
 
 
 def _ms(t) -> int:
@@ -382,8 +382,10 @@ def explorer_data(
     the first ASKED of `asked` that it draws."""
     axis = axis_of(analysis)
     series = derived(analysis, axis, reduced) + list(recorded_series)
-    incidents = tuple(Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.incidents if i.start and i.end)
-    checkpoints = tuple((_ms(c.start), _ms(c.end)) for c in analysis.checkpoints)
+    incidents = tuple(
+        Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.result.incidents if i.start and i.end
+    )
+    checkpoints = tuple((_ms(c.start), _ms(c.end)) for c in analysis.evidence.checkpoints)
     drawn = {s.name for s in series}
     return Explorer(
         node,
@@ -405,7 +407,7 @@ def explore(
     are named. A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
     files = resolve(path)
     # The catalog the analysis took in its one pass over these files, not a second pass of its own.
-    catalog = analysis.catalog if analysis.catalog.files == files else catalog_files(files)
+    catalog = analysis.evidence.catalog if analysis.evidence.catalog.files == files else catalog_files(files)
     names = drawable(catalog.schema())
     warn_unmatched(patterns, names)
     series = recorded(catalog, names, axis_of(analysis), start, end)

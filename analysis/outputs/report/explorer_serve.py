@@ -49,8 +49,8 @@ class Node:
 def node_of(explorer: Explorer, analysis: Analysis) -> Node:
     recorded = [s for s in explorer.series if s.source == "ftdc"]
     return Node(
-        tuple(f.path for f in analysis.catalog.files),
-        resolve_metrics(analysis.catalog.schema()),
+        tuple(f.path for f in analysis.evidence.catalog.files),
+        resolve_metrics(analysis.evidence.catalog.schema()),
         frozenset(s.name for s in recorded if s.unit != "/s"),
         frozenset(s.name for s in recorded if s.unit == "/s"),
         explorer.period_ms,

@@ -33,7 +33,7 @@ COLLSCAN_RUNS = Panel("COLLSCAN operations in the log (bar = run time)", runs=Tr
 
 
 def _panels(analysis: Analysis) -> list[Panel]:
-    have = set(analysis.series.columns)
+    have = set(analysis.evidence.series.columns)
     panels = []
     latency = [(f"{op}_latency_ms", op, COLORS[op]) for op in ("reads", "writes", "commands") if f"{op}_latency_ms" in have]
     if latency:
@@ -60,7 +60,7 @@ def _panels(analysis: Analysis) -> list[Panel]:
     ]
     if tickets:
         panels.append(Panel("tickets in use, % of the pool; operations queued (when any)", tickets))
-    return panels + ([COLLSCAN_RUNS] if analysis.logs is not None else [])
+    return panels + ([COLLSCAN_RUNS] if analysis.evidence.logs is not None else [])
 
 
 SYSTEM_PANEL = 99
@@ -78,12 +78,14 @@ REFERENCES = {
 def windows(analysis: Analysis) -> list[Span]:
     """The windows a whole-range figure shades: each incident's (by its id), and each warning or critical finding no
     incident holds (by its own): a noisy week's forty findings are a handful of incidents."""
-    held = {f for i in analysis.incidents for f in i.finding_ids}
+    held = {f for i in analysis.result.incidents for f in i.finding_ids}
     # An incident's start and end are its findings' (a finding with a window has both).
-    spans = [Span(i.start, i.end, i.severity, i.id) for i in analysis.incidents if i.start is not None and i.end is not None]
+    spans = [
+        Span(i.start, i.end, i.severity, i.id) for i in analysis.result.incidents if i.start is not None and i.end is not None
+    ]
     return spans + [
         Span(*f.window, f.severity, f.id or str(n))
-        for n, f in enumerate(analysis.problems, 1)
+        for n, f in enumerate(analysis.result.problems, 1)
         if f.start is not None and f.id not in held
     ]
 
@@ -91,7 +93,7 @@ def windows(analysis: Analysis) -> list[Span]:
 def system(analysis: Analysis, view: SystemView, series: Reduced | None = None) -> str | None:
     """The system panels (`analysis.outputs.system.SystemView`, which names the members) over the node's whole range,
     the findings marked; `series`: that range already reduced (`explorer.full_range`)."""
-    window = analysis.overview.window
+    window = analysis.result.overview.window
     if window is None or not view.panels:
         return None
     panels = [
@@ -112,16 +114,18 @@ def system(analysis: Analysis, view: SystemView, series: Reduced | None = None) 
 def _around(analysis: Analysis, first: dt.datetime, last: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
     """[first, last] with context either side (half its length, at least a minute), within the data."""
     margin = max(dt.timedelta(seconds=60), (last - first) * 0.5)
-    return max(first - margin, analysis.overview.first or first), min(last + margin, analysis.overview.last or last)
+    return max(first - margin, analysis.result.overview.first or first), min(last + margin, analysis.result.overview.last or last)
 
 
 def timeline(analysis: Analysis, series: Reduced | None = None) -> str | None:
     """Latency, cache with its thresholds, tickets and COLLSCAN runs over the whole range, the findings numbered;
     `series`: that range already reduced (`explorer.full_range`)."""
-    window = analysis.overview.window
+    window = analysis.result.overview.window
     if window is None:
         return None
-    spans = [Span(*f.window, f.severity, f.id or str(n)) for n, f in enumerate(analysis.problems, 1) if f.start is not None]
+    spans = [
+        Span(*f.window, f.severity, f.id or str(n)) for n, f in enumerate(analysis.result.problems, 1) if f.start is not None
+    ]
     return figure(
         _panels(analysis), analysis, *window, spans, title="Timeline: checkpoints shaded grey, findings by id", series=series
     )
@@ -142,7 +146,7 @@ def _kind_panels(
     panels = []
     record = RECORDS.get(kind)
     for title, wanted, log_scale in record.panels if record else ():
-        columns = matching(analysis.series.columns, wanted)
+        columns = matching(analysis.evidence.series.columns, wanted)
         if columns and all(c.startswith("member_state.") for c in columns):
             panels.append(
                 Panel(
@@ -183,7 +187,7 @@ def finding(analysis: Analysis, f: Finding) -> str | None:
     panels = _new(_kind_panels(analysis, f.kind), set())
     if not panels or f.start is None:
         return None
-    if analysis.logs is not None and RECORDS[f.kind].attributed:  # _kind_panels found its record
+    if analysis.evidence.logs is not None and RECORDS[f.kind].attributed:  # _kind_panels found its record
         panels.append(COLLSCAN_RUNS)
     start, end = _around(analysis, *f.window)
     return figure(panels, analysis, start, end, [Span(*f.window, f.severity, f.id)], panel_px=DETAIL_PANEL)
@@ -214,7 +218,7 @@ def incident(analysis: Analysis, inc: Incident, members: dict[str, str] | None =
     if not panels:
         return None
     if (
-        inc.root_cause.kind == "operation" and "culprit" in inc.root_cause.evidence and analysis.logs is not None
+        inc.root_cause.kind == "operation" and "culprit" in inc.root_cause.evidence and analysis.evidence.logs is not None
     ):  # a COLLSCAN's runs (not an index build's)
         panels.insert(0, Panel(f"root cause: {COLLSCAN_RUNS.title}", runs=True))
     start, end = _around(analysis, inc.start, inc.end)
@@ -224,12 +228,12 @@ def incident(analysis: Analysis, inc: Incident, members: dict[str, str] | None =
 def members(analyses: Sequence[Analysis], cross_node: Sequence[Finding]) -> str | None:
     """The replica set across its nodes: each member's state as a coloured bar, each member's lag,
     elections marked by a line and the member that took over; lag findings shaded."""
-    seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.series.columns)), None)
-    if seen is None or (window := seen.overview.window) is None:
+    seen = next((a for a in analyses if any(c.startswith("member_state.") for c in a.evidence.series.columns)), None)
+    if seen is None or (window := seen.result.overview.window) is None:
         return None
     names = member_names(analyses, seen)
-    states = sorted(c for c in seen.series.columns if c.startswith("member_state."))
-    lags = [(c, series_label(c, names), None) for c in sorted(seen.series.columns) if c.startswith("member_lag_s.")]
+    states = sorted(c for c in seen.evidence.series.columns if c.startswith("member_state."))
+    lags = [(c, series_label(c, names), None) for c in sorted(seen.evidence.series.columns) if c.startswith("member_lag_s.")]
     panels = [Panel(STATES_TITLE, [(c, series_label(c, names), None) for c in states], states=True)] + (
         [Panel("lag behind the primary, s", lags)] if lags else []
     )

@@ -235,7 +235,7 @@ def _section(anchor: str, title: str, content: str, h: str, open_: bool = False)
 def _parts(section: NodeSection) -> list[tuple[str, str]]:
     """(anchor, title) of a node's parts, in page order: what the table of contents lists."""
     key = node_slug(section.name)
-    warnings = sum(i.severity == "warning" for i in section.analysis.audit)
+    warnings = sum(i.severity == "warning" for i in section.analysis.result.audit)
     parts = [(f"{key}-findings", section.findings_heading)]
     if section.workload is not None:
         parts.append(
@@ -299,7 +299,7 @@ def _node(section: NodeSection, several: bool) -> str:
             + (workbench.system_notes(section.system) if section.system else ""),
             h,
         ),
-        _section(f"{key}-audit", titles[f"{key}-audit"], workbench.audit(section.analysis.audit), h),
+        _section(f"{key}-audit", titles[f"{key}-audit"], workbench.audit(section.analysis.result.audit), h),
         _section(f"{key}-timeline", "Timeline", _img(section.timeline), h),
         _section(f"{key}-node", "Node and data coverage", _table(section.facts) + _table(section.coverage), h),
     ]
@@ -318,7 +318,7 @@ def _first_screen(report: Report) -> str:
     rows = "".join(
         f"<tr><td>{_breakable(s.name)}</td><td>{escape(dict(s.facts).get('version', ''))}</td><td>{escape(dict(s.facts).get('replica set', ''))}</td>"
         f"<td>{escape(dict(s.facts).get('host', ''))}</td><td>{escape(dict(s.coverage).get('time range', ''))}</td>"
-        f"<td class=num>{len(s.analysis.incidents)}</td></tr>"
+        f"<td class=num>{len(s.analysis.result.incidents)}</td></tr>"
         for s in report.nodes
     )
     nodes = (

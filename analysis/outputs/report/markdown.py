@@ -287,7 +287,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                 f"Recorded in Windows' layout, which this version does not read: {_text(', '.join(section.system.unread))}.",
                 "",
             ]
-    if section.analysis.audit:
+    if section.analysis.result.audit:
         out += [f"{h} Configuration audit", "", "Advice on the node's set-up, from its own files; none of it is an incident.", ""]
         out += _rows(
             ["item", "severity", "this node", "recommended", "why it matters", "what to change", "from"],
@@ -301,7 +301,7 @@ def _workbench(section, h: str, folder: str) -> list[str]:
                     _cell(i.change or "-"),
                     _cell(i.source),
                 ]
-                for i in section.analysis.audit
+                for i in section.analysis.result.audit
             ],
         )
     return out

@@ -118,13 +118,13 @@ def pixel_columns(
 def _checkpoint_times(analysis: Analysis) -> tuple[np.ndarray, np.ndarray]:
     """The checkpoints' starts and ends in epoch seconds, each sorted: converted once per analysis, not per figure
     (a week holds ten thousand checkpoints; the last analysis' are kept)."""
-    if _CHECKPOINTS and _CHECKPOINTS[0] is analysis.checkpoints:
+    if _CHECKPOINTS and _CHECKPOINTS[0] is analysis.evidence.checkpoints:
         return _CHECKPOINTS[1]
     times = (
-        np.sort([c.start.timestamp() for c in analysis.checkpoints]),
-        np.sort([c.end.timestamp() for c in analysis.checkpoints]),
+        np.sort([c.start.timestamp() for c in analysis.evidence.checkpoints]),
+        np.sort([c.end.timestamp() for c in analysis.evidence.checkpoints]),
     )
-    _CHECKPOINTS[:] = [analysis.checkpoints, times]
+    _CHECKPOINTS[:] = [analysis.evidence.checkpoints, times]
     return times
 
 
@@ -136,7 +136,7 @@ def checkpoint_share(analysis: Analysis, start: dt.datetime, end: dt.datetime, p
     so each is a fraction of a pixel; an hour shows each one whole. Covered time up to x is
     sum(x - start) over checkpoints started before x minus sum(x - end) over those ended before
     it; each pixel's share is its difference across the pixel."""
-    if not analysis.checkpoints or end <= start:
+    if not analysis.evidence.checkpoints or end <= start:
         return np.zeros(pixels)
     starts, ends = _checkpoint_times(analysis)
     edges = np.linspace(start.timestamp(), end.timestamp(), pixels + 1)
@@ -463,7 +463,7 @@ def _threshold_labels(analysis: Analysis, reduced: Reduced, names: Sequence[tupl
         pairs = reduced.pairs.get(column)
         if pairs is not None and np.isfinite(pairs[:, 1]).any():
             last = float(pairs[np.isfinite(pairs[:, 1]), 1][-1])
-            out.append(f"{name} {last:g} % ({analysis.thresholds.source(name)})")
+            out.append(f"{name} {last:g} % ({analysis.result.thresholds.source(name)})")
     return out
 
 
@@ -523,7 +523,7 @@ def _states(
     height: float,
 ) -> None:
     """Each member's state as runs of one colour over [start, end] (a state holds for minutes; a bar per run, not per sample)."""
-    series = analysis.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
+    series = analysis.evidence.series.filter(pl.col(TIME_COLUMN).is_between(start, end))
     scale = YScale(-0.6, len(names) - 0.2, False, top, height)
     rows = []
     for column in columns:
@@ -610,7 +610,7 @@ def figure(
     reduced = (
         series.coarser(PIXELS, columns)
         if series is not None
-        else pixel_columns(analysis.series, columns, start, end, sampling_ms=period_ms(analysis))
+        else pixel_columns(analysis.evidence.series, columns, start, end, sampling_ms=period_ms(analysis))
     )
     axis = reduced.axis
     share = checkpoint_share(analysis, start, end)
@@ -714,8 +714,8 @@ def figure(
                 for a, b in _open(top, top + panel_px, [(y0, y1) for x0, y0, x1, y1 in boxes if x0 <= ex <= x1])
             )
             canvas.add(f'<path class="window-edge" d="{edges_d}" stroke="{color}" stroke-width="1.1"/>')
-        if panel.runs and analysis.logs is not None:  # a panel of runs is made only with a log
-            _collscans(canvas, analysis.logs.slow_ops, start, end, top, panel_px)
+        if panel.runs and analysis.evidence.logs is not None:  # a panel of runs is made only with a log
+            _collscans(canvas, analysis.evidence.logs.slow_ops, start, end, top, panel_px)
         if panel.states:
             _states(
                 canvas,

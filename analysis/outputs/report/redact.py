@@ -24,7 +24,7 @@ from typing import Any, overload
 import polars as pl
 
 from analysis.advice.recommendation import Recommendation, Withheld
-from analysis.analyze import Analysis
+from analysis.analyze import Analysis, Result
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import Incident, RootCause, Step
 from analysis.nodes import NodesAnalysis
@@ -141,26 +141,21 @@ class Redactor:
 def learn(redactor: Redactor, analyses: Iterable[Analysis]) -> None:
     """Meet every name the reports could show, in a stable order, before any text is redacted."""
     for analysis in analyses:
-        redactor.host(analysis.node.host)
-        redactor.replica_set(analysis.node.replica_set)
-        if analysis.logs is None:
+        redactor.host(analysis.result.node.host)
+        redactor.replica_set(analysis.result.node.replica_set)
+        logs = analysis.evidence.logs  # the tables the reports show: every other name is in the result
+        if logs is None:
             continue
-        passes = analysis.logs.events.filter(pl.col("kind") == "ttl")["text"].drop_nulls()
+        passes = logs.events.filter(pl.col("kind") == "ttl")["text"].drop_nulls()
         ttl = {found[0] for text in passes if (found := ttl_pass(text)) is not None}
-        for ns in sorted(set(analysis.logs.slow_ops["ns"].drop_nulls().unique()) | ttl):
+        for ns in sorted(set(logs.slow_ops["ns"].drop_nulls().unique()) | ttl):
             redactor.ns(ns)
-        nodes = set(analysis.logs.slow_ops["node"].drop_nulls().unique()) | set(
-            analysis.logs.events["node"].drop_nulls().unique()
-        )
+        nodes = set(logs.slow_ops["node"].drop_nulls().unique()) | set(logs.events["node"].drop_nulls().unique())
         for node in sorted(nodes):
             redactor.host(node)
-        for remote in sorted(analysis.logs.events["remote"].drop_nulls().unique()):
+        for remote in sorted(logs.events["remote"].drop_nulls().unique()):
             redactor.host(remote)
-        apps = [
-            frame["app_name"].drop_nulls().unique()
-            for frame in (analysis.logs.slow_ops, analysis.logs.events)
-            if "app_name" in frame.columns
-        ]
+        apps = [frame["app_name"].drop_nulls().unique() for frame in (logs.slow_ops, logs.events) if "app_name" in frame.columns]
         for app in sorted(set().union(*map(set, apps))):
             redactor.app(app)
 
@@ -262,40 +257,37 @@ def _incident(i: Incident, r: Redactor, findings: dict[str, Finding]) -> Inciden
     )
 
 
-def redact(analysis: Analysis, r: Redactor) -> Analysis:
-    """A new `analysis` with pseudonyms and shapes only: what it says, findings and incidents as told, names replaced."""
-    node = dataclasses.replace(
-        analysis.node, host=r.host(analysis.node.host), replica_set=r.replica_set(analysis.node.replica_set)
-    )
-    overview = dataclasses.replace(analysis.overview, node=node, problems=[r.text(p) for p in analysis.overview.problems])
+def redact(result: Result, r: Redactor) -> Result:
+    """A new `result` with pseudonyms and shapes only: what it says, findings and incidents as told, names replaced."""
+    node = dataclasses.replace(result.node, host=r.host(result.node.host), replica_set=r.replica_set(result.node.replica_set))
+    overview = dataclasses.replace(result.overview, node=node, problems=[r.text(p) for p in result.overview.problems])
     thresholds = dataclasses.replace(
-        analysis.thresholds,
+        result.thresholds,
         timeline={
             name: [dataclasses.replace(s, source=r.text(s.source)) for s in steps]
-            for name, steps in analysis.thresholds.timeline.items()
+            for name, steps in result.thresholds.timeline.items()
         },
     )
-    logs = _logs(analysis.logs, r)
-    audit = [dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in analysis.audit]
-    findings = [_finding(f, r) for f in analysis.findings]
+    audit = [dataclasses.replace(i, has=r.text(i.has), change=r.text(i.change)) for i in result.audit]
+    findings = [_finding(f, r) for f in result.findings]
     by_id = {f.id: f for f in findings}
     return dataclasses.replace(
-        analysis,
+        result,
         node=node,
         overview=overview,
         thresholds=thresholds,
-        logs=logs,
-        audit=audit,
         findings=findings,
-        incidents=[_incident(i, r, by_id) for i in analysis.incidents],
+        incidents=[_incident(i, r, by_id) for i in result.incidents],
+        audit=audit,
     )
 
 
 def redact_result(result: NodesAnalysis, r: Redactor) -> NodesAnalysis:
-    """A new `result` with pseudonyms and shapes only, its names met first in a stable order (`learn`): its nodes, the
-    replica set's findings and their incidents as told, names replaced."""
+    """A new `result` with pseudonyms and shapes only, its names met first in a stable order (`learn`): each node's
+    result and the log tables the reports show, the replica set's findings and their incidents as told, names replaced.
+    The rest of the evidence (series, catalog, checkpoints) holds no name and is kept as it is."""
     learn(r, result.nodes)
-    nodes = [redact(a, r) for a in result.nodes]
+    nodes = [Analysis(dataclasses.replace(a.evidence, logs=_logs(a.evidence.logs, r)), redact(a.result, r)) for a in result.nodes]
     cross = [_finding(f, r) for f in result.cross_node]
     by_id = {f.id: f for f in cross}
     return dataclasses.replace(
