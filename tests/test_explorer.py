@@ -45,7 +45,7 @@ def decoded(series: ex.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def frame_of(values: np.ndarray, period_s: int = 1) -> SimpleNamespace:
-    """What `derived` reads of an Analysis: a series frame and its columns' descriptions."""
+    """What `derived` reads of the evidence: a series frame and its columns' descriptions."""
     times = pl.datetime_range(
         START, START + dt.timedelta(seconds=period_s * (len(values) - 1)), f"{period_s}s", eager=True, time_zone="UTC"
     )
@@ -271,7 +271,7 @@ def test_the_explorer_takes_no_pass_of_its_own_over_the_files_for_their_catalog(
     passes = []
     monkeypatch.setattr(ex, "catalog_files", lambda files: passes.append(files) or catalog_files(files))
     explorer = ex.explore(result, node, "node")
-    assert passes == [] and len(explorer.series) > len(ex.drawn_columns(result))
+    assert passes == [] and len(explorer.series) > len(ex.drawn_columns(result.evidence))
     copy = tmp_path / "copy"
     shutil.copytree(node, copy)
     assert ex.explore(result, copy, "node") == explorer and len(passes) == 1

@@ -129,7 +129,10 @@ def test_merging_the_members_findings_leaves_each_nodes_own_as_it_was():
     a = lag_finding("member 2", "2", t0, t0 + dt.timedelta(seconds=60), 12.0)
     b = lag_finding("member 2", "2", t0 + dt.timedelta(seconds=20), t0 + dt.timedelta(seconds=90), 30.0)
     before = copy.deepcopy([a, b])
-    nodes = [SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=[f]) for h, f in (("a", a), ("b", b))]
+    nodes = [
+        SimpleNamespace(result=SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=[f]))
+        for h, f in (("a", a), ("b", b))
+    ]
     [merged] = cross_node_findings(nodes, ["a:27017", "b:27017"], [[], []])
     assert (merged.start, merged.end, merged.evidence["lag_s_peak"], merged.evidence["seen_by"]) == (
         a.start,

@@ -86,7 +86,7 @@ def test_a_role_change_one_members_log_says_was_planned_stays_context_for_the_re
     planned = change_finding("member 0", "member 1", "0", "1", t0, at, {"at": t0, "how": "a priority takeover"})
     problem = Finding("disk_saturation", "warning", t0, at, subject="Disk sda saturated", reasoning="busy")
     nodes = [
-        SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=found)
+        SimpleNamespace(result=SimpleNamespace(node=NodeInfo(host=h, port=27017, replica_set="rs"), findings=found))
         for h, found in (("a", [plain, problem]), ("b", [planned]))
     ]
     [merged] = cross_node_findings(nodes, ["a:27017", "b:27017"], [[], []])

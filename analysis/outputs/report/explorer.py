@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from analysis.analyze import Analysis
+from analysis.analyze import Analysis, Evidence
 from analysis.series import aggregates
 from analysis.series import derived as series_module
 from analysis.series.metrics import COUNTER, Resolved
@@ -193,27 +193,27 @@ def _levels(values: np.ndarray) -> tuple[float, float, bytes] | None:
     return low, high, levels.tobytes()
 
 
-def drawn_columns(analysis: Analysis) -> list[str]:
+def drawn_columns(evidence: Evidence) -> list[str]:
     """The derived series that can be drawn: numbers and flags, not the bookkeeping ones."""
     return [
         c
-        for c, dtype in analysis.evidence.series.schema.items()
+        for c, dtype in evidence.series.schema.items()
         if c != TIME_COLUMN and c not in NOT_DRAWN and (dtype.is_numeric() or dtype == pl.Boolean)
     ]
 
 
-def derived(analysis: Analysis, axis: Axis, reduced: Reduced | None = None) -> list[Series]:
-    """The analysis's derived series (rates, latencies, percentages, thresholds in effect); `reduced`, when given,
-    holds them on `axis` already (`reduce(analysis.evidence.series, drawn_columns(analysis), axis)`)."""
-    names = drawn_columns(analysis)
-    if not names or analysis.evidence.series.height == 0:
+def derived(evidence: Evidence, axis: Axis, reduced: Reduced | None = None) -> list[Series]:
+    """The node's derived series (rates, latencies, percentages, thresholds in effect); `reduced`, when given,
+    holds them on `axis` already (`reduce(evidence.series, drawn_columns(evidence), axis)`)."""
+    names = drawn_columns(evidence)
+    if not names or evidence.series.height == 0:
         return []
-    reduced = reduced or reduce(analysis.evidence.series, names, axis)
+    reduced = reduced or reduce(evidence.series, names, axis)
     out = []
     for name in names:
         kept = _levels(reduced.pairs[name])
         if kept is not None:
-            unit, meaning = analysis.evidence.columns.get(name, ("", ""))
+            unit, meaning = evidence.columns.get(name, ("", ""))
             out.append(Series(name, "derived", unit, meaning, *kept))
     return out
 
@@ -362,7 +362,7 @@ def axis_of(analysis: Analysis) -> Axis:
 def full_range(analysis: Analysis) -> Reduced:
     """Every drawable derived series over the node's whole range at the explorer's columns: reduced once for the
     explorer and the report's whole-range figures (`Reduced.coarser`)."""
-    return reduce(analysis.evidence.series, drawn_columns(analysis), axis_of(analysis))
+    return reduce(analysis.evidence.series, drawn_columns(analysis.evidence), axis_of(analysis))
 
 
 def _ms(t) -> int:
@@ -381,7 +381,7 @@ def explorer_data(
     `recorded` ones (on `axis_of(analysis)`), its incidents and checkpoints; it opens with the usual panels and
     the first ASKED of `asked` that it draws."""
     axis = axis_of(analysis)
-    series = derived(analysis, axis, reduced) + list(recorded_series)
+    series = derived(analysis.evidence, axis, reduced) + list(recorded_series)
     incidents = tuple(
         Span(i.id, _ms(i.start), _ms(i.end), i.severity, i.title) for i in analysis.result.incidents if i.start and i.end
     )
