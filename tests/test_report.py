@@ -212,7 +212,8 @@ def test_a_long_week_shows_the_most_severe_as_cards_and_lists_the_rest(demo, tmp
         for h in range(16)
         for f in demo.problems
     ]
-    [busy] = compose([dataclasses.replace(demo, findings=sorted(many, key=analysis.Finding.rank))]).nodes
+    week = dataclasses.replace(demo.result, findings=sorted(many, key=analysis.Finding.rank))
+    [busy] = compose([dataclasses.replace(demo, result=week)]).nodes
     report = build_report([busy])
     section = report.nodes[0]
     assert len(section.carded) == document.MAX_CARDS and len(section.listed) == len(many) - document.MAX_CARDS
