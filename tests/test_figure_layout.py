@@ -4,6 +4,7 @@ and critical windows have patterns beside their colours, span labels close toget
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from xml.etree import ElementTree
 
@@ -24,13 +25,18 @@ def demo():
 
 
 class Recorded:
-    """`node` as if its series were `series` (the figures read nothing else of it that would differ)."""
+    """A node's evidence as if its series were `series` (the figures read nothing else of it that would differ)."""
 
-    def __init__(self, node, series: pl.DataFrame):
-        self._node, self.series = node, series
+    def __init__(self, evidence, series: pl.DataFrame):
+        self._evidence, self.series = evidence, series
 
     def __getattr__(self, name):
-        return getattr(self._node, name)
+        return getattr(self._evidence, name)
+
+
+def recorded(node, series: pl.DataFrame):
+    """`node` with its evidence `Recorded` as `series`."""
+    return dataclasses.replace(node, evidence=Recorded(node.evidence, series))
 
 
 def of_class(fig: str, cls: str) -> list:
@@ -40,7 +46,7 @@ def of_class(fig: str, cls: str) -> list:
 def test_a_series_not_recorded_is_said_so_and_not_drawn(demo):
     # The disk panel of a node whose device reported nothing over the range: no flat zero under a legend "sda".
     nulls = demo.series.with_columns(pl.lit(None, pl.Float64).alias("disk_util_pct.sda"), pl.lit(0.0).alias("disk_iops.sda"))
-    node = Recorded(demo, nulls)
+    node = recorded(demo, nulls)
     panels = [
         plots.Panel("disk busy, %", [("disk_util_pct.sda", "sda", None)]),
         plots.Panel("IOPS", [("disk_iops.sda", "sda", None)]),
@@ -64,7 +70,7 @@ def test_the_cpu_panels_carry_the_cpu_saturation_bars(demo):
     # The demo records four CPU states (busy, not runnable threads): its CPU panel carries the busy bar; a node that
     # records procs_running too has the runnable panel, with its bar at one thread per core.
     assert "CPU saturation: busy 90 % and more" in [e.text for e in of_class(figures.system(demo, view(demo, {})), "threshold")]
-    node = Recorded(demo, demo.series.with_columns(pl.lit(0.5).alias("runnable_per_core")))
+    node = recorded(demo, demo.series.with_columns(pl.lit(0.5).alias("runnable_per_core")))
     shown = view(node, {})
     assert ("runnable threads per core", ["runnable_per_core"]) in shown.panels
     said = [e.text for e in of_class(figures.system(node, shown), "threshold")]
@@ -77,7 +83,7 @@ def test_states_and_critical_windows_have_patterns_beside_colours(demo):
         pl.Series("member_state.0", [1] * (demo.series.height // 2) + [2] * (demo.series.height - demo.series.height // 2)),
         pl.lit(3).alias("member_state.1"),
     )
-    node = Recorded(demo, states)
+    node = recorded(demo, states)
     panel = plots.Panel(figures.STATES_TITLE, [("member_state.0", "a", None), ("member_state.1", "b", None)], states=True)
     fig = plots.figure(
         [panel], node, first, demo.overview.last, [plots.Span(first, first + dt.timedelta(minutes=1), "critical", "I1")]
