@@ -1,6 +1,6 @@
 """Analyses over FTDC and log frames: findings that explain an incident.
 
-    analysis.analyze("diagnostic.data", logs="mongod.log") -> Analysis
+    analysis.analyze("diagnostic.data", logs="mongod.log") -> Analysis (its evidence and its result)
 
 Layout, one sub-package per stage: `series/` (frames -> series: the metric alias
 table, the derived quantities, the node's own thresholds, checkpoints) -> `findings/`
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from analysis.analyze import Analysis
+from analysis.analyze import Analysis, Evidence, Result
 from analysis.nodes import analyze
 from ftdc.lazy import lazy_exports
 
@@ -36,7 +36,7 @@ _EXPORTS = {
     "incidents_table": "outputs.tables",
 }
 
-__all__ = ["Analysis", "analyze", *sorted(_EXPORTS)]
+__all__ = ["Analysis", "Evidence", "Result", "analyze", *sorted(_EXPORTS)]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 

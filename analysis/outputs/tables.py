@@ -59,7 +59,7 @@ def findings_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = None
 
 
 def incidents_table(path: PathArg, logs: LogsArg = None, *, start: TimeArg = None, end: TimeArg = None) -> pa.Table:
-    """One node's incidents (`Analysis.incidents`) in INCIDENTS_SCHEMA; a node that cannot be read is one `error` row."""
+    """One node's incidents (`Result.incidents`) in INCIDENTS_SCHEMA; a node that cannot be read is one `error` row."""
     try:
         analysis = analyze(path, logs, start=start, end=end)
     except (FTDCError, OSError, ValueError) as e:
