@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -136,12 +136,14 @@ class Analysis:
     evidence: Evidence
     result: Result
 
-    def __getattr__(self, name: str) -> Any:
-        """In a notebook, `a.findings` or `a.series`: the result's attribute of that name, else the evidence's (the
-        package itself names the side it reads: `tests/test_evidence_result.py`)."""
-        if name.startswith("__") or name in ("evidence", "result"):  # copy and pickle ask before the fields are set
-            raise AttributeError(name)
-        return getattr(self.result, name) if hasattr(self.result, name) else getattr(self.evidence, name)
+    if not TYPE_CHECKING:  # hidden from mypy, which then holds the package to naming the side it reads
+
+        def __getattr__(self, name: str) -> Any:
+            """In a notebook, `a.findings` or `a.series`: the result's attribute of that name, else the evidence's
+            (the package itself names the side it reads: mypy, and `tests/test_evidence_result.py`)."""
+            if name.startswith("__") or name in ("evidence", "result"):  # copy and pickle ask before the fields are set
+                raise AttributeError(name)
+            return getattr(self.result, name) if hasattr(self.result, name) else getattr(self.evidence, name)
 
     def _repr_html_(self) -> str:
         return display.html(self)
