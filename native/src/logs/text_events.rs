@@ -108,21 +108,27 @@ type ReadAfterWord = fn(&[u8], usize) -> Option<(Spans, usize)>;
 /// (checked against them in the tests), at a tenth of the regex's cost.
 fn ascii_spans(rule: usize, text: &[u8]) -> Option<Spans> {
     match rule {
-        0 => leftmost(text, b"connection accepted from ", accepted),
-        1 => leftmost(text, b"end connection ", ended),
-        2 => leftmost(text, b"received client metadata from ", metadata),
+        0 => leftmost(text, &FINDERS[0], accepted),
+        1 => leftmost(text, &FINDERS[1], ended),
+        2 => leftmost(text, &FINDERS[2], metadata),
         _ => ASCII_RULE_REGEXES[rule].captures(text).map(|c| c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()),
     }
 }
 
+/// The rules read by hand (`ascii_spans`): the first three.
+const HAND_READ: usize = 3;
+
+/// The first words of the rules read by hand, then the driver's in client metadata.
+static FINDERS: LazyLock<[memchr::memmem::Finder<'static>; 4]> =
+    LazyLock::new(|| [RULE_WORDS[0][0], RULE_WORDS[1][0], RULE_WORDS[2][0], "driver: { name: \""].map(memchr::memmem::Finder::new));
+
 /// The leftmost match of a rule whose regex starts with `word` and reads on deterministically
 /// (`read`: the groups after the word and the match's end, from the word's end): the first
 /// occurrence of the word that `read` accepts.
-fn leftmost(text: &[u8], word: &[u8], read: ReadAfterWord) -> Option<Spans> {
-    let finder = memchr::memmem::Finder::new(word);
+fn leftmost(text: &[u8], word: &memchr::memmem::Finder, read: ReadAfterWord) -> Option<Spans> {
     let mut from = 0;
-    while let Some(i) = finder.find(&text[from..]).map(|i| from + i) {
-        if let Some((mut groups, end)) = read(text, i + word.len()) {
+    while let Some(i) = word.find(&text[from..]).map(|i| from + i) {
+        if let Some((mut groups, end)) = read(text, i + word.needle().len()) {
             groups.insert(0, Some((i, end)));
             return Some(groups);
         }
@@ -184,7 +190,7 @@ fn metadata(text: &[u8], at: usize) -> Option<(Spans, usize)> {
     }
     let rest = after(text, word_end, b" ")?;
     let quoted = |at: usize| at + text[at..].iter().take_while(|&&b| b != b'"').count();
-    let finder = memchr::memmem::Finder::new(b"driver: { name: \"");
+    let finder = &FINDERS[3];
     let mut from = rest;
     while let Some(i) = finder.find(&text[from..]).map(|i| from + i) {
         let name_at = i + finder.needle().len();
@@ -238,8 +244,11 @@ pub fn text_values(text: &str) -> EventValues<'_> {
     let ascii = text.is_ascii();
     // The first rule that matches, and its groups' spans (both regexes of a rule number their groups alike).
     // Non-ASCII text (rare) tries every rule: Unicode case folding could match words in other letters.
-    let candidates = if ascii { candidate_rules(text.as_bytes()) } else { u32::MAX };
-    let first = (0..RULES.len()).filter(|rule| candidates & 1 << rule != 0).find_map(|rule| {
+    // The rules read by hand come first and cost less than the scan, which waits for the rules after them.
+    let mut candidates = (!ascii).then_some(u32::MAX);
+    let mut may_match =
+        |rule: usize| rule < HAND_READ || *candidates.get_or_insert_with(|| candidate_rules(text.as_bytes())) & 1 << rule != 0;
+    let first = (0..RULES.len()).filter(|&rule| may_match(rule)).find_map(|rule| {
         let spans: Option<Spans> = if ascii {
             ascii_spans(rule, text.as_bytes())
         } else {
