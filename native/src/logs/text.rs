@@ -834,6 +834,10 @@ mod tests {
         assert_eq!(ints(events, "ts"), [Some(1_560_855_541_265), Some(1_560_855_541_265)]);
         assert_eq!(strs(events, "t"), [None, None]);
         assert_eq!(strs(events, "kind"), [one("connection_accepted"), one("connection_accepted")]);
+        // The text is the message: null, for Python to take msg's strings.
+        assert_eq!(strs(events, "text"), [None, None]);
+        let config = decode("2019-06-18T11:59:01.265+0100 I STORAGE [initandlisten] wiredtiger_open config: create,");
+        assert_eq!(strs(&config.block.events, "text"), [one("create,")]);
         assert_eq!(ints(events, "connection_count"), [Some(1), Some(1)]);
         assert_eq!(strs(events, "ctx"), [one("listener"), one("listener")]);
         assert_eq!(ints(events, "id"), [None, None]);
