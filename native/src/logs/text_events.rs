@@ -100,8 +100,6 @@ fn candidate_rules(text: &[u8]) -> u32 {
 
 /// Group spans of a match, by group number (0 the whole match).
 type Spans = Vec<Option<(usize, usize)>>;
-/// A rule's reader by hand: from the end of its first word, the spans of its groups and the match's end.
-type ReadAfterWord = fn(&[u8], usize) -> Option<(Spans, usize)>;
 
 /// The spans of rule `rule`'s ASCII regex on ASCII `text`: the three rules of nearly every
 /// line (connections opened, ended, described) read by hand, as their regexes read them
@@ -110,7 +108,10 @@ fn ascii_spans(rule: usize, text: &[u8]) -> Option<Spans> {
     match rule {
         0 => leftmost(text, &FINDERS[0], accepted),
         1 => leftmost(text, &FINDERS[1], ended),
-        2 => leftmost(text, &FINDERS[2], metadata),
+        2 => {
+            let mut no_driver = false;
+            leftmost(text, &FINDERS[2], |text, at| metadata(text, at, &mut no_driver))
+        }
         _ => ASCII_RULE_REGEXES[rule].captures(text).map(|c| c.iter().map(|m| m.map(|m| (m.start(), m.end()))).collect()),
     }
 }
@@ -125,7 +126,7 @@ static FINDERS: LazyLock<[memchr::memmem::Finder<'static>; 4]> =
 /// The leftmost match of a rule whose regex starts with `word` and reads on deterministically
 /// (`read`: the groups after the word and the match's end, from the word's end): the first
 /// occurrence of the word that `read` accepts.
-fn leftmost(text: &[u8], word: &memchr::memmem::Finder, read: ReadAfterWord) -> Option<Spans> {
+fn leftmost(text: &[u8], word: &memchr::memmem::Finder, mut read: impl FnMut(&[u8], usize) -> Option<(Spans, usize)>) -> Option<Spans> {
     let mut from = 0;
     while let Some(i) = word.find(&text[from..]).map(|i| from + i) {
         if let Some((mut groups, end)) = read(text, i + word.needle().len()) {
@@ -181,7 +182,9 @@ fn ended(text: &[u8], at: usize) -> Option<(Spans, usize)> {
 /// `(?P<remote>\S+) \S+: .*?driver: \{ name: "(?P<driver>[^"]*)", version: "(?P<driver_version>[^"]*)"`:
 /// `\S+: ` is a run ending in a colon before the space; the lazy `.*?` (no line holds a newline)
 /// takes the first `driver: { name: "` from which the rest reads (a `[^"]*` run ends at the next quote).
-fn metadata(text: &[u8], at: usize) -> Option<(Spans, usize)> {
+/// Once no driver reads from some place, none reads from a later one (`no_driver`): the line's
+/// later words are not searched for a driver again, which would take time quadratic in its length.
+fn metadata(text: &[u8], at: usize, no_driver: &mut bool) -> Option<(Spans, usize)> {
     let remote = run(text, at, not_space)?;
     let word_at = after(text, remote, b" ")?;
     let word_end = run(text, word_at, not_space)?;
@@ -189,6 +192,9 @@ fn metadata(text: &[u8], at: usize) -> Option<(Spans, usize)> {
         return None;
     }
     let rest = after(text, word_end, b" ")?;
+    if *no_driver {
+        return None;
+    }
     let quoted = |at: usize| at + text[at..].iter().take_while(|&&b| b != b'"').count();
     let finder = &FINDERS[3];
     let mut from = rest;
@@ -203,6 +209,7 @@ fn metadata(text: &[u8], at: usize) -> Option<(Spans, usize)> {
         }
         from = i + 1;
     }
+    *no_driver = true;
     None
 }
 
@@ -323,6 +330,14 @@ mod tests {
                 assert_eq!(ascii_spans(rule, text.as_bytes()), regex, "rule {rule}: {text:?}");
             }
         }
+    }
+
+    #[test]
+    fn metadata_words_repeated_without_a_driver_are_read_once() {
+        // Each prefix reads, no driver does: a driver search from every prefix would take hours (20 MB).
+        let text = "received client metadata from a b: driver: { name: \"x\" ".repeat(400_000);
+        assert!(!ASCII_RULE_REGEXES[2].is_match(text.as_bytes()));
+        assert_eq!(ascii_spans(2, text.as_bytes()), None);
     }
 
     #[test]
