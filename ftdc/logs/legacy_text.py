@@ -37,4 +37,5 @@ def decode_block(
     problems.count_unlisted(block.unlisted)
     slow = columns.drop_unreadable_ts(native_frame(block.slow_ops()), problems)
     evts = columns.drop_unreadable_ts(native_frame(block.events()), problems)
-    return slow, evts, block.lines, block.json_lines
+    # `text` comes null where it is the whole message: msg's strings, shared, not copied twice.
+    return slow, evts.with_columns(text=pl.coalesce("text", "msg")), block.lines, block.json_lines

@@ -197,9 +197,10 @@ table!(
 
 table!(
     /// Legacy text lines other than slow operations: the envelope and the typed
-    /// columns (`events.TYPED_COLUMNS`); `id` is always null.
+    /// columns (`events.TYPED_COLUMNS`); `id` is always null; `ts` and `t` as in
+    /// `SlowColumns`.
     TextEventColumns {
-        t: Strs, severity: Strs, component: Strs, id: Ints, ctx: Strs, msg: Strs,
+        ts: Ints, t: Strs, severity: Strs, component: Strs, id: Ints, ctx: Strs, msg: Strs,
         kind: Strs, duration_ms: Ints, connection_count: Ints, remote: Strs, driver: Strs, app_name: Strs,
         new_state: Strs, old_state: Strs, version: Strs, host: Strs, text: Strs, line: Ints,
     }
