@@ -20,22 +20,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from analysis.findings.detectors import RECORDS
 from samples.simulate import Config, JsonLog, Run, TextLog, Tick, write_ftdc
 
 HERE = Path(__file__).resolve().parent / "scenarios"
 UTC = dt.timezone.utc
-KINDS = (
-    "checkpoint_stall",
-    "cache_pressure",
-    "ticket_exhaustion",
-    "ttl_burst",
-    "disk_saturation",
-    "cpu_saturation",
-    "dhandle_pressure",
-    "throughput_dip",
-    "connection_storm",
-    "replication_lag",
-)
+# The kinds each scenario's truth says are absent unless injected: every detector's, read from the registry (a new
+# detector is judged on every scenario without a word here), but for moments (an election), which are context
+# whatever a scenario injects.
+KINDS = tuple(kind for kind, record in RECORDS.items() if kind not in record.moments)
 DEFAULT_OPEN = (
     "create,cache_size={cache}M,session_max=33000,eviction=(threads_min=4,threads_max=4),config_base=false,statistics=(fast),"
     "log=(enabled=true,remove=true,path=journal,compressor=snappy),file_manager=(close_idle_time=600,close_scan_interval=10,"
@@ -93,9 +86,11 @@ INCIDENTS = {
 }
 
 
-def truth(name: str, config: Config, description: str, findings: list[dict]) -> dict:
-    present = {f["kind"] for f in findings}
-    return {
+def truth(name: str, config: Config, description: str, findings: list[dict], context: list[dict] | None = None) -> dict:
+    """What was injected: the findings it must give, the kinds it must not (neither injected nor told as context: a
+    restart it holds is said, as an info), its incidents, and the context (info findings) it must tell."""
+    present = {f["kind"] for f in findings + (context or [])}
+    said = {
         "scenario": name,
         "version": config.version,
         "description": description,
@@ -103,6 +98,7 @@ def truth(name: str, config: Config, description: str, findings: list[dict]) -> 
         "absent": [k for k in KINDS if k not in present],
         "incidents": INCIDENTS.get(name, []),
     }
+    return said | ({"context": context} if context else {})
 
 
 class Healthy:
@@ -742,12 +738,11 @@ def restart_and_gap(out: Path) -> dict:
     log.line(run.at(down[0]), "CONTROL", 23377, "SignalHandler", "Received signal", {"signal": 15, "error": "Terminated"})
     log.startup(run.at(down[1] - 5), DEFAULT_OPEN.format(cache=8192))
     log.write(out / "mongod.log")
-    result = truth("restart-and-gap", config, restart_and_gap.__doc__, [])
-    result["context"] = [
+    context = [
         {"kind": "restart", "start": iso(run.at(down[0] - 1)), "end": iso(run.at(down[1]))},
         {"kind": "ftdc_gap", "start": iso(run.at(gap[0] - 1)), "end": iso(run.at(gap[1]))},
     ]
-    return result
+    return truth("restart-and-gap", config, restart_and_gap.__doc__, [], context)
 
 
 def healthy(out: Path) -> dict:

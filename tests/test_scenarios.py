@@ -135,3 +135,15 @@ def test_the_analyses_find_the_same_with_every_column_at_once(scenario, monkeypa
         every = analysis.analyze(folder / "diagnostic.data", log)
     assert every.derived.analysed.width > result.derived.analysed.width
     assert every.findings == result.findings and every.incidents == result.incidents
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_detector_is_judged_absent_where_a_scenario_does_not_inject_it(name):
+    """A new detector is held to every scenario without a word in the simulator: each truth's absent list is every
+    registered kind but moments (an election is context wherever it falls) and what the scenario injects or tells as
+    context (`python -m samples.make_scenarios` writes it from the registry)."""
+    from analysis.findings.detectors import RECORDS
+
+    truth = json.loads((SCENARIOS / name / "truth.json").read_text())
+    said = {f["kind"] for f in [*truth["findings"], *truth.get("context", [])]}
+    assert truth["absent"] == [kind for kind, record in RECORDS.items() if kind not in record.moments and kind not in said]
