@@ -630,10 +630,36 @@ def test_a_reboot_is_no_cpu_value_and_no_saturation():
     assert run_detector(cpu_saturation.detect, series) == []
 
 
-def test_a_node_without_runnable_threads_says_nothing_of_its_cpu():
-    """Busy CPUs, runnable threads not recorded (or a Windows node's Processor counters, not read): busy is not saturated,
-    and nothing tells the two apart."""
+def test_a_node_without_runnable_threads_is_not_said_to_have_passed_the_cpu_check():
+    """Busy CPUs, runnable threads not recorded (4.2, or a Windows node's Processor counters, not read): busy is not
+    saturated and nothing tells the two apart, so the node is said not to have been checked, naming what it lacked, and
+    no report counts CPU saturation among the checks it passed."""
+    from analysis.findings.context import Context
     from analysis.findings.detectors import cpu_saturation
+    from analysis.outputs.document import checked_kinds
+    from analysis.series.checkpoints import checkpoint_windows
+    from ftdc.metadata import NodeInfo
 
     series = cpu_series(400, lambda s: (1.0, 0.0, 0.9, 10)).drop("runnable_per_core")
-    assert run_detector(cpu_saturation.detect, series) == []
+    recorded = [f"systemMetrics.cpu.{k}_ms" for k in ("user", "system", "idle", "iowait", "steal")]
+    for os, names, missing in (
+        ("Ubuntu 22.04", [*recorded, "systemMetrics.cpu.num_cpus"], ["systemMetrics.cpu.procs_running"]),
+        (
+            "Ubuntu 22.04",
+            recorded[:1],
+            [
+                "systemMetrics.cpu.system_ms",
+                "systemMetrics.cpu.idle_ms",
+                "systemMetrics.cpu.procs_running",
+                "systemMetrics.cpu.num_cpus",
+            ],
+        ),
+        ("Microsoft Windows Server 2019", [], ["Processor counters"]),
+    ):
+        node = NodeInfo(host="a", port=1, os=os)
+        ctx = Context(series, resolve(names), effective_thresholds(NO_METADATA), checkpoint_windows(series, None), node)
+        [found] = cpu_saturation.detect(ctx)
+        assert found.not_checked and found.subject == "CPU saturation not checked"
+        assert found.evidence["missing"] == missing
+        assert ("Processor performance counters" in found.statement) == os.startswith("Microsoft")
+        assert "CPU saturation" in checked_kinds([]) and "CPU saturation" not in checked_kinds([found])

@@ -167,7 +167,10 @@ def test_a_windows_nodes_physicaldisk_counters_are_read_as_the_same_disk_on_linu
     # not record a CPU or runnable threads.
     cpu = ["CPU, % of all cores", "runnable threads per core"]
     assert view(analyses[True], {}).unread == cpu and not set(cpu) & set(view(analyses[True], {}).missing)
-    assert not [f for f in analyses[True].findings if f.kind == "cpu_saturation"]  # nothing said of a CPU not read
+    # Nor is the CPU said to have passed a check it could not take: an info finding says it was not checked, and why.
+    [cpu_check] = [f for f in analyses[True].findings if f.kind == "cpu_saturation"]
+    assert cpu_check.severity == "info" and cpu_check.subject == "CPU saturation not checked"
+    assert "Processor performance counters" in cpu_check.statement and "did not record" not in cpu_check.statement
     assert view(analyses[False], {}).unread == []
 
 

@@ -22,10 +22,13 @@ busy time less steal is mongod's work, and the log's slow operations of the wind
 another process's. Where mongod's CPU time is not recorded, whose it was is not said. Counters are read as every
 derived column reads them: systemMetrics counts since boot and starts again at a reboot (btime moves), a Δ
 that goes backwards or crosses a restart is no value. Windows nodes record their CPU as Processor performance counters,
-not read here, and a node without procs_running cannot tell busy from saturated: on both, nothing is said.
+not read here, and a node without procs_running cannot tell busy from saturated: on both, an info finding says the check
+was not taken.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import polars as pl
 
@@ -172,12 +175,47 @@ def _by(cause: str | None) -> str:
 
 
 def detect(ctx: Context) -> list[Finding]:
-    # Windows' Processor counters are not read (no column), nor is a host without procs_running: nothing to say.
     if not ctx.has("cpu_busy_pct", "runnable_per_core"):
-        return []
+        return [_not_checked(ctx)]
     condition = (pl.col("cpu_busy_pct") >= BUSY_PCT) & (pl.col("runnable_per_core") > RUNNABLE_PER_CORE)
     windows = sustained(ctx.series, condition, min_s=MIN_S, merge_s=MERGE_S, interval=True)
     return [_finding(ctx, w) for w in windows if _saturated_throughout(w.rows(ctx.series))]
+
+
+def _not_checked(ctx: Context) -> Finding:
+    """An `info` finding, so that the node is not said to have passed a check it could not take: a Windows node records
+    its CPU as Processor performance counters (ftdc_system_stats_windows.cpp), not read here; any other node lacks the
+    CPU states or the runnable threads (4.2's systemMetrics has no procs_running)."""
+    if _is_windows(ctx):
+        finding = ctx.not_checked(KIND, "CPU saturation", ["Processor counters"])
+        return dataclasses.replace(
+            finding,
+            statement="this Windows node records its CPU as Processor performance counters, which are not read here",
+            reasoning=(
+                "mongod on Windows samples its host's CPU as Processor performance counters, a layout this analysis does not "
+                "read; saturation needs the CPUs' busy time and the threads waiting for a CPU, so nothing is said either way "
+                "about it."
+            ),
+            evidence={"layout": "windows Processor counters", "missing": ["Processor counters"]},
+        )
+    missing = [path for names, path in _NEEDS if not any(ctx.resolved.has(n) for n in names)]
+    return ctx.not_checked(KIND, "CPU saturation", missing or ["systemMetrics.cpu"])
+
+
+# What saturation reads, by the alias names the derived columns need (cpu_busy_pct needs user, system and idle; 8.0 names
+# the cores num_logical_cores), and the path a customer would look for.
+_NEEDS = (
+    (("cpu.user_ms",), "systemMetrics.cpu.user_ms"),
+    (("cpu.system_ms",), "systemMetrics.cpu.system_ms"),
+    (("cpu.idle_ms",), "systemMetrics.cpu.idle_ms"),
+    (("cpu.procs_running",), "systemMetrics.cpu.procs_running"),
+    (("cpu.cores",), "systemMetrics.cpu.num_cpus"),
+)
+
+
+def _is_windows(ctx: Context) -> bool:
+    """A Windows node: hostInfo's OS, or its disks recorded as PhysicalDisk counters (a node without hostInfo)."""
+    return "windows" in (ctx.node.os or "").lower() or bool(ctx.resolved.matching("disk.windows_"))
 
 
 def _saturated_throughout(rows: pl.DataFrame) -> bool:
