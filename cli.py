@@ -9,7 +9,6 @@ ftdc-analyze explore PATH... -o x.html  every metric of a node (or of each node)
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import signal
@@ -28,7 +27,7 @@ from typer.core import TyperGroup
 # pyarrow, matplotlib or Spark (tests/test_cli_startup.py).
 import ftdc
 from ftdc.errors import UnmatchedMetric, no_samples
-from ftdc.inputs import Inputs, as_shown, gather, logs_beside, what_was_found
+from ftdc.inputs import Inputs, as_shown, gather, plan_logs, what_was_found
 from ftdc.memory import hand_back_freed_pages
 from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
@@ -157,42 +156,18 @@ def progress_bar(text: str):
     return Progress(TextColumn(text), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True)
 
 
-def _logs_to_read(found, given: list, no_log: bool, start, end):
-    """The logs an analysis reads, and those found beside the FTDC to name on stderr. Logs given
-    (`--log`, or log files among the paths) are read strictly: one that cannot be read is an error.
-    Logs found, not given (inside a bundle or directory, else beside each diagnostic.data), are read
-    when they can be, otherwise a warning names them: an empty `mongod.log`, as a fresh rotation
-    leaves, must not end an analysis nobody asked a log of."""
-    from analysis.analyze import read_found_logs
-
-    if given and no_log:
-        raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
-    if given:
-        return list(dict.fromkeys([*found.logs, *given])), []
-    inside = [] if no_log else found.logs
-    beside = [] if no_log or inside else logs_beside(found.ftdc)
-    if not (inside or beside):
-        return None, []
-    logs = read_found_logs(inside or beside, start, end)
-    return logs, beside if logs is not None else []
-
-
 def _gathered(paths) -> Inputs:
     """What the paths hold (`gather`), with what a user should know of it said first: the nodes found below a folder,
     a metrics file read without the rest of its folder."""
     found = gather(paths)
-    for note in what_was_found(paths, found):
-        err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    for text in what_was_found(paths, found):
+        _note(text)
     return found
 
 
-def _no_log_note(paths: list[Path], found) -> str:
-    """Where the summary looked for a log and found none, and what it cannot see without one (not said under --no-log:
-    the user chose it)."""
-    from analysis.outputs.words import no_log_note
-
-    beside = [str(d.parent) for d in found.ftdc if d.name == "diagnostic.data"] if found is not None else []  # None: redacted
-    return no_log_note([str(p) for p in paths], beside)
+def _note(text: str) -> None:
+    """What a user should know of what their paths held (`ftdc.inputs.what_was_found`), said before the long part."""
+    err.print(f"note: {text}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -227,7 +202,6 @@ def summary(
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     import analysis
     from analysis import text
-    from analysis.analyze import STAGES
     from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
 
     with user_errors():
@@ -236,33 +210,25 @@ def summary(
 
             if report.suffix.lower() not in REPORT_FORMATS:
                 raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
-        found = _gathered(paths)
-        found.nodes(paths)
-        given = [*(log or []), *(p for p in paths if p in found.logs)]  # --log, or log files named as paths
-        logs, beside = _logs_to_read(found, given, no_log, start, end)
-        with progress_bar("{task.description}") as bar:
-            task = bar.add_task("reading", total=len(STAGES) * len(found.ftdc))
-            result = analysis.analyze_nodes(
-                found.ftdc,
-                logs,
-                start=start,
-                end=end,
-                progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
-            )
         if redact_key is not None and not redact:
             raise ValueError("--redact-key needs --redact")
-        if redact:
-            from analysis.outputs.report import Redactor, redact_result, write_key
+        with progress_bar("{task.description}") as bar:
+            task = bar.add_task("reading", total=None)
+            ran = analysis.run(
+                paths,
+                log or [],
+                no_log=no_log,
+                start=start,
+                end=end,
+                redact=redact,
+                progress=lambda done, total, what: bar.update(task, completed=done, total=total, description=what),
+                note=_note,
+            )
+        result, beside, note = ran.result, ran.beside, ran.looked
+        if ran.redactor is not None and redact_key is not None:
+            from analysis.outputs.report import write_key
 
-            redactor = Redactor()
-            result = redact_result(result, redactor)
-            if redact_key is not None:
-                write_key(redactor, redact_key)
-        # None found (one found and unreadable has had its warning, which says the analysis went on without it): the
-        # terminal and every report say where the search looked (an attachment, redacted, not the paths it looked in).
-        missing = logs is None and not no_log and not (found.logs or logs_beside(found.ftdc))
-        note = _no_log_note(paths, found) if missing else None
-        result = dataclasses.replace(result, no_log=_no_log_note([], None) if missing and redact else note)
+            write_key(ran.redactor, redact_key)
         # One time for both: `--json` prints the document `--report x.json` writes.
         generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
         if report is not None:
@@ -407,20 +373,23 @@ def explore(
             raise ValueError("give the page to write (-o page.html) or --serve, one of them")
         if out_file is not None and out_file.suffix.lower() != ".html":
             raise ValueError(f"{out_file}: the explorer is an .html page")
-        found = _gathered(paths)
-        found.nodes(paths)
-        logs, beside = _logs_to_read(found, log or [], no_log, start, end)
         with progress_bar("{task.description}") as bar:
-            task = bar.add_task("reading", total=(len(STAGES) + 1) * len(found.ftdc))
-            result = analysis.analyze_nodes(
-                found.ftdc,
-                logs,
+            task = bar.add_task("reading", total=None)
+            # Each node's stages, then the reduction of its metrics: one more step a node.
+            ran = analysis.run(
+                paths,
+                log or [],
+                no_log=no_log,
                 start=start,
                 end=end,
-                progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
+                progress=lambda done, total, what: bar.update(
+                    task, completed=done, total=total + total // len(STAGES), description=what
+                ),
+                note=_note,
             )
+            result, beside = ran.result, ran.beside
             explorers = []
-            for node, ftdc_path, name in zip(result.nodes, found.ftdc, result.names):
+            for node, ftdc_path, name in zip(result.nodes, ran.inputs.ftdc, result.names):
                 bar.update(task, advance=1, description=f"reducing the metrics of {name}")
                 explorers.append(explorer_of(node, ftdc_path, name, metric, start, end))
         if serve:
@@ -477,16 +446,14 @@ def fleet(
     from analysis import fleet as fleet_module
     from analysis import text
 
-    if engine not in ("loop", "pool", "spark"):
-        err.print("error: --engine must be loop, pool or spark", markup=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
+        if engine not in ("loop", "pool", "spark"):
+            raise ValueError("--engine must be loop, pool or spark")
         found_inputs = _gathered(paths)
         nodes = found_inputs.nodes(paths)
-        # As the summary finds them: logs given or inside the inputs, else those beside each diagnostic.data.
-        logs = [*found_inputs.logs, *(log or [])]
-        beside = [] if logs else logs_beside(nodes)
-        logs = [str(p) for p in logs or beside] or None
+        # By the summary's policy (each node's worker reads them): given, else inside the inputs, else beside.
+        plan = plan_logs(found_inputs, [*(log or []), *(p for p in paths if p in found_inputs.logs)])
+        logs, beside = [str(p) for p in plan.paths] or None, plan.found if plan.beside else []
         if samples:
             ftdc.to_dataset(nodes, out_dir)
         if engine == "spark":

@@ -1,6 +1,7 @@
 """Analyses over FTDC and log frames: findings that explain an incident.
 
     analysis.analyze("diagnostic.data", logs="mongod.log") -> Analysis (its evidence and its result)
+    analysis.run(["bundle.tar.gz"]) -> Run: what the command line does (every node found, logs by its policy)
 
 Layout, one sub-package per stage: `series/` (frames -> series: the metric alias
 table, the derived quantities, the node's own thresholds, checkpoints) -> `findings/`
@@ -29,11 +30,13 @@ _EXPORTS = {
     "Culprit": "findings.finding",
     "Finding": "findings.finding",
     "NodesAnalysis": "nodes",
+    "Run": "entry",
     "analyze_nodes": "nodes",
     "findings_frame": "outputs.tables",
     "findings_table": "outputs.tables",
     "incidents_frame": "outputs.tables",
     "incidents_table": "outputs.tables",
+    "run": "entry",
 }
 
 __all__ = ["Analysis", "Evidence", "Result", "analyze", *sorted(_EXPORTS)]
@@ -41,6 +44,7 @@ __all__ = ["Analysis", "Evidence", "Result", "analyze", *sorted(_EXPORTS)]
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
+    from analysis.entry import Run, run
     from analysis.findings.finding import Culprit, Finding
     from analysis.nodes import NodesAnalysis, analyze_nodes
     from analysis.outputs.tables import findings_frame, findings_table, incidents_frame, incidents_table

@@ -176,7 +176,7 @@ def analyze(
 
 
 def analyze_nodes(
-    diagnostic_data: list[PathArg],
+    diagnostic_data: Sequence[PathArg],
     logs: LogsArg = None,
     *,
     start: TimeArg = None,

@@ -384,6 +384,41 @@ def logs_beside(ftdc_dirs: list[Path]) -> list[Path]:
     return found
 
 
+@dataclass(frozen=True)
+class LogPlan:
+    """Which logs an analysis of these inputs reads, by the one policy every command follows (`plan_logs`)."""
+
+    given: list[Path]
+    """Logs the user named (`--log`, log files among the paths), with those inside the inputs: read strictly, one that
+    cannot be read is an error."""
+    found: list[Path]
+    """Logs nobody named, inside the inputs (a bundle, a folder) or else beside each diagnostic.data: read where they
+    can be, otherwise a warning names them (an empty `mongod.log`, as a fresh rotation leaves, must not end an analysis
+    nobody asked a log of)."""
+    beside: bool = False
+    """`found` lay beside the FTDC, not inside the inputs: a user is told which were read, and how to name another."""
+
+    @property
+    def paths(self) -> list[Path]:
+        return self.given or self.found
+
+
+def plan_logs(found: Inputs, given: Sequence[str | os.PathLike] = (), no_log: bool = False) -> LogPlan:
+    """The logs to read with the FTDC `found`: those `given` (and any inside the inputs); else those inside the
+    inputs; else those beside each diagnostic.data; none under `no_log`, which cannot go with logs given."""
+    named = [Path(p) for p in given]
+    if named and no_log:
+        raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
+    if named:
+        return LogPlan(list(dict.fromkeys([*found.logs, *named])), [])
+    if no_log:
+        return LogPlan([], [])
+    if found.logs:
+        return LogPlan([], list(found.logs))
+    beside = logs_beside(found.ftdc)
+    return LogPlan([], beside, beside=bool(beside))
+
+
 def one_node(path: str | os.PathLike) -> Path:
     """The one FTDC directory or file behind `path` (for readers of a single node)."""
     found = discover(path)

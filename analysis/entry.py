@@ -1,0 +1,97 @@
+"""The one library entry for a run over what a user points at: `run(paths, logs)`.
+
+    run(["bundle.tar.gz"]) -> Run: every node found, its log by the one policy, incidents composed once
+
+It finds what the paths hold (`ftdc.inputs.gather`; no FTDC is the one error `Inputs.nodes` gives), picks the logs by
+the policy every command follows (`ftdc.inputs.plan_logs`: those given, else those inside the inputs, else those
+beside each diagnostic.data), reads the logs nobody named leniently, analyses every node and composes the run's
+incidents once (`analyze_nodes`), redacts the finished result when asked, and says where the search for a log looked
+when it found none. The command line parses arguments and renders what this returns; notebooks call it as the
+command line does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from analysis.analyze import STAGES, Analysis, read_found_logs
+from analysis.nodes import NodesAnalysis, analyze_nodes
+from ftdc.inputs import Inputs, gather, plan_logs, what_was_found
+from ftdc.timeutil import TimeArg
+
+if TYPE_CHECKING:
+    from analysis.outputs.report.redact import Redactor
+
+PathsArg = str | os.PathLike | Sequence[str | os.PathLike]
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a run over the paths gave: the composed (and, when asked, redacted) result, what the paths held, and what
+    a user should be told of them."""
+
+    result: NodesAnalysis
+    inputs: Inputs
+    notes: list[str]
+    """What the paths held that a user should know before trusting the answer (`ftdc.inputs.what_was_found`)."""
+    beside: list[Path]
+    """The logs found beside the FTDC and read, nobody having named them: a user is told which, and how to name another."""
+    looked: str | None = None
+    """Where the search for a log looked when it found none, in the user's own paths (the result's own, redacted, names
+    none): for the user's terminal."""
+    redactor: Redactor | None = None
+    """The pseudonyms of a redacted run, for the sender to keep (`write_key`); None unredacted."""
+
+    @property
+    def nodes(self) -> list[Analysis]:
+        return self.result.nodes
+
+
+def run(
+    paths: PathsArg,
+    logs: Sequence[str | os.PathLike] = (),
+    *,
+    no_log: bool = False,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    redact: bool = False,
+    progress: Callable[[int, int, str], None] = lambda done, total, what: None,
+    note: Callable[[str], None] = lambda text: None,
+) -> Run:
+    """Analyses every node behind `paths` with its logs (`logs` given, or log files among the paths, read strictly;
+    otherwise those found, read where they can be; none under `no_log`). `progress(done, total, what)` follows the
+    stages of every node; `note(text)` hears each of `Run.notes` as soon as the paths are looked through, before the
+    long part."""
+    paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+    found = gather(paths)
+    notes = what_was_found(paths, found)
+    for text in notes:
+        note(text)
+    found.nodes(paths)
+    plan = plan_logs(found, [*logs, *(p for p in paths if p in found.logs)], no_log)
+    read = plan.given or (read_found_logs(plan.found, start, end) if plan.found else None)
+    steps = iter(range(1, len(STAGES) * len(found.ftdc) + 1))
+    total = len(STAGES) * len(found.ftdc)
+    result = analyze_nodes(
+        found.ftdc, read, start=start, end=end, progress=lambda stage: progress(next(steps, total), total, f"read {stage}")
+    )
+    redactor, looked = None, None
+    if redact:
+        from analysis.outputs.report.redact import Redactor, redact_result
+
+        redactor = Redactor()
+        result = redact_result(result, redactor)
+    if not no_log and not plan.paths:
+        from analysis.outputs.words import no_log_note
+
+        # Where the search looked, in the user's own paths; an attachment, redacted, does not name them.
+        folders = [str(d.parent) for d in found.ftdc if d.name == "diagnostic.data"]
+        looked = no_log_note([str(p) for p in paths], folders)
+        result = dataclasses.replace(result, no_log=no_log_note([], []) if redact else looked)
+    beside = plan.found if plan.beside and read is not None else []
+    return Run(result, found, notes, beside, looked, redactor)
