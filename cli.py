@@ -231,15 +231,19 @@ def summary(
             write_key(ran.redactor, redact_key)
         # One time for both: `--json` prints the document `--report x.json` writes.
         generated = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        built = None
         if report is not None:
             from analysis.outputs.report import build_report, write_report
 
-            written = write_report(build_report(result, redacted=redact, generated=generated), report)
+            built = build_report(result, redacted=redact, generated=generated)
+            written = write_report(built, report)
     several = len(result.nodes) > 1
     if as_json:
         from analysis.outputs.document import result_document
 
-        out.print_json(json.dumps(result_document(result, redacted=redact, generated=generated)))
+        # The report's own document where one was built: its workbenches are not built again.
+        document = built.to_dict() if built is not None else result_document(result, redacted=redact, generated=generated)
+        out.print_json(json.dumps(document))
     else:
         if several and result.cross_node:
             out.print(findings_table(result.cross_node, out.width, title="Across nodes"))

@@ -19,6 +19,7 @@ import pytest
 import analysis
 from analysis.analyze import Analysis, Evidence, Result
 from analysis.nodes import NodesAnalysis
+from analysis.outputs import workbench
 from analysis.outputs.console import render_findings, render_incidents
 from analysis.outputs.document import result_document
 from analysis.outputs.report import Redactor, build_report, redact_result, write_report
@@ -115,6 +116,34 @@ def test_the_document_states_the_node_and_its_thresholds_from_the_result(replica
         ],
     )
     assert result_document(blind, **FIXED) == result_document(replica_set, **FIXED)  # type: ignore[arg-type]
+
+
+def test_the_document_is_the_result_and_the_workbench_and_reads_no_evidence(replica_set: NodesAnalysis) -> None:
+    """Given the run's workbenches, the document is made from them and the results: not one field of the evidence is
+    read (the workbench is a value of its own, built once from it)."""
+    benches = workbench.of_run(replica_set.nodes)
+    blind = dataclasses.replace(replica_set, nodes=[Analysis(poisoned(a.evidence, keep=()), a.result) for a in replica_set.nodes])
+    assert result_document(blind, workbenches=benches, **FIXED) == result_document(replica_set, **FIXED)  # type: ignore[arg-type]
+
+
+def test_a_runs_workbench_is_built_once_for_every_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--report x.md --json`: the log's tables and the system panels are made once, the report and the document
+    printed reading the one value (twice before: the report's sections, then the document)."""
+    from typer.testing import CliRunner
+
+    import cli
+    from analysis.outputs import system
+
+    made: list[str] = []
+    tables, view = workbench.workload, system.view
+    monkeypatch.setattr(workbench, "workload", lambda logs: made.append("tables") or tables(logs))
+    monkeypatch.setattr(system, "view", lambda *a, **k: made.append("system") or view(*a, **k))
+    args = ["summary", str(SAMPLES / "diagnostic.data"), "--log", str(SAMPLES / "mongod.log"), "--json"]
+    result = CliRunner().invoke(cli.app, [*args, "--report", str(tmp_path / "r.md")])
+    assert result.exit_code == 0, result.output
+    assert made == ["tables", "system"]
+    printed = json.loads(result.stdout[result.stdout.index("{") :])
+    assert printed["nodes"][0]["slow_operations"] and printed["nodes"][0]["system"]["series"]
 
 
 def test_the_package_names_the_side_it_reads(replica_set: NodesAnalysis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

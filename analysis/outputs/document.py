@@ -18,10 +18,10 @@ from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
 from analysis.nodes import NodesAnalysis
-from analysis.outputs import system
+from analysis.outputs import workbench
 from analysis.outputs.words import window
+from analysis.outputs.workbench import Workbench
 from analysis.text import counted, duration, plural
-from analysis.workbench.log_overview import workload
 from ftdc.timeutil import Offset, say_window
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
@@ -116,29 +116,15 @@ def headlines(results: Sequence[Result], names: Sequence[str], cross_incidents: 
     return lines or [h for _, mine in per_node for h in mine]
 
 
-def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
-    """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
-    (`analyses` are the report's nodes, which name the replica set's members)."""
-    found = workload(analysis.evidence.logs)
-    return {
-        **(
-            found.to_dict()
-            if found
-            else {
-                "shapes": None,
-                "slow_operations": None,
-                "slow_operations_over_time": None,
-                "connections": None,
-                "log_messages": None,
-            }
-        ),
-        "system": system.view(analysis, system.member_names(analyses, analysis)).to_dict(),
-        "audit": [item.to_dict() for item in analysis.result.audit],
-    }
-
-
-def result_document(result: NodesAnalysis, *, redacted: bool = False, generated: dt.datetime | None = None) -> dict[str, Any]:
-    """The JSON report of an analysis of one node or several: the document `--report x.json` writes and `--json` prints."""
+def result_document(
+    result: NodesAnalysis,
+    *,
+    redacted: bool = False,
+    generated: dt.datetime | None = None,
+    workbenches: Sequence[Workbench] | None = None,
+) -> dict[str, Any]:
+    """The JSON report of an analysis of one node or several: the document `--report x.json` writes and `--json` prints
+    (`workbenches`: the run's, when a report has built them already)."""
     return document(
         result.nodes,
         result.names,
@@ -147,6 +133,7 @@ def result_document(result: NodesAnalysis, *, redacted: bool = False, generated:
         redacted=redacted,
         generated=generated,
         no_log=result.no_log,
+        workbenches=workbenches,
     )
 
 
@@ -159,10 +146,13 @@ def document(
     redacted: bool = False,
     generated: dt.datetime | None = None,
     no_log: str | None = None,
+    workbenches: Sequence[Workbench] | None = None,
 ) -> dict[str, Any]:
     """The JSON report of these nodes: everything, whatever the cards show; `no_log`, where the search for a log looked
-    when it found none."""
+    when it found none; each node's answer from its result, and what is shown beside it from its workbench (built
+    here unless a report has built the run's already)."""
     generated = generated or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    benches = list(workbenches) if workbenches is not None else workbench.of_run(analyses)
     return jsonable(
         {
             "schema_version": SCHEMA_VERSION,
@@ -176,9 +166,9 @@ def document(
                     "name": n,
                     "headlines": node_headlines(a.result, n, cross_node),
                     **a.result.to_dict(),
-                    **workbench(a, list(analyses)),
+                    **bench.to_dict(),
                 }
-                for a, n in zip(analyses, names)
+                for a, n, bench in zip(analyses, names, benches)
             ],
             "cross_node_findings": [f.to_dict() for f in cross_node],
             "cross_node_incidents": [i.to_dict() for i in cross_incidents],

@@ -18,6 +18,7 @@ from typing import Optional
 
 from analysis.analyze import Analysis
 from analysis.nodes import NodesAnalysis
+from analysis.outputs import workbench
 from analysis.outputs.report import content, explorer_page, figures, html, markdown
 from analysis.outputs.report.explorer import Explorer, explore
 from analysis.outputs.report.redact import Redactor, redact_result
@@ -45,8 +46,8 @@ def build_report(
     `redacted=True`."""
     result = nodes if isinstance(nodes, NodesAnalysis) else NodesAnalysis(list(nodes))
     sections = [
-        content.node_section(a, n, figures.member_names(result.nodes, a), result.cross_node)
-        for a, n in zip(result.nodes, result.names)
+        content.node_section(a, n, figures.member_names(result.nodes, a), bench, result.cross_node)
+        for a, n, bench in zip(result.nodes, result.names, workbench.of_run(result.nodes))
     ]
     return content.build(
         sections, result.cross_node, result.incidents, redacted=redacted, generated=generated, no_log=result.no_log

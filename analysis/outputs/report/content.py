@@ -35,10 +35,11 @@ from analysis.outputs.document import (  # noqa: F401
 from analysis.outputs.report import figures
 from analysis.outputs.report.explorer import Explorer, explorer_data, full_range
 from analysis.outputs.words import setting_name
+from analysis.outputs.workbench import Workbench
 from analysis.series import aggregates
 from analysis.settings import SETTINGS
 from analysis.text import counted, duration, first_and_last, ram
-from analysis.workbench.log_overview import Workload, workload
+from analysis.workbench.log_overview import Workload
 from ftdc.timeutil import Offset, say_time, say_window
 
 
@@ -71,17 +72,26 @@ class NodeSection:
     facts: list[tuple[str, str]]
     coverage: list[tuple[str, str]]
     timeline: Figure | None
+    workbench: Workbench  # the log's tables over the whole span and the system panels (`outputs.workbench`)
     more_incidents: list[Incident] = field(default_factory=list)  # beyond the cards: a table row each
     evidence: dict[int, Figure] = field(default_factory=dict)  # finding index -> the plot of its own window
     carded: list[int] = field(default_factory=list)  # findings shown as full cards (the most severe)
-    workload: Workload | None = None  # the log's slow operations, clients and messages over the whole span
-    system: system.SystemView | None = None  # the system panels' series, summarised
     system_figure: Figure | None = None
     explorer: Explorer | None = None  # the derived series on one zoomable time axis (the HTML report's explorer)
 
     @property
     def findings(self) -> list[Finding]:
         return self.analysis.result.findings
+
+    @property
+    def workload(self) -> Workload | None:
+        """The log's slow operations, clients and messages over the whole span."""
+        return self.workbench.workload
+
+    @property
+    def system(self) -> system.SystemView:
+        """The system panels' series, summarised."""
+        return self.workbench.system
 
     @property
     def offset(self) -> Offset:
@@ -134,6 +144,7 @@ class Report:
             redacted=self.redacted,
             generated=self.generated,
             no_log=self.no_log,
+            workbenches=[n.workbench for n in self.nodes],
         )
 
 
@@ -225,7 +236,10 @@ def incident_cards(
     ]
 
 
-def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: Sequence[Finding] = ()) -> NodeSection:
+def node_section(
+    analysis: Analysis, name: str, members: dict[str, str], bench: Workbench, cross: Sequence[Finding] = ()
+) -> NodeSection:
+    """The node's part of a report; `bench`, its workbench as the run built it (`outputs.workbench.of_run`)."""
     key = node_slug(name)
     cards = incident_cards(analysis, analysis.result.incidents, name, key, members)
     carded = [i for i, f in enumerate(analysis.result.findings) if f.severity != "info"][
@@ -233,7 +247,6 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: 
     ]  # the cards' one limit
     # A finding folded into a carded incident is drawn in its plot (every step's window marked): not twice.
     drawn = {f for c in cards if c.figure is not None for f in c.incident.finding_ids}
-    view = system.view(analysis, members)
     series = full_range(analysis)  # reduced once: the explorer's and the whole-range figures' series
     return NodeSection(
         name=name,
@@ -257,9 +270,8 @@ def node_section(analysis: Analysis, name: str, members: dict[str, str], cross: 
             )
         },
         carded=carded,
-        workload=workload(analysis.evidence.logs),
-        system=view,
-        system_figure=_figure(figures.system(analysis, view, series), f"{key}-system.svg", f"{name}: system panels"),
+        workbench=bench,
+        system_figure=_figure(figures.system(analysis, bench.system, series), f"{key}-system.svg", f"{name}: system panels"),
         explorer=explorer_data(analysis, name, reduced=series),
     )
 
