@@ -309,13 +309,11 @@ def export(
 ) -> None:
     """Export samples to Parquet (zstd), CSV or a Parquet dataset of many nodes, streaming with bounded memory."""
     writers = {".parquet": ftdc.to_parquet, ".csv": ftdc.to_csv}
-    if (out_file is None) == (dataset is None):
-        err.print("error: give --out FILE or --dataset DIR", markup=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    if out_file is not None and out_file.suffix.lower() not in writers:
-        err.print(f"error: {out_file}: unsupported output type (use .parquet or .csv)", markup=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors(writing=dataset if dataset is not None else out_file):
+        if (out_file is None) == (dataset is None):
+            raise ValueError("give --out FILE or --dataset DIR")
+        if out_file is not None and out_file.suffix.lower() not in writers:
+            raise ValueError(f"{out_file}: unsupported output type (use .parquet or .csv)")
         nodes = _gathered(paths).nodes(paths)
         if out_file is not None and len(nodes) > 1:
             raise ftdc.FTDCError(f"{len(nodes)} nodes found; --out writes one node's samples: use --dataset DIR for several")
@@ -497,14 +495,9 @@ def logs(
     """Top slow-query shapes of mongod logs (JSON 4.4+ or text 2.2-4.2), COLLSCAN shapes marked."""
     from ftdc.logs import report
 
-    if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS or top < 1:
-        err.print(
-            "error: --sort must be total, p95 or count; --format table, json or csv; --top a positive number",
-            markup=False,
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_BAD_INPUT)
     with user_errors():
+        if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS or top < 1:
+            raise ValueError("--sort must be total, p95 or count; --format table, json or csv; --top a positive number")
         with progress_bar("reading logs") as bar:
             task = bar.add_task("logs", total=None)
             frames = ftdc.read_logs(

@@ -143,3 +143,26 @@ def test_the_fleet_reads_logs_by_the_same_policy(tmp_path, demo_node):
         timeout=120,
     )
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1] == "error: --engine must be loop, pool or spark"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["fleet", "{node}", "-o", "{out}", "--engine", "nope"], "--engine must be loop, pool or spark"),
+        (["export", "{node}"], "give --out FILE or --dataset DIR"),
+        (["export", "{node}", "-o", "{out}.xlsx"], "{out}.xlsx: unsupported output type (use .parquet or .csv)"),
+        (
+            ["logs", "{log}", "--sort", "nope"],
+            "--sort must be total, p95 or count; --format table, json or csv; --top a positive number",
+        ),
+        (["summary", "{node}", "--redact-key", "{out}.key"], "--redact-key needs --redact"),
+        (["explore", "{node}"], "give the page to write (-o page.html) or --serve, one of them"),
+    ],
+)
+def test_every_commands_bad_input_is_one_error_line_alike(tmp_path, args, said):
+    """Input validation in one style: a ValueError the one handler says as `error: ...` and exit 2, nothing before it."""
+    where = {"node": str(DEMO / "diagnostic.data"), "out": str(tmp_path / "out"), "log": str(DEMO / "mongod.log")}
+    given = [a.format(**where) for a in args]
+    result = subprocess.run([sys.executable, "-m", "cli", *given], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [f"error: {said.format(**where)}"]
