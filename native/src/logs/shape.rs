@@ -103,7 +103,7 @@ fn written(parts: &[(&str, &Value)]) -> String {
         if *key == "key" {
             write_json(&mut out, value, false);
         } else if *key == "indexes" {
-            write_indexes(&mut out, value);
+            write_json(&mut out, &indexes_shape(value), true);
         } else {
             write_json(&mut out, &normalise(value), true);
         }
@@ -112,62 +112,42 @@ fn written(parts: &[(&str, &Value)]) -> String {
     out
 }
 
-/// A createIndexes' indexes: each one's key pattern as written (its directions and index types are what it builds,
-/// not values) and the names of its options with their values replaced (unique, a partial filter's shape); its name
-/// and version left out, as the key pattern says them.
-fn write_indexes(out: &mut String, indexes: &Value) {
+/// A createIndexes' indexes as their shape: each one's key pattern as written (its directions and index types are what
+/// it builds, not values) and the names of its options with their values replaced (unique, a partial filter's shape);
+/// its name and version left out, as the key pattern says them.
+fn indexes_shape(indexes: &Value) -> Value {
     let Value::Array(indexes) = indexes else {
-        return write_json(out, &normalise(indexes), true);
+        return normalise(indexes);
     };
-    out.push('[');
-    for (i, index) in indexes.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        match index {
-            Value::Object(spec) => {
-                out.push('{');
-                let options = spec.iter().filter(|(k, _)| !matches!(k.as_str(), "name" | "v"));
-                for (j, (k, v)) in options.enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    write_string(out, k);
-                    out.push(':');
-                    if k == "key" {
-                        write_key_pattern(out, v);
-                    } else {
-                        write_json(out, &normalise(v), true);
-                    }
-                }
-                out.push('}');
-            }
-            other => write_json(out, &normalise(other), true),
-        }
-    }
-    out.push(']');
+    let index_shape = |index: &Value| match index {
+        Value::Object(spec) => Value::Object(
+            spec.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "name" | "v"))
+                .map(|(k, v)| (k.clone(), if k == "key" { key_pattern(v) } else { normalise(v) }))
+                .collect(),
+        ),
+        other => normalise(other),
+    };
+    Value::Array(indexes.iter().map(index_shape).collect())
 }
 
 /// A key pattern as written. A legacy text line keeps every literal as text (`shell.rs`), so a direction read from
-/// one (`-1`) is written as the number it is; no key pattern has a number in quotes for its type.
-fn write_key_pattern(out: &mut String, key: &Value) {
+/// one (`-1`) is the number it is; no key pattern has a number in quotes for its type.
+fn key_pattern(key: &Value) -> Value {
     let Value::Object(fields) = key else {
-        return write_json(out, key, false);
+        return key.clone();
     };
-    out.push('{');
-    for (i, (field, value)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_string(out, field);
-        out.push(':');
-        match value {
-            Value::String(text) if text.parse::<i64>().is_ok() => out.push_str(text.trim_start_matches('+')),
-            Value::String(text) if text.parse::<f64>().is_ok_and(f64::is_finite) => write_float(out, text.parse().unwrap_or_default()),
-            other => write_json(out, other, false),
-        }
-    }
-    out.push('}');
+    let as_number = |text: &str| {
+        text.parse::<i64>()
+            .map(Value::from)
+            .ok()
+            .or_else(|| text.parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number))
+    };
+    let direction = |value: &Value| match value {
+        Value::String(text) => as_number(text).unwrap_or_else(|| value.clone()),
+        other => other.clone(),
+    };
+    Value::Object(fields.iter().map(|(field, value)| (field.clone(), direction(value))).collect())
 }
 
 /// The query-defining parts of a command document, or None if it has none.
