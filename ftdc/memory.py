@@ -58,9 +58,9 @@ def release_free_memory() -> None:
 @contextmanager
 def imports_kept() -> Iterator[None]:
     """The block's imports made without the cyclic collector, and what they made (modules, classes, tables: the process
-    keeps them to its end) frozen out of its later passes. A command's imports allocate hundreds of thousands of
-    objects that all live on: the passes the allocations set off during them find no garbage, and every full pass after
-    them (`release_free_memory`'s, the collector's own) would walk them all again (docs/performance.md). The collector
+    keeps them to its end) frozen out of its later passes. A summary's imports make some 90,000 objects the collector
+    tracks, nearly all living on: the passes their allocations set off find no garbage, and every full pass after them
+    (`release_free_memory`'s, the collector's own) would walk them all again (docs/performance.md). The collector
     runs again after the block, for what the command makes; an error in the block re-enables it too. Once a process:
     a later block imports nothing new, and freezing again would keep whatever cyclic garbage a test process's earlier
     work left."""
