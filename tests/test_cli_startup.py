@@ -83,6 +83,10 @@ NOT_FOR_A_SUMMARY = (
     "analysis.outputs.tables",
     "analysis.fleet",
     "ftdc.logs.reader",  # the log readers: there is no log
+    "ftdc.logs.narrow",
+    "ftdc.logs.events",  # the log's decoders, and msgspec's
+    "msgspec",
+    "analysis.workbench.log_overview",  # the log's tables, for --json and the report
     "ftdc.export",
     "ftdc.dataset",
     "pyarrow.compute",  # 250 functions wrapped at import: polars takes a lone Arrow array through it

@@ -21,7 +21,6 @@ from analysis.nodes import NodesAnalysis
 from analysis.outputs import system
 from analysis.outputs.words import window
 from analysis.text import counted, duration, plural
-from analysis.workbench.log_overview import workload
 from ftdc.timeutil import Offset, say_window
 
 # 2: incidents (per node and across nodes) and one headline each; findings carry ids.
@@ -119,6 +118,8 @@ def headlines(results: Sequence[Result], names: Sequence[str], cross_incidents: 
 def workbench(analysis: Analysis, analyses: list[Analysis]) -> dict[str, Any]:
     """A node's workbench as data: slow operations, clients, messages, system series, configuration audit
     (`analyses` are the report's nodes, which name the replica set's members)."""
+    from analysis.workbench.log_overview import workload  # the log's tables: not for the terminal's summary
+
     found = workload(analysis.evidence.logs)
     return {
         **(
