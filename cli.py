@@ -28,7 +28,7 @@ from typer.core import TyperGroup
 import ftdc
 from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.inputs import Inputs, as_shown, gather, plan_logs, what_was_found
-from ftdc.memory import hand_back_freed_pages
+from ftdc.memory import hand_back_freed_pages, imports_kept
 from ftdc.terminal import Terminal
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 from ftdc.untrusted import printable
@@ -200,9 +200,10 @@ def summary(
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
-    import analysis
-    from analysis import text
-    from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
+    with imports_kept():
+        import analysis
+        from analysis import text
+        from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
 
     with user_errors():
         if report is not None:  # the report's modules only for a report (tests/test_cli_startup.py)

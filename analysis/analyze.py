@@ -43,8 +43,6 @@ from ftdc.catalog import Catalog
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.logs import LogFrames
-from ftdc.logs.narrow import Longest, Narrowing
-from ftdc.logs.sources import LogWarning, NotALog
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
 from ftdc.paths import PathArg, resolve
@@ -210,7 +208,8 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     the longest run of a shape, so only those runs keep their command."""
     if logs is None or isinstance(logs, LogFrames):
         return logs
-    from ftdc.logs.reader import read_logs  # the log readers only where there is a log to read
+    from ftdc.logs.narrow import Longest, Narrowing  # the log readers only where there is a log to read
+    from ftdc.logs.reader import read_logs
 
     # Each block is narrowed to these columns as it is decoded, the commands packed until the longest runs are known.
     frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key()))))
@@ -246,6 +245,8 @@ def read_found_logs(found: list, start: TimeArg = None, end: TimeArg = None) -> 
     """Logs that were found (in a bundle, beside a `diagnostic.data`), not given: read when they can be;
     otherwise a `LogWarning` names them and the analysis goes on without a log (an empty
     `mongod.log`, as a fresh rotation leaves, must not end an analysis nobody asked a log of)."""
+    from ftdc.logs.sources import LogWarning, NotALog  # only where a log was found
+
     try:
         return read_compact_logs(found, start, end)
     except (NotALog, OSError, EOFError) as e:

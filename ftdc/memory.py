@@ -8,6 +8,8 @@ import functools
 import gc
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 # polars allocates through its own jemalloc (its Linux wheels), which keeps the pages a frame freed for a while before
 # handing them back (polars sets half a second, and a second more before they are unmapped), and the pages freed in one
@@ -51,3 +53,29 @@ def release_free_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+@contextmanager
+def imports_kept() -> Iterator[None]:
+    """The block's imports made without the cyclic collector, and what they made (modules, classes, tables: the process
+    keeps them to its end) frozen out of its later passes. A summary's imports make some 90,000 objects the collector
+    tracks, nearly all living on: the passes their allocations set off find no garbage, and every full pass after them
+    (`release_free_memory`'s, the collector's own) would walk them all again (docs/performance.md). The collector
+    runs again after the block, for what the command makes; an error in the block re-enables it too. Once a process:
+    a later block imports nothing new, and freezing again would keep whatever cyclic garbage a test process's earlier
+    work left."""
+    if _FROZE_IMPORTS:
+        yield
+        return
+    _FROZE_IMPORTS.append(True)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+_FROZE_IMPORTS: list[bool] = []  # not empty once `imports_kept` has frozen this process's imports

@@ -83,6 +83,10 @@ NOT_FOR_A_SUMMARY = (
     "analysis.outputs.tables",
     "analysis.fleet",
     "ftdc.logs.reader",  # the log readers: there is no log
+    "ftdc.logs.narrow",
+    "ftdc.logs.events",  # the log's decoders, and msgspec's
+    "msgspec",
+    "analysis.workbench.log_overview",  # the log's tables, for --json and the report
     "ftdc.export",
     "ftdc.dataset",
     "pyarrow.compute",  # 250 functions wrapped at import: polars takes a lone Arrow array through it
@@ -109,6 +113,14 @@ def test_the_demo_nodes_summary_imports_what_it_uses():
     loaded = modules_imported_by(str(ROOT / "samples" / "diagnostic.data"), "--no-log")
     assert "analysis.findings.detectors.latency_rise" in loaded
     assert not {name for name in loaded for unwanted in NOT_FOR_A_SUMMARY if name == unwanted or name.startswith(unwanted + ".")}
+
+
+def test_the_demo_nodes_summary_with_its_log_loads_no_masked_arrays():
+    """With the log beside it the demo node's summary works out the share of each slow operation's run a checkpoint
+    overlapped (a numpy array): it reaches polars through Arrow, so numpy.ma (7 ms) is not imported there either."""
+    loaded = modules_imported_by(str(ROOT / "samples" / "diagnostic.data"))
+    assert {"ftdc.logs.reader", "analysis.findings.culprits"} <= loaded  # the log was read, its runs attributed
+    assert not {name for name in loaded if name == "numpy.ma" or name.startswith("numpy.ma.")}
 
 
 # Runs a command and prints the allocator setting polars saw when it loaded (its jemalloc reads it then).
@@ -155,3 +167,52 @@ def test_polars_loads_with_freed_pages_handed_back_unless_the_user_said_otherwis
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == [seen]
+
+
+# Runs a summary and prints which collections ran while the command imported its modules, how many objects were frozen
+# after, and whether the collector was on again.
+COLLECTOR_PROBE = """
+import gc, json, sys
+sys.argv = ["ftdc-analyze", *json.loads(sys.argv[1])]
+during_imports = []
+def watch(phase, info):
+    # `analysis` is imported first in the block and `analysis.outputs.console` last.
+    if phase == "start" and "analysis" in sys.modules and "analysis.outputs.console" not in sys.modules:
+        during_imports.append(info["generation"])
+gc.callbacks.append(watch)
+import cli
+try:
+    cli.main()
+except SystemExit:
+    pass
+print(json.dumps({"during_imports": during_imports, "frozen": gc.get_freeze_count(), "enabled": gc.isenabled()}))
+"""
+
+
+def test_a_summarys_imports_are_not_walked_by_the_collector(tmp_path):
+    """The summary's modules (polars, numpy, the analyses': hundreds of thousands of objects that live to the end) are
+    imported with the cyclic collector off, then frozen out of its passes; it is on again for the analysis."""
+    node = write_node(tmp_path / "diagnostic.data", 120)
+    result = subprocess.run(
+        [sys.executable, "-c", COLLECTOR_PROBE, json.dumps([str(node)])], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.splitlines()[-1])
+    assert seen["during_imports"] == []
+    assert seen["frozen"] > 0
+    assert seen["enabled"]
+
+
+def test_the_collector_is_on_again_when_a_summarys_imports_fail(monkeypatch):
+    """An import that raises (a broken install) leaves the collector as it found it."""
+    import gc
+
+    from ftdc import memory
+
+    monkeypatch.setattr(memory, "_FROZE_IMPORTS", [])
+    assert gc.isenabled()
+    with pytest.raises(ImportError), memory.imports_kept():
+        assert not gc.isenabled()
+        raise ImportError("a module that is not there")
+    assert gc.isenabled()
+    gc.unfreeze()  # this test process's objects back in the collector's passes

@@ -2,8 +2,14 @@
 read and wrote (its data files and its journal), mongod's own work named, or the device itself slower at its usual load;
 advice that fits that cause, more IOPS only for a volume near saturation in its usual hours; the wait said as a peak."""
 
+import datetime as dt
+import statistics
 import warnings
 from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import analysis
 
@@ -197,3 +203,32 @@ def test_the_hunt_for_another_process_reads_the_schedules_now_and_watches_when_i
     assert f"{WINDOW}: look now for a job scheduled at that time of day (cron, backup and snapshot schedules)" in first
     assert "If it recurs at that hour, run the host's per-process I/O accounting (pidstat -d, iotop) while it lasts" in first
     assert "names it" not in first
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.floats(0, 1e6, allow_nan=False)), min_size=0, max_size=40),
+    bounds=st.tuples(st.integers(-2, 42), st.integers(-2, 42)),
+)
+def test_a_columns_usual_is_its_median_outside_the_window_whatever_the_frame_holds(values, bounds):
+    """`usual_of` filters the one column it reads, not the whole frame (each of the derived frame's hundred columns
+    copied, then dropped): the median of that column's known values at times before the window's start or after its
+    end, None when there are none, as the frame-wide filter gave."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from analysis.findings.detectors.disk_saturation import usual_of
+    from ftdc.frames import TIME_COLUMN
+
+    origin = dt.datetime(2024, 5, 14, tzinfo=dt.timezone.utc)
+    times = [origin + dt.timedelta(seconds=i) for i in range(len(values))]
+    series = pl.DataFrame(
+        {TIME_COLUMN: times, "disk_mb_per_s.sda": values, "other": list(range(len(values)))},
+        schema={TIME_COLUMN: pl.Datetime("ms", "UTC"), "disk_mb_per_s.sda": pl.Float64, "other": pl.Int64},
+    )
+    start, end = (origin + dt.timedelta(seconds=b) for b in sorted(bounds))
+    outside = [v for t, v in zip(times, values) if (t < start or t > end) and v is not None]
+    usual = usual_of(SimpleNamespace(series=series), "disk_mb_per_s.sda", start, end)
+    assert usual == (pytest.approx(statistics.median(outside), rel=1e-12) if outside else None)  # polars' own midpoint
+    assert usual_of(SimpleNamespace(series=series), "disk_mb_per_s.sdb", start, end) is None  # a device not recorded

@@ -133,10 +133,11 @@ def test_a_runs_workbench_is_built_once_for_every_format(tmp_path: Path, monkeyp
 
     import cli
     from analysis.outputs import system
+    from analysis.workbench import log_overview
 
     made: list[str] = []
-    tables, view = workbench.workload, system.view
-    monkeypatch.setattr(workbench, "workload", lambda logs: made.append("tables") or tables(logs))
+    tables, view = log_overview.workload, system.view
+    monkeypatch.setattr(log_overview, "workload", lambda logs: made.append("tables") or tables(logs))
     monkeypatch.setattr(system, "view", lambda *a, **k: made.append("system") or view(*a, **k))
     args = ["summary", str(SAMPLES / "diagnostic.data"), "--log", str(SAMPLES / "mongod.log"), "--json"]
     result = CliRunner().invoke(cli.app, [*args, "--report", str(tmp_path / "r.md")])

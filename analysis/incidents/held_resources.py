@@ -37,7 +37,6 @@ from analysis.series.windows import between
 from analysis.settings import SETTINGS
 from analysis.text import clock, counted, duration, span, span_before
 from ftdc.frames import TIME_COLUMN
-from ftdc.logs.events import expired_holder
 
 # The kinds an index build's scan and bulk load, and history kept in the cache, set off (their detectors' records say).
 INDEX_BUILD_KINDS = explained_by("index_build")
@@ -161,6 +160,8 @@ def _reaped(ctx: Context, start: dt.datetime, end: dt.datetime) -> pl.DataFrame:
 def _holders(ctx: Context, reaped: pl.DataFrame) -> list[dict[str, Any]]:
     """Who held the transactions the reaper aborted, from its lines: each session with its transaction numbers, and the
     clients (application names) of the slow operations the log shows that session running; in order of first abort."""
+    from ftdc.logs.events import expired_holder  # the log's decoders (msgspec) only where a log was read
+
     sessions: dict[str, dict[str, Any]] = {}
     for ts, text in reaped.select("ts", "text").iter_rows():
         holder = expired_holder(text)

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis.analyze import Analysis
 from analysis.outputs import system
 from analysis.workbench.audit import AuditItem
-from analysis.workbench.log_overview import Workload, workload
+
+if TYPE_CHECKING:
+    from analysis.workbench.log_overview import Workload
 
 # The JSON document's log tables of a node read without a log: each named, and null.
 NO_LOG = {"shapes": None, "slow_operations": None, "slow_operations_over_time": None, "connections": None, "log_messages": None}
@@ -40,6 +42,8 @@ class Workbench:
 
 def of(analysis: Analysis, analyses: Sequence[Analysis]) -> Workbench:
     """`analysis`'s workbench; `analyses` are the run's nodes, which name its replica set's members."""
+    from analysis.workbench.log_overview import workload  # the log's tables: not for the terminal's summary
+
     members = system.member_names(analyses, analysis)
     return Workbench(workload(analysis.evidence.logs), system.view(analysis, members), analysis.result.audit)
 

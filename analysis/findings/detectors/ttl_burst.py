@@ -23,7 +23,6 @@ from analysis.findings.finding import Finding
 from analysis.series.aggregates import greatest, least
 from analysis.text import clock, duration, ms, span_before
 from ftdc.frames import TIME_COLUMN
-from ftdc.logs.events import ttl_pass
 
 KIND = "ttl_burst"
 MINUTE = "1m"
@@ -135,6 +134,8 @@ def _cause(lines: pl.DataFrame | None, row: dict, ctx: Context, start: dt.dateti
 
 def _passes_logged(lines: pl.DataFrame | None) -> list[tuple[str, str | None, int | None]]:
     """(namespace, index, documents deleted) of each distinct TTL pass line in `lines`."""
+    from ftdc.logs.events import ttl_pass  # the log's decoders (msgspec) only where a log was read
+
     return list(dict.fromkeys(p for text in lines["text"] if (p := ttl_pass(text)) is not None)) if lines is not None else []
 
 
