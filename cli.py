@@ -418,6 +418,7 @@ def explore(
                 start=start,
                 end=end,
                 progress=lambda stage: bar.update(task, advance=1, description=f"read {stage}"),
+                keep_metrics=True,  # every metric kept by the analysis' own pass, for the explorer
             )
             explorers = []
             for node, ftdc_path, name in zip(result.nodes, found.ftdc, result.names):

@@ -44,7 +44,7 @@ def test_analyze_inflates_each_chunk_once(directory, window):
 def test_the_catalog_of_a_read_is_the_catalog(directory, window):
     files = resolve_paths(directory)
     alone = ftdc.read_catalog(directory)
-    catalog, frame = read_with_catalog(files, candidates(), **window)
+    catalog, frame, _ = read_with_catalog(files, candidates(), **window)
     assert catalog.documents.equals(alone.documents) and catalog.chunks.equals(alone.chunks)
     assert catalog.layouts == alone.layouts and catalog.schema() == alone.schema()
     assert frame.equals(ftdc.read_ftdc(directory, list(frame.columns[1:]), **window))

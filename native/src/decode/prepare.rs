@@ -16,8 +16,11 @@ use crate::varint::{DeltaReader, VarintError};
 pub struct Layout {
     /// Names and kinds, shared with the catalog a read may produce.
     pub metrics: Names,
-    /// Metric indices the read asked for, ascending.
+    /// Metric indices whose deltas the read keeps, ascending: those it asked for and, with `Options::keep`, every
+    /// other one but the time.
     pub selected: Vec<usize>,
+    /// Per selected metric: asked for (a column of the frame), not only kept (`Options::keep`).
+    pub output: Vec<bool>,
     pub time_index: Option<usize>,
 }
 
@@ -26,8 +29,10 @@ pub type LayoutCache = FingerprintCache<Layout>;
 fn build_layout(reference: &[u8], opts: &Options) -> Result<Layout, String> {
     let (names, kinds) = metric_names(reference).map_err(|e| format!("reference document: {e}"))?;
     let time_index = names.iter().position(|n| *n == opts.time_field).filter(|&i| kinds[i] == KIND_DATE);
-    let selected = (0..names.len()).filter(|&i| Some(i) != time_index && opts.selection.matches(&names[i])).collect();
-    Ok(Layout { metrics: Arc::new((names, kinds)), selected, time_index })
+    let asked: Vec<bool> = names.iter().map(|n| opts.selection.matches(n)).collect();
+    let selected: Vec<usize> = (0..names.len()).filter(|&i| Some(i) != time_index && (opts.keep || asked[i])).collect();
+    let output = selected.iter().map(|&i| asked[i]).collect();
+    Ok(Layout { metrics: Arc::new((names, kinds)), selected, output, time_index })
 }
 
 impl Layout {
@@ -152,7 +157,9 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let (header, values) = open_reference(&payload)?;
     let layout = cache.get_or_build(values.fingerprint(), || build_layout(&payload[..header.ref_len], opts))?;
     let dc = header.delta_count as usize;
-    if !budget.reserve(header.samples() as u64 * (layout.selected.len() as u64 + 1)) {
+    // Only the frame's columns are materialised; the metrics only kept stay delta bytes (`Kept`).
+    let columns = layout.output.iter().filter(|&&o| o).count() as u64;
+    if !budget.reserve(header.samples() as u64 * (columns + 1)) {
         return Err("over the value budget".into());
     }
     let deltas_start = header.deltas_start();
