@@ -89,7 +89,7 @@ impl Kept {
         Some(self.slots[c][col]).filter(|&s| s != NONE).map(|s| s as usize)
     }
 
-    /// Decodes chunk `c`'s values of column `col` (it must give it) into `out` (its rows, zeroed).
+    /// Decodes chunk `c`'s values of its selected column `s` into `out` (its rows, zeroed).
     fn decode(&self, c: usize, s: usize, out: &mut [i64]) {
         // A column 0 throughout the chunk is left as the zeros it was given.
         if !self.chunks[c].zero[s] {
@@ -97,54 +97,144 @@ impl Kept {
         }
     }
 
-    /// Column `col`'s values in the read's rows, and whether each row holds one (as the frame would hold it).
-    fn column(&self, col: usize) -> (Vec<i64>, Vec<bool>) {
-        let mut values = vec![0i64; self.rows];
-        let mut present = vec![false; self.rows];
-        let mut scratch = Vec::new();
-        for g in &self.groups {
-            let (out, has) = (&mut values[g.offset..g.offset + g.rows], &mut present[g.offset..g.offset + g.rows]);
-            let Some(order) = &g.order else {
-                let c = g.chunks[0];
-                if let Some(s) = self.slot(c, col) {
-                    self.decode(c, s, out);
-                    has.fill(true);
-                }
-                continue;
-            };
-            // Overlapping chunks, as the frame's decode takes them: each into its part of one scratch buffer, then
-            // gathered in time order; the rows of a chunk that lacks the column hold none.
-            let mut starts = vec![0usize];
-            for &c in &g.chunks {
-                starts.push(starts.last().unwrap() + self.chunks[c].delta_count + 1);
+    /// Group `g`'s values of column `col`, in its rows' order.
+    fn group_values<'b>(&self, g: &Group, col: usize, buffers: &'b mut Buffers) -> GroupValues<'b> {
+        let Buffers { scratch, values, present } = buffers;
+        let Some(order) = &g.order else {
+            let c = g.chunks[0];
+            let Some(s) = self.slot(c, col) else { return GroupValues::Absent };
+            if self.chunks[c].flat[s] {
+                return GroupValues::Flat(self.chunks[c].first(s));
             }
-            scratch.clear();
-            scratch.resize(*starts.last().unwrap(), 0);
-            let slots: Vec<Option<usize>> = g.chunks.iter().map(|&c| self.slot(c, col)).collect();
-            for (j, (&c, slot)) in g.chunks.iter().zip(&slots).enumerate() {
-                if let Some(s) = *slot {
-                    self.decode(c, s, &mut scratch[starts[j]..starts[j + 1]]);
-                }
-            }
-            for (i, &(j, r)) in order.iter().enumerate() {
-                if slots[j as usize].is_some() {
-                    (out[i], has[i]) = (scratch[starts[j as usize] + r as usize], true);
-                }
+            values.clear();
+            values.resize(g.rows, 0);
+            self.decode(c, s, values);
+            present.clear();
+            present.resize(g.rows, true);
+            return GroupValues::Decoded { values, present };
+        };
+        // Overlapping chunks, as the frame's decode takes them: each into its part of one scratch buffer, then
+        // gathered in time order; the rows of a chunk that lacks the column hold none.
+        let slots: Vec<Option<usize>> = g.chunks.iter().map(|&c| self.slot(c, col)).collect();
+        if slots.iter().all(Option::is_none) {
+            return GroupValues::Absent;
+        }
+        let mut starts = vec![0usize];
+        for &c in &g.chunks {
+            starts.push(starts.last().unwrap() + self.chunks[c].delta_count + 1);
+        }
+        scratch.clear();
+        scratch.resize(*starts.last().unwrap(), 0);
+        for (j, (&c, slot)) in g.chunks.iter().zip(&slots).enumerate() {
+            if let Some(s) = *slot {
+                self.decode(c, s, &mut scratch[starts[j]..starts[j + 1]]);
             }
         }
-        (values, present)
+        values.clear();
+        values.resize(g.rows, 0);
+        present.clear();
+        present.resize(g.rows, false);
+        for (i, &(j, r)) in order.iter().enumerate() {
+            if slots[j as usize].is_some() {
+                (values[i], present[i]) = (scratch[starts[j as usize] + r as usize], true);
+            }
+        }
+        GroupValues::Decoded { values, present }
     }
 
     /// Each of `metrics` (a column of `names` and how it is shown) reduced on `rows`, the metrics in parallel.
     pub fn reduce(&self, metrics: &[(usize, Shown)], rows: &Rows<'_>) -> Vec<Reduced> {
+        let cells = cells(&self.groups, rows);
         metrics
             .par_iter()
-            .map(|&(col, shown)| {
-                let (values, present) = self.column(col);
-                reduce(&values, &present, shown, rows)
+            .map_init(Buffers::default, |buffers, &(col, shown)| {
+                let mut reducer = Reducer::new(rows);
+                for (g, cells) in self.groups.iter().zip(&cells) {
+                    if cells.is_empty() {
+                        continue;
+                    }
+                    match self.group_values(g, col, buffers) {
+                        GroupValues::Absent => reducer.before = None,
+                        GroupValues::Flat(value) => {
+                            for cell in cells {
+                                // Each row after a cell's first steps by 0 from the one before: a rate of 0 where rated.
+                                reducer.row(cell.column, cell.rows.start, value);
+                                if cell.rated_after_first {
+                                    reducer.rates.take(cell.column, 0.0);
+                                }
+                            }
+                        }
+                        GroupValues::Decoded { values, present } => {
+                            for cell in cells {
+                                for i in cell.rows.clone() {
+                                    match present[i - g.offset] {
+                                        true => reducer.row(cell.column, i, values[i - g.offset]),
+                                        false => reducer.before = None,
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                reducer.finished(shown)
             })
             .collect()
     }
+}
+
+/// A metric's values in one group of rows.
+enum GroupValues<'a> {
+    /// No chunk of the group holds the metric.
+    Absent,
+    /// One chunk, every value this one (its deltas all 0): nothing to decode.
+    Flat(i64),
+    Decoded {
+        values: &'a [i64],
+        present: &'a [bool],
+    },
+}
+
+/// A worker's buffers, reused from metric to metric (a fresh column of a week's rows per metric cost a page fault
+/// per 4 kB).
+#[derive(Default)]
+struct Buffers {
+    scratch: Vec<i64>,
+    values: Vec<i64>,
+    present: Vec<bool>,
+}
+
+/// Consecutive drawn rows of one group in one column of the axis.
+struct Cell {
+    column: usize,
+    rows: std::ops::Range<usize>,
+    /// Whether the interval ending at a row after the first can be rated.
+    rated_after_first: bool,
+}
+
+/// The cells of each group, in row order: what every metric is reduced over.
+fn cells(groups: &[Group], rows: &Rows<'_>) -> Vec<Vec<Cell>> {
+    groups
+        .iter()
+        .map(|g| {
+            let mut cells: Vec<Cell> = Vec::new();
+            let mut open = false;
+            for i in g.offset..g.offset + g.rows {
+                let Ok(column) = usize::try_from(rows.column_of[i]) else {
+                    open = false;
+                    continue;
+                };
+                match cells.last_mut() {
+                    Some(cell) if open && cell.column == column => {
+                        cell.rows.end = i + 1;
+                        cell.rated_after_first |= rows.valid[i];
+                    }
+                    _ => cells.push(Cell { column, rows: i..i + 1, rated_after_first: false }),
+                }
+                open = true;
+            }
+            cells
+        })
+        .collect()
 }
 
 /// Running least and greatest per column; infinities until a value counts.
@@ -175,35 +265,46 @@ impl Extremes {
     }
 }
 
-/// One column (`values`, where `present`) reduced on `rows`. A rate is as polars takes `increase(x) / interval_s`: the
-/// step from the drawn row before (both holding a value), where the interval can be rated and the step is not
-/// negative, over the interval's seconds. It rose: a step above 0 anywhere; it fell: a step below 0 where rated.
-pub fn reduce(values: &[i64], present: &[bool], shown: Shown, rows: &Rows<'_>) -> Reduced {
-    let (mut drawn, mut rates) = (Extremes::new(rows.columns), Extremes::new(rows.columns));
-    let (mut rose, mut fell) = (false, false);
-    let mut before: Option<i64> = None;
-    for (i, (&value, &has)) in values.iter().zip(present).enumerate() {
-        let Ok(column) = usize::try_from(rows.column_of[i]) else { continue };
-        if !has {
-            before = None;
-            continue;
-        }
-        drawn.take(column, value as f64);
-        if let Some(previous) = before {
+/// One metric's reduction, row by drawn row. A rate is as polars takes `increase(x) / interval_s`: the step from the
+/// drawn row before (both holding a value), where the interval can be rated and the step is not negative, over the
+/// interval's seconds. It rose: a step above 0 anywhere; it fell: a step below 0 where rated.
+struct Reducer<'r> {
+    rows: &'r Rows<'r>,
+    drawn: Extremes,
+    rates: Extremes,
+    rose: bool,
+    fell: bool,
+    /// The value of the drawn row before, None when it holds none.
+    before: Option<i64>,
+}
+
+impl<'r> Reducer<'r> {
+    fn new(rows: &'r Rows<'r>) -> Self {
+        Reducer { rows, drawn: Extremes::new(rows.columns), rates: Extremes::new(rows.columns), rose: false, fell: false, before: None }
+    }
+
+    /// Drawn row `i`, in `column`, holding `value`.
+    fn row(&mut self, column: usize, i: usize, value: i64) {
+        self.drawn.take(column, value as f64);
+        if let Some(previous) = self.before {
             let step = value.wrapping_sub(previous);
-            rose |= step > 0;
-            fell |= rows.valid[i] && step < 0;
-            if rows.valid[i] && step >= 0 {
-                rates.take(column, step as f64 / rows.interval_s[i]);
+            let valid = self.rows.valid[i];
+            self.rose |= step > 0;
+            self.fell |= valid && step < 0;
+            if valid && step >= 0 {
+                self.rates.take(column, step as f64 / self.rows.interval_s[i]);
             }
         }
-        before = Some(value);
+        self.before = Some(value);
     }
-    match shown {
-        Shown::Values => drawn.finished(false),
-        Shown::Rates => rates.finished(true),
-        Shown::RatesIfCounting if rose && !fell => rates.finished(true),
-        Shown::RatesIfCounting => drawn.finished(false),
+
+    fn finished(self, shown: Shown) -> Reduced {
+        match shown {
+            Shown::Values => self.drawn.finished(false),
+            Shown::Rates => self.rates.finished(true),
+            Shown::RatesIfCounting if self.rose && !self.fell => self.rates.finished(true),
+            Shown::RatesIfCounting => self.drawn.finished(false),
+        }
     }
 }
 
@@ -216,6 +317,53 @@ mod tests {
 
     fn rows<'a>(column_of: &'a [i32], valid: &'a [bool], interval_s: &'a [f64], columns: usize) -> Rows<'a> {
         Rows { columns, column_of, valid, interval_s }
+    }
+
+    /// One column reduced row by row, every row in turn: what `Kept::reduce` must give by its cells and flat chunks.
+    fn reduce(values: &[i64], present: &[bool], shown: Shown, rows: &Rows<'_>) -> Reduced {
+        let mut reducer = Reducer::new(rows);
+        for (i, (&value, &has)) in values.iter().zip(present).enumerate() {
+            let Ok(column) = usize::try_from(rows.column_of[i]) else { continue };
+            match has {
+                true => reducer.row(column, i, value),
+                false => reducer.before = None,
+            }
+        }
+        reducer.finished(shown)
+    }
+
+    /// Column `col` of what `kept` holds, in the read's rows, and whether each row holds a value.
+    fn column(kept: &Kept, col: usize) -> (Vec<i64>, Vec<bool>) {
+        let (mut values, mut present) = (vec![0; kept.rows], vec![false; kept.rows]);
+        let mut buffers = Buffers::default();
+        for g in &kept.groups {
+            let rows = g.offset..g.offset + g.rows;
+            match kept.group_values(g, col, &mut buffers) {
+                GroupValues::Absent => {}
+                GroupValues::Flat(value) => {
+                    values[rows.clone()].fill(value);
+                    present[rows].fill(true);
+                }
+                GroupValues::Decoded { values: v, present: p } => {
+                    values[rows.clone()].copy_from_slice(v);
+                    present[rows].copy_from_slice(p);
+                }
+            }
+        }
+        (values, present)
+    }
+
+    fn files() -> Vec<crate::file::Source> {
+        let narrow: Vec<Vec<u8>> = (0..3).map(|i| sample(1000 + 1000 * i, &[("b", 7)])).collect();
+        vec![
+            source("a", &[chunk(&narrow, 1000), chunk(&seconds(4000, 4, 50), 4000), chunk(&seconds(9000, 6, 0), 9000)], false),
+            // Overlaps the first file in time: its rows interleave.
+            source("b", &[chunk(&seconds(5500, 3, 90), 5500)], false),
+        ]
+    }
+
+    fn options(selection: Selection, keep: bool) -> Options {
+        Options { selection, start: None, end: None, time_field: "start".into(), max_values: 1 << 20, catalog: false, keep }
     }
 
     #[test]
@@ -260,32 +408,14 @@ mod tests {
 
     #[test]
     fn a_kept_metric_decodes_to_the_values_the_frame_gives_it_overlaps_and_gaps_included() {
-        let narrow: Vec<Vec<u8>> = (0..3).map(|i| sample(1000 + 1000 * i, &[("b", 7)])).collect();
-        let files = || {
-            vec![
-                source("a", &[chunk(&narrow, 1000), chunk(&seconds(4000, 4, 50), 4000)], false),
-                // Overlaps the first file in time: its rows interleave.
-                source("b", &[chunk(&seconds(5500, 3, 90), 5500)], false),
-            ]
-        };
-        let options = |selection, keep| Options {
-            selection,
-            start: None,
-            end: None,
-            time_field: "start".into(),
-            max_values: 1 << 20,
-            catalog: false,
-            keep,
-        };
         let whole = read(files(), &options(Selection::all(), false));
-        let asked = Selection::new(&["serverStatus.b".to_string()]).unwrap();
-        let one = read(files(), &options(asked, true));
+        let one = read(files(), &options(Selection::new(&["serverStatus.b".to_string()]).unwrap(), true));
         assert_eq!(one.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["serverStatus.b"]);
         let kept = one.kept.as_ref().expect("kept");
         assert_eq!(kept.rows(), whole.time.len());
         for (i, c) in whole.columns.iter().enumerate() {
             let col = kept.names().0.iter().position(|n| *n == c.name).unwrap();
-            let (values, present) = kept.column(col);
+            let (values, present) = column(kept, col);
             let rows = whole.time.len();
             let stored = match c.offset {
                 Some(o) => whole.values.as_slice()[o..o + rows].to_vec(),
@@ -297,6 +427,41 @@ mod tests {
                 if present[r] {
                     assert_eq!(values[r], stored[r], "column {i} row {r}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn kept_metrics_reduce_as_their_columns_row_by_row() {
+        // Flat chunks (b holds 7 throughout), a chunk lacking a, an overlap, rows
+        // off the axis and intervals that cannot be rated: the cells and flat chunks give what every row in turn gives.
+        let one = read(files(), &options(Selection::new(&[]).unwrap(), true));
+        let kept = one.kept.as_ref().expect("kept");
+        let n = kept.rows();
+        for (k, columns) in [(1usize, 1usize), (2, 3), (3, 4), (5, 7)] {
+            let column_of: Vec<i32> = (0..n).map(|i| if i % 7 == k { -1 } else { ((i / k) % columns) as i32 }).collect();
+            let column_of: Vec<i32> = column_of
+                .iter()
+                .scan(0, |top, &c| {
+                    Some(if c < 0 {
+                        c
+                    } else {
+                        *top = c.max(*top);
+                        *top
+                    })
+                })
+                .collect();
+            let valid: Vec<bool> = (0..n).map(|i| i > 0 && i % 5 != k).collect();
+            let interval_s: Vec<f64> = (0..n).map(|i| 0.5 + (i % 3) as f64).collect();
+            let on = rows(&column_of, &valid, &interval_s, columns);
+            let metrics: Vec<(usize, Shown)> =
+                (0..kept.names().0.len()).flat_map(|m| [(m, Shown::Values), (m, Shown::Rates), (m, Shown::RatesIfCounting)]).collect();
+            for (&(m, shown), got) in metrics.iter().zip(kept.reduce(&metrics, &on)) {
+                let (values, present) = column(kept, m);
+                let want = reduce(&values, &present, shown, &on);
+                let same = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| x == y || x.is_nan() && y.is_nan());
+                assert!(same(&got.lows, &want.lows) && same(&got.highs, &want.highs), "metric {m} {shown:?} on {k}, {columns}");
+                assert_eq!(got.rated, want.rated);
             }
         }
     }

@@ -126,6 +126,8 @@ pub struct Prepared {
     /// Per selected column: every value of this chunk is 0 (most metrics of a
     /// real node are; such columns need neither decoding nor memory of their own).
     pub zero: Vec<bool>,
+    /// Per selected column: every delta is 0, so each value is the reference's (`first`).
+    pub flat: Vec<bool>,
     pub delta_count: usize,
     fingerprint: u64,
 }
@@ -138,6 +140,11 @@ impl Prepared {
         out[0] = self.reference[s];
         // Phase 1 walked these exact bytes, so this cannot fail.
         reader.decode_column(out[0] as u64, &mut out[1..]).expect("validated delta stream");
+    }
+
+    /// Selected column `s`'s first value (its reference's).
+    pub fn first(&self, s: usize) -> i64 {
+        self.reference[s]
     }
 
     /// What a catalog says of this chunk (`id_ms` times it when it has no time field).
@@ -172,6 +179,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
     let mut ranges = Vec::with_capacity(layout.selected.len());
     let mut zero = Vec::with_capacity(layout.selected.len());
+    let mut flat = Vec::with_capacity(layout.selected.len());
     let mut selected = layout.selected.iter().peekable();
     for m in 0..layout.names().len() {
         if Some(m) == layout.time_index {
@@ -181,6 +189,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             let (offset, pending_zeros) = reader.position();
             let zero_deltas = reader.skip(dc as u64).map_err(invalid)?;
             zero.push(zero_deltas && values.values[m] == 0);
+            flat.push(zero_deltas);
             ranges.push((offset, reader.position().0, pending_zeros));
         } else {
             reader.skip(dc as u64).map_err(invalid)?;
@@ -207,5 +216,5 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             .collect();
         (kept, segments)
     };
-    Ok(Prepared { layout, reference, times, deltas, segments, zero, delta_count: dc, fingerprint: values.fingerprint() })
+    Ok(Prepared { layout, reference, times, deltas, segments, zero, flat, delta_count: dc, fingerprint: values.fingerprint() })
 }
