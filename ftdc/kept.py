@@ -56,10 +56,11 @@ class Kept:
         column_of: np.ndarray,
         valid: np.ndarray,
         interval_s: np.ndarray,
-    ) -> Iterator[tuple[str, np.ndarray, bool]]:
+    ) -> Iterator[tuple[list[str], np.ndarray, list[bool]]]:
         """Each of `metrics` (name, and True: drawn as per-second rates, False: as recorded, None: as rates if it rose
-        and never fell over an interval that can be rated) at its least and greatest in each of `columns` columns:
-        (name, (columns, 2) array, NaN where a column holds none, whether it is rates). Per row of the frame:
+        and never fell over an interval that can be rated) at its least and greatest in each of `columns` columns, a
+        batch at a time: (names, (metrics, columns, 2) array, NaN where a column holds none, whether each is rates).
+        Per row of the frame:
         `column_of` its column, `valid` whether the interval ending there can be rated, `interval_s` its seconds."""
         import numpy as np
 
@@ -76,4 +77,4 @@ class Kept:
             pairs = np.stack(
                 [np.frombuffer(lows, dtype="<f8").reshape(shape), np.frombuffer(highs, dtype="<f8").reshape(shape)], axis=2
             )
-            yield from ((name, pair, is_rate) for (name, _), pair, is_rate in zip(batch, pairs, rated))
+            yield [name for name, _ in batch], pairs, rated
