@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,6 +21,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_damage import flip_reference_date
 
 import analysis
 from analysis.outputs.report import explorer as ex
@@ -27,7 +29,7 @@ from analysis.outputs.report import explorer_page
 from analysis.series import derived as series_module
 from analysis.series.metrics import COUNTER
 from analysis.series.metrics import resolve as resolve_metrics
-from ftdc import _native
+from ftdc import FTDCWarning, _native
 from ftdc import read_ftdc as ftdc_read
 from ftdc.catalog import read_catalog
 from ftdc.writer import FTDCWriter
@@ -224,7 +226,8 @@ def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str,
     from its every step, its values or rates grouped by column of the axis in polars."""
     resolved = resolve_metrics(read_catalog(path).schema())
     kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-    frame = ftdc_read(path, [*names, *ex.identity_paths(resolved)])
+    # Flags as 0 and 1, as the explorer has always drawn them.
+    frame = ftdc_read(path, [*names, *ex.identity_paths(resolved)]).with_columns(pl.col(pl.Boolean).cast(pl.Int8))
     frame = frame.with_columns(series_module.prepare(frame, resolved).select("interval_s", "valid"))
     out = {}
     for name in names:
@@ -255,6 +258,40 @@ def test_metrics_that_change_character_are_drawn_as_over_the_whole_range(tmp_pat
     found = recorded(path, names)
     assert found == whole_range_series(path, names, ex.axis_of(analysis.analyze(path)))
     assert [found[n].unit for n in names] == ["", "/s", "/s", "", "/s"]
+
+
+def recorded_apart(path: Path, names: list[str], axis: ex.Axis) -> dict[str, ex.Series]:
+    """`names` as the explorer draws them after an analysis that kept no metric: from a pass of its own."""
+    return {s.name: s for s in ex.explore(analysis.analyze(path), path, "node").series if s.name in names and s.source == "ftdc"}
+
+
+@pytest.mark.parametrize("sample", ["mongod-7.0", "mongod-4.2.1"])
+def test_real_nodes_draw_from_the_single_pass_what_separate_reads_give(ftdc_samples, sample):
+    # Real layouts (thousands of metrics, chunks of 300 samples, metrics that come and go): what the explorer draws
+    # from the analysis' own pass is what its pass of its own draws, every metric, and what reading the metrics apart
+    # and reducing them in polars gives (every 40th metric: that oracle takes a query per metric).
+    path = ftdc_samples / sample / "diagnostic.data"
+    result = analysis.analyze(path, keep_metrics=True)
+    axis = ex.axis_of(result)
+    single = {s.name: s for s in ex.explore(result, path, "node").series if s.source == "ftdc"}
+    assert len(single) > 1000 and single == recorded_apart(path, list(single), axis)
+    some = sorted(single)[::40]
+    assert {n: single[n] for n in some} == whole_range_series(path, some, axis)
+
+
+def test_samples_dropped_for_impossible_times_are_stepped_over(tmp_path):
+    # A chunk whose time reference is damaged dates its samples past year 9999: the frame drops them, and the explorer
+    # draws the others as reading them apart does (a rate steps from the sample before the dropped ones).
+    path = write_node(tmp_path / "diagnostic.data")
+    flip_reference_date(next(path.glob("metrics.*")), 4, key=b"\x09start\x00")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FTDCWarning)
+        result = analysis.analyze(path, keep_metrics=True)
+        assert result.evidence.kept is not None and len(result.evidence.kept.dropped) == 50
+        names = ["serverStatus.made up.operations", "serverStatus.made up.level", "serverStatus.made up.busy"]
+        found = {s.name: s for s in ex.explore(result, path, "node").series if s.name in names}
+        assert found == whole_range_series(path, names, ex.axis_of(result)) == recorded_apart(path, names, ex.axis_of(result))
+    assert found["serverStatus.made up.operations"].unit == "/s"
 
 
 def inflations(action) -> tuple[int, object]:

@@ -166,6 +166,11 @@ impl Kept {
                         }
                         GroupValues::Decoded { values, present } => {
                             for cell in cells {
+                                let at = cell.rows.start - g.offset..cell.rows.end - g.offset;
+                                if present[at.clone()].iter().all(|&has| has) {
+                                    reducer.cell(cell, &values[at]);
+                                    continue;
+                                }
                                 for i in cell.rows.clone() {
                                     match present[i - g.offset] {
                                         true => reducer.row(cell.column, i, values[i - g.offset]),
@@ -296,6 +301,34 @@ impl<'r> Reducer<'r> {
             }
         }
         self.before = Some(value);
+    }
+
+    /// The rows of `cell`, each holding a value (`values`, in order): as `row` takes them one by one, each step
+    /// but the first within the cell, its extremes taken as integers (converting to a float keeps their order).
+    fn cell(&mut self, cell: &Cell, values: &[i64]) {
+        let (first, column) = (cell.rows.start, cell.column);
+        self.row(column, first, values[0]);
+        let (low, high) = values.iter().fold((i64::MAX, i64::MIN), |(low, high), &v| (low.min(v), high.max(v)));
+        self.drawn.take(column, low as f64);
+        self.drawn.take(column, high as f64);
+        let (valid, interval_s) = (&self.rows.valid[first + 1..cell.rows.end], &self.rows.interval_s[first + 1..cell.rows.end]);
+        let (mut rose, mut fell) = (false, false);
+        let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
+        for ((pair, &valid), &seconds) in values.windows(2).zip(valid).zip(interval_s) {
+            let step = pair[1].wrapping_sub(pair[0]);
+            rose |= step > 0;
+            fell |= valid && step < 0;
+            if valid && step >= 0 {
+                let rate = step as f64 / seconds;
+                if rate.is_finite() {
+                    (low, high) = (low.min(rate), high.max(rate));
+                }
+            }
+        }
+        (self.rose, self.fell) = (self.rose | rose, self.fell | fell);
+        self.rates.take(column, low);
+        self.rates.take(column, high);
+        self.before = values.last().copied();
     }
 
     fn finished(self, shown: Shown) -> Reduced {
