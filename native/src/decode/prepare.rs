@@ -202,6 +202,9 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
         // Everything is selected: keep the stream in place, minus the reference document.
         payload.copy_within(deltas_start.., 0);
         payload.truncate(payload.len() - deltas_start);
+        // Kept past the read when it keeps every metric (`Options::keep`): the reference document's bytes (half a
+        // 7.0 chunk's) are given back.
+        payload.shrink_to_fit();
         let segments = ranges.iter().map(|&(offset, _, pending_zeros)| Segment { offset, pending_zeros }).collect();
         (payload, segments)
     } else {
