@@ -346,8 +346,8 @@ def explore(
         catalog, kept, book, resolved = evidence.catalog, evidence.kept, evidence.derived.analysed, evidence.resolved
     else:
         # An analysis that kept no metric, or of other files or another range: one pass of the explorer's own, every
-        # metric kept and the analyses' metrics decoded for the same bookkeeping.
-        catalog, frame, read = read_with_catalog(files, candidates(), lower, upper, keep=True)
+        # metric kept and the few that tell a restart decoded for the same bookkeeping as the analysis'.
+        catalog, frame, read = read_with_catalog(files, candidates(series_module.IDENTITY), lower, upper, keep=True)
         assert read is not None, "read_with_catalog(keep=True) keeps the metrics"
         resolved = resolve_metrics(catalog.schema())
         kept, book = read, series_module.prepare(frame, resolved)
