@@ -389,6 +389,7 @@ def explore(
                     task, completed=done, total=total + total // len(STAGES), description=what
                 ),
                 note=_note,
+                keep_metrics=True,  # every metric kept by the analysis' own pass, for the explorer
             )
             result, beside = ran.result, ran.beside
             explorers = []

@@ -42,6 +42,7 @@ from ftdc.batches import require_splittable
 from ftdc.catalog import Catalog
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
+from ftdc.kept import Kept
 from ftdc.logs import LogFrames
 from ftdc.memory import release_free_memory
 from ftdc.metadata import NodeInfo, catalog_metadata
@@ -71,6 +72,9 @@ class Evidence:
     logs: LogFrames | None = None
     columns: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Derived column -> (unit, meaning)."""
+    kept: Kept | None = field(default=None, repr=False, compare=False)
+    """With `observe(..., keep_metrics=True)`: every metric of the range, kept by the same pass as delta bytes for the
+    explorer to reduce on its axis (no second inflation of the files, no frame of every metric)."""
 
     @property
     def series(self) -> pl.DataFrame:
@@ -297,10 +301,12 @@ def observe(
     start: TimeArg = None,
     end: TimeArg = None,
     progress: Callable[[str], None] = lambda stage: None,
+    keep_metrics: bool = False,
 ) -> Analysis:
     """The evidence and findings of one node, in rank order, not yet numbered or told as incidents (`nodes.compose`
     does that for a run): `diagnostic_data` (a directory, files) and optionally its logs (paths as `ftdc.read_logs`
-    takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of STAGES completes."""
+    takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of STAGES completes.
+    `keep_metrics`: the read also keeps every other metric for the explorer (`Evidence.kept`)."""
     lower, upper = time_range(start, end)
     files = resolve(diagnostic_data)
     # The log before the samples: its reader's transient peak then meets nothing else held in memory.
@@ -308,8 +314,8 @@ def observe(
     progress(STAGES[0])
     # One pass: the metrics any analysis could use are decoded while the catalog is taken,
     # then the node's own names decide which of them stand for what.
-    catalog, raw = read_with_catalog(
-        files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper))
+    catalog, raw, kept = read_with_catalog(
+        files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)), keep=keep_metrics
     )
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
@@ -374,6 +380,7 @@ def observe(
         checkpoints=checkpoints,
         logs=log_frames,
         columns=series_module.describe(resolved),
+        kept=kept,
     )
     result = Result(
         node=metadata.node,

@@ -60,13 +60,14 @@ def run(
     start: TimeArg = None,
     end: TimeArg = None,
     redact: bool = False,
+    keep_metrics: bool = False,
     progress: Callable[[int, int, str], None] = lambda done, total, what: None,
     note: Callable[[str], None] = lambda text: None,
 ) -> Run:
     """Analyses every node behind `paths` with its logs (`logs` given, or log files among the paths, read strictly;
     otherwise those found, read where they can be; none under `no_log`). `progress(done, total, what)` follows the
     stages of every node; `note(text)` hears each of `Run.notes` as soon as the paths are looked through, before the
-    long part."""
+    long part. `keep_metrics`: the analysis' pass keeps every other metric too, for the explorer (`analyze_nodes`)."""
     paths = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     found = gather(paths)
     notes = what_was_found(paths, found)
@@ -78,7 +79,12 @@ def run(
     steps = iter(range(1, len(STAGES) * len(found.ftdc) + 1))
     total = len(STAGES) * len(found.ftdc)
     result = analyze_nodes(
-        found.ftdc, read, start=start, end=end, progress=lambda stage: progress(next(steps, total), total, f"read {stage}")
+        found.ftdc,
+        read,
+        start=start,
+        end=end,
+        progress=lambda stage: progress(next(steps, total), total, f"read {stage}"),
+        keep_metrics=keep_metrics,
     )
     redactor, looked = None, None
     if redact:

@@ -168,11 +168,13 @@ def analyze(
     start: TimeArg = None,
     end: TimeArg = None,
     progress: Callable[[str], None] = lambda stage: None,
+    keep_metrics: bool = False,
 ) -> Analysis:
     """Findings and incidents for one node: `diagnostic_data` (a directory, files) and optionally its logs (paths as
     `ftdc.read_logs` takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of
-    `analyze.STAGES` completes."""
-    return compose([observe(diagnostic_data, logs, start=start, end=end, progress=progress)]).nodes[0]
+    `analyze.STAGES` completes. `keep_metrics`: every metric kept for the explorer from the same pass
+    (`Evidence.kept`)."""
+    return compose([observe(diagnostic_data, logs, start=start, end=end, progress=progress, keep_metrics=keep_metrics)]).nodes[0]
 
 
 def analyze_nodes(
@@ -182,17 +184,19 @@ def analyze_nodes(
     start: TimeArg = None,
     end: TimeArg = None,
     progress: Callable[[str], None] = lambda stage: None,
+    keep_metrics: bool = False,
 ) -> NodesAnalysis:
     """One `Analysis` per node (each a diagnostic.data directory) plus the findings that involve several.
 
     `logs` are read once; each node keeps the rows of its own host (found in the
     logs' start-up lines). With several nodes, rows whose host is unknown are
-    left out with a warning rather than blamed on the wrong node."""
+    left out with a warning rather than blamed on the wrong node. `keep_metrics`: each
+    node's read keeps every metric for the explorer (`Evidence.kept`)."""
     frames = read_compact_logs(logs, start, end)
     nodes = []
     for path in diagnostic_data:
         try:
-            nodes.append(observe(path, frames, start=start, end=end, progress=progress))
+            nodes.append(observe(path, frames, start=start, end=end, progress=progress, keep_metrics=keep_metrics))
         except FTDCError as exc:
             # One unreadable node must not cost the others their analysis; alone, it is the error.
             if len(diagnostic_data) == 1:

@@ -55,7 +55,7 @@ from ftdc.reader import read_with_catalog
 from analysis.series import derived
 from analysis.series.metrics import candidates, resolve
 from analysis.series.thresholds import effective_thresholds
-catalog, raw = read_with_catalog(files_of(sys.argv[1]), candidates(), None, None)
+catalog, raw = read_with_catalog(files_of(sys.argv[1]), candidates(), None, None)[:2]
 resolved, metadata = resolve(catalog.schema()), catalog_metadata(catalog)
 t = time.perf_counter()
 prepared = derived.prepare(raw, resolved)

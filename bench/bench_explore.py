@@ -6,9 +6,9 @@ bench/data/analyze-<days>d/). In one run, alternating rounds, the load average r
   processes   `python cli.py DIR` (the analysis and its terminal report) and
               `python cli.py explore DIR -o page.html` (the analysis, the explorer's data, the page), each a
               fresh process, as a user runs them
-  in-process  analysis.analyze(DIR) and what the explore command does after it in the same process: the
-              analysis, `explore` (the default recorded metrics reduced to their extremes per pixel column) and
-              `write_explorer`
+  in-process  analysis.analyze(DIR) and what the explore command does in the same process: the analysis with
+              every metric kept by its pass (`keep_metrics`), `explore` (every recorded metric reduced to its
+              extremes per pixel column) and `write_explorer`
 Each figure is the ratio of explore's time to analyze's in one round; the median over rounds is reported, of the
 wall-clock times and of the CPU times (every thread's, the children's for the processes: on a machine shared with
 other jobs the CPU time moves less with the load than the wall clock).
@@ -61,10 +61,11 @@ def measure(directory: Path, page: Path, rounds: int) -> dict:
 
     warnings.simplefilter("ignore")
     # The once-a-process costs (imports, the first mappings of the allocator) and the page cache, before any clock.
-    write_explorer(explore(analysis.analyze(directory), directory, "bench"), page)
+    write_explorer(explore(analysis.analyze(directory, keep_metrics=True), directory, "bench"), page)
 
     def explored() -> None:
-        write_explorer(explore(analysis.analyze(directory), directory, "bench"), page)
+        # As the command does: the analysis' pass keeps every metric for the explorer.
+        write_explorer(explore(analysis.analyze(directory, keep_metrics=True), directory, "bench"), page)
 
     rows: dict[str, list[tuple[float, float]]] = {k: [] for k in ("analyze_cli", "explore_cli", "analyze", "explore")}
     loads = []

@@ -11,6 +11,7 @@ from . import _native
 from .catalog import Catalog, catalog_files, catalog_of
 from .errors import FTDCError, FTDCWarning, Problem, require_documents
 from .frames import TIME_COLUMN, problems_of, report_problems, to_polars
+from .kept import Kept
 from .paths import FtdcFile, PathArg, resolve
 from .select import unmatched, warn_unmatched
 from .timeutil import TimeArg, outside_python_range, time_range, to_ms
@@ -39,7 +40,7 @@ def decode_files(
     require_documents(files, decoded.documents, problems_of(decoded))
     _raise_refusal(files, decoded)
     report_problems(decoded, time_field, reported)
-    return _frame(files, decoded)
+    return _frame(files, decoded)[0]
 
 
 def read_with_catalog(
@@ -49,12 +50,16 @@ def read_with_catalog(
     end: TimeArg = None,
     *,
     vet: Callable[[Catalog], None] = lambda catalog: None,
-) -> tuple[Catalog, pl.DataFrame]:
+    keep: bool = False,
+) -> tuple[Catalog, pl.DataFrame, Kept | None]:
     """`catalog_files` and `decode_files` in one pass over the files: the catalog comes from
     the chunks decoded (those the time range skips are only peeked), so each chunk is
     inflated once. `vet(catalog)` runs before the values are looked at, so that a refusal
-    of what the files hold comes first, as it does when the catalog is read first."""
-    decoded = _native.read(*_read_arguments(files, metrics, start, end, TIME_COLUMN, None), catalog=True)
+    of what the files hold comes first, as it does when the catalog is read first. With
+    `keep`, every other metric of the range is kept too, as its delta bytes, not as columns
+    (`Kept`: the explorer reduces them on its axis after the analysis)."""
+    arguments = _read_arguments(files, metrics, start, end, TIME_COLUMN, None)
+    decoded = _native.read(*arguments, catalog=True, keep=keep)
     require_documents(files, decoded.documents, problems_of(decoded))
     report_problems(decoded, TIME_COLUMN)  # damage first, then any refusal: the last line says why it stopped
     raw_catalog = decoded.catalog()
@@ -62,7 +67,10 @@ def read_with_catalog(
     catalog = catalog_of(files, raw_catalog)
     vet(catalog)
     _raise_refusal(files, decoded)
-    return catalog, _frame(files, decoded)
+    frame, dropped = _frame(files, decoded)
+    values = decoded.take_kept()
+    kept = None if values is None else Kept(values, tuple(files), arguments[3], arguments[4], dropped)
+    return catalog, frame, kept
 
 
 # `_native.read`'s positional arguments: paths, interim flags, metrics, start and end in ms, time field, max values.
@@ -95,12 +103,14 @@ def _raise_refusal(files: list[FtdcFile], decoded: _native.DecodedFrame) -> None
         raise FTDCError(f"{_where(files)}: {decoded.error}")
 
 
-def _frame(files: list[FtdcFile], decoded: _native.DecodedFrame) -> pl.DataFrame:
-    """The frame of a native read that was not refused, without impossible times."""
+def _frame(files: list[FtdcFile], decoded: _native.DecodedFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
+    """The frame of a native read that was not refused, without impossible times, and the rows left out for them."""
     frame = to_polars(decoded)
     where = _where(files)
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()
+    dropped: tuple[int, ...] = ()
     if impossible.any():
+        dropped = tuple(impossible.arg_true().to_list())
         warnings.warn(
             f"{where}: {impossible.sum():,} sample(s) dated outside years 1-9999 (damaged times): dropped",
             FTDCWarning,
@@ -108,7 +118,7 @@ def _frame(files: list[FtdcFile], decoded: _native.DecodedFrame) -> pl.DataFrame
         )
         frame = frame.filter(~impossible)
     # The decoder's rows are in time order (ties in chunk order): said, so that sorting is free.
-    return _without_impossible_dates(frame, where).with_columns(pl.col(TIME_COLUMN).set_sorted())
+    return _without_impossible_dates(frame, where).with_columns(pl.col(TIME_COLUMN).set_sorted()), dropped
 
 
 def _without_impossible_dates(frame: pl.DataFrame, where: str) -> pl.DataFrame:

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,14 +21,17 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_damage import flip_reference_date
 
 import analysis
 from analysis.outputs.report import explorer as ex
 from analysis.outputs.report import explorer_page
 from analysis.series import derived as series_module
+from analysis.series.metrics import COUNTER
 from analysis.series.metrics import resolve as resolve_metrics
+from ftdc import FTDCWarning, _native
 from ftdc import read_ftdc as ftdc_read
-from ftdc.catalog import catalog_files, read_catalog
+from ftdc.catalog import read_catalog
 from ftdc.writer import FTDCWriter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,12 +107,11 @@ def test_each_column_keeps_its_minimum_and_maximum(values, period_s):
         max_size=400,
     ),
     st.integers(1, 40),
-    st.integers(0, 30),
     st.integers(1, 4),
 )
-def test_the_native_runs_give_what_polars_gives(values, rows_per_column, skip, chunks):
-    # Nulls, NaN and infinities left out, rows skipped (an offset into the arrays and their validity bitmaps), a
-    # frame of several chunks, an integer and a flag column cast to Float64 on the way: each run's extremes are the
+def test_the_native_runs_give_what_polars_gives(values, rows_per_column, chunks):
+    # Nulls, NaN and infinities left out, a frame of several chunks (offsets into the arrays and their validity
+    # bitmaps), an integer and a flag column cast to Float64 on the way: each run's extremes are the
     # group's finite minimum and maximum as polars takes them.
     n = len(values)
     first = int(START.timestamp() * 1000)
@@ -125,11 +128,10 @@ def test_the_native_runs_give_what_polars_gives(values, rows_per_column, skip, c
     frame = pl.concat(cut, rechunk=False)
     axis = ex.Axis(first, 1000 * rows_per_column, math.ceil(n / rows_per_column))
     names = ["level", "count", "flag"]
-    at, lows, highs = ex._extremes(frame, [pl.col(c) for c in names], axis, skip)
+    at, lows, highs = ex._extremes(frame, [pl.col(c) for c in names], axis)
     finite = [pl.when(pl.col(c).cast(pl.Float64).is_finite()).then(pl.col(c).cast(pl.Float64)).alias(c) for c in names]
     want = (
-        frame.slice(skip)
-        .select(axis.column(), *finite)
+        frame.select(axis.column(), *finite)
         .group_by(ex.BUCKET, maintain_order=True)
         .agg(*(pl.col(c).min().alias(f"lo{c}") for c in names), *(pl.col(c).max().alias(f"hi{c}") for c in names))
     )
@@ -166,8 +168,12 @@ def node(tmp_path_factory) -> Path:
 
 
 def recorded(path: Path, names: list[str]) -> dict[str, ex.Series]:
-    result = analysis.analyze(path)
-    return {s.name: s for s in ex.recorded(result.catalog, names, ex.axis_of(result))}
+    """`names` as the explorer draws them from what the analysis' own pass kept."""
+    result = analysis.analyze(path, keep_metrics=True)
+    evidence = result.evidence
+    return {
+        s.name: s for s in ex.recorded(evidence.kept, evidence.derived.analysed, names, ex.axis_of(result), evidence.resolved)
+    }
 
 
 def test_counters_are_shown_as_rates_and_gauges_as_recorded(node):
@@ -185,13 +191,6 @@ def test_a_restart_is_not_a_rate_and_does_not_make_a_counter_a_gauge(tmp_path):
     path = write_node(tmp_path / "diagnostic.data", restart_at=300)
     counter = recorded(path, ["serverStatus.made up.operations"])["serverStatus.made up.operations"]
     assert counter.unit == "/s" and (counter.low, counter.high) == (5, 5)
-
-
-def test_streaming_windows_give_the_same_levels(node, monkeypatch):
-    names = ["serverStatus.made up.operations", "serverStatus.made up.level"]
-    whole = recorded(node, names)
-    monkeypatch.setattr(ex, "WINDOW_VALUES", 1000)  # windows of a chunk or two: the carried sample rates each first interval
-    assert recorded(node, names) == whole
 
 
 def write_changing_node(directory: Path, seconds: int = 600) -> Path:
@@ -227,13 +226,14 @@ def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str,
     from its every step, its values or rates grouped by column of the axis in polars."""
     resolved = resolve_metrics(read_catalog(path).schema())
     kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-    frame = ftdc_read(path, [*names, *ex.identity_paths(resolved)])
+    # Flags as 0 and 1, as the explorer has always drawn them.
+    frame = ftdc_read(path, [*names, *ex.identity_paths(resolved)]).with_columns(pl.col(pl.Boolean).cast(pl.Int8))
     frame = frame.with_columns(series_module.prepare(frame, resolved).select("interval_s", "valid"))
     out = {}
     for name in names:
         steps = pl.col(name).diff()
         rose, fell = frame.select((steps > 0).any(), (pl.col("valid") & (steps < 0)).any()).row(0)
-        rated = ex.counter(name, kinds, bool(rose), bool(fell))
+        rated = kinds[name] == COUNTER if name in kinds else bool(rose) and not bool(fell)
         value = (series_module.recorded_rate(name) if rated else pl.col(name)).cast(pl.Float64)
         grouped = (
             frame.select(axis.column(), value.alias("v"))
@@ -249,32 +249,71 @@ def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str,
     return out
 
 
-@pytest.mark.parametrize("window", [1000, 300, ex.WINDOW_VALUES])
-def test_metrics_that_change_between_windows_are_drawn_as_over_the_whole_range(tmp_path, monkeypatch, window):
-    # Windows of about a chunk (300 values: one per chunk), a few chunks, or the whole range: a metric flat in some
-    # windows and counting in others, one absent from the first windows, one that falls once, one reset by a restart
-    # are each drawn as the whole range taken at once says (values or rates, every column's extremes).
+def test_metrics_that_change_character_are_drawn_as_over_the_whole_range(tmp_path):
+    # A metric flat for a while and counting later, one absent from the first chunks, one that falls once, one reset
+    # by a restart: each drawn as the whole range taken at once in polars says (values or rates, every column's
+    # extremes), from the bytes the analysis' pass kept.
     path = write_changing_node(tmp_path / "diagnostic.data")
     names = [f"serverStatus.made up.{n}" for n in ("flat", "late", "appears", "dips", "resets")]
-    result = analysis.analyze(path)
-    axis = ex.axis_of(result)
-    monkeypatch.setattr(ex, "WINDOW_VALUES", window)
-    found = {s.name: s for s in ex.recorded(result.catalog, names, axis)}
-    assert found == whole_range_series(path, names, axis)
+    found = recorded(path, names)
+    assert found == whole_range_series(path, names, ex.axis_of(analysis.analyze(path)))
     assert [found[n].unit for n in names] == ["", "/s", "/s", "", "/s"]
 
 
-def test_the_explorer_takes_no_pass_of_its_own_over_the_files_for_their_catalog(node, tmp_path, monkeypatch):
-    # The analysis took the catalog in its one pass: the explorer lists and reads the node's metrics from it. Given
-    # the node at another path, it reads that path's catalog and draws the same.
-    result = analysis.analyze(node)
-    passes = []
-    monkeypatch.setattr(ex, "catalog_files", lambda files: passes.append(files) or catalog_files(files))
-    explorer = ex.explore(result, node, "node")
-    assert passes == [] and len(explorer.series) > len(ex.drawn_columns(result.evidence))
+def recorded_apart(path: Path, names: list[str], axis: ex.Axis) -> dict[str, ex.Series]:
+    """`names` as the explorer draws them after an analysis that kept no metric: from a pass of its own."""
+    return {s.name: s for s in ex.explore(analysis.analyze(path), path, "node").series if s.name in names and s.source == "ftdc"}
+
+
+@pytest.mark.parametrize("sample", ["mongod-7.0", "mongod-4.2.1"])
+def test_real_nodes_draw_from_the_single_pass_what_separate_reads_give(ftdc_samples, sample):
+    # Real layouts (thousands of metrics, chunks of 300 samples, metrics that come and go): what the explorer draws
+    # from the analysis' own pass is what its pass of its own draws, every metric, and what reading the metrics apart
+    # and reducing them in polars gives (every 40th metric: that oracle takes a query per metric).
+    path = ftdc_samples / sample / "diagnostic.data"
+    result = analysis.analyze(path, keep_metrics=True)
+    axis = ex.axis_of(result)
+    single = {s.name: s for s in ex.explore(result, path, "node").series if s.source == "ftdc"}
+    assert len(single) > 1000 and single == recorded_apart(path, list(single), axis)
+    some = sorted(single)[::40]
+    assert {n: single[n] for n in some} == whole_range_series(path, some, axis)
+
+
+def test_samples_dropped_for_impossible_times_are_stepped_over(tmp_path):
+    # A chunk whose time reference is damaged dates its samples past year 9999: the frame drops them, and the explorer
+    # draws the others as reading them apart does (a rate steps from the sample before the dropped ones).
+    path = write_node(tmp_path / "diagnostic.data")
+    flip_reference_date(next(path.glob("metrics.*")), 4, key=b"\x09start\x00")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FTDCWarning)
+        result = analysis.analyze(path, keep_metrics=True)
+        assert result.evidence.kept is not None and len(result.evidence.kept.dropped) == 50
+        names = ["serverStatus.made up.operations", "serverStatus.made up.level", "serverStatus.made up.busy"]
+        found = {s.name: s for s in ex.explore(result, path, "node").series if s.name in names}
+        assert found == whole_range_series(path, names, ex.axis_of(result)) == recorded_apart(path, names, ex.axis_of(result))
+    assert found["serverStatus.made up.operations"].unit == "/s"
+
+
+def inflations(action) -> tuple[int, object]:
+    """Chunks `action` inflated, and what it returned."""
+    before = _native.counters()[0]
+    out = action()
+    return _native.counters()[0] - before, out
+
+
+def test_the_explorer_inflates_no_chunk_again_after_an_analysis_that_kept_the_metrics(node, tmp_path):
+    # The analysis' one pass kept every metric: the explorer reads no file. An analysis that kept none, or of the
+    # node at another path, leaves the explorer one pass of its own (each chunk inflated once); all draw the same.
+    chunks = read_catalog(node).chunks.height
+    kept_pass, kept = inflations(lambda: analysis.analyze(node, keep_metrics=True))
+    again, explorer = inflations(lambda: ex.explore(kept, node, "node"))
+    assert (kept_pass, again) == (chunks, 0) and len(explorer.series) > len(ex.drawn_columns(kept.evidence))
+    assert kept.evidence.kept is not None and kept.evidence.derived.analysed.width < 100  # no frame of every metric
+    own, plain = inflations(lambda: ex.explore(analysis.analyze(node), node, "node"))
     copy = tmp_path / "copy"
     shutil.copytree(node, copy)
-    assert ex.explore(result, copy, "node") == explorer and len(passes) == 1
+    other, moved = inflations(lambda: ex.explore(kept, copy, "node"))
+    assert plain == explorer == moved and own == 2 * chunks and other == chunks
 
 
 def test_input_strings_cannot_leave_the_data_block(node):

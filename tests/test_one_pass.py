@@ -41,10 +41,21 @@ def test_analyze_inflates_each_chunk_once(directory, window):
 
 
 @pytest.mark.parametrize("window", [{}, {"start": T0_7 + 3_600_000, "end": T0_7 + 7_200_000}])
+def test_analyze_and_explore_inflate_each_chunk_once(directory, window):
+    # The analysis keeps every metric's deltas for the explorer (as `explore` the command asks): the explorer's
+    # reduction of the node's 2,000 metrics reads no file again.
+    from analysis.outputs.report import explore
+
+    chunks = ftdc.read_catalog(directory).chunks.height
+    both = lambda: explore(analysis.analyze(directory, keep_metrics=True, **window), directory, "node", **window)  # noqa: E731
+    assert inflated_by(both) == chunks
+
+
+@pytest.mark.parametrize("window", [{}, {"start": T0_7 + 3_600_000, "end": T0_7 + 7_200_000}])
 def test_the_catalog_of_a_read_is_the_catalog(directory, window):
     files = resolve_paths(directory)
     alone = ftdc.read_catalog(directory)
-    catalog, frame = read_with_catalog(files, candidates(), **window)
+    catalog, frame, _ = read_with_catalog(files, candidates(), **window)
     assert catalog.documents.equals(alone.documents) and catalog.chunks.equals(alone.chunks)
     assert catalog.layouts == alone.layouts and catalog.schema() == alone.schema()
     assert frame.equals(ftdc.read_ftdc(directory, list(frame.columns[1:]), **window))

@@ -357,13 +357,14 @@ def resolve(available: Iterable[str]) -> Resolved:
 
 
 @functools.cache
-def candidates() -> tuple[str, ...]:
-    """Names and globs (the decoder's selection) covering every path `resolve` can take,
-    whatever the node holds: a read of these decodes the analyses' metrics before the
-    node's names are known (`{key}` becomes `*`, which also matches dots: `resolve` then
-    keeps only one path component). Made once: they come from constants, and making them
-    (a thousand globs escaped) cost each analysis 2 ms."""
-    return tuple(sorted({prefix + _glob(path) for alias in ALIASES for prefix in SERVICE_PREFIXES for path in alias.paths}))
+def candidates(names: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """Names and globs (the decoder's selection) covering every path `resolve` can take
+    (of the canonical `names` only, when given), whatever the node holds: a read of these
+    decodes the analyses' metrics before the node's names are known (`{key}` becomes `*`,
+    which also matches dots: `resolve` then keeps only one path component). Made once: they
+    come from constants, and making them (a thousand globs escaped) cost each analysis 2 ms."""
+    aliases = [alias for alias in ALIASES if names is None or alias.name in names]
+    return tuple(sorted({prefix + _glob(path) for alias in aliases for prefix in SERVICE_PREFIXES for path in alias.paths}))
 
 
 def _glob(path: str) -> str:

@@ -13,6 +13,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
 
 use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
+use crate::decode::kept::{Kept, Reduced, Rows, Shown};
 use crate::decode::{self, Options};
 use crate::extremes;
 use crate::file::{FileProblem, ProblemKind, Source};
@@ -45,6 +46,71 @@ fn load(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<FileProblem>)
 #[pyclass(module = "ftdc._native")]
 struct DecodedFrame {
     frame: Arc<decode::Frame>,
+    /// With `read(..., keep=True)`, until `take_kept` hands it over: held apart from the frame, whose buffers polars
+    /// may hold long after.
+    kept: Option<Kept>,
+}
+
+/// Every metric of a read (`read(..., keep=True)`) as the delta bytes its walk found, to reduce on an axis.
+#[pyclass(module = "ftdc._native", frozen)]
+struct KeptValues {
+    kept: Kept,
+}
+
+#[pymethods]
+impl KeptValues {
+    /// The read's rows (those of its frame, before any is dropped).
+    #[getter]
+    fn rows(&self) -> usize {
+        self.kept.rows()
+    }
+
+    /// `(name, kind)` of each metric kept, in first-seen order (the frame's kinds: 0 int64, 1 bool, 2 Date).
+    fn names(&self) -> Vec<(String, u8)> {
+        let (names, kinds) = self.kept.names();
+        names.iter().cloned().zip(kinds.iter().copied()).collect()
+    }
+
+    /// Each of `metrics` (`(index in names(), shown)`: True its per-second rates, False its values, None its rates
+    /// if it rose and never fell over an interval that can be rated) at its least and greatest in each of `columns`
+    /// columns (`kept::Kept::reduce`), the metrics in parallel. Per row of the read: `column_of` its column
+    /// (little-endian i32, negative: not drawn), `valid` whether its interval can be rated (a byte, 0 or 1),
+    /// `interval_s` its length (little-endian f64). Returns the lows and the highs, each metric's columns in turn
+    /// (little-endian f64, NaN where a column holds none), and whether each is drawn as rates.
+    fn reduce<'py>(
+        &self,
+        py: Python<'py>,
+        metrics: Vec<(usize, Option<bool>)>,
+        columns: usize,
+        column_of: PyBackedBytes,
+        valid: PyBackedBytes,
+        interval_s: PyBackedBytes,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<bool>)> {
+        let rows = self.kept.rows();
+        if column_of.len() != 4 * rows || valid.len() != rows || interval_s.len() != 8 * rows {
+            return Err(PyValueError::new_err("column_of, valid and interval_s must give each row of the read"));
+        }
+        let column_of: Vec<i32> = column_of.chunks_exact(4).map(|b| i32::from_le_bytes(b.try_into().unwrap())).collect();
+        if column_of.iter().any(|&c| usize::try_from(c).is_ok_and(|c| c >= columns)) {
+            return Err(PyValueError::new_err("a row's column is not on the axis"));
+        }
+        let valid: Vec<bool> = valid.iter().map(|&b| b != 0).collect();
+        let interval_s: Vec<f64> = interval_s.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+        let known = self.kept.names().0.len();
+        if metrics.iter().any(|&(m, _)| m >= known) {
+            return Err(PyValueError::new_err("no such kept metric"));
+        }
+        let shown: Vec<(usize, Shown)> = metrics
+            .into_iter()
+            .map(|(m, rates)| (m, rates.map_or(Shown::RatesIfCounting, |rates| if rates { Shown::Rates } else { Shown::Values })))
+            .collect();
+        let on = Rows { columns, column_of: &column_of, valid: &valid, interval_s: &interval_s };
+        let reduced = py.detach(|| self.kept.reduce(&shown, &on));
+        let size = columns * reduced.len();
+        let matrix =
+            |side: fn(&Reduced) -> &Vec<f64>| le_bytes(py, size, reduced.iter().flat_map(move |r| side(r).iter().map(|v| v.to_le_bytes())));
+        Ok((matrix(|r| &r.lows)?, matrix(|r| &r.highs)?, reduced.iter().map(|r| r.rated).collect()))
+    }
 }
 
 /// One column of a decoded frame (None: its time column) as an Arrow array (`pyarrow.array(column)`).
@@ -109,6 +175,11 @@ impl DecodedFrame {
         self.frame.chunks_without_time
     }
 
+    /// With `read(..., keep=True)`: every metric kept for `KeptValues.reduce`, handed over once; else None.
+    fn take_kept(&mut self) -> Option<KeptValues> {
+        self.kept.take().map(|kept| KeptValues { kept })
+    }
+
     /// With `read(..., catalog=True)`: what `catalog` would return for these files
     /// (its problems are this frame's), else None.
     fn catalog<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
@@ -132,9 +203,10 @@ impl DecodedFrame {
 }
 
 /// Decodes the selected metrics of `paths` into columns sorted by time; with
-/// `catalog`, also says what the files hold (`DecodedFrame.catalog`) from the same pass.
+/// `catalog`, also says what the files hold (`DecodedFrame.catalog`) from the same pass; with `keep`, keeps every
+/// metric's delta bytes to reduce after it (`DecodedFrame.take_kept`).
 #[pyfunction]
-#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None, catalog=false))]
+#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None, catalog=false, keep=false))]
 #[allow(clippy::too_many_arguments)]
 fn read(
     py: Python<'_>,
@@ -146,22 +218,24 @@ fn read(
     time_field: String,
     max_values: Option<u64>,
     catalog: bool,
+    keep: bool,
 ) -> PyResult<DecodedFrame> {
     let selection = match metrics {
         None => Selection::all(),
         Some(m) => Selection::new(&m).map_err(PyValueError::new_err)?,
     };
-    let frame = py.detach(|| {
+    let mut frame = py.detach(|| {
         let mut problems = Vec::new();
         let sources = load(paths, interim, &mut problems);
         let max_values = max_values.unwrap_or_else(|| decode::default_max_values(&sources));
-        let opts = Options { selection, start, end, time_field, max_values, catalog };
+        let opts = Options { selection, start, end, time_field, max_values, catalog, keep };
         let mut frame = decode::read(sources, &opts);
         problems.append(&mut frame.problems);
         frame.problems = problems;
         frame
     });
-    Ok(DecodedFrame { frame: Arc::new(frame) })
+    let kept = frame.kept.take();
+    Ok(DecodedFrame { frame: Arc::new(frame), kept })
 }
 
 /// What the files hold: documents, chunks and metric names, no values.
@@ -357,6 +431,7 @@ fn run_extremes<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DecodedFrame>()?;
     m.add_class::<FrameColumn>()?;
+    m.add_class::<KeptValues>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;

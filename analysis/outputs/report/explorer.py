@@ -8,15 +8,16 @@ intervals `series` can rate (none across a gap, a restart or a reset). Values ar
 pixel), which keeps a week of the default set a few MB.
 
 Two sources, one shape: `derived` takes the analysis's derived series (what the detectors
-reasoned on, already rates and percentages); `recorded` streams the FTDC metrics as mongod wrote
-them, in bounded time windows. `explorer_data` puts them on one axis with the node's incidents and
-checkpoints; `explorer_page` renders it.
+reasoned on, already rates and percentages); `recorded` the FTDC metrics as mongod wrote them,
+which the analysis' own pass over the files kept as delta bytes (`ftdc.kept`), each reduced by the
+native core. `explorer_data` puts them on one axis with the node's incidents and checkpoints;
+`explorer_page` renders it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,14 +26,14 @@ import polars as pl
 from analysis.analyze import Analysis, Evidence
 from analysis.series import aggregates
 from analysis.series import derived as series_module
-from analysis.series.metrics import COUNTER, Resolved
+from analysis.series.metrics import COUNTER, Resolved, candidates
 from analysis.series.metrics import resolve as resolve_metrics
 from analysis.series.windows import between
 from ftdc import _native
-from ftdc.batches import DEFAULT_BUDGET, decode_windows, time_windows
-from ftdc.catalog import Catalog, catalog_files
 from ftdc.frames import IN_PLACE, TIME_COLUMN, arrow_chunks
+from ftdc.kept import Kept
 from ftdc.paths import PathArg, resolve
+from ftdc.reader import read_with_catalog
 from ftdc.select import select_names, warn_unmatched
 from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
 
@@ -40,9 +41,6 @@ from ftdc.timeutil import TimeArg, time_range, to_ms, to_utc
 COLUMNS = 2400
 # Level meaning "no sample in this column"; samples take 0..EMPTY-1.
 EMPTY = 0xFFFF
-# Values per streaming window while reading recorded metrics, as every streaming read (256 MB of int64): each window
-# pays fixed costs (the decoder's start, a query per step); a day in five windows of 64 MB took 1.36 x the CPU of two.
-WINDOW_VALUES = DEFAULT_BUDGET
 # Bookkeeping flags of the derived frame: what they say is drawn as the overlays and gaps.
 NOT_DRAWN = ("restart", "gap", "valid")
 # Panels shown when the page opens, those the node has.
@@ -104,13 +102,13 @@ class Explorer:
     period_ms: int = 1000  # the node's usual sampling period
 
 
-def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The columns of `axis` that hold rows of `frame` (over the rows after the first `skip`), and the minimum and
+def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The columns of `axis` that hold rows of `frame`, and the minimum and
     the maximum of each of `values` in each (rows: those columns; one column per value; NaN where it holds none,
     infinities ignored). `frame` is in time order, so each column's rows are one run: the native core reduces the
     runs of every value in parallel, each read where polars holds it, floats and integers as they are (numpy's
     `reduceat` needed every value cast to a float and copied into one matrix first)."""
-    computed = frame.select(axis.column(), *[v.alias(f"v{i}") for i, v in enumerate(values)]).slice(skip)
+    computed = frame.select(axis.column(), *[v.alias(f"v{i}") for i, v in enumerate(values)])
     cast = [name for name, dtype in computed.schema.items() if name != BUCKET and dtype not in IN_PLACE]
     computed = computed.with_columns(pl.col(cast).cast(pl.Float64))
     columns = computed[BUCKET].to_numpy()
@@ -125,16 +123,6 @@ def _extremes(frame: pl.DataFrame, values: list[pl.Expr], axis: Axis, skip: int 
     )
     shape = (len(starts), len(values))
     return columns[starts], np.frombuffer(lows, dtype="<f8").reshape(shape), np.frombuffer(highs, dtype="<f8").reshape(shape)
-
-
-def _merge(
-    lows: np.ndarray, highs: np.ndarray, rows: np.ndarray, columns: np.ndarray, window_lows: np.ndarray, window_highs: np.ndarray
-) -> None:
-    """Folds one window's extremes (`_extremes`) into the whole range's (`lows`, `highs`: one row per column of the
-    axis, one column per series, NaN where none yet) at `rows` (the axis' columns the window holds, distinct) and
-    `columns` (its series): the extremes of extremes are exact."""
-    lows[rows, columns] = np.fmin(lows[rows, columns], window_lows)
-    highs[rows, columns] = np.fmax(highs[rows, columns], window_highs)
 
 
 @dataclass(frozen=True)
@@ -181,16 +169,29 @@ def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     return Reduced(axis, pairs, sampled)
 
 
+def _levels_of(stack: np.ndarray) -> list[tuple[float, float, bytes] | None]:
+    """(low, high, levels) of each series' column pairs in `stack` (series, columns, 2), or None for one that holds
+    no value: the series of a batch at once (one numpy call per step, not per series: 2,300 recorded metrics)."""
+    flat = stack.reshape(len(stack), -1)
+    present = ~np.isnan(stack)
+    # `nanmin` and `nanmax` are these reductions (without the warning of a series holding no value).
+    lows, highs = np.fmin.reduce(flat, axis=1), np.fmax.reduce(flat, axis=1)
+    scales = np.zeros(len(stack))
+    spread = highs > lows
+    scales[spread] = (EMPTY - 1) / (highs[spread] - lows[spread])
+    levels = np.full(stack.shape, EMPTY, dtype="<u2")
+    with np.errstate(invalid="ignore"):  # NaN where a column holds no value: those stay EMPTY
+        scaled = np.rint((stack - lows[:, None, None]) * scales[:, None, None])
+    levels[present] = scaled[present].astype("<u2")
+    return [
+        (float(low), float(high), series.tobytes()) if held else None
+        for low, high, series, held in zip(lows, highs, levels, present.reshape(len(stack), -1).any(axis=1))
+    ]
+
+
 def _levels(values: np.ndarray) -> tuple[float, float, bytes] | None:
     """(low, high, levels) of a series' column pairs, or None when it holds no value."""
-    present = ~np.isnan(values)
-    if not present.any():
-        return None
-    low, high = float(np.nanmin(values)), float(np.nanmax(values))
-    scale = (EMPTY - 1) / (high - low) if high > low else 0.0
-    levels = np.full(values.shape, EMPTY, dtype="<u2")
-    levels[present] = np.rint((values[present] - low) * scale).astype("<u2")
-    return low, high, levels.tobytes()
+    return _levels_of(values[None])[0]
 
 
 def drawn_columns(evidence: Evidence) -> list[str]:
@@ -223,93 +224,25 @@ def identity_paths(resolved: Resolved) -> list[str]:
     return [p for name in ("pid", "uptime_ms", "uptime_s") for p in resolved.paths.get(name, ())]
 
 
-def _windows(
-    catalog: Catalog, metrics: list[str], resolved: Resolved, start: TimeArg, end: TimeArg
-) -> Iterator[tuple[pl.DataFrame, int]]:
-    """The recorded samples of `metrics` in bounded time windows, with `interval_s` and `valid`, flags as 0 and 1.
-    Each window but the first begins with the previous one's last sample, so its first interval can be rated:
-    (frame, rows that belong to the previous window)."""
-    schema = catalog.schema()
-    identity = identity_paths(resolved)
-    projected = {TIME_COLUMN: schema[TIME_COLUMN], **{n: schema[n] for n in dict.fromkeys([*metrics, *identity])}}
-    lower, upper = (to_ms(t) for t in time_range(start, end))
-    carry: pl.DataFrame | None = None
-    windows = time_windows(catalog, len(projected), lower, upper, WINDOW_VALUES)
-    flags = [n for n in metrics if projected[n] == pl.Boolean]
-    for frame in decode_windows(catalog, projected, windows, budget=WINDOW_VALUES):
-        frame = frame.sort(TIME_COLUMN).with_columns(pl.col(flags).cast(pl.Int8))
-        if frame.height == 0:
-            continue
-        joined = frame if carry is None else pl.concat([carry, frame])
-        book = series_module.prepare(joined.select(TIME_COLUMN, *identity), resolved).select("interval_s", "valid")
-        yield joined.with_columns(book), 0 if carry is None else 1
-        carry = frame.tail(1)
-
-
-def counter(name: str, kinds: dict[str, str], rose: bool, fell: bool) -> bool:
-    """Whether a recorded metric is cumulative: as the alias table says; otherwise one that rose
-    and never went down over an interval that can be rated (restarts and gaps excepted)."""
-    return kinds[name] == COUNTER if name in kinds else rose and not fell
-
-
-def _spread(extremes: np.ndarray, copies: int) -> np.ndarray:
-    """`extremes` with its last column (the flat rate's) given as many times as metrics have it."""
-    return np.concatenate([extremes[:, :-1], np.repeat(extremes[:, -1:], copies, axis=1)], axis=1)
-
-
-def recorded(catalog: Catalog, metrics: list[str], axis: Axis, start: TimeArg = None, end: TimeArg = None) -> list[Series]:
-    """The recorded FTDC `metrics` (numeric and boolean ones) of the files `catalog` describes, counters as
-    per-second rates. One decode of the files in bounded time windows; each window reduced to its extremes per
-    column of `axis` by the native core, folded into one array."""
-    if not metrics:
-        return []
-    resolved = resolve_metrics(catalog.schema())
+def recorded(kept: Kept, book: pl.DataFrame, metrics: list[str], axis: Axis, resolved: Resolved) -> list[Series]:
+    """The recorded FTDC `metrics` (numeric and boolean ones) that a read kept (`kept`), counters as per-second rates:
+    each decoded alone from the bytes the read's delta walk found and reduced to its extremes per column of `axis` by
+    the native core, never as a frame. `book`: the read's frame's time and bookkeeping (`interval_s`, `valid`, as
+    `series.derived.prepare` gives them), one row per row of that frame."""
     kinds = {p: resolved.kinds[name] for name, paths in resolved.paths.items() for p in paths}
-    count = len(metrics)
-    # Every expression made once (polars takes tens of µs to make one in Python): each metric's value and rate and,
-    # of those the alias table does not know, whether one holds one number over a window, whether it rose, whether it
-    # fell over an interval that can be rated.
-    values = [pl.col(n) for n in metrics]
-    rates = [series_module.recorded_rate(n) for n in metrics]
-    unknown = {i: pl.col(n) for i, n in enumerate(metrics) if n not in kinds}
-    flats = {i: ((c.min() == c.max()) & (c.null_count() == 0)).alias(f"flat{i}") for i, c in unknown.items()}
-    rises = {i: (c.diff() > 0).any().alias(f"rose{i}") for i, c in unknown.items()}
-    falls = {i: (pl.col("valid") & (c.diff() < 0)).any().alias(f"fell{i}") for i, c in unknown.items()}
-    # The rate of any metric holding one number over a window (every step 0, none null): computed once for them all.
-    flat_rate = series_module.recorded_rate(pl.repeat(0, pl.len(), dtype=pl.Int64))
-    rose, fell = np.zeros(count, dtype=bool), np.zeros(count, dtype=bool)
-    # Value i and rate count + i of each column of the axis.
-    lows, highs = np.full((axis.columns, 2 * count), np.nan), np.full((axis.columns, 2 * count), np.nan)
-    shown_as_values = [i for i, n in enumerate(metrics) if kinds.get(n, "") != COUNTER]
-    for frame, skip in _windows(catalog, metrics, resolved, start, end):
-        # The carried sample cut off first: a value needs no row before it, and polars copies columns of a carried
-        # row and a window (two chunks) into one when it selects them beside a column it computes (2.5 x the time).
-        at, window_lows, window_highs = _extremes(frame.slice(skip), [values[i] for i in shown_as_values], axis)
-        _merge(lows, highs, at[:, None], np.array(shown_as_values)[None, :], window_lows, window_highs)
-        # A metric is drawn as its values or as its rates (`counter`): the alias table's kind decides, or else whether
-        # it rose and never fell. Only those that may still be counters are tested and rated: one that fell is none,
-        # and one holding one number over the window neither rose nor fell in it and has the flat rate.
-        undecided = [i for i in unknown if not fell[i]]
-        held = frame.select(*[flats[i] for i in undecided]).row(0) if undecided else ()
-        flat = [i for i, one in zip(undecided, held) if one]
-        moving = [i for i, one in zip(undecided, held) if not one]
-        if moving:
-            changed = frame.select(*[rises[i] for i in moving], *[falls[i] for i in moving]).row(0)
-            rose[moving] |= np.array(changed[: len(moving)], dtype=bool)  # a null (no step) is no change
-            fell[moving] |= np.array(changed[len(moving) :], dtype=bool)
-        still = set(moving)
-        rated = [i for i, n in enumerate(metrics) if (kinds[n] == COUNTER if n in kinds else i in still and not fell[i])]
-        at, window_lows, window_highs = _extremes(frame, [rates[i] for i in rated] + [flat_rate], axis, skip)
-        every = np.array(rated + flat, dtype=np.int64) + count
-        _merge(lows, highs, at[:, None], every[None, :], *(_spread(w, len(flat)) for w in (window_lows, window_highs)))
+    held = kept.kinds()
+    # As the alias table says (a counter as rates, anything else as recorded); a metric it does not know is cumulative
+    # if it rose and never fell over an interval that can be rated (restarts and gaps excepted).
+    shown = [(n, kinds[n] == COUNTER if n in kinds else None) for n in metrics if n in held]
+    rows = book.select(axis.column(), pl.col("valid").fill_null(False), pl.col("interval_s").fill_null(float("nan")))
     out = []
-    for i, name in enumerate(metrics):
-        is_rate = counter(name, kinds, bool(rose[i]), bool(fell[i]))
-        j = count + i if is_rate else i
-        kept = _levels(np.stack([lows[:, j], highs[:, j]], axis=1))
-        if kept is not None:
-            meaning = "cumulative counter, shown as a per-second rate" if is_rate else "as recorded"
-            out.append(Series(name, "ftdc", "/s" if is_rate else "", meaning, *kept))
+    for names, pairs, rated in kept.reduce(
+        shown, axis.columns, rows[BUCKET].to_numpy(), rows["valid"].to_numpy(), rows["interval_s"].to_numpy()
+    ):
+        for name, levels, is_rate in zip(names, _levels_of(pairs), rated):
+            if levels is not None:
+                meaning = "cumulative counter, shown as a per-second rate" if is_rate else "as recorded"
+                out.append(Series(name, "ftdc", "/s" if is_rate else "", meaning, *levels))
     return out
 
 
@@ -406,9 +339,19 @@ def explore(
     (numbers and flags), opening with those `patterns` select beside the usual panels; those that hold no value
     are named. A pattern that selects nothing drawable is an `UnmatchedMetric` warning, as in `read_ftdc`."""
     files = resolve(path)
-    # The catalog the analysis took in its one pass over these files, not a second pass of its own.
-    catalog = analysis.evidence.catalog if analysis.evidence.catalog.files == files else catalog_files(files)
+    lower, upper = (to_ms(t) for t in time_range(start, end))
+    evidence = analysis.evidence
+    if evidence.kept is not None and evidence.kept.covers(files, lower, upper):
+        # Every metric kept by the analysis' own pass over these files: no chunk is inflated again.
+        catalog, kept, book, resolved = evidence.catalog, evidence.kept, evidence.derived.analysed, evidence.resolved
+    else:
+        # An analysis that kept no metric, or of other files or another range: one pass of the explorer's own, every
+        # metric kept and the few that tell a restart decoded for the same bookkeeping as the analysis'.
+        catalog, frame, read = read_with_catalog(files, candidates(series_module.IDENTITY), lower, upper, keep=True)
+        assert read is not None, "read_with_catalog(keep=True) keeps the metrics"
+        resolved = resolve_metrics(catalog.schema())
+        kept, book = read, series_module.prepare(frame, resolved)
     names = drawable(catalog.schema())
     warn_unmatched(patterns, names)
-    series = recorded(catalog, names, axis_of(analysis), start, end)
+    series = recorded(kept, book, names, axis_of(analysis), resolved)
     return explorer_data(analysis, node, series, names, asked=select_names(patterns or [], names))

@@ -10,6 +10,7 @@
 //! Every read has a value budget: chunks reserve their values before
 //! allocating, so crafted counts cannot make a small file take unbounded memory.
 
+pub mod kept;
 mod output;
 mod place;
 mod prepare;
@@ -37,6 +38,9 @@ pub struct Options {
     /// Also say what the files hold (`Frame::catalog`), from the same pass: the
     /// chunks decoded, and those the time range skips peeked as `catalog` does.
     pub catalog: bool,
+    /// Also keep the delta bytes of every metric (not only those selected) and the rows' places, so that their values
+    /// can be reduced after the read (`Frame::kept`, `kept::Kept`) without inflating the chunks again.
+    pub keep: bool,
 }
 
 /// Values per input byte the default budget allows. The densest real files
@@ -81,6 +85,8 @@ pub struct Frame {
     /// With `Options::catalog`: every readable chunk of the input; a chunk the
     /// read skipped as damaged is in `problems` and not here.
     pub catalog: Option<Catalog>,
+    /// With `Options::keep`: every metric's delta bytes and the rows' places, to reduce after the read.
+    pub kept: Option<kept::Kept>,
 }
 
 fn refused(problems: Vec<FileProblem>, documents: usize, message: String, catalog: Option<Catalog>) -> Frame {
@@ -94,6 +100,7 @@ fn refused(problems: Vec<FileProblem>, documents: usize, message: String, catalo
         documents,
         error: Some(message),
         catalog,
+        kept: None,
     }
 }
 
@@ -143,7 +150,7 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     drop(sources);
     let chunks_without_time = chunks.iter().filter(|p| p.layout.time_index.is_none()).count();
 
-    let plan = output::plan_columns(&chunks);
+    let plan = output::plan_columns(&chunks, false);
     let keeps = place::kept_rows(&chunks, &interim, opts.start, opts.end);
     let groups = place::group_rows(&chunks, &keeps);
     let rows: usize = groups.iter().map(|g| g.rows).sum();
@@ -155,7 +162,11 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     let (columns, values) = output::decode(&groups, &chunks, plan, rows);
     // Allocated zeroed (calloc, so mostly pages no one writes), never written.
     let zeros = if columns.iter().any(|c| c.offset.is_none()) { vec![0; rows] } else { Vec::new() };
-    Frame { time, columns, values, zeros, problems, chunks_without_time, documents, error: None, catalog }
+    let kept = opts.keep.then(|| {
+        let plan = output::plan_columns(&chunks, true);
+        kept::Kept::new(chunks, groups, plan, rows)
+    });
+    Frame { time, columns, values, zeros, problems, chunks_without_time, documents, error: None, catalog, kept }
 }
 
 /// The catalog of a read: what its decoded chunks showed (None: refused as damaged),
@@ -192,7 +203,15 @@ mod tests {
     use crate::testing::{chunk, sample, seconds, source};
 
     fn options() -> Options {
-        Options { selection: Selection::all(), start: None, end: None, time_field: "start".into(), max_values: 1 << 20, catalog: false }
+        Options {
+            selection: Selection::all(),
+            start: None,
+            end: None,
+            time_field: "start".into(),
+            max_values: 1 << 20,
+            catalog: false,
+            keep: false,
+        }
     }
 
     /// The values of the column `name`, None where absent.

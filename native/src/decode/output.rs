@@ -12,25 +12,28 @@ use crate::arena::Arena;
 use crate::metrics::KIND_INT;
 
 /// Output columns in first-seen order, and per chunk the output column of
-/// each selected metric. A column whose kinds disagree between chunks is Int.
+/// each selected metric it gives. A column whose kinds disagree between chunks is Int.
 pub struct ColumnPlan {
     pub names: Vec<String>,
-    kinds: Vec<u8>,
+    pub kinds: Vec<u8>,
     /// Per column: 0 in every chunk that has it.
     zero: Vec<bool>,
-    chunk_columns: Vec<Arc<Vec<usize>>>,
+    /// Per chunk: `(selected metric, column)` of each metric it gives.
+    pub chunk_columns: Vec<Arc<Vec<(usize, usize)>>>,
 }
 
-pub fn plan_columns(chunks: &[Prepared]) -> ColumnPlan {
+/// The plan of the frame's columns (the metrics asked for: `Layout::output`), or with `kept` of every metric kept.
+pub fn plan_columns(chunks: &[Prepared], kept: bool) -> ColumnPlan {
     let mut column_of: HashMap<String, usize> = HashMap::new();
     let mut names: Vec<String> = Vec::new();
     let mut kinds: Vec<u8> = Vec::new();
-    let mut per_layout: HashMap<*const Layout, Arc<Vec<usize>>> = HashMap::new();
+    let mut per_layout: HashMap<*const Layout, Arc<Vec<(usize, usize)>>> = HashMap::new();
     let mut chunk_columns = Vec::with_capacity(chunks.len());
     for p in chunks {
         let columns = per_layout.entry(Arc::as_ptr(&p.layout)).or_insert_with(|| {
-            let columns = p.layout.selected.iter().map(|&m| {
-                let (name, kind) = (&p.layout.names()[m], p.layout.kinds()[m]);
+            let layout = &p.layout;
+            let columns = layout.selected.iter().enumerate().filter(|&(s, _)| kept || layout.output[s]).map(|(s, &m)| {
+                let (name, kind) = (&layout.names()[m], layout.kinds()[m]);
                 let id = *column_of.entry(name.clone()).or_insert_with(|| {
                     names.push(name.clone());
                     kinds.push(kind);
@@ -39,7 +42,7 @@ pub fn plan_columns(chunks: &[Prepared]) -> ColumnPlan {
                 if kinds[id] != kind {
                     kinds[id] = KIND_INT;
                 }
-                id
+                (s, id)
             });
             Arc::new(columns.collect())
         });
@@ -47,7 +50,7 @@ pub fn plan_columns(chunks: &[Prepared]) -> ColumnPlan {
     }
     let mut zero = vec![true; names.len()];
     for (p, columns) in chunks.iter().zip(&chunk_columns) {
-        columns.iter().zip(&p.zero).for_each(|(&col, &z)| zero[col] &= z);
+        columns.iter().for_each(|&(s, col)| zero[col] &= p.zero[s]);
     }
     ColumnPlan { names, kinds, zero, chunk_columns }
 }
@@ -91,12 +94,12 @@ pub fn decode(groups: &[Group], chunks: &[Prepared], plan: ColumnPlan, rows: usi
 }
 
 /// Decodes a group's stored columns into its rows of the output buffers.
-fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>], outs: &[Option<SharedOut>]) {
+fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<(usize, usize)>>], outs: &[Option<SharedOut>]) {
     // Safety: rows g.offset..g.offset+g.rows belong to this group alone.
     let output = |col: usize| outs[col].map(|out| unsafe { std::slice::from_raw_parts_mut(out.0.add(g.offset), g.rows) });
     let Some(order) = &g.order else {
         let c = g.chunks[0];
-        for (s, &col) in chunk_columns[c].iter().enumerate() {
+        for &(s, col) in chunk_columns[c].iter() {
             if let Some(out) = output(col) {
                 chunks[c].decode(s, out);
             }
@@ -114,7 +117,7 @@ fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>
     let mut scratch = vec![0i64; *starts.last().unwrap()];
     let mut feeding: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
     for (j, &c) in g.chunks.iter().enumerate() {
-        for (s, &col) in chunk_columns[c].iter().enumerate().filter(|&(_, &col)| outs[col].is_some()) {
+        for &(s, col) in chunk_columns[c].iter().filter(|&&(_, col)| outs[col].is_some()) {
             feeding.entry(col).or_default().push((j, s));
         }
     }
@@ -144,7 +147,7 @@ fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<usize>>
 fn validity_bitmaps(
     groups: &[Group],
     chunks: &[Prepared],
-    chunk_columns: &[Arc<Vec<usize>>],
+    chunk_columns: &[Arc<Vec<(usize, usize)>>],
     columns: usize,
     rows: usize,
 ) -> Vec<Option<Vec<u8>>> {
@@ -153,15 +156,18 @@ fn validity_bitmaps(
         let mut contributed = vec![0usize; g.chunks.len()];
         g.sources(chunks).for_each(|(j, _)| contributed[j] += 1);
         for (j, n) in contributed.into_iter().enumerate() {
-            chunk_columns[g.chunks[j]].iter().for_each(|&col| present[col] += n);
+            chunk_columns[g.chunks[j]].iter().for_each(|&(_, col)| present[col] += n);
         }
     }
     let mut bitmaps: Vec<Option<Vec<u8>>> =
         present.iter().map(|&n| if n == rows { None } else { Some(vec![0u8; rows.div_ceil(8)]) }).collect();
     for g in groups {
         // Per chunk of the group, its columns that need a bitmap.
-        let incomplete: Vec<Vec<usize>> =
-            g.chunks.iter().map(|&c| chunk_columns[c].iter().copied().filter(|&col| bitmaps[col].is_some()).collect()).collect();
+        let incomplete: Vec<Vec<usize>> = g
+            .chunks
+            .iter()
+            .map(|&c| chunk_columns[c].iter().map(|&(_, col)| col).filter(|&col| bitmaps[col].is_some()).collect())
+            .collect();
         if incomplete.iter().all(Vec::is_empty) {
             continue;
         }

@@ -16,8 +16,11 @@ use crate::varint::{DeltaReader, VarintError};
 pub struct Layout {
     /// Names and kinds, shared with the catalog a read may produce.
     pub metrics: Names,
-    /// Metric indices the read asked for, ascending.
+    /// Metric indices whose deltas the read keeps, ascending: those it asked for and, with `Options::keep`, every
+    /// other one but the time.
     pub selected: Vec<usize>,
+    /// Per selected metric: asked for (a column of the frame), not only kept (`Options::keep`).
+    pub output: Vec<bool>,
     pub time_index: Option<usize>,
 }
 
@@ -26,8 +29,10 @@ pub type LayoutCache = FingerprintCache<Layout>;
 fn build_layout(reference: &[u8], opts: &Options) -> Result<Layout, String> {
     let (names, kinds) = metric_names(reference).map_err(|e| format!("reference document: {e}"))?;
     let time_index = names.iter().position(|n| *n == opts.time_field).filter(|&i| kinds[i] == KIND_DATE);
-    let selected = (0..names.len()).filter(|&i| Some(i) != time_index && opts.selection.matches(&names[i])).collect();
-    Ok(Layout { metrics: Arc::new((names, kinds)), selected, time_index })
+    let asked: Vec<bool> = names.iter().map(|n| opts.selection.matches(n)).collect();
+    let selected: Vec<usize> = (0..names.len()).filter(|&i| Some(i) != time_index && (opts.keep || asked[i])).collect();
+    let output = selected.iter().map(|&i| asked[i]).collect();
+    Ok(Layout { metrics: Arc::new((names, kinds)), selected, output, time_index })
 }
 
 impl Layout {
@@ -121,6 +126,8 @@ pub struct Prepared {
     /// Per selected column: every value of this chunk is 0 (most metrics of a
     /// real node are; such columns need neither decoding nor memory of their own).
     pub zero: Vec<bool>,
+    /// Per selected column: every delta is 0, so each value is the reference's (`first`).
+    pub flat: Vec<bool>,
     pub delta_count: usize,
     fingerprint: u64,
 }
@@ -133,6 +140,11 @@ impl Prepared {
         out[0] = self.reference[s];
         // Phase 1 walked these exact bytes, so this cannot fail.
         reader.decode_column(out[0] as u64, &mut out[1..]).expect("validated delta stream");
+    }
+
+    /// Selected column `s`'s first value (its reference's).
+    pub fn first(&self, s: usize) -> i64 {
+        self.reference[s]
     }
 
     /// What a catalog says of this chunk (`id_ms` times it when it has no time field).
@@ -152,7 +164,9 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let (header, values) = open_reference(&payload)?;
     let layout = cache.get_or_build(values.fingerprint(), || build_layout(&payload[..header.ref_len], opts))?;
     let dc = header.delta_count as usize;
-    if !budget.reserve(header.samples() as u64 * (layout.selected.len() as u64 + 1)) {
+    // Only the frame's columns are materialised; the metrics only kept stay delta bytes (`Kept`).
+    let columns = layout.output.iter().filter(|&&o| o).count() as u64;
+    if !budget.reserve(header.samples() as u64 * (columns + 1)) {
         return Err("over the value budget".into());
     }
     let deltas_start = header.deltas_start();
@@ -165,6 +179,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
     let mut ranges = Vec::with_capacity(layout.selected.len());
     let mut zero = Vec::with_capacity(layout.selected.len());
+    let mut flat = Vec::with_capacity(layout.selected.len());
     let mut selected = layout.selected.iter().peekable();
     for m in 0..layout.names().len() {
         if Some(m) == layout.time_index {
@@ -174,6 +189,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             let (offset, pending_zeros) = reader.position();
             let zero_deltas = reader.skip(dc as u64).map_err(invalid)?;
             zero.push(zero_deltas && values.values[m] == 0);
+            flat.push(zero_deltas);
             ranges.push((offset, reader.position().0, pending_zeros));
         } else {
             reader.skip(dc as u64).map_err(invalid)?;
@@ -186,6 +202,9 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
         // Everything is selected: keep the stream in place, minus the reference document.
         payload.copy_within(deltas_start.., 0);
         payload.truncate(payload.len() - deltas_start);
+        // Kept past the read when it keeps every metric (`Options::keep`): the reference document's bytes (half a
+        // 7.0 chunk's) are given back.
+        payload.shrink_to_fit();
         let segments = ranges.iter().map(|&(offset, _, pending_zeros)| Segment { offset, pending_zeros }).collect();
         (payload, segments)
     } else {
@@ -200,5 +219,5 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
             .collect();
         (kept, segments)
     };
-    Ok(Prepared { layout, reference, times, deltas, segments, zero, delta_count: dc, fingerprint: values.fingerprint() })
+    Ok(Prepared { layout, reference, times, deltas, segments, zero, flat, delta_count: dc, fingerprint: values.fingerprint() })
 }
