@@ -25,7 +25,7 @@ from ftdc.inputs import Inputs, gather, plan_logs, what_was_found
 from ftdc.timeutil import TimeArg
 
 if TYPE_CHECKING:
-    from analysis.outputs.report.redact import Redactor
+    from analysis.outputs.redact import Redactor
 
 PathsArg = str | os.PathLike | Sequence[str | os.PathLike]
 
@@ -88,7 +88,7 @@ def run(
     )
     redactor, looked = None, None
     if redact:
-        from analysis.outputs.report.redact import Redactor, redact_result
+        from analysis.outputs.redact import Redactor, redact_result
 
         redactor = Redactor()
         result = redact_result(result, redactor)

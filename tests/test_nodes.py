@@ -158,7 +158,7 @@ def _strings(value):
 def test_every_label_names_one_item_of_the_document_and_references_point_at_it(result, redacted):
     # Two incidents were both "I1" and two findings "F1" (one on each node) in one document.
     from analysis.outputs.document import result_document
-    from analysis.outputs.report.redact import Redactor, redact_result
+    from analysis.outputs.redact import Redactor, redact_result
 
     told = redact_result(result, Redactor()) if redacted else result
     document = result_document(told, redacted=redacted)

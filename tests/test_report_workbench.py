@@ -472,7 +472,7 @@ def test_the_three_formats_tell_the_same_story(busy_written):
 
 def test_a_redacted_report_quotes_no_log_line(busy, tmp_path):
     from analysis.nodes import NodesAnalysis
-    from analysis.outputs.report.redact import Redactor, redact_result
+    from analysis.outputs.redact import Redactor, redact_result
     from analysis.workbench.log_overview import NOT_QUOTED
 
     redacted = redact_result(NodesAnalysis([busy], []), Redactor())

@@ -3,7 +3,7 @@ would otherwise open other tools. Built once per run from the node's evidence (`
 tables over the whole span (slow operations by shape, the clients, the log's warnings and errors) and the system
 panels, each series summarised at most once and only when a format shows it. The JSON document, the HTML and the
 Markdown report read this one value; none reads the logs or the series for it again. Redaction has mapped the
-evidence it is built from (`report.redact`), so it holds pseudonyms where the result does."""
+evidence it is built from (`outputs.redact`), so it holds pseudonyms where the result does."""
 
 from __future__ import annotations
 

@@ -19,9 +19,9 @@ from typing import Optional
 from analysis.analyze import Analysis
 from analysis.nodes import NodesAnalysis
 from analysis.outputs import workbench
+from analysis.outputs.redact import Redactor, redact_result
 from analysis.outputs.report import content, explorer_page, figures, html, markdown
 from analysis.outputs.report.explorer import Explorer, explore
-from analysis.outputs.report.redact import Redactor, redact_result
 from ftdc.atomic import replacing
 from ftdc.untrusted import json_embeddable
 
