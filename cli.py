@@ -165,6 +165,23 @@ def _gathered(paths) -> Inputs:
     return found
 
 
+def _freed_pages_for_a_log(paths: list[Path], given: list[Path], no_log: bool = False) -> None:
+    """Has polars' allocator hand freed pages back at once where the run will read a log (`hand_back_freed_pages`):
+    a log passes through polars block by block, and pages kept for a while added up to a peak of several times a
+    block. A run of FTDC alone keeps polars' own decay: its frames are few and large, and pages handed back were
+    faulted in again, a sixth of a small summary's page faults. Asked of the one log policy (`plan_logs`) before
+    anything loads polars; what is wrong with the paths is said by the run itself, once."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = gather(paths)
+            reads = plan_logs(found, [*given, *(p for p in paths if p in found.logs)], no_log).paths
+    except (ftdc.FTDCError, ValueError, OSError, EOFError):
+        return
+    if reads:
+        hand_back_freed_pages()
+
+
 def _note(text: str) -> None:
     """What a user should know of what their paths held (`ftdc.inputs.what_was_found`), said before the long part."""
     err.print(f"note: {text}", markup=False, highlight=False, soft_wrap=True)
@@ -200,6 +217,7 @@ def summary(
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
+    _freed_pages_for_a_log(paths, log or [], no_log)
     with imports_kept():
         import analysis
         from analysis import text
@@ -366,6 +384,7 @@ def explore(
     no_log: bool = typer.Option(False, "--no-log", help="do not read the log found beside diagnostic.data"),
 ) -> None:
     """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
+    _freed_pages_for_a_log(paths, log or [], no_log)
     import analysis
     from analysis.analyze import STAGES
     from analysis.outputs.report import explore as explorer_of
@@ -447,6 +466,7 @@ def fleet(
     ),
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
+    _freed_pages_for_a_log(paths, log or [])  # each node's worker, a child, inherits the setting
     from analysis import fleet as fleet_module
     from analysis import text
 
@@ -495,6 +515,7 @@ def logs(
     problems: bool = typer.Option(False, "--problems", help="list the lines that could not be read instead"),
 ) -> None:
     """Top slow-query shapes of mongod logs (JSON 4.4+ or text 2.2-4.2), COLLSCAN shapes marked."""
+    hand_back_freed_pages()  # before polars loads: a log's blocks pass through it one after another
     from ftdc.logs import report
 
     with user_errors():
@@ -544,7 +565,6 @@ UsageError = typer.BadParameter.__mro__[1]
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminated)
-    hand_back_freed_pages()  # before any command loads polars
     try:
         code = app(prog_name="ftdc-analyze", standalone_mode=False)
     except UsageError as e:

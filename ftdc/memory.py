@@ -24,7 +24,8 @@ HANDED_BACK = "dirty_decay_ms:0,muzzy_decay_ms:0"
 
 def hand_back_freed_pages() -> None:
     """Has polars' allocator hand freed pages back at once, for a process that has not loaded polars yet (a command
-    line run); a decay the user set is kept, and so are their other settings."""
+    line run that reads a log: a run of FTDC alone keeps polars' own decay, as its pages handed back would be faulted
+    in again); a decay the user set is kept, and so are their other settings."""
     users = os.environ.get(POLARS_ALLOCATOR, "").removeprefix(POLARS_OWN).strip(",")
     if "decay_ms" not in users:
         os.environ[POLARS_ALLOCATOR] = ",".join(filter(None, (users, HANDED_BACK)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -164,6 +165,32 @@ def test_polars_loads_with_freed_pages_handed_back_unless_the_user_said_otherwis
     args = json.dumps(["logs", str(log), "--format", "json"])
     result = subprocess.run(
         [sys.executable, "-c", ALLOCATOR_PROBE, args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == [seen]
+
+
+@pytest.mark.parametrize(
+    "args, seen",
+    [
+        (["{demo}"], "dirty_decay_ms:0,muzzy_decay_ms:0"),  # the log beside it is read
+        (["{demo}", "--no-log"], None),  # FTDC alone: polars' own decay, no page handed back to be faulted in again
+        (["{node}"], None),
+        (["{node}", "--log", "{log}"], "dirty_decay_ms:0,muzzy_decay_ms:0"),
+        (["explore", "{node}", "-o", "{page}"], None),
+        (["export", "{node}", "-o", "{out}"], None),
+    ],
+)
+def test_freed_pages_are_handed_back_at_once_only_where_a_log_is_read(tmp_path, args, seen):
+    node = write_node(tmp_path / "node" / "diagnostic.data", 30)
+    log = tmp_path / "given.log"
+    shutil.copy(ROOT / "samples" / "mongod.log", log)
+    where = {"demo": ROOT / "samples" / "diagnostic.data", "node": node, "log": log}
+    where |= {"page": tmp_path / "page.html", "out": tmp_path / "out.parquet"}
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    given = json.dumps([a.format(**where) for a in args])
+    result = subprocess.run(
+        [sys.executable, "-c", ALLOCATOR_PROBE, given], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == [seen]
