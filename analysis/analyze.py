@@ -330,6 +330,9 @@ def observe(
         derived = derived_series.analysed
         del prepared
         overview = overview_ahead.result()
+        # No column of the read is held any longer (`Derived` keeps copies of those it passes on): its memory, a
+        # week's 576 MB, goes back before the detectors and the report, which would otherwise add theirs to it.
+        release_free_memory()
         progress(STAGES[2])
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
         # core and polars, without the GIL) while the checkpoints are found.

@@ -65,6 +65,20 @@ def arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:
     return chunks
 
 
+def buffer_addresses(frame: pl.DataFrame) -> set[int]:
+    """Where the buffers of `frame`'s columns lie (their Arrow buffers' addresses: values, validity, offsets)."""
+    return {buffer.address for arrays in arrow_chunks(frame).values() for array in arrays for buffer in array.buffers() if buffer}
+
+
+def owning(frame: pl.DataFrame, addresses: set[int]) -> pl.DataFrame:
+    """`frame` with each column that holds a buffer at one of `addresses` (`buffer_addresses` of another frame) copied
+    into buffers of its own, the same values: a column passed through from the decoder keeps all of the decoder's
+    allocation alive, every column of the read (`to_polars`)."""
+    shared = [name for name in frame.columns if buffer_addresses(frame.select(name)) & addresses]
+    # A gather of every row writes new buffers (a clone, a cast to the same type or a rechunk of one chunk would not).
+    return frame.with_columns(pl.col(shared).gather(pl.int_range(pl.len()))) if shared else frame
+
+
 def series_of(values: np.ndarray, name: str = "", *, nan_to_null: bool = False) -> pl.Series:
     """A one-dimensional numpy array of numbers as a polars Series, its memory shared through Arrow: polars' own path
     from numpy looks for a mask first, which imports numpy.ma (10 ms of a small run), and `pyarrow.array` looks for
