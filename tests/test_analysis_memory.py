@@ -57,3 +57,85 @@ def test_the_completions_test_sorts_the_columns_it_reads_not_the_series_and_the_
     spikes = [Spike("reads", at[n // 2 + k * 10], at[n // 2 + k * 10 + 1], 150.0, 0.3, at[n // 2 + k * 10 + 1]) for k in range(5)]
     """
     assert stage_peak_mb(setup, "stalls(spikes, series, ops)") < 300  # 785 MB before, 174 MB now
+
+
+def test_owning_copies_the_columns_that_lie_in_another_frames_buffers_and_keeps_their_values():
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from ftdc.frames import buffer_addresses, owning
+
+    decoded = pl.DataFrame(
+        {
+            "n": pl.Series([1, None, 3], dtype=pl.Int64),
+            "t": pl.Series([1, 2, None], dtype=pl.Datetime("ms", "UTC")),
+            "b": [True, None, False],
+            "x": [0.5, -0.0, float("nan")],
+        }
+    )
+    frame = decoded.select("n", "t", "b", "x", own=pl.int_range(pl.len()))
+    owned = owning(frame, buffer_addresses(decoded))
+    assert_frame_equal(owned, frame, check_exact=True)
+    assert not buffer_addresses(owned.drop("own")) & buffer_addresses(decoded)
+    assert buffer_addresses(owned.select("own")) == buffer_addresses(frame.select("own"))  # its own already: not copied
+
+
+def test_the_derived_series_hold_no_buffer_of_the_decoded_frame():
+    # The decoder's columns are one allocation, freed only once none of them lives: the series passed through
+    # unchanged and the recorded columns kept for the columns only shown are copies.
+    from pathlib import Path
+
+    from analysis.series.derived import BOOKKEEPING, Derived, prepare
+    from analysis.series.metrics import candidates, resolve
+    from analysis.series.thresholds import effective_thresholds
+    from ftdc.frames import buffer_addresses
+    from ftdc.metadata import catalog_metadata
+    from ftdc.paths import resolve as files_of
+    from ftdc.reader import read_with_catalog
+
+    catalog, raw = read_with_catalog(files_of(Path(__file__).parents[1] / "samples" / "diagnostic.data"), candidates())
+    resolved = resolve(catalog.schema())
+    prepared = prepare(raw, resolved)
+    decoded = buffer_addresses(prepared.drop(*BOOKKEEPING))
+    derived = Derived(prepared, resolved, effective_thresholds(catalog_metadata(catalog)))
+    assert derived._sources is not None and derived._sources.width > 1
+    for frame in (derived.analysed, derived._sources, derived.full()):
+        assert not buffer_addresses(frame) & decoded
+
+
+def test_a_log_column_no_row_fills_is_held_as_one_null():
+    # Fields a version of mongod does not log (8.0's queryShapeHash and workingMillis in a 6.0 log) are null in every
+    # row: compacting the frames copied each as a value a row (a string's view is 16 bytes), 80 MB of a 1 GB log's.
+    import datetime as dt
+
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from ftdc.logs.frames import LogFrames
+
+    t0 = dt.datetime(2024, 5, 6, tzinfo=dt.timezone.utc)
+    slow = pl.DataFrame(
+        {
+            "ts": [t0, None, t0],
+            "ns": ["a.b", None, "a.c"],
+            "query_shape_hash": pl.Series([None] * 3, dtype=pl.String),
+            "working_ms": pl.Series([None] * 3, dtype=pl.Int64),
+            "started": pl.Series([None] * 3, dtype=pl.Datetime("ms", "UTC")),
+            "ok": pl.Series([None] * 3, dtype=pl.Boolean),
+        }
+    )
+    frames = LogFrames(slow, slow.head(0), pl.DataFrame())
+    compact = frames.compact(slow.columns, slow.columns)
+    assert_frame_equal(compact.slow_ops, slow, check_exact=True)
+    assert_frame_equal(compact.events, slow.head(0), check_exact=True)
+
+    setup = """
+    import polars as pl
+    from ftdc.logs.frames import LogFrames
+
+    n = 2_000_000
+    empty = {f"empty_{i}": pl.Series([None], dtype=pl.String).extend_constant(None, n - 1).rechunk() for i in range(3)}
+    slow = pl.DataFrame({"line": range(n), "ns": ["a.b"] * n, **empty})
+    frames = LogFrames(slow, slow.head(0), pl.DataFrame())
+    """
+    assert stage_peak_mb(setup, "frames.compact(slow.columns, slow.columns)") < 80  # three empty columns copied: 96 MB
