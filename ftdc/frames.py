@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, cast
 
 import polars as pl
@@ -70,13 +70,26 @@ def buffer_addresses(frame: pl.DataFrame) -> set[int]:
     return {buffer.address for arrays in arrow_chunks(frame).values() for array in arrays for buffer in array.buffers() if buffer}
 
 
-def owning(frame: pl.DataFrame, addresses: set[int]) -> pl.DataFrame:
-    """`frame` with each column that holds a buffer at one of `addresses` (`buffer_addresses` of another frame) copied
-    into buffers of its own, the same values: a column passed through from the decoder keeps all of the decoder's
-    allocation alive, every column of the read (`to_polars`)."""
-    shared = [name for name in frame.columns if buffer_addresses(frame.select(name)) & addresses]
-    # A gather of every row writes new buffers (a clone, a cast to the same type or a rechunk of one chunk would not).
-    return frame.with_columns(pl.col(shared).gather(pl.int_range(pl.len()))) if shared else frame
+def owning(frames: Sequence[pl.DataFrame], addresses: set[int]) -> list[pl.DataFrame]:
+    """`frames` with each column that holds a buffer at one of `addresses` (`buffer_addresses` of another frame)
+    copied into buffers of its own, the same values; a column several of them pass on is copied once, and they share
+    the copy. Every column of a read keeps all of the decoder's memory alive (`to_polars`), validity and the columns
+    that are 0 throughout included."""
+    copies: dict[tuple, pl.Series] = {}
+    owned = []
+    for frame in frames:
+        columns = []
+        for column in frame.get_columns():
+            held = buffer_addresses(column.to_frame())
+            if held & addresses:
+                key = (column.dtype, *sorted(held))
+                if key not in copies:
+                    # A gather of every row writes new buffers (a clone, a cast to the same type or a rechunk would not).
+                    copies[key] = column.gather(pl.int_range(column.len(), eager=True))
+                column = copies[key].alias(column.name)
+            columns.append(column)
+        owned.append(pl.DataFrame(columns))
+    return owned
 
 
 def series_of(values: np.ndarray, name: str = "", *, nan_to_null: bool = False) -> pl.Series:

@@ -74,10 +74,14 @@ def test_owning_copies_the_columns_that_lie_in_another_frames_buffers_and_keeps_
         }
     )
     frame = decoded.select("n", "t", "b", "x", own=pl.int_range(pl.len()))
-    owned = owning(frame, buffer_addresses(decoded))
+    other = decoded.select(n_again="n", x_again="x")
+    owned, owned_other = owning([frame, other], buffer_addresses(decoded))
     assert_frame_equal(owned, frame, check_exact=True)
+    assert_frame_equal(owned_other, other, check_exact=True)
     assert not buffer_addresses(owned.drop("own")) & buffer_addresses(decoded)
     assert buffer_addresses(owned.select("own")) == buffer_addresses(frame.select("own"))  # its own already: not copied
+    # A column both pass on is copied once.
+    assert buffer_addresses(owned_other) == buffer_addresses(owned.select("n", "x"))
 
 
 def test_the_derived_series_hold_no_buffer_of_the_decoded_frame():

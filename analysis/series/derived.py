@@ -999,13 +999,17 @@ class Derived:
         # The decoder hands its columns over in one allocation, kept whole while any of them lives: the recorded
         # columns held here (passed through unchanged, or kept for `full`) are copies, so that it goes once `prepared`
         # does (a week: 576 MB for the 30-odd columns of 5 MB kept).
-        decoded = buffer_addresses(prepared.drop(*BOOKKEEPING))
-        self.analysed = owning(derive(prepared, resolved, thresholds, shown=False), decoded)
         self._resolved = resolved
         self._later = [c for c in columns_for(resolved) if shown_only(c.name)]
         paths = {p for c in self._later for name in c.needs for p in resolved.paths.get(name, ())}
-        recorded = owning(prepared.select(c for c in prepared.columns if c in paths), decoded)
-        self._sources: pl.DataFrame | None = self.analysed.select(TIME_COLUMN, *BOOKKEEPING).hstack(recorded.get_columns())
+        self.analysed, sources = owning(
+            [
+                derive(prepared, resolved, thresholds, shown=False),
+                prepared.select(TIME_COLUMN, *BOOKKEEPING, *(c for c in prepared.columns if c in paths)),
+            ],
+            buffer_addresses(prepared.drop(*BOOKKEEPING)),
+        )
+        self._sources: pl.DataFrame | None = sources
         self._full: pl.DataFrame | None = None
         self._deriving = threading.Lock()
 
