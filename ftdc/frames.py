@@ -84,8 +84,13 @@ def owning(frames: Sequence[pl.DataFrame], addresses: set[int]) -> list[pl.DataF
             if held & addresses:
                 key = (column.dtype, *sorted(held))
                 if key not in copies:
-                    # A gather of every row writes new buffers (a clone, a cast to the same type or a rechunk would not).
-                    copies[key] = column.gather(pl.int_range(column.len(), eager=True))
+                    # A gather of every row writes new buffers (a clone, a cast to the same type or a rechunk would not),
+                    # and forgets the order polars knew: said again, so a sort or a join on the copy stays free.
+                    copy = column.gather(pl.int_range(column.len(), eager=True))
+                    flags = column.flags
+                    if flags["SORTED_ASC"] or flags["SORTED_DESC"]:
+                        copy = copy.set_sorted(descending=flags["SORTED_DESC"])
+                    copies[key] = copy
                 column = copies[key].alias(column.name)
             columns.append(column)
         owned.append(pl.DataFrame(columns))

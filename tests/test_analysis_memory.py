@@ -75,7 +75,7 @@ def test_owning_copies_the_columns_that_lie_in_another_frames_buffers_and_keeps_
 
     decoded = pl.DataFrame(
         {
-            "n": pl.Series([1, None, 3], dtype=pl.Int64),
+            "n": pl.Series([1, None, 3], dtype=pl.Int64).set_sorted(),
             "t": pl.Series([1, 2, None], dtype=pl.Datetime("ms", "UTC")),
             "b": [True, None, False],
             "x": [0.5, -0.0, float("nan")],
@@ -86,6 +86,7 @@ def test_owning_copies_the_columns_that_lie_in_another_frames_buffers_and_keeps_
     owned, owned_other = owning([frame, other], buffer_addresses(decoded))
     assert_frame_equal(owned, frame, check_exact=True)
     assert_frame_equal(owned_other, other, check_exact=True)
+    assert [c.flags for c in owned.get_columns()] == [c.flags for c in frame.get_columns()]
     assert not buffer_addresses(owned.drop("own")) & buffer_addresses(decoded)
     assert buffer_addresses(owned.select("own")) == buffer_addresses(frame.select("own"))  # its own already: not copied
     # A column both pass on is copied once.
@@ -113,6 +114,7 @@ def test_the_derived_series_hold_no_buffer_of_the_decoded_frame():
     assert derived._sources is not None and derived._sources.width > 1
     for frame in (derived.analysed, derived._sources, derived.full()):
         assert not buffer_addresses(frame) & decoded
+        assert frame["start"].flags["SORTED_ASC"]  # in time order, as polars knew of the decoded frame's
 
 
 def test_a_log_column_no_row_fills_is_held_as_one_null():

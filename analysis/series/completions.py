@@ -53,8 +53,9 @@ def stalls(spikes: list[Spike], series: pl.DataFrame, slow_ops: pl.DataFrame | N
     samples and slow operations are found by binary search (a week holds hundreds of spikes and millions of lines)."""
     if slow_ops is None or slow_ops.is_empty() or not spikes:
         return spikes
-    # Only the columns read here are sorted: a sorted copy of a week's series, or of a large log's slow operations,
-    # was the analysis's peak (a week and a 1 GB log: 660 MB more, docs/performance.md).
+    # Only the columns read here are filtered and sorted: a filtered, sorted copy of a large log's slow operations
+    # (every column) was the analysis's peak (a week and a 1 GB log: 660 MB more, docs/performance.md); the series'
+    # sort is free while polars knows them in time order, and copies only these columns when it does not.
     ops = slow_ops.select(*OPERATION_COLUMNS).filter(COUNTED, pl.col("ts").is_not_null()).sort("ts")
     classes = sorted({s.op for s in spikes})
     series = series.select(
