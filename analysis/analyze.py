@@ -310,6 +310,9 @@ def observe(
     catalog, raw = read_with_catalog(
         files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper))
     )
+    # The inflated chunks the decoder freed: after a large log, the C library keeps them (the log's blocks raised its
+    # threshold for giving large buffers back), 200 MB of a week beside the series about to be derived.
+    release_free_memory()
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
     log_frames = for_node(all_logs, metadata.node)
