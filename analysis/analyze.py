@@ -317,6 +317,9 @@ def observe(
     catalog, raw, kept = read_with_catalog(
         files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)), keep=keep_metrics
     )
+    # The inflated chunks the decoder freed: after a large log, the C library keeps them (the log's blocks raised its
+    # threshold for giving large buffers back), 200 MB of a week beside the series about to be derived.
+    release_free_memory()
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
     log_frames = for_node(all_logs, metadata.node)
@@ -337,6 +340,9 @@ def observe(
         derived = derived_series.analysed
         del prepared
         overview = overview_ahead.result()
+        # No column of the read is held any longer (`Derived` keeps copies of those it passes on): its memory, a
+        # week's 576 MB, goes back before the detectors and the report, which would otherwise add theirs to it.
+        release_free_memory()
         progress(STAGES[2])
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
         # core and polars, without the GIL) while the checkpoints are found.

@@ -228,8 +228,9 @@ def peak_rss_mb(directory: Path, log: Path) -> float:
     return int(out.stdout.split()[-1]) / 1024
 
 
-def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) -> float:
-    """Peak RSS (VmHWM, MB) of `ftdc-analyze DIR --log LOG --report HTML` as a whole process (of the checkout at `root`)."""
+def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) -> tuple[float, float]:
+    """Peak RSS (VmHWM, MB) and wall time (s) of `ftdc-analyze DIR --log LOG --report HTML` as a whole process (of the
+    checkout at `root`)."""
     code = "\n".join(
         [
             "import runpy, sys",
@@ -242,10 +243,12 @@ def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) ->
     )
     args = [str(directory.resolve()), "--log", str(log.resolve()), "--report", str(html.resolve())]
     env = {**os.environ, "PYTHONPATH": str(root)}
+    start = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=root, env=env)
+    seconds = time.perf_counter() - start
     if out.returncode:
         raise RuntimeError(out.stderr)
-    return int(out.stderr.split()[-1]) / 1024
+    return int(out.stderr.split()[-1]) / 1024, seconds
 
 
 def median(values) -> float:
@@ -340,12 +343,17 @@ def main() -> None:
         if args.peak_only:
             log = build_log(base / "mongod.log", days)
             peaks: dict[str, list[float]] = {}
+            seconds: dict[str, list[float]] = {}
+            loads = []
             for _ in range(args.rounds):
                 for name, root in (("this checkout", ROOT), ("--against", args.against)):
                     if root is not None:
-                        peaks.setdefault(name, []).append(round(report_peak_mb(directory, log, base / "report.html", root)))
-                        print(f"{name}: {peaks[name][-1]} MB, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
-            out[f"{days:g}d"] = {"report_peak_mb": peaks}
+                        peak, took = report_peak_mb(directory, log, base / "report.html", root)
+                        peaks.setdefault(name, []).append(round(peak))
+                        seconds.setdefault(name, []).append(round(took, 1))
+                        loads.append(round(os.getloadavg()[0], 1))
+                        print(f"{name}: {peaks[name][-1]} MB, {took:.1f} s, load {loads[-1]}", file=sys.stderr)
+            out[f"{days:g}d"] = {"report_peak_mb": peaks, "report_s": seconds, "load_average": loads}
             continue
         outputs = not args.analysis_only
         figures = {

@@ -47,10 +47,14 @@ def _malloc_trim():
 
 
 def release_free_memory() -> None:
-    """Collects reference cycles (a reader's futures can hold its buffers), then
-    hands back what glibc keeps in its arenas (large buffers included, once its
-    mmap threshold has grown). malloc_trim is glibc's; elsewhere only the collection runs."""
+    """Collects reference cycles (a reader's futures can hold its buffers), unmaps the
+    decoder's memory kept for a next read (its pages count as resident until the kernel
+    needs them), then hands back what glibc keeps in its arenas (large buffers included,
+    once its mmap threshold has grown). malloc_trim is glibc's; elsewhere only the collection runs."""
+    from ftdc import _native  # here: the command line loads this module before it knows it will decode
+
     gc.collect()
+    _native.release_spare()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

@@ -22,6 +22,8 @@ from ftdc.frames import TIME_COLUMN
 
 # The commands opLatencies counts as reads (the rest of the non-writes are commands).
 READS = ("find", "aggregate", "count", "distinct", "getMore", "getmore")
+# The slow operations' columns `stalls` reads: which are counted, their class, when they began, ended and took.
+OPERATION_COLUMNS = ("ts", "started", "duration_ms", "command", "op_type", "write_statement")
 
 
 def _class(op: str) -> pl.Expr:
@@ -51,8 +53,14 @@ def stalls(spikes: list[Spike], series: pl.DataFrame, slow_ops: pl.DataFrame | N
     samples and slow operations are found by binary search (a week holds hundreds of spikes and millions of lines)."""
     if slow_ops is None or slow_ops.is_empty() or not spikes:
         return spikes
-    ops = slow_ops.filter(COUNTED, pl.col("ts").is_not_null()).sort("ts")
-    series = series.sort(TIME_COLUMN)
+    # Only the columns read here are filtered and sorted: a filtered, sorted copy of a large log's slow operations
+    # (every column) was the analysis's peak (a week and a 1 GB log: 660 MB more, docs/performance.md); the series'
+    # sort is free while polars knows them in time order, and copies only these columns when it does not.
+    ops = slow_ops.select(*OPERATION_COLUMNS).filter(COUNTED, pl.col("ts").is_not_null()).sort("ts")
+    classes = sorted({s.op for s in spikes})
+    series = series.select(
+        TIME_COLUMN, "interval_s", *(f"{op}_{part}" for op in classes for part in ("per_s", "latency_ms"))
+    ).sort(TIME_COLUMN)
     return [
         s
         for s in spikes

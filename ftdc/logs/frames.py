@@ -46,7 +46,15 @@ class LogFrames:
 
 
 def _own_strings(frame: pl.DataFrame) -> pl.DataFrame:
-    strings = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    # A column no row fills (a field this version of mongod does not log) is held as one null, not a value a row: a
+    # 1 GB log's six empty columns took 80 MB, a string's view alone 16 bytes a row.
+    empty = (
+        [name for name, nulls in zip(frame.columns, frame.null_count().row(0)) if nulls == frame.height] if frame.height else []
+    )
+    filled = frame.drop(empty)
+    strings = [name for name, dtype in filled.schema.items() if dtype == pl.String]
     # Concatenation writes new strings (a cast or slice would keep the views), and
     # rechunking gathers them, per column, into one buffer that holds nothing else.
-    return frame.with_columns((pl.col(strings) + "").name.keep()).rechunk() if strings else frame
+    owned = filled.with_columns((pl.col(strings) + "").name.keep()).rechunk() if strings else filled
+    nulls = [pl.repeat(None, frame.height, dtype=frame.schema[name]).alias(name) for name in empty]
+    return owned.with_columns(nulls).select(frame.columns) if empty else owned

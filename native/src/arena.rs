@@ -106,6 +106,13 @@ mod memory {
 /// The most recently freed large mapping, for the next read to reuse.
 static SPARE: Mutex<Option<Mapping>> = Mutex::new(None);
 
+/// Unmaps the spare arena, if any: a process that is done reading (an analysis holding its derived series for the
+/// rest of a run) gives its memory back, since pages advised MADV_FREE still count as resident until the kernel
+/// needs them. The next read maps a new arena.
+pub fn release_spare() {
+    SPARE.lock().unwrap().take();
+}
+
 pub struct Arena {
     mapping: Option<Mapping>,
     len: usize,
@@ -148,5 +155,18 @@ impl Drop for Arena {
         unsafe { memory::may_reclaim(mapping.ptr.as_ptr() as *mut u8, mapping.bytes) }
         // Replacing an older spare unmaps it.
         *SPARE.lock().unwrap() = Some(mapping);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_freed_large_arena_is_kept_until_the_spare_is_released() {
+        drop(Arena::new(KEEP_FROM_BYTES / 8));
+        assert!(SPARE.lock().unwrap().is_some());
+        release_spare();
+        assert!(SPARE.lock().unwrap().is_none());
     }
 }

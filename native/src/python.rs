@@ -296,6 +296,12 @@ fn counters() -> (u64, u64) {
     (CHUNKS_INFLATED.load(Ordering::Relaxed), BYTES_INFLATED.load(Ordering::Relaxed))
 }
 
+/// Unmaps the memory the decoder keeps for its next read (`arena::release_spare`).
+#[pyfunction]
+fn release_spare() {
+    crate::arena::release_spare();
+}
+
 /// Quantiles of the time windows [t - window, t) before each row (`rolling.rs`), for several columns at once (in
 /// parallel): `times` an int64 column without missing values, each of `columns` an int64 or float64 one of as many
 /// rows (a missing value does not count), each as its Arrow chunks (`ArrowChunk`, read in place as `run_extremes`
@@ -435,6 +441,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
+    m.add_function(wrap_pyfunction!(release_spare, m)?)?;
     crate::python_encode::register(m)?;
     crate::python_logs::register(m)?;
     m.add_function(wrap_pyfunction!(select_names, m)?)?;
