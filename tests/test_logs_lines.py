@@ -115,3 +115,31 @@ def test_a_command_without_a_filter_has_a_shape():
     assert shape_of_other_command(json.dumps(stats)) == '{"collStats":1,"scale":1}'
     assert shape_of_other_command('{"insert":"orders","ordered":tr') is None  # a truncated line
     assert shape_of_other_command("[1]") is None and shape_of_other_command(None) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(groups=st.integers(2, 300), seed=st.integers(0, 2**32 - 1))
+def test_shapes_of_equal_total_time_are_in_the_order_first_logged(groups, seed):
+    """A table of slow operations is the same from run to run: shapes whose totals tie come in the order their first
+    line was logged, as the lines quoted for them are chosen (`slowest_runs`); a grouping's own order is its threads'."""
+    import random
+
+    from conftest import slow_ops
+
+    names = [f"db.c{i}" for i in range(groups)]
+    random.Random(seed).shuffle(names)
+    rows = [
+        {
+            "ns": ns,
+            "command": "find",
+            "shape": '{"a":1}',
+            "duration_ms": 100,
+            "node": "a:1",
+            "op_type": "query",
+            "write_statement": False,
+        }
+        for ns in names
+        for _ in range(2)
+    ]
+    table = ftdc.summarize_queries(slow_ops(rows))
+    assert table["ns"].to_list() == names

@@ -117,7 +117,7 @@ def summarize_queries(
     # row's keys anew (250 MB on a 1 GB log). The rows that are not queries are grouped
     # apart and their groups dropped, rather than filtered out first (a copy of every column).
     keys = ["node"] * by_node + ["ns", "command", "group_key"]
-    ops = slow_ops.lazy().select(wanted + needed).with_columns(_group_key(), query=_is_query(index_builds))
+    ops = slow_ops.lazy().select(wanted + needed).with_row_index("row").with_columns(_group_key(), query=_is_query(index_builds))
     ops = ops.with_columns(pl.col(keys).cast(pl.Categorical))
     duration = pl.col("duration_ms")
     summary = ops.group_by(*keys, "query").agg(
@@ -138,6 +138,9 @@ def summarize_queries(
         first_seen=pl.col("started").min(),
         last_seen=pl.col("ts").max(),
         example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
+        # The group's first line in the log: equal totals in the order they were first logged, as `slowest_runs`
+        # ranks them (a grouping's order is its threads' and would change from run to run).
+        first_row=pl.col("row").min(),
         **extra,
     )
     summary = summary.filter(pl.col("query")).with_columns(
@@ -146,7 +149,7 @@ def summarize_queries(
     )
     schema = pl.Schema({"node": pl.String, **SUMMARY} if by_node else SUMMARY)
     return (
-        summary.sort(SORT_KEYS[sort], "total_ms", descending=True)
+        summary.sort([SORT_KEYS[sort], "total_ms", "first_row"], descending=[True, True, False])
         .select(*schema, *extra)
         .cast(schema)
         .collect(engine="streaming")
