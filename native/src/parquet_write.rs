@@ -584,3 +584,168 @@ impl<W: Write> FileWriter<W> {
         t.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_varint(bytes: &[u8], at: &mut usize) -> u64 {
+        let (mut v, mut shift) = (0u64, 0);
+        loop {
+            let b = bytes[*at];
+            *at += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return v;
+            }
+            shift += 7;
+        }
+    }
+
+    fn unzigzag(v: u64) -> i64 {
+        (v >> 1) as i64 ^ -((v & 1) as i64)
+    }
+
+    fn unpack(bytes: &[u8], at: &mut usize, count: usize, width: u32) -> Vec<u64> {
+        let mut out = Vec::with_capacity(count);
+        for i in 0..count {
+            let mut v = 0u64;
+            for b in 0..width as usize {
+                let bit = i * width as usize + b;
+                v |= u64::from(bytes[*at + bit / 8] >> (bit % 8) & 1) << b;
+            }
+            out.push(v);
+        }
+        *at += (count * width as usize).div_ceil(8);
+        out
+    }
+
+    /// DELTA_BINARY_PACKED read as the format says, independently of the writer.
+    fn undelta(bytes: &[u8]) -> Vec<i64> {
+        let mut at = 0;
+        let (block, miniblocks) = (read_varint(bytes, &mut at) as usize, read_varint(bytes, &mut at) as usize);
+        let total = read_varint(bytes, &mut at) as usize;
+        let mut values = Vec::new();
+        let mut last = unzigzag(read_varint(bytes, &mut at));
+        if total > 0 {
+            values.push(last);
+        }
+        while values.len() < total {
+            let min = unzigzag(read_varint(bytes, &mut at));
+            let widths: Vec<u32> = bytes[at..at + miniblocks].iter().map(|&w| u32::from(w)).collect();
+            at += miniblocks;
+            for width in widths {
+                if values.len() == total {
+                    break;
+                }
+                for d in unpack(bytes, &mut at, block / miniblocks, width) {
+                    if values.len() < total {
+                        last = last.wrapping_add(min.wrapping_add(d as i64));
+                        values.push(last);
+                    }
+                }
+            }
+        }
+        assert_eq!(at, bytes.len(), "nothing after the last miniblock");
+        values
+    }
+
+    #[test]
+    fn delta_binary_packed_reads_back_whatever_the_deltas() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let cases: Vec<Vec<i64>> = vec![
+            vec![],
+            vec![5],
+            vec![i64::MIN, i64::MAX, i64::MIN, 0, -1],
+            (0..129).collect(),
+            (0..1000).map(|i| i / 300).collect(),
+            (0..777).map(|_| random() as i64).collect(),
+            (0..300).map(|_| (random() % 1000) as i64 - 500).collect(),
+        ];
+        for values in cases {
+            let mut out = Vec::new();
+            delta_binary_packed(&mut out, &values);
+            assert_eq!(undelta(&out), values);
+        }
+    }
+
+    /// Definition levels read back from the hybrid encoding (bit width 1) after the 4-byte length.
+    fn levels(bytes: &[u8], rows: usize) -> Vec<bool> {
+        let length = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
+        let body = &bytes[4..4 + length];
+        let mut at = 0;
+        let mut out = Vec::new();
+        while out.len() < rows {
+            let header = read_varint(body, &mut at);
+            if header & 1 == 1 {
+                let values = unpack(body, &mut at, (header >> 1) as usize * 8, 1);
+                out.extend(values.into_iter().map(|v| v == 1));
+            } else {
+                let value = body[at] == 1;
+                at += 1;
+                out.extend(std::iter::repeat_n(value, (header >> 1) as usize));
+            }
+        }
+        out.truncate(rows);
+        out
+    }
+
+    #[test]
+    fn definition_levels_are_the_bitmap_from_any_row() {
+        let bits = [0b1011_0110u8, 0xff, 0x00, 0b0101_0101];
+        for offset in [0, 3, 8, 13] {
+            for rows in [(0..10), (5..19), (1..2), (0..0)] {
+                let want: Vec<bool> = rows.clone().map(|i| bit(&bits, offset + i)).collect();
+                let mut out = Vec::new();
+                let valid = valid_count(Some((&bits, offset)), rows.clone());
+                assert_eq!(valid, want.iter().filter(|&&v| v).count());
+                definition_levels(&mut out, Some((&bits, offset)), rows.clone(), valid);
+                assert_eq!(levels(&out, rows.len()), want);
+            }
+        }
+    }
+
+    #[test]
+    fn a_constant_chunk_is_a_dictionary_of_one_and_a_run() {
+        let small = vec![9i64; 100];
+        let large = vec![9i64; 1_000_000];
+        let chunk = |values: &[i64]| {
+            encode_chunk(&Column { values: Values::Int64 { values, scale: 1 }, validity: None }, values.len(), false).unwrap()
+        };
+        let (a, b) = (chunk(&small), chunk(&large));
+        assert_eq!(a.encodings, &[PLAIN, RLE, RLE_DICTIONARY]);
+        // Eight pages of 131,072 rows against one: a page's header and its runs, tens of bytes each.
+        assert!(b.bytes.len() < 8 * (a.bytes.len() + 16), "{} bytes", b.bytes.len());
+        let moving: Vec<i64> = (0..100).collect();
+        assert_eq!(chunk(&moving).encodings, &[DELTA_BINARY_PACKED, RLE]);
+    }
+
+    #[test]
+    fn thrift_field_ids_beyond_fifteen_apart_take_the_long_form() {
+        let mut t = Thrift::new();
+        t.i32(1, -1);
+        t.i64(20, 300);
+        t.bool(21, true);
+        assert_eq!(t.finish(), vec![0x15, 0x01, 0x06, 0x28, 0xd8, 0x04, 0x11, 0x00]);
+    }
+
+    #[test]
+    fn a_file_is_framed_by_its_magic_and_footer_length() {
+        let fields = vec![Field { name: "t".into(), kind: Kind::Timestamp, statistics: true }];
+        let mut writer = FileWriter::new(Vec::new(), fields).unwrap();
+        let values = [1i64, 2, 3];
+        let chunk = encode_chunk(&Column { values: Values::Int64 { values: &values, scale: 1000 }, validity: None }, 3, true).unwrap();
+        assert_eq!(chunk.statistics, Some((Some((1000, 3000)), 0)));
+        writer.write(3, vec![chunk]).unwrap();
+        let file = writer.finish().unwrap();
+        assert!(file.starts_with(b"PAR1") && file.ends_with(b"PAR1"));
+        let footer = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize;
+        assert!(footer > 0 && footer + 12 < file.len());
+    }
+}
