@@ -1,6 +1,7 @@
 """The native core's Parquet writer (the dataset's files): what it writes reads back as it was given."""
 
 import datetime as dt
+import errno
 
 import polars as pl
 import pyarrow as pa
@@ -98,3 +99,10 @@ def test_a_column_of_another_type_is_refused(tmp_path):
         writer.write([pa.array([1.5])], 0, 1)
     with pytest.raises(ValueError, match="holding the rows written"):
         writer.write([pa.array([1], pa.timestamp("ms", "UTC"))], 0, 2)
+
+
+def test_an_error_of_the_file_says_its_errno_and_path(tmp_path):
+    path = tmp_path / "no such folder" / "x.parquet"
+    with pytest.raises(FileNotFoundError) as raised:
+        _native.ParquetWriter(path, ["a"], ["int64"], [])
+    assert raised.value.errno == errno.ENOENT and raised.value.filename == str(path)

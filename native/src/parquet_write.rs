@@ -130,9 +130,25 @@ fn definition_levels(out: &mut Vec<u8>, validity: Option<(&[u8], usize)>, rows: 
     out[start..start + 4].copy_from_slice(&length.to_le_bytes());
 }
 
-/// `values` packed `width` bits each, least significant bit first (Parquet's bit packing).
+/// `values` packed `width` bits each, least significant bit first (Parquet's bit packing). Up to 32 bits a value, 32
+/// bits are flushed at a time (a miniblock of 32 values packs to a whole number of them).
 fn bit_pack(out: &mut Vec<u8>, values: &[u64], width: u32) {
     if width == 0 {
+        return;
+    }
+    out.reserve((values.len() * width as usize).div_ceil(8));
+    if width <= 32 {
+        let (mut buffer, mut held) = (0u64, 0u32);
+        for &v in values {
+            buffer |= v << held;
+            held += width;
+            if held >= 32 {
+                out.extend_from_slice(&(buffer as u32).to_le_bytes());
+                buffer >>= 32;
+                held -= 32;
+            }
+        }
+        out.extend_from_slice(&buffer.to_le_bytes()[..held.div_ceil(8) as usize]);
         return;
     }
     let (mut buffer, mut held) = (0u128, 0u32);

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
-use pyo3::exceptions::{PyIOError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use rayon::prelude::*;
@@ -96,8 +96,18 @@ pub struct ParquetWriter {
     path: PathBuf,
 }
 
+/// An error of the file's writes as Python's OSError says it: its errno (so a full disk is told as one), the
+/// system's words for it and the file's path.
 fn io_error(path: &std::path::Path, e: std::io::Error) -> PyErr {
-    PyIOError::new_err(format!("{}: {e}", path.display()))
+    let path = path.display().to_string();
+    match e.raw_os_error() {
+        Some(code) => {
+            let words = e.to_string();
+            let words = words.strip_suffix(&format!(" (os error {code})")).unwrap_or(&words).to_string();
+            PyOSError::new_err((code, words, path))
+        }
+        None => PyOSError::new_err(format!("{path}: {e}")),
+    }
 }
 
 #[pymethods]
