@@ -351,6 +351,12 @@ fn present<'a>(values: &'a [i64], scale: i64, validity: Option<(&[u8], usize)>) 
     }
 }
 
+/// Whether every one of `values` is `v`: compared a block at a time without an early exit inside the block, so that
+/// the comparison is vectorised (the check runs over every value of every window).
+fn all_equal(values: &[i64], v: i64) -> bool {
+    values.chunks(256).all(|block| block.iter().fold(true, |same, &w| same & (w == v)))
+}
+
 /// `rows` rows of `column` as one column chunk: a one-entry dictionary when its values are all one value, else
 /// DELTA_BINARY_PACKED (integers) or PLAIN (booleans) pages, zstd-compressed.
 pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Result<Chunk> {
@@ -386,7 +392,7 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
                     statistics,
                 });
             }
-            let one = values.first().filter(|&&v| values.iter().all(|&w| w == v));
+            let one = values.first().filter(|&&v| all_equal(&values, v));
             if let Some(&one) = one {
                 page(&mut out, true, 1, PLAIN, &one.to_le_bytes(), 8);
                 let dictionary = out.len();
