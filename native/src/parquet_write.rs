@@ -4,7 +4,7 @@
 //! encoding, and in a window of FTDC most metrics do not move (1,942 of 2,323 on a 7.0 node). Here a column chunk
 //! whose values are all one value is a one-entry dictionary and, per page, one run of index 0: a few bytes, written
 //! in time that does not grow with the rows once the values are compared. The moving integers are
-//! DELTA_BINARY_PACKED, zstd on top, as the dataset's files were before; booleans are PLAIN.
+//! DELTA_BINARY_PACKED and booleans PLAIN, both LZ4_RAW-compressed (LZ4's block format, pure Rust).
 //!
 //! Only what the dataset needs: flat schemas of OPTIONAL INT64 (optionally TIMESTAMP(MICROS, UTC)) and BOOLEAN
 //! columns, data pages of format v1 (what every reader takes), min/max statistics where asked. The metadata is
@@ -49,8 +49,6 @@ pub struct Column<'a> {
 
 /// Most rows a data page holds: about Arrow's 1 MB pages of int64 values.
 const PAGE_ROWS: usize = 1 << 17;
-/// zstd's level for the pages that are compressed (Arrow's default for zstd).
-const ZSTD_LEVEL: i32 = 1;
 
 // parquet.thrift's enums.
 const TYPE_BOOLEAN: i32 = 0;
@@ -60,7 +58,7 @@ const RLE: i32 = 3;
 const DELTA_BINARY_PACKED: i32 = 5;
 const RLE_DICTIONARY: i32 = 8;
 const UNCOMPRESSED: i32 = 0;
-const ZSTD: i32 = 6;
+const LZ4_RAW: i32 = 7;
 const DATA_PAGE: i32 = 0;
 const DICTIONARY_PAGE: i32 = 2;
 const OPTIONAL: i32 = 1;
@@ -326,17 +324,10 @@ pub struct Chunk {
     statistics: Option<(Option<(i64, i64)>, usize)>,
 }
 
-fn compress(body: &[u8]) -> io::Result<Vec<u8>> {
-    thread_local! {
-        static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> = const { std::cell::RefCell::new(None) };
-    }
-    COMPRESSOR.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if cell.is_none() {
-            *cell = Some(zstd::bulk::Compressor::new(ZSTD_LEVEL)?);
-        }
-        cell.as_mut().expect("made above").compress(body)
-    })
+/// A page's body in LZ4's block format, which LZ4_RAW is (no frame, no size prefix: the page header holds the
+/// uncompressed size).
+fn compress(body: &[u8]) -> Vec<u8> {
+    lz4_flex::block::compress(body)
 }
 
 /// The values of the valid rows of `values` (with their scale applied): borrowed when there is nothing to leave out
@@ -358,8 +349,8 @@ fn all_equal(values: &[i64], v: i64) -> bool {
 }
 
 /// `rows` rows of `column` as one column chunk: a one-entry dictionary when its values are all one value, else
-/// DELTA_BINARY_PACKED (integers) or PLAIN (booleans) pages, zstd-compressed.
-pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Result<Chunk> {
+/// DELTA_BINARY_PACKED (integers) or PLAIN (booleans) pages, LZ4_RAW-compressed.
+pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> Chunk {
     let validity = column.validity;
     let pages: Vec<std::ops::Range<usize>> = (0..rows).step_by(PAGE_ROWS).map(|a| a..(a + PAGE_ROWS).min(rows)).collect();
     let missing = matches!(column.values, Values::Missing);
@@ -382,15 +373,7 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
                 }
                 let uncompressed = out.len();
                 let statistics = extremes.map(|e| (e, nulls));
-                return Ok(Chunk {
-                    bytes: out,
-                    dictionary: 0,
-                    codec: UNCOMPRESSED,
-                    encodings: &[PLAIN, RLE],
-                    rows,
-                    uncompressed,
-                    statistics,
-                });
+                return Chunk { bytes: out, dictionary: 0, codec: UNCOMPRESSED, encodings: &[PLAIN, RLE], rows, uncompressed, statistics };
             }
             let one = values.first().filter(|&&v| all_equal(&values, v));
             if let Some(&one) = one {
@@ -408,7 +391,7 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
                 }
                 let uncompressed = out.len();
                 let statistics = extremes.map(|e| (e, nulls));
-                return Ok(Chunk {
+                return Chunk {
                     bytes: out,
                     dictionary,
                     codec: UNCOMPRESSED,
@@ -416,7 +399,7 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
                     rows,
                     uncompressed,
                     statistics,
-                });
+                };
             }
             let mut at = 0;
             for (range, &count) in pages.iter().zip(&valid) {
@@ -424,13 +407,13 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
                 definition_levels(&mut body, validity, range.clone(), count);
                 delta_binary_packed(&mut body, &values[at..at + count]);
                 at += count;
-                let packed = compress(&body)?;
+                let packed = compress(&body);
                 let before = out.len();
                 page(&mut out, false, range.len(), DELTA_BINARY_PACKED, &packed, body.len());
                 uncompressed += out.len() - before - packed.len() + body.len();
             }
             let statistics = extremes.map(|e| (e, nulls));
-            Ok(Chunk { bytes: out, dictionary: 0, codec: ZSTD, encodings: &[DELTA_BINARY_PACKED, RLE], rows, uncompressed, statistics })
+            Chunk { bytes: out, dictionary: 0, codec: LZ4_RAW, encodings: &[DELTA_BINARY_PACKED, RLE], rows, uncompressed, statistics }
         }
         Values::Missing => {
             for range in &pages {
@@ -440,7 +423,7 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
             }
             let uncompressed = out.len();
             let statistics = statistics.then_some((None, rows));
-            Ok(Chunk { bytes: out, dictionary: 0, codec: UNCOMPRESSED, encodings: &[PLAIN, RLE], rows, uncompressed, statistics })
+            Chunk { bytes: out, dictionary: 0, codec: UNCOMPRESSED, encodings: &[PLAIN, RLE], rows, uncompressed, statistics }
         }
         Values::Flags(_) | Values::Boolean { .. } => {
             let truth = |i: usize| match column.values {
@@ -460,12 +443,12 @@ pub fn encode_chunk(column: &Column, rows: usize, statistics: bool) -> io::Resul
                     }
                 }
                 body.extend_from_slice(&packed);
-                let compressed = compress(&body)?;
+                let compressed = compress(&body);
                 let before = out.len();
                 page(&mut out, false, range.len(), PLAIN, &compressed, body.len());
                 uncompressed += out.len() - before - compressed.len() + body.len();
             }
-            Ok(Chunk { bytes: out, dictionary: 0, codec: ZSTD, encodings: &[PLAIN, RLE], rows, uncompressed, statistics: None })
+            Chunk { bytes: out, dictionary: 0, codec: LZ4_RAW, encodings: &[PLAIN, RLE], rows, uncompressed, statistics: None }
         }
     }
 }
@@ -737,9 +720,8 @@ mod tests {
     fn a_constant_chunk_is_a_dictionary_of_one_and_a_run() {
         let small = vec![9i64; 100];
         let large = vec![9i64; 1_000_000];
-        let chunk = |values: &[i64]| {
-            encode_chunk(&Column { values: Values::Int64 { values, scale: 1 }, validity: None }, values.len(), false).unwrap()
-        };
+        let chunk =
+            |values: &[i64]| encode_chunk(&Column { values: Values::Int64 { values, scale: 1 }, validity: None }, values.len(), false);
         let (a, b) = (chunk(&small), chunk(&large));
         assert_eq!(a.encodings, &[PLAIN, RLE, RLE_DICTIONARY]);
         // Eight pages of 131,072 rows against one: a page's header and its runs, tens of bytes each.
@@ -762,7 +744,7 @@ mod tests {
         let fields = vec![Field { name: "t".into(), kind: Kind::Timestamp, statistics: true }];
         let mut writer = FileWriter::new(Vec::new(), fields).unwrap();
         let values = [1i64, 2, 3];
-        let chunk = encode_chunk(&Column { values: Values::Int64 { values: &values, scale: 1000 }, validity: None }, 3, true).unwrap();
+        let chunk = encode_chunk(&Column { values: Values::Int64 { values: &values, scale: 1000 }, validity: None }, 3, true);
         assert_eq!(chunk.statistics, Some((Some((1000, 3000)), 0)));
         writer.write(3, vec![chunk]).unwrap();
         let file = writer.finish().unwrap();

@@ -161,8 +161,7 @@ impl ParquetWriter {
             .collect::<PyResult<_>>()?;
         let flags: Vec<bool> = fields.iter().map(|f| f.statistics).collect();
         let rows = end - start;
-        let chunks = py.detach(|| columns.par_iter().zip(&flags).map(|(c, &s)| encode_chunk(c, rows, s)).collect::<Result<Vec<_>, _>>());
-        let chunks = chunks.map_err(|e| io_error(&self.path, e))?;
+        let chunks: Vec<_> = py.detach(|| columns.par_iter().zip(&flags).map(|(c, &s)| encode_chunk(c, rows, s)).collect());
         writer.write(rows, chunks).map_err(|e| io_error(&self.path, e))
     }
 
