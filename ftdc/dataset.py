@@ -25,9 +25,11 @@ names of one node differ only by case, a capital letter X is written `^x`, and
 The samples' files are written by the native core from the decoder's columns
 (`_native.ParquetWriter`): a column chunk holding one value is a one-entry
 dictionary (a few bytes whatever its rows), other integer and time columns are
-delta encoded (times in microseconds), zstd on top, statistics only on `start`:
-about the size of the FTDC itself. The other tables (node facts, analyses) are
-written by Arrow with the same encodings (`parquet_options`).
+delta encoded (times in microseconds), LZ4_RAW on top (a pure-Rust codec, so the
+core builds for every platform), statistics only on `start`: about the size of
+the FTDC itself. The other tables (node facts, analyses) are written by Arrow
+with the same encodings and zstd (`parquet_options`); readers take the codec of
+each file as it comes.
 """
 
 from __future__ import annotations
@@ -199,8 +201,8 @@ def original_name(column: str) -> str:
 
 def parquet_options(schema: pa.Schema, sorted_by: str | None = TIME_COLUMN) -> dict:
     """How the dataset's tables are written by Arrow (node facts, analyses; the samples' writer in the
-    native core does the same): integers and times delta encoded (FTDC's own idea: counters change
-    by little), zstd, statistics only where readers prune on them."""
+    native core encodes the same, with LZ4_RAW for zstd): integers and times delta encoded (FTDC's own
+    idea: counters change by little), zstd, statistics only where readers prune on them."""
     delta = [f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_timestamp(f.type)]
     return dict(
         compression="zstd",
