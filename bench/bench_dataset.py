@@ -109,7 +109,7 @@ def against_reading(days: float, rounds: int, before: str | None = None) -> dict
         cases["in_process_before"] = (lambda: ftdc.read_ftdc(directory), lambda: earlier([directory], out))
     figures: dict = {"ftdc_mb": round(size(directory) / 1e6, 1)}
     timings: dict[str, dict[str, list]] = {
-        name: {k: [] for k in ("read", "export", "read_cpu", "export_cpu", "load")} for name in cases
+        name: {k: [] for k in ("read", "export", "read_cpu", "export_cpu", "load", "dataset_mb")} for name in cases
     }
     try:
         for read, write in cases.values():
@@ -121,7 +121,7 @@ def against_reading(days: float, rounds: int, before: str | None = None) -> dict
                     seconds, used = timed(action)
                     got[key].append(seconds)
                     got[f"{key}_cpu"].append(used)
-                figures["dataset_mb"] = round(size(out) / 1e6, 1)
+                got["dataset_mb"].append(round(size(out) / 1e6, 1))
                 shutil.rmtree(out)
                 got["load"].append(round((load + os.getloadavg()[0]) / 2, 1))
                 print(
@@ -139,6 +139,7 @@ def against_reading(days: float, rounds: int, before: str | None = None) -> dict
                 "export_over_read_all": [round(x, 2) for x in ratios],
                 "cpu_export_over_read": round(statistics.median(w / r for w, r in zip(got["export_cpu"], got["read_cpu"])), 2),
                 "load_average": got["load"],
+                "dataset_mb": got["dataset_mb"][-1],  # each case's own writer (the same files each round)
             }
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -4,6 +4,7 @@ Kept by hand beside the bindings: tests/test_native_stub.py checks that every na
 module exports is declared here and nothing more.
 """
 
+import os
 from typing import Any, Final, Protocol, TypedDict
 
 MAX_LISTED_PROBLEMS: Final[int]
@@ -98,6 +99,11 @@ class ChunkEncoder:
 def schema_matches(reference: bytes, sample: bytes) -> bool: ...
 def decode_chunk(data: bytes) -> tuple[bytes, int, int, bytes]: ...
 def fill_reference(reference: bytes, values: bytes) -> bytes: ...
+
+class ParquetWriter:
+    def __init__(self, path: os.PathLike[str] | str, names: list[str], kinds: list[str], statistics: list[str]) -> None: ...
+    def write(self, columns: list[ArrowArray | None], start: int, end: int) -> None: ...
+    def close(self) -> None: ...
 
 class LogColumn:
     """A column of a decoded log block as an Arrow array (`pyarrow.array(column)`) owning its buffers."""

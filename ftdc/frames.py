@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 TIME_COLUMN = "start"
 # A column's type as a schema spells it: a class (pl.String) or an instance (pl.Datetime("ms", "UTC")).
 Dtype = DataTypeClass | pl.DataType
-_BOOL = 1  # a column kind of the decoder (0 int64, 1 bool, 2 Date)
+_BOOL, DATE_KIND = 1, 2  # column kinds of the decoder (0 int64, 1 bool, 2 Date)
 
 
 def to_polars(decoded: _native.DecodedFrame) -> pl.DataFrame:

@@ -36,11 +36,24 @@ def decode_files(
 ) -> pl.DataFrame:
     """Decodes already-resolved files; the building block of every reader. Problems in
     `reported` (the files' catalog has warned of them) are not warned of again."""
+    return frame_of(files, decode_native(files, metrics, start, end, time_field, max_values, reported))
+
+
+def decode_native(
+    files: list[FtdcFile],
+    metrics: Metrics = None,
+    start: TimeArg = None,
+    end: TimeArg = None,
+    time_field: str = TIME_COLUMN,
+    max_values: int | None = None,
+    reported: Collection[Problem] = (),
+) -> _native.DecodedFrame:
+    """`decode_files` up to its frame (`frame_of`): the decoder's columns, its problems reported and a refusal raised."""
     decoded = _native.read(*_read_arguments(files, metrics, start, end, time_field, max_values))
     require_documents(files, decoded.documents, problems_of(decoded))
     _raise_refusal(files, decoded)
     report_problems(decoded, time_field, reported)
-    return _frame(files, decoded)[0]
+    return decoded
 
 
 def read_with_catalog(
@@ -103,8 +116,13 @@ def _raise_refusal(files: list[FtdcFile], decoded: _native.DecodedFrame) -> None
         raise FTDCError(f"{_where(files)}: {decoded.error}")
 
 
+def frame_of(files: list[FtdcFile], decoded: _native.DecodedFrame) -> pl.DataFrame:
+    """The frame of a native read that was not refused, without impossible times."""
+    return _frame(files, decoded)[0]
+
+
 def _frame(files: list[FtdcFile], decoded: _native.DecodedFrame) -> tuple[pl.DataFrame, tuple[int, ...]]:
-    """The frame of a native read that was not refused, without impossible times, and the rows left out for them."""
+    """`frame_of`, and the rows left out for their impossible times (what the explorer's kept metrics leave out too)."""
     frame = to_polars(decoded)
     where = _where(files)
     impossible = frame.select(outside_python_range(pl.col(TIME_COLUMN))).to_series()

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 import pytest
 from crafted_nodes import write_node
 
 import ftdc
+from ftdc import _native
 from ftdc.dataset import read_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,18 +27,18 @@ DAYS = 3
 # issue 19, already moved into the dataset); the flag file says so, then it waits to be stopped.
 PAUSED_CLI = """
 import sys, time
-import pyarrow.parquet as pq
+from ftdc import _native
 flag, args = sys.argv[1], sys.argv[2:]
-opened = pq.ParquetWriter.__init__
+opened = _native.ParquetWriter  # the samples' files (the native core's writer)
 count = 0
-def pausing(self, *a, **k):
+def pausing(*a, **k):
     global count
     count += 1
     if count == 2:
         open(flag, "w").close()
         time.sleep(120)
-    opened(self, *a, **k)
-pq.ParquetWriter.__init__ = pausing
+    return opened(*a, **k)
+_native.ParquetWriter = pausing
 sys.argv = ["ftdc-analyze", *args]
 import cli
 cli.main()
@@ -147,16 +147,23 @@ def test_a_full_disk_names_the_dataset_and_changes_nothing(tmp_path, monkeypatch
         ftdc.to_dataset([other_node], out)
     before = listing(out) if existing else None
     calls = 0
-    real = pq.ParquetWriter.write_table
+    real = _native.ParquetWriter
 
-    def full_on_the_second_day(self, *args, **kwargs):
-        nonlocal calls
-        calls += 1
-        if calls > 1:
-            raise OSError(errno.ENOSPC, "Error writing bytes to file")  # as pyarrow says it: no file named
-        return real(self, *args, **kwargs)
+    class FullOnTheSecondDay:
+        def __init__(self, path, *args):
+            self.path, self.writer = path, real(path, *args)
 
-    monkeypatch.setattr(pq.ParquetWriter, "write_table", full_on_the_second_day)
+        def write(self, *args):
+            nonlocal calls
+            calls += 1
+            if calls > 1:  # as the native writer says it: errno, words, the (staged) file
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
+            return self.writer.write(*args)
+
+        def close(self):
+            self.writer.close()
+
+    monkeypatch.setattr(_native, "ParquetWriter", FullOnTheSecondDay)
     with pytest.raises(OSError) as raised:
         ftdc.to_dataset([days_node], out)
     assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(out) and ".partial" not in str(raised.value)

@@ -19,6 +19,7 @@ pub mod extremes;
 pub mod file;
 pub mod logs;
 pub mod metrics;
+pub mod parquet_write;
 pub mod reference;
 pub mod rolling;
 pub mod select;
@@ -36,3 +37,5 @@ mod python_bytes;
 mod python_encode;
 #[cfg(feature = "python")]
 mod python_logs;
+#[cfg(feature = "python")]
+mod python_parquet;

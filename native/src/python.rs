@@ -444,6 +444,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(release_spare, m)?)?;
     crate::python_encode::register(m)?;
     crate::python_logs::register(m)?;
+    crate::python_parquet::register(m)?;
     m.add_function(wrap_pyfunction!(select_names, m)?)?;
     m.add_function(wrap_pyfunction!(rolling_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(run_extremes, m)?)?;

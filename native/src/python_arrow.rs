@@ -14,31 +14,31 @@ use crate::extremes;
 
 /// `struct ArrowSchema` of the C Data Interface.
 #[repr(C)]
-struct ArrowSchema {
-    format: *const c_char,
-    name: *const c_char,
-    metadata: *const c_char,
-    flags: i64,
-    n_children: i64,
-    children: *mut *mut ArrowSchema,
-    dictionary: *mut ArrowSchema,
-    release: Option<unsafe extern "C" fn(*mut ArrowSchema)>,
-    private_data: *mut c_void,
+pub(crate) struct ArrowSchema {
+    pub(crate) format: *const c_char,
+    pub(crate) name: *const c_char,
+    pub(crate) metadata: *const c_char,
+    pub(crate) flags: i64,
+    pub(crate) n_children: i64,
+    pub(crate) children: *mut *mut ArrowSchema,
+    pub(crate) dictionary: *mut ArrowSchema,
+    pub(crate) release: Option<unsafe extern "C" fn(*mut ArrowSchema)>,
+    pub(crate) private_data: *mut c_void,
 }
 
 /// `struct ArrowArray` of the C Data Interface.
 #[repr(C)]
-struct ArrowArray {
-    length: i64,
-    null_count: i64,
-    offset: i64,
-    n_buffers: i64,
-    n_children: i64,
-    buffers: *mut *const c_void,
-    children: *mut *mut ArrowArray,
-    dictionary: *mut ArrowArray,
-    release: Option<unsafe extern "C" fn(*mut ArrowArray)>,
-    private_data: *mut c_void,
+pub(crate) struct ArrowArray {
+    pub(crate) length: i64,
+    pub(crate) null_count: i64,
+    pub(crate) offset: i64,
+    pub(crate) n_buffers: i64,
+    pub(crate) n_children: i64,
+    pub(crate) buffers: *mut *const c_void,
+    pub(crate) children: *mut *mut ArrowArray,
+    pub(crate) dictionary: *mut ArrowArray,
+    pub(crate) release: Option<unsafe extern "C" fn(*mut ArrowArray)>,
+    pub(crate) private_data: *mut c_void,
 }
 
 /// An Int64 or Float64 array, its capsules held so that its buffers stay alive while `chunk` is read.
