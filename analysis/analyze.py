@@ -206,6 +206,18 @@ EVENT_COLUMNS = [
 ]
 
 
+# A read of less than this gives back too little to move a peak, and handing it back costs a small run a tenth of its
+# time: a full collection, the decoder's spare block unmapped (to be mapped and faulted in again by the next read) and
+# the C library's arenas trimmed, 25 - 50 ms twice in a summary of the 7.0 sample's 0.33 s (docs/performance.md).
+RELEASE_BYTES = 256 << 20
+
+
+def _release_after(read_bytes: int) -> None:
+    """Freed memory handed back (`release_free_memory`) after a read of `read_bytes` that could set a run's peak."""
+    if read_bytes >= RELEASE_BYTES:
+        release_free_memory()
+
+
 def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None) -> LogFrames | None:
     """The log frames, narrowed to the columns used and holding only their own text,
     so a large log's text is freed before the FTDC is decoded. Culprit examples show
@@ -217,11 +229,12 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
 
     # Each block is narrowed to these columns as it is decoded, the commands packed until the longest runs are known.
     frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key()))))
+    read_bytes = frames.slow_ops.estimated_size() + frames.events.estimated_size()
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
     compact = replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
     del frames, slow
-    release_free_memory()
+    _release_after(read_bytes)
     return replace(compact, slow_ops=with_slowest_lines(compact.slow_ops, logs))
 
 
@@ -319,7 +332,8 @@ def observe(
     )
     # The inflated chunks the decoder freed: after a large log, the C library keeps them (the log's blocks raised its
     # threshold for giving large buffers back), 200 MB of a week beside the series about to be derived.
-    release_free_memory()
+    read_bytes = raw.estimated_size()
+    _release_after(read_bytes)
     resolved = resolve_metrics(catalog.schema())
     metadata = catalog_metadata(catalog)
     log_frames = for_node(all_logs, metadata.node)
@@ -342,7 +356,7 @@ def observe(
         overview = overview_ahead.result()
         # No column of the read is held any longer (`Derived` keeps copies of those it passes on): its memory, a
         # week's 576 MB, goes back before the detectors and the report, which would otherwise add theirs to it.
-        release_free_memory()
+        _release_after(read_bytes)
         progress(STAGES[2])
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native
         # core and polars, without the GIL) while the checkpoints are found.
