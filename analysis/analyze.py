@@ -38,6 +38,7 @@ from analysis.series.thresholds import Thresholds, effective_thresholds
 from analysis.workbench import audit as audit_module
 from analysis.workbench.overview import Overview, summarize
 from analysis.workbench.sampled import sampled as audit_sampled
+from ftdc import memory
 from ftdc.batches import require_splittable
 from ftdc.catalog import Catalog
 from ftdc.errors import no_samples
@@ -206,15 +207,11 @@ EVENT_COLUMNS = [
 ]
 
 
-# A read of less than this gives back too little to move a peak, and handing it back costs a small run a tenth of its
-# time: a full collection, the decoder's spare block unmapped (to be mapped and faulted in again by the next read) and
-# the C library's arenas trimmed, 25 - 50 ms twice in a summary of the 7.0 sample's 0.33 s (docs/performance.md).
-RELEASE_BYTES = 256 << 20
-
-
-def _release_after(read_bytes: int) -> None:
-    """Freed memory handed back (`release_free_memory`) after a read of `read_bytes` that could set a run's peak."""
-    if read_bytes >= RELEASE_BYTES:
+def _release_after(read_bytes: float) -> None:
+    """Freed memory handed back (`release_free_memory`) after a read of `read_bytes` that could set a run's peak
+    (`WORTH_HANDING_BACK`): below it, a full collection, the decoder's spare block unmapped (to be faulted in again by
+    the next read) and the C library's arenas trimmed cost a small run 10 - 35 ms each and give back too little."""
+    if read_bytes >= memory.WORTH_HANDING_BACK:
         release_free_memory()
 
 

@@ -93,14 +93,16 @@ def test_owning_copies_the_columns_that_lie_in_another_frames_buffers_and_keeps_
     assert buffer_addresses(owned_other) == buffer_addresses(owned.select("n", "x"))
 
 
-def test_the_derived_series_hold_no_buffer_of_the_decoded_frame():
+def test_the_derived_series_hold_no_buffer_of_the_decoded_frame(monkeypatch):
     # The decoder's columns are one allocation, freed only once none of them lives: the series passed through
-    # unchanged and the recorded columns kept for the columns only shown are copies.
+    # unchanged and the recorded columns kept for the columns only shown are copies, where the read is large enough to
+    # set a peak (the bar lowered to the demo's here); a small read's are kept as they are (copies would cost more).
     from pathlib import Path
 
     from analysis.series.derived import BOOKKEEPING, Derived, prepare
     from analysis.series.metrics import candidates, resolve
     from analysis.series.thresholds import effective_thresholds
+    from ftdc import memory
     from ftdc.frames import buffer_addresses
     from ftdc.metadata import catalog_metadata
     from ftdc.paths import resolve as files_of
@@ -110,7 +112,10 @@ def test_the_derived_series_hold_no_buffer_of_the_decoded_frame():
     resolved = resolve(catalog.schema())
     prepared = prepare(raw, resolved)
     decoded = buffer_addresses(prepared.drop(*BOOKKEEPING))
-    derived = Derived(prepared, resolved, effective_thresholds(catalog_metadata(catalog)))
+    thresholds = effective_thresholds(catalog_metadata(catalog))
+    assert buffer_addresses(Derived(prepared, resolved, thresholds).analysed) & decoded  # small: not copied
+    monkeypatch.setattr(memory, "WORTH_HANDING_BACK", 0)
+    derived = Derived(prepared, resolved, thresholds)
     assert derived._sources is not None and derived._sources.width > 1
     for frame in (derived.analysed, derived._sources, derived.full()):
         assert not buffer_addresses(frame) & decoded
@@ -186,6 +191,7 @@ def test_memory_goes_back_after_the_decode_and_after_the_derivation(monkeypatch)
     from pathlib import Path
 
     from analysis.series import derived
+    from ftdc import memory
 
     analyze = importlib.import_module("analysis.analyze")  # the module: the package's `analyze` is the function
 
@@ -203,13 +209,14 @@ def test_memory_goes_back_after_the_decode_and_after_the_derivation(monkeypatch)
     monkeypatch.setattr(derived.Derived, "__init__", recorded("derive", derived.Derived.__init__))
     monkeypatch.setattr(analyze, "detect", recorded("detect", analyze.detect))
     demo = Path(__file__).parents[1] / "samples" / "diagnostic.data"
+    bar = memory.WORTH_HANDING_BACK
     # A read as large as a week's (the bar lowered to the demo's): handed back after each stage.
-    monkeypatch.setattr(analyze, "RELEASE_BYTES", 0)
+    monkeypatch.setattr(memory, "WORTH_HANDING_BACK", 0)
     analyze.observe(demo)
     assert stages == ["decode", "given back", "derive", "given back", "detect"]
     # A small run's read gives back too little to move a peak: nothing is handed back, which would cost it a tenth of
     # its time (a full collection, the spare block faulted in again, the arenas trimmed).
-    monkeypatch.setattr(analyze, "RELEASE_BYTES", 256 << 20)
+    monkeypatch.setattr(memory, "WORTH_HANDING_BACK", bar)
     stages.clear()
     analyze.observe(demo, Path(__file__).parents[1] / "samples" / "mongod.log")
     assert stages == ["decode", "derive", "detect"]

@@ -25,6 +25,7 @@ from analysis.series.metrics import COUNTER, CPU_STATES, Resolved
 from analysis.series.rolling import medians_of_rows_before
 from analysis.series.thresholds import Thresholds
 from analysis.settings import CACHE_PERCENTAGES
+from ftdc import memory
 from ftdc.frames import TIME_COLUMN, buffer_addresses, owning
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one
@@ -1009,17 +1010,15 @@ class Derived:
     def __init__(self, prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds):
         # The decoder hands its columns over in one allocation, kept whole while any of them lives: the recorded
         # columns held here (passed through unchanged, or kept for `full`) are copies, so that it goes once `prepared`
-        # does (a week: 576 MB for the 30-odd columns of 5 MB kept).
+        # does (a week: 576 MB for the 30-odd columns of 5 MB kept); a read too small to set a peak is kept as it is.
         self._resolved = resolved
         self._later = [c for c in columns_for(resolved) if shown_only(c.name)]
         paths = {p for c in self._later for name in c.needs for p in resolved.paths.get(name, ())}
-        self.analysed, sources = owning(
-            [
-                derive(prepared, resolved, thresholds, shown=False),
-                prepared.select(TIME_COLUMN, *BOOKKEEPING, *(c for c in prepared.columns if c in paths)),
-            ],
-            buffer_addresses(prepared.drop(*BOOKKEEPING)),
-        )
+        analysed = derive(prepared, resolved, thresholds, shown=False)
+        sources = prepared.select(TIME_COLUMN, *BOOKKEEPING, *(c for c in prepared.columns if c in paths))
+        if prepared.estimated_size() >= memory.WORTH_HANDING_BACK:  # a small read's copies would cost more than it
+            analysed, sources = owning([analysed, sources], buffer_addresses(prepared.drop(*BOOKKEEPING)))
+        self.analysed = analysed
         self._sources: pl.DataFrame | None = sources
         self._full: pl.DataFrame | None = None
         self._deriving = threading.Lock()
