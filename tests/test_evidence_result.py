@@ -7,6 +7,7 @@ reads (`Analysis.__getattr__`, a notebook's shortcut, is never what it relies on
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import warnings
 from pathlib import Path
@@ -29,7 +30,8 @@ from ftdc.logs import LogFrames
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 REPLICA_SET = SAMPLES / "scenarios" / "replica-set"
-FIXED = {"generated": None}
+# One time for every document compared (none would be each call's own clock, a second apart now and then).
+FIXED = {"generated": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)}
 
 
 @pytest.fixture(scope="module")
