@@ -175,7 +175,7 @@ def _freed_pages_for_a_log(paths: list[Path], given: list[Path], no_log: bool = 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             found = gather(paths)
-            reads = plan_logs(found, [*given, *(p for p in paths if p in found.logs)], no_log).paths
+            reads = plan_logs(paths, found, given, no_log).paths
     except (ftdc.FTDCError, ValueError, OSError, EOFError):
         return
     if reads:
@@ -476,7 +476,7 @@ def fleet(
         found_inputs = _gathered(paths)
         nodes = found_inputs.nodes(paths)
         # By the summary's policy (each node's worker reads them): given, else inside the inputs, else beside.
-        plan = plan_logs(found_inputs, [*(log or []), *(p for p in paths if p in found_inputs.logs)])
+        plan = plan_logs(paths, found_inputs, log or [])
         logs, beside = [str(p) for p in plan.paths] or None, plan.found if plan.beside else []
         if samples:
             ftdc.to_dataset(nodes, out_dir)

@@ -74,10 +74,10 @@ def run(
     for text in notes:
         note(text)
     found.nodes(paths)
-    plan = plan_logs(found, [*logs, *(p for p in paths if p in found.logs)], no_log)
+    plan = plan_logs(paths, found, logs, no_log)
     read = plan.given or (read_found_logs(plan.found, start, end) if plan.found else None)
-    steps = iter(range(1, len(STAGES) * len(found.ftdc) + 1))
     total = len(STAGES) * len(found.ftdc)
+    steps = iter(range(1, total + 1))
     result = analyze_nodes(
         found.ftdc,
         read,

@@ -403,10 +403,13 @@ class LogPlan:
         return self.given or self.found
 
 
-def plan_logs(found: Inputs, given: Sequence[str | os.PathLike] = (), no_log: bool = False) -> LogPlan:
-    """The logs to read with the FTDC `found`: those `given` (and any inside the inputs); else those inside the
-    inputs; else those beside each diagnostic.data; none under `no_log`, which cannot go with logs given."""
-    named = [Path(p) for p in given]
+def plan_logs(
+    paths: Sequence[str | os.PathLike], found: Inputs, given: Sequence[str | os.PathLike] = (), no_log: bool = False
+) -> LogPlan:
+    """The logs to read with the FTDC `found` behind `paths`: those `given` (`--log`) and the log files among the
+    paths themselves (and any inside the inputs); else those inside the inputs; else those beside each
+    diagnostic.data; none under `no_log`, which cannot go with logs given."""
+    named = [Path(p) for p in given] + [p for p in map(Path, paths) if p in found.logs]
     if named and no_log:
         raise ValueError("--no-log, yet logs were given (--log, or log files among the paths)")
     if named:

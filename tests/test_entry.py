@@ -109,9 +109,9 @@ def test_the_log_policy(inside, given_, beside, no_log):
     try:
         if given_ and no_log:
             with pytest.raises(ValueError):
-                plan_logs(found, given_, no_log)
+                plan_logs([Path("/x/diagnostic.data")], found, given_, no_log)
             return
-        plan = plan_logs(found, given_, no_log)
+        plan = plan_logs([Path("/x/diagnostic.data")], found, given_, no_log)
     finally:
         inputs.logs_beside = original
     if given_:
@@ -121,6 +121,15 @@ def test_the_log_policy(inside, given_, beside, no_log):
     else:
         assert plan.given == [] and plan.found == (inside or beside) and plan.beside == (not inside and bool(beside))
     assert plan.paths == (plan.given or plan.found)
+
+
+def test_a_log_named_among_the_paths_is_given():
+    """`ftdc-analyze DIR mongod.log` names the log as `--log` would: read strictly, before any found beside."""
+    found = Inputs([Path("/x/diagnostic.data")], [Path("/x/mongod.log")])
+    plan = plan_logs([Path("/x/diagnostic.data"), Path("/x/mongod.log")], found)
+    assert plan.given == [Path("/x/mongod.log")] and plan.found == []
+    with pytest.raises(ValueError, match="--no-log, yet logs were given"):
+        plan_logs([Path("/x/mongod.log")], found, no_log=True)
 
 
 def test_the_fleet_reads_logs_by_the_same_policy(tmp_path, demo_node):
