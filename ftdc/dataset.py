@@ -213,20 +213,6 @@ def parquet_options(schema: pa.Schema, sorted_by: str | None = TIME_COLUMN) -> d
     )
 
 
-def write_file(table: pa.Table, target: Path, **options) -> None:
-    """One Parquet file written beside `target` and renamed over it when whole."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=PARTIAL)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp, **options)
-        os.chmod(tmp, 0o666 & ~umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 # A node's files while they are written: DIR/.staged.<pid>-<random>.partial/ mirrors the
 # dataset's layout beside samples/ and nodes/, where no reader of those looks.
 STAGED = ".staged."
