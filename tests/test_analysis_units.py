@@ -655,6 +655,7 @@ def test_a_node_without_runnable_threads_is_not_said_to_have_passed_the_cpu_chec
             ],
         ),
         ("Microsoft Windows Server 2019", [], ["Processor counters"]),
+        ("Mac OS X", [], ["systemMetrics.cpu"]),  # nothing of it recorded: the section, not each of its five paths
     ):
         node = NodeInfo(host="a", port=1, os=os)
         ctx = Context(series, resolve(names), effective_thresholds(NO_METADATA), checkpoint_windows(series, None), node)
