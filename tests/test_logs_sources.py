@@ -100,19 +100,46 @@ def test_compact_keeps_values_and_frees_the_log_text(log_samples, tmp_path):
         frames.events.select("ts", "kind", "text")
     )
     code = (
-        "import sys, ftdc\nfrom ftdc.memory import release_free_memory\n"
+        "import sys\nfrom ftdc.memory import hand_back_freed_pages, release_free_memory\nhand_back_freed_pages()\n"
+        "import ftdc\nfrom ftdc.logs.narrow import Narrowing\n"
         "rss = lambda: int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024\n"
         "size = lambda f: (f.slow_ops.estimated_size() + f.events.estimated_size()) // 2**20\n"
-        "f = ftdc.read_logs(sys.argv[1]); release_free_memory(); held, whole = rss(), size(f)\n"
+        "f = ftdc.read_logs(sys.argv[1], narrowing=Narrowing()); release_free_memory(); held, whole = rss(), size(f)\n"
         "f = f.compact(['ts', 'ns', 'command_json', 'shape'], ['ts', 'kind']); release_free_memory()\n"
         "print(held, rss(), whole - size(f))\n"
     )
     out = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True)
     held, compacted, dropped = map(int, out.stdout.split())
-    # What the dropped columns held goes back (63 MB of this log's): strings left as views into
-    # the blocks' text would keep all of it. (Blocks no longer linger in reference cycles, so the
-    # whole frames hold less than they did: a fixed 80 MB was what compacting freed then.)
+    # What the dropped columns held goes back (63 MB of this log's), read as the analyses read it
+    # (each block's columns copied into polars' memory on its worker): strings left as views into
+    # the blocks' text would keep all of it.
     assert dropped > 40 and held - compacted >= 0.8 * dropped, (held, compacted, dropped)
+
+
+def _text_held(column: pl.Series) -> int:
+    """Bytes of the data buffers a string column keeps alive (its strings of over 12 bytes live there; shorter ones
+    in the views themselves), each buffer counted once."""
+    import pyarrow as pa
+
+    array = column.to_arrow(compat_level=pl.CompatLevel.newest())
+    chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+    return sum({b.address: b.size for c in chunks for b in c.buffers()[2:] if b is not None}.values())
+
+
+@pytest.mark.parametrize("log", [SAMPLE, "atlas-8.0.12", "legacy-text/mongod_4.2.11.log", "legacy-text/collscans.log"])
+def test_each_string_column_holds_its_own_text_and_no_more(log_samples, log):
+    """What lets `LogFrames.compact` keep columns without copying them: the decoders hand each string column over in
+    buffers of its own, not as views into the block of text it was read from, so a column kept holds its own strings
+    (a repeated value may be held once) and one dropped gives its text back."""
+    frames = read_logs(log_samples / log)
+    assert frames.events.height > 0 and (frames.slow_ops.height > 0 or log.endswith("4.2.11.log"))
+    for frame in (frames.slow_ops, frames.events):
+        for name, dtype in frame.schema.items():
+            if dtype == pl.String:
+                column = frame[name]
+                lengths = column.str.len_bytes()
+                own = int(lengths.filter(lengths > 12).sum() or 0)
+                assert _text_held(column) <= own + (64 << 10), (log, name, _text_held(column), own)
 
 
 def test_memory_goes_back_before_the_joins_of_large_input_only(tmp_path, sample_lines, monkeypatch):
