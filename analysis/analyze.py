@@ -219,8 +219,10 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     """The log frames, narrowed to the columns used and holding only their own text,
     so a large log's text is freed before the FTDC is decoded. Culprit examples show
     the longest run of a shape, so only those runs keep their command."""
-    if logs is None or isinstance(logs, LogFrames):
+    if logs is None:
         return logs
+    if isinstance(logs, LogFrames):
+        return as_categories(logs)
     from ftdc.logs.narrow import Longest, Narrowing  # the log readers only where there is a log to read
     from ftdc.logs.reader import read_logs
 
@@ -229,10 +231,36 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     read_bytes = frames.slow_ops.estimated_size() + frames.events.estimated_size()
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
-    compact = replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
+    compact = as_categories(replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS))
     del frames, slow
     _release_after(read_bytes)
     return replace(compact, slow_ops=with_slowest_lines(compact.slow_ops, logs))
+
+
+# The slow operations' text columns of a handful of values each, held as categories (a number a row) through an
+# analysis: a string column costs a 16-byte view a row whatever its value, and these were 190 MB of a 1 GB log's
+# 1.2 M slow operations (docs/performance.md). Their readers compare them to text, group by them, or cast them back.
+CATEGORY_COLUMNS = (
+    "node",
+    "ns",
+    "command",
+    "op_type",
+    "plan_summary",
+    "plan_kind",
+    "shape",
+    "query_hash",
+    "app_name",
+    "err_name",
+    "truncated",
+    "file",
+)
+
+
+def as_categories(frames: LogFrames) -> LogFrames:
+    """`frames` with the slow operations' CATEGORY_COLUMNS held as categories."""
+    slow = frames.slow_ops
+    columns = [c for c in CATEGORY_COLUMNS if slow.schema.get(c) == pl.String]
+    return replace(frames, slow_ops=slow.with_columns(pl.col(columns).cast(pl.Categorical))) if columns else frames
 
 
 def with_slowest_lines(slow_ops: pl.DataFrame, logs: LogsArg) -> pl.DataFrame:

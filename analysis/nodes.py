@@ -287,7 +287,7 @@ def _by_replica_set(findings: Sequence[Finding], nodes: Sequence[Analysis]) -> l
 
 def _warn_unmatched(frames: LogFrames, nodes: list[Analysis]) -> None:
     hosts = {a.result.node.host.lower() for a in nodes if a.result.node.host}
-    node = pl.col("node").str.split(":").list.first().str.to_lowercase()
+    node = pl.col("node").cast(pl.String).str.split(":").list.first().str.to_lowercase()
     unmatched = frames.slow_ops.filter(node.is_null() | ~node.is_in(list(hosts))).height
     if unmatched:
         warnings.warn(

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analysis.analyze import EVENT_COLUMNS, SLOW_OP_COLUMNS, read_compact_logs
+from analysis.analyze import EVENT_COLUMNS, SLOW_OP_COLUMNS, as_categories, read_compact_logs
 from analysis.findings.culprits import culprit_key
 from ftdc.logs import read_logs, report, sources, summarize_queries
 
@@ -59,11 +59,12 @@ def _reference_summary(slow: pl.DataFrame) -> pl.DataFrame:
 
 
 def _old_compact(path, start=None, end=None):
-    """What the analyses got before: the whole frames, then the longest runs' commands, then the columns."""
+    """What the analyses got before: the whole frames, then the longest runs' commands, then the columns (their
+    text columns of a handful of values as categories, as an analysis holds them)."""
     frames = read_logs(path, start, end)
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
-    return replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS)
+    return as_categories(replace(frames, slow_ops=slow).compact(SLOW_OP_COLUMNS, EVENT_COLUMNS))
 
 
 def _assert_same(path, start=None, end=None) -> None:

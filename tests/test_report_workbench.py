@@ -553,3 +553,22 @@ def test_only_the_shapes_of_most_total_time_quote_their_lines(monkeypatch):
     table = workload(read_compact_logs(LOGS["6.0.11"])).queries
     quoted = [any(run["log_line"] is not None for run in row["slowest"]) for row in table.iter_rows(named=True)]
     assert quoted == [True] * 5 + [False] * (table.height - 5)
+
+
+@pytest.mark.parametrize("log", sorted(LOGS))
+def test_the_analysis_holds_the_logs_text_columns_as_categories_and_its_tables_are_those_of_the_text(log):
+    """An analysis holds the slow operations' text columns of a handful of values as categories (a 1 GB log's frames
+    190 MB smaller); every table read from them is the one the text gives, with text columns."""
+    from dataclasses import replace
+
+    from analysis.analyze import CATEGORY_COLUMNS
+
+    frames = read_compact_logs(LOGS[log])
+    held = {c: frames.slow_ops.schema[c] for c in CATEGORY_COLUMNS if c in frames.slow_ops.columns}
+    assert held and all(dtype == pl.Categorical for dtype in held.values()), held
+    text = replace(frames, slow_ops=frames.slow_ops.with_columns(pl.col(pl.Categorical).cast(pl.String)))
+    mine, theirs = workload(frames), workload(text)
+    assert mine is not None and theirs is not None and mine.queries.height > 0
+    assert mine.queries.schema == theirs.queries.schema and pl.String in mine.queries.schema.values()
+    assert mine.to_dict() == theirs.to_dict()
+    assert frames.slow_ops.estimated_size() < text.slow_ops.estimated_size()

@@ -42,26 +42,26 @@ QUERY_EXTRAS = {
     # The response sizes (reslen) logged, in bytes; null where no run logged one (an index build).
     "reslen_bytes": pl.when(pl.col("reslen").is_not_null().any()).then(pl.col("reslen").sum()),
     # Each planSummary as mongod wrote it ("IXSCAN { email: 1 }": the index by its key pattern), most runs first.
-    "plans": pl.col("plan_summary").drop_nulls().value_counts(name="runs"),
+    "plans": pl.col("plan_summary").drop_nulls().cast(pl.String).value_counts(name="runs"),
     # The longest runs: when each was logged, where (the file's name, not where it lay on this machine) and its line as
     # mongod wrote it, where the analysis read it again (`line_text`; not in a redacted report).
     "slowest": pl.struct(
         at="ts",
         duration_ms="duration_ms",
-        file=pl.col("file").str.replace(r"^.*[/\\!]", ""),
+        file=pl.col("file").cast(pl.String).str.replace(r"^.*[/\\!]", ""),
         line="line",
         log_line="line_text",
     )
     .filter(pl.col("duration_ms").is_not_null())  # a run that logged no duration is none of the slowest
     .sort_by(pl.col("duration_ms").filter(pl.col("duration_ms").is_not_null()), descending=True)
     .head(SLOWEST_LINES),
-    "apps": pl.col("app_name").drop_nulls().unique().sort().str.join(", "),
+    "apps": pl.col("app_name").drop_nulls().unique().cast(pl.String).sort().str.join(", "),
     "working_ms": pl.col("working_ms").sum(),
     "working_runs": pl.col("working_ms").is_not_null().sum(),
     "queued_ms": (pl.col("execution_queued_micros").fill_null(0).sum() / 1000).round(1),
     # Runs that failed (interrupted, a client that disconnected) and how: a shape of failures has no plan to show.
     "failed": (pl.col("ok") == False).sum(),  # noqa: E712 (a null `ok` is not a failure)
-    "errors": pl.col("err_name").drop_nulls().unique().sort().str.join(", "),
+    "errors": pl.col("err_name").drop_nulls().unique().cast(pl.String).sort().str.join(", "),
 }
 
 

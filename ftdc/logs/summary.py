@@ -63,11 +63,13 @@ READ = [
 
 
 def _group_key() -> pl.Expr:
-    hashed = pl.coalesce("query_shape_hash", "query_hash")
+    # Text, whether the frames hold these columns as text or as categories (an analysis' frames).
+    text = lambda name: pl.col(name).cast(pl.String)  # noqa: E731
+    hashed = pl.coalesce(text("query_shape_hash"), text("query_hash"))
     return (
         pl.when(pl.col("truncated").is_not_null() & hashed.is_not_null())
         .then(pl.lit("hash:") + hashed)
-        .otherwise(pl.col("shape"))
+        .otherwise(text("shape"))
         .alias("group_key")
     )
 
@@ -122,7 +124,9 @@ def summarize_queries(
     duration = pl.col("duration_ms")
     summary = ops.group_by(*keys, "query").agg(
         shape=pl.col("shape").drop_nulls().first(),
-        query_hash=pl.coalesce("query_shape_hash", "query_hash").drop_nulls().first(),
+        query_hash=pl.coalesce(pl.col("query_shape_hash").cast(pl.String), pl.col("query_hash").cast(pl.String))
+        .drop_nulls()
+        .first(),
         count=pl.len(),
         total_ms=duration.sum(),
         mean_ms=duration.mean(),
@@ -134,7 +138,7 @@ def summarize_queries(
         docs_examined=pl.col("docs_examined").sum(),
         nreturned=pl.col("nreturned").sum(),
         collscan_share=(pl.col("plan_kind") == "COLLSCAN").fill_null(False).mean(),
-        plan_kinds=pl.col("plan_kind").drop_nulls().unique().sort().str.join(","),
+        plan_kinds=pl.col("plan_kind").drop_nulls().unique().cast(pl.String).sort().str.join(","),
         first_seen=pl.col("started").min(),
         last_seen=pl.col("ts").max(),
         example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
