@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 
 # numpy's OpenBLAS starts a worker thread for every core but one as numpy loads (pyarrow loads numpy, so every read
-# does), and each spins on its core waiting for work for about a tenth of a second before it sleeps: 45-60 ms of CPU a
-# process, a tenth of a summary of the 7.0 sample, taken from whatever else wants that core. No command does linear
-# algebra (numpy serves elementwise arithmetic, sorting and medians here, which BLAS never runs), so its threads only
-# ever spin (docs/performance.md). OpenBLAS reads the first of these that is set, once, when it loads.
+# does), and each spins on its core waiting for work for about a tenth of a second before it sleeps: 55-70 ms of CPU a
+# process with a core free (a tenth of a summary of the 7.0 sample), less under load, as it yields to other jobs. No
+# command does linear algebra (numpy serves elementwise arithmetic, sorting and medians here, which BLAS never runs),
+# so its threads only ever spin (docs/performance.md). OpenBLAS reads the first of these that is set, once, when it
+# loads.
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
 
 
