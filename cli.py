@@ -30,6 +30,7 @@ from ftdc.errors import UnmatchedMetric, no_samples
 from ftdc.inputs import Inputs, as_shown, gather, plan_logs, what_was_found
 from ftdc.memory import hand_back_freed_pages, imports_kept
 from ftdc.terminal import Terminal
+from ftdc.threads import no_blas_threads
 from ftdc.timeutil import TIME_HELP, format_time_expr, time_range
 from ftdc.untrusted import printable
 
@@ -565,6 +566,7 @@ UsageError = typer.BadParameter.__mro__[1]
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminated)
+    no_blas_threads()  # before any command loads numpy
     try:
         code = app(prog_name="ftdc-analyze", standalone_mode=False)
     except UsageError as e:

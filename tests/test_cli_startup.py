@@ -243,3 +243,49 @@ def test_the_collector_is_on_again_when_a_summarys_imports_fail(monkeypatch):
         raise ImportError("a module that is not there")
     assert gc.isenabled()
     gc.unfreeze()  # this test process's objects back in the collector's passes
+
+
+# Runs a command, then prints how many threads numpy's OpenBLAS works with (null where numpy has no OpenBLAS).
+BLAS_PROBE = r"""
+import ctypes, json, re, sys
+sys.argv = ["ftdc-analyze", *json.loads(sys.argv[1])]
+import cli
+try:
+    cli.main()
+except SystemExit:
+    pass
+import numpy
+threads = None
+for library in sorted(set(re.findall(r"/\S*openblas\S*[.]so\S*", open("/proc/self/maps").read()))):
+    for name in ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads", "openblas_get_num_threads"):
+        if hasattr(ctypes.CDLL(library), name):
+            threads = getattr(ctypes.CDLL(library), name)()
+print(json.dumps(threads))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+@pytest.mark.parametrize(
+    "preset, threads",
+    [
+        ({}, 1),  # its worker threads would only spin: nothing here does linear algebra
+        ({"OPENBLAS_NUM_THREADS": "2"}, 2),  # the user's count kept
+        ({"OMP_NUM_THREADS": "2"}, 2),
+    ],
+)
+def test_a_summary_starts_no_blas_worker_threads_unless_the_user_asked(tmp_path, preset, threads):
+    node = write_node(tmp_path / "diagnostic.data", 120)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    result = subprocess.run(
+        [sys.executable, "-c", BLAS_PROBE, json.dumps([str(node)])],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env | preset,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.splitlines()[-1])
+    if seen is None:
+        pytest.skip("numpy has no OpenBLAS here")
+    assert seen == threads
