@@ -153,6 +153,17 @@ def test_real_log_operations_redacted(ftdc_samples, log_samples, tmp_path):
     assert_clean(files, namespaces + [ip for ip in ips if re.fullmatch(r"[\d.]+|[0-9a-f:]+", ip)])
 
 
+def test_a_redacted_analysis_log_holds_its_commands_as_text(demo):
+    """An analysis holds its log's text columns of a handful of values as categories; the redacted log's commands are
+    its shapes, and stay text, which the held-resource causes search (`str.contains` fails on a category)."""
+    result = NodesAnalysis([demo])
+    logs = demo.evidence.logs
+    assert logs is not None and logs.slow_ops.schema["shape"] == pl.Categorical
+    redacted = redact_result(result, Redactor()).nodes[0].evidence.logs
+    assert redacted is not None and redacted.slow_ops.schema["command_json"] == pl.String
+    assert redacted.slow_ops.filter(pl.col("command_json").str.contains("{", literal=True)).height > 0
+
+
 def test_cli_redacts_terminal_json_and_report_and_writes_the_key(tmp_path):
     report, key = tmp_path / "r.md", tmp_path / "key.json"
 

@@ -210,7 +210,7 @@ def _logs(logs: LogFrames | None, r: Redactor) -> LogFrames | None:
         mapped("node", r.host),
         *(mapped(c, r.app) for c in ("app_name",) if c in logs.slow_ops.columns),
         # Culprit examples and index advice are made from shapes: no literal value leaves.
-        pl.col("shape").alias("command_json"),
+        pl.col("shape").cast(pl.String).alias("command_json"),
         # Nor the log's own lines (the slow-operation table's slowest runs); the plan and file names are words like any other.
         *(pl.lit(None, pl.String).alias(c) for c in ("line_text",) if c in logs.slow_ops.columns),
         *(mapped(c, r.text) for c in ("plan_summary", "file") if c in logs.slow_ops.columns),
