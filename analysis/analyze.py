@@ -226,8 +226,9 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
     from ftdc.logs.narrow import Longest, Narrowing  # the log readers only where there is a log to read
     from ftdc.logs.reader import read_logs
 
-    # Each block is narrowed to these columns as it is decoded, the commands packed until the longest runs are known.
-    frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key()))))
+    # Each block is narrowed to these columns as it is decoded (copied into polars' memory, as the frames are held through
+    # the analysis), the commands packed until the longest runs are known.
+    frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key())), copied=True))
     read_bytes = frames.slow_ops.estimated_size() + frames.events.estimated_size()
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))
