@@ -109,9 +109,7 @@ impl Kept {
             values.clear();
             values.resize(g.rows, 0);
             self.decode(c, s, values);
-            present.clear();
-            present.resize(g.rows, true);
-            return GroupValues::Decoded { values, present };
+            return GroupValues::Decoded { values, present: None };
         };
         // Overlapping chunks, as the frame's decode takes them: each into its part of one scratch buffer, then
         // gathered in time order; the rows of a chunk that lacks the column hold none.
@@ -139,7 +137,7 @@ impl Kept {
                 (values[i], present[i]) = (scratch[starts[j as usize] + r as usize], true);
             }
         }
-        GroupValues::Decoded { values, present }
+        GroupValues::Decoded { values, present: Some(present) }
     }
 
     /// Each of `metrics` (a column of `names` and how it is shown) reduced on `rows`, the metrics in parallel.
@@ -148,7 +146,7 @@ impl Kept {
         metrics
             .par_iter()
             .map_init(Buffers::default, |buffers, &(col, shown)| {
-                let mut reducer = Reducer::new(rows);
+                let mut reducer = Reducer::new(rows, shown);
                 for (g, cells) in self.groups.iter().zip(&cells) {
                     if cells.is_empty() {
                         continue;
@@ -159,7 +157,7 @@ impl Kept {
                             for cell in cells {
                                 // Each row after a cell's first steps by 0 from the one before: a rate of 0 where rated.
                                 reducer.row(cell.column, cell.rows.start, value);
-                                if cell.rated_after_first {
+                                if cell.rated_after_first && reducer.wants_rates() {
                                     reducer.rates.take(cell.column, 0.0);
                                 }
                             }
@@ -167,10 +165,10 @@ impl Kept {
                         GroupValues::Decoded { values, present } => {
                             for cell in cells {
                                 let at = cell.rows.start - g.offset..cell.rows.end - g.offset;
-                                if present[at.clone()].iter().all(|&has| has) {
+                                let Some(present) = present.filter(|present| !present[at.clone()].iter().all(|&has| has)) else {
                                     reducer.cell(cell, &values[at]);
                                     continue;
-                                }
+                                };
                                 for i in cell.rows.clone() {
                                     match present[i - g.offset] {
                                         true => reducer.row(cell.column, i, values[i - g.offset]),
@@ -181,7 +179,7 @@ impl Kept {
                         }
                     }
                 }
-                reducer.finished(shown)
+                reducer.finished()
             })
             .collect()
     }
@@ -193,10 +191,8 @@ enum GroupValues<'a> {
     Absent,
     /// One chunk, every value this one (its deltas all 0): nothing to decode.
     Flat(i64),
-    Decoded {
-        values: &'a [i64],
-        present: &'a [bool],
-    },
+    /// `present`: whether each row holds a value; None when every row does (the group is one chunk).
+    Decoded { values: &'a [i64], present: Option<&'a [bool]> },
 }
 
 /// A worker's buffers, reused from metric to metric (a fresh column of a week's rows per metric cost a page fault
@@ -281,11 +277,32 @@ struct Reducer<'r> {
     fell: bool,
     /// The value of the drawn row before, None when it holds none.
     before: Option<i64>,
+    /// What is drawn in the end: `cell` leaves out what that does not read (the rates of a metric shown as recorded, or
+    /// of one that fell). `row` takes every row in full whatever it is (the row-by-row reference of the tests).
+    shown: Shown,
 }
 
 impl<'r> Reducer<'r> {
-    fn new(rows: &'r Rows<'r>) -> Self {
-        Reducer { rows, drawn: Extremes::new(rows.columns), rates: Extremes::new(rows.columns), rose: false, fell: false, before: None }
+    fn new(rows: &'r Rows<'r>, shown: Shown) -> Self {
+        Reducer {
+            rows,
+            drawn: Extremes::new(rows.columns),
+            rates: Extremes::new(rows.columns),
+            rose: false,
+            fell: false,
+            before: None,
+            shown,
+        }
+    }
+
+    /// Whether the rates (and the rises and falls) still matter: not for a metric shown as recorded, nor for one that
+    /// would be shown as rates only if it never fell and has fallen.
+    fn wants_rates(&self) -> bool {
+        match self.shown {
+            Shown::Values => false,
+            Shown::Rates => true,
+            Shown::RatesIfCounting => !self.fell,
+        }
     }
 
     /// Drawn row `i`, in `column`, holding `value`.
@@ -311,6 +328,10 @@ impl<'r> Reducer<'r> {
         let (low, high) = values.iter().fold((i64::MAX, i64::MIN), |(low, high), &v| (low.min(v), high.max(v)));
         self.drawn.take(column, low as f64);
         self.drawn.take(column, high as f64);
+        if !self.wants_rates() {
+            self.before = values.last().copied();
+            return;
+        }
         let (valid, interval_s) = (&self.rows.valid[first + 1..cell.rows.end], &self.rows.interval_s[first + 1..cell.rows.end]);
         let (mut rose, mut fell) = (false, false);
         let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -331,8 +352,8 @@ impl<'r> Reducer<'r> {
         self.before = values.last().copied();
     }
 
-    fn finished(self, shown: Shown) -> Reduced {
-        match shown {
+    fn finished(self) -> Reduced {
+        match self.shown {
             Shown::Values => self.drawn.finished(false),
             Shown::Rates => self.rates.finished(true),
             Shown::RatesIfCounting if self.rose && !self.fell => self.rates.finished(true),
@@ -354,7 +375,7 @@ mod tests {
 
     /// One column reduced row by row, every row in turn: what `Kept::reduce` must give by its cells and flat chunks.
     fn reduce(values: &[i64], present: &[bool], shown: Shown, rows: &Rows<'_>) -> Reduced {
-        let mut reducer = Reducer::new(rows);
+        let mut reducer = Reducer::new(rows, shown);
         for (i, (&value, &has)) in values.iter().zip(present).enumerate() {
             let Ok(column) = usize::try_from(rows.column_of[i]) else { continue };
             match has {
@@ -362,7 +383,7 @@ mod tests {
                 false => reducer.before = None,
             }
         }
-        reducer.finished(shown)
+        reducer.finished()
     }
 
     /// Column `col` of what `kept` holds, in the read's rows, and whether each row holds a value.
@@ -379,7 +400,10 @@ mod tests {
                 }
                 GroupValues::Decoded { values: v, present: p } => {
                     values[rows.clone()].copy_from_slice(v);
-                    present[rows].copy_from_slice(p);
+                    match p {
+                        Some(p) => present[rows].copy_from_slice(p),
+                        None => present[rows].fill(true),
+                    }
                 }
             }
         }
@@ -388,10 +412,14 @@ mod tests {
 
     fn files() -> Vec<crate::file::Source> {
         let narrow: Vec<Vec<u8>> = (0..3).map(|i| sample(1000 + 1000 * i, &[("b", 7)])).collect();
+        // a falls (no counter: its rates are not needed past here), then moves again in a later chunk; n counts on.
+        let falling: Vec<Vec<u8>> = (0..4).map(|i| sample(20_000 + 1000 * i, &[("a", 100 - 3 * i), ("b", 7), ("n", i * i)])).collect();
+        let rising: Vec<Vec<u8>> = (0..6).map(|i| sample(30_000 + 1000 * i, &[("a", 40 + i * i), ("b", 7), ("n", 9 + i * i)])).collect();
         vec![
             source("a", &[chunk(&narrow, 1000), chunk(&seconds(4000, 4, 50), 4000), chunk(&seconds(9000, 6, 0), 9000)], false),
             // Overlaps the first file in time: its rows interleave.
             source("b", &[chunk(&seconds(5500, 3, 90), 5500)], false),
+            source("c", &[chunk(&falling, 20_000), chunk(&rising, 30_000)], false),
         ]
     }
 
