@@ -366,6 +366,39 @@ def test_levels_are_written_in_their_shorter_form(levels, repeat):
     assert len(next(iter(encoded.values()))) <= len(base64.b64encode(raw.tobytes()))
 
 
+def levels_one_by_one(pairs: np.ndarray) -> tuple[float, float, bytes] | None:
+    """A series' (low, high, levels) taken alone, the plain way: its values' least and greatest, each value's level
+    between them, EMPTY where a column holds none."""
+    present = ~np.isnan(pairs)
+    if not present.any():
+        return None
+    low, high = pairs[present].min(), pairs[present].max()
+    scale = (ex.EMPTY - 1) / (high - low) if high > low else 0.0
+    levels = np.full(pairs.shape, ex.EMPTY, dtype="<u2")
+    levels[present] = np.rint((pairs[present] - low) * scale).astype("<u2")
+    return float(low), float(high), levels.tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 30).flatmap(
+        lambda columns: st.lists(
+            st.lists(
+                st.one_of(st.just(math.nan), st.floats(-1e15, 1e15), st.sampled_from([0.0, 1.0, 7.5])),
+                min_size=2 * columns,
+                max_size=2 * columns,
+            ),
+            min_size=1,
+            max_size=8,
+        )
+    )
+)
+def test_a_batch_of_series_is_levelled_as_each_alone(batch):
+    # Constant series, series with no value, and columns without one, among others of one batch.
+    stack = np.array(batch, dtype=float).reshape(len(batch), -1, 2)
+    assert ex._levels_of(stack) == [levels_one_by_one(pairs) for pairs in stack]
+
+
 def test_vendored_scripts_cannot_close_their_element():
     assets = explorer_page.assets()
     assert assets.lower().count("</script") == 2 and "uPlot" in assets
