@@ -358,12 +358,22 @@ def decoded_levels(encoded: dict) -> bytes:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, ex.EMPTY), min_size=2, max_size=9600).filter(lambda q: len(q) % 2 == 0), st.integers(1, 40))
-def test_levels_are_written_in_their_shorter_form(levels, repeat):
-    raw = np.repeat(np.array(levels, dtype="<u2"), repeat)[: max(2, len(levels))]
-    encoded = explorer_page.encoded_levels(raw.tobytes())
-    assert decoded_levels(encoded) == raw.tobytes()
-    assert len(next(iter(encoded.values()))) <= len(base64.b64encode(raw.tobytes()))
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, ex.EMPTY), min_size=2, max_size=9600).filter(lambda q: len(q) % 2 == 0),
+            st.integers(1, 40),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_levels_are_written_in_their_shorter_form(series):
+    # Series of one length and of several, side by side: each written alone, the shorter way.
+    raw = [np.repeat(np.array(levels, dtype="<u2"), repeat)[: max(2, len(levels))].tobytes() for levels, repeat in series]
+    for levels, encoded in zip(raw, explorer_page.encoded_levels(raw + raw[:1])):
+        assert len(encoded) == 1 and decoded_levels(encoded) == levels
+        assert len(next(iter(encoded.values()))) <= len(base64.b64encode(levels))
 
 
 def levels_one_by_one(pairs: np.ndarray) -> tuple[float, float, bytes] | None:

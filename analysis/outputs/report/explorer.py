@@ -185,8 +185,7 @@ def _levels_of(stack: np.ndarray) -> list[tuple[float, float, bytes] | None]:
     np.copyto(scaled, EMPTY, where=np.isnan(stack))  # a column that holds no value
     levels = scaled.astype("<u2")
     return [
-        None if math.isnan(low) else (float(low), float(high), series.tobytes())
-        for low, high, series in zip(lows, highs, levels)
+        None if math.isnan(low) else (float(low), float(high), series.tobytes()) for low, high, series in zip(lows, highs, levels)
     ]
 
 

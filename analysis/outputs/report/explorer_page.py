@@ -78,17 +78,37 @@ def script_json(value) -> str:
     )
 
 
-def encoded_levels(levels: bytes) -> dict[str, str]:
-    """A series' levels for the page, the shorter way: as they are (`levels`), or as runs of one level (`runs`:
-    level then count, uint16 each), which is how a constant series, a flat rate or a long gap costs a few bytes."""
-    q = np.frombuffer(levels, dtype="<u2")
-    starts = np.flatnonzero(np.r_[True, q[1:] != q[:-1]]) if len(q) else np.empty(0, dtype=np.int64)
-    # A count is a uint16: a series of more levels (the axis has 2 x COLUMNS at most) is written as it is.
-    if 4 * len(starts) >= len(levels) or len(q) > 0xFFFF:
-        return {"levels": base64.b64encode(levels).decode("ascii")}
-    counts = np.diff(np.r_[starts, len(q)])
-    runs = np.stack([q[starts], counts], axis=1).astype("<u2")
-    return {"runs": base64.b64encode(runs.tobytes()).decode("ascii")}
+def encoded_levels(many: Sequence[bytes]) -> list[dict[str, str]]:
+    """Each series' levels for the page, the shorter way: as they are (`levels`), or as runs of one level (`runs`:
+    level then count, uint16 each), which is how a constant series, a flat rate or a long gap costs a few bytes. The
+    series of one length are taken at once (a page holds thousands, most of them runs)."""
+    out: list[dict[str, str]] = [{} for _ in many]
+    by_length: dict[int, list[int]] = {}
+    for i, levels in enumerate(many):
+        by_length.setdefault(len(levels), []).append(i)
+    for length, which in by_length.items():
+        n = length // 2
+        q = np.frombuffer(b"".join(many[i] for i in which), dtype="<u2").reshape(len(which), n)
+        # Where each run of one level starts: the first column, and each column whose level is not the one before.
+        starts = np.ones((len(which), n), dtype=bool)
+        np.not_equal(q[:, 1:], q[:, :-1], out=starts[:, 1:])
+        runs = np.count_nonzero(starts, axis=1)
+        # A count is a uint16: a series of more levels (the axis has 2 x COLUMNS at most) is written as it is.
+        shorter = (4 * runs < length) & (n <= 0xFFFF)
+        for i in np.asarray(which)[~shorter]:
+            out[i] = {"levels": base64.b64encode(many[i]).decode("ascii")}
+        if not shorter.any():
+            continue
+        # Every run of every series, flattened in order: a run lasts to the next start, the last one of a series to its
+        # end (the next series' first start); those of the series written as runs are kept.
+        at = np.flatnonzero(starts)
+        kept = np.repeat(shorter, runs)
+        pairs = np.stack([q.reshape(-1)[at[kept]], np.diff(np.append(at, len(which) * n))[kept]], axis=1).astype("<u2")
+        data = pairs.tobytes()
+        ends = 4 * np.cumsum(runs[shorter])
+        for i, end, count in zip(np.asarray(which)[shorter], ends.tolist(), runs[shorter].tolist()):
+            out[i] = {"runs": base64.b64encode(data[end - 4 * count : end]).decode("ascii")}
+    return out
 
 
 def coarse_levels(levels: bytes) -> dict[str, str]:
@@ -101,7 +121,7 @@ def coarse_levels(levels: bytes) -> dict[str, str]:
 def _written(series: Sequence[Series]) -> list[dict[str, str]]:
     """Each series' levels, the shorter way; past LEVELS_BUDGET, recorded metrics written as they are at 8 bits instead,
     from the last of the page back, until the page is within it."""
-    written = [encoded_levels(s.levels) for s in series]
+    written = encoded_levels([s.levels for s in series])
     total = sum(len(text) for w in written for text in w.values())
     for i in reversed(range(len(series))):
         if total <= LEVELS_BUDGET:
