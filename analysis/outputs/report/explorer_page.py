@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.outputs.report.explorer import EMPTY, Explorer, Series, axis_unit
+from ftdc.atomic import replacing
 from ftdc.timeutil import say_window, to_utc
 
 HERE = Path(__file__).resolve().parent
@@ -206,3 +208,11 @@ def page(explorers: Explorer | Sequence[Explorer], served: bool = False) -> str:
         "color:#1d1d1f}h1{font-size:20px;margin:18px 0 4px}h2{font-size:16px;margin:16px 0 2px}</style></head>"
         f"<body><h1>{escape(title)}</h1>{sections}{assets()}</body></html>\n"
     )
+
+
+def write_explorer(explorer: Explorer | Sequence[Explorer], path: str | os.PathLike) -> Path:
+    """Writes the explorer of a node, or of several nodes, as one self-contained HTML page."""
+    path = Path(path)
+    with replacing(path) as out:
+        out.write(page(explorer).encode("utf-8"))
+    return path
