@@ -89,11 +89,11 @@ impl Kept {
         Some(self.slots[c][col]).filter(|&s| s != NONE).map(|s| s as usize)
     }
 
-    /// Decodes chunk `c`'s values of its selected column `s` into `out` (its rows, zeroed).
+    /// Decodes chunk `c`'s values of its selected column `s` into `out` (its rows).
     fn decode(&self, c: usize, s: usize, out: &mut [i64]) {
-        // A column 0 throughout the chunk is left as the zeros it was given.
-        if !self.chunks[c].zero[s] {
-            self.chunks[c].decode(s, out);
+        match self.chunks[c].zero[s] {
+            true => out.fill(0),
+            false => self.chunks[c].decode(s, out),
         }
     }
 
@@ -106,10 +106,12 @@ impl Kept {
             if self.chunks[c].flat[s] {
                 return GroupValues::Flat(self.chunks[c].first(s));
             }
-            values.clear();
-            values.resize(g.rows, 0);
-            self.decode(c, s, values);
-            return GroupValues::Decoded { values, present: None };
+            // Every row is decoded over what the buffer held (zeroing it first cost a pass per metric and chunk).
+            if values.len() < g.rows {
+                values.resize(g.rows, 0);
+            }
+            self.decode(c, s, &mut values[..g.rows]);
+            return GroupValues::Decoded { values: &values[..g.rows], present: None };
         };
         // Overlapping chunks, as the frame's decode takes them: each into its part of one scratch buffer, then
         // gathered in time order; the rows of a chunk that lacks the column hold none.
@@ -153,15 +155,7 @@ impl Kept {
                     }
                     match self.group_values(g, col, buffers) {
                         GroupValues::Absent => reducer.before = None,
-                        GroupValues::Flat(value) => {
-                            for cell in cells {
-                                // Each row after a cell's first steps by 0 from the one before: a rate of 0 where rated.
-                                reducer.row(cell.column, cell.rows.start, value);
-                                if cell.rated_after_first && reducer.wants_rates() {
-                                    reducer.rates.take(cell.column, 0.0);
-                                }
-                            }
-                        }
+                        GroupValues::Flat(value) => reducer.flat(cells, value),
                         GroupValues::Decoded { values, present } => {
                             for cell in cells {
                                 let at = cell.rows.start - g.offset..cell.rows.end - g.offset;
@@ -250,8 +244,15 @@ impl Extremes {
     }
 
     fn take(&mut self, column: usize, value: f64) {
+        // Comparisons, not `f64::min` and `max` (which also order NaN): no value taken is NaN, nor -0.0 (values are
+        // integers, rates a step of 0 or more over an interval that can be rated, a positive one: `derived.prepare`).
         if value.is_finite() {
-            (self.lows[column], self.highs[column]) = (self.lows[column].min(value), self.highs[column].max(value));
+            if value < self.lows[column] {
+                self.lows[column] = value;
+            }
+            if value > self.highs[column] {
+                self.highs[column] = value;
+            }
         }
     }
 
@@ -342,7 +343,7 @@ impl<'r> Reducer<'r> {
             if valid && step >= 0 {
                 let rate = step as f64 / seconds;
                 if rate.is_finite() {
-                    (low, high) = (low.min(rate), high.max(rate));
+                    (low, high) = (if rate < low { rate } else { low }, if rate > high { rate } else { high });
                 }
             }
         }
@@ -350,6 +351,23 @@ impl<'r> Reducer<'r> {
         self.rates.take(column, low);
         self.rates.take(column, high);
         self.before = values.last().copied();
+    }
+
+    /// The `cells` of a group that holds `value` in every row: the first row steps from the row before the group, each
+    /// after it by 0 (a rate of 0 where the interval can be rated), as `row` takes them one by one.
+    fn flat(&mut self, cells: &[Cell], value: i64) {
+        let Some((first, rest)) = cells.split_first() else { return };
+        self.row(first.column, first.rows.start, value);
+        let rates = self.wants_rates();
+        if rates && first.rated_after_first {
+            self.rates.take(first.column, 0.0);
+        }
+        for cell in rest {
+            self.drawn.take(cell.column, value as f64);
+            if rates && (cell.rated_after_first || self.rows.valid[cell.rows.start]) {
+                self.rates.take(cell.column, 0.0);
+            }
+        }
     }
 
     fn finished(self) -> Reduced {
