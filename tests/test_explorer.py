@@ -376,6 +376,18 @@ def test_levels_are_written_in_their_shorter_form(series):
         assert len(next(iter(encoded.values()))) <= len(base64.b64encode(levels))
 
 
+def test_many_series_are_written_as_each_alone():
+    # More series of one length than are encoded at once, runs and not, a constant last: each as it is written alone.
+    rng = np.random.default_rng(3)
+    count = 2 * explorer_page.ENCODED_AT_ONCE + 7
+    sizes = rng.integers(1, 4800, size=count - 1)  # the levels of a series: its runs, of equal lengths
+    raw = [np.repeat(rng.integers(0, ex.EMPTY, size=size), -(-4800 // size))[:4800] for size in sizes]
+    many = [levels.astype("<u2").tobytes() for levels in raw] + [np.zeros(4800, dtype="<u2").tobytes()]
+    encoded = explorer_page.encoded_levels(many)
+    assert encoded == [explorer_page.encoded_levels([levels])[0] for levels in many]
+    assert [decoded_levels(e) for e in encoded] == many and {"runs", "levels"} == {k for e in encoded for k in e}
+
+
 def levels_one_by_one(pairs: np.ndarray) -> tuple[float, float, bytes] | None:
     """A series' (low, high, levels) taken alone, the plain way: its values' least and greatest, each value's level
     between them, EMPTY where a column holds none."""
