@@ -72,9 +72,5 @@ class Kept:
         )
         for k in range(0, len(metrics), BATCH):
             batch = metrics[k : k + BATCH]
-            lows, highs, rated = self.values.reduce([(index[name], shown) for name, shown in batch], columns, *rows)
-            shape = (len(batch), columns)
-            pairs = np.stack(
-                [np.frombuffer(lows, dtype="<f8").reshape(shape), np.frombuffer(highs, dtype="<f8").reshape(shape)], axis=2
-            )
-            yield [name for name, _ in batch], pairs, rated
+            pairs, rated = self.values.reduce([(index[name], shown) for name, shown in batch], columns, *rows)
+            yield [name for name, _ in batch], np.frombuffer(pairs, dtype="<f8").reshape(len(batch), columns, 2), rated

@@ -109,6 +109,20 @@ def test_a_summary_imports_what_it_uses(tmp_path):
     assert not unused
 
 
+# What `explore` has no use for: the report's own modules (it writes the explorer's page alone).
+NOT_FOR_AN_EXPLORER = tuple(
+    f"analysis.outputs.report.{name}" for name in ("writers", "content", "figures", "plots", "html", "markdown")
+) + ("analysis.outputs.redact",)
+
+
+def test_explore_imports_the_explorer_not_the_report(tmp_path):
+    node = write_node(tmp_path / "diagnostic.data", 120)
+    page = tmp_path / "page.html"
+    loaded = modules_imported_by("explore", str(node), "-o", str(page))
+    assert page.exists() and "analysis.outputs.report.explorer_page" in loaded  # the probe below ran a real explore
+    assert not {name for name in loaded for unwanted in NOT_FOR_AN_EXPLORER if name == unwanted}
+
+
 def test_the_demo_nodes_summary_imports_what_it_uses():
     """A node with incidents runs every detector's baselines (the latency rise's medians among them)."""
     loaded = modules_imported_by(str(ROOT / "samples" / "diagnostic.data"), "--no-log")

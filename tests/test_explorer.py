@@ -358,12 +358,67 @@ def decoded_levels(encoded: dict) -> bytes:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, ex.EMPTY), min_size=2, max_size=9600).filter(lambda q: len(q) % 2 == 0), st.integers(1, 40))
-def test_levels_are_written_in_their_shorter_form(levels, repeat):
-    raw = np.repeat(np.array(levels, dtype="<u2"), repeat)[: max(2, len(levels))]
-    encoded = explorer_page.encoded_levels(raw.tobytes())
-    assert decoded_levels(encoded) == raw.tobytes()
-    assert len(next(iter(encoded.values()))) <= len(base64.b64encode(raw.tobytes()))
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, ex.EMPTY), min_size=2, max_size=9600).filter(lambda q: len(q) % 2 == 0),
+            st.integers(1, 40),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_levels_are_written_in_their_shorter_form(series):
+    # Series of one length and of several, side by side: each written alone, the shorter way.
+    raw = [np.repeat(np.array(levels, dtype="<u2"), repeat)[: max(2, len(levels))].tobytes() for levels, repeat in series]
+    for levels, encoded in zip(raw, explorer_page.encoded_levels(raw + raw[:1])):
+        assert len(encoded) == 1 and decoded_levels(encoded) == levels
+        assert len(next(iter(encoded.values()))) <= len(base64.b64encode(levels))
+
+
+def test_many_series_are_written_as_each_alone():
+    # More series of one length than are encoded at once, runs and not, a constant last: each as it is written alone.
+    rng = np.random.default_rng(3)
+    count = 2 * explorer_page.ENCODED_AT_ONCE + 7
+    sizes = rng.integers(1, 4800, size=count - 1)  # the levels of a series: its runs, of equal lengths
+    raw = [np.repeat(rng.integers(0, ex.EMPTY, size=size), -(-4800 // size))[:4800] for size in sizes]
+    many = [levels.astype("<u2").tobytes() for levels in raw] + [np.zeros(4800, dtype="<u2").tobytes()]
+    encoded = explorer_page.encoded_levels(many)
+    assert encoded == [explorer_page.encoded_levels([levels])[0] for levels in many]
+    assert [decoded_levels(e) for e in encoded] == many and {"runs", "levels"} == {k for e in encoded for k in e}
+
+
+def levels_one_by_one(pairs: np.ndarray) -> tuple[float, float, bytes] | None:
+    """A series' (low, high, levels) taken alone, the plain way: its values' least and greatest, each value's level
+    between them, EMPTY where a column holds none."""
+    present = ~np.isnan(pairs)
+    if not present.any():
+        return None
+    low, high = pairs[present].min(), pairs[present].max()
+    scale = (ex.EMPTY - 1) / (high - low) if high > low else 0.0
+    levels = np.full(pairs.shape, ex.EMPTY, dtype="<u2")
+    levels[present] = np.rint((pairs[present] - low) * scale).astype("<u2")
+    return float(low), float(high), levels.tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 30).flatmap(
+        lambda columns: st.lists(
+            st.lists(
+                st.one_of(st.just(math.nan), st.floats(-1e15, 1e15), st.sampled_from([0.0, 1.0, 7.5])),
+                min_size=2 * columns,
+                max_size=2 * columns,
+            ),
+            min_size=1,
+            max_size=8,
+        )
+    )
+)
+def test_a_batch_of_series_is_levelled_as_each_alone(batch):
+    # Constant series, series with no value, and columns without one, among others of one batch.
+    stack = np.array(batch, dtype=float).reshape(len(batch), -1, 2)
+    assert ex._levels_of(stack) == [levels_one_by_one(pairs) for pairs in stack]
 
 
 def test_vendored_scripts_cannot_close_their_element():

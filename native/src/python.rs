@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
 
 use crate::catalog::{catalog as build_catalog, Catalog};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
-use crate::decode::kept::{Kept, Reduced, Rows, Shown};
+use crate::decode::kept::{Kept, Rows, Shown};
 use crate::decode::{self, Options};
 use crate::extremes;
 use crate::file::{FileProblem, ProblemKind, Source};
@@ -75,8 +75,9 @@ impl KeptValues {
     /// if it rose and never fell over an interval that can be rated) at its least and greatest in each of `columns`
     /// columns (`kept::Kept::reduce`), the metrics in parallel. Per row of the read: `column_of` its column
     /// (little-endian i32, negative: not drawn), `valid` whether its interval can be rated (a byte, 0 or 1),
-    /// `interval_s` its length (little-endian f64). Returns the lows and the highs, each metric's columns in turn
-    /// (little-endian f64, NaN where a column holds none), and whether each is drawn as rates.
+    /// `interval_s` its length (little-endian f64). Returns each metric's columns in turn, each column's least and
+    /// greatest (little-endian f64, NaN where a column holds none: numpy's `(metrics, columns, 2)`), and whether each
+    /// is drawn as rates.
     fn reduce<'py>(
         &self,
         py: Python<'py>,
@@ -85,7 +86,7 @@ impl KeptValues {
         column_of: PyBackedBytes,
         valid: PyBackedBytes,
         interval_s: PyBackedBytes,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Vec<bool>)> {
+    ) -> PyResult<(Bound<'py, PyBytes>, Vec<bool>)> {
         let rows = self.kept.rows();
         if column_of.len() != 4 * rows || valid.len() != rows || interval_s.len() != 8 * rows {
             return Err(PyValueError::new_err("column_of, valid and interval_s must give each row of the read"));
@@ -106,10 +107,9 @@ impl KeptValues {
             .collect();
         let on = Rows { columns, column_of: &column_of, valid: &valid, interval_s: &interval_s };
         let reduced = py.detach(|| self.kept.reduce(&shown, &on));
-        let size = columns * reduced.len();
-        let matrix =
-            |side: fn(&Reduced) -> &Vec<f64>| le_bytes(py, size, reduced.iter().flat_map(move |r| side(r).iter().map(|v| v.to_le_bytes())));
-        Ok((matrix(|r| &r.lows)?, matrix(|r| &r.highs)?, reduced.iter().map(|r| r.rated).collect()))
+        let pairs =
+            reduced.iter().flat_map(|r| r.lows.iter().zip(&r.highs).flat_map(|(low, high)| [low.to_le_bytes(), high.to_le_bytes()]));
+        Ok((le_bytes(py, 2 * columns * reduced.len(), pairs)?, reduced.iter().map(|r| r.rated).collect()))
     }
 }
 

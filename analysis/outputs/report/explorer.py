@@ -171,21 +171,21 @@ def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
 
 def _levels_of(stack: np.ndarray) -> list[tuple[float, float, bytes] | None]:
     """(low, high, levels) of each series' column pairs in `stack` (series, columns, 2), or None for one that holds
-    no value: the series of a batch at once (one numpy call per step, not per series: 2,300 recorded metrics)."""
+    no value: the series of a batch at once (one numpy call per step, not per series: 2,300 recorded metrics), each
+    step in place in one array (a masked assignment and a temporary per step took twice the time)."""
     flat = stack.reshape(len(stack), -1)
-    present = ~np.isnan(stack)
-    # `nanmin` and `nanmax` are these reductions (without the warning of a series holding no value).
+    # `nanmin` and `nanmax` are these reductions (without the warning of a series holding no value); NaN: it holds none.
     lows, highs = np.fmin.reduce(flat, axis=1), np.fmax.reduce(flat, axis=1)
     scales = np.zeros(len(stack))
     spread = highs > lows
     scales[spread] = (EMPTY - 1) / (highs[spread] - lows[spread])
-    levels = np.full(stack.shape, EMPTY, dtype="<u2")
-    with np.errstate(invalid="ignore"):  # NaN where a column holds no value: those stay EMPTY
-        scaled = np.rint((stack - lows[:, None, None]) * scales[:, None, None])
-    levels[present] = scaled[present].astype("<u2")
+    scaled = np.subtract(stack, lows[:, None, None])
+    np.multiply(scaled, scales[:, None, None], out=scaled)
+    np.rint(scaled, out=scaled)
+    np.copyto(scaled, EMPTY, where=np.isnan(stack))  # a column that holds no value
+    levels = scaled.astype("<u2")
     return [
-        (float(low), float(high), series.tobytes()) if held else None
-        for low, high, series, held in zip(lows, highs, levels, present.reshape(len(stack), -1).any(axis=1))
+        None if math.isnan(low) else (float(low), float(high), series.tobytes()) for low, high, series in zip(lows, highs, levels)
     ]
 
 

@@ -89,11 +89,11 @@ impl Kept {
         Some(self.slots[c][col]).filter(|&s| s != NONE).map(|s| s as usize)
     }
 
-    /// Decodes chunk `c`'s values of its selected column `s` into `out` (its rows, zeroed).
+    /// Decodes chunk `c`'s values of its selected column `s` into `out` (its rows).
     fn decode(&self, c: usize, s: usize, out: &mut [i64]) {
-        // A column 0 throughout the chunk is left as the zeros it was given.
-        if !self.chunks[c].zero[s] {
-            self.chunks[c].decode(s, out);
+        match self.chunks[c].zero[s] {
+            true => out.fill(0),
+            false => self.chunks[c].decode(s, out),
         }
     }
 
@@ -106,12 +106,12 @@ impl Kept {
             if self.chunks[c].flat[s] {
                 return GroupValues::Flat(self.chunks[c].first(s));
             }
-            values.clear();
-            values.resize(g.rows, 0);
-            self.decode(c, s, values);
-            present.clear();
-            present.resize(g.rows, true);
-            return GroupValues::Decoded { values, present };
+            // Every row is decoded over what the buffer held (zeroing it first cost a pass per metric and chunk).
+            if values.len() < g.rows {
+                values.resize(g.rows, 0);
+            }
+            self.decode(c, s, &mut values[..g.rows]);
+            return GroupValues::Decoded { values: &values[..g.rows], present: None };
         };
         // Overlapping chunks, as the frame's decode takes them: each into its part of one scratch buffer, then
         // gathered in time order; the rows of a chunk that lacks the column hold none.
@@ -139,7 +139,7 @@ impl Kept {
                 (values[i], present[i]) = (scratch[starts[j as usize] + r as usize], true);
             }
         }
-        GroupValues::Decoded { values, present }
+        GroupValues::Decoded { values, present: Some(present) }
     }
 
     /// Each of `metrics` (a column of `names` and how it is shown) reduced on `rows`, the metrics in parallel.
@@ -148,29 +148,21 @@ impl Kept {
         metrics
             .par_iter()
             .map_init(Buffers::default, |buffers, &(col, shown)| {
-                let mut reducer = Reducer::new(rows);
+                let mut reducer = Reducer::new(rows, shown);
                 for (g, cells) in self.groups.iter().zip(&cells) {
                     if cells.is_empty() {
                         continue;
                     }
                     match self.group_values(g, col, buffers) {
                         GroupValues::Absent => reducer.before = None,
-                        GroupValues::Flat(value) => {
-                            for cell in cells {
-                                // Each row after a cell's first steps by 0 from the one before: a rate of 0 where rated.
-                                reducer.row(cell.column, cell.rows.start, value);
-                                if cell.rated_after_first {
-                                    reducer.rates.take(cell.column, 0.0);
-                                }
-                            }
-                        }
+                        GroupValues::Flat(value) => reducer.flat(cells, value),
                         GroupValues::Decoded { values, present } => {
                             for cell in cells {
                                 let at = cell.rows.start - g.offset..cell.rows.end - g.offset;
-                                if present[at.clone()].iter().all(|&has| has) {
+                                let Some(present) = present.filter(|present| !present[at.clone()].iter().all(|&has| has)) else {
                                     reducer.cell(cell, &values[at]);
                                     continue;
-                                }
+                                };
                                 for i in cell.rows.clone() {
                                     match present[i - g.offset] {
                                         true => reducer.row(cell.column, i, values[i - g.offset]),
@@ -181,7 +173,7 @@ impl Kept {
                         }
                     }
                 }
-                reducer.finished(shown)
+                reducer.finished()
             })
             .collect()
     }
@@ -193,10 +185,8 @@ enum GroupValues<'a> {
     Absent,
     /// One chunk, every value this one (its deltas all 0): nothing to decode.
     Flat(i64),
-    Decoded {
-        values: &'a [i64],
-        present: &'a [bool],
-    },
+    /// `present`: whether each row holds a value; None when every row does (the group is one chunk).
+    Decoded { values: &'a [i64], present: Option<&'a [bool]> },
 }
 
 /// A worker's buffers, reused from metric to metric (a fresh column of a week's rows per metric cost a page fault
@@ -254,8 +244,15 @@ impl Extremes {
     }
 
     fn take(&mut self, column: usize, value: f64) {
+        // Comparisons, not `f64::min` and `max` (which also order NaN): no value taken is NaN, nor -0.0 (values are
+        // integers, rates a step of 0 or more over an interval that can be rated, a positive one: `derived.prepare`).
         if value.is_finite() {
-            (self.lows[column], self.highs[column]) = (self.lows[column].min(value), self.highs[column].max(value));
+            if value < self.lows[column] {
+                self.lows[column] = value;
+            }
+            if value > self.highs[column] {
+                self.highs[column] = value;
+            }
         }
     }
 
@@ -281,11 +278,32 @@ struct Reducer<'r> {
     fell: bool,
     /// The value of the drawn row before, None when it holds none.
     before: Option<i64>,
+    /// What is drawn in the end: `cell` leaves out what that does not read (the rates of a metric shown as recorded, or
+    /// of one that fell). `row` takes every row in full whatever it is (the row-by-row reference of the tests).
+    shown: Shown,
 }
 
 impl<'r> Reducer<'r> {
-    fn new(rows: &'r Rows<'r>) -> Self {
-        Reducer { rows, drawn: Extremes::new(rows.columns), rates: Extremes::new(rows.columns), rose: false, fell: false, before: None }
+    fn new(rows: &'r Rows<'r>, shown: Shown) -> Self {
+        Reducer {
+            rows,
+            drawn: Extremes::new(rows.columns),
+            rates: Extremes::new(rows.columns),
+            rose: false,
+            fell: false,
+            before: None,
+            shown,
+        }
+    }
+
+    /// Whether the rates (and the rises and falls) still matter: not for a metric shown as recorded, nor for one that
+    /// would be shown as rates only if it never fell and has fallen.
+    fn wants_rates(&self) -> bool {
+        match self.shown {
+            Shown::Values => false,
+            Shown::Rates => true,
+            Shown::RatesIfCounting => !self.fell,
+        }
     }
 
     /// Drawn row `i`, in `column`, holding `value`.
@@ -311,6 +329,10 @@ impl<'r> Reducer<'r> {
         let (low, high) = values.iter().fold((i64::MAX, i64::MIN), |(low, high), &v| (low.min(v), high.max(v)));
         self.drawn.take(column, low as f64);
         self.drawn.take(column, high as f64);
+        if !self.wants_rates() {
+            self.before = values.last().copied();
+            return;
+        }
         let (valid, interval_s) = (&self.rows.valid[first + 1..cell.rows.end], &self.rows.interval_s[first + 1..cell.rows.end]);
         let (mut rose, mut fell) = (false, false);
         let (mut low, mut high) = (f64::INFINITY, f64::NEG_INFINITY);
@@ -321,7 +343,7 @@ impl<'r> Reducer<'r> {
             if valid && step >= 0 {
                 let rate = step as f64 / seconds;
                 if rate.is_finite() {
-                    (low, high) = (low.min(rate), high.max(rate));
+                    (low, high) = (if rate < low { rate } else { low }, if rate > high { rate } else { high });
                 }
             }
         }
@@ -331,8 +353,25 @@ impl<'r> Reducer<'r> {
         self.before = values.last().copied();
     }
 
-    fn finished(self, shown: Shown) -> Reduced {
-        match shown {
+    /// The `cells` of a group that holds `value` in every row: the first row steps from the row before the group, each
+    /// after it by 0 (a rate of 0 where the interval can be rated), as `row` takes them one by one.
+    fn flat(&mut self, cells: &[Cell], value: i64) {
+        let Some((first, rest)) = cells.split_first() else { return };
+        self.row(first.column, first.rows.start, value);
+        let rates = self.wants_rates();
+        if rates && first.rated_after_first {
+            self.rates.take(first.column, 0.0);
+        }
+        for cell in rest {
+            self.drawn.take(cell.column, value as f64);
+            if rates && (cell.rated_after_first || self.rows.valid[cell.rows.start]) {
+                self.rates.take(cell.column, 0.0);
+            }
+        }
+    }
+
+    fn finished(self) -> Reduced {
+        match self.shown {
             Shown::Values => self.drawn.finished(false),
             Shown::Rates => self.rates.finished(true),
             Shown::RatesIfCounting if self.rose && !self.fell => self.rates.finished(true),
@@ -354,7 +393,7 @@ mod tests {
 
     /// One column reduced row by row, every row in turn: what `Kept::reduce` must give by its cells and flat chunks.
     fn reduce(values: &[i64], present: &[bool], shown: Shown, rows: &Rows<'_>) -> Reduced {
-        let mut reducer = Reducer::new(rows);
+        let mut reducer = Reducer::new(rows, shown);
         for (i, (&value, &has)) in values.iter().zip(present).enumerate() {
             let Ok(column) = usize::try_from(rows.column_of[i]) else { continue };
             match has {
@@ -362,7 +401,7 @@ mod tests {
                 false => reducer.before = None,
             }
         }
-        reducer.finished(shown)
+        reducer.finished()
     }
 
     /// Column `col` of what `kept` holds, in the read's rows, and whether each row holds a value.
@@ -379,7 +418,10 @@ mod tests {
                 }
                 GroupValues::Decoded { values: v, present: p } => {
                     values[rows.clone()].copy_from_slice(v);
-                    present[rows].copy_from_slice(p);
+                    match p {
+                        Some(p) => present[rows].copy_from_slice(p),
+                        None => present[rows].fill(true),
+                    }
                 }
             }
         }
@@ -388,10 +430,14 @@ mod tests {
 
     fn files() -> Vec<crate::file::Source> {
         let narrow: Vec<Vec<u8>> = (0..3).map(|i| sample(1000 + 1000 * i, &[("b", 7)])).collect();
+        // a falls (no counter: its rates are not needed past here), then moves again in a later chunk; n counts on.
+        let falling: Vec<Vec<u8>> = (0..4).map(|i| sample(20_000 + 1000 * i, &[("a", 100 - 3 * i), ("b", 7), ("n", i * i)])).collect();
+        let rising: Vec<Vec<u8>> = (0..6).map(|i| sample(30_000 + 1000 * i, &[("a", 40 + i * i), ("b", 7), ("n", 9 + i * i)])).collect();
         vec![
             source("a", &[chunk(&narrow, 1000), chunk(&seconds(4000, 4, 50), 4000), chunk(&seconds(9000, 6, 0), 9000)], false),
             // Overlaps the first file in time: its rows interleave.
             source("b", &[chunk(&seconds(5500, 3, 90), 5500)], false),
+            source("c", &[chunk(&falling, 20_000), chunk(&rising, 30_000)], false),
         ]
     }
 
