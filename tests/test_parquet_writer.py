@@ -116,6 +116,9 @@ def test_a_column_of_another_type_is_refused(tmp_path):
         writer.write([pa.array([1.5])], 0, 1)
     with pytest.raises(ValueError, match="holding the rows written"):
         writer.write([pa.array([1], pa.timestamp("ms", "UTC"))], 0, 2)
+    # Taken as every Arrow array the core reads is (`python_arrow::capsules`): an object that is none is said so.
+    with pytest.raises(TypeError, match="expected an Arrow array .* not list"):
+        writer.write([[1]], 0, 1)
 
 
 def test_an_error_of_the_file_says_its_errno_and_path(tmp_path):

@@ -41,9 +41,40 @@ pub(crate) struct ArrowArray {
     pub(crate) private_data: *mut c_void,
 }
 
+/// The PyCapsule pair an array's `__arrow_c_array__` returned, held so that its structs and the buffers they point to
+/// stay alive; its array not released, its format read.
+pub(crate) struct Capsules<'py> {
+    _capsules: (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>),
+    pub(crate) schema: *const ArrowSchema,
+    pub(crate) array: *const ArrowArray,
+    pub(crate) format: Vec<u8>,
+}
+
+/// The capsules of `array` (any object with `__arrow_c_array__`); `refuse(why)` is the error for an array released.
+pub(crate) fn capsules<'py>(array: &Bound<'py, PyAny>, refuse: impl Fn(&str) -> PyErr) -> PyResult<Capsules<'py>> {
+    if !array.hasattr("__arrow_c_array__")? {
+        return Err(PyTypeError::new_err(format!(
+            "expected an Arrow array (an object with __arrow_c_array__), not {}",
+            array.get_type().name()?
+        )));
+    }
+    let (schema, data): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = array.call_method0("__arrow_c_array__")?.extract()?;
+    let schema_ptr = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<ArrowSchema>();
+    let array_ptr = data.pointer_checked(Some(c"arrow_array"))?.cast::<ArrowArray>();
+    // SAFETY: capsules named "arrow_schema" and "arrow_array" hold these structs (the PyCapsule interface's contract),
+    // alive until the capsules are destroyed, which `Capsules` holds.
+    let (s, a) = unsafe { (schema_ptr.as_ref(), array_ptr.as_ref()) };
+    if s.release.is_none() || a.release.is_none() {
+        return Err(refuse("it was released"));
+    }
+    // SAFETY: a schema that is not released has a NUL-terminated format string (C Data Interface).
+    let format = unsafe { CStr::from_ptr(s.format) }.to_bytes().to_vec();
+    Ok(Capsules { _capsules: (schema, data), schema: schema_ptr.as_ptr().cast_const(), array: array_ptr.as_ptr().cast_const(), format })
+}
+
 /// An Int64 or Float64 array, its capsules held so that its buffers stay alive while `chunk` is read.
 pub struct HeldArray<'py> {
-    _capsules: (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>),
+    _capsules: Capsules<'py>,
     integer: bool,
     length: usize,
     offset: usize,
@@ -57,23 +88,10 @@ fn refused(why: &str) -> PyErr {
 
 /// `array` (any object with `__arrow_c_array__`) as an Int64 or Float64 array of its producer's memory.
 pub fn held<'py>(array: &Bound<'py, PyAny>) -> PyResult<HeldArray<'py>> {
-    if !array.hasattr("__arrow_c_array__")? {
-        return Err(PyTypeError::new_err(format!(
-            "expected an Arrow array (an object with __arrow_c_array__), not {}",
-            array.get_type().name()?
-        )));
-    }
-    let (schema, data): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = array.call_method0("__arrow_c_array__")?.extract()?;
-    let schema_ptr = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<ArrowSchema>();
-    let array_ptr = data.pointer_checked(Some(c"arrow_array"))?.cast::<ArrowArray>();
-    // SAFETY: capsules named "arrow_schema" and "arrow_array" hold these structs (the PyCapsule interface's contract),
-    // alive until the capsules are destroyed, which `HeldArray` holds.
-    let (s, a) = unsafe { (schema_ptr.as_ref(), array_ptr.as_ref()) };
-    if s.release.is_none() || a.release.is_none() {
-        return Err(refused("it was released"));
-    }
-    // SAFETY: a schema that is not released has a NUL-terminated format string (C Data Interface).
-    let integer = match unsafe { CStr::from_ptr(s.format) }.to_bytes() {
+    let capsules = capsules(array, refused)?;
+    // SAFETY: the structs are alive while `capsules` is (see `capsules`), and not released.
+    let (s, a) = unsafe { (&*capsules.schema, &*capsules.array) };
+    let integer = match capsules.format.as_slice() {
         b"l" => true,
         b"g" => false,
         other => return Err(refused(&format!("its format is {:?}", String::from_utf8_lossy(other)))),
@@ -90,7 +108,7 @@ pub fn held<'py>(array: &Bound<'py, PyAny>) -> PyResult<HeldArray<'py>> {
         return Err(refused("its values are not at an aligned, non-null address"));
     }
     let validity = if a.null_count == 0 { std::ptr::null() } else { validity };
-    Ok(HeldArray { _capsules: (schema, data), integer, length, offset, values, validity })
+    Ok(HeldArray { _capsules: capsules, integer, length, offset, values, validity })
 }
 
 impl HeldArray<'_> {

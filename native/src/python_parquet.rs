@@ -1,52 +1,28 @@
 //! `ParquetWriter`: a dataset file written by the core (`parquet_write`) from the decoder's columns (or any Arrow
 //! arrays), handed over by the PyCapsule interface and read where they lie, encoded without the GIL and in parallel.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
 use rayon::prelude::*;
 
 use crate::parquet_write::{encode_chunk, Column, Field, FileWriter, Kind, Values};
-use crate::python_arrow::{ArrowArray, ArrowSchema};
-
-/// The Arrow PyCapsule pair of an array (`__arrow_c_array__`), held so that its buffers stay alive while read.
-struct Held<'py> {
-    _capsules: (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>),
-    format: Vec<u8>,
-    array: *const ArrowArray,
-}
+use crate::python_arrow::{capsules, Capsules};
 
 fn refused(name: &str, why: &str) -> PyErr {
     PyValueError::new_err(format!("{name}: not a column the Parquet writer takes: {why}"))
 }
 
-fn held<'py>(array: &Bound<'py, PyAny>, name: &str) -> PyResult<Held<'py>> {
-    let (schema, data): (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>) = array.call_method0("__arrow_c_array__")?.extract()?;
-    let s = schema.pointer_checked(Some(c"arrow_schema"))?.cast::<ArrowSchema>();
-    let a = data.pointer_checked(Some(c"arrow_array"))?.cast::<ArrowArray>();
-    // SAFETY: capsules named "arrow_schema" and "arrow_array" hold these structs (the PyCapsule interface's contract),
-    // alive until the capsules, held by `Held`, are destroyed.
-    let (s, array) = unsafe { (s.as_ref(), a.as_ptr().cast_const()) };
-    // SAFETY: as above; a schema not released has a NUL-terminated format string (C Data Interface).
-    if s.release.is_none() || unsafe { (*array).release.is_none() } {
-        return Err(refused(name, "it was released"));
-    }
-    // SAFETY: as above.
-    let format = unsafe { CStr::from_ptr(s.format) }.to_bytes().to_vec();
-    Ok(Held { _capsules: (schema, data), format, array })
-}
-
 /// Rows `rows` of a held array as `field`'s column, checked against its kind: integers ("l") or times ("tsm:UTC",
 /// read as their milliseconds) for an int64 field, times for a timestamp one (milliseconds scaled to microseconds),
 /// integers (0 and 1) or bits ("b") for a boolean one.
-fn column<'a>(held: &'a Held<'_>, field: &Field, rows: std::ops::Range<usize>) -> PyResult<Column<'a>> {
+fn column<'a>(held: &'a Capsules<'_>, field: &Field, rows: std::ops::Range<usize>) -> PyResult<Column<'a>> {
     let name = &field.name;
-    // SAFETY: the array is live while `held` holds its capsule (see `held`).
+    // SAFETY: the array is live while `held` holds its capsules, and not released (see `python_arrow::capsules`).
     let a = unsafe { &*held.array };
     let (Ok(length), Ok(offset)) = (usize::try_from(a.length), usize::try_from(a.offset)) else {
         return Err(refused(name, "a negative length or offset"));
@@ -149,8 +125,11 @@ impl ParquetWriter {
                 fields.len()
             )));
         }
-        let held: Vec<Option<Held<'_>>> =
-            columns.iter().zip(fields).map(|(c, f)| c.as_ref().map(|c| held(c, &f.name)).transpose()).collect::<PyResult<_>>()?;
+        let held: Vec<Option<Capsules<'_>>> = columns
+            .iter()
+            .zip(fields)
+            .map(|(c, f)| c.as_ref().map(|c| capsules(c, |why| refused(&f.name, why))).transpose())
+            .collect::<PyResult<_>>()?;
         let columns: Vec<Column<'_>> = held
             .iter()
             .zip(fields)
