@@ -19,7 +19,7 @@ use crate::extremes;
 use crate::file::{FileProblem, ProblemKind, Source};
 use crate::metrics;
 use crate::python_arrow::{export, held, HeldArray};
-use crate::python_bytes::le_bytes;
+use crate::python_bytes::{le_bytes, le_values};
 use crate::rolling;
 use crate::select::Selection;
 
@@ -91,12 +91,12 @@ impl KeptValues {
         if column_of.len() != 4 * rows || valid.len() != rows || interval_s.len() != 8 * rows {
             return Err(PyValueError::new_err("column_of, valid and interval_s must give each row of the read"));
         }
-        let column_of: Vec<i32> = column_of.chunks_exact(4).map(|b| i32::from_le_bytes(b.try_into().unwrap())).collect();
+        let column_of = le_values(&column_of, i32::from_le_bytes);
         if column_of.iter().any(|&c| usize::try_from(c).is_ok_and(|c| c >= columns)) {
             return Err(PyValueError::new_err("a row's column is not on the axis"));
         }
         let valid: Vec<bool> = valid.iter().map(|&b| b != 0).collect();
-        let interval_s: Vec<f64> = interval_s.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap())).collect();
+        let interval_s = le_values(&interval_s, f64::from_le_bytes);
         let known = self.kept.names().0.len();
         if metrics.iter().any(|&(m, _)| m >= known) {
             return Err(PyValueError::new_err("no such kept metric"));
@@ -413,7 +413,7 @@ fn run_extremes<'py>(
     if !starts.len().is_multiple_of(8) {
         return Err(PyValueError::new_err("starts must be little-endian u64"));
     }
-    let starts: Vec<usize> = starts.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap()) as usize).collect();
+    let starts: Vec<usize> = le_values(&starts, u64::from_le_bytes).into_iter().map(|s| s as usize).collect();
     if starts.first().is_some_and(|&s| s != 0) || starts.windows(2).any(|w| w[1] <= w[0]) || starts.last().is_some_and(|&s| s >= rows) {
         return Err(PyValueError::new_err("starts must ascend from 0 and stay below rows"));
     }

@@ -1,4 +1,5 @@
-//! Python bytes objects written in place, for the columns the native module hands over.
+//! Python bytes objects written in place, for the columns the native module hands over, and the little-endian values
+//! Python hands over as bytes read back.
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -12,4 +13,10 @@ pub(crate) fn le_bytes<const N: usize>(py: Python<'_>, size: usize, values: impl
         }
         Ok(())
     })
+}
+
+/// The little-endian values of `bytes`, `N` bytes each (`from`: the type's `from_le_bytes`); a trailing part of fewer
+/// than `N` bytes is no value (callers check the length first).
+pub(crate) fn le_values<const N: usize, T>(bytes: &[u8], from: fn([u8; N]) -> T) -> Vec<T> {
+    bytes.chunks_exact(N).map(|b| from(b.try_into().expect("chunks_exact gives N bytes"))).collect()
 }

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::encode;
-use crate::python_bytes::le_bytes;
+use crate::python_bytes::{le_bytes, le_values};
 
 fn invalid(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -69,7 +69,7 @@ fn fill_reference<'py>(py: Python<'py>, reference: &[u8], values: &[u8]) -> PyRe
     if !values.len().is_multiple_of(8) {
         return Err(invalid("values must be little-endian int64s (a multiple of 8 bytes)"));
     }
-    let values: Vec<i64> = values.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
+    let values = le_values(values, i64::from_le_bytes);
     Ok(PyBytes::new(py, &encode::fill_reference(reference, &values).map_err(invalid)?))
 }
 

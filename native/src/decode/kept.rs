@@ -119,10 +119,7 @@ impl Kept {
         if slots.iter().all(Option::is_none) {
             return GroupValues::Absent;
         }
-        let mut starts = vec![0usize];
-        for &c in &g.chunks {
-            starts.push(starts.last().unwrap() + self.chunks[c].delta_count + 1);
-        }
+        let starts = g.scratch_starts(&self.chunks);
         scratch.clear();
         scratch.resize(*starts.last().unwrap(), 0);
         for (j, (&c, slot)) in g.chunks.iter().zip(&slots).enumerate() {

@@ -109,10 +109,7 @@ fn decode_group(g: &Group, chunks: &[Prepared], chunk_columns: &[Arc<Vec<(usize,
     // Overlapping chunks: decode each into its slice of one scratch buffer,
     // then gather the output column in order (sequential writes, not a
     // strided scatter). Rows of chunks lacking a column stay unwritten: null.
-    let mut starts = vec![0usize];
-    for &c in &g.chunks {
-        starts.push(starts.last().unwrap() + chunks[c].delta_count + 1);
-    }
+    let starts = g.scratch_starts(chunks);
     let gather: Vec<u32> = order.iter().map(|&(j, r)| (starts[j as usize] + r as usize) as u32).collect();
     let mut scratch = vec![0i64; *starts.last().unwrap()];
     let mut feeding: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();

@@ -45,6 +45,16 @@ impl Group {
             Some(order) => Box::new(order.iter().map(|&(j, r)| (j as usize, r as usize))),
         }
     }
+
+    /// Where each of the group's chunks starts in one scratch buffer of all their rows, and (last) its length:
+    /// overlapping chunks are decoded each into its part, then gathered in time order by `order`.
+    pub fn scratch_starts(&self, chunks: &[Prepared]) -> Vec<usize> {
+        let mut starts = vec![0usize];
+        for &c in &self.chunks {
+            starts.push(starts.last().unwrap() + chunks[c].delta_count + 1);
+        }
+        starts
+    }
 }
 
 /// Groups chunks whose kept time spans overlap (taken in order of their
