@@ -15,6 +15,7 @@ from analysis.series import aggregates
 from analysis.text import counted
 from ftdc.logs import LogFrames, summarize_queries
 from ftdc.logs.shapes import shape_of_other_command
+from ftdc.logs.summary import distinct_text
 from ftdc.logs.summary import queries as ftdc_queries
 from ftdc.timeutil import format_time
 
@@ -55,13 +56,13 @@ QUERY_EXTRAS = {
     .filter(pl.col("duration_ms").is_not_null())  # a run that logged no duration is none of the slowest
     .sort_by(pl.col("duration_ms").filter(pl.col("duration_ms").is_not_null()), descending=True)
     .head(SLOWEST_LINES),
-    "apps": pl.col("app_name").drop_nulls().unique().cast(pl.String).sort().str.join(", "),
+    "apps": distinct_text("app_name", ", "),
     "working_ms": pl.col("working_ms").sum(),
     "working_runs": pl.col("working_ms").is_not_null().sum(),
     "queued_ms": (pl.col("execution_queued_micros").fill_null(0).sum() / 1000).round(1),
     # Runs that failed (interrupted, a client that disconnected) and how: a shape of failures has no plan to show.
     "failed": (pl.col("ok") == False).sum(),  # noqa: E712 (a null `ok` is not a failure)
-    "errors": pl.col("err_name").drop_nulls().unique().cast(pl.String).sort().str.join(", "),
+    "errors": distinct_text("err_name", ", "),
 }
 
 

@@ -62,14 +62,28 @@ READ = [
 ]
 
 
+def _text(name: str) -> pl.Expr:
+    """The column `name` as text, whether the frames hold it as text or as categories (an analysis' frames)."""
+    return pl.col(name).cast(pl.String)
+
+
+def _server_hash() -> pl.Expr:
+    """The server's hash of a run's query: 8.0's queryShapeHash, else the planner's queryHash."""
+    return pl.coalesce(_text("query_shape_hash"), _text("query_hash"))
+
+
+def distinct_text(name: str, separator: str) -> pl.Expr:
+    """In a group, the column `name`'s distinct values as text, in order, joined by `separator` (each value cast once,
+    not each row's)."""
+    return pl.col(name).drop_nulls().unique().cast(pl.String).sort().str.join(separator)
+
+
 def _group_key() -> pl.Expr:
-    # Text, whether the frames hold these columns as text or as categories (an analysis' frames).
-    text = lambda name: pl.col(name).cast(pl.String)  # noqa: E731
-    hashed = pl.coalesce(text("query_shape_hash"), text("query_hash"))
+    hashed = _server_hash()
     return (
         pl.when(pl.col("truncated").is_not_null() & hashed.is_not_null())
         .then(pl.lit("hash:") + hashed)
-        .otherwise(text("shape"))
+        .otherwise(_text("shape"))
         .alias("group_key")
     )
 
@@ -124,9 +138,7 @@ def summarize_queries(
     duration = pl.col("duration_ms")
     summary = ops.group_by(*keys, "query").agg(
         shape=pl.col("shape").drop_nulls().first(),
-        query_hash=pl.coalesce(pl.col("query_shape_hash").cast(pl.String), pl.col("query_hash").cast(pl.String))
-        .drop_nulls()
-        .first(),
+        query_hash=_server_hash().drop_nulls().first(),
         count=pl.len(),
         total_ms=duration.sum(),
         mean_ms=duration.mean(),
@@ -138,7 +150,7 @@ def summarize_queries(
         docs_examined=pl.col("docs_examined").sum(),
         nreturned=pl.col("nreturned").sum(),
         collscan_share=(pl.col("plan_kind") == "COLLSCAN").fill_null(False).mean(),
-        plan_kinds=pl.col("plan_kind").drop_nulls().unique().cast(pl.String).sort().str.join(","),
+        plan_kinds=distinct_text("plan_kind", ","),
         first_seen=pl.col("started").min(),
         last_seen=pl.col("ts").max(),
         example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
