@@ -371,17 +371,18 @@ def observe(
     prepared = series_module.prepare(raw, resolved)
     del raw
     sampled = audit_sampled(prepared, resolved)
+    marks = prepared.select(TIME_COLUMN, *series_module.BOOKKEEPING)
     with ThreadPoolExecutor(1, thread_name_prefix="ahead") as ahead:
-        # The overview is read from the prepared frame while the series are derived from it: polars derives them
-        # without the GIL, with a core to spare while the new columns' memory is mapped.
-        overview_ahead = ahead.submit(summarize, catalog, prepared, metadata.node)
-        thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(prepared, log_frames))
+        # The overview is read from the sample times and their marks while the series are derived: polars derives
+        # them without the GIL, with a core to spare while the new columns' memory is mapped.
+        overview_ahead = ahead.submit(summarize, catalog, marks, metadata.node)
+        thresholds = effective_thresholds(metadata, _open_strings(log_frames), _starts(marks, log_frames))
+        # `Derived` takes the prepared frame over, and each recorded column's memory goes back once it is derived from.
         derived_series = series_module.Derived(prepared, resolved, thresholds)
         derived = derived_series.analysed
         del prepared
         overview = overview_ahead.result()
-        # No column of the read is held any longer (`Derived` keeps copies of those it passes on): its memory, a
-        # week's 576 MB, goes back before the detectors and the report, which would otherwise add theirs to it.
+        # What the derivation freed goes back before the detectors and the report, which would otherwise add theirs.
         _release_after(read_bytes)
         progress(STAGES[2])
         # The spikes' rolling windows are the detectors' longest wait and need only the series: they run (in the native

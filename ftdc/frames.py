@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING, cast
 
 import polars as pl
@@ -63,38 +63,6 @@ def arrow_chunks(frame: pl.DataFrame) -> dict[str, list[pa.Array]]:
         table = frame.select(names).to_arrow()
         chunks.update({name: table.column(name).chunks for name in names})
     return chunks
-
-
-def buffer_addresses(frame: pl.DataFrame) -> set[int]:
-    """Where the buffers of `frame`'s columns lie (their Arrow buffers' addresses: values, validity, offsets)."""
-    return {buffer.address for arrays in arrow_chunks(frame).values() for array in arrays for buffer in array.buffers() if buffer}
-
-
-def owning(frames: Sequence[pl.DataFrame], addresses: set[int]) -> list[pl.DataFrame]:
-    """`frames` with each column that holds a buffer at one of `addresses` (`buffer_addresses` of another frame)
-    copied into buffers of its own, the same values; a column several of them pass on is copied once, and they share
-    the copy. Every column of a read keeps all of the decoder's memory alive (`to_polars`), validity and the columns
-    that are 0 throughout included."""
-    copies: dict[tuple, pl.Series] = {}
-    owned = []
-    for frame in frames:
-        columns = []
-        for column in frame.get_columns():
-            held = buffer_addresses(column.to_frame())
-            if held & addresses:
-                key = (column.dtype, *sorted(held))
-                if key not in copies:
-                    # A gather of every row writes new buffers (a clone, a cast to the same type or a rechunk would not),
-                    # and forgets the order polars knew: said again, so a sort or a join on the copy stays free.
-                    copy = column.gather(pl.int_range(column.len(), eager=True))
-                    flags = column.flags
-                    if flags["SORTED_ASC"] or flags["SORTED_DESC"]:
-                        copy = copy.set_sorted(descending=flags["SORTED_DESC"])
-                    copies[key] = copy
-                column = copies[key].alias(column.name)
-            columns.append(column)
-        owned.append(pl.DataFrame(columns))
-    return owned
 
 
 def series_of(values: np.ndarray, name: str = "", *, nan_to_null: bool = False) -> pl.Series:

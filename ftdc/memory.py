@@ -20,9 +20,9 @@ from contextlib import contextmanager
 POLARS_ALLOCATOR = "_RJEM_MALLOC_CONF"
 POLARS_OWN = "dirty_decay_ms:500,muzzy_decay_ms:1000"
 HANDED_BACK = "dirty_decay_ms:0,muzzy_decay_ms:0"
-# A read of less than this sets no peak worth handing its memory back for (`release_free_memory`) or copying the columns
-# kept from it so that it can go (`frames.owning`): a week's read of the analyses' metrics is 576 MB, a day of them
-# 83 MB; the hand-back and the copies cost a small run a fifth of its analysis (docs/performance.md).
+# A read of less than this sets no peak worth handing its memory back for (`release_free_memory`): a week's read of the
+# analyses' metrics is 576 MB, a day of them 83 MB; each hand-back cost a small run 10 - 35 ms of a 0.33 s analysis
+# (docs/performance.md).
 WORTH_HANDING_BACK = 256 << 20
 
 

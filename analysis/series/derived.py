@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,8 +25,7 @@ from analysis.series.metrics import COUNTER, CPU_STATES, Resolved
 from analysis.series.rolling import medians_of_rows_before
 from analysis.series.thresholds import Thresholds
 from analysis.settings import CACHE_PERCENTAGES
-from ftdc import memory
-from ftdc.frames import TIME_COLUMN, buffer_addresses, owning
+from ftdc.frames import TIME_COLUMN
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one
 # definition of a gap and a restart (overview.py and the context findings read these flags).
@@ -979,27 +978,51 @@ def _plan(frame: pl.DataFrame, resolved: Resolved, columns: list[Column]) -> pl.
 
 
 # The columns are derived in this many plans of consecutive columns, each collected before the next: a plan holds
-# the increase of every counter it reads beside its columns until it ends (a week's analysed columns: 590 MB at once
-# above the prepared frame, 450 MB in three plans, in about the same time; docs/performance.md).
-PLANS: Final = 3
+# the increase of every counter it reads beside its columns until it ends, and the read's columns go as the plans are
+# done with them (a week's analysed columns: 590 MB at once above the prepared frame, 450 MB in three plans; with the
+# read's columns going, the week's derivation peaked 74 MB lower in five plans than in three, in the same time;
+# docs/performance.md).
+PLANS: Final = 5
 
 
-def derive(prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds, *, shown: bool = True) -> pl.DataFrame:
+def derive(
+    prepared: pl.DataFrame,
+    resolved: Resolved,
+    thresholds: Thresholds,
+    *,
+    shown: bool = True,
+    spend: Collection[str] | None = None,
+) -> pl.DataFrame:
     """The derived series of a `prepare`d frame (without the SHOWN_ONLY columns unless `shown`): PLANS lazy plans
     (`_plan`) of consecutive columns, each collected once, so a counter's Δ that several columns of a plan use is
-    computed once; then the thresholds in effect."""
+    computed once; then the thresholds in effect.
+
+    `spend`: the recorded columns to leave in `prepared`; each other one is dropped from it (in place) once no later
+    plan reads it, and its memory goes back then (the decoder's columns each go when they are no longer held: a week's
+    derivation peaked at the whole read beside every plan's columns). For a caller that hands `prepared` over."""
     columns = [c for c in columns_for(resolved) if shown or not shown_only(c.name)]
     cache_max = "cache_max_bytes" in {c.name for c in columns}
     size = max(1, -(-len(columns) // PLANS))
-    parts = [
-        _plan(prepared, resolved, columns[i : i + size]).collect(engine=ENGINE, optimizations=OPTIMIZATIONS)
-        for i in range(0, max(1, len(columns)), size)
-    ]
+    plans = [columns[i : i + size] for i in range(0, max(1, len(columns)), size)]
+    parts = []
+    for done, plan in enumerate(plans, 1):
+        parts.append(_plan(prepared, resolved, plan).collect(engine=ENGINE, optimizations=OPTIMIZATIONS))
+        if spend is not None:
+            needed = {*spend, TIME_COLUMN, *BOOKKEEPING, *_recorded_inputs(resolved, plans[done:])}
+            for name in [c for c in prepared.columns if c not in needed]:
+                prepared.drop_in_place(name)
     return (
         parts[0]
         .hstack([c for part in parts[1:] for c in part.drop(TIME_COLUMN, *BOOKKEEPING).get_columns()])
         .with_columns(threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None))
     )
+
+
+def _recorded_inputs(resolved: Resolved, plans: Iterable[list[Column]]) -> set[str]:
+    """The recorded paths the columns of `plans` read: those of each canonical name (or its increase) their
+    expressions name."""
+    names = {root.removeprefix(_increase_column("")) for plan in plans for c in plan for root in c.expression.meta.root_names()}
+    return {path for name in names for path in resolved.paths.get(name, ())}
 
 
 class Derived:
@@ -1008,18 +1031,16 @@ class Derived:
     own buffers, held until then, not copies). Copies of an analysis share it, so they are derived once."""
 
     def __init__(self, prepared: pl.DataFrame, resolved: Resolved, thresholds: Thresholds):
-        # The decoder hands its columns over in one allocation, kept whole while any of them lives: the recorded
-        # columns held here (passed through unchanged, or kept for `full`) are copies, so that it goes once `prepared`
-        # does (a week: 576 MB for the 30-odd columns of 5 MB kept); a read too small to set a peak is kept as it is.
+        """Takes `prepared` over: the recorded columns it holds are dropped from it as the plans are done with them,
+        all but those `full` needs (`derive`'s `spend`). The columns held here are the decoder's own, each of whose
+        memory goes back when nothing holds it."""
         self._resolved = resolved
         self._later = [c for c in columns_for(resolved) if shown_only(c.name)]
-        paths = {p for c in self._later for name in c.needs for p in resolved.paths.get(name, ())}
-        analysed = derive(prepared, resolved, thresholds, shown=False)
-        sources = prepared.select(TIME_COLUMN, *BOOKKEEPING, *(c for c in prepared.columns if c in paths))
-        if prepared.estimated_size() >= memory.WORTH_HANDING_BACK:  # a small read's copies would cost more than it
-            analysed, sources = owning([analysed, sources], buffer_addresses(prepared.drop(*BOOKKEEPING)))
-        self.analysed = analysed
-        self._sources: pl.DataFrame | None = sources
+        paths = _recorded_inputs(resolved, [self._later])
+        self.analysed = derive(prepared, resolved, thresholds, shown=False, spend=paths)
+        self._sources: pl.DataFrame | None = prepared.select(
+            TIME_COLUMN, *BOOKKEEPING, *(c for c in prepared.columns if c in paths)
+        )
         self._full: pl.DataFrame | None = None
         self._deriving = threading.Lock()
 

@@ -69,6 +69,17 @@ mod memory {
         libc::munmap(p as *mut libc::c_void, bytes);
     }
 
+    pub fn page_size() -> usize {
+        // Safety: sysconf reads a constant of the system.
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096).max(1)
+    }
+
+    /// Pages whose contents nobody needs, given back at once: they read as zero if touched again (Linux), or as
+    /// they were until the kernel needs them (where MADV_DONTNEED only advises).
+    pub unsafe fn discard(p: *mut u8, bytes: usize) {
+        libc::madvise(p as *mut libc::c_void, bytes, libc::MADV_DONTNEED);
+    }
+
     /// Memory kept for reuse whose pages the kernel may reclaim meanwhile (they then read
     /// as zero, which is fine for unspecified contents).
     pub unsafe fn may_reclaim(p: *mut u8, bytes: usize) {
@@ -101,6 +112,13 @@ mod memory {
     }
 
     pub unsafe fn may_reclaim(_p: *mut u8, _bytes: usize) {}
+
+    pub fn page_size() -> usize {
+        4096
+    }
+
+    /// The global allocator gives back a whole allocation or nothing.
+    pub unsafe fn discard(_p: *mut u8, _bytes: usize) {}
 }
 
 /// The most recently freed large mapping, for the next read to reuse.
@@ -139,6 +157,20 @@ impl Arena {
         self.mapping.as_ref().unwrap().ptr.as_ptr()
     }
 
+    /// Hands back to the kernel the pages that lie wholly inside values `start .. start + len`; the pages they share
+    /// with values outside stay. Read again, those values are unspecified (zero where the pages went).
+    ///
+    /// # Safety
+    /// Nothing reads those values again before writing them.
+    pub unsafe fn discard(&self, start: usize, len: usize) {
+        let page = memory::page_size();
+        let from = (self.as_mut_ptr().add(start) as usize).next_multiple_of(page);
+        let to = self.as_mut_ptr().add(start + len) as usize / page * page;
+        if from < to {
+            memory::discard(from as *mut u8, to - from);
+        }
+    }
+
     pub fn as_slice(&self) -> &[i64] {
         // Safety: `len` values lie inside the mapping.
         unsafe { std::slice::from_raw_parts(self.as_mut_ptr(), self.len) }
@@ -168,5 +200,21 @@ mod tests {
         assert!(SPARE.lock().unwrap().is_some());
         release_spare();
         assert!(SPARE.lock().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_discarded_range_gives_back_only_the_pages_wholly_inside_it() {
+        let page = memory::page_size() / 8;
+        let arena = Arena::new(4 * page);
+        // Safety: the arena's values, written before any is read.
+        let values = unsafe { std::slice::from_raw_parts_mut(arena.as_mut_ptr(), 4 * page) };
+        values.iter_mut().for_each(|v| *v = 7);
+        // Safety: only the values outside the range are read below, and the pages wholly inside it.
+        unsafe { arena.discard(page / 2, 2 * page) };
+        let values = arena.as_slice();
+        assert!(values[..page].iter().all(|&v| v == 7), "the page the range begins in is shared: kept");
+        assert!(values[2 * page..].iter().all(|&v| v == 7), "the page it ends in, and those after it, are kept");
+        #[cfg(target_os = "linux")]
+        assert!(values[page..2 * page].iter().all(|&v| v == 0), "the page wholly inside it went back");
     }
 }

@@ -46,6 +46,9 @@ fn load(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<FileProblem>)
 #[pyclass(module = "ftdc._native")]
 struct DecodedFrame {
     frame: Arc<decode::Frame>,
+    /// One per column, made with the frame: every array exported of a column holds its region, so its memory goes
+    /// back when the last of them and this frame are gone, while the arena stays for the columns still held.
+    regions: Vec<Arc<ColumnRegion>>,
     /// With `read(..., keep=True)`, until `take_kept` hands it over: held apart from the frame, whose buffers polars
     /// may hold long after.
     kept: Option<Kept>,
@@ -113,11 +116,31 @@ impl KeptValues {
     }
 }
 
-/// One column of a decoded frame (None: its time column) as an Arrow array (`pyarrow.array(column)`).
-#[pyclass(module = "ftdc._native", frozen)]
-struct FrameColumn {
+/// One column's values in its frame's arena. The decoder puts every column in one allocation (`arena`), so a frame
+/// kept whole while any of its columns lived: a week's analysis held the 376 MB of its read until its last recorded
+/// column went, or copied those it kept. When a column's last holder goes, its pages go back to the kernel at once.
+struct ColumnRegion {
     frame: Arc<decode::Frame>,
-    column: Option<usize>,
+    column: usize,
+}
+
+impl Drop for ColumnRegion {
+    fn drop(&mut self) {
+        if let Some(offset) = self.frame.columns[self.column].offset {
+            // Safety: the column's values are read only through arrays that hold this region, and through the
+            // DecodedFrame, which holds it too: both are gone.
+            unsafe { self.frame.values.discard(offset, self.frame.time.len()) }
+        }
+    }
+}
+
+/// One column of a decoded frame as an Arrow array (`pyarrow.array(column)`): its time column, or a metric's.
+#[pyclass(module = "ftdc._native", frozen)]
+struct FrameColumn(ColumnOf);
+
+enum ColumnOf {
+    Time(Arc<decode::Frame>),
+    Metric(Arc<ColumnRegion>),
 }
 
 #[pymethods]
@@ -130,19 +153,18 @@ impl FrameColumn {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema; // the column is given as it is held; a consumer casts it if it wants another type
-        let frame = &self.frame;
-        let (format, values, validity) = match self.column {
-            None => (c"tsm:UTC", frame.time.as_ptr(), None),
-            Some(i) => {
-                let c = &frame.columns[i];
+        match &self.0 {
+            ColumnOf::Time(frame) => export(py, frame.clone(), c"tsm:UTC", frame.time.len(), frame.time.as_ptr(), None),
+            ColumnOf::Metric(region) => {
+                let (frame, c) = (&region.frame, &region.frame.columns[region.column]);
                 let values = match c.offset {
                     Some(offset) => frame.values.as_slice()[offset..].as_ptr(),
                     None => frame.zeros.as_ptr(),
                 };
-                (if c.kind == metrics::KIND_DATE { c"tsm:UTC" } else { c"l" }, values, c.validity.as_ref().map(|v| v.as_ptr()))
+                let format = if c.kind == metrics::KIND_DATE { c"tsm:UTC" } else { c"l" };
+                export(py, region.clone(), format, frame.time.len(), values, c.validity.as_ref().map(|v| v.as_ptr()))
             }
-        };
-        export(py, self.frame.clone(), format, frame.time.len(), values, validity)
+        }
     }
 }
 
@@ -188,7 +210,7 @@ impl DecodedFrame {
 
     /// The time column (ms since the epoch, UTC) as an Arrow array.
     fn time(&self) -> FrameColumn {
-        FrameColumn { frame: self.frame.clone(), column: None }
+        FrameColumn(ColumnOf::Time(self.frame.clone()))
     }
 
     /// `(name, kind, column)` per column, the column an Arrow array; kind 0 = int64, 1 = bool, 2 = Date.
@@ -196,8 +218,8 @@ impl DecodedFrame {
         self.frame
             .columns
             .iter()
-            .enumerate()
-            .map(|(i, c)| (c.name.clone(), c.kind, FrameColumn { frame: self.frame.clone(), column: Some(i) }))
+            .zip(&self.regions)
+            .map(|(c, r)| (c.name.clone(), c.kind, FrameColumn(ColumnOf::Metric(r.clone()))))
             .collect()
     }
 }
@@ -235,7 +257,9 @@ fn read(
         frame
     });
     let kept = frame.kept.take();
-    Ok(DecodedFrame { frame: Arc::new(frame), kept })
+    let frame = Arc::new(frame);
+    let regions = (0..frame.columns.len()).map(|column| Arc::new(ColumnRegion { frame: frame.clone(), column })).collect();
+    Ok(DecodedFrame { frame, regions, kept })
 }
 
 /// What the files hold: documents, chunks and metric names, no values.
