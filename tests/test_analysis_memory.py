@@ -112,6 +112,37 @@ def test_a_decoded_column_no_longer_held_gives_its_memory_back_while_another_is_
     assert kept.equals(copy)  # the column held is as it was
 
 
+def test_columns_equal_to_the_bit_hold_one_memory_and_no_value_changes():
+    import numpy as np
+    import polars as pl
+    from polars.testing import assert_frame_equal
+
+    from analysis.series.derived import Held
+
+    zeros = pl.Series([0.0, None, 0.0, 0.0])
+    frame = pl.DataFrame(
+        {
+            "a": zeros,
+            "b": zeros + 0,  # equal, in memory of its own
+            "negative": pl.Series([-0.0, None, 0.0, 0.0]),  # equal to `a` as `equals` has it, not to the bit
+            "nan": pl.Series([0.0, float("nan"), 0.0, 0.0]),  # NaN where `a` is null
+            "other_nulls": pl.Series([None, 0.0, 0.0, 0.0]),
+            "n": pl.Series([4, 4, 4, 4]),
+        }
+    )
+    held = Held()
+    shared = held.shared(frame)
+    assert_frame_equal(shared, frame, check_exact=True)
+    assert np.signbit(shared["negative"].to_numpy()[0])
+    assert _addresses(shared.select("b")) == _addresses(shared.select("a"))
+    for other in ("negative", "nan", "other_nulls", "n"):
+        assert not _addresses(shared.select(other)) & _addresses(shared.select("a")), other
+    # A later frame's equal column holds the memory of the first frame's.
+    later = held.shared(pl.DataFrame({"c": zeros * 1, "m": pl.Series([4, 4, 4, 4])}))
+    assert _addresses(later.select("c")) == _addresses(shared.select("a"))
+    assert _addresses(later.select("m")) == _addresses(shared.select("n"))
+
+
 def test_the_derivation_takes_the_prepared_frame_over_and_leaves_it_what_the_shown_columns_need():
     from pathlib import Path
 
