@@ -53,8 +53,9 @@ def _malloc_trim():
 def release_free_memory() -> None:
     """Collects reference cycles (a reader's futures can hold its buffers), unmaps the
     decoder's memory kept for a next read (its pages count as resident until the kernel
-    needs them), then hands back what glibc keeps in its arenas (large buffers included,
-    once its mmap threshold has grown). malloc_trim is glibc's; elsewhere only the collection runs."""
+    needs them) and gives back the decoded columns nothing holds (`release_dropped_columns`), then
+    hands back what glibc keeps in its arenas (large buffers included, once its mmap threshold
+    has grown). malloc_trim is glibc's; elsewhere only the collection runs."""
     from ftdc import _native  # here: the command line loads this module before it knows it will decode
 
     gc.collect()
@@ -62,6 +63,14 @@ def release_free_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def release_dropped_columns() -> None:
+    """Gives back the pages of the decoded columns nothing holds any longer, of reads whose other columns are still
+    held (a derivation done with some of its read's columns); a read dropped whole keeps its pages for the next."""
+    from ftdc import _native
+
+    _native.release_dropped_columns()
 
 
 @contextmanager

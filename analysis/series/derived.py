@@ -27,6 +27,7 @@ from analysis.series.rolling import medians_of_rows_before
 from analysis.series.thresholds import Thresholds
 from analysis.settings import CACHE_PERCENTAGES
 from ftdc.frames import TIME_COLUMN
+from ftdc.memory import release_dropped_columns
 
 # A step longer than this many sampling periods is a gap: no rate across it. The one
 # definition of a gap and a restart (overview.py and the context findings read these flags).
@@ -978,12 +979,12 @@ def _plan(frame: pl.DataFrame, resolved: Resolved, columns: list[Column]) -> pl.
     )
 
 
-# The columns are derived in this many plans of consecutive columns, each collected before the next: a plan holds
-# the increase of every counter it reads beside its columns until it ends, and the read's columns go as the plans are
-# done with them (a week's analysed columns: 590 MB at once above the prepared frame, 450 MB in three plans; with the
-# read's columns going, the week's derivation peaked 74 MB lower in five plans than in three, in the same time;
-# docs/performance.md).
-PLANS: Final = 5
+# The columns are derived in plans of consecutive columns whose values take at most this much memory, each collected
+# before the next: a plan holds the increase of every counter it reads beside its columns until it ends, and the read's
+# columns go as the plans are done with them. A week's analysed columns (464 MB) took 590 MB at once above the
+# prepared frame, 450 MB in three plans; with the read's columns going, its derivation peaked at 860 MB in five
+# plans, 816 MB in ten, in 1.1x the time. A read too small to set a peak is derived in one plan (docs/performance.md).
+PLAN_BYTES: Final = 48 << 20
 
 
 def derive(
@@ -994,29 +995,40 @@ def derive(
     shown: bool = True,
     spend: Collection[str] | None = None,
 ) -> pl.DataFrame:
-    """The derived series of a `prepare`d frame (without the SHOWN_ONLY columns unless `shown`): PLANS lazy plans
-    (`_plan`) of consecutive columns, each collected once, so a counter's Δ that several columns of a plan use is
-    computed once; then the thresholds in effect.
+    """The derived series of a `prepare`d frame (without the SHOWN_ONLY columns unless `shown`): lazy plans (`_plan`)
+    of consecutive columns of PLAN_BYTES at most, each collected once, so a counter's Δ that several columns of a plan
+    use is computed once; then the thresholds in effect.
 
     `spend`: the recorded columns to leave in `prepared`; each other one is dropped from it (in place) once no later
     plan reads it, and its memory goes back then (the decoder's columns each go when they are no longer held: a week's
     derivation peaked at the whole read beside every plan's columns). For a caller that hands `prepared` over."""
     columns = [c for c in columns_for(resolved) if shown or not shown_only(c.name)]
     cache_max = "cache_max_bytes" in {c.name for c in columns}
-    size = max(1, -(-len(columns) // PLANS))
+    held = Held()
+    return held.shared(
+        _collected(prepared, resolved, columns, held, spend).with_columns(
+            threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None)
+        )
+    )
+
+
+def _collected(
+    frame: pl.DataFrame, resolved: Resolved, columns: list[Column], held: Held, spend: Collection[str] | None
+) -> pl.DataFrame:
+    """`columns` of `frame` beside its time and bookkeeping, in plans of consecutive columns (PLAN_BYTES), each
+    collected and `held.shared` before the next; with `spend`, `derive`'s."""
+    count = max(1, -(-frame.height * len(columns) * 8 // PLAN_BYTES))
+    size = max(1, -(-len(columns) // count))
     plans = [columns[i : i + size] for i in range(0, max(1, len(columns)), size)]
-    parts, held = [], Held()
+    parts = []
     for done, plan in enumerate(plans, 1):
-        parts.append(held.shared(_plan(prepared, resolved, plan).collect(engine=ENGINE, optimizations=OPTIMIZATIONS)))
+        parts.append(held.shared(_plan(frame, resolved, plan).collect(engine=ENGINE, optimizations=OPTIMIZATIONS)))
         if spend is not None:
             needed = {*spend, TIME_COLUMN, *BOOKKEEPING, *_recorded_inputs(resolved, plans[done:])}
-            for name in [c for c in prepared.columns if c not in needed]:
-                prepared.drop_in_place(name)
-    return held.shared(
-        parts[0]
-        .hstack([c for part in parts[1:] for c in part.drop(TIME_COLUMN, *BOOKKEEPING).get_columns()])
-        .with_columns(threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None))
-    )
+            for name in [c for c in frame.columns if c not in needed]:
+                frame.drop_in_place(name)
+            release_dropped_columns()
+    return parts[0].hstack([c for part in parts[1:] for c in part.drop(TIME_COLUMN, *BOOKKEEPING).get_columns()])
 
 
 class Held:
@@ -1091,15 +1103,16 @@ class Derived:
         self._deriving = threading.Lock()
 
     def full(self) -> pl.DataFrame:
-        """Every derived column, in `derive`'s order; the same values, to the bit, as one plan of them all gives."""
+        """Every derived column, in `derive`'s order; the same values, to the bit, as one plan of them all gives. The
+        recorded columns kept for it go as its plans are done with them."""
         with self._deriving:
             if self._full is None:
                 assert self._sources is not None
-                plan = _plan(self._sources, self._resolved, self._later).drop(TIME_COLUMN, *BOOKKEEPING)
-                later = plan.collect(engine=ENGINE, optimizations=OPTIMIZATIONS)
-                full = self.analysed.hstack(later.get_columns()).select(TIME_COLUMN, *describe(self._resolved))
-                self._full = Held().shared(full)
-                self._sources = None
+                sources, self._sources = self._sources, None
+                held = Held()
+                held.shared(self.analysed)  # a shown column equal to an analysed one holds its memory
+                later = _collected(sources, self._resolved, self._later, held, spend=()).drop(TIME_COLUMN, *BOOKKEEPING)
+                self._full = self.analysed.hstack(later.get_columns()).select(TIME_COLUMN, *describe(self._resolved))
             return self._full
 
 

@@ -118,14 +118,16 @@ pub fn catalog(sources: &[Source], time_field: &str) -> Catalog {
             Err(m) => problems.push(chunk_skipped(&sources[*s].name, d.offset, m)),
         }
     }
-    assemble(sources, documents, readable, problems)
+    let bodies = sources.iter().zip(&documents).map(|(source, docs)| bodies_of(source, docs)).collect();
+    assemble(sources.iter().map(|s| s.name.clone()).collect(), documents, bodies, readable, problems)
 }
 
-/// The catalog of `documents` whose readable chunks are `readable`
-/// (source, offset, `_id`, what was seen), in file and offset order.
+/// The catalog of the sources named `names`, their `documents` with those `bodies` (`bodies_of`), whose readable
+/// chunks are `readable` (source, offset, `_id`, what was seen), in file and offset order.
 pub fn assemble(
-    sources: &[Source],
+    names: Vec<String>,
     documents: Vec<Vec<Document>>,
+    bodies: Vec<Vec<Option<Vec<u8>>>>,
     readable: Vec<(usize, usize, Option<i64>, Seen)>,
     problems: Vec<FileProblem>,
 ) -> Catalog {
@@ -141,12 +143,12 @@ pub fn assemble(
             ChunkInfo { source, offset, id_ms, samples: p.samples, metrics: p.metrics, layout, first: p.first, last: p.last }
         })
         .collect();
-    let bodies = sources
-        .iter()
-        .zip(&documents)
-        .map(|(source, docs)| docs.iter().map(|d| d.doc.clone().map(|r| source.bytes[r].to_vec())).collect())
-        .collect();
-    Catalog { sources: sources.iter().map(|s| s.name.clone()).collect(), documents, bodies, chunks, layouts, problems }
+    Catalog { sources: names, documents, bodies, chunks, layouts, problems }
+}
+
+/// The embedded `doc` of each of `docs` (of `source`) that has one, copied so the catalog outlives the file's bytes.
+pub fn bodies_of(source: &Source, docs: &[Document]) -> Vec<Option<Vec<u8>>> {
+    docs.iter().map(|d| d.doc.clone().map(|r| source.bytes[r].to_vec())).collect()
 }
 
 #[cfg(test)]

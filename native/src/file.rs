@@ -73,6 +73,11 @@ impl FileProblem {
     pub fn at(file: &str, offset: usize, kind: ProblemKind, message: String) -> Self {
         FileProblem { file: file.to_string(), offset: Some(offset), kind, message }
     }
+
+    /// A file that could not be read.
+    pub fn unreadable(file: &str, e: &std::io::Error) -> Self {
+        FileProblem { file: file.to_string(), offset: None, kind: ProblemKind::Unreadable, message: format!("cannot read: {e}") }
+    }
 }
 
 impl std::fmt::Display for FileProblem {
@@ -176,23 +181,31 @@ pub fn documents_of(sources: &[Source]) -> (Vec<Vec<Document>>, Vec<FileProblem>
     let docs = sources
         .iter()
         .map(|s| {
-            let (docs, file_problems) = read_documents(&s.bytes);
-            if docs.is_empty() && file_problems.is_empty() {
-                problems.push(FileProblem {
-                    file: s.name.clone(),
-                    offset: None,
-                    kind: ProblemKind::Empty,
-                    message: "empty file, no FTDC documents".into(),
-                });
-            }
-            problems.extend(file_problems.into_iter().map(|p| FileProblem::at(&s.name, p.offset, ProblemKind::Damaged, p.message)));
-            for d in docs.iter().filter(|d| ![TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA].contains(&d.doc_type)) {
-                let message = format!("document of unknown type {} skipped", d.doc_type);
-                problems.push(FileProblem::at(&s.name, d.offset, ProblemKind::UnknownType, message));
-            }
+            let (docs, file_problems) = documents_of_source(s);
+            problems.extend(file_problems);
             docs
         })
         .collect();
+    (docs, problems)
+}
+
+/// One source's documents, and what of it was damaged, empty or of an unknown type.
+pub fn documents_of_source(s: &Source) -> (Vec<Document>, Vec<FileProblem>) {
+    let (docs, file_problems) = read_documents(&s.bytes);
+    let mut problems = Vec::new();
+    if docs.is_empty() && file_problems.is_empty() {
+        problems.push(FileProblem {
+            file: s.name.clone(),
+            offset: None,
+            kind: ProblemKind::Empty,
+            message: "empty file, no FTDC documents".into(),
+        });
+    }
+    problems.extend(file_problems.into_iter().map(|p| FileProblem::at(&s.name, p.offset, ProblemKind::Damaged, p.message)));
+    for d in docs.iter().filter(|d| ![TYPE_METADATA, TYPE_METRIC_CHUNK, TYPE_PERIODIC_METADATA].contains(&d.doc_type)) {
+        let message = format!("document of unknown type {} skipped", d.doc_type);
+        problems.push(FileProblem::at(&s.name, d.offset, ProblemKind::UnknownType, message));
+    }
     (docs, problems)
 }
 

@@ -380,7 +380,7 @@ impl<'r> Reducer<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{read, Options};
+    use crate::decode::{read, Options, HELD};
     use crate::select::Selection;
     use crate::testing::{chunk, sample, seconds, source};
 
@@ -484,8 +484,8 @@ mod tests {
 
     #[test]
     fn a_kept_metric_decodes_to_the_values_the_frame_gives_it_overlaps_and_gaps_included() {
-        let whole = read(files(), &options(Selection::all(), false));
-        let one = read(files(), &options(Selection::new(&["serverStatus.b".to_string()]).unwrap(), true));
+        let whole = read(files(), &options(Selection::all(), false), HELD);
+        let one = read(files(), &options(Selection::new(&["serverStatus.b".to_string()]).unwrap(), true), HELD);
         assert_eq!(one.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["serverStatus.b"]);
         let kept = one.kept.as_ref().expect("kept");
         assert_eq!(kept.rows(), whole.time.len());
@@ -511,7 +511,7 @@ mod tests {
     fn kept_metrics_reduce_as_their_columns_row_by_row() {
         // Flat chunks (b holds 7 throughout), a chunk lacking a, an overlap, rows
         // off the axis and intervals that cannot be rated: the cells and flat chunks give what every row in turn gives.
-        let one = read(files(), &options(Selection::new(&[]).unwrap(), true));
+        let one = read(files(), &options(Selection::new(&[]).unwrap(), true), HELD);
         let kept = one.kept.as_ref().expect("kept");
         let n = kept.rows();
         for (k, columns) in [(1usize, 1usize), (2, 3), (3, 4), (5, 7)] {

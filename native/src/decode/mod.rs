@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use crate::arena::Arena;
-use crate::catalog::{assemble, chunk_skipped, metric_chunks, peek, Catalog, NamesCache, Seen};
-use crate::file::{documents_of, Document, FileProblem, Source};
+use crate::catalog::{assemble, bodies_of, chunk_skipped, metric_chunks, peek, Catalog, NamesCache, Seen};
+use crate::file::{documents_of_source, Document, FileProblem, Source, TYPE_METRIC_CHUNK};
 use crate::select::Selection;
 
 pub use prepare::Budget;
@@ -51,9 +51,8 @@ pub const VALUES_PER_INPUT_BYTE: u64 = 128;
 /// Inputs this small are never refused: 64 M values, 512 MB of int64.
 pub const MIN_MAX_VALUES: u64 = 1 << 26;
 
-/// The default value budget for a read of these sources.
-pub fn default_max_values(sources: &[Source]) -> u64 {
-    let bytes: u64 = sources.iter().map(|s| s.bytes.len() as u64).sum();
+/// The default value budget for a read of files of `bytes` in all.
+pub fn default_max_values(bytes: u64) -> u64 {
     (VALUES_PER_INPUT_BYTE * bytes).max(MIN_MAX_VALUES)
 }
 
@@ -113,40 +112,108 @@ fn over_budget(opts: &Options, wanted: u64) -> String {
     )
 }
 
-pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
-    let (docs, mut problems) = documents_of(&sources);
-    let documents = docs.iter().map(Vec::len).sum();
-    let refs = prepare::chunk_refs(&docs, opts);
+/// How a source's bytes are had when its turn comes: read from its file (the command line's), or already held (tests,
+/// bytes given).
+pub type Fill<'a> = &'a (dyn Fn(&Source) -> std::io::Result<Vec<u8>> + Sync);
 
+/// The sources' bytes as given.
+pub const HELD: Fill<'static> = &|_| Ok(Vec::new());
+
+/// The compressed bytes a read holds at once, about: its files are read in batches of this many bytes (or one file),
+/// enough chunks to keep every core busy.
+const BATCH_BYTES: usize = 32 << 20;
+
+/// Decodes `sources` a batch of files at a time (BATCH_BYTES): the batch's bytes are read (filled by `fill` where a
+/// source holds none), its chunks prepared in parallel and, for the catalog, peeked where a time range skips them,
+/// then let go before the next batch's, so a read no longer holds every file's compressed bytes while it inflates
+/// their chunks (a week's 200 MB of files). The problems come in the order a whole read gives them: every file's
+/// damage, then the chunks that could not be prepared, then those that could not be peeked.
+pub fn read(mut sources: Vec<Source>, opts: &Options, fill: Fill<'_>) -> Frame {
     let budget = Budget::new(opts.max_values);
     let cache = prepare::LayoutCache::default();
-    let prepared: Vec<_> = refs.par_iter().map(|c| prepare::prepare(&sources[c.source], c, opts, &cache, &budget)).collect();
-    if budget.exceeded() {
-        // What the files hold is still said, so a caller can refuse them as a two-pass reader would.
-        let catalog = opts.catalog.then(|| catalog_of_read(&sources, docs, HashMap::new(), &mut problems, &opts.time_field));
-        return refused(problems, documents, over_budget(opts, budget.wanted()), catalog);
-    }
-    let mut chunks = Vec::with_capacity(prepared.len());
-    let mut interim = Vec::with_capacity(prepared.len());
+    let names = NamesCache::default();
+    let (mut problems, mut skipped, mut unpeeked) = (Vec::new(), Vec::new(), Vec::new());
+    let mut docs: Vec<Vec<Document>> = Vec::with_capacity(sources.len());
+    let mut bodies = Vec::with_capacity(sources.len());
     let mut seen = HashMap::new();
-    for (c, p) in refs.iter().zip(prepared) {
-        match p {
-            Ok(p) => {
-                if opts.catalog {
-                    seen.insert((c.source, c.doc.offset), Some(p.seen(c.doc.id_ms)));
+    let (mut chunks, mut interim) = (Vec::new(), Vec::new());
+    let mut next = 0;
+    while next < sources.len() {
+        let (first, mut held) = (next, 0);
+        while next < sources.len() && (next == first || held < BATCH_BYTES) {
+            let source = &mut sources[next];
+            let mut file_docs = Vec::new();
+            match if source.bytes.is_empty() { fill(source) } else { Ok(std::mem::take(&mut source.bytes)) } {
+                Ok(bytes) => {
+                    source.bytes = bytes;
+                    let (found, file_problems) = documents_of_source(source);
+                    problems.extend(file_problems);
+                    file_docs = found;
                 }
-                chunks.push(p);
-                interim.push(sources[c.source].interim);
+                Err(e) => problems.push(FileProblem::unreadable(&source.name, &e)),
             }
-            Err(m) => {
-                // Skipped here, so in the catalog too: it lends no metric, and is said once.
-                seen.insert((c.source, c.doc.offset), None);
-                problems.push(chunk_skipped(&sources[c.source].name, c.doc.offset, m));
+            held += source.bytes.len();
+            docs.push(file_docs);
+            next += 1;
+        }
+        let batch = first..next;
+        // After a refusal, only what the files hold is still said (a caller can refuse them as a two-pass reader would).
+        let refs: Vec<(usize, &Document)> = if budget.exceeded() {
+            Vec::new()
+        } else {
+            batch.clone().flat_map(|i| prepare::chunk_refs(&docs[i], opts).into_iter().map(move |c| (i, c))).collect()
+        };
+        let prepared: Vec<_> = refs.par_iter().map(|&(i, c)| prepare::prepare(&sources[i], c, opts, &cache, &budget)).collect();
+        for (&(i, c), p) in refs.iter().zip(prepared) {
+            match p {
+                Ok(p) => {
+                    if opts.catalog {
+                        seen.insert((i, c.offset), Some(p.seen(c.id_ms)));
+                    }
+                    chunks.push(p);
+                    interim.push(sources[i].interim);
+                }
+                Err(m) => {
+                    seen.insert((i, c.offset), None);
+                    skipped.push(chunk_skipped(&sources[i].name, c.offset, m));
+                }
             }
         }
+        if opts.catalog {
+            let unseen: Vec<(usize, &Document)> = batch
+                .clone()
+                .flat_map(|i| docs[i].iter().map(move |d| (i, d)))
+                .filter(|(i, d)| d.doc_type == TYPE_METRIC_CHUNK && !seen.contains_key(&(*i, d.offset)))
+                .collect();
+            let peeked: Vec<Result<Seen, String>> = unseen
+                .par_iter()
+                .map(|&(i, d)| peek(&sources[i].bytes[d.data.clone().unwrap()], &opts.time_field, d.id_ms, &names))
+                .collect();
+            for ((i, d), p) in unseen.into_iter().zip(peeked) {
+                match p {
+                    Ok(p) => {
+                        seen.insert((i, d.offset), Some(p));
+                    }
+                    Err(m) => unpeeked.push(chunk_skipped(&sources[i].name, d.offset, m)),
+                }
+            }
+            bodies.extend(batch.clone().map(|i| bodies_of(&sources[i], &docs[i])));
+        }
+        batch.for_each(|i| sources[i].bytes = Vec::new());
     }
-    let catalog = opts.catalog.then(|| catalog_of_read(&sources, docs, seen, &mut problems, &opts.time_field));
-    // Phase 1 kept what it needs; the file bytes can go before the output is allocated.
+    let documents = docs.iter().map(Vec::len).sum();
+    let catalog = opts.catalog.then(|| {
+        let readable = metric_chunks(&docs)
+            .iter()
+            .filter_map(|(s, d)| seen.remove(&(*s, d.offset)).flatten().map(|p| (*s, d.offset, d.id_ms, p)))
+            .collect();
+        assemble(sources.iter().map(|s| s.name.clone()).collect(), docs, bodies, readable, Vec::new())
+    });
+    problems.append(&mut skipped);
+    problems.append(&mut unpeeked);
+    if budget.exceeded() {
+        return refused(problems, documents, over_budget(opts, budget.wanted()), catalog);
+    }
     drop(sources);
     let chunks_without_time = chunks.iter().filter(|p| p.layout.time_index.is_none()).count();
 
@@ -160,39 +227,12 @@ pub fn read(sources: Vec<Source>, opts: &Options) -> Frame {
     }
     let time = place::time_column(&groups, &chunks, rows);
     let (columns, values) = output::decode(&groups, &chunks, plan, rows);
-    // Allocated zeroed (calloc, so mostly pages no one writes), never written.
     let zeros = if columns.iter().any(|c| c.offset.is_none()) { vec![0; rows] } else { Vec::new() };
     let kept = opts.keep.then(|| {
         let plan = output::plan_columns(&chunks, true);
         kept::Kept::new(chunks, groups, plan, rows)
     });
     Frame { time, columns, values, zeros, problems, chunks_without_time, documents, error: None, catalog, kept }
-}
-
-/// The catalog of a read: what its decoded chunks showed (None: refused as damaged),
-/// and the chunks its time range skipped checked as `catalog` checks them.
-fn catalog_of_read(
-    sources: &[Source],
-    docs: Vec<Vec<Document>>,
-    mut seen: HashMap<(usize, usize), Option<Seen>>,
-    problems: &mut Vec<FileProblem>,
-    time_field: &str,
-) -> Catalog {
-    let all = metric_chunks(&docs);
-    let skipped: Vec<&(usize, &Document)> = all.iter().filter(|(s, d)| !seen.contains_key(&(*s, d.offset))).collect();
-    let cache = NamesCache::default();
-    let peeked: Vec<Result<Seen, String>> =
-        skipped.par_iter().map(|(s, d)| peek(&sources[*s].bytes[d.data.clone().unwrap()], time_field, d.id_ms, &cache)).collect();
-    for ((s, d), p) in skipped.into_iter().zip(peeked) {
-        match p {
-            Ok(p) => {
-                seen.insert((*s, d.offset), Some(p));
-            }
-            Err(m) => problems.push(chunk_skipped(&sources[*s].name, d.offset, m)),
-        }
-    }
-    let readable = all.iter().filter_map(|(s, d)| seen.remove(&(*s, d.offset)).flatten().map(|p| (*s, d.offset, d.id_ms, p))).collect();
-    assemble(sources, docs, readable, Vec::new())
 }
 
 #[cfg(test)]
@@ -234,7 +274,7 @@ mod tests {
     fn files_given_in_any_order_read_as_one_frame_in_time_order() {
         let later = source("b", &[chunk(&seconds(6000, 5, 5), 6000)], false);
         let earlier = source("a", &[chunk(&seconds(1000, 5, 0), 1000)], false);
-        let frame = read(vec![later, earlier], &options());
+        let frame = read(vec![later, earlier], &options(), HELD);
         assert_eq!(frame.problems, Vec::<FileProblem>::new());
         assert_eq!(frame.time, (1..=10).map(|s| s * 1000).collect::<Vec<i64>>());
         assert_eq!(names(&frame), ["serverStatus.a", "serverStatus.b"]);
@@ -247,7 +287,7 @@ mod tests {
     fn an_interim_sample_yields_to_its_archived_copy() {
         let archived = source("metrics.1", &[chunk(&seconds(1000, 5, 0), 1000)], false);
         let interim = source("metrics.interim", &[chunk(&seconds(4000, 5, 100), 4000)], true);
-        let frame = read(vec![interim, archived], &options());
+        let frame = read(vec![interim, archived], &options(), HELD);
         assert_eq!(frame.time, (1..=8).map(|s| s * 1000).collect::<Vec<i64>>());
         // 4 s and 5 s are in both files: the archive's values (3, 4), then the interim file's own (102...).
         assert_eq!(column(&frame, "serverStatus.a"), [0, 1, 2, 3, 4, 102, 103, 104].map(Some).to_vec());
@@ -258,6 +298,7 @@ mod tests {
         let frame = read(
             vec![source("a", &[chunk(&seconds(1000, 10, 0), 1000)], false)],
             &Options { start: Some(3000), end: Some(5000), ..options() },
+            HELD,
         );
         assert_eq!(frame.time, vec![3000, 4000, 5000]);
         assert_eq!(column(&frame, "serverStatus.a"), [2, 3, 4].map(Some).to_vec());
@@ -266,7 +307,7 @@ mod tests {
     #[test]
     fn a_selection_decodes_only_its_metrics() {
         let selection = Selection::new(&["serverStatus.b".to_string()]).unwrap();
-        let frame = read(vec![source("a", &[chunk(&seconds(1000, 3, 0), 1000)], false)], &Options { selection, ..options() });
+        let frame = read(vec![source("a", &[chunk(&seconds(1000, 3, 0), 1000)], false)], &Options { selection, ..options() }, HELD);
         assert_eq!(names(&frame), ["serverStatus.b"]);
     }
 
@@ -274,7 +315,7 @@ mod tests {
     fn a_metric_missing_from_one_chunk_is_absent_in_its_rows() {
         let narrow: Vec<Vec<u8>> = (0..3).map(|i| sample(1000 + 1000 * i, &[("b", 7)])).collect();
         let wide = seconds(4000, 2, 50);
-        let frame = read(vec![source("a", &[chunk(&narrow, 1000), chunk(&wide, 4000)], false)], &options());
+        let frame = read(vec![source("a", &[chunk(&narrow, 1000), chunk(&wide, 4000)], false)], &options(), HELD);
         assert_eq!(column(&frame, "serverStatus.a"), vec![None, None, None, Some(50), Some(51)]);
         assert_eq!(column(&frame, "serverStatus.b"), vec![Some(7); 5]);
     }
@@ -285,7 +326,7 @@ mod tests {
         let mut bad = chunk(&seconds(4000, 3, 10), 4000);
         let end = bad.len() - 1;
         bad[end - 8..end].copy_from_slice(&[0xff; 8]); // the zlib stream's tail (its checksum)
-        let frame = read(vec![source("metrics.1", &[good.clone(), bad], false)], &options());
+        let frame = read(vec![source("metrics.1", &[good.clone(), bad], false)], &options(), HELD);
         assert_eq!(frame.time, vec![1000, 2000, 3000]);
         assert_eq!(frame.problems.len(), 1, "{:?}", frame.problems);
         let problem = &frame.problems[0];
@@ -295,7 +336,7 @@ mod tests {
 
     #[test]
     fn over_the_value_budget_nothing_is_read_and_the_error_says_why() {
-        let frame = read(vec![source("a", &[chunk(&seconds(1000, 50, 0), 1000)], false)], &Options { max_values: 20, ..options() });
+        let frame = read(vec![source("a", &[chunk(&seconds(1000, 50, 0), 1000)], false)], &Options { max_values: 20, ..options() }, HELD);
         assert!(frame.columns.is_empty() && frame.time.is_empty());
         assert!(frame.error.as_deref().unwrap().contains("above the limit of 20"));
     }
@@ -309,7 +350,7 @@ mod tests {
             ]
         };
         // The range skips two chunks: the read peeks at them as `catalog` does.
-        let read_one = read(files(), &Options { start: Some(9000), catalog: true, ..options() }).catalog.unwrap();
+        let read_one = read(files(), &Options { start: Some(9000), catalog: true, ..options() }, HELD).catalog.unwrap();
         let alone = catalog(&files(), "start");
         let described = |c: &Catalog| {
             c.chunks

@@ -75,33 +75,25 @@ impl Budget {
     }
 }
 
-/// A metric chunk to read: which source and its envelope.
-pub struct ChunkRef {
-    pub source: usize,
-    pub doc: Document,
-}
-
-/// The metric chunks of every source, minus those a time range rules out
+/// The metric chunks of one source, minus those a time range rules out
 /// before inflating. mongod sets a chunk's `_id` to its first sample's root
 /// `start` and samples in order, so a chunk ends before the next one's `_id`;
 /// other writers promise neither, so only `start`-timed reads skip that way.
-pub fn chunk_refs(docs: &[Vec<Document>], opts: &Options) -> Vec<ChunkRef> {
+pub fn chunk_refs<'a>(file_docs: &'a [Document], opts: &Options) -> Vec<&'a Document> {
     let mongod_times = opts.time_field == "start";
+    let chunks: Vec<&Document> = file_docs.iter().filter(|d| d.doc_type == TYPE_METRIC_CHUNK).collect();
     let mut refs = Vec::new();
-    for (source, file_docs) in docs.iter().enumerate() {
-        let chunks: Vec<&Document> = file_docs.iter().filter(|d| d.doc_type == TYPE_METRIC_CHUNK).collect();
-        for (i, doc) in chunks.iter().enumerate() {
-            let skip = mongod_times
-                && match (doc.id_ms, chunks.get(i + 1).and_then(|n| n.id_ms)) {
-                    (Some(id), next) => {
-                        opts.end.is_some_and(|end| id > end)
-                            || next.is_some_and(|next| next > id && opts.start.is_some_and(|start| next <= start))
-                    }
-                    (None, _) => false,
-                };
-            if !skip {
-                refs.push(ChunkRef { source, doc: (*doc).clone() });
-            }
+    for (i, doc) in chunks.iter().enumerate() {
+        let skip = mongod_times
+            && match (doc.id_ms, chunks.get(i + 1).and_then(|n| n.id_ms)) {
+                (Some(id), next) => {
+                    opts.end.is_some_and(|end| id > end)
+                        || next.is_some_and(|next| next > id && opts.start.is_some_and(|start| next <= start))
+                }
+                (None, _) => false,
+            };
+        if !skip {
+            refs.push(*doc);
         }
     }
     refs
@@ -158,8 +150,8 @@ impl Prepared {
     }
 }
 
-pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &LayoutCache, budget: &Budget) -> Result<Prepared, String> {
-    let data = &source.bytes[chunk.doc.data.clone().unwrap()];
+pub fn prepare(source: &Source, doc: &Document, opts: &Options, cache: &LayoutCache, budget: &Budget) -> Result<Prepared, String> {
+    let data = &source.bytes[doc.data.clone().unwrap()];
     let mut payload = Inflater::new(data).and_then(|i| i.finish()).map_err(|e| e.message)?;
     let (header, values) = open_reference(&payload)?;
     let layout = cache.get_or_build(values.fingerprint(), || build_layout(&payload[..header.ref_len], opts))?;
@@ -176,7 +168,7 @@ pub fn prepare(source: &Source, chunk: &ChunkRef, opts: &Options, cache: &Layout
     let stream = &payload[deltas_start..];
     let mut reader = DeltaReader::new(stream);
     let invalid = |e: VarintError| e.in_payload(deltas_start);
-    let mut times = vec![chunk.doc.id_ms.unwrap_or(0); dc + 1];
+    let mut times = vec![doc.id_ms.unwrap_or(0); dc + 1];
     let mut ranges = Vec::with_capacity(layout.selected.len());
     let mut zero = Vec::with_capacity(layout.selected.len());
     let mut flat = Vec::with_capacity(layout.selected.len());
