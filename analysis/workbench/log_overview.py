@@ -15,7 +15,7 @@ from analysis.series import aggregates
 from analysis.text import counted
 from ftdc.logs import LogFrames, summarize_queries
 from ftdc.logs.shapes import shape_of_other_command
-from ftdc.logs.summary import distinct_text
+from ftdc.logs.summary import Gathered, distinct, longest, tally
 from ftdc.logs.summary import queries as ftdc_queries
 from ftdc.timeutil import format_time
 
@@ -38,31 +38,29 @@ QUOTED_SHAPES = 100
 
 # Columns the report's table adds to `summarize_queries`: who ran each shape, and on 8.0
 # (`workingMillis`, `queues.execution.totalTimeQueuedMicros`) what share of its time was work.
-QUERY_EXTRAS = {
+QUERY_EXTRAS: dict[str, pl.Expr | Gathered] = {
     "min_ms": pl.col("duration_ms").min(),
     # The response sizes (reslen) logged, in bytes; null where no run logged one (an index build).
     "reslen_bytes": pl.when(pl.col("reslen").is_not_null().any()).then(pl.col("reslen").sum()),
-    # Each planSummary as mongod wrote it ("IXSCAN { email: 1 }": the index by its key pattern), most runs first.
-    "plans": pl.col("plan_summary").drop_nulls().cast(pl.String).value_counts(name="runs"),
+    # Each planSummary as mongod wrote it ("IXSCAN { email: 1 }": the index by its key pattern), with its runs.
+    "plans": tally("plan_summary", "runs"),
     # The longest runs: when each was logged, where (the file's name, not where it lay on this machine) and its line as
     # mongod wrote it, where the analysis read it again (`line_text`; not in a redacted report).
-    "slowest": pl.struct(
-        at="ts",
-        duration_ms="duration_ms",
+    "slowest": longest(
+        SLOWEST_LINES,
+        at=pl.col("ts"),
+        duration_ms=pl.col("duration_ms"),
         file=pl.col("file").cast(pl.String).str.replace(r"^.*[/\\!]", ""),
-        line="line",
-        log_line="line_text",
-    )
-    .filter(pl.col("duration_ms").is_not_null())  # a run that logged no duration is none of the slowest
-    .sort_by(pl.col("duration_ms").filter(pl.col("duration_ms").is_not_null()), descending=True)
-    .head(SLOWEST_LINES),
-    "apps": distinct_text("app_name", ", "),
+        line=pl.col("line"),
+        log_line=pl.col("line_text"),
+    ),
+    "apps": distinct("app_name", ", "),
     "working_ms": pl.col("working_ms").sum(),
     "working_runs": pl.col("working_ms").is_not_null().sum(),
     "queued_ms": (pl.col("execution_queued_micros").fill_null(0).sum() / 1000).round(1),
     # Runs that failed (interrupted, a client that disconnected) and how: a shape of failures has no plan to show.
     "failed": (pl.col("ok") == False).sum(),  # noqa: E712 (a null `ok` is not a failure)
-    "errors": distinct_text("err_name", ", "),
+    "errors": distinct("err_name", ", "),
 }
 
 

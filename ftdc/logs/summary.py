@@ -6,6 +6,8 @@ WRITE lines are left out: their batch's COMMAND line already counts the time
 rows group by the server's hash instead (queryShapeHash, else queryHash).
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import polars as pl
@@ -108,12 +110,69 @@ def narrowing(*columns: str) -> Narrowing:
     return Narrowing(tuple(dict.fromkeys([*READ, "node", *columns])), Longest(key, _is_query()))
 
 
+@dataclass(frozen=True)
+class Gathered:
+    """An aggregation of each group's rows that no reduction makes (distinct values, a list, the longest runs), taken
+    beside the summary's grouping from the few rows it needs, and joined to it: made in the grouping, it gathers every
+    group's rows by several keys, 70 - 90 MB of a 1 GB log's 1.2 M runs, and holds what it reads of them beside.
+    `frame(rows, keys, name)`: the summary's rows (its `row`, the log's order, among them) -> the keys and `name`."""
+
+    columns: tuple[str, ...]
+    frame: Callable[[pl.LazyFrame, list[str], str], pl.LazyFrame]
+
+
+def distinct(column: str, separator: str) -> Gathered:
+    """A group's distinct values of `column` as text, in order, joined by `separator` (`distinct_text`), from each
+    value the group holds taken once."""
+    return Gathered(
+        (column,),
+        lambda rows, by, name: rows.group_by(*by, column).agg().group_by(*by).agg(distinct_text(column, separator).alias(name)),
+    )
+
+
+def tally(column: str, count: str) -> Gathered:
+    """A group's values of `column` as text, nulls left out, each with how many of its rows hold it (`count`): a list
+    of structs, in no order."""
+    held = pl.col(column).is_not_null()
+    return Gathered(
+        (column,),
+        lambda rows, by, name: (
+            rows.group_by(*by, column)
+            .agg(pl.len().alias(count))
+            .group_by(*by)
+            .agg(pl.struct(pl.col(column).cast(pl.String), count).filter(held).alias(name))
+        ),
+    )
+
+
+def longest(runs: int, **fields: pl.Expr) -> Gathered:
+    """A group's `runs` longest runs (of runs equally long, the first logged), each a struct of `fields`, longest
+    first; a run that logged no duration is none of them. Read from the rows at or above each group's `runs`-th
+    longest duration, found from its durations counted."""
+    d = pl.col("duration_ms")
+    columns = {"duration_ms", "row", *(c for e in fields.values() for c in e.meta.root_names())}
+
+    def frame(rows: pl.LazyFrame, by: list[str], name: str) -> pl.LazyFrame:
+        counts = rows.group_by(*by, "duration_ms").agg(runs=pl.len()).filter(d.is_not_null())
+        counts = counts.sort(*by, "duration_ms", descending=[False] * len(by) + [True])
+        floors = counts.group_by(*by).agg(floor=d.filter(pl.col("runs").cum_sum() - pl.col("runs") < runs).min())
+        kept = rows.join(floors, on=by, how="inner", nulls_equal=True).filter(d >= pl.col("floor"))
+        return kept.group_by(*by).agg(
+            pl.struct(*(e.alias(k) for k, e in fields.items()))
+            .sort_by(d, pl.col("row"), descending=[True, False])
+            .head(runs)
+            .alias(name)
+        )
+
+    return Gathered(tuple(sorted(columns)), frame)
+
+
 def summarize_queries(
     slow_ops: pl.DataFrame,
     sort: str = "total",
     *,
     by_node: bool = False,
-    extra: dict[str, pl.Expr] | None = None,
+    extra: dict[str, pl.Expr | Gathered] | None = None,
     index_builds: bool = False,
 ) -> pl.DataFrame:
     """One row per (namespace, command, shape), sorted by `sort` (total, p95, count);
@@ -121,14 +180,19 @@ def summarize_queries(
     Only `queries(slow_ops, index_builds=index_builds)` count (index builds with
     `index_builds`: a report's whole-period table); the rest stays in `slow_ops`. `extra` adds
     aggregations of one group each, as columns after the summary's own (the report's
-    slow-operation table: clients, 8.0 working and queued time), so one grouping serves both."""
+    slow-operation table: clients, 8.0 working and queued time): an expression that reduces the
+    group's rows is made in the summary's grouping, a `Gathered` beside it. A group none of whose
+    rows a `Gathered` list counts gets an empty list."""
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
     extra = extra or {}
     # Only the columns the summary reads: grouping the wide frame by several keys
     # copies every column of it into one chunk (1.4 GB on 2.5 M slow queries).
     wanted = READ + ["node"] * by_node
-    needed = sorted({c for e in extra.values() for c in e.meta.root_names()} - set(wanted))
+    reduced = {name: e for name, e in extra.items() if isinstance(e, pl.Expr)}
+    gathered = {name: e for name, e in extra.items() if isinstance(e, Gathered)}
+    read = {c for e in reduced.values() for c in e.meta.root_names()} | {c for g in gathered.values() for c in g.columns}
+    needed = sorted(read - {"row"} - set(wanted))
     # Text keys grouped as categories (a number a row): grouping by the text encodes each
     # row's keys anew (250 MB on a 1 GB log). The rows that are not queries are grouped
     # apart and their groups dropped, rather than filtered out first (a copy of every column).
@@ -136,29 +200,38 @@ def summarize_queries(
     ops = slow_ops.lazy().select(wanted + needed).with_row_index("row").with_columns(_group_key(), query=_is_query(index_builds))
     ops = ops.with_columns(pl.col(keys).cast(pl.Categorical))
     duration = pl.col("duration_ms")
-    summary = ops.group_by(*keys, "query").agg(
+    # Each aggregation here reduces a group's rows as they come; the percentiles and the plans, which would gather
+    # every group's rows (180 MB of a 1 GB log's 1.2 M runs), come from counts of their values beside it (`Gathered`).
+    by = [*keys, "query"]
+    summary = ops.group_by(*by).agg(
         shape=pl.col("shape").drop_nulls().first(),
         query_hash=_server_hash().drop_nulls().first(),
         count=pl.len(),
         total_ms=duration.sum(),
         mean_ms=duration.mean(),
-        p50_ms=duration.quantile(0.50, "linear"),
-        p95_ms=duration.quantile(0.95, "linear"),
-        p99_ms=duration.quantile(0.99, "linear"),
         max_ms=duration.max(),
         keys_examined=pl.col("keys_examined").sum(),
         docs_examined=pl.col("docs_examined").sum(),
         nreturned=pl.col("nreturned").sum(),
         collscan_share=(pl.col("plan_kind") == "COLLSCAN").fill_null(False).mean(),
-        plan_kinds=distinct_text("plan_kind", ","),
         first_seen=pl.col("started").min(),
         last_seen=pl.col("ts").max(),
-        example_command=pl.col("command_json").sort_by(duration, descending=True, nulls_last=True).first(),
+        # The longest run's command; of runs equally long, the first logged (the streaming engine meets a group's
+        # rows in no fixed order).
+        example_command=pl.col("command_json")
+        .sort_by(duration, pl.col("row"), descending=[True, False], nulls_last=True)
+        .first(),
         # The group's first line in the log: equal totals in the order they were first logged, as `slowest_runs`
         # ranks them (a grouping's order is its threads' and would change from run to run).
         first_row=pl.col("row").min(),
-        **extra,
+        **reduced,
     )
+    summary = summary.join(quantiles(ops, by, "duration_ms", PERCENTILES), on=by, how="left", nulls_equal=True)
+    for name, g in {"plan_kinds": distinct("plan_kind", ","), **gathered}.items():
+        part = g.frame(ops, by, name)
+        summary = summary.join(part, on=by, how="left", nulls_equal=True)
+        if isinstance(dtype := part.collect_schema()[name], pl.List):
+            summary = summary.with_columns(pl.col(name).fill_null(pl.lit([], dtype)))
     summary = summary.filter(pl.col("query")).with_columns(
         docs_examined_per_returned=pl.when(pl.col("nreturned") > 0).then(pl.col("docs_examined") / pl.col("nreturned")),
         plan_kinds=pl.when(pl.col("plan_kinds") != "").then(pl.col("plan_kinds")),
@@ -168,8 +241,37 @@ def summarize_queries(
         summary.sort([SORT_KEYS[sort], "total_ms", "first_row"], descending=[True, True, False])
         .select(*schema, *extra)
         .cast(schema)
-        .collect(engine="streaming")
+        .collect(engine="streaming", optimizations=SEPARATE_SCANS)
     )
+
+
+# The summary's groupings each read the slow operations where they lie: polars would otherwise hold what they share
+# (the selected columns, the group keys) materialised for all of them, 90 MB of a 1 GB log's.
+SEPARATE_SCANS = pl.QueryOptFlags(comm_subplan_elim=False)
+
+# The percentiles of a group's durations a summary gives.
+PERCENTILES = {"p50_ms": 0.50, "p95_ms": 0.95, "p99_ms": 0.99}
+
+
+def quantiles(rows: pl.LazyFrame, by: list[str], value: str, named: dict[str, float]) -> pl.LazyFrame:
+    """Per group of `rows` by `by`: each of `named`'s quantiles (name -> q) of its integer column `value`, as polars'
+    `quantile(q, "linear")` gives it to the bit, from how many rows hold each value (a reduction, not a gather of each
+    group's rows). As polars takes it (`quantile_idx`, `linear_interpol`), of a group's n values and z nulls sorted
+    nulls first: i = (n - 1) q + z, its value at floor(i) where i is whole or the two values about it are equal, else
+    (i - floor(i)) (upper - lower) + lower."""
+    v = pl.col(value)
+    counts = rows.group_by(*by, value).agg(rows=pl.len()).sort(*by, value, nulls_last=True)
+    # A group's rows keep their order (its values ascending, its nulls last): the rank each value's rows end at among
+    # the group's values is a running total.
+    end = pl.col("rows").cum_sum()
+    nulls = pl.col("rows").filter(v.is_null()).sum()
+    exprs = {}
+    for name, q in named.items():
+        at = (pl.col("rows").filter(v.is_not_null()).sum().cast(pl.Float64) - 1.0) * q + nulls
+        low, high = at.floor(), at.ceil()
+        lower, upper = (v.filter(v.is_not_null() & (end > rank - nulls)).first().cast(pl.Float64) for rank in (low, low + 1))
+        exprs[name] = pl.when((low == high) | (lower == upper)).then(lower).otherwise((at - low) * (upper - lower) + lower)
+    return counts.group_by(*by).agg(**exprs)
 
 
 def slowest_runs(slow_ops: pl.DataFrame, runs: int, *, index_builds: bool = False, groups: int | None = None) -> pl.Series:
