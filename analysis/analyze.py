@@ -228,7 +228,8 @@ def read_compact_logs(logs: LogsArg, start: TimeArg = None, end: TimeArg = None)
 
     # Each block is narrowed to these columns as it is decoded (copied into polars' memory, as the frames are held through
     # the analysis), the commands packed until the longest runs are known.
-    frames = read_logs(logs, start, end, narrowing=Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key())), copied=True))
+    narrowing = Narrowing(tuple(SLOW_OP_COLUMNS), Longest(tuple(culprit_key())), copied=True, categories=CATEGORY_COLUMNS)
+    frames = read_logs(logs, start, end, narrowing=narrowing)
     read_bytes = frames.slow_ops.estimated_size() + frames.events.estimated_size()
     longest = pl.col("duration_ms") == pl.col("duration_ms").max().over(culprit_key())
     slow = frames.slow_ops.with_columns(command_json=pl.when(longest).then(pl.col("command_json")))

@@ -44,11 +44,13 @@ class Longest:
 class Narrowing:
     """The slow-op columns to return (schema.SLOW_OPS order), optionally which commands to keep, and whether each
     block's columns are `copied` into polars' memory as it is read: frames held through a long job beside other large
-    reads (an analysis) are, at some cost in time (`narrowed`)."""
+    reads (an analysis) are, at some cost in time (`narrowed`). A copied read holds its text columns named in
+    `categories` (of a handful of values each) as categories, a number a row."""
 
     slow_columns: tuple[str, ...] = tuple(SLOW_OPS)
     longest: Longest | None = None
     copied: bool = False
+    categories: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = [c for c in self.slow_columns if c not in SLOW_OPS]
@@ -88,8 +90,14 @@ def narrowed(slow: pl.DataFrame, narrowing: Narrowing, commands: "Commands | Non
     # left them, block after block, they kept the C library's heap too scattered to give back under the FTDC's decode.
     # A read whose frames are used and let go (the `logs` command, a caller's `read_logs`) is spared the copy: 1.07 -
     # 1.23x the time. Concatenation writes new strings, an addition new integers (a cast to the same type would keep
-    # the buffers); times and flags are few (tests/test_analysis_memory.py).
-    return slow.with_columns(pl.col(pl.String) + "", pl.col(pl.Int64) + 0)
+    # the buffers); times and flags are few (tests/test_analysis_memory.py). The columns held as categories are cast
+    # here too: cast once the frames were whole, the text beside them peaked the analyses' read of a 1 GB log at 0.88 GB.
+    # The plan columns stay text until the frames are whole: a command takes its statements' plans then
+    # (`reader._with_statement_plans`), and their ranking by kind would map every category polars holds.
+    categories = [c for c in narrowing.categories if c not in PLAN_COLUMNS and slow.schema.get(c) == pl.String]
+    return slow.with_columns(
+        pl.col(categories).cast(pl.Categorical), pl.col(pl.String).exclude(categories) + "", pl.col(pl.Int64) + 0
+    )
 
 
 # zstd's fastest level: a block's commands (2.4 MB of the sample's) pack to 3 % in about a millisecond.
