@@ -1005,11 +1005,10 @@ def derive(
     columns = [c for c in columns_for(resolved) if shown or not shown_only(c.name)]
     cache_max = "cache_max_bytes" in {c.name for c in columns}
     held = Held()
-    return held.shared(
-        _collected(prepared, resolved, columns, held, spend).with_columns(
-            threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None)
-        )
-    )
+    derived = _collected(prepared, resolved, columns, held, spend)
+    exprs = threshold_exprs(thresholds, pl.col("cache_max_bytes") if cache_max else None)
+    limits = derived.with_columns(exprs).select(e.meta.output_name() for e in exprs)  # a constant's a value a row
+    return derived.hstack(held.shared(limits).get_columns())
 
 
 def _collected(
@@ -1020,15 +1019,17 @@ def _collected(
     count = max(1, -(-frame.height * len(columns) * 8 // PLAN_BYTES))
     size = max(1, -(-len(columns) // count))
     plans = [columns[i : i + size] for i in range(0, max(1, len(columns)), size)]
-    parts = []
+    parts: list[pl.DataFrame] = []
     for done, plan in enumerate(plans, 1):
-        parts.append(held.shared(_plan(frame, resolved, plan).collect(engine=ENGINE, optimizations=OPTIMIZATIONS)))
+        part = _plan(frame, resolved, plan).collect(engine=ENGINE, optimizations=OPTIMIZATIONS)
+        # The time and bookkeeping once, with the first plan's columns: the others' are the same columns of `frame`.
+        parts.append(held.shared(part if not parts else part.drop(TIME_COLUMN, *BOOKKEEPING)))
         if spend is not None:
             needed = {*spend, TIME_COLUMN, *BOOKKEEPING, *_recorded_inputs(resolved, plans[done:])}
             for name in [c for c in frame.columns if c not in needed]:
                 frame.drop_in_place(name)
             release_dropped_columns()
-    return parts[0].hstack([c for part in parts[1:] for c in part.drop(TIME_COLUMN, *BOOKKEEPING).get_columns()])
+    return parts[0].hstack([c for part in parts[1:] for c in part.get_columns()])
 
 
 class Held:
@@ -1047,18 +1048,18 @@ class Held:
         numeric = [name for name, dtype in frame.schema.items() if dtype.is_numeric()]
         if not numeric or not frame.height:
             return frame
+        # What tells most unequal columns apart at once: their nulls, least, greatest and sum.
         stats = frame.select(
-            *(pl.col(name).null_count().alias(f"{i}n") for i, name in enumerate(numeric)),
-            *(pl.col(name).min().alias(f"{i}l") for i, name in enumerate(numeric)),
-            *(pl.col(name).max().alias(f"{i}h") for i, name in enumerate(numeric)),
+            pl.struct(
+                pl.col(c).null_count(), pl.col(c).min().alias("l"), pl.col(c).max().alias("h"), pl.col(c).sum().alias("s")
+            ).alias(c)
+            for c in numeric
         ).row(0)
-        count = len(numeric)
         replaced = []
-        for i, name in enumerate(numeric):
+        for name, stat in zip(numeric, stats):
             column = frame[name]
-            key = (column.dtype, stats[i], stats[count + i], stats[2 * count + i])
-            same = self._columns.setdefault(key, [])
-            match = next((held for held in same if held is not column and _bitwise_equal(held, column)), None)
+            same = self._columns.setdefault((column.dtype, *stat.values()), [])
+            match = next((held for held in same if _bitwise_equal(held, column)), None)
             if match is None:
                 same.append(column)
             else:
