@@ -146,6 +146,12 @@ def test_columns_equal_to_the_bit_hold_one_memory_and_no_value_changes():
     later = held.shared(pl.DataFrame({"c": zeros * 1, "m": pl.Series([4, 4, 4, 4])}))
     assert _addresses(later.select("c")) == _addresses(shared.select("a"))
     assert _addresses(later.select("m")) == _addresses(shared.select("n"))
+    # A frame held without comparing (one shared already): a later frame's equal column holds its memory.
+    holding = Held()
+    holding.hold(shared)
+    again = holding.shared(pl.DataFrame({"d": zeros * 1, "o": pl.Series([5, 5, 5, 5])}))
+    assert _addresses(again.select("d")) == _addresses(shared.select("a"))
+    assert not _addresses(again.select("o")) & _addresses(shared)
 
 
 def test_the_derivation_takes_the_prepared_frame_over_and_leaves_it_what_the_shown_columns_need():

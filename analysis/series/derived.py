@@ -1060,26 +1060,33 @@ class Held:
 
     def shared(self, frame: pl.DataFrame) -> pl.DataFrame:
         """`frame`, each column equal to one held already (in this frame or an earlier one) holding that one's memory."""
+        replaced = []
+        for column, same in self._keyed(frame):
+            match = next((held for held in same if _bitwise_equal(held, column)), None)
+            if match is None:
+                same.append(column)
+            else:
+                replaced.append(match.alias(column.name))
+        return frame.with_columns(replaced) if replaced else frame
+
+    def hold(self, frame: pl.DataFrame) -> None:
+        """Holds the columns of a frame already shared, comparing none (a later frame's may share theirs)."""
+        for column, same in self._keyed(frame):
+            same.append(column)
+
+    def _keyed(self, frame: pl.DataFrame) -> list[tuple[pl.Series, list[pl.Series]]]:
+        """Each numeric column of `frame` and the columns held of its key: what tells most unequal columns apart at
+        once, their type, nulls, least, greatest and sum."""
         numeric = [name for name, dtype in frame.schema.items() if dtype.is_numeric()]
         if not numeric or not frame.height:
-            return frame
-        # What tells most unequal columns apart at once: their nulls, least, greatest and sum.
+            return []
         stats = frame.select(
             pl.struct(
                 pl.col(c).null_count(), pl.col(c).min().alias("l"), pl.col(c).max().alias("h"), pl.col(c).sum().alias("s")
             ).alias(c)
             for c in numeric
         ).row(0)
-        replaced = []
-        for name, stat in zip(numeric, stats):
-            column = frame[name]
-            same = self._columns.setdefault((column.dtype, *stat.values()), [])
-            match = next((held for held in same if _bitwise_equal(held, column)), None)
-            if match is None:
-                same.append(column)
-            else:
-                replaced.append(match.alias(name))
-        return frame.with_columns(replaced) if replaced else frame
+        return [(frame[c], self._columns.setdefault((frame.schema[c], *stat.values()), [])) for c, stat in zip(numeric, stats)]
 
 
 def _bitwise_equal(a: pl.Series, b: pl.Series) -> bool:
@@ -1126,7 +1133,7 @@ class Derived:
                 assert self._sources is not None
                 sources, self._sources = self._sources, None
                 held = Held()
-                held.shared(self.analysed)  # a shown column equal to an analysed one holds its memory
+                held.hold(self.analysed)  # a shown column equal to an analysed one holds its memory
                 later = _collected(sources, self._resolved, self._later, held, spend=()).drop(TIME_COLUMN, *BOOKKEEPING)
                 self._full = self.analysed.hstack(later.get_columns()).select(TIME_COLUMN, *describe(self._resolved))
             return self._full
