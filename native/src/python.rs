@@ -62,8 +62,9 @@ fn opened(paths: Vec<String>, interim: Vec<bool>, problems: &mut Vec<FileProblem
 #[pyclass(module = "ftdc._native")]
 struct DecodedFrame {
     frame: Arc<decode::Frame>,
-    /// One per column, made with the frame: every array exported of a column holds its region, so its memory goes
-    /// back when the last of them and this frame are gone, while the arena stays for the columns still held.
+    /// One per column, made with the frame: every array exported of a column holds its region, so its memory can go
+    /// back once the last of them and this frame are gone (`release_dropped_columns`), while the arena stays for the
+    /// columns still held.
     regions: Vec<Arc<ColumnRegion>>,
     /// With `read(..., keep=True)`, until `take_kept` hands it over: held apart from the frame, whose buffers polars
     /// may hold long after.
@@ -143,7 +144,7 @@ struct ColumnRegion {
 
 /// The stored columns whose last holder went, of frames that may still be held: their pages go back when the process
 /// asks (`release_dropped_columns`), not as each goes. A frame dropped whole keeps its pages for the next read to
-/// reuse (`arena`): a week's columns given back one by one, then faulted in again, took a read 1.13x the time.
+/// reuse (`arena`): a week's columns given back one by one, then faulted in again, took a read about 1.1x the time.
 static DROPPED: Mutex<Vec<(Weak<decode::Frame>, usize)>> = Mutex::new(Vec::new());
 
 /// Entries of frames gone are pruned past this many (a process that never asks keeps this few).

@@ -142,19 +142,20 @@ pub fn read(mut sources: Vec<Source>, opts: &Options, fill: Fill<'_>) -> Frame {
         let (first, mut held) = (next, 0);
         while next < sources.len() && (next == first || held < BATCH_BYTES) {
             let source = &mut sources[next];
-            let mut file_docs = Vec::new();
-            match if source.bytes.is_empty() { fill(source) } else { Ok(std::mem::take(&mut source.bytes)) } {
-                Ok(bytes) => {
-                    source.bytes = bytes;
+            next += 1;
+            let filled = if source.bytes.is_empty() { fill(source).map(|bytes| source.bytes = bytes) } else { Ok(()) };
+            match filled {
+                Ok(()) => {
                     let (found, file_problems) = documents_of_source(source);
                     problems.extend(file_problems);
-                    file_docs = found;
+                    docs.push(found);
                 }
-                Err(e) => problems.push(FileProblem::unreadable(&source.name, &e)),
+                Err(e) => {
+                    problems.push(FileProblem::unreadable(&source.name, &e));
+                    docs.push(Vec::new());
+                }
             }
             held += source.bytes.len();
-            docs.push(file_docs);
-            next += 1;
         }
         let batch = first..next;
         // After a refusal, only what the files hold is still said (a caller can refuse them as a two-pass reader would).
@@ -174,6 +175,7 @@ pub fn read(mut sources: Vec<Source>, opts: &Options, fill: Fill<'_>) -> Frame {
                     interim.push(sources[i].interim);
                 }
                 Err(m) => {
+                    // Skipped here, so in the catalog too: it lends no metric, and is said once.
                     seen.insert((i, c.offset), None);
                     skipped.push(chunk_skipped(&sources[i].name, c.offset, m));
                 }
@@ -214,7 +216,6 @@ pub fn read(mut sources: Vec<Source>, opts: &Options, fill: Fill<'_>) -> Frame {
     if budget.exceeded() {
         return refused(problems, documents, over_budget(opts, budget.wanted()), catalog);
     }
-    drop(sources);
     let chunks_without_time = chunks.iter().filter(|p| p.layout.time_index.is_none()).count();
 
     let plan = output::plan_columns(&chunks, false);
@@ -227,6 +228,7 @@ pub fn read(mut sources: Vec<Source>, opts: &Options, fill: Fill<'_>) -> Frame {
     }
     let time = place::time_column(&groups, &chunks, rows);
     let (columns, values) = output::decode(&groups, &chunks, plan, rows);
+    // Allocated zeroed (calloc, so mostly pages no one writes), never written.
     let zeros = if columns.iter().any(|c| c.offset.is_none()) { vec![0; rows] } else { Vec::new() };
     let kept = opts.keep.then(|| {
         let plan = output::plan_columns(&chunks, true);
