@@ -153,9 +153,9 @@ def longest(runs: int, **fields: pl.Expr) -> Gathered:
     columns = {"duration_ms", "row", *(c for e in fields.values() for c in e.meta.root_names())}
 
     def frame(rows: pl.LazyFrame, by: list[str], name: str) -> pl.LazyFrame:
-        counts = rows.group_by(*by, "duration_ms").agg(runs=pl.len()).filter(d.is_not_null())
-        counts = counts.sort(*by, "duration_ms", descending=[False] * len(by) + [True])
-        floors = counts.group_by(*by).agg(floor=d.filter(pl.col("runs").cum_sum() - pl.col("runs") < runs).min())
+        # A group's durations ascending: the runs longer than each are those counted after it.
+        longer = pl.col("rows").sum() - pl.col("rows").cum_sum()
+        floors = _counted(rows, by, "duration_ms").filter(d.is_not_null()).group_by(*by).agg(floor=d.filter(longer < runs).min())
         kept = rows.join(floors, on=by, how="inner", nulls_equal=True).filter(d >= pl.col("floor"))
         return kept.group_by(*by).agg(
             pl.struct(*(e.alias(k) for k, e in fields.items()))
@@ -260,9 +260,8 @@ def quantiles(rows: pl.LazyFrame, by: list[str], value: str, named: dict[str, fl
     nulls first: i = (n - 1) q + z, its value at floor(i) where i is whole or the two values about it are equal, else
     (i - floor(i)) (upper - lower) + lower."""
     v = pl.col(value)
-    counts = rows.group_by(*by, value).agg(rows=pl.len()).sort(*by, value, nulls_last=True)
-    # A group's rows keep their order (its values ascending, its nulls last): the rank each value's rows end at among
-    # the group's values is a running total.
+    counts = _counted(rows, by, value)
+    # The rank each value's rows end at among the group's values is a running total.
     end = pl.col("rows").cum_sum()
     nulls = pl.col("rows").filter(v.is_null()).sum()
     exprs = {}
@@ -272,6 +271,13 @@ def quantiles(rows: pl.LazyFrame, by: list[str], value: str, named: dict[str, fl
         lower, upper = (v.filter(v.is_not_null() & (end > rank - nulls)).first().cast(pl.Float64) for rank in (low, low + 1))
         exprs[name] = pl.when((low == high) | (lower == upper)).then(lower).otherwise((at - low) * (upper - lower) + lower)
     return counts.group_by(*by).agg(**exprs)
+
+
+def _counted(rows: pl.LazyFrame, by: list[str], value: str) -> pl.LazyFrame:
+    """How many of each group's `rows` hold each value of `value` (`rows`), in order of group and value, nulls last:
+    a reduction of the rows as they come, whose groups (rows of a group keep their order) hold their values
+    ascending."""
+    return rows.group_by(*by, value).agg(rows=pl.len()).sort(*by, value, nulls_last=True)
 
 
 def slowest_runs(slow_ops: pl.DataFrame, runs: int, *, index_builds: bool = False, groups: int | None = None) -> pl.Series:
