@@ -133,6 +133,8 @@ def test_columns_equal_to_the_bit_hold_one_memory_and_no_value_changes():
             "nan": pl.Series([0.0, float("nan"), 0.0, 0.0]),  # NaN where `a` is null
             "other_nulls": pl.Series([None, 0.0, 0.0, 0.0]),
             "n": pl.Series([4, 4, 4, 4]),
+            "a32": zeros.cast(pl.Float32),  # the type is part of the key: not `a`'s memory
+            "negative32": pl.Series([-0.0, None, 0.0, 0.0], dtype=pl.Float32),  # to the bit in 32 bits too
         }
     )
     held = Held()
@@ -140,8 +142,10 @@ def test_columns_equal_to_the_bit_hold_one_memory_and_no_value_changes():
     assert_frame_equal(shared, frame, check_exact=True)
     assert np.signbit(shared["negative"].to_numpy()[0])
     assert _addresses(shared.select("b")) == _addresses(shared.select("a"))
-    for other in ("negative", "nan", "other_nulls", "n"):
+    for other in ("negative", "nan", "other_nulls", "n", "a32"):
         assert not _addresses(shared.select(other)) & _addresses(shared.select("a")), other
+    assert np.signbit(shared["negative32"].to_numpy()[0])
+    assert not _addresses(shared.select("negative32")) & _addresses(shared.select("a32"))
     # A later frame's equal column holds the memory of the first frame's.
     later = held.shared(pl.DataFrame({"c": zeros * 1, "m": pl.Series([4, 4, 4, 4])}))
     assert _addresses(later.select("c")) == _addresses(shared.select("a"))
