@@ -4,7 +4,7 @@ of metrics, from the analysis' own pass over the files, each chunk inflated once
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
     from . import _native
 
-# Metrics reduced per native call: their extremes are handed back as bytes per call, so a batch bounds that memory
-# (2,400 columns x 2 x 8 bytes a metric: 10 MB a batch, against 90 MB for the 2,300 metrics of a 7.0 node at once).
-BATCH = 256
+# A series on an axis as the explorer stores it: (low, high, levels), the levels little-endian uint16, each column's
+# least then its greatest, 0 at `low`, 0xFFFE at `high`, 0xFFFF where the column holds no value (`_native.levels`).
+Levels = tuple[float, float, bytes]
 
 
 @dataclass(frozen=True)
@@ -56,12 +56,12 @@ class Kept:
         column_of: np.ndarray,
         valid: np.ndarray,
         interval_s: np.ndarray,
-    ) -> Iterator[tuple[list[str], np.ndarray, list[bool]]]:
+    ) -> list[tuple[Levels | None, bool]]:
         """Each of `metrics` (name, and True: drawn as per-second rates, False: as recorded, None: as rates if it rose
-        and never fell over an interval that can be rated) at its least and greatest in each of `columns` columns, a
-        batch at a time: (names, (metrics, columns, 2) array, NaN where a column holds none, whether each is rates).
-        Per row of the frame:
-        `column_of` its column, `valid` whether the interval ending there can be rated, `interval_s` its seconds."""
+        and never fell over an interval that can be rated) at its least and greatest in each of `columns` columns, as
+        16-bit levels of its own range (`Levels`; None: it holds no value), and whether that is its rates. Per row of
+        the frame: `column_of` its column, `valid` whether the interval ending there can be rated, `interval_s` its
+        seconds."""
         import numpy as np
 
         index = {name: i for i, (name, _) in enumerate(self.values.names())}
@@ -70,7 +70,5 @@ class Kept:
             self._per_read_row(np.asarray(valid, dtype=np.uint8), 0).tobytes(),
             self._per_read_row(np.asarray(interval_s, dtype="<f8"), np.nan).tobytes(),
         )
-        for k in range(0, len(metrics), BATCH):
-            batch = metrics[k : k + BATCH]
-            pairs, rated = self.values.reduce([(index[name], shown) for name, shown in batch], columns, *rows)
-            yield [name for name, _ in batch], np.frombuffer(pairs, dtype="<f8").reshape(len(batch), columns, 2), rated
+        levels, rated = self.values.reduce([(index[name], shown) for name, shown in metrics], columns, *rows)
+        return list(zip(levels, rated))

@@ -245,7 +245,7 @@ def whole_range_series(path: Path, names: list[str], axis: ex.Axis) -> dict[str,
         pairs[grouped[ex.BUCKET].to_numpy(), 0] = grouped["lo"].to_numpy()
         pairs[grouped[ex.BUCKET].to_numpy(), 1] = grouped["hi"].to_numpy()
         meaning = "cumulative counter, shown as a per-second rate" if rated else "as recorded"
-        out[name] = ex.Series(name, "ftdc", "/s" if rated else "", meaning, *ex._levels(pairs))
+        out[name] = ex.Series(name, "ftdc", "/s" if rated else "", meaning, *ex._levels_of(pairs[None])[0])
     return out
 
 

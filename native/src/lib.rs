@@ -6,7 +6,8 @@
 //! `catalog` work across many files, `encode` writes chunks back. `logs`
 //! decodes JSON mongod log lines into columns. `rolling` takes quantiles of
 //! time windows for the analyses' baselines, `extremes` the least and greatest
-//! value of runs of rows for the report's figures.
+//! value of runs of rows for the report's figures, `levels` a series at the
+//! explorer's 16-bit levels.
 
 pub mod arena;
 pub mod bson;
@@ -17,6 +18,7 @@ pub mod decode;
 pub mod encode;
 pub mod extremes;
 pub mod file;
+pub mod levels;
 pub mod logs;
 pub mod metrics;
 pub mod parquet_write;

@@ -17,6 +17,7 @@ use crate::decode::kept::{Kept, Rows, Shown};
 use crate::decode::{self, Options};
 use crate::extremes;
 use crate::file::{FileProblem, Source};
+use crate::levels::Levels;
 use crate::metrics;
 use crate::python_arrow::{export, held, HeldArray};
 use crate::python_bytes::{le_bytes, le_values};
@@ -95,9 +96,8 @@ impl KeptValues {
     /// if it rose and never fell over an interval that can be rated) at its least and greatest in each of `columns`
     /// columns (`kept::Kept::reduce`), the metrics in parallel. Per row of the read: `column_of` its column
     /// (little-endian i32, negative: not drawn), `valid` whether its interval can be rated (a byte, 0 or 1),
-    /// `interval_s` its length (little-endian f64). Returns each metric's columns in turn, each column's least and
-    /// greatest (little-endian f64, NaN where a column holds none: numpy's `(metrics, columns, 2)`), and whether each
-    /// is drawn as rates.
+    /// `interval_s` its length (little-endian f64). Returns each metric's levels (`levels`: `(low, high, levels)`,
+    /// None where it holds no value) and whether each is drawn as rates.
     fn reduce<'py>(
         &self,
         py: Python<'py>,
@@ -106,7 +106,7 @@ impl KeptValues {
         column_of: PyBackedBytes,
         valid: PyBackedBytes,
         interval_s: PyBackedBytes,
-    ) -> PyResult<(Bound<'py, PyBytes>, Vec<bool>)> {
+    ) -> PyResult<(Vec<Option<LevelsTuple<'py>>>, Vec<bool>)> {
         let rows = self.kept.rows();
         if column_of.len() != 4 * rows || valid.len() != rows || interval_s.len() != 8 * rows {
             return Err(PyValueError::new_err("column_of, valid and interval_s must give each row of the read"));
@@ -126,11 +126,34 @@ impl KeptValues {
             .map(|(m, rates)| (m, rates.map_or(Shown::RatesIfCounting, |rates| if rates { Shown::Rates } else { Shown::Values })))
             .collect();
         let on = Rows { columns, column_of: &column_of, valid: &valid, interval_s: &interval_s };
-        let reduced = py.detach(|| self.kept.reduce(&shown, &on));
-        let pairs =
-            reduced.iter().flat_map(|r| r.lows.iter().zip(&r.highs).flat_map(|(low, high)| [low.to_le_bytes(), high.to_le_bytes()]));
-        Ok((le_bytes(py, 2 * columns * reduced.len(), pairs)?, reduced.iter().map(|r| r.rated).collect()))
+        let reduced: Vec<(Option<Levels>, bool)> = py.detach(|| self.kept.reduce_then(&shown, &on, |r| (r.levels(), r.rated)));
+        let rated = reduced.iter().map(|(_, rated)| *rated).collect();
+        let levels = reduced.into_iter().map(|(levels, _)| levels.map(|l| levels_tuple(py, l)).transpose()).collect::<PyResult<_>>()?;
+        Ok((levels, rated))
     }
+}
+
+/// A series' levels as Python receives them: `(low, high, levels)`, the levels little-endian u16.
+type LevelsTuple<'py> = (f64, f64, Bound<'py, PyBytes>);
+
+fn levels_tuple(py: Python<'_>, found: Levels) -> PyResult<LevelsTuple<'_>> {
+    Ok((found.low, found.high, le_bytes(py, found.levels.len(), found.levels.iter().map(|l| l.to_le_bytes()))?))
+}
+
+/// `series` series of `pairs` (little-endian f64, each series' columns in turn, each column's least and greatest; NaN:
+/// none) at the explorer's levels (`levels::levels`): `(low, high, levels)` each, None for one that holds no value.
+#[pyfunction]
+fn levels(py: Python<'_>, pairs: PyBackedBytes, series: usize) -> PyResult<Vec<Option<LevelsTuple<'_>>>> {
+    if series == 0 || !pairs.len().is_multiple_of(8 * series) {
+        return Err(PyValueError::new_err("pairs must hold as many little-endian f64 for each of the series"));
+    }
+    let values = le_values(&pairs, f64::from_le_bytes);
+    let each = values.len() / series;
+    let found: Vec<Option<Levels>> = py.detach(|| {
+        use rayon::prelude::*;
+        values.par_chunks(each.max(1)).map(|one| crate::levels::levels(one.iter().copied())).collect()
+    });
+    found.into_iter().map(|l| l.map(|l| levels_tuple(py, l)).transpose()).collect()
 }
 
 /// One column's values in its frame's arena. The decoder puts every column in one allocation (`arena`), so a frame
@@ -516,5 +539,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(select_names, m)?)?;
     m.add_function(wrap_pyfunction!(rolling_quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(run_extremes, m)?)?;
+    m.add_function(wrap_pyfunction!(levels, m)?)?;
     Ok(())
 }

@@ -31,7 +31,7 @@ from analysis.series.metrics import resolve as resolve_metrics
 from analysis.series.windows import between
 from ftdc import _native
 from ftdc.frames import IN_PLACE, TIME_COLUMN, arrow_chunks
-from ftdc.kept import Kept
+from ftdc.kept import Kept, Levels
 from ftdc.paths import PathArg, resolve
 from ftdc.reader import read_with_catalog
 from ftdc.select import select_names, warn_unmatched
@@ -169,29 +169,12 @@ def reduce(frame: pl.DataFrame, names: list[str], axis: Axis) -> Reduced:
     return Reduced(axis, pairs, sampled)
 
 
-def _levels_of(stack: np.ndarray) -> list[tuple[float, float, bytes] | None]:
+def _levels_of(stack: np.ndarray) -> list[Levels | None]:
     """(low, high, levels) of each series' column pairs in `stack` (series, columns, 2), or None for one that holds
-    no value: the series of a batch at once (one numpy call per step, not per series: 2,300 recorded metrics), each
-    step in place in one array (a masked assignment and a temporary per step took twice the time)."""
-    flat = stack.reshape(len(stack), -1)
-    # `nanmin` and `nanmax` are these reductions (without the warning of a series holding no value); NaN: it holds none.
-    lows, highs = np.fmin.reduce(flat, axis=1), np.fmax.reduce(flat, axis=1)
-    scales = np.zeros(len(stack))
-    spread = highs > lows
-    scales[spread] = (EMPTY - 1) / (highs[spread] - lows[spread])
-    scaled = np.subtract(stack, lows[:, None, None])
-    np.multiply(scaled, scales[:, None, None], out=scaled)
-    np.rint(scaled, out=scaled)
-    np.copyto(scaled, EMPTY, where=np.isnan(stack))  # a column that holds no value
-    levels = scaled.astype("<u2")
-    return [
-        None if math.isnan(low) else (float(low), float(high), series.tobytes()) for low, high, series in zip(lows, highs, levels)
-    ]
-
-
-def _levels(values: np.ndarray) -> tuple[float, float, bytes] | None:
-    """(low, high, levels) of a series' column pairs, or None when it holds no value."""
-    return _levels_of(values[None])[0]
+    no value: by the native core, as it levels the recorded metrics it reduces (`Kept.reduce`)."""
+    if not len(stack):
+        return []
+    return _native.levels(np.ascontiguousarray(stack, dtype="<f8").tobytes(), len(stack))
 
 
 def drawn_columns(evidence: Evidence) -> list[str]:
@@ -211,8 +194,7 @@ def derived(evidence: Evidence, axis: Axis, reduced: Reduced | None = None) -> l
         return []
     reduced = reduced or reduce(evidence.series, names, axis)
     out = []
-    for name in names:
-        kept = _levels(reduced.pairs[name])
+    for name, kept in zip(names, _levels_of(np.stack([reduced.pairs[name] for name in names]))):
         if kept is not None:
             unit, meaning = evidence.columns.get(name, ("", ""))
             out.append(Series(name, "derived", unit, meaning, *kept))
@@ -236,13 +218,11 @@ def recorded(kept: Kept, book: pl.DataFrame, metrics: list[str], axis: Axis, res
     shown = [(n, kinds[n] == COUNTER if n in kinds else None) for n in metrics if n in held]
     rows = book.select(axis.column(), pl.col("valid").fill_null(False), pl.col("interval_s").fill_null(float("nan")))
     out = []
-    for names, pairs, rated in kept.reduce(
-        shown, axis.columns, rows[BUCKET].to_numpy(), rows["valid"].to_numpy(), rows["interval_s"].to_numpy()
-    ):
-        for name, levels, is_rate in zip(names, _levels_of(pairs), rated):
-            if levels is not None:
-                meaning = "cumulative counter, shown as a per-second rate" if is_rate else "as recorded"
-                out.append(Series(name, "ftdc", "/s" if is_rate else "", meaning, *levels))
+    reduced = kept.reduce(shown, axis.columns, rows[BUCKET].to_numpy(), rows["valid"].to_numpy(), rows["interval_s"].to_numpy())
+    for (name, _), (levels, is_rate) in zip(shown, reduced):
+        if levels is not None:
+            meaning = "cumulative counter, shown as a per-second rate" if is_rate else "as recorded"
+            out.append(Series(name, "ftdc", "/s" if is_rate else "", meaning, *levels))
     return out
 
 

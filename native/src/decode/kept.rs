@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::output::ColumnPlan;
 use super::place::Group;
 use super::prepare::Prepared;
+use crate::levels::{levels, Levels};
 
 /// No selected metric of a chunk gives this column.
 const NONE: u32 = u32::MAX;
@@ -53,6 +54,13 @@ pub struct Reduced {
     pub lows: Vec<f64>,
     pub highs: Vec<f64>,
     pub rated: bool,
+}
+
+impl Reduced {
+    /// As the explorer's page stores it (`levels::levels`): each column's least, then its greatest.
+    pub fn levels(&self) -> Option<Levels> {
+        levels(self.lows.iter().zip(&self.highs).flat_map(|(&low, &high)| [low, high]))
+    }
 }
 
 impl Kept {
@@ -141,6 +149,12 @@ impl Kept {
 
     /// Each of `metrics` (a column of `names` and how it is shown) reduced on `rows`, the metrics in parallel.
     pub fn reduce(&self, metrics: &[(usize, Shown)], rows: &Rows<'_>) -> Vec<Reduced> {
+        self.reduce_then(metrics, rows, |reduced| reduced)
+    }
+
+    /// `reduce`, each metric's reduction handed to `then` by the worker that made it (a metric's floats are held until
+    /// then, not every metric's at once).
+    pub fn reduce_then<T: Send>(&self, metrics: &[(usize, Shown)], rows: &Rows<'_>, then: impl Fn(Reduced) -> T + Sync) -> Vec<T> {
         let cells = cells(&self.groups, rows);
         metrics
             .par_iter()
@@ -170,7 +184,7 @@ impl Kept {
                         }
                     }
                 }
-                reducer.finished()
+                then(reducer.finished())
             })
             .collect()
     }
