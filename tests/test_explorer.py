@@ -421,6 +421,12 @@ def test_a_batch_of_series_is_levelled_as_each_alone(batch):
     assert ex._levels_of(stack) == [levels_one_by_one(pairs) for pairs in stack]
 
 
+def test_series_without_a_column_hold_no_value_and_pairs_of_another_shape_are_refused():
+    assert ex._levels_of(np.empty((3, 0, 2))) == [None, None, None]
+    with pytest.raises(ValueError, match="each of the series"):
+        _native.levels(np.zeros(5).tobytes(), 2)
+
+
 def test_vendored_scripts_cannot_close_their_element():
     assets = explorer_page.assets()
     assert assets.lower().count("</script") == 2 and "uPlot" in assets

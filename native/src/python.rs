@@ -149,9 +149,12 @@ fn levels(py: Python<'_>, pairs: PyBackedBytes, series: usize) -> PyResult<Vec<O
     }
     let values = le_values(&pairs, f64::from_le_bytes);
     let each = values.len() / series;
+    if each == 0 {
+        return Ok((0..series).map(|_| None).collect()); // no column: no series holds a value
+    }
     let found: Vec<Option<Levels>> = py.detach(|| {
         use rayon::prelude::*;
-        values.par_chunks(each.max(1)).map(|one| crate::levels::levels(one.iter().copied())).collect()
+        values.par_chunks(each).map(|one| crate::levels::levels(one.iter().copied())).collect()
     });
     found.into_iter().map(|l| l.map(|l| levels_tuple(py, l)).transpose()).collect()
 }
