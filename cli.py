@@ -386,10 +386,11 @@ def explore(
 ) -> None:
     """Write an explorer: find any metric by name and zoom every panel on one time axis, incidents and checkpoints drawn."""
     _freed_pages_for_a_log(paths, log or [], no_log)
-    import analysis
-    from analysis.analyze import STAGES
-    from analysis.outputs.report import explore as explorer_of
-    from analysis.outputs.report import write_explorer
+    with imports_kept():
+        import analysis
+        from analysis.analyze import STAGES
+        from analysis.outputs.report import explore as explorer_of
+        from analysis.outputs.report import write_explorer
 
     with user_errors():
         if (out_file is None) == (not serve):
@@ -468,8 +469,9 @@ def fleet(
 ) -> None:
     """Analyse many nodes into a Parquet dataset: each node's findings and derived series, then each replica set's elections and lag."""
     _freed_pages_for_a_log(paths, log or [])  # each node's worker, a child, inherits the setting
-    from analysis import fleet as fleet_module
-    from analysis import text
+    with imports_kept():
+        from analysis import fleet as fleet_module
+        from analysis import text
 
     with user_errors():
         if engine not in ("loop", "pool", "spark"):
@@ -517,7 +519,8 @@ def logs(
 ) -> None:
     """Top slow-query shapes of mongod logs (JSON 4.4+ or text 2.2-4.2), COLLSCAN shapes marked."""
     hand_back_freed_pages()  # before polars loads: a log's blocks pass through it one after another
-    from ftdc.logs import report
+    with imports_kept():
+        from ftdc.logs import report
 
     with user_errors():
         if sort not in ftdc.logs.summary.SORT_KEYS or fmt not in report.FORMATS or top < 1:

@@ -210,35 +210,49 @@ def test_freed_pages_are_handed_back_at_once_only_where_a_log_is_read(tmp_path, 
     assert json.loads(result.stdout.splitlines()[-1]) == [seen]
 
 
-# Runs a summary and prints which collections ran while the command imported its modules, how many objects were frozen
-# after, and whether the collector was on again.
+# Runs a command and prints which collections ran while it imported its modules (from the first module its block
+# imports to the last), how many objects were frozen after, and whether the collector was on again.
 COLLECTOR_PROBE = """
 import gc, json, sys
-sys.argv = ["ftdc-analyze", *json.loads(sys.argv[1])]
+args, first, last = json.loads(sys.argv[1])
+sys.argv = ["ftdc-analyze", *args]
 during_imports = []
 def watch(phase, info):
-    # `analysis` is imported first in the block and `analysis.outputs.console` last.
-    if phase == "start" and "analysis" in sys.modules and "analysis.outputs.console" not in sys.modules:
+    if phase == "start" and first in sys.modules and last not in sys.modules:
         during_imports.append(info["generation"])
 gc.callbacks.append(watch)
 import cli
+code = 0
 try:
     cli.main()
-except SystemExit:
-    pass
-print(json.dumps({"during_imports": during_imports, "frozen": gc.get_freeze_count(), "enabled": gc.isenabled()}))
+except SystemExit as exit:
+    code = exit.code or 0
+print(json.dumps({"code": code, "during_imports": during_imports, "frozen": gc.get_freeze_count(), "enabled": gc.isenabled()}))
 """
 
 
-def test_a_summarys_imports_are_not_walked_by_the_collector(tmp_path):
-    """The summary's modules (polars, numpy, the analyses': hundreds of thousands of objects that live to the end) are
-    imported with the cyclic collector off, then frozen out of its passes; it is on again for the analysis."""
-    node = write_node(tmp_path / "diagnostic.data", 120)
-    result = subprocess.run(
-        [sys.executable, "-c", COLLECTOR_PROBE, json.dumps([str(node)])], capture_output=True, text=True, cwd=ROOT, timeout=120
-    )
+@pytest.mark.parametrize(
+    "command, first, last",
+    [
+        (["{node}"], "analysis", "analysis.outputs.console"),
+        (["explore", "{node}", "-o", "{page}"], "analysis", "analysis.outputs.report.explorer_page"),
+        (["logs", "{log}"], "ftdc.logs", "ftdc.logs.report"),
+    ],
+    ids=["summary", "explore", "logs"],
+)
+def test_a_commands_imports_are_not_walked_by_the_collector(tmp_path, command, first, last):
+    """A command's modules (polars, numpy, the analyses': hundreds of thousands of objects that live to the end) are
+    imported with the cyclic collector off, then frozen out of its passes; it is on again for the command's work."""
+    where = {
+        "node": write_node(tmp_path / "diagnostic.data", 120),
+        "page": tmp_path / "page.html",
+        "log": ROOT / "samples" / "mongod.log",
+    }
+    given = json.dumps([[a.format(**where) for a in command], first, last])
+    result = subprocess.run([sys.executable, "-c", COLLECTOR_PROBE, given], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout.splitlines()[-1])
+    assert seen["code"] == 0
     assert seen["during_imports"] == []
     assert seen["frozen"] > 0
     assert seen["enabled"]
