@@ -26,6 +26,16 @@ impl VarintError {
 /// At most 10 bytes encode a u64.
 const MAX_VARINT_BYTES: usize = 10;
 
+/// The top bit of each byte of a word: set where a varint goes on.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// Whether a byte of `word` is 0 (the classic test, exact as a yes or no).
+#[inline(always)]
+fn has_zero_byte(word: u64) -> bool {
+    word.wrapping_sub(ONES) & !word & HIGH != 0
+}
+
 pub fn write_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -90,6 +100,12 @@ impl<'a> DeltaReader<'a> {
         Ok(d)
     }
 
+    /// The next eight bytes of the stream, as a little-endian word.
+    #[inline(always)]
+    fn word(&self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.buf.get(self.pos..self.pos + 8)?.try_into().ok()?))
+    }
+
     /// Decodes `out.len()` values following `value`: each is the previous plus
     /// the next delta, wrapping in u64 and read back as i64.
     pub fn decode_column(&mut self, mut value: u64, out: &mut [i64]) -> Result<(), VarintError> {
@@ -102,6 +118,19 @@ impl<'a> DeltaReader<'a> {
                 i += k;
                 self.pending_zeros -= k as u64;
                 continue;
+            }
+            // Eight deltas of one byte each, none 0 (a counter that moves by less than 128 a sample): added without a
+            // test a byte.
+            if n - i >= 8 {
+                if let Some(word) = self.word().filter(|&w| w & HIGH == 0 && !has_zero_byte(w)) {
+                    for (k, slot) in out[i..i + 8].iter_mut().enumerate() {
+                        value = value.wrapping_add((word >> (8 * k)) & 0xff);
+                        *slot = value as i64;
+                    }
+                    self.pos += 8;
+                    i += 8;
+                    continue;
+                }
             }
             value = value.wrapping_add(self.start_delta()?);
             out[i] = value as i64;
@@ -121,10 +150,36 @@ impl<'a> DeltaReader<'a> {
                 left -= k;
                 continue;
             }
+            if let Some(count) = self.skip_word(left) {
+                all_zero = false;
+                left -= count;
+                continue;
+            }
             all_zero &= self.start_delta()? == 0;
             left -= 1;
         }
         Ok(all_zero)
+    }
+
+    /// The deltas of the next eight bytes at once, when they hold only varints of values other than 0 (no byte whose
+    /// low seven bits are all 0: a 0 is `0x00`, or `0x80 .. 0x00` written long) and at most `left` of them end there:
+    /// as many deltas as bytes below 0x80, none starting a zero run, read up to the last of those bytes. A skip walks
+    /// every metric the read does not keep, a varint at a time: 15 % of an analysis' read, most of the catalog's. None
+    /// where `start_delta` must take the next delta (a zero, a varint longer than the word, the stream's last bytes).
+    #[inline(always)]
+    fn skip_word(&mut self, left: u64) -> Option<u64> {
+        let word = self.word()?;
+        if has_zero_byte(word & !HIGH) {
+            return None;
+        }
+        let ends = !word & HIGH;
+        let count = u64::from(ends.count_ones());
+        if count == 0 || count > left {
+            return None;
+        }
+        // The last varint's final byte is the highest byte whose top bit is clear: everything up to it is consumed.
+        self.pos += (71 - ends.leading_zeros() as usize) / 8;
+        Some(count)
     }
 
     /// The stream must end exactly after the last column with no zeros pending.
@@ -245,6 +300,141 @@ mod tests {
         let mut r = DeltaReader::new(&bytes);
         assert_eq!([r.skip(4), r.skip(4), r.skip(4)].map(Result::unwrap), [false, true, false]);
         r.finish().unwrap();
+    }
+
+    /// A stream of every kind of delta: zero runs short and long, one-byte values, long varints, in no order.
+    fn mixed_stream(seed: u64, deltas: usize) -> (Vec<u8>, Vec<u64>) {
+        let mut state = seed | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut w = DeltaWriter::new();
+        let mut written = Vec::with_capacity(deltas);
+        while written.len() < deltas {
+            let r = next();
+            let delta = match r % 6 {
+                0 => 0,
+                1 | 2 => 1 + r % 127,
+                3 => 128 + (r >> 8) % 20_000,
+                4 => next() >> (r % 64),
+                _ => 1 << (r % 64),
+            };
+            let repeat = if delta == 0 || delta < 128 { 1 + (r >> 16) % 40 } else { 1 };
+            for _ in 0..repeat.min((deltas - written.len()) as u64) {
+                w.push(delta);
+                written.push(delta);
+            }
+        }
+        (w.finish(), written)
+    }
+
+    #[test]
+    fn a_word_of_whole_varints_is_skipped_at_once_and_one_holding_a_zero_is_not() {
+        // 1, 2, 300 (two bytes), 4, 5, 6, then 7 cut by the word's end: six deltas, seven bytes.
+        let bytes = [1, 2, 0xac, 0x02, 4, 5, 6, 0x87, 0x01, 9];
+        let mut r = DeltaReader::new(&bytes);
+        assert_eq!(r.skip_word(100), Some(6));
+        assert_eq!(r.position(), (7, 0));
+        assert_eq!(DeltaReader::new(&bytes).skip_word(5), None, "more deltas end there than are left");
+        assert_eq!(DeltaReader::new(&[1, 0, 5, 1, 1, 1, 1, 1, 1]).skip_word(100), None, "a zero run starts there");
+        assert_eq!(DeltaReader::new(&[1, 0x80, 0, 1, 1, 1, 1, 1, 1]).skip_word(100), None, "a zero written long");
+        assert_eq!(DeltaReader::new(&[1, 1, 1, 1, 1, 1, 1]).skip_word(100), None, "fewer than eight bytes");
+    }
+
+    #[test]
+    fn skip_by_words_is_skip_by_varints() {
+        // Every skip, of any length and from any point, ends where decoding the same deltas ends and says whether
+        // they were all zero, as the varint-at-a-time walk does.
+        for seed in 1..200u64 {
+            let (bytes, deltas) = mixed_stream(seed, 700);
+            let (mut fast, mut slow) = (DeltaReader::new(&bytes), DeltaReader::new(&bytes));
+            let mut at = 0usize;
+            let mut step = seed as usize % 37 + 1;
+            while at < deltas.len() {
+                let n = step.min(deltas.len() - at);
+                let mut out = vec![0i64; n];
+                slow.decode_column(0, &mut out).unwrap();
+                let zero = deltas[at..at + n].iter().all(|&d| d == 0);
+                assert_eq!(fast.skip(n as u64), Ok(zero), "seed {seed} at {at}");
+                assert_eq!(fast.position(), slow.position(), "seed {seed} at {at}");
+                at += n;
+                step = step * 7 % 41 + 1;
+            }
+            fast.finish().unwrap();
+        }
+    }
+
+    #[test]
+    fn decoding_by_words_gives_every_delta_written() {
+        // One-byte deltas in runs of any length beside the other kinds: each column decoded as the running sum of
+        // exactly the deltas written.
+        for seed in 1..200u64 {
+            let (bytes, deltas) = mixed_stream(seed.wrapping_mul(0x9e37_79b9), 900);
+            let mut r = DeltaReader::new(&bytes);
+            let (mut at, mut value) = (0usize, seed);
+            for width in [1usize, 7, 8, 9, 16, 300, 559] {
+                let mut out = vec![0i64; width];
+                r.decode_column(value, &mut out).unwrap();
+                for (k, got) in out.iter().enumerate() {
+                    value = value.wrapping_add(deltas[at + k]);
+                    assert_eq!(*got, value as i64, "seed {seed} delta {}", at + k);
+                }
+                at += width;
+            }
+            r.finish().unwrap();
+        }
+    }
+
+    /// The stream walked byte by byte, written apart from the reader: where its first error is, as the reader says
+    /// it (a varint cut off or too long, a run past the last delta, bytes left over).
+    fn walked(bytes: &[u8], deltas: usize) -> Result<(), VarintError> {
+        let (mut pos, mut left) = (0usize, deltas as u64);
+        let varint = |pos: &mut usize| -> Result<u64, VarintError> {
+            let start = *pos;
+            let mut value = 0u64;
+            for i in 0..10 {
+                let b = *bytes.get(start + i).ok_or(VarintError { offset: start, message: "varint cut off at end of stream" })?;
+                value |= u64::from(b & 0x7f) << (7 * i);
+                if b < 0x80 {
+                    *pos = start + i + 1;
+                    return Ok(value);
+                }
+            }
+            Err(VarintError { offset: start, message: "varint longer than 10 bytes" })
+        };
+        while left > 0 {
+            left -= 1;
+            if varint(&mut pos)? == 0 {
+                let run = varint(&mut pos)?;
+                if run > left {
+                    return Err(VarintError { offset: pos, message: "zero run extends past the last metric" });
+                }
+                left -= run;
+            }
+        }
+        match pos == bytes.len() {
+            true => Ok(()),
+            false => Err(VarintError { offset: pos, message: "bytes remain after the last metric" }),
+        }
+    }
+
+    #[test]
+    fn a_cut_stream_fails_at_the_same_offset_skipped_by_words() {
+        for seed in 1..60u64 {
+            let (bytes, deltas) = mixed_stream(seed, 300);
+            for cut in [bytes.len() - 1, bytes.len() / 2, 9] {
+                let whole = |r: &mut DeltaReader| r.skip(deltas.len() as u64).and_then(|_| r.finish());
+                let reference = walked(&bytes[..cut], deltas.len());
+                assert!(reference.is_err());
+                assert_eq!(whole(&mut DeltaReader::new(&bytes[..cut])), reference, "skip: seed {seed} cut {cut}");
+                let mut decoded = DeltaReader::new(&bytes[..cut]);
+                let by_decode = decoded.decode_column(0, &mut vec![0; deltas.len()]).and_then(|_| decoded.finish());
+                assert_eq!(by_decode, reference, "decode: seed {seed} cut {cut}");
+            }
+        }
     }
 
     #[test]
