@@ -41,11 +41,11 @@ class KeptValues:
     def rows(self) -> int: ...
     def names(self) -> list[tuple[str, int]]: ...
     # metrics: (index in names(), True rates / False values / None rates if it rose and never fell); per row of the
-    # read: column_of (<i4, negative: not drawn), valid (u8), interval_s (<f8). (each metric's levels, as `levels`
-    # gives them; whether each is rates)
+    # read: column_of (<i4, negative: not drawn), valid (u8), interval_s (<f8). Each metric's (levels, as `levels`
+    # gives them; whether they are its rates)
     def reduce(
         self, metrics: list[tuple[int, bool | None]], columns: int, column_of: bytes, valid: bytes, interval_s: bytes
-    ) -> tuple[list[tuple[float, float, bytes] | None], list[bool]]: ...
+    ) -> list[tuple[tuple[float, float, bytes] | None, bool]]: ...
 
 class FrameColumn:
     """A column of a decoded frame as an Arrow array (`pyarrow.array(column)`), its buffers the decoder's."""

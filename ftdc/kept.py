@@ -70,5 +70,4 @@ class Kept:
             self._per_read_row(np.asarray(valid, dtype=np.uint8), 0).tobytes(),
             self._per_read_row(np.asarray(interval_s, dtype="<f8"), np.nan).tobytes(),
         )
-        levels, rated = self.values.reduce([(index[name], shown) for name, shown in metrics], columns, *rows)
-        return list(zip(levels, rated))
+        return self.values.reduce([(index[name], shown) for name, shown in metrics], columns, *rows)

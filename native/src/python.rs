@@ -96,8 +96,8 @@ impl KeptValues {
     /// if it rose and never fell over an interval that can be rated) at its least and greatest in each of `columns`
     /// columns (`kept::Kept::reduce`), the metrics in parallel. Per row of the read: `column_of` its column
     /// (little-endian i32, negative: not drawn), `valid` whether its interval can be rated (a byte, 0 or 1),
-    /// `interval_s` its length (little-endian f64). Returns each metric's levels (`levels`: `(low, high, levels)`,
-    /// None where it holds no value) and whether each is drawn as rates.
+    /// `interval_s` its length (little-endian f64). Returns, for each metric, its levels (`levels`: `(low, high, levels)`,
+    /// None where it holds no value) and whether they are its rates.
     fn reduce<'py>(
         &self,
         py: Python<'py>,
@@ -106,7 +106,7 @@ impl KeptValues {
         column_of: PyBackedBytes,
         valid: PyBackedBytes,
         interval_s: PyBackedBytes,
-    ) -> PyResult<(Vec<Option<LevelsTuple<'py>>>, Vec<bool>)> {
+    ) -> PyResult<Vec<(Option<LevelsTuple<'py>>, bool)>> {
         let rows = self.kept.rows();
         if column_of.len() != 4 * rows || valid.len() != rows || interval_s.len() != 8 * rows {
             return Err(PyValueError::new_err("column_of, valid and interval_s must give each row of the read"));
@@ -127,9 +127,7 @@ impl KeptValues {
             .collect();
         let on = Rows { columns, column_of: &column_of, valid: &valid, interval_s: &interval_s };
         let reduced: Vec<(Option<Levels>, bool)> = py.detach(|| self.kept.reduce_then(&shown, &on, |r| (r.levels(), r.rated)));
-        let rated = reduced.iter().map(|(_, rated)| *rated).collect();
-        let levels = reduced.into_iter().map(|(levels, _)| levels.map(|l| levels_tuple(py, l)).transpose()).collect::<PyResult<_>>()?;
-        Ok((levels, rated))
+        reduced.into_iter().map(|(levels, rated)| Ok((levels.map(|l| levels_tuple(py, l)).transpose()?, rated))).collect()
     }
 }
 
