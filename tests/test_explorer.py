@@ -5,6 +5,7 @@ The browser half (search, add, zoom, no request, both widths) is tests/test_expl
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -538,3 +539,12 @@ def test_a_page_past_its_budget_writes_recorded_metrics_at_8_bits(monkeypatch):
             assert np.array_equal(coarse == explorer_page.EMPTY8, q == ex.EMPTY)
             # Within half an 8-bit step of the 16-bit level: 1/508 of the range.
             assert np.all(np.abs(coarse[q != ex.EMPTY] / 254 - q[q != ex.EMPTY] / 65534) <= 0.5 / 254 + 1e-9)
+
+
+def test_the_key_writes_every_count_with_its_thousands_separated():
+    # A node of thousands of metrics: the total, the derived and the recorded counts read alike.
+    axis = ex.Axis.spanning(0, 599_000)
+    one = ex.Series("m", "ftdc", "", "as recorded", 0.0, 1.0, bytes(4 * axis.columns))
+    series = tuple(dataclasses.replace(one, name=f"m{i}", source="ftdc" if i >= 1_108 else "derived") for i in range(3_420))
+    key = re.search(r'class="explorer-key">(.*?) counters', explorer_page.section(ex.Explorer("node", axis, series))).group(1)
+    assert key.startswith("3,420 series of node (1,108 derived, 2,312 as recorded,")

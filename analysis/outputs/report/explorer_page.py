@@ -181,8 +181,8 @@ def section(explorer: Explorer, anchor: str = "explorer", served: int | None = N
     recorded = sum(s.source == "ftdc" for s in explorer.series)
     return (
         f'<section class="explorer" id="{escape(anchor)}" data-node="{escape(explorer.node)}">'
-        f'<p class="explorer-key">{len(explorer.series):,} series of {escape(explorer.node)} ({len(explorer.series) - recorded} derived, '
-        f"{recorded} as recorded, counters as per-second rates), {escape(say_window(first, last))}, "
+        f'<p class="explorer-key">{len(explorer.series):,} series of {escape(explorer.node)} ({len(explorer.series) - recorded:,} derived, '
+        f"{recorded:,} as recorded, counters as per-second rates), {escape(say_window(first, last))}, "
         f"each at its minimum and maximum per {axis.column_ms / 1000:g} s. Drag across a panel to zoom (or Ctrl + wheel), "
         "double-click for the whole range."
         '<i style="background:rgba(198,40,40,0.3)"></i>incident<i style="background:rgba(55,71,79,0.6);height:5px"></i>checkpoint</p>'
