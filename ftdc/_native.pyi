@@ -5,6 +5,7 @@ module exports is declared here and nothing more.
 """
 
 import os
+from collections.abc import Iterator
 from typing import Any, Final, Protocol, TypedDict
 
 MAX_LISTED_PROBLEMS: Final[int]
@@ -52,13 +53,24 @@ class FrameColumn:
 
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
 
+class Layouts:
+    """(metric names, their kinds: one byte each, 0 int64, 1 bool, 2 Date) of each distinct layout, in first-seen
+    order; a layout's names become Python strings only when it is asked for."""
+
+    def __init__(self, layouts: list[tuple[list[str], bytes]]) -> None: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> tuple[list[str], bytes]: ...
+    def __iter__(self) -> Iterator[tuple[list[str], bytes]]: ...
+    # The columns a read of chunks of the layouts `ids` (in the order the chunks first show them) returns: the time
+    # column first, then each name in first-seen order; kinds as above, -1 where the layouts disagree.
+    def union(self, ids: list[int], time_column: str) -> tuple[list[str], list[int]]: ...
+
 class CatalogDict(TypedDict):
     # (file, offset, type, _id in ms, count, the document's BSON or None)
     documents: list[tuple[str, int, int, int | None, int | None, bytes | None]]
     # (file, offset, _id in ms, samples, metrics, layout index, first, last)
     chunks: list[tuple[str, int, int | None, int, int, int, int | None, int | None]]
-    # (metric names, their kinds) per distinct layout
-    layouts: list[tuple[list[str], bytes]]
+    layouts: Layouts
     problems: list[tuple[str, int | None, str, str]]
 
 def read(

@@ -16,10 +16,9 @@ from .paths import FtdcFile, PathArg, resolve
 from .timeutil import outside_python_range
 
 TIME_DTYPE = pl.Datetime("ms", "UTC")
-TIME_KIND, MIXED_KINDS = 2, -1
 # A metric's kind in the native layouts (one byte each), and a name whose kinds disagree between chunks: the
 # decoder yields int64.
-KIND_DTYPES: dict[int, pl.DataType] = {0: pl.Int64(), 1: pl.Boolean(), TIME_KIND: TIME_DTYPE, MIXED_KINDS: pl.Int64()}
+KIND_DTYPES: dict[int, pl.DataType] = {0: pl.Int64(), 1: pl.Boolean(), 2: TIME_DTYPE, -1: pl.Int64()}
 
 _DOCUMENT_SCHEMA: dict[str, Dtype] = {
     "file": pl.String,
@@ -48,8 +47,9 @@ class Catalog:
     """One row per BSON document: file, offset, type, _id, count, and the raw `doc` of types 0 and 2."""
     chunks: pl.DataFrame
     """One row per readable metric chunk: samples, metric count, layout id, first/last sample time."""
-    layouts: list[tuple[list[str], bytes]]
-    """Metric names and their kinds (one byte each) of each distinct chunk structure, in first-seen order."""
+    layouts: _native.Layouts
+    """Metric names and their kinds (one byte each) of each distinct chunk structure, in first-seen order: a sequence
+    of `(names, kinds)`, held in the native core until one is asked for."""
     problems: list[Problem]
     """What was damaged and skipped, each once."""
 
@@ -60,16 +60,10 @@ class Catalog:
     @cached_property
     def _schema(self) -> dict[str, pl.DataType]:
         # Worked out once a catalog (an analysis asks three times: whether time can split the chunks, which metrics
-        # stand for what, how many the overview names); kinds compared as the bytes' integers, not as polars types:
-        # a node's layouts hold tens of thousands of names (2,465 metrics in 31 layouts on the 7.0 sample), and a
-        # polars type's `==` runs in Python.
-        kinds: dict[str, int] = {TIME_COLUMN: TIME_KIND}
-        for layout in self.chunks["layout"].unique(maintain_order=True):
-            names, layout_kinds = self.layouts[layout]
-            for name, kind in zip(names, layout_kinds):
-                if kinds.setdefault(name, kind) != kind and name != TIME_COLUMN:
-                    kinds[name] = MIXED_KINDS
-        return {name: KIND_DTYPES[kind] for name, kind in kinds.items()}
+        # stand for what, how many the overview names), from the layouts the chunks hold, in the native core
+        # (`Layouts.union`): their tens of thousands of names are never made Python strings.
+        names, kinds = self.layouts.union(self.chunks["layout"].unique(maintain_order=True).to_list(), TIME_COLUMN)
+        return {name: KIND_DTYPES[kind] for name, kind in zip(names, kinds)}
 
 
 def catalog_files(files: list[FtdcFile], time_field: str = TIME_COLUMN) -> Catalog:

@@ -5,9 +5,11 @@ columns come in the order their names were first seen, the time first."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ftdc import _native
 from ftdc.catalog import TIME_DTYPE, Catalog
 from ftdc.frames import TIME_COLUMN
 
@@ -23,7 +25,7 @@ def test_a_metric_takes_its_kind_or_int64_where_layouts_disagree(layouts, data):
         files=[],
         documents=pl.DataFrame(),
         chunks=pl.DataFrame({"layout": order}, schema={"layout": pl.Int64}),
-        layouts=[([name for name, _ in layout], bytes(kind for _, kind in layout)) for layout in layouts],
+        layouts=_native.Layouts([([name for name, _ in layout], bytes(kind for _, kind in layout)) for layout in layouts]),
         problems=[],
     )
     seen = list(dict.fromkeys(order))
@@ -36,3 +38,15 @@ def test_a_metric_takes_its_kind_or_int64_where_layouts_disagree(layouts, data):
     schema = catalog.schema()
     assert list(schema) == list(expected)
     assert all(schema[name] == dtype for name, dtype in expected.items())
+
+
+def test_layouts_read_as_a_sequence_of_names_and_kinds_and_refuse_what_they_do_not_hold():
+    pairs = [(["start", "a"], bytes([2, 0])), (["start", "b", "a"], bytes([2, 1, 1]))]
+    layouts = _native.Layouts(pairs)
+    assert len(layouts) == 2 and list(layouts) == pairs and layouts[-1] == pairs[1]
+    assert layouts == _native.Layouts(pairs) and layouts != _native.Layouts(pairs[:1])
+    assert layouts.union([1, 0], TIME_COLUMN) == (["start", "b", "a"], [2, 1, -1])
+    with pytest.raises(IndexError):
+        layouts[2]
+    with pytest.raises(IndexError, match="layout 2 of 2"):
+        layouts.union([0, 2], TIME_COLUMN)

@@ -5,6 +5,7 @@
 //! can produce the same catalog from the chunks it decodes (`decode::read`
 //! with `Options::catalog`), so that one pass does both.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -44,6 +45,35 @@ pub struct Catalog {
 }
 
 pub type Names = Arc<(Vec<String>, Vec<u8>)>;
+
+/// A metric whose kinds disagree between the layouts of a `union`: the decoder yields it as int64.
+pub const MIXED_KINDS: i8 = -1;
+
+/// The columns a read of chunks of the layouts `ids` (indices into `layouts`, in the order the chunks first show
+/// them) returns: `time_column` first, as a Date, then every other metric in first-seen order with its kind, or
+/// MIXED_KINDS where two of the layouts disagree. A node's layouts hold tens of thousands of names (2,465 metrics in
+/// 31 layouts on the 7.0 sample): compared here as bytes, not one by one in Python.
+pub fn union<'a>(layouts: &'a [Names], ids: &[usize], time_column: &'a str) -> (Vec<&'a str>, Vec<i8>) {
+    let mut names = vec![time_column];
+    let mut kinds = vec![KIND_DATE as i8];
+    let mut position: HashMap<&str, usize> = HashMap::from([(time_column, 0)]);
+    for &id in ids {
+        let (layout_names, layout_kinds) = &*layouts[id];
+        for (name, &kind) in layout_names.iter().zip(layout_kinds) {
+            match position.entry(name) {
+                Entry::Vacant(free) => {
+                    free.insert(names.len());
+                    names.push(name);
+                    kinds.push(kind as i8);
+                }
+                // The time column is a Date whatever a layout says of its field.
+                Entry::Occupied(held) if *held.get() != 0 && kinds[*held.get()] != kind as i8 => kinds[*held.get()] = MIXED_KINDS,
+                Entry::Occupied(_) => {}
+            }
+        }
+    }
+    (names, kinds)
+}
 
 /// What the catalog keeps of one readable metric chunk.
 pub struct Seen {
@@ -172,6 +202,25 @@ mod tests {
         );
         assert_eq!(c.layouts[0].0, ["start", "serverStatus.a", "serverStatus.b"]);
         assert_eq!(c.layouts[1].0, ["start", "serverStatus.c"]);
+    }
+
+    fn layout(pairs: &[(&str, u8)]) -> Names {
+        Arc::new((pairs.iter().map(|(n, _)| n.to_string()).collect(), pairs.iter().map(|(_, k)| *k).collect()))
+    }
+
+    #[test]
+    fn a_union_keeps_first_seen_order_and_marks_kinds_that_disagree() {
+        let layouts = [
+            layout(&[("start", 2), ("a", 0), ("b", 1)]),
+            layout(&[("start", 2), ("c", 2), ("a", 0)]),
+            layout(&[("start", 0), ("b", 0), ("d", 1), ("c", 2)]),
+            layout(&[("z", 0)]),
+        ];
+        assert_eq!(union(&layouts, &[], "start"), (vec!["start"], vec![2]));
+        assert_eq!(union(&layouts, &[1, 0], "start"), (vec!["start", "c", "a", "b"], vec![2, 2, 0, 1]));
+        // b is a bool in one and an int64 in another, then seen again: mixed stays mixed; the time column stays a Date.
+        let (names, kinds) = union(&layouts, &[0, 2, 1, 2], "start");
+        assert_eq!((names, kinds), (vec!["start", "a", "b", "d", "c"], vec![2, 0, MIXED_KINDS, 1, 2]));
     }
 
     #[test]

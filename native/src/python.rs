@@ -6,12 +6,12 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
 
-use crate::catalog::{catalog as build_catalog, Catalog};
+use crate::catalog::{catalog as build_catalog, union, Catalog, Names};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
 use crate::decode::kept::{Kept, Rows, Shown};
 use crate::decode::{self, Options};
@@ -70,6 +70,45 @@ struct DecodedFrame {
     /// With `read(..., keep=True)`, until `take_kept` hands it over: held apart from the frame, whose buffers polars
     /// may hold long after.
     kept: Option<Kept>,
+}
+
+/// The distinct chunk structures of a catalog, each `(names, kinds)` (kinds one byte each: 0 int64, 1 bool, 2 Date),
+/// in first-seen order: held here, and made Python strings only for a layout asked for, as `union` makes only
+/// the node's distinct names.
+#[pyclass(module = "ftdc._native", frozen, sequence)]
+struct Layouts(Vec<Names>);
+
+#[pymethods]
+impl Layouts {
+    #[new]
+    fn new(layouts: Vec<(Vec<String>, Vec<u8>)>) -> Self {
+        Layouts(layouts.into_iter().map(Arc::new).collect())
+    }
+
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<(Vec<String>, Bound<'py, PyBytes>)> {
+        let at = if index < 0 { index + self.0.len() as isize } else { index };
+        let layout =
+            usize::try_from(at).ok().and_then(|at| self.0.get(at)).ok_or_else(|| PyIndexError::new_err("layout index out of range"))?;
+        Ok((layout.0.clone(), PyBytes::new(py, &layout.1)))
+    }
+
+    fn __eq__(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+
+    /// `(names, kinds)` of the columns a read of chunks of the layouts `ids` returns (`catalog::union`): `time_column`
+    /// first, kinds as here with -1 where the layouts disagree.
+    fn union(&self, ids: Vec<usize>, time_column: &str) -> PyResult<(Vec<String>, Vec<i8>)> {
+        if let Some(id) = ids.iter().find(|&&id| id >= self.0.len()) {
+            return Err(PyIndexError::new_err(format!("layout {id} of {}", self.0.len())));
+        }
+        let (names, kinds) = union(&self.0, &ids, time_column);
+        Ok((names.into_iter().map(str::to_owned).collect(), kinds))
+    }
 }
 
 /// Every metric of a read (`read(..., keep=True)`) as the delta bytes its walk found, to reduce on an axis.
@@ -347,7 +386,7 @@ fn problem_tuple(p: &FileProblem) -> ProblemTuple<'_> {
     (&p.file, p.offset, p.kind.name(), &p.message)
 }
 
-/// `{"documents", "chunks", "layouts", "problems"}` as lists of tuples (ftdc/catalog.py's schemas).
+/// `{"documents", "chunks", "problems"}` as lists of tuples (ftdc/catalog.py's schemas), and `"layouts"` as `Layouts`.
 fn catalog_dict<'py>(py: Python<'py>, cat: &Catalog, problems: &[FileProblem]) -> PyResult<Bound<'py, PyDict>> {
     let documents = PyList::empty(py);
     for ((name, docs), bodies) in cat.sources.iter().zip(&cat.documents).zip(&cat.bodies) {
@@ -360,10 +399,7 @@ fn catalog_dict<'py>(py: Python<'py>, cat: &Catalog, problems: &[FileProblem]) -
     for c in &cat.chunks {
         chunks.append((cat.sources[c.source].as_str(), c.offset, c.id_ms, c.samples, c.metrics, c.layout, c.first, c.last))?;
     }
-    let layouts = PyList::empty(py);
-    for l in &cat.layouts {
-        layouts.append((l.0.clone(), l.1.clone()))?;
-    }
+    let layouts = Layouts(cat.layouts.clone());
     let out = PyDict::new(py);
     out.set_item("documents", documents)?;
     out.set_item("chunks", chunks)?;
@@ -529,6 +565,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DecodedFrame>()?;
     m.add_class::<FrameColumn>()?;
     m.add_class::<KeptValues>()?;
+    m.add_class::<Layouts>()?;
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
