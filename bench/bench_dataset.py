@@ -13,7 +13,9 @@ multiple of the raw FTDC and the ratios (targets: size <= 1.5x, speed >= 3x).
 With --days, the node of `bench.bench_analyze` (the 7.0 layout's 2,323 metrics, a sample a second,
 built once under bench/data/analyze-<days>d/) for each length given: `export --dataset` against
 `read_ftdc` of every metric, alternating in each round, both in this process (`to_dataset` /
-`read_ftdc`, after one warm-up of each) and as whole processes (`cli.py export DIR --dataset OUT` /
+`read_ftdc`, after one warm-up of each, and each after the memory the decoder kept is given back
+(`release_free_memory`): as a fresh process finds it, where a read right after another reuses its pages and took
+1.3 s against 4 - 5 s on a week) and as whole processes (`cli.py export DIR --dataset OUT` /
 `python -c "ftdc.read_ftdc(DIR)"`); the median of each round's ratio of clock time, and of CPU
 time (every thread, children included: what a loaded machine's clock follows), with the load
 average around each round (target: <= 2x).
@@ -40,6 +42,7 @@ import warnings
 from pathlib import Path
 
 import ftdc
+from ftdc.memory import release_free_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "samples" / "ftdc"
@@ -118,6 +121,7 @@ def against_reading(days: float, rounds: int, before: str | None = None) -> dict
             for name, (read, write) in cases.items():
                 load, got = os.getloadavg()[0], timings[name]
                 for action, key in ((read, "read"), (write, "export")):
+                    release_free_memory()
                     seconds, used = timed(action)
                     got[key].append(seconds)
                     got[f"{key}_cpu"].append(used)

@@ -18,10 +18,17 @@
 //! slower at the median (issue 22).
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// Arenas smaller than this are not worth keeping.
-const KEEP_FROM_BYTES: usize = 64 << 20;
+/// Arenas smaller than this are not worth keeping. An export's windows (`ftdc/batches.py`: 32 million values each,
+/// those of the columns that are not 0 throughout stored) hold some 50 - 60 MB of a real node: kept, the next window
+/// reuses them instead of faulting in a fresh mapping (a week's export faulted 2.5 GB, 44 windows, when the threshold
+/// was 64 MB).
+const KEEP_FROM_BYTES: usize = 16 << 20;
+
+/// Bytes of fresh mappings made for arenas so far by this process (`counters`): what a read did not find kept.
+pub static BYTES_MAPPED: AtomicU64 = AtomicU64::new(0);
 
 struct Mapping {
     ptr: NonNull<i64>,
@@ -33,8 +40,22 @@ unsafe impl Send for Mapping {}
 
 impl Mapping {
     fn new(bytes: usize) -> Mapping {
+        BYTES_MAPPED.fetch_add(bytes as u64, Ordering::Relaxed);
         // Safety: `bytes` is at least 8 (Arena::new), and `memory::take` never returns null.
         Mapping { ptr: NonNull::new(unsafe { memory::take(bytes) } as *mut i64).unwrap(), bytes }
+    }
+
+    /// This mapping made `bytes` long (more than it is), its pages kept where the system can move them
+    /// (`memory::grow`: only the new ones are faulted in, as they are first written); else a fresh one.
+    fn grown(self, bytes: usize) -> Mapping {
+        // Safety: our own mapping, of `self.bytes`; on success the old address is no longer ours to unmap.
+        match unsafe { memory::grow(self.ptr.as_ptr() as *mut u8, self.bytes, bytes) } {
+            Some(p) => {
+                std::mem::forget(self);
+                Mapping { ptr: NonNull::new(p as *mut i64).unwrap(), bytes }
+            }
+            None => Mapping::new(bytes),
+        }
     }
 }
 
@@ -67,6 +88,21 @@ mod memory {
 
     pub unsafe fn give_back(p: *mut u8, bytes: usize) {
         libc::munmap(p as *mut libc::c_void, bytes);
+    }
+
+    /// The mapping at `p` of `bytes` made `to` bytes long, moved if it must be, its pages kept (Linux's `mremap`);
+    /// None where the system cannot (the mapping is then as it was).
+    pub unsafe fn grow(p: *mut u8, bytes: usize, to: usize) -> Option<*mut u8> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            let moved = libc::mremap(p as *mut libc::c_void, bytes, to, libc::MREMAP_MAYMOVE);
+            (moved != libc::MAP_FAILED).then_some(moved as *mut u8)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        {
+            let _ = (p, bytes, to);
+            None
+        }
     }
 
     pub fn page_size() -> usize {
@@ -111,6 +147,11 @@ mod memory {
         dealloc(p, layout(bytes));
     }
 
+    /// The global allocator's memory is not grown in place here: a fresh allocation is made instead.
+    pub unsafe fn grow(_p: *mut u8, _bytes: usize, _to: usize) -> Option<*mut u8> {
+        None
+    }
+
     pub unsafe fn may_reclaim(_p: *mut u8, _bytes: usize) {}
 
     pub fn page_size() -> usize {
@@ -131,6 +172,29 @@ pub fn release_spare() {
     SPARE.lock().unwrap().take();
 }
 
+/// What a read of `bytes` does with a spare of `spare` bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum Spare {
+    /// It fits without holding far more than needed.
+    Reused,
+    /// It is a little short: grown, its pages kept. A stream of windows a few MB longer or shorter than each other,
+    /// as an export decodes, then reuses one mapping throughout.
+    Grown,
+    /// The read is too small to be worth it: the spare stays for the next large read.
+    Kept,
+    /// Far short or far too large for a large read: unmapped before a fresh mapping is made.
+    Unmapped,
+}
+
+fn use_of_spare(spare: usize, bytes: usize) -> Spare {
+    match spare {
+        _ if bytes < KEEP_FROM_BYTES && !(bytes..=2 * bytes).contains(&spare) => Spare::Kept,
+        _ if (bytes..=2 * bytes).contains(&spare) => Spare::Reused,
+        _ if spare >= bytes / 2 && spare < bytes => Spare::Grown,
+        _ => Spare::Unmapped,
+    }
+}
+
 pub struct Arena {
     mapping: Option<Mapping>,
     len: usize,
@@ -144,12 +208,18 @@ impl Arena {
     /// Room for `len` int64 values, contents unspecified.
     pub fn new(len: usize) -> Arena {
         let bytes = len.max(1) * 8;
-        let spare = SPARE.lock().unwrap().take();
-        // Reuse the spare when it fits without holding far more than needed.
-        let mapping = match spare {
-            Some(m) if m.bytes >= bytes && m.bytes <= 2 * bytes => m,
+        let mut spare = SPARE.lock().unwrap();
+        let mapping = match (spare.as_ref().map(|m| use_of_spare(m.bytes, bytes)), spare.take()) {
+            (Some(Spare::Reused), Some(m)) => m,
+            (Some(Spare::Grown), Some(m)) => m.grown(bytes),
+            // A small arena leaves the spare for the next large read.
+            (Some(Spare::Kept), m) => {
+                *spare = m;
+                Mapping::new(bytes)
+            }
             _ => Mapping::new(bytes),
         };
+        drop(spare);
         Arena { mapping: Some(mapping), len }
     }
 
@@ -200,6 +270,32 @@ mod tests {
         assert!(SPARE.lock().unwrap().is_some());
         release_spare();
         assert!(SPARE.lock().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_spare_is_reused_when_it_fits_grown_when_a_little_short_and_left_alone_by_a_small_read() {
+        let mb = 1 << 20;
+        assert_eq!(use_of_spare(60 * mb, 56 * mb), Spare::Reused);
+        assert_eq!(use_of_spare(112 * mb, 56 * mb), Spare::Reused);
+        assert_eq!(use_of_spare(56 * mb, 57 * mb), Spare::Grown);
+        assert_eq!(use_of_spare(29 * mb, 57 * mb), Spare::Grown);
+        assert_eq!(use_of_spare(28 * mb, 57 * mb), Spare::Unmapped, "far short");
+        assert_eq!(use_of_spare(120 * mb, 57 * mb), Spare::Unmapped, "far too large");
+        assert_eq!(use_of_spare(60 * mb, 1024), Spare::Kept, "a small read");
+        assert_eq!(use_of_spare(1500, 1024), Spare::Reused, "one that fits is taken whatever its size");
+    }
+
+    #[test]
+    fn a_grown_mapping_keeps_its_values_and_can_be_written_throughout() {
+        let page = memory::page_size();
+        let mapping = Mapping::new(4 * page);
+        // Safety: the mapping's own values.
+        unsafe { std::slice::from_raw_parts_mut(mapping.ptr.as_ptr(), 4 * page / 8) }.iter_mut().for_each(|v| *v = 7);
+        let grown = mapping.grown(9 * page);
+        // Safety: the grown mapping's values, the new ones written before they are read.
+        let values = unsafe { std::slice::from_raw_parts_mut(grown.ptr.as_ptr(), 9 * page / 8) };
+        values[4 * page / 8..].iter_mut().for_each(|v| *v = 3);
+        assert!(values[..4 * page / 8].iter().all(|&v| v == 7) && values[4 * page / 8..].iter().all(|&v| v == 3));
     }
 
     #[test]

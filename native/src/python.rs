@@ -415,10 +415,11 @@ fn select_names(patterns: Vec<String>, names: Vec<String>) -> PyResult<Vec<Strin
     Ok(names.into_iter().filter(|n| selection.matches(n)).collect())
 }
 
-/// Chunks and bytes inflated so far by this process (for pushdown checks).
+/// Chunks and bytes inflated so far by this process (for pushdown checks), and bytes of fresh mappings made for
+/// decoded columns (`arena::BYTES_MAPPED`: what reads did not find kept).
 #[pyfunction]
-fn counters() -> (u64, u64) {
-    (CHUNKS_INFLATED.load(Ordering::Relaxed), BYTES_INFLATED.load(Ordering::Relaxed))
+fn counters() -> (u64, u64, u64) {
+    (CHUNKS_INFLATED.load(Ordering::Relaxed), BYTES_INFLATED.load(Ordering::Relaxed), crate::arena::BYTES_MAPPED.load(Ordering::Relaxed))
 }
 
 /// Unmaps the memory the decoder keeps for its next read (`arena::release_spare`), and gives back the columns dropped
