@@ -8,6 +8,7 @@ Behaviour, not timing: what a fresh process has imported when the command return
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import os
 import shutil
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import cli
+from ftdc.logs.sources import BLOCK_BYTES
 from ftdc.writer import FTDCWriter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,10 +172,11 @@ print(json.dumps(seen))
     ],
 )
 def test_polars_loads_with_freed_pages_handed_back_unless_the_user_said_otherwise(tmp_path, preset, seen):
-    log = tmp_path / "mongod.log"
+    # A compressed log: whatever its size on disk, a large one as far as the allocator is concerned.
+    log = tmp_path / "mongod.log.gz"
     line = {"t": {"$date": "2024-01-02T03:04:05.000Z"}, "s": "I", "c": "COMMAND", "id": 51803, "ctx": "conn1"}
     attr = {"type": "command", "ns": "db.c", "command": {"find": "c", "filter": {"a": 1}}, "durationMillis": 150}
-    log.write_text(json.dumps({**line, "msg": "Slow query", "attr": attr}) + "\n")
+    log.write_bytes(gzip.compress((json.dumps({**line, "msg": "Slow query", "attr": attr}) + "\n").encode()))
     env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
     if preset:
         env["_RJEM_MALLOC_CONF"] = preset
@@ -184,22 +188,41 @@ def test_polars_loads_with_freed_pages_handed_back_unless_the_user_said_otherwis
     assert json.loads(result.stdout.splitlines()[-1]) == [seen]
 
 
+HANDED_BACK = "dirty_decay_ms:0,muzzy_decay_ms:0"
+
+
 @pytest.mark.parametrize(
     "args, seen",
     [
-        (["{demo}"], "dirty_decay_ms:0,muzzy_decay_ms:0"),  # the log beside it is read
-        (["{demo}", "--no-log"], None),  # FTDC alone: polars' own decay, no page handed back to be faulted in again
+        # FTDC alone, or with a log of a block or two: polars' own decay, no page handed back to be faulted in again.
+        (["{demo}"], None),  # the 63 KB log beside it is read
+        (["{demo}", "--no-log"], None),
         (["{node}"], None),
-        (["{node}", "--log", "{log}"], "dirty_decay_ms:0,muzzy_decay_ms:0"),
+        (["{node}", "--log", "{log}"], None),
+        (["logs", "{log}"], None),
+        # A log of more blocks, or one whose size on disk does not say (compressed, an archive, a folder).
+        (["{node}", "--log", "{large}"], HANDED_BACK),
+        (["logs", "{large}"], HANDED_BACK),
+        (["{node}", "--log", "{compressed}"], HANDED_BACK),
+        (["logs", "{folder}"], HANDED_BACK),
         (["explore", "{node}", "-o", "{page}"], None),
         (["export", "{node}", "-o", "{out}"], None),
     ],
 )
-def test_freed_pages_are_handed_back_at_once_only_where_a_log_is_read(tmp_path, args, seen):
+def test_freed_pages_are_handed_back_at_once_only_where_a_large_log_is_read(tmp_path, args, seen):
     node = write_node(tmp_path / "node" / "diagnostic.data", 30)
     log = tmp_path / "given.log"
     shutil.copy(ROOT / "samples" / "mongod.log", log)
+    text = log.read_bytes()
+    large = tmp_path / "large.log"
+    large.write_bytes(text * (-(-cli.HAND_BACK_FROM_BLOCKS * BLOCK_BYTES // len(text))))
+    compressed = tmp_path / "given.log.gz"
+    compressed.write_bytes(gzip.compress(text))
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(log, folder / "mongod.log")
     where = {"demo": ROOT / "samples" / "diagnostic.data", "node": node, "log": log}
+    where |= {"large": large, "compressed": compressed, "folder": folder}
     where |= {"page": tmp_path / "page.html", "out": tmp_path / "out.parquet"}
     env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
     given = json.dumps([a.format(**where) for a in args])
@@ -236,7 +259,7 @@ print(json.dumps({"code": code, "during_imports": during_imports, "frozen": gc.g
     [
         (["{node}"], "analysis", "analysis.outputs.console"),
         (["explore", "{node}", "-o", "{page}"], "analysis", "analysis.outputs.report.explorer_page"),
-        (["logs", "{log}"], "ftdc.logs", "ftdc.logs.report"),
+        (["logs", "{log}"], "polars", "ftdc.logs.report"),  # its size is looked at first (`ftdc.logs.sources`)
     ],
     ids=["summary", "explore", "logs"],
 )

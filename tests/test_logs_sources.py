@@ -1,5 +1,6 @@
 """Inputs: multi-member gzip, rotated sets, directories, tar archives of several nodes."""
 
+import bz2
 import gzip
 import json
 import tarfile
@@ -8,6 +9,7 @@ import polars as pl
 import pytest
 
 from ftdc.logs import NotALog, SourceError, read_logs
+from ftdc.logs.sources import plain_bytes
 
 SAMPLE = "mongod-6.0.11/sample-mongod.log.gz"
 
@@ -238,3 +240,17 @@ def test_demo_slow_updates_are_counted():
     summary = summarize_queries(read_logs(log).slow_ops)
     updates = summary.filter(pl.col("ns") == "shop.orders", pl.col("command") == "update").row(0, named=True)
     assert updates["count"] == 14 and 1500 <= updates["p50_ms"] and updates["max_ms"] <= 9000
+
+
+def test_only_plain_log_files_say_what_passes_through_the_reader(tmp_path):
+    plain, other = tmp_path / "a.log", tmp_path / "b.log"
+    plain.write_bytes(b'{"t": 1}\n' * 100)
+    other.write_bytes(b"\0" * 10 + b'{"t": 2}\n')  # copytruncate's NULs first: still plain text
+    assert plain_bytes([plain, other]) == 900 + 19
+    packed = tmp_path / "logs.tar"
+    with tarfile.open(packed, "w") as archive:
+        archive.add(plain, arcname="mongod.log")
+    squeezed = tmp_path / "c.log.bz2"
+    squeezed.write_bytes(bz2.compress(plain.read_bytes()))
+    for unsaid in (packed, squeezed, tmp_path, tmp_path / "missing.log"):
+        assert plain_bytes([plain, unsaid]) is None, unsaid

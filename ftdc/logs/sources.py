@@ -13,7 +13,7 @@ import re
 import tarfile
 import warnings
 import zlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -333,6 +333,25 @@ _COMPRESSED: dict[bytes, Callable[[], _Decompressor]] = {
     b"BZh": bz2.BZ2Decompressor,
     b"\xfd7zXZ\x00": lzma.LZMADecompressor,
 }
+
+
+def plain_bytes(paths: Sequence[Path]) -> int | None:
+    """The bytes `paths` hold when each is a regular file of plain text (neither compressed nor an archive): what the
+    reader's blocks will carry. None for anything else (a folder, an archive, a compressed log, a file that cannot be
+    opened), whose size on disk says little of that."""
+    total = 0
+    for path in paths:
+        try:
+            if not path.is_file() or _is_tar(path):
+                return None
+            with open(path, "rb") as handle:
+                head = handle.read(8)
+            total += path.stat().st_size
+        except (OSError, NotALog):
+            return None
+        if any(head.startswith(magic) for magic in _COMPRESSED):
+            return None
+    return total
 
 
 def _is_tar(path: Path) -> bool:
