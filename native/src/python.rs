@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Weak};
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyIterator, PyList};
 
 use crate::catalog::{catalog as build_catalog, union, Catalog, Names};
 use crate::chunk::{BYTES_INFLATED, CHUNKS_INFLATED};
@@ -98,6 +98,14 @@ impl Layouts {
 
     fn __eq__(&self, other: &Self) -> bool {
         self.0 == other.0
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
+        let all = PyList::empty(py);
+        for layout in &self.0 {
+            all.append((layout.0.clone(), PyBytes::new(py, &layout.1)))?;
+        }
+        all.try_iter()
     }
 
     /// `(names, kinds)` of the columns a read of chunks of the layouts `ids` returns (`catalog::union`): `time_column`
