@@ -3,9 +3,9 @@ explore <= 1.5 x analyze).
 
 The node is bench_analyze's (a day or a week at 1 s in the real 7.0 layout, built once under
 bench/data/analyze-<days>d/). In one run, alternating rounds, the load average recorded around each round:
-  processes   `python cli.py DIR` (the analysis and its terminal report) and
-              `python cli.py explore DIR -o page.html` (the analysis, the explorer's data, the page), each a
-              fresh process, as a user runs them
+  processes   `python cli.py DIR --no-log` (the analysis and its terminal report) and
+              `python cli.py explore DIR -o page.html --no-log` (the analysis, the explorer's data, the page), each
+              a fresh process, as a user runs them (the node's FTDC alone, as in one process)
   in-process  analysis.analyze(DIR) and what the explore command does in the same process: the analysis with
               every metric kept by its pass (`keep_metrics`), `explore` (every recorded metric reduced to its
               extremes per pixel column) and `write_explorer`
@@ -73,8 +73,10 @@ def measure(directory: Path, page: Path, rounds: int) -> dict:
         load = os.getloadavg()[0]
         # Which of the two goes first alternates, so a drift of the machine's load weighs on both alike.
         pairs = [
-            ("analyze_cli", lambda: _process([str(directory)])),
-            ("explore_cli", lambda: _process(["explore", str(directory), "-o", str(page)])),
+            # `--no-log`: bench_analyze --log leaves its 1 GB log beside the node, which both would read (7 of a
+            # week's 9 s), and the FTDC's analysis is what the explorer is measured against.
+            ("analyze_cli", lambda: _process([str(directory), "--no-log"])),
+            ("explore_cli", lambda: _process(["explore", str(directory), "-o", str(page), "--no-log"])),
             ("analyze", lambda: analysis.analyze(directory)),
             ("explore", explored),
         ]
