@@ -18,6 +18,10 @@ use crate::levels::{levels, Levels};
 
 /// No selected metric of a chunk gives this column.
 const NONE: u32 = u32::MAX;
+/// Most metrics a worker reduces together, group by group (`Kept::reduce_then`): a week's explore took 0.66 s with
+/// 64, 0.70 s with 16 and 0.87 s one at a time; their extremes (two per column of the axis, for values and rates,
+/// 5 MB for 64 metrics of 2,400 columns) stay in the cache.
+const BLOCK: usize = 64;
 
 pub struct Kept {
     chunks: Vec<Prepared>,
@@ -154,39 +158,55 @@ impl Kept {
 
     /// `reduce`, each metric's reduction handed to `then` by the worker that made it (a metric's floats are held until
     /// then, not every metric's at once).
+    ///
+    /// A worker takes up to BLOCK metrics at a time and goes through the groups once for all of them. Taken one metric
+    /// at a time, every group's facts of that metric (whether it is flat, its first value, where its deltas lie) were
+    /// a cache miss each, since each chunk keeps its own, and so were its delta bytes. Neighbouring metrics lie
+    /// side by side in each, so a block reads them a cache line at a time: a week's 2,312 metrics over 2,016 chunks
+    /// are 4.7 million such visits.
     pub fn reduce_then<T: Send>(&self, metrics: &[(usize, Shown)], rows: &Rows<'_>, then: impl Fn(Reduced) -> T + Sync) -> Vec<T> {
         let cells = cells(&self.groups, rows);
+        // Blocks enough for every worker to take several (a few metrics asked for are still spread over the cores).
+        let block = (metrics.len() / (4 * rayon::current_num_threads())).clamp(1, BLOCK);
         metrics
-            .par_iter()
-            .map_init(Buffers::default, |buffers, &(col, shown)| {
-                let mut reducer = Reducer::new(rows, shown);
+            .par_chunks(block)
+            .map_init(Buffers::default, |buffers, block| {
+                let mut reducers: Vec<Reducer> = block.iter().map(|&(_, shown)| Reducer::new(rows, shown)).collect();
                 for (g, cells) in self.groups.iter().zip(&cells) {
                     if cells.is_empty() {
                         continue;
                     }
-                    match self.group_values(g, col, buffers) {
-                        GroupValues::Absent => reducer.before = None,
-                        GroupValues::Flat(value) => reducer.flat(cells, value),
-                        GroupValues::Decoded { values, present } => {
-                            for cell in cells {
-                                let at = cell.rows.start - g.offset..cell.rows.end - g.offset;
-                                let Some(present) = present.filter(|present| !present[at.clone()].iter().all(|&has| has)) else {
-                                    reducer.cell(cell, &values[at]);
-                                    continue;
-                                };
-                                for i in cell.rows.clone() {
-                                    match present[i - g.offset] {
-                                        true => reducer.row(cell.column, i, values[i - g.offset]),
-                                        false => reducer.before = None,
-                                    }
-                                }
-                            }
+                    for (reducer, &(col, _)) in reducers.iter_mut().zip(block) {
+                        self.reduce_group(reducer, g, cells, col, buffers);
+                    }
+                }
+                reducers.into_iter().map(|reducer| then(reducer.finished())).collect::<Vec<T>>()
+            })
+            .flatten_iter()
+            .collect()
+    }
+
+    /// Group `g`'s `cells` of metric `col` taken into its `reducer`.
+    fn reduce_group(&self, reducer: &mut Reducer, g: &Group, cells: &[Cell], col: usize, buffers: &mut Buffers) {
+        match self.group_values(g, col, buffers) {
+            GroupValues::Absent => reducer.before = None,
+            GroupValues::Flat(value) => reducer.flat(cells, value),
+            GroupValues::Decoded { values, present } => {
+                for cell in cells {
+                    let at = cell.rows.start - g.offset..cell.rows.end - g.offset;
+                    let Some(present) = present.filter(|present| !present[at.clone()].iter().all(|&has| has)) else {
+                        reducer.cell(cell, &values[at]);
+                        continue;
+                    };
+                    for i in cell.rows.clone() {
+                        match present[i - g.offset] {
+                            true => reducer.row(cell.column, i, values[i - g.offset]),
+                            false => reducer.before = None,
                         }
                     }
                 }
-                then(reducer.finished())
-            })
-            .collect()
+            }
+        }
     }
 }
 
