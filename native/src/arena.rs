@@ -208,18 +208,24 @@ impl Arena {
     /// Room for `len` int64 values, contents unspecified.
     pub fn new(len: usize) -> Arena {
         let bytes = len.max(1) * 8;
-        let mut spare = SPARE.lock().unwrap();
-        let mapping = match (spare.as_ref().map(|m| use_of_spare(m.bytes, bytes)), spare.take()) {
-            (Some(Spare::Reused), Some(m)) => m,
-            (Some(Spare::Grown), Some(m)) => m.grown(bytes),
-            // A small arena leaves the spare for the next large read.
-            (Some(Spare::Kept), m) => {
-                *spare = m;
+        // The spare is taken under the lock, and mapped, grown or unmapped after it: a large mapping populated
+        // while holding it would hold up every other read's arena, made or freed, as long.
+        let taken = {
+            let mut spare = SPARE.lock().unwrap();
+            match spare.as_ref().map(|m| use_of_spare(m.bytes, bytes)) {
+                None | Some(Spare::Kept) => None,
+                Some(decided) => spare.take().map(|m| (decided, m)),
+            }
+        };
+        let mapping = match taken {
+            Some((Spare::Reused, m)) => m,
+            Some((Spare::Grown, m)) => m.grown(bytes),
+            Some((_, unmapped)) => {
+                drop(unmapped);
                 Mapping::new(bytes)
             }
-            _ => Mapping::new(bytes),
+            None => Mapping::new(bytes),
         };
-        drop(spare);
         Arena { mapping: Some(mapping), len }
     }
 

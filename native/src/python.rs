@@ -78,6 +78,13 @@ struct DecodedFrame {
 #[pyclass(module = "ftdc._native", frozen, sequence)]
 struct Layouts(Vec<Names>);
 
+/// A layout as Python reads it: its names, and its kinds as bytes.
+type LayoutTuple<'py> = (Vec<String>, Bound<'py, PyBytes>);
+
+fn layout_tuple<'py>(py: Python<'py>, layout: &Names) -> LayoutTuple<'py> {
+    (layout.0.clone(), PyBytes::new(py, &layout.1))
+}
+
 #[pymethods]
 impl Layouts {
     #[new]
@@ -89,11 +96,11 @@ impl Layouts {
         self.0.len()
     }
 
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<(Vec<String>, Bound<'py, PyBytes>)> {
+    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<LayoutTuple<'py>> {
         let at = if index < 0 { index + self.0.len() as isize } else { index };
         let layout =
             usize::try_from(at).ok().and_then(|at| self.0.get(at)).ok_or_else(|| PyIndexError::new_err("layout index out of range"))?;
-        Ok((layout.0.clone(), PyBytes::new(py, &layout.1)))
+        Ok(layout_tuple(py, layout))
     }
 
     fn __eq__(&self, other: &Self) -> bool {
@@ -101,11 +108,7 @@ impl Layouts {
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
-        let all = PyList::empty(py);
-        for layout in &self.0 {
-            all.append((layout.0.clone(), PyBytes::new(py, &layout.1)))?;
-        }
-        all.try_iter()
+        PyList::new(py, self.0.iter().map(|layout| layout_tuple(py, layout)))?.try_iter()
     }
 
     /// `(names, kinds)` of the columns a read of chunks of the layouts `ids` returns (`catalog::union`): `time_column`
