@@ -83,6 +83,18 @@ def test_statements_with_different_plans_give_the_worst_and_list_the_others(tmp_
     assert command["docs_examined"] == 500_022
 
 
+@pytest.mark.parametrize(
+    "first, second", [("IXSCAN { status: 1 }", "IXSCAN { seen: 1 }"), ("IXSCAN { seen: 1 }", "IXSCAN { status: 1 }")]
+)
+def test_of_statements_as_bad_as_each_other_the_first_logged_is_named_first(tmp_path, first, second):
+    log = TextLog(Config(version="4.2.24", layout="4.2"))
+    _text_update_batch(log, T0 + dt.timedelta(seconds=30), "conn41", 9_000, [(first, 40), (second, 40)])
+    log.write(tmp_path / "mongod.log")
+    command = _command_rows(read_logs(tmp_path / "mongod.log").slow_ops).row(0, named=True)
+    assert command["plan_summary"] == f"{first}; also {second}"
+    assert command["docs_examined"] == 80
+
+
 @pytest.mark.parametrize("version", ["6.0.14", "7.0.12", "8.0.4"])
 @pytest.mark.parametrize("command_ns", ["shop.$cmd", "shop.orders"])
 def test_json_update_command_and_write_lines_are_one_collscan_operation(tmp_path, version, command_ns):
