@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 import ftdc
+from bench import megabytes
 from ftdc import _native
 from ftdc.writer import FTDCWriter
 
@@ -225,7 +226,7 @@ def peak_rss_mb(directory: Path, log: Path) -> float:
     out = subprocess.run(
         [sys.executable, "-c", code, str(directory), str(log)], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    return int(out.stdout.split()[-1]) / 1024
+    return megabytes(int(out.stdout.split()[-1]))
 
 
 def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) -> tuple[float, float]:
@@ -248,7 +249,7 @@ def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) ->
     seconds = time.perf_counter() - start
     if out.returncode:
         raise RuntimeError(out.stderr)
-    return int(out.stderr.split()[-1]) / 1024, seconds
+    return megabytes(int(out.stderr.split()[-1])), seconds
 
 
 def median(values) -> float:

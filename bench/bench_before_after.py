@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench import megabytes
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # Each prints the seconds its work took, imports outside the clock (pyarrow too: an older
@@ -70,13 +72,13 @@ READ_20 = (
 READ_ALL = (
     "import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_ftdc;"
     "t = time.perf_counter(); read_ftdc(sys.argv[1:]); s = time.perf_counter() - t;"
-    "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024, s)"
+    "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]), s)"
 )
 # `read_logs` of a JSON log, every column, in a fresh process: its peak RSS and seconds.
 READ_LOGS = (
     "import sys, time, warnings, pyarrow; warnings.simplefilter('ignore'); from ftdc import read_logs;"
     "t = time.perf_counter(); read_logs(sys.argv[1]); s = time.perf_counter() - t;"
-    "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024, s)"
+    "print(int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]), s)"
 )
 VERSION = (
     "import subprocess, sys, time; t = time.perf_counter();"
@@ -85,7 +87,7 @@ VERSION = (
 
 
 def run(checkout: Path, code: str, *args: str) -> list[float]:
-    """What the code printed: its seconds last, any other figure (a peak RSS) before them."""
+    """What the code printed: its seconds last, any other figure (a peak RSS, KiB) before them."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, cwd=checkout, env=env)
     return [float(x) for x in out.stdout.split()]
@@ -131,7 +133,7 @@ def main() -> None:
             *new_peak, new = run(ROOT, code, *rest)
             seconds[name].append((old, new))
             if old_peak:
-                peaks.setdefault(name, []).append((old_peak[0], new_peak[0]))
+                peaks.setdefault(name, []).append((megabytes(old_peak[0]), megabytes(new_peak[0])))
             print(f"  {name}: old {old:.2f} s, new {new:.2f} s", file=sys.stderr)
     ratios = {name: [new / old for old, new in pairs] for name, pairs in seconds.items()}
     print(

@@ -34,6 +34,8 @@ import time
 import warnings
 from pathlib import Path
 
+from bench import megabytes
+
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYOUTS = [("4.2.24", "4.2"), ("6.0.14", "6.0"), ("7.0.12", "7.0"), ("8.0.4", "8.0")]
@@ -64,7 +66,7 @@ def build(nodes: int, hours: float) -> list[Path]:
 
 
 def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return megabytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def _analyse_measured(path: str) -> tuple[float, float]:

@@ -27,6 +27,7 @@ from pathlib import Path
 import bson
 
 import ftdc
+from bench import megabytes
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "samples" / "ftdc" / "mongod-7.0" / "diagnostic.data" / "metrics.2024-04-16T11-34-42Z-00000"
@@ -81,7 +82,7 @@ def peak_rss_mb(directory: Path, metrics: list[str]) -> float:
         "print(open('/proc/self/status').read().split('VmHWM:')[1].split()[0])"
     )
     out = subprocess.run([sys.executable, "-c", code, json.dumps(metrics)], capture_output=True, text=True, check=True, cwd=ROOT)
-    return int(out.stdout) / 1024
+    return megabytes(int(out.stdout))
 
 
 def cold_all_seconds(files: list[Path]) -> float:

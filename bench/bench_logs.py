@@ -39,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench import megabytes
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT.parent / "shared" / "samples" / "logs" / "mongod-6.0.11" / "sample-mongod.log.gz"
 DATA = ROOT / "bench" / "data"
@@ -176,7 +178,7 @@ def load() -> str:
     return open("/proc/loadavg").read().split()[0]
 
 
-_PEAK = "peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024;"
+_PEAK = "peak = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]);"  # KiB
 
 
 def peak_rss(path: Path, narrowed: bool = False) -> dict:
@@ -190,10 +192,11 @@ def peak_rss(path: Path, narrowed: bool = False) -> dict:
         "from ftdc.logs import read_logs, report;"
         f"frames = read_logs(sys.argv[1]{narrowing});"
         + _PEAK
-        + "print(json.dumps({'peak_mb': peak, 'rows': frames.slow_ops.height}))"
+        + "print(json.dumps({'peak_kib': peak, 'rows': frames.slow_ops.height}))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, check=True, capture_output=True, text=True)
-    return json.loads(out.stdout)
+    figures = json.loads(out.stdout)
+    return {"peak_mb": megabytes(figures["peak_kib"]), "rows": figures["rows"]}
 
 
 # polars' allocator as polars sets it, without the command line's setting (ftdc.memory): freed pages kept half a
@@ -220,7 +223,7 @@ def logs_command(path: Path, root: Path = ROOT, allocator: str | None = None) ->
     seconds = time.perf_counter() - start
     if out.returncode:
         raise RuntimeError(out.stderr)
-    return {"seconds": seconds, "peak_mb": float(out.stderr.split()[-1])}
+    return {"seconds": seconds, "peak_mb": megabytes(float(out.stderr.split()[-1]))}
 
 
 def floor_process(path: Path) -> float:

@@ -51,6 +51,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import megabytes
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data"
 TEXT_SAMPLES = ROOT.parent / "shared" / "samples" / "logs" / "legacy-text"
@@ -115,7 +117,7 @@ def run(program: Program, cwd: Path) -> Run:
         peak_kb = int(timing.read().split()[-1])
     if done.returncode != 0:
         raise SystemExit(f"{program.name} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return Run(seconds, peak_kb / 1024, summarise(program.name, done.stdout + done.stderr))
+    return Run(seconds, megabytes(peak_kb), summarise(program.name, done.stdout + done.stderr))
 
 
 _COUNTS = re.compile(r"\b(?:files|chunks|rows|metrics|metrics_matched|values)=\d+")
