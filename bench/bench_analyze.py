@@ -229,6 +229,10 @@ def peak_rss_mb(directory: Path, log: Path) -> float:
     return megabytes(int(out.stdout.split()[-1]))
 
 
+# Issue 38: a week of FTDC with a 1 GB log and `--report` within 1 GB.
+WEEK_TARGET_MB = 1000
+
+
 def report_peak_mb(directory: Path, log: Path, html: Path, root: Path = ROOT) -> tuple[float, float]:
     """Peak RSS (VmHWM, MB) and wall time (s) of `ftdc-analyze DIR --log LOG --report HTML` as a whole process (of the
     checkout at `root`)."""
@@ -354,6 +358,12 @@ def main() -> None:
                         seconds.setdefault(name, []).append(round(took, 1))
                         loads.append(round(os.getloadavg()[0], 1))
                         print(f"{name}: {peaks[name][-1]} MB, {took:.1f} s, load {loads[-1]}", file=sys.stderr)
+            for name, values in peaks.items():
+                print(
+                    f"{name}: median {statistics.median(values):,.0f} MB, the most {max(values):,.0f} MB"
+                    f" (issue 38's target for a week: <= {WEEK_TARGET_MB:,} MB)",
+                    file=sys.stderr,
+                )
             out[f"{days:g}d"] = {"report_peak_mb": peaks, "report_s": seconds, "load_average": loads}
             continue
         outputs = not args.analysis_only
