@@ -187,11 +187,14 @@ enum Spare {
 }
 
 fn use_of_spare(spare: usize, bytes: usize) -> Spare {
-    match spare {
-        _ if bytes < KEEP_FROM_BYTES && !(bytes..=2 * bytes).contains(&spare) => Spare::Kept,
-        _ if (bytes..=2 * bytes).contains(&spare) => Spare::Reused,
-        _ if spare >= bytes / 2 && spare < bytes => Spare::Grown,
-        _ => Spare::Unmapped,
+    if (bytes..=2 * bytes).contains(&spare) {
+        Spare::Reused
+    } else if bytes < KEEP_FROM_BYTES {
+        Spare::Kept
+    } else if (bytes / 2..bytes).contains(&spare) {
+        Spare::Grown
+    } else {
+        Spare::Unmapped
     }
 }
 
