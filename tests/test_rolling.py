@@ -119,8 +119,9 @@ SPIKE_QUANTILES = {"median": (0.5, "linear"), "q1": (0.25, "nearest"), "q3": (0.
 )
 def test_quantiles_where_a_spike_is_possible_decide_every_spike_as_all_quantiles_do(rows, window_s, rule):
     # The spikes' quantiles are worked out only where a row's own value can pass the rule against its window's (the
-    # native core bounds them by counting values in bins): `_flags` flags the same rows with the same baselines, and
-    # the count of every row is the window's.
+    # native core bounds them by counting values in bins), and only those rows are listed, beside the rows whose
+    # windows are too short to be their baseline: `_flags` flags the same rows with the same baselines, and the count
+    # of every row listed is its window's.
     steps, values = zip(*rows) if rows else ((), ())
     times = pl.Series(
         [T0 + dt.timedelta(seconds=sum(steps[: i + 1]) * 0.5) for i in range(len(rows))], dtype=pl.Datetime("ms", "UTC")
@@ -129,7 +130,12 @@ def test_quantiles_where_a_spike_is_possible_decide_every_spike_as_all_quantiles
     window = dt.timedelta(seconds=window_s)
     [every] = quantiles_before(times, [column], window, SPIKE_QUANTILES)
     [possible] = quantiles_before(times, [column], window, SPIKE_QUANTILES, where=rule)
-    assert (possible.count == every.count).all() and possible.overall == every.overall
+    assert every.rows is None and possible.rows is not None
+    assert (np.diff(possible.rows.astype(np.int64)) > 0).all(), "listed in order, each once"
+    assert (possible.count == every.count[possible.rows]).all() and possible.overall == every.overall
+    # Every row whose value counts and whose window is too short is listed (it is compared with the whole range's).
+    short = np.flatnonzero(~np.isnan(column.to_numpy()) & (every.count < rule.min_count))
+    assert np.isin(short, possible.rows).all()
     latency = column.to_numpy()
     with np.errstate(invalid="ignore"):  # infinities' differences are NaN: no spike, as intended
         (want, want_baseline), (got, got_baseline) = _flags(latency, every, rule), _flags(latency, possible, rule)

@@ -26,11 +26,13 @@ Method = Literal["linear", "nearest"]
 @dataclass(frozen=True)
 class Rolling:
     """One column's quantiles: `count` of the values in each row's window, each quantile of it by name (NaN where the
-    window is empty), and `overall`, each quantile of all its values (None when it has none)."""
+    window is empty), and `overall`, each quantile of all its values (None when it has none); of every row, or with
+    `rows` (ascending) of those rows alone."""
 
     count: np.ndarray
     before: dict[str, np.ndarray]
     overall: dict[str, float | None]
+    rows: np.ndarray | None = None
 
     def frame(self) -> pl.DataFrame:
         """`count` and each quantile as polars' rolling functions give them: null where the window is empty (and
@@ -60,10 +62,11 @@ def quantiles_before(
     """For each of `columns` (beside ascending `times`; the native core takes them in parallel), for each row, over the
     rows whose time is in [t - window, t) and whose value is not null: their `count`, and each of `quantiles`
     (name -> (q, method)); and each quantile of the column's values. With `where`, `quantiles` are the median, q1 and
-    q3 in that order, and a row's are worked out only where its own value can pass the rule against them (NaN
-    elsewhere, and where its value is null or its window holds fewer than `min_count`): the native core bounds each
-    window's quantiles by counting its values in bins, and orders only the windows the bounds cannot settle, so
-    the rows that are no spike cost a few steps, not a window kept in order."""
+    q3 in that order, and only the rows (`Rolling.rows`) whose own value is not null and can pass the rule against
+    them are given, or whose window holds fewer than `min_count` values (their quantiles NaN): the native core bounds
+    each window's quantiles by counting its values in bins, and orders only the windows the bounds cannot settle, so
+    the rows that are no spike cost a few steps, not a window kept in order, and no memory (a week's three classes'
+    quantiles of every row were 51 MB)."""
     # The times as the column holds them (its unit's ticks; dates as microseconds), the window in whole ticks: a
     # time t is in it when t >= t_i - window, which for whole ticks is t >= t_i - floor(window), polars' windows.
     if not isinstance(times.dtype, pl.Datetime):
@@ -109,8 +112,9 @@ def _native_quantiles(
             np.frombuffer(count, dtype="<u4"),
             {name: np.frombuffer(column, dtype="<f8") for name, column in zip(quantiles, before)},
             {name: None if math.isnan(v) else v for name, v in zip(quantiles, overall)},
+            None if rows is None else np.frombuffer(rows, dtype="<u8"),
         )
-        for count, before, overall in answers
+        for rows, count, before, overall in answers
     ]
 
 

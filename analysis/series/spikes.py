@@ -71,17 +71,18 @@ class Spike:
 
 def _flags(latency: np.ndarray, quantiles: Rolling, rule: SpikeRule = RULE_FIGURES) -> tuple[np.ndarray, np.ndarray]:
     """The rows that are spikes by `rule`, in order, and their baselines, from each row's `latency` (NaN where
-    unusable) and its window's `quantiles` (`count`; `median`, `q1` and `q3` where a spike is possible, NaN elsewhere;
-    the median of all). Only a row whose window's median was worked out, or whose window holds too few values to
-    be its baseline, can be one: the rule is tested on those rows alone (a few hundred of a week's 600,000 a class),
-    not on arrays of every row."""
+    unusable) and its window's `quantiles` (`count`; `median`, `q1` and `q3`, of every row or of the rows where a
+    spike is possible; the median of all). Only a row whose window's median was worked out, or whose window holds too
+    few values to be its baseline, can be one: the rule is tested on those rows alone (a few hundred of a week's
+    600,000 a class), not on arrays of every row."""
+    listed = np.arange(len(quantiles.count)) if quantiles.rows is None else quantiles.rows
     enough = quantiles.count >= rule.min_count
-    rows = np.flatnonzero(~enough | ~np.isnan(quantiles.before["median"]))
-    enough, value = enough[rows], latency[rows]
+    at = np.flatnonzero(~enough | ~np.isnan(quantiles.before["median"]))
+    rows, enough, value = listed[at], enough[at], latency[listed[at]]
     # Early samples (little history) compare against the whole range's median instead.
     overall = quantiles.overall["median"]
-    median = np.where(enough, quantiles.before["median"][rows], np.nan if overall is None else overall)
-    iqr = np.where(enough, quantiles.before["q3"][rows] - quantiles.before["q1"][rows], 0.0)
+    median = np.where(enough, quantiles.before["median"][at], np.nan if overall is None else overall)
+    iqr = np.where(enough, quantiles.before["q3"][at] - quantiles.before["q1"][at], 0.0)
     # NaN (no value, no baseline, no spike possible) compares false: no spike.
     spike = (value - median >= rule.resolution) & (value >= rule.factor * median) & (value >= median + rule.iqrs * iqr)
     return rows[spike], median[spike]

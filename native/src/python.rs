@@ -444,10 +444,11 @@ fn release_spare() {
 /// Quantiles of the time windows [t - window, t) before each row (`rolling.rs`), for several columns at once (in
 /// parallel): `times` an int64 column without missing values, each of `columns` an int64 or float64 one of as many
 /// rows (a missing value does not count), each as its Arrow chunks (`ArrowChunk`, read in place as `run_extremes`
-/// reads them), `quantiles` as (q, "linear" | "nearest"). Returns per column the count in each window (uint32
-/// bytes), each quantile (float64 bytes, NaN where the window is empty) and each quantile of the whole column (NaN
-/// when it has no value). With `spike_rule` (factor, iqrs, resolution, min_count), `quantiles` are the median, q1
-/// and q3, worked out only where the row's own value can be a spike by it (`rolling::spike_quantiles`).
+/// reads them), `quantiles` as (q, "linear" | "nearest"). Returns per column None, the count in each row's window
+/// (uint32 bytes), each quantile (float64 bytes, NaN where the window is empty) and each quantile of the whole column
+/// (NaN when it has no value). With `spike_rule` (factor, iqrs, resolution, min_count), `quantiles` are the median,
+/// q1 and q3, and only the rows where the row's own value can be a spike by them are listed (`rolling::spike_quantiles`):
+/// their numbers first (uint64 bytes, ascending), then their counts and quantiles.
 ///
 /// Each chunk is an Arrow array handed over by the PyCapsule interface (`python_arrow`), read where it lies.
 #[pyfunction]
@@ -460,7 +461,7 @@ fn rolling_quantiles<'py>(
     window: i64,
     quantiles: Vec<(f64, String)>,
     spike_rule: Option<(f64, f64, f64, u32)>,
-) -> PyResult<Vec<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>, Vec<f64>)>> {
+) -> PyResult<Vec<(Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>, Vec<f64>)>> {
     let times = held_all(&times)?;
     let times =
         extremes::integers(&chunks_of(&times)).ok_or_else(|| PyValueError::new_err("times must be int64 without missing values"))?;
@@ -521,11 +522,16 @@ fn rolling_quantiles<'py>(
         .enumerate()
         .map(|(c, overall)| {
             let parts: Vec<&rolling::Rolling> = windows.iter().filter(|(of, _)| *of == c).map(|(_, part)| part).collect();
-            let count = le_bytes(py, n, parts.iter().flat_map(|part| part.count.iter().map(|c| c.to_le_bytes())))?;
+            let listed = parts.iter().map(|part| part.count.len()).sum();
+            let rows = match spikes {
+                Some(_) => Some(le_bytes(py, listed, parts.iter().flat_map(|part| part.rows.iter().flatten().map(|r| r.to_le_bytes())))?),
+                None => None,
+            };
+            let count = le_bytes(py, listed, parts.iter().flat_map(|part| part.count.iter().map(|c| c.to_le_bytes())))?;
             let quantiles = (0..methods.len())
-                .map(|k| le_bytes(py, n, parts.iter().flat_map(|part| part.windows[k].iter().map(|v| v.to_le_bytes()))))
+                .map(|k| le_bytes(py, listed, parts.iter().flat_map(|part| part.windows[k].iter().map(|v| v.to_le_bytes()))))
                 .collect::<PyResult<_>>()?;
-            Ok((count, quantiles, overall))
+            Ok((rows, count, quantiles, overall))
         })
         .collect()
 }
