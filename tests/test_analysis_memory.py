@@ -4,6 +4,7 @@ a child whose peak RSS is reset (`/proc/self/clear_refs`) once its inputs are bu
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -336,3 +337,38 @@ def test_memory_goes_back_after_the_decode_and_after_the_derivation(monkeypatch)
     stages.clear()
     analyze.observe(demo, Path(__file__).parents[1] / "samples" / "mongod.log")
     assert stages == ["decode", "derive", "detect"]
+
+
+@pytest.mark.parametrize(
+    ("hands_back", "users_threshold", "kept_at_least", "kept_at_most"),
+    [(True, None, 0, 8), (False, None, 40, None), (True, str(64 << 20), 40, None)],
+)
+def test_a_run_that_hands_pages_back_gives_the_c_librarys_large_buffers_back_once_freed(
+    hands_back, users_threshold, kept_at_least, kept_at_most
+):
+    """After a buffer of 16 MB is freed, glibc keeps freed buffers of up to that size in its heap (its threshold for
+    mapping a buffer on its own rises), where small ones allocated after them pin them: a run that reads a large log
+    then kept a week's freed NumPy arrays until it trimmed. A run that hands freed pages back fixes the threshold, so
+    they go back at once; a threshold the user set is theirs."""
+    code = textwrap.dedent(
+        f"""
+        from ftdc import memory
+        if {hands_back}:
+            memory.hand_back_freed_pages()
+        import numpy as np
+        rss = lambda: int(open('/proc/self/status').read().split('RssAnon:')[1].split()[0]) / 1024
+        big = np.ones(2 << 20); del big  # 16 MB mapped and unmapped
+        before = rss()
+        arrays = [np.ones(1 << 20) for _ in range(6)]  # 48 MB in six buffers, written
+        pins = [bytearray(64 << 10) for _ in range(4)]  # small buffers allocated after them
+        del arrays
+        print(rss() - before)
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
+    if users_threshold is not None:
+        env["MALLOC_MMAP_THRESHOLD_"] = users_threshold
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    kept = float(out.stdout)
+    assert kept >= kept_at_least and (kept_at_most is None or kept <= kept_at_most), kept

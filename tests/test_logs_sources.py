@@ -167,10 +167,13 @@ def test_the_c_library_is_looked_up_once(monkeypatch):
 
     from ftdc import memory
 
-    memory._malloc_trim.cache_clear()
+    memory._libc.cache_clear()
     looked = []
     real = ctypes.util.find_library
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: looked.append(name) or real(name))
+    monkeypatch.setenv(memory.POLARS_ALLOCATOR, "")  # restored after: polars has read it already
+    monkeypatch.setenv(memory.C_ALLOCATOR, "")  # as a user's: this process's C library is left as it is
+    memory.hand_back_freed_pages()
     memory.release_free_memory()
     memory.release_free_memory()
     assert len(looked) <= 1
