@@ -26,14 +26,15 @@ HANDED_BACK = "dirty_decay_ms:0,muzzy_decay_ms:0"
 WORTH_HANDING_BACK = 256 << 20
 
 
-# glibc maps each buffer of at least its threshold on its own and unmaps it once freed, but raises the threshold to
-# the size of each such buffer freed (to 32 MB), and the free space it keeps atop its heap with it (to 64 MB): after a
-# large log's blocks, the buffers of a few MB freed later (a NumPy column of a week's slow operations is 10 MB) stayed
-# in its heap until `release_free_memory` trimmed it. A fixed threshold turns both rises off: a week with its 1 GB log
-# and `--report` peaked at 0.90 GB against 0.99 - 1.03 GB, the `logs` command of 1 GB at 0.64 against 0.68 - 0.73 GB,
-# which took 1.05x the time (each block's buffers mapped afresh; docs/performance.md). glibc's name for the setting, and
-# its variable (read when the process starts: a user's is kept).
-C_LARGE_BUFFER = 4 << 20
+# glibc maps a buffer of at least its threshold on its own, but raises the threshold to the size of each such buffer
+# freed (to 32 MB), and with it the free space it keeps atop its heap (twice the threshold): after a large log's 16 MB
+# blocks, up to 32 MB freed later (the NumPy columns of a week's slow operations are 10 MB each) stayed in the heap
+# until `release_free_memory` trimmed it. A threshold set turns both rises off: at glibc's own greatest, the heap
+# serves the buffers it would serve anyway, and what is freed atop it goes back at once. A week with its 1 GB log and
+# `--report` peaked at 0.91 GB against 0.99 - 1.03 GB, the `logs` command of 1 GB at 0.64 against 0.68 - 0.73 GB, in
+# the same time (docs/performance.md). glibc's name for the setting, and its variable (read when the process starts:
+# a user's is kept).
+C_LARGE_BUFFER = 32 << 20
 M_MMAP_THRESHOLD = -3
 C_ALLOCATOR = "MALLOC_MMAP_THRESHOLD_"
 
@@ -41,8 +42,8 @@ C_ALLOCATOR = "MALLOC_MMAP_THRESHOLD_"
 def hand_back_freed_pages() -> None:
     """Has polars' allocator hand freed pages back at once, for a process that has not loaded polars yet (a command
     line run that reads a log: a run of FTDC alone keeps polars' own decay, as its pages handed back would be faulted
-    in again); a decay the user set is kept, and so are their other settings. The C library's buffers of
-    C_LARGE_BUFFER or more go back once freed too (glibc's; a threshold the user set is kept)."""
+    in again); a decay the user set is kept, and so are their other settings. What is freed atop the C library's heap
+    goes back at once too (glibc's threshold set to C_LARGE_BUFFER, unless the user set one)."""
     users = os.environ.get(POLARS_ALLOCATOR, "").removeprefix(POLARS_OWN).strip(",")
     if "decay_ms" not in users:
         os.environ[POLARS_ALLOCATOR] = ",".join(filter(None, (users, HANDED_BACK)))

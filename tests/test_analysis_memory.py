@@ -339,17 +339,11 @@ def test_memory_goes_back_after_the_decode_and_after_the_derivation(monkeypatch)
     assert stages == ["decode", "derive", "detect"]
 
 
-@pytest.mark.parametrize(
-    ("hands_back", "users_threshold", "kept_at_least", "kept_at_most"),
-    [(True, None, 0, 8), (False, None, 40, None), (True, str(64 << 20), 40, None)],
-)
-def test_a_run_that_hands_pages_back_gives_the_c_librarys_large_buffers_back_once_freed(
-    hands_back, users_threshold, kept_at_least, kept_at_most
-):
-    """After a buffer of 16 MB is freed, glibc keeps freed buffers of up to that size in its heap (its threshold for
-    mapping a buffer on its own rises), where small ones allocated after them pin them: a run that reads a large log
-    then kept a week's freed NumPy arrays until it trimmed. A run that hands freed pages back fixes the threshold, so
-    they go back at once; a threshold the user set is theirs."""
+@pytest.mark.parametrize(("hands_back", "kept_at_least", "kept_at_most"), [(True, 0, 6), (False, 16, None)])
+def test_a_run_that_hands_pages_back_gives_back_what_is_freed_atop_the_c_librarys_heap(hands_back, kept_at_least, kept_at_most):
+    """After a buffer of 16 MB is freed, glibc serves buffers of up to that size from its heap and keeps up to twice
+    that freed atop it: a run that reads a large log then kept what its later stages freed until it trimmed. A run
+    that hands freed pages back sets the threshold, which turns the keeping off."""
     code = textwrap.dedent(
         f"""
         from ftdc import memory
@@ -359,16 +353,33 @@ def test_a_run_that_hands_pages_back_gives_the_c_librarys_large_buffers_back_onc
         rss = lambda: int(open('/proc/self/status').read().split('RssAnon:')[1].split()[0]) / 1024
         big = np.ones(2 << 20); del big  # 16 MB mapped and unmapped
         before = rss()
-        arrays = [np.ones(1 << 20) for _ in range(6)]  # 48 MB in six buffers, written
-        pins = [bytearray(64 << 10) for _ in range(4)]  # small buffers allocated after them
+        arrays = [np.ones(1 << 20) for _ in range(3)]  # 24 MB in three buffers, written
         del arrays
         print(rss() - before)
         """
     )
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_MMAP_THRESHOLD_"}
-    if users_threshold is not None:
-        env["MALLOC_MMAP_THRESHOLD_"] = users_threshold
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
     assert out.returncode == 0, out.stderr
     kept = float(out.stdout)
     assert kept >= kept_at_least and (kept_at_most is None or kept <= kept_at_most), kept
+
+
+@pytest.mark.parametrize("users", [None, "65536"])
+def test_the_c_librarys_threshold_is_set_unless_the_user_set_it(monkeypatch, users):
+    from ftdc import memory
+
+    calls = []
+
+    class Libc:
+        def mallopt(self, setting, value):
+            calls.append((setting, value))
+
+    monkeypatch.setattr(memory, "_libc", Libc)
+    monkeypatch.setenv(memory.POLARS_ALLOCATOR, "")  # restored after: polars has read it already
+    if users is None:
+        monkeypatch.delenv(memory.C_ALLOCATOR, raising=False)
+    else:
+        monkeypatch.setenv(memory.C_ALLOCATOR, users)
+    memory.hand_back_freed_pages()
+    assert calls == ([(memory.M_MMAP_THRESHOLD, memory.C_LARGE_BUFFER)] if users is None else [])
