@@ -345,10 +345,12 @@ pub fn spike_quantiles(
         if !valid[row] {
             continue;
         }
-        if held < rule.min_count.max(1) {
-            if held < rule.min_count {
-                listed.list(row, held, &[f64::NAN; 3]);
-            }
+        if held < rule.min_count {
+            // Too few to be its baseline: the caller compares it with the whole column's median.
+            listed.list(row, held, &[f64::NAN; 3]);
+            continue;
+        }
+        if held == 0 {
             continue;
         }
         if ranks.0 != held {
