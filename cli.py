@@ -237,14 +237,12 @@ def summary(
 ) -> None:
     """Summarise each node and its data, then what went wrong: incidents with their root cause, chain of evidence and fixes."""
     _freed_pages_for_a_log(paths, log or [], no_log)
-    with imports_kept():
-        import analysis
-        from analysis import text
-        from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
+    import analysis  # the package alone: `analysis.run` imports the stages once it has started a small node's decode
 
     with user_errors():
         if report is not None:  # the report's modules only for a report (tests/test_cli_startup.py)
-            from analysis.outputs.report import FORMATS as REPORT_FORMATS
+            with imports_kept():
+                from analysis.outputs.report import FORMATS as REPORT_FORMATS
 
             if report.suffix.lower() not in REPORT_FORMATS:
                 raise ValueError(f"{report}: unsupported report type (use {', '.join(REPORT_FORMATS)})")
@@ -263,6 +261,9 @@ def summary(
                 note=_note,
             )
         result, beside, note = ran.result, ran.beside, ran.looked
+        from analysis import text
+        from analysis.outputs.console import findings_table, render_findings, render_incidents, render_overview
+
         if ran.redactor is not None and redact_key is not None:
             from analysis.outputs.report import write_key
 
@@ -406,7 +407,7 @@ def explore(
     _freed_pages_for_a_log(paths, log or [], no_log)
     with imports_kept():
         import analysis
-        from analysis.analyze import STAGES
+        from analysis.observe import STAGES
         from analysis.outputs.report import explore as explorer_of
         from analysis.outputs.report import write_explorer
 

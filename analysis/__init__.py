@@ -10,23 +10,25 @@ in `detectors/`, the operations behind each window in `culprits`) -> `incidents/
 (findings -> incidents: grouped by mechanism, the root cause ranked among candidates)
 -> `advice/` (recommendations as data, one validator) -> `outputs/` (the JSON document,
 Arrow tables, the terminal, Jupyter, the report); `workbench/` holds what a report shows
-beside the incidents. `analyze` runs the stages for one node, `nodes` for several at
-once, `fleet` for many on a loop, a spawn pool or Spark.
-`analyze` (one node, from `nodes`) is imported at once (its name is also a module's, which a
-lazy attribute would lose to the module as soon as anyone imports `analysis.analyze`);
-the other names when first used (`ftdc.lazy`), so Arrow tables and the fleet's
-engines cost nothing until asked for.
+beside the incidents. `observe` runs the stages for one node, `nodes` composes one node's
+or several's incidents, `entry` runs what the command line does, `fleet` many nodes on a loop,
+a spawn pool or Spark.
+Every name is imported when first used (`ftdc.lazy`): `import analysis` loads none of the
+stages, so that `run` can start a small node's decode before they load (`entry`), and Arrow
+tables and the fleet's engines cost nothing until asked for.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from analysis.analyze import Analysis, Evidence, Result
-from analysis.nodes import analyze
 from ftdc.lazy import lazy_exports
 
 _EXPORTS = {
+    "Analysis": "observe",
+    "Evidence": "observe",
+    "Result": "observe",
+    "analyze": "nodes",
     "Culprit": "findings.finding",
     "Finding": "findings.finding",
     "NodesAnalysis": "nodes",
@@ -39,12 +41,13 @@ _EXPORTS = {
     "run": "entry",
 }
 
-__all__ = ["Analysis", "Evidence", "Result", "analyze", *sorted(_EXPORTS)]
+__all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from analysis.entry import Run, run
     from analysis.findings.finding import Culprit, Finding
-    from analysis.nodes import NodesAnalysis, analyze_nodes
+    from analysis.nodes import NodesAnalysis, analyze, analyze_nodes
+    from analysis.observe import Analysis, Evidence, Result
     from analysis.outputs.tables import findings_frame, findings_table, incidents_frame, incidents_table

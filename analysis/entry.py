@@ -7,7 +7,8 @@ the policy every command follows (`ftdc.inputs.plan_logs`: those given, else tho
 beside each diagnostic.data), reads the logs nobody named leniently, analyses every node and composes the run's
 incidents once (`analyze_nodes`), redacts the finished result when asked, and says where the search for a log looked
 when it found none. The command line parses arguments and renders what this returns; notebooks call it as the
-command line does.
+command line does. A small first node's decode starts before the stages are imported (`ftdc.decoding`), which is why
+they are imported here, in `run`, and not above.
 """
 
 from __future__ import annotations
@@ -19,12 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis.analyze import STAGES, Analysis, read_found_logs
-from analysis.nodes import NodesAnalysis, analyze_nodes
+from analysis.series.metrics import candidates
+from ftdc.decoding import decode_ahead
 from ftdc.inputs import Inputs, gather, plan_logs, what_was_found
-from ftdc.timeutil import TimeArg
+from ftdc.memory import imports_kept
+from ftdc.timeutil import TimeArg, time_range
 
 if TYPE_CHECKING:
+    from analysis.nodes import NodesAnalysis
+    from analysis.observe import Analysis
     from analysis.outputs.redact import Redactor
 
 PathsArg = str | os.PathLike | Sequence[str | os.PathLike]
@@ -75,6 +79,13 @@ def run(
         note(text)
     found.nodes(paths)
     plan = plan_logs(paths, found, logs, no_log)
+    # The first node's decode starts before the stages load, on a core their imports leave idle (a small node's is done
+    # by the time they are: `decode_ahead`); this module loads none of them, so that nothing else comes first.
+    lower, upper = time_range(start, end)
+    started = decode_ahead(found.ftdc[0], candidates(), lower, upper, keep=keep_metrics)
+    with imports_kept():
+        from analysis.nodes import analyze_nodes
+        from analysis.observe import STAGES, read_found_logs
     read = plan.given or (read_found_logs(plan.found, start, end) if plan.found else None)
     total = len(STAGES) * len(found.ftdc)
     steps = iter(range(1, total + 1))
@@ -85,6 +96,7 @@ def run(
         end=end,
         progress=lambda stage: progress(next(steps, total), total, f"read {stage}"),
         keep_metrics=keep_metrics,
+        started=started,
     )
     redactor, looked = None, None
     if redact:

@@ -36,8 +36,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from analysis.analyze import Analysis, LogsArg, observe, read_compact_logs
 from analysis.nodes import compose
+from analysis.observe import Analysis, LogsArg, observe, read_compact_logs
 from analysis.outputs.tables import (
     FINDINGS_SCHEMA,
     INCIDENTS_SCHEMA,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from analysis.series import aggregates
 
 if TYPE_CHECKING:
-    from analysis.analyze import Analysis
+    from analysis.observe import Analysis
 
 Member = tuple[str | None, str]
 """(replica set, member index): an index means something only within its replica set."""

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
-from analysis.analyze import Analysis, LogsArg, observe, read_compact_logs
 from analysis.findings.context import Context
 from analysis.findings.detectors import MOMENTS, RECORDS, REPLICA_SET_WIDE
 from analysis.findings.detectors.replication import READ_ITS_FTDC, named
@@ -29,7 +28,9 @@ from analysis.incidents import grouping
 from analysis.incidents.incident import Incident
 from analysis.incidents.vetting import NodeFacts, vetted, vetted_against_member
 from analysis.members import Member, member_addresses, self_members
+from analysis.observe import Analysis, LogsArg, observe, read_compact_logs
 from analysis.text import counted
+from ftdc.decoding import Decoding
 from ftdc.errors import FTDCError, FTDCWarning
 from ftdc.logs import LogFrames
 from ftdc.paths import PathArg
@@ -172,7 +173,7 @@ def analyze(
 ) -> Analysis:
     """Findings and incidents for one node: `diagnostic_data` (a directory, files) and optionally its logs (paths as
     `ftdc.read_logs` takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of
-    `analyze.STAGES` completes. `keep_metrics`: every metric kept for the explorer from the same pass
+    `observe.STAGES` completes. `keep_metrics`: every metric kept for the explorer from the same pass
     (`Evidence.kept`)."""
     return compose([observe(diagnostic_data, logs, start=start, end=end, progress=progress, keep_metrics=keep_metrics)]).nodes[0]
 
@@ -185,18 +186,22 @@ def analyze_nodes(
     end: TimeArg = None,
     progress: Callable[[str], None] = lambda stage: None,
     keep_metrics: bool = False,
+    started: Decoding | None = None,
 ) -> NodesAnalysis:
     """One `Analysis` per node (each a diagnostic.data directory) plus the findings that involve several.
 
     `logs` are read once; each node keeps the rows of its own host (found in the
     logs' start-up lines). With several nodes, rows whose host is unknown are
     left out with a warning rather than blamed on the wrong node. `keep_metrics`: each
-    node's read keeps every metric for the explorer (`Evidence.kept`)."""
+    node's read keeps every metric for the explorer (`Evidence.kept`). `started`: one node's read started already
+    (`ftdc.decoding.decode_ahead`), which that node's `observe` takes."""
     frames = read_compact_logs(logs, start, end)
     nodes = []
     for path in diagnostic_data:
         try:
-            nodes.append(observe(path, frames, start=start, end=end, progress=progress, keep_metrics=keep_metrics))
+            nodes.append(
+                observe(path, frames, start=start, end=end, progress=progress, keep_metrics=keep_metrics, started=started)
+            )
         except FTDCError as exc:
             # One unreadable node must not cost the others their analysis; alone, it is the error.
             if len(diagnostic_data) == 1:

@@ -1,5 +1,5 @@
 """What quoting the slowest lines costs an analysis's log reading (the slow-operation table's three longest runs of
-each shape, read again by their line numbers: `analyze.with_slowest_lines`).
+each shape, read again by their line numbers: `observe.with_slowest_lines`).
 
 Side by side in one process, alternating rounds in turn (ABBA; medians; the load average printed beside), on the
 6.0.11 sample repeated to --gb (bench_logs.build_log), plain and gzipped:
@@ -17,18 +17,15 @@ per-run figures, a command's shape) against `summarize_queries` with the columns
 
 import argparse
 import gzip
-import importlib
 import os
 import shutil
 import statistics
 import time
 from pathlib import Path
 
+from analysis import observe
 from bench.bench_logs import build_log
 from ftdc.logs.lines import line_texts
-
-# The module, not the function `analysis.analyze` that its package exports under the same name.
-analyze = importlib.import_module("analysis.analyze")
 
 
 def build_gzip(plain: Path) -> Path:
@@ -42,15 +39,15 @@ def build_gzip(plain: Path) -> Path:
 
 
 def timed(path: Path, quote: bool) -> tuple[float, object]:
-    original = analyze.with_slowest_lines
+    original = observe.with_slowest_lines
     if not quote:
-        analyze.with_slowest_lines = lambda slow_ops, logs: slow_ops
+        observe.with_slowest_lines = lambda slow_ops, logs: slow_ops
     try:
         start = time.perf_counter()
-        frames = analyze.read_compact_logs(path)
+        frames = observe.read_compact_logs(path)
         return time.perf_counter() - start, frames
     finally:
-        analyze.with_slowest_lines = original
+        observe.with_slowest_lines = original
 
 
 def _clock(fn, *args, **kwargs) -> float:
@@ -75,7 +72,7 @@ def main() -> None:
                     quoted = frames.slow_ops["line_text"]
                 else:
                     slow = frames.slow_ops
-                    times["lines"].append(_clock(analyze.with_slowest_lines, slow, path))
+                    times["lines"].append(_clock(observe.with_slowest_lines, slow, path))
                     file, last = slow["file"][-1], int(slow["line"].max())
                     times["pass"].append(_clock(line_texts, path, {file: [last]}))
         med = {k: statistics.median(v) for k, v in times.items()}
@@ -98,7 +95,7 @@ def table_cost(path: Path, rounds: int) -> None:
     from analysis.workbench import log_overview
     from ftdc.logs.summary import summarize_queries
 
-    frames = analyze.read_compact_logs(path)
+    frames = observe.read_compact_logs(path)
     before = {k: v for k, v in log_overview.QUERY_EXTRAS.items() if k in BEFORE}
     times: dict[str, list[float]] = {"now": [], "before": []}
     for n in range(rounds):

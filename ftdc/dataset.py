@@ -56,12 +56,12 @@ from .addresses import IDENTITY, Capture, keys_apart
 from .atomic import PARTIAL, named_after, umask, uninterrupted
 from .batches import DEFAULT_BUDGET, ahead, decode_columns, time_windows
 from .catalog import Catalog, catalog_files
+from .decoding import Metrics, metric_list
 from .errors import FTDCError
 from .frames import TIME_COLUMN, Dtype
 from .leftovers import sweep
 from .metadata import NodeInfo, catalog_metadata
 from .paths import FtdcFile, PathArg, resolve
-from .reader import Metrics, metric_list
 from .select import select_schema
 from .timeutil import TimeArg, time_range, to_ms
 from .untrusted import safe_name

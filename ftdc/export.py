@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 from .atomic import replacing
 from .batches import DEFAULT_BUDGET, decode_windows, time_windows
 from .catalog import Catalog, catalog_files
+from .decoding import Metrics, metric_list
 from .errors import no_samples
 from .frames import TIME_COLUMN
 from .paths import PathArg, resolve
-from .reader import Metrics, metric_list
 from .select import select_schema
 from .timeutil import TimeArg, time_range, times_as_text, to_ms
 from .untrusted import csv_header

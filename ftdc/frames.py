@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 import polars as pl
 from polars.datatypes import DataTypeClass
 
+from .decoding import TIME_COLUMN
 from .errors import FTDCWarning, Problem
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 
     from . import _native
 
-TIME_COLUMN = "start"
 # A column's type as a schema spells it: a class (pl.String) or an instance (pl.Datetime("ms", "UTC")).
 Dtype = DataTypeClass | pl.DataType
 _BOOL, DATE_KIND = 1, 2  # column kinds of the decoder (0 int64, 1 bool, 2 Date)

@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 
 import polars as pl
 
 from . import _native
 from .catalog import Catalog, catalog_files, catalog_of
+from .decoding import Decoding, Metrics, metric_list, read_arguments
 from .errors import FTDCError, FTDCWarning, Problem, require_documents
 from .frames import TIME_COLUMN, problems_of, report_problems, to_polars
 from .kept import Kept
 from .paths import FtdcFile, PathArg, resolve
 from .select import unmatched, warn_unmatched
-from .timeutil import TimeArg, outside_python_range, time_range, to_ms
-
-Metrics = str | Iterable[str] | None
-
-
-def metric_list(metrics: Metrics) -> list[str] | None:
-    if metrics is None:
-        return None
-    return [metrics] if isinstance(metrics, str) else list(metrics)
+from .timeutil import TimeArg, outside_python_range, time_range
 
 
 def decode_files(
@@ -49,7 +42,7 @@ def decode_native(
     reported: Collection[Problem] = (),
 ) -> _native.DecodedFrame:
     """`decode_files` up to its frame (`frame_of`): the decoder's columns, its problems reported and a refusal raised."""
-    decoded = _native.read(*_read_arguments(files, metrics, start, end, time_field, max_values))
+    decoded = _native.read(*read_arguments(files, metrics, start, end, time_field, max_values))
     require_documents(files, decoded.documents, problems_of(decoded))
     _raise_refusal(files, decoded)
     report_problems(decoded, time_field, reported)
@@ -64,15 +57,20 @@ def read_with_catalog(
     *,
     vet: Callable[[Catalog], None] = lambda catalog: None,
     keep: bool = False,
+    started: Decoding | None = None,
 ) -> tuple[Catalog, pl.DataFrame, Kept | None]:
     """`catalog_files` and `decode_files` in one pass over the files: the catalog comes from
     the chunks decoded (those the time range skips are only peeked), so each chunk is
     inflated once. `vet(catalog)` runs before the values are looked at, so that a refusal
     of what the files hold comes first, as it does when the catalog is read first. With
     `keep`, every other metric of the range is kept too, as its delta bytes, not as columns
-    (`Kept`: the explorer reduces them on its axis after the analysis)."""
-    arguments = _read_arguments(files, metrics, start, end, TIME_COLUMN, None)
-    decoded = _native.read(*arguments, catalog=True, keep=keep)
+    (`Kept`: the explorer reduces them on its axis after the analysis). `started`: this read started already
+    (`decoding.decode_ahead`), whose answer is taken if it is this read's; otherwise the files are decoded now."""
+    arguments = read_arguments(files, metrics, start, end, TIME_COLUMN, None)
+    if started is not None and started.answers(arguments, keep):
+        decoded = started.result()
+    else:
+        decoded = _native.read(*arguments, catalog=True, keep=keep)
     require_documents(files, decoded.documents, problems_of(decoded))
     report_problems(decoded, TIME_COLUMN)  # damage first, then any refusal: the last line says why it stopped
     raw_catalog = decoded.catalog()
@@ -84,24 +82,6 @@ def read_with_catalog(
     values = decoded.take_kept()
     kept = None if values is None else Kept(values, tuple(files), arguments[3], arguments[4], dropped)
     return catalog, frame, kept
-
-
-# `_native.read`'s positional arguments: paths, interim flags, metrics, start and end in ms, time field, max values.
-ReadArguments = tuple[list[str], list[bool], list[str] | None, int | None, int | None, str, int | None]
-
-
-def _read_arguments(
-    files: list[FtdcFile], metrics: Metrics, start: TimeArg, end: TimeArg, time_field: str, max_values: int | None
-) -> ReadArguments:
-    return (
-        [str(f.path) for f in files],
-        [f.interim for f in files],
-        metric_list(metrics),
-        to_ms(start),
-        to_ms(end),
-        time_field,
-        max_values,
-    )
 
 
 def _where(files: list[FtdcFile]) -> str:

@@ -251,7 +251,7 @@ def test_a_narrowed_reads_columns_are_held_in_polars_memory_not_the_c_librarys_h
         import ctypes, sys
         from ftdc.memory import hand_back_freed_pages, release_free_memory
         hand_back_freed_pages()
-        from analysis.analyze import SLOW_OP_COLUMNS
+        from analysis.observe import SLOW_OP_COLUMNS
         from ftdc.logs.narrow import Narrowing
         from ftdc.logs.reader import read_logs
 
@@ -304,13 +304,11 @@ def test_the_series_are_derived_in_plans_that_each_let_their_increases_go():
 def test_memory_goes_back_after_the_decode_and_after_the_derivation(monkeypatch):
     # After a large log the C library keeps what the decoder freed (its inflated chunks: 200 MB of a week), and the
     # decoded frame is kept for a next read once freed: both are handed back before the next stage adds its own.
-    import importlib
     from pathlib import Path
 
+    from analysis import observe
     from analysis.series import derived
     from ftdc import memory
-
-    analyze = importlib.import_module("analysis.analyze")  # the module: the package's `analyze` is the function
 
     stages: list[str] = []
 
@@ -321,21 +319,21 @@ def test_memory_goes_back_after_the_decode_and_after_the_derivation(monkeypatch)
 
         return run
 
-    monkeypatch.setattr(analyze, "read_with_catalog", recorded("decode", analyze.read_with_catalog))
-    monkeypatch.setattr(analyze, "release_free_memory", recorded("given back", analyze.release_free_memory))
+    monkeypatch.setattr(observe, "read_with_catalog", recorded("decode", observe.read_with_catalog))
+    monkeypatch.setattr(observe, "release_free_memory", recorded("given back", observe.release_free_memory))
     monkeypatch.setattr(derived.Derived, "__init__", recorded("derive", derived.Derived.__init__))
-    monkeypatch.setattr(analyze, "detect", recorded("detect", analyze.detect))
+    monkeypatch.setattr(observe, "detect", recorded("detect", observe.detect))
     demo = Path(__file__).parents[1] / "samples" / "diagnostic.data"
     bar = memory.WORTH_HANDING_BACK
     # A read as large as a week's (the bar lowered to the demo's): handed back after each stage.
     monkeypatch.setattr(memory, "WORTH_HANDING_BACK", 0)
-    analyze.observe(demo)
+    observe.observe(demo)
     assert stages == ["decode", "given back", "derive", "given back", "detect"]
     # A small run's read gives back too little to move a peak: nothing is handed back, which would cost it a tenth of
     # its time (a full collection, the spare block faulted in again, the arenas trimmed).
     monkeypatch.setattr(memory, "WORTH_HANDING_BACK", bar)
     stages.clear()
-    analyze.observe(demo, Path(__file__).parents[1] / "samples" / "mongod.log")
+    observe.observe(demo, Path(__file__).parents[1] / "samples" / "mongod.log")
     assert stages == ["decode", "derive", "detect"]
 
 

@@ -107,7 +107,7 @@ def test_a_summary_imports_what_it_uses(tmp_path):
     result = subprocess.run([sys.executable, "-m", "cli", str(node)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "samples           120 in 1 file" in result.stdout, result.stderr  # the probe below runs a real summary
     loaded = modules_imported_by(str(node))
-    assert {"analysis.analyze", "analysis.outputs.console"} <= loaded
+    assert {"analysis.observe", "analysis.outputs.console"} <= loaded
     unused = {name for name in loaded for unwanted in NOT_FOR_A_SUMMARY if name == unwanted or name.startswith(unwanted + ".")}
     assert not unused
 
@@ -257,7 +257,8 @@ print(json.dumps({"code": code, "during_imports": during_imports, "frozen": gc.g
 @pytest.mark.parametrize(
     "command, first, last",
     [
-        (["{node}"], "analysis", "analysis.outputs.console"),
+        # The summary's are imported by `analysis.run`, once it has started the node's decode (`ftdc.decoding`).
+        (["{node}"], "polars", "analysis.nodes"),
         (["explore", "{node}", "-o", "{page}"], "analysis", "analysis.outputs.report.explorer_page"),
         (["logs", "{log}"], "polars", "ftdc.logs.report"),  # its size is looked at first (`ftdc.logs.sources`)
     ],

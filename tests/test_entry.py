@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import analysis
 import ftdc
-from analysis.analyze import read_found_logs
+from analysis.observe import read_found_logs
 from analysis.outputs.document import result_document
 from ftdc.inputs import Inputs, plan_logs
 

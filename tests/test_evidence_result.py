@@ -18,8 +18,8 @@ import polars as pl
 import pytest
 
 import analysis
-from analysis.analyze import Analysis, Evidence, Result
 from analysis.nodes import NodesAnalysis
+from analysis.observe import Analysis, Evidence, Result
 from analysis.outputs import workbench
 from analysis.outputs.console import render_findings, render_incidents
 from analysis.outputs.document import result_document

@@ -94,7 +94,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_every_kind_of_import():
     edges = graph()
     # A module-level import, a relative one, one under `if TYPE_CHECKING:` and one inside a function.
-    assert "ftdc.frames" in edges["analysis.analyze"]
+    assert "ftdc.frames" in edges["analysis.observe"]
     assert "analysis.findings.finding" in edges["analysis"]  # under TYPE_CHECKING in analysis/__init__
     assert edges["ftdc"], "ftdc/__init__ imports what it exports at once"
 
@@ -182,7 +182,7 @@ LAYERS = (
     ("analysis.findings",),  # series -> findings: the detectors
     ("analysis.incidents",),  # findings -> incidents, root causes, the advice vetted
     ("analysis.workbench",),  # what a report shows beside the incidents (overview, the log's tables, the audit)
-    ("analysis.analyze", "analysis.members", "analysis.nodes", "analysis.demo"),  # one pass over one node, or several
+    ("analysis.observe", "analysis.members", "analysis.nodes", "analysis.demo"),  # one pass over one node, or several
     ("analysis.outputs",),  # the JSON document, tables, terminal, report, explorer
     ("analysis.fleet",),  # many nodes into a dataset
     ("analysis",),

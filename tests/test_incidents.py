@@ -106,7 +106,7 @@ def test_every_causal_link_names_a_declared_kind_and_every_kind_has_one_record()
 
 def test_the_model_does_not_import_its_renderer():
     code = (
-        "import sys, analysis, analysis.findings.finding, analysis.incidents.incident, analysis.incidents.grouping, analysis.analyze, analysis.nodes;"
+        "import sys, analysis, analysis.findings.finding, analysis.incidents.incident, analysis.incidents.grouping, analysis.observe, analysis.nodes;"
         "print(sorted(m for m in sys.modules if m.startswith(('analysis.outputs.report', 'analysis.outputs.render', 'matplotlib'))))"
     )
     out = subprocess.run(

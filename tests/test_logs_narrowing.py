@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from analysis.analyze import EVENT_COLUMNS, SLOW_OP_COLUMNS, as_categories, read_compact_logs
 from analysis.findings.culprits import culprit_key
+from analysis.observe import EVENT_COLUMNS, SLOW_OP_COLUMNS, as_categories, read_compact_logs
 from ftdc.logs import read_logs, report, sources, summarize_queries
 
 DEMO_LOG = Path(__file__).resolve().parents[1] / "samples" / "mongod.log"

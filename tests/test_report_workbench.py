@@ -15,7 +15,7 @@ import pytest
 
 import analysis
 import ftdc
-from analysis.analyze import read_compact_logs
+from analysis.observe import read_compact_logs
 from analysis.outputs import shape, system
 from analysis.outputs.report import build_report, write_report
 from analysis.workbench import audit
@@ -561,7 +561,7 @@ def test_the_analysis_holds_the_logs_text_columns_as_categories_and_its_tables_a
     190 MB smaller); every table read from them is the one the text gives, with text columns."""
     from dataclasses import replace
 
-    from analysis.analyze import CATEGORY_COLUMNS
+    from analysis.observe import CATEGORY_COLUMNS
 
     frames = read_compact_logs(LOGS[log])
     held = {c: frames.slow_ops.schema[c] for c in CATEGORY_COLUMNS if c in frames.slow_ops.columns}

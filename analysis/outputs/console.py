@@ -12,9 +12,9 @@ from rich.text import Text
 
 from analysis.advice import wording
 from analysis.advice.recommendation import Recommendation
-from analysis.analyze import Result
 from analysis.findings.finding import Finding, top_culprit
 from analysis.incidents.incident import Incident
+from analysis.observe import Result
 from analysis.outputs import words
 from analysis.outputs.document import quiet
 from analysis.series.derived import GAP_PERIODS

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from analysis.advice import wording
-from analysis.analyze import Analysis, Result
 from analysis.findings import detectors
 from analysis.findings.detectors import kind_name
 from analysis.findings.finding import SEVERITIES, Finding, jsonable
 from analysis.incidents.incident import Incident
 from analysis.nodes import NodesAnalysis
+from analysis.observe import Analysis, Result
 from analysis.outputs import workbench
 from analysis.outputs.words import window
 from analysis.outputs.workbench import Workbench

@@ -24,10 +24,10 @@ from typing import Any, overload
 import polars as pl
 
 from analysis.advice.recommendation import Recommendation, Withheld
-from analysis.analyze import Analysis, Result
 from analysis.findings.finding import Culprit, Finding
 from analysis.incidents.incident import Incident, RootCause, Step
 from analysis.nodes import NodesAnalysis
+from analysis.observe import Analysis, Result
 from ftdc.logs import LogFrames
 from ftdc.logs.events import ttl_pass
 

@@ -9,9 +9,9 @@ from analysis.outputs.report import html
 from ftdc.timeutil import say_window
 
 if TYPE_CHECKING:
-    from analysis.analyze import Analysis
     from analysis.findings.finding import Finding
     from analysis.incidents.incident import Incident
+    from analysis.observe import Analysis
 
 SCOPE = "ftdc-analyze"
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from analysis.analyze import Analysis, Evidence
 from analysis.members import member_addresses, self_members
+from analysis.observe import Analysis, Evidence
 from analysis.series.derived import COUNTED, DOCUMENTS, OPCOUNTERS, in_family
 
 

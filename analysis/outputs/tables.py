@@ -14,9 +14,9 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from analysis.analyze import Analysis, LogsArg
 from analysis.findings.detectors.ticket_exhaustion import exhausted
 from analysis.nodes import analyze
+from analysis.observe import Analysis, LogsArg
 from analysis.outputs.schema import (  # noqa: F401  (the published names: fleet jobs and users import them from here)
     CULPRIT,
     FINDINGS_DDL,

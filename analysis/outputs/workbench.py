@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from analysis.analyze import Analysis
+from analysis.observe import Analysis
 from analysis.outputs import system
 from analysis.workbench.audit import AuditItem
 

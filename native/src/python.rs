@@ -341,9 +341,10 @@ impl DecodedFrame {
 
 /// Decodes the selected metrics of `paths` into columns sorted by time; with
 /// `catalog`, also says what the files hold (`DecodedFrame.catalog`) from the same pass; with `keep`, keeps every
-/// metric's delta bytes to reduce after it (`DecodedFrame.take_kept`).
+/// metric's delta bytes to reduce after it (`DecodedFrame.take_kept`). `threads`: the workers of a pool of its own
+/// (a decode started while Python imports on the other core: `ftdc/decoding.py`); by default the shared pool's.
 #[pyfunction]
-#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None, catalog=false, keep=false))]
+#[pyo3(signature = (paths, interim, metrics=None, start=None, end=None, time_field="start".to_string(), max_values=None, catalog=false, keep=false, threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn read(
     py: Python<'_>,
@@ -356,12 +357,13 @@ fn read(
     max_values: Option<u64>,
     catalog: bool,
     keep: bool,
+    threads: Option<usize>,
 ) -> PyResult<DecodedFrame> {
     let selection = match metrics {
         None => Selection::all(),
         Some(m) => Selection::new(&m).map_err(PyValueError::new_err)?,
     };
-    let mut frame = py.detach(|| {
+    let decode = move || {
         let mut problems = Vec::new();
         let (sources, bytes) = opened(paths, interim, &mut problems);
         let max_values = max_values.unwrap_or_else(|| decode::default_max_values(bytes));
@@ -370,6 +372,12 @@ fn read(
         problems.append(&mut frame.problems);
         frame.problems = problems;
         frame
+    };
+    // A pool that cannot be made (no thread to be had) leaves the decode to the shared one.
+    let pool = threads.and_then(|n| rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build().ok());
+    let mut frame = py.detach(|| match pool {
+        Some(pool) => pool.install(decode),
+        None => decode(),
     });
     let kept = frame.kept.take();
     let frame = Arc::new(frame);

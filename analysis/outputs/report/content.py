@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from analysis.analyze import Analysis
 from analysis.findings import detectors
 from analysis.findings.context import major_minor
 from analysis.findings.detectors import kind_name
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
+from analysis.observe import Analysis
 from analysis.outputs import document as documents
 from analysis.outputs import system
 from analysis.outputs.document import (  # noqa: F401

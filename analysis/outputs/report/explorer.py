@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from analysis.analyze import Analysis, Evidence
+from analysis.observe import Analysis, Evidence
 from analysis.series import aggregates
 from analysis.series import derived as series_module
 from analysis.series.metrics import COUNTER, Resolved, candidates

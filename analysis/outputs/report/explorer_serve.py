@@ -21,7 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import polars as pl
 
-from analysis.analyze import Analysis
+from analysis.observe import Analysis
 from analysis.outputs.report import explorer_page
 from analysis.outputs.report.explorer import Explorer, identity_paths
 from analysis.series import derived as series_module

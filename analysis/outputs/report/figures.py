@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from analysis.analyze import Analysis
 from analysis.findings.detectors import LINKS, MOMENTS, RECORDS, cpu_saturation, disk_saturation
 from analysis.findings.finding import Finding
 from analysis.incidents.incident import Incident
+from analysis.observe import Analysis
 from analysis.outputs.report.explorer import Reduced
 from analysis.outputs.report.plots import Mark, Panel, Span, figure
 from analysis.outputs.system import MEMBER_COLUMNS, SystemView, matching, member_names, series_label  # noqa: F401  (member_names: the report names members by it)

@@ -26,7 +26,7 @@ from html import escape
 import numpy as np
 import polars as pl
 
-from analysis.analyze import Analysis
+from analysis.observe import Analysis
 from analysis.outputs.report.explorer import Axis, Reduced, period_ms, reduce
 from ftdc.frames import TIME_COLUMN
 

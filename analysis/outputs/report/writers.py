@@ -10,8 +10,8 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from analysis.analyze import Analysis
 from analysis.nodes import NodesAnalysis
+from analysis.observe import Analysis
 from analysis.outputs import workbench
 from analysis.outputs.redact import Redactor, redact_result
 from analysis.outputs.report import content, figures, html, markdown

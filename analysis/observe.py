@@ -41,6 +41,7 @@ from analysis.workbench.sampled import sampled as audit_sampled
 from ftdc import memory
 from ftdc.batches import require_splittable
 from ftdc.catalog import Catalog
+from ftdc.decoding import Decoding
 from ftdc.errors import no_samples
 from ftdc.frames import TIME_COLUMN
 from ftdc.kept import Kept
@@ -342,11 +343,13 @@ def observe(
     end: TimeArg = None,
     progress: Callable[[str], None] = lambda stage: None,
     keep_metrics: bool = False,
+    started: Decoding | None = None,
 ) -> Analysis:
     """The evidence and findings of one node, in rank order, not yet numbered or told as incidents (`nodes.compose`
     does that for a run): `diagnostic_data` (a directory, files) and optionally its logs (paths as `ftdc.read_logs`
     takes them, or `LogFrames`), within [start, end]. `progress(stage)` is called as each of STAGES completes.
-    `keep_metrics`: the read also keeps every other metric for the explorer (`Evidence.kept`)."""
+    `keep_metrics`: the read also keeps every other metric for the explorer (`Evidence.kept`). `started`: a decode
+    started already (`ftdc.decoding.decode_ahead`), taken if it is this node's read."""
     lower, upper = time_range(start, end)
     files = resolve(diagnostic_data)
     # The log before the samples: its reader's transient peak then meets nothing else held in memory.
@@ -355,7 +358,13 @@ def observe(
     # One pass: the metrics any analysis could use are decoded while the catalog is taken,
     # then the node's own names decide which of them stand for what.
     catalog, raw, kept = read_with_catalog(
-        files, candidates(), lower, upper, vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)), keep=keep_metrics
+        files,
+        candidates(),
+        lower,
+        upper,
+        vet=lambda c: require_splittable(c, to_ms(lower), to_ms(upper)),
+        keep=keep_metrics,
+        started=started,
     )
     # The inflated chunks the decoder freed: after a large log, the C library keeps them (the log's blocks raised its
     # threshold for giving large buffers back), 200 MB of a week beside the series about to be derived.
