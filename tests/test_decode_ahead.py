@@ -129,16 +129,51 @@ def test_one_decoder_thread_reads_what_the_shared_pool_reads(node):
     assert to_polars(shared).width > 100
 
 
-def test_a_run_decodes_a_small_node_once_ahead_and_finds_what_an_analysis_does(node, monkeypatch):
+# A run in a fresh process: whether it started a decode ahead, how many chunks it inflated, what it found.
+RUN_PROBE = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+import analysis
+from analysis import entry
+from ftdc import _native
+started = []
+real = entry.decode_ahead
+entry.decode_ahead = lambda *a, **k: started.append(real(*a, **k)) or started[-1]
+before = _native.counters()[0]
+ran = analysis.run([sys.argv[1]], no_log=True)
+inflated = _native.counters()[0] - before
+node = ran.nodes[0]
+print(json.dumps({
+    "started": [s is not None for s in started],
+    "inflated": inflated,
+    "chunks": node.evidence.catalog.chunks.height,
+    "findings": [f.statement for f in node.result.findings],
+}))
+"""
+
+
+def test_a_run_decodes_a_small_node_once_ahead_and_finds_what_an_analysis_does(node):
+    result = subprocess.run([sys.executable, "-c", RUN_PROBE, str(node)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout.splitlines()[-1])
+    assert seen["started"] == [True]
+    assert seen["inflated"] == seen["chunks"] > 100  # each chunk once, on the decode's thread
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = analysis.analyze(node)
+    assert seen["findings"] == [f.statement for f in alone.result.findings] != []
+
+
+def test_with_the_stages_loaded_a_run_decodes_on_every_core_after_them(node, monkeypatch):
+    """A run whose stages are imported already (as here: this process imported them) has nothing to overlap."""
     started = []
-    real = decoding.decode_ahead
-    monkeypatch.setattr("analysis.entry.decode_ahead", lambda *a, **k: started.append(real(*a, **k)) or started[-1])
-    chunks = analysis.analyze(node).evidence.catalog.chunks.height
-    ran, inflated = inflations(lambda: analysis.run([node], no_log=True))
-    assert started and started[0] is not None
-    assert inflated == chunks  # each chunk once, on the decode's thread
-    alone = analysis.analyze(node)
-    assert [f.statement for f in ran.nodes[0].result.findings] == [f.statement for f in alone.result.findings]
+    monkeypatch.setattr("analysis.entry.decode_ahead", lambda *a, **k: started.append(True))
+    import analysis.observe  # noqa: F401  (loaded, as `explore` loads it before its run)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ran = analysis.run([node], no_log=True)
+    assert started == [] and ran.nodes[0].result.findings
 
 
 def test_the_package_alone_loads_no_stage():
