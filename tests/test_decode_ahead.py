@@ -100,12 +100,19 @@ def test_a_node_the_reader_would_warn_of_or_refuse_is_left_to_it(tmp_path, monke
     node.mkdir()
     for f in resolve(DEMO):
         (node / f.path.name).write_bytes(f.path.read_bytes())
-    (node / "metrics.2020-01-01T00-00-00Z-00000").write_bytes(b"\0" * 64)
-    monkeypatch.setattr(paths, "MAX_FILE_BYTES", 63)  # every file "larger than mongod writes": each one warned of
+    largest = max(f.path.stat().st_size for f in resolve(DEMO))
+    too_large = node / "metrics.2020-01-01T00-00-00Z-00000"
+    too_large.write_bytes(b"\0" * (largest + 1))
+    # That one file "larger than any mongod writes": warned of and left out, the demo's files read.
+    monkeypatch.setattr(paths, "MAX_FILE_BYTES", largest)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
         assert decode_ahead(node, None, None, None, keep=False) is None
-    assert warned == []  # the reader warns, once, when it resolves the node itself
+    assert warned == []  # not started, and not warned of here: the reader warns when it resolves the node itself
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        assert [f.path.name for f in resolve(node)] == [f.path.name for f in resolve(DEMO)]
+    assert [str(w.message).split(":")[0] for w in warned] == [str(too_large)]
 
 
 def test_a_decode_that_fails_raises_where_its_answer_is_taken(monkeypatch):
