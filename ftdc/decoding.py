@@ -29,8 +29,8 @@ ReadArguments = tuple[list[str], list[bool], list[str] | None, int | None, int |
 # A node's files decoded ahead at most. On one core the decoder takes 9 - 21 ms a MB (a day of the bench's node, the 7.0
 # sample), so 16 MB take 0.34 s at most: less than the imports it overlaps and a decode on two cores after them take
 # together (0.2 s and 0.2 s). Its frame (the 7.0 sample's 4.8 MB make 35 MB, 7.3 times; a day's 2.8 times) is all it
-# holds beside a log read meanwhile. A larger node is decoded after its log on both cores, as before: the week of the bench
-# (193 MB) would take longer on one core than the imports save, and its frame beside the log's reader would raise the
+# holds beside a log read meanwhile. A larger node is decoded after its log on both cores, as before: the bench's week
+# (202 MB) would take longer on one core than the imports save, and its frame beside the log's reader would raise the
 # run's peak.
 AHEAD_BYTES = 16 << 20
 # The decode ahead's workers: the one core the imports leave idle. With the shared pool's two, it took the imports'

@@ -106,7 +106,8 @@ def overlapping(slow_ops: pl.DataFrame, start: dt.datetime, end: dt.datetime, wa
     reading = pl.when(pl.col("plan_kind") == "COLLSCAN").then(share(SCAN_READS) * in_checkpoint).otherwise(share(SCAN_READS))
     waited, queued = "\0waited", "\0queued"  # each share once, in steps, dropped before the frame is returned
     # The work as one expression held the waits three times over, and polars took longer planning it than computing
-    # it: 2.7 ms a window against 2.0 ms in steps, for the demo node's 27 slow operations (a run ranks several).
+    # it: 2.5 ms a window against 1.9 ms in steps, side by side, for the demo node's 27 slow operations (a run ranks
+    # several).
     return (
         slow_ops.lazy()
         .filter(COUNTED, pl.col("started") <= end, pl.col("ts") >= start)
